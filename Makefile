@@ -1,0 +1,32 @@
+# Set-up and entry points. `make repro` and `make test` are the README's Quick start.
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+# torch: the CPU build 2.13.0 (local on this project's machines). GPU users: see docs/gpu.md.
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: setup repro test lint bench clean-venv
+
+$(VENV)/.setup-stamp: pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $@
+
+setup: $(VENV)/.setup-stamp
+
+repro: setup
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
+
+test: setup
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check src stages tests benchmarks
+
+bench: setup
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python benchmarks/run_all.py
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,102 @@
+"""Reading and writing tables, JSON metrics and Markdown, atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from implicit_bench.errors import InputError
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write via a temporary file and rename: readers never see a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path: str | Path, payload: Any) -> None:
+    atomic_write_text(path, json.dumps(payload, indent=2, ensure_ascii=False, default=_jsonable) + "\n")
+
+
+def _jsonable(obj: Any) -> Any:
+    import numpy as np
+
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return None if np.isnan(obj) else float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def read_json(path: str | Path) -> Any:
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def read_table(path: str | Path, dtype: dict[str, Any] | None = None) -> pd.DataFrame:
+    """Read CSV, TSV, Parquet or JSONL by extension."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, None, None, "file not found")
+    suffix = "".join(path.suffixes[-2:]) if path.suffix == ".gz" else path.suffix
+    if suffix in (".parquet", ".pq"):
+        frame = pd.read_parquet(path)
+        return frame.astype(dtype) if dtype else frame
+    if suffix in (".csv", ".csv.gz"):
+        return pd.read_csv(path, dtype=dtype, keep_default_na=False, na_values=[""])
+    if suffix in (".tsv", ".tsv.gz"):
+        return pd.read_csv(path, sep="\t", dtype=dtype, keep_default_na=False, na_values=[""])
+    if suffix in (".jsonl", ".jsonl.gz"):
+        return pd.read_json(path, lines=True, dtype=dtype)
+    raise InputError(path, None, None, f"unsupported table format '{suffix}'")
+
+
+def write_table(frame: pd.DataFrame, path: str | Path) -> None:
+    """Write Parquet, CSV or JSONL by extension, atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        if path.suffix == ".parquet":
+            frame.to_parquet(tmp, index=False)
+        elif path.suffix == ".csv":
+            frame.to_csv(tmp, index=False)
+        elif path.suffix == ".jsonl":
+            frame.to_json(tmp, orient="records", lines=True, force_ascii=False)
+        elif path.suffix == ".md":
+            Path(tmp).write_text(frame.to_markdown(index=False) + "\n", encoding="utf-8")
+        else:
+            raise ValueError(f"unsupported table format '{path.suffix}' for {path}")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> int:
+    lines = [json.dumps(r, ensure_ascii=False, default=_jsonable) for r in rows]
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    return len(lines)

@@ -1,0 +1,48 @@
+"""A small typed registry of lazily imported backends.
+
+Each backend is one module; the registry maps a short name to ``"module:attr"`` so that
+heavy imports (torch, transformers, diffusers, ray) happen only when a backend is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from implicit_bench.errors import ConfigError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Name -> lazily imported factory."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._entries: dict[str, str | Callable[..., T]] = {}
+
+    def register(self, name: str, target: str | Callable[..., T]) -> None:
+        if name in self._entries:
+            raise ConfigError(f"{self.kind} backend '{name}' is already registered")
+        self._entries[name] = target
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def resolve(self, name: str) -> Callable[..., T]:
+        try:
+            target = self._entries[name]
+        except KeyError:
+            raise ConfigError(
+                f"unknown {self.kind} backend '{name}'; known: {', '.join(self.names())}"
+            ) from None
+        if isinstance(target, str):
+            module_name, _, attr = target.partition(":")
+            module = importlib.import_module(module_name)
+            target = getattr(module, attr)
+            self._entries[name] = target
+        return target
+
+    def create(self, name: str, *args: Any, **kwargs: Any) -> T:
+        return self.resolve(name)(*args, **kwargs)
