@@ -1,0 +1,271 @@
+"""Packed, resumable image storage: append-only shards plus an index table.
+
+Layout of a store directory (one per rendering configuration)::
+
+    shards/shard-00000.bin   concatenated PNG bytes, append-only
+    journal.jsonl            one line per finished item, written after its bytes are on disk
+    index.parquet            the logical index (written by ``finalize``): one row per item
+    locations.parquet        sha256 -> shard, offset, length (physical placement)
+
+The logical index holds no physical placement, so two runs that finish items in a different
+order (in-process vs. Ray) give identical index tables. Items are keyed by
+(config, unit_id, variant, seed). A killed run loses at most the item it was writing: on
+re-open, journal lines whose bytes are missing or fail their checksum are ignored, so the
+item is redone; a torn last journal line is ignored too.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from implicit_bench.hashing import sha256_bytes
+
+INDEX_COLUMNS = (
+    "config",
+    "unit_id",
+    "variant",
+    "seed",
+    "generator",
+    "prompt",
+    "status",
+    "reason",
+    "sha256",
+    "width",
+    "height",
+    "attempts",
+)
+STATUSES = ("ok", "refused", "failed")
+
+
+@dataclass(frozen=True, order=True)
+class ImageKey:
+    config: str
+    unit_id: str
+    variant: str
+    seed: int
+
+    @property
+    def item_id(self) -> str:
+        return f"{self.config}/{self.unit_id}/{self.variant}/{self.seed}"
+
+
+@dataclass
+class ImageRecord:
+    key: ImageKey
+    generator: str
+    prompt: str
+    status: str  # ok | refused | failed
+    reason: str | None = None
+    sha256: str | None = None
+    width: int | None = None
+    height: int | None = None
+    attempts: int = 1
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def index_row(self) -> dict[str, Any]:
+        row = {**asdict(self.key)}
+        row.update(
+            generator=self.generator,
+            prompt=self.prompt,
+            status=self.status,
+            reason=self.reason,
+            sha256=self.sha256,
+            width=self.width,
+            height=self.height,
+            attempts=self.attempts,
+        )
+        return row
+
+
+class ImageStore:
+    """Append images and look them up by key or sha256."""
+
+    def __init__(self, root: str | Path, max_shard_bytes: int = 1 << 30):
+        self.root = Path(root)
+        self.max_shard_bytes = max_shard_bytes
+        self.shard_dir = self.root / "shards"
+        self.journal_path = self.root / "journal.jsonl"
+        self._records: dict[ImageKey, ImageRecord] = {}
+        self._locations: dict[str, tuple[str, int, int]] = {}
+        self._writer: io.BufferedWriter | None = None
+        self._writer_name: str | None = None
+        self._load()
+
+    # ----- reading -------------------------------------------------------------------------
+    def _load(self) -> None:
+        if not self.journal_path.exists():
+            return
+        with open(self.journal_path, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # torn last line of a killed run
+                if not line.endswith("\n"):
+                    continue
+                key = ImageKey(entry["config"], entry["unit_id"], entry["variant"], int(entry["seed"]))
+                location = entry.get("location")
+                if entry["status"] == "ok":
+                    if not location:
+                        continue
+                    self._locations[entry["sha256"]] = tuple(location)  # type: ignore[assignment]
+                self._records[key] = ImageRecord(
+                    key=key,
+                    generator=entry["generator"],
+                    prompt=entry["prompt"],
+                    status=entry["status"],
+                    reason=entry.get("reason"),
+                    sha256=entry.get("sha256"),
+                    width=entry.get("width"),
+                    height=entry.get("height"),
+                    attempts=int(entry.get("attempts", 1)),
+                )
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __contains__(self, key: ImageKey) -> bool:
+        return key in self._records
+
+    def get(self, key: ImageKey) -> ImageRecord | None:
+        return self._records.get(key)
+
+    def records(self) -> list[ImageRecord]:
+        return [self._records[k] for k in sorted(self._records)]
+
+    def read_bytes(self, sha256: str, verify: bool = True) -> bytes:
+        """The PNG bytes of an image, checked against its sha256."""
+        try:
+            shard, offset, length = self._locations[sha256]
+        except KeyError:
+            raise KeyError(f"{self.root}: no image with sha256 {sha256}") from None
+        with open(self.shard_dir / shard, "rb") as fh:
+            fh.seek(offset)
+            data = fh.read(length)
+        if verify and sha256_bytes(data) != sha256:
+            raise OSError(f"{self.root}/shards/{shard}@{offset}: checksum mismatch for {sha256}")
+        return data
+
+    def load_image(self, sha256: str):
+        from PIL import Image
+
+        return Image.open(io.BytesIO(self.read_bytes(sha256))).convert("RGB")
+
+    def export_png(self, key: ImageKey, path: str | Path) -> Path:
+        record = self._records.get(key)
+        if record is None or record.status != "ok" or record.sha256 is None:
+            raise KeyError(f"{self.root}: no image for {key.item_id}")
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(self.read_bytes(record.sha256))
+        return path
+
+    def done_keys(self, verify: bool = False) -> set[ImageKey]:
+        """Keys finished (ok / refused / failed) whose stored bytes are intact.
+
+        With ``verify`` every ok image is re-read and re-hashed; a mismatch drops the key so
+        that it is rendered again.
+        """
+        done: set[ImageKey] = set()
+        for key, record in self._records.items():
+            if record.status == "ok":
+                if record.sha256 not in self._locations:
+                    continue
+                if verify:
+                    try:
+                        self.read_bytes(record.sha256)
+                    except (OSError, KeyError):
+                        continue
+                elif not self._bytes_present(record.sha256):
+                    continue
+            done.add(key)
+        return done
+
+    def _bytes_present(self, sha256: str) -> bool:
+        shard, offset, length = self._locations[sha256]
+        path = self.shard_dir / shard
+        return path.exists() and path.stat().st_size >= offset + length
+
+    # ----- writing -------------------------------------------------------------------------
+    def _open_writer(self, incoming: int) -> io.BufferedWriter:
+        if self._writer is not None and self._writer.tell() + incoming <= self.max_shard_bytes:
+            return self._writer
+        if self._writer is not None:
+            self._writer.close()
+        self.shard_dir.mkdir(parents=True, exist_ok=True)
+        existing = sorted(self.shard_dir.glob("shard-*.bin"))
+        name = existing[-1].name if existing else "shard-00000.bin"
+        path = self.shard_dir / name
+        if path.exists() and path.stat().st_size + incoming > self.max_shard_bytes and path.stat().st_size > 0:
+            name = f"shard-{len(existing):05d}.bin"
+            path = self.shard_dir / name
+        self._writer = open(path, "ab")  # noqa: SIM115 - kept open across puts
+        self._writer_name = name
+        return self._writer
+
+    def put(self, record: ImageRecord, png: bytes | None = None) -> ImageRecord:
+        """Store one finished item (with its PNG bytes when status is ok); durable on return."""
+        if record.status not in STATUSES:
+            raise ValueError(f"unknown status {record.status!r}")
+        location = None
+        if record.status == "ok":
+            if png is None:
+                raise ValueError(f"{record.key.item_id}: status ok needs image bytes")
+            record.sha256 = sha256_bytes(png)
+            if record.sha256 not in self._locations or not self._bytes_present(record.sha256):
+                writer = self._open_writer(len(png))
+                offset = writer.tell()
+                writer.write(png)
+                writer.flush()
+                os.fsync(writer.fileno())
+                self._locations[record.sha256] = (self._writer_name, offset, len(png))  # type: ignore[assignment]
+            location = list(self._locations[record.sha256])
+        entry = {**record.index_row(), "location": location}
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.journal_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._records[record.key] = record
+        return record
+
+    def put_many(self, items: Iterable[tuple[ImageRecord, bytes | None]]) -> None:
+        for record, png in items:
+            self.put(record, png)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def index(self) -> pd.DataFrame:
+        rows = [r.index_row() for r in self.records()]
+        frame = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
+        return frame.astype({"seed": "int64", "attempts": "int64"})
+
+    def finalize(self) -> pd.DataFrame:
+        """Write ``index.parquet`` and ``locations.parquet``; return the index."""
+        self.close()
+        frame = self.index()
+        self.root.mkdir(parents=True, exist_ok=True)
+        frame.to_parquet(self.root / "index.parquet", index=False)
+        locations = pd.DataFrame(
+            [(sha, *loc) for sha, loc in sorted(self._locations.items())],
+            columns=["sha256", "shard", "offset", "length"],
+        )
+        locations.to_parquet(self.root / "locations.parquet", index=False)
+        return frame
+
+    def __enter__(self) -> ImageStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,27 @@
+"""Stage `models`: build the tiny random models of the default profile under models/tiny/."""
+
+from __future__ import annotations
+
+import click
+
+from implicit_bench.params import StrictModel, load_params, section
+from implicit_bench.tiny import build
+
+
+class ModelsParams(StrictModel):
+    build: list[str] = []
+    seed: int = 0
+    out_dir: str = "models/tiny"
+
+
+@click.command()
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+def main(params_path: str) -> None:
+    params = section(load_params(params_path), "models", ModelsParams, params_path)
+    for kind in params.build:
+        out = build(kind, f"{params.out_dir}/{kind}", params.seed)
+        click.echo(f"models: built tiny random {kind} -> {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import io
+
+from PIL import Image
+
+from implicit_bench.images import ImageKey, ImageRecord, ImageStore
+
+
+def _png(color: tuple[int, int, int]) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8), color).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _record(unit: str, seed: int, status: str = "ok") -> ImageRecord:
+    return ImageRecord(ImageKey("cfg", unit, "neutral", seed), "tiny", f"a photo of {unit}", status)
+
+
+def test_put_read_resume_and_export(tmp_path):
+    store = ImageStore(tmp_path / "s")
+    red, blue = _png((255, 0, 0)), _png((0, 0, 255))
+    store.put(_record("u1", 42), red)
+    store.put(_record("u2", 42), blue)
+    store.put(_record("u3", 42, "refused"), None)
+    store.close()
+
+    reopened = ImageStore(tmp_path / "s")
+    assert len(reopened.done_keys(verify=True)) == 3
+    rec = reopened.get(ImageKey("cfg", "u2", "neutral", 42))
+    assert reopened.read_bytes(rec.sha256) == blue
+    out = reopened.export_png(rec.key, tmp_path / "x.png")
+    assert Image.open(out).getpixel((0, 0)) == (0, 0, 255)
+    index = reopened.finalize()
+    assert list(index["unit_id"]) == ["u1", "u2", "u3"]
+    assert list(index["status"]) == ["ok", "ok", "refused"]
+
+
+def test_corrupted_bytes_are_redone_and_torn_journal_ignored(tmp_path):
+    store = ImageStore(tmp_path / "s")
+    store.put(_record("u1", 42), _png((1, 2, 3)))
+    store.put(_record("u2", 42), _png((4, 5, 6)))
+    store.close()
+    shard = next((tmp_path / "s" / "shards").glob("*.bin"))
+    data = bytearray(shard.read_bytes())
+    data[-5] ^= 0xFF  # corrupt the second image
+    shard.write_bytes(bytes(data))
+    with open(tmp_path / "s" / "journal.jsonl", "a") as fh:
+        fh.write('{"config": "cfg", "unit_id": "u9"')  # torn line of a killed run
+    reopened = ImageStore(tmp_path / "s")
+    done = reopened.done_keys(verify=True)
+    assert {k.unit_id for k in done} == {"u1"}
+
+
+def test_identical_index_regardless_of_completion_order(tmp_path):
+    a, b = ImageStore(tmp_path / "a"), ImageStore(tmp_path / "b")
+    items = [(_record(f"u{i}", 42), _png((i, i, i))) for i in range(5)]
+    for rec, png in items:
+        a.put(rec, png)
+    for rec, png in reversed(items):
+        b.put(ImageRecord(rec.key, rec.generator, rec.prompt, rec.status), png)
+    assert a.finalize().equals(b.finalize())
