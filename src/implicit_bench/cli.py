@@ -15,6 +15,7 @@ import click
 
 TOOLS: dict[str, str] = {
     # name: "module:click_command"
+    "analyze": "implicit_bench.analysis.cli:analyze",
 }
 
 
