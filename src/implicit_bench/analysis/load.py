@@ -96,16 +96,14 @@ class _Checker:
         self.bad = pd.Series(False, index=frame.index)
         self.rows: list[pd.DataFrame] = []
 
-    def check(self, failing: pd.Series, field_name: str, reason: str | pd.Series) -> None:
+    def check(self, failing: pd.Series | np.ndarray, field_name: str, reason: str | pd.Series) -> None:
+        if not isinstance(failing, pd.Series):
+            failing = pd.Series(failing, index=self.frame.index)
         new = failing.fillna(True).astype(bool) & ~self.bad
         if not new.any():
             return
         sub = self.frame.loc[new]
         reasons = reason.loc[new] if isinstance(reason, pd.Series) else reason
-        if self.on_bad_row == "error":
-            first = sub.index[0]
-            why = reasons.iloc[0] if isinstance(reasons, pd.Series) else reasons
-            raise InputError(sub.at[first, "file"], int(sub.at[first, "row"]), field_name, str(why))
         self.rows.append(
             pd.DataFrame(
                 {
@@ -115,15 +113,21 @@ class _Checker:
                     "field": field_name,
                     "reason": reasons if isinstance(reasons, str) else reasons.to_numpy(),
                     "unit_id": sub["unit_id"].to_numpy() if "unit_id" in sub else None,
+                    "_order": sub.index.to_numpy(),
                 }
             )
         )
         self.bad |= new
 
     def rejects(self) -> pd.DataFrame:
+        """The rejected rows in input order; with ``on_bad_row="error"`` raise for the first."""
         if not self.rows:
             return pd.DataFrame(columns=REJECT_COLUMNS)
-        return pd.concat(self.rows, ignore_index=True)[REJECT_COLUMNS]
+        out = pd.concat(self.rows, ignore_index=True).sort_values("_order", kind="stable")
+        if self.on_bad_row == "error":
+            first = out.iloc[0]
+            raise InputError(first["file"], int(first["row"]), first["field"], str(first["reason"]))
+        return out[REJECT_COLUMNS].reset_index(drop=True)
 
 
 def _read(path: str | Path, table: str, required: Sequence[str]) -> pd.DataFrame:

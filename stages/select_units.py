@@ -1,4 +1,8 @@
-"""Stage `select`: rubric judgements -> data/processed/selected_units.parquet + metrics/selection.json."""
+"""Stage `select`: rubric judgements -> data/processed/selected_units.parquet, metrics/selection.json.
+
+The script is not stages/select.py: that name would shadow the standard library's `select`
+module for every script in stages/ (Python puts the script's folder first on sys.path).
+"""
 
 from __future__ import annotations
 
