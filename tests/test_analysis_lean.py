@@ -133,3 +133,17 @@ def test_clip_lean_scorer_and_generator_table(tmp_path):
     # without an index: returned = neutral (unit, seed) pairs with any judgement = 3 of 4
     gen2 = generator_table(t.judgements, t.units, None, None, 2).set_index("judge")
     assert gen2.at["A", "coverage"] == pytest.approx(0.75) and gen2.at["A", "returned_from"] == "judgements"
+
+
+def test_rank_rows_average_ties_like_scipy():
+    from scipy.stats import rankdata
+
+    from implicit_bench.analysis.bootstrap import rank_rows, spearman, spearman_reps
+
+    x = np.array([0.0, 1 / 3, 1 / 3, 1.0, 0.0, 2 / 3])
+    idx = np.random.default_rng(0).integers(0, 6, size=(20, 6))
+    assert np.allclose(rank_rows(x, idx), rankdata(x[idx], axis=1))
+    # rho by hand: x ranks (1.5, 3.5, 3.5, 6, 1.5, 5), y = reversed order of x's values
+    y = -x
+    assert spearman(x, y) == pytest.approx(-1.0)
+    assert spearman_reps(x, x, idx) == pytest.approx(np.where(np.ptp(x[idx], axis=1) > 0, 1.0, np.nan), nan_ok=True)

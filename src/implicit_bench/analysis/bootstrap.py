@@ -20,6 +20,8 @@ import numpy as np
 
 from implicit_bench.hashing import derive_seed
 
+CACHE_STREAMS = 4
+
 
 def _num(value: float) -> float | None:
     value = float(value)
@@ -40,9 +42,11 @@ class Bootstrap:
         key = (stream, n_units)
         if key not in self._cache:
             rng = np.random.default_rng(self.stream_seed(stream))
-            idx = rng.integers(0, n_units, size=(self.n, n_units)) if n_units else np.zeros((self.n, 0), int)
-            flat = (idx + (np.arange(self.n) * n_units)[:, None]).ravel()
+            idx = rng.integers(0, max(n_units, 1), size=(self.n, n_units), dtype=np.int32)
+            flat = (idx + (np.arange(self.n, dtype=np.int64) * n_units)[:, None]).ravel()
             weights = np.bincount(flat, minlength=self.n * n_units).reshape(self.n, n_units).astype(float)
+            if len(self._cache) >= CACHE_STREAMS:  # the metrics of one unit set are computed together
+                self._cache.pop(next(iter(self._cache)))
             self._cache[key] = (idx, weights)
         return self._cache[key]
 
@@ -128,17 +132,23 @@ def hedges_g(n1: Any, s1: Any, q1: Any, n2: Any, s2: Any, q2: Any) -> Any:
     return g if np.ndim(g) else float(g)
 
 
-def rank_rows(x: np.ndarray) -> np.ndarray:
-    """Average ranks along the last axis (ties share their mean rank), like scipy's rankdata."""
-    from scipy.stats import rankdata
-
-    return rankdata(x, axis=-1, method="average")
+def rank_rows(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Average ranks (ties share their mean rank, as scipy's rankdata) of ``values[idx]`` row by
+    row, by counting: rank = (# smaller) + (# equal + 1) / 2. ``idx`` is ``n_rows x n``."""
+    levels, codes = np.unique(values, return_inverse=True)
+    n_rows, _ = idx.shape
+    n_levels = len(levels)
+    coded = codes.reshape(-1)[idx]
+    counts = np.bincount((coded + (np.arange(n_rows) * n_levels)[:, None]).ravel(), minlength=n_rows * n_levels)
+    counts = counts.reshape(n_rows, n_levels).astype(float)
+    average = np.cumsum(counts, axis=1) - counts + (counts + 1) / 2
+    return np.take_along_axis(average, coded, axis=1)
 
 
 def spearman_reps(x: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Spearman rho of each resample (rows of ``idx``) of paired values x, y."""
-    rx = rank_rows(x[idx])
-    ry = rank_rows(y[idx])
+    rx = rank_rows(x, idx)
+    ry = rank_rows(y, idx)
     rx -= rx.mean(axis=1, keepdims=True)
     ry -= ry.mean(axis=1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -12,7 +12,6 @@ missing values: they count in the reports and are left out of every mean.
 from __future__ import annotations
 
 import glob
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,20 +145,20 @@ def _read(path: str | Path, table: str, required: Sequence[str]) -> pd.DataFrame
 
 
 def _as_text(series: pd.Series) -> pd.Series:
-    """Ids and labels as stripped strings; null stays null (never the string 'nan')."""
-    out = series.astype(object).where(series.notna(), None)
-
-    def conv(v: Any) -> Any:
-        if v is None:
-            return None
-        if isinstance(v, float):
-            if math.isnan(v):
-                return None
-            if v.is_integer():
-                v = int(v)
-        return str(v).strip()
-
-    return out.map(conv)
+    """Ids and labels as stripped strings (42.0 -> "42"); null stays None, never "nan"."""
+    out = pd.Series(None, index=series.index, dtype=object)
+    present = series.notna()
+    if not present.any():
+        return out
+    values = series[present]
+    if pd.api.types.is_bool_dtype(values) or pd.api.types.is_integer_dtype(values):
+        text = values.astype(str)
+    elif pd.api.types.infer_dtype(values, skipna=True) == "string":
+        text = values.astype(str).str.strip()
+    else:
+        text = values.map(lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip())
+    out[present] = text.to_numpy(dtype=object)
+    return out
 
 
 def _blank(series: pd.Series) -> pd.Series:
@@ -203,11 +202,11 @@ def load_units(path: str | Path, on_bad_row: str = "reject") -> tuple[pd.DataFra
 
 
 def _parse_bool(series: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """(parsed bool, ok mask) from bools, 0/1 or true/false strings."""
-    text = series.astype(object).map(lambda v: None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip().lower())
-    parsed = text.isin(_TRUE)
-    ok = text.isin(_TRUE | _FALSE)
-    return parsed, ok
+    """(parsed bool, ok mask) from bools, 0/1 or true/false strings (any case)."""
+    if pd.api.types.is_bool_dtype(series):
+        return series.astype(bool), pd.Series(True, index=series.index)
+    text = _as_text(series).fillna("").str.lower()
+    return text.isin(_TRUE), text.isin(_TRUE | _FALSE)
 
 
 def _parse_float(series: pd.Series) -> pd.Series:
@@ -314,6 +313,8 @@ def load_judgements(
             "duplicate key (" + n_rows.fillna(0).astype(int).astype(str) + " rows): not averaged, all left out",
         )
     judgements = frame[~chk.bad].reset_index(drop=True)
+    for col in ("variant", "config", "judge", "task"):  # few distinct values: fast comparisons
+        judgements[col] = judgements[col].astype("category")
     return judgements, chk.rejects(), duplicates
 
 

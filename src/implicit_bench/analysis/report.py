@@ -186,25 +186,28 @@ def _safe(name: str) -> str:
 
 
 def plot_frames(bench: dict[str, Any], pairs: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
-    """DVC plot data: default rate by bias type, success by default strength, confusion."""
+    """DVC plot data: default rate by bias type, success by default strength, confusion.
+
+    ``series`` (judge, or prompt) colours the bars of the ``bar_ci`` template (.dvc/plots/).
+    """
     rate = []
     for judge, jm in bench.get("judges", {}).items():
         for t, r in jm["by_bias_type"].items():
             if t.startswith("_"):
                 continue
             v, lo, hi = _iv(r["default_rate"])
-            rate.append({"bias_type": t, "judge": judge, "default_rate": v, "ci_low": lo, "ci_high": hi})
+            rate.append({"bias_type": t, "series": judge, "default_rate": v, "ci_low": lo, "ci_high": hi})
     success = []
     own = bench.get("by_default_strength")
     if own:
         for group, g in own["groups"].items():
             for prompt, key in (("stereotype", "success_stereotype"), ("anti-stereotype", "success_anti")):
                 v, lo, hi = _iv(g[key])
-                success.append({"group": group, "prompt": prompt, "success": v, "ci_low": lo, "ci_high": hi, "units": g["n_units"]})
+                success.append({"group": group, "series": prompt, "success": v, "ci_low": lo, "ci_high": hi, "units": g["n_units"]})
     conf = pairs[["first", "second"]] if pairs is not None else pd.DataFrame(columns=["first", "second"])
     return {
-        "default_rate_by_bias_type": pd.DataFrame(rate, columns=["bias_type", "judge", "default_rate", "ci_low", "ci_high"]),
-        "success_by_default_strength": pd.DataFrame(success, columns=["group", "prompt", "success", "ci_low", "ci_high", "units"]),
+        "default_rate_by_bias_type": pd.DataFrame(rate, columns=["bias_type", "series", "default_rate", "ci_low", "ci_high"]),
+        "success_by_default_strength": pd.DataFrame(success, columns=["group", "series", "success", "ci_low", "ci_high", "units"]),
         "judge_confusion": conf,
     }
 
