@@ -127,3 +127,24 @@ def _params(tmp_path: Path, data: dict) -> Path:
     path = tmp_path / "strict.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
+
+
+def test_worked_example_of_the_docs(tmp_path):
+    """docs/byo-judgements.md: the example tables give the numbers the page works out."""
+    text = (REPO / "docs" / "byo-judgements.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in text.split("```csv\n")[1:]]
+    (tmp_path / "units.csv").write_text(blocks[0])
+    (tmp_path / "judgements.csv").write_text(blocks[1])
+    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "units.csv"), "--judgements", str(tmp_path / "judgements.csv"), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    b = json.loads((tmp_path / "out" / "metrics" / "benchmark.json").read_text())
+    assert b["default_rate"]["value"] == pytest.approx(4 / 5)
+    assert b["success_stereotype"]["value"] == pytest.approx(5 / 6)
+    assert b["success_anti"]["value"] == pytest.approx(4 / 6)
+    assert b["gap"]["value"] == pytest.approx(1 / 6)
+    assert b["a_to_s"]["value"] == pytest.approx(2 / 6)
+    g = b["by_default_strength"]
+    assert g["ungrouped_units"] == 1 and g["groups"]["3 of 3"]["gap"]["value"] == pytest.approx(2 / 3)
+    assert g["groups"]["3 of 3"]["a_to_s"]["value"] == pytest.approx(2 / 3)
+    assert b["default_rate"]["n_boot"] == 1000 and b["default_rate"]["seed"] == 42
+    assert not (tmp_path / "out" / "metrics" / "selection.json").exists()
