@@ -119,3 +119,34 @@ def test_negation_rates_by_hand():
     assert summary["strength"]["3"]["negated_1_1"]["strict_success"] == pytest.approx(2 / 3)
     assert summary["strength"]["0"]["anti_stereotype"]["strict_success"] == 0.0
     assert summary["strength"]["0"]["anti_stereotype"]["lenient_success"] == 1.0
+
+
+def test_llm_writer_through_a_local_server(tmp_path):
+    from implicit_bench.audits.negation_llm import llm_negated
+    from implicit_bench.llm import InvalidCounter, build_llm
+    from tests.chat_server import ChatServer, completion
+
+    def answer(body, n):
+        text = body["messages"][-1]["content"]
+        if "Neutral prompt: A mover carrying boxes." in text:
+            return 200, completion('{"negated_0_1": "A mover who is not a man carrying boxes.", '
+                                   '"negated_1_1": "A woman mover who is not a man carrying boxes."}')
+        return 200, completion("I cannot help with that.")
+
+    units = pd.DataFrame({
+        "unit_id": ["1", "2"], "prompt_neutral": ["A mover carrying boxes.", "A person cooking."],
+        "stereotype": ["man", "woman"], "anti_stereotype": ["woman", "man"],
+    })
+    with ChatServer(answer) as server:
+        config = {"backend": "openai", "model": "m", "base_url": server.base_url,
+                  "cache": str(tmp_path / "llm.sqlite"), "backoff_s": 0.0}
+        counter = InvalidCounter("negation")
+        written = llm_negated(units, build_llm(config), counter)
+        assert written["1"].negated_1_1 == "A woman mover who is not a man carrying boxes."
+        assert written["1"].writer == "llm:m"
+        assert written["2"].negated_0_1 is None and written["2"].reason.startswith("llm_invalid")
+        assert counter.as_dict()["invalid"] == 1 and server.hits == 2
+        again = llm_negated(units, build_llm(config))  # cached: no new request
+        assert server.hits == 2 and again["1"] == written["1"]
+    out = add_negated_prompts(units, written)
+    assert out["prompt_negated_0_1_check"].isna().tolist() == [True, False]
