@@ -16,6 +16,7 @@ import click
 TOOLS: dict[str, str] = {
     # name: "module:click_command"
     "profile": "implicit_bench.profiles:profile_command",
+    "image": "implicit_bench.images.tool:image_command",
 }
 
 
