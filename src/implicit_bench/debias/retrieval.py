@@ -47,7 +47,10 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and np.isnan(value)) or str(value).strip() == ""
 
 
-def unit_text(unit: dict[str, Any], texts: RetrievalTextParams = RetrievalTextParams()) -> str:
+DEFAULT_TEXTS = RetrievalTextParams()
+
+
+def unit_text(unit: dict[str, Any], texts: RetrievalTextParams = DEFAULT_TEXTS) -> str:
     """``"{head} | {relation} | {stereotype} → {anti_stereotype}"`` (no relation: left out)."""
     fields = {k: str(unit[k]).strip() for k in ("head", "stereotype", "anti_stereotype")}
     if _missing(unit.get("relation")):
@@ -55,7 +58,7 @@ def unit_text(unit: dict[str, Any], texts: RetrievalTextParams = RetrievalTextPa
     return texts.document_template.format(relation=str(unit["relation"]).strip(), **fields)
 
 
-def query_text(prompt: str, texts: RetrievalTextParams = RetrievalTextParams()) -> str:
+def query_text(prompt: str, texts: RetrievalTextParams = DEFAULT_TEXTS) -> str:
     return texts.query_template.format(prompt=prompt)
 
 
