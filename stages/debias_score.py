@@ -7,7 +7,12 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from implicit_bench.debias.pipeline import RETRIEVAL_PATH, DebiasParams, score_judgements
+from implicit_bench.debias.pipeline import (
+    JUDGEMENTS_DIR,
+    RETRIEVAL_PATH,
+    DebiasParams,
+    score_judgements,
+)
 from implicit_bench.io import atomic_write_text, read_json, read_table, write_json
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import merge_provenance
@@ -15,7 +20,7 @@ from implicit_bench.provenance import merge_provenance
 
 @click.command()
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--judgements", "judgements_dir", default="data/judgements/debias", show_default=True)
+@click.option("--judgements", "judgements_dir", default=JUDGEMENTS_DIR, show_default=True)
 @click.option("--retrieval", "retrieval_path", default=RETRIEVAL_PATH, show_default=True)
 @click.option("--metrics", default="metrics/debias.json", show_default=True)
 @click.option("--table", default="tables/debias.md", show_default=True)

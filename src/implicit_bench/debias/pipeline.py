@@ -32,6 +32,10 @@ from implicit_bench.params import StrictModel
 RETRIEVAL_PATH = "data/processed/retrieval.parquet"
 REWRITES_PATH = "data/processed/rewrites.parquet"
 PAIRS_PATH = "data/processed/llm_pairs.parquet"
+# data/images is the render stage's output directory (one DVC out), so the debiasing stores
+# live apart: one DVC out per configuration.
+IMAGES_DIR = "data/debias/images"
+JUDGEMENTS_DIR = "data/debias/judgements"
 UNIT_FIELDS = ("unit_id", "head", "relation", "stereotype", "anti_stereotype", "prompt_neutral")
 
 
