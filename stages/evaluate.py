@@ -21,7 +21,7 @@ from implicit_bench.params import load_params, section
 def main(params_path: str, selection_metrics: str, out: str) -> None:
     params = section(load_params(params_path), "evaluate", EvaluateParams, params_path)
     images = image_index_paths(params.image_index_glob)
-    tables = load_tables(params.units, params.judgements, images, params.on_bad_row, params.on_duplicate)
+    tables = load_tables(params.units, params.judgements, images, params.on_bad_row, params.on_duplicate, params.primary_order)
     analysed = tables.units
     if params.selected_units:
         selected = read_table(params.selected_units)

@@ -21,7 +21,7 @@ from implicit_bench.params import load_params, section
 @click.option("--metrics", default="metrics/selection.json", show_default=True)
 def main(params_path: str, out: str, metrics: str) -> None:
     params = section(load_params(params_path), "select", SelectParams, params_path)
-    tables = load_tables(params.units, params.judgements, (), params.on_bad_row, params.on_duplicate)
+    tables = load_tables(params.units, params.judgements, (), params.on_bad_row, params.on_duplicate, params.primary_order)
     result = run_select(tables, params)
     result.metrics["applied"] = True
     write_table(result.selected, out)

@@ -132,3 +132,28 @@ def test_image_index(tmp_path):
     ).to_csv(tmp_path / "i.csv", index=False)
     images, rejects = load_images([tmp_path / "i.csv"])
     assert images["seed"].tolist() == [1] and set(rejects["row"]) == {2, 3}
+
+
+def test_blind_images_asked_under_both_orders(tmp_path):
+    u, _ = load_units(_units_csv(tmp_path / "u.csv"))
+    (tmp_path / "j.csv").write_text(
+        "unit_id,variant,seed,config,judge,task,value,order\n"
+        "007,neutral,42,gen,A,blind,s,sa\n"  # row 1: primary (sa) answer of this image
+        "007,neutral,42,gen,A,blind,a,as\n"  # row 2: the other order: counted, not analysed
+        "007,neutral,1042,gen,A,blind,neither,as\n"  # row 3: asked once: kept whatever its order
+        "12,neutral,42,gen,A,blind,s,as\n"  # rows 4-5: same order twice: a duplicate key
+        "12,neutral,42,gen,A,blind,a,as\n"
+        "12,neutral,1042,gen,A,blind,s,\n"  # rows 6-7: two answers, none under the primary order
+        "12,neutral,1042,gen,A,blind,a,as\n"
+        "12,neutral,2042,gen,A,blind,s,ab\n"  # row 8: not an order
+    )
+    j, rejects, dups = load_judgements([tmp_path / "j.csv"], u, primary_order="sa")
+    assert sorted(j["row"]) == [1, 3]
+    assert j.attrs["secondary_order_rows"] == 1
+    assert len(dups) == 1 and dups.iloc[0]["order"] == "as"
+    r = rejects.set_index("row")
+    assert sorted(r.index) == [4, 5, 6, 7, 8]
+    assert "primary order" in r.at[6, "reason"] and r.at[8, "field"] == "order"
+    t = load_tables(tmp_path / "u.csv", [tmp_path / "j.csv"], primary_order="as")
+    # primary "as": row 2 is the image's answer, row 1 the secondary one; rows 6-7 keep row 7
+    assert sorted(t.judgements["row"]) == [2, 3, 7] and t.summary()["secondary_order_rows"] == 2

@@ -46,7 +46,7 @@ def run_analyze(
         sel_raw["config"] = ev_raw["config"]
     sel_params = section({"select": sel_raw}, "select", SelectParams, "analyze")
     ev_params = section({"evaluate": ev_raw}, "evaluate", EvaluateParams, "analyze")
-    tables = load_tables(units, judgements, refusals, ev_params.on_bad_row, ev_params.on_duplicate)
+    tables = load_tables(units, judgements, refusals, ev_params.on_bad_row, ev_params.on_duplicate, ev_params.primary_order)
     out_dir = Path(out)
     analysed = tables.units
     selection_metrics = None

@@ -15,6 +15,7 @@ class InputParams(StrictModel):
 
     on_bad_row: Literal["reject", "error"] = "reject"  # reject: count + report and go on
     on_duplicate: Literal["drop", "error"] = "drop"  # drop: every row of a duplicated key
+    primary_order: Literal["hash", "sa", "as"] = "hash"  # blind images asked under both orders
 
 
 class SelectParams(InputParams):

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.errors import InputError
+from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.io import read_table
 from implicit_bench.schema import (
     BIAS_TYPES,
@@ -33,6 +33,7 @@ from implicit_bench.schema import (
 )
 
 KEY = ["unit_id", "variant", "seed", "config", "judge", "task"]
+ORDERS = ("sa", "as")  # blind option order: s is option A (sa) or a is (as)
 REJECT_COLUMNS = ["table", "file", "row", "field", "reason", "unit_id"]
 IMAGE_COLUMNS = ["config", "unit_id", "variant", "seed", "status"]
 IMAGE_STATUSES = ("ok", "refused", "failed")
@@ -55,6 +56,7 @@ class Tables:
     duplicates: pd.DataFrame
     images: pd.DataFrame | None = None
     files: dict[str, list[str]] = field(default_factory=dict)
+    secondary_order_rows: int = 0  # blind rows of a non-primary option order, not analysed
 
     def summary(self) -> dict[str, Any]:
         """Counts of what was read, rejected, duplicated and invalid (for the metrics JSON)."""
@@ -81,6 +83,7 @@ class Tables:
             "duplicate_keys": int(len(self.duplicates)),
             "duplicate_rows": int(self.duplicates["n_rows"].sum()) if len(self.duplicates) else 0,
             "duplicate_examples": self.duplicates.head(5).to_dict(orient="records"),
+            "secondary_order_rows": self.secondary_order_rows,
             "image_index_rows": None if self.images is None else int(len(self.images)),
         }
 
@@ -218,15 +221,24 @@ def load_judgements(
     units: pd.DataFrame,
     on_bad_row: str = "reject",
     on_duplicate: str = "drop",
+    primary_order: str = "hash",
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Validated JUDGEMENTS (all files together), rejected rows, and duplicate keys."""
+    """Validated JUDGEMENTS (all files together), rejected rows, and duplicate keys.
+
+    A blind image asked under both option orders (two rows told apart by ``order``) keeps the
+    row of its primary order (``primary_order``: ``hash`` = the order the judge stage uses
+    when it asks once, ``judges.tasks.blind_order``; or ``sa`` / ``as``); the other rows are
+    counted in ``judgements.attrs["secondary_order_rows"]``, not analysed. An image asked
+    several times without a row in its primary order is rejected.
+    """
     frames = [_read(p, "judgements", JUDGEMENT_COLUMNS) for p in paths]
     if not frames:
         raise InputError("<judgements>", None, None, "no judgement table given")
-    keep_cols = [*JUDGEMENT_COLUMNS, "valid", "model", "file", "row"]
+    keep_cols = [*JUDGEMENT_COLUMNS, "valid", "model", "order", "file", "row"]
     frame = pd.concat([f.reindex(columns=keep_cols) for f in frames], ignore_index=True)
-    for col in ("unit_id", "variant", "config", "judge", "task", "value", "model"):
+    for col in ("unit_id", "variant", "config", "judge", "task", "value", "model", "order"):
         frame[col] = _as_text(frame[col])
+    frame["order"] = frame["order"].where(~_blank(frame["order"]), None)
     chk = _Checker("judgements", frame, on_bad_row)
     for col in ("unit_id", "variant", "config", "judge", "task"):
         chk.check(_blank(frame[col]), col, "empty")
@@ -245,6 +257,7 @@ def load_judgements(
         "unknown task '" + frame["task"].astype(str) + f"'; expected one of {', '.join(JUDGE_TASKS)}",
     )
     chk.check(~frame["unit_id"].isin(set(units["unit_id"])), "unit_id", "unit_id not in the units table")
+    chk.check(frame["order"].notna() & ~frame["order"].isin(ORDERS), "order", "order must be sa, as or empty, got '" + frame["order"].astype(str) + "'")
     has_value = ~_blank(frame["value"])
     if frame["valid"].isna().all():
         valid = has_value.copy()
@@ -288,13 +301,16 @@ def load_judgements(
     score[align] = align_bool[align].astype(float)
     frame["score"] = score
     frame.loc[~frame["valid"], "value"] = None
+    # A blind image may be asked under both option orders (rows told apart by ``order``).
+    frame["_order_key"] = frame["order"].where(frame["task"] == "blind", None).fillna("")
+    dkey = [*KEY, "_order_key"]
     ok = frame[~chk.bad]
-    dup_mask = ok.duplicated(KEY, keep=False)
-    duplicates = pd.DataFrame(columns=[*KEY, "n_rows", "rows"])
+    dup_mask = ok.duplicated(dkey, keep=False)
+    duplicates = pd.DataFrame(columns=[*KEY, "order", "n_rows", "rows"])
     if dup_mask.any():
         dups = ok[dup_mask]
         if on_duplicate == "error":
-            second = dups[dups.duplicated(KEY, keep="first")].iloc[0]
+            second = dups[dups.duplicated(dkey, keep="first")].iloc[0]
             raise InputError(
                 second["file"], int(second["row"]), ",".join(KEY),
                 f"duplicate judgement key {tuple(second[k] for k in KEY)}",
@@ -302,20 +318,50 @@ def load_judgements(
         where = dups["file"] + ":" + dups["row"].astype(str)
         duplicates = (
             dups.assign(where=where)
-            .groupby(KEY, sort=True)
+            .groupby(dkey, sort=True)
             .agg(n_rows=("where", "size"), rows=("where", lambda s: ";".join(s)))
             .reset_index()
+            .rename(columns={"_order_key": "order"})
         )
-        n_rows = dups.groupby(KEY)["row"].transform("size").reindex(frame.index)
+        n_rows = dups.groupby(dkey)["row"].transform("size").reindex(frame.index)
         chk.check(
             frame.index.isin(dups.index),
             ",".join(KEY),
             "duplicate key (" + n_rows.fillna(0).astype(int).astype(str) + " rows): not averaged, all left out",
         )
-    judgements = frame[~chk.bad].reset_index(drop=True)
+    secondary = _secondary_orders(frame, ~chk.bad, primary_order)
+    multi, wanted = secondary
+    if multi.any():
+        has_primary = (multi & wanted).groupby([frame[k] for k in KEY], observed=True, dropna=False).transform("any")
+        chk.check(multi & ~has_primary, "order", "image asked under several orders, none of them the primary order " + primary_order)
+    n_secondary = int((multi & ~wanted & ~chk.bad).sum())
+    chk.bad |= multi & ~wanted
+    judgements = frame[~chk.bad].drop(columns="_order_key").reset_index(drop=True)
+    judgements.attrs["secondary_order_rows"] = n_secondary
     for col in ("variant", "config", "judge", "task"):  # few distinct values: fast comparisons
         judgements[col] = judgements[col].astype("category")
     return judgements, chk.rejects(), duplicates
+
+
+def _secondary_orders(frame: pd.DataFrame, ok: pd.Series, primary_order: str) -> tuple[pd.Series, pd.Series]:
+    """(blind rows of an image asked more than once, whether the row has the primary order)."""
+    blind = ok & (frame["task"] == "blind")
+    counts = frame[blind].groupby(KEY, observed=True)["row"].transform("size").reindex(frame.index)
+    multi = blind & (counts.fillna(0) > 1)
+    wanted = pd.Series(False, index=frame.index)
+    if multi.any():
+        sub = frame[multi]
+        if primary_order == "hash":
+            try:
+                from implicit_bench.judges.tasks import blind_order  # the judge stage's own rule
+            except ImportError as exc:
+                raise ConfigError(f"primary_order 'hash' needs implicit_bench.judges.tasks.blind_order ({exc}); set sa or as") from None
+
+            target = [blind_order(u, int(sd), v) for u, sd, v in zip(sub["unit_id"], sub["seed"], sub["variant"], strict=True)]
+        else:
+            target = [primary_order] * len(sub)
+        wanted[multi] = sub["order"].to_numpy(dtype=object) == pd.Series(target, index=sub.index).to_numpy(dtype=object)
+    return multi, wanted
 
 
 def load_images(paths: Iterable[str | Path], on_bad_row: str = "reject") -> tuple[pd.DataFrame | None, pd.DataFrame]:
@@ -351,10 +397,11 @@ def load_tables(
     image_paths: Sequence[str | Path] = (),
     on_bad_row: str = "reject",
     on_duplicate: str = "drop",
+    primary_order: str = "hash",
 ) -> Tables:
     """Load and validate everything the analysis reads."""
     units, unit_rejects = load_units(units_path, on_bad_row)
-    judgements, j_rejects, duplicates = load_judgements(judgement_paths, units, on_bad_row, on_duplicate)
+    judgements, j_rejects, duplicates = load_judgements(judgement_paths, units, on_bad_row, on_duplicate, primary_order)
     images, i_rejects = load_images(image_paths, on_bad_row)
     rejects = pd.concat(
         [r for r in (unit_rejects, j_rejects, i_rejects) if len(r)] or [pd.DataFrame(columns=REJECT_COLUMNS)],
@@ -365,4 +412,4 @@ def load_tables(
         "judgements": [str(p) for p in judgement_paths],
         "images": [str(p) for p in image_paths],
     }
-    return Tables(units, judgements, rejects, duplicates, images, files)
+    return Tables(units, judgements, rejects, duplicates, images, files, int(judgements.attrs.get("secondary_order_rows", 0)))

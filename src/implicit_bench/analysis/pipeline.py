@@ -81,6 +81,9 @@ def evaluate(tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> 
     task = "blind" if (j["task"] == "blind").any() else "rubric"
     config = resolve_config(j, task, params.config, "evaluate.config")
     blind_judges = resolve_judges(j, "blind", config, params.blind_judges, "evaluate.blind_judges") if task == "blind" else []
+    if params.blind_judges is None:  # judges shown the A/B options (rows with an order) first
+        asked = set(j.loc[(j["task"] == "blind") & j["order"].notna(), "judge"].astype(str))
+        blind_judges = sorted(blind_judges, key=lambda name: (name not in asked, name))
     present_types = [t for t in BIAS_TYPES if t in set(types)]
 
     bench: dict[str, Any] = {
