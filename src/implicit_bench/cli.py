@@ -15,6 +15,7 @@ import click
 
 TOOLS: dict[str, str] = {
     # name: "module:click_command"
+    "human-eval": "implicit_bench.human_eval.cli:human_eval",
 }
 
 

@@ -218,3 +218,12 @@ class Chromium:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def require_chromium() -> str | None:
+    """The binary for tests: None (skip) when absent, unless ``IB_REQUIRE_CHROMIUM=1`` (CI),
+    where a missing browser is an error."""
+    binary = find_chromium()
+    if binary is None and os.environ.get("IB_REQUIRE_CHROMIUM") == "1":
+        raise BrowserError("IB_REQUIRE_CHROMIUM=1 but no chromium binary on PATH")
+    return binary
