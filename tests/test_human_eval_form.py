@@ -77,7 +77,7 @@ def test_form_round_trip_in_chromium(project, tmp_path):
         browser.evaluate(f"var r = document.getElementById('rater'); r.value = {json.dumps(rater)}; r.dispatchEvent(new Event('change', {{bubbles: true}}))")
         browser.evaluate("document.getElementById('start').click()")
         assert browser.evaluate("document.querySelector('.case.on').id") == cases[0]
-        for k, case in enumerate(cases):
+        for case in cases:
             for (c, item), value in plan.items():
                 if c == case:
                     browser.evaluate(f"document.querySelector('input[data-case=\"{c}\"][data-item=\"{item}\"][value=\"{value}\"]').click()")

@@ -146,7 +146,8 @@ class Chromium:
         Returns the seconds from the navigation command to the condition (or to the reply).
         """
         if isinstance(url, Path) or not str(url).startswith(("file:", "http:", "https:", "about:", "data:")):
-            url = Path(url).resolve().as_uri()
+            path, hash_mark, fragment = str(url).partition("#")
+            url = Path(path).resolve().as_uri() + hash_mark + fragment
         start = time.monotonic()
         self.send("Page.navigate", session=True, url=str(url))
         if wait_for:

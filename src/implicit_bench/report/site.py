@@ -19,7 +19,13 @@ from typing import Any
 from implicit_bench.io import atomic_write_text, write_json
 from implicit_bench.provenance import RANDOM_INIT_WARNING
 from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
-from implicit_bench.report.summary import esc, headline_cards, render_metrics_file, render_plot, render_table
+from implicit_bench.report.summary import (
+    esc,
+    headline_cards,
+    render_metrics_file,
+    render_plot,
+    render_table,
+)
 from implicit_bench.report.units_data import build_unit_data, make_thumbnails
 
 CONTENT_WARNING = (
