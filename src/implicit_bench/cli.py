@@ -15,6 +15,9 @@ import click
 
 TOOLS: dict[str, str] = {
     # name: "module:click_command"
+    "llm-export-replay": "implicit_bench.llm.cli:export_replay_command",
+    "profile": "implicit_bench.profiles:profile_command",
+    "image": "implicit_bench.images.tool:image_command",
     "human-eval": "implicit_bench.human_eval.cli:human_eval",
 }
 

@@ -9,6 +9,7 @@ with NUL-separated JSON messages).
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -197,10 +198,8 @@ class Chromium:
     def close(self) -> None:
         try:
             if self.proc.poll() is None:
-                try:
+                with contextlib.suppress(BrowserError):
                     self.send("Browser.close")
-                except BrowserError:
-                    pass
                 try:
                     self.proc.wait(timeout=5)
                 except subprocess.TimeoutExpired:
@@ -208,10 +207,8 @@ class Chromium:
                     self.proc.wait(timeout=5)
         finally:
             for fd in (self._to_child, self._from_child):
-                try:
+                with contextlib.suppress(OSError):
                     os.close(fd)
-                except OSError:
-                    pass
             shutil.rmtree(self._profile, ignore_errors=True)
 
     def __enter__(self) -> Chromium:
