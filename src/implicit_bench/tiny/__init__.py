@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-KINDS: tuple[str, ...] = ("generator", "vlm", "clip")
+KINDS: tuple[str, ...] = ("generator", "vlm", "clip", "llm")
 
 
 def build(kind: str, out_dir: str | Path, seed: int = 0) -> Path:

@@ -1,0 +1,63 @@
+"""LLM backends behind one registry: ``openai`` (any OpenAI-compatible endpoint), ``transformers``
+(a local causal LM), ``replay`` (recorded answers). See docs/llm-backends.md.
+
+    client = build_llm({"backend": "openai", "model": "gpt-5.4-mini"})
+    answer = client.chat([{"role": "user", "content": "..."}])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from implicit_bench.errors import ConfigError
+from implicit_bench.llm.base import (
+    DEFAULT_CACHE,
+    LLMAnswer,
+    LLMClient,
+    LLMParams,
+    Messages,
+    request_hash,
+)
+from implicit_bench.llm.structured import InvalidCounter, StructuredAnswer, chat_json_many
+from implicit_bench.registry import Registry
+
+LLM_BACKENDS: Registry[LLMClient] = Registry("LLM")
+LLM_BACKENDS.register("openai", "implicit_bench.llm.openai:OpenAIClient")
+LLM_BACKENDS.register("transformers", "implicit_bench.llm.transformers:TransformersClient")
+LLM_BACKENDS.register("replay", "implicit_bench.llm.replay:ReplayClient")
+
+
+def build_llm(config: dict[str, Any], where: str = "llm") -> LLMClient:
+    """Build a client from a params block ``{backend: ..., model: ..., ...}``.
+
+    The block is validated by the backend's own ``Params`` model (unknown keys rejected);
+    ``where`` names the block in error messages (e.g. ``kg.llm``).
+    """
+    if not isinstance(config, dict) or "backend" not in config:
+        raise ConfigError(f"{where}: needs a 'backend' key (one of {', '.join(LLM_BACKENDS.names())})")
+    cls = LLM_BACKENDS.resolve(str(config["backend"]))
+    try:
+        params = cls.Params.model_validate(config)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{where}.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"invalid LLM params: {problems}") from None
+    return cls(params)
+
+
+__all__ = [
+    "DEFAULT_CACHE",
+    "LLM_BACKENDS",
+    "InvalidCounter",
+    "LLMAnswer",
+    "LLMClient",
+    "LLMParams",
+    "Messages",
+    "StructuredAnswer",
+    "build_llm",
+    "chat_json_many",
+    "request_hash",
+]

@@ -1,0 +1,143 @@
+"""The LLM client interface: cached, greedy chat completions.
+
+Every backend implements ``_generate`` (a batch of uncached requests -> texts); this base class
+adds the disk cache: each answer is stored under ``cache_key(backend, model identity, messages,
+decoding)`` in a :class:`~implicit_bench.cache.DiskCache`, so a re-run makes zero calls. Failed
+requests (transport errors after the bounded retries) come back as answers with ``error`` set
+and are *not* cached, so the next run retries them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+from implicit_bench.cache import DiskCache, cache_key
+from implicit_bench.hashing import stable_hash
+from implicit_bench.params import StrictModel
+
+Messages = list[dict[str, str]]
+
+DEFAULT_CACHE = "cache/llm.sqlite"
+
+
+def request_hash(messages: Messages) -> str:
+    """The hash that keys a request in a replay file: sha256 of the canonical JSON of the messages."""
+    return stable_hash({"messages": messages})
+
+
+@dataclass(frozen=True)
+class LLMAnswer:
+    """One chat answer. ``error`` is set (and ``text`` empty) when the call failed."""
+
+    text: str
+    cached: bool = False
+    error: str | None = None
+    key: str | None = None
+    request_hash: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class LLMParams(StrictModel):
+    """Keys shared by every backend's params block (``llm:`` or a stage's ``*.llm``)."""
+
+    backend: str
+    model: str
+    max_tokens: int = 512
+    cache: str | None = DEFAULT_CACHE  # null: no disk cache (every call goes to the backend)
+
+
+def _check_messages(messages: Messages) -> Messages:
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("messages must be a non-empty list of {role, content} dicts")
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or set(message) - {"role", "content"} or "role" not in message:
+            raise ValueError(f"messages[{i}] must be a dict with 'role' and 'content'")
+        if not isinstance(message.get("content"), str):
+            raise ValueError(f"messages[{i}].content must be a string")
+    return messages
+
+
+class LLMClient(ABC):
+    """A greedy (temperature 0) chat model with a disk cache in front of it."""
+
+    backend: str = "base"
+    Params: type[LLMParams] = LLMParams
+
+    def __init__(self, params: LLMParams):
+        self.params = params
+        self.cache = DiskCache(params.cache) if params.cache else None
+        self.calls = 0  # requests actually sent to the backend (cache misses)
+
+    # -- what each backend provides -------------------------------------------------------
+    @abstractmethod
+    def _generate(self, batch: list[Messages], max_tokens: int) -> list[tuple[str, str | None]]:
+        """Answer uncached requests: one ``(text, error)`` per request, in order."""
+
+    def identity(self) -> dict[str, Any]:
+        """Everything about the model that determines its answers (never secrets)."""
+        return {"model": self.params.model}
+
+    def decoding(self, max_tokens: int) -> dict[str, Any]:
+        """Decoding parameters that determine the answer."""
+        return {"greedy": True, "temperature": 0, "max_tokens": max_tokens}
+
+    # -- public API ----------------------------------------------------------------------
+    @property
+    def model(self) -> str:
+        return self.params.model
+
+    def describe(self) -> dict[str, Any]:
+        """A provenance-friendly description (no secrets)."""
+        return {"backend": self.backend, **self.identity()}
+
+    def key(self, messages: Messages, max_tokens: int | None = None) -> str:
+        tokens = max_tokens or self.params.max_tokens
+        return cache_key(
+            backend=self.backend,
+            identity=self.identity(),
+            messages=messages,
+            decoding=self.decoding(tokens),
+        )
+
+    def chat(self, messages: Messages, *, max_tokens: int | None = None) -> LLMAnswer:
+        return self.chat_many([messages], max_tokens=max_tokens)[0]
+
+    def chat_many(self, requests: list[Messages], *, max_tokens: int | None = None) -> list[LLMAnswer]:
+        """Answer many requests: cache hits first, the misses in batches through the backend."""
+        tokens = max_tokens or self.params.max_tokens
+        requests = [_check_messages(m) for m in requests]
+        keys = [self.key(m, tokens) for m in requests]
+        found = self.cache.get_many(set(keys)) if self.cache is not None else {}
+        answers: list[LLMAnswer | None] = [None] * len(requests)
+        todo: dict[str, list[int]] = {}
+        for i, key in enumerate(keys):
+            if key in found:
+                answers[i] = LLMAnswer(found[key]["text"], True, None, key, request_hash(requests[i]))
+            else:
+                todo.setdefault(key, []).append(i)  # identical requests are sent once
+        order = list(todo)
+        for start in range(0, len(order), self.batch_size()):
+            chunk = order[start : start + self.batch_size()]
+            batch = [requests[todo[k][0]] for k in chunk]
+            results = self._generate(batch, tokens)
+            self.calls += len(batch)
+            if len(results) != len(batch):
+                raise RuntimeError(f"{self.backend}: {len(results)} answers for {len(batch)} requests")
+            fresh = []
+            for key, messages, (text, error) in zip(chunk, batch, results, strict=True):
+                rhash = request_hash(messages)
+                if error is None:
+                    fresh.append((key, {"text": text, "request_hash": rhash, **self.describe()}))
+                for i in todo[key]:
+                    answers[i] = LLMAnswer(text if error is None else "", False, error, key, rhash)
+            if self.cache is not None and fresh:
+                self.cache.put_many(fresh)
+        return [a for a in answers if a is not None]
+
+    def batch_size(self) -> int:
+        return 16

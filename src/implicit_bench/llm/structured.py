@@ -1,0 +1,82 @@
+"""Answers that must be JSON: parsed against a pydantic schema, invalid ones kept and counted.
+
+``chat_json_many`` never raises on a bad answer: an unparsable or schema-violating answer, or a
+failed call, becomes a :class:`StructuredAnswer` with ``valid = False``, its raw text and the
+reason; :class:`InvalidCounter` tallies them per stage for the metrics JSON.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from implicit_bench.jsonparse import parse_json_answer
+from implicit_bench.llm.base import LLMClient, Messages
+
+
+@dataclass(frozen=True)
+class StructuredAnswer:
+    raw: str
+    value: Any | None
+    valid: bool
+    mode: str  # strict | lenient | invalid | call_failed
+    error: str | None
+    cached: bool
+
+    def as_invalid_record(self, **context: Any) -> dict[str, Any]:
+        return {**context, "raw": self.raw, "mode": self.mode, "error": self.error}
+
+
+def chat_json_many(
+    client: LLMClient,
+    requests: list[Messages],
+    schema: type[BaseModel] | None = None,
+    *,
+    max_tokens: int | None = None,
+) -> list[StructuredAnswer]:
+    """Ask every request and parse each answer as JSON against ``schema``."""
+    out = []
+    for answer in client.chat_many(requests, max_tokens=max_tokens):
+        if answer.error is not None:
+            out.append(StructuredAnswer(answer.text, None, False, "call_failed", answer.error, answer.cached))
+            continue
+        parsed = parse_json_answer(answer.text, schema)
+        out.append(StructuredAnswer(parsed.raw, parsed.value, parsed.valid, parsed.mode, parsed.error, answer.cached))
+    return out
+
+
+@dataclass
+class InvalidCounter:
+    """Counts answers per stage: total, valid (strict / lenient), invalid by reason."""
+
+    stage: str
+    total: int = 0
+    modes: Counter = field(default_factory=Counter)
+    reasons: Counter = field(default_factory=Counter)
+    cached: int = 0
+
+    def add(self, answer: StructuredAnswer) -> None:
+        self.total += 1
+        self.modes[answer.mode] += 1
+        self.cached += int(answer.cached)
+        if not answer.valid:
+            self.reasons[(answer.error or "unknown").split(":")[0]] += 1
+
+    @property
+    def invalid(self) -> int:
+        return self.total - self.modes["strict"] - self.modes["lenient"]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "stage": self.stage,
+            "answers": self.total,
+            "valid": self.total - self.invalid,
+            "invalid": self.invalid,
+            "lenient_parses": self.modes["lenient"],
+            "call_failures": self.modes["call_failed"],
+            "invalid_by_reason": dict(sorted(self.reasons.items())),
+            "cache_hits": self.cached,
+        }

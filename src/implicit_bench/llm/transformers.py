@@ -1,0 +1,120 @@
+"""Backend ``transformers``: a local causal LM (hub id or local directory, optional GGUF file).
+
+Greedy decoding (``do_sample=False``), requests batched with left padding, the tokenizer's chat
+template (a plain ``role: content`` fallback when the tokenizer has none). One model load per
+client. Loading a GGUF file (``gguf_file``) needs the ``gguf`` package; transformers
+de-quantises it to ``dtype``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Literal
+
+from implicit_bench.llm.base import LLMClient, LLMParams, Messages
+
+
+class TransformersParams(LLMParams):
+    backend: Literal["transformers"] = "transformers"
+    gguf_file: str | None = None  # file name inside `model` (a dir or hub repo)
+    revision: str | None = None
+    dtype: str = "auto"  # auto | float32 | bfloat16 | float16
+    device: str = "auto"  # auto (cuda if available) | cpu | cuda | cuda:1 ...
+    batch_size: int = 8
+    trust_remote_code: bool = False
+
+
+FALLBACK_TEMPLATE = (
+    "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}assistant: {% endif %}"
+)
+
+
+def model_fingerprint(model: str, revision: str | None = None, small_file_mb: int = 64) -> dict[str, Any]:
+    """Identify a model: a hub id (+ revision), or a local directory by its files.
+
+    Local files are named with their size; files under ``small_file_mb`` are also hashed
+    (configs, tokenizers, tiny weights), so a rebuilt local model gets a new cache key.
+    """
+    path = Path(model)
+    if not path.exists():
+        return {"model": model, "revision": revision}
+    files = [path] if path.is_file() else sorted(
+        p for p in path.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")
+    )
+    digest = hashlib.sha256()
+    for file in files:
+        size = file.stat().st_size
+        digest.update(f"{file.relative_to(path) if file != path else file.name}:{size}\n".encode())
+        if size < small_file_mb << 20:
+            digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return {"model": str(path.name), "local_files_sha256": digest.hexdigest()}
+
+
+class TransformersClient(LLMClient):
+    backend = "transformers"
+    Params = TransformersParams
+
+    def __init__(self, params: TransformersParams):
+        super().__init__(params)
+        self.params: TransformersParams = params
+        self._identity = {
+            **model_fingerprint(params.model, params.revision),
+            "gguf_file": params.gguf_file,
+            "dtype": params.dtype,
+        }
+        self._model = None
+        self._tokenizer = None
+
+    def identity(self) -> dict[str, Any]:
+        return self._identity
+
+    def batch_size(self) -> int:
+        return max(1, self.params.batch_size)
+
+    def _load(self) -> None:
+        if self._model is not None:
+            return
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        p = self.params
+        kwargs: dict[str, Any] = {"trust_remote_code": p.trust_remote_code}
+        if p.gguf_file:
+            kwargs["gguf_file"] = p.gguf_file
+        if p.revision:
+            kwargs["revision"] = p.revision
+        tokenizer = AutoTokenizer.from_pretrained(p.model, **kwargs)
+        tokenizer.padding_side = "left"
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        if not getattr(tokenizer, "chat_template", None):
+            tokenizer.chat_template = FALLBACK_TEMPLATE
+        dtype = p.dtype if p.dtype == "auto" else getattr(torch, p.dtype)
+        if p.gguf_file and dtype == "auto":
+            dtype = torch.float32
+        device = p.device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        model = AutoModelForCausalLM.from_pretrained(p.model, dtype=dtype, **kwargs).to(device)
+        model.eval()
+        self._model, self._tokenizer, self._device = model, tokenizer, device
+
+    def _generate(self, batch: list[Messages], max_tokens: int) -> list[tuple[str, str | None]]:
+        import torch
+
+        self._load()
+        tok, model = self._tokenizer, self._model
+        texts = [tok.apply_chat_template(m, tokenize=False, add_generation_prompt=True) for m in batch]
+        enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self._device)
+        with torch.inference_mode():
+            out = model.generate(
+                **enc,
+                max_new_tokens=max_tokens,
+                do_sample=False,
+                pad_token_id=tok.pad_token_id,
+            )
+        new = out[:, enc["input_ids"].shape[1] :]
+        return [(t, None) for t in tok.batch_decode(new, skip_special_tokens=True)]

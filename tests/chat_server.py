@@ -1,0 +1,72 @@
+"""A real OpenAI-compatible chat-completions HTTP server on 127.0.0.1, for backend tests.
+
+``answer(body) -> (status, payload)`` decides each response; every request (path, headers,
+body) is recorded. Start it as a context manager: ``with ChatServer(answer) as server:``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Answer = Callable[[dict[str, Any], int], tuple[int, Any]]
+
+
+def completion(text: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+    }
+
+
+def echo(body: dict[str, Any], n: int) -> tuple[int, Any]:
+    """Default behaviour: answer with the last message's content, prefixed."""
+    return 200, completion("echo: " + body["messages"][-1]["content"])
+
+
+class ChatServer:
+    def __init__(self, answer: Answer = echo):
+        self.answer = answer
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                    n = len(server.requests)
+                status, payload = server.answer(body, n)
+                data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                if status == 429:
+                    self.send_header("Retry-After", "0")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> ChatServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    @property
+    def hits(self) -> int:
+        return len(self.requests)

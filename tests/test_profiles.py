@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import yaml
+from click.testing import CliRunner
+
+from implicit_bench.cli import main
+from implicit_bench.profiles import deep_merge
+
+
+def test_deep_merge_overrides_nested_and_replaces_lists():
+    base = {"a": {"x": 1, "y": [1, 2]}, "b": 2}
+    assert deep_merge(base, {"a": {"y": [3]}, "c": 4}) == {"a": {"x": 1, "y": [3]}, "b": 2, "c": 4}
+
+
+def test_profile_command_writes_merged_params(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text("base:\n  seed: 42\n  profile: default\nrender:\n  steps: 2\n")
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "paper.yaml").write_text("base:\n  profile: paper\nrender:\n  steps: 50\n")
+    result = CliRunner().invoke(main, ["profile", "paper", "--out", "merged.yaml"])
+    assert result.exit_code == 0, result.output
+    merged = yaml.safe_load((tmp_path / "merged.yaml").read_text())
+    assert merged == {"base": {"seed": 42, "profile": "paper"}, "render": {"steps": 50}}
+    missing = CliRunner().invoke(main, ["profile", "nope"])
+    assert missing.exit_code != 0 and "no such profile" in str(missing.exception)
