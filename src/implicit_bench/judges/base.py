@@ -48,9 +48,11 @@ class JudgeBackend(ABC):
 
     def load(self) -> None:
         """Heavy initialisation (model weights, HTTP client); called once per worker."""
+        return None
 
     def close(self) -> None:
         """Free what ``load`` took."""
+        return None
 
     def identity(self) -> dict[str, Any]:
         """Everything about the model and its input preprocessing that determines answers."""

@@ -17,8 +17,9 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -245,7 +246,7 @@ class JudgeWorker:
         return store.read_bytes(call.image_sha256)
 
     def __call__(self, batch: list[JudgeCall]) -> list[tuple[str, str, str | None]]:
-        """``(key, text, error)`` per call, in order."""
+        """``(key, text, error)`` per call."""
         requests, keys, failed = [], [], []
         for call in batch:
             try:
@@ -258,26 +259,72 @@ class JudgeWorker:
             raise RuntimeError(f"{self.backend.backend}: {len(answers)} answers for {len(requests)}")
         return [(k, text, err) for k, (text, err) in zip(keys, answers, strict=True)] + failed
 
+    def run(self, batch: list[JudgeCall]) -> list[tuple[str, str, str | None]]:
+        return self(batch)
+
     def close(self) -> None:
         self.backend.close()
         for store in self._stores.values():
             store.close()
 
 
-Dispatch = Callable[[Callable[[], JudgeWorker], list[list[JudgeCall]]], Iterator[list[tuple[str, str, str | None]]]]
+def make_judge_worker(config: dict[str, Any], where: str = "judge") -> Callable[[Any], Any]:
+    """Build and load one judge worker (picklable entry point for executors and Ray actors)."""
+    worker = JudgeWorker(config, where)
+    worker.setup()
+    return worker.run  # a bound method: executors call ``__self__.close()`` at the end
 
 
-def in_process_dispatch(
-    make_worker: Callable[[], JudgeWorker], batches: list[list[JudgeCall]]
-) -> Iterator[list[tuple[str, str, str | None]]]:
-    """Run the batches one after another in this process, one worker (one model load)."""
+BatchResult = list[tuple[str, str, str | None]]
+# dispatch(name, make_worker, batches, on_result): runs every batch once through a worker
+# made by ``make_worker`` and calls ``on_result(batch, results, error)`` in this process.
+Dispatch = Callable[
+    [str, Callable[[], Callable[[Any], Any]], list[list[JudgeCall]], Callable[[list[JudgeCall], BatchResult | None, str | None], None]],
+    None,
+]
+
+
+def in_process_dispatch(name, make_worker, batches, on_result, progress: bool = False) -> None:
+    """One worker (one model load) in this process; a batch that raises is recorded as failed."""
     worker = make_worker()
+    bar = _progress(sum(len(b) for b in batches), f"judge {name}", progress)
     try:
-        worker.setup()
         for batch in batches:
-            yield worker(batch)
+            try:
+                results, error = worker(batch), None
+            except Exception as exc:  # noqa: BLE001 - recorded per request, retried next run
+                results, error = None, f"{type(exc).__name__}: {exc}"
+            on_result(batch, results, error)
+            bar.update(len(batch))
     finally:
-        worker.close()
+        bar.close()
+        close = getattr(getattr(worker, "__self__", None), "close", None)
+        if callable(close):
+            close()
+
+
+def executor_dispatch(executor: dict[str, Any], progress: bool = True) -> Dispatch:
+    """Dispatch through :func:`implicit_bench.execution.run_items` (in-process or Ray actors)."""
+    try:
+        from implicit_bench.execution import ExecutorConfig, WorkItem, run_items
+    except ImportError:  # the shared executor is not installed: local runs only
+        if executor.get("kind", "local") != "local":
+            raise ConfigError("judge.executor: the Ray executor needs implicit_bench.execution") from None
+        return partial(in_process_dispatch, progress=progress)
+
+    config = ExecutorConfig.model_validate({"progress": progress, **executor})
+
+    def dispatch(name, make_worker, batches, on_result) -> None:
+        items = [WorkItem(f"{name}/{i}", batch) for i, batch in enumerate(batches)]
+        run_items(
+            items,
+            make_worker,
+            config,
+            on_outcome=lambda o: on_result(o.item.payload, o.value, o.error),
+            desc=f"judge {name} (batches)",
+        )
+
+    return dispatch
 
 
 def _progress(total: int, label: str, enabled: bool):
@@ -291,44 +338,48 @@ def answer_missing(
     judge_configs: dict[str, dict[str, Any]],
     cache: DiskCache,
     dispatch: Dispatch = in_process_dispatch,
-    progress: bool = False,
 ) -> tuple[dict[str, Any], dict[str, str], int]:
     """Cached answers of all planned keys (asking the judges for the missing ones).
 
-    Returns ``(answers by key, errors by key, model calls made)``.
+    Every finished batch is written to the cache at once (a killed run loses at most the
+    batches in flight). Returns ``(answers by key, errors by key, requests sent)``.
     """
     keys = list(dict.fromkeys(p.key for p in planned))
     answers = cache.get_many(keys)
     errors: dict[str, str] = {}
-    calls = 0
+    sent = 0
     by_judge: dict[str, dict[str, JudgeCall]] = defaultdict(dict)
     for p in planned:
         if p.key not in answers and p.key not in by_judge[p.judge]:
             by_judge[p.judge][p.key] = JudgeCall(p.key, p.prompt, p.image_sha256, p.store)
+
+    def on_result(batch: list[JudgeCall], results: BatchResult | None, error: str | None) -> None:
+        nonlocal sent
+        sent += len(batch)
+        if results is None:
+            for call in batch:
+                errors[call.key] = error or "worker failed"
+            return
+        fresh = []
+        for key, text, err in results:
+            if err is None:
+                fresh.append((key, {"text": text}))
+                answers[key] = {"text": text}
+                errors.pop(key, None)
+            else:
+                errors[key] = err
+        if fresh:
+            cache.put_many(fresh)
+
     for judge, todo in by_judge.items():
         if not todo:
             continue
         config = judge_configs[judge]
         size = max(1, int(config.get("batch_size", 8)))
-        calls_list = list(todo.values())
-        batches = [calls_list[i : i + size] for i in range(0, len(calls_list), size)]
-        bar = _progress(len(calls_list), f"judge {judge}", progress)
-        try:
-            for results in dispatch(lambda c=config, j=judge: JudgeWorker(c, f"judge.judges.{j}"), batches):
-                fresh = []
-                for key, text, error in results:
-                    if error is None:
-                        fresh.append((key, {"text": text}))
-                        answers[key] = {"text": text}
-                        errors.pop(key, None)
-                    else:
-                        errors[key] = error
-                calls += len(results)
-                cache.put_many(fresh)
-                bar.update(len(results))
-        finally:
-            bar.close()
-    return answers, errors, calls
+        calls = list(todo.values())
+        batches = [calls[i : i + size] for i in range(0, len(calls), size)]
+        dispatch(judge, partial(make_judge_worker, config, f"judge.judges.{judge}"), batches, on_result)
+    return answers, errors, sent
 
 
 # ----- assembling --------------------------------------------------------------------------
@@ -434,11 +485,11 @@ def run_judge_stage(
     }
     units = load_units(root / params.units)
     planned, image_counts, generators = plan_judgements(params, units, identities, root)
+    if dispatch is None:
+        dispatch = executor_dispatch(params.executor, params.progress)
     cache = DiskCache(root / params.cache)
     try:
-        answers, errors, calls = answer_missing(
-            planned, judge_configs, cache, dispatch or in_process_dispatch, params.progress
-        )
+        answers, errors, calls = answer_missing(planned, judge_configs, cache, dispatch)
     finally:
         cache.close()
     models = {name: b.model for name, b in backends.items()}
@@ -477,7 +528,9 @@ __all__ = [
     "TaskSelect",
     "answer_missing",
     "assemble",
+    "executor_dispatch",
     "in_process_dispatch",
+    "make_judge_worker",
     "load_units",
     "plan_judgements",
     "run_judge_stage",

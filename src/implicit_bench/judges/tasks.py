@@ -38,7 +38,7 @@ from implicit_bench.params import StrictModel
 TASK_NAMES: tuple[str, ...] = ("rubric", "blind", "alignment")
 ORDERS: tuple[str, ...] = ("sa", "as")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-_LETTER = re.compile(r"^(?:option\s+)?\(?([A-Za-z])\)?(?:[:.)]\s*.*)?$", re.DOTALL)
+_LETTER = re.compile(r"^(?:option\s+)?\(?([A-Za-z])\)?(?:[:.)]\s*.*)?$", re.DOTALL | re.IGNORECASE)
 
 
 class AnswerSpec(StrictModel):
