@@ -61,7 +61,7 @@ class JudgeStageParams(StrictModel):
 
     judges: dict[str, dict[str, Any]]
     tasks: dict[Literal["rubric", "blind", "alignment"], TaskSelect | None]
-    configs: list[str]
+    configs: list[str] | None = None  # image stores under images_dir; null: every store there
     blind_orders: Literal["hash", "both"] = "hash"
     units: str = "data/interim/units.parquet"
     images_dir: str = "data/images"
@@ -123,6 +123,17 @@ def load_units(path: str | Path) -> dict[str, dict[str, Any]]:
     return units
 
 
+def store_configs(params: JudgeStageParams, root: str | Path = ".") -> list[str]:
+    """The configurations to judge: ``params.configs``, or every image store under images_dir."""
+    if params.configs is not None:
+        return list(params.configs)
+    images = Path(root) / params.images_dir
+    found = sorted(p.name for p in images.iterdir() if (p / "journal.jsonl").exists()) if images.is_dir() else []
+    if not found:
+        raise InputError(images, None, None, "no image stores to judge (run the render stage first)")
+    return found
+
+
 def _select(select: TaskSelect | None, attr: str, default: list[str]) -> list[str]:
     chosen = getattr(select, attr) if select is not None else None
     return list(default) if chosen is None else list(chosen)
@@ -140,8 +151,9 @@ def plan_judgements(
     image_counts: dict[str, dict[str, int]] = {}
     generators: dict[str, set[str]] = {}
     records_by_config = {}
-    for config in params.configs:
-        store_root = root / params.images_dir / config
+    all_configs = store_configs(params, root)
+    for config in all_configs:
+        store_root = (root / params.images_dir / config).resolve()
         if not store_root.is_dir():
             raise InputError(store_root, None, None, f"no image store for configuration '{config}'")
         store = ImageStore(store_root)
@@ -162,7 +174,7 @@ def plan_judgements(
         unknown = [j for j in judges if j not in params.judges]
         if unknown:
             raise ConfigError(f"judge.tasks.{task_name}.judges: unknown judge(s) {unknown}")
-        configs = _select(select, "configs", params.configs)
+        configs = _select(select, "configs", all_configs)
         variants = set(_select(select, "variants", [])) or None
         for config in configs:
             if config not in records_by_config:
