@@ -213,3 +213,20 @@ def test_judge_selection_per_task_and_bad_params(tmp_path):
         run_judge_stage(_params(judges, tasks={"rubric": {"judges": ["three"]}}), tmp_path, dispatch=DISPATCH)
     with pytest.raises(ConfigError, match="temperture: Extra inputs"):
         run_judge_stage(_params({"x": {**base, "model": "m", "temperture": 0}}), tmp_path, dispatch=DISPATCH)
+
+
+def test_default_and_paper_profiles_validate(repo_root):
+    import yaml
+
+    from implicit_bench.judges import judge_params
+    from implicit_bench.profiles import apply_profile
+
+    default = JudgeStageParams.model_validate(yaml.safe_load((repo_root / "params.yaml").read_text())["judge"])
+    paper = JudgeStageParams.model_validate(
+        apply_profile("paper", repo_root / "params.yaml", repo_root / "profiles")["judge"]
+    )
+    assert {judge_params(c).model for c in default.judges.values()} == {"models/tiny/vlm"}
+    models = {name: judge_params(c) for name, c in paper.judges.items()}
+    assert models["qwen3vl"].model == "Qwen/Qwen3-VL-30B-A3B-Instruct"
+    assert models["gpt54"].backend == "openai" and models["gpt54"].max_image_side == 768
+    assert paper.tasks["blind"].judges == ["qwen3vl", "gpt54"]
