@@ -17,6 +17,7 @@ TOOLS: dict[str, str] = {
     # name: "module:click_command"
     "llm-export-replay": "implicit_bench.llm.cli:export_replay_command",
     "profile": "implicit_bench.profiles:profile_command",
+    "image": "implicit_bench.images.tool:image_command",
 }
 
 

@@ -127,6 +127,7 @@ class ImageStore:
                     width=entry.get("width"),
                     height=entry.get("height"),
                     attempts=int(entry.get("attempts", 1)),
+                    extra=entry.get("extra") or {},
                 )
 
     def __len__(self) -> int:
@@ -199,6 +200,8 @@ class ImageStore:
         if self._writer is not None and self._writer.tell() + incoming <= self.max_shard_bytes:
             return self._writer
         if self._writer is not None:
+            self._writer.flush()
+            os.fsync(self._writer.fileno())
             self._writer.close()
         self.shard_dir.mkdir(parents=True, exist_ok=True)
         existing = sorted(self.shard_dir.glob("shard-*.bin"))
@@ -213,48 +216,69 @@ class ImageStore:
 
     def put(self, record: ImageRecord, png: bytes | None = None) -> ImageRecord:
         """Store one finished item (with its PNG bytes when status is ok); durable on return."""
-        if record.status not in STATUSES:
-            raise ValueError(f"unknown status {record.status!r}")
-        location = None
-        if record.status == "ok":
-            if png is None:
-                raise ValueError(f"{record.key.item_id}: status ok needs image bytes")
-            record.sha256 = sha256_bytes(png)
-            if record.sha256 not in self._locations or not self._bytes_present(record.sha256):
-                writer = self._open_writer(len(png))
-                offset = writer.tell()
-                writer.write(png)
-                writer.flush()
-                os.fsync(writer.fileno())
-                self._locations[record.sha256] = (self._writer_name, offset, len(png))  # type: ignore[assignment]
-            location = list(self._locations[record.sha256])
-        entry = {**record.index_row(), "location": location}
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.journal_path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        self._records[record.key] = record
+        self.put_many([(record, png)])
         return record
 
     def put_many(self, items: Iterable[tuple[ImageRecord, bytes | None]]) -> None:
+        """Store several finished items with one fsync of the shard and one of the journal.
+
+        Bytes are durable before any journal line that points at them is written, so a kill at
+        any point leaves only whole, verifiable items behind.
+        """
+        items = list(items)
+        entries = []
+        wrote = False
         for record, png in items:
-            self.put(record, png)
+            if record.status not in STATUSES:
+                raise ValueError(f"unknown status {record.status!r}")
+            location = None
+            if record.status == "ok":
+                if png is None:
+                    raise ValueError(f"{record.key.item_id}: status ok needs image bytes")
+                record.sha256 = sha256_bytes(png)
+                if record.sha256 not in self._locations or not self._bytes_present(record.sha256):
+                    writer = self._open_writer(len(png))
+                    offset = writer.tell()
+                    writer.write(png)
+                    wrote = True
+                    self._locations[record.sha256] = (self._writer_name, offset, len(png))  # type: ignore[assignment]
+                location = list(self._locations[record.sha256])
+            entry = {**record.index_row(), "location": location}
+            if record.extra:
+                entry["extra"] = record.extra
+            entries.append(entry)
+        if wrote and self._writer is not None:
+            self._writer.flush()
+            os.fsync(self._writer.fileno())
+        if not entries:
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.journal_path, "a", encoding="utf-8") as fh:
+            fh.write("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries))
+            fh.flush()
+            os.fsync(fh.fileno())
+        for record, _ in items:
+            self._records[record.key] = record
 
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
 
-    def index(self) -> pd.DataFrame:
-        rows = [r.index_row() for r in self.records()]
+    def index(self, keys: Iterable[ImageKey] | None = None) -> pd.DataFrame:
+        """One row per item (sorted by key); only ``keys`` when given (e.g. the current plan)."""
+        records = self.records()
+        if keys is not None:
+            wanted = set(keys)
+            records = [r for r in records if r.key in wanted]
+        rows = [r.index_row() for r in records]
         frame = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
         return frame.astype({"seed": "int64", "attempts": "int64"})
 
-    def finalize(self) -> pd.DataFrame:
-        """Write ``index.parquet`` and ``locations.parquet``; return the index."""
+    def finalize(self, keys: Iterable[ImageKey] | None = None) -> pd.DataFrame:
+        """Write ``index.parquet`` (of ``keys`` when given) and ``locations.parquet``; return the index."""
         self.close()
-        frame = self.index()
+        frame = self.index(keys)
         self.root.mkdir(parents=True, exist_ok=True)
         frame.to_parquet(self.root / "index.parquet", index=False)
         locations = pd.DataFrame(

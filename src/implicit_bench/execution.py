@@ -1,0 +1,221 @@
+"""A small executor for model work items: in-process by default, or Ray actors on a cluster.
+
+Used by ``render`` (image generation) and ``judge`` (VLM calls)::
+
+    def make_worker():                 # picklable; called once per process / Ray actor
+        model = load_model(...)        # the model is loaded once per worker
+        return model.run_batch         # worker(payload) -> value
+
+    stats = run_items(items, make_worker, ExecutorConfig(), on_outcome=write_it)
+
+``items`` are ``WorkItem(id, payload)``; every outcome (success or final failure) is handed to
+``on_outcome`` **in the driver process**, which does all writing, so the in-process and Ray
+executors write identical results (only the completion order differs). A worker exception is
+retried up to ``max_attempts`` times in total; then the item's outcome carries the error and
+the run goes on. With Ray, a crashed actor is restarted and its item retried the same way.
+Progress and ETA are shown with tqdm on stderr.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from implicit_bench.params import StrictModel
+
+
+class ExecutorConfig(StrictModel):
+    """How work items are dispatched (params: ``render.executor``, ``judge.executor``)."""
+
+    kind: Literal["local", "ray"] = "local"
+    address: str | None = None  # Ray cluster address ("auto", "ray://head:10001"); None: local Ray
+    workers: int = 1  # Ray actors (each loads the model once)
+    num_gpus: float = 0  # per actor
+    num_cpus: float = 1  # per actor
+    max_in_flight: int = 2  # items queued per actor (keeps GPUs busy while results travel)
+    runtime_env: dict[str, Any] | None = None  # Ray runtime_env (e.g. working_dir, pip) for clusters
+    max_attempts: int = 3  # tries per item, first one included
+    retry_backoff_s: float = 0.0  # sleep before a retry, times the attempt number
+    progress: bool = True
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    id: str
+    payload: Any
+
+
+@dataclass
+class Outcome:
+    item: WorkItem
+    value: Any = None
+    error: str | None = None
+    attempts: int = 1
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass
+class RunStats:
+    items: int = 0
+    ok: int = 0
+    failed: int = 0
+    retries: int = 0
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)  # first few final errors, for the log
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "items": self.items,
+            "ok": self.ok,
+            "failed": self.failed,
+            "retries": self.retries,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+Worker = Callable[[Any], Any]
+
+
+def describe_error(exc: BaseException) -> str:
+    """``Type: message (file:line)`` of the innermost frame: short, enough to act on."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" ({frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"[:2000]
+
+
+def run_items(
+    items: Sequence[WorkItem],
+    make_worker: Callable[[], Worker],
+    config: ExecutorConfig | None = None,
+    on_outcome: Callable[[Outcome], None] | None = None,
+    desc: str = "items",
+) -> RunStats:
+    """Run ``make_worker()(item.payload)`` for every item; hand each outcome to ``on_outcome``."""
+    config = config or ExecutorConfig()
+    on_outcome = on_outcome or (lambda outcome: None)
+    stats = RunStats(items=len(items))
+    if not items:
+        return stats
+    start = time.perf_counter()
+    runner = _run_ray if config.kind == "ray" else _run_local
+    with _progress(len(items), desc, config.progress) as bar:
+
+        def finish(outcome: Outcome) -> None:
+            if outcome.ok:
+                stats.ok += 1
+            else:
+                stats.failed += 1
+                if len(stats.errors) < 5:
+                    stats.errors.append(f"{outcome.item.id}: {outcome.error}")
+            stats.retries += outcome.attempts - 1
+            on_outcome(outcome)
+            bar.update(1)
+
+        runner(items, make_worker, config, finish)
+    stats.seconds = time.perf_counter() - start
+    return stats
+
+
+def _progress(total: int, desc: str, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, disable=not enabled, mininterval=2.0, smoothing=0.1)
+
+
+def _call(worker: Worker, payload: Any) -> tuple[Any, str | None]:
+    try:
+        return worker(payload), None
+    except Exception as exc:  # noqa: BLE001 - every worker failure is recorded, not raised
+        return None, describe_error(exc)
+
+
+def _run_local(
+    items: Sequence[WorkItem], make_worker: Callable[[], Worker], config: ExecutorConfig, finish: Callable
+) -> None:
+    worker = make_worker()
+    try:
+        for item in items:
+            attempt = 0
+            while True:
+                attempt += 1
+                value, error = _call(worker, item.payload)
+                if error is None or attempt >= config.max_attempts:
+                    finish(Outcome(item, value, error, attempt))
+                    break
+                if config.retry_backoff_s:
+                    time.sleep(config.retry_backoff_s * attempt)
+    finally:
+        close = getattr(getattr(worker, "__self__", None), "close", None)
+        if callable(close):
+            close()
+
+
+def _ray_actor_class(ray: Any) -> Any:
+    class _Actor:
+        def __init__(self, make_worker: Callable[[], Worker]):
+            self.worker = make_worker()
+
+        def ready(self) -> bool:
+            return True
+
+        def run(self, payload: Any) -> tuple[Any, str | None]:
+            return _call(self.worker, payload)
+
+    return ray.remote(_Actor)
+
+
+def _run_ray(
+    items: Sequence[WorkItem], make_worker: Callable[[], Worker], config: ExecutorConfig, finish: Callable
+) -> None:
+    import ray
+
+    started_here = False
+    if not ray.is_initialized():
+        init_kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True}
+        if config.address:
+            init_kwargs["address"] = config.address
+        if config.runtime_env:
+            init_kwargs["runtime_env"] = config.runtime_env
+        ray.init(**init_kwargs)
+        started_here = True
+    actor_cls = _ray_actor_class(ray).options(
+        num_gpus=config.num_gpus, num_cpus=config.num_cpus, max_restarts=config.max_attempts, max_task_retries=0
+    )
+    actors = [actor_cls.remote(make_worker) for _ in range(max(1, config.workers))]
+    ray.get([a.ready.remote() for a in actors])  # model load errors surface here, once
+    queue: deque[tuple[WorkItem, int]] = deque((item, 1) for item in items)
+    pending: dict[Any, tuple[WorkItem, int, Any]] = {}
+    load = {i: 0 for i in range(len(actors))}
+    try:
+        while queue or pending:
+            for idx, actor in enumerate(actors):
+                while queue and load[idx] < config.max_in_flight:
+                    item, attempt = queue.popleft()
+                    pending[actor.run.remote(item.payload)] = (item, attempt, idx)
+                    load[idx] += 1
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                item, attempt, idx = pending.pop(ref)
+                load[idx] -= 1
+                try:
+                    value, error = ray.get(ref)
+                except ray.exceptions.RayError as exc:  # actor died (OOM, segfault): retried
+                    value, error = None, f"worker crashed: {type(exc).__name__}: {str(exc)[:500]}"
+                if error is None or attempt >= config.max_attempts:
+                    finish(Outcome(item, value, error, attempt))
+                else:
+                    if config.retry_backoff_s:
+                        time.sleep(config.retry_backoff_s * attempt)
+                    queue.appendleft((item, attempt + 1))
+    finally:
+        for actor in actors:
+            ray.kill(actor)
+        if started_here:
+            ray.shutdown()

@@ -1,0 +1,78 @@
+"""Registry of text-to-image generator backends (one module per backend, imported lazily).
+
+``render.configs`` in params maps a configuration name to a backend config::
+
+    qwen_image: {backend: diffusers, model: Qwen/Qwen-Image, dtype: bfloat16, steps: 50, ...}
+
+``create_generator(config)`` builds the backend once per worker; ``settings_hash(config)`` is
+the hash of everything in a config that determines its images (used to decide which stored
+images are still valid on resume).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from implicit_bench.errors import ConfigError
+from implicit_bench.generators.base import (
+    Generator,
+    GeneratorConfig,
+    RenderRequest,
+    RenderResult,
+    png_bytes,
+)
+from implicit_bench.hashing import stable_hash
+from implicit_bench.registry import Registry
+
+GENERATORS: Registry[Generator] = Registry("generator")
+GENERATORS.register("diffusers", "implicit_bench.generators.diffusers_backend:DiffusersGenerator")
+GENERATORS.register("openai_images", "implicit_bench.generators.openai_images:OpenAIImagesGenerator")
+
+# Config keys that change how fast images are made, never which images: left out of the hash.
+RUNTIME_KEYS = frozenset(
+    {"device", "batch_size", "cpu_offload", "concurrency", "timeout_s", "api_key_env", "base_url"}
+)
+
+
+def validate_config(config: dict[str, Any] | GeneratorConfig, where: str = "render.configs") -> GeneratorConfig:
+    """The backend's pydantic config for ``config`` (unknown keys are an error)."""
+    if isinstance(config, GeneratorConfig):
+        return config
+    if not isinstance(config, dict) or "backend" not in config:
+        raise ConfigError(f"{where}: a generator config needs a 'backend' ({', '.join(GENERATORS.names())})")
+    cls = GENERATORS.resolve(str(config["backend"]))
+    from pydantic import ValidationError
+
+    try:
+        return cls.Config.model_validate(config)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{where}.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"invalid generator config: {problems}") from None
+
+
+def create_generator(config: dict[str, Any] | GeneratorConfig) -> Generator:
+    """Build (load) the generator of ``config``: call once per worker."""
+    cfg = validate_config(config)
+    return GENERATORS.resolve(cfg.backend)(cfg)
+
+
+def settings_hash(config: dict[str, Any] | GeneratorConfig) -> str:
+    """Hash of the image-determining settings of a config (runtime keys left out)."""
+    cfg = validate_config(config)
+    settings = {k: v for k, v in cfg.model_dump().items() if k not in RUNTIME_KEYS}
+    return stable_hash(settings, length=16)
+
+
+__all__ = [
+    "GENERATORS",
+    "Generator",
+    "GeneratorConfig",
+    "RenderRequest",
+    "RenderResult",
+    "create_generator",
+    "png_bytes",
+    "settings_hash",
+    "validate_config",
+]

@@ -1,0 +1,74 @@
+"""What every generator backend takes and returns.
+
+A generator is created once per worker from its config (a dict from params, validated by the
+backend's pydantic ``Config``) and then called on batches of ``RenderRequest``: it returns one
+``RenderResult`` per request, in order. A refusal (the model or API declined the prompt) is a
+result with status ``refused`` and its reason, never an exception and never an imputed image;
+an exception means the whole batch failed and is retried by the executor.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from implicit_bench.params import StrictModel
+
+
+@dataclass(frozen=True)
+class RenderRequest:
+    """One image to make: ``prompt`` rendered from ``seed`` (``item_id`` is for messages only)."""
+
+    item_id: str
+    prompt: str
+    seed: int
+    payload: Any = None  # extra inputs for custom workers (e.g. steering texts); plain renders: None
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    """``status`` ok (with PNG bytes) or refused (with a reason)."""
+
+    status: str
+    png: bytes | None = None
+    reason: str | None = None
+    width: int | None = None
+    height: int | None = None
+
+    @classmethod
+    def from_image(cls, image: Any) -> RenderResult:
+        png = png_bytes(image)
+        return cls("ok", png, None, int(image.width), int(image.height))
+
+    @classmethod
+    def refused(cls, reason: str) -> RenderResult:
+        return cls("refused", None, reason)
+
+
+class GeneratorConfig(StrictModel):
+    """Fields shared by all backends. ``batch_size``: requests per call (one forward pass)."""
+
+    backend: str
+    batch_size: int = 1
+
+
+class Generator(Protocol):
+    config: GeneratorConfig
+
+    @property
+    def name(self) -> str:
+        """Short identity written to the index ``generator`` column (backend:model)."""
+        ...
+
+    def generate(self, requests: Sequence[RenderRequest]) -> list[RenderResult]: ...
+
+    def close(self) -> None: ...
+
+
+def png_bytes(image: Any) -> bytes:
+    """Deterministic PNG encoding of a PIL image (RGB, no metadata)."""
+    buf = io.BytesIO()
+    image.convert("RGB").save(buf, format="PNG")
+    return buf.getvalue()

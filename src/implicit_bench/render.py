@@ -1,0 +1,302 @@
+"""Render every prompt of every unit on every seed into one ImageStore per configuration.
+
+The plan of a configuration is the full list of items (unit, seed, variant) in a fixed order;
+it is cut into batches of ``batch_size`` **before** looking at what is already done, so an
+image is always computed in the same batch (same numerics) whether the run is fresh, resumed
+or spread over Ray actors. A batch runs when any of its items is missing; items already done
+are not written again.
+
+An item counts as done when its journal entry is intact (bytes present and, with ``verify``,
+re-hashed), its prompt equals the planned prompt and its settings hash equals the current
+config's (so a changed prompt or sampler setting re-renders it). Items recorded as failed are
+tried again on the next run when ``retry_failed`` is set; refusals are final.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from implicit_bench.errors import InputError
+from implicit_bench.execution import ExecutorConfig, Outcome, RunStats, WorkItem, run_items
+from implicit_bench.generators import (
+    RenderRequest,
+    RenderResult,
+    create_generator,
+    settings_hash,
+    validate_config,
+)
+from implicit_bench.images import ImageKey, ImageRecord, ImageStore
+from implicit_bench.io import read_table
+from implicit_bench.params import StrictModel
+from implicit_bench.schema import VARIANTS
+
+
+class RenderParams(StrictModel):
+    """params.yaml section ``render``."""
+
+    configs: dict[str, dict[str, Any]]  # name -> generator backend config (see generators/)
+    run: list[str] | None = None  # names of configs to render; None: all
+    seeds: list[int] = [42, 1042, 2042]
+    variants: list[str] = list(VARIANTS)
+    verify: bool = True  # re-hash stored bytes when resuming (a mismatch is re-rendered)
+    retry_failed: bool = True  # try items that failed in an earlier run again
+    executor: ExecutorConfig = ExecutorConfig()
+    executors: dict[str, ExecutorConfig] = {}  # per-config override of ``executor``
+
+    def selected(self) -> list[str]:
+        names = self.run if self.run is not None else list(self.configs)
+        unknown = [n for n in names if n not in self.configs]
+        if unknown:
+            raise ValueError(f"render.run names unknown configs: {', '.join(unknown)}")
+        return names
+
+    def executor_for(self, name: str) -> ExecutorConfig:
+        return self.executors.get(name, self.executor)
+
+
+@dataclass(frozen=True)
+class PlannedItem:
+    key: ImageKey
+    prompt: str
+    bias_type: str | None
+
+
+def load_units(path: str | Path, variants: Sequence[str]) -> pd.DataFrame:
+    """The units table with one ``prompt_<variant>`` column per variant; bad rows named."""
+    units = read_table(path)
+    needed = ["unit_id", *(f"prompt_{v}" for v in variants)]
+    for column in needed:
+        if column not in units.columns:
+            raise InputError(path, None, column, "missing column")
+    units = units.copy()
+    units["unit_id"] = units["unit_id"].astype(str)
+    duplicated = units["unit_id"].duplicated()
+    if duplicated.any():
+        row = int(duplicated.to_numpy().argmax()) + 1
+        raise InputError(path, row, "unit_id", f"duplicate unit id {units['unit_id'].iloc[row - 1]!r}")
+    for column in needed[1:]:
+        text = units[column]
+        bad = text.isna() | (text.astype(str).str.strip() == "")
+        if bad.any():
+            row = int(bad.to_numpy().argmax()) + 1
+            raise InputError(path, row, column, f"empty prompt for unit {units['unit_id'].iloc[row - 1]!r}")
+    return units
+
+
+def plan_items(
+    units: pd.DataFrame, config: str, seeds: Sequence[int], variants: Sequence[str]
+) -> list[PlannedItem]:
+    """Every (unit, seed, variant) of a config, ordered by unit id, seed, then variant."""
+    bias = units["bias_type"] if "bias_type" in units.columns else pd.Series([None] * len(units))
+    rows = sorted(
+        zip(units["unit_id"], bias, *(units[f"prompt_{v}"] for v in variants), strict=True),
+        key=lambda r: r[0],
+    )
+    planned = []
+    for unit_id, bias_type, *prompts in rows:
+        for seed in seeds:
+            for variant, prompt in zip(variants, prompts, strict=True):
+                planned.append(
+                    PlannedItem(ImageKey(config, unit_id, variant, int(seed)), str(prompt), bias_type)
+                )
+    return planned
+
+
+def batch_plan(planned: Sequence[PlannedItem], batch_size: int) -> list[list[PlannedItem]]:
+    size = max(1, int(batch_size))
+    return [list(planned[i : i + size]) for i in range(0, len(planned), size)]
+
+
+def done_keys(
+    store: ImageStore, planned: Sequence[PlannedItem], settings: str, verify: bool, retry_failed: bool
+) -> set[ImageKey]:
+    """Planned keys whose stored result is intact and current (see module docstring)."""
+    intact = store.done_keys(verify=verify)
+    done = set()
+    for item in planned:
+        if item.key not in intact:
+            continue
+        record = store.get(item.key)
+        if record is None or record.prompt != item.prompt or record.extra.get("settings") != settings:
+            continue
+        if record.status == "failed" and retry_failed:
+            continue
+        done.add(item.key)
+    return done
+
+
+def _generate_worker(config: dict[str, Any]) -> Callable[[list[RenderRequest]], list[RenderResult]]:
+    """Executor worker factory: load the generator once, return its batch method."""
+    return create_generator(config).generate
+
+
+def generator_name(config: dict[str, Any]) -> str:
+    cfg = validate_config(config)
+    return f"{cfg.backend}:{getattr(cfg, 'model', '')}"
+
+
+def render_plan(
+    store: ImageStore,
+    planned: Sequence[PlannedItem],
+    make_worker: Callable[[], Callable[[list[RenderRequest]], list[RenderResult]]],
+    *,
+    generator: str,
+    settings: str,
+    batch_size: int,
+    executor: ExecutorConfig,
+    verify: bool = True,
+    retry_failed: bool = True,
+    payloads: dict[ImageKey, Any] | None = None,
+    desc: str = "render",
+) -> dict[str, Any]:
+    """Render the missing items of ``planned`` into ``store``; return run statistics.
+
+    ``make_worker`` is any picklable factory returning ``worker(requests) -> results``; plain
+    renders use the generator's ``generate``; steering renders (engineer "debias") pass their own
+    worker and per-item ``payloads``. Only the driver writes to the store.
+    """
+    done = done_keys(store, planned, settings, verify, retry_failed)
+    skipped = sum(1 for item in planned if item.key in done)
+    batches = [b for b in batch_plan(planned, batch_size) if any(i.key not in done for i in b)]
+    payloads = payloads or {}
+    work = [
+        WorkItem(
+            f"{b[0].key.item_id} (+{len(b) - 1})",
+            [RenderRequest(i.key.item_id, i.prompt, i.key.seed, payloads.get(i.key)) for i in b],
+        )
+        for b in batches
+    ]
+    by_id = {w.id: b for w, b in zip(work, batches, strict=True)}
+    written: Counter[str] = Counter()
+
+    def write(outcome: Outcome) -> None:
+        batch = by_id[outcome.item.id]
+        results = outcome.value if outcome.ok else None
+        if results is not None and len(results) != len(batch):
+            results, outcome.error = None, f"worker returned {len(results)} results for {len(batch)} requests"
+        rows = []
+        for pos, item in enumerate(batch):
+            if item.key in done:
+                continue
+            extra = {"settings": settings}
+            if results is None:
+                record = ImageRecord(
+                    item.key, generator, item.prompt, "failed", outcome.error, attempts=outcome.attempts, extra=extra
+                )
+                rows.append((record, None))
+            else:
+                res = results[pos]
+                record = ImageRecord(
+                    item.key,
+                    generator,
+                    item.prompt,
+                    res.status,
+                    res.reason,
+                    width=res.width,
+                    height=res.height,
+                    attempts=outcome.attempts,
+                    extra=extra,
+                )
+                rows.append((record, res.png if res.status == "ok" else None))
+            written[record.status] += 1
+        store.put_many(rows)
+
+    start = time.perf_counter()
+    stats: RunStats = run_items(work, make_worker, executor, on_outcome=write, desc=desc)
+    seconds = time.perf_counter() - start
+    rendered = written["ok"]
+    return {
+        "planned": len(planned),
+        "skipped_done": skipped,
+        "batches_run": len(work),
+        "written": dict(sorted(written.items())),
+        "retries": stats.retries,
+        "seconds": round(seconds, 3),
+        "images_per_s": round(rendered / seconds, 4) if seconds > 0 and rendered else 0.0,
+        "first_errors": stats.errors,
+    }
+
+
+def summarize(index: pd.DataFrame, planned: Sequence[PlannedItem]) -> dict[str, Any]:
+    """Counts by status and refusals per bias type (refused / all planned items of the type)."""
+    bias = {i.key: i.bias_type for i in planned}
+    frame = index.assign(
+        bias_type=[
+            bias.get(ImageKey(r.config, r.unit_id, r.variant, int(r.seed)))
+            for r in index.itertuples(index=False)
+        ]
+    )
+    counts = {s: int((frame["status"] == s).sum()) for s in ("ok", "refused", "failed")}
+    per_type: dict[str, Any] = {}
+    for bias_type, group in frame.groupby(frame["bias_type"].fillna("unknown"), sort=True):
+        refused = int((group["status"] == "refused").sum())
+        per_type[str(bias_type)] = {
+            "items": len(group),
+            "refused": refused,
+            "refusal_rate": round(refused / len(group), 6) if len(group) else 0.0,
+        }
+    return {"items": len(frame), "by_status": counts, "refusals_by_bias_type": per_type}
+
+
+def render_config(
+    name: str,
+    config: dict[str, Any],
+    units: pd.DataFrame,
+    store_dir: str | Path,
+    params: RenderParams,
+) -> dict[str, Any]:
+    """Render one named config of ``params`` into ``store_dir``; write its index; its metrics."""
+    cfg = validate_config(config, where=f"render.configs.{name}")
+    planned = plan_items(units, name, params.seeds, params.variants)
+    with ImageStore(store_dir) as store:
+        run = render_plan(
+            store,
+            planned,
+            functools.partial(_generate_worker, cfg.model_dump()),
+            generator=generator_name(config),
+            settings=settings_hash(cfg),
+            batch_size=cfg.batch_size,
+            executor=params.executor_for(name),
+            verify=params.verify,
+            retry_failed=params.retry_failed,
+            desc=f"render {name}",
+        )
+        index = store.finalize(keys=[i.key for i in planned])
+    return {
+        "generator": generator_name(config),
+        "model": getattr(cfg, "model", None),
+        "settings_hash": settings_hash(cfg),
+        "batch_size": cfg.batch_size,
+        **summarize(index, planned),
+        "run": run,
+    }
+
+
+def render_all(params: RenderParams, units: pd.DataFrame, images_dir: str | Path) -> dict[str, dict[str, Any]]:
+    """Render every selected config into ``images_dir/<config>``."""
+    return {
+        name: render_config(name, params.configs[name], units, Path(images_dir) / name, params)
+        for name in params.selected()
+    }
+
+
+def render_metrics(params: RenderParams, results: dict[str, dict[str, Any]], profile: str | None) -> dict[str, Any]:
+    """``metrics/render.json``: per config counts, refusals per bias type, speed, provenance."""
+    from implicit_bench.provenance import provenance
+
+    return {
+        "seeds": list(params.seeds),
+        "variants": list(params.variants),
+        "configs": results,
+        "provenance": provenance(
+            [(f"generator:{name}", res["model"]) for name, res in results.items()], profile=profile
+        ),
+    }

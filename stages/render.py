@@ -1,0 +1,28 @@
+"""Stage `render`: every prompt of every unit on every seed -> data/images/<config>/ (ImageStore)."""
+
+from __future__ import annotations
+
+import click
+
+from implicit_bench.io import write_json
+from implicit_bench.params import load_params, section
+from implicit_bench.render import RenderParams, load_units, render_all, render_metrics
+
+
+@click.command()
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--units", "units_path", default="data/interim/units.parquet", show_default=True)
+@click.option("--images", "images_dir", default="data/images", show_default=True)
+@click.option("--metrics", default="metrics/render.json", show_default=True)
+def main(params_path: str, units_path: str, images_dir: str, metrics: str) -> None:
+    raw = load_params(params_path)
+    params = section(raw, "render", RenderParams, params_path)
+    units = load_units(units_path, params.variants)
+    results = render_all(params, units, images_dir)
+    write_json(metrics, render_metrics(params, results, (raw.get("base") or {}).get("profile")))
+    for name, res in results.items():
+        click.echo(f"render {name}: {res['by_status']} -> {images_dir}/{name}")
+
+
+if __name__ == "__main__":
+    main()

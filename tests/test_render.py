@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from PIL import Image
+
+from implicit_bench.errors import InputError
+from implicit_bench.generators import create_generator, settings_hash
+from implicit_bench.images import ImageKey, ImageStore
+from implicit_bench.provenance import is_random_init
+from implicit_bench.render import RenderParams, load_units, plan_items, render_all, render_metrics
+from tests.render_fixtures import tiny_config, units_frame, write_units
+
+
+def test_tiny_pipeline_loads_through_from_pretrained_and_is_marked(tiny_generator_dir):
+    from diffusers import DiffusionPipeline
+
+    assert is_random_init(tiny_generator_dir)
+    pipe = DiffusionPipeline.from_pretrained(tiny_generator_dir)
+    assert type(pipe).__name__ == "StableDiffusionPipeline"
+    # the tokenizer was written locally: character level, BOS ... EOS
+    ids = pipe.tokenizer("ab").input_ids
+    assert ids[0] == 0 and ids[-1] == 1 and len(ids) == 4
+
+
+def test_same_seed_same_bytes_and_variants_share_noise(tiny_generator_dir):
+    gen = create_generator(tiny_config(tiny_generator_dir))
+    a = gen.generate_prompts(["A photo of a nurse", "A photo of a nurse, a man"], [42, 42])
+    b = gen.generate_prompts(["A photo of a nurse", "A photo of a nurse, a man"], [42, 42])
+    assert [im.tobytes() for im in a] == [im.tobytes() for im in b]
+    c = gen.generate_prompts(["A photo of a nurse", "A photo of a nurse"], [42, 1042])
+    assert a[0].tobytes() == c[0].tobytes()  # same prompt, same seed, same batch position
+    assert c[0].tobytes() != c[1].tobytes()  # another seed, another image
+    assert a[0].size == (32, 32)
+
+
+def test_encode_then_generate_is_the_plain_route(tiny_generator_dir):
+    gen = create_generator(tiny_config(tiny_generator_dir))
+    prompts = ["A photo of a nurse", "A photo of an engineer at work"]
+    enc = gen.encode(prompts)
+    # one vector per token, mask = real tokens (BOS + characters + EOS)
+    assert enc.embeds.shape[:2] == enc.mask.shape
+    assert enc.mask.sum(dim=1).tolist() == [len(p) - p.count(" ") + 2 for p in prompts]
+    assert enc.pooled is None
+    plain = gen.generate_prompts(prompts, [42, 1042])
+    again = gen.generate_encoded(gen.encode(prompts), [42, 1042])
+    assert [i.tobytes() for i in plain] == [i.tobytes() for i in again]
+    edited = enc.select([0, 1])
+    edited.embeds = edited.embeds + 1.0
+    assert gen.generate_encoded(edited, [42, 1042])[0].tobytes() != plain[0].tobytes()
+
+
+def test_render_end_to_end_writes_store_index_and_metrics(tiny_generator_dir, tmp_path):
+    units_path = write_units(tmp_path / "units.parquet")
+    params = RenderParams(configs={"tiny": tiny_config(tiny_generator_dir)}, seeds=[42, 1042])
+    units = load_units(units_path, params.variants)
+    results = render_all(params, units, tmp_path / "images")
+    # 4 units x 2 seeds x 3 variants = 24 items, all rendered
+    assert results["tiny"]["by_status"] == {"ok": 24, "refused": 0, "failed": 0}
+    assert results["tiny"]["refusals_by_bias_type"]["race"] == {"items": 6, "refused": 0, "refusal_rate": 0.0}
+    index = pd.read_parquet(tmp_path / "images" / "tiny" / "index.parquet")
+    assert len(index) == 24 and set(index["generator"]) == {f"diffusers:{tiny_generator_dir}"}
+    store = ImageStore(tmp_path / "images" / "tiny")
+    png = store.export_png(ImageKey("tiny", "u2", "anti_stereotype", 1042), tmp_path / "x.png")
+    assert Image.open(png).size == (32, 32)
+    metrics = render_metrics(params, results, "default")
+    assert metrics["provenance"]["random_init"] is True
+    json.dumps(metrics)
+    # a second run renders nothing
+    again = render_all(params, units, tmp_path / "images")
+    assert again["tiny"]["run"]["skipped_done"] == 24 and again["tiny"]["run"]["batches_run"] == 0
+
+
+def test_changed_setting_rerenders_changed_prompt_rerenders(tiny_generator_dir, tmp_path):
+    config = tiny_config(tiny_generator_dir)
+    params = RenderParams(configs={"tiny": config}, seeds=[42])
+    units = units_frame()
+    render_all(params, units, tmp_path / "images")
+    units.loc[0, "prompt_neutral"] = "A photo of a nurse in a hospital"
+    res = render_all(params, units, tmp_path / "images")
+    assert res["tiny"]["run"]["written"] == {"ok": 1}  # only the changed prompt
+    assert settings_hash({**config, "batch_size": 1, "device": "cpu"}) == settings_hash(config)
+    changed = RenderParams(configs={"tiny": {**config, "steps": 3}}, seeds=[42])
+    res = render_all(changed, units, tmp_path / "images")
+    assert res["tiny"]["run"]["written"] == {"ok": 12}
+
+
+def test_bad_units_table_names_row_and_field(tmp_path):
+    frame = units_frame()
+    frame.loc[2, "prompt_stereotype"] = "  "
+    frame.to_parquet(tmp_path / "u.parquet")
+    with pytest.raises(InputError, match=r"row 3, field 'prompt_stereotype'"):
+        load_units(tmp_path / "u.parquet", ["neutral", "stereotype", "anti_stereotype"])
+    with pytest.raises(InputError, match="field 'prompt_negated_0_1': missing column"):
+        load_units(tmp_path / "u.parquet", ["negated_0_1"])
+
+
+def test_plan_order_is_unit_seed_variant():
+    planned = plan_items(units_frame().iloc[::-1], "c", [42, 1042], ["neutral", "stereotype"])
+    assert [(p.key.unit_id, p.key.seed, p.key.variant) for p in planned[:3]] == [
+        ("u0", 42, "neutral"),
+        ("u0", 42, "stereotype"),
+        ("u0", 1042, "neutral"),
+    ]
