@@ -6,7 +6,9 @@ template. Nothing is downloaded: the byte-level BPE tokenizer is trained here on
 image processor and the chat template are written here, and the model weights come from
 ``torch.manual_seed(seed)``. ``save_pretrained`` writes a directory that the judge backend
 loads with ``AutoProcessor`` / ``AutoModelForImageTextToText.from_pretrained`` exactly as it
-loads a hub model. Its answers are noise: that exercises the invalid-answer path.
+loads a hub model. Its answers are noise: a mix of readable answers (whole answer strings are
+tokens of its vocabulary), answers to the wrong question and junk, so both the valid and the
+invalid-answer paths of the judge stage run. They mean nothing about any image.
 """
 
 from __future__ import annotations
@@ -53,6 +55,21 @@ _CORPUS = [
 ]
 
 
+# Weights are drawn with a large std so that the answer depends on the image and the prompt
+# (with the usual 0.02 a random model repeats one token whatever it is shown).
+INIT_STD = 0.5
+# Answer strings are whole tokens whose embeddings (tied with the output layer) are scaled up,
+# so the noise is sometimes a readable answer, sometimes the wrong task's answer, sometimes
+# junk: the judge stage's valid and invalid paths both run, and downstream stages get values.
+ANSWER_TOKENS = (
+    *(f'{{"score": {i}}}' for i in range(6)),
+    *(f'{{"choice": "{c}"}}' for c in "ABC"),
+    '{"aligned": true}',
+    '{"aligned": false}',
+)
+ANSWER_SCALE = 3.0
+
+
 def _tokenizer(seed: int):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -67,6 +84,7 @@ def _tokenizer(seed: int):
         show_progress=False,
     )
     tok.train_from_iterator(_CORPUS * 4, trainer=trainer)
+    tok.add_tokens(list(ANSWER_TOKENS))
     return PreTrainedTokenizerFast(
         tokenizer_object=tok,
         eos_token="<|im_end|>",
@@ -117,6 +135,7 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
             "image_size": size,
             "patch_size": patch,
             "projection_dim": 32,
+            "initializer_range": INIT_STD,
         },
         text_config={
             "model_type": "qwen2",
@@ -129,6 +148,7 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
             "max_position_embeddings": 4096,
             "pad_token_id": ids["<|endoftext|>"],
             "eos_token_id": ids["<|im_end|>"],
+            "initializer_range": INIT_STD,
         },
         image_token_id=ids["<image>"],
         vision_feature_select_strategy="default",
@@ -138,6 +158,9 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = LlavaForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        answer_ids = tokenizer.convert_tokens_to_ids(list(ANSWER_TOKENS))
+        model.get_input_embeddings().weight[answer_ids] *= ANSWER_SCALE
     model.generation_config.eos_token_id = ids["<|im_end|>"]
     model.generation_config.pad_token_id = ids["<|endoftext|>"]
     model.save_pretrained(out)
