@@ -130,3 +130,36 @@ def rate_intervals(boot: Any, frame: pd.DataFrame, measures: dict[str, Any], str
         value = num.sum() / den.sum() if den.sum() else float("nan")
         out[name] = boot.interval(value, ratio_replicates(weights, num, den), f"{stream}/{name}", len(units))
     return out
+
+
+RATE_SPECS: tuple[tuple[str, str, str], ...] = (
+    ("default_rate", "neutral", "s"),
+    ("success_s", "stereotype", "s"),
+    ("success_a", "anti_stereotype", "a"),
+)
+
+
+def blind_rate_intervals(boot: Any, frame: pd.DataFrame, label: str, stream: str) -> dict[str, Any]:
+    """Intervals of default rate, success(s), success(a) and their gap (paired replicates)."""
+    units = sorted(frame["unit_id"].astype(str).unique())
+    weights = boot.weights(len(units), stream)
+    labelled = frame[frame[label].notna()]
+    values, reps = {}, {}
+    for name, variant, wanted in RATE_SPECS:
+        sub = labelled[labelled["variant"] == variant]
+        den = sub.groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
+        num = sub[sub[label] == wanted].groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
+        values[name] = num.sum() / den.sum() if den.sum() else float("nan")
+        reps[name] = ratio_replicates(weights, num, den)
+    values["gap"] = values["success_s"] - values["success_a"]
+    reps["gap"] = reps["success_s"] - reps["success_a"]
+    return {name: boot.interval(values[name], reps[name], f"{stream}/{name}", len(units))["ci"] for name in values}
+
+
+def coverage_interval(boot: Any, frame: pd.DataFrame, kept: pd.Series, stream: str) -> Any:
+    units = sorted(frame["unit_id"].astype(str).unique())
+    den = frame.groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
+    num = frame[kept.to_numpy()].groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
+    weights = boot.weights(len(units), stream)
+    value = num.sum() / den.sum() if den.sum() else float("nan")
+    return boot.interval(value, ratio_replicates(weights, num, den), stream, len(units))["ci"]

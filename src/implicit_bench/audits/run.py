@@ -64,7 +64,7 @@ def order_function(primary_order: str) -> OrderOf | None:
 
 
 def judge_audit(judgements: pd.DataFrame, order_of: OrderOf | None, confidence: float = 0.95,
-                source: str = "judgements") -> tuple[dict[str, Any], pd.DataFrame]:
+                source: str = "judgements", boot: Any = None) -> tuple[dict[str, Any], pd.DataFrame]:
     """metrics/judge_audit.json content (without provenance) and the position-bias plot rows."""
     blind = blind_rows(judgements, source)
     judges = sorted(blind["judge"].astype(str).unique())
@@ -74,9 +74,11 @@ def judge_audit(judgements: pd.DataFrame, order_of: OrderOf | None, confidence: 
         "judges_with_orders": with_orders,
         "position_bias": position_bias(blind[blind["judge"].isin(with_orders)], confidence),
         "order_flips": order_flips(blind),
-        "unanimity_gate": unanimity_gate(blind, order_of),
-        "cross_judge_gate": cross_judge_gate(blind, order_of),
+        "unanimity_gate": unanimity_gate(blind, order_of, boot),
+        "cross_judge_gate": cross_judge_gate(blind, order_of, boot),
     }
+    if boot is not None:
+        report["bootstrap"] = {"n": boot.n, "seed": boot.seed, "level": boot.level, "resampled": "units"}
     return nan_to_none(report), position_plot_rows(blind)
 
 
