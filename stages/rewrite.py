@@ -10,11 +10,9 @@ from implicit_bench.debias.pipeline import (
     REWRITES_PATH,
     DebiasParams,
     load_kg,
-    resolve_llm_block,
     run_rewriting,
     subset_units,
 )
-from implicit_bench.errors import ConfigError
 from implicit_bench.io import read_table, write_json, write_table
 from implicit_bench.llm import build_llm
 from implicit_bench.params import load_params, section
@@ -28,12 +26,11 @@ from implicit_bench.params import load_params, section
 @click.option("--metrics", default="metrics/rewrite.json", show_default=True)
 def main(params_path: str, retrieval_path: str, rewrites_path: str, pairs_path: str, metrics: str) -> None:
     params = section(load_params(params_path), "debias", DebiasParams, params_path).checked()
-    if params.llm is None:
-        raise ConfigError(f"{params_path}: debias.llm is not set (an LLM params block)")
+    where, block = params.rewriter_block()
     kg = load_kg(params.units)
     subset = subset_units(kg, params.subset)
     retrieval = read_table(retrieval_path)
-    client = build_llm(resolve_llm_block(params.llm), where="debias.llm")
+    client = build_llm(block, where=where)
     rewrites, pairs, summary = run_rewriting(kg, subset, retrieval, params, client)
     write_table(rewrites, rewrites_path)
     write_table(pairs, pairs_path)

@@ -181,3 +181,26 @@ def test_full_kg_pairs_of_table_27():
         "sv_llm_pair_full_kg": ("sv_llm_pair_own", "sv_llm_pair_removed"),
     }
     assert sorted(c.exp for c in TABLE_27.values()) == list(range(12))
+
+
+def test_analyze_extension_writes_debias_json(tmp_path):
+    from implicit_bench.debias.analyze import analyze_debias
+    from implicit_bench.io import read_json
+
+    retrieval = pd.DataFrame({"unit_id": ["u1", "u2"], "own_hit": [True, False]})
+    payload = analyze_debias(_judgements(), tmp_path, {"scoring": {"bootstrap": {"n": 300}}}, retrieval)
+    written = read_json(tmp_path / "metrics" / "debias.json")
+    assert written["configs"]["unmodified"]["S"] == pytest.approx(30.0)
+    assert written["configs"]["rewrite_own"]["dS"] == pytest.approx(50.0 / 3.0)
+    assert written["configs"]["rewrite_full_kg"]["S"] == pytest.approx(25.0)
+    assert written["bootstrap"]["n"] == 300 and payload["unmodified"] == "unmodified"
+    assert (tmp_path / "tables" / "debias.md").read_text().startswith("| Configuration |")
+    # judgements without debiasing runs: nothing to do, nothing written
+    other = _judgements().assign(config="qwen_image")
+    assert analyze_debias(other, tmp_path / "none") is None
+    assert not (tmp_path / "none").exists()
+    # the unmodified configuration is a param
+    renamed = _judgements().replace({"config": {"unmodified": "qwen_image"}})
+    named = analyze_debias(renamed, tmp_path / "named", {"scoring": {"unmodified": "qwen_image"}})
+    assert named["configs"]["qwen_image"]["dS"] is None
+    assert named["configs"]["rewrite_own"]["dS"] == pytest.approx(50.0 / 3.0)

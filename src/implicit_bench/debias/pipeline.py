@@ -57,7 +57,8 @@ class DebiasParams(StrictModel):
     configs: dict[str, ConfigSpec] = dict(TABLE_27)
     embedder: EmbedderConfig = EmbedderConfig()
     retrieval: RetrievalTextParams = RetrievalTextParams()
-    llm: dict[str, Any] | None = None  # an LLM params block (implicit_bench.llm.build_llm)
+    rewriter: str | None = None  # the ``llms`` entry that rewrites and writes the LLM pairs
+    llms: dict[str, dict[str, Any]] = {}  # name -> LLM params block (implicit_bench.llm)
     rewrite_max_tokens: int = 160
     pair_max_tokens: int = 256
     scoring: ScoringParams = ScoringParams()
@@ -72,6 +73,16 @@ class DebiasParams(StrictModel):
     def checked(self) -> DebiasParams:
         check_configs(self.configs, self.scoring.unmodified)
         return self
+
+    def rewriter_block(self) -> tuple[str, dict[str, Any]]:
+        """(where, params block) of the rewriter LLM."""
+        from implicit_bench.errors import ConfigError
+
+        if self.rewriter is None or self.rewriter not in self.llms:
+            raise ConfigError(
+                f"debias.rewriter {self.rewriter!r} must name a debias.llms entry ({', '.join(self.llms)})"
+            )
+        return f"debias.llms.{self.rewriter}", resolve_llm_block(self.llms[self.rewriter])
 
 
 # ----- units --------------------------------------------------------------------------------------
@@ -194,6 +205,31 @@ def run_rewriting(
         "llm_calls": client.calls,
     }
     return rewrites, pairs, metrics
+
+
+# ----- judging ------------------------------------------------------------------------------------
+def judge_stage_params(name: str, params: DebiasParams, judge: Any, images_dir: str, out_dir: str) -> Any:
+    """The judge stage's params for one configuration: the rubric and alignment judges named in
+    ``debias.scoring`` (defined in ``judge.judges``), that configuration's image store only."""
+    from implicit_bench.errors import ConfigError
+
+    rubric, alignment = params.scoring.rubric_judge, params.scoring.alignment_judge
+    if rubric is None or alignment is None:
+        raise ConfigError("debias.scoring.rubric_judge and alignment_judge must name judges to run")
+    missing = [j for j in (rubric, alignment) if j not in judge.judges]
+    if missing:
+        raise ConfigError(f"debias.scoring names judge(s) {missing} that judge.judges does not define")
+    data = judge.model_dump()
+    data.update(
+        judges={j: judge.judges[j] for j in dict.fromkeys((rubric, alignment))},
+        tasks={"rubric": {"judges": [rubric]}, "alignment": {"judges": [alignment]}},
+        configs=[name],
+        units=params.units,
+        images_dir=images_dir,
+        out=f"{out_dir}/{name}.parquet",
+        metrics=f"{out_dir}/{name}.json",
+    )
+    return type(judge).model_validate(data)
 
 
 # ----- scoring ------------------------------------------------------------------------------------
