@@ -97,6 +97,7 @@ class ImageStore:
         self._locations: dict[str, tuple[str, int, int]] = {}
         self._writer: io.BufferedWriter | None = None
         self._writer_name: str | None = None
+        self._journal_checked = False
         self._load()
 
     # ----- reading -------------------------------------------------------------------------
@@ -184,8 +185,10 @@ class ImageStore:
                     try:
                         self.read_bytes(record.sha256)
                     except (OSError, KeyError):
+                        self._locations.pop(record.sha256, None)  # the next put writes them anew
                         continue
                 elif not self._bytes_present(record.sha256):
+                    self._locations.pop(record.sha256, None)
                     continue
             done.add(key)
         return done
@@ -253,12 +256,24 @@ class ImageStore:
         if not entries:
             return
         self.root.mkdir(parents=True, exist_ok=True)
+        prefix = "\n" if self._torn_journal_tail() else ""
         with open(self.journal_path, "a", encoding="utf-8") as fh:
-            fh.write("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries))
+            fh.write(prefix + "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries))
             fh.flush()
             os.fsync(fh.fileno())
         for record, _ in items:
             self._records[record.key] = record
+
+    def _torn_journal_tail(self) -> bool:
+        """True when a killed writer left the journal's last line unfinished (checked once)."""
+        if self._journal_checked:
+            return False
+        self._journal_checked = True
+        if not self.journal_path.exists() or self.journal_path.stat().st_size == 0:
+            return False
+        with open(self.journal_path, "rb") as fh:
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) != b"\n"
 
     def close(self) -> None:
         if self._writer is not None:
