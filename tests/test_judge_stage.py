@@ -332,3 +332,12 @@ def test_sigkilled_run_resumes(tmp_path, repo_root):
         assert server.hits - asked_before == resumed.model_calls
         assert 11 - asked_before <= resumed.model_calls <= 11 - asked_before + 1
         assert len(resumed.frame) == 11 and resumed.frame.valid.all()
+
+
+def test_transformers_backend_isolates_a_bad_request(tiny_vlm):
+    judge = build_judge({"backend": "transformers", "model": str(tiny_vlm), "batch_size": 3, "max_new_tokens": 4})
+    good = [JudgeRequest("Rate this image", png(i)) for i in range(2)]
+    bad = JudgeRequest("Rate this image", b"not an image")
+    answers = judge.answer([good[0], bad, good[1]])
+    assert answers[0] == judge.answer([good[0]])[0] and answers[2] == judge.answer([good[1]])[0]
+    assert answers[1][0] == "" and "UnidentifiedImageError" in answers[1][1]
