@@ -22,6 +22,7 @@ from implicit_bench.schema import BIAS_TYPES, DIAGNOSTIC_BIAS_TYPES
 
 VALUE_KEYS = ("value", "estimate", "mean", "point", "rate", "median", "r", "alpha")
 CI_PAIRS = (("ci_low", "ci_high"), ("lo", "hi"), ("lower", "upper"), ("ci_lo", "ci_hi"), ("low", "high"))
+PREFERRED_Y = ("rate", "share", "success", "value", "mean", "score", "gap", "lean", "delta", "ds")
 HEADLINE_KEYS = ("default_rate", "success_stereotype", "success_anti", "gap")
 HEADLINE_LABELS = {
     "default_rate": "Default rate (neutral images read as s)",
@@ -72,6 +73,8 @@ def fmt_num(x: float | None) -> str:
 
 
 def fmt_metric(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f'<span class="v">{value:,}</span>'
     metric = as_metric(value)
     if metric is None:
         if isinstance(value, list | dict):
@@ -237,7 +240,8 @@ def render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = No
             ycol = y if y in numeric else None
             if ycol is None:
                 candidates = [c for c in numeric if not _looks_like_bound(c)]
-                ycol = candidates[0] if candidates else None
+                preferred = [c for c in candidates if any(t in c.lower() for t in PREFERRED_Y)]
+                ycol = (preferred or candidates or [None])[0]
             if ycol is None:
                 return _table_only(name, frame, "no numeric column to plot")
             cat = x if x in categorical else (categorical[0] if categorical else None)
@@ -249,13 +253,18 @@ def render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = No
                 fig, ax = plt.subplots(figsize=(6, 3.2))
                 ax.plot(range(len(frame)), frame[ycol], marker="o")
             else:
-                hue = next((c for c in categorical if c != cat), None)
+                rest = [c for c in categorical if c != cat]
+                hue = None
+                if rest:  # every other text column goes into the colour: no row is hidden
+                    hue = " / ".join(rest)
+                    frame[hue] = frame[rest].astype(str).agg(" / ".join, axis=1)
                 fig, ax = _bars(plt, frame, cat, ycol, hue, _ci_columns(frame, ycol))
             ax.set_ylabel(str(ycol))
         ax.set_title(str(title), fontsize=10)
         fig.tight_layout()
         buf = io.StringIO()
-        fig.savefig(buf, format="svg")
+        with plt.rc_context({"svg.fonttype": "none"}):  # text stays text: smaller, searchable
+            fig.savefig(buf, format="svg")
         svg = buf.getvalue()
         svg = svg[svg.find("<svg") :]
     finally:
@@ -300,3 +309,65 @@ def _data_details(frame: pd.DataFrame) -> str:
 
 def _table_only(name: str, frame: pd.DataFrame, why: str) -> str:
     return f'<figure class="plot"><p class="na">{esc(name)}: {esc(why)}</p>{_data_details(frame)}</figure>'
+
+
+# ----- human evaluation -----------------------------------------------------------------------
+def _pct(x: Any) -> str:
+    return "–" if not _is_num(x) else f"{100 * x:.1f}%"
+
+
+def render_human_eval(h: dict[str, Any]) -> str:
+    """Tables 28-30 of the paper from metrics/human_eval.json, then the full file."""
+    kg = h.get("kg_validity", {})
+    mr = h.get("mean_rating", {})
+    ir = h.get("inter_rater", {})
+    judges = sorted(h.get("human_vs_judge", {}))
+    rows = [
+        ("KG validity", "% Yes / Unsure / No", f"{_pct(kg.get('yes'))} / {_pct(kg.get('unsure'))} / {_pct(kg.get('no'))}"),
+        ("Image rating (mean, 0-5)", "Stereotype / Neutral / Anti-stereotype", " / ".join(fmt_num(mr.get(v)) for v in ("stereotype", "neutral", "anti_stereotype"))),
+        ("Inter-rater agreement", "Mean pairwise Pearson r / Krippendorff's alpha (ordinal)", f"{fmt_num(ir.get('mean_pairwise_r'))} / {fmt_num(ir.get('alpha_ordinal'))}"),
+    ]
+    for judge in judges:
+        v = h["human_vs_judge"][judge]
+        flips = h.get("direction_flips", {}).get(judge, {})
+        rows.append(
+            (f"Human vs. {judge}", "Pearson r [95% CI] / MAE / direction flips",
+             f"{fmt_metric(v)} / {fmt_num(v.get('mae'))} / {flips.get('flips', '–')} of {flips.get('cases', '–')} cases")
+        )
+    excluded = h.get("screening", {}).get("excluded", [])
+    head = (
+        f'<p class="small">{h.get("n_raters", "–")} raters kept ({len(excluded)} excluded by the '
+        f'{esc(h.get("screening", {}).get("rule", ""))} screen at {h.get("screening", {}).get("threshold", "–")}), '
+        f'{h.get("n_cases", "–")} cases, {h.get("n_ratings", "–")} image ratings.</p>'
+    )
+    table = "".join(f"<tr><th>{esc(a)}</th><td>{esc(b)}</td><td>{c}</td></tr>" for a, b, c in rows)
+    parts = [head, f'<table class="metrics"><thead><tr><th>Aspect</th><th>Metric</th><th>Value</th></tr></thead><tbody>{table}</tbody></table>']
+    by_type = h.get("by_bias_type") or {}
+    if by_type:
+        cols = "".join(f"<th>r {esc(j)}</th><th>|Δ| {esc(j)}</th>" for j in judges)
+        body = []
+        groups = [("Recoverable types", [b for b in by_type if b not in DIAGNOSTIC_BIAS_TYPES]),
+                  ("Diagnostic types", [b for b in by_type if b in DIAGNOSTIC_BIAS_TYPES])]
+        groups.append(("Groups", list(h.get("groups") or {})))
+        for title, names in groups:
+            if not names:
+                continue
+            body.append(f'<tr class="group"><th colspan="{5 + 2 * len(judges)}">{esc(title)}</th></tr>')
+            for name in names:
+                e = by_type.get(name) or h["groups"][name]
+                cells = "".join(
+                    f"<td>{fmt_num(e['human_vs_judge'].get(j, {}).get('r'))}</td><td>{fmt_num(e['human_vs_judge'].get(j, {}).get('mae'))}</td>"
+                    for j in judges
+                )
+                flag = " *" if e.get("directional_only") else ""
+                body.append(
+                    f"<tr><th>{esc(name)}{flag}</th><td>{e.get('cases')}</td><td>{e.get('images')}</td>"
+                    f"<td>{fmt_num(e.get('mean_pairwise_r'))}</td><td>{fmt_num(e.get('alpha_ordinal'))}</td>{cells}</tr>"
+                )
+        parts.append(
+            '<table class="metrics"><caption>Per bias type (paper Tables 29-30); * directional only (few cases)</caption>'
+            f"<thead><tr><th></th><th>cases</th><th>images</th><th>inter-rater r̄</th><th>α</th>{cols}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>"
+        )
+    parts.append(f"<details><summary>metrics/human_eval.json</summary>{render_metrics_file('human_eval', h)}</details>")
+    return "".join(parts)
