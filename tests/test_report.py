@@ -180,3 +180,20 @@ def test_human_eval_section_in_summary(tmp_path):
     page = (tmp_path / "report/index.html").read_text()
     assert "KG validity" in page and "100.0% / 0.0% / 0.0%" in page
     assert "Human vs. judge-a" in page and "Per bias type (paper Tables 29-30)" in page
+
+
+def test_bias_type_table_groups_by_own_flag_and_pools_last():
+    from implicit_bench.report.summary import render_table
+
+    interval = {"value": 0.5, "ci": [0.4, 0.6], "n_units": 3}
+    rows = {
+        "gender": {"diagnostic": False, "n_units": 3, "n_images": {"neutral": 9}, "default_rate": interval},
+        "nationality": {"diagnostic": True, "n_units": 2, "n_images": {"neutral": 6}, "default_rate": interval},
+        "race": {"diagnostic": True, "n_units": 1, "n_images": {"neutral": 3}, "default_rate": interval},  # own flag wins
+        "_recoverable_types": {"diagnostic": False, "n_units": 3, "n_images": {"neutral": 9}, "default_rate": interval},
+    }
+    html = render_table(rows, focus=True)
+    order = [html.index(t) for t in ("Recoverable types", ">gender<", "Diagnostic types", ">nationality<", ">race<", "Pooled", "recoverable types")]
+    assert order == sorted(order)
+    assert "n_images" not in html and "default_rate" in html and "n_units" in html  # focus: intervals + counts
+    assert '<span class="ci">[0.400, 0.600]</span>' in html

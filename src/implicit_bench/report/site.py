@@ -92,7 +92,7 @@ def summary_page(inputs: ReportInputs, built_at: str) -> str:
             "nationality) are reported apart: images rarely show their contrasts, so a low default rate "
             "there does not show that the model avoids the stereotype (paper Section 4.2).</p>"
         )
-        parts.append(render_table(bench["by_bias_type"]))
+        parts.append(render_table(bench["by_bias_type"], focus=True))
     else:
         parts.append('<p class="na">not available (metrics/benchmark.json: by_bias_type)</p>')
     parts.append("<h2>Debiasing</h2>")

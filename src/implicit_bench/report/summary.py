@@ -72,7 +72,7 @@ def fmt_num(x: float | None) -> str:
     return f"{x:.3f}" if abs(x) < 100 else f"{x:,.1f}"
 
 
-def fmt_metric(value: Any) -> str:
+def fmt_metric(value: Any, extras: bool = True) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return f'<span class="v">{value:,}</span>'
     metric = as_metric(value)
@@ -84,9 +84,9 @@ def fmt_metric(value: Any) -> str:
     text = f'<span class="v">{fmt_num(point)}</span>'
     if ci is not None:
         text += f' <span class="ci">[{fmt_num(ci[0])}, {fmt_num(ci[1])}]</span>'
-    extras = [f"{k}={v}" for k, v in others.items() if k in ("n", "n_units", "n_images")]
-    if extras:
-        text += f' <span class="n">{esc(", ".join(extras))}</span>'
+    shown = [f"{k}={v}" for k, v in others.items() if k in ("n", "n_units", "n_images")] if extras else []
+    if shown:
+        text += f' <span class="n">{esc(", ".join(shown))}</span>'
     return text
 
 
@@ -107,20 +107,41 @@ def _is_bias_keyed(value: dict) -> bool:
     return bool(keys) and sum(k in BIAS_TYPES for k in keys) >= max(1, len(keys) - 2)
 
 
-def render_table(rows: dict[str, Any], caption: str = "") -> str:
-    """Rows keyed by name; bias-type rows ordered with the diagnostic types apart."""
+def _is_interval(value: Any) -> bool:
+    metric = as_metric(value)
+    return metric is not None and metric[1] is not None
+
+
+def render_table(rows: dict[str, Any], caption: str = "", focus: bool = False) -> str:
+    """Rows keyed by name; bias-type rows ordered with the diagnostic types apart (a row's own
+    ``diagnostic`` flag first, else schema.DIAGNOSTIC_BIAS_TYPES), pooled rows (keys starting
+    with ``_``) last. ``focus`` keeps only the columns holding intervals, plus unit counts."""
     flat = {str(k): _leaves(v) for k, v in rows.items() if k not in SKIP_KEYS}
     columns: list[str] = []
     for leaves in flat.values():
         columns.extend(c for c in leaves if c not in columns)
+    if focus:
+        kept = [c for c in columns if any(_is_interval(leaves.get(c)) for leaves in flat.values())]
+        if kept:
+            counts = [c for c in columns if c in ("n_units", "n", "units")]
+            columns = counts + kept
     if len(columns) > 16:
         columns = columns[:16]
     names = list(flat)
     body = []
     if _is_bias_keyed(rows):
-        recoverable = [n for n in names if n not in DIAGNOSTIC_BIAS_TYPES]
-        diagnostic = [n for n in names if n in DIAGNOSTIC_BIAS_TYPES]
-        groups = [("Recoverable types", recoverable), ("Diagnostic types (Table 5: contrasts images rarely show)", diagnostic)]
+        def diagnostic(name: str) -> bool:
+            own = rows[name].get("diagnostic") if isinstance(rows[name], dict) else None
+            return bool(own) if isinstance(own, bool) else name in DIAGNOSTIC_BIAS_TYPES
+
+        pooled = [n for n in names if n.startswith("_")]
+        recoverable = [n for n in names if n not in pooled and not diagnostic(n)]
+        diag = [n for n in names if n not in pooled and diagnostic(n)]
+        groups = [
+            ("Recoverable types", recoverable),
+            ("Diagnostic types (Table 5: contrasts images rarely show)", diag),
+            ("Pooled", pooled),
+        ]
     else:
         groups = [("", names)]
     for title, group in groups:
@@ -129,8 +150,8 @@ def render_table(rows: dict[str, Any], caption: str = "") -> str:
         if title:
             body.append(f'<tr class="group"><th colspan="{len(columns) + 1}">{esc(title)}</th></tr>')
         for name in group:
-            cells = "".join(f"<td>{fmt_metric(flat[name].get(c))}</td>" for c in columns)
-            body.append(f"<tr><th>{esc(name)}</th>{cells}</tr>")
+            cells = "".join(f"<td>{fmt_metric(flat[name].get(c), extras=False)}</td>" for c in columns)
+            body.append(f"<tr><th>{esc(name.lstrip('_').replace('_', ' ') if name.startswith('_') else name)}</th>{cells}</tr>")
     head = "".join(f"<th>{esc(c)}</th>" for c in columns)
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
     return f'<table class="metrics">{cap}<thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
@@ -154,10 +175,18 @@ def render_value(name: str, value: Any, depth: int = 0) -> str:
     return f'<div class="group"><h4>{esc(name)}</h4>{"".join(parts)}</div>'
 
 
+CONTEXT_KEYS = ("config", "primary_judge", "blind_judges", "judges", "units", "n_units", "seeds", "n_seeds")
+
+
 def headline_cards(benchmark: dict[str, Any] | None) -> str:
     if not benchmark:
         return '<p class="na">Benchmark metrics: not available (metrics/benchmark.json; run the <code>evaluate</code> stage).</p>'
-    cards = []
+    context = [
+        f"{esc(k)}: <b>{esc(', '.join(map(str, v)) if isinstance(v, list) else v)}</b>"
+        for k in CONTEXT_KEYS
+        if isinstance((v := benchmark.get(k)), str | int | list) and not isinstance(v, bool) and (not isinstance(v, list) or len(v) <= 12)
+    ]
+    cards = [f'<p class="small" id="headline-context">{" · ".join(context)}</p>'] if context else []
     for key in HEADLINE_KEYS:
         if key not in benchmark:
             cards.append(f'<div class="card"><h3>{esc(HEADLINE_LABELS[key])}</h3><p class="na">not available</p></div>')
@@ -170,7 +199,8 @@ def headline_cards(benchmark: dict[str, Any] | None) -> str:
         else:
             inner = f"<p>{esc(value)}</p>"
         cards.append(f'<div class="card"><h3>{esc(HEADLINE_LABELS[key])}</h3>{inner}</div>')
-    return f'<div class="cards">{"".join(cards)}</div>'
+    intro = cards.pop(0) if context else ""
+    return f'{intro}<div class="cards">{"".join(cards)}</div>'
 
 
 def render_metrics_file(name: str, payload: Any) -> str:
@@ -232,8 +262,9 @@ def render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = No
             ax.imshow(table.values, cmap="Blues")
             ax.set_xticks(range(table.shape[1]), [str(c) for c in table.columns])
             ax.set_yticks(range(table.shape[0]), [str(c) for c in table.index])
+            top = max(1, int(table.values.max()))
             for (r, c), v in pd.DataFrame(table.values).stack().items():
-                ax.text(c, r, str(v), ha="center", va="center", fontsize=8)
+                ax.text(c, r, str(v), ha="center", va="center", fontsize=8, color="white" if v > top / 2 else "black")
             ax.set_xlabel(str(x))
             ax.set_ylabel(str(y))
         else:
@@ -242,6 +273,8 @@ def render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = No
                 candidates = [c for c in numeric if not _looks_like_bound(c)]
                 preferred = [c for c in candidates if any(t in c.lower() for t in PREFERRED_Y)]
                 ycol = (preferred or candidates or [None])[0]
+            if ycol is None and len(categorical) == 2 and len(frame):
+                return render_plot(name, frame, {**spec, "template": "confusion", "x": categorical[1], "y": categorical[0]})
             if ycol is None:
                 return _table_only(name, frame, "no numeric column to plot")
             cat = x if x in categorical else (categorical[0] if categorical else None)
