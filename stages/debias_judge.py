@@ -4,7 +4,6 @@ through the judge machinery (alignment always against the unit's original neutra
 from __future__ import annotations
 
 import click
-from implicit_bench.judges.run import JudgeStageParams, run_judge_stage
 
 from implicit_bench.debias.pipeline import (
     IMAGES_DIR,
@@ -12,6 +11,7 @@ from implicit_bench.debias.pipeline import (
     DebiasParams,
     judge_stage_params,
 )
+from implicit_bench.judges.run import JudgeStageParams, run_judge_stage
 from implicit_bench.params import load_params, section
 
 
