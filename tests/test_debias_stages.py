@@ -155,4 +155,4 @@ def test_stages_end_to_end(repo):
     assert scored["sv_attributes_own"]["dS"] == pytest.approx(40.0)
     assert scored["sv_attributes_own"]["dS_ci"] == pytest.approx([40.0, 40.0])
     assert scored["sv_attributes_full_kg"]["n_images"] == 8
-    assert "Own unit" in (repo / "tables" / "debias.md").read_text()
+    assert "Own unit" in (repo / "metrics" / "debias.md").read_text()
