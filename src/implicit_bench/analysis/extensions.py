@@ -15,33 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from implicit_bench.analysis.load import Tables
 
 Extension = Callable[[Tables, Path, dict[str, Any]], "dict[str, Any] | None"]
 
 EXTENSIONS: dict[str, str] = {
-    # name: "module:function"
-    "debias": "implicit_bench.analysis.extensions:debias_extension",
+    # name: "module:function"  (e.g. "debias": "implicit_bench.debias.score:analyze_extension")
+    "debias": "implicit_bench.debias.analyze:analyze_extension",
 }
-
-
-def plain_judgements(tables: Tables) -> pd.DataFrame:
-    """The validated judgements with plain string columns (the loader stores categoricals)."""
-    j = tables.judgements
-    return j.astype({c: object for c in j.columns if isinstance(j[c].dtype, pd.CategoricalDtype)})
-
-
-def debias_extension(tables: Tables, out_dir: Path, params: dict[str, Any]) -> dict[str, Any] | None:
-    """metrics/debias.json (Table 7) when the judgements hold the unmodified configuration's
-    rubric / alignment rows (``debias.scoring.unmodified``); see docs/debiasing.md."""
-    from implicit_bench.debias.analyze import analyze_debias
-
-    payload = analyze_debias(plain_judgements(tables), out_dir, params.get("debias"), source="judgements")
-    if payload is None:
-        return None
-    return {"configs": len(payload.get("configs", [])), "written": str(Path(out_dir) / "metrics" / "debias.json")}
 
 
 def load_extension(ref: str) -> Extension:
