@@ -1,0 +1,162 @@
+"""Judge order audit (When the Judge Acts): position bias, order flips and agreement gates.
+
+The blind question offers s and a as options A and B in one of two orders (``sa``: s is A)
+and "neither" as C. Asked under both orders, a judge without position bias gives the same
+attribute in both, and picks slot A for half of its s/a answers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from implicit_bench.audits.labels import (
+    IMAGE_KEY,
+    ORDERS,
+    OrderOf,
+    order_pairs,
+    primary_labels,
+    slot_of,
+)
+from implicit_bench.audits.rates import RANDOM_RATES, rates
+from implicit_bench.audits.stats import chisquare_uniform, share, wilson_interval
+
+
+def position_bias(blind: pd.DataFrame, confidence: float = 0.95) -> dict[str, Any]:
+    """Per judge: share of s/a answers in slot A vs 50% (Wilson interval, chi-square on A/B)."""
+    out: dict[str, Any] = {}
+    frame = blind.assign(slot=slot_of(blind["label"], blind["order"]))
+    for judge, rows in frame.groupby("judge", sort=True):
+        asked = rows[rows["order"].isin(ORDERS)]
+        n_a = int((asked["slot"] == "A").sum())
+        n_b = int((asked["slot"] == "B").sum())
+        n_c = int((asked["slot"] == "C").sum())
+        low, high = wilson_interval(n_a, n_a + n_b, confidence)
+        by_order: dict[str, Any] = {}
+        for order in ORDERS:
+            o = asked[asked["order"] == order]
+            valid = int(o["label"].notna().sum())
+            by_order[order] = {
+                "calls": len(o),
+                "valid": valid,
+                "neither": int((o["label"] == "neither").sum()),
+                "neither_share": share(int((o["label"] == "neither").sum()), valid),
+                "slot_A": int((o["slot"] == "A").sum()),
+                "slot_B": int((o["slot"] == "B").sum()),
+            }
+        out[str(judge)] = {
+            "calls": len(asked),
+            "invalid": int(asked["label"].isna().sum()),
+            "slot_counts": {"A": n_a, "B": n_b, "C": n_c},
+            "slot_A_share": share(n_a, n_a + n_b),
+            "slot_A_ci": [low, high],
+            "uniform": 0.5,
+            "chi_square": chisquare_uniform([n_a, n_b]),
+            "by_order": by_order,
+        }
+    return out
+
+
+def order_flips(blind: pd.DataFrame) -> dict[str, Any]:
+    """Per judge, over images asked under both orders with both answers valid: flip rates."""
+    pairs = order_pairs(blind)
+    out: dict[str, Any] = {}
+    for judge, rows in pairs.groupby("judge", sort=True):
+        both = rows[rows["label_sa"].notna() & rows["label_as"].notna()]
+        differ = both["label_sa"] != both["label_as"]
+        sa_swap = differ & both["label_sa"].isin(["s", "a"]) & both["label_as"].isin(["s", "a"])
+        out[str(judge)] = {
+            "images_both_orders": len(rows),
+            "images_both_valid": len(both),
+            "flips": int(differ.sum()),
+            "flip_rate": share(int(differ.sum()), len(both)),
+            "s_a_swaps": int(sa_swap.sum()),
+            "s_a_swap_rate": share(int(sa_swap.sum()), len(both)),
+            "flip_rate_by_variant": {
+                str(v): share(int((g["label_sa"] != g["label_as"]).sum()), len(g))
+                for v, g in both.groupby("variant", sort=True)
+            },
+        }
+    return out
+
+
+def _report(gated: pd.DataFrame, kept: pd.Series, ungated: pd.DataFrame) -> dict[str, Any]:
+    """Coverage and rates on kept images against rejected ones, the ungated judge and random."""
+    n = len(kept)
+    return {
+        "images": n,
+        "kept": int(kept.sum()),
+        "coverage": share(int(kept.sum()), n),
+        "gated_kept": rates(gated[kept.to_numpy()], "gated"),
+        "ungated_kept": rates(ungated[kept.to_numpy()], "label"),
+        "ungated_rejected": rates(ungated[~kept.to_numpy()], "label"),
+        "ungated_all": rates(ungated, "label"),
+        "random": dict(RANDOM_RATES),
+    }
+
+
+def unanimity_gate(blind: pd.DataFrame, order_of: OrderOf | None = None) -> dict[str, Any]:
+    """Per judge: keep an image when both orders parsed and gave the same attribute."""
+    pairs = order_pairs(blind)
+    primary = primary_labels(blind, order_of)
+    out: dict[str, Any] = {}
+    for judge, rows in pairs.groupby("judge", sort=True):
+        frame = rows.merge(
+            primary.loc[primary["judge"] == judge, [*IMAGE_KEY, "label"]], on=list(IMAGE_KEY), how="left"
+        )
+        kept = frame["label_sa"].notna() & frame["label_as"].notna() & (frame["label_sa"] == frame["label_as"])
+        frame["gated"] = frame["label_sa"].where(kept)
+        out[str(judge)] = _report(frame, kept, frame)
+    return out
+
+
+def cross_judge_gate(blind: pd.DataFrame, order_of: OrderOf | None = None) -> dict[str, Any]:
+    """Per pair of judges: keep an image when both judges' primary-order answers parsed and agree.
+
+    Rates of the ungated policy are those of the first judge of the pair (and of the second
+    under ``ungated_second_*``).
+    """
+    primary = primary_labels(blind, order_of)
+    judges = sorted(primary["judge"].astype(str).unique())
+    out: dict[str, Any] = {}
+    for first, second in itertools.combinations(judges, 2):
+        a = primary.loc[primary["judge"] == first, [*IMAGE_KEY, "label"]]
+        b = primary.loc[primary["judge"] == second, [*IMAGE_KEY, "label"]].rename(columns={"label": "label_2"})
+        frame = a.merge(b, on=list(IMAGE_KEY), how="inner")
+        kept = frame["label"].notna() & frame["label_2"].notna() & (frame["label"] == frame["label_2"])
+        frame["gated"] = frame["label"].where(kept)
+        report = _report(frame, kept, frame)
+        second_view = frame.drop(columns=["label"]).rename(columns={"label_2": "label"})
+        report["ungated_second_kept"] = rates(second_view[kept.to_numpy()], "label")
+        report["ungated_second_rejected"] = rates(second_view[~kept.to_numpy()], "label")
+        report["agreement"] = share(int(kept.sum()), int((frame["label"].notna() & frame["label_2"].notna()).sum()))
+        out[f"{first}|{second}"] = report
+    return out
+
+
+def position_plot_rows(blind: pd.DataFrame) -> pd.DataFrame:
+    """Plot data: per judge and order, the share of valid answers in slots A, B and C."""
+    frame = blind[blind["order"].isin(ORDERS)].assign(slot=slot_of(blind["label"], blind["order"]))
+    rows = []
+    for (judge, order), g in frame.groupby(["judge", "order"], sort=True):
+        valid = int(g["label"].notna().sum())
+        for slot in ("A", "B", "C"):
+            count = int((g["slot"] == slot).sum())
+            rows.append({"judge": judge, "order": order, "slot": slot, "count": count,
+                         "share": count / valid if valid else np.nan})
+    return pd.DataFrame(rows, columns=["judge", "order", "slot", "count", "share"])
+
+
+def nan_to_none(obj: Any) -> Any:
+    """JSON-ready copy: float nan -> None, recursively."""
+    if isinstance(obj, dict):
+        return {k: nan_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [nan_to_none(v) for v in obj]
+    if isinstance(obj, float) and math.isnan(obj):
+        return None
+    return obj

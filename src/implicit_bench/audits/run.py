@@ -1,0 +1,173 @@
+"""Stage-level work of ``judge_audit``, ``negation`` and ``diversity``: params, loading, reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from implicit_bench.audits.diversity import QUANTILES, diversity_frame, diversity_report
+from implicit_bench.audits.labels import OrderOf, blind_rows, primary_labels
+from implicit_bench.audits.negation import negation_summary, negation_table
+from implicit_bench.audits.order import (
+    cross_judge_gate,
+    nan_to_none,
+    order_flips,
+    position_bias,
+    position_plot_rows,
+    unanimity_gate,
+)
+from implicit_bench.faces import FaceConfig
+from implicit_bench.io import read_table
+from implicit_bench.params import StrictModel
+
+
+class BootstrapParams(StrictModel):
+    n: int = 1000
+    seed: int = 42
+    level: float = 0.95
+
+
+class JudgeAuditParams(StrictModel):
+    judgements: list[str] = ["data/judgements/judgements.parquet", "data/judgements/clip.parquet"]
+    primary_order: Literal["hash", "sa", "as"] = "hash"
+    confidence: float = 0.95
+    bootstrap: BootstrapParams = BootstrapParams()
+
+
+class NegationParams(StrictModel):
+    judgements: list[str] = ["data/judgements/judgements.parquet", "data/judgements/clip.parquet"]
+    primary_order: Literal["hash", "sa", "as"] = "hash"
+    bootstrap: BootstrapParams = BootstrapParams()
+
+
+def load_judgements(paths: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """Concatenate the JUDGEMENTS tables that exist; returns the frame and the files read."""
+    frames, read = [], []
+    for path in paths:
+        if Path(path).exists():
+            frames.append(read_table(path))
+            read.append(path)
+    if not frames:
+        raise FileNotFoundError(f"none of the judgement tables exist: {', '.join(paths)}")
+    return pd.concat(frames, ignore_index=True), read
+
+
+def order_function(primary_order: str) -> OrderOf | None:
+    """The primary order of an image asked under both orders (see labels.primary_labels)."""
+    if primary_order == "hash":
+        from implicit_bench.judges.tasks import blind_order
+
+        return blind_order
+    return lambda unit_id, seed, variant: primary_order
+
+
+def judge_audit(judgements: pd.DataFrame, order_of: OrderOf | None, confidence: float = 0.95,
+                source: str = "judgements") -> tuple[dict[str, Any], pd.DataFrame]:
+    """metrics/judge_audit.json content (without provenance) and the position-bias plot rows."""
+    blind = blind_rows(judgements, source)
+    judges = sorted(blind["judge"].astype(str).unique())
+    with_orders = sorted(blind.loc[blind["order"].notna(), "judge"].astype(str).unique())
+    report = {
+        "judges": judges,
+        "judges_with_orders": with_orders,
+        "position_bias": position_bias(blind[blind["judge"].isin(with_orders)], confidence),
+        "order_flips": order_flips(blind),
+        "unanimity_gate": unanimity_gate(blind, order_of),
+        "cross_judge_gate": cross_judge_gate(blind, order_of),
+    }
+    return nan_to_none(report), position_plot_rows(blind)
+
+
+def negation_report(judgements: pd.DataFrame, units: pd.DataFrame, order_of: OrderOf | None,
+                    source: str = "judgements") -> tuple[dict[str, Any], pd.DataFrame]:
+    """metrics/negation.json content and the plot rows (success by default strength)."""
+    primary = primary_labels(blind_rows(judgements, source), order_of)
+    table = negation_table(primary, units)
+    prompts: dict[str, Any] = {}
+    for column in ("prompt_negated_0_1", "prompt_negated_1_1"):
+        if column in units.columns:
+            checks = units.get(f"{column}_check")
+            prompts[column] = {
+                "units": len(units),
+                "written": int(units[column].notna().sum()),
+                "failed_checks": {str(k): int(v) for k, v in checks.value_counts().items()} if checks is not None else {},
+            }
+    plot = table[table["grouping"] == "strength"][["judge", "variant", "group", "n", "strict_success",
+                                                   "lenient_success", "forbidden_rendered"]]
+    return nan_to_none({"prompts": prompts, "by_judge": negation_summary(table)}), plot.rename(columns={"group": "strength"})
+
+
+class FaceParams(StrictModel):
+    enabled: bool = True
+    judge: FaceConfig = FaceConfig()
+    bias_types: list[str] = ["gender", "age"]
+    variant: str = "neutral"
+    image_stores: list[str] = []  # data/images/<config>; empty: every store under images_root
+    images_root: str = "data/images"
+    cache: str = "cache/faces.sqlite"
+
+
+class DiversityParams(StrictModel):
+    judgements: list[str] = ["data/judgements/judgements.parquet", "data/judgements/clip.parquet"]
+    primary_order: Literal["hash", "sa", "as"] = "hash"
+    include_neither: bool = False
+    scene_variant: str = "neutral"
+    template_variant: str = "subject"
+    quantiles: list[float] = list(QUANTILES)
+    bootstrap: BootstrapParams = BootstrapParams()
+    faces: FaceParams = FaceParams()
+
+
+def diversity_labels(judgements: pd.DataFrame, units: pd.DataFrame, params: DiversityParams,
+                     order_of: OrderOf | None, source: str = "judgements") -> dict[str, Any]:
+    primary = primary_labels(blind_rows(judgements, source), order_of)
+    frame = diversity_frame(primary, units, params.scene_variant, params.template_variant)
+    return nan_to_none(diversity_report(frame, params.include_neither, params.scene_variant,
+                                        params.template_variant, params.quantiles))
+
+
+def upstream_provenance(paths: list[str]) -> dict[str, Any]:
+    """Merge the ``provenance`` blocks of upstream metrics files that exist (random if any is)."""
+    from implicit_bench.io import read_json
+    from implicit_bench.provenance import merge_provenance
+
+    blocks = []
+    for path in paths:
+        if Path(path).exists():
+            block = read_json(path).get("provenance")
+            if isinstance(block, dict):
+                blocks.append(block)
+    return merge_provenance(*blocks)
+
+
+def face_diversity(units: pd.DataFrame, params: FaceParams) -> dict[str, Any]:
+    """Gender and age distributions (face judge) of the neutral images of gender and age units."""
+    from implicit_bench.cache import DiskCache
+    from implicit_bench.faces import create
+    from implicit_bench.faces.attributes import face_attributes, face_report, judge_images
+    from implicit_bench.images import ImageStore
+
+    roots = [Path(p) for p in params.image_stores] or (
+        sorted(p.parent for p in Path(params.images_root).glob("*/index.parquet")) if Path(params.images_root).is_dir() else []
+    )
+    chosen = units[units["bias_type"].isin(params.bias_types)][["unit_id", "bias_type"]].astype({"unit_id": str})
+    judge = create(params.judge)
+    cache = DiskCache(params.cache)
+    frames = []
+    for root in roots:
+        store = ImageStore(root)
+        index = store.index()
+        index = index[(index["status"] == "ok") & (index["variant"] == params.variant)].astype({"unit_id": str})
+        index = index.merge(chosen, on="unit_id", how="inner")
+        faces = judge_images(judge, cache, index["sha256"], store.load_image)
+        attrs = pd.DataFrame([face_attributes(faces[sha], params.judge) for sha in index["sha256"]],
+                             columns=["faces", "gender", "age", "age_group"])
+        frames.append(pd.concat([index[["config", "unit_id", "bias_type", "sha256"]].reset_index(drop=True), attrs], axis=1))
+        store.close()
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["config", "unit_id", "bias_type", "sha256", "faces", "gender", "age", "age_group"])
+    return nan_to_none({"backend": params.judge.backend, "images": len(frame),
+                        "multi_face_images": int((frame["faces"] > 1).sum()) if len(frame) else 0,
+                        "by_config": face_report(frame)})

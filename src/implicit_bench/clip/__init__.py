@@ -1,0 +1,47 @@
+"""CLIP backends behind a registry, cached image/text embeddings, the CLIP lean and blind judge.
+
+Backends (one module each, imported lazily):
+
+- ``transformers``: ``CLIPModel`` + ``AutoProcessor`` from a hub id (paper:
+  ``openai/clip-vit-large-patch14``) or a local directory;
+- ``open_clip``: ``open_clip.create_model_and_transforms(model, pretrained=...)``; open_clip
+  imports torchvision, which does not import on this project's CPU machines, so it is used
+  on GPU machines only (docs/audits.md).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+import numpy as np
+
+from implicit_bench.params import StrictModel
+from implicit_bench.registry import Registry
+
+
+class ClipConfig(StrictModel):
+    backend: Literal["transformers", "open_clip"] = "transformers"
+    model: str = "models/tiny/clip"  # hub id, local directory, or open_clip architecture name
+    pretrained: str | None = None  # open_clip only: pretrained tag or checkpoint path
+    device: str = "cpu"
+    dtype: Literal["float32", "float16", "bfloat16"] = "float32"
+    batch_size: int = 16
+
+
+class ClipBackend(Protocol):
+    """L2-normalised embeddings (float32 numpy, one row per input)."""
+
+    def fingerprint(self) -> str: ...
+
+    def embed_images(self, images: list) -> np.ndarray: ...
+
+    def embed_texts(self, texts: list[str]) -> np.ndarray: ...
+
+
+CLIP_BACKENDS: Registry[ClipBackend] = Registry("clip")
+CLIP_BACKENDS.register("transformers", "implicit_bench.clip.hf:TransformersClip")
+CLIP_BACKENDS.register("open_clip", "implicit_bench.clip.openclip:OpenClip")
+
+
+def create(config: ClipConfig) -> ClipBackend:
+    return CLIP_BACKENDS.create(config.backend, config)

@@ -1,0 +1,61 @@
+"""transformers CLIP backend: ``CLIPModel`` + ``AutoProcessor``, hub id or local directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from implicit_bench.clip import ClipConfig
+from implicit_bench.hashing import sha256_file, stable_hash
+
+
+def model_fingerprint(ref: str, extra: object = None) -> str:
+    """A hub id as given; a local directory by the hashes of its weights and configs."""
+    path = Path(ref)
+    if not path.is_dir():
+        return stable_hash({"ref": ref, "extra": extra})
+    files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".safetensors", ".bin", ".json", ".txt", ".pt"))
+    return stable_hash({"files": {p.name: sha256_file(p) for p in files}, "extra": extra})
+
+
+class TransformersClip:
+    def __init__(self, config: ClipConfig):
+        import torch
+        from transformers import AutoProcessor, CLIPModel
+
+        self.config = config
+        self._torch = torch
+        self.dtype = getattr(torch, config.dtype)
+        self.model = CLIPModel.from_pretrained(config.model, dtype=self.dtype).to(config.device).eval()
+        self.processor = AutoProcessor.from_pretrained(config.model)
+        self._fingerprint = model_fingerprint(config.model, {"backend": "transformers", "dtype": config.dtype})
+
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    def _features(self, out) -> np.ndarray:
+        feats = out if isinstance(out, self._torch.Tensor) else out.pooler_output
+        feats = feats.float()
+        feats = feats / feats.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+        return feats.cpu().numpy().astype(np.float32)
+
+    def embed_images(self, images: list) -> np.ndarray:
+        chunks = []
+        with self._torch.inference_mode():
+            for start in range(0, len(images), self.config.batch_size):
+                batch = [im.convert("RGB") for im in images[start : start + self.config.batch_size]]
+                inputs = self.processor(images=batch, return_tensors="pt")
+                pixels = inputs["pixel_values"].to(self.config.device, self.dtype)
+                chunks.append(self._features(self.model.get_image_features(pixel_values=pixels)))
+        return np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32)
+
+    def embed_texts(self, texts: list[str]) -> np.ndarray:
+        chunks = []
+        with self._torch.inference_mode():
+            for start in range(0, len(texts), self.config.batch_size):
+                inputs = self.processor(text=texts[start : start + self.config.batch_size], return_tensors="pt",
+                                        padding=True, truncation=True)
+                inputs = {k: v.to(self.config.device) for k, v in inputs.items()}
+                chunks.append(self._features(self.model.get_text_features(**inputs)))
+        return np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32)

@@ -1,0 +1,75 @@
+"""The ``clip`` stage's work: embed every ok image once, write lean and blind rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from implicit_bench.cache import DiskCache
+from implicit_bench.clip import ClipConfig, create
+from implicit_bench.clip.embeddings import CachedEmbedder
+from implicit_bench.clip.scores import (
+    attribute_text,
+    blind_rows,
+    lean_rows,
+    lean_summary,
+    variant_sims,
+)
+from implicit_bench.images import ImageStore
+from implicit_bench.params import StrictModel
+
+
+class ClipParams(StrictModel):
+    model: ClipConfig = ClipConfig()
+    judge: str = "clip"
+    text_template: str = "a photo of {attribute}"
+    margin: float = 0.0
+    image_stores: list[str] = []  # data/images/<config> directories; empty: every store under images_root
+    images_root: str = "data/images"
+    cache: str = "cache/clip.sqlite"
+
+
+def store_dirs(params: ClipParams) -> list[Path]:
+    if params.image_stores:
+        return [Path(p) for p in params.image_stores]
+    root = Path(params.images_root)
+    return sorted(p.parent for p in root.glob("*/index.parquet")) if root.is_dir() else []
+
+
+def run_clip(params: ClipParams, units: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """JUDGEMENTS rows (clip_lean + blind) and the metrics dict (without provenance)."""
+    backend = create(params.model)
+    embedder = CachedEmbedder(backend, DiskCache(params.cache))
+    unit_ids = set(units["unit_id"].astype(str))
+    frames, per_config, images_seen = [], {}, 0
+    for root in store_dirs(params):
+        store = ImageStore(root)
+        index = store.index()
+        ok = index[(index["status"] == "ok") & index["unit_id"].astype(str).isin(unit_ids)].copy()
+        ok["unit_id"] = ok["unit_id"].astype(str)
+        images_seen += len(ok)
+        emb = embedder.images(ok["sha256"], store.load_image)
+        used = units[units["unit_id"].astype(str).isin(set(ok["unit_id"]))]
+        texts = [attribute_text(t, params.text_template) for col in ("stereotype", "anti_stereotype") for t in used[col]]
+        txt = embedder.texts(texts)
+        sims = variant_sims(ok, emb)
+        model_name = params.model.model
+        frames += [lean_rows(sims, params.judge, model_name),
+                   blind_rows(ok, units, emb, txt, params.text_template, params.margin, params.judge, model_name)]
+        for config, g in sims.groupby("config"):
+            per_config[str(config)] = lean_summary(g)
+        store.close()
+    rows = pd.concat(frames, ignore_index=True) if frames else lean_rows(variant_sims(pd.DataFrame(
+        columns=["config", "unit_id", "variant", "seed", "sha256"]), {}), params.judge, params.model.model)
+    blind = rows[rows["task"] == "blind"]
+    metrics = {
+        "images": images_seen,
+        "embedded_now": embedder.computed_images,
+        "lean_by_config": per_config,
+        "blind_labels": {str(k): int(v) for k, v in blind["value"].value_counts().items()},
+        "margin": params.margin,
+        "text_template": params.text_template,
+    }
+    return rows, metrics

@@ -1,0 +1,73 @@
+"""Per-image face attributes (cached by image sha256) and their distributions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pandas as pd
+
+from implicit_bench.audits.stats import normalised_entropy
+from implicit_bench.cache import DiskCache, cache_key
+from implicit_bench.faces import AGE_GROUPS, GENDERS, NO_FACE, FaceConfig, FaceJudge
+
+
+def age_group(age: int, config: FaceConfig) -> str:
+    if age < config.middle_from:
+        return "young"
+    return "middle" if age < config.elderly_from else "elderly"
+
+
+def face_attributes(faces: list[dict], config: FaceConfig) -> dict[str, Any]:
+    """The image's reading: the largest face's gender and age group, or "no face"."""
+    if not faces:
+        return {"faces": 0, "gender": NO_FACE, "age": None, "age_group": NO_FACE}
+
+    def area(face: dict) -> int:
+        left, top, right, bottom = face["box"]
+        return (right - left + 1) * (bottom - top + 1)
+
+    face = max(faces, key=area)
+    return {"faces": len(faces), "gender": face["gender"], "age": face["age"], "age_group": age_group(face["age"], config)}
+
+
+def judge_images(judge: FaceJudge, cache: DiskCache, shas: Iterable[str], load: Callable[[str], Any]) -> dict[str, list[dict]]:
+    """``sha256 -> detected faces``, each image predicted once (DiskCache)."""
+    shas = list(dict.fromkeys(shas))
+    keys = {sha: cache_key(kind="faces", model=judge.fingerprint(), image=sha) for sha in shas}
+    found = cache.get_many(keys.values())
+    out = {sha: found[k] for sha, k in keys.items() if k in found}
+    for sha in shas:
+        if sha not in out:
+            out[sha] = judge.predict(load(sha))
+            cache.put(keys[sha], out[sha])
+    return out
+
+
+def distribution(values: pd.Series, cats: tuple[str, ...]) -> dict[str, Any]:
+    """Counts over ``cats`` (+ no face), shares of images with a face, normalised entropy."""
+    counts = {c: int((values == c).sum()) for c in cats}
+    with_face = sum(counts.values())
+    return {
+        "images": int(len(values)),
+        "no_face": int((values == NO_FACE).sum()),
+        "counts": counts,
+        "shares": {c: (v / with_face if with_face else None) for c, v in counts.items()},
+        "entropy": normalised_entropy(list(counts.values()), len(cats)),
+    }
+
+
+def face_report(frame: pd.DataFrame) -> dict[str, Any]:
+    """Per config and unit set (gender units, age units, both): gender and age distributions.
+
+    ``frame``: one row per neutral image with config, bias_type, gender, age_group.
+    """
+    out: dict[str, Any] = {}
+    for config, g in frame.groupby("config", sort=True):
+        sets = {"gender_units": g[g["bias_type"] == "gender"], "age_units": g[g["bias_type"] == "age"]}
+        sets["gender_and_age_units"] = pd.concat(sets.values())
+        out[str(config)] = {
+            name: {"gender": distribution(rows["gender"], GENDERS), "age": distribution(rows["age_group"], AGE_GROUPS)}
+            for name, rows in sets.items()
+        }
+    return out

@@ -1,0 +1,41 @@
+"""Stage `diversity`: normalised entropy of blind labels (per bias type, per scene), ID, CA_q,
+CA-mean, MGBI; gender and age distributions of neutral images from the face judge."""
+
+from __future__ import annotations
+
+import click
+
+from implicit_bench.audits.run import (
+    DiversityParams,
+    diversity_labels,
+    face_diversity,
+    load_judgements,
+    order_function,
+    upstream_provenance,
+)
+from implicit_bench.io import read_table, write_json
+from implicit_bench.params import load_params, section
+
+
+@click.command()
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--units", default="data/interim/units.parquet", show_default=True)
+@click.option("--metrics", default="metrics/diversity.json", show_default=True)
+def main(params_path: str, units: str, metrics: str) -> None:
+    params = section(load_params(params_path), "diversity", DiversityParams, params_path)
+    unit_table = read_table(units)
+    judgements, read = load_judgements(params.judgements)
+    report = {
+        "blind_labels": diversity_labels(judgements, unit_table, params, order_function(params.primary_order)),
+        "faces": face_diversity(unit_table, params.faces) if params.faces.enabled else None,
+        "inputs": read,
+        "include_neither": params.include_neither,
+        "template_variant": params.template_variant,
+        "provenance": upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]),
+    }
+    write_json(metrics, report)
+    click.echo(f"diversity: -> {metrics}")
+
+
+if __name__ == "__main__":
+    main()

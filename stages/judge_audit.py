@@ -1,0 +1,35 @@
+"""Stage `judge_audit`: position bias, order flips and agreement gates of the blind judges."""
+
+from __future__ import annotations
+
+import click
+
+from implicit_bench.audits.run import (
+    JudgeAuditParams,
+    judge_audit,
+    load_judgements,
+    order_function,
+    upstream_provenance,
+)
+from implicit_bench.io import write_json, write_table
+from implicit_bench.params import load_params, section
+
+
+@click.command()
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--metrics", default="metrics/judge_audit.json", show_default=True)
+@click.option("--plot", default="plots/position_bias.csv", show_default=True)
+def main(params_path: str, metrics: str, plot: str) -> None:
+    params = section(load_params(params_path), "judge_audit", JudgeAuditParams, params_path)
+    judgements, read = load_judgements(params.judgements)
+    report, plot_rows = judge_audit(judgements, order_function(params.primary_order), params.confidence)
+    report["inputs"] = read
+    report["primary_order"] = params.primary_order
+    report["provenance"] = upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"])
+    write_json(metrics, report)
+    write_table(plot_rows, plot)
+    click.echo(f"judge_audit: {len(report['judges'])} judges -> {metrics}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""Stage `negation`: strict / lenient success and forbidden-rendered rate of negated prompts,
+next to the affirmative anti-stereotype prompt (overall, by bias type, by default strength)."""
+
+from __future__ import annotations
+
+import click
+
+from implicit_bench.audits.run import (
+    NegationParams,
+    load_judgements,
+    negation_report,
+    order_function,
+    upstream_provenance,
+)
+from implicit_bench.io import read_table, write_json, write_table
+from implicit_bench.params import load_params, section
+
+
+@click.command()
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--units", default="data/interim/units.parquet", show_default=True)
+@click.option("--metrics", default="metrics/negation.json", show_default=True)
+@click.option("--plot", default="plots/negation_by_strength.csv", show_default=True)
+def main(params_path: str, units: str, metrics: str, plot: str) -> None:
+    params = section(load_params(params_path), "negation", NegationParams, params_path)
+    judgements, read = load_judgements(params.judgements)
+    report, plot_rows = negation_report(judgements, read_table(units), order_function(params.primary_order))
+    report.update(inputs=read, primary_order=params.primary_order,
+                  provenance=upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]))
+    write_json(metrics, report)
+    write_table(plot_rows, plot)
+    click.echo(f"negation: {len(report['by_judge'])} judges -> {metrics}")
+
+
+if __name__ == "__main__":
+    main()

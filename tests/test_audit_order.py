@@ -1,0 +1,146 @@
+"""Judge order audit: every figure against values worked out by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from implicit_bench.audits.labels import blind_rows, order_pairs, primary_labels
+from implicit_bench.audits.order import (
+    cross_judge_gate,
+    order_flips,
+    position_bias,
+    position_plot_rows,
+    unanimity_gate,
+)
+from implicit_bench.audits.stats import chisquare_uniform, wilson_interval
+from implicit_bench.errors import InputError
+
+# Six images of judge J1 asked under both orders (label under sa, label under as):
+#   1 u1 neutral      s / s        slots A / B   agree
+#   2 u1 stereotype   s / a        A / A         flip (s<->a swap)
+#   3 u1 anti         a / a        B / A         agree
+#   4 u2 neutral      s / neither  A / C         flip
+#   5 u2 stereotype   s / s        A / B         agree
+#   6 u2 anti         neither / ?  C / invalid
+# Judge J2 asked once (order "as"): s, a, a, neither, invalid, neither.
+IMAGES = [
+    ("u1", "neutral"), ("u1", "stereotype"), ("u1", "anti_stereotype"),
+    ("u2", "neutral"), ("u2", "stereotype"), ("u2", "anti_stereotype"),
+]
+J1 = [("s", "s"), ("s", "a"), ("a", "a"), ("s", "neither"), ("s", "s"), ("neither", None)]
+J2 = ["s", "a", "a", "neither", None, "neither"]
+
+
+def table() -> pd.DataFrame:
+    rows = []
+    for (unit, variant), (sa, as_), j2 in zip(IMAGES, J1, J2, strict=True):
+        for order, value in (("sa", sa), ("as", as_)):
+            rows.append(dict(unit_id=unit, variant=variant, seed=42, config="c", judge="J1", task="blind",
+                             value=value, valid=value is not None, order=order, raw="x"))
+        rows.append(dict(unit_id=unit, variant=variant, seed=42, config="c", judge="J2", task="blind",
+                         value=j2, valid=j2 is not None, order="as", raw="x"))
+    rows.append(dict(unit_id="u1", variant="neutral", seed=42, config="c", judge="J1", task="rubric",
+                     value="3", valid=True, order=None, raw="3"))
+    return pd.DataFrame(rows)
+
+
+def test_wilson_and_chi_square_by_hand():
+    # n = 9, p = 6/9, z = 1.959964, z^2 = 3.841459
+    # denom = 1 + z^2/n = 1.426829; centre = (0.666667 + z^2/18) / denom = 0.616810
+    # half = z * sqrt(p(1-p)/n + z^2/(4 n^2)) / denom = 1.959964 * 0.191173 / 1.426829 = 0.262606
+    low, high = wilson_interval(6, 9)
+    assert low == pytest.approx(0.354204, abs=1e-5)
+    assert high == pytest.approx(0.879416, abs=1e-5)
+    # expected 4.5 each: (1.5^2 + 1.5^2) / 4.5 = 1.0; p = P(chi2_1 > 1) = 0.317311
+    chi = chisquare_uniform([6, 3])
+    assert chi["chi2"] == pytest.approx(1.0)
+    assert chi["p_value"] == pytest.approx(0.317311, abs=1e-6)
+    assert math.isnan(wilson_interval(0, 0)[0])
+
+
+def test_position_bias_by_hand():
+    blind = blind_rows(table())
+    bias = position_bias(blind)
+    j1 = bias["J1"]
+    # A: img1 sa, img2 sa, img2 as, img3 as, img4 sa, img5 sa = 6; B: img1 as, img3 sa, img5 as = 3;
+    # C: img4 as, img6 sa = 2; one invalid answer (img6 as)
+    assert j1["slot_counts"] == {"A": 6, "B": 3, "C": 2}
+    assert j1["invalid"] == 1
+    assert j1["slot_A_share"] == pytest.approx(6 / 9)
+    assert j1["slot_A_ci"][0] == pytest.approx(0.354204, abs=1e-5)
+    assert j1["chi_square"]["chi2"] == pytest.approx(1.0)
+    # neither by order: sa 1 of 6 valid; as 1 of 5 valid
+    assert j1["by_order"]["sa"]["neither_share"] == pytest.approx(1 / 6)
+    assert j1["by_order"]["as"]["neither_share"] == pytest.approx(1 / 5)
+    assert (j1["by_order"]["sa"]["slot_A"], j1["by_order"]["sa"]["slot_B"]) == (4, 1)
+    assert (j1["by_order"]["as"]["slot_A"], j1["by_order"]["as"]["slot_B"]) == (2, 2)
+    # J2 (order as): s->B, a->A, a->A, neither, neither -> A 2, B 1
+    assert bias["J2"]["slot_counts"] == {"A": 2, "B": 1, "C": 2}
+    plot = position_plot_rows(blind)
+    row = plot[(plot.judge == "J1") & (plot.order == "sa") & (plot.slot == "A")].iloc[0]
+    assert row["share"] == pytest.approx(4 / 6)
+
+
+def test_flips_by_hand():
+    flips = order_flips(blind_rows(table()))["J1"]
+    # 6 images under both orders, 5 with both answers valid; flips img2, img4 -> 2/5
+    assert flips["images_both_orders"] == 6
+    assert flips["images_both_valid"] == 5
+    assert flips["flip_rate"] == pytest.approx(0.4)
+    assert flips["s_a_swap_rate"] == pytest.approx(0.2)  # img2 only
+    assert flips["flip_rate_by_variant"] == {"anti_stereotype": 0.0, "neutral": 0.5, "stereotype": 0.5}
+    assert "J2" not in order_flips(blind_rows(table()))
+
+
+def test_unanimity_gate_by_hand():
+    gate = unanimity_gate(blind_rows(table()))["J1"]
+    # kept: img1 (s), img3 (a), img5 (s) -> coverage 3/6
+    assert gate["coverage"] == pytest.approx(0.5)
+    kept = gate["gated_kept"]
+    assert (kept["default_rate"], kept["success_s"], kept["success_a"], kept["gap"]) == (1.0, 1.0, 1.0, 0.0)
+    assert gate["ungated_kept"]["default_rate"] == 1.0
+    # rejected, primary order sa: img2 stereo s, img4 neutral s, img6 anti neither
+    rej = gate["ungated_rejected"]
+    assert (rej["default_rate"], rej["success_s"], rej["success_a"], rej["gap"]) == (1.0, 1.0, 0.0, 1.0)
+    # all: neutral s,s -> 1; stereo s,s -> 1; anti a, neither -> 0.5; gap 0.5
+    assert gate["ungated_all"]["success_a"] == pytest.approx(0.5)
+    assert gate["ungated_all"]["gap"] == pytest.approx(0.5)
+    assert gate["random"]["default_rate"] == pytest.approx(1 / 3)
+
+
+def test_cross_judge_gate_by_hand():
+    gate = cross_judge_gate(blind_rows(table()))["J1|J2"]
+    # J1 primary (sa): s, s, a, s, s, neither; J2: s, a, a, neither, invalid, neither
+    # agree on img1, img3, img6 -> 3/6; both valid on 5 images -> agreement 3/5
+    assert gate["coverage"] == pytest.approx(0.5)
+    assert gate["agreement"] == pytest.approx(0.6)
+    kept = gate["gated_kept"]
+    assert kept["default_rate"] == 1.0  # img1
+    assert math.isnan(kept["success_s"])  # no stereotype image kept
+    assert kept["success_a"] == pytest.approx(0.5)  # img3 a, img6 neither
+    rej = gate["ungated_rejected"]  # J1 on img2 (s), img4 (s), img5 (s)
+    assert (rej["default_rate"], rej["success_s"]) == (1.0, 1.0)
+    rej2 = gate["ungated_second_rejected"]  # J2 on img2 (a), img4 (neither), img5 (invalid)
+    assert (rej2["default_rate"], rej2["success_s"], rej2["n_unlabelled"]) == (0.0, 0.0, 1)
+
+
+def test_primary_order_follows_order_of():
+    blind = blind_rows(table())
+    primary = primary_labels(blind, order_of=lambda unit, seed, variant: "as")
+    j1 = primary[primary.judge == "J1"].set_index("variant")
+    # u1 stereotype: as answer is a
+    assert j1[j1.unit_id == "u1"].loc["stereotype", "label"] == "a"
+    assert len(order_pairs(blind)) == 6
+
+
+def test_bad_rows_name_the_row_and_field():
+    bad = table()
+    bad.loc[3, "value"] = "A"
+    with pytest.raises(InputError, match="row 4, field 'value'"):
+        blind_rows(bad, "j.parquet")
+    dup = pd.concat([table(), table().iloc[[0]]], ignore_index=True)
+    with pytest.raises(InputError, match="duplicate"):
+        blind_rows(dup)

@@ -1,0 +1,122 @@
+"""The clip, judge_audit, negation and diversity stages end to end on a small synthetic repo
+(tiny random CLIP, real face judge, a real ImageStore)."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from click.testing import CliRunner
+from PIL import Image
+from skimage import data
+
+from implicit_bench.images import ImageKey, ImageRecord, ImageStore
+from implicit_bench.io import read_json, read_table
+from implicit_bench.tiny import build
+from tests.conftest import REPO_ROOT
+
+VARIANTS = ("neutral", "stereotype", "anti_stereotype", "negated_0_1", "negated_1_1", "subject")
+SEEDS = (42, 1042, 2042)
+
+
+def _stage(name: str):
+    spec = importlib.util.spec_from_file_location(f"stage_{name}", REPO_ROOT / "stages" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main
+
+
+def _png(arr: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(arr).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("repo")
+    build("clip", root / "models" / "tiny" / "clip", seed=0)
+    units = pd.DataFrame({
+        "unit_id": ["u1", "u2"], "bias_type": ["gender", "age"], "stereotype": ["man", "elderly person"],
+        "anti_stereotype": ["woman", "young person"],
+        "prompt_neutral": ["A mover carrying boxes.", "A person using a computer."],
+        "prompt_negated_0_1": ["A mover who is not a man carrying boxes.", None],
+        "prompt_negated_0_1_check": [None, "not_written"],
+    })
+    (root / "data" / "interim").mkdir(parents=True)
+    units.to_parquet(root / "data" / "interim" / "units.parquet")
+    store = ImageStore(root / "data" / "images" / "tiny")
+    rng = np.random.default_rng(0)
+    face = data.astronaut()  # full size: the HOG detector misses faces under about 80 px
+    for unit, variant, seed in itertools.product(units["unit_id"], VARIANTS, SEEDS):
+        arr = face if (unit, variant, seed) == ("u1", "neutral", 42) else rng.integers(0, 255, (32, 32, 3), np.uint8)
+        store.put(ImageRecord(ImageKey("tiny", unit, variant, seed), "tiny", "p", "ok"), _png(arr))
+    store.finalize()
+    store.close()
+    labels = itertools.cycle(["s", "a", "neither", "s", "s", "a", None])
+    rows = []
+    for unit, variant, seed in itertools.product(units["unit_id"], VARIANTS, SEEDS):
+        for judge, orders in (("J1", ("sa", "as")), ("J2", ("as",))):
+            for order in orders:
+                value = next(labels)
+                rows.append(dict(unit_id=unit, variant=variant, seed=seed, config="tiny", judge=judge, task="blind",
+                                 value=value, valid=value is not None, order=order, raw=str(value)))
+    (root / "data" / "judgements").mkdir(parents=True)
+    pd.DataFrame(rows).to_parquet(root / "data" / "judgements" / "judgements.parquet")
+    params = {
+        "base": {"profile": "default"},
+        "clip": {"model": {"model": "models/tiny/clip"}, "margin": 0.0},
+        "judge_audit": {"primary_order": "sa", "bootstrap": {"n": 200}},
+        "negation": {"primary_order": "sa", "bootstrap": {"n": 200}},
+        "diversity": {"primary_order": "sa", "bootstrap": {"n": 200}},
+    }
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    return root
+
+
+def test_stages_end_to_end(repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    runner = CliRunner()
+    for name in ("clip", "judge_audit", "negation", "diversity"):
+        result = runner.invoke(_stage(name), [], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+
+    clip_rows = read_table("data/judgements/clip.parquet")
+    # 2 units x 3 seeds complete triplets -> 6 lean rows; 2 x 6 variants x 3 seeds = 36 blind rows
+    assert (clip_rows["task"] == "clip_lean").sum() == 6
+    assert (clip_rows["task"] == "blind").sum() == 36
+    clip = read_json("metrics/clip.json")
+    assert clip["provenance"]["random_init"] is True
+    assert clip["lean_by_config"]["tiny"]["n"] == 6
+
+    audit = read_json("metrics/judge_audit.json")
+    assert audit["judges"] == ["J1", "J2", "clip"]
+    assert audit["judges_with_orders"] == ["J1", "J2"]
+    assert set(audit["cross_judge_gate"]) == {"J1|J2", "J1|clip", "J2|clip"}
+    j1 = audit["position_bias"]["J1"]
+    assert j1["calls"] == 72 and sum(j1["slot_counts"].values()) + j1["invalid"] == 72  # 36 images x 2 orders
+    assert read_table("plots/position_bias.csv")["slot"].tolist()[:3] == ["A", "B", "C"]
+
+    negation = read_json("metrics/negation.json")
+    assert negation["prompts"]["prompt_negated_0_1"] == {"units": 2, "written": 1, "failed_checks": {"not_written": 1}}
+    overall = negation["by_judge"]["clip"]["overall"]["all"]
+    assert set(overall) == {"anti_stereotype", "negated_0_1", "negated_1_1"}
+    assert overall["negated_0_1"]["n"] == 6
+    assert read_table("plots/negation_by_strength.csv")["judge"].nunique() == 3
+
+    diversity = read_json("metrics/diversity.json")
+    scores = diversity["blind_labels"]["clip"]["tiny"]["scores"]
+    assert scores["scenes"] == 2 and scores["template_images"] == 6
+    faces = diversity["faces"]
+    assert faces["images"] == 6  # neutral images of the gender unit and the age unit
+    gender = faces["by_config"]["tiny"]["gender_units"]["gender"]
+    assert gender["images"] == 3 and gender["no_face"] == 2 and sum(gender["counts"].values()) == 1
+
+    # a re-run embeds and detects nothing new
+    result = runner.invoke(_stage("clip"), [], catch_exceptions=False)
+    assert read_json("metrics/clip.json")["embedded_now"] == 0, result.output
