@@ -208,8 +208,9 @@ def test_llm_extractor_parses_counts_invalid_and_caches(tmp_path):
         stereoset("ss-3", "cook", "The cook was fat.", "The cook was thin."),
     ]
     with ChatServer(answer) as server:
-        params = KGParams(extractor="llm", llm={"backend": "openai", "model": "gpt-test", "base_url": server.base_url,
-                                                "api_key_env": None, "cache": str(tmp_path / "llm.sqlite")})
+        params = KGParams(extractor="llm", llm="test", llm_configs={"test": {
+            "backend": "openai", "model": "gpt-test", "base_url": server.base_url,
+            "api_key_env": None, "cache": str(tmp_path / "llm.sqlite")}})
         table, records, metrics = run_kg(pairs, params)
         assert server.hits == 5
         again_table, _, again = run_kg(pairs, params)
@@ -231,3 +232,37 @@ def test_llm_extractor_parses_counts_invalid_and_caches(tmp_path):
     assert by_pair[("ss-2", "unit")]["error"].startswith("unit 0: stereotype_tails")
     assert metrics["pairs_without_units_by_reason"] == {"llm_invalid_answer": 1, "llm_invalid_units": 1, "llm_no_unit": 1}
     assert metrics["provenance"]["models"] == [{"role": "kg_extractor", "model": "gpt-test", "random_init": False}]
+
+
+def test_llm_config_names_are_checked():
+    from implicit_bench.errors import ConfigError
+
+    pairs = [crows("cp-1", "Jerome ran.", "Tom ran.")]
+    with pytest.raises(ConfigError, match="kg.llm = 'gpt' is not in kg.llm_configs"):
+        run_kg(pairs, KGParams(extractor="llm", llm="gpt", llm_configs={"other": {}}))
+    with pytest.raises(ConfigError, match="kg.llm_configs.bad.temprature"):
+        run_kg(pairs, KGParams(extractor="llm", llm="bad", llm_configs={"bad": {"backend": "replay", "path": "x", "temprature": 0}}))
+
+
+def test_paper_profile_construction_sections_validate(repo_root, tmp_path):
+    from implicit_bench.kg.build import llm_config
+    from implicit_bench.llm import build_llm
+    from implicit_bench.params import section
+    from implicit_bench.profiles import apply_profile
+    from implicit_bench.triplets.build import TripletsParams
+
+    params = apply_profile("paper", repo_root / "params.yaml", repo_root / "profiles")
+    kg = section(params, "kg", KGParams)
+    triplets = section(params, "triplets", TripletsParams)
+    assert (kg.extractor, triplets.writer, params["subset"]["max_units"]) == ("llm", "llm", 0)
+    for stage, p in (("kg", kg), ("triplets", triplets)):
+        config = {**llm_config(p.llm, p.llm_configs, stage), "cache": str(tmp_path / "c.sqlite")}
+        client = build_llm(config)
+        assert client.describe() == {"backend": "openai", "model": "gpt-5.4-mini", "base_url": "https://api.openai.com/v1"}
+    # the default params: deterministic extractor and writer, an offline LLM entry named
+    from implicit_bench.params import load_params
+
+    default = load_params(repo_root / "params.yaml")
+    kg, triplets = section(default, "kg", KGParams), section(default, "triplets", TripletsParams)
+    assert (kg.extractor, triplets.writer) == ("minimal_pair", "template")
+    assert kg.llm_configs[kg.llm]["backend"] == "transformers"

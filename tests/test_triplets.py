@@ -123,8 +123,9 @@ def test_llm_writer_prompt_answers_and_invalid_counted(tmp_path):
     assert "relation: \nconstruction_mode: attribute_substitution\nshared_frame: looking at the board\nframe_sensitive: false" in text
     assert text.rstrip().endswith("anti_stereotype_sentence: The chess player is dumb.")
     with ChatServer(answer) as server:
-        params = TripletsParams(writer="llm", llm={"backend": "openai", "model": "gpt-test", "base_url": server.base_url,
-                                                   "api_key_env": None, "cache": str(tmp_path / "llm.sqlite")})
+        params = TripletsParams(writer="llm", llm="test", llm_configs={"test": {
+            "backend": "openai", "model": "gpt-test", "base_url": server.base_url,
+            "api_key_env": None, "cache": str(tmp_path / "llm.sqlite")}})
         table, chosen, invalid, metrics = run_triplets(units, pairs, params, SubsetParams(max_units=0), seed=42)
         run_triplets(units, pairs, params, SubsetParams(max_units=0), seed=42)
         assert server.hits == 2  # the re-run answered from the cache
@@ -176,3 +177,17 @@ def test_end_to_end_dvc_repro_triplets(repo_root, tmp_path):
     diff = run("dvc", "metrics", "diff", "--json")
     changed = json.loads(diff)["metrics/triplets.json"]
     assert changed["subset_units"] == {"old": 24, "new": 11, "diff": -13}
+
+
+def _shout(table: pd.DataFrame) -> pd.DataFrame:
+    return table.assign(prompt_loud=table["prompt_neutral"].str.upper())
+
+
+def test_variant_hook_adds_columns_before_the_subset():
+    from implicit_bench.triplets import VARIANT_HOOKS
+
+    if "test_shout" not in VARIANT_HOOKS.names():
+        VARIANT_HOOKS.register("test_shout", "tests.test_triplets:_shout")
+    units = [unit("p1-u0", "chess player", ["smart"], ["dumb"])]
+    table, chosen, _, _ = run_triplets(units, None, TripletsParams(variant_hooks=["test_shout"]), SubsetParams(), seed=42)
+    assert table.loc[0, "prompt_loud"] == "A PHOTO OF A CHESS PLAYER" and "prompt_loud" in chosen.columns

@@ -24,7 +24,17 @@ class KGParams(StrictModel):
     extractor: Literal["minimal_pair", "llm"] = "minimal_pair"
     max_pairs: int = 0  # 0 = all pairs; otherwise the first N (for trying an LLM cheaply)
     minimal_pair: MinimalPairParams = MinimalPairParams()
-    llm: dict[str, Any] | None = None  # an LLM params block (docs/llm-backends.md)
+    llm: str | None = None  # name of the entry of llm_configs used when extractor = llm
+    llm_configs: dict[str, dict[str, Any]] = {}  # name -> LLM params block (docs/llm-backends.md)
+
+
+def llm_config(name: str | None, configs: dict[str, dict[str, Any]], stage: str) -> dict[str, Any]:
+    """The LLM params block named by ``<stage>.llm`` in ``<stage>.llm_configs``."""
+    if not name:
+        raise ConfigError(f"params.yaml: {stage}.llm must name an entry of {stage}.llm_configs")
+    if name not in configs:
+        raise ConfigError(f"params.yaml: {stage}.llm = '{name}' is not in {stage}.llm_configs (known: {', '.join(sorted(configs)) or 'none'})")
+    return configs[name]
 
 
 def read_pairs(path: str | Path) -> list[SourcePair]:
@@ -55,12 +65,10 @@ def run_kg(pairs: list[SourcePair], params: KGParams) -> tuple[pd.DataFrame, lis
         results = [extract(p, params.minimal_pair) for p in pairs]
         records: list[dict[str, Any]] = []
     else:
-        if not params.llm:
-            raise ConfigError("params.yaml: kg.extractor is 'llm' but kg.llm is not set")
         from implicit_bench.kg.llm_extractor import extract_all
         from implicit_bench.llm import build_llm
 
-        client = build_llm(params.llm, where="kg.llm")
+        client = build_llm(llm_config(params.llm, params.llm_configs, "kg"), where=f"kg.llm_configs.{params.llm}")
         model_ref = client.model
         results, answers, records = extract_all(pairs, client)
         for answer in answers:

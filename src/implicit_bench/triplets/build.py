@@ -13,7 +13,7 @@ from implicit_bench.params import StrictModel
 from implicit_bench.provenance import provenance
 from implicit_bench.records import KGUnit
 from implicit_bench.schema import UNIT_COLUMNS
-from implicit_bench.triplets import TRIPLET_WRITERS
+from implicit_bench.triplets import TRIPLET_WRITERS, VARIANT_HOOKS
 from implicit_bench.triplets.checks import CHECK_COLUMNS, check_triplet
 from implicit_bench.triplets.prompt_stats import prompt_stats
 from implicit_bench.triplets.subset import SubsetParams, stratified_subset
@@ -29,13 +29,17 @@ TRIPLET_COLUMNS: tuple[str, ...] = (*UNIT_COLUMNS, *EXTRA_COLUMNS, *CHECK_COLUMN
 class TripletsParams(StrictModel):
     writer: Literal["template", "llm"] = "template"
     template: TemplateWriterParams = TemplateWriterParams()
-    llm: dict[str, Any] | None = None  # an LLM params block (docs/llm-backends.md)
+    llm: str | None = None  # name of the entry of llm_configs used when writer = llm
+    llm_configs: dict[str, dict[str, Any]] = {}  # name -> LLM params block (docs/llm-backends.md)
+    variant_hooks: list[str] = []  # names in triplets.VARIANT_HOOKS, applied in order
 
 
 def _writer_params(params: TripletsParams) -> dict[str, Any]:
     if params.writer == "template":
         return params.template.model_dump()
-    return params.llm or {}
+    from implicit_bench.kg.build import llm_config
+
+    return {**llm_config(params.llm, params.llm_configs, "triplets"), "_where": f"triplets.llm_configs.{params.llm}"}
 
 
 def run_triplets(
@@ -70,6 +74,8 @@ def run_triplets(
         }
         rows.append(row)
     table = pd.DataFrame(rows, columns=list(TRIPLET_COLUMNS))
+    for hook in params.variant_hooks:
+        table = VARIANT_HOOKS.resolve(hook)(table)
     chosen = stratified_subset(table, subset.max_units, seed) if len(table) else table
     metrics = triplet_metrics(units, table, chosen, counter, invalid)
     metrics.update({"writer": params.writer, "subset_max_units": subset.max_units, "seed": seed,

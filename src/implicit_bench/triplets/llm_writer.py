@@ -55,9 +55,11 @@ def messages_for(unit: KGUnit, sentences: tuple[str, str]) -> list[dict[str, str
 
 
 def write(units: list[KGUnit], pairs: pd.DataFrame | None, params: dict[str, Any]) -> list[WriteResult]:
-    if not params:
-        raise ConfigError("params.yaml: triplets.writer is 'llm' but triplets.llm is not set")
-    client = build_llm(params, where="triplets.llm")
+    config = dict(params or {})
+    where = config.pop("_where", "triplets.llm")
+    if not config:
+        raise ConfigError("params.yaml: triplets.writer is 'llm' but no LLM is configured")
+    client = build_llm(config, where=where)
     sentences: dict[str, tuple[str, str]] = {}
     if pairs is not None and len(pairs):
         sentences = dict(zip(pairs["pair_id"], zip(pairs["stereotype_sentence"], pairs["anti_stereotype_sentence"], strict=True), strict=True))
