@@ -64,3 +64,37 @@ def test_report_from_labels():
     with_neither = diversity_report(diversity_frame(primary, units), include_neither=True)["J"]["c"]
     # u2 (1, 1, 1) over |C| = 3 -> 1.0; u3 (1, 2, 0) -> 0.579380
     assert with_neither["scores"]["CA_mean"] == pytest.approx((0 + 1 + 0.579380) / 3, abs=1e-6)
+
+
+def test_diversity_replicates_by_hand():
+    import numpy as np
+
+    from implicit_bench.audits.intervals import _weighted_quantile, diversity_replicates
+
+    # scenes: u1 0, u2 1, u3 0.918296; template counts (s, a): u1 (1, 1) gender, u2 (1, 0) gender, u3 (1, 1) race
+    h = np.array([0.0, 1.0, H12])
+    counts = np.array([[1.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    types = np.array(["gender", "gender", "race"])
+    weights = np.array([
+        [1.0, 1.0, 1.0],  # the original sample
+        [0.0, 2.0, 1.0],  # u2 twice, u3: scenes (0.918296, 1, 1)
+        [3.0, 0.0, 0.0],  # u1 three times: no race template image -> ID undefined
+    ])
+    reps = diversity_replicates(weights, h, counts, types, 2, (0.05, 0.10, 0.20))
+    # replicate 0 = the point estimates of test_scores_by_hand
+    assert reps["CA_0.10"][0] == pytest.approx(0.1836592, abs=1e-6)
+    assert reps["ID"][0] == pytest.approx(0.958278, abs=1e-6)
+    assert reps["MGBI"][0] == pytest.approx(0.419520, abs=1e-6)
+    # replicate 1: sorted (0.918296, 1, 1); CA_0.10 at position 0.2 -> 0.918296 + 0.2 * 0.081704 = 0.934637
+    assert reps["CA_0.10"][1] == pytest.approx(0.934637, abs=1e-6)
+    assert reps["CA_mean"][1] == pytest.approx((H12 + 2) / 3)
+    # gender templates: u2 twice -> (2, 0) -> H 0 -> ID 0 -> MGBI 0
+    assert reps["ID"][1] == 0.0 and reps["MGBI"][1] == 0.0
+    # replicate 2: race has no template image in the resample -> ID nan; scenes all 0
+    assert math.isnan(reps["ID"][2]) and reps["CA_0.20"][2] == 0.0
+    # weighted quantile equals numpy's quantile of the expanded multiset
+    vals = np.array([0.1, 0.4, 0.5, 0.9])
+    w = np.array([[2.0, 0.0, 1.0, 3.0]])
+    expanded = np.repeat(vals, w[0].astype(int))
+    for q in (0.05, 0.1, 0.2, 0.5, 0.9):
+        assert _weighted_quantile(vals, w, q)[0] == pytest.approx(np.quantile(expanded, q))

@@ -150,3 +150,21 @@ def test_llm_writer_through_a_local_server(tmp_path):
         assert server.hits == 2 and again["1"] == written["1"]
     out = add_negated_prompts(units, written)
     assert out["prompt_negated_0_1_check"].isna().tolist() == [True, False]
+
+
+def test_extend_units_adds_the_prompt_columns():
+    from implicit_bench.audits.prompts import NegationPromptParams, extend_units
+
+    units = pd.DataFrame({
+        "unit_id": ["1", "2"], "stereotype": ["man", "x"], "anti_stereotype": ["woman", "y"],
+        "prompt_neutral": ["A mover carrying boxes.", "A cat."],
+        "prompt_stereotype": ["A man mover carrying boxes.", "A cat."],
+        "prompt_anti_stereotype": ["A woman mover carrying boxes.", "A dog."],
+    })
+    out, report = extend_units(units, NegationPromptParams())
+    assert out["prompt_negated_1_1"].iloc[0] == "A woman mover who is not a man carrying boxes."
+    assert out["prompt_subject"].iloc[0] == "a photo of a mover" and out["prompt_subject"].isna().iloc[1]
+    assert report["prompt_negated_0_1"]["written"] == 1
+    assert report["prompt_negated_0_1"]["failed"] == {"stereotype prompt does not differ from the neutral prompt": 1}
+    same, off = extend_units(units, NegationPromptParams(enabled=False))
+    assert off == {"enabled": False} and "prompt_negated_0_1" not in same

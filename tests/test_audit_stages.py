@@ -120,3 +120,25 @@ def test_stages_end_to_end(repo, monkeypatch):
     # a re-run embeds and detects nothing new
     result = runner.invoke(_stage("clip"), [], catch_exceptions=False)
     assert read_json("metrics/clip.json")["embedded_now"] == 0, result.output
+
+
+def test_render_plan_skips_extra_variants_without_a_prompt(tmp_path):
+    from implicit_bench.errors import InputError
+    from implicit_bench.render import load_units, plan_items
+
+    units = pd.DataFrame({
+        "unit_id": ["u1", "u2"], "bias_type": ["gender", "age"],
+        "prompt_neutral": ["n1", "n2"], "prompt_stereotype": ["s1", "s2"], "prompt_anti_stereotype": ["a1", "a2"],
+        "prompt_negated_0_1": ["x1", None], "prompt_subject": [None, "t2"],
+    })
+    units.to_parquet(tmp_path / "units.parquet")
+    variants = ["neutral", "negated_0_1", "subject"]
+    loaded = load_units(tmp_path / "units.parquet", variants)
+    planned = plan_items(loaded, "c", [42], variants)
+    # u1: neutral, negated_0_1 (subject null); u2: neutral, subject (negated null)
+    assert [(p.key.unit_id, p.key.variant) for p in planned] == [
+        ("u1", "neutral"), ("u1", "negated_0_1"), ("u2", "neutral"), ("u2", "subject")]
+    units.loc[1, "prompt_neutral"] = None  # the three core prompts stay required
+    units.to_parquet(tmp_path / "units.parquet")
+    with pytest.raises(InputError, match="prompt_neutral"):
+        load_units(tmp_path / "units.parquet", variants)

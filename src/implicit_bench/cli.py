@@ -18,6 +18,7 @@ TOOLS: dict[str, str] = {
     "llm-export-replay": "implicit_bench.llm.cli:export_replay_command",
     "profile": "implicit_bench.profiles:profile_command",
     "image": "implicit_bench.images.tool:image_command",
+    "human-eval": "implicit_bench.human_eval.cli:human_eval",
 }
 
 

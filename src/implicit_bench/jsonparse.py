@@ -4,6 +4,10 @@ Strict: the whole answer (surrounding whitespace stripped) is one JSON value.
 Lenient (in this order, first success wins):
   1. the content of the first fenced code block (```json ... ``` or ``` ... ```);
   2. the first balanced ``{...}`` object in the text (braces inside strings respected).
+Opt-in third fallback, :func:`scan_key` (used by the judge tasks, docs/judging.md): the JSON
+scalar after the first ``"key":`` in the text, which recovers answers cut off after their key
+(``{"score": 4, "justification": "The ima``); if the key occurs with different values the
+answer is ambiguous and stays invalid.
 The parsed value is then validated against a pydantic model when one is given. An answer
 that still cannot be read is an invalid result: kept with its raw text and the reason.
 """
@@ -17,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+_SCALAR = r'("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)'
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
@@ -85,3 +90,25 @@ def parse_json_answer(raw: str | None, model: type[BaseModel] | None = None) -> 
                 continue
         return ParsedAnswer(raw, value, True, mode)
     return ParsedAnswer(raw, None, False, "invalid", last_error)
+
+
+def scan_key(raw: str | None, key: str) -> tuple[bool, Any, str | None]:
+    """The JSON scalar after ``"key":`` in ``raw``: ``(found, value, error)``.
+
+    Not found -> ``(False, None, reason)``; the key occurring with different values ->
+    ``(False, None, "ambiguous ...")``.
+    """
+    if not raw:
+        return False, None, "empty answer"
+    pattern = re.compile(r'"' + re.escape(key) + r'"\s*:\s*' + _SCALAR)
+    values = []
+    for match in pattern.finditer(raw):
+        try:
+            values.append(json.loads(match.group(1)))
+        except json.JSONDecodeError:
+            continue
+    if not values:
+        return False, None, f"no '{key}' value found"
+    if any(v != values[0] or type(v) is not type(values[0]) for v in values[1:]):
+        return False, None, f"ambiguous: '{key}' given {len(values)} different values"
+    return True, values[0], None

@@ -83,6 +83,8 @@ def load_units(path: str | Path, variants: Sequence[str]) -> pd.DataFrame:
         row = int(duplicated.to_numpy().argmax()) + 1
         raise InputError(path, row, "unit_id", f"duplicate unit id {units['unit_id'].iloc[row - 1]!r}")
     for column in needed[1:]:
+        if column.removeprefix("prompt_") not in VARIANTS:
+            continue  # extra variants (negated, subject template): a null prompt is skipped by plan_items
         text = units[column]
         bad = text.isna() | (text.astype(str).str.strip() == "")
         if bad.any():
@@ -104,6 +106,8 @@ def plan_items(
     for unit_id, bias_type, *prompts in rows:
         for seed in seeds:
             for variant, prompt in zip(variants, prompts, strict=True):
+                if variant not in VARIANTS and (prompt is None or pd.isna(prompt) or not str(prompt).strip()):
+                    continue  # an extra variant whose prompt was not written or failed its check
                 planned.append(
                     PlannedItem(ImageKey(config, unit_id, variant, int(seed)), str(prompt), bias_type)
                 )

@@ -9,6 +9,8 @@ from __future__ import annotations
 VARIANTS: tuple[str, ...] = ("neutral", "stereotype", "anti_stereotype")
 # Extra variants written by the negated-prompt writer (NegT2IBench settings 0:1 and 1:1).
 NEGATED_VARIANTS: tuple[str, ...] = ("negated_0_1", "negated_1_1")
+# The subject-only template prompt ("a photo of a {subject}"), HoloFair's ID prompts (docs/audits.md).
+TEMPLATE_VARIANTS: tuple[str, ...] = ("subject",)
 
 BIAS_TYPES: tuple[str, ...] = (
     "profession",

@@ -1,0 +1,66 @@
+"""Extra prompt columns of the units table: negated prompts and the subject-only template.
+
+Called by the ``triplets`` stage (hook, params section ``negation_prompts``) on the subset it
+writes to ``data/interim/units.parquet``, so render and judge see ``prompt_negated_0_1``,
+``prompt_negated_1_1`` and ``prompt_subject`` like the other prompt columns (add the variants to
+``render.variants``). A prompt that could not be written or failed its check is null, with the
+reason in ``prompt_<variant>_check``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pandas as pd
+
+from implicit_bench.audits.negation import (
+    NegatedPrompts,
+    add_negated_prompts,
+    deterministic_negated,
+    deterministic_subject,
+)
+from implicit_bench.params import StrictModel
+
+
+class NegationPromptParams(StrictModel):
+    enabled: bool = True
+    writer: Literal["deterministic", "llm"] = "deterministic"
+    llm: dict[str, Any] | None = None  # an LLM params block (implicit_bench.llm.build_llm); writer llm only
+    subject_template: bool = True
+
+
+def extend_units(units: pd.DataFrame, params: NegationPromptParams) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Units with the extra prompt columns, and a small report for the triplets metrics."""
+    if not params.enabled:
+        return units, {"enabled": False}
+    report: dict[str, Any] = {"enabled": True, "writer": params.writer}
+    if params.writer == "llm":
+        from implicit_bench.audits.negation_llm import llm_negated
+        from implicit_bench.llm import InvalidCounter, build_llm
+
+        if params.llm is None:
+            from implicit_bench.errors import ConfigError
+
+            raise ConfigError("negation_prompts.llm: needed when negation_prompts.writer is llm")
+        counter = InvalidCounter("negation_prompts")
+        written = llm_negated(units, build_llm(params.llm, "negation_prompts.llm"), counter)
+        report["llm_answers"] = counter.as_dict()
+    else:
+        written = {
+            str(r.unit_id): deterministic_negated(r.prompt_neutral, r.prompt_stereotype, r.prompt_anti_stereotype, r.stereotype)
+            for r in units.itertuples(index=False)
+        }
+    out = add_negated_prompts(units, written)
+    for column in ("prompt_negated_0_1", "prompt_negated_1_1"):
+        checks = out[f"{column}_check"]
+        report[column] = {"written": int(out[column].notna().sum()),
+                          "failed": {str(k): int(v) for k, v in checks.value_counts().items()}}
+    if params.subject_template:
+        subjects = [deterministic_subject(n, s) for n, s in zip(out["prompt_neutral"], out["prompt_stereotype"], strict=True)]
+        out["prompt_subject"] = subjects
+        out["prompt_subject_check"] = [None if s else "subject_not_found" for s in subjects]
+        report["prompt_subject"] = {"written": int(sum(s is not None for s in subjects))}
+    return out, report
+
+
+__all__ = ["NegatedPrompts", "NegationPromptParams", "extend_units"]

@@ -1,0 +1,50 @@
+"""The debiasing extension of ``implicit-bench analyze``: metrics/debias.json and
+tables/debias.md from judgement rows alone (no model), when they hold debiasing runs.
+
+Judgement rows whose ``config`` names a configuration (Table 27 names carry their method,
+information and signal; other names are scored too, under "Other configurations"), ``task``
+rubric or alignment, variant neutral. The unmodified configuration is named by
+``scoring.unmodified`` (default ``unmodified``). With a retrieval table (``unit_id, own_hit``)
+the full-KG rows are assembled too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from implicit_bench.debias.configs import ScoringParams
+from implicit_bench.debias.pipeline import score_judgements
+from implicit_bench.io import atomic_write_text, write_json
+from implicit_bench.params import section
+
+
+def applies(judgements: pd.DataFrame, unmodified: str) -> bool:
+    """True when there are rubric or alignment rows of the unmodified configuration."""
+    rows = judgements[(judgements["config"] == unmodified) & judgements["task"].isin(["rubric", "alignment"])]
+    return not rows.empty
+
+
+def analyze_debias(
+    judgements: pd.DataFrame,
+    out_dir: str | Path,
+    params: dict[str, Any] | None = None,
+    retrieval: pd.DataFrame | None = None,
+    source: str = "judgements",
+) -> dict[str, Any] | None:
+    """Write ``<out_dir>/metrics/debias.json`` and ``<out_dir>/tables/debias.md``; return the
+    metrics, or None (nothing written) when the judgements hold no debiasing runs.
+
+    ``params``: the ``debias`` section of params.yaml (only its ``scoring`` block is read) or
+    None for the defaults.
+    """
+    scoring = section({"scoring": (params or {}).get("scoring") or {}}, "scoring", ScoringParams)
+    if not applies(judgements, scoring.unmodified):
+        return None
+    payload, markdown = score_judgements(judgements, scoring, None, retrieval, source=source)
+    out = Path(out_dir)
+    write_json(out / "metrics" / "debias.json", payload)
+    atomic_write_text(out / "tables" / "debias.md", markdown)
+    return payload

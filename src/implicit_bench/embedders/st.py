@@ -1,0 +1,36 @@
+"""sentence-transformers backend: any model loadable by ``SentenceTransformer`` (hub id or
+local directory), loaded once per process."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from implicit_bench.embedders import EmbedderConfig, resolve_model
+
+
+class SentenceTransformerEmbedder:
+    def __init__(self, config: EmbedderConfig):
+        from sentence_transformers import SentenceTransformer
+
+        self.name = f"sentence_transformers:{config.model}"
+        self.config = config
+        kwargs = {}
+        if config.dtype is not None:
+            import torch
+
+            kwargs["model_kwargs"] = {"torch_dtype": getattr(torch, config.dtype)}
+        self.model = SentenceTransformer(resolve_model(config.model), device=config.device, **kwargs)
+        if config.max_seq_length is not None:
+            self.model.max_seq_length = config.max_seq_length
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=self.config.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=False,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)

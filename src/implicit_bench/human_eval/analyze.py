@@ -1,0 +1,287 @@
+"""Import rater answers and compute the human-study report (Tables 28-30, Appendix D.2/D.4).
+
+Every bundle is one round: rater screening and inter-rater statistics are computed within a
+round and averaged over rounds; human-judge agreement uses every kept rating.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from implicit_bench.errors import InputError
+from implicit_bench.human_eval.bundle import ANSWER_COLUMNS, KG_ANSWERS, HumanEvalParams
+from implicit_bench.human_eval.stats import (
+    fisher_ci,
+    krippendorff_alpha,
+    loo_correlations,
+    mae,
+    mean_pairwise_by_rater,
+    mean_pairwise_r,
+    pearson,
+)
+from implicit_bench.io import read_table
+from implicit_bench.provenance import provenance
+from implicit_bench.schema import VARIANTS
+
+RATING_ITEMS = ("rating_1", "rating_2", "rating_3")
+
+
+def load_manifests(paths: list[str | Path]) -> dict[str, dict[str, Any]]:
+    manifests: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        for key in ("bundle_id", "cases", "sampling"):
+            if key not in data:
+                raise InputError(path, None, key, "not a rating-bundle manifest")
+        if data["bundle_id"] in manifests:
+            raise InputError(path, None, "bundle_id", f"bundle {data['bundle_id']} given twice")
+        manifests[data["bundle_id"]] = data
+    return manifests
+
+
+def read_answers(paths: list[str | Path], manifests: dict[str, dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int]]:
+    """Validate the answer CSVs; return (ratings, kg answers, counts).
+
+    ratings: bundle_id, rater, case, unit_id, bias_type, seed, position, variant, rating.
+    kg: bundle_id, rater, case, unit_id, bias_type, answer.
+    """
+    cases = {(b, c["case"]): c for b, m in manifests.items() for c in m["cases"]}
+    ratings, kg, seen = [], [], {}
+    counts = {"files": 0, "rows": 0, "unanswered_items": 0}
+    for path in paths:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        counts["files"] += 1
+        missing = [c for c in ANSWER_COLUMNS if c not in frame.columns and c != "saved_at"]
+        if missing:
+            raise InputError(path, None, missing[0], f"missing answer columns {missing}")
+        for i, row in enumerate(frame.to_dict("records"), start=1):
+            counts["rows"] += 1
+            bundle, case_id, rater = row["bundle_id"].strip(), row["case"].strip(), row["rater"].strip()
+            if bundle not in manifests:
+                raise InputError(path, i, "bundle_id", f"unknown bundle {bundle!r} (give its manifest)")
+            case = cases.get((bundle, case_id))
+            if case is None:
+                raise InputError(path, i, "case", f"no case {case_id!r} in bundle {bundle}")
+            if row["unit_id"].strip() and row["unit_id"].strip() != str(case["unit_id"]):
+                raise InputError(path, i, "unit_id", f"{row['unit_id']!r} does not match the manifest ({case['unit_id']})")
+            if not rater:
+                raise InputError(path, i, "rater", "empty rater name")
+            key = (bundle, rater, case_id)
+            if key in seen:
+                raise InputError(path, i, "case", f"rater {rater!r} answered case {case_id} twice (also {seen[key]})")
+            seen[key] = f"{path}, row {i}"
+            base = {"bundle_id": bundle, "rater": rater, "case": case_id, "unit_id": str(case["unit_id"]), "bias_type": case["bias_type"]}
+            answer = row["kg_valid"].strip().lower()
+            if answer:
+                if answer not in KG_ANSWERS:
+                    raise InputError(path, i, "kg_valid", f"{answer!r} is not one of {', '.join(KG_ANSWERS)}")
+                kg.append({**base, "answer": answer})
+            else:
+                counts["unanswered_items"] += 1
+            for position, item in enumerate(RATING_ITEMS, start=1):
+                text = row[item].strip()
+                if not text:
+                    counts["unanswered_items"] += 1
+                    continue
+                try:
+                    value = float(text)
+                except ValueError:
+                    raise InputError(path, i, item, f"{text!r} is not a number 0-5") from None
+                if value not in (0, 1, 2, 3, 4, 5):
+                    raise InputError(path, i, item, f"{text!r} is not an integer 0-5")
+                image = case["images"][position - 1]
+                ratings.append({**base, "seed": int(case["seed"]), "position": position, "variant": image["variant"], "rating": value})
+    ratings_frame = pd.DataFrame(ratings, columns=["bundle_id", "rater", "case", "unit_id", "bias_type", "seed", "position", "variant", "rating"])
+    kg_frame = pd.DataFrame(kg, columns=["bundle_id", "rater", "case", "unit_id", "bias_type", "answer"])
+    return ratings_frame, kg_frame, counts
+
+
+def _matrix(ratings: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """raters x images (case, position) matrix of one round; NaN = not rated."""
+    wide = ratings.pivot_table(index="rater", columns=["case", "position"], values="rating", aggfunc="first")
+    return wide.to_numpy(dtype=float), [str(r) for r in wide.index]
+
+
+def screen_raters(ratings: pd.DataFrame, threshold: float, rule: str, min_pairs: int) -> pd.DataFrame:
+    """Per round and rater: agreement with the other raters; ``kept`` = agreement >= threshold.
+
+    rule ``loo_mean``: Pearson r with the mean of the other raters' ratings of the same
+    images; ``mean_pairwise``: mean of the Pearson r with each other rater. An undefined r
+    (constant ratings, too few shared images) fails the screen."""
+    rows = []
+    for bundle, part in ratings.groupby("bundle_id"):
+        matrix, raters = _matrix(part)
+        loo = loo_correlations(matrix, min_pairs)
+        pair = mean_pairwise_by_rater(matrix, min_pairs)
+        chosen = loo if rule == "loo_mean" else pair
+        if rule not in ("loo_mean", "mean_pairwise"):
+            raise ValueError(f"unknown screen_rule {rule!r}")
+        for i, rater in enumerate(raters):
+            rows.append(
+                {
+                    "bundle_id": bundle,
+                    "rater": rater,
+                    "n_ratings": int((~np.isnan(matrix[i])).sum()),
+                    "r_loo_mean": _num(loo[i]),
+                    "r_mean_pairwise": _num(pair[i]),
+                    "kept": bool(not math.isnan(chosen[i]) and chosen[i] >= threshold) if len(raters) > 1 else True,
+                }
+            )
+    return pd.DataFrame(rows, columns=["bundle_id", "rater", "n_ratings", "r_loo_mean", "r_mean_pairwise", "kept"])
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 6)
+
+
+def judge_scores(paths: list[str], manifests: dict[str, dict[str, Any]], root: Path) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
+    """Rubric scores of the rated images: unit_id, variant, seed, judge, score (+ models)."""
+    files = sorted({f for pattern in paths for f in glob.glob(str(root / pattern))})
+    empty = pd.DataFrame(columns=["unit_id", "variant", "seed", "judge", "score"])
+    if not files:
+        return empty, []
+    frames = [read_table(f).assign(_file=f) for f in files]
+    j = pd.concat(frames, ignore_index=True)
+    j["unit_id"] = j["unit_id"].astype(str)
+    configs = {m["sampling"]["config"] for m in manifests.values()}
+    valid = j["valid"].fillna(False).astype(bool) if "valid" in j.columns else j["value"].notna()
+    j = j[(j["task"] == "rubric") & valid & j["config"].astype(str).isin(configs)]
+    wanted = {(str(c["unit_id"]), v, int(c["seed"])) for m in manifests.values() for c in m["cases"] for v in VARIANTS}
+    keys = list(zip(j["unit_id"], j["variant"], j["seed"].astype(int), strict=True))
+    j = j[[k in wanted for k in keys]]
+    dup = j.duplicated(["config", "unit_id", "variant", "seed", "judge"], keep=False)
+    if dup.any():
+        row = j[dup].iloc[0]
+        raise InputError(row["_file"], f"{row['unit_id']}/{row['variant']}/{row['seed']}", "judge", f"duplicate rubric judgements by {row['judge']}")
+    models = []
+    if "model" in j.columns:
+        models = [("judge", str(m)) for m in sorted(j["model"].dropna().astype(str).unique())]
+    out = j.assign(score=pd.to_numeric(j["value"], errors="coerce"), seed=j["seed"].astype(int))
+    return out[["unit_id", "variant", "seed", "judge", "score"]], models
+
+
+def _inter_rater(ratings: pd.DataFrame, min_pairs: int) -> dict[str, Any]:
+    """Mean pairwise r and ordinal alpha within each round, averaged over rounds."""
+    per_round = {}
+    for bundle, part in ratings.groupby("bundle_id"):
+        matrix, _ = _matrix(part)
+        r, n_pairs = mean_pairwise_r(matrix, min_pairs)
+        per_round[str(bundle)] = {"mean_pairwise_r": _num(r), "n_pairs": n_pairs, "alpha_ordinal": _num(krippendorff_alpha(matrix, "ordinal")), "n_raters": int(matrix.shape[0])}
+    rs = [v["mean_pairwise_r"] for v in per_round.values() if v["mean_pairwise_r"] is not None]
+    alphas = [v["alpha_ordinal"] for v in per_round.values() if v["alpha_ordinal"] is not None]
+    return {
+        "mean_pairwise_r": _num(float(np.mean(rs))) if rs else None,
+        "alpha_ordinal": _num(float(np.mean(alphas))) if alphas else None,
+        "rounds": per_round,
+    }
+
+
+def _versus_judges(images: pd.DataFrame, judges: list[str]) -> dict[str, Any]:
+    """Per judge: Pearson r (Fisher 95% CI) and MAE of the per-image human mean, n images."""
+    out = {}
+    for judge in judges:
+        x, y = images["human_mean"].to_numpy(float), images.get(f"judge:{judge}", pd.Series(np.nan, index=images.index)).to_numpy(float)
+        n = int((~(np.isnan(x) | np.isnan(y))).sum())
+        r = pearson(x, y)
+        ci = fisher_ci(r, n)
+        out[judge] = {"r": _num(r), "ci": [_num(ci[0]), _num(ci[1])] if ci else None, "mae": _num(mae(x, y)), "n_images": n}
+    return out
+
+
+def _flips(images: pd.DataFrame, judges: list[str]) -> dict[str, Any]:
+    """Cases where a judge orders the stereotype and anti-stereotype images opposite to the
+    human mean (strictly opposite signs of S - A); ties on either side are counted apart."""
+    out = {}
+    wide = images.pivot_table(index=["bundle_id", "case"], columns="variant", values=["human_mean", *[f"judge:{j}" for j in judges]], aggfunc="first")
+    for judge in judges:
+        col = f"judge:{judge}"
+        try:
+            human = wide[("human_mean", "stereotype")] - wide[("human_mean", "anti_stereotype")]
+            model = wide[(col, "stereotype")] - wide[(col, "anti_stereotype")]
+        except KeyError:
+            out[judge] = {"flips": None, "cases": 0, "ties": 0, "share": None}
+            continue
+        both = human.notna() & model.notna()
+        flips = int(((human * model) < 0)[both].sum())
+        ties = int(((human == 0) | (model == 0))[both].sum())
+        cases = int(both.sum())
+        out[judge] = {"flips": flips, "cases": cases, "ties": ties, "share": _num(flips / cases) if cases else None}
+    return out
+
+
+def human_eval_report(
+    manifests: dict[str, dict[str, Any]],
+    answer_paths: list[str | Path],
+    params: HumanEvalParams,
+    root: str | Path = ".",
+) -> dict[str, Any]:
+    root = Path(root)
+    ratings, kg, counts = read_answers(answer_paths, manifests)
+    screening = screen_raters(ratings, params.screen_threshold, params.screen_rule, params.min_pairs)
+    kept_keys = set(zip(screening.loc[screening["kept"], "bundle_id"], screening.loc[screening["kept"], "rater"], strict=True))
+    all_raters = set(zip(ratings["bundle_id"], ratings["rater"], strict=True)) | set(zip(kg["bundle_id"], kg["rater"], strict=True))
+    kept_keys |= {k for k in all_raters if k not in set(zip(screening["bundle_id"], screening["rater"], strict=True))}
+    ratings = ratings[[k in kept_keys for k in zip(ratings["bundle_id"], ratings["rater"], strict=True)]]
+    kg = kg[[k in kept_keys for k in zip(kg["bundle_id"], kg["rater"], strict=True)]]
+
+    scores, models = judge_scores(params.judgements, manifests, root)
+    judges = sorted(scores["judge"].astype(str).unique())
+    images = (
+        ratings.groupby(["bundle_id", "case", "position", "unit_id", "bias_type", "variant", "seed"], as_index=False)
+        .agg(human_mean=("rating", "mean"), n_raters=("rating", "size"))
+    )
+    for judge in judges:
+        part = scores[scores["judge"] == judge][["unit_id", "variant", "seed", "score"]].rename(columns={"score": f"judge:{judge}"})
+        images = images.merge(part, on=["unit_id", "variant", "seed"], how="left")
+
+    kg_counts = kg["answer"].value_counts()
+    n_kg = int(len(kg))
+    report: dict[str, Any] = {
+        "provenance": provenance(models),
+        "bundles": sorted(manifests),
+        "n_raters": int(len({r for _, r in kept_keys})),
+        "n_cases": int(images[["bundle_id", "case"]].drop_duplicates().shape[0]),
+        "n_images": int(len(images)),
+        "n_ratings": int(len(ratings)),
+        "n_kg_answers": n_kg,
+        "answers": counts,
+        "kg_validity": {a: _num(kg_counts.get(a, 0) / n_kg) if n_kg else None for a in KG_ANSWERS},
+        "mean_rating": {v: _num(ratings.loc[ratings["variant"] == v, "rating"].mean()) for v in VARIANTS},
+        "mean_rating_of_image_means": {v: _num(images.loc[images["variant"] == v, "human_mean"].mean()) for v in VARIANTS},
+        "inter_rater": _inter_rater(ratings, params.min_pairs),
+        "human_vs_judge": _versus_judges(images, judges),
+        "direction_flips": _flips(images, judges),
+        "screening": {
+            "rule": params.screen_rule,
+            "threshold": params.screen_threshold,
+            "excluded": screening.loc[~screening["kept"], ["bundle_id", "rater", "r_loo_mean", "r_mean_pairwise"]].to_dict("records"),
+            "raters": screening.to_dict("records"),
+        },
+        "by_bias_type": {},
+        "groups": {},
+    }
+    def subset(rows: pd.DataFrame, bias_types: set[str]) -> dict[str, Any]:
+        sub_r = ratings[ratings["bias_type"].isin(bias_types)]
+        sub_i = images[images["bias_type"].isin(bias_types)]
+        cases = int(sub_i[["bundle_id", "case"]].drop_duplicates().shape[0])
+        entry = {"cases": cases, "images": int(len(sub_i)), "directional_only": cases < params.directional_below}
+        entry.update(_inter_rater(sub_r, params.min_pairs))
+        entry.pop("rounds")
+        entry["human_vs_judge"] = _versus_judges(sub_i, judges)
+        return entry
+
+    for bias in sorted(images["bias_type"].unique()):
+        report["by_bias_type"][bias] = subset(images, {bias})
+    present = set(images["bias_type"].unique())
+    for name, members in params.groups.items():
+        report["groups"][name] = subset(images, set(members) & present)
+        others = present - set(members)
+        report["groups"][f"not {name}"] = subset(images, others)
+    return report

@@ -1,0 +1,66 @@
+"""``implicit-bench human-eval export|import``: rating bundles and the human-study report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from implicit_bench.params import load_params, section
+
+
+def _params(params_path: str, overrides: dict):
+    from implicit_bench.human_eval.bundle import HumanEvalParams
+
+    params = section(load_params(params_path), "human_eval", HumanEvalParams, params_path) if Path(params_path).exists() else HumanEvalParams()
+    updates = {k: v for k, v in overrides.items() if v not in (None, ())}
+    return params.model_copy(update=updates) if updates else params
+
+
+@click.group("human-eval")
+def human_eval() -> None:
+    """Human evaluation (paper Section 3.4, Appendix D): export rating bundles, import answers."""
+
+
+@human_eval.command("export")
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="bundle directory to write")
+@click.option("--size", "sample_size", type=int, default=None, help="number of units (default: params)")
+@click.option("--seed", type=int, default=None, help="sampling seed (default: params)")
+@click.option("--config", default=None, help="generator configuration whose images are rated")
+@click.option("--image-seed", type=int, default=None, help="rate this seed's images (default: one drawn per unit)")
+@click.option("--exclude", multiple=True, help="manifest / answers CSV / id list of units already rated (repeatable)")
+@click.option("--bundle-id", default=None, help="bundle id (default: a hash of the sample)")
+def export_cmd(params_path, out, sample_size, seed, config, image_seed, exclude, bundle_id) -> None:
+    """Write OUT/form.html (self-contained rating form), OUT/manifest.json and OUT/README.txt."""
+    from implicit_bench.human_eval.bundle import export_bundle
+
+    params = _params(params_path, {"sample_size": sample_size, "seed": seed, "config": config, "image_seed": image_seed, "exclude": list(exclude)})
+    info = export_bundle(params, out, bundle_id=bundle_id)
+    click.echo(f"human-eval export: bundle {info['bundle_id']}, {info['n_cases']} cases ({info['config']}) -> {out}/form.html")
+
+
+@human_eval.command("import")
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--manifest", "manifests", multiple=True, required=True, help="bundle manifest.json (one per round; repeatable)")
+@click.option("--out", default=None, help="metrics JSON (default: params human_eval.out_metrics)")
+@click.option("--threshold", type=float, default=None, help="rater screening threshold (paper: 0.40)")
+@click.option("--rule", type=click.Choice(["loo_mean", "mean_pairwise"]), default=None, help="rater screening rule")
+@click.argument("answers", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+def import_cmd(params_path, manifests, out, threshold, rule, answers) -> None:
+    """Read rater ANSWERS CSVs and write the human-evaluation metrics JSON."""
+    from implicit_bench.human_eval.analyze import human_eval_report, load_manifests
+    from implicit_bench.io import write_json
+
+    params = _params(params_path, {"screen_threshold": threshold, "screen_rule": rule})
+    report = human_eval_report(load_manifests(list(manifests)), list(answers), params)
+    target = out or params.out_metrics
+    write_json(target, report)
+    kg = report["kg_validity"]
+    mr = report["mean_rating"]
+    click.echo(
+        f"human-eval import: {report['n_raters']} raters kept ({len(report['screening']['excluded'])} excluded), "
+        f"{report['n_cases']} cases, {report['n_ratings']} ratings; KG yes/unsure/no {kg['yes']}/{kg['unsure']}/{kg['no']}; "
+        f"mean S/N/A {mr['stereotype']}/{mr['neutral']}/{mr['anti_stereotype']}; "
+        f"inter-rater r {report['inter_rater']['mean_pairwise_r']}, alpha {report['inter_rater']['alpha_ordinal']} -> {target}"
+    )

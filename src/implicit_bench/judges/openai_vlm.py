@@ -1,0 +1,133 @@
+"""Backend ``openai``: any OpenAI-compatible chat endpoint that accepts images.
+
+vLLM (``vllm serve Qwen/Qwen3-VL-30B-A3B-Instruct``), SGLang, and vendor APIs that speak the
+``/v1/chat/completions`` protocol. Each request is one user message holding the image as a
+base64 ``data:`` URL (downscaled so that its longer side is at most ``max_image_side``, JPEG
+quality ``jpeg_quality``; paper: 768, 85) and the prompt text.
+
+The HTTP transport, retries with exponential backoff (429 / 5xx / transport errors; other 4xx
+fail at once) and the API key handling are those of the LLM backend
+(:class:`implicit_bench.llm.openai.OpenAIClient`): the key is read at call time from the
+environment variable named by ``api_key_env`` and never stored in params, cache keys, the
+cache, logs or any output.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any, Literal
+
+from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest, open_image
+
+
+class OpenAIJudgeParams(JudgeParams):
+    backend: Literal["openai"] = "openai"
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str | None = "OPENAI_API_KEY"  # null: no Authorization header (local servers)
+    temperature: float | None = 0.0  # null: omit (models that accept only their default)
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    seed: int | None = None
+    extra_body: dict[str, Any] = {}  # e.g. {"reasoning_effort": "none"}
+    max_image_side: int | None = 768  # null: send the stored PNG unchanged
+    jpeg_quality: int = 85
+    image_detail: Literal["auto", "low", "high"] | None = None
+    timeout_s: float = 120.0
+    max_retries: int = 5
+    backoff_s: float = 1.0
+    backoff_max_s: float = 60.0
+    concurrency: int = 4
+
+
+def image_data_url(data: bytes, max_side: int | None, quality: int) -> str:
+    """The image as a ``data:`` URL: JPEG downscaled to ``max_side``, or the original PNG."""
+    if max_side is None:
+        return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    image = open_image(data, max_side)
+    buf = io.BytesIO()
+    image.save(buf, format="JPEG", quality=quality)
+    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+class OpenAIJudge(JudgeBackend):
+    backend = "openai"
+    Params = OpenAIJudgeParams
+
+    def __init__(self, params: OpenAIJudgeParams):
+        super().__init__(params)
+        self.params: OpenAIJudgeParams = params
+        self._client = None
+
+    def _transport(self):
+        if self._client is None:
+            from implicit_bench.llm.openai import OpenAIClient, OpenAIParams
+
+            p = self.params
+            self._client = OpenAIClient(
+                OpenAIParams(
+                    backend="openai",
+                    model=p.model,
+                    max_tokens=p.max_new_tokens,
+                    cache=None,
+                    base_url=p.base_url,
+                    api_key_env=p.api_key_env,
+                    temperature=p.temperature,
+                    max_tokens_field=p.max_tokens_field,
+                    seed=p.seed,
+                    extra_body=p.extra_body,
+                    timeout_s=p.timeout_s,
+                    max_retries=p.max_retries,
+                    backoff_s=p.backoff_s,
+                    backoff_max_s=p.backoff_max_s,
+                    concurrency=p.concurrency,
+                )
+            )
+        return self._client
+
+    def load(self) -> None:
+        self._transport()
+
+    def identity(self) -> dict[str, Any]:
+        p = self.params
+        return {
+            "backend": self.backend,
+            "model": p.model,
+            "base_url": p.base_url.rstrip("/"),
+            "max_image_side": p.max_image_side,
+            "jpeg_quality": p.jpeg_quality if p.max_image_side is not None else None,
+            "image_detail": p.image_detail,
+        }
+
+    def decoding(self) -> dict[str, Any]:
+        p = self.params
+        return {
+            "temperature": p.temperature,
+            "max_tokens": p.max_new_tokens,
+            "max_tokens_field": p.max_tokens_field,
+            "seed": p.seed,
+            "extra_body": p.extra_body,
+        }
+
+    def messages(self, request: JudgeRequest) -> list[dict[str, Any]]:
+        p = self.params
+        image_url: dict[str, Any] = {
+            "url": image_data_url(request.image, p.max_image_side, p.jpeg_quality)
+        }
+        if p.image_detail is not None:
+            image_url["detail"] = p.image_detail
+        return [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image_url", "image_url": image_url},
+                    {"type": "text", "text": request.prompt},
+                ],
+            }
+        ]
+
+    def answer(self, batch: list[JudgeRequest]) -> list[tuple[str, str | None]]:
+        client = self._transport()
+        return client._generate([self.messages(r) for r in batch], self.params.max_new_tokens)
+
+    def close(self) -> None:
+        self._client = None

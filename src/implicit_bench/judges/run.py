@@ -1,0 +1,549 @@
+"""The judge stage's library: plan judgements, answer the uncached ones, write the table.
+
+1. plan: for every task, every judge selected for it, and every ``ok`` image of the image
+   stores of the selected configurations, one request (prompt text filled from the unit,
+   image sha256); the blind task gets one request per option order (``blind_orders``:
+   ``hash`` = the order hashed from (unit, seed, variant), ``both`` = "sa" and "as").
+2. cache: each request is keyed by ``cache_key(judge identity, task, prompt, image sha256,
+   decoding)``; answers (raw text) found in ``cache/judge.sqlite`` are not asked again.
+3. answer: the missing keys go, batch by batch, to one worker per judge (model loaded once
+   per worker) through an executor; every finished batch is written to the cache at once, so
+   a killed run resumes where it stopped.
+4. assemble: every planned request becomes one JUDGEMENTS row, parsed from its cached answer
+   (strict then lenient, :mod:`implicit_bench.judges.tasks`); unreadable answers and failed
+   calls are invalid rows (value null, raw kept, error), counted in the metrics.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from implicit_bench.cache import DiskCache, cache_key
+from implicit_bench.errors import ConfigError, InputError
+from implicit_bench.hashing import stable_hash
+from implicit_bench.images import ImageStore
+from implicit_bench.io import read_table, write_json, write_table
+from implicit_bench.judges import build_judge, judge_params
+from implicit_bench.judges.base import JudgeRequest
+from implicit_bench.judges.tasks import (
+    ORDERS,
+    TASK_NAMES,
+    TaskSpec,
+    blind_order,
+    load_task,
+    task_fields,
+    unit_fields,
+)
+from implicit_bench.params import StrictModel
+from implicit_bench.provenance import provenance
+from implicit_bench.schema import JUDGEMENT_COLUMNS, JUDGEMENT_EXTRA_COLUMNS
+
+OUTPUT_COLUMNS: tuple[str, ...] = (*JUDGEMENT_COLUMNS, *JUDGEMENT_EXTRA_COLUMNS)
+
+
+class TaskSelect(StrictModel):
+    """Which judges, configurations and variants a task covers (null: all)."""
+
+    judges: list[str] | None = None
+    configs: list[str] | None = None
+    variants: list[str] | None = None
+
+
+class JudgeStageParams(StrictModel):
+    """The ``judge`` section of params.yaml."""
+
+    judges: dict[str, dict[str, Any]]
+    tasks: dict[Literal["rubric", "blind", "alignment"], TaskSelect | None]
+    configs: list[str] | None = None  # image stores under images_dir; null: every store there
+    blind_orders: Literal["hash", "both"] = "hash"
+    units: str = "data/interim/units.parquet"
+    images_dir: str = "data/images"
+    out: str = "data/judgements/judgements.parquet"
+    metrics: str = "metrics/judge.json"
+    cache: str = "cache/judge.sqlite"
+    executor: dict[str, Any] = {}
+    progress: bool = True
+
+
+@dataclass(frozen=True)
+class PlannedJudgement:
+    """One row to be: a question about one image under one judge, task and order."""
+
+    key: str
+    judge: str
+    task: str
+    config: str
+    unit_id: str
+    variant: str
+    seed: int
+    order: str | None
+    prompt: str
+    prompt_hash: str
+    image_sha256: str
+    store: str
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """One uncached request sent to a judge worker (unique by cache key)."""
+
+    key: str
+    prompt: str
+    image_sha256: str
+    store: str
+
+
+@dataclass
+class JudgeRunResult:
+    frame: pd.DataFrame
+    metrics: dict[str, Any]
+    model_calls: int = 0
+    cache_hits: int = 0
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+# ----- planning ----------------------------------------------------------------------------
+def load_units(path: str | Path) -> dict[str, dict[str, Any]]:
+    frame = read_table(path)
+    if "unit_id" not in frame.columns:
+        raise InputError(path, None, "unit_id", "column missing")
+    units: dict[str, dict[str, Any]] = {}
+    for row_number, row in enumerate(frame.to_dict("records"), start=1):
+        unit_id = str(row["unit_id"])
+        if unit_id in units:
+            raise InputError(path, row_number, "unit_id", f"duplicate unit id '{unit_id}'")
+        units[unit_id] = {**row, "unit_id": unit_id}
+    return units
+
+
+def store_configs(params: JudgeStageParams, root: str | Path = ".") -> list[str]:
+    """The configurations to judge: ``params.configs``, or every image store under images_dir."""
+    if params.configs is not None:
+        return list(params.configs)
+    images = Path(root) / params.images_dir
+    found = sorted(p.name for p in images.iterdir() if (p / "journal.jsonl").exists()) if images.is_dir() else []
+    if not found:
+        raise InputError(images, None, None, "no image stores to judge (run the render stage first)")
+    return found
+
+
+def _select(select: TaskSelect | None, attr: str, default: list[str]) -> list[str]:
+    chosen = getattr(select, attr) if select is not None else None
+    return list(default) if chosen is None else list(chosen)
+
+
+def plan_judgements(
+    params: JudgeStageParams,
+    units: dict[str, dict[str, Any]],
+    identities: dict[str, dict[str, Any]],
+    root: str | Path = ".",
+) -> tuple[list[PlannedJudgement], dict[str, dict[str, int]], dict[str, set[str]]]:
+    """All requests of the run, the image status counts per configuration and the generators."""
+    root = Path(root)
+    units_path = root / params.units
+    image_counts: dict[str, dict[str, int]] = {}
+    generators: dict[str, set[str]] = {}
+    records_by_config = {}
+    all_configs = store_configs(params, root)
+    for config in all_configs:
+        store_root = (root / params.images_dir / config).resolve()
+        if not store_root.is_dir():
+            raise InputError(store_root, None, None, f"no image store for configuration '{config}'")
+        store = ImageStore(store_root)
+        records = store.records()
+        store.close()
+        counts = Counter(r.status for r in records)
+        image_counts[config] = {s: counts.get(s, 0) for s in ("ok", "refused", "failed")}
+        generators[config] = {r.generator for r in records}
+        records_by_config[config] = (str(store_root), records)
+
+    tasks: dict[str, TaskSpec] = {name: load_task(name) for name in params.tasks}
+    fields_cache: dict[str, dict[str, str]] = {}
+    prompt_cache: dict[tuple[str, str, str | None], tuple[str, str]] = {}
+    planned: list[PlannedJudgement] = []
+    for task_name, select in params.tasks.items():
+        task = tasks[task_name]
+        judges = _select(select, "judges", list(params.judges))
+        unknown = [j for j in judges if j not in params.judges]
+        if unknown:
+            raise ConfigError(f"judge.tasks.{task_name}.judges: unknown judge(s) {unknown}")
+        configs = _select(select, "configs", all_configs)
+        variants = set(_select(select, "variants", [])) or None
+        for config in configs:
+            if config not in records_by_config:
+                raise ConfigError(
+                    f"judge.tasks.{task_name}.configs: '{config}' is not in judge.configs"
+                )
+            store_root, records = records_by_config[config]
+            for record in records:
+                if record.status != "ok":
+                    continue
+                key = record.key
+                if variants is not None and key.variant not in variants:
+                    continue
+                unit = units.get(key.unit_id)
+                if unit is None:
+                    raise InputError(
+                        Path(store_root) / "journal.jsonl",
+                        key.item_id,
+                        "unit_id",
+                        f"unit '{key.unit_id}' is not in {units_path}",
+                    )
+                if key.unit_id not in fields_cache:
+                    fields_cache[key.unit_id] = unit_fields(unit, units_path)
+                if task_name == "blind":
+                    orders: Iterable[str | None] = (
+                        ORDERS
+                        if params.blind_orders == "both"
+                        else (blind_order(key.unit_id, key.seed, key.variant),)
+                    )
+                else:
+                    orders = (None,)
+                for order in orders:
+                    pkey = (task_name, key.unit_id, order)
+                    if pkey not in prompt_cache:
+                        text = task.render(task_fields(task, fields_cache[key.unit_id], order))
+                        prompt_cache[pkey] = (text, stable_hash(text, 16))
+                    prompt, prompt_hash = prompt_cache[pkey]
+                    for judge in judges:
+                        identity = identities[judge]
+                        ckey = cache_key(
+                            judge=identity["identity"],
+                            task=task_name,
+                            prompt=prompt,
+                            image_sha256=record.sha256,
+                            decoding=identity["decoding"],
+                        )
+                        planned.append(
+                            PlannedJudgement(
+                                key=ckey,
+                                judge=judge,
+                                task=task_name,
+                                config=config,
+                                unit_id=key.unit_id,
+                                variant=key.variant,
+                                seed=key.seed,
+                                order=order,
+                                prompt=prompt,
+                                prompt_hash=prompt_hash,
+                                image_sha256=str(record.sha256),
+                                store=store_root,
+                            )
+                        )
+    return planned, image_counts, generators
+
+
+# ----- answering ---------------------------------------------------------------------------
+class JudgeWorker:
+    """Answers batches of :class:`JudgeCall` with one judge; the model is loaded once."""
+
+    def __init__(self, config: dict[str, Any], where: str = "judge"):
+        self.backend = build_judge(config, where)
+        self._stores: dict[str, ImageStore] = {}
+
+    def setup(self) -> None:
+        self.backend.load()
+
+    def _image(self, call: JudgeCall) -> bytes:
+        store = self._stores.get(call.store)
+        if store is None:
+            store = self._stores[call.store] = ImageStore(call.store)
+        return store.read_bytes(call.image_sha256)
+
+    def __call__(self, batch: list[JudgeCall]) -> list[tuple[str, str, str | None]]:
+        """``(key, text, error)`` per call."""
+        requests, keys, failed = [], [], []
+        for call in batch:
+            try:
+                requests.append(JudgeRequest(call.prompt, self._image(call)))
+                keys.append(call.key)
+            except (OSError, KeyError) as exc:
+                failed.append((call.key, "", f"image unreadable: {exc}"))
+        answers = self.backend.answer(requests) if requests else []
+        if len(answers) != len(requests):
+            raise RuntimeError(f"{self.backend.backend}: {len(answers)} answers for {len(requests)}")
+        return [(k, text, err) for k, (text, err) in zip(keys, answers, strict=True)] + failed
+
+    def run(self, batch: list[JudgeCall]) -> list[tuple[str, str, str | None]]:
+        return self(batch)
+
+    def close(self) -> None:
+        self.backend.close()
+        for store in self._stores.values():
+            store.close()
+
+
+def make_judge_worker(config: dict[str, Any], where: str = "judge") -> Callable[[Any], Any]:
+    """Build and load one judge worker (picklable entry point for executors and Ray actors)."""
+    worker = JudgeWorker(config, where)
+    worker.setup()
+    return worker.run  # a bound method: executors call ``__self__.close()`` at the end
+
+
+BatchResult = list[tuple[str, str, str | None]]
+# dispatch(name, make_worker, batches, on_result): runs every batch once through a worker
+# made by ``make_worker`` and calls ``on_result(batch, results, error)`` in this process.
+Dispatch = Callable[
+    [str, Callable[[], Callable[[Any], Any]], list[list[JudgeCall]], Callable[[list[JudgeCall], BatchResult | None, str | None], None]],
+    None,
+]
+
+
+def in_process_dispatch(name, make_worker, batches, on_result, progress: bool = False) -> None:
+    """One worker (one model load) in this process; a batch that raises is recorded as failed."""
+    worker = make_worker()
+    bar = _progress(sum(len(b) for b in batches), f"judge {name}", progress)
+    try:
+        for batch in batches:
+            try:
+                results, error = worker(batch), None
+            except Exception as exc:  # noqa: BLE001 - recorded per request, retried next run
+                results, error = None, f"{type(exc).__name__}: {exc}"
+            on_result(batch, results, error)
+            bar.update(len(batch))
+    finally:
+        bar.close()
+        close = getattr(getattr(worker, "__self__", None), "close", None)
+        if callable(close):
+            close()
+
+
+def executor_dispatch(executor: dict[str, Any], progress: bool = True) -> Dispatch:
+    """Dispatch through :func:`implicit_bench.execution.run_items` (in-process or Ray actors)."""
+    try:
+        from implicit_bench.execution import ExecutorConfig, WorkItem, run_items
+    except ImportError:  # the shared executor is not installed: local runs only
+        if executor.get("kind", "local") != "local":
+            raise ConfigError("judge.executor: the Ray executor needs implicit_bench.execution") from None
+        return partial(in_process_dispatch, progress=progress)
+
+    config = ExecutorConfig.model_validate({"progress": progress, **executor})
+
+    def dispatch(name, make_worker, batches, on_result) -> None:
+        items = [WorkItem(f"{name}/{i}", batch) for i, batch in enumerate(batches)]
+        run_items(
+            items,
+            make_worker,
+            config,
+            on_outcome=lambda o: on_result(o.item.payload, o.value, o.error),
+            desc=f"judge {name} (batches)",
+        )
+
+    return dispatch
+
+
+def _progress(total: int, label: str, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=label, unit="req", disable=not enabled, mininterval=2.0)
+
+
+def answer_missing(
+    planned: list[PlannedJudgement],
+    judge_configs: dict[str, dict[str, Any]],
+    cache: DiskCache,
+    dispatch: Dispatch = in_process_dispatch,
+) -> tuple[dict[str, Any], dict[str, str], int]:
+    """Cached answers of all planned keys (asking the judges for the missing ones).
+
+    Every finished batch is written to the cache at once (a killed run loses at most the
+    batches in flight). Returns ``(answers by key, errors by key, requests sent)``.
+    """
+    keys = list(dict.fromkeys(p.key for p in planned))
+    answers = cache.get_many(keys)
+    errors: dict[str, str] = {}
+    sent = 0
+    by_judge: dict[str, dict[str, JudgeCall]] = defaultdict(dict)
+    for p in planned:
+        if p.key not in answers and p.key not in by_judge[p.judge]:
+            by_judge[p.judge][p.key] = JudgeCall(p.key, p.prompt, p.image_sha256, p.store)
+
+    def on_result(batch: list[JudgeCall], results: BatchResult | None, error: str | None) -> None:
+        nonlocal sent
+        sent += len(batch)
+        if results is None:
+            for call in batch:
+                errors[call.key] = error or "worker failed"
+            return
+        fresh = []
+        for key, text, err in results:
+            if err is None:
+                fresh.append((key, {"text": text}))
+                answers[key] = {"text": text}
+                errors.pop(key, None)
+            else:
+                errors[key] = err
+        if fresh:
+            cache.put_many(fresh)
+
+    for judge, todo in by_judge.items():
+        if not todo:
+            continue
+        config = judge_configs[judge]
+        size = max(1, int(config.get("batch_size", 8)))
+        calls = list(todo.values())
+        batches = [calls[i : i + size] for i in range(0, len(calls), size)]
+        dispatch(judge, partial(make_judge_worker, config, f"judge.judges.{judge}"), batches, on_result)
+    return answers, errors, sent
+
+
+# ----- assembling --------------------------------------------------------------------------
+def assemble(
+    planned: list[PlannedJudgement],
+    answers: dict[str, Any],
+    errors: dict[str, str],
+    models: dict[str, str],
+) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, int]]]]:
+    """The JUDGEMENTS table and the per judge x task counts."""
+    tasks = {p.task: load_task(p.task) for p in planned}
+    parsed_cache: dict[tuple[str, str], Any] = {}
+    rows = []
+    counts: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    for p in planned:
+        task = tasks[p.task]
+        answer = answers.get(p.key)
+        c = counts[p.judge][p.task]
+        c["rows"] += 1
+        if answer is None:
+            raw, value, valid = None, None, False
+            error = f"backend error: {errors.get(p.key, 'not answered')}"
+            c["backend_errors"] += 1
+        else:
+            raw = answer["text"]
+            pkey = (p.task, raw)
+            parsed = parsed_cache.get(pkey)
+            if parsed is None:
+                parsed = parsed_cache[pkey] = task.parse(raw)
+            valid, error = parsed.valid, parsed.error
+            value = task.stored_value(parsed.answer, p.order) if valid else None
+            c[f"mode_{parsed.mode}"] += 1
+        c["valid" if valid else "invalid"] += 1
+        if p.order is not None:
+            c[f"order_{p.order}"] += 1
+        rows.append(
+            {
+                "unit_id": p.unit_id,
+                "variant": p.variant,
+                "seed": p.seed,
+                "config": p.config,
+                "judge": p.judge,
+                "task": p.task,
+                "value": value,
+                "model": models[p.judge],
+                "prompt_hash": p.prompt_hash,
+                "image_sha256": p.image_sha256,
+                "raw": raw,
+                "valid": valid,
+                "error": error,
+                "order": p.order,
+            }
+        )
+    frame = pd.DataFrame(rows, columns=list(OUTPUT_COLUMNS))
+    frame = frame.astype({"seed": "int64", "valid": "bool"})
+    frame = frame.sort_values(
+        ["config", "unit_id", "variant", "seed", "judge", "task", "order"], na_position="first"
+    ).reset_index(drop=True)
+    summary = {
+        judge: {
+            task: {
+                "rows": c["rows"],
+                "valid": c["valid"],
+                "invalid": c["invalid"],
+                "invalid_rate": round(c["invalid"] / c["rows"], 6) if c["rows"] else None,
+                "strict": c["mode_strict"],
+                "lenient": c["mode_lenient"],
+                "unparsable": c["invalid"] - c["backend_errors"],
+                "backend_errors": c["backend_errors"],
+                **(
+                    {"order_sa": c["order_sa"], "order_as": c["order_as"]}
+                    if task == "blind"
+                    else {}
+                ),
+            }
+            for task, c in sorted(per_task.items())
+        }
+        for judge, per_task in sorted(counts.items())
+    }
+    return frame, summary
+
+
+# ----- the whole stage ---------------------------------------------------------------------
+def run_judge_stage(
+    params: JudgeStageParams,
+    root: str | Path = ".",
+    dispatch: Dispatch | None = None,
+    profile: str | None = None,
+) -> JudgeRunResult:
+    """Plan, answer (cache first), assemble, and write the table and the metrics."""
+    root = Path(root)
+    unknown = [t for t in params.tasks if t not in TASK_NAMES]
+    if unknown:
+        raise ConfigError(f"judge.tasks: unknown task(s) {unknown}")
+    backends = {
+        name: build_judge(cfg, f"judge.judges.{name}") for name, cfg in params.judges.items()
+    }
+    identities = {
+        name: {"identity": b.identity(), "decoding": b.decoding()} for name, b in backends.items()
+    }
+    judge_configs = {
+        name: judge_params(cfg, f"judge.judges.{name}").model_dump() for name, cfg in params.judges.items()
+    }
+    units = load_units(root / params.units)
+    planned, image_counts, generators = plan_judgements(params, units, identities, root)
+    if dispatch is None:
+        dispatch = executor_dispatch(params.executor, params.progress)
+    cache = DiskCache(root / params.cache)
+    try:
+        answers, errors, calls = answer_missing(planned, judge_configs, cache, dispatch)
+    finally:
+        cache.close()
+    models = {name: b.model for name, b in backends.items()}
+    frame, counts = assemble(planned, answers, errors, models)
+    for config, counts_by_status in image_counts.items():
+        judged = frame.loc[frame["config"] == config, "image_sha256"].nunique()
+        counts_by_status["judged_images"] = int(judged)
+        counts_by_status["not_judged"] = counts_by_status["refused"] + counts_by_status["failed"]
+    roles = [(f"judge:{name}", model) for name, model in models.items()]
+    roles += [(f"generator:{c}", g) for c, gens in sorted(generators.items()) for g in sorted(gens)]
+    metrics = {
+        "judges": {
+            name: {"backend": b.backend, "model": b.model} for name, b in sorted(backends.items())
+        },
+        "tasks": sorted(params.tasks),
+        "blind_orders": params.blind_orders,
+        "rows": int(len(frame)),
+        "invalid": int((~frame["valid"]).sum()) if len(frame) else 0,
+        "counts": counts,
+        "images": image_counts,
+        "provenance": provenance(roles, profile),
+    }
+    write_table(frame, root / params.out)
+    write_json(root / params.metrics, metrics)
+    hits = len(set(p.key for p in planned)) - calls
+    return JudgeRunResult(frame, metrics, calls, max(hits, 0), errors)
+
+
+__all__ = [
+    "OUTPUT_COLUMNS",
+    "JudgeCall",
+    "JudgeRunResult",
+    "JudgeStageParams",
+    "JudgeWorker",
+    "PlannedJudgement",
+    "TaskSelect",
+    "answer_missing",
+    "assemble",
+    "executor_dispatch",
+    "in_process_dispatch",
+    "make_judge_worker",
+    "load_units",
+    "plan_judgements",
+    "run_judge_stage",
+]

@@ -1,0 +1,246 @@
+"""Collect what the pipeline has written so far; anything missing is recorded, never fatal."""
+
+from __future__ import annotations
+
+import glob
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from implicit_bench.errors import InputError
+from implicit_bench.images import ImageStore
+from implicit_bench.io import read_json, read_table
+from implicit_bench.params import StrictModel
+from implicit_bench.provenance import RANDOM_INIT_WARNING, is_random_init
+from implicit_bench.schema import JUDGEMENT_COLUMNS, UNIT_COLUMNS, VARIANTS
+
+# Order of the metrics files on the summary page (others follow alphabetically).
+METRICS_ORDER = (
+    "benchmark",
+    "selection",
+    "lean",
+    "debias",
+    "retrieval",
+    "human_eval",
+    "clip",
+    "judge_audit",
+    "negation",
+    "diversity",
+    "render",
+    "judge",
+    "triplets",
+    "kg",
+    "sources",
+)
+
+
+class ReportParams(StrictModel):
+    """``report`` section of params.yaml."""
+
+    units: str = "data/interim/units.parquet"
+    selected_units: str = "data/processed/selected_units.parquet"
+    judgements: list[str] = ["data/judgements/*.parquet"]
+    image_roots: list[str] = ["data/images"]
+    metrics_dir: str = "metrics"
+    plots_dir: str = "plots"
+    dvc_file: str = "dvc.yaml"
+    out: str = "report"
+    # configurations whose three variants form the benchmark images; empty = every store that
+    # holds stereotype or anti-stereotype images. Other stores are shown as debiasing configs.
+    base_configs: list[str] = []
+    thumb_size: int = 192
+    thumb_quality: int = 80
+    units_per_page: int = 20
+    chunk_size: int = 50
+    rubric_gap: int = 3  # two rubric scores of one image this far apart = judges disagree
+
+
+@dataclass
+class ReportInputs:
+    units: pd.DataFrame | None = None
+    selected: set[str] | None = None
+    judgements: pd.DataFrame | None = None
+    stores: dict[str, ImageStore] = field(default_factory=dict)
+    image_index: pd.DataFrame | None = None
+    base_configs: list[str] = field(default_factory=list)
+    debias_configs: list[str] = field(default_factory=list)
+    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    plots: dict[str, pd.DataFrame] = field(default_factory=dict)
+    plot_specs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    available: dict[str, str] = field(default_factory=dict)  # input -> "ok ..." | "not available"
+    random_sources: list[str] = field(default_factory=list)  # what came from random models
+
+
+def load_inputs(params: ReportParams, root: str | Path = ".") -> ReportInputs:
+    root = Path(root)
+    inputs = ReportInputs()
+    _load_units(inputs, params, root)
+    _load_judgements(inputs, params, root)
+    _load_stores(inputs, params, root)
+    _load_metrics(inputs, params, root)
+    _load_plots(inputs, params, root)
+    _detect_random(inputs)
+    return inputs
+
+
+def _load_units(inputs: ReportInputs, params: ReportParams, root: Path) -> None:
+    path = root / params.units
+    if not path.exists():
+        inputs.available["units"] = f"not available ({params.units})"
+        return
+    units = read_table(path)
+    missing = [c for c in UNIT_COLUMNS if c not in units.columns]
+    if missing:
+        raise InputError(path, None, missing[0], f"missing UNITS columns {missing}")
+    units["unit_id"] = units["unit_id"].astype(str)
+    inputs.units = units.reset_index(drop=True)
+    inputs.available["units"] = f"ok: {len(units)} units ({params.units})"
+    sel = root / params.selected_units
+    if sel.exists():
+        inputs.selected = set(read_table(sel)["unit_id"].astype(str))
+        inputs.available["selection"] = f"ok: {len(inputs.selected)} selected units"
+    else:
+        inputs.available["selection"] = f"not available ({params.selected_units})"
+
+
+def _load_judgements(inputs: ReportInputs, params: ReportParams, root: Path) -> None:
+    files = sorted({f for pattern in params.judgements for f in glob.glob(str(root / pattern))})
+    if not files:
+        inputs.available["judgements"] = f"not available ({', '.join(params.judgements)})"
+        return
+    frames = []
+    for f in files:
+        frame = read_table(f)
+        missing = [c for c in JUDGEMENT_COLUMNS if c not in frame.columns]
+        if missing:
+            raise InputError(f, None, missing[0], f"missing JUDGEMENTS columns {missing}")
+        frame["_file"] = Path(f).name
+        frames.append(frame)
+    judgements = pd.concat(frames, ignore_index=True)
+    judgements["unit_id"] = judgements["unit_id"].astype(str)
+    judgements["seed"] = judgements["seed"].astype("int64")
+    if "valid" not in judgements.columns:
+        judgements["valid"] = judgements["value"].notna()
+    judgements["valid"] = judgements["valid"].fillna(False).astype(bool)
+    inputs.judgements = judgements
+    inputs.available["judgements"] = f"ok: {len(judgements)} rows from {len(files)} file(s)"
+
+
+def _load_stores(inputs: ReportInputs, params: ReportParams, root: Path) -> None:
+    indexes = []
+    for image_root in params.image_roots:
+        base = root / image_root
+        if not base.is_dir():
+            continue
+        for store_dir in sorted(p for p in base.iterdir() if p.is_dir()):
+            if not ((store_dir / "journal.jsonl").exists() or (store_dir / "index.parquet").exists()):
+                continue
+            store = ImageStore(store_dir)
+            index = store.index()
+            if index.empty and (store_dir / "index.parquet").exists():
+                index = pd.read_parquet(store_dir / "index.parquet")
+            if index.empty:
+                continue
+            index = index.copy()
+            index["store"] = store_dir.name
+            for config in index["config"].unique():
+                inputs.stores[str(config)] = store
+            indexes.append(index)
+    if not indexes:
+        inputs.available["images"] = f"not available ({', '.join(params.image_roots)})"
+        return
+    index = pd.concat(indexes, ignore_index=True)
+    index["unit_id"] = index["unit_id"].astype(str)
+    inputs.image_index = index
+    configs = sorted(index["config"].astype(str).unique())
+    if params.base_configs:
+        inputs.base_configs = [c for c in params.base_configs if c in configs]
+    else:
+        explicit = index[index["variant"].isin(VARIANTS[1:])]["config"].astype(str).unique()
+        inputs.base_configs = sorted(explicit)
+    inputs.debias_configs = [c for c in configs if c not in inputs.base_configs]
+    ok = int((index["status"] == "ok").sum())
+    inputs.available["images"] = (
+        f"ok: {ok} images in {len(configs)} configuration(s) "
+        f"(benchmark: {', '.join(inputs.base_configs) or 'none'}; "
+        f"debiasing: {', '.join(inputs.debias_configs) or 'none'})"
+    )
+
+
+def _metrics_rank(name: str) -> tuple[int, str]:
+    return (METRICS_ORDER.index(name) if name in METRICS_ORDER else len(METRICS_ORDER), name)
+
+
+def _load_metrics(inputs: ReportInputs, params: ReportParams, root: Path) -> None:
+    base = root / params.metrics_dir
+    files = sorted(base.glob("*.json"), key=lambda p: _metrics_rank(p.stem)) if base.is_dir() else []
+    for path in files:
+        try:
+            inputs.metrics[path.stem] = read_json(path)
+        except ValueError as exc:
+            raise InputError(path, None, None, f"not valid JSON: {exc}") from None
+    inputs.available["metrics"] = (
+        f"ok: {', '.join(p.name for p in files)}" if files else f"not available ({params.metrics_dir}/)"
+    )
+
+
+def _load_plots(inputs: ReportInputs, params: ReportParams, root: Path) -> None:
+    base = root / params.plots_dir
+    for path in sorted(base.glob("*.csv")) if base.is_dir() else []:
+        inputs.plots[path.name] = read_table(path)
+    inputs.plot_specs = plot_specs(root / params.dvc_file)
+    inputs.available["plots"] = (
+        f"ok: {len(inputs.plots)} CSV file(s)" if inputs.plots else f"not available ({params.plots_dir}/*.csv)"
+    )
+
+
+def plot_specs(dvc_file: Path) -> dict[str, dict[str, Any]]:
+    """``{csv file name: {x, y, template, title}}`` from the top-level ``plots`` of dvc.yaml."""
+    if not dvc_file.exists():
+        return {}
+    data = yaml.safe_load(dvc_file.read_text(encoding="utf-8")) or {}
+    specs: dict[str, dict[str, Any]] = {}
+    for entry in data.get("plots") or []:
+        if isinstance(entry, str):
+            specs[Path(entry).name] = {}
+            continue
+        for name, spec in (entry or {}).items():
+            spec = dict(spec or {})
+            y = spec.get("y")
+            if isinstance(y, dict):  # {file: field(s)}
+                for file, fields in y.items():
+                    specs[Path(file).name] = {**spec, "y": fields}
+            else:
+                specs[Path(name).name] = spec
+    return specs
+
+
+def _detect_random(inputs: ReportInputs) -> None:
+    """Everything that says it came from randomly initialised models."""
+    found: list[str] = []
+    for name, payload in inputs.metrics.items():
+        if _has_random_flag(payload):
+            found.append(f"metrics/{name}.json")
+    for label, frame, column in (
+        ("judgements", inputs.judgements, "model"),
+        ("images", inputs.image_index, "generator"),
+    ):
+        if frame is not None and column in frame.columns:
+            refs = [r for r in frame[column].dropna().astype(str).unique() if is_random_init(r)]
+            if refs:
+                found.append(f"{label} ({', '.join(sorted(refs))})")
+    inputs.random_sources = found
+
+
+def _has_random_flag(payload: Any, depth: int = 0) -> bool:
+    if depth > 3 or not isinstance(payload, dict):
+        return False
+    if payload.get("random_init") is True:
+        return True
+    return any(_has_random_flag(v, depth + 1) for k, v in payload.items() if isinstance(v, dict) and k != "by_bias_type")
+
+
+RANDOM_WARNING = RANDOM_INIT_WARNING

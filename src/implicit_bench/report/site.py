@@ -1,0 +1,180 @@
+"""Write the static report site: ``index.html`` (summary), ``units.html`` (unit browser),
+``assets/``, ``data/index.js`` + ``data/chunk-NNNN.js`` and ``thumbs/``.
+
+Everything is opened from disk (``file://``) with no network: no CDN, scripts and styles are
+files shipped in this package, plots are inline SVG, and data are JavaScript files loaded by
+``<script>`` tags (``fetch`` of ``file://`` is blocked by browsers).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from implicit_bench.io import atomic_write_text, write_json
+from implicit_bench.provenance import RANDOM_INIT_WARNING
+from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
+from implicit_bench.report.summary import (
+    esc,
+    headline_cards,
+    render_metrics_file,
+    render_plot,
+    render_table,
+)
+from implicit_bench.report.units_data import build_unit_data, make_thumbnails
+
+CONTENT_WARNING = (
+    "Content warning: this report shows prompts and images that deliberately depict social "
+    "stereotypes (discrimination and stereotypes about gender, race, religion, profession, age, "
+    "disability, sexual orientation, nationality, socioeconomic status and appearance), some of "
+    "them offensive. They were constructed to elicit stereotyped depictions so that bias can be "
+    "measured. The stereotype and anti-stereotype labels describe associations recorded in "
+    "StereoSet and CrowS-Pairs; they do not describe social groups or define a correct "
+    "demographic mix. Do not redistribute the prompts or images as a generative-content dataset."
+)
+
+
+def _json(payload: Any) -> str:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+def _page(title: str, body: str, scripts: tuple[str, ...] = ()) -> str:
+    tags = "".join(f'<script src="{esc(s)}"></script>' for s in scripts)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{esc(title)}</title>"
+        '<link rel="stylesheet" href="assets/style.css"></head><body>'
+        '<header class="top"><h1>IMPLICIT-Bench report</h1><nav><a href="index.html">Summary</a>'
+        '<a href="units.html">Unit browser</a></nav></header>'
+        f"<main>{body}</main>{tags}</body></html>\n"
+    )
+
+
+def _provenance_html(inputs: ReportInputs) -> str:
+    if inputs.random_sources:
+        listed = "".join(f"<li>{esc(s)}</li>" for s in inputs.random_sources)
+        return (
+            f'<div class="danger" id="random-init">RANDOMLY INITIALISED MODELS. {esc(RANDOM_INIT_WARNING)}'
+            f'<ul class="small">{listed}</ul></div>'
+        )
+    return '<p class="small" id="provenance">Provenance: no input says it came from randomly initialised models.</p>'
+
+
+def _inputs_table(inputs: ReportInputs) -> str:
+    na = ' class="na"'
+    rows = "".join(
+        f"<tr><th>{esc(k)}</th><td{na if v.startswith('not available') else ''}>{esc(v)}</td></tr>"
+        for k, v in inputs.available.items()
+    )
+    return f'<table class="inputs">{rows}</table>'
+
+
+def summary_page(inputs: ReportInputs, built_at: str) -> str:
+    parts = [f'<div class="warn" id="content-warning"><b>{esc(CONTENT_WARNING)}</b></div>', _provenance_html(inputs)]
+    n_units = len(inputs.units) if inputs.units is not None else 0
+    parts.append(
+        f'<p>Built {esc(built_at)} from the pipeline outputs below. '
+        f'<a href="units.html">Browse the {n_units:,} units</a> with their images and judgements.</p>'
+    )
+    parts.append("<h2>Headline metrics</h2>")
+    parts.append(headline_cards(inputs.metrics.get("benchmark")))
+    bench = inputs.metrics.get("benchmark") or {}
+    parts.append("<h2>Per bias type</h2>")
+    if isinstance(bench.get("by_bias_type"), dict):
+        parts.append(
+            '<p class="small">The four diagnostic types (socioeconomic, disability, sexual orientation, '
+            "nationality) are reported apart: images rarely show their contrasts, so a low default rate "
+            "there does not show that the model avoids the stereotype (paper Section 4.2).</p>"
+        )
+        parts.append(render_table(bench["by_bias_type"]))
+    else:
+        parts.append('<p class="na">not available (metrics/benchmark.json: by_bias_type)</p>')
+    parts.append("<h2>Debiasing</h2>")
+    debias = inputs.metrics.get("debias")
+    parts.append(render_metrics_file("debias", debias) if debias else '<p class="na">not available (metrics/debias.json)</p>')
+    parts.append("<h2>Plots</h2>")
+    if inputs.plots:
+        parts.extend(render_plot(name, frame, inputs.plot_specs.get(name)) for name, frame in inputs.plots.items())
+    else:
+        parts.append('<p class="na">not available (plots/*.csv)</p>')
+    parts.append("<h2>Human evaluation</h2>")
+    human = inputs.metrics.get("human_eval")
+    parts.append(render_metrics_file("human_eval", human) if human else '<p class="na">not available (metrics/human_eval.json; see docs/human-eval.md)</p>')
+    parts.append("<h2>All metrics</h2>")
+    for name, payload in inputs.metrics.items():
+        if name in ("debias", "human_eval"):
+            continue
+        parts.append(
+            f'<section class="metricsfile"><details{" open" if name == "benchmark" else ""}>'
+            f"<summary><b>metrics/{esc(name)}.json</b></summary>{render_metrics_file(name, payload)}</details></section>"
+        )
+    parts.append("<h2>Inputs</h2>" + _inputs_table(inputs))
+    return _page("IMPLICIT-Bench report", "".join(parts))
+
+
+def units_page(inputs: ReportInputs) -> str:
+    body = (
+        f'<div class="warn small" id="content-warning">{esc(CONTENT_WARNING)}</div>'
+        + (_provenance_html(inputs) if inputs.random_sources else "")
+        + '<div id="controls" class="controls"></div><div class="pager"></div><div id="units">'
+        '<p class="na">Loading…</p></div><div class="pager"></div>'
+        '<noscript><p class="danger">The unit browser needs JavaScript (no network is used).</p></noscript>'
+    )
+    return _page("IMPLICIT-Bench units", body, scripts=("data/index.js", "assets/app.js"))
+
+
+def build_report(params: ReportParams, root: str | Path = ".") -> dict[str, Any]:
+    """Build the site under ``root / params.out``; return a small summary of what was built."""
+    t0 = time.perf_counter()
+    root = Path(root)
+    out = root / params.out
+    inputs = load_inputs(params, root)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("data", "assets"):
+        shutil.rmtree(out / name, ignore_errors=True)
+    (out / "data").mkdir()
+    (out / "assets").mkdir()
+    assets = resources.files("implicit_bench.report") / "assets"
+    for name in ("app.js", "style.css"):
+        (out / "assets" / name).write_bytes((assets / name).read_bytes())
+
+    unit_ids = set(inputs.units["unit_id"]) if inputs.units is not None else set()
+    t1 = time.perf_counter()
+    thumbs = make_thumbnails(inputs, out, params, unit_ids)
+    _prune_thumbs(out, set(thumbs.values()))
+    t2 = time.perf_counter()
+    index, records = build_unit_data(inputs, params, thumbs)
+    atomic_write_text(out / "data/index.js", f"window.IB_INDEX = {_json(index)};\n")
+    for chunk in range(index["meta"].get("n_chunks", 0)):
+        part = records[chunk * params.chunk_size : (chunk + 1) * params.chunk_size]
+        payload = _json({r["id"]: r for r in part})
+        atomic_write_text(out / f"data/chunk-{chunk:04d}.js", f"IB.addChunk({chunk}, {payload});\n")
+    built_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    atomic_write_text(out / "index.html", summary_page(inputs, built_at))
+    atomic_write_text(out / "units.html", units_page(inputs))
+    t3 = time.perf_counter()
+    summary = {
+        "n_units": index["meta"].get("n_units", 0),
+        "n_thumbnails": len(thumbs),
+        "n_chunks": index["meta"].get("n_chunks", 0),
+        "random_init": bool(inputs.random_sources),
+        "random_sources": inputs.random_sources,
+        "inputs": inputs.available,
+        "seconds": {"inputs": round(t1 - t0, 2), "thumbnails": round(t2 - t1, 2), "pages": round(t3 - t2, 2)},
+    }
+    write_json(out / "report.json", summary)
+    return summary
+
+
+def _prune_thumbs(out: Path, keep: set[str]) -> None:
+    base = out / "thumbs"
+    if not base.is_dir():
+        return
+    for path in base.glob("*/*.jpg"):
+        if path.relative_to(out).as_posix() not in keep:
+            path.unlink()

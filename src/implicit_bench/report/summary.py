@@ -1,0 +1,302 @@
+"""Summary page: headline metrics with intervals, per bias type, plots (inline SVG).
+
+Metrics JSON are rendered by shape, not by a fixed schema, so that a stage can add keys
+without breaking the report: a number, or an object with a point value (``value``,
+``estimate``, ``mean``, ``point``, ``rate``) and an interval (``ci: [lo, hi]``, ``ci_low`` /
+``ci_high``, ``lo`` / ``hi``, ``lower`` / ``upper``), is a metric; an object whose keys are
+bias types becomes a table with the four diagnostic types apart; other objects become tables
+or nested sections.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import math
+from typing import Any
+
+import pandas as pd
+
+from implicit_bench.schema import BIAS_TYPES, DIAGNOSTIC_BIAS_TYPES
+
+VALUE_KEYS = ("value", "estimate", "mean", "point", "rate", "median", "r", "alpha")
+CI_PAIRS = (("ci_low", "ci_high"), ("lo", "hi"), ("lower", "upper"), ("ci_lo", "ci_hi"), ("low", "high"))
+HEADLINE_KEYS = ("default_rate", "success_stereotype", "success_anti", "gap")
+HEADLINE_LABELS = {
+    "default_rate": "Default rate (neutral images read as s)",
+    "success_stereotype": "Success of stereotype prompts",
+    "success_anti": "Success of anti-stereotype prompts",
+    "gap": "Gap (success s - success a)",
+}
+SKIP_KEYS = ("provenance",)
+
+
+def esc(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def as_metric(value: Any) -> tuple[float | None, tuple[float, float] | None, dict[str, Any]] | None:
+    """(point, interval, other fields) if ``value`` is a metric, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value), None, {}
+    if not isinstance(value, dict):
+        return None
+    point_key = next((k for k in VALUE_KEYS if k in value and _is_num(value[k])), None)
+    if point_key is None:
+        return None
+    ci = None
+    for key in ("ci", "ci95", "interval", "ci_95"):
+        if isinstance(value.get(key), list | tuple) and len(value[key]) == 2 and all(_is_num(x) for x in value[key]):
+            ci = (float(value[key][0]), float(value[key][1]))
+    for lo, hi in CI_PAIRS:
+        if _is_num(value.get(lo)) and _is_num(value.get(hi)):
+            ci = (float(value[lo]), float(value[hi]))
+    used = {point_key, "ci", "ci95", "interval", "ci_95", *[k for pair in CI_PAIRS for k in pair]}
+    others = {k: v for k, v in value.items() if k not in used and not isinstance(v, dict | list)}
+    return float(value[point_key]), ci, others
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and not (isinstance(x, float) and math.isnan(x))
+
+
+def fmt_num(x: float | None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if float(x).is_integer() and abs(x) >= 1:
+        return f"{int(x):,}"
+    return f"{x:.3f}" if abs(x) < 100 else f"{x:,.1f}"
+
+
+def fmt_metric(value: Any) -> str:
+    metric = as_metric(value)
+    if metric is None:
+        if isinstance(value, list | dict):
+            return f"<code>{esc(json.dumps(value)[:200])}</code>"
+        return esc("–" if value is None else value)
+    point, ci, others = metric
+    text = f'<span class="v">{fmt_num(point)}</span>'
+    if ci is not None:
+        text += f' <span class="ci">[{fmt_num(ci[0])}, {fmt_num(ci[1])}]</span>'
+    extras = [f"{k}={v}" for k, v in others.items() if k in ("n", "n_units", "n_images")]
+    if extras:
+        text += f' <span class="n">{esc(", ".join(extras))}</span>'
+    return text
+
+
+def _leaves(value: Any, prefix: str = "", depth: int = 0) -> dict[str, Any]:
+    """Flatten nested objects down to metrics / scalars: {"a / b": leaf}."""
+    if as_metric(value) is not None or not isinstance(value, dict) or depth > 2:
+        return {prefix or "value": value}
+    out: dict[str, Any] = {}
+    for key, sub in value.items():
+        if key in SKIP_KEYS:
+            continue
+        out.update(_leaves(sub, f"{prefix} / {key}" if prefix else str(key), depth + 1))
+    return out
+
+
+def _is_bias_keyed(value: dict) -> bool:
+    keys = [k for k in value if k not in SKIP_KEYS]
+    return bool(keys) and sum(k in BIAS_TYPES for k in keys) >= max(1, len(keys) - 2)
+
+
+def render_table(rows: dict[str, Any], caption: str = "") -> str:
+    """Rows keyed by name; bias-type rows ordered with the diagnostic types apart."""
+    flat = {str(k): _leaves(v) for k, v in rows.items() if k not in SKIP_KEYS}
+    columns: list[str] = []
+    for leaves in flat.values():
+        columns.extend(c for c in leaves if c not in columns)
+    if len(columns) > 16:
+        columns = columns[:16]
+    names = list(flat)
+    body = []
+    if _is_bias_keyed(rows):
+        recoverable = [n for n in names if n not in DIAGNOSTIC_BIAS_TYPES]
+        diagnostic = [n for n in names if n in DIAGNOSTIC_BIAS_TYPES]
+        groups = [("Recoverable types", recoverable), ("Diagnostic types (Table 5: contrasts images rarely show)", diagnostic)]
+    else:
+        groups = [("", names)]
+    for title, group in groups:
+        if not group:
+            continue
+        if title:
+            body.append(f'<tr class="group"><th colspan="{len(columns) + 1}">{esc(title)}</th></tr>')
+        for name in group:
+            cells = "".join(f"<td>{fmt_metric(flat[name].get(c))}</td>" for c in columns)
+            body.append(f"<tr><th>{esc(name)}</th>{cells}</tr>")
+    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    return f'<table class="metrics">{cap}<thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def render_value(name: str, value: Any, depth: int = 0) -> str:
+    """One key of a metrics file, by shape."""
+    if as_metric(value) is not None or not isinstance(value, dict | list):
+        return f'<div class="kv"><span class="k">{esc(name)}</span> {fmt_metric(value)}</div>'
+    if isinstance(value, list):
+        return (
+            f'<details><summary>{esc(name)} ({len(value)} items)</summary>'
+            f"<pre>{esc(json.dumps(value, indent=1)[:20000])}</pre></details>"
+        )
+    if all(as_metric(v) is not None or not isinstance(v, dict | list) for v in value.values()):
+        items = "".join(f'<div class="kv"><span class="k">{esc(k)}</span> {fmt_metric(v)}</div>' for k, v in value.items())
+        return f'<div class="group"><h4>{esc(name)}</h4>{items}</div>'
+    if all(isinstance(v, dict) for v in value.values()) and depth < 2:
+        return f"<h4>{esc(name)}</h4>" + render_table(value)
+    parts = [render_value(k, v, depth + 1) for k, v in value.items() if k not in SKIP_KEYS]
+    return f'<div class="group"><h4>{esc(name)}</h4>{"".join(parts)}</div>'
+
+
+def headline_cards(benchmark: dict[str, Any] | None) -> str:
+    if not benchmark:
+        return '<p class="na">Benchmark metrics: not available (metrics/benchmark.json; run the <code>evaluate</code> stage).</p>'
+    cards = []
+    for key in HEADLINE_KEYS:
+        if key not in benchmark:
+            cards.append(f'<div class="card"><h3>{esc(HEADLINE_LABELS[key])}</h3><p class="na">not available</p></div>')
+            continue
+        value = benchmark[key]
+        if as_metric(value) is not None:
+            inner = f"<p>{fmt_metric(value)}</p>"
+        elif isinstance(value, dict):
+            inner = "".join(f'<div class="kv"><span class="k">{esc(k)}</span> {fmt_metric(v)}</div>' for k, v in _leaves(value).items())
+        else:
+            inner = f"<p>{esc(value)}</p>"
+        cards.append(f'<div class="card"><h3>{esc(HEADLINE_LABELS[key])}</h3>{inner}</div>')
+    return f'<div class="cards">{"".join(cards)}</div>'
+
+
+def render_metrics_file(name: str, payload: Any) -> str:
+    if not isinstance(payload, dict):
+        return f"<pre>{esc(json.dumps(payload, indent=1)[:20000])}</pre>"
+    parts = []
+    prov = payload.get("provenance")
+    if isinstance(prov, dict) and prov.get("random_init"):
+        parts.append(f'<p class="warn small">{esc(prov.get("warning", "random_init: true"))}</p>')
+    for key, value in payload.items():
+        if key in SKIP_KEYS:
+            continue
+        if key == "by_bias_type" and isinstance(value, dict):
+            parts.append("<h4>by bias type</h4>" + render_table(value))
+        else:
+            parts.append(render_value(key, value))
+    return "".join(parts)
+
+
+# ----- plots ----------------------------------------------------------------------------------
+def _ci_columns(frame: pd.DataFrame, y: str) -> tuple[str, str] | None:
+    cols = set(frame.columns)
+    for lo, hi in (
+        (f"{y}_ci_low", f"{y}_ci_high"),
+        (f"{y}_lo", f"{y}_hi"),
+        (f"{y}_low", f"{y}_high"),
+        ("ci_low", "ci_high"),
+        ("ci_lo", "ci_hi"),
+        ("lo", "hi"),
+        ("lower", "upper"),
+    ):
+        if lo in cols and hi in cols:
+            return lo, hi
+    return None
+
+
+def render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = None) -> str:
+    """A plot CSV as inline SVG (matplotlib, Agg): grouped bars with intervals, a heatmap for
+    confusion-style specs, lines for numeric x. Unreadable shapes fall back to the table."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    spec = spec or {}
+    frame = frame.copy()
+    numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+    categorical = [c for c in frame.columns if c not in numeric]
+    template = str(spec.get("template", ""))
+    x, y = spec.get("x"), spec.get("y")
+    if isinstance(y, list):
+        y = y[0] if y else None
+    title = spec.get("title") or name
+    fig = None
+    try:
+        if "confusion" in template and x in frame.columns and y in frame.columns:
+            table = pd.crosstab(frame[y], frame[x])
+            fig, ax = plt.subplots(figsize=(4.5, 3.6))
+            ax.imshow(table.values, cmap="Blues")
+            ax.set_xticks(range(table.shape[1]), [str(c) for c in table.columns])
+            ax.set_yticks(range(table.shape[0]), [str(c) for c in table.index])
+            for (r, c), v in pd.DataFrame(table.values).stack().items():
+                ax.text(c, r, str(v), ha="center", va="center", fontsize=8)
+            ax.set_xlabel(str(x))
+            ax.set_ylabel(str(y))
+        else:
+            ycol = y if y in numeric else None
+            if ycol is None:
+                candidates = [c for c in numeric if not _looks_like_bound(c)]
+                ycol = candidates[0] if candidates else None
+            if ycol is None:
+                return _table_only(name, frame, "no numeric column to plot")
+            cat = x if x in categorical else (categorical[0] if categorical else None)
+            if cat is None and x in numeric:
+                fig, ax = plt.subplots(figsize=(6, 3.2))
+                ax.plot(frame[x], frame[ycol], marker="o")
+                ax.set_xlabel(str(x))
+            elif cat is None:
+                fig, ax = plt.subplots(figsize=(6, 3.2))
+                ax.plot(range(len(frame)), frame[ycol], marker="o")
+            else:
+                hue = next((c for c in categorical if c != cat), None)
+                fig, ax = _bars(plt, frame, cat, ycol, hue, _ci_columns(frame, ycol))
+            ax.set_ylabel(str(ycol))
+        ax.set_title(str(title), fontsize=10)
+        fig.tight_layout()
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg")
+        svg = buf.getvalue()
+        svg = svg[svg.find("<svg") :]
+    finally:
+        if fig is not None:
+            plt.close(fig)
+    return f'<figure class="plot">{svg}<figcaption>{esc(name)}</figcaption>{_data_details(frame)}</figure>'
+
+
+def _looks_like_bound(col: str) -> bool:
+    low = col.lower()
+    return any(t in low for t in ("ci_", "_lo", "_hi", "lower", "upper", "low", "high")) or low in ("lo", "hi", "n")
+
+
+def _bars(plt, frame: pd.DataFrame, cat: str, ycol: str, hue: str | None, ci: tuple[str, str] | None):
+    import numpy as np
+
+    cats = list(dict.fromkeys(frame[cat].astype(str)))
+    if cat == "bias_type" or set(cats) <= set(BIAS_TYPES):
+        cats = sorted(cats, key=lambda b: (b in DIAGNOSTIC_BIAS_TYPES, BIAS_TYPES.index(b) if b in BIAS_TYPES else 99))
+    hues = list(dict.fromkeys(frame[hue].astype(str))) if hue else [None]
+    width = 0.8 / len(hues)
+    fig, ax = plt.subplots(figsize=(max(5, 0.5 * len(cats) * max(1, len(hues) / 2) + 2), 3.4))
+    positions = np.arange(len(cats))
+    for h_i, h in enumerate(hues):
+        part = frame if h is None else frame[frame[hue].astype(str) == h]
+        part = part.assign(_c=part[cat].astype(str)).drop_duplicates("_c").set_index("_c").reindex(cats)
+        values = part[ycol].to_numpy(dtype=float)
+        err = None
+        if ci is not None:
+            lo, hi = part[ci[0]].to_numpy(dtype=float), part[ci[1]].to_numpy(dtype=float)
+            err = np.vstack([np.clip(values - lo, 0, None), np.clip(hi - values, 0, None)])
+        ax.bar(positions + (h_i - (len(hues) - 1) / 2) * width, values, width, yerr=err, capsize=2, label=h)
+    ax.set_xticks(positions, cats, rotation=35, ha="right", fontsize=8)
+    if hue:
+        ax.legend(fontsize=7, title=hue, title_fontsize=7)
+    return fig, ax
+
+
+def _data_details(frame: pd.DataFrame) -> str:
+    return f"<details><summary>data</summary>{frame.head(200).to_html(index=False, classes='data', border=0)}</details>"
+
+
+def _table_only(name: str, frame: pd.DataFrame, why: str) -> str:
+    return f'<figure class="plot"><p class="na">{esc(name)}: {esc(why)}</p>{_data_details(frame)}</figure>'

@@ -1,0 +1,37 @@
+"""Stage `debias_judge@<config>`: rubric and alignment judgements of one configuration's images,
+through the judge machinery (alignment always against the unit's original neutral prompt)."""
+
+from __future__ import annotations
+
+import click
+
+from implicit_bench.debias.pipeline import (
+    IMAGES_DIR,
+    JUDGEMENTS_DIR,
+    DebiasParams,
+    judge_stage_params,
+)
+from implicit_bench.judges.run import JudgeStageParams, run_judge_stage
+from implicit_bench.params import load_params, section
+
+
+@click.command()
+@click.option("--config", "name", required=True, help="a debias.configs entry")
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--images", "images_dir", default=IMAGES_DIR, show_default=True)
+@click.option("--out-dir", "out_dir", default=JUDGEMENTS_DIR, show_default=True)
+def main(name: str, params_path: str, images_dir: str, out_dir: str) -> None:
+    raw = load_params(params_path)
+    params = section(raw, "debias", DebiasParams, params_path).checked()
+    judge = section(raw, "judge", JudgeStageParams, params_path)
+    stage_params = judge_stage_params(name, params, judge, images_dir, out_dir)
+    result = run_judge_stage(stage_params, profile=(raw.get("base") or {}).get("profile"))
+    m = result.metrics
+    click.echo(
+        f"debias_judge {name}: {m['rows']} judgements ({m['invalid']} invalid), "
+        f"{result.model_calls} model calls -> {stage_params.out}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Stage `debias_render@<config>`: one debiasing configuration's images of the neutral prompts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from implicit_bench.debias.pipeline import (
+    IMAGES_DIR,
+    PAIRS_PATH,
+    RETRIEVAL_PATH,
+    REWRITES_PATH,
+    DebiasParams,
+    load_kg,
+    subset_units,
+)
+from implicit_bench.debias.render import plan_inputs, render_debias_config
+from implicit_bench.errors import ConfigError
+from implicit_bench.io import read_table, write_json
+from implicit_bench.params import load_params, section
+from implicit_bench.provenance import provenance
+from implicit_bench.render import RenderParams
+
+
+def _maybe(path: str):
+    return read_table(path) if Path(path).exists() else None
+
+
+@click.command()
+@click.option("--config", "name", required=True, help="a debias.configs entry")
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--images", "images_dir", default=IMAGES_DIR, show_default=True)
+def main(name: str, params_path: str, images_dir: str) -> None:
+    raw = load_params(params_path)
+    params = section(raw, "debias", DebiasParams, params_path).checked()
+    render = section(raw, "render", RenderParams, params_path)
+    if name not in params.configs:
+        raise ConfigError(f"{params_path}: '{name}' is not in debias.configs ({', '.join(params.configs)})")
+    if params.generator not in render.configs:
+        raise ConfigError(f"{params_path}: debias.generator '{params.generator}' is not in render.configs")
+    spec = params.configs[name]
+    kg = load_kg(params.units)
+    subset = subset_units(kg, params.subset)
+    frame, texts, skipped = plan_inputs(
+        name, spec, subset, kg, _maybe(REWRITES_PATH), _maybe(PAIRS_PATH), _maybe(RETRIEVAL_PATH)
+    )
+    gen_config = render.configs[params.generator]
+    store = Path(images_dir) / name
+    summary = render_debias_config(
+        name, spec, frame, texts, params.seeds, params.alpha, gen_config, render, params.generator, store
+    )
+    summary["units"] = int(len(subset))
+    summary["units_not_rendered"] = dict(skipped)
+    summary["provenance"] = provenance(
+        [(f"generator:{params.generator}", gen_config.get("model"))], (raw.get("base") or {}).get("profile")
+    )
+    write_json(store / "summary.json", summary)
+    click.echo(f"debias_render {name}: {summary['by_status']}, not rendered {dict(skipped)} -> {store}")
+
+
+if __name__ == "__main__":
+    main()

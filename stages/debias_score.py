@@ -1,0 +1,50 @@
+"""Stage `debias_score`: bias, alignment, composite S and dS (paired bootstrap) per configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from implicit_bench.debias.pipeline import (
+    JUDGEMENTS_DIR,
+    RETRIEVAL_PATH,
+    DebiasParams,
+    score_judgements,
+)
+from implicit_bench.io import atomic_write_text, read_json, read_table, write_json
+from implicit_bench.params import load_params, section
+from implicit_bench.provenance import merge_provenance
+
+
+@click.command()
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--judgements", "judgements_dir", default=JUDGEMENTS_DIR, show_default=True)
+@click.option("--retrieval", "retrieval_path", default=RETRIEVAL_PATH, show_default=True)
+@click.option("--metrics", default="metrics/debias.json", show_default=True)
+@click.option("--table", default="tables/debias.md", show_default=True)
+def main(params_path: str, judgements_dir: str, retrieval_path: str, metrics: str, table: str) -> None:
+    raw = load_params(params_path)
+    params = section(raw, "debias", DebiasParams, params_path).checked()
+    frames, blocks = [], []
+    for name in params.configs:
+        frames.append(read_table(Path(judgements_dir) / f"{name}.parquet"))
+        summary = Path(judgements_dir) / f"{name}.json"
+        if summary.exists():
+            blocks.append(read_json(summary).get("provenance", {}))
+    judgements = pd.concat(frames, ignore_index=True)
+    retrieval = read_table(retrieval_path) if Path(retrieval_path).exists() else None
+    payload, markdown = score_judgements(
+        judgements, params.scoring, params.configs, retrieval, source=judgements_dir
+    )
+    payload["alpha"] = params.alpha
+    payload["seeds"] = list(params.seeds)
+    payload["provenance"] = merge_provenance(*blocks) if blocks else {}
+    write_json(metrics, payload)
+    atomic_write_text(table, markdown)
+    click.echo(markdown)
+
+
+if __name__ == "__main__":
+    main()

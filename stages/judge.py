@@ -1,0 +1,27 @@
+"""Stage `judge`: ask the VLM judges about every image (docs/judging.md)."""
+
+from __future__ import annotations
+
+import click
+
+from implicit_bench.judges.run import JudgeStageParams, run_judge_stage
+from implicit_bench.params import load_params, section
+
+
+@click.command()
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+def main(params_path: str) -> None:
+    raw = load_params(params_path)
+    params = section(raw, "judge", JudgeStageParams, params_path)
+    profile = (raw.get("base") or {}).get("profile")
+    result = run_judge_stage(params, profile=profile)
+    m = result.metrics
+    click.echo(
+        f"judge: {m['rows']} judgements ({m['invalid']} invalid), "
+        f"{result.model_calls} model calls, {result.cache_hits} answers from the cache "
+        f"-> {params.out}, {params.metrics}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+"""Stage `retrieve`: top-1 KG unit for every neutral prompt, full KG and own unit removed."""
+
+from __future__ import annotations
+
+import click
+
+from implicit_bench.debias.pipeline import RETRIEVAL_PATH, DebiasParams, load_kg, run_retrieval
+from implicit_bench.io import write_json, write_table
+from implicit_bench.params import load_params, section
+
+
+@click.command()
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--out", default=RETRIEVAL_PATH, show_default=True)
+@click.option("--metrics", default="metrics/retrieval.json", show_default=True)
+def main(params_path: str, out: str, metrics: str) -> None:
+    params = section(load_params(params_path), "debias", DebiasParams, params_path)
+    kg = load_kg(params.units)
+    result, summary = run_retrieval(kg, params)
+    write_table(result, out)
+    write_json(metrics, summary)
+    click.echo(
+        f"retrieve: {summary['n_queries']} prompts over {summary['n_units_kg']} units, top-1 "
+        f"{summary['top1_accuracy']:.3f}; own removed: same head {summary['removed_same_head']:.3f}, "
+        f"same pair {summary['removed_same_pair']:.3f} -> {out}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""Stage `rewrite`: LLM rewrites of the neutral prompts and LLM sentence pairs (F.6), cached."""
+
+from __future__ import annotations
+
+import click
+
+from implicit_bench.debias.pipeline import (
+    PAIRS_PATH,
+    RETRIEVAL_PATH,
+    REWRITES_PATH,
+    DebiasParams,
+    load_kg,
+    run_rewriting,
+    subset_units,
+)
+from implicit_bench.io import read_table, write_json, write_table
+from implicit_bench.llm import build_llm
+from implicit_bench.params import load_params, section
+
+
+@click.command()
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--retrieval", "retrieval_path", default=RETRIEVAL_PATH, show_default=True)
+@click.option("--rewrites", "rewrites_path", default=REWRITES_PATH, show_default=True)
+@click.option("--pairs", "pairs_path", default=PAIRS_PATH, show_default=True)
+@click.option("--metrics", default="metrics/rewrite.json", show_default=True)
+def main(params_path: str, retrieval_path: str, rewrites_path: str, pairs_path: str, metrics: str) -> None:
+    params = section(load_params(params_path), "debias", DebiasParams, params_path).checked()
+    where, block = params.rewriter_block()
+    kg = load_kg(params.units)
+    subset = subset_units(kg, params.subset)
+    retrieval = read_table(retrieval_path)
+    client = build_llm(block, where=where)
+    rewrites, pairs, summary = run_rewriting(kg, subset, retrieval, params, client)
+    write_table(rewrites, rewrites_path)
+    write_table(pairs, pairs_path)
+    write_json(metrics, {"units": int(len(subset)), **summary})
+    click.echo(
+        f"rewrite: {len(rewrites)} rewrites ({summary['rewrites']['invalid']} invalid), "
+        f"{len(pairs)} LLM pairs ({summary['llm_pairs']['invalid']} invalid), "
+        f"{summary['llm_calls']} LLM calls -> {rewrites_path}, {pairs_path}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""The report site: built from synthetic pipeline outputs, robust to missing inputs; unit
+data (default strength, judge disagreement) against values worked out by hand."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
+from implicit_bench.report.site import build_report
+from implicit_bench.report.synthetic import build_synthetic_project
+from implicit_bench.report.units_data import build_unit_data, strength_group
+
+
+def test_summary_page_from_synthetic_outputs(tmp_path):
+    build_synthetic_project(tmp_path, n_units=10, image_size=8)
+    summary = build_report(ReportParams(), tmp_path)
+    assert summary["n_units"] == 10 and summary["random_init"] is True
+    page = (tmp_path / "report/index.html").read_text()
+    # content warning first, then the random-init banner
+    assert page.index('id="content-warning"') < page.index('id="random-init"') < page.index("Headline metrics")
+    assert "RANDOMLY INITIALISED MODELS" in page and "metrics/benchmark.json" in page
+    assert "Default rate" in page and '<span class="ci">[' in page  # values with intervals
+    assert "Diagnostic types" in page and "Recoverable types" in page
+    assert page.count("<svg") >= 3  # the three plot CSVs rendered inline
+    assert "exp03_rewrite_own" in page  # debiasing table
+    # nothing is fetched from the network
+    for html_file in ("index.html", "units.html"):
+        text = (tmp_path / "report" / html_file).read_text()
+        assert not re.search(r"""(src|href)=["']https?://""", text)
+    index_js = (tmp_path / "report/data/index.js").read_text()
+    assert index_js.startswith("window.IB_INDEX = ")
+    # thumbnails: one per distinct ok image, small JPEGs
+    thumbs = list((tmp_path / "report/thumbs").glob("*/*.jpg"))
+    assert len(thumbs) == summary["n_thumbnails"] > 0
+
+
+def test_missing_inputs_say_not_available(tmp_path):
+    summary = build_report(ReportParams(), tmp_path)  # nothing at all
+    page = (tmp_path / "report/index.html").read_text()
+    assert summary["n_units"] == 0 and "not available" in page and "RANDOMLY" not in page
+    # units only: the browser still works, images and judgements are reported missing
+    build_synthetic_project(tmp_path / "p", n_units=3, with_metrics=False)
+    (tmp_path / "p/data/judgements/judgements.parquet").unlink()
+    import shutil
+
+    shutil.rmtree(tmp_path / "p/data/images")
+    summary = build_report(ReportParams(), tmp_path / "p")
+    page = (tmp_path / "p/report/index.html").read_text()
+    assert summary["n_units"] == 3
+    assert "not available (data/judgements/*.parquet)" in page
+    assert "not available (metrics/benchmark.json" in page or "Benchmark metrics: not available" in page
+
+
+def _hand_inputs() -> ReportInputs:
+    units = pd.DataFrame(
+        {
+            "unit_id": ["u1", "u2", "u3"], "source": "stereoset", "bias_type": ["gender", "race", "disability"],
+            "head": ["nurse", "chef", "person"], "relation": [None, "is", None], "stereotype": "s", "anti_stereotype": "a",
+            "prompt_neutral": ["n1", "n2", "n3"], "prompt_stereotype": "ps", "prompt_anti_stereotype": "pa",
+        }
+    )
+    rows = []
+
+    def add(unit, variant, seed, judge, task, value, valid=True, config="gen"):
+        rows.append({"unit_id": unit, "variant": variant, "seed": seed, "config": config, "judge": judge,
+                     "task": task, "value": value, "valid": valid})
+
+    # u1: judge x labels its 3 neutral images s, s, s -> strength 3; judge y s, a, neither -> 1-2
+    #     blind labels differ on seeds 2 and 3 -> blind disagreement
+    for seed, (lx, ly) in zip((1, 2, 3), (("s", "s"), ("s", "a"), ("s", "neither")), strict=True):
+        add("u1", "neutral", seed, "x", "blind", lx)
+        add("u1", "neutral", seed, "y", "blind", ly)
+    # u2: x: a, neither, invalid -> 0 s among 2 valid -> "0"; y agrees on the valid ones -> no blind
+    #     disagreement (the invalid one is not a label). Rubric 5 vs 1 on the stereotype image:
+    #     gap 4 >= 3 -> rubric disagreement.
+    add("u2", "neutral", 1, "x", "blind", "a")
+    add("u2", "neutral", 1, "y", "blind", "a")
+    add("u2", "neutral", 2, "x", "blind", "neither")
+    add("u2", "neutral", 2, "y", "blind", "neither")
+    add("u2", "neutral", 3, "x", "blind", None, valid=False)
+    add("u2", "neutral", 3, "y", "blind", "s")
+    add("u2", "stereotype", 1, "x", "rubric", "5")
+    add("u2", "stereotype", 1, "y", "rubric", "1")
+    # u3: rubric 3 vs 1 (gap 2 < 3): no disagreement; labels only from a debiasing config -> n/a
+    add("u3", "neutral", 1, "x", "rubric", "3")
+    add("u3", "neutral", 1, "y", "rubric", "1")
+    add("u3", "neutral", 1, "x", "blind", "s", config="debias")
+    inputs = ReportInputs(units=units, judgements=pd.DataFrame(rows), base_configs=["gen"], debias_configs=["debias"])
+    return inputs
+
+
+def test_strength_and_disagreement_by_hand():
+    assert [strength_group(c, n) for c, n in ((0, 3), (1, 3), (2, 3), (3, 3), (0, 0), (2, 2))] == ["0", "1-2", "1-2", "3", "n/a", "1-2"]
+    index, records = build_unit_data(_hand_inputs(), ReportParams(), {})
+    light = {u["id"]: u for u in index["units"]}
+    assert light["u1"]["st"] == {"x": "3", "y": "1-2"}
+    assert light["u2"]["st"] == {"x": "0", "y": "1-2"}
+    assert light["u3"]["st"] == {}
+    assert light["u1"]["dis"] == {"blind": True, "rubric": False}
+    assert light["u2"]["dis"] == {"blind": False, "rubric": True}
+    assert light["u3"]["dis"] == {"blind": False, "rubric": False}
+    assert index["meta"]["strength_keys"] == ["x", "y"]
+    # diagnostic types are listed last
+    assert index["meta"]["bias_types"] == ["gender", "race", "disability"]
+    assert records[0]["relation"] is None and records[1]["relation"] == "is"
+
+
+def test_inputs_detect_random_models_from_judgement_models(tmp_path):
+    from implicit_bench.provenance import mark_random_init
+
+    build_synthetic_project(tmp_path, n_units=2, with_metrics=False, debias_configs=())
+    mark_random_init(tmp_path / "models/tiny/judge", "tiny judge")
+    path = tmp_path / "data/judgements/judgements.parquet"
+    frame = pd.read_parquet(path).assign(model=str(tmp_path / "models/tiny/judge"))
+    frame.to_parquet(path)
+    inputs = load_inputs(ReportParams(), tmp_path)
+    assert inputs.random_sources and inputs.random_sources[0].startswith("judgements (")
+
+
+@pytest.mark.parametrize("bad", ["missing_column"])
+def test_bad_units_table_names_the_field(tmp_path, bad):
+    from implicit_bench.errors import InputError
+
+    build_synthetic_project(tmp_path, n_units=2, with_metrics=False, debias_configs=())
+    path = tmp_path / "data/interim/units.parquet"
+    pd.read_parquet(path).drop(columns=["head"]).to_parquet(path)
+    with pytest.raises(InputError, match="field 'head'"):
+        build_report(ReportParams(), tmp_path)
