@@ -173,7 +173,7 @@ def test_end_to_end_dvc_repro_triplets(repo_root, tmp_path):
     assert "Stage 'triplets' didn't change" in run("dvc", "repro", "triplets")
     run("git", "add", "-A")
     run("git", "commit", "-qm", "repro")
-    run("dvc", "exp", "run", "-S", "triplets.writer=template", "-S", "subset.max_units=11")
+    run("dvc", "exp", "run", "triplets", "-S", "triplets.writer=template", "-S", "subset.max_units=11")
     diff = run("dvc", "metrics", "diff", "--json")
     changed = json.loads(diff)["metrics/triplets.json"]
     assert changed["subset_units"] == {"old": 24, "new": 11, "diff": -13}
