@@ -55,7 +55,8 @@ def png(seed: int, size: int = 48) -> bytes:
     return buf.getvalue()
 
 
-def make_inputs(root: Path, config: str = "base", seeds=(42, 1042), refused=(("u2", "anti_stereotype", 42),)) -> Path:
+def make_inputs(root: Path, config: str = "base", seeds=(42, 1042), refused=(("u2", "anti_stereotype", 42),),
+                generator: str = "tiny") -> Path:
     """units.parquet + an image store with one image per unit x variant x seed."""
     units_path = root / "data/interim/units.parquet"
     units_path.parent.mkdir(parents=True, exist_ok=True)
@@ -68,9 +69,9 @@ def make_inputs(root: Path, config: str = "base", seeds=(42, 1042), refused=(("u
                 key = ImageKey(config, unit["unit_id"], variant, seed)
                 prompt = unit[f"prompt_{variant}"]
                 if (unit["unit_id"], variant, seed) in refused:
-                    store.put(ImageRecord(key, "tiny", prompt, "refused", reason="policy"))
+                    store.put(ImageRecord(key, generator, prompt, "refused", reason="policy"))
                 else:
-                    store.put(ImageRecord(key, "tiny", prompt, "ok", width=48, height=48), png(n))
+                    store.put(ImageRecord(key, generator, prompt, "ok", width=48, height=48), png(n))
                 n += 1
     store.finalize()
     return units_path

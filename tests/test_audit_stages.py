@@ -71,7 +71,7 @@ def repo(tmp_path_factory):
     params = {
         "base": {"profile": "default"},
         "clip": {"model": {"model": "models/tiny/clip"}, "margin": 0.0},
-        "judge_audit": {"primary_order": "sa", "bootstrap": {"n": 200}},
+        "judge_audit": {"primary_order": "hash", "bootstrap": {"n": 200}},
         "negation": {"primary_order": "sa", "bootstrap": {"n": 200}},
         "diversity": {"primary_order": "sa", "bootstrap": {"n": 200}},
     }

@@ -61,6 +61,15 @@ def test_tiny_vlm_builds_deterministically_and_loads_like_a_hub_model(tiny_vlm, 
     answers = judge.answer(requests)
     assert len(answers) == 3 and all(err is None and isinstance(text, str) for text, err in answers)
     assert judge.answer(requests) == answers  # greedy: the same answers again
+    # left-padded batches answer as one request at a time does (prompts of different lengths)
+    from implicit_bench.judges.tasks import load_task, task_fields, unit_fields
+    from tests.judge_fixtures import UNITS
+
+    mixed = [JudgeRequest(load_task(t).render(task_fields(load_task(t), unit_fields(u), "as")), png(i))
+             for i, (t, u) in enumerate((t, u) for t in ("rubric", "blind", "alignment") for u in UNITS)]
+    one = build_judge({"backend": "transformers", "model": str(tiny_vlm), "batch_size": 1, "max_new_tokens": 12})
+    six = build_judge({"backend": "transformers", "model": str(tiny_vlm), "batch_size": 6, "max_new_tokens": 12})
+    assert one.answer(mixed) == six.answer(mixed)
     # a model rebuilt under another seed is another judge for the cache
     other = build_tiny("vlm", tmp_path / "vlm1", seed=1)
     assert build_judge({"backend": "transformers", "model": str(other)}).identity() != judge.identity()
@@ -262,7 +271,10 @@ def test_stage_command_writes_declared_outputs(tmp_path, monkeypatch, repo_root)
     import yaml
     from click.testing import CliRunner
 
-    make_inputs(tmp_path)
+    from implicit_bench.provenance import mark_random_init
+
+    mark_random_init(tmp_path / "models/gen", "test generator")
+    make_inputs(tmp_path, generator=f"diffusers:{tmp_path / 'models/gen'}")
     monkeypatch.chdir(tmp_path)
     with ChatServer(lambda body, n: (200, completion('{"score": 5}'))) as server:
         judge = {"judges": {"api": {"backend": "openai", "model": "m", "base_url": server.base_url,
@@ -276,4 +288,6 @@ def test_stage_command_writes_declared_outputs(tmp_path, monkeypatch, repo_root)
     frame = pd.read_parquet(tmp_path / "data/judgements/judgements.parquet")
     assert (frame["value"] == "5").all() and set(frame["config"]) == {"base"}  # configs: null -> all stores
     metrics = json.loads((tmp_path / "metrics/judge.json").read_text())
-    assert metrics["provenance"]["profile"] == "default" and metrics["provenance"]["random_init"] is False
+    # the judge is an API model, but the images come from a random generator: said so
+    assert metrics["provenance"]["profile"] == "default" and metrics["provenance"]["random_init"] is True
+    assert metrics["provenance"]["random_init_models"] == [str(tmp_path / "models/gen")]

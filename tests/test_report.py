@@ -42,7 +42,7 @@ def test_missing_inputs_say_not_available(tmp_path):
     page = (tmp_path / "report/index.html").read_text()
     assert summary["n_units"] == 0 and "not available" in page and "RANDOMLY" not in page
     # units only: the browser still works, images and judgements are reported missing
-    build_synthetic_project(tmp_path / "p", n_units=3, with_metrics=False)
+    build_synthetic_project(tmp_path / "p", n_units=3, with_metrics=False, debias_configs=())
     (tmp_path / "p/data/judgements/judgements.parquet").unlink()
     import shutil
 
@@ -50,7 +50,7 @@ def test_missing_inputs_say_not_available(tmp_path):
     summary = build_report(ReportParams(), tmp_path / "p")
     page = (tmp_path / "p/report/index.html").read_text()
     assert summary["n_units"] == 3
-    assert "not available (data/judgements/*.parquet)" in page
+    assert "not available (data/judgements/*.parquet" in page
     assert "not available (metrics/benchmark.json" in page or "Benchmark metrics: not available" in page
 
 

@@ -71,8 +71,12 @@ def diversity_frame(primary: pd.DataFrame, units: pd.DataFrame, scene_variant: s
 
 
 def diversity_report(frame: pd.DataFrame, include_neither: bool = False, scene_variant: str = "neutral",
-                     template_variant: str = "subject", quantiles: Sequence[float] = QUANTILES) -> dict[str, Any]:
-    """Per judge (and config): pooled per-bias-type entropy, per-scene entropy, ID, CA_q, MGBI."""
+                     template_variant: str = "subject", quantiles: Sequence[float] = QUANTILES,
+                     boot: Any = None) -> dict[str, Any]:
+    """Per judge (and config): pooled per-bias-type entropy, per-scene entropy, ID, CA_q, MGBI.
+
+    With ``boot`` (the analysis ``Bootstrap``), the scores carry percentile intervals over units.
+    """
     cats = categories(include_neither)
     out: dict[str, Any] = {}
     for (judge, config), g in frame.groupby(["judge", "config"], sort=True):
@@ -84,8 +88,15 @@ def diversity_report(frame: pd.DataFrame, include_neither: bool = False, scene_v
         tmpl = dict(zip(tmpl_type["bias_type"], tmpl_type["entropy"], strict=True)) if len(tmpl_type) else {}
         scores = diversity_scores(per_scene["entropy"].tolist() if len(per_scene) else [], tmpl, quantiles)
         scores["template_images"] = int(templates["label"].isin(cats).sum())
+        intervals = None
+        if boot is not None:
+            from implicit_bench.audits.intervals import diversity_intervals
+
+            intervals = diversity_intervals(boot, g, scores, cats, scene_variant, template_variant, quantiles,
+                                            f"diversity/{judge}/{config}")
         out.setdefault(str(judge), {})[str(config)] = {
             "scores": scores,
+            "intervals": intervals,
             "entropy_by_bias_type": by_type.set_index("bias_type").to_dict("index") if len(by_type) else {},
             "template_entropy_by_bias_type": tmpl,
             "scene_entropy_summary": {

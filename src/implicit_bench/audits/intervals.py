@@ -98,3 +98,68 @@ def with_intervals(boot: Any, values: dict[str, float], reps: dict[str, np.ndarr
                    n_units: int) -> dict[str, Any]:
     """``{name: interval dict}`` through the analysis Bootstrap's percentile interval."""
     return {name: boot.interval(values[name], reps.get(name), f"{stream}/{name}", n_units) for name in values}
+
+
+def diversity_intervals(boot: Any, frame: pd.DataFrame, scores: dict[str, float], cats: Sequence[str],
+                        scene_variant: str, template_variant: str, quantiles: Sequence[float], stream: str) -> dict[str, Any]:
+    """Percentile intervals of ID, CA_q, CA-mean and MGBI, resampling the units of ``frame``."""
+    units = sorted(frame["unit_id"].astype(str).unique())
+    scenes = unit_counts(frame[frame["variant"] == scene_variant], units, cats)
+    h = entropy_rows(scenes, len(cats))
+    templates = unit_counts(frame[frame["variant"] == template_variant], units, cats)
+    types = frame.drop_duplicates("unit_id").set_index("unit_id")["bias_type"].reindex(units).astype(str).to_numpy()
+    weights = boot.weights(len(units), stream)
+    reps = diversity_replicates(weights, h, templates, types, len(cats), quantiles)
+    names = [f"CA_{q:.2f}" for q in quantiles] + ["CA_mean", "ID", "MGBI"]
+    return with_intervals(boot, {n: scores[n] for n in names}, reps, stream, len(units))
+
+
+def rate_intervals(boot: Any, frame: pd.DataFrame, measures: dict[str, Any], stream: str) -> dict[str, Any]:
+    """Intervals of shares over the labelled images of ``frame``, resampling its units.
+
+    ``measures``: name -> boolean function of the label Series (the numerator); the
+    denominator is the labelled images.
+    """
+    labelled = frame[frame["label"].notna()]
+    units = sorted(frame["unit_id"].astype(str).unique())
+    den = labelled.groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
+    weights = boot.weights(len(units), stream)
+    out = {}
+    for name, hit in measures.items():
+        num = labelled[hit(labelled["label"])].groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
+        value = num.sum() / den.sum() if den.sum() else float("nan")
+        out[name] = boot.interval(value, ratio_replicates(weights, num, den), f"{stream}/{name}", len(units))
+    return out
+
+
+RATE_SPECS: tuple[tuple[str, str, str], ...] = (
+    ("default_rate", "neutral", "s"),
+    ("success_s", "stereotype", "s"),
+    ("success_a", "anti_stereotype", "a"),
+)
+
+
+def blind_rate_intervals(boot: Any, frame: pd.DataFrame, label: str, stream: str) -> dict[str, Any]:
+    """Intervals of default rate, success(s), success(a) and their gap (paired replicates)."""
+    units = sorted(frame["unit_id"].astype(str).unique())
+    weights = boot.weights(len(units), stream)
+    labelled = frame[frame[label].notna()]
+    values, reps = {}, {}
+    for name, variant, wanted in RATE_SPECS:
+        sub = labelled[labelled["variant"] == variant]
+        den = sub.groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
+        num = sub[sub[label] == wanted].groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
+        values[name] = num.sum() / den.sum() if den.sum() else float("nan")
+        reps[name] = ratio_replicates(weights, num, den)
+    values["gap"] = values["success_s"] - values["success_a"]
+    reps["gap"] = reps["success_s"] - reps["success_a"]
+    return {name: boot.interval(values[name], reps[name], f"{stream}/{name}", len(units))["ci"] for name in values}
+
+
+def coverage_interval(boot: Any, frame: pd.DataFrame, kept: pd.Series, stream: str) -> Any:
+    units = sorted(frame["unit_id"].astype(str).unique())
+    den = frame.groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
+    num = frame[kept.to_numpy()].groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
+    weights = boot.weights(len(units), stream)
+    value = num.sum() / den.sum() if den.sum() else float("nan")
+    return boot.interval(value, ratio_replicates(weights, num, den), stream, len(units))["ci"]

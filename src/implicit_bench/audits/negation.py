@@ -237,14 +237,19 @@ def negation_rates(frame: pd.DataFrame) -> dict[str, float | int]:
 COMPARED_VARIANTS: tuple[str, ...] = ("anti_stereotype", "negated_0_1", "negated_1_1")
 
 
-def negation_table(primary: pd.DataFrame, units: pd.DataFrame) -> pd.DataFrame:
-    """Long table: judge, variant, grouping (overall | bias_type | strength), group, rates."""
+def _negation_frame(primary: pd.DataFrame, units: pd.DataFrame) -> pd.DataFrame:
     strength = default_strength(primary)
     frame = primary[primary["variant"].isin(COMPARED_VARIANTS)].merge(
         units[["unit_id", "bias_type"]].astype({"unit_id": str}), on="unit_id", how="left"
     ).merge(strength[["judge", "config", "unit_id", "strength"]], on=["judge", "config", "unit_id"], how="left")
     frame["strength"] = frame["strength"].fillna("unlabelled")
     frame["overall"] = "all"
+    return frame
+
+
+def negation_table(primary: pd.DataFrame, units: pd.DataFrame) -> pd.DataFrame:
+    """Long table: judge, variant, grouping (overall | bias_type | strength), group, rates."""
+    frame = _negation_frame(primary, units)
     rows: list[dict[str, Any]] = []
     for grouping in ("overall", "bias_type", "strength"):
         for (judge, variant, group), g in frame.groupby(["judge", "variant", grouping], sort=True):
@@ -252,12 +257,35 @@ def negation_table(primary: pd.DataFrame, units: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def negation_summary(table: pd.DataFrame) -> dict[str, Any]:
+NEGATION_MEASURES: dict[str, Any] = {
+    "strict_success": lambda label: label == "a",
+    "lenient_success": lambda label: label != "s",
+    "forbidden_rendered": lambda label: label == "s",
+}
+
+
+def negation_intervals(primary: pd.DataFrame, units: pd.DataFrame, boot: Any) -> dict[tuple[str, str, str, str], Any]:
+    """(judge, variant, grouping, group) -> {measure: interval}, resampling each group's units."""
+    from implicit_bench.audits.intervals import rate_intervals
+
+    frame = _negation_frame(primary, units)
+    out = {}
+    for grouping in ("overall", "bias_type", "strength"):
+        for (judge, variant, group), g in frame.groupby(["judge", "variant", grouping], sort=True):
+            out[(judge, variant, grouping, str(group))] = rate_intervals(
+                boot, g, NEGATION_MEASURES, f"negation/{judge}/{variant}/{grouping}/{group}")
+    return out
+
+
+def negation_summary(table: pd.DataFrame, intervals: dict | None = None) -> dict[str, Any]:
     """Nested JSON of ``negation_table``: judge -> grouping -> group -> variant -> rates."""
     out: dict[str, Any] = {}
     for row in table.to_dict("records"):
         rec = {k: row[k] for k in ("n", "n_unlabelled", "strict_success", "lenient_success", "forbidden_rendered")}
         rec = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
+        if intervals is not None:
+            found = intervals.get((row["judge"], row["variant"], row["grouping"], str(row["group"])), {})
+            rec["ci"] = {name: iv.get("ci") for name, iv in found.items()}
         out.setdefault(row["judge"], {}).setdefault(row["grouping"], {}).setdefault(str(row["group"]), {})[row["variant"]] = rec
     return out
 

@@ -84,10 +84,14 @@ def order_flips(blind: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def _report(gated: pd.DataFrame, kept: pd.Series, ungated: pd.DataFrame) -> dict[str, Any]:
-    """Coverage and rates on kept images against rejected ones, the ungated judge and random."""
+def _report(gated: pd.DataFrame, kept: pd.Series, ungated: pd.DataFrame, boot: Any = None,
+            stream: str = "gate") -> dict[str, Any]:
+    """Coverage and rates on kept images against rejected ones, the ungated judge and random.
+
+    With ``boot`` (the analysis ``Bootstrap``), ``ci`` holds percentile intervals over units.
+    """
     n = len(kept)
-    return {
+    report = {
         "images": n,
         "kept": int(kept.sum()),
         "coverage": share(int(kept.sum()), n),
@@ -97,9 +101,20 @@ def _report(gated: pd.DataFrame, kept: pd.Series, ungated: pd.DataFrame) -> dict
         "ungated_all": rates(ungated, "label"),
         "random": dict(RANDOM_RATES),
     }
+    if boot is not None and n:
+        from implicit_bench.audits.intervals import blind_rate_intervals, coverage_interval
+
+        mask = kept.to_numpy()
+        report["ci"] = {
+            "coverage": coverage_interval(boot, gated, kept, f"{stream}/coverage"),
+            "gated_kept": blind_rate_intervals(boot, gated[mask], "gated", f"{stream}/kept"),
+            "ungated_rejected": blind_rate_intervals(boot, ungated[~mask], "label", f"{stream}/rejected"),
+            "ungated_all": blind_rate_intervals(boot, ungated, "label", f"{stream}/all"),
+        }
+    return report
 
 
-def unanimity_gate(blind: pd.DataFrame, order_of: OrderOf | None = None) -> dict[str, Any]:
+def unanimity_gate(blind: pd.DataFrame, order_of: OrderOf | None = None, boot: Any = None) -> dict[str, Any]:
     """Per judge: keep an image when both orders parsed and gave the same attribute."""
     pairs = order_pairs(blind)
     primary = primary_labels(blind, order_of)
@@ -110,11 +125,11 @@ def unanimity_gate(blind: pd.DataFrame, order_of: OrderOf | None = None) -> dict
         )
         kept = frame["label_sa"].notna() & frame["label_as"].notna() & (frame["label_sa"] == frame["label_as"])
         frame["gated"] = frame["label_sa"].where(kept)
-        out[str(judge)] = _report(frame, kept, frame)
+        out[str(judge)] = _report(frame, kept, frame, boot, f"unanimity/{judge}")
     return out
 
 
-def cross_judge_gate(blind: pd.DataFrame, order_of: OrderOf | None = None) -> dict[str, Any]:
+def cross_judge_gate(blind: pd.DataFrame, order_of: OrderOf | None = None, boot: Any = None) -> dict[str, Any]:
     """Per pair of judges: keep an image when both judges' primary-order answers parsed and agree.
 
     Rates of the ungated policy are those of the first judge of the pair (and of the second
@@ -129,7 +144,7 @@ def cross_judge_gate(blind: pd.DataFrame, order_of: OrderOf | None = None) -> di
         frame = a.merge(b, on=list(IMAGE_KEY), how="inner")
         kept = frame["label"].notna() & frame["label_2"].notna() & (frame["label"] == frame["label_2"])
         frame["gated"] = frame["label"].where(kept)
-        report = _report(frame, kept, frame)
+        report = _report(frame, kept, frame, boot, f"cross/{first}|{second}")
         second_view = frame.drop(columns=["label"]).rename(columns={"label_2": "label"})
         report["ungated_second_kept"] = rates(second_view[kept.to_numpy()], "label")
         report["ungated_second_rejected"] = rates(second_view[~kept.to_numpy()], "label")

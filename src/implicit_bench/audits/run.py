@@ -9,7 +9,7 @@ import pandas as pd
 
 from implicit_bench.audits.diversity import QUANTILES, diversity_frame, diversity_report
 from implicit_bench.audits.labels import OrderOf, blind_rows, primary_labels
-from implicit_bench.audits.negation import negation_summary, negation_table
+from implicit_bench.audits.negation import negation_intervals, negation_summary, negation_table
 from implicit_bench.audits.order import (
     cross_judge_gate,
     nan_to_none,
@@ -64,7 +64,7 @@ def order_function(primary_order: str) -> OrderOf | None:
 
 
 def judge_audit(judgements: pd.DataFrame, order_of: OrderOf | None, confidence: float = 0.95,
-                source: str = "judgements") -> tuple[dict[str, Any], pd.DataFrame]:
+                source: str = "judgements", boot: Any = None) -> tuple[dict[str, Any], pd.DataFrame]:
     """metrics/judge_audit.json content (without provenance) and the position-bias plot rows."""
     blind = blind_rows(judgements, source)
     judges = sorted(blind["judge"].astype(str).unique())
@@ -74,17 +74,27 @@ def judge_audit(judgements: pd.DataFrame, order_of: OrderOf | None, confidence: 
         "judges_with_orders": with_orders,
         "position_bias": position_bias(blind[blind["judge"].isin(with_orders)], confidence),
         "order_flips": order_flips(blind),
-        "unanimity_gate": unanimity_gate(blind, order_of),
-        "cross_judge_gate": cross_judge_gate(blind, order_of),
+        "unanimity_gate": unanimity_gate(blind, order_of, boot),
+        "cross_judge_gate": cross_judge_gate(blind, order_of, boot),
     }
+    if boot is not None:
+        report["bootstrap"] = {"n": boot.n, "seed": boot.seed, "level": boot.level, "resampled": "units"}
     return nan_to_none(report), position_plot_rows(blind)
 
 
+def make_bootstrap(params: BootstrapParams) -> Any:
+    """The analysis library's cluster bootstrap (one implementation for the whole project)."""
+    from implicit_bench.analysis.bootstrap import Bootstrap
+
+    return Bootstrap(n=params.n, seed=params.seed, level=params.level)
+
+
 def negation_report(judgements: pd.DataFrame, units: pd.DataFrame, order_of: OrderOf | None,
-                    source: str = "judgements") -> tuple[dict[str, Any], pd.DataFrame]:
+                    source: str = "judgements", boot: Any = None) -> tuple[dict[str, Any], pd.DataFrame]:
     """metrics/negation.json content and the plot rows (success by default strength)."""
     primary = primary_labels(blind_rows(judgements, source), order_of)
     table = negation_table(primary, units)
+    intervals = negation_intervals(primary, units, boot) if boot is not None else None
     prompts: dict[str, Any] = {}
     for column in ("prompt_negated_0_1", "prompt_negated_1_1"):
         if column in units.columns:
@@ -96,7 +106,10 @@ def negation_report(judgements: pd.DataFrame, units: pd.DataFrame, order_of: Ord
             }
     plot = table[table["grouping"] == "strength"][["judge", "variant", "group", "n", "strict_success",
                                                    "lenient_success", "forbidden_rendered"]]
-    return nan_to_none({"prompts": prompts, "by_judge": negation_summary(table)}), plot.rename(columns={"group": "strength"})
+    report = {"prompts": prompts, "by_judge": negation_summary(table, intervals)}
+    if boot is not None:
+        report["bootstrap"] = {"n": boot.n, "seed": boot.seed, "level": boot.level, "resampled": "units within each group"}
+    return nan_to_none(report), plot.rename(columns={"group": "strength"})
 
 
 class FaceParams(StrictModel):
@@ -121,11 +134,11 @@ class DiversityParams(StrictModel):
 
 
 def diversity_labels(judgements: pd.DataFrame, units: pd.DataFrame, params: DiversityParams,
-                     order_of: OrderOf | None, source: str = "judgements") -> dict[str, Any]:
+                     order_of: OrderOf | None, source: str = "judgements", boot: Any = None) -> dict[str, Any]:
     primary = primary_labels(blind_rows(judgements, source), order_of)
     frame = diversity_frame(primary, units, params.scene_variant, params.template_variant)
     return nan_to_none(diversity_report(frame, params.include_neither, params.scene_variant,
-                                        params.template_variant, params.quantiles))
+                                        params.template_variant, params.quantiles, boot))
 
 
 def upstream_provenance(paths: list[str]) -> dict[str, Any]:

@@ -474,6 +474,12 @@ def assemble(
     return frame, summary
 
 
+def _model_ref(generator: str) -> str:
+    """The model reference in an image index's ``generator`` ("backend:model" or a bare ref)."""
+    backend, sep, ref = generator.partition(":")
+    return ref if sep and ref and "/" not in backend else generator
+
+
 # ----- the whole stage ---------------------------------------------------------------------
 def run_judge_stage(
     params: JudgeStageParams,
@@ -506,12 +512,12 @@ def run_judge_stage(
         cache.close()
     models = {name: b.model for name, b in backends.items()}
     frame, counts = assemble(planned, answers, errors, models)
+    judged = Counter(c for c, *_ in {(p.config, p.unit_id, p.variant, p.seed) for p in planned})
     for config, counts_by_status in image_counts.items():
-        judged = frame.loc[frame["config"] == config, "image_sha256"].nunique()
-        counts_by_status["judged_images"] = int(judged)
+        counts_by_status["judged_images"] = int(judged.get(config, 0))
         counts_by_status["not_judged"] = counts_by_status["refused"] + counts_by_status["failed"]
     roles = [(f"judge:{name}", model) for name, model in models.items()]
-    roles += [(f"generator:{c}", g) for c, gens in sorted(generators.items()) for g in sorted(gens)]
+    roles += [(f"generator:{c}", _model_ref(g)) for c, gens in sorted(generators.items()) for g in sorted(gens)]
     metrics = {
         "judges": {
             name: {"backend": b.backend, "model": b.model} for name, b in sorted(backends.items())

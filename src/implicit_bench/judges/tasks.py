@@ -150,7 +150,8 @@ class TaskSpec(StrictModel):
                         return ParsedJudgement(answer, True, "lenient", None)
                     except ValueError:
                         pass
-        return ParsedJudgement(None, False, "invalid", first.error)
+        error = (first.error or "unreadable").replace("schema: : Value error, ", "schema: ")
+        return ParsedJudgement(None, False, "invalid", error)
 
     def stored_value(self, answer: Any, order: str | None = None) -> str:
         """The JUDGEMENTS value of a parsed answer: "0".."5", s / a / neither, true / false."""

@@ -72,6 +72,8 @@ class Chromium:
             a, b = os.dup(to_child_r), os.dup(from_child_w)
             os.dup2(a, 3)
             os.dup2(b, 4)
+            os.set_inheritable(3, True)  # dup2(fd, fd) is a no-op that keeps close-on-exec
+            os.set_inheritable(4, True)
 
         args = [
             self.binary,

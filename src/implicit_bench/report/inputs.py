@@ -42,8 +42,8 @@ class ReportParams(StrictModel):
 
     units: str = "data/interim/units.parquet"
     selected_units: str = "data/processed/selected_units.parquet"
-    judgements: list[str] = ["data/judgements/*.parquet"]
-    image_roots: list[str] = ["data/images"]
+    judgements: list[str] = ["data/judgements/*.parquet", "data/debias/judgements/*.parquet"]
+    image_roots: list[str] = ["data/images", "data/debias/images"]
     metrics_dir: str = "metrics"
     plots_dir: str = "plots"
     dvc_file: str = "dvc.yaml"

@@ -3,18 +3,22 @@
 ``build_synthetic_project(root, n_units)`` writes, under ``root``, what the pipeline's stages
 write (docs/architecture.md): a units table, an ``ImageStore`` per configuration with tiny
 PNGs, a JUDGEMENTS table, metrics JSON and plot CSVs. The values are random but
-deterministic (``seed``), and marked as coming from randomly initialised models.
+deterministic (``seed``), and marked as coming from randomly initialised models. The image
+stores are written through ``ImageStore.put`` with ``os.fsync`` disabled (throw-away fixture
+data needs no durability; 27,000 fsyncs would dominate a paper-scale benchmark).
 """
 
 from __future__ import annotations
 
 import io
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pandas as pd
 from PIL import Image
 
+from implicit_bench.hashing import derive_seed
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore
 from implicit_bench.io import write_json, write_table
 from implicit_bench.provenance import RANDOM_INIT_WARNING
@@ -29,8 +33,8 @@ _COLOURS = {"neutral": (128, 128, 128), "stereotype": (200, 40, 40), "anti_stere
 
 def _png(colour: tuple[int, int, int], shade: int, size: int) -> bytes:
     image = Image.new("RGB", (size, size), colour)
-    # a shade stripe makes every image of a unit/seed distinct (distinct sha256)
-    image.paste((shade % 256, (shade * 7) % 256, (shade * 13) % 256), (0, 0, size, max(1, size // 4)))
+    # a stripe coloured from (unit, seed, config) makes every image distinct (distinct sha256)
+    image.paste((shade % 256, (shade >> 8) % 256, (shade >> 16) % 256), (0, 0, size, max(1, size // 4)))
     buf = io.BytesIO()
     image.save(buf, format="PNG")
     return buf.getvalue()
@@ -76,10 +80,28 @@ def build_synthetic_project(
     units_path = root / "data/interim/units.parquet"
     write_table(units, units_path)
 
+    with mock.patch("os.fsync", lambda fd: None):
+        judgements, debias_judgements, stores = _build_stores(root, units, rng, image_size, debias_configs)
+    frame = pd.DataFrame(judgements)
+    judgements_path = root / "data/judgements/judgements.parquet"
+    write_table(frame, judgements_path)
+    for config, rows in debias_judgements.items():
+        write_table(pd.DataFrame(rows), root / "data/debias/judgements" / f"{config}.parquet")
+    paths = {"units": units_path, "judgements": judgements_path, **{f"store:{k}": v for k, v in stores.items()}}
+    if with_metrics:
+        paths.update(_write_metrics(root, units, rng, debias_configs))
+    return paths
+
+
+def _build_stores(root: Path, units: pd.DataFrame, rng: np.random.Generator, image_size: int, debias_configs: tuple[str, ...]):
     judgements: list[dict] = []
     stores = {}
+    debias_judgements: dict[str, list[dict]] = {}
     for config in (BASE_CONFIG, *debias_configs):
-        store = ImageStore(root / "data/images" / config)
+        # layout of docs/architecture.md: debiasing stores and judgements under data/debias/
+        store_dir = root / ("data/images" if config == BASE_CONFIG else "data/debias/images") / config
+        store = ImageStore(store_dir)
+        rows = judgements if config == BASE_CONFIG else debias_judgements.setdefault(config, [])
         variants = VARIANTS if config == BASE_CONFIG else ("neutral",)
         for i, unit_id in enumerate(units["unit_id"]):
             for variant in variants:
@@ -89,20 +111,13 @@ def build_synthetic_project(
                     if config == BASE_CONFIG and i == 1 and variant == "stereotype" and s == SEEDS[2]:
                         store.put(ImageRecord(key, config, prompt, "refused", reason="safety"), None)
                         continue
-                    shade = (i * 31 + s + len(config)) % 997
+                    shade = i + ((s + derive_seed(config)) % 256 << 16)
                     png = _png(_COLOURS[variant], shade, image_size)
                     store.put(ImageRecord(key, config, prompt, "ok", width=image_size, height=image_size), png)
-                    judgements.extend(_judge_rows(rng, config, unit_id, variant, s))
+                    rows.extend(_judge_rows(rng, config, unit_id, variant, s))
         store.finalize()
-        stores[config] = root / "data/images" / config
-
-    frame = pd.DataFrame(judgements)
-    judgements_path = root / "data/judgements/judgements.parquet"
-    write_table(frame, judgements_path)
-    paths = {"units": units_path, "judgements": judgements_path, **{f"store:{k}": v for k, v in stores.items()}}
-    if with_metrics:
-        paths.update(_write_metrics(root, units, rng, debias_configs))
-    return paths
+        stores[config] = store_dir
+    return judgements, debias_judgements, stores
 
 
 def _judge_rows(rng: np.random.Generator, config: str, unit_id: str, variant: str, seed: int) -> list[dict]:

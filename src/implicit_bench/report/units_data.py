@@ -46,7 +46,7 @@ def make_thumbnails(inputs: ReportInputs, out_dir: Path, params: ReportParams, u
     index = inputs.image_index
     ok = index[(index["status"] == "ok") & index["sha256"].notna() & index["unit_id"].isin(unit_ids)]
     for config, sha in ok[["config", "sha256"]].drop_duplicates("sha256").itertuples(index=False):
-        rel = f"thumbs/{sha[:2]}/{sha[:32]}.jpg"
+        rel = f"thumbs/{sha[:2]}/{sha[:32]}-{params.thumb_size}q{params.thumb_quality}.jpg"
         target = out_dir / rel
         if not target.exists():
             store = inputs.stores[str(config)]
