@@ -291,3 +291,53 @@ def test_stage_command_writes_declared_outputs(tmp_path, monkeypatch, repo_root)
     # the judge is an API model, but the images come from a random generator: said so
     assert metrics["provenance"]["profile"] == "default" and metrics["provenance"]["random_init"] is True
     assert metrics["provenance"]["random_init_models"] == [str(tmp_path / "models/gen")]
+
+
+def test_sigkilled_run_resumes(tmp_path, repo_root):
+    """SIGKILL a judge run in a subprocess partway; the resumed run asks only what is missing."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    make_inputs(tmp_path)
+    seen = threading.Event()
+
+    def slow(body, n):
+        if n >= 4:
+            seen.set()
+        time.sleep(0.2)
+        return 200, completion('{"score": 2}')
+
+    with ChatServer(slow) as server:
+        judges = {"api": {"backend": "openai", "model": "m", "base_url": server.base_url,
+                          "api_key_env": None, "batch_size": 1, "concurrency": 1}}
+        params = _params(judges, tasks={"rubric": None})
+        script = (
+            "import sys; from pathlib import Path; from implicit_bench.judges.run import *; "
+            f"p = JudgeStageParams.model_validate_json({params.model_dump_json()!r}); "
+            f"run_judge_stage(p, Path({str(tmp_path)!r}), dispatch=in_process_dispatch)"
+        )
+        env = {**os.environ, "PYTHONPATH": f"{repo_root / 'src'}{os.pathsep}{repo_root}"}
+        proc = subprocess.Popen([sys.executable, "-c", script], env=env)
+        assert seen.wait(60)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        asked_before = server.hits
+        assert 4 <= asked_before < 11
+        resumed = run_judge_stage(params, tmp_path, dispatch=DISPATCH)
+        # answers finished before the kill are kept; at most the one call in flight is asked again
+        assert server.hits - asked_before == resumed.model_calls
+        assert 11 - asked_before <= resumed.model_calls <= 11 - asked_before + 1
+        assert len(resumed.frame) == 11 and resumed.frame.valid.all()
+
+
+def test_transformers_backend_isolates_a_bad_request(tiny_vlm):
+    judge = build_judge({"backend": "transformers", "model": str(tiny_vlm), "batch_size": 3, "max_new_tokens": 4})
+    good = [JudgeRequest("Rate this image", png(i)) for i in range(2)]
+    bad = JudgeRequest("Rate this image", b"not an image")
+    answers = judge.answer([good[0], bad, good[1]])
+    assert answers[0] == judge.answer([good[0]])[0] and answers[2] == judge.answer([good[1]])[0]
+    assert answers[1][0] == "" and "UnidentifiedImageError" in answers[1][1]

@@ -129,3 +129,71 @@ def test_bad_units_table_names_the_field(tmp_path, bad):
     pd.read_parquet(path).drop(columns=["head"]).to_parquet(path)
     with pytest.raises(InputError, match="field 'head'"):
         build_report(ReportParams(), tmp_path)
+
+
+def test_plot_with_several_text_columns_hides_no_row():
+    from implicit_bench.report.summary import render_plot
+
+    frame = pd.DataFrame(
+        {
+            "judge": ["j1", "j1", "j1", "j2"],
+            "variant": ["anti_stereotype"] * 4,
+            "strength": ["0", "1-2", "3", "0"],
+            "n": [3, 3, 12, 5],
+            "strict_success": [1.0, 0.5, 0.25, 0.2],
+        }
+    )
+    svg = render_plot("negation_by_strength.csv", frame)
+    # x = judge; colour = the other text columns joined: all four rows are drawn
+    for label in ("anti_stereotype / 0", "anti_stereotype / 1-2", "anti_stereotype / 3"):
+        assert label in svg
+    assert "strict_success" in svg  # preferred over n (a count) as the plotted value
+
+
+def test_human_eval_section_in_summary(tmp_path):
+    import csv
+    import json
+
+    from implicit_bench.human_eval.analyze import human_eval_report, load_manifests
+    from implicit_bench.human_eval.bundle import HumanEvalParams, export_bundle
+    from implicit_bench.io import write_json
+
+    build_synthetic_project(tmp_path, n_units=12, debias_configs=())
+    params = HumanEvalParams(units=str(tmp_path / "data/interim/units.parquet"), image_roots=[str(tmp_path / "data/images")],
+                             judgements=[str(tmp_path / "data/judgements/*.parquet")], sample_size=6)
+    export_bundle(params, tmp_path / "bundle")
+    manifest = json.loads((tmp_path / "bundle/manifest.json").read_text())
+    paths = []
+    for rater, shift in (("r1", 0), ("r2", 1), ("r3", 0)):
+        path = tmp_path / f"{rater}.csv"
+        with open(path, "w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(manifest["answer_columns"])
+            for k, case in enumerate(manifest["cases"]):
+                score = {"stereotype": 4, "neutral": 3, "anti_stereotype": 1}
+                writer.writerow([manifest["bundle_id"], rater, case["case"], case["unit_id"], "yes",
+                                 *[(score[v] + shift * (k % 2)) % 6 for v in case["order"]], ""])
+        paths.append(path)
+    report = human_eval_report(load_manifests([tmp_path / "bundle/manifest.json"]), paths, params, tmp_path)
+    write_json(tmp_path / "metrics/human_eval.json", report)
+    build_report(ReportParams(), tmp_path)
+    page = (tmp_path / "report/index.html").read_text()
+    assert "KG validity" in page and "100.0% / 0.0% / 0.0%" in page
+    assert "Human vs. judge-a" in page and "Per bias type (paper Tables 29-30)" in page
+
+
+def test_bias_type_table_groups_by_own_flag_and_pools_last():
+    from implicit_bench.report.summary import render_table
+
+    interval = {"value": 0.5, "ci": [0.4, 0.6], "n_units": 3}
+    rows = {
+        "gender": {"diagnostic": False, "n_units": 3, "n_images": {"neutral": 9}, "default_rate": interval},
+        "nationality": {"diagnostic": True, "n_units": 2, "n_images": {"neutral": 6}, "default_rate": interval},
+        "race": {"diagnostic": True, "n_units": 1, "n_images": {"neutral": 3}, "default_rate": interval},  # own flag wins
+        "_recoverable_types": {"diagnostic": False, "n_units": 3, "n_images": {"neutral": 9}, "default_rate": interval},
+    }
+    html = render_table(rows, focus=True)
+    order = [html.index(t) for t in ("Recoverable types", ">gender<", "Diagnostic types", ">nationality<", ">race<", "Pooled", "recoverable types")]
+    assert order == sorted(order)
+    assert "n_images" not in html and "default_rate" in html and "n_units" in html  # focus: intervals + counts
+    assert '<span class="ci">[0.400, 0.600]</span>' in html

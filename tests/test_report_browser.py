@@ -126,3 +126,11 @@ def test_summary_page_renders(site, tmp_path):
     browser.navigate(root / "report/index.html", wait_for="document.readyState === 'complete'")
     assert browser.evaluate("document.getElementById('content-warning').getBoundingClientRect().top") < 200
     assert browser.evaluate("document.querySelectorAll('figure.plot svg').length") >= 3
+
+
+def test_invalid_answer_shows_its_raw_text(site):
+    root, _, judgements, browser = site
+    bad = judgements[~judgements["valid"] & (judgements["config"] == BASE_CONFIG)].iloc[0]
+    browser.navigate(root / f"report/units.html#unit={bad['unit_id']}", wait_for=READY)
+    titles = browser.evaluate("Array.from(document.querySelectorAll('.inv[title]')).map(e => e.title)")
+    assert f"unparsable answer: {bad['raw']}" in titles

@@ -19,6 +19,7 @@ TOOLS: dict[str, str] = {
     "profile": "implicit_bench.profiles:profile_command",
     "image": "implicit_bench.images.tool:image_command",
     "human-eval": "implicit_bench.human_eval.cli:human_eval",
+    "analyze": "implicit_bench.analysis.cli:analyze",
 }
 
 

@@ -96,9 +96,19 @@ class TransformersJudge(JudgeBackend):
             chunk = batch[start : start + size]
             try:
                 results.extend((text, None) for text in self._generate(chunk))
-            except Exception as exc:  # noqa: BLE001 - recorded per request, retried next run
-                results.extend(("", f"{type(exc).__name__}: {exc}") for _ in chunk)
+            except Exception:  # noqa: BLE001 - isolate the failing request(s): one at a time
+                results.extend(self._one_by_one(chunk))
         return results
+
+    def _one_by_one(self, chunk: list[JudgeRequest]) -> list[tuple[str, str | None]]:
+        """Each request alone; one that still fails is an error (not cached, asked next run)."""
+        out: list[tuple[str, str | None]] = []
+        for request in chunk:
+            try:
+                out.append((self._generate([request])[0], None))
+            except Exception as exc:  # noqa: BLE001
+                out.append(("", f"{type(exc).__name__}: {str(exc)[:500]}"))
+        return out
 
     def _generate(self, chunk: list[JudgeRequest]) -> list[str]:
         import torch

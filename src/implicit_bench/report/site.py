@@ -22,6 +22,7 @@ from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
 from implicit_bench.report.summary import (
     esc,
     headline_cards,
+    render_human_eval,
     render_metrics_file,
     render_plot,
     render_table,
@@ -91,7 +92,7 @@ def summary_page(inputs: ReportInputs, built_at: str) -> str:
             "nationality) are reported apart: images rarely show their contrasts, so a low default rate "
             "there does not show that the model avoids the stereotype (paper Section 4.2).</p>"
         )
-        parts.append(render_table(bench["by_bias_type"]))
+        parts.append(render_table(bench["by_bias_type"], focus=True))
     else:
         parts.append('<p class="na">not available (metrics/benchmark.json: by_bias_type)</p>')
     parts.append("<h2>Debiasing</h2>")
@@ -104,7 +105,7 @@ def summary_page(inputs: ReportInputs, built_at: str) -> str:
         parts.append('<p class="na">not available (plots/*.csv)</p>')
     parts.append("<h2>Human evaluation</h2>")
     human = inputs.metrics.get("human_eval")
-    parts.append(render_metrics_file("human_eval", human) if human else '<p class="na">not available (metrics/human_eval.json; see docs/human-eval.md)</p>')
+    parts.append(render_human_eval(human) if human else '<p class="na">not available (metrics/human_eval.json; see docs/human-eval.md)</p>')
     parts.append("<h2>All metrics</h2>")
     for name, payload in inputs.metrics.items():
         if name in ("debias", "human_eval"):

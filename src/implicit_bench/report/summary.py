@@ -22,6 +22,7 @@ from implicit_bench.schema import BIAS_TYPES, DIAGNOSTIC_BIAS_TYPES
 
 VALUE_KEYS = ("value", "estimate", "mean", "point", "rate", "median", "r", "alpha")
 CI_PAIRS = (("ci_low", "ci_high"), ("lo", "hi"), ("lower", "upper"), ("ci_lo", "ci_hi"), ("low", "high"))
+PREFERRED_Y = ("rate", "share", "success", "value", "mean", "score", "gap", "lean", "delta", "ds")
 HEADLINE_KEYS = ("default_rate", "success_stereotype", "success_anti", "gap")
 HEADLINE_LABELS = {
     "default_rate": "Default rate (neutral images read as s)",
@@ -71,7 +72,9 @@ def fmt_num(x: float | None) -> str:
     return f"{x:.3f}" if abs(x) < 100 else f"{x:,.1f}"
 
 
-def fmt_metric(value: Any) -> str:
+def fmt_metric(value: Any, extras: bool = True) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f'<span class="v">{value:,}</span>'
     metric = as_metric(value)
     if metric is None:
         if isinstance(value, list | dict):
@@ -81,9 +84,9 @@ def fmt_metric(value: Any) -> str:
     text = f'<span class="v">{fmt_num(point)}</span>'
     if ci is not None:
         text += f' <span class="ci">[{fmt_num(ci[0])}, {fmt_num(ci[1])}]</span>'
-    extras = [f"{k}={v}" for k, v in others.items() if k in ("n", "n_units", "n_images")]
-    if extras:
-        text += f' <span class="n">{esc(", ".join(extras))}</span>'
+    shown = [f"{k}={v}" for k, v in others.items() if k in ("n", "n_units", "n_images")] if extras else []
+    if shown:
+        text += f' <span class="n">{esc(", ".join(shown))}</span>'
     return text
 
 
@@ -104,20 +107,41 @@ def _is_bias_keyed(value: dict) -> bool:
     return bool(keys) and sum(k in BIAS_TYPES for k in keys) >= max(1, len(keys) - 2)
 
 
-def render_table(rows: dict[str, Any], caption: str = "") -> str:
-    """Rows keyed by name; bias-type rows ordered with the diagnostic types apart."""
+def _is_interval(value: Any) -> bool:
+    metric = as_metric(value)
+    return metric is not None and metric[1] is not None
+
+
+def render_table(rows: dict[str, Any], caption: str = "", focus: bool = False) -> str:
+    """Rows keyed by name; bias-type rows ordered with the diagnostic types apart (a row's own
+    ``diagnostic`` flag first, else schema.DIAGNOSTIC_BIAS_TYPES), pooled rows (keys starting
+    with ``_``) last. ``focus`` keeps only the columns holding intervals, plus unit counts."""
     flat = {str(k): _leaves(v) for k, v in rows.items() if k not in SKIP_KEYS}
     columns: list[str] = []
     for leaves in flat.values():
         columns.extend(c for c in leaves if c not in columns)
+    if focus:
+        kept = [c for c in columns if any(_is_interval(leaves.get(c)) for leaves in flat.values())]
+        if kept:
+            counts = [c for c in columns if c in ("n_units", "n", "units")]
+            columns = counts + kept
     if len(columns) > 16:
         columns = columns[:16]
     names = list(flat)
     body = []
     if _is_bias_keyed(rows):
-        recoverable = [n for n in names if n not in DIAGNOSTIC_BIAS_TYPES]
-        diagnostic = [n for n in names if n in DIAGNOSTIC_BIAS_TYPES]
-        groups = [("Recoverable types", recoverable), ("Diagnostic types (Table 5: contrasts images rarely show)", diagnostic)]
+        def diagnostic(name: str) -> bool:
+            own = rows[name].get("diagnostic") if isinstance(rows[name], dict) else None
+            return bool(own) if isinstance(own, bool) else name in DIAGNOSTIC_BIAS_TYPES
+
+        pooled = [n for n in names if n.startswith("_")]
+        recoverable = [n for n in names if n not in pooled and not diagnostic(n)]
+        diag = [n for n in names if n not in pooled and diagnostic(n)]
+        groups = [
+            ("Recoverable types", recoverable),
+            ("Diagnostic types (Table 5: contrasts images rarely show)", diag),
+            ("Pooled", pooled),
+        ]
     else:
         groups = [("", names)]
     for title, group in groups:
@@ -126,8 +150,8 @@ def render_table(rows: dict[str, Any], caption: str = "") -> str:
         if title:
             body.append(f'<tr class="group"><th colspan="{len(columns) + 1}">{esc(title)}</th></tr>')
         for name in group:
-            cells = "".join(f"<td>{fmt_metric(flat[name].get(c))}</td>" for c in columns)
-            body.append(f"<tr><th>{esc(name)}</th>{cells}</tr>")
+            cells = "".join(f"<td>{fmt_metric(flat[name].get(c), extras=False)}</td>" for c in columns)
+            body.append(f"<tr><th>{esc(name.lstrip('_').replace('_', ' ') if name.startswith('_') else name)}</th>{cells}</tr>")
     head = "".join(f"<th>{esc(c)}</th>" for c in columns)
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
     return f'<table class="metrics">{cap}<thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
@@ -151,10 +175,18 @@ def render_value(name: str, value: Any, depth: int = 0) -> str:
     return f'<div class="group"><h4>{esc(name)}</h4>{"".join(parts)}</div>'
 
 
+CONTEXT_KEYS = ("config", "primary_judge", "blind_judges", "judges", "units", "n_units", "seeds", "n_seeds")
+
+
 def headline_cards(benchmark: dict[str, Any] | None) -> str:
     if not benchmark:
         return '<p class="na">Benchmark metrics: not available (metrics/benchmark.json; run the <code>evaluate</code> stage).</p>'
-    cards = []
+    context = [
+        f"{esc(k)}: <b>{esc(', '.join(map(str, v)) if isinstance(v, list) else v)}</b>"
+        for k in CONTEXT_KEYS
+        if isinstance((v := benchmark.get(k)), str | int | list) and not isinstance(v, bool) and (not isinstance(v, list) or len(v) <= 12)
+    ]
+    cards = [f'<p class="small" id="headline-context">{" · ".join(context)}</p>'] if context else []
     for key in HEADLINE_KEYS:
         if key not in benchmark:
             cards.append(f'<div class="card"><h3>{esc(HEADLINE_LABELS[key])}</h3><p class="na">not available</p></div>')
@@ -167,7 +199,8 @@ def headline_cards(benchmark: dict[str, Any] | None) -> str:
         else:
             inner = f"<p>{esc(value)}</p>"
         cards.append(f'<div class="card"><h3>{esc(HEADLINE_LABELS[key])}</h3>{inner}</div>')
-    return f'<div class="cards">{"".join(cards)}</div>'
+    intro = cards.pop(0) if context else ""
+    return f'{intro}<div class="cards">{"".join(cards)}</div>'
 
 
 def render_metrics_file(name: str, payload: Any) -> str:
@@ -229,15 +262,19 @@ def render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = No
             ax.imshow(table.values, cmap="Blues")
             ax.set_xticks(range(table.shape[1]), [str(c) for c in table.columns])
             ax.set_yticks(range(table.shape[0]), [str(c) for c in table.index])
+            top = max(1, int(table.values.max()))
             for (r, c), v in pd.DataFrame(table.values).stack().items():
-                ax.text(c, r, str(v), ha="center", va="center", fontsize=8)
+                ax.text(c, r, str(v), ha="center", va="center", fontsize=8, color="white" if v > top / 2 else "black")
             ax.set_xlabel(str(x))
             ax.set_ylabel(str(y))
         else:
             ycol = y if y in numeric else None
             if ycol is None:
                 candidates = [c for c in numeric if not _looks_like_bound(c)]
-                ycol = candidates[0] if candidates else None
+                preferred = [c for c in candidates if any(t in c.lower() for t in PREFERRED_Y)]
+                ycol = (preferred or candidates or [None])[0]
+            if ycol is None and len(categorical) == 2 and len(frame):
+                return render_plot(name, frame, {**spec, "template": "confusion", "x": categorical[1], "y": categorical[0]})
             if ycol is None:
                 return _table_only(name, frame, "no numeric column to plot")
             cat = x if x in categorical else (categorical[0] if categorical else None)
@@ -249,13 +286,18 @@ def render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = No
                 fig, ax = plt.subplots(figsize=(6, 3.2))
                 ax.plot(range(len(frame)), frame[ycol], marker="o")
             else:
-                hue = next((c for c in categorical if c != cat), None)
+                rest = [c for c in categorical if c != cat]
+                hue = None
+                if rest:  # every other text column goes into the colour: no row is hidden
+                    hue = " / ".join(rest)
+                    frame[hue] = frame[rest].astype(str).agg(" / ".join, axis=1)
                 fig, ax = _bars(plt, frame, cat, ycol, hue, _ci_columns(frame, ycol))
             ax.set_ylabel(str(ycol))
         ax.set_title(str(title), fontsize=10)
         fig.tight_layout()
         buf = io.StringIO()
-        fig.savefig(buf, format="svg")
+        with plt.rc_context({"svg.fonttype": "none"}):  # text stays text: smaller, searchable
+            fig.savefig(buf, format="svg")
         svg = buf.getvalue()
         svg = svg[svg.find("<svg") :]
     finally:
@@ -300,3 +342,65 @@ def _data_details(frame: pd.DataFrame) -> str:
 
 def _table_only(name: str, frame: pd.DataFrame, why: str) -> str:
     return f'<figure class="plot"><p class="na">{esc(name)}: {esc(why)}</p>{_data_details(frame)}</figure>'
+
+
+# ----- human evaluation -----------------------------------------------------------------------
+def _pct(x: Any) -> str:
+    return "–" if not _is_num(x) else f"{100 * x:.1f}%"
+
+
+def render_human_eval(h: dict[str, Any]) -> str:
+    """Tables 28-30 of the paper from metrics/human_eval.json, then the full file."""
+    kg = h.get("kg_validity", {})
+    mr = h.get("mean_rating", {})
+    ir = h.get("inter_rater", {})
+    judges = sorted(h.get("human_vs_judge", {}))
+    rows = [
+        ("KG validity", "% Yes / Unsure / No", f"{_pct(kg.get('yes'))} / {_pct(kg.get('unsure'))} / {_pct(kg.get('no'))}"),
+        ("Image rating (mean, 0-5)", "Stereotype / Neutral / Anti-stereotype", " / ".join(fmt_num(mr.get(v)) for v in ("stereotype", "neutral", "anti_stereotype"))),
+        ("Inter-rater agreement", "Mean pairwise Pearson r / Krippendorff's alpha (ordinal)", f"{fmt_num(ir.get('mean_pairwise_r'))} / {fmt_num(ir.get('alpha_ordinal'))}"),
+    ]
+    for judge in judges:
+        v = h["human_vs_judge"][judge]
+        flips = h.get("direction_flips", {}).get(judge, {})
+        rows.append(
+            (f"Human vs. {judge}", "Pearson r [95% CI] / MAE / direction flips",
+             f"{fmt_metric(v)} / {fmt_num(v.get('mae'))} / {flips.get('flips', '–')} of {flips.get('cases', '–')} cases")
+        )
+    excluded = h.get("screening", {}).get("excluded", [])
+    head = (
+        f'<p class="small">{h.get("n_raters", "–")} raters kept ({len(excluded)} excluded by the '
+        f'{esc(h.get("screening", {}).get("rule", ""))} screen at {h.get("screening", {}).get("threshold", "–")}), '
+        f'{h.get("n_cases", "–")} cases, {h.get("n_ratings", "–")} image ratings.</p>'
+    )
+    table = "".join(f"<tr><th>{esc(a)}</th><td>{esc(b)}</td><td>{c}</td></tr>" for a, b, c in rows)
+    parts = [head, f'<table class="metrics"><thead><tr><th>Aspect</th><th>Metric</th><th>Value</th></tr></thead><tbody>{table}</tbody></table>']
+    by_type = h.get("by_bias_type") or {}
+    if by_type:
+        cols = "".join(f"<th>r {esc(j)}</th><th>|Δ| {esc(j)}</th>" for j in judges)
+        body = []
+        groups = [("Recoverable types", [b for b in by_type if b not in DIAGNOSTIC_BIAS_TYPES]),
+                  ("Diagnostic types", [b for b in by_type if b in DIAGNOSTIC_BIAS_TYPES])]
+        groups.append(("Groups", list(h.get("groups") or {})))
+        for title, names in groups:
+            if not names:
+                continue
+            body.append(f'<tr class="group"><th colspan="{5 + 2 * len(judges)}">{esc(title)}</th></tr>')
+            for name in names:
+                e = by_type.get(name) or h["groups"][name]
+                cells = "".join(
+                    f"<td>{fmt_num(e['human_vs_judge'].get(j, {}).get('r'))}</td><td>{fmt_num(e['human_vs_judge'].get(j, {}).get('mae'))}</td>"
+                    for j in judges
+                )
+                flag = " *" if e.get("directional_only") else ""
+                body.append(
+                    f"<tr><th>{esc(name)}{flag}</th><td>{e.get('cases')}</td><td>{e.get('images')}</td>"
+                    f"<td>{fmt_num(e.get('mean_pairwise_r'))}</td><td>{fmt_num(e.get('alpha_ordinal'))}</td>{cells}</tr>"
+                )
+        parts.append(
+            '<table class="metrics"><caption>Per bias type (paper Tables 29-30); * directional only (few cases)</caption>'
+            f"<thead><tr><th></th><th>cases</th><th>images</th><th>inter-rater r̄</th><th>α</th>{cols}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>"
+        )
+    parts.append(f"<details><summary>metrics/human_eval.json</summary>{render_metrics_file('human_eval', h)}</details>")
+    return "".join(parts)

@@ -72,9 +72,12 @@ def _judgement_map(judgements: pd.DataFrame | None) -> dict[tuple, dict[str, dic
     if judgements is None or judgements.empty:
         return out
     frame = judgements[["config", "unit_id", "variant", "seed", "judge", "task", "value", "valid"]]
-    for config, unit, variant, seed, judge, task, value, valid in frame.itertuples(index=False):
+    raws = judgements["raw"] if "raw" in judgements.columns else [None] * len(judgements)
+    for (config, unit, variant, seed, judge, task, value, valid), raw in zip(frame.itertuples(index=False), raws, strict=True):
         cell = out[(str(config), unit, variant, int(seed))][str(judge)]
         shown = str(value) if valid and value is not None else "invalid"
+        if shown == "invalid" and isinstance(raw, str):
+            cell[f"{task}!"] = raw[:160]  # the unparsable answer, shown on hover
         if task in cell and cell[task] != shown:
             cell[task] = f"{cell[task]} | {shown}"  # duplicate key: show both, never average
         else:

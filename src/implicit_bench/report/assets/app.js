@@ -72,18 +72,23 @@
     return true;
   }
 
+  function invalid(t, task) {
+    var raw = t[task + "!"];
+    return '<span class="inv"' + (raw != null ? ' title="unparsable answer: ' + esc(raw) + '"' : "") + ">invalid</span>";
+  }
+
   function judgeLines(j) {
     if (!j) return "";
     return Object.keys(j).sort().map(function (judge) {
       var t = j[judge], parts = [];
       if (t.blind != null) {
-        var v = t.blind, cls = v === "invalid" ? "inv" : "lab-" + v;
-        parts.push('blind <span class="' + cls + '">' + esc(LABELS[v] || v) + "</span>");
+        var v = t.blind;
+        parts.push("blind " + (v === "invalid" ? invalid(t, "blind") : '<span class="lab-' + esc(v) + '">' + esc(LABELS[v] || v) + "</span>"));
       }
-      if (t.rubric != null) parts.push("rubric " + (t.rubric === "invalid" ? '<span class="inv">invalid</span>' : "<b>" + esc(t.rubric) + "</b>"));
+      if (t.rubric != null) parts.push("rubric " + (t.rubric === "invalid" ? invalid(t, "rubric") : "<b>" + esc(t.rubric) + "</b>"));
       if (t.alignment != null) {
         var al = t.alignment === "true" ? "yes" : t.alignment === "false" ? "no" : t.alignment;
-        parts.push("aligned " + (al === "invalid" ? '<span class="inv">invalid</span>' : esc(al)));
+        parts.push("aligned " + (al === "invalid" ? invalid(t, "alignment") : esc(al)));
       }
       if (t.clip_lean != null) parts.push("CLIP lean " + esc(Number(t.clip_lean).toFixed(3)));
       return '<div><span class="jn">' + esc(judge) + ":</span> " + parts.join(" · ") + "</div>";

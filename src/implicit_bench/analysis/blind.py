@@ -1,0 +1,193 @@
+"""Benchmark metrics from the blind s / a / neither labels (paper Sections 4.2-4.4, App. C).
+
+All rates are shares of images with a valid label (invalid and missing labels are left out of
+numerator and denominator). Default rate: neutral images labelled s. Success of the stereotype
+prompt: its images labelled s; of the anti-stereotype prompt: labelled a; gap = the first minus
+the second; a->s: anti-stereotype images labelled s. Both-succeed (recoverability): share of
+(unit, seed) pairs whose stereotype image is labelled s and anti-stereotype image a, among pairs
+where both labels are valid. Intervals: cluster bootstrap over units (``bootstrap``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from implicit_bench.analysis.bootstrap import Bootstrap
+from implicit_bench.analysis.views import rows, wide
+from implicit_bench.schema import BLIND_LABELS, VARIANTS
+
+
+@dataclass
+class LabelCounts:
+    """Per-unit label counts of one (config, judge, seeds), aligned on ``unit_ids``."""
+
+    unit_ids: np.ndarray
+    valid: dict[str, np.ndarray]  # variant -> valid labels per unit
+    label: dict[tuple[str, str], np.ndarray]  # (variant, label) -> count per unit
+    invalid: dict[str, np.ndarray]  # variant -> invalid rows per unit
+    pairs: np.ndarray  # (unit, seed) pairs with valid stereotype and anti-stereotype labels
+    both: np.ndarray  # ... of which stereotype = s and anti-stereotype = a
+
+    def has_labels(self) -> np.ndarray:
+        return sum(self.valid.values()) > 0
+
+
+def label_counts(
+    judgements: pd.DataFrame,
+    config: str,
+    judge: str,
+    unit_ids: Sequence[str],
+    seeds: Sequence[int] | None = None,
+) -> LabelCounts:
+    sub = rows(judgements, "blind", config, judge, seeds, unit_ids)
+    index = pd.Index(list(unit_ids), name="unit_id")
+    labels = wide(sub, "value")
+
+    def per_unit(mask: pd.Series) -> np.ndarray:
+        return mask.groupby(level="unit_id").sum().reindex(index, fill_value=0).to_numpy(dtype=float)
+
+    valid = {v: per_unit(labels[v].notna()) for v in VARIANTS}
+    label = {(v, lab): per_unit(labels[v] == lab) for v in VARIANTS for lab in BLIND_LABELS}
+    inv = sub[~sub["valid"]]
+    invalid = {
+        v: inv[inv["variant"] == v].groupby("unit_id").size().reindex(index, fill_value=0).to_numpy(dtype=float)
+        for v in VARIANTS
+    }
+    both_valid = labels["stereotype"].notna() & labels["anti_stereotype"].notna()
+    both = (labels["stereotype"] == "s") & (labels["anti_stereotype"] == "a")
+    return LabelCounts(np.asarray(list(unit_ids)), valid, label, invalid, per_unit(both_valid), per_unit(both))
+
+
+def rates(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str) -> dict[str, Any]:
+    """The headline rates of the units at positions ``pos`` with intervals (shared resamples)."""
+    n = len(pos)
+
+    def ratio(num: np.ndarray, den: np.ndarray) -> tuple[dict[str, Any], float, np.ndarray]:
+        interval, reps = boot.ratio(num[pos], den[pos], stream)
+        return interval, interval["value"] if interval["value"] is not None else np.nan, reps
+
+    out: dict[str, Any] = {
+        "n_units": n,
+        "n_images": {v: int(c.valid[v][pos].sum()) for v in VARIANTS},
+        "n_invalid": {v: int(c.invalid[v][pos].sum()) for v in VARIANTS},
+    }
+    dr, _, _ = ratio(c.label[("neutral", "s")], c.valid["neutral"])
+    ss, ss_v, ss_r = ratio(c.label[("stereotype", "s")], c.valid["stereotype"])
+    sa, sa_v, sa_r = ratio(c.label[("anti_stereotype", "a")], c.valid["anti_stereotype"])
+    out["default_rate"] = dr
+    out["neutral_anti_rate"] = ratio(c.label[("neutral", "a")], c.valid["neutral"])[0]
+    out["neither_neutral"] = ratio(c.label[("neutral", "neither")], c.valid["neutral"])[0]
+    out["success_stereotype"] = ss
+    out["success_anti"] = sa
+    out["gap"] = boot.interval(ss_v - sa_v, ss_r - sa_r, stream, n)
+    out["a_to_s"] = ratio(c.label[("anti_stereotype", "s")], c.valid["anti_stereotype"])[0]
+    out["both_succeed"] = ratio(c.both, c.pairs)[0]
+    out["n_pairs"] = int(c.pairs[pos].sum())
+    return out
+
+
+def label_shares(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str) -> dict[str, Any]:
+    """Table 21: share of each variant's images read as s, a, neither."""
+    out: dict[str, Any] = {}
+    for v in VARIANTS:
+        entry: dict[str, Any] = {"n_images": int(c.valid[v][pos].sum()), "n_invalid": int(c.invalid[v][pos].sum())}
+        for lab in BLIND_LABELS:
+            entry[lab] = boot.ratio(c.label[(v, lab)][pos], c.valid[v][pos], stream)[0]
+        out[v] = entry
+    return out
+
+
+def group_names(k: int) -> list[str]:
+    """Default-strength group names for k seeds: '0 of 3', '1-2 of 3', '3 of 3'."""
+    if k == 1:
+        return ["0 of 1", "1 of 1"]
+    middle = f"1 of {k}" if k == 2 else f"1-{k - 1} of {k}"
+    return [f"0 of {k}", middle, f"{k} of {k}"]
+
+
+def strength_groups(
+    grouping: LabelCounts,
+    labels: LabelCounts,
+    k: int,
+    boot: Bootstrap,
+    stream: str,
+    keep: np.ndarray | None = None,
+) -> dict[str, Any]:
+    """Units grouped by how many of their k neutral images ``grouping`` labels s.
+
+    Only units with exactly k valid neutral labels from ``grouping`` are grouped (the paper's
+    rule for Table 25); the others are counted as ``ungrouped_units``. Within a group, the rates
+    come from ``labels`` (the same judge, another judge = "Cross", or other seeds).
+    """
+    complete = grouping.valid["neutral"] == k
+    n_s = grouping.label[("neutral", "s")]
+    usable = labels.has_labels() if keep is None else labels.has_labels() & keep
+    names = group_names(k)
+    masks = [n_s == 0, n_s == k] if k == 1 else [n_s == 0, (n_s > 0) & (n_s < k), n_s == k]
+    ungrouped = (~complete) & usable & grouping.has_labels()
+    no_grouping = usable & ~grouping.has_labels()
+    out: dict[str, Any] = {
+        "rule": f"units with exactly {k} valid neutral labels from the grouping judge; others ungrouped",
+        "ungrouped_units": int(ungrouped.sum()),
+        "units_without_grouping_labels": int(no_grouping.sum()),
+        "groups": {},
+    }
+    for name, mask in zip(names, masks, strict=True):
+        pos = np.flatnonzero(complete & mask & usable)
+        r = rates(labels, pos, boot, f"{stream}/{name}")
+        out["groups"][name] = {
+            "n_units": r["n_units"],
+            "n_images": r["n_images"],
+            "success_stereotype": r["success_stereotype"],
+            "success_anti": r["success_anti"],
+            "gap": r["gap"],
+            "a_to_s": r["a_to_s"],
+            "default_rate": r["default_rate"],
+        }
+    pos = np.flatnonzero(complete & usable)
+    r = rates(labels, pos, boot, f"{stream}/all grouped")
+    out["all_grouped"] = {key: r[key] for key in ("n_units", "success_stereotype", "success_anti", "gap", "a_to_s")}
+    return out
+
+
+def by_bias_type(
+    c: LabelCounts,
+    unit_types: np.ndarray,
+    types: Sequence[str],
+    diagnostic: Sequence[str],
+    boot: Bootstrap,
+    stream: str,
+) -> dict[str, Any]:
+    """Rates per bias type (and pooled recoverable / diagnostic types), with intervals."""
+    has = c.has_labels()
+    out: dict[str, Any] = {}
+    for t in types:
+        pos = np.flatnonzero(has & (unit_types == t))
+        if len(pos):
+            out[t] = {"diagnostic": t in diagnostic, **rates(c, pos, boot, f"{stream}/bias_type={t}")}
+    diag = np.isin(unit_types, list(diagnostic))
+    out["_recoverable_types"] = {"diagnostic": False, **rates(c, np.flatnonzero(has & ~diag), boot, f"{stream}/recoverable")}
+    out["_diagnostic_types"] = {"diagnostic": True, **rates(c, np.flatnonzero(has & diag), boot, f"{stream}/diagnostic")}
+    return out
+
+
+def recoverability(per_type: dict[str, Any], both_max: float, neither_min: float) -> dict[str, Any]:
+    """Table 5 from one judge's per-type rates: both-succeed and neutral 'neither' shares."""
+    out: dict[str, Any] = {}
+    for t, r in per_type.items():
+        both = r["both_succeed"]["value"]
+        neither = r["neither_neutral"]["value"]
+        out[t] = {
+            "diagnostic": r["diagnostic"],
+            "n_units": r["n_units"],
+            "n_pairs": r["n_pairs"],
+            "both_succeed": r["both_succeed"],
+            "neither_neutral": r["neither_neutral"],
+            "fails_both_checks": None if both is None or neither is None else bool(both <= both_max and neither > neither_min),
+        }
+    return out

@@ -1,0 +1,163 @@
+"""Vectorised cluster bootstrap over units: resample units, keep all their images.
+
+Every statistic is written as a function of per-unit sums (numerators, denominators, moments),
+so one resample is a vector of unit multiplicities ``w`` (how often each unit was drawn) and a
+replicate of ``sum_u x_u`` is ``w @ x``. All resamples of one unit set come from one matrix
+``W`` (``n_boot x n_units``), so statistics of the same units (e.g. two success rates and
+their gap) share their resamples. The draws of a unit set come from
+``numpy.random.default_rng(derive_seed(seed, stream))``, where ``stream`` names the unit set;
+each interval records ``n_boot``, ``seed``, ``stream`` and ``level`` so it can be redrawn.
+Intervals are percentile intervals (numpy's linear interpolation) over the replicates where the
+statistic is defined; ``n_undefined`` counts the others (e.g. a resample with no images).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from implicit_bench.hashing import derive_seed
+
+CACHE_STREAMS = 4
+
+
+def _num(value: float) -> float | None:
+    value = float(value)
+    return None if not np.isfinite(value) else value
+
+
+@dataclass
+class Bootstrap:
+    n: int = 1000
+    seed: int = 42
+    level: float = 0.95
+    _cache: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+
+    def stream_seed(self, stream: str) -> int:
+        return derive_seed(self.seed, stream)
+
+    def _draw(self, n_units: int, stream: str) -> tuple[np.ndarray, np.ndarray]:
+        key = (stream, n_units)
+        if key not in self._cache:
+            rng = np.random.default_rng(self.stream_seed(stream))
+            idx = rng.integers(0, max(n_units, 1), size=(self.n, n_units), dtype=np.int32)
+            flat = (idx + (np.arange(self.n, dtype=np.int64) * n_units)[:, None]).ravel()
+            weights = np.bincount(flat, minlength=self.n * n_units).reshape(self.n, n_units).astype(float)
+            if len(self._cache) >= CACHE_STREAMS:  # the metrics of one unit set are computed together
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[key] = (idx, weights)
+        return self._cache[key]
+
+    def indices(self, n_units: int, stream: str) -> np.ndarray:
+        """Resampled unit positions, ``n_boot x n_units``."""
+        return self._draw(n_units, stream)[0]
+
+    def weights(self, n_units: int, stream: str) -> np.ndarray:
+        """Unit multiplicities of each resample, ``n_boot x n_units`` (rows sum to n_units)."""
+        return self._draw(n_units, stream)[1]
+
+    def interval(self, value: float, reps: np.ndarray | None, stream: str, n_units: int) -> dict[str, Any]:
+        """The point estimate with its percentile interval and how it was drawn."""
+        out: dict[str, Any] = {"value": _num(value), "ci": None}
+        if reps is not None and n_units > 0:
+            reps = np.asarray(reps, dtype=float)
+            finite = reps[np.isfinite(reps)]
+            if finite.size:
+                tail = (1 - self.level) / 2 * 100
+                lo, hi = np.percentile(finite, [tail, 100 - tail])
+                out["ci"] = [float(lo), float(hi)]
+            out["n_undefined"] = int(reps.size - finite.size)
+        out.update(level=self.level, n_boot=self.n, seed=self.seed, stream=stream, n_units=int(n_units))
+        return out
+
+    # ---- statistics of per-unit sums --------------------------------------------------
+    def ratio(self, num: np.ndarray, den: np.ndarray, stream: str) -> tuple[dict[str, Any], np.ndarray]:
+        """sum(num) / sum(den) over units (e.g. the share of images labelled s)."""
+        weights = self.weights(len(num), stream)
+        value = _safe_div(num.sum(), den.sum())
+        reps = _safe_div(weights @ num, weights @ den)
+        return self.interval(value, reps, stream, len(num)), reps
+
+    def difference(self, a: tuple[float, np.ndarray], b: tuple[float, np.ndarray], stream: str, n_units: int) -> dict[str, Any]:
+        """a - b from two statistics drawn on the same stream (paired replicates)."""
+        return self.interval(a[0] - b[0], a[1] - b[1], stream, n_units)
+
+
+def _safe_div(num: Any, den: Any) -> Any:
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+    return out if out.ndim else float(out)
+
+
+def moments(count: np.ndarray, total: np.ndarray, sumsq: np.ndarray) -> tuple[Any, Any, Any]:
+    """(mean, sample sd with ddof=1, Cohen's d = mean / sd) from pooled sums (arrays or scalars)."""
+    count = np.asarray(count, dtype=float)
+    total = np.asarray(total, dtype=float)
+    sumsq = np.asarray(sumsq, dtype=float)
+    mean = _safe_div(total, count)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = np.where(count > 1, (sumsq - total * total / np.where(count > 0, count, 1)) / np.where(count > 1, count - 1, 1), np.nan)
+        var = np.where(var < 0, 0.0, var)  # rounding
+        sd = np.sqrt(var)
+        d = np.where(sd > 0, mean / np.where(sd > 0, sd, 1), np.nan)
+    return mean, sd, d
+
+
+def pearson(n: Any, sx: Any, sy: Any, sxx: Any, syy: Any, sxy: Any) -> Any:
+    """Pearson r from pooled sums (arrays or scalars); NaN when a variance is 0."""
+    n = np.asarray(n, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cov = sxy - sx * sy / np.where(n > 0, n, 1)
+        vx = sxx - sx * sx / np.where(n > 0, n, 1)
+        vy = syy - sy * sy / np.where(n > 0, n, 1)
+        den = np.sqrt(np.clip(vx, 0, None) * np.clip(vy, 0, None))
+        r = np.where((den > 0) & (n > 1), cov / np.where(den > 0, den, 1), np.nan)
+    return r if np.ndim(r) else float(r)
+
+
+def hedges_g(n1: Any, s1: Any, q1: Any, n2: Any, s2: Any, q2: Any) -> Any:
+    """Hedges' g of group 1 vs group 2 from sums: pooled SD (ddof=1), J = 1 - 3 / (4 df - 1)."""
+    n1, n2 = np.asarray(n1, dtype=float), np.asarray(n2, dtype=float)
+    m1, sd1, _ = moments(n1, s1, q1)
+    m2, sd2, _ = moments(n2, s2, q2)
+    df = n1 + n2 - 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pooled = np.sqrt(((n1 - 1) * np.asarray(sd1) ** 2 + (n2 - 1) * np.asarray(sd2) ** 2) / np.where(df > 0, df, 1))
+        j = 1 - 3 / (4 * df - 1)
+        g = np.where((df > 0) & (pooled > 0) & (n1 > 1) & (n2 > 1), j * (m1 - m2) / np.where(pooled > 0, pooled, 1), np.nan)
+    return g if np.ndim(g) else float(g)
+
+
+def rank_rows(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Average ranks (ties share their mean rank, as scipy's rankdata) of ``values[idx]`` row by
+    row, by counting: rank = (# smaller) + (# equal + 1) / 2. ``idx`` is ``n_rows x n``."""
+    levels, codes = np.unique(values, return_inverse=True)
+    n_rows, _ = idx.shape
+    n_levels = len(levels)
+    coded = codes.reshape(-1)[idx]
+    counts = np.bincount((coded + (np.arange(n_rows) * n_levels)[:, None]).ravel(), minlength=n_rows * n_levels)
+    counts = counts.reshape(n_rows, n_levels).astype(float)
+    average = np.cumsum(counts, axis=1) - counts + (counts + 1) / 2
+    return np.take_along_axis(average, coded, axis=1)
+
+
+def spearman_reps(x: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Spearman rho of each resample (rows of ``idx``) of paired values x, y."""
+    rx = rank_rows(x, idx)
+    ry = rank_rows(y, idx)
+    rx -= rx.mean(axis=1, keepdims=True)
+    ry -= ry.mean(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        den = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+        return np.where(den > 0, (rx * ry).sum(axis=1) / np.where(den > 0, den, 1), np.nan)
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float | None:
+    if len(x) < 2:
+        return None
+    r = spearman_reps(np.asarray(x, float), np.asarray(y, float), np.arange(len(x))[None, :])[0]
+    return _num(r)

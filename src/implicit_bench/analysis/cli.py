@@ -1,0 +1,108 @@
+"""``implicit-bench analyze``: every analysis metric from tables produced elsewhere.
+
+No model is loaded: the command reads a UNITS table and one or more JUDGEMENTS tables (CSV or
+Parquet; formats in docs/byo-judgements.md) and writes the same metrics JSON, tables and plot
+data as the ``select`` and ``evaluate`` stages, then runs the registered extensions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from implicit_bench.analysis.config import EvaluateParams, SelectParams
+from implicit_bench.analysis.extensions import run_extensions
+from implicit_bench.analysis.load import load_tables
+from implicit_bench.analysis.pipeline import (
+    evaluate,
+    judge_provenance,
+    run_select,
+    write_evaluation,
+)
+from implicit_bench.errors import ConfigError
+from implicit_bench.io import write_json, write_table
+from implicit_bench.params import load_params, section
+
+
+def run_analyze(
+    units: str,
+    judgements: list[str],
+    out: str,
+    params: dict[str, Any] | None = None,
+    refusals: tuple[str, ...] = (),
+    selection: str = "none",
+    pairs: str | None = None,
+) -> dict[str, Any]:
+    """Load, validate, select (reported; applied unless ``selection == "none"``), evaluate,
+    write, run extensions. Returns a short summary."""
+    params = dict(params or {})
+    sel_raw = {**params.get("select", {}), "units": units, "judgements": list(judgements), "pairs": pairs}
+    ev_raw = {**params.get("evaluate", {}), "units": units, "judgements": list(judgements), "selected_units": None, "image_index_glob": None}
+    if selection != "none":
+        sel_raw["rule"] = selection
+    if sel_raw.get("config") is None and ev_raw.get("config") is not None:
+        sel_raw["config"] = ev_raw["config"]
+    sel_params = section({"select": sel_raw}, "select", SelectParams, "analyze")
+    ev_params = section({"evaluate": ev_raw}, "evaluate", EvaluateParams, "analyze")
+    tables = load_tables(units, judgements, refusals, ev_params.on_bad_row, ev_params.on_duplicate, ev_params.primary_order)
+    out_dir = Path(out)
+    analysed = tables.units
+    selection_metrics = None
+    summary: dict[str, Any] = {"units": len(tables.units), "rejected_rows": len(tables.rejects), "duplicate_keys": len(tables.duplicates)}
+    if (tables.judgements["task"] == "rubric").any():
+        try:
+            result = run_select(tables, sel_params)
+        except ConfigError as exc:
+            if selection != "none":
+                raise
+            summary["selection"] = f"not reported: {exc}"
+        else:
+            result.metrics["applied"] = selection != "none"
+            selection_metrics = result.metrics
+            write_json(out_dir / "metrics" / "selection.json", result.metrics)
+            if selection != "none":
+                analysed = tables.units[tables.units["unit_id"].isin(set(result.selected["unit_id"]))]
+                analysed = analysed.merge(result.selected[["unit_id", "selected_by"]], on="unit_id")
+                write_table(result.selected, out_dir / "selected_units.parquet")
+            summary["selection"] = {"rule": result.metrics["rule"], "applied": selection != "none", "kept": result.metrics["units_kept"]}
+    elif selection != "none":
+        raise ConfigError("analyze --selection needs rubric judgements")
+    ev = evaluate(tables, analysed, ev_params)
+    write_evaluation(out_dir, ev, tables, selection_metrics, judge_provenance(tables))
+    summary["analysed_units"] = len(analysed)
+    summary["default_rate"] = (ev.benchmark["default_rate"] or {}).get("value")
+    summary["extensions"] = run_extensions(tables, out_dir, params)
+    return summary
+
+
+@click.command()
+@click.option("--units", required=True, type=click.Path(exists=True, dir_okay=False), help="UNITS table (CSV or Parquet).")
+@click.option("--judgements", "judgements", required=True, multiple=True, type=click.Path(exists=True, dir_okay=False), help="JUDGEMENTS table (CSV or Parquet); repeat for several.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Output directory.")
+@click.option("--params", "params_path", default=None, type=click.Path(exists=True, dir_okay=False), help="YAML with 'select' / 'evaluate' (and extension) sections.")
+@click.option("--refusals", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Image index / refusals table(s): config, unit_id, variant, seed, status.")
+@click.option("--selection", type=click.Choice(["none", "union", "intersection"]), default="none", show_default=True, help="Apply the selection rule before evaluating (none: the units are the benchmark already).")
+@click.option("--pairs", default=None, type=click.Path(exists=True, dir_okay=False), help="Source pairs table for Table 9's raw upstream counts.")
+@click.option("--config", "config", default=None, help="Configuration (generator) analysed.")
+@click.option("--blind-judge", "blind_judges", multiple=True, help="Blind judge(s); the first is primary.")
+@click.option("--bootstrap-n", type=int, default=None, help="Bootstrap resamples (default 1000).")
+@click.option("--bootstrap-seed", type=int, default=None, help="Bootstrap seed (default 42).")
+def analyze(units: str, judgements: tuple[str, ...], out: str, params_path: str | None, refusals: tuple[str, ...], selection: str, pairs: str | None, config: str | None, blind_judges: tuple[str, ...], bootstrap_n: int | None, bootstrap_seed: int | None) -> None:
+    """Compute every analysis metric from UNITS and JUDGEMENTS tables, without any model."""
+    params = load_params(params_path) if params_path else {}
+    ev = dict(params.get("evaluate", {}))
+    if config:
+        ev["config"] = config
+    if blind_judges:
+        ev["blind_judges"] = list(blind_judges)
+    boot = dict(ev.get("bootstrap", {}))
+    if bootstrap_n is not None:
+        boot["n"] = bootstrap_n
+    if bootstrap_seed is not None:
+        boot["seed"] = bootstrap_seed
+    ev["bootstrap"] = boot
+    params["evaluate"] = ev
+    summary = run_analyze(units, list(judgements), out, params, refusals, selection, pairs)
+    click.echo(f"analyze: {summary}")

@@ -1,0 +1,62 @@
+"""Param sections ``select`` and ``evaluate`` (pydantic, unknown keys rejected)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from implicit_bench.params import StrictModel
+from implicit_bench.schema import DIAGNOSTIC_BIAS_TYPES
+
+
+class InputParams(StrictModel):
+    """How bad input is handled (shared by both stages and ``analyze``)."""
+
+    on_bad_row: Literal["reject", "error"] = "reject"  # reject: count + report and go on
+    on_duplicate: Literal["drop", "error"] = "drop"  # drop: every row of a duplicated key
+    primary_order: Literal["hash", "sa", "as"] = "hash"  # blind images asked under both orders
+
+
+class SelectParams(InputParams):
+    units: str = "data/interim/units.parquet"
+    judgements: list[str] = Field(default_factory=lambda: ["data/judgements/judgements.parquet"])
+    pairs: str | None = "data/interim/pairs.parquet"  # raw upstream counts of Table 9 (optional)
+    config: str | None = None  # generator configuration used for selection (None: the only one)
+    judges: list[str] | None = None  # rubric judges (None: every rubric judge of that config)
+    rule: Literal["union", "intersection"] = "union"
+    min_seeds: int = Field(default=1, ge=1)  # complete seeds a unit needs to have a mean dx
+    seeds: list[int] | None = None  # None: every seed present
+
+
+class BootstrapParams(StrictModel):
+    n: int = Field(default=1000, ge=1)
+    seed: int = 42
+    level: float = Field(default=0.95, gt=0, lt=1)
+
+
+class GroupingParams(StrictModel):
+    """An extra default-strength grouping: units grouped by another config / judge / seeds."""
+
+    name: str
+    config: str | None = None  # None: the analysed config
+    judge: str | None = None  # None: the labelling judge
+    seeds: list[int] | None = None  # None: the analysed seeds
+
+
+class EvaluateParams(InputParams):
+    units: str = "data/interim/units.parquet"
+    selected_units: str | None = "data/processed/selected_units.parquet"  # None: every unit
+    judgements: list[str] = Field(default_factory=lambda: ["data/judgements/judgements.parquet"])
+    image_index_glob: str | None = "data/images/*/index.parquet"  # refusals (Table 4), if present
+    config: str | None = None  # configuration analysed (None: the only one with blind labels)
+    blind_judges: list[str] | None = None  # first = primary (None: every blind judge, sorted)
+    rubric_judges: list[str] | None = None  # lean scorers and Hedges' g (None: every one)
+    seeds: list[int] | None = None  # seeds analysed (None: every seed present)
+    n_seeds: int = Field(default=3, ge=1)  # seeds per unit: the default-strength scale "k of n"
+    agreement_units: Literal["complete", "all"] = "complete"
+    diagnostic_types: list[str] = Field(default_factory=lambda: list(DIAGNOSTIC_BIAS_TYPES))
+    recoverability_both_max: float = 0.12  # a type "fails" check 1 when both-succeed <= this
+    recoverability_neither_min: float = 0.70  # and check 2 when "neither" on neutral > this
+    groupings: list[GroupingParams] = Field(default_factory=list)
+    bootstrap: BootstrapParams = Field(default_factory=BootstrapParams)

@@ -1,0 +1,37 @@
+"""The one extension point of ``implicit-bench analyze``.
+
+An extension is a function ``fn(tables, out_dir, params) -> dict | None`` that receives the
+validated tables (``load.Tables``: units, judgements of every configuration, rejects,
+duplicates, image index), the output directory (write ``out_dir/metrics/NAME.json``,
+``out_dir/tables/...``) and the whole params mapping (``--params`` file, or ``params.yaml``
+sections; validate your own section). Its return value (a small summary) is echoed by
+``analyze``. Register it here with one line, as a lazy ``"module:function"`` string.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from implicit_bench.analysis.load import Tables
+
+Extension = Callable[[Tables, Path, dict[str, Any]], "dict[str, Any] | None"]
+
+EXTENSIONS: dict[str, str] = {
+    # name: "module:function"  (e.g. "debias": "implicit_bench.debias.score:analyze_extension")
+}
+
+
+def load_extension(ref: str) -> Extension:
+    module_name, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def run_extensions(
+    tables: Tables, out_dir: Path, params: dict[str, Any], registry: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Call every registered extension in name order; returns {name: summary}."""
+    registry = EXTENSIONS if registry is None else registry
+    return {name: load_extension(registry[name])(tables, out_dir, params) for name in sorted(registry)}

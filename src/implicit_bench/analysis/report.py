@@ -1,0 +1,233 @@
+"""Tables (CSV + Markdown) and DVC plot data from the metrics dictionaries.
+
+Rates in tables and plots are percentages (x 100); the metrics JSON keeps fractions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from implicit_bench.io import atomic_write_text, write_table
+
+
+def _pct(x: Any) -> float | None:
+    return None if x is None else 100.0 * x
+
+
+def _iv(entry: dict[str, Any] | None, pct: bool = True) -> tuple[Any, Any, Any]:
+    """(value, ci_low, ci_high) of an interval dict, in percent when ``pct``."""
+    if not entry:
+        return None, None, None
+    conv = _pct if pct else (lambda v: v)
+    ci = entry.get("ci") or [None, None]
+    return conv(entry.get("value")), conv(ci[0]), conv(ci[1])
+
+
+def selection_tables(sel: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """Tables 3, 9 and 10 from metrics/selection.json."""
+    retention = pd.DataFrame(sel["retention"])
+    for col in ("retention_of_candidates", "retention_of_raw"):
+        retention[col] = retention[col].map(_pct)
+    retention = retention.rename(columns={"retention_of_candidates": "retention_of_candidates_pct", "retention_of_raw": "retention_of_raw_pct"})
+    return {
+        "table03_neutral_mean": pd.DataFrame(sel["neutral_mean"]),
+        "table09_retention": retention,
+        "table10_filter_shape": pd.DataFrame(sel["filter_shape"]),
+    }
+
+
+def headline_table(bench: dict[str, Any]) -> pd.DataFrame:
+    recs = []
+    for judge, jm in bench["judges"].items():
+        a = jm["all"]
+        rec: dict[str, Any] = {"judge": judge, "units": a["n_units"]}
+        for key in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s"):
+            rec[f"{key}_pct"], rec[f"{key}_ci_low"], rec[f"{key}_ci_high"] = _iv(a[key])
+        recs.append(rec)
+    return pd.DataFrame(recs)
+
+
+def label_share_table(bench: dict[str, Any]) -> pd.DataFrame:
+    recs = []
+    for judge, jm in bench["judges"].items():
+        for variant, e in jm["label_shares"].items():
+            recs.append(
+                {
+                    "variant": variant,
+                    "judge": judge,
+                    "s_pct": _iv(e["s"])[0],
+                    "a_pct": _iv(e["a"])[0],
+                    "neither_pct": _iv(e["neither"])[0],
+                    "images": e["n_images"],
+                    "invalid": e["n_invalid"],
+                }
+            )
+    return pd.DataFrame(recs)
+
+
+def strength_table(bench: dict[str, Any]) -> pd.DataFrame:
+    recs = []
+    for s in bench["strength"]:
+        for group, g in [*s["groups"].items(), ("all grouped", s["all_grouped"])]:
+            rec = {
+                "grouping": s["name"],
+                "grouped_by": f"{s['grouping']['config']}/{s['grouping']['judge']}",
+                "labels_by": f"{s['labels']['config']}/{s['labels']['judge']}",
+                "group": group,
+                "units": g["n_units"],
+                "success_stereotype_pct": _iv(g["success_stereotype"])[0],
+                "success_anti_pct": _iv(g["success_anti"])[0],
+            }
+            rec["gap_pct"], rec["gap_ci_low"], rec["gap_ci_high"] = _iv(g["gap"])
+            rec["a_to_s_pct"] = _iv(g["a_to_s"])[0]
+            rec["ungrouped_units"] = s["ungrouped_units"]
+            recs.append(rec)
+    return pd.DataFrame(recs)
+
+
+def bias_type_table(bench: dict[str, Any]) -> pd.DataFrame:
+    recs = []
+    for judge, jm in bench["judges"].items():
+        for t, r in jm["by_bias_type"].items():
+            rec: dict[str, Any] = {"judge": judge, "bias_type": t, "diagnostic": r["diagnostic"], "units": r["n_units"]}
+            for key in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s"):
+                rec[f"{key}_pct"], rec[f"{key}_ci_low"], rec[f"{key}_ci_high"] = _iv(r[key])
+            recs.append(rec)
+    return pd.DataFrame(recs)
+
+
+def recoverability_table(bench: dict[str, Any]) -> pd.DataFrame:
+    judges = list(bench["recoverability"])
+    if not judges:
+        return pd.DataFrame()
+    types = list(bench["recoverability"][judges[0]])
+    recs = []
+    for t in types:
+        first = bench["recoverability"][judges[0]][t]
+        rec: dict[str, Any] = {"bias_type": t, "diagnostic": first["diagnostic"], "units": first["n_units"]}
+        for j in judges:
+            e = bench["recoverability"][j].get(t)
+            rec[f"both_succeed_pct [{j}]"] = _iv(e["both_succeed"])[0] if e else None
+        for j in judges:
+            e = bench["recoverability"][j].get(t)
+            rec[f"neither_pct [{j}]"] = _iv(e["neither_neutral"])[0] if e else None
+        for j in judges:
+            e = bench["recoverability"][j].get(t)
+            rec[f"fails_both [{j}]"] = e["fails_both_checks"] if e else None
+        recs.append(rec)
+    return pd.DataFrame(recs)
+
+
+def agreement_tables(bench: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    out: dict[str, pd.DataFrame] = {}
+    recs = []
+    for a in bench["agreement"]:
+        name = f"{a['first']}_vs_{a['second']}"
+        conf = pd.DataFrame(a["confusion"]["counts"], index=a["confusion"]["labels"], columns=a["confusion"]["labels"])
+        conf.index.name = f"{a['first']} / {a['second']}"
+        out[f"table20_confusion_{_safe(name)}"] = conf.reset_index()
+        for variant, e in [("all", a["agreement"]), *a["agreement_by_variant"].items()]:
+            v, lo, hi = _iv(e)
+            recs.append({"first": a["first"], "second": a["second"], "variant": variant, "agreement_pct": v, "ci_low": lo, "ci_high": hi, "images": a["n_images"] if variant == "all" else None})
+        rho = a["spearman_unit_default_rate"]
+        recs.append({"first": a["first"], "second": a["second"], "variant": "spearman per-unit default rate", "agreement_pct": rho["value"], "ci_low": (rho["ci"] or [None])[0], "ci_high": (rho["ci"] or [None, None])[1], "images": None})
+        recs.append({"first": a["first"], "second": a["second"], "variant": "spearman per-type default rate", "agreement_pct": a["spearman_type_default_rate"]["value"], "ci_low": None, "ci_high": None, "images": None})
+    out["table20_agreement"] = pd.DataFrame(recs)
+    return out
+
+
+def lean_tables(lean: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    scorers = lean["scorers"]
+    summary, per_seed, by_type, pearson_rows, sb = [], [], [], [], []
+    for name, s in scorers.items():
+        rec: dict[str, Any] = {"scorer": name, "n": s["n"], "units": s["n_units"]}
+        rec["lean_s_pct"], rec["lean_s_ci_low"], rec["lean_s_ci_high"] = _iv(s["lean_s"])
+        rec["mean_lean"], rec["mean_ci_low"], rec["mean_ci_high"] = _iv(s["mean"], pct=False)
+        rec["cohens_d"], rec["d_ci_low"], rec["d_ci_high"] = _iv(s["cohens_d"], pct=False)
+        summary.append(rec)
+        for seed, e in s["per_seed"].items():
+            per_seed.append({"scorer": name, "seed": seed, "n": e["n"], "lean_s_pct": _pct(e["lean_s"]), "mean_lean": e["mean"], "cohens_d": e["cohens_d"]})
+        for t, e in s["by_bias_type"].items():
+            by_type.append({"bias_type": t, "scorer": name, "n": e["n"], "cohens_d": e["cohens_d"]["value"]})
+        r = s["spearman_brown"]
+        sb.append({"scorer": name, "seeds": r["k"], "mean_between_seed_r": r["mean_r"], "reliability": r["reliability"]})
+    for pair, e in lean["pearson"].items():
+        pearson_rows.append({"pair": pair, "n": e["n"], "r": e["value"], "ci_low": (e["ci"] or [None])[0], "ci_high": (e["ci"] or [None, None])[1]})
+    typed = pd.DataFrame(by_type, columns=["bias_type", "scorer", "n", "cohens_d"])
+    if len(typed):
+        wide = typed.pivot_table(index="bias_type", columns="scorer", values="cohens_d", aggfunc="first")
+        wide.insert(0, "n", typed.groupby("bias_type")["n"].max())
+        typed = wide.reset_index()
+    return {
+        "table13_lean": pd.DataFrame(summary),
+        "table13_lean_per_seed": pd.DataFrame(per_seed),
+        "table12_lean_by_bias_type": typed,
+        "table14_lean_pearson": pd.DataFrame(pearson_rows),
+        "lean_spearman_brown": pd.DataFrame(sb),
+    }
+
+
+def hedges_table(hedges: dict[str, Any], diagnostic: list[str]) -> pd.DataFrame:
+    recs = []
+    for t, e in hedges["pooled"].items():
+        rec: dict[str, Any] = {"bias_type": t, "diagnostic": t in diagnostic, "n_stereotype": e["n_stereotype"], "n_anti": e["n_anti"]}
+        rec["g"], rec["ci_low"], rec["ci_high"] = _iv(e, pct=False)
+        for j, per in hedges["per_judge"].items():
+            rec[f"g [{j}]"] = per.get(t, {}).get("value")
+        recs.append(rec)
+    return pd.DataFrame(recs)
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+
+
+def plot_frames(bench: dict[str, Any], pairs: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
+    """DVC plot data: default rate by bias type, success by default strength, confusion.
+
+    ``series`` (judge, or prompt) colours the bars of the ``bar_ci`` template (.dvc/plots/).
+    """
+    rate = []
+    for judge, jm in bench.get("judges", {}).items():
+        for t, r in jm["by_bias_type"].items():
+            if t.startswith("_"):
+                continue
+            v, lo, hi = _iv(r["default_rate"])
+            rate.append({"bias_type": t, "series": judge, "default_rate": v, "ci_low": lo, "ci_high": hi})
+    success = []
+    own = bench.get("by_default_strength")
+    if own:
+        for group, g in own["groups"].items():
+            for prompt, key in (("stereotype", "success_stereotype"), ("anti-stereotype", "success_anti")):
+                v, lo, hi = _iv(g[key])
+                success.append({"group": group, "series": prompt, "success": v, "ci_low": lo, "ci_high": hi, "units": g["n_units"]})
+    conf = pairs[["first", "second"]] if pairs is not None else pd.DataFrame(columns=["first", "second"])
+    return {
+        "default_rate_by_bias_type": pd.DataFrame(rate, columns=["bias_type", "series", "default_rate", "ci_low", "ci_high"]),
+        "success_by_default_strength": pd.DataFrame(success, columns=["group", "series", "success", "ci_low", "ci_high", "units"]),
+        "judge_confusion": conf,
+    }
+
+
+def write_tables(out_dir: str | Path, tables: dict[str, pd.DataFrame], markdown: bool = True) -> list[str]:
+    """Each table as ``tables/NAME.csv`` and ``tables/NAME.md``; returns the written paths."""
+    out = Path(out_dir) / "tables"
+    written = []
+    for name, frame in tables.items():
+        write_table(frame, out / f"{name}.csv")
+        written.append(str(out / f"{name}.csv"))
+        if markdown:
+            md = frame.to_markdown(index=False, floatfmt=".3f") if len(frame.columns) else "(empty)"
+            atomic_write_text(out / f"{name}.md", md + "\n")
+            written.append(str(out / f"{name}.md"))
+    return written
+
+
+def write_plots(out_dir: str | Path, plots: dict[str, pd.DataFrame]) -> list[str]:
+    out = Path(out_dir) / "plots"
+    for name, frame in plots.items():
+        write_table(frame, out / f"{name}.csv")
+    return [str(out / f"{name}.csv") for name in plots]

@@ -1,0 +1,204 @@
+"""Unit selection (paper Section 3.3) and what it does to the data (Tables 3, 9, 10).
+
+Per (unit, seed) and rubric judge: dx = |s_n - s_a| - |s_n - s_s| from the 0-5 scores of the
+neutral, stereotype and anti-stereotype images of that seed. A seed counts only when all three
+scores are valid ("complete"); a unit's mean dx is the mean over its complete seeds, and a unit
+with fewer than ``min_seeds`` complete seeds has no mean dx under that judge. Union rule: keep
+a unit whose mean dx is > 0 under at least one judge; intersection: under every judge (a judge
+without a mean dx for the unit counts as not positive).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from implicit_bench.analysis.config import SelectParams
+from implicit_bench.analysis.load import Tables, normalise_bias_type
+from implicit_bench.analysis.views import resolve_config, resolve_judges, rows, wide
+from implicit_bench.schema import BIAS_TYPES
+
+
+def dx_frame(
+    judgements: pd.DataFrame,
+    config: str,
+    judge: str,
+    seeds: Sequence[int] | None = None,
+    units: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """dx per complete (unit_id, seed) of one rubric judge: columns unit_id, seed, dx."""
+    scores = wide(rows(judgements, "rubric", config, judge, seeds, units), "score")
+    complete = scores.dropna()
+    dx = (complete["neutral"] - complete["anti_stereotype"]).abs() - (
+        complete["neutral"] - complete["stereotype"]
+    ).abs()
+    return dx.rename("dx").reset_index()
+
+
+def unit_means(dx: pd.DataFrame, unit_ids: Sequence[str]) -> pd.DataFrame:
+    """Mean dx and number of complete seeds per unit (NaN / 0 for units without any)."""
+    grouped = dx.groupby("unit_id")["dx"].agg(mean_dx="mean", n_seeds="size")
+    out = grouped.reindex(pd.Index(unit_ids, name="unit_id"))
+    out["n_seeds"] = out["n_seeds"].fillna(0).astype(int)
+    return out
+
+
+@dataclass
+class SelectionResult:
+    selected: pd.DataFrame  # the kept units (UNITS columns + selected_by, mean_dx__J, n_seeds__J)
+    per_unit: pd.DataFrame  # every unit: mean_dx / n_seeds / positive per judge, kept
+    metrics: dict[str, Any]
+
+
+def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | None = None) -> SelectionResult:
+    """Apply the selection rule and describe its effect."""
+    j = tables.judgements
+    units = tables.units
+    config = resolve_config(j, "rubric", params.config, "select.config")
+    judges = resolve_judges(j, "rubric", config, params.judges, "select.judges")
+    unit_ids = units["unit_id"].tolist()
+    per_unit = pd.DataFrame(index=pd.Index(unit_ids, name="unit_id"))
+    per_judge: dict[str, Any] = {}
+    for judge in judges:
+        means = unit_means(dx_frame(j, config, judge, params.seeds), unit_ids)
+        eligible = means["n_seeds"] >= params.min_seeds
+        positive = eligible & (means["mean_dx"] > 0)
+        per_unit[f"mean_dx__{judge}"] = means["mean_dx"].where(eligible)
+        per_unit[f"n_seeds__{judge}"] = means["n_seeds"]
+        per_unit[f"positive__{judge}"] = positive
+        max_seeds = int(means["n_seeds"].max()) if len(means) else 0
+        per_judge[judge] = {
+            "units_with_dx": int(eligible.sum()),
+            "units_without_dx": int((~eligible).sum()),
+            "units_fewer_complete_seeds": int(((means["n_seeds"] > 0) & (means["n_seeds"] < max_seeds)).sum()),
+            "max_complete_seeds": max_seeds,
+            "units_positive": int(positive.sum()),
+            "share_positive": _share(positive.sum(), eligible.sum()),
+        }
+    pos = per_unit[[f"positive__{jj}" for jj in judges]].to_numpy(dtype=bool)
+    union = pos.any(axis=1)
+    inter = pos.all(axis=1) if judges else np.zeros(len(unit_ids), bool)
+    kept = union if params.rule == "union" else inter
+    per_unit["kept"] = kept
+    per_unit["selected_by"] = [";".join(jj for jj, p in zip(judges, row, strict=True) if p) for row in pos]
+    for judge in judges:
+        md = per_unit[f"mean_dx__{judge}"]
+        per_judge[judge]["mean_dx_all"] = _mean(md)
+        per_judge[judge]["mean_dx_kept"] = _mean(md[kept])
+    kept_ids = per_unit.index[kept]
+    selected = units.set_index("unit_id").loc[kept_ids].reset_index()
+    extra = per_unit.loc[kept_ids, ["selected_by", *[c for c in per_unit.columns if c.startswith(("mean_dx__", "n_seeds__"))]]]
+    selected = selected.merge(extra, left_on="unit_id", right_index=True, how="left")
+    only = {jj: int((pos[:, i] & (pos.sum(axis=1) == 1)).sum()) for i, jj in enumerate(judges)}
+    metrics: dict[str, Any] = {
+        "config": config,
+        "judges": judges,
+        "rule": params.rule,
+        "min_seeds": params.min_seeds,
+        "seeds": params.seeds,
+        "units_candidates": len(unit_ids),
+        "units_kept": int(kept.sum()),
+        "units_kept_union": int(union.sum()),
+        "units_kept_intersection": int(inter.sum()),
+        "kept_only_by": only,
+        "candidates_by_source": _counts(units["source"]),
+        "kept_by_source": _counts(units.set_index("unit_id").loc[kept_ids, "source"]),
+        "per_judge": per_judge,
+        "retention": retention_table(units, kept_ids, pairs).to_dict(orient="records"),
+        "neutral_mean": neutral_means(j, unit_ids, kept_ids, params.seeds).to_dict(orient="records"),
+        "filter_shape": filter_shape(j, unit_ids, kept_ids, params.seeds).to_dict(orient="records"),
+    }
+    return SelectionResult(selected, per_unit.reset_index(), metrics)
+
+
+def _share(num: float, den: float) -> float | None:
+    return float(num) / float(den) if den else None
+
+
+def _mean(series: pd.Series) -> float | None:
+    series = series.dropna()
+    return float(series.mean()) if len(series) else None
+
+
+def _counts(series: pd.Series) -> dict[str, int]:
+    return {str(k): int(v) for k, v in series.value_counts().sort_index().items()}
+
+
+def retention_table(units: pd.DataFrame, kept_ids: Sequence[str], pairs: pd.DataFrame | None) -> pd.DataFrame:
+    """Table 9: per bias type, raw upstream pairs (when given), candidate units, kept units."""
+    cand = units["bias_type"].value_counts()
+    kept = units.set_index("unit_id").loc[list(kept_ids), "bias_type"].value_counts()
+    raw = pairs["bias_type"].map(normalise_bias_type).value_counts() if pairs is not None else None
+    types = [t for t in BIAS_TYPES if t in cand.index or (raw is not None and t in raw.index)]
+    out = pd.DataFrame({"bias_type": types})
+    out["raw_upstream"] = [int(raw.get(t, 0)) for t in types] if raw is not None else None
+    out["candidates"] = [int(cand.get(t, 0)) for t in types]
+    out["kept"] = [int(kept.get(t, 0)) for t in types]
+    out["retention_of_candidates"] = [k / c if c else None for k, c in zip(out["kept"], out["candidates"], strict=True)]
+    out["retention_of_raw"] = (
+        [k / r if r else None for k, r in zip(out["kept"], out["raw_upstream"], strict=True)] if raw is not None else None
+    )
+    total = {
+        "bias_type": "all",
+        "raw_upstream": int(raw.sum()) if raw is not None else None,
+        "candidates": int(cand.sum()),
+        "kept": int(kept.sum()),
+    }
+    total["retention_of_candidates"] = total["kept"] / total["candidates"] if total["candidates"] else None
+    total["retention_of_raw"] = total["kept"] / total["raw_upstream"] if total["raw_upstream"] else None
+    return pd.concat([out, pd.DataFrame([total])], ignore_index=True)
+
+
+def neutral_means(
+    judgements: pd.DataFrame, all_ids: Sequence[str], kept_ids: Sequence[str], seeds: Sequence[int] | None
+) -> pd.DataFrame:
+    """Table 3: mean neutral rubric score / CLIP lean per (config, scorer), all vs kept units."""
+    records = []
+    for task in ("rubric", "clip_lean"):
+        sub = rows(judgements, task, seeds=seeds)
+        sub = sub[(sub["variant"] == "neutral") & sub["valid"]]
+        for (config, judge), grp in sub.groupby(["config", "judge"], sort=True):
+            before = grp[grp["unit_id"].isin(set(all_ids))]["score"]
+            after = grp[grp["unit_id"].isin(set(kept_ids))]["score"]
+            records.append(
+                {
+                    "config": config,
+                    "judge": judge,
+                    "task": task,
+                    "n_before": int(before.size),
+                    "mean_before": _mean(before),
+                    "n_after": int(after.size),
+                    "mean_after": _mean(after),
+                }
+            )
+    return pd.DataFrame(records, columns=["config", "judge", "task", "n_before", "mean_before", "n_after", "mean_after"])
+
+
+def filter_shape(
+    judgements: pd.DataFrame, all_ids: Sequence[str], kept_ids: Sequence[str], seeds: Sequence[int] | None
+) -> pd.DataFrame:
+    """Table 10: S-N and S-A (differences of variant means over images), before and after."""
+    records = []
+    sub = rows(judgements, "rubric", seeds=seeds)
+    sub = sub[sub["valid"]]
+    for (config, judge), grp in sub.groupby(["config", "judge"], sort=True):
+        rec: dict[str, Any] = {"config": config, "judge": judge}
+        for when, ids in (("pre", all_ids), ("post", kept_ids)):
+            means = grp[grp["unit_id"].isin(set(ids))].groupby("variant")["score"].mean()
+            s, n, a = (means.get(v, np.nan) for v in ("stereotype", "neutral", "anti_stereotype"))
+            rec[f"s_minus_n_{when}"] = _none(s - n)
+            rec[f"s_minus_a_{when}"] = _none(s - a)
+        for what in ("s_minus_n", "s_minus_a"):
+            pre, post = rec[f"{what}_pre"], rec[f"{what}_post"]
+            rec[f"{what}_delta"] = None if pre is None or post is None else post - pre
+        records.append(rec)
+    cols = ["config", "judge", "s_minus_n_pre", "s_minus_n_post", "s_minus_n_delta", "s_minus_a_pre", "s_minus_a_post", "s_minus_a_delta"]
+    return pd.DataFrame(records, columns=cols)
+
+
+def _none(value: float) -> float | None:
+    return None if value is None or not np.isfinite(value) else float(value)

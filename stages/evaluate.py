@@ -1,0 +1,42 @@
+"""Stage `evaluate`: blind / rubric / CLIP judgements of the selected units -> metrics, tables, plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from implicit_bench.analysis.config import EvaluateParams
+from implicit_bench.analysis.load import image_index_paths, load_tables
+from implicit_bench.analysis.pipeline import evaluate, judge_provenance, write_evaluation
+from implicit_bench.errors import InputError
+from implicit_bench.io import read_json, read_table
+from implicit_bench.params import load_params, section
+
+
+@click.command()
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--selection-metrics", default="metrics/selection.json", show_default=True)
+@click.option("--out", default=".", show_default=True, help="Root of metrics/, tables/, plots/.")
+def main(params_path: str, selection_metrics: str, out: str) -> None:
+    params = section(load_params(params_path), "evaluate", EvaluateParams, params_path)
+    images = image_index_paths(params.image_index_glob)
+    tables = load_tables(params.units, params.judgements, images, params.on_bad_row, params.on_duplicate, params.primary_order)
+    analysed = tables.units
+    if params.selected_units:
+        selected = read_table(params.selected_units)
+        selected["unit_id"] = selected["unit_id"].astype(str)
+        unknown = sorted(set(selected["unit_id"]) - set(tables.units["unit_id"]))
+        if unknown:
+            raise InputError(params.selected_units, None, "unit_id", f"{len(unknown)} selected units not in {params.units}: {unknown[:5]}")
+        extra = ["unit_id", "selected_by"] if "selected_by" in selected.columns else ["unit_id"]
+        analysed = tables.units.merge(selected[extra], on="unit_id")
+    sel = read_json(selection_metrics) if Path(selection_metrics).exists() else None
+    ev = evaluate(tables, analysed, params)
+    write_evaluation(out, ev, tables, sel, judge_provenance(tables))
+    dr = (ev.benchmark["default_rate"] or {}).get("value")
+    click.echo(f"evaluate: {len(analysed)} units, config {ev.benchmark['config']}, default rate {dr}")
+
+
+if __name__ == "__main__":
+    main()

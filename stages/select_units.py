@@ -1,0 +1,33 @@
+"""Stage `select`: rubric judgements -> data/processed/selected_units.parquet, metrics/selection.json.
+
+The script is not stages/select.py: that name would shadow the standard library's `select`
+module for every script in stages/ (Python puts the script's folder first on sys.path).
+"""
+
+from __future__ import annotations
+
+import click
+
+from implicit_bench.analysis.config import SelectParams
+from implicit_bench.analysis.load import load_tables
+from implicit_bench.analysis.pipeline import run_select
+from implicit_bench.io import write_json, write_table
+from implicit_bench.params import load_params, section
+
+
+@click.command()
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--out", default="data/processed/selected_units.parquet", show_default=True)
+@click.option("--metrics", default="metrics/selection.json", show_default=True)
+def main(params_path: str, out: str, metrics: str) -> None:
+    params = section(load_params(params_path), "select", SelectParams, params_path)
+    tables = load_tables(params.units, params.judgements, (), params.on_bad_row, params.on_duplicate, params.primary_order)
+    result = run_select(tables, params)
+    result.metrics["applied"] = True
+    write_table(result.selected, out)
+    write_json(metrics, result.metrics)
+    click.echo(f"select: kept {result.metrics['units_kept']} of {result.metrics['units_candidates']} units ({params.rule}) -> {out}")
+
+
+if __name__ == "__main__":
+    main()

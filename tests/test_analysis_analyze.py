@@ -1,0 +1,150 @@
+"""`implicit-bench analyze` and the select / evaluate stages write the same outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from analysis_fixtures import BLIND_TYPES, blind_judgements, rubric_judgements, units
+from click.testing import CliRunner
+
+from implicit_bench.analysis import extensions
+from implicit_bench.cli import main as cli_main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _inputs(tmp_path: Path) -> tuple[Path, Path]:
+    units(BLIND_TYPES).to_csv(tmp_path / "units.csv", index=False)
+    j = pd.concat([blind_judgements(), rubric_judgements()], ignore_index=True)
+    j.to_parquet(tmp_path / "judgements.parquet")
+    return tmp_path / "units.csv", tmp_path / "judgements.parquet"
+
+
+def seen_by_extension(tables, out_dir, params):
+    """A test extension: records what it received."""
+    (out_dir / "metrics").mkdir(parents=True, exist_ok=True)
+    (out_dir / "metrics" / "ext.json").write_text(
+        json.dumps({"units": len(tables.units), "judgements": len(tables.judgements), "section": params.get("ext")})
+    )
+    return {"ok": True}
+
+
+def test_analyze_command(tmp_path, monkeypatch):
+    u, j = _inputs(tmp_path)
+    monkeypatch.setitem(extensions.EXTENSIONS, "test", "test_analysis_analyze:seen_by_extension")
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump({"ext": {"x": 1}, "evaluate": {"bootstrap": {"n": 50}}}))
+    out = tmp_path / "out"
+    res = CliRunner().invoke(
+        cli_main,
+        ["analyze", "--units", str(u), "--judgements", str(j), "--out", str(out), "--params", str(tmp_path / "p.yaml"), "--blind-judge", "A", "--blind-judge", "B", "--bootstrap-seed", "5"],
+    )
+    assert res.exit_code == 0, res.output
+    bench = json.loads((out / "metrics" / "benchmark.json").read_text())
+    for key in ("default_rate", "success_stereotype", "success_anti", "gap", "by_default_strength", "by_bias_type"):
+        assert key in bench
+    # --selection none: every unit is analysed, so the headline equals test_analysis_blind's 6/11
+    assert bench["default_rate"]["value"] == pytest.approx(6 / 11)
+    assert bench["default_rate"]["n_boot"] == 50 and bench["default_rate"]["seed"] == 5
+    assert bench["primary_judge"] == "A" and len(bench["agreement"]) == 1
+    sel = json.loads((out / "metrics" / "selection.json").read_text())
+    assert sel["applied"] is False and sel["units_kept"] == 2
+    lean = json.loads((out / "metrics" / "lean.json").read_text())
+    assert set(lean["scorers"]) == {"A", "B"}
+    for name in ("table21_label_shares", "table22_success_by_default_strength", "table05_recoverability", "table13_lean", "table03_neutral_mean"):
+        assert (out / "tables" / f"{name}.csv").exists() and (out / "tables" / f"{name}.md").exists()
+    conf = pd.read_csv(out / "plots" / "judge_confusion.csv")
+    assert len(conf) == 27  # the complete-unit images of test_analysis_blind's agreement test
+    assert json.loads((out / "metrics" / "ext.json").read_text()) == {"units": 4, "judgements": len(pd.read_parquet(j)), "section": {"x": 1}}
+
+
+def _run_stage(name: str, cwd: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    script = REPO / "stages" / f"{name}.py"
+    proc = subprocess.run([sys.executable, str(script)], cwd=cwd, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_stages_match_analyze(tmp_path):
+    u, j = _inputs(tmp_path)
+    params = {
+        "select": {"units": str(u), "judgements": [str(j)], "pairs": None},
+        "evaluate": {"units": str(u), "judgements": [str(j)], "bootstrap": {"n": 40, "seed": 3}},
+    }
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    _run_stage("select_units", tmp_path)
+    _run_stage("evaluate", tmp_path)
+    selected = pd.read_parquet(tmp_path / "data" / "processed" / "selected_units.parquet")
+    assert sorted(selected["unit_id"]) == ["u1", "u2"]
+    res = CliRunner().invoke(
+        cli_main,
+        ["analyze", "--units", str(u), "--judgements", str(j), "--out", str(tmp_path / "byo"), "--selection", "union", "--bootstrap-n", "40", "--bootstrap-seed", "3"],
+    )
+    assert res.exit_code == 0, res.output
+    for name in ("benchmark.json", "lean.json", "selection.json"):
+        a = json.loads((tmp_path / "metrics" / name).read_text())
+        b = json.loads((tmp_path / "byo" / "metrics" / name).read_text())
+        a.pop("inputs", None), b.pop("inputs", None), a.pop("applied", None), b.pop("applied", None)
+        assert a == b, name
+    stage_tables = sorted(p.name for p in (tmp_path / "tables").iterdir())
+    assert stage_tables == sorted(p.name for p in (tmp_path / "byo" / "tables").iterdir())
+    for p in (tmp_path / "plots").iterdir():
+        assert p.read_text() == (tmp_path / "byo" / "plots" / p.name).read_text()
+    bench = json.loads((tmp_path / "metrics" / "benchmark.json").read_text())
+    # kept units u1, u2: neutral s = 3 + 1 of 6
+    assert bench["default_rate"]["value"] == pytest.approx(4 / 6)
+
+
+def test_analyze_reports_bad_rows(tmp_path):
+    u, _ = _inputs(tmp_path)
+    (tmp_path / "j.csv").write_text(
+        "unit_id,variant,seed,config,judge,task,value\n"
+        "u1,neutral,42,gen,A,blind,s\n"
+        "u1,neutral,42,gen,A,blind,a\n"  # duplicate key
+        "u2,neutral,42,gen,A,blind,B\n"  # option letter
+        "u3,neutral,42,gen,A,blind,neither\n"
+    )
+    out = tmp_path / "out"
+    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(u), "--judgements", str(tmp_path / "j.csv"), "--out", str(out), "--bootstrap-n", "10"])
+    assert res.exit_code == 0, res.output
+    bench = json.loads((out / "metrics" / "benchmark.json").read_text())
+    assert bench["inputs"]["rejected_rows"] == 3 and bench["inputs"]["duplicate_keys"] == 1
+    # only u3's neutral label is left: default rate 0 of 1
+    assert bench["default_rate"]["value"] == 0.0 and bench["judges"]["A"]["all"]["n_images"]["neutral"] == 1
+    rejects = pd.read_csv(out / "tables" / "rejected_rows.csv")
+    assert sorted(rejects["row"]) == [1, 2, 3]
+    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(u), "--judgements", str(tmp_path / "j.csv"), "--out", str(out), "--params", str(_params(tmp_path, {"evaluate": {"on_bad_row": "error", "on_duplicate": "error"}}))])
+    assert res.exit_code != 0 and "j.csv, row 2" in str(res.exception)
+
+
+def _params(tmp_path: Path, data: dict) -> Path:
+    path = tmp_path / "strict.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_worked_example_of_the_docs(tmp_path):
+    """docs/byo-judgements.md: the example tables give the numbers the page works out."""
+    text = (REPO / "docs" / "byo-judgements.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in text.split("```csv\n")[1:]]
+    (tmp_path / "units.csv").write_text(blocks[0])
+    (tmp_path / "judgements.csv").write_text(blocks[1])
+    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "units.csv"), "--judgements", str(tmp_path / "judgements.csv"), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    b = json.loads((tmp_path / "out" / "metrics" / "benchmark.json").read_text())
+    assert b["default_rate"]["value"] == pytest.approx(4 / 5)
+    assert b["success_stereotype"]["value"] == pytest.approx(5 / 6)
+    assert b["success_anti"]["value"] == pytest.approx(4 / 6)
+    assert b["gap"]["value"] == pytest.approx(1 / 6)
+    assert b["a_to_s"]["value"] == pytest.approx(2 / 6)
+    g = b["by_default_strength"]
+    assert g["ungrouped_units"] == 1 and g["groups"]["3 of 3"]["gap"]["value"] == pytest.approx(2 / 3)
+    assert g["groups"]["3 of 3"]["a_to_s"]["value"] == pytest.approx(2 / 3)
+    assert b["default_rate"]["n_boot"] == 1000 and b["default_rate"]["seed"] == 42
+    assert not (tmp_path / "out" / "metrics" / "selection.json").exists()

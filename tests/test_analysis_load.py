@@ -1,0 +1,159 @@
+"""Loading and validating UNITS / JUDGEMENTS: ids as strings, rejects, invalid rows, duplicates."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from analysis_fixtures import units
+
+from implicit_bench.analysis.load import load_images, load_judgements, load_tables, load_units
+from implicit_bench.errors import InputError
+
+HEADER = "unit_id,variant,seed,config,judge,task,value,valid\n"
+
+
+def _units_csv(path):
+    u = units({"007": "gender", "12": "Race_color"})
+    u.loc[0, "relation"] = "nan"
+    u.to_csv(path, index=False)
+    return path
+
+
+def test_units_ids_stay_strings_and_types_normalised(tmp_path):
+    u, rejects = load_units(_units_csv(tmp_path / "u.csv"))
+    assert u["unit_id"].tolist() == ["007", "12"]  # not 7, not 12.0
+    assert u["bias_type"].tolist() == ["gender", "race-color"]
+    assert u["relation"].isna().all()  # "nan" is absent, never the string
+    assert len(rejects) == 0
+
+
+def test_units_bad_rows(tmp_path):
+    u = units({"a": "gender", "b": "astrology", "c": "race", "d": "race"})
+    u.loc[2, "head"] = ""
+    u = pd.concat([u, u.iloc[[3]]])  # "d" twice
+    u.to_csv(tmp_path / "u.csv", index=False)
+    good, rejects = load_units(tmp_path / "u.csv")
+    assert good["unit_id"].tolist() == ["a"]
+    r = rejects.set_index("row")
+    assert r.at[2, "field"] == "bias_type" and "astrology" in r.at[2, "reason"]
+    assert r.at[3, "field"] == "head" and r.at[3, "reason"] == "empty"
+    assert set(rejects.loc[rejects["field"] == "unit_id", "row"]) == {4, 5}
+    assert (rejects["file"] == str(tmp_path / "u.csv")).all()
+    with pytest.raises(InputError) as exc:
+        load_units(tmp_path / "u.csv", on_bad_row="error")
+    assert exc.value.row == 2 and exc.value.field == "bias_type" and "u.csv" in str(exc.value)
+
+
+def test_judgement_bad_rows_name_file_row_field(tmp_path):
+    u, _ = load_units(_units_csv(tmp_path / "u.csv"))
+    (tmp_path / "j.csv").write_text(
+        HEADER
+        + "007,neutral,42,gen,A,rubric,4,true\n"  # row 1 ok
+        + "007,neutral,1042,gen,A,rubric,7,true\n"  # row 2 score out of range
+        + "007,neutral,42,gen,A,blind,A,true\n"  # row 3 option letter
+        + "007,sideways,42,gen,A,blind,s,true\n"  # row 4 unknown variant
+        + "999,neutral,42,gen,A,blind,s,true\n"  # row 5 unknown unit
+        + "007,neutral,x,gen,A,blind,s,true\n"  # row 6 bad seed
+        + "007,neutral,42,gen,A,alignment,maybe,true\n"  # row 7 bad alignment
+        + "007,neutral,2042,gen,A,rubric,3,false\n"  # row 8 invalid but value set
+        + "007,neutral,2042,gen,A,blind,,false\n"  # row 9 invalid answer: kept as missing
+        + "12,stereotype,42,gen,A,clip_lean,0.1,true\n"  # row 10 clip_lean on a non-neutral image
+        + "12,neutral,42,gen,A,clip_lean,-0.25,true\n"  # row 11 ok
+        + "12,neutral,42,gen,A,rubric,2.5,true\n"  # row 12 not an integer score
+        + "12,neutral,1042,gen,A,alignment,True,\n"  # row 13 ok: blank valid = has a value
+    )
+    j, rejects, dups = load_judgements([tmp_path / "j.csv"], u)
+    r = rejects.set_index("row")
+    assert sorted(r.index) == [2, 3, 4, 5, 6, 7, 8, 10, 12]
+    assert r.at[2, "field"] == "value" and "integer 0..5" in r.at[2, "reason"]
+    assert "option letter" in r.at[3, "reason"]
+    assert r.at[4, "field"] == "variant"
+    assert r.at[5, "field"] == "unit_id" and r.at[5, "unit_id"] == "999"
+    assert r.at[6, "field"] == "seed"
+    assert r.at[7, "field"] == "value"
+    assert "valid is false" in r.at[8, "reason"]
+    assert r.at[10, "field"] == "variant"
+    assert (rejects["file"] == str(tmp_path / "j.csv")).all()
+    assert len(j) == 4 and len(dups) == 0
+    invalid = j[~j["valid"]]
+    assert invalid["row"].tolist() == [9] and invalid["value"].isna().all()
+    assert j.set_index("row").at[11, "score"] == pytest.approx(-0.25)
+    assert j.set_index("row").at[13, "score"] == 1.0
+    with pytest.raises(InputError) as exc:
+        load_judgements([tmp_path / "j.csv"], u, on_bad_row="error")
+    assert (exc.value.row, exc.value.field) == (2, "value")
+
+
+def test_duplicates_reported_not_averaged(tmp_path):
+    u, _ = load_units(_units_csv(tmp_path / "u.csv"))
+    (tmp_path / "a.csv").write_text(HEADER + "007,neutral,42,gen,A,rubric,4,true\n12,neutral,42,gen,A,rubric,1,true\n")
+    pd.DataFrame(
+        [{"unit_id": "007", "variant": "neutral", "seed": 42, "config": "gen", "judge": "A", "task": "rubric", "value": "2", "valid": True}]
+    ).to_parquet(tmp_path / "b.parquet")
+    j, rejects, dups = load_judgements([tmp_path / "a.csv", tmp_path / "b.parquet"], u)
+    # the key (007, neutral, 42, gen, A, rubric) occurs in both files: both rows left out
+    assert j["unit_id"].tolist() == ["12"]
+    assert len(dups) == 1 and dups.iloc[0]["n_rows"] == 2
+    assert dups.iloc[0]["rows"] == f"{tmp_path / 'a.csv'}:1;{tmp_path / 'b.parquet'}:1"
+    assert len(rejects) == 2 and rejects["reason"].str.contains("duplicate key").all()
+    with pytest.raises(InputError) as exc:
+        load_judgements([tmp_path / "a.csv", tmp_path / "b.parquet"], u, on_duplicate="error")
+    assert exc.value.path == str(tmp_path / "b.parquet") and exc.value.row == 1
+
+
+def test_missing_column_and_format(tmp_path):
+    u, _ = load_units(_units_csv(tmp_path / "u.csv"))
+    (tmp_path / "j.csv").write_text("unit_id,variant,seed,config,judge,task\n")
+    with pytest.raises(InputError, match="missing column"):
+        load_judgements([tmp_path / "j.csv"], u)
+    (tmp_path / "j.json").write_text("{}")
+    with pytest.raises(InputError, match="expected a .csv or .parquet"):
+        load_judgements([tmp_path / "j.json"], u)
+
+
+def test_parquet_integer_ids_become_strings(tmp_path):
+    u = units({"1": "gender"})
+    u["unit_id"] = [1]
+    u.to_parquet(tmp_path / "u.parquet")
+    pd.DataFrame(
+        [{"unit_id": 1, "variant": "neutral", "seed": 42.0, "config": "gen", "judge": "A", "task": "blind", "value": "s"}]
+    ).to_parquet(tmp_path / "j.parquet")
+    t = load_tables(tmp_path / "u.parquet", [tmp_path / "j.parquet"])
+    assert t.units["unit_id"].tolist() == ["1"]
+    assert t.judgements["unit_id"].tolist() == ["1"] and t.judgements["seed"].tolist() == [42]
+    assert t.judgements["valid"].tolist() == [True]  # no valid column: valid = has a value
+    s = t.summary()
+    assert s["units"] == 1 and s["judgements"] == 1 and s["rejected_rows"] == 0
+
+
+def test_image_index(tmp_path):
+    pd.DataFrame(
+        {"config": ["g", "g", "g"], "unit_id": ["u", "u", "u"], "variant": ["neutral"] * 3, "seed": [1, 2, 2], "status": ["ok", "refused", "refused"]}
+    ).to_csv(tmp_path / "i.csv", index=False)
+    images, rejects = load_images([tmp_path / "i.csv"])
+    assert images["seed"].tolist() == [1] and set(rejects["row"]) == {2, 3}
+
+
+def test_blind_images_asked_under_both_orders(tmp_path):
+    u, _ = load_units(_units_csv(tmp_path / "u.csv"))
+    (tmp_path / "j.csv").write_text(
+        "unit_id,variant,seed,config,judge,task,value,order\n"
+        "007,neutral,42,gen,A,blind,s,sa\n"  # row 1: primary (sa) answer of this image
+        "007,neutral,42,gen,A,blind,a,as\n"  # row 2: the other order: counted, not analysed
+        "007,neutral,1042,gen,A,blind,neither,as\n"  # row 3: asked once: kept whatever its order
+        "12,neutral,42,gen,A,blind,s,as\n"  # rows 4-5: same order twice: a duplicate key
+        "12,neutral,42,gen,A,blind,a,as\n"
+        "12,neutral,1042,gen,A,blind,s,\n"  # rows 6-7: two answers, none under the primary order
+        "12,neutral,1042,gen,A,blind,a,as\n"
+        "12,neutral,2042,gen,A,blind,s,ab\n"  # row 8: not an order
+    )
+    j, rejects, dups = load_judgements([tmp_path / "j.csv"], u, primary_order="sa")
+    assert sorted(j["row"]) == [1, 3]
+    assert j.attrs["secondary_order_rows"] == 1
+    assert len(dups) == 1 and dups.iloc[0]["order"] == "as"
+    r = rejects.set_index("row")
+    assert sorted(r.index) == [4, 5, 6, 7, 8]
+    assert "primary order" in r.at[6, "reason"] and r.at[8, "field"] == "order"
+    t = load_tables(tmp_path / "u.csv", [tmp_path / "j.csv"], primary_order="as")
+    # primary "as": row 2 is the image's answer, row 1 the secondary one; rows 6-7 keep row 7
+    assert sorted(t.judgements["row"]) == [2, 3, 7] and t.summary()["secondary_order_rows"] == 2
