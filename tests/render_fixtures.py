@@ -49,6 +49,7 @@ def tiny_config(model_dir: Path, batch_size: int = 4) -> dict:
         "model": str(model_dir),
         "dtype": "float32",
         "device": "cpu",
+        "threads": 1,
         "steps": 2,
         "guidance": 5.0,
         "width": 32,

@@ -60,3 +60,26 @@ def test_identical_index_regardless_of_completion_order(tmp_path):
     for rec, png in reversed(items):
         b.put(ImageRecord(rec.key, rec.generator, rec.prompt, rec.status), png)
     assert a.finalize().equals(b.finalize())
+
+
+def test_writes_after_a_torn_journal_line_survive_reopening(tmp_path):
+    store = ImageStore(tmp_path / "s")
+    store.put(_record("u1", 42), _png((1, 1, 1)))
+    store.close()
+    with open(tmp_path / "s" / "journal.jsonl", "a") as fh:
+        fh.write('{"config": "cfg", "unit_id": "u2", "sta')  # killed mid-line
+    store = ImageStore(tmp_path / "s")
+    store.put(_record("u2", 42), _png((2, 2, 2)))
+    store.close()
+    assert {k.unit_id for k in ImageStore(tmp_path / "s").done_keys(verify=True)} == {"u1", "u2"}
+
+
+def test_put_many_and_extra_round_trip(tmp_path):
+    store = ImageStore(tmp_path / "s")
+    rec = _record("u1", 42)
+    rec.extra = {"settings": "abc"}
+    store.put_many([(rec, _png((1, 1, 1))), (_record("u2", 42, "refused"), None)])
+    store.close()
+    reopened = ImageStore(tmp_path / "s")
+    assert reopened.get(rec.key).extra == {"settings": "abc"}
+    assert list(reopened.index(keys=[rec.key])["unit_id"]) == ["u1"]

@@ -68,6 +68,18 @@ def test_render_end_to_end_writes_store_index_and_metrics(tiny_generator_dir, tm
     metrics = render_metrics(params, results, "default")
     assert metrics["provenance"]["random_init"] is True
     json.dumps(metrics)
+    # one image out as a PNG through the command-line tool
+    from click.testing import CliRunner
+
+    from implicit_bench.cli import main
+
+    out = tmp_path / "cli.png"
+    args = ["image", "get", "--store", str(tmp_path / "images" / "tiny"), "--unit", "u1", "--variant", "neutral"]
+    result = CliRunner().invoke(main, [*args, "--seed", "42", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == store.read_bytes(store.get(ImageKey("tiny", "u1", "neutral", 42)).sha256)
+    missing = CliRunner().invoke(main, [*args, "--seed", "7", "--out", str(out)])
+    assert missing.exit_code != 0 and "no item tiny/u1/neutral/7" in missing.output
     # a second run renders nothing
     again = render_all(params, units, tmp_path / "images")
     assert again["tiny"]["run"]["skipped_done"] == 24 and again["tiny"]["run"]["batches_run"] == 0
@@ -85,6 +97,15 @@ def test_changed_setting_rerenders_changed_prompt_rerenders(tiny_generator_dir, 
     changed = RenderParams(configs={"tiny": {**config, "steps": 3}}, seeds=[42])
     res = render_all(changed, units, tmp_path / "images")
     assert res["tiny"]["run"]["written"] == {"ok": 12}
+
+
+def test_unknown_config_key_fails_before_rendering(tmp_path):
+    from implicit_bench.errors import ConfigError
+
+    params = RenderParams(configs={"a": {"backend": "diffusers", "model": "x", "stepz": 3}})
+    with pytest.raises(ConfigError, match=r"render.configs.a.stepz"):
+        render_all(params, units_frame(), tmp_path)
+    assert not (tmp_path / "a").exists()
 
 
 def test_bad_units_table_names_row_and_field(tmp_path):

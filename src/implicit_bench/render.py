@@ -285,7 +285,9 @@ def render_config(
 
 
 def render_all(params: RenderParams, units: pd.DataFrame, images_dir: str | Path) -> dict[str, dict[str, Any]]:
-    """Render every selected config into ``images_dir/<config>``."""
+    """Render every selected config into ``images_dir/<config>`` (all configs checked first)."""
+    for name in params.selected():
+        validate_config(params.configs[name], where=f"render.configs.{name}")
     return {
         name: render_config(name, params.configs[name], units, Path(images_dir) / name, params)
         for name in params.selected()

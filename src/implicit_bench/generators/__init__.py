@@ -30,7 +30,7 @@ GENERATORS.register("openai_images", "implicit_bench.generators.openai_images:Op
 
 # Config keys that change how fast images are made, never which images: left out of the hash.
 RUNTIME_KEYS = frozenset(
-    {"device", "batch_size", "cpu_offload", "concurrency", "timeout_s", "api_key_env", "base_url"}
+    {"device", "batch_size", "cpu_offload", "threads", "concurrency", "timeout_s", "api_key_env", "base_url"}
 )
 
 

@@ -40,6 +40,7 @@ class DiffusersConfig(GeneratorConfig):
     dtype: Literal["float32", "float16", "bfloat16"] = "float32"
     device: str = "auto"  # auto: cuda when available, else cpu
     cpu_offload: bool = False  # enable_model_cpu_offload (large models on small GPUs)
+    threads: int | None = None  # torch intra-op threads; CPU images are bit-identical only at equal counts
     steps: int = 28
     guidance: float | None = None  # guidance_scale
     true_cfg_scale: float | None = None  # Qwen-Image "true" classifier-free guidance
@@ -97,6 +98,8 @@ class DiffusersGenerator:
 
         self.config = config
         self.torch = torch
+        if config.threads:
+            torch.set_num_threads(config.threads)
         self.device = (
             ("cuda" if torch.cuda.is_available() else "cpu") if config.device == "auto" else config.device
         )

@@ -3,7 +3,7 @@
 Layout of a store directory (one per rendering configuration)::
 
     shards/shard-00000.bin   concatenated PNG bytes, append-only
-    journal.jsonl            one line per finished item, written after its bytes are on disk
+    journal.jsonl            one line per finished item, written after its bytes
     index.parquet            the logical index (written by ``finalize``): one row per item
     locations.parquet        sha256 -> shard, offset, length (physical placement)
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -88,15 +89,19 @@ class ImageRecord:
 class ImageStore:
     """Append images and look them up by key or sha256."""
 
-    def __init__(self, root: str | Path, max_shard_bytes: int = 1 << 30):
+    def __init__(self, root: str | Path, max_shard_bytes: int = 1 << 30, sync_interval_s: float = 1.0):
         self.root = Path(root)
         self.max_shard_bytes = max_shard_bytes
+        self.sync_interval_s = sync_interval_s
+        self._journal: io.TextIOWrapper | None = None
+        self._last_sync = time.monotonic()
         self.shard_dir = self.root / "shards"
         self.journal_path = self.root / "journal.jsonl"
         self._records: dict[ImageKey, ImageRecord] = {}
         self._locations: dict[str, tuple[str, int, int]] = {}
         self._writer: io.BufferedWriter | None = None
         self._writer_name: str | None = None
+        self._journal_checked = False
         self._load()
 
     # ----- reading -------------------------------------------------------------------------
@@ -184,8 +189,10 @@ class ImageStore:
                     try:
                         self.read_bytes(record.sha256)
                     except (OSError, KeyError):
+                        self._locations.pop(record.sha256, None)  # the next put writes them anew
                         continue
                 elif not self._bytes_present(record.sha256):
+                    self._locations.pop(record.sha256, None)
                     continue
             done.add(key)
         return done
@@ -215,15 +222,16 @@ class ImageStore:
         return self._writer
 
     def put(self, record: ImageRecord, png: bytes | None = None) -> ImageRecord:
-        """Store one finished item (with its PNG bytes when status is ok); durable on return."""
+        """Store one finished item (with its PNG bytes when status is ok); see ``put_many``."""
         self.put_many([(record, png)])
         return record
 
     def put_many(self, items: Iterable[tuple[ImageRecord, bytes | None]]) -> None:
-        """Store several finished items with one fsync of the shard and one of the journal.
+        """Store several finished items: bytes first, then their journal lines.
 
-        Bytes are durable before any journal line that points at them is written, so a kill at
-        any point leaves only whole, verifiable items behind.
+        On return the items survive a killed process (written to the OS). They are fsync'd at
+        most ``sync_interval_s`` later (0: at once) and on ``close``; after a machine crash, a
+        journal line whose bytes did not reach the disk fails its check and is redone.
         """
         items = list(items)
         entries = []
@@ -248,22 +256,50 @@ class ImageStore:
                 entry["extra"] = record.extra
             entries.append(entry)
         if wrote and self._writer is not None:
-            self._writer.flush()
-            os.fsync(self._writer.fileno())
+            self._writer.flush()  # in the OS from here on: survives a killed process
         if not entries:
             return
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.journal_path, "a", encoding="utf-8") as fh:
-            fh.write("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries))
-            fh.flush()
-            os.fsync(fh.fileno())
+        if self._journal is None:
+            self.root.mkdir(parents=True, exist_ok=True)
+            prefix = "\n" if self._torn_journal_tail() else ""
+            self._journal = open(self.journal_path, "a", encoding="utf-8")  # noqa: SIM115
+            self._journal.write(prefix)
+        self._journal.write("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries))
+        self._journal.flush()
+        if time.monotonic() - self._last_sync >= self.sync_interval_s:
+            self.sync()
         for record, _ in items:
             self._records[record.key] = record
 
+    def sync(self) -> None:
+        """fsync the shard, then the journal (survives a machine crash, not only a kill)."""
+        if self._writer is not None:
+            self._writer.flush()
+            os.fsync(self._writer.fileno())
+        if self._journal is not None:
+            self._journal.flush()
+            os.fsync(self._journal.fileno())
+        self._last_sync = time.monotonic()
+
+    def _torn_journal_tail(self) -> bool:
+        """True when a killed writer left the journal's last line unfinished (checked once)."""
+        if self._journal_checked:
+            return False
+        self._journal_checked = True
+        if not self.journal_path.exists() or self.journal_path.stat().st_size == 0:
+            return False
+        with open(self.journal_path, "rb") as fh:
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) != b"\n"
+
     def close(self) -> None:
+        self.sync()
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
 
     def index(self, keys: Iterable[ImageKey] | None = None) -> pd.DataFrame:
         """One row per item (sorted by key); only ``keys`` when given (e.g. the current plan)."""

@@ -1,0 +1,96 @@
+"""The executor: bounded retries, failures recorded, and Ray local mode == in-process."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import pandas as pd
+import pytest
+
+from implicit_bench.execution import ExecutorConfig, WorkItem, run_items
+from implicit_bench.images import ImageStore
+from implicit_bench.render import RenderParams, render_all
+from tests.conftest import REPO_ROOT
+from tests.render_fixtures import tiny_config, units_frame
+
+
+class FlakyWorker:
+    """Squares numbers; fails the first ``fail_times`` calls for each payload in ``flaky``."""
+
+    def __init__(self, flaky: dict[int, int]):
+        self.flaky = dict(flaky)
+        self.calls: dict[int, int] = {}
+
+    def __call__(self, x: int) -> int:
+        self.calls[x] = self.calls.get(x, 0) + 1
+        if self.calls[x] <= self.flaky.get(x, 0):
+            raise RuntimeError(f"boom {x}")
+        return x * x
+
+
+def make_flaky(flaky: dict[int, int]) -> FlakyWorker:
+    return FlakyWorker(flaky)
+
+
+def _run(config: ExecutorConfig, flaky: dict[int, int]) -> tuple[dict, object]:
+    outcomes = {}
+    items = [WorkItem(f"i{x}", x) for x in range(6)]
+    stats = run_items(
+        items, functools.partial(make_flaky, flaky), config, lambda o: outcomes.__setitem__(o.item.id, o)
+    )
+    return outcomes, stats
+
+
+def test_local_retries_then_records_failure_and_finishes():
+    # item 2 fails once (ok at attempt 2); item 4 always fails (3 attempts, then failed)
+    outcomes, stats = _run(ExecutorConfig(max_attempts=3, progress=False), {2: 1, 4: 99})
+    assert [outcomes[f"i{x}"].value for x in (0, 1, 2, 3, 5)] == [0, 1, 4, 9, 25]
+    assert outcomes["i2"].attempts == 2 and outcomes["i2"].ok
+    assert not outcomes["i4"].ok and outcomes["i4"].attempts == 3
+    assert outcomes["i4"].error.startswith("RuntimeError: boom 4 (test_execution.py:")
+    # retries = (2 - 1) + (3 - 1) = 3
+    assert (stats.items, stats.ok, stats.failed, stats.retries) == (6, 5, 1, 3)
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    ray = pytest.importorskip("ray")
+    # workers import this test module (FlakyWorker) and the package: give them both paths
+    dirs = [REPO_ROOT, REPO_ROOT / "src", REPO_ROOT / "tests"]
+    path = os.pathsep.join([*map(str, dirs), os.environ.get("PYTHONPATH", "")])
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": path}},
+    )
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_local_mode_matches_in_process(ray_local, tiny_generator_dir, tmp_path):
+    # the same retry semantics on Ray actors
+    ray_cfg = ExecutorConfig(kind="ray", workers=1, num_cpus=1, max_attempts=2, progress=False)
+    outcomes, stats = _run(ray_cfg, {1: 1, 3: 5})
+    assert outcomes["i1"].value == 1 and outcomes["i1"].attempts == 2
+    assert not outcomes["i3"].ok and outcomes["i3"].attempts == 2
+    assert (stats.ok, stats.failed, stats.retries) == (5, 1, 2)
+
+    # renders: 4 units x 1 seed x 3 variants in batches of 4, on 2 actors vs in-process
+    config = tiny_config(tiny_generator_dir)
+    units = units_frame()
+    local = RenderParams(configs={"tiny": config}, seeds=[42], executor=ExecutorConfig(progress=False))
+    ray = RenderParams(
+        configs={"tiny": config},
+        seeds=[42],
+        executor=ExecutorConfig(kind="ray", workers=2, num_cpus=1, progress=False),
+    )
+    render_all(local, units, tmp_path / "local")
+    render_all(ray, units, tmp_path / "ray")
+    a = pd.read_parquet(tmp_path / "local" / "tiny" / "index.parquet")
+    b = pd.read_parquet(tmp_path / "ray" / "tiny" / "index.parquet")
+    assert len(a) == 12 and (a["status"] == "ok").all()
+    pd.testing.assert_frame_equal(a, b)
+    sa, sb = ImageStore(tmp_path / "local" / "tiny"), ImageStore(tmp_path / "ray" / "tiny")
+    assert all(sa.read_bytes(h) == sb.read_bytes(h) for h in a["sha256"])
