@@ -23,7 +23,7 @@ from implicit_bench.provenance import merge_provenance
 @click.option("--judgements", "judgements_dir", default=JUDGEMENTS_DIR, show_default=True)
 @click.option("--retrieval", "retrieval_path", default=RETRIEVAL_PATH, show_default=True)
 @click.option("--metrics", default="metrics/debias.json", show_default=True)
-@click.option("--table", default="tables/debias.md", show_default=True)
+@click.option("--table", default="metrics/debias.md", show_default=True)
 def main(params_path: str, judgements_dir: str, retrieval_path: str, metrics: str, table: str) -> None:
     raw = load_params(params_path)
     params = section(raw, "debias", DebiasParams, params_path).checked()

@@ -111,6 +111,7 @@ def test_score_configs_delta_and_interval():
     # dS 16.667); each extreme holds about 25 % > 2.5 % of 2,000 draws, so the 95 %
     # percentile interval is exactly [0, 40].
     assert own["dS_ci"] == pytest.approx([0.0, 40.0])
+    assert (own["dS_ci_low"], own["dS_ci_high"]) == pytest.approx((0.0, 40.0))
 
 
 def test_full_kg_rows_assembled_from_own_and_removed():

@@ -41,8 +41,15 @@ def _run(name, *args):
     return result.output
 
 
+@pytest.fixture(scope="module")
+def tiny_vlm(tmp_path_factory):
+    from implicit_bench.tiny import build
+
+    return build("vlm", tmp_path_factory.mktemp("models") / "vlm", seed=0)
+
+
 @pytest.fixture
-def repo(tmp_path, tiny_generator_dir, monkeypatch):
+def repo(tmp_path, tiny_generator_dir, tiny_vlm, monkeypatch):
     units = units_frame()
     (tmp_path / "data" / "interim").mkdir(parents=True)
     units.to_parquet(tmp_path / "data" / "interim" / "units.parquet", index=False)
@@ -70,7 +77,17 @@ def repo(tmp_path, tiny_generator_dir, monkeypatch):
             "configs": CONFIGS,
             "rewriter": "replay",
             "llms": {"replay": {"backend": "replay", "path": "replay.jsonl"}},
-            "scoring": {"bootstrap": {"n": 200, "seed": 1}},
+            "scoring": {"rubric_judge": "qwen3vl", "alignment_judge": "qwen3vl",
+                        "bootstrap": {"n": 200, "seed": 1}},
+        },
+        "judge": {
+            "judges": {
+                "qwen3vl": {"backend": "transformers", "model": str(tiny_vlm), "device": "cpu",
+                            "max_new_tokens": 24, "batch_size": 8},
+                "gemma4": {"backend": "transformers", "model": str(tiny_vlm), "device": "cpu"},
+            },
+            "tasks": {"rubric": {"judges": ["qwen3vl", "gemma4"]}, "blind": None},
+            "progress": False,
         },
     }
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
@@ -105,7 +122,19 @@ def test_stages_end_to_end(repo):
     plain = index["unmodified"].set_index(["unit_id", "seed"])["sha256"]
     assert (steered != plain).all()
 
-    # judgements in the JUDGEMENTS schema (the judge stage's output), then the score
+    # the judge machinery on two configurations (tiny random VLM: noise answers, kept)
+    for name in ("unmodified", "rewrite_own"):
+        _run("debias_judge", "--config", name)
+    judged = pd.concat(read_table(f"data/debias/judgements/{n}.parquet") for n in ("unmodified", "rewrite_own"))
+    assert set(judged["task"]) == {"rubric", "alignment"} and set(judged["judge"]) == {"qwen3vl"}
+    assert len(judged) == 2 * 2 * 8
+    align = judged[judged["task"] == "alignment"].pivot_table(
+        index=["unit_id", "seed"], columns="config", values="prompt_hash", aggfunc="first"
+    )
+    # alignment is asked against the original neutral prompt, also for rewritten prompts
+    assert (align["unmodified"] == align["rewrite_own"]).all()
+
+    # judgements in the JUDGEMENTS schema with known values, then the score
     rows = []
     for name, frame in index.items():
         for r in frame.itertuples():
@@ -115,7 +144,7 @@ def test_stages_end_to_end(repo):
             rows.append(dict(unit_id=r.unit_id, variant="neutral", seed=r.seed, config=name, judge="qwen3vl",
                              task="alignment", value="true", valid=True))
     out = repo / "data" / "debias" / "judgements"
-    out.mkdir(parents=True)
+    out.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame(rows)
     for name in CONFIGS:
         frame[frame["config"] == name].to_parquet(out / f"{name}.parquet", index=False)
@@ -126,4 +155,4 @@ def test_stages_end_to_end(repo):
     assert scored["sv_attributes_own"]["dS"] == pytest.approx(40.0)
     assert scored["sv_attributes_own"]["dS_ci"] == pytest.approx([40.0, 40.0])
     assert scored["sv_attributes_full_kg"]["n_images"] == 8
-    assert "Own unit" in (repo / "tables" / "debias.md").read_text()
+    assert "Own unit" in (repo / "metrics" / "debias.md").read_text()

@@ -23,11 +23,12 @@ from implicit_bench.debias.retrieval import (
 )
 from implicit_bench.debias.rewriting import RewriteRequest, run_pairs, run_rewrites
 from implicit_bench.debias.scoring import image_scores, score_configs, table7_markdown
-from implicit_bench.embedders import EmbedderConfig, build_embedder, l2_normalise
+from implicit_bench.embedders import EmbedderConfig, build_embedder, l2_normalise, resolve_model
 from implicit_bench.errors import InputError
 from implicit_bench.hashing import derive_seed
 from implicit_bench.io import read_table
 from implicit_bench.params import StrictModel
+from implicit_bench.provenance import provenance
 
 RETRIEVAL_PATH = "data/processed/retrieval.parquet"
 REWRITES_PATH = "data/processed/rewrites.parquet"
@@ -132,6 +133,7 @@ def run_retrieval(kg: pd.DataFrame, params: DebiasParams) -> tuple[pd.DataFrame,
         "embedding_calls": embedder.calls,
         "document_template": params.retrieval.document_template,
         "query_template": params.retrieval.query_template,
+        "provenance": provenance([("embedder", resolve_model(params.embedder.model))]),
     }
     return result, metrics
 
@@ -203,6 +205,7 @@ def run_rewriting(
         "rewrites": rcount.as_dict(),
         "llm_pairs": pcount.as_dict(),
         "llm_calls": client.calls,
+        "provenance": provenance([("rewriter", getattr(client.params, "model", None))]),
     }
     return rewrites, pairs, metrics
 

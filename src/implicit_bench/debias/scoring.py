@@ -280,11 +280,14 @@ def score_configs(
             "signal": spec.signal if spec is not None else None,
         }
         if name == unmodified:
-            stats.update(dS=None, dS_ci=None)
+            stats.update(dS=None, dS_ci=None, dS_ci_low=None, dS_ci_high=None)
         else:
             ok = stats["S"] is not None and base_stats["S"] is not None
             stats["dS"] = stats["S"] - base_stats["S"] if ok else None
             stats["dS_ci"], stats["n_boot_valid"] = delta_interval(frame, base, boot)
+            # the bounds again as numbers: `dvc metrics diff` skips lists
+            low, high = stats["dS_ci"] if stats["dS_ci"] is not None else (None, None)
+            stats.update(dS_ci_low=low, dS_ci_high=high)
         entry.update(stats)
         out[name] = entry
     return out
