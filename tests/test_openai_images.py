@@ -35,9 +35,11 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):  # keep test output quiet
         pass
 
-    def _send(self, status: int, payload: dict) -> None:
+    def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
         body = json.dumps(payload).encode()
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -60,9 +62,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, {"created": 1, "data": []})
         if "engineer, a woman" in prompt:  # always a server error
             return self._send(500, {"error": {"message": "upstream overloaded"}})
-        if "engineer, a man" in prompt and prompt not in type(self).flaky_seen:  # fails once
+        if "engineer, a man" in prompt and prompt not in type(self).flaky_seen:  # throttled once
             type(self).flaky_seen.add(prompt)
-            return self._send(503, {"error": {"message": "try again"}})
+            return self._send(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
         if "nurse" in prompt:
             return self._send(200, {"data": [{"b64_json": _image((200, 10, 10), "JPEG")}]})
         return self._send(200, {"data": [{"b64_json": _image((len(prompt), 0, body.get("seed", 0) % 256))}]})
@@ -88,6 +90,8 @@ def _config(base_url: str, **kw) -> dict:
         "quality": "low",
         "batch_size": 3,
         "concurrency": 3,
+        "max_attempts": 2,
+        "retry_backoff_s": 0.0,
         **kw,
     }
 
@@ -98,7 +102,7 @@ def test_refusals_failures_and_retries_through_render(server, tmp_path, monkeypa
     params = RenderParams(
         configs={"api": _config(server)},
         seeds=[42],
-        executor=ExecutorConfig(max_attempts=2, progress=False),
+        executor=ExecutorConfig(progress=False),
     )
     results = render_all(params, units_frame(), tmp_path / "images")["api"]
     # Units (bias type: neutral / stereotype / anti-stereotype prompt), one seed:
@@ -106,11 +110,13 @@ def test_refusals_failures_and_retries_through_render(server, tmp_path, monkeypa
     #   u1 race "neighbour":     stereotype prompt says "Black" -> 1 refused, 2 ok
     #   u2 religion "family":    stereotype "Muslim" -> refused; anti "Christian" -> no image
     #                            -> refused; neutral ok: 2 refused, 1 ok
-    #   u3 profession "engineer": stereotype "a man" fails once then ok (a retry);
-    #                            anti "a woman" always 500 -> the batch [u3 neutral, s, a]
-    #                            fails twice -> all 3 items failed after 2 attempts
-    # ok = 3 + 2 + 1 + 0 = 6, refused = 0 + 1 + 2 + 0 = 3, failed = 3
-    assert results["by_status"] == {"ok": 6, "refused": 3, "failed": 3}
+    #   u3 profession "engineer": stereotype "a man" throttled once then ok (attempt 2);
+    #                            anti "a woman" always 500 -> failed after 2 attempts; the
+    #                            other two images of its batch are kept, not re-requested
+    # ok = 3 + 2 + 1 + 2 = 8, refused = 0 + 1 + 2 + 0 = 3, failed = 1
+    assert results["by_status"] == {"ok": 8, "refused": 3, "failed": 1}
+    # requests: 12 prompts + 1 throttled retry + 1 retry of the 500 = 14
+    assert len(_Handler.calls) == 14
     refusals = results["refusals_by_bias_type"]
     assert refusals["race"] == {"items": 3, "refused": 1, "refusal_rate": round(1 / 3, 6)}
     assert refusals["religion"] == {"items": 3, "refused": 2, "refusal_rate": round(2 / 3, 6)}
@@ -123,6 +129,7 @@ def test_refusals_failures_and_retries_through_render(server, tmp_path, monkeypa
     assert "no image" in index.loc[("u2", "anti_stereotype"), "reason"]
     failed = index.loc[("u3", "anti_stereotype")]
     assert failed["status"] == "failed" and failed["attempts"] == 2 and "HTTP 500" in failed["reason"]
+    assert index.loc[("u3", "stereotype"), "attempts"] == 2 and index.loc[("u3", "neutral"), "attempts"] == 1
     nurse = index.loc[("u0", "neutral")]
     assert (nurse["width"], nurse["height"]) == (16, 16)
 
@@ -136,12 +143,12 @@ def test_refusals_failures_and_retries_through_render(server, tmp_path, monkeypa
     stored = "".join(p.read_text(errors="ignore") for p in (tmp_path / "images").rglob("*.jsonl"))
     assert KEY not in caplog.text + out.out + out.err + stored
 
-    # re-run: refusals are final, failed items are tried again (still failing: 2 more calls each)
+    # re-run: refusals are final, the failed item is tried again (still failing: 2 more calls)
     before = len(_Handler.calls)
     again = render_all(params, units_frame(), tmp_path / "images")["api"]
-    assert again["run"]["skipped_done"] == 9
-    assert again["by_status"] == {"ok": 6, "refused": 3, "failed": 3}
-    assert len(_Handler.calls) - before == 2 * 3
+    assert again["run"]["skipped_done"] == 11
+    assert again["by_status"] == {"ok": 8, "refused": 3, "failed": 1}
+    assert len(_Handler.calls) - before == 2
 
 
 def test_images_are_stored_as_png_and_seed_is_sent_on_request(server, monkeypatch):

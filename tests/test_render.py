@@ -25,6 +25,15 @@ def test_tiny_pipeline_loads_through_from_pretrained_and_is_marked(tiny_generato
     assert ids[0] == 0 and ids[-1] == 1 and len(ids) == 4
 
 
+def test_tiny_build_is_deterministic_under_its_seed(tiny_generator_dir, tmp_path):
+    from implicit_bench.tiny import build
+
+    again = build("generator", tmp_path / "again", seed=0)
+    for part in ("unet", "vae", "text_encoder"):
+        (weights,) = (tiny_generator_dir / part).glob("*.safetensors")
+        assert (again / part / weights.name).read_bytes() == weights.read_bytes()
+
+
 def test_same_seed_same_bytes_and_variants_share_noise(tiny_generator_dir):
     gen = create_generator(tiny_config(tiny_generator_dir))
     a = gen.generate_prompts(["A photo of a nurse", "A photo of a nurse, a man"], [42, 42])

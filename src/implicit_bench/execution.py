@@ -189,11 +189,11 @@ def _run_ray(
         num_gpus=config.num_gpus, num_cpus=config.num_cpus, max_restarts=config.max_attempts, max_task_retries=0
     )
     actors = [actor_cls.remote(make_worker) for _ in range(max(1, config.workers))]
-    ray.get([a.ready.remote() for a in actors])  # model load errors surface here, once
     queue: deque[tuple[WorkItem, int]] = deque((item, 1) for item in items)
     pending: dict[Any, tuple[WorkItem, int, Any]] = {}
     load = {i: 0 for i in range(len(actors))}
     try:
+        ray.get([a.ready.remote() for a in actors])  # model load errors surface here, once
         while queue or pending:
             for idx, actor in enumerate(actors):
                 while queue and load[idx] < config.max_in_flight:

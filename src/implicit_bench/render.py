@@ -27,6 +27,7 @@ import pandas as pd
 from implicit_bench.errors import InputError
 from implicit_bench.execution import ExecutorConfig, Outcome, RunStats, WorkItem, run_items
 from implicit_bench.generators import (
+    GENERATORS,
     RenderRequest,
     RenderResult,
     create_generator,
@@ -159,6 +160,7 @@ def render_plan(
     verify: bool = True,
     retry_failed: bool = True,
     payloads: dict[ImageKey, Any] | None = None,
+    fixed_batches: bool = True,
     desc: str = "render",
 ) -> dict[str, Any]:
     """Render the missing items of ``planned`` into ``store``; return run statistics.
@@ -166,10 +168,17 @@ def render_plan(
     ``make_worker`` is any picklable factory returning ``worker(requests) -> results``; plain
     renders use the generator's ``generate``; steering renders (engineer "debias") pass their own
     worker and per-item ``payloads``. Only the driver writes to the store.
+
+    ``fixed_batches``: cut the whole plan into batches (an image's numerics do not depend on
+    the run); False for backends whose answers do not depend on their batch (HTTP APIs): only
+    the missing items are sent, so finished images are never requested (paid for) again.
     """
     done = done_keys(store, planned, settings, verify, retry_failed)
     skipped = sum(1 for item in planned if item.key in done)
-    batches = [b for b in batch_plan(planned, batch_size) if any(i.key not in done for i in b)]
+    if fixed_batches:
+        batches = [b for b in batch_plan(planned, batch_size) if any(i.key not in done for i in b)]
+    else:
+        batches = batch_plan([i for i in planned if i.key not in done], batch_size)
     payloads = payloads or {}
     work = [
         WorkItem(
@@ -206,7 +215,7 @@ def render_plan(
                     res.reason,
                     width=res.width,
                     height=res.height,
-                    attempts=outcome.attempts,
+                    attempts=res.attempts or outcome.attempts,
                     extra=extra,
                 )
                 rows.append((record, res.png if res.status == "ok" else None))
@@ -271,6 +280,7 @@ def render_config(
             executor=params.executor_for(name),
             verify=params.verify,
             retry_failed=params.retry_failed,
+            fixed_batches=not getattr(GENERATORS.resolve(cfg.backend), "BATCH_INVARIANT", False),
             desc=f"render {name}",
         )
         index = store.finalize(keys=[i.key for i in planned])

@@ -4,7 +4,8 @@ A generator is created once per worker from its config (a dict from params, vali
 backend's pydantic ``Config``) and then called on batches of ``RenderRequest``: it returns one
 ``RenderResult`` per request, in order. A refusal (the model or API declined the prompt) is a
 result with status ``refused`` and its reason, never an exception and never an imputed image;
-an exception means the whole batch failed and is retried by the executor.
+an exception means the whole batch failed and is retried by the executor; a result with status
+``failed`` is one item that failed after the backend's own retries.
 """
 
 from __future__ import annotations
@@ -29,13 +30,19 @@ class RenderRequest:
 
 @dataclass(frozen=True)
 class RenderResult:
-    """``status`` ok (with PNG bytes) or refused (with a reason)."""
+    """``status`` ok (with PNG bytes), refused (with a reason), or failed.
+
+    ``failed`` lets a backend that retries each request itself (HTTP APIs, where re-sending a
+    whole batch would pay for its finished images again) report one item's failure while
+    keeping the rest of the batch; ``attempts`` then says how often it tried.
+    """
 
     status: str
     png: bytes | None = None
     reason: str | None = None
     width: int | None = None
     height: int | None = None
+    attempts: int | None = None
 
     @classmethod
     def from_image(cls, image: Any) -> RenderResult:

@@ -19,8 +19,10 @@ from __future__ import annotations
 import base64
 import io
 import os
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Literal
 
 from implicit_bench.errors import ConfigError
@@ -43,14 +45,21 @@ class OpenAIImagesConfig(GeneratorConfig):
     extra_body: dict[str, Any] = {}  # any other request field (output_format, moderation, ...)
     timeout_s: float = 300.0
     concurrency: int = 4  # parallel requests within one batch
+    max_attempts: int = 3  # tries per request (429, 5xx, network); then the item is failed
+    retry_backoff_s: float = 2.0  # sleep before retry n: backoff * 2**(n-1), or Retry-After
 
 
 class ServiceError(RuntimeError):
-    """A transient or unexpected HTTP failure: the executor retries it."""
+    """A transient or unexpected HTTP failure: retried, then the item is recorded failed."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class OpenAIImagesGenerator:
     Config = OpenAIImagesConfig
+    BATCH_INVARIANT = True  # each request stands alone: resume sends only the missing items
 
     def __init__(self, config: OpenAIImagesConfig):
         import httpx
@@ -84,18 +93,38 @@ class OpenAIImagesGenerator:
         return body
 
     def generate_one(self, request: RenderRequest) -> RenderResult:
+        """One request, retried on transient errors; a final error is a failed result."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                result = self._request(request)
+                return result if attempt == 1 else replace(result, attempts=attempt)
+            except ServiceError as exc:
+                if attempt >= self.config.max_attempts:
+                    return RenderResult("failed", None, str(exc), attempts=attempt)
+                wait = exc.retry_after
+                if wait is None:
+                    wait = self.config.retry_backoff_s * 2 ** (attempt - 1)
+                time.sleep(min(wait, 120.0))
+
+    def _request(self, request: RenderRequest) -> RenderResult:
         import httpx
 
         try:
             response = self.client.post("/images/generations", json=self.request_body(request))
         except httpx.HTTPError as exc:
-            raise ServiceError(f"{request.item_id}: {type(exc).__name__}: {exc}") from None
+            raise ServiceError(f"{type(exc).__name__}: {exc}") from None
         if response.status_code == 200:
             return self._parse(response)
         reason = _error_reason(response)
         if response.status_code in (400, 403, 422) and _is_refusal(reason):
             return RenderResult.refused(f"HTTP {response.status_code}: {reason}")
-        raise ServiceError(f"{request.item_id}: HTTP {response.status_code}: {reason}")
+        retry_after = response.headers.get("Retry-After")
+        raise ServiceError(
+            f"HTTP {response.status_code}: {reason}",
+            float(retry_after) if retry_after and retry_after.replace(".", "", 1).isdigit() else None,
+        )
 
     def _parse(self, response: Any) -> RenderResult:
         from PIL import Image, UnidentifiedImageError

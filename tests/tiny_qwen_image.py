@@ -1,0 +1,58 @@
+"""A tiny random QwenImagePipeline built locally (test helper; nothing downloaded).
+
+Components follow diffusers' own ``get_dummy_components`` for Qwen-Image; the tokenizer is a
+byte-level Qwen2 tokenizer written here (every byte one token, plus the chat special tokens),
+so the template prefix is longer than the real tokenizer's 34 tokens: the encoder outputs
+keep part of the system prompt, which does not matter for testing the code path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def build_tiny_qwen_image(out_dir: Path, seed: int = 0) -> Path:
+    import torch
+    from diffusers import (
+        AutoencoderKLQwenImage,
+        FlowMatchEulerDiscreteScheduler,
+        QwenImagePipeline,
+        QwenImageTransformer2DModel,
+    )
+    from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2Tokenizer
+
+    from implicit_bench.tiny.generator import _bytes_to_unicode
+
+    torch.manual_seed(seed)
+    transformer = QwenImageTransformer2DModel(
+        patch_size=2, in_channels=16, out_channels=4, num_layers=2, attention_head_dim=16,
+        num_attention_heads=3, joint_attention_dim=16, guidance_embeds=False, axes_dims_rope=(8, 4, 4),
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    vae = AutoencoderKLQwenImage(
+        base_dim=24, z_dim=4, dim_mult=[1, 2, 4], num_res_blocks=1, temperal_downsample=[False, True],
+        latents_mean=[0.0] * 4, latents_std=[1.0] * 4,
+    )  # fmt: skip
+    vocab = {ch: i for i, ch in enumerate(sorted(_bytes_to_unicode().values()))}
+    for special in ("<|endoftext|>", "<|im_start|>", "<|im_end|>"):
+        vocab[special] = len(vocab)
+    tokenizer = Qwen2Tokenizer(vocab=vocab, merges=[])
+    tokenizer.add_tokens(["<|im_start|>", "<|im_end|>"], special_tokens=True)
+    torch.manual_seed(seed)
+    config = Qwen2_5_VLConfig(
+        text_config={
+            "hidden_size": 16, "intermediate_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
+            "num_key_value_heads": 2, "vocab_size": 512, "bos_token_id": 256, "eos_token_id": 256,
+            "rope_scaling": {"mrope_section": [1, 1, 2], "rope_type": "default", "type": "default"},
+            "rope_theta": 1000000.0,
+        },
+        vision_config={"depth": 2, "hidden_size": 16, "intermediate_size": 16, "num_heads": 2, "out_hidden_size": 16},
+        hidden_size=16, vocab_size=512, bos_token_id=256, eos_token_id=256, vision_end_token_id=500, vision_start_token_id=501, vision_token_id=502,
+    )  # fmt: skip
+    text_encoder = Qwen2_5_VLForConditionalGeneration(config)
+    pipe = QwenImagePipeline(
+        transformer=transformer, vae=vae, scheduler=FlowMatchEulerDiscreteScheduler(),
+        text_encoder=text_encoder, tokenizer=tokenizer,
+    )  # fmt: skip
+    pipe.save_pretrained(out_dir)
+    return Path(out_dir)
