@@ -205,3 +205,41 @@ def test_analyze_extension_writes_debias_json(tmp_path):
     named = analyze_debias(renamed, tmp_path / "named", {"scoring": {"unmodified": "qwen_image"}})
     assert named["configs"]["qwen_image"]["dS"] is None
     assert named["configs"]["rewrite_own"]["dS"] == pytest.approx(50.0 / 3.0)
+
+
+def test_implicit_bench_analyze_writes_debias_json(tmp_path):
+    """`implicit-bench analyze` on JUDGEMENTS rows of debiasing configurations (no model)."""
+    from click.testing import CliRunner
+
+    from implicit_bench.analysis.cli import analyze
+    from implicit_bench.io import read_json
+
+    units = pd.DataFrame(
+        [
+            {"unit_id": u, "source": "stereoset", "bias_type": "gender", "head": "mover", "relation": "has_gender",
+             "stereotype": "man", "anti_stereotype": "woman", "prompt_neutral": "A mover.",
+             "prompt_stereotype": "A man mover.", "prompt_anti_stereotype": "A woman mover."}
+            for u in ("u1", "u2")
+        ]
+    )
+    units.to_csv(tmp_path / "units.csv", index=False)
+    _judgements().drop(columns="valid").to_csv(tmp_path / "judgements.csv", index=False)
+    pd.DataFrame({"unit_id": ["u1", "u2"], "own_hit": [True, False]}).to_csv(tmp_path / "retrieval.csv", index=False)
+    (tmp_path / "params.yaml").write_text(
+        "evaluate: {config: unmodified}\n"
+        f"debias: {{scoring: {{bootstrap: {{n: 300}}, retrieval: {tmp_path / 'retrieval.csv'}}}}}\n"
+    )
+    result = CliRunner().invoke(
+        analyze,
+        ["--units", str(tmp_path / "units.csv"), "--judgements", str(tmp_path / "judgements.csv"),
+         "--out", str(tmp_path / "out"), "--params", str(tmp_path / "params.yaml")],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    written = read_json(tmp_path / "out" / "metrics" / "debias.json")["configs"]
+    # the values worked out by hand above
+    assert written["unmodified"]["S"] == pytest.approx(30.0)
+    assert written["rewrite_own"]["bias"] == pytest.approx(1.0)
+    assert written["rewrite_own"]["dS"] == pytest.approx(50.0 / 3.0)
+    assert written["rewrite_full_kg"]["S"] == pytest.approx(25.0)
+    assert (tmp_path / "out" / "tables" / "debias.md").exists()

@@ -21,6 +21,7 @@ Extension = Callable[[Tables, Path, dict[str, Any]], "dict[str, Any] | None"]
 
 EXTENSIONS: dict[str, str] = {
     # name: "module:function"  (e.g. "debias": "implicit_bench.debias.score:analyze_extension")
+    "debias": "implicit_bench.debias.analyze:analyze_extension",
 }
 
 

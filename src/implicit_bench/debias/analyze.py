@@ -17,7 +17,7 @@ import pandas as pd
 
 from implicit_bench.debias.configs import ScoringParams
 from implicit_bench.debias.pipeline import score_judgements
-from implicit_bench.io import atomic_write_text, write_json
+from implicit_bench.io import atomic_write_text, read_table, write_json
 from implicit_bench.params import section
 
 
@@ -25,6 +25,30 @@ def applies(judgements: pd.DataFrame, unmodified: str) -> bool:
     """True when there are rubric or alignment rows of the unmodified configuration."""
     rows = judgements[(judgements["config"] == unmodified) & judgements["task"].isin(["rubric", "alignment"])]
     return not rows.empty
+
+
+def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``implicit-bench analyze`` extension (``analysis.extensions.EXTENSIONS["debias"]``):
+    scores the validated judgements; ``params["debias"]["scoring"]`` names the unmodified
+    configuration, the judges, the bootstrap and an optional retrieval table."""
+    debias = (params or {}).get("debias") or {}
+    scoring = section({"scoring": debias.get("scoring") or {}}, "scoring", ScoringParams)
+    retrieval = read_table(scoring.retrieval) if scoring.retrieval else None
+    judgements = tables.judgements
+    payload = analyze_debias(judgements, out_dir, params=debias, retrieval=retrieval, source="judgements")
+    if payload is None:
+        return None
+    duplicates = getattr(tables, "duplicates", None)
+    if duplicates is not None and len(duplicates):
+        mask = duplicates["task"].astype(str).isin(["rubric", "alignment"])
+        payload["duplicate_keys_left_out"] = int(mask.sum())
+        write_json(Path(out_dir) / "metrics" / "debias.json", payload)
+    entries = payload["configs"]
+    return {
+        "configs": len(entries),
+        "unmodified_S": entries[scoring.unmodified]["S"],
+        "best_dS": max((e["dS"] for e in entries.values() if e["dS"] is not None), default=None),
+    }
 
 
 def analyze_debias(

@@ -122,6 +122,8 @@ class ScoringParams(StrictModel):
     rubric_judge: str | None = None  # None: the only judge with rubric rows
     alignment_judge: str | None = None  # None: the only judge with alignment rows
     bootstrap: BootstrapParams = BootstrapParams()
+    # `implicit-bench analyze` only: a retrieval table (unit_id, own_hit) for the full-KG rows
+    retrieval: str | None = None
 
 
 def check_configs(configs: dict[str, ConfigSpec], unmodified: str) -> None:

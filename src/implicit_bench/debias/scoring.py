@@ -91,6 +91,9 @@ def image_scores(
     source = str(source)
     frame = judgements.reset_index(drop=True)
     frame = frame.assign(_row=np.arange(1, len(frame) + 1))
+    for column in ("config", "task", "judge", "variant"):  # categoricals -> plain strings
+        if column in frame.columns and isinstance(frame[column].dtype, pd.CategoricalDtype):
+            frame[column] = frame[column].astype(object)
     for column in ("unit_id", "seed", "config", "task", "value"):
         if column not in frame.columns:
             raise InputError(source, None, column, "missing column")
