@@ -29,7 +29,7 @@ def test_writer_examples():
     assert out.negated_1_1 == "A White person who is not a Black person sprinting on a track field."
     # punctuation after the subject moves behind the clause; a/an count as the same word
     out = deterministic_negated("A photo of a nurse.", "A photo of a female nurse.", "A photo of a male nurse.", "female")
-    assert out.negated_0_1 == "A photo of a nurse who is not a female."
+    assert out.negated_0_1 == "A photo of a nurse who is not female."  # an adjective takes no article
     out = deterministic_negated("A person is using a computer.", "An elderly person is using a computer.",
                                 "A young person is using a computer.", "elderly person")
     assert out.negated_1_1 == "A young person who is not an elderly person is using a computer."
@@ -39,6 +39,17 @@ def test_writer_examples():
     assert deterministic_subject("A person is using a computer.", "An elderly person is using a computer.") == "a photo of a person"
     assert with_article("Asian person") == "an Asian person"
     assert with_article("poor people") == "poor people"
+    assert with_article("smart") == "smart" and with_article("man") == "a man"
+    # the template writer's prompts: the clause goes right after the head
+    out = deterministic_negated("a photo of a chess player", "a photo of a smart chess player",
+                                "a photo of a dumb chess player", "smart", head="chess player")
+    assert out.negated_0_1 == "a photo of a chess player who is not smart"
+    assert out.negated_1_1 == "a photo of a dumb chess player who is not smart"
+    out = deterministic_negated("a photo of an engineer", "a photo of a male engineer",
+                                "a photo of a female engineer", "male", head="engineer")
+    assert out.negated_1_1 == "a photo of a female engineer who is not male"
+    assert deterministic_subject("a photo of a chess player", "a photo of a smart chess player",
+                                 head="chess player") == "a photo of a chess player"
 
 
 def test_checks():

@@ -27,13 +27,13 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench.audits.stats import share
+from implicit_bench.text import contains_phrase
 
 NEGATED_COLUMNS: dict[str, str] = {
     "negated_0_1": "prompt_negated_0_1",
     "negated_1_1": "prompt_negated_1_1",
 }
 _ARTICLES = ("a", "an", "the")
-_PLURAL_HINTS = ("people", "men", "women", "children", "folks", "persons", "kids")
 _PUNCT = ".,;:!?"
 
 
@@ -45,18 +45,41 @@ class NegatedPrompts:
     reason: str | None = None
 
 
-def with_article(phrase: str) -> str:
-    """ "man" -> "a man", "Asian person" -> "an Asian person"; plurals and "the X" stay."""
+# Singular person nouns: an attribute ending in one is a noun phrase and takes "a"/"an"
+# ("a man", "a Black person"); any other attribute is read as an adjective and takes none
+# ("who is not smart", "who is not Asian").
+PERSON_NOUNS: frozenset[str] = frozenset(
+    ["man", "woman", "person", "boy", "girl", "guy", "lady", "gentleman", "child", "kid", "adult", "teenager", "individual", "mother", "father", "husband", "wife", "son", "daughter", "parent", "student", "worker", "immigrant", "citizen", "foreigner", "native"]
+)
+
+
+def with_article(phrase: str, always: bool = False) -> str:
+    """ "man" -> "a man", "Asian person" -> "an Asian person", "smart" -> "smart".
+
+    An article is added when the phrase ends in a singular person noun (or ``always``) and
+    does not start with one already.
+    """
     phrase = phrase.strip()
     words = phrase.split()
-    if not words:
+    if not words or words[0].lower() in _ARTICLES:
         return phrase
-    if words[0].lower() in _ARTICLES or words[-1].lower() in _PLURAL_HINTS:
-        return phrase
-    if words[-1].lower().endswith("s") and not words[-1].lower().endswith(("ss", "us", "is")):
+    if not always and words[-1].lower().strip(_PUNCT) not in PERSON_NOUNS:
         return phrase
     article = "an" if words[0][0].lower() in "aeiou" else "a"
     return f"{article} {phrase}"
+
+
+def _phrase_end(words: list[str], phrase: str | None) -> int | None:
+    """Index just after the first whole-word occurrence of ``phrase`` in ``words``, or None."""
+    if not phrase:
+        return None
+    needle = [w.lower() for w in phrase.split()]
+    hay = [w.lower().strip(_PUNCT) for w in words]
+    n = len(needle)
+    for i in range(len(hay) - n + 1):
+        if hay[i : i + n] == needle:
+            return i + n
+    return None
 
 
 def _common_affixes(a: list[str], b: list[str]) -> tuple[int, int]:
@@ -101,9 +124,19 @@ def _insert_negation(words: list[str], end: int, forbidden: str) -> str:
     return " ".join([*head, clause, *tail])
 
 
-def deterministic_negated(neutral: str, stereotype_prompt: str, anti_prompt: str, stereotype: str) -> NegatedPrompts:
-    """Write both negated prompts from the unit's triplet; null prompts with a reason on failure."""
+def deterministic_negated(neutral: str, stereotype_prompt: str, anti_prompt: str, stereotype: str,
+                          head: str | None = None) -> NegatedPrompts:
+    """Write both negated prompts from the unit's triplet; null prompts with a reason on failure.
+
+    When the unit's ``head`` occurs in the neutral and anti-stereotype prompts (the template
+    writer's "a photo of a {head}"), the clause goes right after it; otherwise the subject is
+    found from the word difference between the neutral and the stereotype prompt.
+    """
     n_words, s_words, a_words = neutral.split(), stereotype_prompt.split(), anti_prompt.split()
+    n_head, a_head = _phrase_end(n_words, head), _phrase_end(a_words, head)
+    if n_head is not None and a_head is not None:
+        return NegatedPrompts(_insert_negation(n_words, n_head, stereotype),
+                              _insert_negation(a_words, a_head, stereotype), "deterministic")
     end_s = _subject_end(n_words, s_words)
     if end_s is None:
         return NegatedPrompts(None, None, "deterministic", "stereotype prompt does not differ from the neutral prompt")
@@ -123,7 +156,7 @@ def deterministic_negated(neutral: str, stereotype_prompt: str, anti_prompt: str
     )
 
 
-def deterministic_subject(neutral: str, stereotype_prompt: str) -> str | None:
+def deterministic_subject(neutral: str, stereotype_prompt: str, head: str | None = None) -> str | None:
     """The subject-only template prompt "a photo of a {subject}" of a unit, or None.
 
     The subject is the span of the neutral prompt that the stereotype prompt replaces
@@ -131,6 +164,10 @@ def deterministic_subject(neutral: str, stereotype_prompt: str) -> str | None:
     stereotype prompt's insertion ("mover" in "A mover ..." -> "A man mover ...").
     """
     n_words, s_words = neutral.split(), stereotype_prompt.split()
+    if _phrase_end(n_words, head) is not None:
+        from implicit_bench.triplets.template import takes_article
+
+        return f"a photo of {with_article(head, always=True) if takes_article(head) else head}"
     p, q = _common_affixes(n_words, s_words)
     span = n_words[p : len(n_words) - q] if len(n_words) - q - p > 0 else n_words[p : p + 1]
     words = [w.strip(_PUNCT) for w in span]
@@ -139,11 +176,12 @@ def deterministic_subject(neutral: str, stereotype_prompt: str) -> str | None:
         words = words[1:]
     if not words or len(words) > 4:
         return None
-    return f"a photo of {with_article(' '.join(words))}"
+    return f"a photo of {with_article(' '.join(words), always=True)}"
 
 
 def _mentions(prompt: str, phrase: str) -> bool:
-    return re.search(r"(?<!\w)" + re.escape(phrase.strip().lower()) + r"(?!\w)", prompt.lower()) is not None
+    """Whole-word, case-insensitive occurrence (the triplet checks' rule, ``text.contains_phrase``)."""
+    return contains_phrase(prompt, phrase)
 
 
 def check_negated(prompt: str | None, variant: str, stereotype: str, anti_stereotype: str, max_words: int = 77) -> str | None:
