@@ -179,3 +179,22 @@ def test_extend_units_adds_the_prompt_columns():
     assert report["prompt_negated_0_1"]["failed"] == {"stereotype prompt does not differ from the neutral prompt": 1}
     same, off = extend_units(units, NegationPromptParams(enabled=False))
     assert off == {"enabled": False} and "prompt_negated_0_1" not in same
+
+
+def test_multi_tail_attributes():
+    from implicit_bench.audits.negation import tails
+    from implicit_bench.audits.prompts import NegationPromptParams, extend_units
+
+    assert tails('["man", "he"]', "man, he") == ["man", "he"]
+    assert tails(None, "man") == ["man"]
+    # any tail counts, as in the triplet checks
+    assert check_negated("A she mover who is not a he.", "negated_1_1", ["man", "he"], ["woman", "she"]) is None
+    units = pd.DataFrame({
+        "unit_id": ["1"], "head": ["mover"], "stereotype": ["man, he"], "anti_stereotype": ["woman, she"],
+        "stereotype_tails": ['["man", "he"]'], "anti_stereotype_tails": ['["woman", "she"]'],
+        "prompt_neutral": ["a photo of a mover"], "prompt_stereotype": ["a photo of a man and he mover"],
+        "prompt_anti_stereotype": ["a photo of a woman and she mover"],
+    })
+    out, _ = extend_units(units, NegationPromptParams())
+    assert out["prompt_negated_1_1"].iloc[0] == "a photo of a woman and she mover who is not man and he"
+    assert out["prompt_negated_1_1_check"].isna().all()

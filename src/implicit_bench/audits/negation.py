@@ -19,6 +19,7 @@ forbids).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -184,24 +185,40 @@ def _mentions(prompt: str, phrase: str) -> bool:
     return contains_phrase(prompt, phrase)
 
 
-def check_negated(prompt: str | None, variant: str, stereotype: str, anti_stereotype: str, max_words: int = 77) -> str | None:
+def tails(value: Any, fallback: str) -> list[str]:
+    """An attribute's tails from a JSON list (string or list) column, else ``[fallback]``."""
+    if isinstance(value, str) and value.strip().startswith("["):
+        value = json.loads(value)
+    if isinstance(value, list | tuple) or hasattr(value, "tolist"):
+        items = [str(v).strip() for v in (value.tolist() if hasattr(value, "tolist") else value) if str(v).strip()]
+        if items:
+            return items
+    return [fallback]
+
+
+def check_negated(prompt: str | None, variant: str, stereotype: str | list[str], anti_stereotype: str | list[str],
+                  max_words: int = 77) -> str | None:
     """None if ``prompt`` passes, else the failed check's name.
 
-    Checks: not empty; names the stereotype after a negation ("not ..."); the 0:1 prompt
-    does not name the anti-stereotype; the 1:1 prompt names it before the negation; within
-    ``max_words`` words.
+    An attribute is named when any of its tails occurs as whole words (the triplet checks'
+    rule). Checks: not empty; names the stereotype after a negation ("not ..."); the 0:1
+    prompt does not name the anti-stereotype; the 1:1 prompt names it before the negation;
+    within ``max_words`` words.
     """
+    s_tails = [stereotype] if isinstance(stereotype, str) else list(stereotype)
+    a_tails = [anti_stereotype] if isinstance(anti_stereotype, str) else list(anti_stereotype)
     if prompt is None or not prompt.strip():
         return "empty"
     text = prompt.lower()
     neg = re.search(r"\bnot\b|\bno\b|\bnon-|n't\b|\bwithout\b", text)
     if neg is None:
         return "no_negation"
-    if not _mentions(text[neg.start():], stereotype):
+    if not any(_mentions(text[neg.start():], t) for t in s_tails):
         return "stereotype_not_negated"
-    if variant == "negated_0_1" and _mentions(text, anti_stereotype) and not _mentions(stereotype, anti_stereotype):
+    shared = any(_mentions(" ".join(s_tails), t) for t in a_tails)
+    if variant == "negated_0_1" and any(_mentions(text, t) for t in a_tails) and not shared:
         return "names_anti_stereotype"
-    if variant == "negated_1_1" and not _mentions(text[: neg.start()], anti_stereotype):
+    if variant == "negated_1_1" and not any(_mentions(text[: neg.start()], t) for t in a_tails):
         return "anti_stereotype_missing"
     if len(prompt.split()) > max_words:
         return "too_long"
@@ -223,7 +240,8 @@ def add_negated_prompts(units: pd.DataFrame, written: dict[str, NegatedPrompts])
             failed = (
                 (prompts.reason if prompts is not None and prompts.reason else "not_written")
                 if prompt is None
-                else check_negated(prompt, variant, row.stereotype, row.anti_stereotype)
+                else check_negated(prompt, variant, tails(getattr(row, "stereotype_tails", None), row.stereotype),
+                                   tails(getattr(row, "anti_stereotype_tails", None), row.anti_stereotype))
             )
             values.append(None if failed else prompt)
             checks.append(failed)

@@ -19,6 +19,7 @@ from implicit_bench.audits.negation import (
     add_negated_prompts,
     deterministic_negated,
     deterministic_subject,
+    tails,
 )
 from implicit_bench.params import StrictModel
 
@@ -48,8 +49,9 @@ def extend_units(units: pd.DataFrame, params: NegationPromptParams) -> tuple[pd.
         report["llm_answers"] = counter.as_dict()
     else:
         written = {
-            str(r.unit_id): deterministic_negated(r.prompt_neutral, r.prompt_stereotype, r.prompt_anti_stereotype,
-                                                  r.stereotype, getattr(r, "head", None))
+            str(r.unit_id): deterministic_negated(
+                r.prompt_neutral, r.prompt_stereotype, r.prompt_anti_stereotype,
+                " and ".join(tails(getattr(r, "stereotype_tails", None), r.stereotype)), getattr(r, "head", None))
             for r in units.itertuples(index=False)
         }
     out = add_negated_prompts(units, written)
