@@ -198,3 +198,11 @@ def test_multi_tail_attributes():
     out, _ = extend_units(units, NegationPromptParams())
     assert out["prompt_negated_1_1"].iloc[0] == "a photo of a woman and she mover who is not man and he"
     assert out["prompt_negated_1_1_check"].isna().all()
+
+
+def test_attribute_with_its_own_negation_word():
+    # the anti-stereotype "without" is itself a negation word; the governing one is "who is not"
+    assert check_negated("a photo of without family history who is not with", "negated_1_1",
+                         ["with"], ["without"]) is None
+    assert check_negated("a photo of family history who is not without", "negated_1_1",
+                         ["with"], ["without"]) == "stereotype_not_negated"

@@ -210,15 +210,18 @@ def check_negated(prompt: str | None, variant: str, stereotype: str | list[str],
     if prompt is None or not prompt.strip():
         return "empty"
     text = prompt.lower()
-    neg = re.search(r"\bnot\b|\bno\b|\bnon-|n't\b|\bwithout\b", text)
-    if neg is None:
+    negations = list(re.finditer(r"\bnot\b|\bno\b|\bnon-|n't\b|\bwithout\b", text))
+    if not negations:
         return "no_negation"
-    if not any(_mentions(text[neg.start():], t) for t in s_tails):
+    # the negation that governs the stereotype: the first one followed by a stereotype tail
+    # (an attribute may itself contain a negation word, e.g. "without", "don't")
+    governing = [m for m in negations if any(_mentions(text[m.end():], t) for t in s_tails)]
+    if not governing:
         return "stereotype_not_negated"
     shared = any(_mentions(" ".join(s_tails), t) for t in a_tails)
     if variant == "negated_0_1" and any(_mentions(text, t) for t in a_tails) and not shared:
         return "names_anti_stereotype"
-    if variant == "negated_1_1" and not any(_mentions(text[: neg.start()], t) for t in a_tails):
+    if variant == "negated_1_1" and not any(_mentions(text[: m.start()], t) for m in governing for t in a_tails):
         return "anti_stereotype_missing"
     if len(prompt.split()) > max_words:
         return "too_long"
