@@ -148,3 +148,22 @@ def test_worked_example_of_the_docs(tmp_path):
     assert g["groups"]["3 of 3"]["a_to_s"]["value"] == pytest.approx(2 / 3)
     assert b["default_rate"]["n_boot"] == 1000 and b["default_rate"]["seed"] == 42
     assert not (tmp_path / "out" / "metrics" / "selection.json").exists()
+
+
+def test_debias_extension_writes_debias_json(tmp_path):
+    from implicit_bench.analysis.synthetic import synthetic_judgements, synthetic_units
+
+    u = synthetic_units(12)
+    parts = [
+        synthetic_judgements(u, judges=("qwen3vl",), tasks=("rubric", "alignment"), config=name, seed=i)
+        for i, name in enumerate(("unmodified", "rewrite_own"))
+    ]
+    parts.append(synthetic_judgements(u, judges=("qwen3vl",), tasks=("blind",), config="unmodified", seed=5))
+    j = pd.concat(parts)
+    j = j[(j["task"] == "blind") | (j["variant"] == "neutral")]
+    u.to_parquet(tmp_path / "u.parquet")
+    j.to_parquet(tmp_path / "j.parquet")
+    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "u.parquet"), "--judgements", str(tmp_path / "j.parquet"), "--out", str(tmp_path / "out"), "--config", "unmodified", "--bootstrap-n", "20"])
+    assert res.exit_code == 0, res.output
+    debias = json.loads((tmp_path / "out" / "metrics" / "debias.json").read_text())
+    assert debias["unmodified"] == "unmodified" and len(debias["configs"]) == 2

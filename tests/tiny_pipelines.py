@@ -1,6 +1,6 @@
-"""A tiny random QwenImagePipeline built locally (test helper; nothing downloaded).
+"""Tiny random Qwen-Image and SD3 pipelines built locally (test helpers; nothing downloaded).
 
-Components follow diffusers' own ``get_dummy_components`` for Qwen-Image; the tokenizer is a
+Components follow diffusers' own ``get_dummy_components``. Qwen-Image's tokenizer is a
 byte-level Qwen2 tokenizer written here (every byte one token, plus the chat special tokens),
 so the template prefix is longer than the real tokenizer's 34 tokens: the encoder outputs
 keep part of the system prompt, which does not matter for testing the code path.
@@ -53,6 +53,51 @@ def build_tiny_qwen_image(out_dir: Path, seed: int = 0) -> Path:
     pipe = QwenImagePipeline(
         transformer=transformer, vae=vae, scheduler=FlowMatchEulerDiscreteScheduler(),
         text_encoder=text_encoder, tokenizer=tokenizer,
+    )  # fmt: skip
+    pipe.save_pretrained(out_dir)
+    return Path(out_dir)
+
+
+def build_tiny_sd3(out_dir: Path, seed: int = 0) -> Path:
+    """A tiny random StableDiffusion3Pipeline without T5 (diffusers' dummy components)."""
+    import torch
+    from diffusers import (
+        AutoencoderKL,
+        FlowMatchEulerDiscreteScheduler,
+        SD3Transformer2DModel,
+        StableDiffusion3Pipeline,
+    )
+    from transformers import CLIPTextConfig, CLIPTextModelWithProjection, CLIPTokenizer
+
+    from implicit_bench.tiny.generator import tokenizer_vocab
+
+    vocab = tokenizer_vocab()
+    torch.manual_seed(seed)
+    transformer = SD3Transformer2DModel(
+        sample_size=32, patch_size=1, in_channels=4, num_layers=1, attention_head_dim=8,
+        num_attention_heads=4, caption_projection_dim=32, joint_attention_dim=32,
+        pooled_projection_dim=64, out_channels=4,
+    )  # fmt: skip
+    clip = CLIPTextConfig(
+        bos_token_id=0, eos_token_id=1, pad_token_id=1, hidden_size=32, intermediate_size=37,
+        layer_norm_eps=1e-05, num_attention_heads=4, num_hidden_layers=2, vocab_size=len(vocab),
+        max_position_embeddings=77, hidden_act="gelu", projection_dim=32,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    text_encoder = CLIPTextModelWithProjection(clip)
+    torch.manual_seed(seed + 1)
+    text_encoder_2 = CLIPTextModelWithProjection(clip)
+    tokenizer = CLIPTokenizer(vocab=vocab, merges=[], model_max_length=77)
+    torch.manual_seed(seed)
+    vae = AutoencoderKL(
+        sample_size=32, in_channels=3, out_channels=3, block_out_channels=(4,), layers_per_block=1,
+        latent_channels=4, norm_num_groups=1, use_quant_conv=False, use_post_quant_conv=False,
+        shift_factor=0.0609, scaling_factor=1.5035,
+    )  # fmt: skip
+    pipe = StableDiffusion3Pipeline(
+        transformer=transformer, scheduler=FlowMatchEulerDiscreteScheduler(), vae=vae,
+        text_encoder=text_encoder, tokenizer=tokenizer, text_encoder_2=text_encoder_2,
+        tokenizer_2=tokenizer, text_encoder_3=None, tokenizer_3=None,
     )  # fmt: skip
     pipe.save_pretrained(out_dir)
     return Path(out_dir)

@@ -1,11 +1,11 @@
-"""The prompt-encoder hook on a (tiny, random) Qwen-Image pipeline: the paper's generator."""
+"""The prompt-encoder hook on tiny random Qwen-Image and SD3 pipelines (the paper's generators)."""
 
 from __future__ import annotations
 
 import pytest
 
 from implicit_bench.generators import create_generator
-from tests.tiny_qwen_image import build_tiny_qwen_image
+from tests.tiny_pipelines import build_tiny_qwen_image, build_tiny_sd3
 
 
 @pytest.fixture(scope="module")
@@ -43,3 +43,24 @@ def test_unsupported_setting_is_an_error(qwen_generator):
     model = qwen_generator.config.model
     with pytest.raises(ConfigError, match="does not take cross_attention_kwargs"):
         create_generator({"backend": "diffusers", "model": model, "call_kwargs": {"cross_attention_kwargs": {}}})
+
+
+def test_sd3_without_t5_encoding_layout_and_round_trip(tmp_path):
+    model = build_tiny_sd3(tmp_path / "sd3")
+    gen = create_generator(
+        {
+            "backend": "diffusers", "model": str(model), "drop_components": ["text_encoder_3", "tokenizer_3"],
+            "device": "cpu", "threads": 1, "steps": 2, "guidance": 7.0, "width": 32, "height": 32,
+            "max_sequence_length": 16,
+        }  # fmt: skip
+    )
+    assert gen.family == "sd3"
+    prompts = ["a nurse", "a nurse who is a man"]
+    enc = gen.encode(prompts)
+    # tokens: 77 CLIP positions then 16 T5 positions (zeros without T5, mask 0);
+    # CLIP mask = BOS + characters without spaces + EOS: 6 + 2 = 8 and 15 + 2 = 17
+    assert tuple(enc.embeds.shape[:2]) == (2, 77 + 16) and tuple(enc.pooled.shape) == (2, 64)
+    assert enc.mask.sum(dim=1).tolist() == [8, 17] and int(enc.mask[:, 77:].sum()) == 0
+    plain = gen.generate_prompts(prompts, [42, 42])
+    again = gen.generate_encoded(gen.encode(prompts), [42, 42])
+    assert [i.tobytes() for i in plain] == [i.tobytes() for i in again]

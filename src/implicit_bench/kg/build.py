@@ -1,0 +1,118 @@
+"""The ``kg`` stage's library entry: pairs table -> KG units table, invalid records, metrics."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import ValidationError
+
+from implicit_bench.errors import ConfigError, InputError
+from implicit_bench.io import read_table
+from implicit_bench.kg.minimal_pair import Extraction, MinimalPairParams, extract
+from implicit_bench.kg.stats import kg_graph_stats
+from implicit_bench.kg.table import units_frame
+from implicit_bench.llm import InvalidCounter
+from implicit_bench.params import StrictModel
+from implicit_bench.provenance import provenance
+from implicit_bench.records import KGUnit, SourcePair
+
+
+class KGParams(StrictModel):
+    extractor: Literal["minimal_pair", "llm"] = "minimal_pair"
+    max_pairs: int = 0  # 0 = all pairs; otherwise the first N (for trying an LLM cheaply)
+    minimal_pair: MinimalPairParams = MinimalPairParams()
+    llm: str | None = None  # name of the entry of llm_configs used when extractor = llm
+    llm_configs: dict[str, dict[str, Any]] = {}  # name -> LLM params block (docs/llm-backends.md)
+
+
+def llm_config(name: str | None, configs: dict[str, dict[str, Any]], stage: str) -> dict[str, Any]:
+    """The LLM params block named by ``<stage>.llm`` in ``<stage>.llm_configs``."""
+    if not name:
+        raise ConfigError(f"params.yaml: {stage}.llm must name an entry of {stage}.llm_configs")
+    if name not in configs:
+        raise ConfigError(f"params.yaml: {stage}.llm = '{name}' is not in {stage}.llm_configs (known: {', '.join(sorted(configs)) or 'none'})")
+    return configs[name]
+
+
+def read_pairs(path: str | Path) -> list[SourcePair]:
+    """The pairs table as validated records; a bad row names file, row and field."""
+    frame = read_table(path)
+    fields = set(SourcePair.model_fields)
+    missing = [f for f in ("pair_id", "source", "bias_type", "stereotype_sentence", "anti_stereotype_sentence") if f not in frame.columns]
+    if missing:
+        raise InputError(path, None, missing[0], "missing column")
+    pairs = []
+    for index, row in enumerate(frame.to_dict("records"), start=1):
+        data = {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items() if k in fields}
+        try:
+            pairs.append(SourcePair(**data))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise InputError(path, index, ".".join(str(p) for p in err["loc"]) or None, err["msg"]) from None
+    return pairs
+
+
+def run_kg(pairs: list[SourcePair], params: KGParams) -> tuple[pd.DataFrame, list[dict[str, Any]], dict[str, Any]]:
+    """Extract units from every pair. Returns (units table, invalid / no-unit records, metrics)."""
+    if params.max_pairs:
+        pairs = pairs[: params.max_pairs]
+    counter = InvalidCounter("kg")
+    model_ref: str | None = None
+    if params.extractor == "minimal_pair":
+        results = [extract(p, params.minimal_pair) for p in pairs]
+        records: list[dict[str, Any]] = []
+    else:
+        from implicit_bench.kg.llm_extractor import extract_all
+        from implicit_bench.llm import build_llm
+
+        client = build_llm(llm_config(params.llm, params.llm_configs, "kg"), where=f"kg.llm_configs.{params.llm}")
+        model_ref = client.model
+        results, answers, records = extract_all(pairs, client)
+        for answer in answers:
+            counter.add(answer)
+    by_id = {p.pair_id: p for p in pairs}
+    units: list[KGUnit] = [u for r in results for u in r.units]
+    for r in results:
+        if not r.units and r.reason not in ("llm_invalid_answer",):
+            pair = by_id[r.pair_id]
+            records.append({"pair_id": r.pair_id, "source": pair.source, "bias_type": pair.bias_type,
+                            "level": "pair", "raw": "", "mode": "no_unit", "error": r.reason})
+    table = units_frame(units)
+    metrics = kg_metrics(pairs, results, table, counter, records)
+    metrics["extractor"] = params.extractor
+    metrics["provenance"] = provenance([("kg_extractor", model_ref)])
+    return table, records, metrics
+
+
+def _counts(values: pd.Series | list[str]) -> dict[str, int]:
+    return {str(k): int(v) for k, v in sorted(Counter(values).items())}
+
+
+def kg_metrics(
+    pairs: list[SourcePair], results: list[Extraction], table: pd.DataFrame,
+    counter: InvalidCounter, records: list[dict[str, Any]],
+) -> dict[str, Any]:
+    by_id = {p.pair_id: p for p in pairs}
+    empty = [r for r in results if not r.units]
+    by_source_type: dict[str, dict[str, int]] = {}
+    if len(table):
+        for (source, bias), n in table.groupby(["source", "bias_type"]).size().items():
+            by_source_type.setdefault(source, {})[bias] = int(n)
+    return {
+        "pairs_total": len(pairs),
+        "pairs_with_units": len(results) - len(empty),
+        "pairs_without_units": len(empty),
+        "pairs_without_units_by_reason": _counts([r.reason or "unknown" for r in empty]),
+        "pairs_without_units_by_source": _counts([by_id[r.pair_id].source for r in empty]),
+        "units_total": int(len(table)),
+        "units_by_bias_type": _counts(table["bias_type"]) if len(table) else {},
+        "units_by_source": _counts(table["source"]) if len(table) else {},
+        "units_by_source_and_bias_type": by_source_type,
+        "units_without_relation": int(table["relation"].isna().sum()) if len(table) else 0,
+        "llm_answers": counter.as_dict(),
+        "invalid_records": sum(1 for r in records if r["level"] != "pair"),
+        "graph": kg_graph_stats(table),
+    }

@@ -1,0 +1,56 @@
+"""Bias-KG statistics of paper Appendix B.1.
+
+Graph: nodes are the heads and attributes of the units (normalised: lower case, inner
+whitespace collapsed; heads and attributes share one name space, so an attribute that equals
+another unit's head is one node). Each unit links its head to its two attributes (the joined
+stereotype and anti-stereotype strings).
+
+- ``largest_component_share``: nodes in the largest connected component (undirected) / nodes.
+- ``two_hop_chains``: on the directed edges head -> stereotype attribute only (duplicates and
+  self-loops removed), the number of paths u -> v -> w, i.e. the sum over nodes v of
+  in-degree(v) x out-degree(v): the stereotype attribute of one unit is the head of another
+  (paper: manager -> male -> strong).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+
+def _norm(values: pd.Series) -> pd.Series:
+    return values.astype(str).str.lower().str.split().str.join(" ")
+
+
+def kg_graph_stats(units: pd.DataFrame) -> dict[str, Any]:
+    """``units`` needs columns head, stereotype, anti_stereotype (one row per unit)."""
+    if units.empty:
+        return {"nodes": 0, "edges": 0, "largest_component_nodes": 0, "largest_component_share": None,
+                "components": 0, "two_hop_chains": 0}
+    head, stereo, anti = _norm(units["head"]), _norm(units["stereotype"]), _norm(units["anti_stereotype"])
+    names, codes = np.unique(np.concatenate([head, stereo, anti]), return_inverse=True)
+    n = len(head)
+    h, s, a = codes[:n], codes[n : 2 * n], codes[2 * n :]
+    rows, cols = np.concatenate([h, h]), np.concatenate([s, a])
+    undirected = set(zip(np.minimum(rows, cols).tolist(), np.maximum(rows, cols).tolist(), strict=True))
+    graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(names), len(names)))
+    count, labels = connected_components(graph, directed=False)
+    largest = int(np.bincount(labels).max())
+    directed = {(u, v) for u, v in zip(h.tolist(), s.tolist(), strict=True) if u != v}
+    out_deg = np.zeros(len(names), dtype=np.int64)
+    in_deg = np.zeros(len(names), dtype=np.int64)
+    for u, v in directed:
+        out_deg[u] += 1
+        in_deg[v] += 1
+    return {
+        "nodes": int(len(names)),
+        "edges": int(len(undirected - {(u, u) for u in range(len(names))})),
+        "components": int(count),
+        "largest_component_nodes": largest,
+        "largest_component_share": round(largest / len(names), 6),
+        "two_hop_chains": int((in_deg * out_deg).sum()),
+    }

@@ -1,0 +1,24 @@
+"""Stage 2 of the paper: KG units -> prompt triplets (see docs/triplets.md).
+
+A writer is one module behind ``TRIPLET_WRITERS`` (lazy ``"module:function"``) with the
+signature ``write(units, pairs, params) -> list[WriteResult]``; checks, statistics and the
+subset are writer-independent, so a new writer or an extra-variant hook (e.g. negated prompts)
+plugs in without touching them.
+
+Extra variants (e.g. the negated prompts of issue 6) are *variant hooks*: a function
+``hook(table: pd.DataFrame) -> pd.DataFrame`` that adds columns (``prompt_negated_0_1``...) to
+the triplets table, registered in ``VARIANT_HOOKS`` and switched on by listing its name in
+``triplets.variant_hooks``; the stage applies them in order after the checks, before the
+subset is taken.
+"""
+
+from __future__ import annotations
+
+from implicit_bench.registry import Registry
+
+TRIPLET_WRITERS: Registry = Registry("triplet writer")
+TRIPLET_WRITERS.register("template", "implicit_bench.triplets.template:write")
+TRIPLET_WRITERS.register("llm", "implicit_bench.triplets.llm_writer:write")
+
+# name -> "module:function" taking and returning the triplets table (see above)
+VARIANT_HOOKS: Registry = Registry("triplet variant hook")

@@ -1,0 +1,110 @@
+"""The ``triplets`` stage's library entry: KG units -> triplets table, subset, invalid records, metrics."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Literal
+
+import pandas as pd
+
+from implicit_bench.kg.table import units_frame
+from implicit_bench.llm import InvalidCounter
+from implicit_bench.params import StrictModel
+from implicit_bench.provenance import provenance
+from implicit_bench.records import KGUnit
+from implicit_bench.schema import UNIT_COLUMNS
+from implicit_bench.triplets import TRIPLET_WRITERS, VARIANT_HOOKS
+from implicit_bench.triplets.checks import CHECK_COLUMNS, check_triplet
+from implicit_bench.triplets.prompt_stats import prompt_stats
+from implicit_bench.triplets.subset import SubsetParams, stratified_subset
+from implicit_bench.triplets.template import TemplateWriterParams
+
+EXTRA_COLUMNS: tuple[str, ...] = (
+    "source_pair_id", "target", "axis", "construction_mode", "shared_frame", "frame_sensitive",
+    "stereotype_tails", "anti_stereotype_tails", "extractor", "writer",
+)
+TRIPLET_COLUMNS: tuple[str, ...] = (*UNIT_COLUMNS, *EXTRA_COLUMNS, *CHECK_COLUMNS, "check_ok")
+
+
+class TripletsParams(StrictModel):
+    writer: Literal["template", "llm"] = "template"
+    template: TemplateWriterParams = TemplateWriterParams()
+    llm: str | None = None  # name of the entry of llm_configs used when writer = llm
+    llm_configs: dict[str, dict[str, Any]] = {}  # name -> LLM params block (docs/llm-backends.md)
+    variant_hooks: list[str] = []  # names in triplets.VARIANT_HOOKS, applied in order
+
+
+def _writer_params(params: TripletsParams) -> dict[str, Any]:
+    if params.writer == "template":
+        return params.template.model_dump()
+    from implicit_bench.kg.build import llm_config
+
+    return {**llm_config(params.llm, params.llm_configs, "triplets"), "_where": f"triplets.llm_configs.{params.llm}"}
+
+
+def run_triplets(
+    units: list[KGUnit], pairs: pd.DataFrame | None, params: TripletsParams, subset: SubsetParams, seed: int,
+) -> tuple[pd.DataFrame, pd.DataFrame, list[dict[str, Any]], dict[str, Any]]:
+    """Write, check and subset. Returns (triplets, subset, invalid records, metrics)."""
+    write = TRIPLET_WRITERS.resolve(params.writer)
+    results = write(units, pairs, _writer_params(params))
+    by_id = {u.unit_id: u for u in units}
+    unit_rows = units_frame(units).set_index("unit_id")
+    counter = InvalidCounter("triplets")
+    rows, invalid = [], []
+    model_ref = None
+    for result in results:
+        if result.answer is not None:
+            counter.add(result.answer)
+        if result.triplet is None:
+            invalid.append(result.invalid or {"unit_id": result.unit_id, "error": "no triplet"})
+            continue
+        unit, triplet = by_id[result.unit_id], result.triplet
+        if triplet.writer.startswith("llm:"):
+            model_ref = triplet.writer[4:]
+        base = unit_rows.loc[unit.unit_id]
+        row = {
+            "unit_id": unit.unit_id, "source": unit.source, "bias_type": unit.bias_type,
+            "head": unit.head, "relation": unit.relation, "stereotype": unit.stereotype,
+            "anti_stereotype": unit.anti_stereotype, "prompt_neutral": triplet.neutral,
+            "prompt_stereotype": triplet.stereotype, "prompt_anti_stereotype": triplet.anti_stereotype,
+            **{c: base[c] for c in EXTRA_COLUMNS if c in base.index},
+            "writer": triplet.writer,
+            **check_triplet(unit, triplet),
+        }
+        rows.append(row)
+    table = pd.DataFrame(rows, columns=list(TRIPLET_COLUMNS))
+    for hook in params.variant_hooks:
+        table = VARIANT_HOOKS.resolve(hook)(table)
+    chosen = stratified_subset(table, subset.max_units, seed) if len(table) else table
+    metrics = triplet_metrics(units, table, chosen, counter, invalid)
+    metrics.update({"writer": params.writer, "subset_max_units": subset.max_units, "seed": seed,
+                    "provenance": provenance([("triplet_writer", model_ref)])})
+    return table, chosen, invalid, metrics
+
+
+def _counts(values: Any) -> dict[str, int]:
+    return {str(k): int(v) for k, v in sorted(Counter(values).items())}
+
+
+def triplet_metrics(
+    units: list[KGUnit], table: pd.DataFrame, chosen: pd.DataFrame, counter: InvalidCounter, invalid: list[dict[str, Any]],
+) -> dict[str, Any]:
+    flags = {c: int(table[c].sum()) for c in CHECK_COLUMNS} if len(table) else dict.fromkeys(CHECK_COLUMNS, 0)
+    violating = table[~table["check_ok"].astype(bool)] if len(table) else table
+    return {
+        "units_in": len(units),
+        "units_by_bias_type": _counts(u.bias_type for u in units),
+        "triplets_total": int(len(table)),
+        "triplets_by_bias_type": _counts(table["bias_type"]) if len(table) else {},
+        "triplets_invalid": len(invalid),
+        "llm_answers": counter.as_dict(),
+        "check_violations": {**flags, "triplets_with_violation": int(len(violating)),
+                             "by_bias_type": _counts(violating["bias_type"]) if len(violating) else {}},
+        "subset_units": int(len(chosen)),
+        "subset_by_bias_type": _counts(chosen["bias_type"]) if len(chosen) else {},
+        "prompt_stats": prompt_stats(table) if len(table) else {},
+        "prompt_stats_subset": prompt_stats(chosen) if len(chosen) else {},
+    }
+
+

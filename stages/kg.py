@@ -1,0 +1,31 @@
+"""Stage `kg`: sentence pairs -> bias knowledge-graph units (paper Stage 1; docs/kg.md)."""
+
+from __future__ import annotations
+
+import click
+
+from implicit_bench.io import write_json, write_jsonl, write_table
+from implicit_bench.kg.build import KGParams, read_pairs, run_kg
+from implicit_bench.params import load_params, section
+
+
+@click.command()
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--pairs", default="data/interim/pairs.parquet", show_default=True)
+@click.option("--out", default="data/interim/kg_units.parquet", show_default=True)
+@click.option("--invalid", default="data/interim/kg_invalid.jsonl", show_default=True)
+@click.option("--metrics", default="metrics/kg.json", show_default=True)
+def main(params_path: str, pairs: str, out: str, invalid: str, metrics: str) -> None:
+    params = section(load_params(params_path), "kg", KGParams, params_path)
+    units, records, report = run_kg(read_pairs(pairs), params)
+    write_table(units, out)
+    write_jsonl(invalid, records)
+    write_json(metrics, report)
+    click.echo(
+        f"kg ({params.extractor}): {report['units_total']} units from {report['pairs_total']} pairs; "
+        f"{report['pairs_without_units']} pairs without a unit, {report['invalid_records']} invalid answers -> {out}"
+    )
+
+
+if __name__ == "__main__":
+    main()
