@@ -8,9 +8,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from implicit_bench.io import atomic_write_text, write_table
+
+
+def clean(obj: Any) -> Any:
+    """JSON-safe copy: NaN / inf -> None, numpy scalars -> Python (json would write NaN)."""
+    if isinstance(obj, dict):
+        return {str(k): clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [clean(v) for v in obj]
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, float | np.floating):
+        return float(obj) if np.isfinite(obj) else None
+    return obj
 
 
 def _pct(x: Any) -> float | None:
