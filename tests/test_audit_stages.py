@@ -180,3 +180,44 @@ def test_intervals_through_the_analysis_bootstrap():
     assert mgbi["value"] == pytest.approx(0.419520, abs=1e-6)
     assert mgbi["n_units"] == 3 and mgbi["n_boot"] == 300 and mgbi["n_undefined"] > 0
     assert 0.0 <= mgbi["ci"][0] <= mgbi["ci"][1] <= 1.0
+
+
+def _strict(path):
+    import json
+
+    def bad(token):
+        raise ValueError(f"{path}: {token} is not JSON")
+
+    return json.loads(open(path).read(), parse_constant=bad)
+
+
+def test_metrics_are_strict_json(repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    for name in ("clip", "judge_audit", "negation", "diversity"):
+        CliRunner().invoke(_stage(name), [], catch_exceptions=False)
+        _strict(f"metrics/{name}.json")
+
+
+def test_analyze_extension_on_byo_judgements(tmp_path):
+    from implicit_bench.analysis.synthetic import synthetic_judgements, synthetic_units
+    from implicit_bench.cli import main as cli_main
+
+    units = synthetic_units(10)
+    j = synthetic_judgements(units, judges=("judge-a", "judge-b"), tasks=("blind",), seed=3)
+    # judge-a asked under both orders: a second row per image with the other order
+    a = j[j["judge"] == "judge-a"].copy()
+    a["order"] = a["order"].map({"sa": "as", "as": "sa"}) if "order" in a.columns else "as"
+    if "order" not in j.columns:
+        j["order"] = "sa"
+    both = pd.concat([j, a], ignore_index=True)
+    units.to_parquet(tmp_path / "u.parquet")
+    both.to_parquet(tmp_path / "j.parquet")
+    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "u.parquet"), "--judgements",
+                                        str(tmp_path / "j.parquet"), "--out", str(tmp_path / "out"), "--bootstrap-n", "20"])
+    assert res.exit_code == 0, res.output
+    audit = _strict(tmp_path / "out" / "metrics" / "judge_audit.json")
+    assert audit["judges_with_orders"] == ["judge-a", "judge-b"]
+    flips = audit["order_flips"]["judge-a"]
+    assert flips["images_both_orders"] == int((j["judge"] == "judge-a").sum())
+    assert "judge-a" in _strict(tmp_path / "out" / "metrics" / "negation.json")["by_judge"]
+    assert "judge-b" in _strict(tmp_path / "out" / "metrics" / "diversity.json")["blind_labels"]
