@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench.audits.order import nan_to_none
 from implicit_bench.audits.run import upstream_provenance
 from implicit_bench.clip.run import ClipParams, run_clip
 from implicit_bench.io import read_table, write_json, write_table
@@ -27,7 +28,7 @@ def main(params_path: str, units: str, out: str, metrics: str) -> None:
     write_table(rows, out)
     prov = merge_provenance(provenance([("clip", params.model.model)], raw.get("base", {}).get("profile")),
                             upstream_provenance(["metrics/render.json"]))
-    write_json(metrics, {**report, "provenance": prov})
+    write_json(metrics, nan_to_none({**report, "provenance": prov}))
     click.echo(f"clip: {report['images']} images ({report['embedded_now']} embedded now) -> {out}")
 
 

@@ -10,6 +10,7 @@ from implicit_bench.audits.run import (
     diversity_labels,
     face_diversity,
     load_judgements,
+    make_bootstrap,
     order_function,
     upstream_provenance,
 )
@@ -26,7 +27,8 @@ def main(params_path: str, units: str, metrics: str) -> None:
     unit_table = read_table(units)
     judgements, read = load_judgements(params.judgements)
     report = {
-        "blind_labels": diversity_labels(judgements, unit_table, params, order_function(params.primary_order)),
+        "blind_labels": diversity_labels(judgements, unit_table, params, order_function(params.primary_order),
+                                         boot=make_bootstrap(params.bootstrap)),
         "faces": face_diversity(unit_table, params.faces) if params.faces.enabled else None,
         "inputs": read,
         "include_neither": params.include_neither,

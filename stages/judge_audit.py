@@ -8,6 +8,7 @@ from implicit_bench.audits.run import (
     JudgeAuditParams,
     judge_audit,
     load_judgements,
+    make_bootstrap,
     order_function,
     upstream_provenance,
 )
@@ -22,7 +23,8 @@ from implicit_bench.params import load_params, section
 def main(params_path: str, metrics: str, plot: str) -> None:
     params = section(load_params(params_path), "judge_audit", JudgeAuditParams, params_path)
     judgements, read = load_judgements(params.judgements)
-    report, plot_rows = judge_audit(judgements, order_function(params.primary_order), params.confidence)
+    report, plot_rows = judge_audit(judgements, order_function(params.primary_order), params.confidence,
+                                   boot=make_bootstrap(params.bootstrap))
     report["inputs"] = read
     report["primary_order"] = params.primary_order
     report["provenance"] = upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"])

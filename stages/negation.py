@@ -8,6 +8,7 @@ import click
 from implicit_bench.audits.run import (
     NegationParams,
     load_judgements,
+    make_bootstrap,
     negation_report,
     order_function,
     upstream_provenance,
@@ -24,7 +25,8 @@ from implicit_bench.params import load_params, section
 def main(params_path: str, units: str, metrics: str, plot: str) -> None:
     params = section(load_params(params_path), "negation", NegationParams, params_path)
     judgements, read = load_judgements(params.judgements)
-    report, plot_rows = negation_report(judgements, read_table(units), order_function(params.primary_order))
+    report, plot_rows = negation_report(judgements, read_table(units), order_function(params.primary_order),
+                                        boot=make_bootstrap(params.bootstrap))
     report.update(inputs=read, primary_order=params.primary_order,
                   provenance=upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]))
     write_json(metrics, report)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from analysis_fixtures import BLIND_TYPES, blind_judgements, rubric_judgements, units
+from analysis_fixtures import BLIND_TYPES, blind_judgements, rows, rubric_judgements, units
 from click.testing import CliRunner
 
 from implicit_bench.analysis import extensions
@@ -148,3 +148,49 @@ def test_worked_example_of_the_docs(tmp_path):
     assert g["groups"]["3 of 3"]["a_to_s"]["value"] == pytest.approx(2 / 3)
     assert b["default_rate"]["n_boot"] == 1000 and b["default_rate"]["seed"] == 42
     assert not (tmp_path / "out" / "metrics" / "selection.json").exists()
+
+
+def test_debias_extension_writes_debias_json(tmp_path):
+    from implicit_bench.analysis.synthetic import synthetic_judgements, synthetic_units
+
+    u = synthetic_units(12)
+    parts = [
+        synthetic_judgements(u, judges=("qwen3vl",), tasks=("rubric", "alignment"), config=name, seed=i)
+        for i, name in enumerate(("unmodified", "rewrite_own"))
+    ]
+    parts.append(synthetic_judgements(u, judges=("qwen3vl",), tasks=("blind",), config="unmodified", seed=5))
+    j = pd.concat(parts)
+    j = j[(j["task"] == "blind") | (j["variant"] == "neutral")]
+    u.to_parquet(tmp_path / "u.parquet")
+    j.to_parquet(tmp_path / "j.parquet")
+    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "u.parquet"), "--judgements", str(tmp_path / "j.parquet"), "--out", str(tmp_path / "out"), "--config", "unmodified", "--bootstrap-n", "20"])
+    assert res.exit_code == 0, res.output
+    debias = json.loads((tmp_path / "out" / "metrics" / "debias.json").read_text())
+    assert debias["unmodified"] == "unmodified" and len(debias["configs"]) == 2
+
+
+def _strict_json(path: Path):
+    def bad(token):
+        raise ValueError(f"{path}: {token} is not JSON")
+
+    return json.loads(path.read_text(), parse_constant=bad)
+
+
+def test_metrics_are_strict_json_when_statistics_are_undefined(tmp_path):
+    """One unit: SDs, correlations and retention shares of empty types are undefined -> null."""
+    units({"u1": "gender"}).to_csv(tmp_path / "u.csv", index=False)
+    j = pd.DataFrame(rows("gen", "A", "rubric", {"u1": {"N": [4, 4, 4], "S": [5, 5, 5], "A": [1, 1, 1]}}) + rows("gen", "B", "rubric", {"u1": {"N": [2, 2, 2], "S": [4, 4, 4], "A": [0, 0, 0]}}) + rows("gen", "A", "blind", {"u1": {"N": ["s", "s", "s"], "S": ["s", "s", "s"], "A": ["a", "a", "a"]}}))
+    j.to_csv(tmp_path / "j.csv", index=False)
+    pd.DataFrame({"bias_type": ["gender", "race"]}).to_csv(tmp_path / "pairs.csv", index=False)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "u.csv"), "--judgements", str(tmp_path / "j.csv"), "--out", str(out), "--pairs", str(tmp_path / "pairs.csv"), "--bootstrap-n", "20"])
+    assert res.exit_code == 0, res.output
+    for name in ("selection.json", "benchmark.json", "lean.json"):
+        _strict_json(out / "metrics" / name)
+    lean = _strict_json(out / "metrics" / "lean.json")
+    # judge A: dx = |4 - 1| - |4 - 5| = 2 at every seed: SD 0, so Cohen's d and the between-seed r are undefined
+    assert lean["scorers"]["A"]["mean"]["value"] == 2.0 and lean["scorers"]["A"]["cohens_d"]["value"] is None
+    assert lean["scorers"]["A"]["spearman_brown"]["mean_r"] is None
+    sel = _strict_json(out / "metrics" / "selection.json")
+    race = next(r for r in sel["retention"] if r["bias_type"] == "race")
+    assert race["candidates"] == 0 and race["retention_of_candidates"] is None

@@ -157,3 +157,18 @@ def test_blind_images_asked_under_both_orders(tmp_path):
     t = load_tables(tmp_path / "u.csv", [tmp_path / "j.csv"], primary_order="as")
     # primary "as": row 2 is the image's answer, row 1 the secondary one; rows 6-7 keep row 7
     assert sorted(t.judgements["row"]) == [2, 3, 7] and t.summary()["secondary_order_rows"] == 2
+
+
+def test_hash_primary_order_is_the_judge_stage_order(tmp_path):
+    from implicit_bench.judges.tasks import blind_order
+
+    u, _ = load_units(_units_csv(tmp_path / "u.csv"))
+    lines = ["unit_id,variant,seed,config,judge,task,value,order"]
+    for seed in (42, 1042, 2042, 3042):
+        lines += [f"007,neutral,{seed},gen,A,blind,s,sa", f"007,neutral,{seed},gen,A,blind,a,as"]
+    (tmp_path / "j.csv").write_text("\n".join(lines) + "\n")
+    j, rejects, _ = load_judgements([tmp_path / "j.csv"], u, primary_order="hash")
+    assert len(rejects) == 0 and len(j) == 4 and j.attrs["secondary_order_rows"] == 4
+    for row in j.itertuples():
+        assert row.order == blind_order("007", row.seed, "neutral")
+        assert row.value == ("s" if row.order == "sa" else "a")

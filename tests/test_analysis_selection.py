@@ -106,3 +106,28 @@ def test_seed_filter(tables):
     assert sorted(res.selected["unit_id"]) == ["u1", "u2"]
     res = select_units(tables, SelectParams(seeds=[2042]))  # A: u1 -4, u2 1, u3 -3; B: u2 0, u3 -4
     assert sorted(res.selected["unit_id"]) == ["u2"]
+
+
+def test_held_out_seeds_table23(tables):
+    # select on seeds 42, 1042 only (2042 held out):
+    #   A: u1 (2 + 0)/2 = 1, u2 1 (1042 incomplete), u3 (-5 - 3)/2 = -4
+    #   B: u1 3, u2 0, u3 (-4 - 3)/2 = -3.5      -> kept u1 (A, B), u2 (A); rejected u3
+    # held-out seed 2042: A u1 -4, u2 1, u3 -3; B u1 none, u2 0, u3 -4
+    res = select_units(tables, SelectParams(held_out_seeds=[2042], bootstrap={"n": 50}))
+    m = res.metrics
+    assert m["seeds"] == [42, 1042]
+    assert sorted(res.selected["unit_id"]) == ["u1", "u2"]
+    a = m["held_out"]["judges"]["A"]
+    assert a["kept"]["mean_dx_selection_seeds"] == pytest.approx(1.0)
+    assert a["kept"]["share_positive_selection_seeds"] == pytest.approx(1.0)
+    assert a["kept"]["mean_dx_held_out_seeds"] == pytest.approx((-4 + 1) / 2)
+    assert a["kept"]["share_positive_held_out_seeds"] == pytest.approx(0.5)
+    assert a["rejected"]["mean_dx_held_out_seeds"] == pytest.approx(-3.0)
+    assert a["rejected"]["share_positive_held_out_seeds"] == 0.0
+    # kept units leaning under A on the selection seeds (u1, u2): u2 leans again, u1 does not
+    assert a["kept_leaning_again"]["value"] == pytest.approx(0.5)
+    assert a["kept_leaning_again"]["n_boot"] == 50
+    b = m["held_out"]["judges"]["B"]
+    assert b["kept"]["share_positive_selection_seeds"] == pytest.approx(0.5)  # u1 3, u2 0
+    assert b["kept"]["units_held_out_seeds"] == 1  # u1 has no seed-2042 rows under B
+    assert b["kept_leaning_again"]["value"] is None  # u1 leans but has no held-out dx

@@ -29,7 +29,7 @@ def test_writer_examples():
     assert out.negated_1_1 == "A White person who is not a Black person sprinting on a track field."
     # punctuation after the subject moves behind the clause; a/an count as the same word
     out = deterministic_negated("A photo of a nurse.", "A photo of a female nurse.", "A photo of a male nurse.", "female")
-    assert out.negated_0_1 == "A photo of a nurse who is not a female."
+    assert out.negated_0_1 == "A photo of a nurse who is not female."  # an adjective takes no article
     out = deterministic_negated("A person is using a computer.", "An elderly person is using a computer.",
                                 "A young person is using a computer.", "elderly person")
     assert out.negated_1_1 == "A young person who is not an elderly person is using a computer."
@@ -39,6 +39,17 @@ def test_writer_examples():
     assert deterministic_subject("A person is using a computer.", "An elderly person is using a computer.") == "a photo of a person"
     assert with_article("Asian person") == "an Asian person"
     assert with_article("poor people") == "poor people"
+    assert with_article("smart") == "smart" and with_article("man") == "a man"
+    # the template writer's prompts: the clause goes right after the head
+    out = deterministic_negated("a photo of a chess player", "a photo of a smart chess player",
+                                "a photo of a dumb chess player", "smart", head="chess player")
+    assert out.negated_0_1 == "a photo of a chess player who is not smart"
+    assert out.negated_1_1 == "a photo of a dumb chess player who is not smart"
+    out = deterministic_negated("a photo of an engineer", "a photo of a male engineer",
+                                "a photo of a female engineer", "male", head="engineer")
+    assert out.negated_1_1 == "a photo of a female engineer who is not male"
+    assert deterministic_subject("a photo of a chess player", "a photo of a smart chess player",
+                                 head="chess player") == "a photo of a chess player"
 
 
 def test_checks():
@@ -168,3 +179,30 @@ def test_extend_units_adds_the_prompt_columns():
     assert report["prompt_negated_0_1"]["failed"] == {"stereotype prompt does not differ from the neutral prompt": 1}
     same, off = extend_units(units, NegationPromptParams(enabled=False))
     assert off == {"enabled": False} and "prompt_negated_0_1" not in same
+
+
+def test_multi_tail_attributes():
+    from implicit_bench.audits.negation import tails
+    from implicit_bench.audits.prompts import NegationPromptParams, extend_units
+
+    assert tails('["man", "he"]', "man, he") == ["man", "he"]
+    assert tails(None, "man") == ["man"]
+    # any tail counts, as in the triplet checks
+    assert check_negated("A she mover who is not a he.", "negated_1_1", ["man", "he"], ["woman", "she"]) is None
+    units = pd.DataFrame({
+        "unit_id": ["1"], "head": ["mover"], "stereotype": ["man, he"], "anti_stereotype": ["woman, she"],
+        "stereotype_tails": ['["man", "he"]'], "anti_stereotype_tails": ['["woman", "she"]'],
+        "prompt_neutral": ["a photo of a mover"], "prompt_stereotype": ["a photo of a man and he mover"],
+        "prompt_anti_stereotype": ["a photo of a woman and she mover"],
+    })
+    out, _ = extend_units(units, NegationPromptParams())
+    assert out["prompt_negated_1_1"].iloc[0] == "a photo of a woman and she mover who is not man and he"
+    assert out["prompt_negated_1_1_check"].isna().all()
+
+
+def test_attribute_with_its_own_negation_word():
+    # the anti-stereotype "without" is itself a negation word; the governing one is "who is not"
+    assert check_negated("a photo of without family history who is not with", "negated_1_1",
+                         ["with"], ["without"]) is None
+    assert check_negated("a photo of family history who is not without", "negated_1_1",
+                         ["with"], ["without"]) == "stereotype_not_negated"

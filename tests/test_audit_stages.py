@@ -112,6 +112,9 @@ def test_stages_end_to_end(repo, monkeypatch):
     diversity = read_json("metrics/diversity.json")
     scores = diversity["blind_labels"]["clip"]["tiny"]["scores"]
     assert scores["scenes"] == 2 and scores["template_images"] == 6
+    assert diversity["blind_labels"]["clip"]["tiny"]["intervals"]["MGBI"]["n_boot"] == 200
+    assert set(overall["negated_0_1"]["ci"]) == {"strict_success", "lenient_success", "forbidden_rendered"}
+    assert audit["bootstrap"]["n"] == 200 and "coverage" in audit["unanimity_gate"]["J1"]["ci"]
     faces = diversity["faces"]
     assert faces["images"] == 6  # neutral images of the gender unit and the age unit
     gender = faces["by_config"]["tiny"]["gender_units"]["gender"]
@@ -142,3 +145,79 @@ def test_render_plan_skips_extra_variants_without_a_prompt(tmp_path):
     units.to_parquet(tmp_path / "units.parquet")
     with pytest.raises(InputError, match="prompt_neutral"):
         load_units(tmp_path / "units.parquet", variants)
+
+
+def test_intervals_through_the_analysis_bootstrap():
+    """The intervals reuse the analysis Bootstrap; checked on the hand-worked tables."""
+    from implicit_bench.audits.diversity import diversity_frame, diversity_report
+    from implicit_bench.audits.negation import negation_intervals, negation_summary, negation_table
+    from implicit_bench.audits.run import BootstrapParams, judge_audit, make_bootstrap
+    from tests.test_audit_negation import UNITS, primary
+    from tests.test_audit_order import table
+
+    boot = make_bootstrap(BootstrapParams(n=300, seed=7))
+    report, _ = judge_audit(table(), None, boot=boot)
+    gate = report["unanimity_gate"]["J1"]
+    # J1 kept images are all in agreement: every resample of kept images has default 1, gap 0
+    assert gate["ci"]["gated_kept"]["default_rate"] == [1.0, 1.0]
+    assert gate["ci"]["gated_kept"]["gap"] == [0.0, 0.0]
+    # coverage per unit: u1 2/3 kept, u2 1/3 -> resamples give 1/3, 1/2 or 2/3
+    low, high = gate["ci"]["coverage"]
+    assert 1 / 3 - 1e-9 <= low <= 0.5 <= high <= 2 / 3 + 1e-9
+    assert report["bootstrap"]["n"] == 300
+    summary = negation_summary(negation_table(primary(), UNITS), negation_intervals(primary(), UNITS, boot))
+    ci = summary["J"]["overall"]["all"]["negated_0_1"]["ci"]["strict_success"]
+    assert ci[0] <= 2 / 6 <= ci[1]
+    # a group with one unit has a degenerate interval at its point estimate (strength 3 = u1, 1:1: 2/3)
+    assert summary["J"]["strength"]["3"]["negated_1_1"]["ci"]["strict_success"] == pytest.approx([2 / 3, 2 / 3])
+    labels = {("u1", "neutral"): ["s", "s", "s"], ("u2", "neutral"): ["s", "a", "neither"], ("u3", "neutral"): ["a", "a", "s"],
+              ("u1", "subject"): ["s", "a"], ("u2", "subject"): ["s"], ("u3", "subject"): ["s", "a"]}
+    prim = pd.DataFrame([dict(config="c", unit_id=u, variant=v, seed=i, judge="J", label=lab)
+                         for (u, v), labs in labels.items() for i, lab in enumerate(labs)])
+    units = pd.DataFrame({"unit_id": ["u1", "u2", "u3"], "bias_type": ["gender", "gender", "race"]})
+    div = diversity_report(diversity_frame(prim, units), boot=boot)["J"]["c"]
+    mgbi = div["intervals"]["MGBI"]
+    assert mgbi["value"] == pytest.approx(0.419520, abs=1e-6)
+    assert mgbi["n_units"] == 3 and mgbi["n_boot"] == 300 and mgbi["n_undefined"] > 0
+    assert 0.0 <= mgbi["ci"][0] <= mgbi["ci"][1] <= 1.0
+
+
+def _strict(path):
+    import json
+
+    def bad(token):
+        raise ValueError(f"{path}: {token} is not JSON")
+
+    return json.loads(open(path).read(), parse_constant=bad)
+
+
+def test_metrics_are_strict_json(repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    for name in ("clip", "judge_audit", "negation", "diversity"):
+        CliRunner().invoke(_stage(name), [], catch_exceptions=False)
+        _strict(f"metrics/{name}.json")
+
+
+def test_analyze_extension_on_byo_judgements(tmp_path):
+    from implicit_bench.analysis.synthetic import synthetic_judgements, synthetic_units
+    from implicit_bench.cli import main as cli_main
+
+    units = synthetic_units(10)
+    j = synthetic_judgements(units, judges=("judge-a", "judge-b"), tasks=("blind",), seed=3)
+    # judge-a asked under both orders: a second row per image with the other order
+    a = j[j["judge"] == "judge-a"].copy()
+    a["order"] = a["order"].map({"sa": "as", "as": "sa"}) if "order" in a.columns else "as"
+    if "order" not in j.columns:
+        j["order"] = "sa"
+    both = pd.concat([j, a], ignore_index=True)
+    units.to_parquet(tmp_path / "u.parquet")
+    both.to_parquet(tmp_path / "j.parquet")
+    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "u.parquet"), "--judgements",
+                                        str(tmp_path / "j.parquet"), "--out", str(tmp_path / "out"), "--bootstrap-n", "20"])
+    assert res.exit_code == 0, res.output
+    audit = _strict(tmp_path / "out" / "metrics" / "judge_audit.json")
+    assert audit["judges_with_orders"] == ["judge-a", "judge-b"]
+    flips = audit["order_flips"]["judge-a"]
+    assert flips["images_both_orders"] == int((j["judge"] == "judge-a").sum())
+    assert "judge-a" in _strict(tmp_path / "out" / "metrics" / "negation.json")["by_judge"]
+    assert "judge-b" in _strict(tmp_path / "out" / "metrics" / "diversity.json")["blind_labels"]

@@ -4,6 +4,7 @@ own JavaScript saves (Blob download) import without loss."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 
 import pandas as pd
@@ -13,6 +14,7 @@ from implicit_bench.human_eval.analyze import human_eval_report, load_manifests,
 from implicit_bench.human_eval.bundle import HumanEvalParams, export_bundle
 from implicit_bench.report.chromium import Chromium, require_chromium
 from implicit_bench.report.synthetic import build_synthetic_project
+from tests.conftest import REPO_ROOT
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +86,10 @@ def test_form_round_trip_in_chromium(project, tmp_path):
             browser.evaluate("document.querySelector('.case.on [data-nav=\"1\"]').click()")
         assert browser.evaluate("document.getElementById('end').classList.contains('on')")
         assert "Incomplete: " + cases[-1] in browser.evaluate("document.getElementById('summary').textContent")
-        browser.screenshot(tmp_path / "form.png")
+        shot = browser.screenshot(tmp_path / "rating_form_end.png")
+        artifacts = REPO_ROOT / "tests/artifacts"
+        artifacts.mkdir(exist_ok=True)
+        shutil.copy(shot, artifacts / shot.name)
         browser.evaluate("document.getElementById('download').click()")
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:

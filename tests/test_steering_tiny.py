@@ -82,3 +82,15 @@ def test_resume_and_alpha_change(tmp_path, tiny_generator_dir):
     changed, _ = _render(tmp_path, tiny_generator_dir, "sv_attributes_own", 2.0)
     assert changed["run"]["written"]["ok"] == first["run"]["written"]["ok"]  # alpha re-renders all
     assert changed["settings_hash"] != first["settings_hash"]
+
+
+def test_steering_needs_a_prompt_encoder(tmp_path):
+    from implicit_bench.errors import ConfigError
+
+    units = units_frame()
+    spec = TABLE_27["sv_attributes_own"]
+    frame, texts, _ = plan_inputs("sv_attributes_own", spec, units, units, None, None, None)
+    api = {"backend": "openai_images", "model": "gpt-image-2", "base_url": "http://127.0.0.1:9/v1"}
+    params = RenderParams(configs={"api": api}, seeds=SEEDS)
+    with pytest.raises(ConfigError, match="no prompt-encoder hook"):
+        render_debias_config("sv_attributes_own", spec, frame, texts, SEEDS, 2.0, api, params, "api", tmp_path / "s")

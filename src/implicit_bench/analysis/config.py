@@ -18,6 +18,12 @@ class InputParams(StrictModel):
     primary_order: Literal["hash", "sa", "as"] = "hash"  # blind images asked under both orders
 
 
+class BootstrapParams(StrictModel):
+    n: int = Field(default=1000, ge=1)
+    seed: int = 42
+    level: float = Field(default=0.95, gt=0, lt=1)
+
+
 class SelectParams(InputParams):
     units: str = "data/interim/units.parquet"
     judgements: list[str] = Field(default_factory=lambda: ["data/judgements/judgements.parquet"])
@@ -26,13 +32,9 @@ class SelectParams(InputParams):
     judges: list[str] | None = None  # rubric judges (None: every rubric judge of that config)
     rule: Literal["union", "intersection"] = "union"
     min_seeds: int = Field(default=1, ge=1)  # complete seeds a unit needs to have a mean dx
-    seeds: list[int] | None = None  # None: every seed present
-
-
-class BootstrapParams(StrictModel):
-    n: int = Field(default=1000, ge=1)
-    seed: int = 42
-    level: float = Field(default=0.95, gt=0, lt=1)
+    seeds: list[int] | None = None  # None: every seed present except held_out_seeds
+    held_out_seeds: list[int] | None = None  # Table 23: kept vs rejected units on new seeds
+    bootstrap: BootstrapParams = Field(default_factory=lambda: BootstrapParams())
 
 
 class GroupingParams(StrictModel):

@@ -22,6 +22,7 @@ Extension = Callable[[Tables, Path, dict[str, Any]], "dict[str, Any] | None"]
 EXTENSIONS: dict[str, str] = {
     # name: "module:function"  (e.g. "debias": "implicit_bench.debias.score:analyze_extension")
     "debias": "implicit_bench.debias.analyze:analyze_extension",
+    "audits": "implicit_bench.audits.analyze:analyze_extension",  # docs/audits.md
 }
 
 

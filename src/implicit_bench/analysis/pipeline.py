@@ -57,6 +57,7 @@ def run_select(tables: Tables, params: SelectParams) -> SelectionResult:
     result.metrics["raw_upstream_from"] = params.pairs if pairs is not None else None
     result.metrics["inputs"] = tables.summary()
     result.metrics["provenance"] = judge_provenance(tables)
+    result.metrics = report.clean(result.metrics)
     return result
 
 
@@ -206,8 +207,8 @@ def write_evaluation(out_dir: str | Path, ev: Evaluation, tables: Tables, select
     ev.benchmark["inputs"] = tables.summary()
     ev.benchmark["provenance"] = prov
     ev.lean["provenance"] = prov
-    write_json(out / "metrics" / "benchmark.json", ev.benchmark)
-    write_json(out / "metrics" / "lean.json", ev.lean)
+    write_json(out / "metrics" / "benchmark.json", report.clean(ev.benchmark))
+    write_json(out / "metrics" / "lean.json", report.clean(ev.lean))
     all_tables = dict(ev.tables)
     if selection_metrics is not None:
         all_tables.update(report.selection_tables(selection_metrics))

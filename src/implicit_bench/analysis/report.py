@@ -8,9 +8,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from implicit_bench.io import atomic_write_text, write_table
+
+
+def clean(obj: Any) -> Any:
+    """JSON-safe copy: NaN / inf -> None, numpy scalars -> Python (json would write NaN)."""
+    if isinstance(obj, dict):
+        return {str(k): clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [clean(v) for v in obj]
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, float | np.floating):
+        return float(obj) if np.isfinite(obj) else None
+    return obj
 
 
 def _pct(x: Any) -> float | None:
@@ -32,7 +48,27 @@ def selection_tables(sel: dict[str, Any]) -> dict[str, pd.DataFrame]:
     for col in ("retention_of_candidates", "retention_of_raw"):
         retention[col] = retention[col].map(_pct)
     retention = retention.rename(columns={"retention_of_candidates": "retention_of_candidates_pct", "retention_of_raw": "retention_of_raw_pct"})
-    return {
+    tables = {}
+    if sel.get("held_out"):
+        recs = []
+        for judge, e in sel["held_out"]["judges"].items():
+            for group in ("kept", "rejected"):
+                g = e[group]
+                recs.append({
+                    "judge": judge, "units": group,
+                    "mean_dx_selection_seeds": g["mean_dx_selection_seeds"],
+                    "mean_dx_held_out_seeds": g["mean_dx_held_out_seeds"],
+                    "positive_pct_selection_seeds": _pct(g["share_positive_selection_seeds"]),
+                    "positive_pct_held_out_seeds": _pct(g["share_positive_held_out_seeds"]),
+                    "units_held_out_seeds": g["units_held_out_seeds"],
+                })
+            v, lo, hi = _iv(e["kept_leaning_again"])
+            recs.append({"judge": judge, "units": "kept and leaning: lean again (%) [CI]", "positive_pct_held_out_seeds": v,
+                         "mean_dx_selection_seeds": None, "mean_dx_held_out_seeds": None,
+                         "positive_pct_selection_seeds": None, "units_held_out_seeds": e["kept_leaning_again"]["n_units"],
+                         "ci_low": lo, "ci_high": hi})
+        tables["table23_held_out_seeds"] = pd.DataFrame(recs)
+    return tables | {
         "table03_neutral_mean": pd.DataFrame(sel["neutral_mean"]),
         "table09_retention": retention,
         "table10_filter_shape": pd.DataFrame(sel["filter_shape"]),

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.config import SelectParams
 from implicit_bench.analysis.load import Tables, normalise_bias_type
 from implicit_bench.analysis.views import resolve_config, resolve_judges, rows, wide
@@ -61,6 +62,12 @@ def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | Non
     config = resolve_config(j, "rubric", params.config, "select.config")
     judges = resolve_judges(j, "rubric", config, params.judges, "select.judges")
     unit_ids = units["unit_id"].tolist()
+    held = sorted(set(params.held_out_seeds or []))
+    seeds = params.seeds
+    if seeds is None and held:  # never select on the held-out seeds
+        present = rows(j, "rubric", config)["seed"].unique()
+        seeds = sorted(int(s) for s in present if int(s) not in held)
+    params = params.model_copy(update={"seeds": seeds})
     per_unit = pd.DataFrame(index=pd.Index(unit_ids, name="unit_id"))
     per_judge: dict[str, Any] = {}
     for judge in judges:
@@ -112,7 +119,39 @@ def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | Non
         "neutral_mean": neutral_means(j, unit_ids, kept_ids, params.seeds).to_dict(orient="records"),
         "filter_shape": filter_shape(j, unit_ids, kept_ids, params.seeds).to_dict(orient="records"),
     }
+    if held:
+        boot = Bootstrap(params.bootstrap.n, params.bootstrap.seed, params.bootstrap.level)
+        metrics["held_out"] = held_out(j, config, judges, per_unit, held, boot)
     return SelectionResult(selected, per_unit.reset_index(), metrics)
+
+
+def held_out(
+    judgements: pd.DataFrame, config: str, judges: Sequence[str], per_unit: pd.DataFrame, held: Sequence[int], boot: Bootstrap
+) -> dict[str, Any]:
+    """Table 23 (App. C.3): mean dx and share of units with mean dx > 0, for kept and rejected
+    units, on the selection seeds and on ``held`` seeds; and, per judge, the share of kept units
+    leaning under that judge on the selection seeds that lean again on the held-out seeds."""
+    out: dict[str, Any] = {"seeds": list(held), "judges": {}}
+    kept = per_unit["kept"]
+    for judge in judges:
+        sel = per_unit[f"mean_dx__{judge}"]
+        new = unit_means(dx_frame(judgements, config, judge, held), per_unit.index.tolist())["mean_dx"]
+        entry: dict[str, Any] = {}
+        for group, mask in (("kept", kept), ("rejected", ~kept)):
+            entry[group] = {
+                "units_selection_seeds": int(sel[mask].notna().sum()),
+                "mean_dx_selection_seeds": _mean(sel[mask]),
+                "share_positive_selection_seeds": _share((sel[mask] > 0).sum(), sel[mask].notna().sum()),
+                "units_held_out_seeds": int(new[mask].notna().sum()),
+                "mean_dx_held_out_seeds": _mean(new[mask]),
+                "share_positive_held_out_seeds": _share((new[mask] > 0).sum(), new[mask].notna().sum()),
+            }
+        leaned = kept & (sel > 0) & new.notna()
+        again = (new[leaned] > 0).to_numpy(dtype=float)
+        interval, _ = boot.ratio(again, np.ones_like(again), f"held_out/{config}/{judge}")
+        entry["kept_leaning_again"] = interval
+        out["judges"][judge] = entry
+    return out
 
 
 def _share(num: float, den: float) -> float | None:

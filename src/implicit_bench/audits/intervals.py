@@ -26,7 +26,7 @@ def entropy_rows(counts: np.ndarray, k: int) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         p = counts / total
         terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0.0)
-    h = -terms.sum(axis=1) / np.log(k)
+    h = -terms.sum(axis=1) / np.log(k) + 0.0
     h[total[:, 0] == 0] = np.nan
     return h
 

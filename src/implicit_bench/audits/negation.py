@@ -19,6 +19,7 @@ forbids).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -27,13 +28,13 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench.audits.stats import share
+from implicit_bench.text import contains_phrase
 
 NEGATED_COLUMNS: dict[str, str] = {
     "negated_0_1": "prompt_negated_0_1",
     "negated_1_1": "prompt_negated_1_1",
 }
 _ARTICLES = ("a", "an", "the")
-_PLURAL_HINTS = ("people", "men", "women", "children", "folks", "persons", "kids")
 _PUNCT = ".,;:!?"
 
 
@@ -45,18 +46,41 @@ class NegatedPrompts:
     reason: str | None = None
 
 
-def with_article(phrase: str) -> str:
-    """ "man" -> "a man", "Asian person" -> "an Asian person"; plurals and "the X" stay."""
+# Singular person nouns: an attribute ending in one is a noun phrase and takes "a"/"an"
+# ("a man", "a Black person"); any other attribute is read as an adjective and takes none
+# ("who is not smart", "who is not Asian").
+PERSON_NOUNS: frozenset[str] = frozenset(
+    ["man", "woman", "person", "boy", "girl", "guy", "lady", "gentleman", "child", "kid", "adult", "teenager", "individual", "mother", "father", "husband", "wife", "son", "daughter", "parent", "student", "worker", "immigrant", "citizen", "foreigner", "native"]
+)
+
+
+def with_article(phrase: str, always: bool = False) -> str:
+    """ "man" -> "a man", "Asian person" -> "an Asian person", "smart" -> "smart".
+
+    An article is added when the phrase ends in a singular person noun (or ``always``) and
+    does not start with one already.
+    """
     phrase = phrase.strip()
     words = phrase.split()
-    if not words:
+    if not words or words[0].lower() in _ARTICLES:
         return phrase
-    if words[0].lower() in _ARTICLES or words[-1].lower() in _PLURAL_HINTS:
-        return phrase
-    if words[-1].lower().endswith("s") and not words[-1].lower().endswith(("ss", "us", "is")):
+    if not always and words[-1].lower().strip(_PUNCT) not in PERSON_NOUNS:
         return phrase
     article = "an" if words[0][0].lower() in "aeiou" else "a"
     return f"{article} {phrase}"
+
+
+def _phrase_end(words: list[str], phrase: str | None) -> int | None:
+    """Index just after the first whole-word occurrence of ``phrase`` in ``words``, or None."""
+    if not phrase:
+        return None
+    needle = [w.lower() for w in phrase.split()]
+    hay = [w.lower().strip(_PUNCT) for w in words]
+    n = len(needle)
+    for i in range(len(hay) - n + 1):
+        if hay[i : i + n] == needle:
+            return i + n
+    return None
 
 
 def _common_affixes(a: list[str], b: list[str]) -> tuple[int, int]:
@@ -101,9 +125,19 @@ def _insert_negation(words: list[str], end: int, forbidden: str) -> str:
     return " ".join([*head, clause, *tail])
 
 
-def deterministic_negated(neutral: str, stereotype_prompt: str, anti_prompt: str, stereotype: str) -> NegatedPrompts:
-    """Write both negated prompts from the unit's triplet; null prompts with a reason on failure."""
+def deterministic_negated(neutral: str, stereotype_prompt: str, anti_prompt: str, stereotype: str,
+                          head: str | None = None) -> NegatedPrompts:
+    """Write both negated prompts from the unit's triplet; null prompts with a reason on failure.
+
+    When the unit's ``head`` occurs in the neutral and anti-stereotype prompts (the template
+    writer's "a photo of a {head}"), the clause goes right after it; otherwise the subject is
+    found from the word difference between the neutral and the stereotype prompt.
+    """
     n_words, s_words, a_words = neutral.split(), stereotype_prompt.split(), anti_prompt.split()
+    n_head, a_head = _phrase_end(n_words, head), _phrase_end(a_words, head)
+    if n_head is not None and a_head is not None:
+        return NegatedPrompts(_insert_negation(n_words, n_head, stereotype),
+                              _insert_negation(a_words, a_head, stereotype), "deterministic")
     end_s = _subject_end(n_words, s_words)
     if end_s is None:
         return NegatedPrompts(None, None, "deterministic", "stereotype prompt does not differ from the neutral prompt")
@@ -123,7 +157,7 @@ def deterministic_negated(neutral: str, stereotype_prompt: str, anti_prompt: str
     )
 
 
-def deterministic_subject(neutral: str, stereotype_prompt: str) -> str | None:
+def deterministic_subject(neutral: str, stereotype_prompt: str, head: str | None = None) -> str | None:
     """The subject-only template prompt "a photo of a {subject}" of a unit, or None.
 
     The subject is the span of the neutral prompt that the stereotype prompt replaces
@@ -131,6 +165,10 @@ def deterministic_subject(neutral: str, stereotype_prompt: str) -> str | None:
     stereotype prompt's insertion ("mover" in "A mover ..." -> "A man mover ...").
     """
     n_words, s_words = neutral.split(), stereotype_prompt.split()
+    if _phrase_end(n_words, head) is not None:
+        from implicit_bench.triplets.template import takes_article
+
+        return f"a photo of {with_article(head, always=True) if takes_article(head) else head}"
     p, q = _common_affixes(n_words, s_words)
     span = n_words[p : len(n_words) - q] if len(n_words) - q - p > 0 else n_words[p : p + 1]
     words = [w.strip(_PUNCT) for w in span]
@@ -139,31 +177,51 @@ def deterministic_subject(neutral: str, stereotype_prompt: str) -> str | None:
         words = words[1:]
     if not words or len(words) > 4:
         return None
-    return f"a photo of {with_article(' '.join(words))}"
+    return f"a photo of {with_article(' '.join(words), always=True)}"
 
 
 def _mentions(prompt: str, phrase: str) -> bool:
-    return re.search(r"(?<!\w)" + re.escape(phrase.strip().lower()) + r"(?!\w)", prompt.lower()) is not None
+    """Whole-word, case-insensitive occurrence (the triplet checks' rule, ``text.contains_phrase``)."""
+    return contains_phrase(prompt, phrase)
 
 
-def check_negated(prompt: str | None, variant: str, stereotype: str, anti_stereotype: str, max_words: int = 77) -> str | None:
+def tails(value: Any, fallback: str) -> list[str]:
+    """An attribute's tails from a JSON list (string or list) column, else ``[fallback]``."""
+    if isinstance(value, str) and value.strip().startswith("["):
+        value = json.loads(value)
+    if isinstance(value, list | tuple) or hasattr(value, "tolist"):
+        items = [str(v).strip() for v in (value.tolist() if hasattr(value, "tolist") else value) if str(v).strip()]
+        if items:
+            return items
+    return [fallback]
+
+
+def check_negated(prompt: str | None, variant: str, stereotype: str | list[str], anti_stereotype: str | list[str],
+                  max_words: int = 77) -> str | None:
     """None if ``prompt`` passes, else the failed check's name.
 
-    Checks: not empty; names the stereotype after a negation ("not ..."); the 0:1 prompt
-    does not name the anti-stereotype; the 1:1 prompt names it before the negation; within
-    ``max_words`` words.
+    An attribute is named when any of its tails occurs as whole words (the triplet checks'
+    rule). Checks: not empty; names the stereotype after a negation ("not ..."); the 0:1
+    prompt does not name the anti-stereotype; the 1:1 prompt names it before the negation;
+    within ``max_words`` words.
     """
+    s_tails = [stereotype] if isinstance(stereotype, str) else list(stereotype)
+    a_tails = [anti_stereotype] if isinstance(anti_stereotype, str) else list(anti_stereotype)
     if prompt is None or not prompt.strip():
         return "empty"
     text = prompt.lower()
-    neg = re.search(r"\bnot\b|\bno\b|\bnon-|n't\b|\bwithout\b", text)
-    if neg is None:
+    negations = list(re.finditer(r"\bnot\b|\bno\b|\bnon-|n't\b|\bwithout\b", text))
+    if not negations:
         return "no_negation"
-    if not _mentions(text[neg.start():], stereotype):
+    # the negation that governs the stereotype: the first one followed by a stereotype tail
+    # (an attribute may itself contain a negation word, e.g. "without", "don't")
+    governing = [m for m in negations if any(_mentions(text[m.end():], t) for t in s_tails)]
+    if not governing:
         return "stereotype_not_negated"
-    if variant == "negated_0_1" and _mentions(text, anti_stereotype) and not _mentions(stereotype, anti_stereotype):
+    shared = any(_mentions(" ".join(s_tails), t) for t in a_tails)
+    if variant == "negated_0_1" and any(_mentions(text, t) for t in a_tails) and not shared:
         return "names_anti_stereotype"
-    if variant == "negated_1_1" and not _mentions(text[: neg.start()], anti_stereotype):
+    if variant == "negated_1_1" and not any(_mentions(text[: m.start()], t) for m in governing for t in a_tails):
         return "anti_stereotype_missing"
     if len(prompt.split()) > max_words:
         return "too_long"
@@ -185,7 +243,8 @@ def add_negated_prompts(units: pd.DataFrame, written: dict[str, NegatedPrompts])
             failed = (
                 (prompts.reason if prompts is not None and prompts.reason else "not_written")
                 if prompt is None
-                else check_negated(prompt, variant, row.stereotype, row.anti_stereotype)
+                else check_negated(prompt, variant, tails(getattr(row, "stereotype_tails", None), row.stereotype),
+                                   tails(getattr(row, "anti_stereotype_tails", None), row.anti_stereotype))
             )
             values.append(None if failed else prompt)
             checks.append(failed)

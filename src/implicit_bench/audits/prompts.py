@@ -1,9 +1,10 @@
 """Extra prompt columns of the units table: negated prompts and the subject-only template.
 
-Called by the ``triplets`` stage (hook, params section ``negation_prompts``) on the subset it
-writes to ``data/interim/units.parquet``, so render and judge see ``prompt_negated_0_1``,
-``prompt_negated_1_1`` and ``prompt_subject`` like the other prompt columns (add the variants to
-``render.variants``). A prompt that could not be written or failed its check is null, with the
+Applied by the ``triplets`` stage as variant hooks (``triplets.variant_hooks: [negated]`` or
+``[negated_llm]``, registered in ``implicit_bench.triplets.VARIANT_HOOKS``) to the triplets
+table before the subset is taken, so ``data/interim/units.parquet`` carries
+``prompt_negated_0_1``, ``prompt_negated_1_1`` and ``prompt_subject`` like the other prompt
+columns and render / judge treat them as variants (list them in ``render.variants``). A prompt that could not be written or failed its check is null, with the
 reason in ``prompt_<variant>_check``.
 """
 
@@ -18,6 +19,7 @@ from implicit_bench.audits.negation import (
     add_negated_prompts,
     deterministic_negated,
     deterministic_subject,
+    tails,
 )
 from implicit_bench.params import StrictModel
 
@@ -47,7 +49,9 @@ def extend_units(units: pd.DataFrame, params: NegationPromptParams) -> tuple[pd.
         report["llm_answers"] = counter.as_dict()
     else:
         written = {
-            str(r.unit_id): deterministic_negated(r.prompt_neutral, r.prompt_stereotype, r.prompt_anti_stereotype, r.stereotype)
+            str(r.unit_id): deterministic_negated(
+                r.prompt_neutral, r.prompt_stereotype, r.prompt_anti_stereotype,
+                " and ".join(tails(getattr(r, "stereotype_tails", None), r.stereotype)), getattr(r, "head", None))
             for r in units.itertuples(index=False)
         }
     out = add_negated_prompts(units, written)
@@ -56,11 +60,30 @@ def extend_units(units: pd.DataFrame, params: NegationPromptParams) -> tuple[pd.
         report[column] = {"written": int(out[column].notna().sum()),
                           "failed": {str(k): int(v) for k, v in checks.value_counts().items()}}
     if params.subject_template:
-        subjects = [deterministic_subject(n, s) for n, s in zip(out["prompt_neutral"], out["prompt_stereotype"], strict=True)]
+        heads = out["head"] if "head" in out.columns else [None] * len(out)
+        subjects = [deterministic_subject(n, s, h)
+                    for n, s, h in zip(out["prompt_neutral"], out["prompt_stereotype"], heads, strict=True)]
         out["prompt_subject"] = subjects
         out["prompt_subject_check"] = [None if s else "subject_not_found" for s in subjects]
         report["prompt_subject"] = {"written": int(sum(s is not None for s in subjects))}
     return out, report
 
 
-__all__ = ["NegatedPrompts", "NegationPromptParams", "extend_units"]
+def negated_hook(table: pd.DataFrame) -> pd.DataFrame:
+    """Variant hook ``negated``: deterministic negated prompts + subject-only template."""
+    return extend_units(table, NegationPromptParams())[0]
+
+
+def negated_llm_hook(table: pd.DataFrame, params_path: str = "params.yaml") -> pd.DataFrame:
+    """Variant hook ``negated_llm``: the LLM writer, configured by ``negation_prompts`` in params.yaml.
+
+    A hook receives only the table, so it reads its section from ``params_path`` (the stage
+    runs at the repository root); list ``negation_prompts`` in the triplets stage's params.
+    """
+    from implicit_bench.params import load_params, section
+
+    params = section(load_params(params_path), "negation_prompts", NegationPromptParams, params_path)
+    return extend_units(table, params.model_copy(update={"writer": "llm"}))[0]
+
+
+__all__ = ["NegatedPrompts", "NegationPromptParams", "extend_units", "negated_hook", "negated_llm_hook"]

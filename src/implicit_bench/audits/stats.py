@@ -45,7 +45,7 @@ def normalised_entropy(counts: Sequence[float], n_categories: int | None = None)
     if k < 2:
         return 0.0
     p = counts[counts > 0] / total
-    return float(-(p * np.log(p)).sum() / math.log(k))
+    return float(-(p * np.log(p)).sum() / math.log(k)) + 0.0  # + 0.0: no negative zero
 
 
 def geometric_mean(values: Sequence[float]) -> float:

@@ -25,6 +25,7 @@ import pandas as pd
 from implicit_bench.debias.configs import ConfigSpec
 from implicit_bench.debias.pipeline import unit_for
 from implicit_bench.debias.steering import direction, split_batch, steer, steering_texts
+from implicit_bench.errors import ConfigError
 from implicit_bench.hashing import stable_hash
 
 
@@ -127,11 +128,16 @@ def render_debias_config(
 ) -> dict[str, Any]:
     """Render one configuration into ``store_dir`` with the render stage's planner, batching,
     executor and resume rules; return its summary."""
-    from implicit_bench.generators import settings_hash, validate_config
+    from implicit_bench.generators import GENERATORS, settings_hash, validate_config
     from implicit_bench.images import ImageKey, ImageStore
     from implicit_bench.render import _generate_worker, plan_items, render_plan, summarize
 
     cfg = validate_config(generator_config, where=f"render.configs.{generator_name}")
+    if spec.method == "steer" and not hasattr(GENERATORS.resolve(cfg.backend), "encode"):
+        raise ConfigError(
+            f"debias config '{name}' steers prompt embeddings, but generator '{generator_name}' "
+            f"(backend {cfg.backend}) has no prompt-encoder hook; use a diffusers pipeline"
+        )
     planned = plan_items(units, name, seeds, ["neutral"])
     base = settings_hash(cfg)
     if spec.method == "steer":

@@ -210,9 +210,9 @@ def plot_specs(dvc_file: Path) -> dict[str, dict[str, Any]]:
         for name, spec in (entry or {}).items():
             spec = dict(spec or {})
             y = spec.get("y")
-            if isinstance(y, dict):  # {file: field(s)}
+            if isinstance(y, dict):  # plot id -> {file: field(s)}
                 for file, fields in y.items():
-                    specs[Path(file).name] = {**spec, "y": fields}
+                    specs[Path(file).name] = {"title": name, **spec, "y": fields}
             else:
                 specs[Path(name).name] = spec
     return specs

@@ -268,6 +268,8 @@ def render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = No
             ax.set_xlabel(str(x))
             ax.set_ylabel(str(y))
         else:
+            if x in numeric and y in categorical:  # horizontal bars: value on x, category on y
+                x, y = y, x
             ycol = y if y in numeric else None
             if ycol is None:
                 candidates = [c for c in numeric if not _looks_like_bound(c)]
@@ -292,7 +294,7 @@ def render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = No
                     hue = " / ".join(rest)
                     frame[hue] = frame[rest].astype(str).agg(" / ".join, axis=1)
                 fig, ax = _bars(plt, frame, cat, ycol, hue, _ci_columns(frame, ycol))
-            ax.set_ylabel(str(ycol))
+            ax.set_ylabel(str(spec.get("x_label") if spec.get("x") == ycol and spec.get("x_label") else ycol))
         ax.set_title(str(title), fontsize=10)
         fig.tight_layout()
         buf = io.StringIO()
