@@ -197,3 +197,46 @@ def test_bias_type_table_groups_by_own_flag_and_pools_last():
     assert order == sorted(order)
     assert "n_images" not in html and "default_rate" in html and "n_units" in html  # focus: intervals + counts
     assert '<span class="ci">[0.400, 0.600]</span>' in html
+
+
+def test_empty_or_undrawable_plot_csv_never_breaks_the_report():
+    from implicit_bench.report.summary import render_plot
+
+    empty = pd.DataFrame(columns=["first", "second"])
+    assert "no rows" in render_plot("judge_confusion.csv", empty, {"template": "confusion", "x": "first", "y": "second"})
+    nan_pairs = pd.DataFrame({"first": [None, None], "second": [None, None]})
+    html = render_plot("judge_confusion.csv", nan_pairs, {"template": "confusion", "x": "first", "y": "second"})
+    assert "<svg" not in html and "judge_confusion.csv" in html
+    all_nan = pd.DataFrame({"group": ["0 of 3", "3 of 3"], "success": [float("nan")] * 2})
+    assert "success_by" in render_plot("success_by_default_strength.csv", all_nan)
+
+
+def test_blind_asked_under_both_orders_keeps_the_hash_order_answer():
+    from implicit_bench.judges.tasks import blind_order
+    from implicit_bench.report.inputs import primary_blind_rows
+
+    inputs = _hand_inputs()
+    rows = []
+    for seed in (1, 2, 3):
+        hash_order = blind_order("u3", seed, "neutral")
+        other = "as" if hash_order == "sa" else "sa"
+        # the primary (hash-order) answer is s on every seed; the other order says a
+        rows.append({"unit_id": "u3", "variant": "neutral", "seed": seed, "config": "gen", "judge": "z", "task": "blind", "value": "s", "valid": True, "order": hash_order})
+        rows.append({"unit_id": "u3", "variant": "neutral", "seed": seed, "config": "gen", "judge": "z", "task": "blind", "value": "a", "valid": True, "order": other})
+    # asked once, in the non-hash order: still the image's label
+    once = "as" if blind_order("u3", 1, "stereotype") == "sa" else "sa"
+    rows.append({"unit_id": "u3", "variant": "stereotype", "seed": 1, "config": "gen", "judge": "z", "task": "blind", "value": "neither", "valid": True, "order": once})
+    judgements = pd.concat([inputs.judgements.assign(order=None), pd.DataFrame(rows)], ignore_index=True)
+    judgements["primary"] = primary_blind_rows(judgements)
+    inputs.judgements = judgements
+    index, records = build_unit_data(inputs, ReportParams(), {})
+    u3 = {u["id"]: u for u in index["units"]}["u3"]
+    assert u3["st"]["z"] == "3"  # three neutral images labelled s under the hash order
+    assert u3["dis"]["blind"] is False  # the other-order answers are not a second judge
+    cells = records[2]["images"]  # no image index: judgements alone give no cells
+    assert cells == {}
+    from implicit_bench.report.units_data import _judgement_map
+
+    jm = _judgement_map(judgements)
+    assert jm[("gen", "u3", "neutral", 1)]["z"] == {"blind": "s", "blind~": "a"}
+    assert jm[("gen", "u3", "stereotype", 1)]["z"] == {"blind": "neither"}

@@ -125,8 +125,33 @@ def _load_judgements(inputs: ReportInputs, params: ReportParams, root: Path) -> 
     if "valid" not in judgements.columns:
         judgements["valid"] = judgements["value"].notna()
     judgements["valid"] = judgements["valid"].fillna(False).astype(bool)
+    judgements["primary"] = primary_blind_rows(judgements)
     inputs.judgements = judgements
     inputs.available["judgements"] = f"ok: {len(judgements)} rows from {len(files)} file(s)"
+
+
+def primary_blind_rows(judgements: pd.DataFrame) -> pd.Series:
+    """True for the rows that carry an image's label (docs/judging.md, docs/analysis.md).
+
+    A blind image asked under both option orders has two rows per judge; its label is the
+    answer under the primary order, the judge stage's hash order
+    (``judges.tasks.blind_order``). An image asked once keeps its only answer. Rows of other
+    tasks are all primary.
+    """
+    from implicit_bench.judges.tasks import blind_order
+
+    primary = pd.Series(True, index=judgements.index)
+    if "order" not in judgements.columns:
+        return primary
+    blind = judgements[judgements["task"] == "blind"]
+    if blind.empty:
+        return primary
+    key = ["config", "unit_id", "variant", "seed", "judge"]
+    asked = blind.groupby(key)["task"].transform("size")
+    several = blind[asked > 1]
+    hash_order = [blind_order(u, s, v) for u, s, v in zip(several["unit_id"], several["seed"], several["variant"], strict=True)]
+    primary.loc[several.index] = several["order"].astype(str).to_numpy() == pd.Series(hash_order, dtype=str).to_numpy()
+    return primary
 
 
 def _load_stores(inputs: ReportInputs, params: ReportParams, root: Path) -> None:

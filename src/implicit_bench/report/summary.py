@@ -238,8 +238,18 @@ def _ci_columns(frame: pd.DataFrame, y: str) -> tuple[str, str] | None:
 
 
 def render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = None) -> str:
-    """A plot CSV as inline SVG (matplotlib, Agg): grouped bars with intervals, a heatmap for
-    confusion-style specs, lines for numeric x. Unreadable shapes fall back to the table."""
+    """A plot CSV as inline SVG; an empty CSV or one that cannot be drawn is shown as its
+    table with the reason, never an error (a report must build from whatever exists)."""
+    if frame.empty:
+        return _table_only(name, frame, "no rows")
+    try:
+        return _render_plot(name, frame, spec)
+    except Exception as exc:  # noqa: BLE001 - any drawing failure degrades to the table
+        return _table_only(name, frame, f"could not plot ({type(exc).__name__}: {exc})")
+
+
+def _render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = None) -> str:
+    """Grouped bars with intervals, a heatmap for confusion-style specs, lines for numeric x."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -258,6 +268,8 @@ def render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = No
     try:
         if "confusion" in template and x in frame.columns and y in frame.columns:
             table = pd.crosstab(frame[y], frame[x])
+            if table.empty:
+                return _table_only(name, frame, "no pairs to count")
             fig, ax = plt.subplots(figsize=(4.5, 3.6))
             ax.imshow(table.values, cmap="Blues")
             ax.set_xticks(range(table.shape[1]), [str(c) for c in table.columns])
@@ -276,7 +288,7 @@ def render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = No
                 preferred = [c for c in candidates if any(t in c.lower() for t in PREFERRED_Y)]
                 ycol = (preferred or candidates or [None])[0]
             if ycol is None and len(categorical) == 2 and len(frame):
-                return render_plot(name, frame, {**spec, "template": "confusion", "x": categorical[1], "y": categorical[0]})
+                return _render_plot(name, frame, {**spec, "template": "confusion", "x": categorical[1], "y": categorical[0]})
             if ycol is None:
                 return _table_only(name, frame, "no numeric column to plot")
             cat = x if x in categorical else (categorical[0] if categorical else None)

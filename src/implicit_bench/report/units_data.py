@@ -73,8 +73,13 @@ def _judgement_map(judgements: pd.DataFrame | None) -> dict[tuple, dict[str, dic
         return out
     frame = judgements[["config", "unit_id", "variant", "seed", "judge", "task", "value", "valid"]]
     raws = judgements["raw"] if "raw" in judgements.columns else [None] * len(judgements)
-    for (config, unit, variant, seed, judge, task, value, valid), raw in zip(frame.itertuples(index=False), raws, strict=True):
+    primary = judgements["primary"] if "primary" in judgements.columns else [True] * len(judgements)
+    for (config, unit, variant, seed, judge, task, value, valid), raw, first in zip(
+        frame.itertuples(index=False), raws, primary, strict=True
+    ):
         cell = out[(str(config), unit, variant, int(seed))][str(judge)]
+        if not first:
+            task = f"{task}~"  # the answer under the other option order (shown apart)
         shown = str(value) if valid and value is not None else "invalid"
         if shown == "invalid" and isinstance(raw, str):
             cell[f"{task}!"] = raw[:160]  # the unparsable answer, shown on hover
@@ -95,6 +100,8 @@ def _strengths_and_disagreement(
     if j is None or j.empty or not inputs.base_configs:
         return strength, disagree, keys
     base = j[j["config"].astype(str).isin(inputs.base_configs) & j["valid"]]
+    if "primary" in base.columns:
+        base = base[base["primary"]]  # one label per image: its primary option order
     blind = base[base["task"] == "blind"]
     neutral = blind[blind["variant"] == "neutral"]
     if not neutral.empty:

@@ -84,6 +84,8 @@
       if (t.blind != null) {
         var v = t.blind;
         parts.push("blind " + (v === "invalid" ? invalid(t, "blind") : '<span class="lab-' + esc(v) + '">' + esc(LABELS[v] || v) + "</span>"));
+        var w = t["blind~"];
+        if (w != null) parts.push('<span class="jn" title="answer under the other option order">other order</span> ' + (w === "invalid" ? invalid(t, "blind~") : '<span class="lab-' + esc(w) + '">' + esc(LABELS[w] || w) + "</span>"));
       }
       if (t.rubric != null) parts.push("rubric " + (t.rubric === "invalid" ? invalid(t, "rubric") : "<b>" + esc(t.rubric) + "</b>"));
       if (t.alignment != null) {
