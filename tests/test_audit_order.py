@@ -144,3 +144,11 @@ def test_bad_rows_name_the_row_and_field():
     dup = pd.concat([table(), table().iloc[[0]]], ignore_index=True)
     with pytest.raises(InputError, match="duplicate"):
         blind_rows(dup)
+
+
+def test_arrow_backed_tables_with_missing_labels(tmp_path):
+    """Tables read back from parquet (arrow strings with nulls) give the same figures."""
+    table().to_parquet(tmp_path / "j.parquet")
+    blind = blind_rows(pd.read_parquet(tmp_path / "j.parquet", dtype_backend="pyarrow"))
+    assert position_bias(blind)["J1"]["slot_counts"] == {"A": 6, "B": 3, "C": 2}
+    assert unanimity_gate(blind)["J1"]["coverage"] == pytest.approx(0.5)

@@ -266,3 +266,17 @@ def test_paper_profile_construction_sections_validate(repo_root, tmp_path):
     kg, triplets = section(default, "kg", KGParams), section(default, "triplets", TripletsParams)
     assert (kg.extractor, triplets.writer) == ("minimal_pair", "template")
     assert kg.llm_configs[kg.llm]["backend"] == "transformers"
+
+
+def test_prompt_templates_render_strictly():
+    from implicit_bench.prompt_templates import load_prompt
+
+    kg = load_prompt("kg_extraction")
+    assert kg.fields == {"target", "bias_category", "context", "stereotype", "anti_stereotype"}
+    with pytest.raises(KeyError, match="missing field"):
+        kg.render(target="x")
+    f3 = load_prompt("triplet_generation")
+    text = f3.render(**dict.fromkeys(f3.fields, "v"))
+    assert text.startswith("You are constructing prompts for bias evaluation in generative models.")
+    assert '{"neutral": "...", "stereotype_trigger": "...", "anti_stereotype_trigger": "..."}' in text
+    assert "#" not in text and "{" + "head}" not in text

@@ -39,8 +39,11 @@ def blind_rows(judgements: pd.DataFrame, source: str = "judgements") -> pd.DataF
             source, int(first) + 1, "value",
             f"blind value {value[first]!r} is not one of {', '.join(BLIND_LABELS)}",
         )
-    rows["label"] = value.where(valid & value.notna())
+    label = value.where(valid & value.notna()).astype(object)
+    rows["label"] = label.where(label.notna(), None)  # plain objects: comparisons give plain bools
     rows["unit_id"] = rows["unit_id"].astype(str)
+    for col in ("variant", "config", "judge", "order"):
+        rows[col] = rows[col].astype(object).where(rows[col].notna(), None)
     rows["seed"] = rows["seed"].astype(int)
     bad_order = rows["order"].notna() & ~rows["order"].isin(ORDERS)
     if bad_order.any():

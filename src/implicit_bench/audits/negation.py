@@ -260,12 +260,10 @@ def default_strength(primary: pd.DataFrame) -> pd.DataFrame:
     Groups: "0" (none), "1-{n-1}" (some), "{n}" (all) with n the unit's labelled neutral
     images (the paper's 0, 1-2, 3 for three seeds); "unlabelled" when none parsed.
     """
-    neutral = primary[primary["variant"] == "neutral"]
-    grouped = neutral.groupby(["judge", "config", "unit_id"], sort=True)
-    frame = pd.DataFrame({
-        "n_s": grouped["label"].apply(lambda s: int((s == "s").sum())),
-        "n_labelled": grouped["label"].apply(lambda s: int(s.notna().sum())),
-    }).reset_index()
+    neutral = primary[primary["variant"] == "neutral"].assign(
+        is_s=lambda f: f["label"].eq("s").fillna(False).astype(int), labelled=lambda f: f["label"].notna().astype(int))
+    frame = (neutral.groupby(["judge", "config", "unit_id"], sort=True)[["is_s", "labelled"]].sum()
+             .rename(columns={"is_s": "n_s", "labelled": "n_labelled"}).reset_index())
 
     def group(n_s: int, n: int) -> str:
         if n == 0:
@@ -313,7 +311,8 @@ def negation_table(primary: pd.DataFrame, units: pd.DataFrame) -> pd.DataFrame:
     for grouping in ("overall", "bias_type", "strength"):
         for (judge, variant, group), g in frame.groupby(["judge", "variant", grouping], sort=True):
             rows.append({"judge": judge, "variant": variant, "grouping": grouping, "group": group, **negation_rates(g)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["judge", "variant", "grouping", "group", "n", "n_unlabelled", "strict_success",
+                                       "lenient_success", "forbidden_rendered"])
 
 
 NEGATION_MEASURES: dict[str, Any] = {
