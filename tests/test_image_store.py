@@ -83,3 +83,21 @@ def test_put_many_and_extra_round_trip(tmp_path):
     reopened = ImageStore(tmp_path / "s")
     assert reopened.get(rec.key).extra == {"settings": "abc"}
     assert list(reopened.index(keys=[rec.key])["unit_id"]) == ["u1"]
+
+
+def test_atomic_writes_get_normal_file_modes(tmp_path):
+    import os
+    import stat
+
+    import pandas as pd
+
+    from implicit_bench.io import write_json, write_table
+
+    umask = os.umask(0o022)
+    try:
+        write_json(tmp_path / "m.json", {"a": 1})
+        write_table(pd.DataFrame({"a": [1]}), tmp_path / "t.csv")
+    finally:
+        os.umask(umask)
+    for name in ("m.json", "t.csv"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644

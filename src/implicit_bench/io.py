@@ -14,6 +14,13 @@ import pandas as pd
 from implicit_bench.errors import InputError
 
 
+def _umask_mode() -> int:
+    """The mode a plain ``open(path, "w")`` would give (mkstemp creates files as 0600)."""
+    current = os.umask(0)
+    os.umask(current)
+    return 0o666 & ~current
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write via a temporary file and rename: readers never see a half-written file."""
     path = Path(path)
@@ -22,6 +29,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -90,6 +98,7 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
             Path(tmp).write_text(frame.to_markdown(index=False) + "\n", encoding="utf-8")
         else:
             raise ValueError(f"unsupported table format '{path.suffix}' for {path}")
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
