@@ -194,3 +194,19 @@ def test_metrics_are_strict_json_when_statistics_are_undefined(tmp_path):
     sel = _strict_json(out / "metrics" / "selection.json")
     race = next(r for r in sel["retention"] if r["bias_type"] == "race")
     assert race["candidates"] == 0 and race["retention_of_candidates"] is None
+
+
+def failing_extension(tables, out_dir, params):
+    from implicit_bench.errors import InputError
+
+    raise InputError("raw.csv", 3, "value", "not readable")
+
+
+def test_failing_extension_is_reported_and_others_run(tmp_path, monkeypatch):
+    u, j = _inputs(tmp_path)
+    monkeypatch.setattr(extensions, "EXTENSIONS", {"a_fails": "test_analysis_analyze:failing_extension", "b_ok": "test_analysis_analyze:seen_by_extension"})
+    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(u), "--judgements", str(j), "--out", str(tmp_path / "out"), "--bootstrap-n", "10"])
+    assert res.exit_code == 0, res.output
+    assert "extension 'a_fails' failed: InputError: raw.csv, row 3, field 'value': not readable" in res.output
+    assert (tmp_path / "out" / "metrics" / "ext.json").exists()
+    assert (tmp_path / "out" / "metrics" / "benchmark.json").exists()

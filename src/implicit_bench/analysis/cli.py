@@ -105,4 +105,7 @@ def analyze(units: str, judgements: tuple[str, ...], out: str, params_path: str 
     ev["bootstrap"] = boot
     params["evaluate"] = ev
     summary = run_analyze(units, list(judgements), out, params, refusals, selection, pairs)
+    for name, result in summary["extensions"].items():
+        if isinstance(result, dict) and "error" in result:
+            click.echo(f"analyze: extension '{name}' failed: {result['error']}", err=True)
     click.echo(f"analyze: {summary}")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from implicit_bench.analysis.load import Tables
+from implicit_bench.errors import ConfigError, InputError
 
 Extension = Callable[[Tables, Path, dict[str, Any]], "dict[str, Any] | None"]
 
@@ -34,6 +35,18 @@ def load_extension(ref: str) -> Extension:
 def run_extensions(
     tables: Tables, out_dir: Path, params: dict[str, Any], registry: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    """Call every registered extension in name order; returns {name: summary}."""
+    """Call every registered extension in name order; returns {name: summary}.
+
+    The analysis's own outputs are written before the extensions run. An extension that fails
+    on the input (``InputError`` / ``ConfigError``, e.g. an extension that re-reads the raw
+    files and meets a row the analysis rejected) does not stop the others: its summary is
+    ``{"error": ...}``, which ``analyze`` prints. Programming errors still raise.
+    """
     registry = EXTENSIONS if registry is None else registry
-    return {name: load_extension(registry[name])(tables, out_dir, params) for name in sorted(registry)}
+    out: dict[str, Any] = {}
+    for name in sorted(registry):
+        try:
+            out[name] = load_extension(registry[name])(tables, out_dir, params)
+        except (InputError, ConfigError) as exc:
+            out[name] = {"error": f"{type(exc).__name__}: {exc}"}
+    return out

@@ -179,6 +179,7 @@ def evaluate(tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> 
     if lean["hedges_g"]:
         out_tables["figure06_hedges_g"] = report.hedges_table(lean["hedges_g"], diagnostic)
     plots.update(report.plot_frames(bench, first_pairs))
+    plots["hedges_g_by_bias_type"] = report.hedges_plot(lean["hedges_g"])
     return Evaluation(bench, lean, out_tables, plots)
 
 

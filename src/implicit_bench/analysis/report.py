@@ -221,6 +221,15 @@ def _safe(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
 
 
+def hedges_plot(hedges: dict[str, Any] | None) -> pd.DataFrame:
+    """Figure 6 plot data: pooled Hedges' g per bias type with its interval."""
+    recs = []
+    for t, e in (hedges or {}).get("pooled", {}).items():
+        g, lo, hi = _iv(e, pct=False)
+        recs.append({"bias_type": t, "series": "pooled over judges and seeds", "g": g, "ci_low": lo, "ci_high": hi})
+    return pd.DataFrame(recs, columns=["bias_type", "series", "g", "ci_low", "ci_high"])
+
+
 def plot_frames(bench: dict[str, Any], pairs: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
     """DVC plot data: default rate by bias type, success by default strength, confusion.
 
