@@ -53,7 +53,11 @@ def units_frame(n: int) -> pd.DataFrame:
 
 
 def bench_steering(units: int, repeats: int) -> dict[str, float]:
-    tmp = Path(tempfile.mkdtemp(prefix="bench_debias_"))
+    with tempfile.TemporaryDirectory(prefix="bench_debias_") as tmp:
+        return _bench_steering(Path(tmp), units, repeats)
+
+
+def _bench_steering(tmp: Path, units: int, repeats: int) -> dict[str, float]:
     model = build("generator", tmp / "generator", seed=0)
     config = {
         "backend": "diffusers", "model": str(model), "dtype": "float32", "device": "cpu",
