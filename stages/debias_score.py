@@ -15,7 +15,7 @@ from implicit_bench.debias.pipeline import (
 )
 from implicit_bench.io import atomic_write_text, read_json, read_table, write_json
 from implicit_bench.params import load_params, section
-from implicit_bench.provenance import merge_provenance
+from implicit_bench.provenance import markdown_banner, merge_provenance
 
 
 @click.command()
@@ -42,7 +42,7 @@ def main(params_path: str, judgements_dir: str, retrieval_path: str, metrics: st
     payload["seeds"] = list(params.seeds)
     payload["provenance"] = merge_provenance(*blocks) if blocks else {}
     write_json(metrics, payload)
-    atomic_write_text(table, markdown)
+    atomic_write_text(table, markdown_banner(payload["provenance"]) + markdown)
     click.echo(markdown)
 
 

@@ -69,3 +69,12 @@ def merge_provenance(*blocks: dict[str, Any]) -> dict[str, Any]:
     if merged["random_init"]:
         merged["warning"] = RANDOM_INIT_WARNING
     return merged
+
+
+def markdown_banner(block: dict[str, Any] | None) -> str:
+    """A warning line to put above a Markdown table computed from random models ("" otherwise)."""
+    if not block or not block.get("random_init"):
+        return ""
+    models = ", ".join(dict.fromkeys(str(m) for m in block.get("random_init_models", []) if m))
+    suffix = f" ({models})" if models else ""
+    return f"> **RANDOM-INIT WARNING**: {RANDOM_INIT_WARNING}{suffix}\n\n"

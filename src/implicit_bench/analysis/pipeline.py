@@ -213,6 +213,6 @@ def write_evaluation(out_dir: str | Path, ev: Evaluation, tables: Tables, select
     all_tables = dict(ev.tables)
     if selection_metrics is not None:
         all_tables.update(report.selection_tables(selection_metrics))
-    report.write_tables(out, all_tables)
+    report.write_tables(out, all_tables, prov=prov)
     report.write_tables(out, {"rejected_rows": tables.rejects, "duplicate_keys": tables.duplicates}, markdown=False)
     report.write_plots(out, ev.plots)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.io import atomic_write_text, write_table
+from implicit_bench.provenance import markdown_banner
 
 
 def clean(obj: Any) -> Any:
@@ -257,8 +258,16 @@ def plot_frames(bench: dict[str, Any], pairs: pd.DataFrame | None) -> dict[str, 
     }
 
 
-def write_tables(out_dir: str | Path, tables: dict[str, pd.DataFrame], markdown: bool = True) -> list[str]:
-    """Each table as ``tables/NAME.csv`` and ``tables/NAME.md``; returns the written paths."""
+def write_tables(
+    out_dir: str | Path,
+    tables: dict[str, pd.DataFrame],
+    markdown: bool = True,
+    prov: dict[str, Any] | None = None,
+) -> list[str]:
+    """Each table as ``tables/NAME.csv`` and ``tables/NAME.md``; returns the written paths.
+
+    Markdown tables computed from randomly initialised models start with a warning line.
+    """
     out = Path(out_dir) / "tables"
     written = []
     for name, frame in tables.items():
@@ -266,7 +275,7 @@ def write_tables(out_dir: str | Path, tables: dict[str, pd.DataFrame], markdown:
         written.append(str(out / f"{name}.csv"))
         if markdown:
             md = frame.to_markdown(index=False, floatfmt=".3f") if len(frame.columns) else "(empty)"
-            atomic_write_text(out / f"{name}.md", md + "\n")
+            atomic_write_text(out / f"{name}.md", markdown_banner(prov) + md + "\n")
             written.append(str(out / f"{name}.md"))
     return written
 
