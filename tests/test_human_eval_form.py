@@ -25,7 +25,10 @@ def project(tmp_path_factory):
 
 
 def _params(root, **kw):
+    # every path inside the synthetic project: the repository's own pipeline outputs
+    # (e.g. data/processed/selected_units.parquet after `make repro`) must not leak in
     return HumanEvalParams(units=str(root / "data/interim/units.parquet"), image_roots=[str(root / "data/images")],
+                           selected_units=str(root / "data/processed/selected_units.parquet"),
                            judgements=[str(root / "data/judgements/*.parquet")], **kw)
 
 

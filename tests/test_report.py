@@ -160,6 +160,7 @@ def test_human_eval_section_in_summary(tmp_path):
 
     build_synthetic_project(tmp_path, n_units=12, debias_configs=())
     params = HumanEvalParams(units=str(tmp_path / "data/interim/units.parquet"), image_roots=[str(tmp_path / "data/images")],
+                             selected_units=str(tmp_path / "data/processed/selected_units.parquet"),
                              judgements=[str(tmp_path / "data/judgements/*.parquet")], sample_size=6)
     export_bundle(params, tmp_path / "bundle")
     manifest = json.loads((tmp_path / "bundle/manifest.json").read_text())
