@@ -299,7 +299,7 @@ def _negation_frame(primary: pd.DataFrame, units: pd.DataFrame) -> pd.DataFrame:
     frame = primary[primary["variant"].isin(COMPARED_VARIANTS)].merge(
         units[["unit_id", "bias_type"]].astype({"unit_id": str}), on="unit_id", how="left"
     ).merge(strength[["judge", "config", "unit_id", "strength"]], on=["judge", "config", "unit_id"], how="left")
-    frame["strength"] = frame["strength"].fillna("unlabelled")
+    frame["strength"] = frame["strength"].astype(object).fillna("unlabelled")
     frame["overall"] = "all"
     return frame
 
