@@ -241,3 +241,12 @@ def test_blind_asked_under_both_orders_keeps_the_hash_order_answer():
     jm = _judgement_map(judgements)
     assert jm[("gen", "u3", "neutral", 1)]["z"] == {"blind": "s", "blind~": "a"}
     assert jm[("gen", "u3", "stereotype", 1)]["z"] == {"blind": "neither"}
+
+
+def test_undefined_metric_is_shown_as_a_dash_not_a_raw_dict():
+    from implicit_bench.report.summary import fmt_metric
+
+    undefined = {"value": None, "ci": None, "n_undefined": 1000, "n_boot": 1000, "seed": 42, "n_units": 1}
+    html = fmt_metric(undefined)
+    assert html.startswith('<span class="v">–</span>') and "n_undefined" not in html and "{" not in html
+    assert fmt_metric({"value": 0.25, "ci": [0.1, 0.4], "n_units": 3}).startswith('<span class="v">0.250</span>')

@@ -47,6 +47,10 @@ def as_metric(value: Any) -> tuple[float | None, tuple[float, float] | None, dic
         return None
     point_key = next((k for k in VALUE_KEYS if k in value and _is_num(value[k])), None)
     if point_key is None:
+        if value.get("value", 0) is None and ("ci" in value or "n_boot" in value):
+            # an undefined metric (e.g. no valid label): shown as "–", not as a raw dict
+            others = {k: v for k, v in value.items() if k not in ("value", "ci") and not isinstance(v, dict | list)}
+            return None, None, others
         return None
     ci = None
     for key in ("ci", "ci95", "interval", "ci_95"):
