@@ -25,6 +25,16 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
 
 
+def format_validation_errors(exc: ValidationError, prefix: str | None = None) -> str:
+    """``prefix.loc.path: message; ...`` for every error of a pydantic ValidationError."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        where = ".".join(x for x in (prefix, loc) if x) or "(top)"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
 def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
     path = Path(path)
     if not path.exists():
@@ -42,7 +52,4 @@ def section(params: dict[str, Any], name: str, model: type[M], path: str | Path 
     try:
         return model.model_validate(raw or {})
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{name}.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise ConfigError(f"{path}: invalid params: {problems}") from None
+        raise ConfigError(f"{path}: invalid params: {format_validation_errors(exc, name)}") from None

@@ -44,5 +44,27 @@ class Registry(Generic[T]):
             self._entries[name] = target
         return target
 
+    def validate(
+        self, config: Any, where: str, model_attr: str = "Params"
+    ) -> tuple[Callable[..., T], Any]:
+        """(backend class, validated config) for a params block ``{backend: NAME, ...}``.
+
+        The block is validated by the backend's own pydantic model (``cls.<model_attr>``,
+        unknown keys rejected); errors name the block (``where``) and the key.
+        """
+        from pydantic import ValidationError
+
+        from implicit_bench.params import format_validation_errors
+
+        if not isinstance(config, dict) or "backend" not in config:
+            raise ConfigError(f"{where}: needs a 'backend' key (one of {', '.join(self.names())})")
+        cls = self.resolve(str(config["backend"]))
+        try:
+            return cls, getattr(cls, model_attr).model_validate(config)
+        except ValidationError as exc:
+            raise ConfigError(
+                f"invalid {self.kind} params: {format_validation_errors(exc, where)}"
+            ) from None
+
     def create(self, name: str, *args: Any, **kwargs: Any) -> T:
         return self.resolve(name)(*args, **kwargs)

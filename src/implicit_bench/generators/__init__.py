@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from implicit_bench.errors import ConfigError
 from implicit_bench.generators.base import (
     Generator,
     GeneratorConfig,
@@ -38,18 +37,7 @@ def validate_config(config: dict[str, Any] | GeneratorConfig, where: str = "rend
     """The backend's pydantic config for ``config`` (unknown keys are an error)."""
     if isinstance(config, GeneratorConfig):
         return config
-    if not isinstance(config, dict) or "backend" not in config:
-        raise ConfigError(f"{where}: a generator config needs a 'backend' ({', '.join(GENERATORS.names())})")
-    cls = GENERATORS.resolve(str(config["backend"]))
-    from pydantic import ValidationError
-
-    try:
-        return cls.Config.model_validate(config)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{where}.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise ConfigError(f"invalid generator config: {problems}") from None
+    return GENERATORS.validate(config, where, model_attr="Config")[1]
 
 
 def create_generator(config: dict[str, Any] | GeneratorConfig) -> Generator:

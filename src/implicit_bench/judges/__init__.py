@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
-from implicit_bench.errors import ConfigError
 from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest
 from implicit_bench.registry import Registry
 
@@ -23,18 +20,7 @@ JUDGE_BACKENDS.register("openai", "implicit_bench.judges.openai_vlm:OpenAIJudge"
 
 def judge_params(config: dict[str, Any], where: str = "judge") -> JudgeParams:
     """Validate a backend block with the backend's own Params model (unknown keys rejected)."""
-    if not isinstance(config, dict) or "backend" not in config:
-        raise ConfigError(
-            f"{where}: needs a 'backend' key (one of {', '.join(JUDGE_BACKENDS.names())})"
-        )
-    cls = JUDGE_BACKENDS.resolve(str(config["backend"]))
-    try:
-        return cls.Params.model_validate(config)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{where}.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise ConfigError(f"invalid judge params: {problems}") from None
+    return JUDGE_BACKENDS.validate(config, where)[1]
 
 
 def build_judge(config: dict[str, Any], where: str = "judge") -> JudgeBackend:

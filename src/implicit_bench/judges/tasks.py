@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, model_
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.hashing import derive_seed
 from implicit_bench.jsonparse import parse_json_answer, scan_key
-from implicit_bench.params import StrictModel
+from implicit_bench.params import StrictModel, format_validation_errors
 
 TASK_NAMES: tuple[str, ...] = ("rubric", "blind", "alignment")
 ORDERS: tuple[str, ...] = ("sa", "as")
@@ -205,10 +205,7 @@ def load_task_file(path: str | Path) -> TaskSpec:
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: cannot read task spec: {exc}") from None
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors()
-        )
-        raise ConfigError(f"{path}: invalid task spec: {problems}") from None
+        raise ConfigError(f"{path}: invalid task spec: {format_validation_errors(exc)}") from None
 
 
 @cache

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
-from implicit_bench.errors import ConfigError
 from implicit_bench.llm.base import (
     DEFAULT_CACHE,
     LLMAnswer,
@@ -35,16 +32,7 @@ def build_llm(config: dict[str, Any], where: str = "llm") -> LLMClient:
     The block is validated by the backend's own ``Params`` model (unknown keys rejected);
     ``where`` names the block in error messages (e.g. ``kg.llm``).
     """
-    if not isinstance(config, dict) or "backend" not in config:
-        raise ConfigError(f"{where}: needs a 'backend' key (one of {', '.join(LLM_BACKENDS.names())})")
-    cls = LLM_BACKENDS.resolve(str(config["backend"]))
-    try:
-        params = cls.Params.model_validate(config)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{where}.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise ConfigError(f"invalid LLM params: {problems}") from None
+    cls, params = LLM_BACKENDS.validate(config, where)
     return cls(params)
 
 
