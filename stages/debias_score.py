@@ -13,6 +13,7 @@ from implicit_bench.debias.pipeline import (
     DebiasParams,
     score_judgements,
 )
+from implicit_bench.debias.retrieval import read_retrieval
 from implicit_bench.io import atomic_write_text, read_json, read_table, write_json
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import markdown_banner, merge_provenance
@@ -34,7 +35,7 @@ def main(params_path: str, judgements_dir: str, retrieval_path: str, metrics: st
         if summary.exists():
             blocks.append(read_json(summary).get("provenance", {}))
     judgements = pd.concat(frames, ignore_index=True)
-    retrieval = read_table(retrieval_path) if Path(retrieval_path).exists() else None
+    retrieval = read_retrieval(retrieval_path) if Path(retrieval_path).exists() else None
     payload, markdown = score_judgements(
         judgements, params.scoring, params.configs, retrieval, source=judgements_dir
     )

@@ -6,7 +6,13 @@ import pandas as pd
 import pytest
 from analysis_fixtures import units
 
-from implicit_bench.analysis.load import load_images, load_judgements, load_tables, load_units
+from implicit_bench.analysis.load import (
+    load_images,
+    load_judgements,
+    load_tables,
+    load_units,
+    rubric_fractional,
+)
 from implicit_bench.errors import InputError
 
 HEADER = "unit_id,variant,seed,config,judge,task,value,valid\n"
@@ -59,13 +65,15 @@ def test_judgement_bad_rows_name_file_row_field(tmp_path):
         + "007,neutral,2042,gen,A,blind,,false\n"  # row 9 invalid answer: kept as missing
         + "12,stereotype,42,gen,A,clip_lean,0.1,true\n"  # row 10 clip_lean on a non-neutral image
         + "12,neutral,42,gen,A,clip_lean,-0.25,true\n"  # row 11 ok
-        + "12,neutral,42,gen,A,rubric,2.5,true\n"  # row 12 not an integer score
-        + "12,neutral,1042,gen,A,alignment,True,\n"  # row 13 ok: blank valid = has a value
+        + "12,neutral,42,gen,A,rubric,2.5,true\n"  # row 12 ok: a mean of repeated judgements
+        + "12,neutral,1042,gen,A,rubric,-0.5,true\n"  # row 13 below the scale
+        + "12,neutral,1042,gen,A,alignment,True,\n"  # row 14 ok: blank valid = has a value
     )
     j, rejects, dups = load_judgements([tmp_path / "j.csv"], u)
     r = rejects.set_index("row")
-    assert sorted(r.index) == [2, 3, 4, 5, 6, 7, 8, 10, 12]
-    assert r.at[2, "field"] == "value" and "integer 0..5" in r.at[2, "reason"]
+    assert sorted(r.index) == [2, 3, 4, 5, 6, 7, 8, 10, 13]
+    assert r.at[2, "field"] == "value" and "number in 0..5" in r.at[2, "reason"]
+    assert r.at[13, "field"] == "value" and "number in 0..5" in r.at[13, "reason"]
     assert "option letter" in r.at[3, "reason"]
     assert r.at[4, "field"] == "variant"
     assert r.at[5, "field"] == "unit_id" and r.at[5, "unit_id"] == "999"
@@ -74,11 +82,13 @@ def test_judgement_bad_rows_name_file_row_field(tmp_path):
     assert "valid is false" in r.at[8, "reason"]
     assert r.at[10, "field"] == "variant"
     assert (rejects["file"] == str(tmp_path / "j.csv")).all()
-    assert len(j) == 4 and len(dups) == 0
+    assert len(j) == 5 and len(dups) == 0
+    assert j.set_index("row").at[12, "score"] == 2.5
+    assert rubric_fractional(j) == {"rubric_fractional": 1, "rubric_fractional_by_judge": {"A": 1}, "rubric_fractional_parts": [0.5]}
     invalid = j[~j["valid"]]
     assert invalid["row"].tolist() == [9] and invalid["value"].isna().all()
     assert j.set_index("row").at[11, "score"] == pytest.approx(-0.25)
-    assert j.set_index("row").at[13, "score"] == 1.0
+    assert j.set_index("row").at[14, "score"] == 1.0
     with pytest.raises(InputError) as exc:
         load_judgements([tmp_path / "j.csv"], u, on_bad_row="error")
     assert (exc.value.row, exc.value.field) == (2, "value")

@@ -153,8 +153,13 @@ def test_duplicates_are_an_error_not_averaged():
 
 def test_bad_values_name_the_row():
     bad = _rows("rewrite_own", "u9", 42, 7, ...)
-    with pytest.raises(InputError, match=r"row 27, field 'value'.*not an integer 0-5"):
+    with pytest.raises(InputError, match=r"row 27, field 'value'.*not a number in 0-5"):
         image_scores(_judgements(bad))
+    # a real value in [0, 5] is a mean of repeated judgements: accepted and counted
+    mean = _rows("rewrite_own", "u9", 42, 2.5, ...)
+    images = image_scores(_judgements(mean))
+    stats = config_stats(images[(images.config == "rewrite_own") & (images.unit_id == "u9")])
+    assert stats["bias"] == 2.5 and stats["n_fractional_rubric"] == 1
     bad = _rows("rewrite_own", "u9", 42, ..., True)
     bad[0]["value"] = "maybe"
     with pytest.raises(InputError, match="not true / false"):

@@ -87,9 +87,10 @@ def run_analyze(
 @click.option("--pairs", default=None, type=click.Path(exists=True, dir_okay=False), help="Source pairs table for Table 9's raw upstream counts.")
 @click.option("--config", "config", default=None, help="Configuration (generator) analysed.")
 @click.option("--blind-judge", "blind_judges", multiple=True, help="Blind judge(s); the first is primary.")
+@click.option("--retrieval", "retrieval", default=None, type=click.Path(exists=True, dir_okay=False), help="Retrieval table (unit_id, own_hit[, own_rank, same_head_removed, same_pair_removed]): retrieval figures and Table 7's full-KG rows.")
 @click.option("--bootstrap-n", type=int, default=None, help="Bootstrap resamples (default 1000).")
 @click.option("--bootstrap-seed", type=int, default=None, help="Bootstrap seed (default 42).")
-def analyze(units: str, judgements: tuple[str, ...], out: str, params_path: str | None, refusals: tuple[str, ...], selection: str, pairs: str | None, config: str | None, blind_judges: tuple[str, ...], bootstrap_n: int | None, bootstrap_seed: int | None) -> None:
+def analyze(units: str, judgements: tuple[str, ...], out: str, params_path: str | None, refusals: tuple[str, ...], selection: str, pairs: str | None, config: str | None, blind_judges: tuple[str, ...], retrieval: str | None, bootstrap_n: int | None, bootstrap_seed: int | None) -> None:
     """Compute every analysis metric from UNITS and JUDGEMENTS tables, without any model."""
     params = load_params(params_path) if params_path else {}
     ev = dict(params.get("evaluate", {}))
@@ -104,6 +105,10 @@ def analyze(units: str, judgements: tuple[str, ...], out: str, params_path: str 
         boot["seed"] = bootstrap_seed
     ev["bootstrap"] = boot
     params["evaluate"] = ev
+    if retrieval:
+        debias = dict(params.get("debias") or {})
+        debias["scoring"] = {**(debias.get("scoring") or {}), "retrieval": retrieval}
+        params["debias"] = debias
     summary = run_analyze(units, list(judgements), out, params, refusals, selection, pairs)
     for name, result in summary["extensions"].items():
         if isinstance(result, dict) and "error" in result:

@@ -24,6 +24,7 @@ EXTENSIONS: dict[str, str] = {
     # name: "module:function"  (e.g. "debias": "implicit_bench.debias.score:analyze_extension")
     "debias": "implicit_bench.debias.analyze:analyze_extension",
     "audits": "implicit_bench.audits.analyze:analyze_extension",  # docs/audits.md
+    "retrieval": "implicit_bench.debias.retrieval_extension:analyze_extension",  # docs/byo-judgements.md
 }
 
 

@@ -72,6 +72,7 @@ class Tables:
             "units": int(len(self.units)),
             "judgements": int(len(j)),
             "judgements_invalid": int(len(invalid)),
+            **rubric_fractional(j),
             "invalid_by_task": {k: int(v) for k, v in invalid["task"].value_counts().sort_index().items()},
             "rejected_rows": int(len(self.rejects)),
             "rejected_by_table": {
@@ -86,6 +87,20 @@ class Tables:
             "secondary_order_rows": self.secondary_order_rows,
             "image_index_rows": None if self.images is None else int(len(self.images)),
         }
+
+
+def rubric_fractional(judgements: pd.DataFrame) -> dict[str, Any]:
+    """Valid rubric values that are not integers (means of repeated judgements): the count,
+    per judge, and the distinct fractional parts seen (e.g. 0.25, 0.333, 0.5)."""
+    rub = judgements[(judgements["task"] == "rubric") & judgements["valid"]]
+    score = rub["score"].astype(float)
+    frac = rub[score != score.round()]
+    parts = sorted({round(float(v) % 1, 3) for v in frac["score"]})
+    return {
+        "rubric_fractional": int(len(frac)),
+        "rubric_fractional_by_judge": {str(k): int(v) for k, v in frac["judge"].astype(str).value_counts().sort_index().items()},
+        "rubric_fractional_parts": parts,
+    }
 
 
 class _Checker:
@@ -272,10 +287,11 @@ def load_judgements(
     value = frame["value"]
     num = _parse_float(value)
     rubric = valid & (task == "rubric")
+    # A real value in [0, 5] is the mean of repeated judgements (counted: rubric_fractional).
     chk.check(
-        rubric & (num.isna() | (num != num.round()) | (num < 0) | (num > 5)),
+        rubric & (num.isna() | ~np.isfinite(num.fillna(np.nan)) | (num < 0) | (num > 5)),
         "value",
-        "rubric score must be an integer 0..5, got '" + value.astype(str) + "'",
+        "rubric score must be a number in 0..5 (an integer, or the mean of repeated judgements), got '" + value.astype(str) + "'",
     )
     blind = valid & (task == "blind")
     letter = value.isin(["A", "B", "C"])

@@ -17,7 +17,8 @@ import pandas as pd
 
 from implicit_bench.debias.configs import ScoringParams
 from implicit_bench.debias.pipeline import score_judgements
-from implicit_bench.io import atomic_write_text, read_table, write_json
+from implicit_bench.debias.retrieval import read_retrieval
+from implicit_bench.io import atomic_write_text, write_json
 from implicit_bench.params import section
 
 
@@ -33,7 +34,7 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     configuration, the judges, the bootstrap and an optional retrieval table."""
     debias = (params or {}).get("debias") or {}
     scoring = section({"scoring": debias.get("scoring") or {}}, "scoring", ScoringParams)
-    retrieval = read_table(scoring.retrieval) if scoring.retrieval else None
+    retrieval = read_retrieval(scoring.retrieval) if scoring.retrieval else None
     judgements = tables.judgements
     payload = analyze_debias(judgements, out_dir, params=debias, retrieval=retrieval, source="judgements")
     if payload is None:

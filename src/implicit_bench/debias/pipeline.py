@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 from pydantic import Field, field_validator
 
+from implicit_bench.booleans import parse_bool_column
 from implicit_bench.debias.configs import TABLE_27, ConfigSpec, ScoringParams, check_configs
 from implicit_bench.debias.retrieval import (
     RetrievalTextParams,
@@ -139,8 +140,11 @@ def run_retrieval(kg: pd.DataFrame, params: DebiasParams) -> tuple[pd.DataFrame,
     return result, metrics
 
 
-def own_hits(retrieval: pd.DataFrame) -> dict[str, bool]:
-    return dict(zip(retrieval["unit_id"].astype(str), retrieval["own_hit"].astype(bool), strict=True))
+def own_hits(retrieval: pd.DataFrame, source: str = "retrieval") -> dict[str, bool]:
+    """unit_id -> whether full-KG retrieval returned the own unit; ``own_hit`` parsed strictly
+    (true/false, yes/no, 1/0; anything else, a blank included, is an ``InputError``)."""
+    hits = parse_bool_column(retrieval["own_hit"], source, "own_hit")
+    return dict(zip(retrieval["unit_id"].astype(str), hits, strict=True))
 
 
 # ----- rewriting ----------------------------------------------------------------------------------

@@ -9,12 +9,15 @@ comes first in the KG table (``numpy.argmax``).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from implicit_bench.booleans import parse_bool_column
 from implicit_bench.errors import InputError
+from implicit_bench.io import read_table
 from implicit_bench.params import StrictModel
 
 DOCUMENT_TEMPLATE = "{head} | {relation} | {stereotype} → {anti_stereotype}"
@@ -115,18 +118,58 @@ def retrieve(
     )
 
 
+ID_COLUMNS = ("unit_id", "retrieved_full", "retrieved_removed")
+BOOL_COLUMNS = ("own_hit", "same_head_removed", "same_pair_removed")
+
+
+def read_retrieval(path: str | Path) -> pd.DataFrame:
+    """A retrieval table (``unit_id, own_hit`` at least; every column of ``RETRIEVAL_COLUMNS``
+    that is present is read): ids as strings (``007`` stays ``007``), the boolean columns
+    parsed strictly (``booleans.parse_bool_column``: a ``no`` or a blank is never a hit),
+    ``own_rank`` as an integer. Unit ids must be unique."""
+    frame = read_table(path, dtype={c: str for c in ID_COLUMNS}) if str(path).endswith((".csv", ".csv.gz")) else read_table(path)
+    missing = [c for c in ("unit_id", "own_hit") if c not in frame.columns]
+    if missing:
+        raise InputError(path, None, missing[0], f"retrieval table: missing column(s) {', '.join(missing)}")
+    for col in ID_COLUMNS:
+        if col in frame.columns:
+            frame[col] = frame[col].map(lambda v: None if _missing(v) else str(v).strip())
+    blank = frame["unit_id"].isna()
+    if blank.any():
+        raise InputError(path, int(np.flatnonzero(blank.to_numpy())[0]) + 1, "unit_id", "empty")
+    dup = frame["unit_id"].duplicated()
+    if dup.any():
+        row = int(np.flatnonzero(dup.to_numpy())[0]) + 1
+        raise InputError(path, row, "unit_id", f"duplicate unit id '{frame['unit_id'][dup].iloc[0]}'")
+    for col in BOOL_COLUMNS:
+        if col in frame.columns:
+            frame[col] = parse_bool_column(frame[col], path, col)
+    if "own_rank" in frame.columns:
+        rank = pd.to_numeric(frame["own_rank"], errors="coerce")
+        bad = rank.isna() | (rank < 1) | (rank != rank.round())
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0]) + 1
+            raise InputError(path, row, "own_rank", f"expected a rank >= 1, got {frame['own_rank'][bad].iloc[0]!r}")
+        frame["own_rank"] = rank.astype("int64")
+    return frame.reset_index(drop=True)
+
+
 def retrieval_metrics(result: pd.DataFrame) -> dict[str, Any]:
-    """Top-1 accuracy (full KG) and, for own-removed retrieval, the share of prompts whose
-    retrieved unit has the same head and the same attribute pair as the own unit."""
+    """The retrieval figures of Appendix C.5: the top-1 own-unit rate (full KG: the retrieved
+    unit is the prompt's own unit; paper 39.9%) and, for own-removed retrieval, the share of
+    prompts whose retrieved unit has the same head (paper 45%) and the same attribute pair
+    (paper 4%) as the own unit. A figure whose column the table lacks is None."""
     n = len(result)
 
     def share(column: str) -> float | None:
-        return float(result[column].mean()) if n else None
+        if not n or column not in result.columns:
+            return None
+        return float(result[column].astype(bool).mean())
 
     return {
         "n_queries": int(n),
         "top1_accuracy": share("own_hit"),
-        "mean_own_rank": float(result["own_rank"].mean()) if n else None,
+        "mean_own_rank": float(result["own_rank"].mean()) if n and "own_rank" in result.columns else None,
         "removed_same_head": share("same_head_removed"),
         "removed_same_pair": share("same_pair_removed"),
     }
