@@ -23,3 +23,20 @@ def test_profile_command_writes_merged_params(tmp_path, monkeypatch):
     assert merged == {"base": {"seed": 42, "profile": "paper"}, "render": {"steps": 50}}
     missing = CliRunner().invoke(main, ["profile", "nope"])
     assert missing.exit_code != 0 and "no such profile" in str(missing.exception)
+
+
+def test_profile_command_keeps_params_comments_in_place(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text(
+        "# header comment\nbase:\n  seed: 42  # the seed\n  profile: default  # old note\n"
+        "# render section\nrender:\n  steps: 2\n"
+    )
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "paper.yaml").write_text("base:\n  profile: paper  # the paper\nrender:\n  steps: 50\n")
+    result = CliRunner().invoke(main, ["profile", "paper"])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "params.yaml").read_text()
+    assert yaml.safe_load(text) == {"base": {"seed": 42, "profile": "paper"}, "render": {"steps": 50}}
+    for comment in ("# header comment", "# the seed", "# render section", "# the paper"):
+        assert comment in text
+    assert "# old note" not in text  # it described the replaced value

@@ -7,15 +7,14 @@ import torch. Add a tool by adding one line to ``TOOLS``.
 from __future__ import annotations
 
 import importlib
-import runpy
-import sys
-from pathlib import Path
 
 import click
 
 TOOLS: dict[str, str] = {
     # name: "module:click_command"
-    "llm-export-replay": "implicit_bench.llm.cli:export_replay_command",
+    "stage": "implicit_bench.stage_cli:stage",
+    "llm": "implicit_bench.llm.cli:llm",
+    "llm-export-replay": "implicit_bench.llm.cli:export_replay_alias",  # hidden; old name of `llm export-replay`
     "profile": "implicit_bench.profiles:profile_command",
     "image": "implicit_bench.images.tool:image_command",
     "human-eval": "implicit_bench.human_eval.cli:human_eval",
@@ -38,21 +37,6 @@ class LazyGroup(click.Group):
 @click.version_option(package_name="implicit-bench")
 def main() -> None:
     """IMPLICIT-Bench: stereotyped defaults and prompt following in text-to-image models."""
-
-
-@main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("name")
-@click.pass_context
-def stage(ctx: click.Context, name: str) -> None:
-    """Run the pipeline stage NAME (stages/NAME.py) outside DVC; extra args go to the stage."""
-    script = Path("stages") / f"{name}.py"
-    if not script.exists():
-        known = sorted(p.stem for p in Path("stages").glob("*.py")) if Path("stages").is_dir() else []
-        raise click.UsageError(
-            f"no stage '{name}' in ./stages (run from the repository root); known: {', '.join(known)}"
-        )
-    sys.argv = [str(script), *ctx.args]
-    runpy.run_path(str(script), run_name="__main__")
 
 
 if __name__ == "__main__":

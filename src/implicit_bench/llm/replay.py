@@ -7,7 +7,7 @@ File format: one JSON object per line with at least
 where ``request_hash = implicit_bench.llm.request_hash(messages)`` (sha256 of the canonical JSON
 ``{"messages": [...]}``: sorted keys, no whitespace). Other keys (``messages``, ``model``,
 ``backend``...) are allowed and ignored. Write one from any run's cache with
-``implicit-bench llm-export-replay``. A request with no recorded answer is an error that names
+``implicit-bench llm export-replay``. A request with no recorded answer is an error that names
 the file and the hash; decoding parameters are properties of the recording, not of the replay.
 """
 
