@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.audits.order import nan_to_none
-from implicit_bench.audits.run import upstream_provenance
 from implicit_bench.clip.run import ClipParams, run_clip
-from implicit_bench.io import read_table, write_json, write_table
+from implicit_bench.io import nan_to_none, read_table, write_json, write_table
 from implicit_bench.params import load_params, section
-from implicit_bench.provenance import merge_provenance, provenance
+from implicit_bench.provenance import merge_provenance, provenance, upstream_provenance
 
 
 @click.command()

@@ -78,3 +78,14 @@ def markdown_banner(block: dict[str, Any] | None) -> str:
     models = ", ".join(dict.fromkeys(str(m) for m in block.get("random_init_models", []) if m))
     suffix = f" ({models})" if models else ""
     return f"> **RANDOM-INIT WARNING**: {RANDOM_INIT_WARNING}{suffix}\n\n"
+
+
+def upstream_provenance(paths: list[str]) -> dict[str, Any]:
+    """Merge the ``provenance`` blocks of upstream metrics files that exist (random if any is)."""
+    blocks = []
+    for path in paths:
+        if Path(path).exists():
+            block = json.loads(Path(path).read_text(encoding="utf-8")).get("provenance")
+            if isinstance(block, dict):
+                blocks.append(block)
+    return merge_provenance(*blocks)

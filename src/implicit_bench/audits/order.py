@@ -8,7 +8,6 @@ attribute in both, and picks slot A for half of its s/a answers.
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Any
 
 import numpy as np
@@ -24,6 +23,7 @@ from implicit_bench.audits.labels import (
 )
 from implicit_bench.audits.rates import RANDOM_RATES, rates
 from implicit_bench.audits.stats import chisquare_uniform, share, wilson_interval
+from implicit_bench.io import nan_to_none  # noqa: F401 - re-exported (the audit stages import it from here)
 
 
 def position_bias(blind: pd.DataFrame, confidence: float = 0.95) -> dict[str, Any]:
@@ -164,14 +164,3 @@ def position_plot_rows(blind: pd.DataFrame) -> pd.DataFrame:
             rows.append({"judge": judge, "order": order, "slot": slot, "count": count,
                          "share": count / valid if valid else np.nan})
     return pd.DataFrame(rows, columns=["judge", "order", "slot", "count", "share"])
-
-
-def nan_to_none(obj: Any) -> Any:
-    """JSON-ready copy: float nan -> None, recursively."""
-    if isinstance(obj, dict):
-        return {k: nan_to_none(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [nan_to_none(v) for v in obj]
-    if isinstance(obj, float) and math.isnan(obj):
-        return None
-    return obj

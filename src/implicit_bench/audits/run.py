@@ -21,6 +21,7 @@ from implicit_bench.audits.order import (
 from implicit_bench.faces import FaceConfig
 from implicit_bench.io import read_table
 from implicit_bench.params import StrictModel
+from implicit_bench.provenance import upstream_provenance  # noqa: F401 - re-exported for the audit stages
 
 
 class BootstrapParams(StrictModel):
@@ -139,20 +140,6 @@ def diversity_labels(judgements: pd.DataFrame, units: pd.DataFrame, params: Dive
     frame = diversity_frame(primary, units, params.scene_variant, params.template_variant)
     return nan_to_none(diversity_report(frame, params.include_neither, params.scene_variant,
                                         params.template_variant, params.quantiles, boot))
-
-
-def upstream_provenance(paths: list[str]) -> dict[str, Any]:
-    """Merge the ``provenance`` blocks of upstream metrics files that exist (random if any is)."""
-    from implicit_bench.io import read_json
-    from implicit_bench.provenance import merge_provenance
-
-    blocks = []
-    for path in paths:
-        if Path(path).exists():
-            block = read_json(path).get("provenance")
-            if isinstance(block, dict):
-                blocks.append(block)
-    return merge_provenance(*blocks)
 
 
 def face_diversity(units: pd.DataFrame, params: FaceParams) -> dict[str, Any]:
