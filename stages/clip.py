@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.clip.run import ClipParams, run_clip
 from implicit_bench.io import nan_to_none, read_table, write_json, write_table
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import merge_provenance, provenance, upstream_provenance
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--units", default="data/interim/units.parquet", show_default=True)
 @click.option("--out", default="data/judgements/clip.parquet", show_default=True)

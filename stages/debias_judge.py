@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.debias.pipeline import (
     IMAGES_DIR,
     JUDGEMENTS_DIR,
@@ -15,7 +16,7 @@ from implicit_bench.judges.run import JudgeStageParams, run_judge_stage
 from implicit_bench.params import load_params, section
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--config", "name", required=True, help="a debias.configs entry")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--images", "images_dir", default=IMAGES_DIR, show_default=True)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.debias.pipeline import (
     IMAGES_DIR,
     PAIRS_PATH,
@@ -27,7 +28,7 @@ def _maybe(path: str):
     return read_table(path) if Path(path).exists() else None
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--config", "name", required=True, help="a debias.configs entry")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--images", "images_dir", default=IMAGES_DIR, show_default=True)

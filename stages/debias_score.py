@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 import pandas as pd
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.debias.pipeline import (
     JUDGEMENTS_DIR,
     RETRIEVAL_PATH,
@@ -19,7 +20,7 @@ from implicit_bench.params import load_params, section
 from implicit_bench.provenance import markdown_banner, merge_provenance
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--judgements", "judgements_dir", default=JUDGEMENTS_DIR, show_default=True)
 @click.option("--retrieval", "retrieval_path", default=RETRIEVAL_PATH, show_default=True)

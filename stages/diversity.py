@@ -14,11 +14,12 @@ from implicit_bench.audits.run import (
     order_function,
     upstream_provenance,
 )
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import read_table, write_json
 from implicit_bench.params import load_params, section
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--units", default="data/interim/units.parquet", show_default=True)
 @click.option("--metrics", default="metrics/diversity.json", show_default=True)

@@ -9,12 +9,13 @@ import click
 from implicit_bench.analysis.config import EvaluateParams
 from implicit_bench.analysis.load import image_index_paths, load_tables
 from implicit_bench.analysis.pipeline import evaluate, judge_provenance, write_evaluation
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.errors import InputError
 from implicit_bench.io import read_json, read_table
 from implicit_bench.params import load_params, section
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--selection-metrics", default="metrics/selection.json", show_default=True)
 @click.option("--out", default=".", show_default=True, help="Root of metrics/, tables/, plots/.")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.judges.run import JudgeStageParams, run_judge_stage
 from implicit_bench.params import load_params, section
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 def main(params_path: str) -> None:
     raw = load_params(params_path)

@@ -12,11 +12,12 @@ from implicit_bench.audits.run import (
     order_function,
     upstream_provenance,
 )
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import write_json, write_table
 from implicit_bench.params import load_params, section
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--metrics", default="metrics/judge_audit.json", show_default=True)
 @click.option("--plot", default="plots/position_bias.csv", show_default=True)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import write_json, write_jsonl, write_table
 from implicit_bench.kg.build import KGParams, read_pairs, run_kg
 from implicit_bench.params import load_params, section
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--pairs", default="data/interim/pairs.parquet", show_default=True)
 @click.option("--out", default="data/interim/kg_units.parquet", show_default=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.params import StrictModel, load_params, section
 from implicit_bench.tiny import build
 
@@ -14,7 +15,7 @@ class ModelsParams(StrictModel):
     out_dir: str = "models/tiny"
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 def main(params_path: str) -> None:
     params = section(load_params(params_path), "models", ModelsParams, params_path)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import write_json
 from implicit_bench.params import load_params, section
 from implicit_bench.render import RenderParams, load_units, render_all, render_metrics
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--units", "units_path", default="data/interim/units.parquet", show_default=True)
 @click.option("--images", "images_dir", default="data/images", show_default=True)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.params import load_params, section
 from implicit_bench.report.inputs import ReportParams
 from implicit_bench.report.site import build_report
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--out", default=None, help="output directory (default: params report.out)")
 def main(params_path: str, out: str | None) -> None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.debias.pipeline import RETRIEVAL_PATH, DebiasParams, load_kg, run_retrieval
 from implicit_bench.io import write_json, write_table
 from implicit_bench.params import load_params, section
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--out", default=RETRIEVAL_PATH, show_default=True)
 @click.option("--metrics", default="metrics/retrieval.json", show_default=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.debias.pipeline import (
     PAIRS_PATH,
     RETRIEVAL_PATH,
@@ -18,7 +19,7 @@ from implicit_bench.llm import build_llm
 from implicit_bench.params import load_params, section
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--retrieval", "retrieval_path", default=RETRIEVAL_PATH, show_default=True)
 @click.option("--rewrites", "rewrites_path", default=REWRITES_PATH, show_default=True)

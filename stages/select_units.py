@@ -11,11 +11,12 @@ import click
 from implicit_bench.analysis.config import SelectParams
 from implicit_bench.analysis.load import load_tables
 from implicit_bench.analysis.pipeline import run_select
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import write_json, write_table
 from implicit_bench.params import load_params, section
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--out", default="data/processed/selected_units.parquet", show_default=True)
 @click.option("--metrics", default="metrics/selection.json", show_default=True)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import write_json, write_table
 from implicit_bench.params import load_params, section
 from implicit_bench.sources import SourcesParams, build_pairs, pair_metrics
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--out", default="data/interim/pairs.parquet", show_default=True)
 @click.option("--rejects", default="data/interim/pairs_rejects.csv", show_default=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import read_table, write_json, write_jsonl, write_table
 from implicit_bench.kg.table import units_from_frame
 from implicit_bench.params import load_params, section
@@ -11,7 +12,7 @@ from implicit_bench.triplets.build import TripletsParams, run_triplets
 from implicit_bench.triplets.subset import SubsetParams
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--units", "units_path", default="data/interim/kg_units.parquet", show_default=True)
 @click.option("--pairs", default="data/interim/pairs.parquet", show_default=True)

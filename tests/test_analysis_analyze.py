@@ -120,7 +120,7 @@ def test_analyze_reports_bad_rows(tmp_path):
     rejects = pd.read_csv(out / "tables" / "rejected_rows.csv")
     assert sorted(rejects["row"]) == [1, 2, 3]
     res = CliRunner().invoke(cli_main, ["analyze", "--units", str(u), "--judgements", str(tmp_path / "j.csv"), "--out", str(out), "--params", str(_params(tmp_path, {"evaluate": {"on_bad_row": "error", "on_duplicate": "error"}}))])
-    assert res.exit_code != 0 and "j.csv, row 2" in str(res.exception)
+    assert res.exit_code == 1 and "j.csv, row 2" in res.output
 
 
 def _params(tmp_path: Path, data: dict) -> Path:

@@ -22,7 +22,8 @@ def test_profile_command_writes_merged_params(tmp_path, monkeypatch):
     merged = yaml.safe_load((tmp_path / "merged.yaml").read_text())
     assert merged == {"base": {"seed": 42, "profile": "paper"}, "render": {"steps": 50}}
     missing = CliRunner().invoke(main, ["profile", "nope"])
-    assert missing.exit_code != 0 and "no such profile" in str(missing.exception)
+    assert missing.exit_code == 1 and "no such profile" in missing.output
+    assert "Traceback" not in missing.output and len(missing.output.strip().splitlines()) == 1
 
 
 def test_profile_command_keeps_params_comments_in_place(tmp_path, monkeypatch):

@@ -10,6 +10,8 @@ import importlib
 
 import click
 
+from implicit_bench.clierrors import FriendlyGroup, enable_debug
+
 TOOLS: dict[str, str] = {
     # name: "module:click_command"
     "stage": "implicit_bench.stage_cli:stage",
@@ -22,7 +24,7 @@ TOOLS: dict[str, str] = {
 }
 
 
-class LazyGroup(click.Group):
+class LazyGroup(FriendlyGroup):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *TOOLS])
 
@@ -35,6 +37,8 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup)
 @click.version_option(package_name="implicit-bench")
+@click.option("--debug", is_flag=True, expose_value=False, is_eager=True, callback=enable_debug,
+              help="Print full tracebacks (also: IMPLICIT_BENCH_DEBUG=1); errors are one line otherwise.")
 def main() -> None:
     """IMPLICIT-Bench: stereotyped defaults and prompt following in text-to-image models."""
 

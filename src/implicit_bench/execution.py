@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from implicit_bench.params import StrictModel
+from implicit_bench.params import NonNegFloat, PositiveInt, StrictModel
 
 
 class ExecutorConfig(StrictModel):
@@ -33,13 +33,13 @@ class ExecutorConfig(StrictModel):
 
     kind: Literal["local", "ray"] = "local"
     address: str | None = None  # Ray cluster address ("auto", "ray://head:10001"); None: local Ray
-    workers: int = 1  # Ray actors (each loads the model once)
-    num_gpus: float = 0  # per actor
-    num_cpus: float = 1  # per actor
-    max_in_flight: int = 2  # items queued per actor (keeps GPUs busy while results travel)
+    workers: PositiveInt = 1  # Ray actors (each loads the model once)
+    num_gpus: NonNegFloat = 0  # per actor
+    num_cpus: NonNegFloat = 1  # per actor
+    max_in_flight: PositiveInt = 2  # items queued per actor (keeps GPUs busy while results travel)
     runtime_env: dict[str, Any] | None = None  # Ray runtime_env (e.g. working_dir, pip) for clusters
-    max_attempts: int = 3  # tries per item, first one included
-    retry_backoff_s: float = 0.0  # sleep before a retry, times the attempt number
+    max_attempts: PositiveInt = 3  # tries per item, first one included
+    retry_backoff_s: NonNegFloat = 0.0  # sleep before a retry, times the attempt number
     progress: bool = True
 
 

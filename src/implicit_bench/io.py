@@ -76,21 +76,50 @@ def read_json(path: str | Path) -> Any:
 
 
 def read_table(path: str | Path, dtype: dict[str, Any] | None = None) -> pd.DataFrame:
-    """Read CSV, TSV, Parquet or JSONL by extension."""
+    """Read CSV, TSV, Parquet or JSONL by extension.
+
+    A file that cannot be read as its extension says (0 bytes, not UTF-8, a Parquet file named
+    .csv, a CSV named .parquet, malformed rows) raises ``InputError`` naming the file and what
+    is wrong with it, never a bare parser error.
+    """
     path = Path(path)
     if not path.exists():
         raise InputError(path, None, None, "file not found")
+    if path.is_dir():
+        raise InputError(path, None, None, "is a directory, not a table file")
     suffix = "".join(path.suffixes[-2:]) if path.suffix == ".gz" else path.suffix
-    if suffix in (".parquet", ".pq"):
-        frame = pd.read_parquet(path)
-        return frame.astype(dtype) if dtype else frame
-    if suffix in (".csv", ".csv.gz"):
-        return pd.read_csv(path, dtype=dtype, keep_default_na=False, na_values=[""])
-    if suffix in (".tsv", ".tsv.gz"):
-        return pd.read_csv(path, sep="\t", dtype=dtype, keep_default_na=False, na_values=[""])
-    if suffix in (".jsonl", ".jsonl.gz"):
-        return pd.read_json(path, lines=True, dtype=dtype)
-    raise InputError(path, None, None, f"unsupported table format '{suffix}'")
+    readers = {
+        ".parquet": lambda: pd.read_parquet(path), ".pq": lambda: pd.read_parquet(path),
+        ".csv": lambda: pd.read_csv(path, dtype=dtype, keep_default_na=False, na_values=[""]),
+        ".tsv": lambda: pd.read_csv(path, sep="\t", dtype=dtype, keep_default_na=False, na_values=[""]),
+        ".jsonl": lambda: pd.read_json(path, lines=True, dtype=dtype),
+    }
+    kind = suffix.removesuffix(".gz") if suffix.endswith(".gz") and suffix != ".gz" else suffix
+    if kind not in readers or (suffix.endswith(".gz") and kind in (".parquet", ".pq")):
+        raise InputError(path, None, None, f"unsupported table format '{suffix}'")
+    if path.stat().st_size == 0:
+        raise InputError(path, None, None, "empty file (0 bytes): expected a header row and data")
+    if kind in (".csv", ".tsv") and _magic(path) == b"PAR1":
+        raise InputError(path, None, None, f"is a Parquet file named {suffix}; rename it to .parquet")
+    try:
+        frame = readers[kind]()
+    except UnicodeDecodeError as exc:
+        raise InputError(path, None, None, f"not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+    except pd.errors.EmptyDataError:
+        raise InputError(path, None, None, "no columns: the file holds no header row") from None
+    except pd.errors.ParserError as exc:
+        raise InputError(path, None, None, f"not a valid {kind[1:].upper()} file: {' '.join(str(exc).split())}") from None
+    except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        text = " ".join(str(exc).split())[:300]
+        raise InputError(path, None, None, f"cannot be read as {kind[1:]}: {type(exc).__name__}: {text}") from None
+    if kind in (".parquet", ".pq") and dtype:
+        frame = frame.astype(dtype)
+    return frame
+
+
+def _magic(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(4)
 
 
 def write_table(frame: pd.DataFrame, path: str | Path) -> None:

@@ -14,7 +14,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import atomic_write_text
-from implicit_bench.params import load_params
+from implicit_bench.params import check_name, load_params
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -29,6 +29,10 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
 
 
 def apply_profile(name: str, params_path: str | Path = "params.yaml", profiles_dir: str | Path = "profiles") -> dict[str, Any]:
+    try:
+        check_name(name, "profile name")
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     profile_path = Path(profiles_dir) / f"{name}.yaml"
     if not profile_path.exists():
         known = sorted(p.stem for p in Path(profiles_dir).glob("*.yaml"))

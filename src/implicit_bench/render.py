@@ -20,9 +20,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pandas as pd
+from pydantic import Field
 
 from implicit_bench.errors import InputError
 from implicit_bench.execution import ExecutorConfig, Outcome, RunStats, WorkItem, run_items
@@ -36,21 +37,21 @@ from implicit_bench.generators import (
 )
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore
 from implicit_bench.io import read_table
-from implicit_bench.params import StrictModel
+from implicit_bench.params import SafeName, Seeds, StrictModel
 from implicit_bench.schema import VARIANTS
 
 
 class RenderParams(StrictModel):
     """params.yaml section ``render``."""
 
-    configs: dict[str, dict[str, Any]]  # name -> generator backend config (see generators/)
+    configs: dict[SafeName, dict[str, Any]]  # name -> generator backend config (see generators/)
     run: list[str] | None = None  # names of configs to render; None: all
-    seeds: list[int] = [42, 1042, 2042]
-    variants: list[str] = list(VARIANTS)
+    seeds: Seeds = [42, 1042, 2042]
+    variants: Annotated[list[str], Field(min_length=1)] = list(VARIANTS)
     verify: bool = True  # re-hash stored bytes when resuming (a mismatch is re-rendered)
     retry_failed: bool = True  # try items that failed in an earlier run again
     executor: ExecutorConfig = ExecutorConfig()
-    executors: dict[str, ExecutorConfig] = {}  # per-config override of ``executor``
+    executors: dict[SafeName, ExecutorConfig] = {}  # per-config override of ``executor``
 
     def selected(self) -> list[str]:
         names = self.run if self.run is not None else list(self.configs)

@@ -23,7 +23,7 @@ from implicit_bench.analysis.pipeline import (
 )
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import write_json, write_table
-from implicit_bench.params import load_params, section
+from implicit_bench.params import block, load_params, section
 
 
 def run_analyze(
@@ -38,8 +38,8 @@ def run_analyze(
     """Load, validate, select (reported; applied unless ``selection == "none"``), evaluate,
     write, run extensions. Returns a short summary."""
     params = dict(params or {})
-    sel_raw = {**params.get("select", {}), "units": units, "judgements": list(judgements), "pairs": pairs}
-    ev_raw = {**params.get("evaluate", {}), "units": units, "judgements": list(judgements), "selected_units": None, "image_index_glob": None}
+    sel_raw = {**block(params, "select", "analyze params"), "units": units, "judgements": list(judgements), "pairs": pairs}
+    ev_raw = {**block(params, "evaluate", "analyze params"), "units": units, "judgements": list(judgements), "selected_units": None, "image_index_glob": None}
     if selection != "none":
         sel_raw["rule"] = selection
     if sel_raw.get("config") is None and ev_raw.get("config") is not None:
@@ -93,12 +93,13 @@ def run_analyze(
 def analyze(units: str, judgements: tuple[str, ...], out: str, params_path: str | None, refusals: tuple[str, ...], selection: str, pairs: str | None, config: str | None, blind_judges: tuple[str, ...], retrieval: str | None, bootstrap_n: int | None, bootstrap_seed: int | None) -> None:
     """Compute every analysis metric from UNITS and JUDGEMENTS tables, without any model."""
     params = load_params(params_path) if params_path else {}
-    ev = dict(params.get("evaluate", {}))
+    where = params_path or "analyze"
+    ev = block(params, "evaluate", where)
     if config:
         ev["config"] = config
     if blind_judges:
         ev["blind_judges"] = list(blind_judges)
-    boot = dict(ev.get("bootstrap", {}))
+    boot = block(ev, "bootstrap", f"{where}: evaluate")
     if bootstrap_n is not None:
         boot["n"] = bootstrap_n
     if bootstrap_seed is not None:
@@ -110,7 +111,12 @@ def analyze(units: str, judgements: tuple[str, ...], out: str, params_path: str 
         debias["scoring"] = {**(debias.get("scoring") or {}), "retrieval": retrieval}
         params["debias"] = debias
     summary = run_analyze(units, list(judgements), out, params, refusals, selection, pairs)
+    broken = []
     for name, result in summary["extensions"].items():
         if isinstance(result, dict) and "error" in result:
             click.echo(f"analyze: extension '{name}' failed: {result['error']}", err=True)
+            if result.get("unexpected"):
+                broken.append(name)
     click.echo(f"analyze: {summary}")
+    if broken:
+        raise click.ClickException(f"extension(s) {', '.join(broken)} failed unexpectedly (the main metrics were written); rerun with --debug")

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from implicit_bench.params import StrictModel
+from implicit_bench.params import Seeds, StrictModel
 from implicit_bench.schema import DIAGNOSTIC_BIAS_TYPES
 
 
@@ -32,8 +32,8 @@ class SelectParams(InputParams):
     judges: list[str] | None = None  # rubric judges (None: every rubric judge of that config)
     rule: Literal["union", "intersection"] = "union"
     min_seeds: int = Field(default=1, ge=1)  # complete seeds a unit needs to have a mean dx
-    seeds: list[int] | None = None  # None: every seed present except held_out_seeds
-    held_out_seeds: list[int] | None = None  # Table 23: kept vs rejected units on new seeds
+    seeds: Seeds | None = None  # None: every seed present except held_out_seeds
+    held_out_seeds: Seeds | None = None  # Table 23: kept vs rejected units on new seeds
     bootstrap: BootstrapParams = Field(default_factory=lambda: BootstrapParams())
 
 
@@ -43,7 +43,7 @@ class GroupingParams(StrictModel):
     name: str
     config: str | None = None  # None: the analysed config
     judge: str | None = None  # None: the labelling judge
-    seeds: list[int] | None = None  # None: the analysed seeds
+    seeds: Seeds | None = None  # None: the analysed seeds
 
 
 class EvaluateParams(InputParams):
@@ -54,7 +54,7 @@ class EvaluateParams(InputParams):
     config: str | None = None  # configuration analysed (None: the only one with blind labels)
     blind_judges: list[str] | None = None  # first = primary (None: every blind judge, sorted)
     rubric_judges: list[str] | None = None  # lean scorers and Hedges' g (None: every one)
-    seeds: list[int] | None = None  # seeds analysed (None: every seed present)
+    seeds: Seeds | None = None  # seeds analysed (None: every seed present)
     n_seeds: int = Field(default=3, ge=1)  # seeds per unit: the default-strength scale "k of n"
     agreement_units: Literal["complete", "all"] = "complete"
     diagnostic_types: list[str] = Field(default_factory=lambda: list(DIAGNOSTIC_BIAS_TYPES))

@@ -38,16 +38,24 @@ def run_extensions(
 ) -> dict[str, Any]:
     """Call every registered extension in name order; returns {name: summary}.
 
-    The analysis's own outputs are written before the extensions run. An extension that fails
-    on the input (``InputError`` / ``ConfigError``, e.g. an extension that re-reads the raw
-    files and meets a row the analysis rejected) does not stop the others: its summary is
-    ``{"error": ...}``, which ``analyze`` prints. Programming errors still raise.
+    The analysis's own outputs are written before the extensions run, and no extension stops
+    the others: one that fails on the input (``InputError`` / ``ConfigError``) gets the summary
+    ``{"error": ...}``; one that fails otherwise (a bug) gets ``{"error": ..., "unexpected":
+    True}``, and ``analyze`` exits non-zero after every extension ran.
     """
+    from implicit_bench.redact import redact
+
     registry = EXTENSIONS if registry is None else registry
     out: dict[str, Any] = {}
     for name in sorted(registry):
         try:
             out[name] = load_extension(registry[name])(tables, out_dir, params)
         except (InputError, ConfigError) as exc:
-            out[name] = {"error": f"{type(exc).__name__}: {exc}"}
+            out[name] = {"error": redact(f"{type(exc).__name__}: {exc}")}
+        except Exception as exc:  # noqa: BLE001 - reported, and analyze exits non-zero
+            from implicit_bench.clierrors import debug_enabled
+
+            if debug_enabled():
+                raise
+            out[name] = {"error": redact(f"{type(exc).__name__}: {exc}"), "unexpected": True}
     return out

@@ -22,6 +22,7 @@ import pandas as pd
 
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.io import read_table
+from implicit_bench.params import SEED_MAX
 from implicit_bench.schema import (
     BIAS_TYPES,
     BLIND_LABELS,
@@ -37,6 +38,7 @@ ORDERS = ("sa", "as")  # blind option order: s is option A (sa) or a is (as)
 REJECT_COLUMNS = ["table", "file", "row", "field", "reason", "unit_id"]
 IMAGE_COLUMNS = ["config", "unit_id", "variant", "seed", "status"]
 IMAGE_STATUSES = ("ok", "refused", "failed")
+CLIP_LEAN_RANGE = (-2.0, 2.0)  # cos(N, S) - cos(N, A): a difference of two cosines
 _TRUE = {"true", "1", "yes", "t"}
 _FALSE = {"false", "0", "no", "f"}
 
@@ -57,6 +59,28 @@ class Tables:
     images: pd.DataFrame | None = None
     files: dict[str, list[str]] = field(default_factory=dict)
     secondary_order_rows: int = 0  # blind rows of a non-primary option order, not analysed
+    # the validated blind rows of a non-primary option order (the judge order audit reads them)
+    secondary: pd.DataFrame | None = None
+    rows_in: dict[str, int] = field(default_factory=dict)  # data rows read, per table
+
+    def accounting(self) -> dict[str, dict[str, int]]:
+        """Per table: rows read = analysed + rejected + duplicate rows (+ secondary-order rows).
+
+        Rows of a duplicated key are listed in ``rejects`` with a "duplicate" reason; they are
+        counted here under ``duplicates``, not ``rejected``. ``conserved`` checks the sum.
+        """
+        out: dict[str, dict[str, int]] = {}
+        kept = {"units": len(self.units), "judgements": len(self.judgements),
+                "images": 0 if self.images is None else len(self.images)}
+        for table, rows_in in self.rows_in.items():
+            rej = self.rejects[self.rejects["table"] == table] if len(self.rejects) else self.rejects
+            dup = int(rej["reason"].astype(str).str.startswith("duplicate").sum()) if len(rej) else 0
+            secondary = self.secondary_order_rows if table == "judgements" else 0
+            entry = {"rows_in": rows_in, "analysed": kept[table], "rejected": len(rej) - dup,
+                     "duplicates": dup, "secondary_order": secondary}
+            entry["conserved"] = int(rows_in == kept[table] + len(rej) + secondary)
+            out[table] = entry
+        return out
 
     def summary(self) -> dict[str, Any]:
         """Counts of what was read, rejected, duplicated and invalid (for the metrics JSON)."""
@@ -86,6 +110,7 @@ class Tables:
             "duplicate_examples": self.duplicates.head(5).to_dict(orient="records"),
             "secondary_order_rows": self.secondary_order_rows,
             "image_index_rows": None if self.images is None else int(len(self.images)),
+            "accounting": self.accounting(),
         }
 
 
@@ -156,6 +181,8 @@ def _read(path: str | Path, table: str, required: Sequence[str]) -> pd.DataFrame
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise InputError(path, None, missing[0], f"{table}: missing column(s) {', '.join(missing)}")
+    if frame.empty:
+        raise InputError(path, None, None, f"{table}: a header but no data rows")
     frame = frame.reset_index(drop=True)
     frame["file"] = str(path)
     frame["row"] = np.arange(1, len(frame) + 1)  # 1-based data row (CSV: the header is row 0)
@@ -216,6 +243,7 @@ def load_units(path: str | Path, on_bad_row: str = "reject") -> tuple[pd.DataFra
         "duplicate unit_id (" + frame["unit_id"].map(counts).fillna(0).astype(int).astype(str) + " rows)",
     )
     units = frame[~chk.bad].drop(columns=["file", "row"]).sort_values("unit_id").reset_index(drop=True)
+    units.attrs["rows_in"] = int(len(frame))
     return units, chk.rejects()
 
 
@@ -231,14 +259,26 @@ def _parse_float(series: pd.Series) -> pd.Series:
     return pd.to_numeric(series, errors="coerce")
 
 
+def _check_seed(chk: _Checker, raw: pd.Series) -> pd.Series:
+    """Seeds as int64: an integer 0..SEED_MAX (2^53-1), else the row is rejected (-1 kept)."""
+    seed = _parse_float(raw).astype(float)
+    text = raw.map(lambda v: "" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v)).astype(object)
+    chk.check(seed.isna() | ~np.isfinite(seed.fillna(0)) | (seed != seed.round()), "seed", "not an integer: '" + text + "'")
+    chk.check((seed < 0) | (seed > SEED_MAX), "seed", "out of range 0.." + str(SEED_MAX) + ": '" + text + "'")
+    ok = seed.notna() & np.isfinite(seed.fillna(0)) & (seed >= 0) & (seed <= SEED_MAX)
+    return seed.where(ok, -1).round().astype("int64")
+
+
 def load_judgements(
     paths: Iterable[str | Path],
     units: pd.DataFrame,
     on_bad_row: str = "reject",
     on_duplicate: str = "drop",
     primary_order: str = "hash",
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Validated JUDGEMENTS (all files together), rejected rows, and duplicate keys.
+    with_secondary: bool = False,
+) -> tuple[pd.DataFrame, ...]:
+    """Validated JUDGEMENTS (all files together), rejected rows, and duplicate keys (and, with
+    ``with_secondary``, the validated blind rows of a non-primary order as a fourth item).
 
     A blind image asked under both option orders (two rows told apart by ``order``) keeps the
     row of its primary order (``primary_order``: ``hash`` = the order the judge stage uses
@@ -257,9 +297,7 @@ def load_judgements(
     chk = _Checker("judgements", frame, on_bad_row)
     for col in ("unit_id", "variant", "config", "judge", "task"):
         chk.check(_blank(frame[col]), col, "empty")
-    seed = _parse_float(frame["seed"])
-    chk.check(seed.isna() | (seed != seed.round()), "seed", "not an integer: '" + frame["seed"].astype(str) + "'")
-    frame["seed"] = seed.fillna(-1).astype("int64")
+    frame["seed"] = _check_seed(chk, frame["seed"])
     known_variants = (*VARIANTS, *NEGATED_VARIANTS)
     chk.check(
         ~frame["variant"].isin(known_variants),
@@ -305,10 +343,11 @@ def load_judgements(
     align_bool, align_ok = _parse_bool(value)
     chk.check(align & ~align_ok, "value", "alignment value must be true or false, got '" + value.astype(str) + "'")
     clip = task == "clip_lean"
+    low, high = CLIP_LEAN_RANGE
     chk.check(
-        valid & clip & (num.isna() | ~np.isfinite(num.fillna(np.nan))),
+        valid & clip & (num.isna() | ~np.isfinite(num.fillna(np.nan)) | (num < low) | (num > high)),
         "value",
-        "clip_lean value must be a finite number, got '" + value.astype(str) + "'",
+        f"clip_lean value must be a number in [{low:g}, {high:g}] (cos(N, S) - cos(N, A)), got '" + value.astype(str) + "'",
     )
     chk.check(clip & (frame["variant"] != "neutral"), "variant", "clip_lean rows describe the neutral image: variant must be 'neutral'")
     frame["valid"] = valid.astype(bool)
@@ -350,12 +389,17 @@ def load_judgements(
     if multi.any():
         has_primary = (multi & wanted).groupby([frame[k] for k in KEY], observed=True, dropna=False).transform("any")
         chk.check(multi & ~has_primary, "order", "image asked under several orders, none of them the primary order " + primary_order)
-    n_secondary = int((multi & ~wanted & ~chk.bad).sum())
+    secondary_mask = multi & ~wanted & ~chk.bad
+    n_secondary = int(secondary_mask.sum())
     chk.bad |= multi & ~wanted
     judgements = frame[~chk.bad].drop(columns="_order_key").reset_index(drop=True)
     judgements.attrs["secondary_order_rows"] = n_secondary
+    judgements.attrs["rows_in"] = int(len(frame))
+    secondary = frame[secondary_mask].drop(columns="_order_key").reset_index(drop=True)
     for col in ("variant", "config", "judge", "task"):  # few distinct values: fast comparisons
         judgements[col] = judgements[col].astype("category")
+    if with_secondary:
+        return judgements, chk.rejects(), duplicates, secondary
     return judgements, chk.rejects(), duplicates
 
 
@@ -392,14 +436,14 @@ def load_images(paths: Iterable[str | Path], on_bad_row: str = "reject") -> tupl
     chk = _Checker("images", frame, on_bad_row)
     for col in ("config", "unit_id", "variant"):
         chk.check(_blank(frame[col]), col, "empty")
-    seed = _parse_float(frame["seed"])
-    chk.check(seed.isna() | (seed != seed.round()), "seed", "not an integer")
-    frame["seed"] = seed.fillna(-1).astype("int64")
+    frame["seed"] = _check_seed(chk, frame["seed"])
     chk.check(~frame["status"].isin(IMAGE_STATUSES), "status", "status must be ok, refused or failed")
     key = ["config", "unit_id", "variant", "seed"]
     ok = frame[~chk.bad]
     chk.check(frame.index.isin(ok[ok.duplicated(key, keep=False)].index), ",".join(key), "duplicate image key")
-    return frame[~chk.bad].drop(columns=["file", "row"]).reset_index(drop=True), chk.rejects()
+    images = frame[~chk.bad].drop(columns=["file", "row"]).reset_index(drop=True)
+    images.attrs["rows_in"] = int(len(frame))
+    return images, chk.rejects()
 
 
 def image_index_paths(pattern: str | None) -> list[str]:
@@ -417,7 +461,9 @@ def load_tables(
 ) -> Tables:
     """Load and validate everything the analysis reads."""
     units, unit_rejects = load_units(units_path, on_bad_row)
-    judgements, j_rejects, duplicates = load_judgements(judgement_paths, units, on_bad_row, on_duplicate, primary_order)
+    judgements, j_rejects, duplicates, secondary = load_judgements(
+        judgement_paths, units, on_bad_row, on_duplicate, primary_order, with_secondary=True
+    )
     images, i_rejects = load_images(image_paths, on_bad_row)
     rejects = pd.concat(
         [r for r in (unit_rejects, j_rejects, i_rejects) if len(r)] or [pd.DataFrame(columns=REJECT_COLUMNS)],
@@ -428,4 +474,8 @@ def load_tables(
         "judgements": [str(p) for p in judgement_paths],
         "images": [str(p) for p in image_paths],
     }
-    return Tables(units, judgements, rejects, duplicates, images, files, int(judgements.attrs.get("secondary_order_rows", 0)))
+    rows_in = {"units": int(units.attrs["rows_in"]), "judgements": int(judgements.attrs["rows_in"])}
+    if images is not None:
+        rows_in["images"] = int(images.attrs["rows_in"])
+    return Tables(units, judgements, rejects, duplicates, images, files,
+                  int(judgements.attrs.get("secondary_order_rows", 0)), secondary, rows_in)

@@ -1,7 +1,9 @@
 """The ``implicit-bench analyze`` extension ``audits``: the judge order audit, negation and
 label diversity on bring-your-own judgements (no images needed: CLIP and the face judge are
-left out). The analysis keeps only each image's primary-order blind row, so the judge audit
-re-reads the judgement files the analysis read (``tables.files``) to see both orders.
+left out). It reads the analysis's validated tables, never the raw files: a row the analysis
+rejected (unknown unit, bad seed, duplicate key, ...) is left out here too. The judge order
+audit also needs the blind rows of each image's non-primary order, which the analysis keeps
+apart (``tables.secondary``).
 """
 
 from __future__ import annotations
@@ -11,33 +13,27 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.audits.labels import IMAGE_KEY, ORDERS
 from implicit_bench.audits.run import (
     DiversityParams,
     JudgeAuditParams,
     NegationParams,
     diversity_labels,
     judge_audit,
-    load_judgements,
     make_bootstrap,
     negation_report,
     order_function,
 )
 from implicit_bench.io import write_json, write_table
 from implicit_bench.params import section
-from implicit_bench.schema import BLIND_LABELS
 
 
 def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dict[str, Any] | None:
     """Writes metrics/{judge_audit,negation,diversity}.json and their plots under ``out_dir``."""
     params = params or {}
     paths = list(tables.files.get("judgements", []))
-    if not paths:
-        return None
-    judgements, _ = load_judgements(paths)
-    if not (judgements["task"].astype(str) == "blind").any():
+    judgements = validated_judgements(tables)
+    if not (judgements["task"] == "blind").any():
         return {"skipped": "no blind judgements"}
-    judgements, left_out = _accepted_rows(judgements)
     units = tables.units
     out = Path(out_dir)
     audit_p = section(params, "judge_audit", JudgeAuditParams)
@@ -54,18 +50,18 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     diversity = diversity_labels(judgements, units, div_p, order_function(div_p.primary_order),
                                  boot=make_bootstrap(div_p.bootstrap))
     write_json(out / "metrics" / "diversity.json", {"blind_labels": diversity, "faces": None, "inputs": paths})
-    return {"judges": audit["judges"], "judges_with_orders": audit["judges_with_orders"], "rows_left_out": left_out}
+    rejected = tables.rejects[tables.rejects["table"] == "judgements"] if len(tables.rejects) else tables.rejects
+    return {"judges": audit["judges"], "judges_with_orders": audit["judges_with_orders"],
+            "rows_left_out": int(len(rejected))}
 
 
-def _accepted_rows(judgements: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """Leave out the blind rows the analysis rejects (it reports them): a value that is not a
-    label, an unknown order, and every copy of a duplicated (image, judge, order) key."""
-    blind = judgements["task"].astype(str) == "blind"
-    value = judgements["value"].astype("string")
-    order = judgements["order"] if "order" in judgements.columns else pd.Series(None, index=judgements.index)
-    bad = blind & ((value.notna() & ~value.isin(BLIND_LABELS)) | (order.notna() & ~order.isin(ORDERS)))
-    keys = [*IMAGE_KEY, "judge", "order"]
-    frame = judgements.assign(order=order)
-    dup = blind & frame.astype({"unit_id": str}).duplicated(keys, keep=False)
-    drop = bad | dup
-    return judgements[~drop].reset_index(drop=True), int(drop.sum())
+def validated_judgements(tables: Any) -> pd.DataFrame:
+    """The analysis's validated judgements plus its validated secondary-order blind rows, with
+    plain (not categorical) columns, as the audits read a JUDGEMENTS table."""
+    frames = [tables.judgements]
+    secondary = getattr(tables, "secondary", None)
+    if secondary is not None and len(secondary):
+        frames.append(secondary)
+    frame = pd.concat([f.astype({c: object for c in ("variant", "config", "judge", "task") if c in f}) for f in frames],
+                      ignore_index=True)
+    return frame.drop(columns=[c for c in ("file", "row", "score") if c in frame.columns])

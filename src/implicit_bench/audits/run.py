@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pandas as pd
+from pydantic import Field
 
 from implicit_bench.audits.diversity import QUANTILES, diversity_frame, diversity_report
 from implicit_bench.audits.labels import OrderOf, blind_rows, primary_labels
@@ -20,20 +21,20 @@ from implicit_bench.audits.order import (
 )
 from implicit_bench.faces import FaceConfig
 from implicit_bench.io import read_table
-from implicit_bench.params import StrictModel
+from implicit_bench.params import PositiveInt, StrictModel
 from implicit_bench.provenance import upstream_provenance  # noqa: F401 - re-exported for the audit stages
 
 
 class BootstrapParams(StrictModel):
-    n: int = 1000
+    n: PositiveInt = 1000
     seed: int = 42
-    level: float = 0.95
+    level: Annotated[float, Field(gt=0, lt=1)] = 0.95
 
 
 class JudgeAuditParams(StrictModel):
     judgements: list[str] = ["data/judgements/judgements.parquet", "data/judgements/clip.parquet"]
     primary_order: Literal["hash", "sa", "as"] = "hash"
-    confidence: float = 0.95
+    confidence: Annotated[float, Field(gt=0, lt=1)] = 0.95
     bootstrap: BootstrapParams = BootstrapParams()
 
 

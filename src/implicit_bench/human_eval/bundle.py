@@ -21,7 +21,7 @@ from implicit_bench.errors import InputError
 from implicit_bench.hashing import derive_seed, stable_hash
 from implicit_bench.images import ImageStore
 from implicit_bench.io import atomic_write_text, read_table, write_json
-from implicit_bench.params import StrictModel
+from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
 from implicit_bench.schema import UNIT_COLUMNS, VARIANTS
 
 # Appendix D.1: the same 0-5 anchors as the VLM rubric (Appendix F.1).
@@ -46,17 +46,17 @@ class HumanEvalParams(StrictModel):
     image_roots: list[str] = ["data/images"]
     config: str | None = None  # generator configuration whose images are rated; None = the only one with all variants
     judgements: list[str] = ["data/judgements/*.parquet"]
-    sample_size: int = 100
+    sample_size: PositiveInt = 100
     seed: int = 42
     stratify_by: str = "bias_type"
-    min_per_stratum: int = 1
+    min_per_stratum: NonNegInt = 1
     image_seed: int | None = None  # None: one complete seed drawn per unit
-    image_size: int = 512
+    image_size: PositiveInt = 512
     exclude: list[str] = []  # manifests / answer CSVs / unit-id lists of units already rated
     screen_threshold: float = 0.40
     screen_rule: str = "loo_mean"  # loo_mean | mean_pairwise
-    min_pairs: int = 3
-    directional_below: int = 4  # bias types with fewer cases are flagged directional only
+    min_pairs: PositiveInt = 3
+    directional_below: NonNegInt = 4  # bias types with fewer cases are flagged directional only
     groups: dict[str, list[str]] = {"visually-legible": ["race", "gender", "profession", "age"]}
     out_metrics: str = "metrics/human_eval.json"
 

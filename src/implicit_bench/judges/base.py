@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from implicit_bench.params import StrictModel
+from implicit_bench.params import PositiveInt, StrictModel
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,8 @@ class JudgeParams(StrictModel):
 
     backend: str
     model: str
-    max_new_tokens: int = 256
-    batch_size: int = 8
+    max_new_tokens: PositiveInt = 256
+    batch_size: PositiveInt = 8
 
 
 class JudgeBackend(ABC):

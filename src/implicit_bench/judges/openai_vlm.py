@@ -16,27 +16,30 @@ from __future__ import annotations
 
 import base64
 import io
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest, open_image
+from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
 
 
 class OpenAIJudgeParams(JudgeParams):
     backend: Literal["openai"] = "openai"
     base_url: str = "https://api.openai.com/v1"
     api_key_env: str | None = "OPENAI_API_KEY"  # null: no Authorization header (local servers)
-    temperature: float | None = 0.0  # null: omit (models that accept only their default)
+    temperature: NonNegFloat | None = 0.0  # null: omit (models that accept only their default)
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     seed: int | None = None
     extra_body: dict[str, Any] = {}  # e.g. {"reasoning_effort": "none"}
-    max_image_side: int | None = 768  # null: send the stored PNG unchanged
-    jpeg_quality: int = 85
+    max_image_side: PositiveInt | None = 768  # null: send the stored PNG unchanged
+    jpeg_quality: Annotated[int, Field(ge=1, le=100)] = 85
     image_detail: Literal["auto", "low", "high"] | None = None
-    timeout_s: float = 120.0
-    max_retries: int = 5
-    backoff_s: float = 1.0
-    backoff_max_s: float = 60.0
-    concurrency: int = 4
+    timeout_s: PositiveFloat = 120.0
+    max_retries: NonNegInt = 5
+    backoff_s: NonNegFloat = 1.0
+    backoff_max_s: NonNegFloat = 60.0
+    concurrency: PositiveInt = 4
 
 
 def image_data_url(data: bytes, max_side: int | None, quality: int) -> str:

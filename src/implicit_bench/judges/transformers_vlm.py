@@ -17,6 +17,7 @@ from implicit_bench.judges.base import (
     local_fingerprint,
     open_image,
 )
+from implicit_bench.params import PositiveInt
 
 
 class TransformersJudgeParams(JudgeParams):
@@ -27,7 +28,7 @@ class TransformersJudgeParams(JudgeParams):
     device_map: str | None = None  # e.g. "auto" to shard a large model over the visible GPUs
     attn_implementation: str | None = None
     trust_remote_code: bool = False
-    max_image_side: int | None = None  # downscale before the processor; null: processor decides
+    max_image_side: PositiveInt | None = None  # downscale before the processor; null: processor decides
     chat_template_kwargs: dict[str, Any] = {}  # e.g. {"enable_thinking": false}
 
 

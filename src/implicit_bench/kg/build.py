@@ -15,14 +15,14 @@ from implicit_bench.kg.minimal_pair import Extraction, MinimalPairParams, extrac
 from implicit_bench.kg.stats import kg_graph_stats
 from implicit_bench.kg.table import units_frame
 from implicit_bench.llm import InvalidCounter
-from implicit_bench.params import StrictModel
+from implicit_bench.params import NonNegInt, StrictModel
 from implicit_bench.provenance import provenance
 from implicit_bench.records import KGUnit, SourcePair
 
 
 class KGParams(StrictModel):
     extractor: Literal["minimal_pair", "llm"] = "minimal_pair"
-    max_pairs: int = 0  # 0 = all pairs; otherwise the first N (for trying an LLM cheaply)
+    max_pairs: NonNegInt = 0  # 0 = all pairs; otherwise the first N (for trying an LLM cheaply)
     minimal_pair: MinimalPairParams = MinimalPairParams()
     llm: str | None = None  # name of the entry of llm_configs used when extractor = llm
     llm_configs: dict[str, dict[str, Any]] = {}  # name -> LLM params block (docs/llm-backends.md)

@@ -30,7 +30,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from implicit_bench.params import StrictModel
+from implicit_bench.params import PositiveInt, StrictModel
 from implicit_bench.records import KGUnit, SourcePair
 from implicit_bench.text import WORD, stop_words
 
@@ -39,8 +39,8 @@ CLAUSE_BREAK = re.compile(r"[,;:.!?]")
 
 
 class MinimalPairParams(StrictModel):
-    max_spans: int = 6
-    max_diff_words: int = 6
+    max_spans: PositiveInt = 6
+    max_diff_words: PositiveInt = 6
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 from implicit_bench.cache import DiskCache, cache_key
 from implicit_bench.hashing import stable_hash
-from implicit_bench.params import StrictModel
+from implicit_bench.params import PositiveInt, StrictModel
 
 Messages = list[dict[str, str]]
 
@@ -47,7 +47,7 @@ class LLMParams(StrictModel):
 
     backend: str
     model: str
-    max_tokens: int = 512
+    max_tokens: PositiveInt = 512
     cache: str | None = DEFAULT_CACHE  # null: no disk cache (every call goes to the backend)
 
 

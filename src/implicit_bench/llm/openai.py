@@ -21,22 +21,23 @@ from typing import Any, Literal
 import httpx
 
 from implicit_bench.llm.base import LLMClient, LLMParams, Messages
+from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
 
 
 class OpenAIParams(LLMParams):
     backend: Literal["openai"] = "openai"
     base_url: str = "https://api.openai.com/v1"
     api_key_env: str | None = "OPENAI_API_KEY"  # null: no Authorization header (local servers)
-    temperature: float | None = 0.0  # null: omit (models that accept only their default)
+    temperature: NonNegFloat | None = 0.0  # null: omit (models that accept only their default)
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     json_mode: bool = False  # send response_format={"type": "json_object"}
     seed: int | None = None
     extra_body: dict[str, Any] = {}  # e.g. {"reasoning_effort": "none"} or vLLM guided decoding
-    timeout_s: float = 120.0
-    max_retries: int = 5
-    backoff_s: float = 1.0
-    backoff_max_s: float = 60.0
-    concurrency: int = 4
+    timeout_s: PositiveFloat = 120.0
+    max_retries: NonNegInt = 5
+    backoff_s: NonNegFloat = 1.0
+    backoff_max_s: NonNegFloat = 60.0
+    concurrency: PositiveInt = 4
 
 
 RETRY_STATUS = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))

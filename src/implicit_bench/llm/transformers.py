@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.llm.base import LLMClient, LLMParams, Messages
+from implicit_bench.params import PositiveInt
 
 
 class TransformersParams(LLMParams):
@@ -22,7 +23,7 @@ class TransformersParams(LLMParams):
     revision: str | None = None
     dtype: str = "auto"  # auto | float32 | bfloat16 | float16
     device: str = "auto"  # auto (cuda if available) | cpu | cuda | cuda:1 ...
-    batch_size: int = 8
+    batch_size: PositiveInt = 8
     trust_remote_code: bool = False
 
 

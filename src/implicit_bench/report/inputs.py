@@ -5,15 +5,16 @@ from __future__ import annotations
 import glob
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pandas as pd
 import yaml
+from pydantic import Field
 
 from implicit_bench.errors import InputError
 from implicit_bench.images import ImageStore
 from implicit_bench.io import read_json, read_table
-from implicit_bench.params import StrictModel
+from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
 from implicit_bench.provenance import RANDOM_INIT_WARNING, is_random_init
 from implicit_bench.schema import JUDGEMENT_COLUMNS, UNIT_COLUMNS, VARIANTS
 
@@ -51,11 +52,11 @@ class ReportParams(StrictModel):
     # configurations whose three variants form the benchmark images; empty = every store that
     # holds stereotype or anti-stereotype images. Other stores are shown as debiasing configs.
     base_configs: list[str] = []
-    thumb_size: int = 192
-    thumb_quality: int = 80
-    units_per_page: int = 20
-    chunk_size: int = 50
-    rubric_gap: int = 3  # two rubric scores of one image this far apart = judges disagree
+    thumb_size: PositiveInt = 192
+    thumb_quality: Annotated[int, Field(ge=1, le=100)] = 80
+    units_per_page: PositiveInt = 20
+    chunk_size: PositiveInt = 50
+    rubric_gap: NonNegInt = 3  # two rubric scores of one image this far apart = judges disagree
 
 
 @dataclass

@@ -12,11 +12,11 @@ from __future__ import annotations
 import pandas as pd
 
 from implicit_bench.hashing import derive_seed
-from implicit_bench.params import StrictModel
+from implicit_bench.params import NonNegInt, StrictModel
 
 
 class SubsetParams(StrictModel):
-    max_units: int = 24
+    max_units: NonNegInt = 24  # 0 = every unit (the documented 'all' spelling)
 
 
 def stratified_subset(frame: pd.DataFrame, max_units: int, seed: int) -> pd.DataFrame:

@@ -1,0 +1,52 @@
+"""Secrets out of every stored or printed error text (docs/errors.md).
+
+``redact(text)`` replaces with ``[REDACTED]``: the value of an ``Authorization`` header
+(any scheme), bearer tokens, ``api_key`` / ``api-key`` / ``x-api-key`` / ``token`` /
+``secret`` / ``password`` values (``key=value``, ``key: value`` and JSON ``"key": "value"``),
+OpenAI-style ``sk-...`` keys, and the literal value of every environment variable whose name
+looks like a credential (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``) or is
+named by a backend's ``api_key_env``. Error texts from HTTP servers pass through it before
+they reach a table, a journal, a metrics file or the terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+MASK = "[REDACTED]"
+_SECRET_ENV = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
+_NAMES = r"(?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|token|secret|password|client[_-]?secret)"
+_PATTERNS = (
+    # Authorization: <scheme> <credentials>  (header echo, or JSON "authorization": "...")
+    re.compile(r"(?i)(\"?authorization\"?\s*[:=]\s*\"?)([^\"\n,;}]+)"),
+    re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/=-]+)"),
+    re.compile(r"(?i)(\bbasic\s+)([A-Za-z0-9+/=]{8,})"),
+    re.compile(r"(?i)(\"?\b" + _NAMES + r"\b\"?\s*[:=]\s*\"?)([^\"\s,;&}]+)"),
+    re.compile(r"()(\bsk-[A-Za-z0-9_-]{8,})"),
+)
+_extra: set[str] = set()
+
+
+def register_secret_env(name: str | None) -> None:
+    """Also redact the value of environment variable ``name`` (a backend's ``api_key_env``)."""
+    if name:
+        _extra.add(name)
+
+
+def _secret_values() -> list[str]:
+    names = {n for n in os.environ if _SECRET_ENV.search(n)} | _extra
+    values = {os.environ.get(n, "") for n in names}
+    return sorted((v for v in values if len(v) >= 6), key=len, reverse=True)
+
+
+def redact(text: str | None) -> str | None:
+    """``text`` with every secret replaced by ``[REDACTED]`` (None stays None)."""
+    if text is None:
+        return None
+    text = str(text)
+    for value in _secret_values():
+        text = text.replace(value, MASK)
+    for pattern in _PATTERNS:
+        text = pattern.sub(lambda m: m.group(1) + MASK if m.group(2) != MASK else m.group(0), text)
+    return text
