@@ -4,9 +4,8 @@ Backends (one module each, imported lazily):
 
 - ``transformers``: ``CLIPModel`` + ``AutoProcessor`` from a hub id (paper:
   ``openai/clip-vit-large-patch14``) or a local directory;
-- ``open_clip``: ``open_clip.create_model_and_transforms(model, pretrained=...)``; open_clip
-  imports torchvision, which does not import on this project's CPU machines, so it is used
-  on GPU machines only (docs/audits.md).
+- ``open_clip``: ``open_clip.create_model_and_transforms(model, pretrained=...)`` (paper:
+  ``ViT-L-14`` / ``openai``; the tiny profile's local ``models/tiny/openclip``).
 """
 
 from __future__ import annotations

@@ -1,16 +1,31 @@
-"""open_clip backend (paper: ViT-L-14, pretrained "openai").
+"""open_clip backend (paper alternative: ViT-L-14, pretrained "openai").
 
-Needs ``open_clip_torch`` and a working torchvision (open_clip imports it at package import);
-neither is available on this project's CPU machines, where the transformers backend serves
-the same checkpoints (``openai/clip-vit-large-patch14``).
+``model`` is an open_clip architecture name (``ViT-L-14``, with ``pretrained`` a tag or a
+checkpoint path), an ``hf-hub:org/repo`` id, or a local directory in open_clip's hub layout
+(``open_clip_config.json`` + weights; written as ``local-dir:PATH`` or as the bare path), as the
+tiny profile's ``models/tiny/openclip``. Needs ``open_clip_torch`` and torchvision (both in the
+project's environment). Images and token ids are moved to the model's device, and images cast
+to its dtype (open_clip's ``precision``: fp32, fp16 or bf16).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
 from implicit_bench.clip import ClipConfig
 from implicit_bench.clip.hf import model_fingerprint
+
+PRECISION = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+LOCAL_DIR = "local-dir:"
+
+
+def model_name(ref: str) -> str:
+    """A local directory (bare path) -> open_clip's ``local-dir:`` form; anything else as is."""
+    if not ref.startswith((LOCAL_DIR, "hf-hub:")) and Path(ref).is_dir():
+        return LOCAL_DIR + ref
+    return ref
 
 
 class OpenClip:
@@ -20,14 +35,18 @@ class OpenClip:
 
         self.config = config
         self._torch = torch
+        self.dtype = getattr(torch, config.dtype)
+        name = model_name(config.model)
         model, _, preprocess = open_clip.create_model_and_transforms(
-            config.model, pretrained=config.pretrained, device=config.device, precision="fp32" if config.dtype == "float32" else "fp16"
+            name, pretrained=config.pretrained, device=config.device, precision=PRECISION[config.dtype]
         )
         self.model = model.eval()
         self.preprocess = preprocess
-        self.tokenizer = open_clip.get_tokenizer(config.model)
+        self.tokenizer = open_clip.get_tokenizer(name)
+        local = name.removeprefix(LOCAL_DIR) if name.startswith(LOCAL_DIR) else None
         self._fingerprint = model_fingerprint(
-            config.pretrained or config.model, {"backend": "open_clip", "model": config.model, "dtype": config.dtype}
+            local or config.pretrained or config.model,
+            {"backend": "open_clip", "model": config.model, "pretrained": config.pretrained, "dtype": config.dtype},
         )
 
     def fingerprint(self) -> str:
@@ -42,7 +61,8 @@ class OpenClip:
         with self._torch.inference_mode():
             for start in range(0, len(images), self.config.batch_size):
                 batch = self._torch.stack([self.preprocess(im.convert("RGB")) for im in images[start : start + self.config.batch_size]])
-                chunks.append(self._norm(self.model.encode_image(batch.to(self.config.device))))
+                pixels = batch.to(device=self.config.device, dtype=self.dtype)
+                chunks.append(self._norm(self.model.encode_image(pixels)))
         return np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32)
 
     def embed_texts(self, texts: list[str]) -> np.ndarray:

@@ -13,6 +13,9 @@ Enc(p_n) + alpha * d with the neutral prompt's attention mask.
   d = anti - stereo, broadcast over all positions of the neutral encoding.
 
 An encoder without a mask (fixed-length encoders) counts every position as a real token.
+Every tensor made here is made on the device of the encodings it is computed from (``new_zeros``
+and friends, never a factory call on the default device): on a GPU the directions, the masks
+and the steered encodings stay on the pipeline's device (tests/test_steering_device.py).
 Pooled text embeddings that some pipelines also take (SD3) are left as the neutral prompt's.
 """
 
@@ -62,12 +65,12 @@ def token_direction(stereo: Encoding, anti: Encoding, length: int) -> torch.Tens
     if s.shape[1] != a.shape[1]:
         raise ValueError(f"embedding widths differ: {s.shape[1]} vs {a.shape[1]}")
     width = max(s.shape[0], a.shape[0])
-    padded_s = torch.zeros(width, s.shape[1], dtype=torch.float32)
-    padded_a = torch.zeros(width, a.shape[1], dtype=torch.float32)
+    padded_s = s.new_zeros(width, s.shape[1])
+    padded_a = a.new_zeros(width, a.shape[1])
     padded_s[: s.shape[0]] = s
     padded_a[: a.shape[0]] = a
     d = padded_a - padded_s
-    out = torch.zeros(length, d.shape[1], dtype=torch.float32)
+    out = d.new_zeros(length, d.shape[1])
     keep = min(length, width)
     out[:keep] = d[:keep]
     return out
@@ -85,11 +88,11 @@ def direction(signal: str, neutral: Encoding, stereo: Encoding, anti: Encoding) 
     """The shift to add to ``neutral.embeds``, float32, same (L, D) shape."""
     length, width = neutral.embeds.shape
     if signal == "attributes":
-        return pooled_direction(stereo, anti).expand(length, width).clone()
+        return pooled_direction(stereo, anti).to(neutral.embeds.device).expand(length, width).clone()
     if signal not in TOKEN_SIGNALS:
         raise ValueError(f"unknown steering signal '{signal}'")
-    d = token_direction(stereo, anti, neutral.n_tokens)
-    full = torch.zeros(length, width, dtype=torch.float32)
+    d = token_direction(stereo, anti, neutral.n_tokens).to(neutral.embeds.device)
+    full = d.new_zeros(length, width)
     if neutral.mask is None:
         full[: d.shape[0]] = d
     else:
@@ -163,6 +166,6 @@ def stack_batch(encodings: Sequence[Encoding]) -> tuple[torch.Tensor, torch.Tens
     for i, enc in enumerate(encodings):
         embeds[i, : enc.embeds.shape[0]] = enc.embeds
         if mask is not None:
-            m = enc.mask if enc.mask is not None else torch.ones(enc.embeds.shape[0], dtype=torch.long)
+            m = enc.mask if enc.mask is not None else mask.new_ones(enc.embeds.shape[0])
             mask[i, : enc.embeds.shape[0]] = m.to(mask.dtype)
     return embeds, mask

@@ -131,7 +131,7 @@ class TransformersJudge(JudgeBackend):
         ]
         images = [[open_image(r.image, self.params.max_image_side)] for r in chunk]
         inputs = processor(images=images, text=texts, return_tensors="pt", padding=True)
-        inputs = inputs.to(model.device)
+        inputs = inputs.to(model.device, dtype=model.dtype)  # pixels in the model dtype (bf16 on GPUs)
         with torch.inference_mode():
             output = model.generate(
                 **inputs, do_sample=False, max_new_tokens=self.params.max_new_tokens

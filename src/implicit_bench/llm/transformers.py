@@ -1,6 +1,7 @@
 """Backend ``transformers``: a local causal LM (hub id or local directory, optional GGUF file).
 
-Greedy decoding (``do_sample=False``), requests batched with left padding, the tokenizer's chat
+A vision-language model with no causal-LM class (Qwen3-VL) is loaded as an image-text-to-text
+model and asked text only. Greedy decoding (``do_sample=False``), requests batched with left padding, the tokenizer's chat
 template (a plain ``role: content`` fallback when the tokenizer has none). One model load per
 client. Loading a GGUF file (``gguf_file``) needs the ``gguf`` package; transformers
 de-quantises it to ``dtype``.
@@ -69,6 +70,19 @@ def model_fingerprint(model: str, revision: str | None = None, small_file_mb: in
     return {"model": str(path.name), "local_files_sha256": digest.hexdigest()}
 
 
+def _load_model(path: str, dtype: Any, kwargs: dict[str, Any]) -> Any:
+    """A causal LM; a vision-language model without one (Qwen3-VL) as an image-text-to-text
+    model, used text only (the paper's Qwen3-VL rewriter)."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForImageTextToText
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    if not kwargs.get("gguf_file"):
+        config = AutoConfig.from_pretrained(path, **kwargs)
+        if config.model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+            return AutoModelForImageTextToText.from_pretrained(path, dtype=dtype, **kwargs)
+    return AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **kwargs)
+
+
 class TransformersClient(LLMClient):
     backend = "transformers"
     Params = TransformersParams
@@ -95,7 +109,7 @@ class TransformersClient(LLMClient):
         if self._model is not None:
             return
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
 
         p = self.params
         kwargs: dict[str, Any] = {"trust_remote_code": p.trust_remote_code}
@@ -115,7 +129,7 @@ class TransformersClient(LLMClient):
         device = p.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        model = AutoModelForCausalLM.from_pretrained(self._path, dtype=dtype, **kwargs).to(device)
+        model = _load_model(self._path, dtype, kwargs).to(device)
         model.eval()
         self._model, self._tokenizer, self._device = model, tokenizer, device
 

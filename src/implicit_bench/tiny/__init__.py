@@ -10,7 +10,12 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-KINDS: tuple[str, ...] = ("generator", "vlm", "clip", "llm")
+# generator / vlm / clip / llm: the default profile's tiny models; the rest: the `tiny`
+# profile's (profiles/tiny.yaml), one per paper model, each of the paper model's architecture.
+KINDS: tuple[str, ...] = (
+    "generator", "vlm", "clip", "llm",
+    "qwen_image", "sd3", "qwen3vl", "gemma3", "openclip", "qwen3_embedding",
+)  # fmt: skip
 
 
 def build(kind: str, out_dir: str | Path, seed: int = 0) -> Path:
