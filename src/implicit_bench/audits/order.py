@@ -154,13 +154,16 @@ def cross_judge_gate(blind: pd.DataFrame, order_of: OrderOf | None = None, boot:
 
 
 def position_plot_rows(blind: pd.DataFrame) -> pd.DataFrame:
-    """Plot data: per judge and order, the share of valid answers in slots A, B and C."""
+    """Plot data: per judge and order, the share of valid answers in slots A, B and C.
+
+    ``series`` ("judge, order sa") colours the bars of the DVC ``bar_grouped`` template.
+    """
     frame = blind[blind["order"].isin(ORDERS)].assign(slot=slot_of(blind["label"], blind["order"]))
     rows = []
     for (judge, order), g in frame.groupby(["judge", "order"], sort=True):
         valid = int(g["label"].notna().sum())
         for slot in ("A", "B", "C"):
             count = int((g["slot"] == slot).sum())
-            rows.append({"judge": judge, "order": order, "slot": slot, "count": count,
-                         "share": count / valid if valid else np.nan})
-    return pd.DataFrame(rows, columns=["judge", "order", "slot", "count", "share"])
+            rows.append({"judge": judge, "order": order, "slot": slot, "series": f"{judge}, order {order}",
+                         "count": count, "share": count / valid if valid else np.nan})
+    return pd.DataFrame(rows, columns=["judge", "order", "slot", "series", "count", "share"])

@@ -108,6 +108,8 @@ def negation_report(judgements: pd.DataFrame, units: pd.DataFrame, order_of: Ord
             }
     plot = table[table["grouping"] == "strength"][["judge", "variant", "group", "n", "strict_success",
                                                    "lenient_success", "forbidden_rendered"]]
+    # ``series`` ("judge: variant") colours the bars of the DVC ``bar_grouped`` template
+    plot = plot.assign(series=plot["judge"].astype(str) + ": " + plot["variant"].astype(str))
     report = {"prompts": prompts, "by_judge": negation_summary(table, intervals)}
     if boot is not None:
         report["bootstrap"] = {"n": boot.n, "seed": boot.seed, "level": boot.level, "resampled": "units within each group"}

@@ -1,0 +1,115 @@
+"""``metrics/summary.json``: the headline numbers of a run, small enough for ``dvc metrics show``.
+
+DVC declares only this file as ``metrics:``; the detail files (``metrics/benchmark.json`` and
+the other stage metrics) are plain ``outs`` (docs/metrics.md). Every value is a number, a bool
+or a short string; percentages end in ``_pct`` (0-100, like the tables), interval bounds in
+``_lo`` / ``_hi``; a value that a run does not define is null. ``MAX_VALUES`` bounds the size.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+MAX_VALUES = 60
+#: detail metrics files the summary reads (missing ones give nulls)
+SOURCES = ("kg", "triplets", "render", "benchmark", "lean", "judge_audit", "negation", "debias")
+
+
+def _num(x: Any) -> float | None:
+    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) and x == x else None
+
+
+def _pct(x: Any) -> float | None:
+    v = _num(x)
+    return None if v is None else round(100.0 * v, 2)
+
+
+def _interval(entry: Any, name: str, pct: bool = True) -> dict[str, float | None]:
+    """``{name, name_lo, name_hi}`` from a ``{value, ci: [lo, hi]}`` entry."""
+    entry = entry if isinstance(entry, dict) else {}
+    ci = entry.get("ci") or [None, None]
+    conv = _pct if pct else (lambda v: None if _num(v) is None else round(float(v), 4))
+    suffix = "_pct" if pct else ""
+    return {f"{name}{suffix}": conv(entry.get("value")), f"{name}{suffix}_lo": conv(ci[0]), f"{name}{suffix}_hi": conv(ci[1])}
+
+
+def _strongest_group(bench: dict[str, Any]) -> dict[str, Any]:
+    """Success on explicit prompts in the units whose default is strongest (all seeds labelled s)."""
+    groups = ((bench.get("by_default_strength") or {}).get("groups")) or {}
+    name = next((g for g in groups if g.split(" of ")[0] == g.split(" of ")[-1] and g != "0 of 0"), None)
+    g = groups.get(name, {}) if name else {}
+    return {
+        "strongest_default_units": g.get("n_units"),
+        "strongest_default_success_stereotype_pct": _pct((g.get("success_stereotype") or {}).get("value")),
+        "strongest_default_success_anti_pct": _pct((g.get("success_anti") or {}).get("value")),
+    }
+
+
+def _best_dS(debias: dict[str, Any], infos: set[str]) -> tuple[str | None, float | None]:
+    best: tuple[str | None, float | None] = (None, None)
+    for name, c in (debias.get("configs") or {}).items():
+        ds = _num(c.get("dS"))
+        if c.get("info") in infos and ds is not None and (best[1] is None or ds > best[1]):
+            best = (name, round(ds, 2))
+    return best
+
+
+def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The summary from the detail metrics (``{stem: content}``); pure, no I/O."""
+    bench = metrics.get("benchmark") or {}
+    lean = metrics.get("lean") or {}
+    audit = metrics.get("judge_audit") or {}
+    neg = metrics.get("negation") or {}
+    debias = metrics.get("debias") or {}
+    primary = bench.get("primary_judge")
+    out: dict[str, Any] = {
+        "kg_units": (metrics.get("kg") or {}).get("units_total"),
+        "triplets": (metrics.get("triplets") or {}).get("triplets_total"),
+        "units_analysed": bench.get("units"),
+        "primary_judge": primary,
+    }
+    for key in ("default_rate", "success_stereotype", "success_anti", "gap"):
+        out.update(_interval(bench.get(key), key))
+    out["a_to_s_pct"] = _pct((bench.get("a_to_s") or {}).get("value"))
+    out.update(_strongest_group(bench))
+    agreement = (bench.get("agreement") or [{}])[0] if bench.get("agreement") else {}
+    out["blind_agreement_pct"] = _pct((agreement.get("agreement") or {}).get("value"))
+    pooled = ((lean.get("hedges_g") or {}).get("pooled")) or {}
+    gs = [_num(e.get("value")) for e in pooled.values() if isinstance(e, dict)]
+    gs = [g for g in gs if g is not None]
+    out["hedges_g_max"] = round(max(gs), 4) if gs else None
+    slot_a = (audit.get("position_bias") or {}).get(primary) or {}
+    out["position_bias_slot_a_pct"] = _pct(slot_a.get("slot_A_share"))
+    neg_all = (((neg.get("by_judge") or {}).get(primary) or {}).get("overall") or {}).get("all") or {}
+    out["negation_strict_success_pct"] = _pct((neg_all.get("negated_0_1") or {}).get("strict_success"))
+    own_name, own_ds = _best_dS(debias, {"own"})
+    kg_name, kg_ds = _best_dS(debias, {"removed", "full_kg", "retrieved"})
+    out.update({"debias_best_dS_own": own_ds, "debias_best_own": own_name,
+                "debias_best_dS_retrieved": kg_ds, "debias_best_retrieved": kg_name})
+    render = (metrics.get("render") or {}).get("configs") or {}
+    items = sum(int(c.get("items") or 0) for c in render.values())
+    refused = sum(int((c.get("by_status") or {}).get("refused") or 0) for c in render.values())
+    out["images"] = items
+    out["refusal_pct"] = round(100.0 * refused / items, 2) if items else None
+    out["random_init"] = any(bool((m.get("provenance") or {}).get("random_init")) for m in metrics.values() if isinstance(m, dict))
+    n = count_values(out)
+    if n > MAX_VALUES:
+        raise ValueError(f"summary has {n} values, more than {MAX_VALUES}")
+    return out
+
+
+def count_values(obj: Any) -> int:
+    """Leaves of a JSON value (what ``dvc metrics show`` prints one column each for)."""
+    if isinstance(obj, dict):
+        return sum(count_values(v) for v in obj.values())
+    if isinstance(obj, list):
+        return sum(count_values(v) for v in obj)
+    return 1
+
+
+def load_detail_metrics(metrics_dir: str | Path) -> dict[str, dict[str, Any]]:
+    base = Path(metrics_dir)
+    return {stem: json.loads((base / f"{stem}.json").read_text(encoding="utf-8"))
+            for stem in SOURCES if (base / f"{stem}.json").exists()}

@@ -1,0 +1,149 @@
+"""DVC plots: every plot declares x and y, and `dvc plots show` renders each one offline in
+headless Chromium (vendored vega, no CDN). Screenshots are kept under tests/artifacts/."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from implicit_bench.analysis.report import hedges_plot, plot_frames
+from implicit_bench.plots_page import TEMPLATE_PATH, offline_template
+from implicit_bench.report.chromium import Chromium, require_chromium
+from tests.conftest import REPO_ROOT
+
+DVC_YAML = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text(encoding="utf-8"))
+TOP_PLOTS = [(name, spec) for entry in DVC_YAML["plots"] for name, spec in entry.items()]
+
+# plot data as the stages write it (columns checked against the writers below)
+FIXTURES = {
+    "default_rate_by_bias_type.csv": pd.DataFrame(
+        [(t, j, v, v - 8, v + 9) for t, base in (("gender", 60.0), ("race", 45.0), ("age", 30.0))
+         for j, v in (("qwen3vl", base), ("gpt54", base - 5))],
+        columns=["bias_type", "series", "default_rate", "ci_low", "ci_high"],
+    ),
+    "success_by_default_strength.csv": pd.DataFrame(
+        [(g, s, v, v - 10, min(100.0, v + 10), 12) for g, vs in (("0 of 3", (90.0, 80.0)), ("1-2 of 3", (92.0, 66.0)), ("3 of 3", (97.0, 54.0)))
+         for s, v in zip(("stereotype", "anti-stereotype"), vs, strict=True)],
+        columns=["group", "series", "success", "ci_low", "ci_high", "units"],
+    ),
+    "judge_confusion.csv": pd.DataFrame(
+        [("s", "s")] * 9 + [("s", "a")] * 2 + [("a", "a")] * 6 + [("neither", "s")] * 3 + [("neither", "neither")] * 4,
+        columns=["first", "second"],
+    ),
+    "hedges_g_by_bias_type.csv": pd.DataFrame(
+        [("gender", "pooled over judges and seeds", 1.2, 0.9, 1.5), ("race", "pooled over judges and seeds", 0.7, 0.4, 1.0)],
+        columns=["bias_type", "series", "g", "ci_low", "ci_high"],
+    ),
+    "position_bias.csv": pd.DataFrame(
+        [(j, o, s, f"{j}, order {o}", c, c / 50) for j in ("qwen3vl", "gpt54") for o in ("sa", "as")
+         for s, c in (("A", 30), ("B", 15), ("C", 5))],
+        columns=["judge", "order", "slot", "series", "count", "share"],
+    ),
+    "negation_by_strength.csv": pd.DataFrame(
+        [(j, v, g, 10, x, x + 0.1, 1 - x, f"{j}: {v}") for j in ("qwen3vl",) for v in ("anti_stereotype", "negated_0_1")
+         for g, x in (("0", 0.8), ("1-2", 0.5), ("3", 0.2))],
+        columns=["judge", "variant", "strength", "n", "strict_success", "lenient_success", "forbidden_rendered", "series"],
+    ),
+}
+
+
+def test_every_plot_declares_x_and_y_and_its_file_is_a_stage_output():
+    outs = {next(iter(o)) if isinstance(o, dict) else o for s in DVC_YAML["stages"].values() for o in s.get("outs", [])}
+    declared = set()
+    for name, spec in TOP_PLOTS:
+        assert spec.get("x") and isinstance(spec.get("y"), dict), name
+        assert "'" not in name and '"' not in name, f"{name}: DVC writes the plot id into JavaScript"
+        for file, field in spec["y"].items():
+            assert file in outs, f"{name}: {file} is no stage's output"
+            declared.add(Path(file).name)
+            assert field in FIXTURES[Path(file).name].columns and spec["x"] in FIXTURES[Path(file).name].columns
+    produced = {Path(o).name for o in outs if str(o).startswith("plots/")}
+    assert produced == declared == set(FIXTURES)
+    for stage in DVC_YAML["stages"].values():
+        assert "plots" not in stage  # no stage-level plot without x / y
+
+
+def test_fixture_columns_match_the_writers():
+    frames = {f"{k}.csv": v for k, v in plot_frames({}, None).items()}
+    frames["hedges_g_by_bias_type.csv"] = hedges_plot(None)
+    for name, frame in frames.items():
+        assert list(frame.columns) == list(FIXTURES[name].columns), name
+
+
+def test_offline_template_is_current_and_loads_nothing_from_the_network():
+    committed = (REPO_ROOT / TEMPLATE_PATH).read_text(encoding="utf-8")
+    assert committed == offline_template(), "run: python -m implicit_bench.plots_page"
+    assert "{plot_divs}" in committed and "{scripts}" not in committed
+    assert "<script src=" not in committed
+    assert "html_template = plots_offline.html" in (REPO_ROOT / ".dvc/config").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def plots_page(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dvcplots")
+    (root / "dvc.yaml").write_text(yaml.safe_dump({"plots": DVC_YAML["plots"]}, sort_keys=False), encoding="utf-8")
+    (root / ".dvc").mkdir()
+    shutil.copytree(REPO_ROOT / ".dvc/plots", root / ".dvc/plots")
+    shutil.copy(REPO_ROOT / ".dvc/config", root / ".dvc/config")
+    shutil.copy(REPO_ROOT / TEMPLATE_PATH, root / TEMPLATE_PATH)
+    (root / "plots").mkdir()
+    for name, frame in FIXTURES.items():
+        frame.to_csv(root / "plots" / name, index=False)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "NO_PROXY": "*", "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}
+    dvc = Path(sys.executable).with_name("dvc")
+    subprocess.run([str(dvc), "plots", "show", "-o", "out"], cwd=root, check=True, env=env, capture_output=True, timeout=300)
+    return root / "out" / "index.html"
+
+
+@pytest.mark.slow
+def test_dvc_plots_show_renders_every_plot_offline_in_chromium(plots_page, tmp_path):
+    html = plots_page.read_text(encoding="utf-8")
+    assert "cdn.jsdelivr" not in html and "<script src=" not in html
+    binary = require_chromium()
+    if binary is None:
+        pytest.skip("chromium not installed (apt-get install chromium); CI sets IB_REQUIRE_CHROMIUM=1")
+    n_plots = len(TOP_PLOTS)
+    artifacts = REPO_ROOT / "tests/artifacts/dvc_plots"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    with Chromium(binary, width=1100, height=900) as browser:
+        browser.navigate(plots_page)
+        try:
+            browser.wait_for(f"document.querySelectorAll('.vega-embed canvas').length === {n_plots}", timeout=60)
+        except Exception:
+            pytest.fail(f"not every plot rendered; console: {browser.console}")
+        assert not [m for m in browser.console if m.startswith("EXCEPTION")], browser.console
+        # nothing was fetched over the network
+        fetched = browser.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
+        assert [u for u in fetched if u.startswith("http")] == []
+        info = json.loads(browser.evaluate(
+            "JSON.stringify(Array.from(document.querySelectorAll('.vega-embed')).map(e => {"
+            " const r = e.getBoundingClientRect(); const c = e.querySelector('canvas, svg');"
+            " return {id: e.parentElement ? e.parentElement.id : e.id, w: r.width, h: r.height,"
+            " inked: (() => { const c = e.querySelector('canvas'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+            "   let n = 0; for (let i = 0; i < d.length; i += 4) { if (d[i + 3] > 0 && (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200)) n++; } return n; })(),"
+            " x: r.left + window.scrollX, y: r.top + window.scrollY, kind: c.tagName}; }))"
+        ))
+        assert len(info) == n_plots
+        for i, plot in enumerate(info):
+            assert plot["w"] > 100 and plot["h"] > 100, plot
+            assert plot["inked"] > 2000, plot  # axes, labels and marks were drawn
+            browser.evaluate(f"window.scrollTo(0, {max(0, plot['y'] - 10)})")
+            top = browser.evaluate("window.scrollY")
+            shot = browser.send(
+                "Page.captureScreenshot", session=True, format="png",
+                clip={"x": plot["x"], "y": plot["y"] - top + browser.evaluate("window.scrollY"), "width": plot["w"], "height": plot["h"], "scale": 1},
+            )["data"]
+            import base64
+
+            (artifacts / f"plot_{i:02d}.png").write_bytes(base64.b64decode(shot))
+        browser.screenshot(tmp_path / "page.png", full_page=True)
+        shutil.copy(tmp_path / "page.png", artifacts / "page.png")

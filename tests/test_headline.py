@@ -1,0 +1,69 @@
+"""metrics/summary.json: the headline values picked from hand-written detail metrics."""
+
+from __future__ import annotations
+
+import pytest
+
+from implicit_bench.headline import MAX_VALUES, count_values, headline
+
+
+def _iv(v, lo, hi):
+    return {"value": v, "ci": [lo, hi]}
+
+
+DETAIL = {
+    "kg": {"units_total": 10},
+    "triplets": {"triplets_total": 9},
+    "render": {"configs": {"a": {"items": 30, "by_status": {"ok": 27, "refused": 3}}, "b": {"items": 10, "by_status": {"ok": 10}}}},
+    "benchmark": {
+        "units": 8, "primary_judge": "j1",
+        "default_rate": _iv(0.52, 0.4, 0.6), "success_stereotype": _iv(0.9, 0.8, 1.0),
+        "success_anti": _iv(0.5, 0.3, 0.7), "gap": _iv(0.4, 0.2, 0.6), "a_to_s": _iv(0.31, 0.2, 0.4),
+        "by_default_strength": {"groups": {"0 of 3": {"n_units": 2}, "1-2 of 3": {"n_units": 3},
+                                           "3 of 3": {"n_units": 3, "success_stereotype": _iv(0.97, 0.9, 1.0), "success_anti": _iv(0.54, 0.4, 0.7)}}},
+        "agreement": [{"agreement": _iv(0.8, 0.7, 0.9)}],
+    },
+    "lean": {"hedges_g": {"pooled": {"gender": _iv(1.25, 1.0, 1.5), "race": _iv(0.5, 0.2, 0.8)}}},
+    "judge_audit": {"position_bias": {"j1": {"slot_A_share": 0.55}}},
+    "negation": {"by_judge": {"j1": {"overall": {"all": {"negated_0_1": {"strict_success": 0.25}}}}}},
+    "debias": {"configs": {"unmodified": {"info": "none", "dS": None}, "own1": {"info": "own", "dS": 9.5},
+                           "own2": {"info": "own", "dS": 3.0}, "kg1": {"info": "full_kg", "dS": 2.9},
+                           "kg2": {"info": "removed", "dS": -1.0}},
+               "provenance": {"random_init": False}},
+}
+
+
+def test_headline_picks_percentages_intervals_and_best_configs():
+    s = headline(DETAIL)
+    assert s["default_rate_pct"] == 52.0 and (s["default_rate_pct_lo"], s["default_rate_pct_hi"]) == (40.0, 60.0)
+    assert s["gap_pct"] == 40.0 and s["a_to_s_pct"] == 31.0
+    assert s["strongest_default_units"] == 3
+    assert (s["strongest_default_success_stereotype_pct"], s["strongest_default_success_anti_pct"]) == (97.0, 54.0)
+    assert s["blind_agreement_pct"] == 80.0 and s["hedges_g_max"] == 1.25
+    assert s["position_bias_slot_a_pct"] == 55.0 and s["negation_strict_success_pct"] == 25.0
+    assert (s["debias_best_own"], s["debias_best_dS_own"]) == ("own1", 9.5)
+    assert (s["debias_best_retrieved"], s["debias_best_dS_retrieved"]) == ("kg1", 2.9)
+    assert s["images"] == 40 and s["refusal_pct"] == 7.5
+    assert s["random_init"] is False and (s["kg_units"], s["triplets"], s["units_analysed"]) == (10, 9, 8)
+    assert count_values(s) <= MAX_VALUES
+
+
+def test_headline_of_an_empty_run_is_all_nulls_not_an_error():
+    s = headline({})
+    assert s["default_rate_pct"] is None and s["images"] == 0 and s["refusal_pct"] is None
+    assert count_values(s) <= MAX_VALUES
+
+
+def test_only_summary_is_a_dvc_metric():
+    import yaml
+
+    from tests.conftest import REPO_ROOT
+
+    stages = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())["stages"]
+    declared = [next(iter(m)) for s in stages.values() for m in s.get("metrics", [])]
+    assert declared == ["metrics/summary.json"]
+
+
+@pytest.mark.parametrize("n", [MAX_VALUES + 1])
+def test_count_values_counts_leaves(n):
+    assert count_values({"a": list(range(n - 1)), "b": {"c": None}}) == n
