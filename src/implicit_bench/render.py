@@ -271,6 +271,7 @@ def render_config(
     cfg = validate_config(config, where=f"render.configs.{name}")
     planned = plan_items(units, name, params.seeds, params.variants)
     with ImageStore(store_dir) as store:
+        store.acquire_writer()  # one writer per store: a second render is refused (docs/errors.md)
         run = render_plan(
             store,
             planned,

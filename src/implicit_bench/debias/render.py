@@ -149,6 +149,7 @@ def render_debias_config(
         worker = functools.partial(_generate_worker, cfg.model_dump())
         payloads = None
     with ImageStore(store_dir) as store:
+        store.acquire_writer()  # one writer per store (docs/errors.md)
         run = render_plan(
             store,
             planned,

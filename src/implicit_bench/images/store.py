@@ -11,14 +11,23 @@ The logical index holds no physical placement, so two runs that finish items in 
 order (in-process vs. Ray) give identical index tables. Items are keyed by
 (config, unit_id, variant, seed). A killed run loses at most the item it was writing: on
 re-open, journal lines whose bytes are missing or fail their checksum are ignored, so the
-item is redone; a torn last journal line is ignored too.
+item is redone; a torn last journal line is ignored too, and so is a line that is JSON but
+not a complete entry (counted in ``journal_problems``).
+
+One process writes a store at a time: the first write (or ``acquire_writer``) takes an
+exclusive ``fcntl`` lock on ``.writer.lock`` in the store and holds it until ``close`` /
+``finalize``; a second writer gets ``StoreLockedError`` naming the holder, instead of both
+appending to one shard. Under the lock the journal is re-read (so the writer sees every item
+finished before it), and each image's offset is the shard's size on disk, not ``tell()``.
 """
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
+import socket
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -44,6 +53,11 @@ INDEX_COLUMNS = (
     "attempts",
 )
 STATUSES = ("ok", "refused", "failed")
+LOCK_NAME = ".writer.lock"
+
+
+class StoreLockedError(RuntimeError):
+    """Another process is writing this image store."""
 
 
 @dataclass(frozen=True, order=True)
@@ -102,19 +116,25 @@ class ImageStore:
         self._writer: io.BufferedWriter | None = None
         self._writer_name: str | None = None
         self._journal_checked = False
+        self._lock_fd: int | None = None
+        self.journal_problems: list[str] = []  # "journal.jsonl:LINE: reason" of skipped lines
         self._load()
 
     # ----- reading -------------------------------------------------------------------------
     def _load(self) -> None:
         if not self.journal_path.exists():
             return
-        with open(self.journal_path, encoding="utf-8") as fh:
-            for line in fh:
+        with open(self.journal_path, encoding="utf-8", errors="replace") as fh:
+            for lineno, line in enumerate(fh, start=1):
                 try:
                     entry = json.loads(line)
                 except json.JSONDecodeError:
                     continue  # torn last line of a killed run
                 if not line.endswith("\n"):
+                    continue
+                problem = _entry_problem(entry)
+                if problem is not None:  # not a complete entry: treated like a torn line (redone)
+                    self.journal_problems.append(f"{self.journal_path}:{lineno}: {problem}")
                     continue
                 key = ImageKey(entry["config"], entry["unit_id"], entry["variant"], int(entry["seed"]))
                 location = entry.get("location")
@@ -203,8 +223,57 @@ class ImageStore:
         return path.exists() and path.stat().st_size >= offset + length
 
     # ----- writing -------------------------------------------------------------------------
+    def acquire_writer(self) -> None:
+        """Take the store's exclusive writer lock (no-op when held) and re-read the journal.
+
+        Raises ``StoreLockedError`` at once when another process holds it: two writers never
+        share a store, so no item is written twice and no offset is computed from a stale
+        end of file.
+        """
+        if self._lock_fd is not None:
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.root / LOCK_NAME
+        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown process"
+                os.close(fd)
+                raise StoreLockedError(
+                    f"image store {self.root} is being written by another process ({holder}); "
+                    "wait for it to finish, or render into another store"
+                ) from None
+            try:  # the file may have been unlinked by a writer that released it meanwhile
+                same = os.fstat(fd).st_ino == os.stat(path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
+        self._lock_fd = fd
+        self._records.clear()
+        self._locations.clear()
+        self.journal_problems.clear()
+        self._journal_checked = False
+        self._load()
+
+    def release_writer(self) -> None:
+        """Release the writer lock (files are closed first by ``close``)."""
+        if self._lock_fd is None:
+            return
+        try:
+            (self.root / LOCK_NAME).unlink(missing_ok=True)
+        finally:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
     def _open_writer(self, incoming: int) -> io.BufferedWriter:
-        if self._writer is not None and self._writer.tell() + incoming <= self.max_shard_bytes:
+        if self._writer is not None and _size(self._writer) + incoming <= self.max_shard_bytes:
             return self._writer
         if self._writer is not None:
             self._writer.flush()
@@ -234,6 +303,7 @@ class ImageStore:
         journal line whose bytes did not reach the disk fails its check and is redone.
         """
         items = list(items)
+        self.acquire_writer()
         entries = []
         wrote = False
         for record, png in items:
@@ -246,7 +316,7 @@ class ImageStore:
                 record.sha256 = sha256_bytes(png)
                 if record.sha256 not in self._locations or not self._bytes_present(record.sha256):
                     writer = self._open_writer(len(png))
-                    offset = writer.tell()
+                    offset = _size(writer)  # the end of the shard on disk (the lock makes it ours)
                     writer.write(png)
                     wrote = True
                     self._locations[record.sha256] = (self._writer_name, offset, len(png))  # type: ignore[assignment]
@@ -293,6 +363,10 @@ class ImageStore:
             return fh.read(1) != b"\n"
 
     def close(self) -> None:
+        self._close_files()
+        self.release_writer()
+
+    def _close_files(self) -> None:
         self.sync()
         if self._writer is not None:
             self._writer.close()
@@ -313,15 +387,18 @@ class ImageStore:
 
     def finalize(self, keys: Iterable[ImageKey] | None = None) -> pd.DataFrame:
         """Write ``index.parquet`` (of ``keys`` when given) and ``locations.parquet``; return the index."""
-        self.close()
-        frame = self.index(keys)
-        self.root.mkdir(parents=True, exist_ok=True)
-        frame.to_parquet(self.root / "index.parquet", index=False)
-        locations = pd.DataFrame(
-            [(sha, *loc) for sha, loc in sorted(self._locations.items())],
-            columns=["sha256", "shard", "offset", "length"],
-        )
-        locations.to_parquet(self.root / "locations.parquet", index=False)
+        self._close_files()
+        try:
+            frame = self.index(keys)
+            self.root.mkdir(parents=True, exist_ok=True)
+            frame.to_parquet(self.root / "index.parquet", index=False)
+            locations = pd.DataFrame(
+                [(sha, *loc) for sha, loc in sorted(self._locations.items())],
+                columns=["sha256", "shard", "offset", "length"],
+            )
+            locations.to_parquet(self.root / "locations.parquet", index=False)
+        finally:
+            self.release_writer()
         return frame
 
     def __enter__(self) -> ImageStore:
@@ -329,3 +406,44 @@ class ImageStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _size(writer: io.BufferedWriter) -> int:
+    """Bytes in the shard once ``writer``'s buffer is flushed (never ``tell()`` in append mode)."""
+    writer.flush()
+    return os.fstat(writer.fileno()).st_size
+
+
+_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "config": str, "unit_id": str, "variant": str, "seed": (int, str), "generator": str,
+    "prompt": str, "status": str,
+}
+
+
+def _entry_problem(entry: Any) -> str | None:
+    """Why a parsed journal line is not a complete entry, or None when it is."""
+    if not isinstance(entry, dict):
+        return f"not a JSON object ({type(entry).__name__})"
+    for name, kind in _FIELDS.items():
+        if name not in entry:
+            return f"missing field '{name}'"
+        if not isinstance(entry[name], kind) or isinstance(entry[name], bool):
+            return f"field '{name}' has the wrong type ({type(entry[name]).__name__})"
+    try:
+        int(entry["seed"])
+    except ValueError:
+        return f"seed {entry['seed']!r} is not an integer"
+    if entry["status"] not in STATUSES:
+        return f"unknown status {entry['status']!r}"
+    if entry["status"] == "ok":
+        location = entry.get("location")
+        if not isinstance(entry.get("sha256"), str):
+            return "an ok entry without a sha256"
+        if location and not (
+            isinstance(location, list) and len(location) == 3 and isinstance(location[0], str)
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in location[1:])
+        ):
+            return "location is not [shard, offset, length]"
+    if not isinstance(entry.get("attempts", 1), int) or not isinstance(entry.get("extra") or {}, dict):
+        return "attempts or extra has the wrong type"
+    return None
