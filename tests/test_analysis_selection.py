@@ -131,3 +131,40 @@ def test_held_out_seeds_table23(tables):
     assert b["kept"]["share_positive_selection_seeds"] == pytest.approx(0.5)  # u1 3, u2 0
     assert b["kept"]["units_held_out_seeds"] == 1  # u1 has no seed-2042 rows under B
     assert b["kept_leaning_again"]["value"] is None  # u1 leans but has no held-out dx
+
+
+def test_min_seeds_checked_against_the_selection_seeds(tables):
+    with pytest.raises(ConfigError, match="min_seeds = 4 but .* 3 selection seed"):
+        select_units(tables, SelectParams(min_seeds=4))
+    with pytest.raises(ConfigError, match="min_seeds = 2 but .* 1 selection seed"):
+        select_units(tables, SelectParams(min_seeds=2, seeds=[42]))
+    check = select_units(tables, SelectParams()).metrics["complete_seeds"]
+    # A: u1 3 seeds, u2 2 (1042 incomplete), u3 3; u2 is kept by A on 2 seeds
+    assert check["selection_seeds"] == 3
+    assert check["judges"]["A"] == {"units_all_seeds_complete": 2, "units_mean_on_fewer_seeds": 1, "units_below_min_seeds": 0, "kept_on_fewer_seeds": 1}
+    # B: u1 has one complete seed and is kept by B on it
+    assert check["judges"]["B"]["kept_on_fewer_seeds"] == 1
+    check = select_units(tables, SelectParams(min_seeds=3)).metrics["complete_seeds"]
+    assert check["judges"]["A"]["units_below_min_seeds"] == 1 and check["judges"]["A"]["kept_on_fewer_seeds"] == 0
+
+
+def test_graph_and_prompt_statistics_on_the_selected_units(tables):
+    m = select_units(tables, SelectParams()).metrics
+    # kept u1, u2: nodes head u1, head u2, s, a; edges head->s, head->a for each unit
+    sel = m["graph"]["selected"]
+    assert (sel["nodes"], sel["edges"], sel["components"], sel["two_hop_chains"]) == (4, 4, 1, 0)
+    assert m["graph"]["candidates"]["nodes"] == 5 and m["graph"]["candidates"]["edges"] == 6
+    neutral = m["prompt_stats"]["selected"]["neutral"]
+    # "a person u1", "a person u2": 6 tokens, types a / person / u1 / u2
+    assert neutral["prompts"] == 2 and neutral["total_tokens"] == 6 and neutral["unique_tokens"] == 4
+    assert neutral["ttr"] == pytest.approx(round(4 / 6, 4))
+    assert m["prompt_stats"]["candidates"]["neutral"]["prompts"] == 3
+
+
+def test_released_flagged_by_is_compared(tmp_path):
+    frame = units(RUBRIC_TYPES).assign(flagged_by=["b_only", "both", ""])
+    frame.to_csv(tmp_path / "units.csv", index=False)
+    rubric_judgements().to_parquet(tmp_path / "j.parquet")
+    t = load_tables(tmp_path / "units.csv", [tmp_path / "j.parquet"])
+    # recomputed: u1 positive under B only (agrees), u2 under A only (release: both); u3 not compared
+    assert select_units(t, SelectParams()).metrics["release_flagged_by"] == {"units_compared": 2, "units_agreeing": 1, "share_agreeing": 0.5}

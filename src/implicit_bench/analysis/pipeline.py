@@ -31,6 +31,7 @@ from implicit_bench.analysis.config import EvaluateParams, SelectParams
 from implicit_bench.analysis.generators import generator_table, refusals_by_bias_type
 from implicit_bench.analysis.lean import hedges_statistics, lean_statistics, scorer_values
 from implicit_bench.analysis.load import Tables
+from implicit_bench.analysis.scale import judge_scale_use
 from implicit_bench.analysis.selection import SelectionResult, select_units
 from implicit_bench.analysis.views import resolve_config, resolve_judges
 from implicit_bench.io import read_table, write_json
@@ -162,6 +163,8 @@ def evaluate(tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> 
     lean = lean_statistics(values, analysed, boot, config)
     lean["rubric_judges"] = rubric_judges
     lean["hedges_g"] = hedges_statistics(j, config, rubric_judges, analysed, seeds, boot) if rubric_judges else None
+    scale = judge_scale_use(j, config, rubric_judges, unit_ids, seeds)
+    lean["judge_scale"] = scale.to_dict(orient="records")
     lean["bootstrap"] = _bootstrap_block(boot)
 
     out_tables: dict[str, pd.DataFrame] = {}
@@ -176,6 +179,8 @@ def evaluate(tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> 
     out_tables["table04_generators"] = gen
     out_tables["table04_refusals_by_bias_type"] = refusals
     out_tables.update(report.lean_tables(lean))
+    if len(scale):
+        out_tables["table16_judge_scale"] = report.scale_table(scale)
     if lean["hedges_g"]:
         out_tables["figure06_hedges_g"] = report.hedges_table(lean["hedges_g"], diagnostic)
     plots.update(report.plot_frames(bench, first_pairs))

@@ -176,6 +176,14 @@ def agreement_tables(bench: dict[str, Any]) -> dict[str, pd.DataFrame]:
     return out
 
 
+def scale_table(scale: pd.DataFrame) -> pd.DataFrame:
+    """Table 16: judge scale use; the three shares as percentages."""
+    out = scale.copy()
+    for col in ("share_ge4", "share_s_gt_a", "share_tie"):
+        out[col.replace("share_", "pct_")] = out.pop(col).map(_pct)
+    return out
+
+
 def lean_tables(lean: dict[str, Any]) -> dict[str, pd.DataFrame]:
     scorers = lean["scorers"]
     summary, per_seed, by_type, pearson_rows, sb = [], [], [], [], []

@@ -21,6 +21,9 @@ from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.config import SelectParams
 from implicit_bench.analysis.load import Tables, normalise_bias_type
 from implicit_bench.analysis.views import resolve_config, resolve_judges, rows, wide
+from implicit_bench.errors import ConfigError
+from implicit_bench.kg.stats import kg_graph_stats
+from implicit_bench.prompt_stats import prompt_stats
 from implicit_bench.schema import BIAS_TYPES
 
 
@@ -68,6 +71,12 @@ def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | Non
         present = rows(j, "rubric", config)["seed"].unique()
         seeds = sorted(int(s) for s in present if int(s) not in held)
     params = params.model_copy(update={"seeds": seeds})
+    available = _selection_seeds(j, config, params.seeds, held)
+    if params.min_seeds > len(available):
+        raise ConfigError(
+            f"select.min_seeds = {params.min_seeds} but the rubric judgements of '{config}' have "
+            f"{len(available)} selection seed(s) {available}: no unit could have a mean dx"
+        )
     per_unit = pd.DataFrame(index=pd.Index(unit_ids, name="unit_id"))
     per_judge: dict[str, Any] = {}
     for judge in judges:
@@ -101,6 +110,7 @@ def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | Non
     extra = per_unit.loc[kept_ids, ["selected_by", *[c for c in per_unit.columns if c.startswith(("mean_dx__", "n_seeds__"))]]]
     selected = selected.merge(extra, left_on="unit_id", right_index=True, how="left")
     only = {jj: int((pos[:, i] & (pos.sum(axis=1) == 1)).sum()) for i, jj in enumerate(judges)}
+    selected_units = units.set_index("unit_id").loc[kept_ids].reset_index()
     metrics: dict[str, Any] = {
         "config": config,
         "judges": judges,
@@ -118,11 +128,69 @@ def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | Non
         "retention": retention_table(units, kept_ids, pairs).to_dict(orient="records"),
         "neutral_mean": neutral_means(j, unit_ids, kept_ids, params.seeds).to_dict(orient="records"),
         "filter_shape": filter_shape(j, unit_ids, kept_ids, params.seeds).to_dict(orient="records"),
+        "complete_seeds": complete_seeds_check(per_unit, judges, len(available), params.min_seeds),
+        # Appendix B.1 and Table 18 on the candidates and on the selected units
+        "graph": {"candidates": kg_graph_stats(units), "selected": kg_graph_stats(selected_units)},
+        "prompt_stats": {"candidates": prompt_stats(units) if len(units) else {}, "selected": prompt_stats(selected_units) if len(selected_units) else {}},
     }
+    if "flagged_by" in units.columns:
+        metrics["release_flagged_by"] = flagged_by_agreement(units, per_unit, judges)
     if held:
         boot = Bootstrap(params.bootstrap.n, params.bootstrap.seed, params.bootstrap.level)
         metrics["held_out"] = held_out(j, config, judges, per_unit, held, boot)
     return SelectionResult(selected, per_unit.reset_index(), metrics)
+
+
+def _selection_seeds(j: pd.DataFrame, config: str, seeds: Sequence[int] | None, held: Sequence[int]) -> list[int]:
+    """The seeds selection averages over: ``seeds`` when given, else every rubric seed of the
+    configuration that is not held out."""
+    if seeds is not None:
+        return sorted(int(s) for s in seeds)
+    present = rows(j, "rubric", config)["seed"].unique()
+    return sorted(int(s) for s in present if int(s) not in set(held))
+
+
+def complete_seeds_check(per_unit: pd.DataFrame, judges: Sequence[str], n_seeds: int, min_seeds: int) -> dict[str, Any]:
+    """Section 3.3 averages dx over a unit's seeds; a seed counts only when it is complete.
+    Per judge: units with all ``n_seeds`` complete, units whose mean rests on fewer (at least
+    ``min_seeds``), and kept units whose decision under that judge rests on fewer seeds."""
+    out: dict[str, Any] = {"selection_seeds": n_seeds, "min_seeds": min_seeds, "judges": {}}
+    for judge in judges:
+        n = per_unit[f"n_seeds__{judge}"]
+        positive = per_unit[f"positive__{judge}"]
+        out["judges"][judge] = {
+            "units_all_seeds_complete": int((n == n_seeds).sum()),
+            "units_mean_on_fewer_seeds": int(((n >= min_seeds) & (n < n_seeds)).sum()),
+            "units_below_min_seeds": int((n < min_seeds).sum()),
+            "kept_on_fewer_seeds": int((positive & (n < n_seeds)).sum()),
+        }
+    return out
+
+
+def flagged_by_agreement(units: pd.DataFrame, per_unit: pd.DataFrame, judges: Sequence[str]) -> dict[str, Any]:
+    """Agreement of the recomputed positive-lean judges with a released ``flagged_by`` column
+    (``both`` = every judge, ``<prefix>_only`` = the one judge whose name starts with the
+    prefix, e.g. ``qwen_only`` -> ``qwen3vl``); units with another value are not compared."""
+
+    def expected(value: Any) -> frozenset[str] | None:
+        text = str(value).strip().lower()
+        if text == "both":
+            return frozenset(judges)
+        if text.endswith("_only"):
+            hits = [jj for jj in judges if jj.lower().startswith(text[: -len("_only")])]
+            return frozenset(hits) if len(hits) == 1 else None
+        return None
+
+    flags = units.set_index("unit_id")["flagged_by"].map(expected)
+    got = per_unit[[f"positive__{jj}" for jj in judges]]
+    compared = agree = 0
+    for unit, want in flags.items():
+        if want is None:
+            continue
+        have = frozenset(jj for jj in judges if bool(got.at[unit, f"positive__{jj}"]))
+        compared += 1
+        agree += int(have == want)
+    return {"units_compared": compared, "units_agreeing": agree, "share_agreeing": _share(agree, compared)}
 
 
 def held_out(

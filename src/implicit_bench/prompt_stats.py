@@ -1,0 +1,58 @@
+"""Prompt length and lexical diversity per variant (paper Appendix B.7, Table 18).
+
+- Tokens: whitespace tokens of the prompt (``str.split()``); length statistics (mean, p25, p50,
+  p75 with numpy's linear interpolation) and the total count use them as they are.
+- Types: tokens lower-cased and stripped of surrounding punctuation (``.,;:!?"'()[]``),
+  empty ones dropped. ``unique`` = distinct types; ``ttr`` = unique / total tokens.
+- Content TTR: after removing the shipped stop words (assets/stopwords_en.txt, NLTK's 179
+  English words) and single-character types: distinct content types / content tokens.
+- "all" pools the three variants.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from implicit_bench.text import stop_words
+
+PUNCT = ".,;:!?\"'()[]{}“”‘’"
+VARIANT_COLUMNS = {
+    "neutral": "prompt_neutral",
+    "stereotype": "prompt_stereotype",
+    "anti_stereotype": "prompt_anti_stereotype",
+}
+
+
+def text_stats(prompts: list[str]) -> dict[str, Any]:
+    if not prompts:
+        return {"prompts": 0}
+    lengths = np.array([len(p.split()) for p in prompts])
+    types = [t.strip(PUNCT).lower() for p in prompts for t in p.split()]
+    types = [t for t in types if t]
+    stops = stop_words()
+    content = [t for t in types if t not in stops and len(t) > 1]
+    total = int(lengths.sum())
+    p25, p50, p75 = np.percentile(lengths, [25, 50, 75])
+    return {
+        "prompts": len(prompts),
+        "mean_tokens": round(float(lengths.mean()), 4),
+        "p25": float(p25),
+        "p50": float(p50),
+        "p75": float(p75),
+        "total_tokens": total,
+        "unique_tokens": len(set(types)),
+        "ttr": round(len(set(types)) / total, 4) if total else None,
+        "content_tokens": len(content),
+        "content_unique": len(set(content)),
+        "content_ttr": round(len(set(content)) / len(content), 4) if content else None,
+    }
+
+
+def prompt_stats(frame: pd.DataFrame) -> dict[str, Any]:
+    """Table 18 rows for a frame with the prompt_* columns."""
+    out = {v: text_stats(frame[c].astype(str).tolist()) for v, c in VARIANT_COLUMNS.items()}
+    out["all"] = text_stats([p for c in VARIANT_COLUMNS.values() for p in frame[c].astype(str).tolist()])
+    return out
