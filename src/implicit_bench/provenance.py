@@ -4,6 +4,10 @@ The default profile runs on tiny, randomly initialised generator / judge / CLIP 
 locally (no weights can be downloaded here). Such numbers are noise; every output written from
 them carries ``random_init: true`` and the list of random models, so no one mistakes them for
 results about real models.
+
+The simulated world (docs/world.md) has no model files: its backends are named ``sim:NAME``.
+Every output computed from one carries ``simulated: true``, the simulated models and the
+SIMULATED warning; Markdown tables get a SIMULATED banner.
 """
 
 from __future__ import annotations
@@ -14,6 +18,14 @@ from pathlib import Path
 from typing import Any
 
 RANDOM_INIT_MARKER = "RANDOM_INIT.json"
+
+SIMULATED_PREFIX = "sim:"
+
+SIMULATED_WARNING = (
+    "SIMULATED: computed from the simulated world of the default profile (planted truth, "
+    "simulated generators and judges; docs/world.md). The numbers test the benchmark's "
+    "estimators against known truth and say nothing about any real model."
+)
 
 RANDOM_INIT_WARNING = (
     "Computed from randomly initialised models (default offline profile): the numbers "
@@ -37,9 +49,28 @@ def is_random_init(model_ref: str | Path | None) -> bool:
     return path.is_dir() and (path / RANDOM_INIT_MARKER).exists()
 
 
+def is_simulated(model_ref: str | Path | None) -> bool:
+    """True for a simulated-world backend reference (``sim:NAME``)."""
+    return model_ref is not None and str(model_ref).startswith(SIMULATED_PREFIX)
+
+
+def _flag(block: dict[str, Any], models: list[dict[str, Any]], simulated_upstream: bool = False) -> None:
+    simulated = [m["model"] for m in models if m.get("simulated") or is_simulated(m.get("model"))]
+    if simulated or simulated_upstream:
+        block["simulated"] = True
+        block["simulated_models"] = list(dict.fromkeys(simulated))
+    warnings = [w for w, on in ((SIMULATED_WARNING, block.get("simulated")),
+                                (RANDOM_INIT_WARNING, block.get("random_init"))) if on]
+    if warnings:
+        block["warning"] = " ".join(warnings)
+
+
 def provenance(models: Iterable[tuple[str, str | None]], profile: str | None = None) -> dict[str, Any]:
     """A block to embed in metrics JSON: ``models`` is ``(role, reference)`` pairs."""
-    listed = [{"role": role, "model": ref, "random_init": is_random_init(ref)} for role, ref in models]
+    listed = [
+        {"role": role, "model": ref, "random_init": is_random_init(ref), **({"simulated": True} if is_simulated(ref) else {})}
+        for role, ref in models
+    ]
     random_models = [m["model"] for m in listed if m["random_init"]]
     block: dict[str, Any] = {
         "random_init": bool(random_models),
@@ -48,8 +79,7 @@ def provenance(models: Iterable[tuple[str, str | None]], profile: str | None = N
     }
     if profile is not None:
         block["profile"] = profile
-    if random_models:
-        block["warning"] = RANDOM_INIT_WARNING
+    _flag(block, listed)
     return block
 
 
@@ -66,18 +96,23 @@ def merge_provenance(*blocks: dict[str, Any]) -> dict[str, Any]:
         "random_init_models": random_models,
         "models": models,
     }
-    if merged["random_init"]:
-        merged["warning"] = RANDOM_INIT_WARNING
+    _flag(merged, models, any(b.get("simulated") for b in blocks))
     return merged
 
 
 def markdown_banner(block: dict[str, Any] | None) -> str:
-    """A warning line to put above a Markdown table computed from random models ("" otherwise)."""
-    if not block or not block.get("random_init"):
+    """Warning lines to put above a Markdown table computed from random models or from the
+    simulated world ("" otherwise)."""
+    if not block:
         return ""
-    models = ", ".join(dict.fromkeys(str(m) for m in block.get("random_init_models", []) if m))
-    suffix = f" ({models})" if models else ""
-    return f"> **RANDOM-INIT WARNING**: {RANDOM_INIT_WARNING}{suffix}\n\n"
+    out = ""
+    if block.get("simulated"):
+        out += f"> **SIMULATED**: {SIMULATED_WARNING}\n\n"
+    if block.get("random_init"):
+        models = ", ".join(dict.fromkeys(str(m) for m in block.get("random_init_models", []) if m))
+        suffix = f" ({models})" if models else ""
+        out += f"> **RANDOM-INIT WARNING**: {RANDOM_INIT_WARNING}{suffix}\n\n"
+    return out
 
 
 def upstream_provenance(paths: list[str]) -> dict[str, Any]:

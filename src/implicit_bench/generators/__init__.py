@@ -26,10 +26,11 @@ from implicit_bench.registry import Registry
 GENERATORS: Registry[Generator] = Registry("generator")
 GENERATORS.register("diffusers", "implicit_bench.generators.diffusers_backend:DiffusersGenerator")
 GENERATORS.register("openai_images", "implicit_bench.generators.openai_images:OpenAIImagesGenerator")
+GENERATORS.register("sim", "implicit_bench.world.generator:SimGenerator")  # simulated world (docs/world.md)
 
 # Config keys that change how fast images are made, never which images: left out of the hash.
 RUNTIME_KEYS = frozenset(
-    {"device", "batch_size", "cpu_offload", "threads", "concurrency", "timeout_s", "api_key_env", "base_url"}
+    {"device", "batch_size", "cpu_offload", "threads", "concurrency", "timeout_s", "api_key_env", "base_url", "world"}
 )
 
 

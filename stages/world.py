@@ -1,0 +1,35 @@
+"""Stage `world`: plant the simulated world's truth for the planned units (docs/world.md).
+
+Writes ``data/world/truth.parquet`` (one row per unit and simulated generator) and
+``data/world/world.json`` (the planted model behaviours the ``sim`` backends read).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from implicit_bench.io import read_table, write_json, write_table
+from implicit_bench.params import load_params, section
+from implicit_bench.world.model import TRUTH_FILE, WORLD_FILE
+from implicit_bench.world.params import WorldParams
+from implicit_bench.world.truth import plant, world_json
+
+
+@click.command()
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--units", "units_path", default="data/interim/units.parquet", show_default=True)
+def main(params_path: str, units_path: str) -> None:
+    params = section(load_params(params_path), "world", WorldParams, params_path)
+    units = read_table(units_path)
+    truth = plant(units, params)
+    out = Path(params.out_dir)
+    write_table(truth, out / TRUTH_FILE)
+    write_json(out / WORLD_FILE, world_json(params))
+    click.echo(f"world (SIMULATED): {units['unit_id'].nunique()} units x {len(params.generators)} generators "
+               f"-> {out / TRUTH_FILE}")
+
+
+if __name__ == "__main__":
+    main()
