@@ -10,13 +10,13 @@ import pytest
 
 from implicit_bench.human_eval.bundle import allocate
 from implicit_bench.human_eval.stats import (
-    fisher_ci,
     krippendorff_alpha,
     loo_correlations,
     mae,
     mean_pairwise_by_rater,
     mean_pairwise_r,
     pearson,
+    pearson_ci,
 )
 
 NAN = math.nan
@@ -74,10 +74,17 @@ def test_pearson_mae_fisher_by_hand():
     assert math.isnan(pearson(x, np.ones(4)))  # constant series
     assert math.isnan(pearson(x[:2], y[:2]))  # fewer than 3 pairs
     assert mae(x, y) == pytest.approx(1.0)  # |1-2|, |2-1|, |3-4|, |4-3|
-    # Fisher: atanh(0.6) = 0.693147; half = 1.959964 / sqrt(100 - 3) = 0.199004
-    lo, hi = fisher_ci(0.6, 100)
+    # Fisher: atanh(0.6) = 0.693147; half = 1.959964 / sqrt(100 - 3) = 0.199004. Data with r = 0.6
+    # exactly and n = 100: a = (1,-1,1,-1,...), b = (1,1,-1,-1,...) are orthogonal, zero-mean and of
+    # equal norm, so r(a, 0.6 a + 0.8 b) = 0.6.
+    a = np.tile([1.0, -1.0, 1.0, -1.0], 25)
+    b = np.tile([1.0, 1.0, -1.0, -1.0], 25)
+    r, (lo, hi), n = pearson_ci(a, 0.6 * a + 0.8 * b)
+    assert (r, n) == (pytest.approx(0.6), 100)
     assert lo == pytest.approx(math.tanh(0.6931472 - 0.1990040), abs=1e-6)
     assert hi == pytest.approx(math.tanh(0.6931472 + 0.1990040), abs=1e-6)
+    assert pearson_ci(x, y)[1] == pytest.approx((math.tanh(0.6931472 - 1.959964), math.tanh(0.6931472 + 1.959964)), abs=1e-6)  # n = 4
+    assert pearson_ci(x, np.ones(4))[1] is None and pearson_ci(x, x)[1] is None  # undefined, |r| = 1
 
 
 # raters x images; r1 = r2 = 1..4, r3 = 2,1,4,3, r4 = 4,3,2,1

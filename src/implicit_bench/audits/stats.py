@@ -10,15 +10,12 @@ from scipy import stats as sps
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion; (nan, nan) when ``n == 0``."""
+    """Wilson score interval for a binomial proportion (scipy's ``binomtest(...).proportion_ci``);
+    (nan, nan) when ``n == 0``."""
     if n <= 0:
         return (math.nan, math.nan)
-    z = float(sps.norm.ppf(0.5 + confidence / 2))
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    ci = sps.binomtest(int(successes), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
+    return (max(0.0, float(ci.low)), min(1.0, float(ci.high)))
 
 
 def chisquare_uniform(counts: Sequence[int]) -> dict[str, float]:

@@ -18,13 +18,12 @@ import pandas as pd
 from implicit_bench.errors import InputError
 from implicit_bench.human_eval.bundle import ANSWER_COLUMNS, KG_ANSWERS, HumanEvalParams
 from implicit_bench.human_eval.stats import (
-    fisher_ci,
     krippendorff_alpha,
     loo_correlations,
     mae,
     mean_pairwise_by_rater,
     mean_pairwise_r,
-    pearson,
+    pearson_ci,
 )
 from implicit_bench.io import read_table
 from implicit_bench.provenance import provenance
@@ -206,9 +205,7 @@ def _versus_judges(images: pd.DataFrame, judges: list[str]) -> dict[str, Any]:
     out = {}
     for judge in judges:
         x, y = images["human_mean"].to_numpy(float), images.get(f"judge:{judge}", pd.Series(np.nan, index=images.index)).to_numpy(float)
-        n = int((~(np.isnan(x) | np.isnan(y))).sum())
-        r = pearson(x, y)
-        ci = fisher_ci(r, n)
+        r, ci, n = pearson_ci(x, y)
         out[judge] = {"r": _num(r), "ci": [_num(ci[0]), _num(ci[1])] if ci else None, "mae": _num(mae(x, y)), "n_images": n}
     return out
 

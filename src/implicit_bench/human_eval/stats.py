@@ -1,33 +1,56 @@
 """Statistics of the human study: Pearson, MAE, pairwise inter-rater r, Krippendorff's alpha,
-rater screening. Vectorised numpy; NaN marks a missing rating."""
+rater screening. NaN marks a missing rating. Pearson r and its Fisher interval come from
+``scipy.stats.pearsonr``, Krippendorff's alpha from the ``krippendorff`` package; this module
+only handles missing values and the undefined cases."""
 
 from __future__ import annotations
 
 import math
+import warnings
 from itertools import combinations
 
+import krippendorff
 import numpy as np
+from scipy import stats as sps
+
+
+def _paired(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    return x[keep], y[keep]
+
+
+def _pearsonr(x: np.ndarray, y: np.ndarray, min_n: int):
+    """scipy's PearsonRResult over the complete pairs, or None when r is undefined."""
+    x, y = _paired(x, y)
+    if len(x) < min_n or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return sps.pearsonr(x, y)
 
 
 def pearson(x: np.ndarray, y: np.ndarray, min_n: int = 3) -> float:
     """Pearson r over the pairs where both are present; NaN if fewer than ``min_n`` pairs or a
     constant series."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    keep = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[keep], y[keep]
-    if len(x) < min_n:
-        return math.nan
-    dx, dy = x - x.mean(), y - y.mean()
-    denom = math.sqrt(float((dx * dx).sum()) * float((dy * dy).sum()))
-    return math.nan if denom == 0 else float((dx * dy).sum() / denom)
+    res = _pearsonr(x, y, min_n)
+    return math.nan if res is None else float(res.statistic)
 
 
-def fisher_ci(r: float, n: int, z: float = 1.959963984540054) -> tuple[float, float] | None:
-    """95% interval of a Pearson r by the Fisher z transform (needs n > 3)."""
-    if math.isnan(r) or n <= 3 or abs(r) >= 1:
-        return None
-    centre, half = math.atanh(r), z / math.sqrt(n - 3)
-    return math.tanh(centre - half), math.tanh(centre + half)
+def pearson_ci(x: np.ndarray, y: np.ndarray, confidence: float = 0.95, min_n: int = 3) -> tuple[float, tuple[float, float] | None, int]:
+    """(r, Fisher-z interval, n pairs): ``scipy.stats.pearsonr(...).confidence_interval()``.
+
+    The interval is None when r is undefined, ``n <= 3`` or ``|r| = 1`` (as the Fisher
+    transform is then degenerate)."""
+    n = len(_paired(x, y)[0])
+    res = _pearsonr(x, y, min_n)
+    if res is None:
+        return math.nan, None, n
+    r = float(res.statistic)
+    if n <= 3 or abs(r) >= 1:
+        return r, None, n
+    ci = res.confidence_interval(confidence_level=confidence)
+    return r, (float(ci.low), float(ci.high)), n
 
 
 def mae(x: np.ndarray, y: np.ndarray) -> float:
@@ -74,48 +97,11 @@ def mean_pairwise_by_rater(matrix: np.ndarray, min_n: int = 3) -> np.ndarray:
     return out
 
 
-def _delta2(values: np.ndarray, counts: np.ndarray, metric: str) -> np.ndarray:
-    """Squared distance between the ordered category values (Krippendorff 2011)."""
-    if metric == "nominal":
-        return 1.0 - np.eye(len(values))
-    if metric == "interval":
-        return (values[:, None] - values[None, :]) ** 2
-    if metric == "ordinal":
-        cum = np.concatenate([[0.0], np.cumsum(counts)])
-        # sum_{g=c}^{k} n_g - (n_c + n_k) / 2, for c <= k (symmetric)
-        lo = np.minimum.outer(np.arange(len(values)), np.arange(len(values)))
-        hi = np.maximum.outer(np.arange(len(values)), np.arange(len(values)))
-        between = cum[hi + 1] - cum[lo]
-        return (between - (counts[:, None] + counts[None, :]) / 2.0) ** 2
-    raise ValueError(f"unknown metric {metric!r}")
-
-
 def krippendorff_alpha(matrix: np.ndarray, metric: str = "ordinal") -> float:
-    """Krippendorff's alpha of a raters x items matrix (NaN = missing).
-
-    Items with fewer than two ratings are not pairable and are left out. Coincidences
-    o_ck = sum_u (number of ordered pairs (c, k) in item u) / (m_u - 1); n_c = sum_k o_ck;
-    alpha = 1 - (n - 1) * sum o_ck d2_ck / sum n_c n_k d2_ck.
-    """
+    """Krippendorff's alpha of a raters x items matrix (NaN = missing), by the ``krippendorff``
+    package; NaN when undefined (no item rated twice, or a single value in the data)."""
     data = np.asarray(matrix, dtype=float)
-    pairable = (~np.isnan(data)).sum(axis=0) >= 2
-    data = data[:, pairable]
-    if data.size == 0:
+    data = data[:, (~np.isnan(data)).sum(axis=0) >= 2]  # items rated once are not pairable
+    if data.size == 0 or len(np.unique(data[~np.isnan(data)])) < 2:
         return math.nan
-    values = np.unique(data[~np.isnan(data)])
-    if len(values) < 2:
-        return math.nan
-    # per item counts of each value: items x categories
-    idx = np.searchsorted(values, np.nan_to_num(data, nan=values[0]))
-    onehot = (idx[..., None] == np.arange(len(values))) & ~np.isnan(data)[..., None]
-    per_item = onehot.sum(axis=0).astype(float)  # items x categories
-    m = per_item.sum(axis=1)
-    coincidence = np.einsum("uc,uk->ck", per_item, per_item / (m - 1)[:, None])
-    coincidence -= np.diag((per_item / (m - 1)[:, None]).sum(axis=0))  # remove self-pairs
-    n_c = coincidence.sum(axis=1)
-    n = n_c.sum()
-    d2 = _delta2(values, n_c, metric)
-    expected = float((np.outer(n_c, n_c) * d2).sum())
-    if expected == 0:
-        return math.nan
-    return 1.0 - (n - 1) * float((coincidence * d2).sum()) / expected
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement=metric))
