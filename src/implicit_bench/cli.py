@@ -21,6 +21,7 @@ TOOLS: dict[str, str] = {
     "image": "implicit_bench.images.tool:image_command",
     "human-eval": "implicit_bench.human_eval.cli:human_eval",
     "analyze": "implicit_bench.analysis.cli:analyze",
+    "export-dataset": "implicit_bench.export_dataset:export_dataset_command",
     "import": "implicit_bench.release.cli:import_command",
 }
 
