@@ -27,7 +27,7 @@ def main(params_path: str, units: str, metrics: str, plot: str) -> None:
     params = section(load_params(params_path), "negation", NegationParams, params_path)
     judgements, read = load_judgements(params.judgements)
     report, plot_rows = negation_report(judgements, read_table(units), order_function(params.primary_order),
-                                        boot=make_bootstrap(params.bootstrap))
+                                        boot=make_bootstrap(params.bootstrap), presence_judge=params.presence_judge)
     report.update(inputs=read, primary_order=params.primary_order,
                   provenance=upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]))
     write_json(metrics, report)

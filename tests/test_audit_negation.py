@@ -12,10 +12,14 @@ from implicit_bench.audits.negation import (
     default_strength,
     deterministic_negated,
     deterministic_subject,
+    negation_rates,
     negation_summary,
     negation_table,
+    subject_presence,
     with_article,
+    with_presence,
 )
+from implicit_bench.errors import InputError
 
 
 def test_writer_examples():
@@ -107,29 +111,77 @@ def test_default_strength_groups():
     assert s["strength"].to_dict() == {"u1": "3", "u2": "1-2", "u3": "0"}
 
 
+# subject presence (the alignment judgement) of some images; the others are not judged
+PRESENCE = {
+    ("u1", "anti_stereotype"): [True, None, True], ("u2", "anti_stereotype"): [True, True, False],
+    ("u3", "anti_stereotype"): [False],
+    ("u1", "negated_0_1"): [None, None, True], ("u2", "negated_0_1"): [True, None, None],
+    ("u3", "negated_0_1"): [False],
+}
+
+
+def presence() -> pd.DataFrame:
+    rows = [dict(config="c", unit_id=u, variant=v, seed=42 + 1000 * i, present=p)
+            for (u, v), ps in PRESENCE.items() for i, p in enumerate(ps) if p is not None]
+    return pd.DataFrame(rows)
+
+
 def test_negation_rates_by_hand():
-    summary = negation_summary(negation_table(primary(), UNITS))["J"]
+    summary = negation_summary(negation_table(with_presence(primary(), presence()), UNITS))["J"]
     overall = summary["overall"]["all"]
-    # anti: a,s,a | a,a,a | neither -> 7 images, a 5, s 1
-    assert overall["anti_stereotype"]["strict_success"] == pytest.approx(5 / 7)
-    assert overall["anti_stereotype"]["lenient_success"] == pytest.approx(6 / 7)
-    assert overall["anti_stereotype"]["forbidden_rendered"] == pytest.approx(1 / 7)
-    # 0:1: s,s,neither | a,neither,(invalid) | a -> 6 labelled: a 2, s 2, neither 2
+    # anti: a,s,a | a,a,a | neither -> 7 images, a 5, s 1; present: the a's of u1 and u2 at 42 / 1042;
+    # absent: u2 2042 (a) and u3 (neither) -> lenient 4 of 7; failed = 1 s + 2 absent -> forbidden 1/3
+    anti = overall["anti_stereotype"]
+    assert anti["strict_success"] == pytest.approx(5 / 7)
+    assert anti["lenient_success"] == pytest.approx(4 / 7)
+    assert anti["forbidden_rendered"] == pytest.approx(1 / 3) and anti["n_failed"] == 3
+    assert anti["forbidden_rendered_of_images"] == pytest.approx(1 / 7) and anti["n_subject_absent"] == 2
+    # 0:1: s,s,neither(present) | a(present),neither(not judged),(invalid) | a(absent) -> 6 labelled
     neg01 = overall["negated_0_1"]
-    assert (neg01["n"], neg01["n_unlabelled"]) == (6, 1)
+    assert (neg01["n"], neg01["n_unlabelled"], neg01["n_presence_unknown"]) == (6, 1, 1)
     assert neg01["strict_success"] == pytest.approx(2 / 6)
-    assert neg01["lenient_success"] == pytest.approx(4 / 6)
-    assert neg01["forbidden_rendered"] == pytest.approx(2 / 6)
-    # 1:1: a,a,s | a,s,a | a -> 7: a 5, s 2
-    assert overall["negated_1_1"]["strict_success"] == pytest.approx(5 / 7)
-    assert overall["negated_1_1"]["forbidden_rendered"] == pytest.approx(2 / 7)
-    # gender (u1, u3), 0:1: s,s,neither,a -> strict 1/4, lenient 2/4, forbidden 2/4
+    # outcome known for 5 (2 s + 3 judged): passed 2 -> 2/5; failed 2 s + 1 absent -> 2/3
+    assert neg01["lenient_success"] == pytest.approx(2 / 5)
+    assert neg01["forbidden_rendered"] == pytest.approx(2 / 3)
+    assert neg01["forbidden_rendered_of_images"] == pytest.approx(2 / 6)
+    # 1:1: a,a,s | a,s,a | a -> 7: a 5, s 2; no presence judgement -> both undefined
+    neg11 = overall["negated_1_1"]
+    assert neg11["strict_success"] == pytest.approx(5 / 7)
+    assert neg11["lenient_success"] is None and neg11["forbidden_rendered"] is None
+    assert neg11["forbidden_rendered_of_images"] == pytest.approx(2 / 7) and neg11["n_presence_unknown"] == 5
+    # gender (u1, u3), 0:1: s, s, neither(present), a(absent): lenient 1/4, forbidden 2/3
     g = summary["bias_type"]["gender"]["negated_0_1"]
-    assert (g["strict_success"], g["lenient_success"], g["forbidden_rendered"]) == (0.25, 0.5, 0.5)
-    # strength 3 (u1), 1:1: a,a,s -> strict 2/3; strength 0 (u3), anti: neither -> strict 0, lenient 1
+    assert (g["strict_success"], g["lenient_success"], g["forbidden_rendered"]) == (0.25, 0.25, pytest.approx(2 / 3))
+    # strength 3 (u1), 1:1: a,a,s -> strict 2/3; strength 0 (u3), anti: neither, subject absent
     assert summary["strength"]["3"]["negated_1_1"]["strict_success"] == pytest.approx(2 / 3)
-    assert summary["strength"]["0"]["anti_stereotype"]["strict_success"] == 0.0
-    assert summary["strength"]["0"]["anti_stereotype"]["lenient_success"] == 1.0
+    zero = summary["strength"]["0"]["anti_stereotype"]
+    assert (zero["strict_success"], zero["lenient_success"], zero["forbidden_rendered"]) == (0.0, 0.0, 0.0)
+
+
+def test_an_image_without_its_subject_never_passes():
+    # three 0:1 images read as neither: two without the subject, one with it
+    prim = pd.DataFrame([dict(config="c", unit_id="u1", variant="negated_0_1", seed=s, judge="J", label="neither")
+                         for s in (42, 1042, 2042)])
+    pres = pd.DataFrame([dict(config="c", unit_id="u1", variant="negated_0_1", seed=s, present=p)
+                         for s, p in ((42, False), (1042, False), (2042, True))])
+    rates = negation_rates(with_presence(prim, pres))
+    assert rates["lenient_success"] == pytest.approx(1 / 3)
+    # the two failures render nothing forbidden: 0 of 2 failed statements
+    assert rates["forbidden_rendered"] == 0.0 and rates["n_failed"] == 2
+
+
+def test_subject_presence_from_alignment_rows():
+    j = pd.DataFrame({
+        "config": ["c"] * 4, "unit_id": ["u1"] * 4, "variant": ["negated_0_1"] * 3 + ["neutral"],
+        "seed": [42, 1042, 2042, 42], "judge": ["Q"] * 4, "task": ["alignment"] * 4,
+        "value": ["true", "no", None, "True"], "valid": [True, True, False, True],
+    })
+    p = subject_presence(j).set_index(["variant", "seed"])["present"]
+    assert p.to_dict() == {("negated_0_1", 42): True, ("negated_0_1", 1042): False, ("neutral", 42): True}
+    two = pd.concat([j, j.assign(judge="G")])
+    with pytest.raises(InputError, match="several alignment judges"):
+        subject_presence(two)
+    assert len(subject_presence(two, "G")) == 3
 
 
 def test_llm_writer_through_a_local_server(tmp_path):

@@ -113,7 +113,7 @@ def test_stages_end_to_end(repo, monkeypatch):
     scores = diversity["blind_labels"]["clip"]["tiny"]["scores"]
     assert scores["scenes"] == 2 and scores["template_images"] == 6
     assert diversity["blind_labels"]["clip"]["tiny"]["intervals"]["MGBI"]["n_boot"] == 200
-    assert set(overall["negated_0_1"]["ci"]) == {"strict_success", "lenient_success", "forbidden_rendered"}
+    assert set(overall["negated_0_1"]["ci"]) == {"strict_success", "lenient_success", "forbidden_rendered", "forbidden_rendered_of_images"}
     assert audit["bootstrap"]["n"] == 200 and "coverage" in audit["unanimity_gate"]["J1"]["ci"]
     faces = diversity["faces"]
     assert faces["images"] == 6  # neutral images of the gender unit and the age unit

@@ -44,7 +44,7 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     write_json(out / "metrics" / "judge_audit.json", {**audit, "inputs": paths})
     write_table(position, out / "plots" / "position_bias.csv")
     negation, by_strength = negation_report(judgements, units, order_function(neg_p.primary_order),
-                                            boot=make_bootstrap(neg_p.bootstrap))
+                                            boot=make_bootstrap(neg_p.bootstrap), presence_judge=neg_p.presence_judge)
     write_json(out / "metrics" / "negation.json", {**negation, "inputs": paths})
     write_table(by_strength, out / "plots" / "negation_by_strength.csv")
     diversity = diversity_labels(judgements, units, div_p, order_function(div_p.primary_order),

@@ -117,16 +117,28 @@ def diversity_intervals(boot: Any, frame: pd.DataFrame, scores: dict[str, float]
 def rate_intervals(boot: Any, frame: pd.DataFrame, measures: dict[str, Any], stream: str) -> dict[str, Any]:
     """Intervals of shares over the labelled images of ``frame``, resampling its units.
 
-    ``measures``: name -> boolean function of the label Series (the numerator); the
-    denominator is the labelled images.
+    ``measures``: name -> either a boolean function of the label Series (the numerator; the
+    denominator is the labelled images) or a pair ``(numerator, denominator)`` of boolean
+    functions of the labelled rows (a None denominator: every labelled image).
     """
     labelled = frame[frame["label"].notna()]
     units = sorted(frame["unit_id"].astype(str).unique())
-    den = labelled.groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
     weights = boot.weights(len(units), stream)
+
+    def per_unit(mask: Any) -> np.ndarray:
+        return labelled[np.asarray(mask, dtype=bool)].groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
+
     out = {}
-    for name, hit in measures.items():
-        num = labelled[hit(labelled["label"])].groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
+    for name, spec in measures.items():
+        if isinstance(spec, tuple):
+            num_fn, den_fn = spec
+            num_mask = num_fn(labelled)
+            den_mask = den_fn(labelled) if den_fn is not None else pd.Series(True, index=labelled.index)
+            num = per_unit(num_mask & den_mask)
+            den = per_unit(den_mask)
+        else:
+            num = per_unit(spec(labelled["label"]))
+            den = per_unit(pd.Series(True, index=labelled.index))
         value = num.sum() / den.sum() if den.sum() else float("nan")
         out[name] = boot.interval(value, ratio_replicates(weights, num, den), f"{stream}/{name}", len(units))
     return out

@@ -10,7 +10,13 @@ from pydantic import Field
 
 from implicit_bench.audits.diversity import QUANTILES, diversity_frame, diversity_report
 from implicit_bench.audits.labels import OrderOf, blind_rows, primary_labels
-from implicit_bench.audits.negation import negation_intervals, negation_summary, negation_table
+from implicit_bench.audits.negation import (
+    negation_intervals,
+    negation_summary,
+    negation_table,
+    subject_presence,
+    with_presence,
+)
 from implicit_bench.audits.order import (
     cross_judge_gate,
     nan_to_none,
@@ -41,6 +47,9 @@ class JudgeAuditParams(StrictModel):
 class NegationParams(StrictModel):
     judgements: list[str] = ["data/judgements/judgements.parquet", "data/judgements/clip.parquet"]
     primary_order: Literal["hash", "sa", "as"] = "hash"
+    # the alignment judge whose answer on a negated image says whether its subject is present
+    # (None: the only alignment judge); judge.tasks.alignment.variants must list the variants
+    presence_judge: str | None = None
     bootstrap: BootstrapParams = BootstrapParams()
 
 
@@ -92,9 +101,11 @@ def make_bootstrap(params: BootstrapParams) -> Any:
 
 
 def negation_report(judgements: pd.DataFrame, units: pd.DataFrame, order_of: OrderOf | None,
-                    source: str = "judgements", boot: Any = None) -> tuple[dict[str, Any], pd.DataFrame]:
+                    source: str = "judgements", boot: Any = None,
+                    presence_judge: str | None = None) -> tuple[dict[str, Any], pd.DataFrame]:
     """metrics/negation.json content and the plot rows (success by default strength)."""
-    primary = primary_labels(blind_rows(judgements, source), order_of)
+    presence = subject_presence(judgements, presence_judge, source)
+    primary = with_presence(primary_labels(blind_rows(judgements, source), order_of), presence)
     table = negation_table(primary, units)
     intervals = negation_intervals(primary, units, boot) if boot is not None else None
     prompts: dict[str, Any] = {}
@@ -107,10 +118,14 @@ def negation_report(judgements: pd.DataFrame, units: pd.DataFrame, order_of: Ord
                 "failed_checks": {str(k): int(v) for k, v in checks.value_counts().items()} if checks is not None else {},
             }
     plot = table[table["grouping"] == "strength"][["judge", "variant", "group", "n", "strict_success",
-                                                   "lenient_success", "forbidden_rendered"]]
+                                                   "lenient_success", "forbidden_rendered",
+                                                   "forbidden_rendered_of_images"]]
     # ``series`` ("judge: variant") colours the bars of the DVC ``bar_grouped`` template
     plot = plot.assign(series=plot["judge"].astype(str) + ": " + plot["variant"].astype(str))
-    report = {"prompts": prompts, "by_judge": negation_summary(table, intervals)}
+    report = {"prompts": prompts, "by_judge": negation_summary(table, intervals),
+              "presence": {"judge": presence_judge, "images_judged": int(len(presence)),
+                           "note": "lenient success and forbidden rendered (of failed statements) need a presence "
+                                   "judgement (alignment) of every image not read as s; null where none exists"}}
     if boot is not None:
         report["bootstrap"] = {"n": boot.n, "seed": boot.seed, "level": boot.level, "resampled": "units within each group"}
     return nan_to_none(report), plot.rename(columns={"group": "strength"})
