@@ -152,3 +152,40 @@ def test_arrow_backed_tables_with_missing_labels(tmp_path):
     blind = blind_rows(pd.read_parquet(tmp_path / "j.parquet", dtype_backend="pyarrow"))
     assert position_bias(blind)["J1"]["slot_counts"] == {"A": 6, "B": 3, "C": 2}
     assert unanimity_gate(blind)["J1"]["coverage"] == pytest.approx(0.5)
+
+
+def test_cyclic_three_order_audit_by_hand():
+    from implicit_bench.audits.order import cyclic_audit, cyclic_frame
+    from implicit_bench.judges.tasks import cyclic_order
+
+    answers = {  # image -> answers under ans, nsa, san
+        ("u1", "neutral", 42): ["s", "s", "s"],  # q = 1
+        ("u1", "neutral", 1042): ["s", "a", "s"],  # q = 2/3, majority s
+        ("u1", "neutral", 2042): ["s", "a", "neither"],  # q = 1/3: majority = the order-1 answer
+        ("u2", "neutral", 42): ["a", None, "a"],  # one call did not parse: no gate acts
+    }
+    rows = [dict(config="c", unit_id=u, variant=v, seed=sd, judge="J", order=o, label=lab)
+            for (u, v, sd), labs in answers.items() for o, lab in zip(("ans", "nsa", "san"), labs, strict=True)]
+    blind = pd.DataFrame(rows)
+    frame = cyclic_frame(blind).set_index(["unit_id", "seed"])
+    first = cyclic_order("u1", 2042, "neutral")
+    split_answer = dict(zip(("ans", "nsa", "san"), answers[("u1", "neutral", 2042)], strict=True))[first]
+    assert frame.at[("u1", 2042), "majority"] == split_answer
+    assert frame.at[("u1", 1042), "q"] == pytest.approx(2 / 3) and frame.at[("u1", 1042), "majority"] == "s"
+    report = cyclic_audit(blind)["J"]
+    assert report["images_three_orders"] == 4 and report["images_all_parsed"] == 3
+    assert report["q_distribution"] == {"1/3": 1, "2/3": 1, "3/3": 1}
+    assert report["flip_rate"] == pytest.approx(2 / 3) and report["three_way_split_rate"] == pytest.approx(1 / 3)
+    gates = report["gates"]
+    assert [gates[g]["kept"] for g in ("unanimity", "two_of_three", "majority")] == [1, 2, 3]
+    assert gates["majority"]["coverage"] == pytest.approx(3 / 4)
+    # majority-vote default rate on its three kept neutral images: s, s and the split's order-1 answer
+    assert gates["majority"]["gated_kept"]["default_rate"] == pytest.approx((2 + (split_answer == "s")) / 3)
+    assert gates["two_of_three"]["gated_kept"]["default_rate"] == 1.0
+    # slots: ans = (a, neither, s), nsa = (neither, s, a), san = (s, a, neither)
+    # A: u1/42 san, u1/1042 san, u2 ans = 3; B: u1/42 nsa, u2 san = 2; C: the other 6
+    bias = report["position_bias"]
+    assert bias["slot_counts"] == {"A": 3, "B": 2, "C": 6} and bias["invalid"] == 1
+    assert bias["slot_A_share"] == pytest.approx(3 / 11)
+    expected = sum((o - 11 / 3) ** 2 / (11 / 3) for o in (3, 2, 6))
+    assert bias["chi_square"]["chi2"] == pytest.approx(expected) and bias["chi_square"]["dof"] == 2

@@ -341,3 +341,27 @@ def test_transformers_backend_isolates_a_bad_request(tiny_vlm):
     answers = judge.answer([good[0], bad, good[1]])
     assert answers[0] == judge.answer([good[0]])[0] and answers[2] == judge.answer([good[1]])[0]
     assert answers[1][0] == "" and "UnidentifiedImageError" in answers[1][1]
+
+
+def _cyclic_answer(body, n):
+    """A judge that always picks slot A (pure position bias) on the cyclic blind prompt."""
+    prompt = body["messages"][0]["content"][1]["text"]
+    assert "following two descriptions" not in prompt  # the cyclic prompt, not F.5's
+    if "better matches" in prompt:
+        return 200, completion('{"choice": "A", "reason": "first"}')
+    return 200, completion('{"score": 3, "justification": "x"}')
+
+
+def test_blind_cyclic3_asks_three_orders_and_stores_attributes(tmp_path):
+    make_inputs(tmp_path)
+    with ChatServer(_cyclic_answer) as server:
+        judges = {"api": {"backend": "openai", "model": "vlm-test", "base_url": server.base_url,
+                          "max_image_side": 32, "backoff_s": 0.0, "max_retries": 1, "batch_size": 4}}
+        result = run_judge_stage(_params(judges, tasks={"blind": None}, blind_orders="cyclic3"), tmp_path, dispatch=DISPATCH)
+        assert server.hits == 33  # 11 images x 3 orders
+        prompts = [r["body"]["messages"][0]["content"][1]["text"] for r in server.requests]
+    blind = result.frame
+    assert set(blind["order"]) == {"ans", "nsa", "san"}
+    # slot A holds a under "ans", neither under "nsa", s under "san": stored as the attribute
+    assert (blind["value"] == blind["order"].map({"ans": "a", "nsa": "neither", "san": "s"})).all()
+    assert any("A: Neither of the other two descriptions is shown" in p for p in prompts)

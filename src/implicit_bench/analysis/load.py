@@ -35,6 +35,7 @@ from implicit_bench.schema import (
 
 KEY = ["unit_id", "variant", "seed", "config", "judge", "task"]
 ORDERS = ("sa", "as")  # blind option order: s is option A (sa) or a is (as)
+CYCLIC_ORDERS = ("ans", "nsa", "san")  # three cyclic orders of a, neither, s (judges.tasks)
 REJECT_COLUMNS = ["table", "file", "row", "field", "reason", "unit_id"]
 IMAGE_COLUMNS = ["config", "unit_id", "variant", "seed", "status"]
 IMAGE_STATUSES = ("ok", "refused", "failed")
@@ -310,7 +311,7 @@ def load_judgements(
         "unknown task '" + frame["task"].astype(str) + f"'; expected one of {', '.join(JUDGE_TASKS)}",
     )
     chk.check(~frame["unit_id"].isin(set(units["unit_id"])), "unit_id", "unit_id not in the units table")
-    chk.check(frame["order"].notna() & ~frame["order"].isin(ORDERS), "order", "order must be sa, as or empty, got '" + frame["order"].astype(str) + "'")
+    chk.check(frame["order"].notna() & ~frame["order"].isin((*ORDERS, *CYCLIC_ORDERS)), "order", "order must be sa, as, a cyclic order (ans, nsa, san) or empty, got '" + frame["order"].astype(str) + "'")
     has_value = ~_blank(frame["value"])
     if frame["valid"].isna().all():
         valid = has_value.copy()
@@ -411,15 +412,21 @@ def _secondary_orders(frame: pd.DataFrame, ok: pd.Series, primary_order: str) ->
     wanted = pd.Series(False, index=frame.index)
     if multi.any():
         sub = frame[multi]
-        if primary_order == "hash":
+        cyclic = sub["order"].isin(CYCLIC_ORDERS).to_numpy()
+        if primary_order == "hash" or cyclic.any():
             try:
-                from implicit_bench.judges.tasks import blind_order  # the judge stage's own rule
+                from implicit_bench.judges.tasks import (
+                    primary_order as primary_of,  # the judge stage's own rule
+                )
             except ImportError as exc:
-                raise ConfigError(f"primary_order 'hash' needs implicit_bench.judges.tasks.blind_order ({exc}); set sa or as") from None
-
-            target = [blind_order(u, int(sd), v) for u, sd, v in zip(sub["unit_id"], sub["seed"], sub["variant"], strict=True)]
-        else:
-            target = [primary_order] * len(sub)
+                raise ConfigError(f"primary_order 'hash' needs implicit_bench.judges.tasks ({exc}); set sa or as") from None
+        if primary_order == "hash":
+            target = [primary_of(u, int(sd), v, o) for u, sd, v, o in zip(sub["unit_id"], sub["seed"], sub["variant"], sub["order"], strict=True)]
+        else:  # a fixed two-order primary; cyclic rows keep their hash-drawn order 1
+            target = [
+                primary_of(u, int(sd), v, o) if c else primary_order
+                for u, sd, v, o, c in zip(sub["unit_id"], sub["seed"], sub["variant"], sub["order"], cyclic, strict=True)
+            ]
         wanted[multi] = sub["order"].to_numpy(dtype=object) == pd.Series(target, index=sub.index).to_numpy(dtype=object)
     return multi, wanted
 

@@ -17,6 +17,10 @@ from implicit_bench.schema import BLIND_LABELS
 
 IMAGE_KEY: tuple[str, ...] = ("config", "unit_id", "variant", "seed")
 ORDERS: tuple[str, ...] = ("sa", "as")
+# the three cyclic orders of the candidates a, neither, s (judges.tasks.CYCLIC_ORDERS): letter i
+# is the candidate in slot A, B, C
+CYCLIC_ORDERS: tuple[str, ...] = ("ans", "nsa", "san")
+_CODE = {"s": "s", "a": "a", "neither": "n"}
 
 OrderOf = Callable[[str, int, str], str]
 
@@ -45,10 +49,10 @@ def blind_rows(judgements: pd.DataFrame, source: str = "judgements") -> pd.DataF
     for col in ("variant", "config", "judge", "order"):
         rows[col] = rows[col].astype(object).where(rows[col].notna(), None)
     rows["seed"] = rows["seed"].astype(int)
-    bad_order = rows["order"].notna() & ~rows["order"].isin(ORDERS)
+    bad_order = rows["order"].notna() & ~rows["order"].isin((*ORDERS, *CYCLIC_ORDERS))
     if bad_order.any():
         first = rows.index[bad_order.to_numpy()][0]
-        raise InputError(source, int(first) + 1, "order", f"order {rows.at[first, 'order']!r} is not sa or as")
+        raise InputError(source, int(first) + 1, "order", f"order {rows.at[first, 'order']!r} is not sa, as or a cyclic order")
     dup = rows.duplicated([*IMAGE_KEY, "judge", "order"], keep=False)
     if dup.any():
         first = rows.index[dup.to_numpy()][0]
@@ -57,13 +61,18 @@ def blind_rows(judgements: pd.DataFrame, source: str = "judgements") -> pd.DataF
 
 
 def slot_of(label: pd.Series, order: pd.Series) -> pd.Series:
-    """Presentation slot of each answer: A, B (the s/a options) or C (neither); null if invalid."""
+    """Presentation slot of each answer: A, B (the s/a options) or C (neither) under a
+    two-letter order; under a cyclic order the slot where the chosen candidate was shown.
+    Null if invalid."""
     slot = pd.Series(pd.NA, index=label.index, dtype="string")
     slot[(label == "s") & (order == "sa")] = "A"
     slot[(label == "a") & (order == "as")] = "A"
     slot[(label == "a") & (order == "sa")] = "B"
     slot[(label == "s") & (order == "as")] = "B"
-    slot[label == "neither"] = "C"
+    slot[(label == "neither") & ~order.isin(CYCLIC_ORDERS)] = "C"
+    cyclic = order.isin(CYCLIC_ORDERS) & label.notna()
+    for idx in label.index[cyclic.to_numpy()]:
+        slot[idx] = "ABC"[str(order[idx]).index(_CODE[label[idx]])]
     return slot
 
 
@@ -79,6 +88,9 @@ def primary_labels(blind: pd.DataFrame, order_of: OrderOf | None = None) -> pd.D
     single = blind[counts == 1]
     multi = blind[counts > 1]
     if len(multi):
+        from implicit_bench.judges.tasks import cyclic_order
+
+        cyclic = multi["order"].isin(CYCLIC_ORDERS).to_numpy()
         if order_of is None:
             wanted = pd.Series("sa", index=multi.index)
         else:
@@ -86,6 +98,9 @@ def primary_labels(blind: pd.DataFrame, order_of: OrderOf | None = None) -> pd.D
                 [order_of(u, int(s), v) for u, s, v in zip(multi["unit_id"], multi["seed"], multi["variant"], strict=True)],
                 index=multi.index,
             )
+        # an image asked under the three cyclic orders keeps its order 1 (the hash-drawn rotation)
+        wanted[cyclic] = [cyclic_order(u, int(s), v) for u, s, v in
+                          zip(multi["unit_id"][cyclic], multi["seed"][cyclic], multi["variant"][cyclic], strict=True)]
         multi = multi[multi["order"] == wanted]
     return pd.concat([single, multi]).sort_values([*IMAGE_KEY, "judge"]).reset_index(drop=True)
 

@@ -3,6 +3,12 @@
 The blind question offers s and a as options A and B in one of two orders (``sa``: s is A)
 and "neither" as C. Asked under both orders, a judge without position bias gives the same
 attribute in both, and picks slot A for half of its s/a answers.
+
+With ``judge.blind_orders: cyclic3`` the three candidates s, a and neither are shown in the
+three cyclic orders (``cyclic_audit``): per image the agreement q = (count of the most frequent
+answer) / 3, the unanimity gate (q = 1), the 2-of-3 gate (q >= 2/3) and the majority vote
+(always acts; a three-way split returns the order-1 answer), each acting only when all three
+calls parsed; position bias over three slots against 1/3.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.audits.labels import (
+    CYCLIC_ORDERS,
     IMAGE_KEY,
     ORDERS,
     OrderOf,
@@ -150,6 +157,79 @@ def cross_judge_gate(blind: pd.DataFrame, order_of: OrderOf | None = None, boot:
         report["ungated_second_rejected"] = rates(second_view[~kept.to_numpy()], "label")
         report["agreement"] = share(int(kept.sum()), int((frame["label"].notna() & frame["label_2"].notna()).sum()))
         out[f"{first}|{second}"] = report
+    return out
+
+
+GATES: dict[str, float] = {"unanimity": 1.0, "two_of_three": 2 / 3, "majority": 1 / 3}
+
+
+def cyclic_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    """One judge's images asked under all three cyclic orders: the three answers (``label_ans``,
+    ``label_nsa``, ``label_san``), the order-1 answer ``label`` (the hash-drawn rotation,
+    ``judges.tasks.cyclic_order``), ``parsed`` (all three valid), ``q`` and ``majority``."""
+    from implicit_bench.judges.tasks import cyclic_order
+
+    cyc = rows[rows["order"].isin(CYCLIC_ORDERS)]
+    counts = cyc.groupby(list(IMAGE_KEY))["order"].transform("nunique")
+    cyc = cyc[counts == len(CYCLIC_ORDERS)]
+    wide = cyc.set_index([*IMAGE_KEY, "order"])["label"].unstack("order").reindex(columns=list(CYCLIC_ORDERS))
+    wide.columns = [f"label_{o}" for o in CYCLIC_ORDERS]
+    frame = wide.reset_index()
+    answers = frame[[f"label_{o}" for o in CYCLIC_ORDERS]].astype(object)
+    frame["parsed"] = answers.notna().all(axis=1)
+    first = [f"label_{cyclic_order(u, int(sd), v)}" for u, sd, v in zip(frame["unit_id"], frame["seed"], frame["variant"], strict=True)]
+    frame["label"] = [frame.at[i, col] for i, col in zip(frame.index, first, strict=True)]
+    q, majority = [], []
+    for i, row in enumerate(answers.itertuples(index=False)):
+        values = [v for v in row if v is not None and v == v]
+        if len(values) < len(CYCLIC_ORDERS):
+            q.append(np.nan)
+            majority.append(None)
+            continue
+        tally = pd.Series(values).value_counts()
+        top = int(tally.iloc[0])
+        q.append(top / len(CYCLIC_ORDERS))
+        majority.append(tally.index[0] if top > 1 else frame.at[frame.index[i], "label"])
+    frame["q"] = q
+    frame["majority"] = majority
+    frame["label"] = frame["label"].astype(object).where(frame["label"].notna(), None)
+    return frame
+
+
+def cyclic_audit(blind: pd.DataFrame, boot: Any = None, confidence: float = 0.95) -> dict[str, Any]:
+    """Per judge asked under the three cyclic orders: agreement, flips, gates, position bias."""
+    out: dict[str, Any] = {}
+    rows_all = blind[blind["order"].isin(CYCLIC_ORDERS)]
+    for judge, rows in rows_all.groupby("judge", sort=True):
+        frame = cyclic_frame(rows)
+        parsed = frame["parsed"]
+        q = frame.loc[parsed, "q"]
+        report: dict[str, Any] = {
+            "images_three_orders": int(len(frame)),
+            "images_all_parsed": int(parsed.sum()),
+            "q_distribution": {f"{k}/3": int((q.round(6) == round(k / 3, 6)).sum()) for k in (1, 2, 3)},
+            "flip_rate": share(int((q < 1).sum()), int(parsed.sum())),
+            "three_way_split_rate": share(int((q.round(6) == round(1 / 3, 6)).sum()), int(parsed.sum())),
+            "gates": {},
+        }
+        for name, tau in GATES.items():
+            kept = parsed & (frame["q"] >= tau - 1e-9)
+            gated = frame.assign(gated=frame["majority"].where(kept, None))
+            report["gates"][name] = {"threshold": tau, **_report(gated, kept, frame, boot, f"cyclic/{judge}/{name}")}
+        slots = slot_of(rows["label"], rows["order"])
+        counts = [int((slots == s).sum()) for s in "ABC"]
+        valid = sum(counts)
+        low, high = wilson_interval(counts[0], valid, confidence)
+        report["position_bias"] = {
+            "calls": int(len(rows)),
+            "invalid": int(rows["label"].isna().sum()),
+            "slot_counts": dict(zip("ABC", counts, strict=True)),
+            "slot_A_share": share(counts[0], valid),
+            "slot_A_ci": [low, high],
+            "uniform": 1 / 3,
+            "chi_square": chisquare_uniform(counts),
+        }
+        out[str(judge)] = report
     return out
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 from pydantic import Field
 
 from implicit_bench.audits.diversity import QUANTILES, diversity_frame, diversity_report
-from implicit_bench.audits.labels import OrderOf, blind_rows, primary_labels
+from implicit_bench.audits.labels import CYCLIC_ORDERS, OrderOf, blind_rows, primary_labels
 from implicit_bench.audits.negation import (
     negation_intervals,
     negation_summary,
@@ -19,6 +19,7 @@ from implicit_bench.audits.negation import (
 )
 from implicit_bench.audits.order import (
     cross_judge_gate,
+    cyclic_audit,
     nan_to_none,
     order_flips,
     position_bias,
@@ -87,6 +88,9 @@ def judge_audit(judgements: pd.DataFrame, order_of: OrderOf | None, confidence: 
         "order_flips": order_flips(blind),
         "unanimity_gate": unanimity_gate(blind, order_of, boot),
         "cross_judge_gate": cross_judge_gate(blind, order_of, boot),
+        # judge.blind_orders: cyclic3 (When the Judge Acts): three cyclic orders of s, a, neither
+        "judges_with_cyclic_orders": sorted(blind.loc[blind["order"].isin(CYCLIC_ORDERS), "judge"].astype(str).unique()),
+        "cyclic_orders": cyclic_audit(blind, boot, confidence),
     }
     if boot is not None:
         report["bootstrap"] = {"n": boot.n, "seed": boot.seed, "level": boot.level, "resampled": "units"}

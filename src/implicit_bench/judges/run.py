@@ -3,7 +3,8 @@
 1. plan: for every task, every judge selected for it, and every ``ok`` image of the image
    stores of the selected configurations, one request (prompt text filled from the unit,
    image sha256); the blind task gets one request per option order (``blind_orders``:
-   ``hash`` = the order hashed from (unit, seed, variant), ``both`` = "sa" and "as").
+   ``hash`` = the order hashed from (unit, seed, variant), ``both`` = "sa" and "as",
+   ``cyclic3`` = the three cyclic orders of s, a and neither).
 2. cache: each request is keyed by ``cache_key(judge identity, task, prompt, image sha256,
    decoding)``; answers (raw text) found in ``cache/judge.sqlite`` are not asked again.
 3. answer: the missing keys go, batch by batch, to one worker per judge (model loaded once
@@ -33,10 +34,12 @@ from implicit_bench.io import read_table, write_json, write_table
 from implicit_bench.judges import build_judge, judge_params
 from implicit_bench.judges.base import JudgeRequest
 from implicit_bench.judges.tasks import (
+    CYCLIC_ORDERS,
     ORDERS,
     TASK_NAMES,
     TaskSpec,
     blind_order,
+    load_blind_cyclic,
     load_task,
     task_fields,
     unit_fields,
@@ -62,7 +65,9 @@ class JudgeStageParams(StrictModel):
     judges: dict[str, dict[str, Any]]
     tasks: dict[Literal["rubric", "blind", "alignment"], TaskSelect | None]
     configs: list[str] | None = None  # image stores under images_dir; null: every store there
-    blind_orders: Literal["hash", "both"] = "hash"
+    # hash: one order per image; both: "sa" and "as"; cyclic3: the three cyclic orders of s, a
+    # and neither (When the Judge Acts), asked with prompts/judges/blind_cyclic.yaml
+    blind_orders: Literal["hash", "both", "cyclic3"] = "hash"
     units: str = "data/interim/units.parquet"
     images_dir: str = "data/images"
     out: str = "data/judgements/judgements.parquet"
@@ -198,18 +203,23 @@ def plan_judgements(
                     )
                 if key.unit_id not in fields_cache:
                     fields_cache[key.unit_id] = unit_fields(unit, units_path)
+                prompt_task = task
                 if task_name == "blind":
                     orders: Iterable[str | None] = (
                         ORDERS
                         if params.blind_orders == "both"
+                        else CYCLIC_ORDERS
+                        if params.blind_orders == "cyclic3"
                         else (blind_order(key.unit_id, key.seed, key.variant),)
                     )
+                    if params.blind_orders == "cyclic3":
+                        prompt_task = load_blind_cyclic()
                 else:
                     orders = (None,)
                 for order in orders:
                     pkey = (task_name, key.unit_id, order)
                     if pkey not in prompt_cache:
-                        text = task.render(task_fields(task, fields_cache[key.unit_id], order))
+                        text = prompt_task.render(task_fields(prompt_task, fields_cache[key.unit_id], order))
                         prompt_cache[pkey] = (text, stable_hash(text, 16))
                     prompt, prompt_hash = prompt_cache[pkey]
                     for judge in judges:

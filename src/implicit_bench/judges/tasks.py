@@ -37,6 +37,11 @@ from implicit_bench.params import StrictModel, format_validation_errors
 
 TASK_NAMES: tuple[str, ...] = ("rubric", "blind", "alignment")
 ORDERS: tuple[str, ...] = ("sa", "as")
+# Three cyclic option orders (When the Judge Acts): the candidates sorted by id (a, neither, s)
+# and their rotations; letter i is the candidate in slot A, B, C (n = neither).
+CYCLIC_ORDERS: tuple[str, ...] = ("ans", "nsa", "san")
+CANDIDATE_LABELS: dict[str, str] = {"s": "s", "a": "a", "n": "neither"}
+NEITHER_OPTION = "Neither of the other two descriptions is shown, or the image does not allow a judgement."
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 _LETTER = re.compile(r"^(?:option\s+)?\(?([A-Za-z])\)?(?:[:.)]\s*.*)?$", re.DOTALL | re.IGNORECASE)
 
@@ -154,10 +159,17 @@ class TaskSpec(StrictModel):
         return ParsedJudgement(None, False, "invalid", error)
 
     def stored_value(self, answer: Any, order: str | None = None) -> str:
-        """The JUDGEMENTS value of a parsed answer: "0".."5", s / a / neither, true / false."""
+        """The JUDGEMENTS value of a parsed answer: "0".."5", s / a / neither, true / false.
+
+        A blind answer is stored as the attribute chosen, never the letter: under a two-letter
+        order the slot A / B is s or a and C is neither; under a cyclic order (three letters)
+        the slot's candidate is read from the order."""
         mapped = self.score_map[answer]
         if self.name != "blind":
             return mapped
+        if order in CYCLIC_ORDERS:
+            slot = {"option_a": 0, "option_b": 1, "neither": 2}[mapped]
+            return CANDIDATE_LABELS[order[slot]]
         if order not in ORDERS:
             raise ValueError(f"blind answers need an order in {ORDERS}, got {order!r}")
         if mapped == "neither":
@@ -267,6 +279,27 @@ def unit_fields(unit: dict[str, Any], where: str | Path = "units") -> dict[str, 
     return fields  # type: ignore[return-value]
 
 
+def cyclic_order(unit_id: str, seed: int, variant: str) -> str:
+    """The primary ("order 1") of the three cyclic orders of one image: the rotation offset is
+    drawn from a hash of (unit, seed, image type) (definitions note)."""
+    return CYCLIC_ORDERS[derive_seed("cyclic_order", str(unit_id), int(seed), str(variant)) % 3]
+
+
+def primary_order(unit_id: str, seed: int, variant: str, order: str | None) -> str:
+    """The primary order of an image whose blind rows carry ``order``: the cyclic primary for a
+    cyclic order, else the two-order hash order."""
+    if order in CYCLIC_ORDERS:
+        return cyclic_order(unit_id, seed, variant)
+    return blind_order(unit_id, seed, variant)
+
+
+@cache
+def load_blind_cyclic() -> TaskSpec:
+    """The blind prompt of the three cyclic orders (prompts/judges/blind_cyclic.yaml)."""
+    path = resources.files("implicit_bench") / "prompts" / "judges" / "blind_cyclic.yaml"
+    return load_task_file(Path(str(path)))
+
+
 def blind_order(unit_id: str, seed: int, variant: str) -> str:
     """The option order of one image: "sa" (s is option A) or "as", from a hash of
     (unit, seed, image type), so s is option A for about half of the images."""
@@ -277,7 +310,9 @@ def task_fields(task: TaskSpec, fields: dict[str, str], order: str | None = None
     """The placeholder values of ``task`` for one unit (and, for blind, one option order)."""
     if task.name != "blind":
         return {p: fields[p] for p in task.placeholders}
+    options = {"s": fields["stereotype_tails"], "a": fields["anti_stereotype_tails"], "n": NEITHER_OPTION}
+    if order in CYCLIC_ORDERS:
+        return {"head": fields["head"], "a": options[order[0]], "b": options[order[1]], "c": options[order[2]]}
     if order not in ORDERS:
-        raise ValueError(f"blind prompts need an order in {ORDERS}, got {order!r}")
-    options = {"s": fields["stereotype_tails"], "a": fields["anti_stereotype_tails"]}
+        raise ValueError(f"blind prompts need an order in {ORDERS} or {CYCLIC_ORDERS}, got {order!r}")
     return {"head": fields["head"], "a": options[order[0]], "b": options[order[1]]}
