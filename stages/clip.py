@@ -10,9 +10,10 @@ import click
 
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.clip.run import ClipParams, run_clip
-from implicit_bench.io import nan_to_none, read_table, write_json, write_table
+from implicit_bench.io import nan_to_none, read_table, write_table
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import merge_provenance, provenance, upstream_provenance
+from implicit_bench.runlog import write_metrics
 
 
 @click.command(cls=FriendlyCommand)
@@ -27,7 +28,7 @@ def main(params_path: str, units: str, out: str, metrics: str) -> None:
     write_table(rows, out)
     prov = merge_provenance(provenance([("clip", params.model.model)], raw.get("base", {}).get("profile")),
                             upstream_provenance(["metrics/render.json"]))
-    write_json(metrics, nan_to_none({**report, "provenance": prov}))
+    write_metrics(metrics, nan_to_none({**report, "provenance": prov}), "clip")
     click.echo(f"clip: {report['images']} images ({report['embedded_now']} embedded now) -> {out}")
 
 

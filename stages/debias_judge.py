@@ -14,6 +14,7 @@ from implicit_bench.debias.pipeline import (
 )
 from implicit_bench.judges.run import JudgeStageParams, run_judge_stage
 from implicit_bench.params import load_params, section
+from implicit_bench.runlog import log_run
 
 
 @click.command(cls=FriendlyCommand)
@@ -28,6 +29,7 @@ def main(name: str, params_path: str, images_dir: str, out_dir: str) -> None:
     stage_params = judge_stage_params(name, params, judge, images_dir, out_dir)
     result = run_judge_stage(stage_params, profile=(raw.get("base") or {}).get("profile"))
     m = result.metrics
+    log_run(f"debias_judge@{name}", {"model_calls": result.model_calls, "cache_hits": result.cache_hits})
     click.echo(
         f"debias_judge {name}: {m['rows']} judgements ({m['invalid']} invalid), "
         f"{result.model_calls} model calls -> {stage_params.out}"

@@ -18,10 +18,11 @@ from implicit_bench.debias.pipeline import (
 )
 from implicit_bench.debias.render import plan_inputs, render_debias_config
 from implicit_bench.errors import ConfigError
-from implicit_bench.io import read_table, write_json
+from implicit_bench.io import read_table
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import provenance
 from implicit_bench.render import RenderParams
+from implicit_bench.runlog import write_metrics
 
 
 def _maybe(path: str):
@@ -56,8 +57,12 @@ def main(name: str, params_path: str, images_dir: str) -> None:
     summary["provenance"] = provenance(
         [(f"generator:{params.generator}", gen_config.get("model"))], (raw.get("base") or {}).get("profile")
     )
-    write_json(store / "summary.json", summary)
-    click.echo(f"debias_render {name}: {summary['by_status']}, not rendered {dict(skipped)} -> {store}")
+    run = summary["run"]
+    write_metrics(store / "summary.json", summary, f"debias_render@{name}")
+    click.echo(
+        f"debias_render {name}: {summary['by_status']}, not rendered {dict(skipped)}; "
+        f"{run['skipped_done']} of {run['planned']} planned images reused from the store -> {store}"
+    )
 
 
 if __name__ == "__main__":

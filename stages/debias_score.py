@@ -15,9 +15,10 @@ from implicit_bench.debias.pipeline import (
     score_judgements,
 )
 from implicit_bench.debias.retrieval import read_retrieval
-from implicit_bench.io import atomic_write_text, read_json, read_table, write_json
+from implicit_bench.io import atomic_write_text, read_json, read_table
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import markdown_banner, merge_provenance
+from implicit_bench.runlog import write_metrics
 
 
 @click.command(cls=FriendlyCommand)
@@ -43,7 +44,7 @@ def main(params_path: str, judgements_dir: str, retrieval_path: str, metrics: st
     payload["alpha"] = params.alpha
     payload["seeds"] = list(params.seeds)
     payload["provenance"] = merge_provenance(*blocks) if blocks else {}
-    write_json(metrics, payload)
+    write_metrics(metrics, payload, "debias_score")
     atomic_write_text(table, markdown_banner(payload["provenance"]) + markdown)
     click.echo(markdown)
 

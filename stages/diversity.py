@@ -15,8 +15,9 @@ from implicit_bench.audits.run import (
     upstream_provenance,
 )
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import read_table, write_json
+from implicit_bench.io import read_table
 from implicit_bench.params import load_params, section
+from implicit_bench.runlog import write_metrics
 
 
 @click.command(cls=FriendlyCommand)
@@ -36,7 +37,7 @@ def main(params_path: str, units: str, metrics: str) -> None:
         "template_variant": params.template_variant,
         "provenance": upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]),
     }
-    write_json(metrics, report)
+    write_metrics(metrics, report, "diversity")
     click.echo(f"diversity: -> {metrics}")
 
 

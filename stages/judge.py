@@ -7,6 +7,7 @@ import click
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.judges.run import JudgeStageParams, run_judge_stage
 from implicit_bench.params import load_params, section
+from implicit_bench.runlog import log_run
 
 
 @click.command(cls=FriendlyCommand)
@@ -17,6 +18,7 @@ def main(params_path: str) -> None:
     profile = (raw.get("base") or {}).get("profile")
     result = run_judge_stage(params, profile=profile)
     m = result.metrics
+    log_run("judge", {"model_calls": result.model_calls, "cache_hits": result.cache_hits})
     click.echo(
         f"judge: {m['rows']} judgements ({m['invalid']} invalid), "
         f"{result.model_calls} model calls, {result.cache_hits} answers from the cache "

@@ -13,8 +13,9 @@ from implicit_bench.audits.run import (
     upstream_provenance,
 )
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import write_json, write_table
+from implicit_bench.io import write_table
 from implicit_bench.params import load_params, section
+from implicit_bench.runlog import write_metrics
 
 
 @click.command(cls=FriendlyCommand)
@@ -29,7 +30,7 @@ def main(params_path: str, metrics: str, plot: str) -> None:
     report["inputs"] = read
     report["primary_order"] = params.primary_order
     report["provenance"] = upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"])
-    write_json(metrics, report)
+    write_metrics(metrics, report, "judge_audit")
     write_table(plot_rows, plot)
     click.echo(f"judge_audit: {len(report['judges'])} judges -> {metrics}")
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import write_json, write_jsonl, write_table
+from implicit_bench.io import write_jsonl, write_table
 from implicit_bench.kg.build import KGParams, read_pairs, run_kg
 from implicit_bench.params import load_params, section
+from implicit_bench.runlog import write_metrics
 
 
 @click.command(cls=FriendlyCommand)
@@ -21,7 +22,7 @@ def main(params_path: str, pairs: str, out: str, invalid: str, metrics: str) -> 
     units, records, report = run_kg(read_pairs(pairs), params)
     write_table(units, out)
     write_jsonl(invalid, records)
-    write_json(metrics, report)
+    write_metrics(metrics, report, "kg")
     click.echo(
         f"kg ({params.extractor}): {report['units_total']} units from {report['pairs_total']} pairs; "
         f"{report['pairs_without_units']} pairs without a unit, {report['invalid_records']} invalid answers -> {out}"

@@ -14,8 +14,9 @@ from implicit_bench.audits.run import (
     upstream_provenance,
 )
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import read_table, write_json, write_table
+from implicit_bench.io import read_table, write_table
 from implicit_bench.params import load_params, section
+from implicit_bench.runlog import write_metrics
 
 
 @click.command(cls=FriendlyCommand)
@@ -30,7 +31,7 @@ def main(params_path: str, units: str, metrics: str, plot: str) -> None:
                                         boot=make_bootstrap(params.bootstrap), presence_judge=params.presence_judge)
     report.update(inputs=read, primary_order=params.primary_order,
                   provenance=upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]))
-    write_json(metrics, report)
+    write_metrics(metrics, report, "negation")
     write_table(plot_rows, plot)
     click.echo(f"negation: {len(report['by_judge'])} judges -> {metrics}")
 

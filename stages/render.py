@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import write_json
 from implicit_bench.params import load_params, section
 from implicit_bench.render import RenderParams, load_units, render_all, render_metrics
+from implicit_bench.runlog import write_metrics
 
 
 @click.command(cls=FriendlyCommand)
@@ -20,9 +20,14 @@ def main(params_path: str, units_path: str, images_dir: str, metrics: str) -> No
     params = section(raw, "render", RenderParams, params_path)
     units = load_units(units_path, params.variants)
     results = render_all(params, units, images_dir)
-    write_json(metrics, render_metrics(params, results, (raw.get("base") or {}).get("profile")))
+    write_metrics(metrics, render_metrics(params, results, (raw.get("base") or {}).get("profile")), "render")
     for name, res in results.items():
-        click.echo(f"render {name}: {res['by_status']} -> {images_dir}/{name}")
+        run = res["run"]
+        click.echo(
+            f"render {name}: {res['by_status']} of {run['planned']} planned items "
+            f"({run['skipped_done']} reused from the store, {sum(run['written'].values())} rendered now) "
+            f"-> {images_dir}/{name}"
+        )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.params import load_params, section
 from implicit_bench.report.inputs import ReportParams
 from implicit_bench.report.site import build_report
+from implicit_bench.runlog import log_run
 
 
 @click.command(cls=FriendlyCommand)
@@ -18,6 +19,7 @@ def main(params_path: str, out: str | None) -> None:
     if out is not None:
         params = params.model_copy(update={"out": out})
     summary = build_report(params)
+    log_run("report", {"seconds": summary.get("seconds")})
     flag = " (RANDOM-INIT inputs flagged)" if summary["random_init"] else ""
     click.echo(
         f"report: {summary['n_units']} units, {summary['n_thumbnails']} thumbnails, "

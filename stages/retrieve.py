@@ -6,8 +6,9 @@ import click
 
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.debias.pipeline import RETRIEVAL_PATH, DebiasParams, load_kg, run_retrieval
-from implicit_bench.io import write_json, write_table
+from implicit_bench.io import write_table
 from implicit_bench.params import load_params, section
+from implicit_bench.runlog import write_metrics
 
 
 @click.command(cls=FriendlyCommand)
@@ -19,7 +20,7 @@ def main(params_path: str, out: str, metrics: str) -> None:
     kg = load_kg(params.units)
     result, summary = run_retrieval(kg, params)
     write_table(result, out)
-    write_json(metrics, summary)
+    write_metrics(metrics, summary, "retrieve")
     click.echo(
         f"retrieve: {summary['n_queries']} prompts over {summary['n_units_kg']} units, top-1 "
         f"{summary['top1_accuracy']:.3f}; own removed: same head {summary['removed_same_head']:.3f}, "

@@ -14,9 +14,10 @@ from implicit_bench.debias.pipeline import (
     run_rewriting,
     subset_units,
 )
-from implicit_bench.io import read_table, write_json, write_table
+from implicit_bench.io import read_table, write_table
 from implicit_bench.llm import build_llm
 from implicit_bench.params import load_params, section
+from implicit_bench.runlog import write_metrics
 
 
 @click.command(cls=FriendlyCommand)
@@ -35,7 +36,7 @@ def main(params_path: str, retrieval_path: str, rewrites_path: str, pairs_path: 
     rewrites, pairs, summary = run_rewriting(kg, subset, retrieval, params, client)
     write_table(rewrites, rewrites_path)
     write_table(pairs, pairs_path)
-    write_json(metrics, {"units": int(len(subset)), **summary})
+    write_metrics(metrics, {"units": int(len(subset)), **summary}, "rewrite")
     click.echo(
         f"rewrite: {len(rewrites)} rewrites ({summary['rewrites']['invalid']} invalid), "
         f"{len(pairs)} LLM pairs ({summary['llm_pairs']['invalid']} invalid), "

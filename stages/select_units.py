@@ -12,8 +12,9 @@ from implicit_bench.analysis.config import SelectParams
 from implicit_bench.analysis.load import load_tables
 from implicit_bench.analysis.pipeline import run_select
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import write_json, write_table
+from implicit_bench.io import write_table
 from implicit_bench.params import load_params, section
+from implicit_bench.runlog import write_metrics
 
 
 @click.command(cls=FriendlyCommand)
@@ -26,7 +27,7 @@ def main(params_path: str, out: str, metrics: str) -> None:
     result = run_select(tables, params)
     result.metrics["applied"] = True
     write_table(result.selected, out)
-    write_json(metrics, result.metrics)
+    write_metrics(metrics, result.metrics, "select")
     click.echo(f"select: kept {result.metrics['units_kept']} of {result.metrics['units_candidates']} units ({params.rule}) -> {out}")
 
 

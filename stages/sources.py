@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import write_json, write_table
+from implicit_bench.io import write_table
 from implicit_bench.params import load_params, section
+from implicit_bench.runlog import write_metrics
 from implicit_bench.sources import SourcesParams, build_pairs, pair_metrics
 
 
@@ -20,7 +21,7 @@ def main(params_path: str, out: str, rejects: str, metrics: str) -> None:
     pairs, rejected = build_pairs(params)
     write_table(pairs, out)
     write_table(rejected, rejects)
-    write_json(metrics, pair_metrics(pairs, rejected))
+    write_metrics(metrics, pair_metrics(pairs, rejected), "sources")
     click.echo(f"sources: {len(pairs)} pairs, {len(rejected)} rejected rows -> {out}")
 
 

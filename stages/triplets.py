@@ -5,9 +5,10 @@ from __future__ import annotations
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import read_table, write_json, write_jsonl, write_table
+from implicit_bench.io import read_table, write_jsonl, write_table
 from implicit_bench.kg.table import units_from_frame
 from implicit_bench.params import load_params, section
+from implicit_bench.runlog import write_metrics
 from implicit_bench.triplets.build import TripletsParams, run_triplets
 from implicit_bench.triplets.subset import SubsetParams
 
@@ -31,7 +32,7 @@ def main(params_path: str, units_path: str, pairs: str, out: str, subset_out: st
     write_table(table, out)
     write_table(chosen, subset_out)
     write_jsonl(invalid, bad)
-    write_json(metrics, report)
+    write_metrics(metrics, report, "triplets")
     click.echo(
         f"triplets ({params.writer}): {report['triplets_total']} triplets "
         f"({report['check_violations']['triplets_with_violation']} flagged, {len(bad)} invalid); "

@@ -35,7 +35,7 @@ from implicit_bench.generators import (
     settings_hash,
     validate_config,
 )
-from implicit_bench.images import ImageKey, ImageRecord, ImageStore
+from implicit_bench.images import ImageKey, ImageRecord, ImageStore, published_stores, unpublish
 from implicit_bench.io import read_table
 from implicit_bench.params import SafeName, Seeds, StrictModel
 from implicit_bench.schema import VARIANTS
@@ -297,12 +297,20 @@ def render_config(
 
 
 def render_all(params: RenderParams, units: pd.DataFrame, images_dir: str | Path) -> dict[str, dict[str, Any]]:
-    """Render every selected config into ``images_dir/<config>`` (all configs checked first)."""
-    for name in params.selected():
+    """Render every selected config into ``images_dir/<config>`` (all configs checked first).
+
+    A store under ``images_dir`` whose config is no longer selected is unpublished (its index
+    removed, its images kept for reuse), so no reader downstream sees it.
+    """
+    selected = params.selected()
+    for name in selected:
         validate_config(params.configs[name], where=f"render.configs.{name}")
+    for store_dir in published_stores(images_dir):
+        if store_dir.name not in selected:
+            unpublish(store_dir)
     return {
         name: render_config(name, params.configs[name], units, Path(images_dir) / name, params)
-        for name in params.selected()
+        for name in selected
     }
 
 

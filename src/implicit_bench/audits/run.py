@@ -169,18 +169,16 @@ def face_diversity(units: pd.DataFrame, params: FaceParams) -> dict[str, Any]:
     from implicit_bench.cache import DiskCache
     from implicit_bench.faces import create
     from implicit_bench.faces.attributes import face_attributes, face_report, judge_images
-    from implicit_bench.images import ImageStore
+    from implicit_bench.images import ImageStore, published_stores, read_index
 
-    roots = [Path(p) for p in params.image_stores] or (
-        sorted(p.parent for p in Path(params.images_root).glob("*/index.parquet")) if Path(params.images_root).is_dir() else []
-    )
+    roots = [Path(p) for p in params.image_stores] or published_stores(params.images_root)
     chosen = units[units["bias_type"].isin(params.bias_types)][["unit_id", "bias_type"]].astype({"unit_id": str})
     judge = create(params.judge)
     cache = DiskCache(params.cache)
     frames = []
     for root in roots:
         store = ImageStore(root)
-        index = store.index()
+        index = read_index(root)  # the render plan's items only
         index = index[(index["status"] == "ok") & (index["variant"] == params.variant)].astype({"unit_id": str})
         index = index.merge(chosen, on="unit_id", how="inner")
         faces = judge_images(judge, cache, index["sha256"], store.load_image)

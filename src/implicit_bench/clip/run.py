@@ -17,7 +17,7 @@ from implicit_bench.clip.scores import (
     lean_summary,
     variant_sims,
 )
-from implicit_bench.images import ImageStore
+from implicit_bench.images import ImageStore, published_stores, read_index
 from implicit_bench.params import StrictModel
 
 
@@ -34,8 +34,7 @@ class ClipParams(StrictModel):
 def store_dirs(params: ClipParams) -> list[Path]:
     if params.image_stores:
         return [Path(p) for p in params.image_stores]
-    root = Path(params.images_root)
-    return sorted(p.parent for p in root.glob("*/index.parquet")) if root.is_dir() else []
+    return published_stores(params.images_root)
 
 
 def run_clip(params: ClipParams, units: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -46,7 +45,7 @@ def run_clip(params: ClipParams, units: pd.DataFrame) -> tuple[pd.DataFrame, dic
     frames, per_config, images_seen = [], {}, 0
     for root in store_dirs(params):
         store = ImageStore(root)
-        index = store.index()
+        index = read_index(root)  # the render plan's items only
         ok = index[(index["status"] == "ok") & index["unit_id"].astype(str).isin(unit_ids)].copy()
         ok["unit_id"] = ok["unit_id"].astype(str)
         images_seen += len(ok)

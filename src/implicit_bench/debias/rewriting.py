@@ -23,12 +23,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from implicit_bench.hashing import stable_hash
 from implicit_bench.llm import InvalidCounter, LLMClient, Messages, chat_json_many
 
+# whether an answer came from the cache is run state: counted (run log), not a column
 PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts" / "debias"
 REWRITE_COLUMNS = (
-    "unit_id", "info", "source_unit_id", "prompt", "valid", "error", "raw", "cached", "request_hash",
+    "unit_id", "info", "source_unit_id", "prompt", "valid", "error", "raw", "request_hash",
 )
 PAIR_COLUMNS = (
-    "unit_id", "stereotype_prompt", "anti_stereotype_prompt", "valid", "error", "raw", "cached",
+    "unit_id", "stereotype_prompt", "anti_stereotype_prompt", "valid", "error", "raw",
 )
 
 
@@ -181,7 +182,6 @@ def run_rewrites(
                 "valid": prompt is not None,
                 "error": error,
                 "raw": answer.text,
-                "cached": answer.cached,
                 "request_hash": answer.request_hash,
             }
         )
@@ -206,7 +206,6 @@ def run_pairs(
                 "valid": answer.valid,
                 "error": answer.error,
                 "raw": answer.raw,
-                "cached": answer.cached,
             }
         )
     return pd.DataFrame(rows, columns=list(PAIR_COLUMNS)), counter

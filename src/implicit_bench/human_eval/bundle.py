@@ -19,7 +19,7 @@ import pandas as pd
 
 from implicit_bench.errors import InputError
 from implicit_bench.hashing import derive_seed, stable_hash
-from implicit_bench.images import ImageStore
+from implicit_bench.images import ImageStore, published_stores, read_index
 from implicit_bench.io import atomic_write_text, read_table, write_json
 from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
 from implicit_bench.schema import UNIT_COLUMNS, VARIANTS
@@ -114,9 +114,9 @@ def _open_stores(roots: list[str], base: Path) -> tuple[pd.DataFrame, dict[str, 
         directory = base / root
         if not directory.is_dir():
             continue
-        for store_dir in sorted(p for p in directory.iterdir() if p.is_dir() and (p / "journal.jsonl").exists()):
+        for store_dir in published_stores(directory):
             store = ImageStore(store_dir)
-            index = store.index()
+            index = read_index(store_dir)  # the render plan's items only
             for config in index["config"].unique():
                 stores[str(config)] = store
             frames.append(index)

@@ -1,5 +1,21 @@
 """Packed image storage."""
 
-from implicit_bench.images.store import ImageKey, ImageRecord, ImageStore, StoreLockedError
+from implicit_bench.images.store import (
+    ImageKey,
+    ImageRecord,
+    ImageStore,
+    StoreLockedError,
+    published_stores,
+    read_index,
+    unpublish,
+)
 
-__all__ = ["ImageKey", "ImageRecord", "ImageStore", "StoreLockedError"]
+__all__ = [
+    "ImageKey",
+    "ImageRecord",
+    "ImageStore",
+    "StoreLockedError",
+    "published_stores",
+    "read_index",
+    "unpublish",
+]

@@ -7,6 +7,14 @@ Layout of a store directory (one per rendering configuration)::
     index.parquet            the logical index (written by ``finalize``): one row per item
     locations.parquet        sha256 -> shard, offset, length (physical placement)
 
+The store keeps every item ever rendered (so a larger plan later reuses them), but
+``index.parquet`` is the store's **published plan**: ``finalize(keys)`` writes exactly the
+items of the current plan (units x variants x seeds of the current params). Every reader
+downstream of the renderer (judges, CLIP, faces, report, human evaluation) reads
+``read_index`` / ``published_stores``, never the journal, so it sees only planned items; a
+configuration dropped from the plan is unpublished (``unpublish``: its index removed, its
+items kept).
+
 The logical index holds no physical placement, so two runs that finish items in a different
 order (in-process vs. Ray) give identical index tables. Items are keyed by
 (config, unit_id, variant, seed). A killed run loses at most the item it was writing: on
@@ -54,6 +62,7 @@ INDEX_COLUMNS = (
 )
 STATUSES = ("ok", "refused", "failed")
 LOCK_NAME = ".writer.lock"
+INDEX_FILE = "index.parquet"
 
 
 class StoreLockedError(RuntimeError):
@@ -447,3 +456,32 @@ def _entry_problem(entry: Any) -> str | None:
     if not isinstance(entry.get("attempts", 1), int) or not isinstance(entry.get("extra") or {}, dict):
         return "attempts or extra has the wrong type"
     return None
+
+
+def read_index(root: str | Path) -> pd.DataFrame:
+    """The published index of a store (the current plan's items, ``finalize(keys)``)."""
+    path = Path(root) / INDEX_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{root}: no published index ({INDEX_FILE}); run the stage that renders it")
+    frame = pd.read_parquet(path)
+    missing = [c for c in INDEX_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: missing columns {missing}")
+    frame = frame[list(INDEX_COLUMNS)].astype({"seed": "int64", "attempts": "int64"})
+    frame["unit_id"] = frame["unit_id"].astype(str)
+    return frame
+
+
+def published_stores(images_dir: str | Path) -> list[Path]:
+    """Store directories under ``images_dir`` with a published index, sorted by name."""
+    root = Path(images_dir)
+    return sorted(p.parent for p in root.glob(f"*/{INDEX_FILE}")) if root.is_dir() else []
+
+
+def unpublish(root: str | Path) -> bool:
+    """Take a store out of the plan: remove its index, keep its items for reuse."""
+    path = Path(root) / INDEX_FILE
+    if path.exists():
+        path.unlink()
+        return True
+    return False

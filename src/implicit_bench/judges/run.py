@@ -1,7 +1,8 @@
 """The judge stage's library: plan judgements, answer the uncached ones, write the table.
 
-1. plan: for every task, every judge selected for it, and every ``ok`` image of the image
-   stores of the selected configurations, one request (prompt text filled from the unit,
+1. plan: for every task, every judge selected for it, and every ``ok`` image of the published
+   index of each selected configuration's store (exactly the render plan's items, never the
+   other items the persistent store keeps for reuse), one request (prompt text filled from the unit,
    image sha256); the blind task gets one request per option order (``blind_orders``:
    ``hash`` = the order hashed from (unit, seed, variant), ``both`` = "sa" and "as",
    ``cyclic3`` = the three cyclic orders of s, a and neither).
@@ -29,7 +30,7 @@ import pandas as pd
 from implicit_bench.cache import DiskCache, cache_key
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.hashing import stable_hash
-from implicit_bench.images import ImageStore
+from implicit_bench.images import ImageKey, ImageStore, published_stores, read_index
 from implicit_bench.io import read_table, write_json, write_table
 from implicit_bench.judges import build_judge, judge_params
 from implicit_bench.judges.base import JudgeRequest
@@ -75,6 +76,16 @@ class JudgeStageParams(StrictModel):
     cache: str = "cache/judge.sqlite"
     executor: dict[str, Any] = {}
     progress: bool = True
+
+
+@dataclass(frozen=True)
+class PlannedImage:
+    """One row of a store's published index (the render plan) that the judges see."""
+
+    key: ImageKey
+    generator: str
+    status: str
+    sha256: str | None
 
 
 @dataclass(frozen=True)
@@ -129,11 +140,12 @@ def load_units(path: str | Path) -> dict[str, dict[str, Any]]:
 
 
 def store_configs(params: JudgeStageParams, root: str | Path = ".") -> list[str]:
-    """The configurations to judge: ``params.configs``, or every image store under images_dir."""
+    """The configurations to judge: ``params.configs``, or every published image store under
+    images_dir (a store whose configuration left the render plan is unpublished)."""
     if params.configs is not None:
         return list(params.configs)
     images = Path(root) / params.images_dir
-    found = sorted(p.name for p in images.iterdir() if (p / "journal.jsonl").exists()) if images.is_dir() else []
+    found = [p.name for p in published_stores(images)]
     if not found:
         raise InputError(images, None, None, "no image stores to judge (run the render stage first)")
     return found
@@ -161,9 +173,14 @@ def plan_judgements(
         store_root = (root / params.images_dir / config).resolve()
         if not store_root.is_dir():
             raise InputError(store_root, None, None, f"no image store for configuration '{config}'")
-        store = ImageStore(store_root)
-        records = store.records()
-        store.close()
+        try:
+            index = read_index(store_root)  # exactly the items of the current render plan
+        except FileNotFoundError as exc:
+            raise InputError(store_root, None, None, f"configuration '{config}' is not in the render plan ({exc})") from None
+        records = [
+            PlannedImage(ImageKey(r.config, r.unit_id, r.variant, int(r.seed)), r.generator, r.status, r.sha256)
+            for r in index.itertuples(index=False)
+        ]
         counts = Counter(r.status for r in records)
         image_counts[config] = {s: counts.get(s, 0) for s in ("ok", "refused", "failed")}
         generators[config] = {r.generator for r in records}
@@ -196,7 +213,7 @@ def plan_judgements(
                 unit = units.get(key.unit_id)
                 if unit is None:
                     raise InputError(
-                        Path(store_root) / "journal.jsonl",
+                        Path(store_root) / "index.parquet",
                         key.item_id,
                         "unit_id",
                         f"unit '{key.unit_id}' is not in {units_path}",

@@ -12,7 +12,7 @@ import yaml
 from pydantic import Field
 
 from implicit_bench.errors import InputError
-from implicit_bench.images import ImageStore
+from implicit_bench.images import ImageStore, read_index
 from implicit_bench.io import read_json, read_table
 from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
 from implicit_bench.provenance import RANDOM_INIT_WARNING, is_random_init
@@ -162,12 +162,10 @@ def _load_stores(inputs: ReportInputs, params: ReportParams, root: Path) -> None
         if not base.is_dir():
             continue
         for store_dir in sorted(p for p in base.iterdir() if p.is_dir()):
-            if not ((store_dir / "journal.jsonl").exists() or (store_dir / "index.parquet").exists()):
-                continue
+            if not (store_dir / "index.parquet").exists():
+                continue  # not published: not in the current plan
             store = ImageStore(store_dir)
-            index = store.index()
-            if index.empty and (store_dir / "index.parquet").exists():
-                index = pd.read_parquet(store_dir / "index.parquet")
+            index = read_index(store_dir)  # the plan's items only, not every stored item
             if index.empty:
                 continue
             index = index.copy()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from implicit_bench.report.summary import (
     render_table,
 )
 from implicit_bench.report.units_data import build_unit_data, make_thumbnails
+from implicit_bench.runlog import split_run_state
 
 CONTENT_WARNING = (
     "Content warning: this report shows prompts and images that deliberately depict social "
@@ -75,11 +75,13 @@ def _inputs_table(inputs: ReportInputs) -> str:
     return f'<table class="inputs">{rows}</table>'
 
 
-def summary_page(inputs: ReportInputs, built_at: str) -> str:
+def summary_page(inputs: ReportInputs) -> str:
+    """The summary page; no build time in it (the report is a DVC output: a pure function of
+    its inputs; run times go to the run log, implicit_bench.runlog)."""
     parts = [f'<div class="warn" id="content-warning"><b>{esc(CONTENT_WARNING)}</b></div>', _provenance_html(inputs)]
     n_units = len(inputs.units) if inputs.units is not None else 0
     parts.append(
-        f'<p>Built {esc(built_at)} from the pipeline outputs below. '
+        '<p>Built from the pipeline outputs below. '
         f'<a href="units.html">Browse the {n_units:,} units</a> with their images and judgements.</p>'
     )
     parts.append("<h2>Headline metrics</h2>")
@@ -155,8 +157,7 @@ def build_report(params: ReportParams, root: str | Path = ".") -> dict[str, Any]
         part = records[chunk * params.chunk_size : (chunk + 1) * params.chunk_size]
         payload = _json({r["id"]: r for r in part})
         atomic_write_text(out / f"data/chunk-{chunk:04d}.js", f"IB.addChunk({chunk}, {payload});\n")
-    built_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    atomic_write_text(out / "index.html", summary_page(inputs, built_at))
+    atomic_write_text(out / "index.html", summary_page(inputs))
     atomic_write_text(out / "units.html", units_page(inputs))
     t3 = time.perf_counter()
     summary = {
@@ -168,7 +169,8 @@ def build_report(params: ReportParams, root: str | Path = ".") -> dict[str, Any]
         "inputs": inputs.available,
         "seconds": {"inputs": round(t1 - t0, 2), "thumbnails": round(t2 - t1, 2), "pages": round(t3 - t2, 2)},
     }
-    write_json(out / "report.json", summary)
+    tracked, _ = split_run_state(summary)
+    write_json(out / "report.json", tracked)  # the seconds go to the run log (stages/report.py)
     return summary
 
 
