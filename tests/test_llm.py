@@ -204,3 +204,13 @@ def test_transformers_real_smollm2_gguf(tmp_path):
         [{"role": "user", "content": "Name a colour."}],
     ])
     assert "Paris" in answers[0].text and answers[1].text.strip()
+
+
+def test_chat_many_shows_a_progress_bar_of_the_uncached_requests(tmp_path, capsys):
+    with ChatServer(echo) as server:
+        llm = _openai(server, tmp_path)
+        llm.chat_many([_msgs("a"), _msgs("b"), _msgs("c")], desc="kg: LLM extraction")
+        err = capsys.readouterr().err
+        assert "kg: LLM extraction" in err and "3/3" in err
+        llm.chat_many([_msgs("a"), _msgs("b")], desc="again")  # all cached: no bar
+        assert "again" not in capsys.readouterr().err

@@ -35,7 +35,7 @@ def llm_negated(units: pd.DataFrame, client: LLMClient, counter: InvalidCounter 
                                                      anti_stereotype=r.anti_stereotype)}]
         for r in units.itertuples(index=False)
     ]
-    answers = chat_json_many(client, requests, NegatedAnswer)
+    answers = chat_json_many(client, requests, NegatedAnswer, desc="triplets: negated prompts")
     out: dict[str, NegatedPrompts] = {}
     writer = f"llm:{client.model}"
     for unit_id, answer in zip(ids, answers, strict=True):

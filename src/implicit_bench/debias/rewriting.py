@@ -160,7 +160,7 @@ def run_rewrites(
         rewrite_messages(r.prompt, None if r.source_unit_id is None else kg[r.source_unit_id])
         for r in requests
     ]
-    answers = client.chat_many(chats, max_tokens=max_tokens)
+    answers = client.chat_many(chats, max_tokens=max_tokens, desc="rewrite: prompt rewrites")
     counter = InvalidCounter("rewrite")
     rows = []
     for request, answer in zip(requests, answers, strict=True):
@@ -192,7 +192,7 @@ def run_pairs(
     client: LLMClient, units: list[dict[str, Any]], max_tokens: int | None = None
 ) -> tuple[pd.DataFrame, InvalidCounter]:
     """The LLM sentence pair of each unit (JSON answers, invalid ones kept with their raw text)."""
-    answers = chat_json_many(client, [pair_messages(u) for u in units], PairAnswer, max_tokens=max_tokens)
+    answers = chat_json_many(client, [pair_messages(u) for u in units], PairAnswer, max_tokens=max_tokens, desc="rewrite: LLM sentence pairs")
     counter = InvalidCounter("llm_pair")
     rows = []
     for unit, answer in zip(units, answers, strict=True):

@@ -102,7 +102,7 @@ def extract_all(
 ) -> tuple[list[Extraction], list[StructuredAnswer], list[dict[str, Any]]]:
     """Ask the LLM for every pair. Returns extractions, the raw structured answers (for the
     counts) and the invalid records (answer-level and unit-level)."""
-    answers = chat_json_many(client, [messages_for(p) for p in pairs], ExtractionAnswer)
+    answers = chat_json_many(client, [messages_for(p) for p in pairs], ExtractionAnswer, desc="kg: LLM extraction")
     extractor = f"llm:{client.model}"
     results, invalid = [], []
     for pair, answer in zip(pairs, answers, strict=True):

@@ -62,11 +62,18 @@ def _check_messages(messages: Messages) -> Messages:
     return messages
 
 
+def _progress(total: int, desc: str, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="req", disable=not enabled, mininterval=2.0, smoothing=0.1)
+
+
 class LLMClient(ABC):
     """A greedy (temperature 0) chat model with a disk cache in front of it."""
 
     backend: str = "base"
     Params: type[LLMParams] = LLMParams
+    progress: bool = True  # tqdm bar over the uncached requests of chat_many
 
     def __init__(self, params: LLMParams):
         self.params = params
@@ -107,8 +114,12 @@ class LLMClient(ABC):
     def chat(self, messages: Messages, *, max_tokens: int | None = None) -> LLMAnswer:
         return self.chat_many([messages], max_tokens=max_tokens)[0]
 
-    def chat_many(self, requests: list[Messages], *, max_tokens: int | None = None) -> list[LLMAnswer]:
-        """Answer many requests: cache hits first, the misses in batches through the backend."""
+    def chat_many(self, requests: list[Messages], *, max_tokens: int | None = None, desc: str | None = None) -> list[LLMAnswer]:
+        """Answer many requests: cache hits first, the misses in batches through the backend.
+
+        A tqdm bar on stderr counts the requests sent (``desc`` labels it; the cache hits are
+        its initial count), so a long LLM stage shows progress and an ETA.
+        """
         tokens = max_tokens or self.params.max_tokens
         requests = [_check_messages(m) for m in requests]
         keys = [self.key(m, tokens) for m in requests]
@@ -121,6 +132,7 @@ class LLMClient(ABC):
             else:
                 todo.setdefault(key, []).append(i)  # identical requests are sent once
         order = list(todo)
+        bar = _progress(len(order), desc or f"llm {self.backend}:{self.params.model}", enabled=self.progress and bool(order))
         for start in range(0, len(order), self.batch_size()):
             chunk = order[start : start + self.batch_size()]
             batch = [requests[todo[k][0]] for k in chunk]
@@ -137,6 +149,11 @@ class LLMClient(ABC):
                     answers[i] = LLMAnswer(text if error is None else "", False, error, key, rhash)
             if self.cache is not None and fresh:
                 self.cache.put_many(fresh)
+            bar.update(len(chunk))
+            failed = sum(1 for a in answers if a is not None and a.error is not None)
+            if failed:
+                bar.set_postfix(failed=failed, refresh=False)
+        bar.close()
         return [a for a in answers if a is not None]
 
     def batch_size(self) -> int:

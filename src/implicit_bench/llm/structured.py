@@ -36,10 +36,11 @@ def chat_json_many(
     schema: type[BaseModel] | None = None,
     *,
     max_tokens: int | None = None,
+    desc: str | None = None,
 ) -> list[StructuredAnswer]:
-    """Ask every request and parse each answer as JSON against ``schema``."""
+    """Ask every request and parse each answer as JSON against ``schema`` (``desc``: progress label)."""
     out = []
-    for answer in client.chat_many(requests, max_tokens=max_tokens):
+    for answer in client.chat_many(requests, max_tokens=max_tokens, desc=desc):
         if answer.error is not None:
             out.append(StructuredAnswer(answer.text, None, False, "call_failed", answer.error, answer.cached))
             continue

@@ -65,7 +65,7 @@ def write(units: list[KGUnit], pairs: pd.DataFrame | None, params: dict[str, Any
         sentences = dict(zip(pairs["pair_id"], zip(pairs["stereotype_sentence"], pairs["anti_stereotype_sentence"], strict=True), strict=True))
     requests = [messages_for(u, sentences.get(u.source_pair_id, ("", ""))) for u in units]
     results = []
-    for unit, answer in zip(units, chat_json_many(client, requests, TripletAnswer), strict=True):
+    for unit, answer in zip(units, chat_json_many(client, requests, TripletAnswer, desc="triplets: LLM writer"), strict=True):
         if not answer.valid:
             results.append(WriteResult(unit.unit_id, None, answer.as_invalid_record(unit_id=unit.unit_id, bias_type=unit.bias_type), answer))
             continue
