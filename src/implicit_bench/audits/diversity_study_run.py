@@ -1,0 +1,73 @@
+"""The diversity study's work (stage ``diversity_study``): render, read faces, score.
+
+Kept apart from ``audits.diversity_study`` (params and scores) so the other audit stages do
+not import the render machinery.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from implicit_bench.audits.diversity_study import (
+    DiversityStudyParams,
+    face_diversity_scores,
+    sample_units,
+)
+
+
+def render_study(units: pd.DataFrame, params: DiversityStudyParams, render: Any, root: str | Path = ".") -> dict[str, Any]:
+    """Render the sample's prompts ``n_images`` times with ``params.generator``; its metrics."""
+    from implicit_bench.errors import ConfigError
+    from implicit_bench.render import RenderParams, render_config
+
+    if params.generator not in render.configs:
+        raise ConfigError(f"diversity_study.generator '{params.generator}' is not one of render.configs: {sorted(render.configs)}")
+    study = RenderParams(configs={params.generator: render.configs[params.generator]}, run=[params.generator],
+                         seeds=params.seeds(), variants=params.variants(), verify=render.verify,
+                         retry_failed=render.retry_failed, executor=render.executor_for(params.generator))
+    return render_config(params.generator, study.configs[params.generator], units,
+                         Path(root) / params.images_dir / params.generator, study)
+
+
+def read_faces(params: DiversityStudyParams, units: pd.DataFrame, root: str | Path = ".") -> pd.DataFrame:
+    """One row per ok study image of the sampled units: unit_id, variant, seed, faces, gender, age_group."""
+    from implicit_bench.cache import DiskCache
+    from implicit_bench.faces import create
+    from implicit_bench.faces.attributes import face_attributes, judge_images
+    from implicit_bench.images import ImageStore
+
+    store = ImageStore(Path(root) / params.images_dir / params.generator)
+    try:
+        index = store.index()
+        index = index[(index["status"] == "ok") & index["variant"].isin(params.variants())
+                      & index["unit_id"].astype(str).isin(set(units["unit_id"].astype(str)))
+                      & index["seed"].isin(params.seeds())]
+        judge = create(params.judge)
+        faces = judge_images(judge, DiskCache(Path(root) / params.cache), index["sha256"], store.load_image)
+    finally:
+        store.close()
+    attrs = pd.DataFrame([face_attributes(faces[sha], params.judge) for sha in index["sha256"]],
+                         columns=["faces", "gender", "age", "age_group"])
+    return pd.concat([index[["unit_id", "variant", "seed", "sha256"]].reset_index(drop=True), attrs], axis=1)
+
+
+def run_study(units: pd.DataFrame, params: DiversityStudyParams, render: Any, root: str | Path = ".") -> dict[str, Any]:
+    """metrics/diversity_study.json content: render, read faces, score."""
+    sample = sample_units(units, params.sample)
+    rendered = render_study(sample, params, render, root)
+    frame = read_faces(params, sample, root)
+    scores = face_diversity_scores(frame, params.attributes, params.scene_variant, params.template_variant, params.quantiles)
+    return {
+        "generator": params.generator,
+        "n_images": params.n_images,
+        "seeds": params.seeds(),
+        "units": sample["unit_id"].tolist(),
+        "bias_types": {str(k): int(v) for k, v in sample["bias_type"].value_counts().sort_index().items()},
+        "face_judge": params.judge.backend,
+        "attributes": list(params.attributes),
+        "render": {k: rendered[k] for k in ("generator", "items", "by_status") if k in rendered},
+        "scores": scores,
+    }
