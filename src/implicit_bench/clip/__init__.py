@@ -22,7 +22,7 @@ class ClipConfig(StrictModel):
     backend: Literal["transformers", "open_clip", "sim"] = "transformers"
     model: str = "models/tiny/clip"  # hub id, local directory, or open_clip architecture name
     pretrained: str | None = None  # open_clip only: pretrained tag or checkpoint path
-    device: str = "cpu"
+    device: str = "cpu"  # cpu, cuda, cuda:1, ... or auto (cuda when available, else cpu)
     dtype: Literal["float32", "float16", "bfloat16"] = "float32"
     batch_size: PositiveInt = 16
     world: str = "data/world"  # sim only: the planted world (docs/world.md)
@@ -42,6 +42,15 @@ CLIP_BACKENDS: Registry[ClipBackend] = Registry("clip")
 CLIP_BACKENDS.register("transformers", "implicit_bench.clip.hf:TransformersClip")
 CLIP_BACKENDS.register("open_clip", "implicit_bench.clip.openclip:OpenClip")
 CLIP_BACKENDS.register("sim", "implicit_bench.world.clip:SimClip")  # simulated world (docs/world.md)
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; anything else as given."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def create(config: ClipConfig) -> ClipBackend:

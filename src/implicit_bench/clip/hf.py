@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from implicit_bench.clip import ClipConfig
+from implicit_bench.clip import ClipConfig, resolve_device
 from implicit_bench.hashing import sha256_file, stable_hash
 
 
@@ -24,7 +24,7 @@ class TransformersClip:
         import torch
         from transformers import AutoProcessor, CLIPModel
 
-        self.config = config
+        self.config = config = config.model_copy(update={"device": resolve_device(config.device)})
         self._torch = torch
         self.dtype = getattr(torch, config.dtype)
         self.model = CLIPModel.from_pretrained(config.model, dtype=self.dtype).to(config.device).eval()

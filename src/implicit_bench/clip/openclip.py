@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from implicit_bench.clip import ClipConfig
+from implicit_bench.clip import ClipConfig, resolve_device
 from implicit_bench.clip.hf import model_fingerprint
 
 PRECISION = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
@@ -33,7 +33,7 @@ class OpenClip:
         import open_clip
         import torch
 
-        self.config = config
+        self.config = config = config.model_copy(update={"device": resolve_device(config.device)})
         self._torch = torch
         self.dtype = getattr(torch, config.dtype)
         name = model_name(config.model)
