@@ -163,8 +163,8 @@ def test_json_answers_parsed_and_invalid_ones_counted(tmp_path):
     # 5 answers: 2 valid (1 strict + 1 lenient), 3 invalid (not JSON, schema, call failed)
     assert counter.as_dict() == {
         "stage": "kg", "answers": 5, "valid": 2, "invalid": 3, "lenient_parses": 1,
-        "call_failures": 1, "invalid_by_reason": {"gave up after 1 attempts; last": 1, "not JSON": 1, "schema": 1},
-        "cache_hits": 0,
+        "call_failures": 1, "invalid_by_reason": {"HTTP 500": 1, "not JSON": 1, "schema": 1},
+        "call_failure_examples": ["gave up after 1 attempts; last: HTTP 500: boom"], "cache_hits": 0,
     }
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from implicit_bench.params import NonNegFloat, PositiveInt, StrictModel
+from implicit_bench.redact import redact
 
 
 class ExecutorConfig(StrictModel):
@@ -87,7 +88,7 @@ def describe_error(exc: BaseException) -> str:
     """``Type: message (file:line)`` of the innermost frame: short, enough to act on."""
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" ({frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno})" if frames else ""
-    return f"{type(exc).__name__}: {exc}{where}"[:2000]
+    return redact(f"{type(exc).__name__}: {exc}{where}"[:2000])
 
 
 def run_items(
@@ -207,7 +208,7 @@ def _run_ray(
                 try:
                     value, error = ray.get(ref)
                 except ray.exceptions.RayError as exc:  # actor died (OOM, segfault): retried
-                    value, error = None, f"worker crashed: {type(exc).__name__}: {str(exc)[:500]}"
+                    value, error = None, redact(f"worker crashed: {type(exc).__name__}: {str(exc)[:500]}")
                 if error is None or attempt >= config.max_attempts:
                     finish(Outcome(item, value, error, attempt))
                 else:

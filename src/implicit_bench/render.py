@@ -38,6 +38,7 @@ from implicit_bench.generators import (
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore, published_stores, unpublish
 from implicit_bench.io import read_table
 from implicit_bench.params import SafeName, Seeds, StrictModel
+from implicit_bench.redact import redact
 from implicit_bench.schema import VARIANTS
 
 
@@ -203,7 +204,7 @@ def render_plan(
             extra = {"settings": settings}
             if results is None:
                 record = ImageRecord(
-                    item.key, generator, item.prompt, "failed", outcome.error, attempts=outcome.attempts, extra=extra
+                    item.key, generator, item.prompt, "failed", redact(outcome.error), attempts=outcome.attempts, extra=extra
                 )
                 rows.append((record, None))
             else:
@@ -213,7 +214,7 @@ def render_plan(
                     generator,
                     item.prompt,
                     res.status,
-                    res.reason,
+                    redact(res.reason),  # secrets never reach the journal or the index
                     width=res.width,
                     height=res.height,
                     attempts=res.attempts or outcome.attempts,

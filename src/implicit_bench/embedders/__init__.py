@@ -39,6 +39,7 @@ class EmbedderConfig(StrictModel):
     api_key_env: str | None = None  # openai: name of the env var holding the key
     timeout_s: PositiveFloat = 120.0
     max_retries: NonNegInt = 3
+    deadline_s: PositiveFloat = 600.0  # openai: wall-clock budget of one request, retries included
     cache: str = "cache/embeddings.sqlite"
 
 

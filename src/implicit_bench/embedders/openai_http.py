@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 
 import httpx
@@ -11,6 +10,8 @@ import numpy as np
 
 from implicit_bench.embedders import EmbedderConfig
 from implicit_bench.errors import ConfigError
+from implicit_bench.httpretry import RetryPolicy, send
+from implicit_bench.redact import redact, register_secret_env
 
 
 class OpenAIEmbedder:
@@ -26,22 +27,22 @@ class OpenAIEmbedder:
                 raise ConfigError(f"environment variable {config.api_key_env} (api_key_env) is not set")
             headers["Authorization"] = f"Bearer {key}"
         self.client = httpx.Client(base_url=config.base_url.rstrip("/"), headers=headers, timeout=config.timeout_s)
+        # the project's one retry policy (implicit_bench.httpretry): Retry-After honoured,
+        # only 408/409/429/5xx and transport errors retried, an overall deadline per request
+        self.policy = RetryPolicy(max_attempts=config.max_retries + 1, backoff_s=1.0, backoff_max_s=30.0,
+                                  timeout_s=config.timeout_s, deadline_s=config.deadline_s)
+        register_secret_env(config.api_key_env)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         payload = {"model": self.config.model, "input": list(texts), "encoding_format": "float"}
-        for attempt in range(self.config.max_retries + 1):
-            try:
-                response = self.client.post("/embeddings", json=payload)
-                if response.status_code >= 500 or response.status_code == 429:
-                    raise httpx.HTTPStatusError("retryable", request=response.request, response=response)
-                response.raise_for_status()
-                break
-            except (httpx.TransportError, httpx.HTTPStatusError) as exc:
-                retryable = not isinstance(exc, httpx.HTTPStatusError) or exc.response.status_code >= 429
-                if attempt == self.config.max_retries or not retryable:
-                    raise RuntimeError(f"{self.config.base_url}/embeddings failed: {exc}") from exc
-                time.sleep(min(2.0**attempt, 30.0))
-        data = sorted(response.json()["data"], key=lambda item: item["index"])
-        if len(data) != len(texts):
+        result = send(self.client, "POST", "/embeddings", self.policy, json=payload)
+        if not result.ok:
+            raise RuntimeError(f"{self.config.base_url}/embeddings failed: {result.error}")
+        try:
+            data = sorted(result.response.json()["data"], key=lambda item: item["index"])
+            vectors = np.asarray([item["embedding"] for item in data], dtype=np.float32)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise RuntimeError(redact(f"{self.config.base_url}/embeddings: malformed answer ({type(exc).__name__}): {result.response.text[:300]}")) from None
+        if len(data) != len(texts) or vectors.ndim != 2:
             raise RuntimeError(f"{self.config.base_url}/embeddings returned {len(data)} vectors for {len(texts)} texts")
-        return np.asarray([item["embedding"] for item in data], dtype=np.float32)
+        return vectors

@@ -6,8 +6,12 @@ speaks the same shape.
 
 Refusals (Appendix E.4 step 3): a safety / content-policy rejection (HTTP 400 whose error code
 or message says so), an answer with no image, or an image that does not decode is recorded
-as status ``refused`` with its reason, never imputed. Other HTTP errors (429, 5xx, network) raise,
-so that the executor retries them and, after its bounded attempts, records the item as failed.
+as status ``refused`` with its reason, never imputed. Requests follow the project's one retry
+policy (``implicit_bench.httpretry``): only transport errors and HTTP 408, 409, 429 and 5xx are
+retried (``max_attempts`` in all, ``Retry-After`` honoured, waits capped at ``backoff_max_s``),
+within an overall ``deadline_s`` per request; any other status (401, 404, ...) fails the item
+at once. A failed item is recorded ``failed`` with its (redacted) reason and tried again by
+the next run (``render.retry_failed``).
 
 The API key is read from the environment variable named by ``api_key_env``; it is never logged
 or written anywhere. The API takes no seed: the seed only names the item (paper: "the seed is
@@ -19,7 +23,6 @@ from __future__ import annotations
 import base64
 import io
 import os
-import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -27,7 +30,9 @@ from typing import Any, Literal
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
+from implicit_bench.httpretry import RetryPolicy, send
 from implicit_bench.params import NonNegFloat, PositiveFloat, PositiveInt
+from implicit_bench.redact import redact, register_secret_env
 
 # Error codes / message fragments that mean "the service declined this prompt".
 REFUSAL_CODES = ("moderation_blocked", "content_policy_violation", "content_filter", "safety")
@@ -48,14 +53,8 @@ class OpenAIImagesConfig(GeneratorConfig):
     concurrency: PositiveInt = 4  # parallel requests within one batch
     max_attempts: PositiveInt = 3  # tries per request (429, 5xx, network); then the item is failed
     retry_backoff_s: NonNegFloat = 2.0  # sleep before retry n: backoff * 2**(n-1), or Retry-After
-
-
-class ServiceError(RuntimeError):
-    """A transient or unexpected HTTP failure: retried, then the item is recorded failed."""
-
-    def __init__(self, message: str, retry_after: float | None = None):
-        super().__init__(message)
-        self.retry_after = retry_after
+    backoff_max_s: NonNegFloat = 120.0  # longest wait between two attempts
+    deadline_s: PositiveFloat = 1200.0  # wall-clock budget of one request, retries included
 
 
 class OpenAIImagesGenerator:
@@ -77,6 +76,11 @@ class OpenAIImagesGenerator:
         self.client = httpx.Client(
             base_url=config.base_url.rstrip("/"), headers=headers, timeout=config.timeout_s
         )
+        self.policy = RetryPolicy(
+            max_attempts=config.max_attempts, backoff_s=config.retry_backoff_s,
+            backoff_max_s=config.backoff_max_s, timeout_s=config.timeout_s, deadline_s=config.deadline_s,
+        )
+        register_secret_env(config.api_key_env)
 
     @property
     def name(self) -> str:
@@ -94,38 +98,16 @@ class OpenAIImagesGenerator:
         return body
 
     def generate_one(self, request: RenderRequest) -> RenderResult:
-        """One request, retried on transient errors; a final error is a failed result."""
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                result = self._request(request)
-                return result if attempt == 1 else replace(result, attempts=attempt)
-            except ServiceError as exc:
-                if attempt >= self.config.max_attempts:
-                    return RenderResult("failed", None, str(exc), attempts=attempt)
-                wait = exc.retry_after
-                if wait is None:
-                    wait = self.config.retry_backoff_s * 2 ** (attempt - 1)
-                time.sleep(min(wait, 120.0))
-
-    def _request(self, request: RenderRequest) -> RenderResult:
-        import httpx
-
-        try:
-            response = self.client.post("/images/generations", json=self.request_body(request))
-        except httpx.HTTPError as exc:
-            raise ServiceError(f"{type(exc).__name__}: {exc}") from None
-        if response.status_code == 200:
-            return self._parse(response)
-        reason = _error_reason(response)
-        if response.status_code in (400, 403, 422) and _is_refusal(reason):
-            return RenderResult.refused(f"HTTP {response.status_code}: {reason}")
-        retry_after = response.headers.get("Retry-After")
-        raise ServiceError(
-            f"HTTP {response.status_code}: {reason}",
-            float(retry_after) if retry_after and retry_after.replace(".", "", 1).isdigit() else None,
-        )
+        """One request under the retry policy; a final error is a failed result."""
+        result = send(self.client, "POST", "/images/generations", self.policy, json=self.request_body(request))
+        response = result.response
+        if result.ok:
+            parsed = self._parse(response)
+        elif response is not None and response.status_code in (400, 403, 422) and _is_refusal(_error_reason(response)):
+            parsed = RenderResult.refused(redact(f"HTTP {response.status_code}: {_error_reason(response)}"))
+        else:
+            parsed = RenderResult("failed", None, result.error)
+        return parsed if result.attempts == 1 else replace(parsed, attempts=result.attempts)
 
     def _parse(self, response: Any) -> RenderResult:
         from PIL import Image, UnidentifiedImageError
@@ -133,10 +115,11 @@ class OpenAIImagesGenerator:
         try:
             payload = response.json()
         except ValueError:
-            raise ServiceError(f"unreadable JSON answer: {response.text[:200]!r}") from None
-        data = payload.get("data") or []
+            return RenderResult("failed", None, redact(f"unreadable JSON answer: {response.text[:200]!r}"))
+        data = payload.get("data") if isinstance(payload, dict) else None
+        data = data if isinstance(data, list) else []
         b64 = data[0].get("b64_json") if data and isinstance(data[0], dict) else None
-        if not b64:
+        if not b64 or not isinstance(b64, str):
             detail = data[0].get("revised_prompt") if data and isinstance(data[0], dict) else None
             reason = "no image in the answer" + (f" (revised_prompt: {detail})" if detail else "")
             return RenderResult.refused(reason)

@@ -5,8 +5,9 @@ vLLM (``vllm serve Qwen/Qwen3-VL-30B-A3B-Instruct``), SGLang, and vendor APIs th
 base64 ``data:`` URL (downscaled so that its longer side is at most ``max_image_side``, JPEG
 quality ``jpeg_quality``; paper: 768, 85) and the prompt text.
 
-The HTTP transport, retries with exponential backoff (429 / 5xx / transport errors; other 4xx
-fail at once) and the API key handling are those of the LLM backend
+The HTTP transport, the project's one retry policy (``implicit_bench.httpretry``: 408, 409,
+429, 5xx and transport errors retried, other statuses final, an overall ``deadline_s`` per
+request) and the API key handling are those of the LLM backend
 (:class:`implicit_bench.llm.openai.OpenAIClient`): the key is read at call time from the
 environment variable named by ``api_key_env`` and never stored in params, cache keys, the
 cache, logs or any output.
@@ -40,6 +41,7 @@ class OpenAIJudgeParams(JudgeParams):
     backoff_s: NonNegFloat = 1.0
     backoff_max_s: NonNegFloat = 60.0
     concurrency: PositiveInt = 4
+    deadline_s: PositiveFloat = 900.0  # wall-clock budget of one request, retries included
 
 
 def image_data_url(data: bytes, max_side: int | None, quality: int) -> str:
@@ -83,6 +85,7 @@ class OpenAIJudge(JudgeBackend):
                     backoff_s=p.backoff_s,
                     backoff_max_s=p.backoff_max_s,
                     concurrency=p.concurrency,
+                    deadline_s=p.deadline_s,
                 )
             )
         return self._client

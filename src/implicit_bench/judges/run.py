@@ -45,8 +45,9 @@ from implicit_bench.judges.tasks import (
     task_fields,
     unit_fields,
 )
-from implicit_bench.params import StrictModel
+from implicit_bench.params import SafeName, StrictModel
 from implicit_bench.provenance import provenance
+from implicit_bench.redact import redact
 from implicit_bench.schema import JUDGEMENT_COLUMNS, JUDGEMENT_EXTRA_COLUMNS
 
 OUTPUT_COLUMNS: tuple[str, ...] = (*JUDGEMENT_COLUMNS, *JUDGEMENT_EXTRA_COLUMNS)
@@ -56,7 +57,7 @@ class TaskSelect(StrictModel):
     """Which judges, configurations and variants a task covers (null: all)."""
 
     judges: list[str] | None = None
-    configs: list[str] | None = None
+    configs: list[SafeName] | None = None
     variants: list[str] | None = None
 
 
@@ -65,7 +66,7 @@ class JudgeStageParams(StrictModel):
 
     judges: dict[str, dict[str, Any]]
     tasks: dict[Literal["rubric", "blind", "alignment"], TaskSelect | None]
-    configs: list[str] | None = None  # image stores under images_dir; null: every store there
+    configs: list[SafeName] | None = None  # image stores under images_dir; null: every store there
     # hash: one order per image; both: "sa" and "as"; cyclic3: the three cyclic orders of s, a
     # and neither (When the Judge Acts), asked with prompts/judges/blind_cyclic.yaml
     blind_orders: Literal["hash", "both", "cyclic3"] = "hash"
@@ -397,16 +398,18 @@ def answer_missing(
         sent += len(batch)
         if results is None:
             for call in batch:
-                errors[call.key] = error or "worker failed"
+                errors[call.key] = redact(error or "worker failed")
             return
         fresh = []
         for key, text, err in results:
+            if err is None and not isinstance(text, str):  # never cache what is not text
+                err = f"backend returned {type(text).__name__}, not text"
             if err is None:
                 fresh.append((key, {"text": text}))
                 answers[key] = {"text": text}
                 errors.pop(key, None)
             else:
-                errors[key] = err
+                errors[key] = redact(err)
         if fresh:
             cache.put_many(fresh)
 
@@ -468,7 +471,7 @@ def assemble(
                 "image_sha256": p.image_sha256,
                 "raw": raw,
                 "valid": valid,
-                "error": error,
+                "error": redact(error),  # secrets never reach the table (docs/errors.md)
                 "order": p.order,
             }
         )

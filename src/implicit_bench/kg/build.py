@@ -73,6 +73,7 @@ def run_kg(pairs: list[SourcePair], params: KGParams) -> tuple[pd.DataFrame, lis
         results, answers, records = extract_all(pairs, client)
         for answer in answers:
             counter.add(answer)
+        counter.check_calls()  # every call failed: exit non-zero, write nothing
     by_id = {p.pair_id: p for p in pairs}
     units: list[KGUnit] = [u for r in results for u in r.units]
     for r in results:

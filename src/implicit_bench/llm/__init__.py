@@ -17,7 +17,12 @@ from implicit_bench.llm.base import (
     Messages,
     request_hash,
 )
-from implicit_bench.llm.structured import InvalidCounter, StructuredAnswer, chat_json_many
+from implicit_bench.llm.structured import (
+    InvalidCounter,
+    LLMUnavailableError,
+    StructuredAnswer,
+    chat_json_many,
+)
 from implicit_bench.registry import Registry
 
 LLM_BACKENDS: Registry[LLMClient] = Registry("LLM")
@@ -40,6 +45,7 @@ __all__ = [
     "DEFAULT_CACHE",
     "LLM_BACKENDS",
     "InvalidCounter",
+    "LLMUnavailableError",
     "LLMAnswer",
     "LLMClient",
     "LLMParams",

@@ -4,7 +4,8 @@ Every backend implements ``_generate`` (a batch of uncached requests -> texts); 
 adds the disk cache: each answer is stored under ``cache_key(backend, model identity, messages,
 decoding)`` in a :class:`~implicit_bench.cache.DiskCache`, so a re-run makes zero calls. Failed
 requests (transport errors after the bounded retries) come back as answers with ``error`` set
-and are *not* cached, so the next run retries them.
+(secrets redacted) and are *not* cached, so the next run retries them. Only text is ever
+cached; a cached entry that is not text (written by an older version) is asked again.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from implicit_bench.cache import DiskCache, cache_key
 from implicit_bench.hashing import stable_hash
 from implicit_bench.params import PositiveInt, StrictModel
+from implicit_bench.redact import redact
 
 Messages = list[dict[str, str]]
 
@@ -127,6 +129,8 @@ class LLMClient(ABC):
         answers: list[LLMAnswer | None] = [None] * len(requests)
         todo: dict[str, list[int]] = {}
         for i, key in enumerate(keys):
+            if key in found and not isinstance(found[key].get("text") if isinstance(found[key], dict) else None, str):
+                found.pop(key)  # a cache entry written by an older version that is not text: ask again
             if key in found:
                 answers[i] = LLMAnswer(found[key]["text"], True, None, key, request_hash(requests[i]))
             else:
@@ -143,6 +147,9 @@ class LLMClient(ABC):
             fresh = []
             for key, messages, (text, error) in zip(chunk, batch, results, strict=True):
                 rhash = request_hash(messages)
+                if error is None and not isinstance(text, str):  # never cache what is not text
+                    text, error = "", f"backend returned {type(text).__name__}, not text"
+                error = redact(error)
                 if error is None:
                     fresh.append((key, {"text": text, "request_hash": rhash, **self.describe()}))
                 for i in todo[key]:

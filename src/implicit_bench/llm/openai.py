@@ -5,23 +5,27 @@ servers (vLLM ``vllm serve``, llama.cpp ``llama-server``, SGLang, Ollama's ``/v1
 key is read from the environment variable named by ``api_key_env`` at call time; it is never
 stored in the params, the cache key, the cache file, logs or any artifact.
 
-Transport errors, HTTP 429 and 5xx are retried with exponential backoff (``max_retries``
-attempts after the first, delay ``backoff_s * 2**attempt``, capped at ``backoff_max_s``; a
-``Retry-After`` header is honoured up to that cap). Other 4xx answers fail at once. A request
-that still fails comes back as an answer with ``error`` set (not cached).
+Requests go through the project's one HTTP retry policy (``implicit_bench.httpretry``):
+transport errors and HTTP 408, 409, 429 and 5xx are retried (``max_retries`` attempts after
+the first, delay ``backoff_s * 2**attempt`` or ``Retry-After``, capped at ``backoff_max_s``),
+other statuses fail at once, and the whole request, retries included, ends at ``deadline_s``.
+A request that still fails comes back as an answer with ``error`` set (redacted; not cached).
+An answer whose message is not an object, or whose content is neither a string nor a list of
+text parts, is such an error too; a list of text parts is joined.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import httpx
 
+from implicit_bench.httpretry import RETRY_STATUS, RetryPolicy, send
 from implicit_bench.llm.base import LLMClient, LLMParams, Messages
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
+from implicit_bench.redact import redact, register_secret_env
 
 
 class OpenAIParams(LLMParams):
@@ -38,9 +42,10 @@ class OpenAIParams(LLMParams):
     backoff_s: NonNegFloat = 1.0
     backoff_max_s: NonNegFloat = 60.0
     concurrency: PositiveInt = 4
+    deadline_s: PositiveFloat = 900.0  # wall-clock budget of one request, retries included
 
 
-RETRY_STATUS = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
+__all__ = ["RETRY_STATUS", "OpenAIClient", "OpenAIParams"]
 
 
 class OpenAIClient(LLMClient):
@@ -51,6 +56,11 @@ class OpenAIClient(LLMClient):
         super().__init__(params)
         self.params: OpenAIParams = params
         self._http = httpx.Client(timeout=params.timeout_s)
+        self.policy = RetryPolicy(
+            max_attempts=params.max_retries + 1, backoff_s=params.backoff_s, backoff_max_s=params.backoff_max_s,
+            timeout_s=params.timeout_s, deadline_s=params.deadline_s,
+        )
+        register_secret_env(params.api_key_env)
 
     def identity(self) -> dict[str, Any]:
         return {"model": self.params.model, "base_url": self.params.base_url.rstrip("/")}
@@ -90,36 +100,13 @@ class OpenAIClient(LLMClient):
         body.update(p.extra_body)
         return body
 
-    def _delay(self, attempt: int, response: httpx.Response | None) -> float:
-        cap = self.params.backoff_max_s
-        if response is not None:
-            after = response.headers.get("Retry-After")
-            try:
-                if after is not None:
-                    return min(max(float(after), 0.0), cap)
-            except ValueError:
-                pass
-        return min(self.params.backoff_s * (2**attempt), cap)
-
     def _one(self, messages: Messages, max_tokens: int) -> tuple[str, str | None]:
         url = self.params.base_url.rstrip("/") + "/chat/completions"
-        body = self._body(messages, max_tokens)
-        error = "no attempt made"
-        for attempt in range(self.params.max_retries + 1):
-            response = None
-            try:
-                response = self._http.post(url, json=body, headers=self._headers())
-            except httpx.TransportError as exc:
-                error = f"transport error: {type(exc).__name__}: {exc}"
-            else:
-                if response.status_code == 200:
-                    return _content(response)
-                error = f"HTTP {response.status_code}: {response.text[:300]}"
-                if response.status_code not in RETRY_STATUS:
-                    return "", error
-            if attempt < self.params.max_retries:
-                time.sleep(self._delay(attempt, response))
-        return "", f"gave up after {self.params.max_retries + 1} attempts; last: {error}"
+        result = send(self._http, "POST", url, self.policy, json=self._body(messages, max_tokens),
+                      headers=self._headers())
+        if not result.ok:
+            return "", result.error
+        return _content(result.response)
 
     def _generate(self, batch: list[Messages], max_tokens: int) -> list[tuple[str, str | None]]:
         if len(batch) == 1 or self.params.concurrency <= 1:
@@ -129,9 +116,24 @@ class OpenAIClient(LLMClient):
 
 
 def _content(response: httpx.Response) -> tuple[str, str | None]:
+    """(text, None) from a chat-completions answer, or ("", reason) when it holds no text."""
     try:
         payload = response.json()
         message = payload["choices"][0]["message"]
-        return message.get("content") or "", None
     except (ValueError, KeyError, IndexError, TypeError) as exc:
-        return "", f"malformed response ({type(exc).__name__}): {response.text[:300]}"
+        return "", redact(f"malformed response ({type(exc).__name__}): {response.text[:300]}")
+    if not isinstance(message, dict):
+        return "", redact(f"malformed response: message is {type(message).__name__}, not an object: {response.text[:300]}")
+    content = message.get("content")
+    if isinstance(content, str):
+        return content, None
+    if isinstance(content, list) and content and all(
+        isinstance(p, dict) and p.get("type") in ("text", "output_text") and isinstance(p.get("text"), str) for p in content
+    ):
+        return "".join(p["text"] for p in content), None
+    if content is None:
+        refusal = message.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            return "", redact(f"the model refused: {refusal[:300]}")
+        return "", "malformed response: no content in the message"
+    return "", redact(f"malformed response: content is {type(content).__name__}, not text: {str(content)[:300]}")

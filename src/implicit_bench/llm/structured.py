@@ -7,6 +7,7 @@ reason; :class:`InvalidCounter` tallies them per stage for the metrics JSON.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,20 @@ def chat_json_many(
     return out
 
 
+class LLMUnavailableError(RuntimeError):
+    """Every call of a stage to its LLM failed."""
+
+
+_RETRY_PREFIX = re.compile(r"^(gave up after \d+ attempts?|deadline of [^;]* reached after \d+ attempt\(s\)); last: ")
+
+
+def reason_key(error: str | None) -> str:
+    """A short category of an invalid answer's error, for counting: ``HTTP 503``,
+    ``transport error``, ``malformed response``, ``json`` ... (the full text is kept apart)."""
+    text = _RETRY_PREFIX.sub("", error or "unknown")
+    return text.split(":")[0].strip() or "unknown"
+
+
 @dataclass
 class InvalidCounter:
     """Counts answers per stage: total, valid (strict / lenient), invalid by reason."""
@@ -59,12 +74,26 @@ class InvalidCounter:
     reasons: Counter = field(default_factory=Counter)
     cached: int = 0
 
+    examples: list[str] = field(default_factory=list)  # the first few failed calls' full errors
+
     def add(self, answer: StructuredAnswer) -> None:
         self.total += 1
         self.modes[answer.mode] += 1
         self.cached += int(answer.cached)
         if not answer.valid:
-            self.reasons[(answer.error or "unknown").split(":")[0]] += 1
+            self.reasons[reason_key(answer.error)] += 1
+            if answer.mode == "call_failed" and len(self.examples) < 3:
+                self.examples.append(answer.error or "unknown")
+
+    def check_calls(self) -> None:
+        """Raise ``LLMUnavailableError`` when there were calls and every one of them failed
+        (endpoint down, wrong URL or key): a stage must not write empty outputs and exit 0."""
+        failed = self.modes["call_failed"]
+        if self.total and failed == self.total:
+            raise LLMUnavailableError(
+                f"{self.stage}: all {failed} LLM calls failed, nothing written; first error: "
+                f"{self.examples[0] if self.examples else 'unknown'}"
+            )
 
     @property
     def invalid(self) -> int:
@@ -79,5 +108,6 @@ class InvalidCounter:
             "lenient_parses": self.modes["lenient"],
             "call_failures": self.modes["call_failed"],
             "invalid_by_reason": dict(sorted(self.reasons.items())),
+            "call_failure_examples": list(self.examples),
             "cache_hits": self.cached,
         }

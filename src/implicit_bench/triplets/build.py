@@ -73,6 +73,7 @@ def run_triplets(
             **check_triplet(unit, triplet),
         }
         rows.append(row)
+    counter.check_calls()  # an LLM writer whose every call failed: exit non-zero, write nothing
     table = pd.DataFrame(rows, columns=list(TRIPLET_COLUMNS))
     for hook in params.variant_hooks:
         table = VARIANT_HOOKS.resolve(hook)(table)

@@ -1,0 +1,171 @@
+"""The one HTTP retry policy of every HTTP backend (LLM, VLM judge, image API, embedder).
+
+``send(client, method, url, policy, ...)`` makes one logical request:
+
+- each attempt is streamed, and given up when the request's overall ``deadline_s`` passes
+  (a server that trickles a byte a second cannot hold a worker longer than the deadline plus
+  one read timeout); ``timeout_s`` still bounds every connect and read;
+- it retries only transport errors (connection refused or reset, timeouts, broken answers)
+  and HTTP 408, 409, 429 and 5xx; every other status is final at once;
+- before a retry it waits ``Retry-After`` (seconds or an HTTP date; NaN, infinite, negative
+  or garbled values are ignored) or else ``backoff_s * 2**(attempt - 1)``, at most
+  ``backoff_max_s``, and never past the deadline; at most ``max_attempts`` attempts in all.
+
+It returns a :class:`CallResult`: the last response and, unless it is a 2xx, why the call
+failed, with secrets redacted (``redact.redact``). It never raises for HTTP or transport
+failures, so each backend decides what a failure means (an invalid answer, a failed image,
+an exception).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from implicit_bench.redact import redact
+
+_sleep = time.sleep  # module level, so tests can record the waits
+RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+_DROP_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounds of one request: attempts (first included), back-off, per-read timeout, deadline."""
+
+    max_attempts: int = 3
+    backoff_s: float = 1.0
+    backoff_max_s: float = 60.0
+    timeout_s: float = 120.0
+    deadline_s: float = 600.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be >= 1")
+        for name in ("backoff_s", "backoff_max_s"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite number >= 0")
+        for name in ("timeout_s", "deadline_s"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value <= 0:
+                raise ValueError(f"{name} must be a finite number > 0")
+
+
+@dataclass
+class CallResult:
+    """The outcome of ``send``: the last response (None when none came) and the error."""
+
+    response: httpx.Response | None
+    attempts: int
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.response is not None and 200 <= self.response.status_code < 300
+
+
+class DeadlineExceeded(Exception):
+    """The request's overall deadline passed while an answer was still arriving."""
+
+
+def is_retryable(status: int) -> bool:
+    return status in RETRY_STATUS
+
+
+def retry_after_s(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds a ``Retry-After`` header asks for, or None when absent or unusable."""
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+        seconds = max(seconds, 0.0)
+    if not math.isfinite(seconds) or seconds < 0:
+        return None
+    return seconds
+
+
+def backoff_delay(policy: RetryPolicy, attempt: int, response: httpx.Response | None) -> float:
+    """Wait before attempt ``attempt + 1``: Retry-After or exponential back-off, capped."""
+    after = retry_after_s(response.headers.get("Retry-After")) if response is not None else None
+    wait = after if after is not None else policy.backoff_s * 2 ** (attempt - 1)
+    return min(wait, policy.backoff_max_s)
+
+
+def describe(response: httpx.Response) -> str:
+    """``HTTP <status>: <start of the body>`` (redacted)."""
+    try:
+        text = response.text
+    except Exception:  # noqa: BLE001 - an undecodable body is still an error to report
+        text = repr(response.content[:300])
+    return redact(f"HTTP {response.status_code}: {' '.join(text.split())[:300]}")
+
+
+def _attempt(client: httpx.Client, method: str, url: str, deadline: float, policy: RetryPolicy,
+             clock: Callable[[], float], **kwargs: Any) -> httpx.Response:
+    remaining = max(deadline - clock(), 0.001)
+    timeout = httpx.Timeout(min(policy.timeout_s, remaining))
+    with client.stream(method, url, timeout=timeout, **kwargs) as streamed:
+        chunks = []
+        for chunk in streamed.iter_bytes():
+            chunks.append(chunk)
+            if clock() > deadline:
+                raise DeadlineExceeded(f"answer still arriving when the {policy.deadline_s:g} s deadline passed")
+        headers = [(k, v) for k, v in streamed.headers.multi_items() if k.lower() not in _DROP_HEADERS]
+        return httpx.Response(streamed.status_code, headers=headers, content=b"".join(chunks),
+                              request=streamed.request)
+
+
+def send(
+    client: httpx.Client,
+    method: str,
+    url: str,
+    policy: RetryPolicy,
+    *,
+    sleep: Callable[[float], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    **kwargs: Any,
+) -> CallResult:
+    """One request under ``policy`` (see the module docstring); ``kwargs`` go to httpx."""
+    deadline = clock() + policy.deadline_s
+    last_error = "no attempt made"
+    response: httpx.Response | None = None
+    for attempt in range(1, policy.max_attempts + 1):
+        response = None
+        try:
+            response = _attempt(client, method, url, deadline, policy, clock, **kwargs)
+        except DeadlineExceeded as exc:
+            return CallResult(None, attempt, redact(f"deadline exceeded after {attempt} attempt(s): {exc}"))
+        except httpx.TransportError as exc:
+            last_error = redact(f"transport error: {type(exc).__name__}: {' '.join(str(exc).split())}")
+        else:
+            if 200 <= response.status_code < 300:
+                return CallResult(response, attempt)
+            last_error = describe(response)
+            if not is_retryable(response.status_code):
+                return CallResult(response, attempt, last_error)
+        if attempt == policy.max_attempts:
+            break
+        wait = backoff_delay(policy, attempt, response)
+        if clock() + wait >= deadline:
+            return CallResult(response, attempt, f"deadline of {policy.deadline_s:g} s reached after {attempt} attempts; last: {last_error}")
+        (sleep or _sleep)(wait)
+    return CallResult(response, policy.max_attempts, f"gave up after {policy.max_attempts} attempts; last: {last_error}")
