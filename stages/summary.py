@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.headline import headline, load_detail_metrics
 from implicit_bench.io import write_json
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--metrics-dir", default="metrics", show_default=True)
 @click.option("--out", default="metrics/summary.json", show_default=True)
 def main(metrics_dir: str, out: str) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import read_table, write_json, write_table
 from implicit_bench.params import load_params, section
 from implicit_bench.world.model import TRUTH_FILE, WORLD_FILE
@@ -17,7 +18,7 @@ from implicit_bench.world.params import WorldParams
 from implicit_bench.world.truth import plant, world_json
 
 
-@click.command()
+@click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--units", "units_path", default="data/interim/units.parquet", show_default=True)
 def main(params_path: str, units_path: str) -> None:
