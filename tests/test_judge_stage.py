@@ -365,3 +365,26 @@ def test_blind_cyclic3_asks_three_orders_and_stores_attributes(tmp_path):
     # slot A holds a under "ans", neither under "nsa", s under "san": stored as the attribute
     assert (blind["value"] == blind["order"].map({"ans": "a", "nsa": "neither", "san": "s"})).all()
     assert any("A: Neither of the other two descriptions is shown" in p for p in prompts)
+
+
+def test_http_judge_structured_output_sends_each_tasks_schema(tmp_path):
+    make_inputs(tmp_path)
+    with ChatServer(_server_answer) as server:
+        judges = {"api": {"backend": "openai", "model": "vlm-test", "base_url": server.base_url,
+                          "api_key_env": None, "max_image_side": 32, "backoff_s": 0.0,
+                          "max_retries": 1, "batch_size": 4, "structured_output": True}}
+        result = run_judge_stage(_params(judges), tmp_path, dispatch=DISPATCH)
+        formats = {}
+        for r in server.requests:
+            fmt = r["body"]["response_format"]
+            assert fmt["type"] == "json_schema"
+            formats[fmt["json_schema"]["name"]] = fmt["json_schema"]["schema"]
+    assert formats["rubric_answer"]["properties"]["score"] == {"type": "integer", "enum": [0, 1, 2, 3, 4, 5]}
+    assert formats["rubric_answer"]["required"] == ["score"]
+    assert set(formats) == {"rubric_answer", "blind_answer", "alignment_answer"}
+    blind_key = next(iter(formats["blind_answer"]["properties"]))
+    assert formats["blind_answer"]["properties"][blind_key]["enum"][:2] == ["A", "B"]
+    # the answers are parsed as before (the server ignores the schema: lenient fallback)
+    frame = result.frame
+    assert (frame.loc[frame.task == "rubric", "value"] == "4").all()
+    assert (~frame.loc[frame.task == "alignment", "valid"]).all()

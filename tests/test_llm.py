@@ -214,3 +214,28 @@ def test_chat_many_shows_a_progress_bar_of_the_uncached_requests(tmp_path, capsy
         assert "kg: LLM extraction" in err and "3/3" in err
         llm.chat_many([_msgs("a"), _msgs("b")], desc="again")  # all cached: no bar
         assert "again" not in capsys.readouterr().err
+
+
+def test_structured_output_sends_the_json_schema_and_keeps_the_lenient_parser(tmp_path):
+    replies = {"1": '{"colour": "red"}', "2": 'Sure! ```json\n{"colour": "blue"}\n```'}
+
+    def answer(body, n):
+        return 200, completion(replies[body["messages"][-1]["content"]])
+
+    with ChatServer(answer) as server:
+        plain = _openai(server, tmp_path, json_mode=True)
+        chat_json_many(plain, [_msgs("1")], Colour)
+        assert server.requests[-1]["body"]["response_format"] == {"type": "json_object"}  # off: as before
+        client = _openai(server, tmp_path, json_mode=True, structured_output=True)
+        results = chat_json_many(client, [_msgs("1"), _msgs("2")], Colour)
+        sent = server.requests[-1]["body"]["response_format"]
+        assert sent["type"] == "json_schema" and sent["json_schema"]["name"] == "Colour"
+        assert sent["json_schema"]["schema"]["properties"]["colour"]["type"] == "string"
+        assert sent["json_schema"]["schema"]["required"] == ["colour"]
+        assert server.hits == 3  # a schema is part of the cache key: not served from the plain run
+        # a backend that ignores the schema: the lenient parser still reads the answer
+        assert [r.valid for r in results] == [True, True] and results[1].mode == "lenient"
+        chat_json_many(client, [_msgs("1"), _msgs("2")], Colour)
+        assert server.hits == 3  # cached under the schema
+        client.chat_many([_msgs("1")])  # no schema from the caller: nothing constrained
+        assert server.requests[-1]["body"]["response_format"] == {"type": "json_object"}

@@ -22,6 +22,7 @@ from implicit_bench.params import PositiveInt, StrictModel
 class JudgeRequest:
     prompt: str
     image: bytes  # encoded image (PNG from the image store)
+    schema: dict[str, Any] | None = None  # the task's answer schema (structured output), if any
 
 
 class JudgeParams(StrictModel):

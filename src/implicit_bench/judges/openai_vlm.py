@@ -42,6 +42,9 @@ class OpenAIJudgeParams(JudgeParams):
     backoff_max_s: NonNegFloat = 60.0
     concurrency: PositiveInt = 4
     deadline_s: PositiveFloat = 900.0  # wall-clock budget of one request, retries included
+    # send each task's answer schema as response_format json_schema (vLLM guided decoding,
+    # OpenAI structured outputs); the lenient parser still reads the answer (docs/judging.md)
+    structured_output: bool = False
 
 
 def image_data_url(data: bytes, max_side: int | None, quality: int) -> str:
@@ -86,6 +89,7 @@ class OpenAIJudge(JudgeBackend):
                     backoff_max_s=p.backoff_max_s,
                     concurrency=p.concurrency,
                     deadline_s=p.deadline_s,
+                    structured_output=p.structured_output,
                 )
             )
         return self._client
@@ -112,6 +116,7 @@ class OpenAIJudge(JudgeBackend):
             "max_tokens_field": p.max_tokens_field,
             "seed": p.seed,
             "extra_body": p.extra_body,
+            **({"structured_output": True} if p.structured_output else {}),
         }
 
     def messages(self, request: JudgeRequest) -> list[dict[str, Any]]:
@@ -133,7 +138,8 @@ class OpenAIJudge(JudgeBackend):
 
     def answer(self, batch: list[JudgeRequest]) -> list[tuple[str, str | None]]:
         client = self._transport()
-        return client._generate([self.messages(r) for r in batch], self.params.max_new_tokens)
+        schemas = [r.schema for r in batch] if self.params.structured_output else None
+        return client._generate([self.messages(r) for r in batch], self.params.max_new_tokens, schema=schemas)
 
     def close(self) -> None:
         self._client = None

@@ -115,6 +115,7 @@ class JudgeCall:
     prompt: str
     image_sha256: str
     store: str
+    task: str | None = None  # its answer schema goes with the request (structured output)
 
 
 @dataclass
@@ -290,7 +291,8 @@ class JudgeWorker:
         requests, keys, failed = [], [], []
         for call in batch:
             try:
-                requests.append(JudgeRequest(call.prompt, self._image(call)))
+                schema = load_task(call.task).json_schema() if call.task else None
+                requests.append(JudgeRequest(call.prompt, self._image(call), schema))
                 keys.append(call.key)
             except (OSError, KeyError) as exc:
                 failed.append((call.key, "", f"image unreadable: {exc}"))
@@ -391,7 +393,7 @@ def answer_missing(
     by_judge: dict[str, dict[str, JudgeCall]] = defaultdict(dict)
     for p in planned:
         if p.key not in answers and p.key not in by_judge[p.judge]:
-            by_judge[p.judge][p.key] = JudgeCall(p.key, p.prompt, p.image_sha256, p.store)
+            by_judge[p.judge][p.key] = JudgeCall(p.key, p.prompt, p.image_sha256, p.store, p.task)
 
     def on_result(batch: list[JudgeCall], results: BatchResult | None, error: str | None) -> None:
         nonlocal sent

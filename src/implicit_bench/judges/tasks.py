@@ -121,6 +121,20 @@ class TaskSpec(StrictModel):
                     return flag, True
         raise ValueError(f"'{self.answer.key}' = {value!r} is not one of {allowed}")
 
+    def json_schema(self) -> dict[str, Any]:
+        """The answer as a named JSON schema for ``response_format`` (structured output): one
+        required key whose value is one of the allowed answers."""
+        kinds = {"integer": "integer", "letter": "string", "boolean": "boolean"}
+        return {
+            "name": f"{self.name}_answer",
+            "schema": {
+                "type": "object",
+                "properties": {self.answer.key: {"type": kinds[self.answer.kind], "enum": list(self.answer.allowed)}},
+                "required": [self.answer.key],
+                "additionalProperties": False,
+            },
+        }
+
     @property
     def answer_model(self) -> type[BaseModel]:
         if self._answer_model is None:

@@ -77,6 +77,10 @@ class LLMClient(ABC):
     Params: type[LLMParams] = LLMParams
     progress: bool = True  # tqdm bar over the uncached requests of chat_many
 
+    def sends_schema(self) -> bool:
+        """Whether this backend sends a JSON schema with the request (structured output)."""
+        return False
+
     def __init__(self, params: LLMParams):
         self.params = params
         self.cache = DiskCache(params.cache) if params.cache else None
@@ -104,27 +108,35 @@ class LLMClient(ABC):
         """A provenance-friendly description (no secrets)."""
         return {"backend": self.backend, **self.identity()}
 
-    def key(self, messages: Messages, max_tokens: int | None = None) -> str:
+    def key(self, messages: Messages, max_tokens: int | None = None, schema: dict[str, Any] | None = None) -> str:
         tokens = max_tokens or self.params.max_tokens
+        decoding = self.decoding(tokens)
+        if schema is not None and self.sends_schema():  # constrained decoding changes the answer
+            decoding = {**decoding, "json_schema": schema}
         return cache_key(
             backend=self.backend,
             identity=self.identity(),
             messages=messages,
-            decoding=self.decoding(tokens),
+            decoding=decoding,
         )
 
     def chat(self, messages: Messages, *, max_tokens: int | None = None) -> LLMAnswer:
         return self.chat_many([messages], max_tokens=max_tokens)[0]
 
-    def chat_many(self, requests: list[Messages], *, max_tokens: int | None = None, desc: str | None = None) -> list[LLMAnswer]:
+    def chat_many(
+        self, requests: list[Messages], *, max_tokens: int | None = None, desc: str | None = None,
+        json_schema: dict[str, Any] | None = None,
+    ) -> list[LLMAnswer]:
         """Answer many requests: cache hits first, the misses in batches through the backend.
 
         A tqdm bar on stderr counts the requests sent (``desc`` labels it; the cache hits are
-        its initial count), so a long LLM stage shows progress and an ETA.
+        its initial count), so a long LLM stage shows progress and an ETA. ``json_schema`` is the
+        answer's JSON schema: sent as structured output by backends that do (``sends_schema``).
         """
         tokens = max_tokens or self.params.max_tokens
         requests = [_check_messages(m) for m in requests]
-        keys = [self.key(m, tokens) for m in requests]
+        schema = json_schema if self.sends_schema() else None
+        keys = [self.key(m, tokens, schema) for m in requests]
         found = self.cache.get_many(set(keys)) if self.cache is not None else {}
         answers: list[LLMAnswer | None] = [None] * len(requests)
         todo: dict[str, list[int]] = {}
@@ -140,7 +152,7 @@ class LLMClient(ABC):
         for start in range(0, len(order), self.batch_size()):
             chunk = order[start : start + self.batch_size()]
             batch = [requests[todo[k][0]] for k in chunk]
-            results = self._generate(batch, tokens)
+            results = self._generate(batch, tokens, schema=schema) if schema is not None else self._generate(batch, tokens)
             self.calls += len(batch)
             if len(results) != len(batch):
                 raise RuntimeError(f"{self.backend}: {len(results)} answers for {len(batch)} requests")

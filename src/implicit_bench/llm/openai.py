@@ -35,6 +35,9 @@ class OpenAIParams(LLMParams):
     temperature: NonNegFloat | None = 0.0  # null: omit (models that accept only their default)
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     json_mode: bool = False  # send response_format={"type": "json_object"}
+    # send the answer's JSON schema as response_format={"type": "json_schema", ...} (OpenAI
+    # structured outputs; vLLM / SGLang guided decoding) when the caller has one; wins over json_mode
+    structured_output: bool = False
     seed: int | None = None
     extra_body: dict[str, Any] = {}  # e.g. {"reasoning_effort": "none"} or vLLM guided decoding
     timeout_s: PositiveFloat = 120.0
@@ -74,7 +77,11 @@ class OpenAIClient(LLMClient):
             "json_mode": p.json_mode,
             "seed": p.seed,
             "extra_body": p.extra_body,
+            **({"structured_output": True} if p.structured_output else {}),
         }
+
+    def sends_schema(self) -> bool:
+        return self.params.structured_output
 
     def batch_size(self) -> int:
         return max(1, self.params.concurrency) * 8
@@ -88,31 +95,37 @@ class OpenAIClient(LLMClient):
                 headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def _body(self, messages: Messages, max_tokens: int) -> dict[str, Any]:
+    def _body(self, messages: Messages, max_tokens: int, schema: dict[str, Any] | None = None) -> dict[str, Any]:
         p = self.params
         body: dict[str, Any] = {"model": p.model, "messages": messages, p.max_tokens_field: max_tokens}
         if p.temperature is not None:
             body["temperature"] = p.temperature
-        if p.json_mode:
+        if schema is not None and p.structured_output:
+            body["response_format"] = {"type": "json_schema", "json_schema": {**schema, "strict": False}}
+        elif p.json_mode:
             body["response_format"] = {"type": "json_object"}
         if p.seed is not None:
             body["seed"] = p.seed
         body.update(p.extra_body)
         return body
 
-    def _one(self, messages: Messages, max_tokens: int) -> tuple[str, str | None]:
+    def _one(self, messages: Messages, max_tokens: int, schema: dict[str, Any] | None = None) -> tuple[str, str | None]:
         url = self.params.base_url.rstrip("/") + "/chat/completions"
-        result = send(self._http, "POST", url, self.policy, json=self._body(messages, max_tokens),
+        result = send(self._http, "POST", url, self.policy, json=self._body(messages, max_tokens, schema),
                       headers=self._headers())
         if not result.ok:
             return "", result.error
         return _content(result.response)
 
-    def _generate(self, batch: list[Messages], max_tokens: int) -> list[tuple[str, str | None]]:
+    def _generate(
+        self, batch: list[Messages], max_tokens: int, schema: dict[str, Any] | list[dict[str, Any] | None] | None = None,
+    ) -> list[tuple[str, str | None]]:
+        """``schema``: one JSON schema for the batch, or one per request (the judge's tasks)."""
+        schemas = schema if isinstance(schema, list) else [schema] * len(batch)
         if len(batch) == 1 or self.params.concurrency <= 1:
-            return [self._one(m, max_tokens) for m in batch]
+            return [self._one(m, max_tokens, s) for m, s in zip(batch, schemas, strict=True)]
         with ThreadPoolExecutor(max_workers=self.params.concurrency) as pool:
-            return list(pool.map(lambda m: self._one(m, max_tokens), batch))
+            return list(pool.map(lambda ms: self._one(ms[0], max_tokens, ms[1]), zip(batch, schemas, strict=True)))
 
 
 def _content(response: httpx.Response) -> tuple[str, str | None]:

@@ -41,7 +41,8 @@ def chat_json_many(
 ) -> list[StructuredAnswer]:
     """Ask every request and parse each answer as JSON against ``schema`` (``desc``: progress label)."""
     out = []
-    for answer in client.chat_many(requests, max_tokens=max_tokens, desc=desc):
+    json_schema = answer_schema(schema) if schema is not None else None
+    for answer in client.chat_many(requests, max_tokens=max_tokens, desc=desc, json_schema=json_schema):
         if answer.error is not None:
             out.append(StructuredAnswer(answer.text, None, False, "call_failed", answer.error, answer.cached))
             continue
@@ -62,6 +63,12 @@ def reason_key(error: str | None) -> str:
     ``transport error``, ``malformed response``, ``json`` ... (the full text is kept apart)."""
     text = _RETRY_PREFIX.sub("", error or "unknown")
     return text.split(":")[0].strip() or "unknown"
+
+
+def answer_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of an answer model, named for ``response_format`` (the lenient parser
+    still reads the answer: a backend may ignore the schema)."""
+    return {"name": model.__name__, "schema": model.model_json_schema()}
 
 
 @dataclass
