@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch: the CPU build 2.13.0 (local on this project's machines). GPU users: see docs/gpu.md.
 TORCH_SPEC ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: setup repro test lint bench clean-venv
+.PHONY: setup repro test lint bench clean-venv lock
 
 $(VENV)/.setup-stamp: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ lint: setup
 
 bench: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python benchmarks/run_all.py
+
+# requirements.lock: the exact environment (docs/environment.md)
+lock: setup
+	{ sed -n '/^#/p' requirements.lock; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^#'; } > requirements.lock.new
+	mv requirements.lock.new requirements.lock
 
 clean-venv:
 	rm -rf $(VENV)
