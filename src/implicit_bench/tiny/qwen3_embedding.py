@@ -20,7 +20,8 @@ QUERY_PROMPT = "Instruct: Given a web search query, retrieve relevant passages t
 
 def build(out_dir: str | Path, seed: int = 0) -> Path:
     import torch
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
     from tokenizers import processors
     from transformers import Qwen3Config, Qwen3Model
 
@@ -41,9 +42,9 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
     hf_dir = out / "_hf"
     model.save_pretrained(hf_dir)
     tokenizer.save_pretrained(hf_dir)
-    transformer = models.Transformer(str(hf_dir), max_seq_length=512)
-    pooling = models.Pooling(transformer.get_embedding_dimension(), pooling_mode="lasttoken")
-    st = SentenceTransformer(modules=[transformer, pooling, models.Normalize()],
+    transformer = Transformer(str(hf_dir), max_seq_length=512)
+    pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="lasttoken")
+    st = SentenceTransformer(modules=[transformer, pooling, Normalize()],
                              prompts={"query": QUERY_PROMPT, "document": ""}, device="cpu")  # fmt: skip
     st.save(str(out))
     import shutil

@@ -1,0 +1,67 @@
+"""profiles/tiny.yaml mirrors profiles/paper.yaml key for key, on tiny models of the paper's
+own architectures (built locally by the `models` stage)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from tests.conftest import REPO_ROOT
+
+
+def _load(name: str) -> dict[str, Any]:
+    return yaml.safe_load((REPO_ROOT / "profiles" / f"{name}.yaml").read_text(encoding="utf-8"))
+
+
+def _paths(node: Any, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """Every key path; a backend block's own keys are left out (they belong to its backend)."""
+    out: set[tuple[str, ...]] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            path = (*prefix, str(key))
+            out.add(path)
+            if not (isinstance(value, dict) and "backend" in value):
+                out |= _paths(value, path)
+    return out
+
+
+def _get(node: Any, path: tuple[str, ...]) -> Any:
+    for part in path:
+        node = node[part]
+    return node
+
+
+def test_tiny_has_every_key_of_the_paper_profile():
+    paper, tiny = _load("paper"), _load("tiny")
+    missing = sorted(".".join(p) for p in _paths(paper) - _paths(tiny))
+    assert not missing, f"profiles/tiny.yaml lacks paper keys: {missing}"
+    # backend blocks: same backend, same keys, unless the paper's is an API model (docs/profiles.md)
+    api = {"openai", "openai_images"}
+    for path in _paths(paper):
+        block = _get(paper, path)
+        if isinstance(block, dict) and "backend" in block:
+            mine = _get(tiny, path)
+            if block["backend"] in api and mine["backend"] != block["backend"]:
+                continue
+            assert mine["backend"] == block["backend"], ".".join(path)
+            extra_ok = {"model", "pretrained"}
+            assert set(block) - set(mine) <= extra_ok, (".".join(path), set(block) - set(mine))
+
+
+def test_tiny_models_are_built_locally_and_named_by_the_profile():
+    tiny = _load("tiny")
+    built = set(tiny["models"]["build"])
+    refs = {
+        tiny["render"]["configs"]["qwen_image"]["model"],
+        tiny["render"]["configs"]["sd3"]["model"],
+        *(j["model"] for j in tiny["judge"]["judges"].values()),
+        tiny["clip"]["model"]["model"],
+        tiny["debias"]["embedder"]["model"],
+        tiny["debias"]["llms"][tiny["debias"]["rewriter"]]["model"],
+    }
+    assert refs == {f"models/tiny/{kind}" for kind in built - {"openclip"}}
+    # every hub model of the paper profile that runs is replaced
+    paper_text = (REPO_ROOT / "profiles" / "tiny.yaml").read_text(encoding="utf-8")
+    for hub in ("Qwen/", "stabilityai/", "google/", "openai/clip"):
+        assert f"model: {hub}" not in paper_text

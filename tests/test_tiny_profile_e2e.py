@@ -1,0 +1,82 @@
+"""`dvc repro` of the tiny profile, every stage, in a temporary copy of the repository.
+
+The tiny profile is the paper profile on tiny random models of the paper's architectures
+(docs/profiles.md): this run is the CPU rehearsal of a first paper run. Reduced here to three
+units and five of the twelve debiasing configurations (one of each kind) so it takes minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from tests.test_triplets import _copy_repo
+
+KEEP_CONFIGS = ("unmodified", "rewrite_removed", "sv_full_unit_removed", "sv_attributes_own", "sv_llm_pair_own")
+
+
+@pytest.mark.slow
+def test_tiny_profile_runs_every_stage(repo_root, tmp_path):
+    if shutil.which("dvc", path=str(Path(sys.executable).parent)) is None and shutil.which("dvc") is None:
+        pytest.skip("dvc not installed")
+    repo = tmp_path / "repo"
+    _copy_repo(repo_root, repo)
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PYTHONPATH": str(repo / "src"), "PATH": f"{bin_dir}:{os.environ['PATH']}",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
+
+    def run(*cmd: str) -> str:
+        done = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, f"{' '.join(cmd)}\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}"
+        return done.stdout
+
+    run("git", "init", "-q")
+    run(sys.executable, "-m", "implicit_bench.cli", "profile", "tiny")
+    params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
+    assert params["base"]["profile"] == "tiny"
+    params["subset"]["max_units"] = 3
+    params["debias"]["configs"] = {k: v for k, v in params["debias"]["configs"].items() if k in KEEP_CONFIGS}
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    run("git", "add", "-A")
+    run("git", "commit", "-qm", "tiny profile")
+
+    from tests.dvc_deps import missing
+
+    assert missing(repo) == {}, "dvc.yaml deps miss what the tiny profile's stages read"
+    run("dvc", "repro")
+    assert "up to date" in run("dvc", "status")
+    stages = set(run("dvc", "stage", "list", "--name-only").split())
+    locked = set(yaml.safe_load((repo / "dvc.lock").read_text())["stages"])
+    assert stages == locked  # every stage ran
+
+    built = sorted(p.name for p in (repo / "models" / "tiny").iterdir())
+    assert built == sorted(params["models"]["build"])
+    render = json.loads((repo / "metrics" / "render.json").read_text())
+    assert render["provenance"]["random_init"] is True
+    assert {m["model"] for m in render["provenance"]["models"]} >= {"models/tiny/qwen_image", "models/tiny/sd3"}
+    judgements = pd.read_parquet(repo / "data" / "judgements" / "judgements.parquet")
+    assert set(judgements["judge"]) == {"qwen3vl", "gemma4", "gpt54"} and judgements["valid"].any()
+    assert set(judgements["config"]) == {"qwen_image", "sd3"}
+    retrieval = pd.read_parquet(repo / "data" / "processed" / "retrieval.parquet")
+    assert len(retrieval) == 3
+
+    # steering went through Qwen-Image's own encoder: same unit and seed, other image
+    def shas(config: str) -> dict[tuple[str, int], str]:
+        index = pd.read_parquet(repo / "data" / "debias" / "images" / config / "index.parquet")
+        return {(r.unit_id, int(r.seed)): r.sha256 for r in index.itertuples() if r.status == "ok"}
+
+    base, steered = shas("unmodified"), shas("sv_full_unit_removed")
+    assert base and set(steered) == set(base)
+    assert all(steered[k] != base[k] for k in base)
+    debias = json.loads((repo / "metrics" / "debias.json").read_text())
+    assert set(KEEP_CONFIGS) <= set(json.dumps(debias).split('"'))
+    assert (repo / "report" / "index.html").exists()
