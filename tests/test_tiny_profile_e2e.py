@@ -25,6 +25,12 @@ KEEP_CONFIGS = ("unmodified", "rewrite_removed", "sv_full_unit_removed", "sv_att
 
 @pytest.mark.slow
 def test_tiny_profile_runs_every_stage(repo_root, tmp_path):
+    run_tiny_profile(repo_root, tmp_path)
+
+
+def run_tiny_profile(repo_root: Path, tmp_path: Path, overrides: dict[str, object] | None = None) -> Path:
+    """Copy the repo, apply the tiny profile (+ ``overrides``: dotted key -> value), reduce it,
+    ``dvc repro`` everything and check the outputs; returns the copy."""
     if shutil.which("dvc", path=str(Path(sys.executable).parent)) is None and shutil.which("dvc") is None:
         pytest.skip("dvc not installed")
     repo = tmp_path / "repo"
@@ -45,6 +51,12 @@ def test_tiny_profile_runs_every_stage(repo_root, tmp_path):
     assert params["base"]["profile"] == "tiny"
     params["subset"]["max_units"] = 3
     params["debias"]["configs"] = {k: v for k, v in params["debias"]["configs"].items() if k in KEEP_CONFIGS}
+    for dotted, value in (overrides or {}).items():
+        *parents, leaf = dotted.split(".")
+        node = params
+        for part in parents:
+            node = node[part]
+        node[leaf] = value
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     run("git", "add", "-A")
     run("git", "commit", "-qm", "tiny profile")
@@ -80,3 +92,4 @@ def test_tiny_profile_runs_every_stage(repo_root, tmp_path):
     debias = json.loads((repo / "metrics" / "debias.json").read_text())
     assert set(KEEP_CONFIGS) <= set(json.dumps(debias).split('"'))
     assert (repo / "report" / "index.html").exists()
+    return repo

@@ -27,9 +27,10 @@ class TransformersClip:
         self.config = config = config.model_copy(update={"device": resolve_device(config.device)})
         self._torch = torch
         self.dtype = getattr(torch, config.dtype)
-        self.model = CLIPModel.from_pretrained(config.model, dtype=self.dtype).to(config.device).eval()
-        self.processor = AutoProcessor.from_pretrained(config.model)
-        self._fingerprint = model_fingerprint(config.model, {"backend": "transformers", "dtype": config.dtype})
+        rev = {"revision": config.revision} if config.revision else {}
+        self.model = CLIPModel.from_pretrained(config.model, dtype=self.dtype, **rev).to(config.device).eval()
+        self.processor = AutoProcessor.from_pretrained(config.model, **rev)
+        self._fingerprint = model_fingerprint(config.model, {"backend": "transformers", "dtype": config.dtype, **rev})
 
     def fingerprint(self) -> str:
         return self._fingerprint

