@@ -189,3 +189,13 @@ def test_cyclic_three_order_audit_by_hand():
     assert bias["slot_A_share"] == pytest.approx(3 / 11)
     expected = sum((o - 11 / 3) ** 2 / (11 / 3) for o in (3, 2, 6))
     assert bias["chi_square"]["chi2"] == pytest.approx(expected) and bias["chi_square"]["dof"] == 2
+
+
+def test_report_keeps_order_1_of_the_cyclic_orders():
+    from implicit_bench.judges.tasks import cyclic_order
+    from implicit_bench.report.inputs import primary_blind_rows
+
+    rows = pd.DataFrame([dict(config="c", unit_id="u1", variant="neutral", seed=42, judge="J", task="blind", order=o, value="s")
+                         for o in ("ans", "nsa", "san")])
+    primary = primary_blind_rows(rows)
+    assert rows.loc[primary, "order"].tolist() == [cyclic_order("u1", 42, "neutral")]
