@@ -132,6 +132,7 @@ def evaluate(tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> 
             res = strength_groups(g_counts, c, g_k, boot, f"{config}/{judge}/strength/{g.name}")
             strength.append(_strength_entry(f"{g.name}: {g_judge} groups, {judge} labels", g_config, g_judge, g_seeds, config, judge, res))
     bench["judges"] = per_judge
+    bench["by_config"] = _by_config(j, blind_judges[0], unit_ids, seeds, boot) if blind_judges else []
     bench["strength"] = strength
     primary = per_judge.get(bench["primary_judge"]) if blind_judges else None
     for key in HEADLINE:
@@ -175,6 +176,7 @@ def evaluate(tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> 
         out_tables["table22_success_by_default_strength"] = report.strength_table(bench)
         out_tables["by_bias_type"] = report.bias_type_table(bench)
         out_tables["table05_recoverability"] = report.recoverability_table(bench)
+        out_tables["generators_side_by_side"] = report.side_by_side_table(bench)
         out_tables.update(report.agreement_tables(bench))
     out_tables["table04_generators"] = gen
     out_tables["table04_refusals_by_bias_type"] = refusals
@@ -186,6 +188,17 @@ def evaluate(tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> 
     plots.update(report.plot_frames(bench, first_pairs))
     plots["hedges_g_by_bias_type"] = report.hedges_plot(lean["hedges_g"])
     return Evaluation(bench, lean, out_tables, plots)
+
+
+def _by_config(j: pd.DataFrame, judge: str, unit_ids: list[str], seeds: Sequence[int] | None, boot: Bootstrap) -> list[dict[str, Any]]:
+    """The headline rates of every configuration (generator) the judge labelled, same units."""
+    configs = sorted(j.loc[(j["task"] == "blind") & (j["judge"] == judge), "config"].astype(str).unique())
+    out = []
+    for cfg in configs:
+        c = label_counts(j, cfg, judge, unit_ids, seeds)
+        r = rates(c, np.flatnonzero(c.has_labels()), boot, f"{cfg}/{judge}/all")
+        out.append({"config": cfg, "judge": judge, **{k: r[k] for k in ("n_units", *HEADLINE)}})
+    return out
 
 
 def _strength_entry(name: str, g_config: str, g_judge: str, g_seeds: Sequence[int] | None, l_config: str, l_judge: str, res: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench.analysis.latex import to_booktabs, with_intervals
 from implicit_bench.io import atomic_write_text, write_table
 from implicit_bench.provenance import markdown_banner
 
@@ -83,6 +84,18 @@ def headline_table(bench: dict[str, Any]) -> pd.DataFrame:
         rec: dict[str, Any] = {"judge": judge, "units": a["n_units"]}
         for key in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s"):
             rec[f"{key}_pct"], rec[f"{key}_ci_low"], rec[f"{key}_ci_high"] = _iv(a[key])
+        recs.append(rec)
+    return pd.DataFrame(recs)
+
+
+def side_by_side_table(bench: dict[str, Any]) -> pd.DataFrame:
+    """Several generators from one run, side by side: one row per configuration, the primary
+    blind judge's headline rates with intervals (the same units in every row)."""
+    recs = []
+    for e in bench.get("by_config") or []:
+        rec: dict[str, Any] = {"generator": e["config"], "judge": e["judge"], "units": e["n_units"]}
+        for key in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s"):
+            rec[f"{key}_pct"], rec[f"{key}_ci_low"], rec[f"{key}_ci_high"] = _iv(e[key])
         recs.append(rec)
     return pd.DataFrame(recs)
 
@@ -272,9 +285,12 @@ def write_tables(
     markdown: bool = True,
     prov: dict[str, Any] | None = None,
 ) -> list[str]:
-    """Each table as ``tables/NAME.csv`` and ``tables/NAME.md``; returns the written paths.
+    """Each table as ``tables/NAME.csv``, ``tables/NAME.md`` and ``tables/NAME.tex``; returns the
+    written paths.
 
-    Markdown tables computed from randomly initialised models start with a warning line.
+    The CSV keeps the numbers (and interval bounds as columns); the Markdown and LaTeX
+    (booktabs) tables show ``value [lo, hi]`` cells (:mod:`implicit_bench.analysis.latex`).
+    Tables computed from randomly initialised models carry a warning line.
     """
     out = Path(out_dir) / "tables"
     written = []
@@ -282,9 +298,13 @@ def write_tables(
         write_table(frame, out / f"{name}.csv")
         written.append(str(out / f"{name}.csv"))
         if markdown:
-            md = frame.to_markdown(index=False, floatfmt=".3f") if len(frame.columns) else "(empty)"
+            cells = with_intervals(frame) if len(frame.columns) else frame
+            md = cells.to_markdown(index=False) if len(frame.columns) else "(empty)"
             atomic_write_text(out / f"{name}.md", markdown_banner(prov) + md + "\n")
-            written.append(str(out / f"{name}.md"))
+            note = "Computed from randomly initialised models: the numbers mean nothing." if prov and prov.get("random_init") else None
+            tex = to_booktabs(frame, name.replace("_", " "), f"tab:{name}", note)
+            atomic_write_text(out / f"{name}.tex", tex)
+            written += [str(out / f"{name}.md"), str(out / f"{name}.tex")]
     return written
 
 
