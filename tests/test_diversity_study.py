@@ -102,3 +102,22 @@ def test_study_end_to_end_in_a_simulated_world(tmp_path):
     again = face_diversity_scores(faces, ["gender", "age"], "neutral", "neutral")
     assert again["MGBI"] == report["scores"]["MGBI"] or (math.isnan(again["MGBI"]) and math.isnan(report["scores"]["MGBI"]))
     assert report["scores"]["images_no_face"] < report["scores"]["images"]  # the sim judge reads faces
+
+
+def test_intervals_over_units():
+    from implicit_bench.analysis.bootstrap import Bootstrap
+    from implicit_bench.audits.diversity_study import study_intervals
+
+    frame = _frame()
+    frame.loc[frame["variant"] == "subject", "variant"] = "neutral"  # template = scene prompts
+    s = face_diversity_scores(frame, ["gender", "age"], "neutral", "neutral")
+    iv = study_intervals(Bootstrap(n=300, seed=3, level=0.95), frame, s, ["gender", "age"], "neutral", "neutral")
+    assert set(iv) == {"CA_0.05", "CA_0.10", "CA_0.20", "CA_mean", "ID", "MGBI"}
+    for name in ("ID", "CA_0.10", "MGBI"):
+        low, high = iv[name]["ci"]
+        assert low - 1e-9 <= s[name] <= high + 1e-9 and iv[name]["n_boot"] == 300
+    # a single prompt: every resample is that prompt, a degenerate interval at the estimate
+    one = frame[frame["unit_id"] == "u2"]
+    s1 = face_diversity_scores(one, ["gender", "age"], "neutral", "neutral")
+    iv1 = study_intervals(Bootstrap(n=50, seed=1), one, s1, ["gender", "age"], "neutral", "neutral")
+    assert iv1["MGBI"]["ci"] == [pytest.approx(s1["MGBI"]), pytest.approx(s1["MGBI"])]

@@ -17,7 +17,9 @@ elderly} (no race classifier exists offline):
 - per scene prompt p (a unit's ``scene_variant`` prompt): D(p) = geometric mean over attributes
   of H_a(images of p); CA_q = q-quantile of D(p) over the scene prompts (numpy's linear
   interpolation; prompts without a face image are left out and counted), CA-mean their mean;
-- MGBI = sqrt(ID x CA_0.10); the same per attribute (``by_attribute``).
+- MGBI = sqrt(ID x CA_0.10); the same per attribute (``by_attribute``);
+- intervals (``study_intervals``): percentile bootstrap over the sampled units (a resampled
+  unit brings its template and scene images), the analysis library's ``Bootstrap``.
 
 The sample: units of ``sample.bias_types`` (null: all) ordered by a hash of (seed, unit id),
 the first ``sample.n_units`` (null: all), so the sample does not depend on the table's order.
@@ -51,6 +53,12 @@ class StudySample(StrictModel):
     bias_types: list[str] | None = None  # null: all
 
 
+class StudyBootstrap(StrictModel):
+    n: PositiveInt = 1000
+    seed: int = 42
+    level: float = Field(0.95, gt=0, lt=1)
+
+
 class DiversityStudyParams(StrictModel):
     """params.yaml section ``diversity_study`` (stage ``diversity_study``)."""
 
@@ -68,6 +76,7 @@ class DiversityStudyParams(StrictModel):
     images_dir: str = "data/diversity/images"
     judge: FaceConfig = Field(default_factory=FaceConfig)
     cache: str = "cache/faces.sqlite"
+    bootstrap: StudyBootstrap = Field(default_factory=lambda: StudyBootstrap())
 
     def seeds(self) -> list[int]:
         return [self.seed_base + self.seed_step * k for k in range(self.n_images)]
@@ -128,3 +137,36 @@ def face_diversity_scores(frame: pd.DataFrame, attributes: Sequence[str], scene_
         per_prompt=prompts.to_dict("records"),
     )
     return out
+
+
+def study_intervals(boot: Any, frame: pd.DataFrame, scores: dict[str, Any], attributes: Sequence[str],
+                    scene_variant: str, template_variant: str, quantiles: Sequence[float] = QUANTILES,
+                    stream: str = "diversity_study") -> dict[str, Any]:
+    """Percentile intervals of ID, CA_q, CA-mean and MGBI, resampling the units of ``frame``."""
+    from implicit_bench.audits.intervals import _weighted_quantile, entropy_rows
+
+    units = sorted(frame["unit_id"].astype(str).unique())
+    weights = boot.weights(len(units), stream)
+    templates = frame[frame["variant"] == template_variant]
+    per_attr = []
+    for a in attributes:
+        column, cats = ATTRIBUTES[a]
+        kept = templates[templates[column].isin(cats)]
+        counts = pd.crosstab(kept["unit_id"].astype(str), kept[column]).reindex(index=units, columns=list(cats), fill_value=0)
+        per_attr.append(entropy_rows(weights @ counts.to_numpy(dtype=float), len(cats)))
+    h = np.stack(per_attr, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ids = np.where((h <= 0).any(axis=1), 0.0, np.exp(np.log(np.where(h > 0, h, 1)).mean(axis=1)))
+    ids[np.isnan(h).any(axis=1)] = np.nan
+    d = pd.Series({str(r["unit_id"]): r["D"] for r in scores["per_prompt"]}, dtype=float).reindex(units)
+    values = d.to_numpy(dtype=float)
+    valid = ~np.isnan(values)
+    order = np.argsort(np.where(valid, values, np.inf))
+    w_sorted = weights[:, order] * valid[order]
+    reps: dict[str, np.ndarray] = {f"CA_{q:.2f}": _weighted_quantile(values[order], w_sorted, q) for q in quantiles}
+    total = w_sorted.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        reps["CA_mean"] = np.where(total > 0, (w_sorted @ np.nan_to_num(values[order])) / np.where(total > 0, total, 1), np.nan)
+        reps["ID"] = ids
+        reps["MGBI"] = np.sqrt(ids * reps.get("CA_0.10", np.full(len(ids), np.nan)))
+    return {name: boot.interval(scores[name], rep, f"{stream}/{name}", len(units)) for name, rep in reps.items()}

@@ -15,6 +15,7 @@ from implicit_bench.audits.diversity_study import (
     DiversityStudyParams,
     face_diversity_scores,
     sample_units,
+    study_intervals,
 )
 
 
@@ -60,6 +61,11 @@ def run_study(units: pd.DataFrame, params: DiversityStudyParams, render: Any, ro
     rendered = render_study(sample, params, render, root)
     frame = read_faces(params, sample, root)
     scores = face_diversity_scores(frame, params.attributes, params.scene_variant, params.template_variant, params.quantiles)
+    from implicit_bench.analysis.bootstrap import Bootstrap
+
+    boot = Bootstrap(n=params.bootstrap.n, seed=params.bootstrap.seed, level=params.bootstrap.level)
+    intervals = study_intervals(boot, frame, scores, params.attributes, params.scene_variant, params.template_variant,
+                                params.quantiles, f"diversity_study/{params.generator}") if len(frame) else None
     return {
         "generator": params.generator,
         "n_images": params.n_images,
@@ -70,4 +76,5 @@ def run_study(units: pd.DataFrame, params: DiversityStudyParams, render: Any, ro
         "attributes": list(params.attributes),
         "render": {k: rendered[k] for k in ("generator", "items", "by_status") if k in rendered},
         "scores": scores,
+        "intervals": intervals,
     }
