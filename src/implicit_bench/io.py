@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -114,6 +115,8 @@ def read_table(path: str | Path, dtype: dict[str, Any] | None = None) -> pd.Data
         raise InputError(path, None, None, f"cannot be read as {kind[1:]}: {type(exc).__name__}: {text}") from None
     if kind in (".parquet", ".pq") and dtype:
         frame = frame.astype(dtype)
+    if kind in (".csv", ".tsv"):
+        frame = _unescape_frame(frame)  # cells escaped against formula injection by write_table
     return frame
 
 
@@ -122,8 +125,53 @@ def _magic(path: Path) -> bytes:
         return fh.read(4)
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may run as a formula
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def escape_formula(value: Any) -> Any:
+    """``'`` before a text cell that starts with = + - @ tab or CR (CSV formula injection),
+    unless the whole cell is a plain number such as ``-0.25``; other values unchanged."""
+    if isinstance(value, str) and value.startswith(FORMULA_START) and not _is_number(value):
+        return "'" + value
+    return value
+
+
+def unescape_formula(value: Any) -> Any:
+    """The inverse of ``escape_formula`` (reading a CSV this project wrote gives the original)."""
+    if isinstance(value, str) and len(value) > 1 and value[0] == "'" and value[1:].startswith(FORMULA_START):
+        return value[1:]
+    return value
+
+
+def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose text cells and column names are safe to open in a spreadsheet."""
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
+            out[column] = out[column].map(escape_formula, na_action="ignore")
+    out.columns = [escape_formula(c) for c in out.columns]
+    return out
+
+
+def _unescape_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    for column in frame.columns:
+        if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]):
+            frame[column] = frame[column].map(unescape_formula, na_action="ignore")
+    frame.columns = [unescape_formula(c) for c in frame.columns]
+    return frame
+
+
 def write_table(frame: pd.DataFrame, path: str | Path) -> None:
-    """Write Parquet, CSV or JSONL by extension, atomically."""
+    """Write Parquet, CSV or JSONL by extension, atomically. CSV text cells that a spreadsheet
+    would run as a formula are escaped with a leading ``'`` (``escape_formula``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -132,7 +180,11 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
         if path.suffix == ".parquet":
             frame.to_parquet(tmp, index=False)
         elif path.suffix == ".csv":
-            frame.to_csv(tmp, index=False)
+            safe = escape_formulas(frame)
+            # a bare CR inside a cell is not quoted by QUOTE_MINIMAL and would split the row
+            has_cr = any(safe[c].map(lambda v: isinstance(v, str) and "\r" in v).any()
+                         for c in safe.columns if safe[c].dtype == object or pd.api.types.is_string_dtype(safe[c]))
+            safe.to_csv(tmp, index=False, quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)
         elif path.suffix == ".jsonl":
             frame.to_json(tmp, orient="records", lines=True, force_ascii=False)
         elif path.suffix == ".md":
