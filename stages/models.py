@@ -1,6 +1,9 @@
-"""Stage `models`: build the tiny random models of the default profile under models/tiny/."""
+"""Stage `models`: build the tiny random models a profile lists (`models.build`) under
+models/tiny/<kind> (the default profile's, or the tiny profile's paper architectures)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
@@ -19,6 +22,7 @@ class ModelsParams(StrictModel):
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 def main(params_path: str) -> None:
     params = section(load_params(params_path), "models", ModelsParams, params_path)
+    Path(params.out_dir).mkdir(parents=True, exist_ok=True)  # the DVC out, even with nothing to build
     for kind in params.build:
         out = build(kind, f"{params.out_dir}/{kind}", params.seed)
         click.echo(f"models: built tiny random {kind} -> {out}")
