@@ -8,17 +8,25 @@ words; that difference is the contrast. Algorithm (documented in docs/kg.md):
    leading articles a/an/the dropped when words remain; a pair repeated case-insensitively,
    such as she/he twice, is kept once). ``insert`` / ``delete`` blocks have
    no counterpart and are not tails (recorded in the evidence only).
-3. Not extractable (counted by reason, never dropped silently): ``intersentence`` (the two
-   continuations are different sentences, not a minimal pair), ``no_difference``,
+3. StereoSet intersentence pairs: the two continuation sentences are compared the same way,
+   and a ``replace`` block is an attribute when it is predicated of the target: the shared word
+   before it is a copula or an intensifier ("is", "was", "seems", "very", ...), or "and" / "or"
+   after an attribute already taken ("He is [well organized] and [very smart]." / "She is
+   [unorganized] and [dumb]."), and both sides are 1-3 content words (no pronoun, no other stop
+   word: "fast with his deliveries" is a clause, not an attribute); pronoun swaps (he / she) are
+   not attributes. Head: the target.
+   A pair with no such block gets no unit, reason ``intersentence`` (different sentences, not
+   a minimal pair: "You can only see them in zoos." / "There are some left in the wild.").
+4. Not extractable (counted by reason, never dropped silently): ``intersentence`` (above), ``no_difference``,
    ``one_sided_difference`` (only insertions / deletions), ``too_many_spans`` (more than
    ``max_spans`` blocks), ``difference_too_long`` (more than ``max_diff_words`` differing
    words on a side), ``no_head``.
-4. Head: StereoSet: the ``target``. CrowS-Pairs: the shared remainder: the run of shared
+5. Head: StereoSet: the ``target``. CrowS-Pairs: the shared remainder: the run of shared
    words right after the first difference, up to the next difference or the end of its clause
    (clauses split at , ; : . ! ?), with leading and trailing stop words trimmed ("Jerome was
    very fast and athletic." -> "fast and athletic"); the run right before the difference when
    that is empty; the whole shared sentence when both are.
-5. Evidence per tail: the sentence with every differing block in [brackets].
+6. Evidence per tail: the sentence with every differing block in [brackets].
 
 It cannot read meaning: first names stay names (Jerome / Tom, not Black / White person), a
 negation shows as with / without, and no relation is inferred (``relation`` is null).
@@ -35,6 +43,14 @@ from implicit_bench.records import KGUnit, SourcePair
 from implicit_bench.text import WORD, stop_words
 
 ARTICLES = frozenset({"a", "an", "the"})
+# words after which a differing block of an intersentence continuation is predicated of the target
+PREDICATING = frozenset({
+    "is", "are", "was", "were", "be", "been", "being", "am", "seem", "seems", "seemed", "look",
+    "looks", "looked", "become", "becomes", "became", "very", "so", "really", "quite", "too",
+    "extremely", "always", "usually", "often", "generally", "rather", "pretty", "incredibly",
+})
+PRONOUNS = frozenset({"he", "she", "they", "him", "her", "his", "hers", "them", "their", "theirs",
+                      "i", "we", "you", "it", "its", "me", "us", "our", "my", "your"})
 CLAUSE_BREAK = re.compile(r"[,;:.!?]")
 
 
@@ -115,16 +131,45 @@ def _shared_head(sentence: str, tokens: list[tuple[str, int, int]], diff: set[in
     return ""
 
 
+def _attribute_like(words: list[str]) -> bool:
+    """1-3 content words (an intensifier or an inner "and" allowed): "very smart", "dumb"; not a
+    clause ("fast with his deliveries", "not", "some")."""
+    stops = stop_words() - PREDICATING - {"and"}
+    return 1 <= len(words) <= 3 and not any(w in stops or w in PRONOUNS for w in words) and words[-1] != "and"
+
+
+def _predicated_blocks(
+    opcodes: list[tuple[str, int, int, int, int]], s_tok: list, a_tok: list, params: MinimalPairParams
+) -> list[tuple[str, int, int, int, int]]:
+    """The ``replace`` blocks of two continuation sentences that read as attributes of the target."""
+    kept: list[tuple[str, int, int, int, int]] = []
+    for op in opcodes:
+        tag, i1, i2, j1, j2 = op
+        if tag != "replace" or max(i2 - i1, j2 - j1) > params.max_diff_words:
+            continue
+        s_words = [w.lower() for w, _, _ in s_tok[i1:i2]]
+        a_words = [w.lower() for w, _, _ in a_tok[j1:j2]]
+        if all(w in PRONOUNS for w in s_words + a_words) or not (_attribute_like(s_words) and _attribute_like(a_words)):
+            continue
+        before = s_tok[i1 - 1][0].lower() if i1 > 0 else ""
+        joined = kept and before in ("and", "or") and kept[-1][2] == i1 - 1
+        if before in PREDICATING or joined:
+            kept.append(op)
+    return kept if 0 < len(kept) <= params.max_spans else []
+
+
 def extract(pair: SourcePair, params: MinimalPairParams | None = None) -> Extraction:
     """Extract at most one unit from ``pair`` by its token difference."""
     params = params or MinimalPairParams()
-    if pair.split == "intersentence":
-        return Extraction(pair.pair_id, (), "intersentence")
     s_tok, a_tok = _tokens(pair.stereotype_sentence), _tokens(pair.anti_stereotype_sentence)
     matcher = difflib.SequenceMatcher(
         a=[w.lower() for w, _, _ in s_tok], b=[w.lower() for w, _, _ in a_tok], autojunk=False
     )
     blocks = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if pair.split == "intersentence":
+        blocks = _predicated_blocks(matcher.get_opcodes(), s_tok, a_tok, params)
+        if not blocks or not pair.target:
+            return Extraction(pair.pair_id, (), "intersentence")
     if not blocks:
         return Extraction(pair.pair_id, (), "no_difference")
     paired = [op for op in blocks if op[0] == "replace"]
