@@ -253,13 +253,13 @@ def test_empty_human_eval_answers_file(tmp_path, content):
 # ----- item 13: one-line errors, tracebacks only on request ----------------------------------------------
 def test_cli_errors_are_one_line_and_debug_shows_the_traceback(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("IMPLICIT_BENCH_DEBUG", raising=False)
+    # setenv (not delenv) so that monkeypatch restores the variable the --debug callback sets
+    monkeypatch.setenv("IMPLICIT_BENCH_DEBUG", "0")
     (tmp_path / "params.yaml").write_text("base: {seed: 1}\n")
     res = CliRunner().invoke(cli_main, ["profile", "nosuch"])
     _one_line_error(res, "no such profile")
     res = CliRunner().invoke(cli_main, ["--debug", "profile", "nosuch"])
     assert res.exit_code == 1 and isinstance(res.exception, ConfigError)
-    monkeypatch.delenv("IMPLICIT_BENCH_DEBUG", raising=False)
 
 
 def _run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
@@ -301,7 +301,8 @@ def test_config_names_with_path_parts_are_rejected(name):
 
 def test_profile_name_with_path_parts_is_rejected(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("IMPLICIT_BENCH_DEBUG", raising=False)
+    # setenv (not delenv) so that monkeypatch restores the variable the --debug callback sets
+    monkeypatch.setenv("IMPLICIT_BENCH_DEBUG", "0")
     (tmp_path / "params.yaml").write_text("base: {seed: 1}\n")
     (tmp_path / "evil.yaml").write_text("base: {seed: 2}\n")
     (tmp_path / "profiles").mkdir()
