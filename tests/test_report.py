@@ -197,7 +197,8 @@ def test_bias_type_table_groups_by_own_flag_and_pools_last():
     order = [html.index(t) for t in ("Recoverable types", ">gender<", "Diagnostic types", ">nationality<", ">race<", "Pooled", "recoverable types")]
     assert order == sorted(order)
     assert "n_images" not in html and "default_rate" in html and "n_units" in html  # focus: intervals + counts
-    assert '<span class="ci">[0.400, 0.600]</span>' in html
+    # rates are percentages, as in tables/* (a fraction 0.5 [0.4, 0.6] reads 50.0% [40.0, 60.0])
+    assert '<span class="v">50.0%</span> <span class="ci">[40.0, 60.0]</span>' in html and "default_rate (%)" in html
 
 
 def test_empty_or_undrawable_plot_csv_never_breaks_the_report():
@@ -250,3 +251,52 @@ def test_undefined_metric_is_shown_as_a_dash_not_a_raw_dict():
     html = fmt_metric(undefined)
     assert html.startswith('<span class="v">–</span>') and "n_undefined" not in html and "{" not in html
     assert fmt_metric({"value": 0.25, "ci": [0.1, 0.4], "n_units": 3}).startswith('<span class="v">0.250</span>')
+
+
+def test_headline_cards_are_percentages_like_the_tables():
+    from implicit_bench.report.summary import headline_cards
+
+    bench = {"default_rate": {"value": 0.52, "ci": [0.401, 0.603]}, "success_stereotype": {"value": 0.97, "ci": [0.9, 1.0]},
+             "success_anti": {"value": 0.54, "ci": [0.4, 0.7]}, "gap": {"value": 0.43, "ci": [0.3, 0.55]}}
+    html = headline_cards(bench)
+    assert '<span class="v">52.0%</span> <span class="ci">[40.1, 60.3]</span>' in html
+    assert '<span class="v">43.0%</span>' in html and "0.520" not in html
+
+
+def test_debias_section_is_a_table_with_the_baseline_first():
+    from implicit_bench.report.summary import render_debias
+
+    d = {"unmodified": "unmodified", "rubric_judge": "qwen3vl", "alignment_judge": "qwen3vl", "alpha": 0.5, "seeds": [42],
+         "configs": {"sv_own": {"exp": 6, "method": "steer", "info": "own", "bias": 2.0, "align": 80.0, "S": 40.0,
+                                "dS": 9.5, "dS_ci": [3.0, 15.0], "n_units": 4, "n_images": 12},
+                     "unmodified": {"exp": 0, "method": "none", "info": "none", "bias": 3.0, "align": 90.0, "S": 30.5,
+                                    "dS": None, "n_units": 4, "n_images": 12}},
+         "provenance": {"random_init": True, "warning": "random models"}}
+    html = render_debias(d)
+    assert '<div class="scroll"><table class="metrics debias">' in html  # scrolls, never overflows the page
+    assert html.index('<tr class="baseline"><th>unmodified</th>') < html.index("<th>sv_own</th>")
+    assert '<span class="v">9.500</span> <span class="ci">[3, 15]</span>' in html
+    assert html.count("random models") == 2  # the warning once above the table, once in the folded file
+    assert "<details><summary>metrics/debias.json</summary>" in html
+
+
+def test_plot_titles_wrap_and_legends_sit_beside_the_bars():
+    import pandas as pd
+
+    from implicit_bench.report.summary import render_plot
+
+    title = "Hedges' g, stereotype vs anti-stereotype rubric scores, by bias type (95% cluster bootstrap)"
+    frame = pd.DataFrame({"bias_type": ["gender", "race"], "series": ["pooled", "pooled"], "g": [1.2, 0.7],
+                          "ci_low": [0.9, 0.4], "ci_high": [1.5, 1.0]})
+    svg = render_plot("hedges_g_by_bias_type.csv", frame, {"template": "bar_ci", "x": "g", "y": "bias_type", "title": title})
+    assert "Hedges' g, stereotype vs anti-stereotype rubric scores, by" in svg  # first line of the wrapped title
+    assert "bias type (95% cluster bootstrap)" in svg  # the rest on the next line, not clipped
+    neg = pd.DataFrame({"judge": ["j"] * 4, "variant": ["anti_stereotype", "negated_0_1"] * 2, "strength": ["0", "0", "3", "3"],
+                        "strict_success": [0.8, 0.5, 0.2, 0.1]})
+    svg = render_plot("negation_by_strength.csv", neg, {"template": "bar_grouped", "x": "strict_success", "y": "strength"})
+    import re
+
+    # the axes background (patch_2) ends left of where the legend box starts: no bar is covered
+    axes_right = float(re.search(r'id="patch_2">\s*<path d="M [0-9.]+ [0-9.]+\s*L ([0-9.]+)', svg).group(1))
+    legend_left = float(re.search(r'id="legend_1">\s*<g id="patch_\d+">\s*<path d="M ([0-9.]+)', svg).group(1))
+    assert legend_left > axes_right

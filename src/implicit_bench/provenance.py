@@ -71,7 +71,7 @@ def provenance(models: Iterable[tuple[str, str | None]], profile: str | None = N
         {"role": role, "model": ref, "random_init": is_random_init(ref), **({"simulated": True} if is_simulated(ref) else {})}
         for role, ref in models
     ]
-    random_models = [m["model"] for m in listed if m["random_init"]]
+    random_models = list(dict.fromkeys(m["model"] for m in listed if m["random_init"]))  # each path once
     block: dict[str, Any] = {
         "random_init": bool(random_models),
         "random_init_models": random_models,
@@ -90,7 +90,7 @@ def merge_provenance(*blocks: dict[str, Any]) -> dict[str, Any]:
         for model in block.get("models", []):
             if model not in models:
                 models.append(model)
-    random_models = [m["model"] for m in models if m["random_init"]]
+    random_models = list(dict.fromkeys(m["model"] for m in models if m["random_init"]))
     merged: dict[str, Any] = {
         "random_init": bool(random_models) or any(b.get("random_init") for b in blocks),
         "random_init_models": random_models,

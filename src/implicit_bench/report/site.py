@@ -21,6 +21,7 @@ from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
 from implicit_bench.report.summary import (
     esc,
     headline_cards,
+    render_debias,
     render_human_eval,
     render_metrics_file,
     render_plot,
@@ -99,7 +100,7 @@ def summary_page(inputs: ReportInputs) -> str:
         parts.append('<p class="na">not available (metrics/benchmark.json: by_bias_type)</p>')
     parts.append("<h2>Debiasing</h2>")
     debias = inputs.metrics.get("debias")
-    parts.append(render_metrics_file("debias", debias) if debias else '<p class="na">not available (metrics/debias.json)</p>')
+    parts.append(render_debias(debias) if debias else '<p class="na">not available (metrics/debias.json)</p>')
     parts.append("<h2>Plots</h2>")
     if inputs.plots:
         parts.extend(render_plot(name, frame, inputs.plot_specs.get(name)) for name, frame in inputs.plots.items())

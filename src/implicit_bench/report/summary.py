@@ -14,6 +14,7 @@ import html
 import io
 import json
 import math
+import textwrap
 from typing import Any
 
 import pandas as pd
@@ -31,6 +32,9 @@ HEADLINE_LABELS = {
     "gap": "Gap (success s - success a)",
 }
 SKIP_KEYS = ("provenance",)
+# fractions shown as percentages (as in tables/*): the headline rates and their per-type rows
+RATE_KEYS = frozenset({"default_rate", "success_stereotype", "success_anti", "gap", "a_to_s",
+                       "share", "s", "a", "neither", "success_s", "success_a"})
 
 
 def esc(text: Any) -> str:
@@ -76,8 +80,16 @@ def fmt_num(x: float | None) -> str:
     return f"{x:.3f}" if abs(x) < 100 else f"{x:,.1f}"
 
 
-def fmt_metric(value: Any, extras: bool = True) -> str:
-    if isinstance(value, int) and not isinstance(value, bool):
+def fmt_pct(x: float | None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{100 * x:.1f}"
+
+
+def fmt_metric(value: Any, extras: bool = True, pct: bool = False) -> str:
+    """A metric as text with its interval; ``pct``: a fraction shown as a percentage
+    ("52.0% [40.1, 60.3]"), as in tables/*."""
+    if isinstance(value, int) and not isinstance(value, bool) and not pct:
         return f'<span class="v">{value:,}</span>'
     metric = as_metric(value)
     if metric is None:
@@ -85,9 +97,10 @@ def fmt_metric(value: Any, extras: bool = True) -> str:
             return f"<code>{esc(json.dumps(value)[:200])}</code>"
         return esc("–" if value is None else value)
     point, ci, others = metric
-    text = f'<span class="v">{fmt_num(point)}</span>'
+    num = fmt_pct if pct else fmt_num
+    text = f'<span class="v">{num(point)}{"%" if pct and point is not None else ""}</span>'
     if ci is not None:
-        text += f' <span class="ci">[{fmt_num(ci[0])}, {fmt_num(ci[1])}]</span>'
+        text += f' <span class="ci">[{num(ci[0])}, {num(ci[1])}]</span>'
     shown = [f"{k}={v}" for k, v in others.items() if k in ("n", "n_units", "n_images")] if extras else []
     if shown:
         text += f' <span class="n">{esc(", ".join(shown))}</span>'
@@ -154,11 +167,15 @@ def render_table(rows: dict[str, Any], caption: str = "", focus: bool = False) -
         if title:
             body.append(f'<tr class="group"><th colspan="{len(columns) + 1}">{esc(title)}</th></tr>')
         for name in group:
-            cells = "".join(f"<td>{fmt_metric(flat[name].get(c), extras=False)}</td>" for c in columns)
+            cells = "".join(f"<td>{fmt_metric(flat[name].get(c), extras=False, pct=_is_rate(c))}</td>" for c in columns)
             body.append(f"<tr><th>{esc(name.lstrip('_').replace('_', ' ') if name.startswith('_') else name)}</th>{cells}</tr>")
-    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+    head = "".join(f"<th>{esc(c)}{' (%)' if _is_rate(c) else ''}</th>" for c in columns)
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
     return f'<table class="metrics">{cap}<thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _is_rate(column: str) -> bool:
+    return column.split(".")[-1] in RATE_KEYS
 
 
 def render_value(name: str, value: Any, depth: int = 0) -> str:
@@ -197,9 +214,9 @@ def headline_cards(benchmark: dict[str, Any] | None) -> str:
             continue
         value = benchmark[key]
         if as_metric(value) is not None:
-            inner = f"<p>{fmt_metric(value)}</p>"
+            inner = f"<p>{fmt_metric(value, pct=True)}</p>"
         elif isinstance(value, dict):
-            inner = "".join(f'<div class="kv"><span class="k">{esc(k)}</span> {fmt_metric(v)}</div>' for k, v in _leaves(value).items())
+            inner = "".join(f'<div class="kv"><span class="k">{esc(k)}</span> {fmt_metric(v, pct=True)}</div>' for k, v in _leaves(value).items())
         else:
             inner = f"<p>{esc(value)}</p>"
         cards.append(f'<div class="card"><h3>{esc(HEADLINE_LABELS[key])}</h3>{inner}</div>')
@@ -221,6 +238,58 @@ def render_metrics_file(name: str, payload: Any) -> str:
             parts.append("<h4>by bias type</h4>" + render_table(value))
         else:
             parts.append(render_value(key, value))
+    return "".join(parts)
+
+
+# ----- debiasing -----------------------------------------------------------------------------
+DEBIAS_COLUMNS = (
+    ("method", "method"), ("info", "KG unit"), ("bias", "bias"), ("align", "alignment (%)"),
+    ("S", "S"), ("dS", "ΔS [95% CI]"), ("n_units", "units"), ("n_images", "images"),
+    ("n_invalid_rubric", "invalid rubric"), ("n_invalid_alignment", "invalid alignment"),
+)
+
+
+def render_debias(d: dict[str, Any]) -> str:
+    """Table 7 from metrics/debias.json: one row per configuration (the unmodified baseline
+    first), dS with its paired-bootstrap interval; the settings above; the full file folded."""
+    configs = d.get("configs") or {}
+    baseline = d.get("unmodified")
+    names = sorted(configs, key=lambda n: (n != baseline, str(configs[n].get("exp", "")), n))
+    settings = [f"{esc(k.replace('_', ' '))}: <b>{esc(d[k])}</b>" for k in ("rubric_judge", "alignment_judge", "alpha", "seeds")
+                if d.get(k) is not None]
+    parts = []
+    prov = d.get("provenance")
+    if isinstance(prov, dict) and prov.get("warning"):
+        parts.append(f'<p class="warn small">{esc(prov["warning"])}</p>')
+    if settings:
+        parts.append(f'<p class="small">{" · ".join(settings)}; baseline: <b>{esc(baseline)}</b></p>')
+    if d.get("note"):
+        parts.append(f'<p class="small">{esc(d["note"])}</p>')
+    if not configs:
+        return "".join(parts) + '<p class="na">no configurations</p>'
+    head = "<th>configuration</th>" + "".join(f"<th>{esc(label)}</th>" for _, label in DEBIAS_COLUMNS)
+    rows = []
+    for name in names:
+        c = configs[name]
+        cells = []
+        for key, _ in DEBIAS_COLUMNS:
+            v = c.get(key)
+            if key == "dS":
+                ci = c.get("dS_ci") or [c.get("dS_ci_low"), c.get("dS_ci_high")]
+                text = fmt_metric({"value": v, "ci": ci} if v is not None else None, extras=False)
+            elif isinstance(v, int | float) and not isinstance(v, bool):
+                text = fmt_metric(v, extras=False)
+            else:
+                text = esc("–" if v is None else v)
+            cells.append(f"<td>{text}</td>")
+        cls = ' class="baseline"' if name == baseline else ""
+        rows.append(f"<tr{cls}><th>{esc(name)}</th>{''.join(cells)}</tr>")
+    parts.append(
+        '<div class="scroll"><table class="metrics debias"><caption>Debiasing configurations (paper Table 7): '
+        "bias (rubric, lower is better), alignment with the original prompt, composite S and its change ΔS "
+        f"against the baseline</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+    parts.append(f"<details><summary>metrics/debias.json</summary>{render_metrics_file('debias', d)}</details>")
     return "".join(parts)
 
 
@@ -267,7 +336,7 @@ def _render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = N
     x, y = spec.get("x"), spec.get("y")
     if isinstance(y, list):
         y = y[0] if y else None
-    title = spec.get("title") or name
+    title = textwrap.fill(str(spec.get("title") or name), 60)  # long titles wrap, not clip
     fig = None
     try:
         if "confusion" in template and x in frame.columns and y in frame.columns:
@@ -315,7 +384,7 @@ def _render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = N
         fig.tight_layout()
         buf = io.StringIO()
         with plt.rc_context({"svg.fonttype": "none"}):  # text stays text: smaller, searchable
-            fig.savefig(buf, format="svg")
+            fig.savefig(buf, format="svg", bbox_inches="tight")  # the title and an outside legend fit
         svg = buf.getvalue()
         svg = svg[svg.find("<svg") :]
     finally:
@@ -349,8 +418,8 @@ def _bars(plt, frame: pd.DataFrame, cat: str, ycol: str, hue: str | None, ci: tu
             err = np.vstack([np.clip(values - lo, 0, None), np.clip(hi - values, 0, None)])
         ax.bar(positions + (h_i - (len(hues) - 1) / 2) * width, values, width, yerr=err, capsize=2, label=h)
     ax.set_xticks(positions, cats, rotation=35, ha="right", fontsize=8)
-    if hue:
-        ax.legend(fontsize=7, title=hue, title_fontsize=7)
+    if hue:  # beside the axes, never over the bars
+        ax.legend(fontsize=7, title=hue, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     return fig, ax
 
 
