@@ -41,3 +41,14 @@ def test_profile_command_keeps_params_comments_in_place(tmp_path, monkeypatch):
     for comment in ("# header comment", "# the seed", "# render section", "# the paper"):
         assert comment in text
     assert "# old note" not in text  # it described the replaced value
+
+
+def test_docs_profiles_has_a_row_for_every_params_section():
+    from tests.conftest import REPO_ROOT
+
+    doc = (REPO_ROOT / "docs/profiles.md").read_text(encoding="utf-8")
+    sections = set(yaml.safe_load((REPO_ROOT / "params.yaml").read_text()))
+    for profile in (REPO_ROOT / "profiles").glob("*.yaml"):
+        sections |= set(yaml.safe_load(profile.read_text()) or {})
+    missing = sorted(s for s in sections if f"| `{s}` |" not in doc)
+    assert not missing, f"docs/profiles.md has no row for: {missing}"
