@@ -147,3 +147,26 @@ def test_dvc_plots_show_renders_every_plot_offline_in_chromium(plots_page, tmp_p
             (artifacts / f"plot_{i:02d}.png").write_bytes(base64.b64decode(shot))
         browser.screenshot(tmp_path / "page.png", full_page=True)
         shutil.copy(tmp_path / "page.png", artifacts / "page.png")
+
+
+def _strength(n_units: int, s: float | None, a: float | None) -> dict:
+    iv = lambda v: {"value": v, "ci": [v, v] if v is not None else None}  # noqa: E731
+    return {"groups": {"3 of 3": {"n_units": n_units, "success_stereotype": iv(s), "success_anti": iv(a)}}}
+
+
+def test_success_plot_falls_back_to_a_judge_that_groups_units():
+    empty = _strength(0, None, None)
+    other = _strength(2, 0.9, 0.5)
+    bench = {
+        "judges": {}, "by_default_strength": empty,
+        "strength": [
+            {"name": "j1 groups, j1 labels", "grouping": {"judge": "j1"}, "labels": {"judge": "j1"}, **empty},
+            {"name": "j2 groups, j1 labels (cross)", "grouping": {"judge": "j2"}, "labels": {"judge": "j1"}, **other},
+            {"name": "j2 groups, j2 labels", "grouping": {"judge": "j2"}, "labels": {"judge": "j2"}, **other},
+        ],
+    }
+    frame = plot_frames(bench, None)["success_by_default_strength"]
+    assert frame["series"].tolist() == ["stereotype (j2)", "anti-stereotype (j2)"]
+    assert frame["success"].tolist() == [90.0, 50.0]  # percent, not NaN
+    bench["by_default_strength"] = other  # the primary judge groups units: its own, unlabelled
+    assert plot_frames(bench, None)["success_by_default_strength"]["series"].tolist() == ["stereotype", "anti-stereotype"]

@@ -148,9 +148,10 @@ def evaluate(tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> 
     for first, second in combinations(blind_judges, 2):
         a, pairs = agreement(j, config, first, second, analysed, seeds, k, params.agreement_units, boot)
         agreements.append(a)
-        if first_pairs is None:
-            first_pairs = pairs
+        if first_pairs is None and len(pairs):  # the plot: the first judge pair with paired labels
+            first_pairs = pairs.assign(pair=f"{first} vs {second}")
     bench["agreement"] = agreements
+    bench["confusion_plot_pair"] = str(first_pairs["pair"].iloc[0]) if first_pairs is not None else None
     gen = generator_table(j, analysed, tables.images, seeds, params.n_seeds)
     refusals = refusals_by_bias_type(tables.images, analysed, seeds)
     bench["generators"] = gen.to_dict(orient="records")

@@ -252,6 +252,10 @@ def hedges_plot(hedges: dict[str, Any] | None) -> pd.DataFrame:
     return pd.DataFrame(recs, columns=["bias_type", "series", "g", "ci_low", "ci_high"])
 
 
+def _groups_units(strength: dict[str, Any] | None) -> bool:
+    return bool(strength) and any(g.get("n_units") for g in strength.get("groups", {}).values())
+
+
 def plot_frames(bench: dict[str, Any], pairs: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
     """DVC plot data: default rate by bias type, success by default strength, confusion.
 
@@ -265,12 +269,21 @@ def plot_frames(bench: dict[str, Any], pairs: pd.DataFrame | None) -> dict[str, 
             v, lo, hi = _iv(r["default_rate"])
             rate.append({"bias_type": t, "series": judge, "default_rate": v, "ci_low": lo, "ci_high": hi})
     success = []
-    own = bench.get("by_default_strength")
-    if own:
-        for group, g in own["groups"].items():
+    # the primary judge's own grouping; when it groups no unit (e.g. its answers were invalid),
+    # the first other judge's own grouping that does, named in ``series``
+    own_entries = [e for e in bench.get("strength", []) if e["grouping"]["judge"] == e["labels"]["judge"]
+                   and "recoverable" not in e["name"] and ":" not in e["name"]]
+    chosen, label = bench.get("by_default_strength"), None
+    if not _groups_units(chosen):
+        fallback = next((e for e in own_entries if _groups_units(e)), None)
+        if fallback is not None:
+            chosen, label = fallback, fallback["labels"]["judge"]
+    if chosen:
+        for group, g in chosen["groups"].items():
             for prompt, key in (("stereotype", "success_stereotype"), ("anti-stereotype", "success_anti")):
                 v, lo, hi = _iv(g[key])
-                success.append({"group": group, "series": prompt, "success": v, "ci_low": lo, "ci_high": hi, "units": g["n_units"]})
+                series = f"{prompt} ({label})" if label else prompt
+                success.append({"group": group, "series": series, "success": v, "ci_low": lo, "ci_high": hi, "units": g["n_units"]})
     conf = pairs[["first", "second"]] if pairs is not None else pd.DataFrame(columns=["first", "second"])
     return {
         "default_rate_by_bias_type": pd.DataFrame(rate, columns=["bias_type", "series", "default_rate", "ci_low", "ci_high"]),
