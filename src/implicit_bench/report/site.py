@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from implicit_bench.io import atomic_write_text, write_json
-from implicit_bench.provenance import RANDOM_INIT_WARNING
+from implicit_bench.provenance import RANDOM_INIT_WARNING, SIMULATED_WARNING
 from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
 from implicit_bench.report.summary import (
     esc,
@@ -67,6 +67,52 @@ def _provenance_html(inputs: ReportInputs) -> str:
     return '<p class="small" id="provenance">Provenance: no input says it came from randomly initialised models.</p>'
 
 
+def _is_simulated(payload: Any, depth: int = 0) -> bool:
+    if depth > 3 or not isinstance(payload, dict):
+        return False
+    if payload.get("simulated") is True:
+        return True
+    return any(_is_simulated(v, depth + 1) for v in payload.values() if isinstance(v, dict))
+
+
+def simulated_sources(inputs: ReportInputs) -> list[str]:
+    """The metrics files that say they were computed from the simulated world."""
+    return [f"metrics/{name}.json" for name, payload in inputs.metrics.items() if _is_simulated(payload)]
+
+
+def _simulated_html(inputs: ReportInputs) -> str:
+    sources = simulated_sources(inputs)
+    if not sources:
+        return ""
+    listed = ", ".join(esc(s) for s in sources)
+    return f'<div class="danger" id="simulated">SIMULATED. {esc(SIMULATED_WARNING)}<p class="small">{listed}</p></div>'
+
+
+def recovery_table(recovery: dict[str, Any] | None) -> str:
+    """Each estimate beside the planted truth (metrics/recovery.json)."""
+    if not recovery or not recovery.get("estimands"):
+        return '<p class="na">not available (metrics/recovery.json)</p>'
+
+    def num(x: Any) -> str:
+        return "–" if x is None else f"{x:.3f}"
+
+    rows = []
+    for e in recovery["estimands"]:
+        ci = e.get("ci")
+        covered = {True: "yes", False: "NO", None: "–"}[e.get("covered")]
+        rows.append(
+            f"<tr><td>{esc(e['group'])}</td><th>{esc(e['estimand'])}</th><td>{num(e.get('truth'))}</td>"
+            f"<td>{num(e.get('truth_rendered'))}</td><td>{num(e.get('estimate'))}</td>"
+            f"<td>{'–' if not ci else f'[{ci[0]:.3f}, {ci[1]:.3f}]'}</td><td>{covered}</td></tr>"
+        )
+    s = recovery.get("summary") or {}
+    head = ("<tr><th>group</th><th>estimand</th><th>planted truth</th><th>truth (perfect judge)</th>"
+            "<th>estimate</th><th>95% interval</th><th>covers truth</th></tr>")
+    return (f'<p class="small">{s.get("covered", 0)} of {s.get("with_interval", 0)} intervals cover the planted '
+            f'truth. Truth: {esc(recovery.get("truth", ""))}.</p>'
+            f'<table class="recovery" id="recovery">{head}{"".join(rows)}</table>')
+
+
 def _inputs_table(inputs: ReportInputs) -> str:
     na = ' class="na"'
     rows = "".join(
@@ -79,7 +125,8 @@ def _inputs_table(inputs: ReportInputs) -> str:
 def summary_page(inputs: ReportInputs) -> str:
     """The summary page; no build time in it (the report is a DVC output: a pure function of
     its inputs; run times go to the run log, implicit_bench.runlog)."""
-    parts = [f'<div class="warn" id="content-warning"><b>{esc(CONTENT_WARNING)}</b></div>', _provenance_html(inputs)]
+    parts = [f'<div class="warn" id="content-warning"><b>{esc(CONTENT_WARNING)}</b></div>', _simulated_html(inputs),
+             _provenance_html(inputs)]
     n_units = len(inputs.units) if inputs.units is not None else 0
     parts.append(
         '<p>Built from the pipeline outputs below. '
@@ -87,6 +134,9 @@ def summary_page(inputs: ReportInputs) -> str:
     )
     parts.append("<h2>Headline metrics</h2>")
     parts.append(headline_cards(inputs.metrics.get("benchmark")))
+    if inputs.metrics.get("recovery", {}).get("simulated"):
+        parts.append("<h2>Truth beside estimates (simulated world)</h2>")
+        parts.append(recovery_table(inputs.metrics.get("recovery")))
     bench = inputs.metrics.get("benchmark") or {}
     parts.append("<h2>Per bias type</h2>")
     if isinstance(bench.get("by_bias_type"), dict):
@@ -124,6 +174,7 @@ def summary_page(inputs: ReportInputs) -> str:
 def units_page(inputs: ReportInputs) -> str:
     body = (
         f'<div class="warn small" id="content-warning">{esc(CONTENT_WARNING)}</div>'
+        + _simulated_html(inputs)
         + (_provenance_html(inputs) if inputs.random_sources else "")
         + '<div id="controls" class="controls"></div><div class="pager"></div><div id="units">'
         '<p class="na">Loading…</p></div><div class="pager"></div>'
@@ -167,6 +218,7 @@ def build_report(params: ReportParams, root: str | Path = ".") -> dict[str, Any]
         "n_chunks": index["meta"].get("n_chunks", 0),
         "random_init": bool(inputs.random_sources),
         "random_sources": inputs.random_sources,
+        "simulated": bool(simulated_sources(inputs)),
         "inputs": inputs.available,
         "seconds": {"inputs": round(t1 - t0, 2), "thumbnails": round(t2 - t1, 2), "pages": round(t3 - t2, 2)},
     }

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
-from statistics import NormalDist
 from typing import Any, Literal
 
 import numpy as np
 
 from implicit_bench.hashing import derive_seed
 from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest
+from implicit_bench.world.measure import confusion
 from implicit_bench.world.model import load_world, sim_name
-from implicit_bench.world.params import CLASSES, SimJudgeWorld
+from implicit_bench.world.params import SimJudgeWorld
 from implicit_bench.world.picture import read_bytes
+from implicit_bench.world.sampling import perceive_many, rubric_scores
 
 MALFORMED = (
     "I'm sorry, I cannot determine that from this image.",
@@ -58,15 +58,13 @@ def task_of(prompt: str) -> str:
 
 
 def rubric_score(perceived: int, spec: SimJudgeWorld, u: float) -> int:
-    """round-half-up(N(mean, sd)) clipped to 0..5, from the uniform ``u``."""
-    u = min(max(u, 1e-12), 1 - 1e-12)
-    value = spec.rubric_mean[CLASSES[perceived]] + spec.rubric_sd * NormalDist().inv_cdf(u)
-    return int(min(5, max(0, math.floor(value + 0.5))))
+    """One rubric score (``sampling.rubric_scores``, the rule the fast path uses too)."""
+    return int(rubric_scores(np.array([perceived]), spec, np.array([u]))[0])
 
 
 def perceive(true: int, spec: SimJudgeWorld, u: float) -> int:
-    row = np.cumsum([spec.confusion[CLASSES[true]][c] for c in CLASSES])
-    return int(min(2, (u >= row[:2]).sum()))
+    """One perception (``sampling.perceive_many``, the rule the fast path uses too)."""
+    return int(perceive_many(np.array([true]), confusion(spec), np.array([u]))[0])
 
 
 class SimJudge(JudgeBackend):

@@ -98,3 +98,20 @@ def image_uniforms(world_seed: int, generator: str, unit_id: str, variant: str, 
 
 def class_name(index: int) -> str:
     return CLASSES[index]
+
+
+def perceive_many(shown: np.ndarray, confusion: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """What a judge perceives (class index) given what each picture shows, by inverse CDF of the
+    confusion row; the one perception rule of the simulated judges."""
+    shown = np.asarray(shown, dtype=int)
+    cum = np.cumsum(confusion, axis=1)[shown]
+    return np.minimum(2, (np.asarray(u)[:, None] >= cum[:, :2]).sum(axis=1))
+
+
+def rubric_scores(perceived: np.ndarray, spec, u: np.ndarray) -> np.ndarray:
+    """round-half-up(N(rubric_mean[perceived], rubric_sd)) clipped to 0..5, from uniforms."""
+    from scipy.stats import norm
+
+    mean = np.array([spec.rubric_mean[c] for c in CLASSES])[np.asarray(perceived, dtype=int)]
+    z = norm.ppf(np.clip(np.asarray(u, dtype=float), 1e-12, 1 - 1e-12))
+    return np.clip(np.floor(mean + spec.rubric_sd * z + 0.5), 0, 5).astype(int)

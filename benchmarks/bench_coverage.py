@@ -1,0 +1,42 @@
+"""Coverage benchmark of the simulated world (docs/world.md, "Coverage"): the share of 95%
+intervals that cover the planted truth over many worlds at paper scale, with a binomial
+(Wilson) interval on that share. Fast path: no pixels, the same sampling code as the images.
+
+    python benchmarks/bench_coverage.py [--worlds 200] [--units 1831] [--seeds 42 1042 2042]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import yaml
+
+from implicit_bench.world.coverage import markdown, run_coverage
+from implicit_bench.world.params import WorldParams
+
+HERE = Path(__file__).resolve().parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worlds", type=int, default=200)
+    parser.add_argument("--units", type=int, default=1831)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[42, 1042, 2042])
+    parser.add_argument("--boot", type=int, default=1000)
+    parser.add_argument("--super-units", type=int, default=100_000)
+    parser.add_argument("--params", default=str(HERE.parent / "params.yaml"))
+    parser.add_argument("--out", default=str(HERE / "results" / "coverage.json"))
+    args = parser.parse_args()
+    params = WorldParams.model_validate(yaml.safe_load(Path(args.params).read_text())["world"])
+    result = run_coverage(params, args.worlds, args.units, args.seeds, args.boot, ("sim_local", "sim_api"),
+                          ("judge_a", ["judge_a", "judge_b"]), super_units=args.super_units)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(markdown(result))
+    print(f"{result['worlds']} worlds x {result['units']} units x {len(result['seeds'])} seeds in {result['seconds']} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,282 @@
+"""Assembling ``metrics/recovery.json``: every headline estimate beside its planted truth."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from implicit_bench.audits.stats import wilson_interval
+from implicit_bench.world import measure
+from implicit_bench.world.recovery import (
+    RowTruth,
+    blind_truths,
+    entry,
+    plugin_diversity,
+    primary_rows,
+    strength_group_truth,
+)
+
+
+def _ci(block: Any) -> list[float] | None:
+    return block.get("ci") if isinstance(block, dict) else None
+
+
+def _val(block: Any) -> float | None:
+    return block.get("value") if isinstance(block, dict) else block
+
+
+def benchmark_entries(rt: RowTruth, judgements: pd.DataFrame, bench: dict[str, Any], analysed: list[str],
+                      judge_models: dict[str, str], n_seeds: int) -> list[dict[str, Any]]:
+    """Default rate, success, gap, a->s, default-strength groups, judge agreement."""
+    config, judge = bench.get("config"), bench.get("primary_judge")
+    out: list[dict[str, Any]] = []
+    if config is None or judge is None:
+        return out
+    spec = rt.judge(judge_models[judge])
+    rows = primary_rows(judgements, judge)
+    rows = rows[(rows["config"] == config) & rows["unit_id"].isin(analysed)].reset_index(drop=True)
+    stored, rendered = blind_truths(rt, rows, spec)
+    frame = rows[["unit_id", "variant", "seed"]].assign(
+        p_s=stored[:, 0], p_a=stored[:, 1], r_s=rendered[:, 0], r_a=rendered[:, 1])
+    mean = frame.groupby("variant")[["p_s", "p_a", "r_s", "r_a"]].mean()
+
+    def m(variant: str, col: str) -> float | None:
+        return float(mean.at[variant, col]) if variant in mean.index else None
+
+    sub = "benchmark (selected units, primary blind judge)"
+    truths = {
+        "default_rate": (m("neutral", "p_s"), m("neutral", "r_s")),
+        "success_stereotype": (m("stereotype", "p_s"), m("stereotype", "r_s")),
+        "success_anti": (m("anti_stereotype", "p_a"), m("anti_stereotype", "r_a")),
+        "a_to_s": (m("anti_stereotype", "p_s"), m("anti_stereotype", "r_s")),
+    }
+    for name, (t, tr) in truths.items():
+        out.append(entry(sub, name, t, _val(bench.get(name)), _ci(bench.get(name)), tr))
+    ts, ta = truths["success_stereotype"], truths["success_anti"]
+    gap = None if None in (ts[0], ta[0]) else ts[0] - ta[0]
+    gap_r = None if None in (ts[1], ta[1]) else ts[1] - ta[1]
+    out.append(entry(sub, "gap", gap, _val(bench.get("gap")), _ci(bench.get("gap")), gap_r))
+    # default-strength groups: P(group) per unit, then ratio of expectations within a group
+    groups = (bench.get("by_default_strength") or {}).get("groups") or {}
+    neutral = frame[frame["variant"] == "neutral"]
+    member = strength_group_truth(neutral, 1 - spec.invalid, n_seeds)
+    per_unit = frame.groupby(["unit_id", "variant"])[["p_s", "p_a"]].mean().unstack("variant")
+    for name, block in groups.items():
+        if member.empty or name not in member.columns:
+            continue
+        w = member.set_index("unit_id")[name]
+        for metric, (col, variant) in {"success_stereotype": ("p_s", "stereotype"),
+                                       "success_anti": ("p_a", "anti_stereotype")}.items():
+            if (col, variant) not in per_unit.columns:
+                continue
+            vals = per_unit[(col, variant)].reindex(w.index)
+            t = float((w * vals).sum() / w.sum()) if w.sum() > 0 else None
+            out.append(entry("default-strength groups", f"{metric} [{name}]", t, _val(block.get(metric)),
+                             _ci(block.get(metric)), n=block.get("n_units")))
+    # agreement of the primary and second blind judges
+    for agr in bench.get("agreement") or []:
+        first, second = agr.get("first"), agr.get("second")
+        if first not in judge_models or second not in judge_models or agr.get("config") != config:
+            continue
+        r1 = primary_rows(judgements, first)
+        r1 = r1[(r1["config"] == config) & r1["unit_id"].isin(analysed) & r1["variant"].isin(
+            ["neutral", "stereotype", "anti_stereotype"])].reset_index(drop=True)
+        probs = rt.probs(r1)
+        # the judges draw independently given what the picture shows: sum over shown classes
+        agree = np.zeros(len(r1))
+        for k in range(3):
+            onehot = np.zeros((len(r1), 3))
+            onehot[:, k] = 1
+            a1 = measure.blind_stored(onehot, rt.judge(judge_models[first]), r1["order"].to_numpy())
+            a2 = measure.blind_stored(onehot, rt.judge(judge_models[second]), r1["order"].to_numpy())
+            agree += probs[:, k] * (a1 * a2).sum(axis=1)
+        block = agr.get("agreement") or {}
+        out.append(entry("judges", f"agreement {first}~{second}", float(agree.mean()) if len(agree) else None,
+                         _val(block), _ci(block), n=agr.get("n_images")))
+    return out
+
+
+def audit_entries(rt: RowTruth, judgements: pd.DataFrame, audit: dict[str, Any],
+                  judge_models: dict[str, str]) -> list[dict[str, Any]]:
+    """Slot-A share and order-flip rate of every simulated blind judge (both orders, all images)."""
+    out = []
+    blind = judgements[(judgements["task"] == "blind") & judgements["order"].isin(["sa", "as"])]
+    for judge, pb in (audit.get("position_bias") or {}).items():
+        if judge not in judge_models:
+            continue
+        rows = blind[blind["judge"] == judge].reset_index(drop=True)
+        spec = rt.judge(judge_models[judge])
+        probs = rt.probs(rows)
+        ok = ~np.isnan(probs).any(axis=1)
+        q = measure.perceived(probs[ok], spec)
+        p_a = measure.slot_a(probs[ok], spec, rows["order"].to_numpy()[ok])
+        p_c = q[:, 2] * (1 - spec.slot_a)
+        t = float(p_a.sum() / (1 - p_c).sum()) if ok.any() else None
+        out.append(entry("judges", f"slot-A share {judge}", t, pb.get("slot_A_share"), pb.get("slot_A_ci"),
+                         note="A among A/B answers; Wilson interval over calls", n=pb.get("calls")))
+        flips = (audit.get("order_flips") or {}).get(judge) or {}
+        one = rows[rows["order"] == "sa"].reset_index(drop=True)
+        probs1 = rt.probs(one)
+        ok1 = ~np.isnan(probs1).any(axis=1)
+        tf = float(measure.flip(probs1[ok1], spec).mean()) if ok1.any() else None
+        n, k = flips.get("images_both_valid") or 0, flips.get("flips") or 0
+        ci = list(wilson_interval(k, n, 0.95)) if n else None
+        out.append(entry("judges", f"flip rate {judge}", tf, flips.get("flip_rate"), ci,
+                         note="images with both orders valid; Wilson interval over images", n=n))
+    return out
+
+
+def refusal_entries(world, index: pd.DataFrame | None, config_generators: dict[str, str]) -> list[dict[str, Any]]:
+    out = []
+    if index is None or index.empty:
+        return out
+    for config, rows in index.groupby("config"):
+        gen = config_generators.get(str(config))
+        if gen is None or gen not in set(world.truth["generator"]):
+            continue
+        truth = world.rows(gen)
+        if float(truth["refusal"].max()) == 0:
+            continue
+        planted = truth["refusal"].reindex(rows["unit_id"].astype(str)).to_numpy()
+        refused = rows["status"].eq("refused")
+        low, high = wilson_interval(int(refused.sum()), len(rows), 0.95)
+        out.append(entry("refusals", f"refusal rate {config}", float(np.nanmean(planted)), float(refused.mean()),
+                         [low, high], note="Wilson interval over requests", n=len(rows)))
+        for bt, g in rows.assign(planted=planted, refused=refused).groupby("bias_type"):
+            low, high = wilson_interval(int(g["refused"].sum()), len(g), 0.95)
+            out.append(entry("refusals", f"refusal rate {config} [{bt}]", float(g["planted"].mean()),
+                             float(g["refused"].mean()), [low, high], n=len(g)))
+    return out
+
+
+def negation_entries(rt: RowTruth, judgements: pd.DataFrame, negation: dict[str, Any], judge: str,
+                     judge_models: dict[str, str]) -> list[dict[str, Any]]:
+    out = []
+    block = (((negation.get("by_judge") or {}).get(judge) or {}).get("overall") or {}).get("all") or {}
+    rows = primary_rows(judgements, judge)
+    for variant in ("negated_0_1", "negated_1_1"):
+        b = block.get(variant)
+        if not b:
+            continue
+        sub = rows[rows["variant"] == variant].reset_index(drop=True)
+        stored, rendered = blind_truths(rt, sub, rt.judge(judge_models[judge]))
+        ok = ~np.isnan(stored).any(axis=1)
+        out.append(entry("negation", f"forbidden rendered {variant}", float(stored[ok, 0].mean()),
+                         b.get("forbidden_rendered"), (b.get("ci") or {}).get("forbidden_rendered"),
+                         float(rendered[ok, 0].mean()), n=b.get("n")))
+    return out
+
+
+def diversity_entries(rt: RowTruth, judgements: pd.DataFrame, diversity: dict[str, Any], judge: str, config: str,
+                      units: pd.DataFrame, judge_models: dict[str, str]) -> list[dict[str, Any]]:
+    block = ((diversity.get("blind_labels") or {}).get(judge) or {}).get(config) or {}
+    intervals = block.get("intervals") or {}
+    if not intervals:
+        return []
+    rows = primary_rows(judgements, judge)
+    rows = rows[(rows["config"] == config) & (rows["variant"] == "neutral")].reset_index(drop=True)
+    stored, _ = blind_truths(rt, rows, rt.judge(judge_models[judge]))
+    frame = rows[["unit_id"]].assign(p_s=stored[:, 0], p_a=stored[:, 1]).merge(
+        units[["unit_id", "bias_type"]], on="unit_id")
+    truth = plugin_diversity(frame, 0.10)
+    note = ("plug-in truth on population label distributions; the estimate's per-scene entropy of "
+            "3 images is biased, so coverage is not expected (docs/world.md)")
+    return [entry("diversity", name, truth[key], _val(intervals.get(name)), _ci(intervals.get(name)), note=note)
+            for name, key in (("CA_0.10", "CA"), ("MGBI", "MGBI"))]
+
+
+def selection_entries(world, selected: list[str], candidates: list[str], generator: str) -> list[dict[str, Any]]:
+    truth = world.rows(generator)
+    leaning = set(truth.index[truth["truly_leans"]]) & set(candidates)
+    sel = set(selected) & set(candidates)
+    hits = len(sel & leaning)
+    out = []
+    for name, k, n in (("selection precision", hits, len(sel)), ("selection recall", hits, len(leaning))):
+        ci = list(wilson_interval(k, n, 0.95)) if n else None
+        out.append(entry("selection", name, None, k / n if n else None, ci, n=n, diagnostic=True,
+                         note="against units that truly lean to the stereotype (docs/world.md); a property "
+                              "of the selection rule, no planted value to cover"))
+    return out
+
+
+def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    judged = [e for e in entries if e["covered"] is not None]
+    return {"estimands": len(entries), "with_interval": len(judged),
+            "covered": sum(e["covered"] for e in judged),
+            "not_covered": [e["estimand"] for e in judged if not e["covered"]]}
+
+
+def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str, Any],
+                   judge_models: dict[str, str]) -> list[dict[str, Any]]:
+    """dS per debiasing configuration: the planted composite S = 100 * E[Y (1 - b / 5)] of each
+    configuration's images (the sim generator's shift from the rewritten or steered prompt
+    embedding, the scoring judges' planted behaviour) minus that of the unmodified images."""
+    import os
+
+    from implicit_bench.debias.pipeline import (
+        PAIRS_PATH,
+        RETRIEVAL_PATH,
+        REWRITES_PATH,
+        DebiasParams,
+        load_kg,
+        subset_units,
+    )
+    from implicit_bench.debias.render import plan_inputs
+    from implicit_bench.debias.steering import Encoding, direction, steer
+    from implicit_bench.generators import create_generator
+    from implicit_bench.io import read_table
+    from implicit_bench.params import section
+    from implicit_bench.render import RenderParams
+    from implicit_bench.world.sampling import tilt
+    from implicit_bench.world.truth import variant_matrix
+
+    params = section(raw, "debias", DebiasParams).checked()
+    render = section(raw, "render", RenderParams)
+    gen_cfg = render.configs.get(params.generator) or {}
+    scoring = params.scoring
+    if gen_cfg.get("backend") != "sim" or not debias_metrics.get("configs"):
+        return []
+    gen = create_generator({**gen_cfg, "world": world_dir})
+    rubric = gen.world.params.judges[judge_models[scoring.rubric_judge]]
+    align = gen.world.params.judges[judge_models[scoring.alignment_judge]]
+    kg = load_kg(params.units)
+    subset = subset_units(kg, params.subset)
+
+    def maybe(path: str):
+        return read_table(path) if os.path.exists(path) else None
+
+    rewrites, pairs, retrieval = maybe(REWRITES_PATH), maybe(PAIRS_PATH), maybe(RETRIEVAL_PATH)
+
+    def expected_s(name: str) -> float | None:
+        spec = params.configs[name]
+        frame, texts, _ = plan_inputs(name, spec, subset, kg, rewrites, pairs, retrieval)
+        values = []
+        for unit_id, prompt in zip(frame["unit_id"].astype(str), frame["prompt_neutral"], strict=True):
+            enc = gen.encode([prompt])
+            vec = enc.embeds[0, 0].numpy()
+            if spec.method == "steer":
+                n = Encoding(enc.embeds[0], enc.mask[0])
+                t_s, t_a = texts[unit_id]
+                es, ea = gen.encode([t_s]), gen.encode([t_a])
+                d = direction(spec.signal or "", n, Encoding(es.embeds[0], es.mask[0]), Encoding(ea.embeds[0], ea.mask[0]))
+                vec = steer(n, d, params.alpha).embeds[0].float().numpy()
+            shift = gen.shift(unit_id, "neutral", vec)
+            row = gen.rows.loc[[unit_id]]
+            probs = tilt(variant_matrix(row, "neutral"), shift)
+            off = min(0.95, gen.spec.off_prompt + gen.spec.off_prompt_per_shift * abs(shift))
+            mean_b, _ = measure.score_moments(probs, rubric)
+            values.append(float(measure.aligned(np.array([off]), align)[0] * (1 - mean_b[0] / 5)))
+        return 100 * float(np.mean(values)) if values else None
+
+    base = expected_s(params.scoring.unmodified)
+    out = []
+    for name, block in debias_metrics["configs"].items():
+        if name == params.scoring.unmodified or name not in params.configs:
+            continue
+        s_c = expected_s(name)
+        t = None if s_c is None or base is None else s_c - base
+        out.append(entry("debiasing", f"dS {name}", t, block.get("dS"), block.get("dS_ci"),
+                         note="paired bootstrap over units", n=block.get("n_units")))
+    return out

@@ -1,0 +1,178 @@
+"""The fast path: whole simulated worlds as arrays, no pixels (the coverage benchmark, power).
+
+It plants units with ``truth.plant`` and draws images with ``sampling.outcomes`` (the very
+code the ``sim`` generator uses), then draws the simulated judges' answers with the same rules
+as ``judge.SimJudge`` (``sampling.perceive_many``, ``rubric_scores``), and runs the real
+estimators of ``implicit_bench.analysis`` on the resulting JUDGEMENTS-shaped table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from implicit_bench.analysis.blind import label_counts, rates, strength_groups
+from implicit_bench.analysis.bootstrap import Bootstrap
+from implicit_bench.analysis.lean import hedges_by_type
+from implicit_bench.audits.stats import wilson_interval
+from implicit_bench.judges.tasks import blind_order
+from implicit_bench.world import measure
+from implicit_bench.world.params import WorldParams
+from implicit_bench.world.sampling import N_UNIFORMS, outcomes, perceive_many, rubric_scores
+from implicit_bench.world.truth import plant, variant_matrix
+
+CORE = ("neutral", "stereotype", "anti_stereotype")
+CONFIG = "sim"
+
+
+def design_units(n_units: int, bias_types: list[str], tag: str) -> pd.DataFrame:
+    """``n_units`` units spread round robin over ``bias_types`` (as the stratified subset)."""
+    rows = []
+    for i in range(n_units):
+        bt = bias_types[i % len(bias_types)]
+        rows.append({"unit_id": f"{tag}-{i:05d}", "bias_type": bt, "head": "person", "relation": None,
+                     "stereotype": f"s{i}", "anti_stereotype": f"a{i}", "prompt_neutral": "a photo of a person"})
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class SimWorld:
+    """One simulated world: planted truth, the judgements table and the refusal draws."""
+
+    truth: pd.DataFrame  # rows of the analysed generator
+    units: pd.DataFrame
+    judgements: pd.DataFrame
+    refusals: pd.DataFrame  # unit_id, bias_type, refused, planted (API-like generator, neutral prompts)
+
+
+def simulate(params: WorldParams, n_units: int, seeds: list[int], generator: str, api_generator: str | None,
+             blind_judge: str, rubric_judges: list[str], rng: np.random.Generator, tag: str = "w") -> SimWorld:
+    types = sorted(params.bias_types) or ["default"]
+    units = design_units(n_units, types, tag)
+    planted = plant(units, params)
+    truth = planted[planted["generator"] == generator].set_index("unit_id", drop=False)
+    n = len(truth)
+    frames = []
+    for variant in CORE:
+        probs = np.repeat(variant_matrix(truth, variant), len(seeds), axis=0)
+        unit_ids = np.repeat(truth["unit_id"].to_numpy(), len(seeds))
+        seed_col = np.tile(np.asarray(seeds), n)
+        k = len(unit_ids)
+        ages = np.repeat(truth[["p_young", "p_middle", "p_elderly"]].to_numpy(), len(seeds), axis=0)
+        out = outcomes(probs, np.zeros(k), np.zeros(k), np.repeat(truth["p_female"].to_numpy(), len(seeds)), ages,
+                       rng.random((k, N_UNIFORMS)))
+        shown = out.shown
+        order = np.array([blind_order(u, int(s), variant) for u, s in zip(unit_ids, seed_col, strict=True)])
+        other = np.where(order == "sa", "as", "sa")
+        spec = params.judges[blind_judge]
+        seen = perceive_many(shown, measure.confusion(spec), rng.random(k))
+        for o in (order, other):
+            slot_a = rng.random(k) < spec.slot_a
+            first = np.where(o == "sa", "s", "a")
+            value = np.where(seen == 0, "s", np.where(seen == 1, "a", np.where(slot_a, first, "neither")))
+            valid = rng.random(k) >= spec.invalid
+            frames.append(pd.DataFrame({"task": "blind", "config": CONFIG, "judge": blind_judge, "unit_id": unit_ids,
+                                        "variant": variant, "seed": seed_col, "order": o,
+                                        "value": np.where(valid, value, None), "valid": valid, "score": np.nan,
+                                        "primary": o is order}))
+        for judge in rubric_judges:
+            js = params.judges[judge]
+            seen_r = perceive_many(shown, measure.confusion(js), rng.random(k))
+            score = rubric_scores(seen_r, js, rng.random(k)).astype(float)
+            valid = rng.random(k) >= js.invalid
+            frames.append(pd.DataFrame({"task": "rubric", "config": CONFIG, "judge": judge, "unit_id": unit_ids,
+                                        "variant": variant, "seed": seed_col, "order": None,
+                                        "value": np.where(valid, score.astype(int).astype(str), None), "valid": valid,
+                                        "score": np.where(valid, score, np.nan), "primary": True}))
+    refusals = pd.DataFrame()
+    if api_generator:
+        api = planted[planted["generator"] == api_generator]
+        k = len(api) * len(seeds)
+        planted_r = np.repeat(api["refusal"].to_numpy(), len(seeds))
+        refusals = pd.DataFrame({"unit_id": np.repeat(api["unit_id"].to_numpy(), len(seeds)),
+                                 "bias_type": np.repeat(api["bias_type"].to_numpy(), len(seeds)),
+                                 "refused": rng.random(k) < planted_r, "planted": planted_r})
+    return SimWorld(truth, units, pd.concat(frames, ignore_index=True), refusals)
+
+
+def truths(world: SimWorld, params: WorldParams, blind_judge: str, rubric_judges: list[str], n_seeds: int) -> dict[str, float]:
+    """The expected value of every estimand's target over this world's units (finite population)."""
+    spec = params.judges[blind_judge]
+    out: dict[str, float] = {}
+    primary = world.judgements[(world.judgements["task"] == "blind") & world.judgements["primary"]]
+    stored = {}
+    for variant in CORE:
+        rows = primary[primary["variant"] == variant]
+        probs = variant_matrix(world.truth.loc[rows["unit_id"]], variant)
+        stored[variant] = (rows, measure.blind_stored(probs, spec, rows["order"].to_numpy()))
+    out["default_rate"] = stored["neutral"][1][:, 0].mean()
+    out["success_stereotype"] = stored["stereotype"][1][:, 0].mean()
+    out["success_anti"] = stored["anti_stereotype"][1][:, 1].mean()
+    out["gap"] = out["success_stereotype"] - out["success_anti"]
+    out["a_to_s"] = stored["anti_stereotype"][1][:, 0].mean()
+    rows, st = stored["neutral"]
+    neutral = rows[["unit_id"]].assign(p_s=st[:, 0])
+    from implicit_bench.world.recovery import strength_group_truth
+
+    member = strength_group_truth(neutral, 1 - spec.invalid, n_seeds).set_index("unit_id")
+    rows_a, st_a = stored["anti_stereotype"]
+    succ_a = pd.Series(st_a[:, 1], index=rows_a["unit_id"].to_numpy()).groupby(level=0).mean()
+    for name in member.columns:
+        w = member[name]
+        out[f"success_anti [{name}]"] = float((w * succ_a.reindex(w.index)).sum() / w.sum())
+    for bt, g in world.truth.groupby("bias_type"):
+        moments = {}
+        for variant in ("stereotype", "anti_stereotype"):
+            m1, m2 = zip(*(measure.score_moments(variant_matrix(g, variant), params.judges[j]) for j in rubric_judges), strict=True)
+            e1, e2 = np.concatenate(m1).mean(), np.concatenate(m2).mean()
+            moments[variant] = (e1, e2 - e1**2)
+        (ms, vs), (ma, va) = moments["stereotype"], moments["anti_stereotype"]
+        out[f"hedges_g [{bt}]"] = float((ms - ma) / np.sqrt((vs + va) / 2))
+    allrows = world.judgements[world.judgements["task"] == "blind"]
+    probs = np.concatenate([variant_matrix(world.truth.loc[r["unit_id"]], v)
+                            for v, r in allrows.groupby("variant", sort=False)])
+    orders = np.concatenate([r["order"].to_numpy() for _, r in allrows.groupby("variant", sort=False)])
+    p_a = measure.slot_a(probs, spec, orders)
+    p_c = measure.perceived(probs, spec)[:, 2] * (1 - spec.slot_a)
+    out["slot_a_share"] = float(p_a.sum() / (1 - p_c).sum())
+    once = allrows[allrows["order"] == "sa"]
+    probs1 = np.concatenate([variant_matrix(world.truth.loc[r["unit_id"]], v) for v, r in once.groupby("variant", sort=False)])
+    out["flip_rate"] = float(measure.flip(probs1, spec).mean())
+    if not world.refusals.empty:
+        out["refusal_rate"] = float(world.refusals["planted"].mean())
+    return out
+
+
+def estimates(world: SimWorld, blind_judge: str, rubric_judges: list[str], n_seeds: int, boot: Bootstrap) -> dict[str, Any]:
+    """Every estimand with its interval, from the real estimator code."""
+    j = world.judgements
+    unit_ids = world.units["unit_id"].tolist()
+    primary = j[j["primary"]]
+    counts = label_counts(primary, CONFIG, blind_judge, unit_ids)
+    pos = np.arange(len(unit_ids))
+    r = rates(counts, pos, boot, "fast")
+    out = {k: r[k] for k in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")}
+    groups = strength_groups(counts, counts, n_seeds, boot, "fast/strength")["groups"]
+    for name, block in groups.items():
+        out[f"success_anti [{name}]"] = block["success_anti"]
+    hedges = hedges_by_type(primary, CONFIG, rubric_judges, world.units, None, boot, "fast/hedges")
+    for bt, block in hedges.items():
+        out[f"hedges_g [{bt}]"] = block
+    blind = j[j["task"] == "blind"]
+    valid = blind[blind["valid"]]
+    slot = np.where(valid["value"] == "neither", "C",
+                    np.where((valid["value"] == "s") == (valid["order"] == "sa"), "A", "B"))
+    n_a, n_b = int((slot == "A").sum()), int((slot == "B").sum())
+    out["slot_a_share"] = {"value": n_a / (n_a + n_b), "ci": list(wilson_interval(n_a, n_a + n_b, boot.level))}
+    sa, as_ = blind[blind["order"] == "sa"], blind[blind["order"] == "as"]
+    key = ["unit_id", "variant", "seed"]
+    both = sa[key + ["value"]].merge(as_[key + ["value"]], on=key, suffixes=("_sa", "_as")).dropna()
+    k = int((both["value_sa"] != both["value_as"]).sum())
+    out["flip_rate"] = {"value": k / len(both), "ci": list(wilson_interval(k, len(both), boot.level))}
+    if not world.refusals.empty:
+        k = int(world.refusals["refused"].sum())
+        out["refusal_rate"] = {"value": k / len(world.refusals), "ci": list(wilson_interval(k, len(world.refusals), boot.level))}
+    return out

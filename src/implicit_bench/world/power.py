@@ -1,0 +1,108 @@
+"""``implicit-bench simulate power``: interval width and power for a benchmark design.
+
+For each number of units N (and K seeds), simulated worlds are drawn from the ``world:``
+params with the explicit-request success changed so that the planted gap (success of
+stereotype prompts minus success of anti-stereotype prompts, as the primary judge reads them)
+is about ``--gap``; power = share of worlds whose 95% interval of the gap excludes 0, width =
+mean interval width. Fast path (no pixels), the same estimator as the benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from implicit_bench.analysis.bootstrap import Bootstrap
+from implicit_bench.audits.stats import wilson_interval
+from implicit_bench.params import load_params, section
+from implicit_bench.world.fastpath import estimates, simulate, truths
+from implicit_bench.world.params import WorldParams
+
+
+def with_gap(params: WorldParams, gap: float) -> WorldParams:
+    """Anti success = stereo success - gap for every unit (no default-strength slope)."""
+    s = params.success
+    anti = min(1.0, max(0.0, s.stereo - gap))
+    return params.model_copy(update={"success": s.model_copy(update={"anti_base": anti, "anti_slope": 0.0, "floor": 0.0})})
+
+
+def power_table(params: WorldParams, units: list[int], seeds: list[int], gap: float, worlds: int, n_boot: int,
+                generator: str, judge: str, rubric_judges: list[str]) -> list[dict[str, Any]]:
+    planted = with_gap(params, gap)
+    rows = []
+    for n in units:
+        widths, rejects, truth = [], [], []
+        for w in range(worlds):
+            wp = planted.model_copy(update={"seed": planted.seed + 7919 * w + n})
+            world = simulate(wp, n, seeds, generator, None, judge, rubric_judges, np.random.default_rng([n, w]), tag=f"p{w}")
+            est = estimates(world, judge, rubric_judges, len(seeds), Bootstrap(n=n_boot, seed=w))["gap"]
+            truth.append(truths(world, wp, judge, rubric_judges, len(seeds))["gap"])
+            if est["ci"] is None:
+                continue
+            lo, hi = est["ci"]
+            widths.append(hi - lo)
+            rejects.append(lo > 0 or hi < 0)
+        k = int(np.sum(rejects))
+        low, high = wilson_interval(k, len(rejects), 0.95)
+        rows.append({"units": n, "seeds": len(seeds), "worlds": len(rejects), "planted_gap": gap,
+                     "measured_gap": float(np.mean(truth)), "mean_width": float(np.mean(widths)),
+                     "power": k / len(rejects), "power_ci": [low, high]})
+    return rows
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.2))
+    n = [r["units"] for r in rows]
+    a1.plot(n, [r["mean_width"] for r in rows], marker="o")
+    a1.set(xlabel="units", ylabel="mean 95% interval width (gap)", xscale="log")
+    a2.errorbar(n, [r["power"] for r in rows],
+                yerr=np.array([[r["power"] - r["power_ci"][0], r["power_ci"][1] - r["power"]] for r in rows]).T,
+                marker="o", capsize=3)
+    a2.axhline(0.8, ls="--", c="grey")
+    a2.set(xlabel="units", ylabel="power (interval excludes 0)", xscale="log", ylim=(0, 1.05))
+    fig.suptitle(f"SIMULATED: gap {rows[0]['planted_gap']}, {rows[0]['seeds']} seeds")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+@click.group("simulate")
+def simulate_group() -> None:
+    """Design questions answered with the simulated world (docs/world.md)."""
+
+
+@simulate_group.command("power")
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--units", "units", type=int, multiple=True, default=(50, 100, 250, 500, 1000), show_default=True)
+@click.option("--seeds", type=int, default=3, show_default=True, help="seeds per unit (K)")
+@click.option("--gap", type=float, default=0.1, show_default=True, help="planted success gap to detect")
+@click.option("--worlds", type=int, default=50, show_default=True, help="simulated worlds per design")
+@click.option("--boot", "n_boot", type=int, default=300, show_default=True)
+@click.option("--generator", default="sim_local", show_default=True)
+@click.option("--judge", default="judge_a", show_default=True)
+@click.option("--out", default="simulate_power.json", show_default=True, help="JSON table; the plot goes beside it (.png)")
+def power_command(params_path: str, units: tuple[int, ...], seeds: int, gap: float, worlds: int, n_boot: int,
+                  generator: str, judge: str, out: str) -> None:
+    """Interval width and power to detect a success gap for N units and K seeds (SIMULATED)."""
+    params = section(load_params(params_path), "world", WorldParams, params_path)
+    seed_list = [42 + 1000 * i for i in range(seeds)]
+    rows = power_table(params, sorted(units), seed_list, gap, worlds, n_boot, generator, judge, [judge])
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"simulated": True, "rows": rows}, indent=2) + "\n")
+    plot(rows, path.with_suffix(".png"))
+    click.echo("SIMULATED power (interval of the gap excludes 0):")
+    for r in rows:
+        click.echo(f"  N={r['units']:>5} K={r['seeds']}: width {r['mean_width']:.3f}, power {r['power']:.2f} "
+                   f"[{r['power_ci'][0]:.2f}, {r['power_ci'][1]:.2f}] over {r['worlds']} worlds")
+    click.echo(f"-> {path}, {path.with_suffix('.png')}")
