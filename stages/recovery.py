@@ -14,6 +14,7 @@ from implicit_bench.io import read_json, read_table, write_json
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import provenance
 from implicit_bench.world.assemble import (
+    all_units_entries,
     audit_entries,
     benchmark_entries,
     debias_entries,
@@ -56,14 +57,18 @@ def main(params_path: str, out: str) -> None:
     units = read_table("data/interim/units.parquet")
     selected = read_table("data/processed/selected_units.parquet")["unit_id"].astype(str).tolist()
     bench, audit = _json("metrics/benchmark.json"), _json("metrics/judge_audit.json")
+    primary = bench.get("primary_judge")
+    config = bench.get("config")
     evaluate = raw.get("evaluate") or {}
     index_paths = sorted(glob.glob("data/images/*/index.parquet"))
     index = pd.concat([read_table(p) for p in index_paths]) if index_paths else None
     if index is not None:
         index = index.merge(units[["unit_id", "bias_type"]], on="unit_id", how="left")
-    primary = bench.get("primary_judge")
-    config = bench.get("config")
     entries = benchmark_entries(rt, judgements, bench, selected, judges, int(evaluate.get("n_seeds", 3)))
+    boot = evaluate.get("bootstrap") or {}
+    if primary in judges and config:
+        entries += all_units_entries(rt, judgements, config, primary, units["unit_id"].astype(str).tolist(), judges,
+                                     int(boot.get("n", 1000)), int(boot.get("seed", 42)))
     entries += _hedges(rt, judgements, read_json("metrics/lean.json"), selected, judges, config)
     entries += selection_entries(world, selected, units["unit_id"].astype(str).tolist(),
                                  gens.get((raw.get("select") or {}).get("config"), next(iter(gens.values()))))

@@ -21,11 +21,12 @@ RANDOM_INIT_MARKER = "RANDOM_INIT.json"
 
 SIMULATED_PREFIX = "sim:"
 
-SIMULATED_WARNING = (
-    "SIMULATED: computed from the simulated world of the default profile (planted truth, "
-    "simulated generators and judges; docs/world.md). The numbers test the benchmark's "
-    "estimators against known truth and say nothing about any real model."
+SIMULATED_NOTE = (
+    "Computed from the simulated world of the default profile (planted truth, simulated "
+    "generators and judges; docs/world.md). The numbers test the benchmark's estimators "
+    "against known truth and say nothing about any real model."
 )
+SIMULATED_WARNING = f"SIMULATED: {SIMULATED_NOTE}"
 
 RANDOM_INIT_WARNING = (
     "Computed from randomly initialised models (default offline profile): the numbers "
@@ -107,7 +108,7 @@ def markdown_banner(block: dict[str, Any] | None) -> str:
         return ""
     out = ""
     if block.get("simulated"):
-        out += f"> **SIMULATED**: {SIMULATED_WARNING}\n\n"
+        out += f"> **SIMULATED**: {SIMULATED_NOTE}\n\n"
     if block.get("random_init"):
         models = ", ".join(dict.fromkeys(str(m) for m in block.get("random_init_models", []) if m))
         suffix = f" ({models})" if models else ""

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from implicit_bench.io import atomic_write_text, write_json
-from implicit_bench.provenance import RANDOM_INIT_WARNING, SIMULATED_WARNING
+from implicit_bench.provenance import RANDOM_INIT_WARNING, SIMULATED_NOTE
 from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
 from implicit_bench.report.summary import (
     esc,
@@ -85,7 +85,7 @@ def _simulated_html(inputs: ReportInputs) -> str:
     if not sources:
         return ""
     listed = ", ".join(esc(s) for s in sources)
-    return f'<div class="danger" id="simulated">SIMULATED. {esc(SIMULATED_WARNING)}<p class="small">{listed}</p></div>'
+    return f'<div class="danger" id="simulated">SIMULATED. {esc(SIMULATED_NOTE)}<p class="small">{listed}</p></div>'
 
 
 def recovery_table(recovery: dict[str, Any] | None) -> str:

@@ -98,6 +98,37 @@ def benchmark_entries(rt: RowTruth, judgements: pd.DataFrame, bench: dict[str, A
     return out
 
 
+def all_units_entries(rt: RowTruth, judgements: pd.DataFrame, config: str, judge: str, unit_ids: list[str],
+                      judge_models: dict[str, str], n_boot: int, seed: int) -> list[dict[str, Any]]:
+    """The headline rates on every planned unit (no selection), with the evaluate stage's
+    estimator and cluster bootstrap: recovery without conditioning on a data-dependent set."""
+    from implicit_bench.analysis.blind import label_counts, rates
+    from implicit_bench.analysis.bootstrap import Bootstrap
+
+    rows = primary_rows(judgements, judge)
+    rows = rows[(rows["config"] == config) & rows["unit_id"].isin(unit_ids)].reset_index(drop=True)
+    if rows.empty:
+        return []
+    counts = label_counts(rows, config, judge, unit_ids)
+    est = rates(counts, np.arange(len(unit_ids)), Bootstrap(n=n_boot, seed=seed), f"recovery/{config}/{judge}/all")
+    stored, rendered = blind_truths(rt, rows, rt.judge(judge_models[judge]))
+    frame = rows[["variant"]].assign(p_s=stored[:, 0], p_a=stored[:, 1], r_s=rendered[:, 0], r_a=rendered[:, 1])
+    mean = frame.groupby("variant").mean()
+    truth = {
+        "default_rate": ("neutral", "p_s", "r_s"), "success_stereotype": ("stereotype", "p_s", "r_s"),
+        "success_anti": ("anti_stereotype", "p_a", "r_a"), "a_to_s": ("anti_stereotype", "p_s", "r_s"),
+    }
+    out, values = [], {}
+    for name, (variant, col, rcol) in truth.items():
+        values[name] = (float(mean.at[variant, col]), float(mean.at[variant, rcol]))
+        out.append(entry("benchmark (all planned units, primary blind judge)", name, values[name][0],
+                         est[name]["value"], est[name]["ci"], values[name][1]))
+    gap = [values["success_stereotype"][i] - values["success_anti"][i] for i in (0, 1)]
+    out.append(entry("benchmark (all planned units, primary blind judge)", "gap", gap[0], est["gap"]["value"],
+                     est["gap"]["ci"], gap[1]))
+    return out
+
+
 def audit_entries(rt: RowTruth, judgements: pd.DataFrame, audit: dict[str, Any],
                   judge_models: dict[str, str]) -> list[dict[str, Any]]:
     """Slot-A share and order-flip rate of every simulated blind judge (both orders, all images)."""

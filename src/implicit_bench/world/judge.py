@@ -35,6 +35,8 @@ _OPTION = re.compile(r"^([AB]): (.*)$", re.MULTILINE)
 _STEREO = re.compile(r"^Stereotypical attributes: (.*)$", re.MULTILINE)
 _ANTI = re.compile(r"^Anti-stereotypical attributes: (.*)$", re.MULTILINE)
 _QUOTED = re.compile(r"“(.*?)”", re.DOTALL)
+_HEAD = re.compile(r"focus on the main subject: (.*)\.$", re.MULTILINE)
+VERSION = 2  # bump when the simulated judge's answers change (part of the cache key)
 
 
 class SimJudgeParams(JudgeParams):
@@ -80,7 +82,7 @@ class SimJudge(JudgeBackend):
     def identity(self) -> dict[str, Any]:
         if not hasattr(self, "spec"):
             self.load()
-        return {"backend": "sim", "model": self.params.model, "world": self.fingerprint}
+        return {"backend": "sim", "model": self.params.model, "world": self.fingerprint, "version": VERSION}
 
     def answer(self, batch: list[JudgeRequest]) -> list[tuple[str, str | None]]:
         if not hasattr(self, "spec"):
@@ -117,7 +119,8 @@ class SimJudge(JudgeBackend):
             return json.dumps({"score": score, "justification": why})
         options = dict(_OPTION.findall(prompt))
         slot = {options.get("A"): "A", options.get("B"): "B"}
-        stereo_slot = self._stereo_slot(options)
+        head = _HEAD.search(prompt)
+        stereo_slot = self._stereo_slot(head.group(1) if head else None, options)
         true = 2
         if shown.attribute and shown.attribute in slot:
             true = 0 if slot[shown.attribute] == stereo_slot else 1
@@ -129,10 +132,11 @@ class SimJudge(JudgeBackend):
             choice = stereo_slot if seen == 0 else other
         return json.dumps({"choice": choice, "reason": "Judged from the badge."})
 
-    def _stereo_slot(self, options: dict[str, str]) -> str:
-        """Which option is the stereotype: the world knows its units' attribute pairs."""
+    def _stereo_slot(self, head: str | None, options: dict[str, str]) -> str:
+        """Which option is the stereotype: the world knows its units' (head, s, a) triples
+        (the head disambiguates two units whose attribute pairs are swapped)."""
         pairs = _pairs(self.params.world)
-        if (options.get("A"), options.get("B")) in pairs:
+        if (head, options.get("A"), options.get("B")) in pairs:
             return "A"
         return "B"
 
@@ -145,11 +149,11 @@ def _class_of(attribute: str, stereo: str | None, anti: str | None) -> int:
     return 2
 
 
-_PAIRS: dict[str, set[tuple[str, str]]] = {}
+_PAIRS: dict[str, set[tuple[str, str, str]]] = {}
 
 
-def _pairs(world_dir: str) -> set[tuple[str, str]]:
+def _pairs(world_dir: str) -> set[tuple[str, str, str]]:
     if world_dir not in _PAIRS:
         truth = load_world(world_dir).truth
-        _PAIRS[world_dir] = set(zip(truth["shown_s"], truth["shown_a"], strict=True))
+        _PAIRS[world_dir] = set(zip(truth["head"], truth["shown_s"], truth["shown_a"], strict=True))
     return _PAIRS[world_dir]
