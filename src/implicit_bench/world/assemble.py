@@ -239,11 +239,11 @@ def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
             "not_covered": [e["estimand"] for e in judged if not e["covered"]]}
 
 
-def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str, Any],
-                   judge_models: dict[str, str]) -> list[dict[str, Any]]:
-    """dS per debiasing configuration: the planted composite S = 100 * E[Y (1 - b / 5)] of each
-    configuration's images (the sim generator's shift from the rewritten or steered prompt
-    embedding, the scoring judges' planted behaviour) minus that of the unmodified images."""
+def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[str, str],
+                        alpha: float | None = None) -> dict[str, float | None]:
+    """The planted composite S = 100 * E[Y (1 - b / 5)] of each debiasing configuration's images:
+    the sim generator's shift from the rewritten or steered prompt embedding (``alpha``:
+    ``debias.alpha`` unless given), the scoring judges' planted behaviour."""
     import os
 
     from implicit_bench.debias.pipeline import (
@@ -266,12 +266,12 @@ def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str
     params = section(raw, "debias", DebiasParams).checked()
     render = section(raw, "render", RenderParams)
     gen_cfg = render.configs.get(params.generator) or {}
-    scoring = params.scoring
-    if gen_cfg.get("backend") != "sim" or not debias_metrics.get("configs"):
-        return []
+    if gen_cfg.get("backend") != "sim":
+        return {}
+    alpha = params.alpha if alpha is None else alpha
     gen = create_generator({**gen_cfg, "world": world_dir})
-    rubric = gen.world.params.judges[judge_models[scoring.rubric_judge]]
-    align = gen.world.params.judges[judge_models[scoring.alignment_judge]]
+    rubric = gen.world.params.judges[judge_models[params.scoring.rubric_judge]]
+    align = gen.world.params.judges[judge_models[params.scoring.alignment_judge]]
     kg = load_kg(params.units)
     subset = subset_units(kg, params.subset)
 
@@ -279,9 +279,8 @@ def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str
         return read_table(path) if os.path.exists(path) else None
 
     rewrites, pairs, retrieval = maybe(REWRITES_PATH), maybe(PAIRS_PATH), maybe(RETRIEVAL_PATH)
-
-    def expected_s(name: str) -> float | None:
-        spec = params.configs[name]
+    out: dict[str, float | None] = {}
+    for name, spec in params.configs.items():
         frame, texts, _ = plan_inputs(name, spec, subset, kg, rewrites, pairs, retrieval)
         values = []
         for unit_id, prompt in zip(frame["unit_id"].astype(str), frame["prompt_neutral"], strict=True):
@@ -292,21 +291,32 @@ def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str
                 t_s, t_a = texts[unit_id]
                 es, ea = gen.encode([t_s]), gen.encode([t_a])
                 d = direction(spec.signal or "", n, Encoding(es.embeds[0], es.mask[0]), Encoding(ea.embeds[0], ea.mask[0]))
-                vec = steer(n, d, params.alpha).embeds[0].float().numpy()
+                vec = steer(n, d, alpha).embeds[0].float().numpy()
             shift = gen.shift(unit_id, "neutral", vec)
-            row = gen.rows.loc[[unit_id]]
-            probs = tilt(variant_matrix(row, "neutral"), shift)
+            probs = tilt(variant_matrix(gen.rows.loc[[unit_id]], "neutral"), shift)
             off = min(0.95, gen.spec.off_prompt + gen.spec.off_prompt_per_shift * abs(shift))
             mean_b, _ = measure.score_moments(probs, rubric)
             values.append(float(measure.aligned(np.array([off]), align)[0] * (1 - mean_b[0] / 5)))
-        return 100 * float(np.mean(values)) if values else None
+        out[name] = 100 * float(np.mean(values)) if values else None
+    return out
 
-    base = expected_s(params.scoring.unmodified)
+
+def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str, Any],
+                   judge_models: dict[str, str]) -> list[dict[str, Any]]:
+    """dS per debiasing configuration: planted S of the configuration minus the unmodified one's."""
+    from implicit_bench.debias.pipeline import DebiasParams
+    from implicit_bench.params import section
+
+    if not debias_metrics.get("configs"):
+        return []
+    unmodified = section(raw, "debias", DebiasParams).scoring.unmodified
+    planted = expected_composites(world_dir, raw, judge_models)
+    base = planted.get(unmodified)
     out = []
     for name, block in debias_metrics["configs"].items():
-        if name == params.scoring.unmodified or name not in params.configs:
+        if name == unmodified or name not in planted:
             continue
-        s_c = expected_s(name)
+        s_c = planted[name]
         t = None if s_c is None or base is None else s_c - base
         out.append(entry("debiasing", f"dS {name}", t, block.get("dS"), block.get("dS_ci"),
                          note="paired bootstrap over units", n=block.get("n_units")))
