@@ -235,7 +235,9 @@ def test_default_and_paper_profiles_validate(repo_root):
     paper = JudgeStageParams.model_validate(
         apply_profile("paper", repo_root / "params.yaml", repo_root / "profiles")["judge"]
     )
-    assert {judge_params(c).model for c in default.judges.values()} == {"models/tiny/vlm"}
+    # the default profile's judges are the simulated world's (docs/world.md)
+    assert {judge_params(c).model for c in default.judges.values()} == {"sim:judge_a", "sim:judge_b", "sim:judge_c"}
+    assert {judge_params(c).backend for c in default.judges.values()} == {"sim"}
     models = {name: judge_params(c) for name, c in paper.judges.items()}
     assert models["qwen3vl"].model == "Qwen/Qwen3-VL-30B-A3B-Instruct"
     assert models["gpt54"].backend == "openai" and models["gpt54"].max_image_side == 768
