@@ -143,6 +143,11 @@ def test_escape_formula(value, escaped):
     assert escape_formula(value) == escaped
 
 
+def test_categorical_cells_are_escaped_too(tmp_path):
+    write_table(pd.DataFrame({"config": pd.Categorical(["=cmd", "ok"])}), tmp_path / "c.csv")
+    assert (tmp_path / "c.csv").read_text().splitlines()[1] == "'=cmd"
+
+
 def test_csv_tables_are_escaped_and_read_back_unchanged(tmp_path):
     frame = pd.DataFrame({"unit_id": ["=cmd|' /C calc'!A0", "+x", "-y", "@z", "ok", "-0.5"],
                           "value": [-1.5, 2.0, math.nan, 0.0, 1.0, -0.25]})

@@ -155,6 +155,8 @@ def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` whose text cells and column names are safe to open in a spreadsheet."""
     out = frame.copy()
     for column in out.columns:
+        if isinstance(out[column].dtype, pd.CategoricalDtype):
+            out[column] = out[column].astype(object)
         if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
             out[column] = out[column].map(escape_formula, na_action="ignore")
     out.columns = [escape_formula(c) for c in out.columns]
