@@ -24,6 +24,7 @@ TOOLS: dict[str, str] = {
     "export-dataset": "implicit_bench.export_dataset:export_dataset_command",
     "import": "implicit_bench.release.cli:import_command",
     "simulate": "implicit_bench.world.power:simulate_group",
+    "plan": "implicit_bench.plan:plan_command",
 }
 
 
