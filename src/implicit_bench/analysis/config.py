@@ -55,7 +55,8 @@ class EvaluateParams(InputParams):
     blind_judges: list[str] | None = None  # first = primary (None: every blind judge, sorted)
     rubric_judges: list[str] | None = None  # lean scorers and Hedges' g (None: every one)
     seeds: Seeds | None = None  # seeds analysed (None: every seed present)
-    n_seeds: int = Field(default=3, ge=1)  # seeds per unit: the default-strength scale "k of n"
+    # seeds per unit: the default-strength scale "k of n"; null: the seeds in the judgements
+    n_seeds: int | None = Field(default=3, ge=1)
     agreement_units: Literal["complete", "all"] = "complete"
     diagnostic_types: list[str] = Field(default_factory=lambda: list(DIAGNOSTIC_BIAS_TYPES))
     recoverability_both_max: float = 0.12  # a type "fails" check 1 when both-succeed <= this

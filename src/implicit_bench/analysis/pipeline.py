@@ -70,6 +70,16 @@ class Evaluation:
     plots: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
+def n_seeds_of(judgements: pd.DataFrame, config: str, seeds: list[int] | None, n_seeds: int | None) -> int:
+    """k of the "k of n" scale: the analysed seeds, else ``evaluate.n_seeds``, else (null) the
+    seeds present in the configuration's judgements, so k follows ``render.seeds``."""
+    if seeds:
+        return len(seeds)
+    if n_seeds is not None:
+        return n_seeds
+    return max(1, int(judgements.loc[judgements["config"] == config, "seed"].nunique()))
+
+
 def evaluate(tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> Evaluation:
     """Every benchmark, agreement, lean and generator metric on the ``analysed`` units."""
     j = tables.judgements
@@ -78,10 +88,10 @@ def evaluate(tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> 
     unit_ids = analysed["unit_id"].tolist()
     types = analysed["bias_type"].to_numpy()
     seeds = params.seeds
-    k = len(seeds) if seeds else params.n_seeds
     diagnostic = list(params.diagnostic_types)
     task = "blind" if (j["task"] == "blind").any() else "rubric"
     config = resolve_config(j, task, params.config, "evaluate.config")
+    k = n_seeds_of(j, config, seeds, params.n_seeds)
     blind_judges = resolve_judges(j, "blind", config, params.blind_judges, "evaluate.blind_judges") if task == "blind" else []
     if params.blind_judges is None:  # judges shown the A/B options (rows with an order) first
         asked = set(j.loc[(j["task"] == "blind") & j["order"].notna(), "judge"].astype(str))
@@ -128,7 +138,7 @@ def evaluate(tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> 
         for g in params.groupings:
             g_config, g_judge, g_seeds = g.config or config, g.judge or judge, g.seeds if g.seeds is not None else seeds
             g_counts = label_counts(j, g_config, g_judge, unit_ids, g_seeds)
-            g_k = len(g_seeds) if g_seeds else params.n_seeds
+            g_k = len(g_seeds) if g_seeds else k
             res = strength_groups(g_counts, c, g_k, boot, f"{config}/{judge}/strength/{g.name}")
             strength.append(_strength_entry(f"{g.name}: {g_judge} groups, {judge} labels", g_config, g_judge, g_seeds, config, judge, res))
     bench["judges"] = per_judge
@@ -152,7 +162,7 @@ def evaluate(tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> 
             first_pairs = pairs.assign(pair=f"{first} vs {second}")
     bench["agreement"] = agreements
     bench["confusion_plot_pair"] = str(first_pairs["pair"].iloc[0]) if first_pairs is not None else None
-    gen = generator_table(j, analysed, tables.images, seeds, params.n_seeds)
+    gen = generator_table(j, analysed, tables.images, seeds, k)
     refusals = refusals_by_bias_type(tables.images, analysed, seeds)
     bench["generators"] = gen.to_dict(orient="records")
     bench["refusals_by_bias_type"] = refusals.to_dict(orient="records")
