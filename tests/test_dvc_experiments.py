@@ -1,0 +1,265 @@
+"""DVC experiments you can trust, end to end in a copy of the repository (docs/experiments.md).
+
+One small baseline (`dvc repro` of the whole pipeline on a few units) is built once per module;
+each test then runs `dvc exp run -S ...` on it and checks that outputs follow the plan:
+judgements, CLIP rows and indexes hold exactly the planned items, going back to a larger plan
+reuses every stored image and cached answer, metrics diffs show the change, and nothing
+tracked depends on the clock or on cache state. The tests are written against params.yaml
+(whatever profile it holds): they read its configuration names and seeds and shrink only the
+sizes (`subset.max_units`, `debias.subset`, the debiasing configurations).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from tests.conftest import REPO_ROOT
+
+pytestmark = pytest.mark.slow
+
+N_UNITS = 4  # subset.max_units of the baseline
+DEBIAS_UNITS = 2  # debias.subset.max_units of the baseline
+RUN_STATE = {"seconds", "images_per_s", "embedded_now", "cache_hits", "llm_calls", "embedding_calls",
+             "skipped_done", "batches_run", "model_calls"}
+
+
+def _copy_repo(src: Path, dst: Path) -> None:
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=src,
+                           check=True, capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, files):
+        if (src / name).is_file():
+            (dst / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / name, dst / name)
+
+
+class Workspace:
+    """A copy of the repository with small params, git and DVC at hand."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        bindir = Path(sys.executable).parent
+        self.env = {**os.environ, "PYTHONPATH": str(root / "src"), "PATH": f"{bindir}:{os.environ['PATH']}",
+                    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                    "GIT_COMMITTER_EMAIL": "t@t", "OMP_NUM_THREADS": "1", "IMPLICIT_BENCH_RUN_LOG": ""}
+
+    def run(self, *cmd: str) -> str:
+        done = subprocess.run(cmd, cwd=self.root, env=self.env, capture_output=True, text=True)
+        assert done.returncode == 0, f"{' '.join(cmd)}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+        return done.stdout + done.stderr
+
+    def params(self) -> dict:
+        return yaml.safe_load((self.root / "params.yaml").read_text(encoding="utf-8"))
+
+    def json(self, path: str) -> dict:
+        return json.loads((self.root / path).read_text(encoding="utf-8"))
+
+    def table(self, path: str) -> pd.DataFrame:
+        return pd.read_parquet(self.root / path)
+
+    def last_run(self, stage: str) -> dict | None:
+        path = self.root / "logs/runs.jsonl"
+        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        found = [json.loads(line) for line in lines if json.loads(line).get("stage") == stage]
+        return found[-1] if found else None
+
+    def lock_md5(self) -> dict[str, str]:
+        """out path -> md5 of every stage in dvc.lock."""
+        lock = yaml.safe_load((self.root / "dvc.lock").read_text(encoding="utf-8"))
+        return {o["path"]: o.get("md5") for st in lock["stages"].values() for o in st.get("outs", [])}
+
+    def exp(self, targets: list[str], *sets: str) -> str:
+        args = [a for s in sets for a in ("-S", s)]
+        return self.run("dvc", "exp", "run", *targets, *args)
+
+
+def _small_params(path: Path) -> dict:
+    """Shrink the sizes of params.yaml in place; keep its models, seeds and configurations."""
+    params = yaml.safe_load(path.read_text(encoding="utf-8"))
+    params["subset"]["max_units"] = N_UNITS
+    debias = params["debias"]
+    debias["subset"]["max_units"] = DEBIAS_UNITS
+    keep = debias["scoring"]["unmodified"]
+    debias["configs"] = {keep: debias["configs"][keep]}
+    path.write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return params
+
+
+def _dvc_available() -> bool:
+    return shutil.which("dvc", path=str(Path(sys.executable).parent)) is not None or shutil.which("dvc") is not None
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory) -> Workspace:
+    if not _dvc_available():
+        pytest.skip("dvc not installed")
+    root = tmp_path_factory.mktemp("exp") / "repo"
+    _copy_repo(REPO_ROOT, root)
+    _small_params(root / "params.yaml")
+    w = Workspace(root)
+    w.run("git", "init", "-q")
+    w.run("git", "add", "-A")
+    w.run("git", "commit", "-qm", "copy")
+    w.run("dvc", "repro")
+    w.run("git", "add", "-A")
+    w.run("git", "commit", "-qm", "baseline", "--allow-empty")
+    w.baseline = w.lock_md5()  # type: ignore[attr-defined]
+    return w
+
+
+def _first_config(params: dict) -> str:
+    render = params["render"]
+    return (render.get("run") or list(render["configs"]))[0]
+
+
+def _run_state_keys(node, path="") -> list[str]:
+    if isinstance(node, dict):
+        return [f"{path}{k}" for k in node if k in RUN_STATE] + [
+            p for k, v in node.items() for p in _run_state_keys(v, f"{path}{k}.")
+        ]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in _run_state_keys(v, f"{path}{i}.")]
+    return []
+
+
+def test_second_repro_runs_nothing_and_tracked_outputs_hold_no_run_state(ws):
+    out = ws.run("dvc", "repro")
+    assert "Running stage" not in out, out
+    assert ws.run("git", "status", "--porcelain").strip() == ""
+    tracked = [*ws.root.glob("metrics/*.json"), *ws.root.glob("data/debias/images/*/summary.json"),
+               ws.root / "report/report.json"]
+    leaks = {str(p.relative_to(ws.root)): _run_state_keys(json.loads(p.read_text())) for p in tracked if p.exists()}
+    assert not {k: v for k, v in leaks.items() if v}, leaks
+    assert ws.last_run("render") is not None  # the timings went to the run log instead
+
+
+def test_plan_command_sizes_the_run(ws):
+    params = ws.params()
+    config = _first_config(params)
+    out = json.loads(ws.run("implicit-bench", "plan", "--json"))
+    assert out["units"] == N_UNITS and out["units_from"] == "data/interim/units.parquet"
+    render = next(s for s in out["stages"] if s["stage"] == f"render {config}")
+    index = ws.table(f"data/images/{config}/index.parquet")
+    assert render["items"] == len(index) and render["cached"] == len(index) and render["model_calls"] == 0
+    judge = next(s for s in out["stages"] if s["stage"] == "judge")
+    assert judge["items"] == len(ws.table("data/judgements/judgements.parquet"))
+    assert judge["cached"] == judge["items"] and judge["model_calls"] == 0
+    bigger = json.loads(ws.run("implicit-bench", "plan", "--json", "--params", _seeds_params(ws, [*params["render"]["seeds"], 9042])))
+    render2 = next(s for s in bigger["stages"] if s["stage"] == f"render {config}")
+    per_seed = len(index) // len(params["render"]["seeds"])
+    assert render2["items"] == len(index) + per_seed and render2["model_calls"] == per_seed
+
+
+def _seeds_params(ws: Workspace, seeds: list[int]) -> str:
+    params = ws.params()
+    params["render"]["seeds"] = seeds
+    path = ws.root / "logs/plan-params.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    return str(path)
+
+
+def test_seeds_experiment_follows_the_plan_and_going_back_reuses_everything(ws):
+    seeds = ws.params()["render"]["seeds"]
+    assert len(seeds) >= 2
+    config = _first_config(ws.params())
+    fewer = seeds[:-1]
+    ws.exp(["evaluate"], f"render.seeds={json.dumps(fewer)}")
+    judgements = ws.table("data/judgements/judgements.parquet")
+    assert sorted(judgements["seed"].unique()) == sorted(fewer)
+    assert sorted(ws.table("data/judgements/clip.parquet")["seed"].unique()) == sorted(fewer)
+    index = ws.table(f"data/images/{config}/index.parquet")
+    assert sorted(index["seed"].unique()) == sorted(fewer) and index["unit_id"].nunique() == N_UNITS
+    bench = ws.json("metrics/benchmark.json")
+    assert bench["n_seeds"] == len(fewer)
+    diff = json.loads(ws.run("dvc", "metrics", "diff", "--json"))
+    assert diff["metrics/benchmark.json"]["n_seeds"] == {"old": len(seeds), "new": len(fewer), "diff": -1}
+    judge_run = ws.last_run("judge")
+    assert judge_run["model_calls"] == 0  # every answer of the smaller plan was cached
+
+    ws.exp(["evaluate"], f"render.seeds={json.dumps(seeds)}")
+    render = ws.last_run("render")
+    run = next(v for k, v in render.items() if k.endswith(".run"))
+    assert run["written"] == {} and run["skipped_done"] == run["planned"]  # nothing re-rendered
+    assert ws.last_run("judge")["model_calls"] == 0
+    now = ws.lock_md5()
+    for path in ("data/judgements/judgements.parquet", "data/judgements/clip.parquet", "metrics/benchmark.json"):
+        if path in ws.baseline:
+            assert now[path] == ws.baseline[path], path  # back to the baseline, byte for byte
+    assert json.loads(ws.run("dvc", "metrics", "diff", "--json")).get("metrics/benchmark.json", {}) == {}
+
+
+def test_debias_seeds_down_and_up(ws):
+    params = ws.params()
+    seeds = params["debias"]["seeds"]
+    unmodified = params["debias"]["scoring"]["unmodified"]
+    fewer = seeds[:-1]
+    ws.exp(["debias_score"], f"debias.seeds={json.dumps(fewer)}")
+    judged = ws.table(f"data/debias/judgements/{unmodified}.parquet")
+    assert sorted(judged["seed"].unique()) == sorted(fewer)
+    index = ws.table(f"data/debias/images/{unmodified}/index.parquet")
+    assert len(index) == DEBIAS_UNITS * len(fewer)
+    assert ws.json(f"data/debias/images/{unmodified}/summary.json")["items"] == DEBIAS_UNITS * len(fewer)
+    assert ws.json("metrics/debias.json")["seeds"] == fewer
+    ws.exp(["debias_score"], f"debias.seeds={json.dumps(seeds)}")
+    run = ws.last_run(f"debias_render@{unmodified}")["run"]
+    assert run["written"] == {} and run["skipped_done"] == DEBIAS_UNITS * len(seeds)
+    now = ws.lock_md5()
+    for path in (f"data/debias/judgements/{unmodified}.parquet", "metrics/debias.json"):
+        if path in ws.baseline:
+            assert now[path] == ws.baseline[path], path
+
+
+def test_subset_down_and_up(ws):
+    config = _first_config(ws.params())
+    ws.exp(["judge", "clip"], f"subset.max_units={N_UNITS - 2}")
+    units = set(ws.table("data/interim/units.parquet")["unit_id"].astype(str))
+    assert len(units) == N_UNITS - 2
+    for path in (f"data/images/{config}/index.parquet", "data/judgements/judgements.parquet",
+                 "data/judgements/clip.parquet"):
+        assert set(ws.table(path)["unit_id"].astype(str)) == units, path
+    ws.exp(["judge", "clip"], f"subset.max_units={N_UNITS}")
+    render = ws.last_run("render")
+    run = next(v for k, v in render.items() if k.endswith(".run"))
+    assert run["written"] == {} and ws.last_run("judge")["model_calls"] == 0
+    now = ws.lock_md5()
+    for path in ("data/judgements/judgements.parquet", "data/judgements/clip.parquet"):
+        assert now[path] == ws.baseline[path], path
+
+
+def test_removing_a_render_configuration_removes_it_downstream(ws):
+    params = ws.params()
+    first = _first_config(params)
+    block = params["render"]["configs"][first]
+    extra = f"{first}_copy"
+    flow = "{" + ", ".join(f"{k}: {json.dumps(v)}" for k, v in block.items()) + "}"
+    ws.exp(["judge", "clip"], f"+render.configs.{extra}={flow}", f"render.run=[{first},{extra}]")
+    assert extra in set(ws.table("data/judgements/judgements.parquet")["config"])
+    ws.exp(["judge", "clip"], f"render.run=[{first}]")
+    for path in ("data/judgements/judgements.parquet", "data/judgements/clip.parquet"):
+        assert set(ws.table(path)["config"]) == {first}, path
+    assert not (ws.root / f"data/images/{extra}/index.parquet").exists()
+    assert (ws.root / f"data/images/{extra}/journal.jsonl").exists()  # kept for reuse
+
+
+def test_two_fresh_clones_give_the_same_hashes(ws, tmp_path):
+    """A second fresh copy reproduces the baseline's outputs byte for byte, retrieval included."""
+    other = Workspace(tmp_path / "clone")
+    _copy_repo(REPO_ROOT, other.root)
+    _small_params(other.root / "params.yaml")
+    other.run("git", "init", "-q")
+    other.run("git", "add", "-A")
+    other.run("git", "commit", "-qm", "copy")
+    other.run("dvc", "repro", "retrieve", "render")
+    theirs = other.lock_md5()
+    assert "data/processed/retrieval.parquet" in theirs
+    differ = {p: (h, ws.baseline.get(p)) for p, h in theirs.items() if p in ws.baseline and ws.baseline[p] != h}
+    assert not differ, differ
