@@ -172,7 +172,7 @@ def test_seeds_experiment_follows_the_plan_and_going_back_reuses_everything(ws):
     assert len(seeds) >= 2
     config = _first_config(ws.params())
     fewer = seeds[:-1]
-    ws.exp(["evaluate"], f"render.seeds={json.dumps(fewer)}")
+    ws.exp(["summary"], f"render.seeds={json.dumps(fewer)}")
     judgements = ws.table("data/judgements/judgements.parquet")
     assert sorted(judgements["seed"].unique()) == sorted(fewer)
     assert sorted(ws.table("data/judgements/clip.parquet")["seed"].unique()) == sorted(fewer)
@@ -180,12 +180,13 @@ def test_seeds_experiment_follows_the_plan_and_going_back_reuses_everything(ws):
     assert sorted(index["seed"].unique()) == sorted(fewer) and index["unit_id"].nunique() == N_UNITS
     bench = ws.json("metrics/benchmark.json")
     assert bench["n_seeds"] == len(fewer)
-    diff = json.loads(ws.run("dvc", "metrics", "diff", "--json"))
-    assert diff["metrics/benchmark.json"]["n_seeds"] == {"old": len(seeds), "new": len(fewer), "diff": -1}
+    diff = json.loads(ws.run("dvc", "metrics", "diff", "--json"))["metrics/summary.json"]
+    assert diff["n_seeds"] == {"old": len(seeds), "new": len(fewer), "diff": -1}
+    assert diff["images"]["new"] < diff["images"]["old"]
     judge_run = ws.last_run("judge")
     assert judge_run["model_calls"] == 0  # every answer of the smaller plan was cached
 
-    ws.exp(["evaluate"], f"render.seeds={json.dumps(seeds)}")
+    ws.exp(["summary"], f"render.seeds={json.dumps(seeds)}")
     render = ws.last_run("render")
     run = next(v for k, v in render.items() if k.endswith(".run"))
     assert run["written"] == {} and run["skipped_done"] == run["planned"]  # nothing re-rendered
@@ -194,7 +195,7 @@ def test_seeds_experiment_follows_the_plan_and_going_back_reuses_everything(ws):
     for path in ("data/judgements/judgements.parquet", "data/judgements/clip.parquet", "metrics/benchmark.json"):
         if path in ws.baseline:
             assert now[path] == ws.baseline[path], path  # back to the baseline, byte for byte
-    assert json.loads(ws.run("dvc", "metrics", "diff", "--json")).get("metrics/benchmark.json", {}) == {}
+    assert json.loads(ws.run("dvc", "metrics", "diff", "--json")).get("metrics/summary.json", {}) == {}
 
 
 def test_debias_seeds_down_and_up(ws):

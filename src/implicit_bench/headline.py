@@ -68,6 +68,7 @@ def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "kg_units": (metrics.get("kg") or {}).get("units_total"),
         "triplets": (metrics.get("triplets") or {}).get("triplets_total"),
         "units_analysed": bench.get("units"),
+        "n_seeds": bench.get("n_seeds"),  # seeds per unit: a seeds experiment shows here
         "primary_judge": primary,
     }
     for key in ("default_rate", "success_stereotype", "success_anti", "gap"):
