@@ -148,7 +148,7 @@ def _judge_cached(judge: Any, units: pd.DataFrame, root: Path) -> int | None:
         cache.close()
 
 
-def _debias(params: dict[str, Any], root: Path) -> list[StagePlan]:
+def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]:
     from implicit_bench.debias.pipeline import DebiasParams, load_kg, subset_units
     from implicit_bench.embedders import CachedEmbedder
 
@@ -171,12 +171,17 @@ def _debias(params: dict[str, Any], root: Path) -> list[StagePlan]:
             cached = len(embedder.cache.get_many({embedder.key(t) for t in texts}))
         plans.append(StagePlan("retrieve", "text embedding", len(texts), cached, len(texts) - cached))
     subset = subset_units(kg, debias.subset) if kg is not None else None
-    n_subset = len(subset) if subset is not None else (debias.subset.max_units or 0)
+    bound = ""  # the KG is not built yet: at most the plan's units
+    if subset is not None:
+        n_subset = len(subset)
+    else:
+        n_subset = min(debias.subset.max_units, n_units) if debias.subset.max_units else n_units
+        bound = "at most; "
     rewrite_infos = {s.info for s in debias.configs.values() if s.method == "rewrite"}
     pair_infos = {s.info for s in debias.configs.values() if s.method == "steer" and s.signal == "llm_pair"}
     calls = n_subset * (len(rewrite_infos) + len(pair_infos))
     if calls:
-        plans.append(StagePlan("rewrite", "LLM answer", calls, None, calls, "LLM cache checked at run time"))
+        plans.append(StagePlan("rewrite", "LLM answer", calls, None, calls, f"{bound}LLM cache checked at run time"))
     seeds = list(debias.seeds)
     rubric_and_alignment = 2
     for name in debias.configs:
@@ -196,11 +201,13 @@ def _debias(params: dict[str, Any], root: Path) -> list[StagePlan]:
                 finally:
                     store.close()
         plans.append(StagePlan(f"debias_render@{name}", "image", items, cached, items - (cached or 0),
-                               "cached: stored images (settings checked at run time)"))
+                               f"{bound}stored images counted; settings checked at run time"))
         plans.append(StagePlan(f"debias_judge@{name}", "judge answer", items * rubric_and_alignment, None,
-                               items * rubric_and_alignment, "rubric + alignment"))
+                               items * rubric_and_alignment, f"{bound}rubric + alignment"))
     if n_kg is None:
-        plans.insert(0, StagePlan("retrieve", "text embedding", 0, None, 0, f"{debias.units} not built yet"))
+        texts = 2 * n_units
+        plans.insert(0, StagePlan("retrieve", "text embedding", texts, None, texts,
+                                  f"at most; {debias.units} not built yet"))
     return plans
 
 
@@ -231,7 +238,7 @@ def build_plan(params: dict[str, Any], root: str | Path = ".") -> tuple[list[Sta
     if "clip" in params:
         plans.append(StagePlan("clip", "image embedding", clip_images, None, clip_images,
                                "embedding cache checked at run time"))
-    plans += _debias(params, root)
+    plans += _debias(params, root, n_units)
     seeds = (params.get("render") or {}).get("seeds") or []
     info = {"units": n_units, "units_from": source, "seeds": list(seeds), "configs": list(per_config)}
     return plans, info

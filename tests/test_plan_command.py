@@ -1,0 +1,62 @@
+"""`implicit-bench plan` on a fresh clone: sizes from params and the committed metrics, hand-worked."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from implicit_bench.plan import build_plan, format_plan, plan_command
+
+PARAMS = {
+    "subset": {"max_units": 5},
+    "kg": {"extractor": "llm", "max_pairs": 0},
+    "triplets": {"writer": "template"},
+    "render": {
+        "configs": {"a": {"backend": "diffusers", "model": "m"}, "b": {"backend": "diffusers", "model": "m"}},
+        "run": ["a"],
+        "seeds": [42, 1042],
+        "variants": ["neutral", "stereotype", "anti_stereotype"],
+    },
+    "judge": {
+        "judges": {"j1": {"backend": "transformers", "model": "x"}, "j2": {"backend": "transformers", "model": "x"}},
+        "tasks": {"rubric": None, "blind": {"judges": ["j1"]}, "alignment": {"judges": ["j2"], "variants": ["neutral"]}},
+        "blind_orders": "both",
+    },
+}
+
+
+def _fresh_clone(tmp_path):
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics/triplets.json").write_text(json.dumps({"triplets_total": 9}))
+    (tmp_path / "metrics/sources.json").write_text(json.dumps({"pairs_total": 100}))
+
+
+def test_fresh_clone_plan_is_hand_worked(tmp_path):
+    _fresh_clone(tmp_path)
+    plans, info = build_plan(PARAMS, tmp_path)
+    assert info["units"] == 5 and "estimated" in info["units_from"] and info["configs"] == ["a"]
+    by = {p.stage: p for p in plans}
+    assert (by["kg"].items, by["kg"].model_calls) == (100, 100)  # one answer per sentence pair
+    assert "triplets" not in by  # the template writer calls no model
+    # 5 units x 3 variants x 2 seeds; config b is not in render.run
+    assert (by["render a"].items, by["render a"].cached, by["render a"].model_calls) == (30, None, 30)
+    assert "render b" not in by
+    # rubric: 30 images x 2 judges; blind: 30 x 2 orders x 1 judge; alignment: 10 neutral x 1
+    assert by["judge"].items == 60 + 60 + 10 and by["judge"].cached is None
+    text = format_plan(plans, info)
+    assert "render a" in text and "total model calls" in text and text.splitlines()[-1].endswith("260")  # 100 + 30 + 130
+
+
+def test_subset_larger_than_the_kg_is_capped_and_the_command_prints_json(tmp_path, monkeypatch):
+    _fresh_clone(tmp_path)
+    params = {**PARAMS, "subset": {"max_units": 0}}
+    plans, info = build_plan(params, tmp_path)
+    assert info["units"] == 9  # 0 = every unit: the committed triplets count
+    monkeypatch.chdir(tmp_path)
+    import yaml
+
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(PARAMS))
+    result = CliRunner().invoke(plan_command, ["--json"], catch_exceptions=False)
+    out = json.loads(result.output)
+    assert out["units"] == 5 and [s["stage"] for s in out["stages"]] == ["kg", "render a", "judge"]
