@@ -90,3 +90,12 @@ def test_paper_hub_models_pin_a_revision_or_say_why_not():
         else:
             assert re.fullmatch(r"[0-9a-f]{40}", block["revision"]), ".".join(path)
     assert seen >= 6
+
+
+def test_stages_depend_on_the_models_folder_not_on_one_kind():
+    """`models` has one out, models/tiny, whose contents depend on the profile (models.build): a
+    dep on models/tiny/<kind> would be missing under a profile that does not build that kind."""
+    import re
+
+    text = (REPO_ROOT / "dvc.yaml").read_text(encoding="utf-8")
+    assert not re.findall(r"^\s*- models/tiny/\S+", text, flags=re.M)
