@@ -91,3 +91,31 @@ def test_with_gap_plants_the_requested_gap():
     params = with_gap(WorldParams(), 0.2)
     assert params.success.stereo - params.success.anti_base == pytest.approx(0.2)
     assert params.success.anti_slope == 0.0
+
+
+def test_recovery_truth_of_judgement_rows(tmp_path):
+    """RowTruth maps judgement rows to their planted probabilities; primary_rows keeps the hash order."""
+    import pandas as pd
+
+    from implicit_bench.io import write_json, write_table
+    from implicit_bench.judges.tasks import blind_order
+    from implicit_bench.world.model import load_world
+    from implicit_bench.world.recovery import RowTruth, blind_truths, primary_rows
+    from implicit_bench.world.truth import plant, world_json
+
+    params = WorldParams(generators={"g": {"bias": 0.0}}, judges={"j": JUDGE})
+    units = pd.DataFrame([{"unit_id": "u1", "bias_type": "x", "head": "nurse", "relation": None, "stereotype": "kind",
+                           "anti_stereotype": "rude", "prompt_neutral": "a photo of a nurse"}])
+    write_table(plant(units, params), tmp_path / "truth.parquet")
+    write_json(tmp_path / "world.json", world_json(params))
+    world = load_world(str(tmp_path))
+    rows = pd.DataFrame([{"judge": "j", "task": "blind", "config": "c", "unit_id": "u1", "variant": "neutral",
+                          "seed": 42, "order": o} for o in ("sa", "as")])
+    kept = primary_rows(rows, "j")
+    assert kept["order"].tolist() == [blind_order("u1", 42, "neutral")]
+    rt = RowTruth(world, {"c": "g"})
+    stored, rendered = blind_truths(rt, kept, JUDGE)
+    planted = world.truth.iloc[0]
+    assert np.allclose(rendered[0], [planted["p_s"], planted["p_a"], planted["p_n"]])
+    assert np.allclose(stored[0], measure.blind_stored(rendered, JUDGE, kept["order"].to_numpy())[0])
+    assert np.isclose(stored.sum(), 1.0)
