@@ -110,15 +110,16 @@ class SimGenerator:
         """(unit direction, projection of the unit's planned neutral prompt on it)."""
         return self._dirs[unit_id]
 
-    def shift(self, unit_id: str, variant: str, embedding: np.ndarray) -> float:
-        """Log-odds shift of s vs a for an image drawn from ``embedding``."""
-        if variant not in SHIFTED_VARIANTS:
+    def shift(self, unit_id: str, variant: str, embedding: np.ndarray | None) -> float:
+        """Log-odds shift of s vs a for an image drawn from ``embedding`` (None: the unit's
+        planned prompt, shift 0)."""
+        if variant not in SHIFTED_VARIANTS or embedding is None:
             return 0.0
         d, ref = self.direction(unit_id)
         return self.world.params.steer_sensitivity * (float(np.dot(embedding, d)) - ref)
 
     # ----- drawing ------------------------------------------------------------------------
-    def draw_one(self, item_id: str, embedding: np.ndarray) -> RenderResult:
+    def draw_one(self, item_id: str, embedding: np.ndarray | None) -> RenderResult:
         _, unit_id, variant, seed = parse_item_id(item_id)
         row = self._unit(unit_id, item_id)
         shift = self.shift(unit_id, variant, embedding)
@@ -141,8 +142,16 @@ class SimGenerator:
         return RenderResult.from_image(draw(shown, tuple(self.spec.background)))
 
     def generate(self, requests: Sequence[RenderRequest]) -> list[RenderResult]:
-        vectors = self.embedder.embed([r.prompt for r in requests])
-        return [self.draw_one(r.item_id, v) for r, v in zip(requests, vectors, strict=True)]
+        """Only prompts that can shift the draw are embedded: a neutral-variant prompt other than
+        the unit's planned neutral prompt (a rewrite); every other prompt has shift 0."""
+        todo = [r for r in requests if self._needs_embedding(r)]
+        vectors = dict(zip([r.item_id for r in todo], self.embedder.embed([r.prompt for r in todo]), strict=True)) if todo else {}
+        return [self.draw_one(r.item_id, vectors.get(r.item_id)) for r in requests]
+
+    def _needs_embedding(self, request: RenderRequest) -> bool:
+        _, unit_id, variant, _ = parse_item_id(request.item_id)
+        row = self._probs.get(unit_id)
+        return variant in SHIFTED_VARIANTS and row is not None and request.prompt != row["prompt_neutral"]
 
     # ----- the prompt-encoder hook (embedding steering) ---------------------------------
     def encode(self, prompts: Sequence[str]) -> SimEncoding:
