@@ -135,7 +135,7 @@ class SimGenerator:
         missing = bool(out.off_prompt[0])
         shown = Shown(
             attribute=attribute,
-            head="" if missing else str(row["head"]),
+            head="" if missing else str(row.get("subject") or row["head"]),
             gender="" if missing else GENDERS[int(out.gender[0])],
             age="" if missing else AGE_GROUPS[int(out.age[0])],
         )

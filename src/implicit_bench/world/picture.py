@@ -25,7 +25,8 @@ _MAX_TEXT = 60
 
 @dataclass(frozen=True)
 class Shown:
-    """What a picture depicts: ``attribute`` ("" = neither), ``head`` ("" = subject missing),
+    """What a picture depicts: ``attribute`` ("" = neither), ``head``: the subject it shows
+    (the neutral prompt's subject, "" = subject missing),
     the figure's ``gender`` (female | male | "" without a figure) and ``age`` group."""
 
     attribute: str

@@ -10,6 +10,7 @@ truth does not depend on which other units are planned.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,15 @@ def _unit_draws(unit_id: str, bias_type: str, params: WorldParams) -> dict[str, 
     female = rng.beta(f.female * f.concentration, (1 - f.female) * f.concentration)
     ages = rng.dirichlet(f.concentration * np.asarray(f.ages) / sum(f.ages))
     return {"base": base, "female": float(female), "ages": ages}
+
+
+_PHOTO_OF = re.compile(r"^\s*(?:an?\s+)?(?:photo|picture|image)\s+of\s+", re.IGNORECASE)
+
+
+def subject_of(prompt_neutral: str) -> str:
+    """The subject a picture of the neutral prompt shows: the prompt without its leading
+    "a photo of" ("a photo of a nurse" -> "a nurse"); the alignment judge looks for it."""
+    return _PHOTO_OF.sub("", str(prompt_neutral)).strip() or str(prompt_neutral).strip()
 
 
 def truly_leans(probs: dict[str, np.ndarray]) -> np.ndarray:
@@ -58,7 +68,8 @@ def plant(units: pd.DataFrame, params: WorldParams) -> pd.DataFrame:
             bt = params.bias_type(str(unit["bias_type"]))
             row: dict[str, Any] = {
                 "unit_id": unit_id, "bias_type": str(unit["bias_type"]), "generator": gen_name,
-                "head": fields["head"], "shown_s": fields["stereotype_tails"],
+                "head": fields["head"], "subject": subject_of(unit["prompt_neutral"]),
+                "shown_s": fields["stereotype_tails"],
                 "shown_a": fields["anti_stereotype_tails"],
                 "stereotype": str(unit["stereotype"]), "anti_stereotype": str(unit["anti_stereotype"]),
                 "prompt_neutral": str(unit["prompt_neutral"]),
