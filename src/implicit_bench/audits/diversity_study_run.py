@@ -38,11 +38,12 @@ def read_faces(params: DiversityStudyParams, units: pd.DataFrame, root: str | Pa
     from implicit_bench.cache import DiskCache
     from implicit_bench.faces import create
     from implicit_bench.faces.attributes import face_attributes, judge_images
-    from implicit_bench.images import ImageStore
+    from implicit_bench.images import ImageStore, read_index
 
-    store = ImageStore(Path(root) / params.images_dir / params.generator)
+    store_dir = Path(root) / params.images_dir / params.generator
+    store = ImageStore(store_dir)
     try:
-        index = store.index()
+        index = read_index(store_dir)  # the study's plan only, not every stored image
         index = index[(index["status"] == "ok") & index["variant"].isin(params.variants())
                       & index["unit_id"].astype(str).isin(set(units["unit_id"].astype(str)))
                       & index["seed"].isin(params.seeds())]
