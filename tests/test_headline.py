@@ -44,7 +44,7 @@ def test_headline_picks_percentages_intervals_and_best_configs():
     assert (s["debias_best_own"], s["debias_best_dS_own"]) == ("own1", 9.5)
     assert (s["debias_best_retrieved"], s["debias_best_dS_retrieved"]) == ("kg1", 2.9)
     assert s["images"] == 40 and s["refusal_pct"] == 7.5
-    assert s["random_init"] is False and (s["kg_units"], s["triplets"], s["units_analysed"]) == (10, 9, 8)
+    assert s["simulated"] is False and s["random_init"] is False and (s["kg_units"], s["triplets"], s["units_analysed"]) == (10, 9, 8)
     assert count_values(s) <= MAX_VALUES
 
 
