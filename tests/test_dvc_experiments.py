@@ -150,8 +150,11 @@ def test_plan_command_sizes_the_run(ws):
     index = ws.table(f"data/images/{config}/index.parquet")
     assert render["items"] == len(index) and render["cached"] == len(index) and render["model_calls"] == 0
     judge = next(s for s in out["stages"] if s["stage"] == "judge")
-    assert judge["items"] == len(ws.table("data/judgements/judgements.parquet"))
-    assert judge["cached"] == judge["items"] and judge["model_calls"] == 0
+    rows = len(ws.table("data/judgements/judgements.parquet"))
+    # the plan counts every planned image (refusals are not known in advance); every answer
+    # of the images rendered is cached (unique request keys: identical images share answers)
+    assert 0 < judge["cached"] <= rows <= judge["items"]
+    assert judge["model_calls"] == judge["items"] - judge["cached"]
     bigger = json.loads(ws.run("implicit-bench", "plan", "--json", "--params", _seeds_params(ws, [*params["render"]["seeds"], 9042])))
     render2 = next(s for s in bigger["stages"] if s["stage"] == f"render {config}")
     per_seed = len(index) // len(params["render"]["seeds"])
@@ -230,7 +233,10 @@ def test_subset_down_and_up(ws):
     ws.exp(["judge", "clip"], f"subset.max_units={N_UNITS}")
     render = ws.last_run("render")
     run = next(v for k, v in render.items() if k.endswith(".run"))
-    assert run["written"] == {} and ws.last_run("judge")["model_calls"] == 0
+    # an image depends on its own unit only, so going back renders nothing (a generator whose
+    # settings hash covers every planned unit, e.g. a world fingerprint over all units, fails here)
+    assert run["written"] == {}, run
+    assert ws.last_run("judge")["model_calls"] == 0
     now = ws.lock_md5()
     for path in ("data/judgements/judgements.parquet", "data/judgements/clip.parquet"):
         assert now[path] == ws.baseline[path], path
