@@ -64,7 +64,9 @@ def main(params_path: str, out: str) -> None:
     index = pd.concat([read_table(p) for p in index_paths]) if index_paths else None
     if index is not None:
         index = index.merge(units[["unit_id", "bias_type"]], on="unit_id", how="left")
-    entries = benchmark_entries(rt, judgements, bench, selected, judges, int(bench.get("n_seeds") or evaluate.get("n_seeds") or 3))  # k as evaluate resolved it (n_seeds: null follows the judgements)
+    # evaluate.n_seeds null: the seeds in the judgements (as the evaluate stage does)
+    n_seeds = evaluate.get("n_seeds") or bench.get("n_seeds") or int(judgements["seed"].nunique())
+    entries = benchmark_entries(rt, judgements, bench, selected, judges, int(n_seeds))
     boot = evaluate.get("bootstrap") or {}
     if primary in judges and config:
         entries += all_units_entries(rt, judgements, config, primary, units["unit_id"].astype(str).tolist(), judges,

@@ -22,6 +22,7 @@ from pydantic import model_validator
 
 from implicit_bench.errors import InputError
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
+from implicit_bench.hashing import derive_seed
 from implicit_bench.world.model import World, fingerprint, load_world, sim_name, unit_direction
 from implicit_bench.world.params import CLASSES
 from implicit_bench.world.picture import Shown, draw
@@ -138,6 +139,7 @@ class SimGenerator:
             head="" if missing else str(row.get("subject") or row["head"]),
             gender="" if missing else GENDERS[int(out.gender[0])],
             age="" if missing else AGE_GROUPS[int(out.age[0])],
+            noise=derive_seed("world-noise", self.world.params.seed, self.gen_name, unit_id, variant, seed) & 0xFFFFFFFF,
         )
         return RenderResult.from_image(draw(shown, tuple(self.spec.background)))
 

@@ -33,10 +33,11 @@ class Shown:
     head: str
     gender: str
     age: str
+    noise: int = 0  # the image's own rendering noise (32 bits): no two images are the same picture
 
     def encode(self) -> bytes:
         text = _FIELD_SEP.join(
-            (self.attribute[:_MAX_TEXT], self.head[:_MAX_TEXT], self.gender, self.age)
+            (self.attribute[:_MAX_TEXT], self.head[:_MAX_TEXT], self.gender, self.age, f"{self.noise & 0xFFFFFFFF:08x}")
         ).encode("utf-8")
         body = MAGIC + len(text).to_bytes(2, "big") + text
         return body + zlib.crc32(body).to_bytes(4, "big")
@@ -58,6 +59,9 @@ def draw(shown: Shown, background: tuple[int, int, int] = (236, 240, 246)):
 
     image = Image.new("RGB", (SIZE, SIZE), background)
     pen = ImageDraw.Draw(image)
+    rng = np.random.default_rng(shown.noise)
+    for x, y in rng.integers(BAND_ROWS + 2, SIZE - 2, size=(24, 2)):  # faint texture: the image's noise
+        pen.point((int(x), int(y)), fill=tuple(int(c) - 18 for c in background))
     font = ImageFont.load_default()
     if shown.head:
         pen.text((SIZE // 2, BAND_ROWS + 10), shown.head[:24], fill=(20, 20, 20), font=font, anchor="mm")
@@ -97,10 +101,10 @@ def read(image) -> Shown | None:
     if len(crc) != 4 or zlib.crc32(body).to_bytes(4, "big") != crc:
         return None
     try:
-        attribute, head, gender, age = body[5:].decode("utf-8").split(_FIELD_SEP)
+        attribute, head, gender, age, noise = body[5:].decode("utf-8").split(_FIELD_SEP)
+        return Shown(attribute, head, gender, age, int(noise, 16))
     except (UnicodeDecodeError, ValueError):
         return None
-    return Shown(attribute, head, gender, age)
 
 
 def read_bytes(data: bytes) -> Shown | None:
