@@ -29,6 +29,7 @@ from implicit_bench.world.picture import Shown, draw
 from implicit_bench.world.sampling import AGE_GROUPS, GENDERS, image_uniforms, outcomes, tilt
 
 SHIFTED_VARIANTS = frozenset({"neutral"})
+DRAW_VERSION = 2  # bump when the pictures of a planted world change
 
 
 class SimGeneratorConfig(GeneratorConfig):
@@ -37,6 +38,7 @@ class SimGeneratorConfig(GeneratorConfig):
     world: str = "data/world"
     batch_size: int = 32
     world_fingerprint: str | None = None  # filled from the world's files: new world, new images
+    version: int = DRAW_VERSION  # the drawing code's version: a new version re-renders (settings hash)
 
     @model_validator(mode="before")
     @classmethod
