@@ -194,9 +194,10 @@ def negation_entries(rt: RowTruth, judgements: pd.DataFrame, negation: dict[str,
         sub = rows[rows["variant"] == variant].reset_index(drop=True)
         stored, rendered = blind_truths(rt, sub, rt.judge(judge_models[judge]))
         ok = ~np.isnan(stored).any(axis=1)
-        out.append(entry("negation", f"forbidden rendered {variant}", float(stored[ok, 0].mean()),
-                         b.get("forbidden_rendered"), (b.get("ci") or {}).get("forbidden_rendered"),
-                         float(rendered[ok, 0].mean()), n=b.get("n")))
+        key = "forbidden_rendered_of_images" if "forbidden_rendered_of_images" in b else "forbidden_rendered"
+        out.append(entry("negation", f"forbidden rendered (share of images) {variant}", float(stored[ok, 0].mean()),
+                         b.get(key), (b.get("ci") or {}).get(key), float(rendered[ok, 0].mean()), n=b.get("n"),
+                         note="images read as the forbidden s among labelled negated images"))
     return out
 
 
