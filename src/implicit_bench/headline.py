@@ -96,7 +96,6 @@ def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     out["refusal_pct"] = round(100.0 * refused / items, 2) if items else None
     out["random_init"] = any(bool((m.get("provenance") or {}).get("random_init")) for m in metrics.values() if isinstance(m, dict))
     out["simulated"] = any(bool((m.get("provenance") or {}).get("simulated")) for m in metrics.values() if isinstance(m, dict))
-    out["simulated"] = any(bool((m.get("provenance") or {}).get("simulated")) for m in metrics.values() if isinstance(m, dict))
     n = count_values(out)
     if n > MAX_VALUES:
         raise ValueError(f"summary has {n} values, more than {MAX_VALUES}")
