@@ -27,12 +27,15 @@ def sim_name(model: str) -> str:
 
 
 def fingerprint(world_dir: str | Path) -> str | None:
-    """Hash of the planted world's files (None before the world stage ran)."""
-    root = Path(world_dir)
-    files = [root / TRUTH_FILE, root / WORLD_FILE]
-    if not all(f.exists() for f in files):
+    """Hash of the planted world's params (``world.json``; None before the world stage ran).
+
+    A unit's truth is a function of these params and the unit's own fields only (drawn from
+    ``derive_seed(seed, unit_id)``), so the hash deliberately leaves out ``truth.parquet``:
+    planning more or fewer units never invalidates another unit's images or answers."""
+    path = Path(world_dir) / WORLD_FILE
+    if not path.exists():
         return None
-    return stable_hash({f.name: sha256_file(f) for f in files}, length=16)
+    return stable_hash({WORLD_FILE: sha256_file(path)}, length=16)
 
 
 @dataclass(frozen=True)
