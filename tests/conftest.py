@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,3 +28,13 @@ def tiny_generator_dir(tmp_path_factory) -> Path:
     from implicit_bench.tiny import build
 
     return build("generator", tmp_path_factory.mktemp("tiny") / "generator", seed=0)
+
+
+def copy_repo(src: Path, dst: Path) -> None:
+    """Copy the files git tracks or would track (not ignored ones) from ``src`` to ``dst``."""
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=src,
+                           check=True, capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, files):
+        if (src / name).is_file():
+            (dst / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / name, dst / name)

@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, copy_repo
 
 pytestmark = pytest.mark.slow
 
@@ -30,15 +30,6 @@ N_UNITS = 4  # subset.max_units of the baseline
 DEBIAS_UNITS = 2  # debias.subset.max_units of the baseline
 RUN_STATE = {"seconds", "images_per_s", "embedded_now", "cache_hits", "llm_calls", "embedding_calls",
              "skipped_done", "batches_run", "model_calls"}
-
-
-def _copy_repo(src: Path, dst: Path) -> None:
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=src,
-                           check=True, capture_output=True).stdout.decode().split("\0")
-    for name in filter(None, files):
-        if (src / name).is_file():
-            (dst / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src / name, dst / name)
 
 
 class Workspace:
@@ -102,7 +93,7 @@ def ws(tmp_path_factory) -> Workspace:
     if not _dvc_available():
         pytest.skip("dvc not installed")
     root = tmp_path_factory.mktemp("exp") / "repo"
-    _copy_repo(REPO_ROOT, root)
+    copy_repo(REPO_ROOT, root)
     _small_params(root / "params.yaml")
     w = Workspace(root)
     w.run("git", "init", "-q")
@@ -260,7 +251,7 @@ def test_removing_a_render_configuration_removes_it_downstream(ws):
 def test_two_fresh_clones_give_the_same_hashes(ws, tmp_path):
     """A second fresh copy reproduces the baseline's outputs byte for byte, retrieval included."""
     other = Workspace(tmp_path / "clone")
-    _copy_repo(REPO_ROOT, other.root)
+    copy_repo(REPO_ROOT, other.root)
     _small_params(other.root / "params.yaml")
     (other.root / "dvc.lock").unlink(missing_ok=True)  # only the stages this clone runs
     other.run("git", "init", "-q")

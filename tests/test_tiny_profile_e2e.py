@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.test_triplets import _copy_repo
+from tests.conftest import copy_repo
 
 KEEP_CONFIGS = ("unmodified", "rewrite_removed", "sv_full_unit_removed", "sv_attributes_own", "sv_llm_pair_own")
 
@@ -34,7 +34,7 @@ def run_tiny_profile(repo_root: Path, tmp_path: Path, overrides: dict[str, objec
     if shutil.which("dvc", path=str(Path(sys.executable).parent)) is None and shutil.which("dvc") is None:
         pytest.skip("dvc not installed")
     repo = tmp_path / "repo"
-    _copy_repo(repo_root, repo)
+    copy_repo(repo_root, repo)
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "PYTHONPATH": str(repo / "src"), "PATH": f"{bin_dir}:{os.environ['PATH']}",
            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",

@@ -22,6 +22,7 @@ from implicit_bench.triplets.prompt_stats import text_stats
 from implicit_bench.triplets.subset import SubsetParams, stratified_subset
 from implicit_bench.triplets.template import TemplateWriterParams, write_one
 from tests.chat_server import ChatServer, completion
+from tests.conftest import copy_repo
 
 
 def unit(uid: str, head: str, s: list[str], a: list[str], bias: str = "profession", **extra) -> KGUnit:
@@ -172,21 +173,12 @@ def test_llm_writer_prompt_answers_and_invalid_counted(tmp_path):
     assert metrics["units_in"] == 2 and metrics["triplets_total"] == 1
 
 
-def _copy_repo(src: Path, dst: Path) -> None:
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=src,
-                           check=True, capture_output=True).stdout.decode().split("\0")
-    for name in filter(None, files):
-        if (src / name).is_file():
-            (dst / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src / name, dst / name)
-
-
 @pytest.mark.slow
 def test_end_to_end_dvc_repro_triplets(repo_root, tmp_path):
     if shutil.which("dvc", path=str(Path(sys.executable).parent)) is None and shutil.which("dvc") is None:
         pytest.skip("dvc not installed")
     repo = tmp_path / "repo"
-    _copy_repo(repo_root, repo)
+    copy_repo(repo_root, repo)
     env = {**os.environ, "PYTHONPATH": str(repo / "src"), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
            "OMP_NUM_THREADS": "1"}
