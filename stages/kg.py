@@ -7,7 +7,7 @@ import click
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import write_jsonl, write_table
 from implicit_bench.kg.build import KGParams, read_pairs, run_kg
-from implicit_bench.params import load_params, section
+from implicit_bench.params import catalogue, load_params, section
 from implicit_bench.runlog import write_metrics
 
 
@@ -18,8 +18,9 @@ from implicit_bench.runlog import write_metrics
 @click.option("--invalid", default="data/interim/kg_invalid.jsonl", show_default=True)
 @click.option("--metrics", default="metrics/kg.json", show_default=True)
 def main(params_path: str, pairs: str, out: str, invalid: str, metrics: str) -> None:
-    params = section(load_params(params_path), "kg", KGParams, params_path)
-    units, records, report = run_kg(read_pairs(pairs), params)
+    raw = load_params(params_path)
+    params = section(raw, "kg", KGParams, params_path)
+    units, records, report = run_kg(read_pairs(pairs), params, catalogue(raw, "llms", params_path))
     write_table(units, out)
     write_jsonl(invalid, records)
     write_metrics(metrics, report, "kg")

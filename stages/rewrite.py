@@ -16,7 +16,7 @@ from implicit_bench.debias.pipeline import (
 )
 from implicit_bench.io import read_table, write_table
 from implicit_bench.llm import build_llm
-from implicit_bench.params import load_params, section
+from implicit_bench.params import catalogue, load_params, section
 from implicit_bench.runlog import write_metrics
 
 
@@ -27,13 +27,15 @@ from implicit_bench.runlog import write_metrics
 @click.option("--pairs", "pairs_path", default=PAIRS_PATH, show_default=True)
 @click.option("--metrics", default="metrics/rewrite.json", show_default=True)
 def main(params_path: str, retrieval_path: str, rewrites_path: str, pairs_path: str, metrics: str) -> None:
-    params = section(load_params(params_path), "debias", DebiasParams, params_path).checked()
-    where, block = params.rewriter_block()
+    raw = load_params(params_path)
+    params = section(raw, "debias", DebiasParams, params_path).checked()
+    llms = catalogue(raw, "llms", params_path)
+    where, block = params.rewriter_block(llms)
     kg = load_kg(params.units)
     subset = subset_units(kg, params.subset)
     retrieval = read_table(retrieval_path)
     client = build_llm(block, where=where)
-    rewrites, pairs, summary = run_rewriting(kg, subset, retrieval, params, client)
+    rewrites, pairs, summary = run_rewriting(kg, subset, retrieval, params, client, llms[str(params.rewriter)].get("model"))
     write_table(rewrites, rewrites_path)
     write_table(pairs, pairs_path)
     write_metrics(metrics, {"units": int(len(subset)), **summary}, "rewrite")

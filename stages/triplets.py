@@ -7,10 +7,9 @@ import click
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import read_table, write_jsonl, write_table
 from implicit_bench.kg.table import units_from_frame
-from implicit_bench.params import load_params, section
+from implicit_bench.params import SubsetParams, catalogue, load_params, section
 from implicit_bench.runlog import write_metrics
 from implicit_bench.triplets.build import TripletsParams, run_triplets
-from implicit_bench.triplets.subset import SubsetParams
 
 
 @click.command(cls=FriendlyCommand)
@@ -25,10 +24,10 @@ def main(params_path: str, units_path: str, pairs: str, out: str, subset_out: st
     raw = load_params(params_path)
     params = section(raw, "triplets", TripletsParams, params_path)
     subset = section(raw, "subset", SubsetParams, params_path)
-    seed = int((raw.get("base") or {}).get("seed", 42))
+    llms = catalogue(raw, "llms", params_path)
     units = units_from_frame(read_table(units_path), units_path)
     pair_table = read_table(pairs) if params.writer == "llm" else None
-    table, chosen, bad, report = run_triplets(units, pair_table, params, subset, seed)
+    table, chosen, bad, report = run_triplets(units, pair_table, params, subset, llms)
     write_table(table, out)
     write_table(chosen, subset_out)
     write_jsonl(invalid, bad)

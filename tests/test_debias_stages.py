@@ -66,17 +66,17 @@ def repo(tmp_path, tiny_generator_dir, tiny_vlm, monkeypatch):
     )
     params = {
         "base": {"profile": "default"},
+        "llms": {"replay": {"backend": "replay", "path": "replay.jsonl"}},
         "render": {"configs": {"tiny": tiny_config(tiny_generator_dir)}, "seeds": SEEDS,
                    "executor": {"kind": "local", "progress": False}},
         "debias": {
             "units": "data/interim/units.parquet",
-            "subset": {"max_units": None},
+            "subset": {"max_units": 0},
             "seeds": SEEDS,
             "alpha": 2.0,
             "generator": "tiny",
             "configs": CONFIGS,
             "rewriter": "replay",
-            "llms": {"replay": {"backend": "replay", "path": "replay.jsonl"}},
             "scoring": {"rubric_judge": "qwen3vl", "alignment_judge": "qwen3vl",
                         "bootstrap": {"n": 200, "seed": 1}},
         },

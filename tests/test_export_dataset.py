@@ -49,7 +49,8 @@ def test_export_dataset_loads_with_datasets_and_has_a_card(tmp_path, monkeypatch
     triplets.to_parquet(tmp_path / "triplets.parquet", index=False)
     (tmp_path / "params.yaml").write_text(
         "base: {profile: default}\nsources: {stereoset: s.json.gz}\n"
-        "kg: {extractor: minimal_pair, llm: x, llm_configs: {x: {backend: openai, model: m, api_key_env: KEY}}}\n"
+        "llms: {x: {backend: openai, model: m, api_key_env: KEY}}\n"
+        "kg: {extractor: minimal_pair, llm: x}\n"
         "triplets: {writer: template, template: {neutral: 'a photo of {subject}'}}\n"
     )
     out = tmp_path / "ds"
@@ -75,4 +76,4 @@ def test_export_dataset_loads_with_datasets_and_has_a_card(tmp_path, monkeypatch
     assert {c["config_name"] for c in meta["configs"]} == {"triplets", "units"}
     assert "Content warning" in card and "@article{dai2026implicitbench" in card
     assert "extractor: minimal_pair" in card and "writer: template" in card
-    assert "llm_configs" not in card and "KEY" not in card  # only the settings that were used
+    assert "llms" not in card and "KEY" not in card  # only the settings that were used

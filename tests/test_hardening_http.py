@@ -291,11 +291,11 @@ def test_kg_with_the_endpoint_down_fails_with_the_whole_reason(tmp_path):
     from implicit_bench.llm import LLMUnavailableError
     from tests.test_kg import crows
 
-    params = KGParams(extractor="llm", llm="t", llm_configs={"t": {
-        "backend": "openai", "model": "m", "base_url": _closed_port_url(), "api_key_env": None, "cache": None,
-        "max_retries": 1, "backoff_s": 0}})
+    params = KGParams(extractor="llm", llm="t")
+    llms = {"t": {"backend": "openai", "model": "m", "base_url": _closed_port_url(), "api_key_env": None, "cache": None,
+                  "max_retries": 1, "backoff_s": 0}}
     with pytest.raises(LLMUnavailableError) as info:
-        run_kg([crows("cp-1", "A b c.", "A d c.")], params)
+        run_kg([crows("cp-1", "A b c.", "A d c.")], params, llms)
     message = str(info.value)
     assert "all 1 LLM calls failed" in message and "gave up after 2 attempts; last: transport error: ConnectError" in message
 
@@ -313,9 +313,9 @@ def test_triplets_stage_with_the_endpoint_down_exits_non_zero(tmp_path, monkeypa
     monkeypatch.delenv("IMPLICIT_BENCH_DEBUG", raising=False)
     units_frame([unit("ss-a-u0", "nurse", ["caring"], ["rude"])]).to_parquet(tmp_path / "kg.parquet")
     pd.DataFrame({"pair_id": ["ss-a"], "stereotype_sentence": ["s"], "anti_stereotype_sentence": ["a"]}).to_parquet(tmp_path / "pairs.parquet")
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"triplets": {"writer": "llm", "llm": "t", "llm_configs": {"t": {
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"triplets": {"writer": "llm", "llm": "t"}, "llms": {"t": {
         "backend": "openai", "model": "m", "base_url": _closed_port_url(), "api_key_env": None, "cache": None,
-        "max_retries": 0}}}}))
+        "max_retries": 0}}}))
     stage = runpy.run_path(str(repo_root / "stages" / "triplets.py"))["main"]
     result = CliRunner().invoke(stage, ["--units", "kg.parquet", "--pairs", "pairs.parquet"])
     assert result.exit_code == 1 and "all 1 LLM calls failed" in result.output and "ConnectError" in result.output

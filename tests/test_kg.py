@@ -226,12 +226,12 @@ def test_llm_extractor_parses_counts_invalid_and_caches(tmp_path):
         stereoset("ss-3", "cook", "The cook was fat.", "The cook was thin."),
     ]
     with ChatServer(answer) as server:
-        params = KGParams(extractor="llm", llm="test", llm_configs={"test": {
-            "backend": "openai", "model": "gpt-test", "base_url": server.base_url,
-            "api_key_env": None, "cache": str(tmp_path / "llm.sqlite")}})
-        table, records, metrics = run_kg(pairs, params)
+        params = KGParams(extractor="llm", llm="test")
+        llms = {"test": {"backend": "openai", "model": "gpt-test", "base_url": server.base_url,
+                         "api_key_env": None, "cache": str(tmp_path / "llm.sqlite")}}
+        table, records, metrics = run_kg(pairs, params, llms)
         assert server.hits == 5
-        again_table, _, again = run_kg(pairs, params)
+        again_table, _, again = run_kg(pairs, params, llms)
         assert server.hits == 5  # re-run: zero calls
     assert again["llm_answers"]["cache_hits"] == 5 and again_table.equals(table)
     assert list(table["unit_id"]) == ["cp-1-u0", "cp-2-u0"]
@@ -256,16 +256,19 @@ def test_llm_config_names_are_checked():
     from implicit_bench.errors import ConfigError
 
     pairs = [crows("cp-1", "Jerome ran.", "Tom ran.")]
-    with pytest.raises(ConfigError, match="kg.llm = 'gpt' is not in kg.llm_configs"):
-        run_kg(pairs, KGParams(extractor="llm", llm="gpt", llm_configs={"other": {}}))
-    with pytest.raises(ConfigError, match="kg.llm_configs.bad.temprature"):
-        run_kg(pairs, KGParams(extractor="llm", llm="bad", llm_configs={"bad": {"backend": "replay", "path": "x", "temprature": 0}}))
+    with pytest.raises(ConfigError, match=r"kg.llm = 'gpt' is not in llms \(known: other\)"):
+        run_kg(pairs, KGParams(extractor="llm", llm="gpt"), {"other": {}})
+    with pytest.raises(ConfigError, match="llms.bad.temprature"):
+        run_kg(pairs, KGParams(extractor="llm", llm="bad"), {"bad": {"backend": "replay", "path": "x", "temprature": 0}})
+    with pytest.raises(ConfigError, match="kg.llm = 'gpt' is not in llms"):  # checked whatever the extractor
+        run_kg(pairs, KGParams(extractor="minimal_pair", llm="gpt"), {"other": {}})
+    with pytest.raises(ConfigError, match="llms.x.max_tokens: set max_tokens where the LLM is used"):
+        run_kg(pairs, KGParams(extractor="llm", llm="x"), {"x": {"backend": "replay", "path": "x", "max_tokens": 9}})
 
 
 def test_paper_profile_construction_sections_validate(repo_root, tmp_path):
-    from implicit_bench.kg.build import llm_config
-    from implicit_bench.llm import build_llm
-    from implicit_bench.params import section
+    from implicit_bench.llm import build_llm, llm_entry
+    from implicit_bench.params import catalogue, section
     from implicit_bench.profiles import apply_profile
     from implicit_bench.triplets.build import TripletsParams
 
@@ -274,7 +277,7 @@ def test_paper_profile_construction_sections_validate(repo_root, tmp_path):
     triplets = section(params, "triplets", TripletsParams)
     assert (kg.extractor, triplets.writer, params["subset"]["max_units"]) == ("llm", "llm", 0)
     for stage, p in (("kg", kg), ("triplets", triplets)):
-        config = {**llm_config(p.llm, p.llm_configs, stage), "cache": str(tmp_path / "c.sqlite")}
+        config = {**llm_entry(catalogue(params, "llms"), p.llm, f"{stage}.llm", p.max_tokens), "cache": str(tmp_path / "c.sqlite")}
         client = build_llm(config)
         assert client.describe() == {"backend": "openai", "model": "gpt-5.4-mini", "base_url": "https://api.openai.com/v1"}
     # the default params: deterministic extractor and writer, an offline LLM entry named
@@ -283,7 +286,7 @@ def test_paper_profile_construction_sections_validate(repo_root, tmp_path):
     default = load_params(repo_root / "params.yaml")
     kg, triplets = section(default, "kg", KGParams), section(default, "triplets", TripletsParams)
     assert (kg.extractor, triplets.writer) == ("minimal_pair", "template")
-    assert kg.llm_configs[kg.llm]["backend"] == "transformers"
+    assert catalogue(default, "llms")[kg.llm]["backend"] == "transformers"
 
 
 def test_prompt_templates_render_strictly():

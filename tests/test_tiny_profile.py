@@ -58,7 +58,7 @@ def test_tiny_models_are_built_locally_and_named_by_the_profile():
         *(j["model"] for j in tiny["judge"]["judges"].values()),
         tiny["clip"]["model"]["model"],
         tiny["debias"]["embedder"]["model"],
-        tiny["debias"]["llms"][tiny["debias"]["rewriter"]]["model"],
+        tiny["llms"][tiny["debias"]["rewriter"]]["model"],
     }
     assert refs == {f"models/tiny/{kind}" for kind in built - {"openclip"}}
     # every hub model of the paper profile that runs is replaced

@@ -130,7 +130,7 @@ def test_run_triplets_template_metrics():
     units = [unit("p1-u0", "chess player", ["smart"], ["dumb"]),
              unit("p2-u0", "woman doctor", ["woman"], ["man"], "gender"),
              unit("p3-u0", "nurse", ["caring"], ["rude"])]
-    table, chosen, invalid, metrics = run_triplets(units, None, TripletsParams(), SubsetParams(max_units=2), seed=42)
+    table, chosen, invalid, metrics = run_triplets(units, None, TripletsParams(), SubsetParams(max_units=2, seed=42))
     assert tuple(table.columns) == TRIPLET_COLUMNS and len(table) == 3 and invalid == []
     assert json.loads(table.loc[0, "stereotype_tails"]) == ["smart"]
     assert metrics["triplets_by_bias_type"] == {"gender": 1, "profession": 2}
@@ -160,11 +160,11 @@ def test_llm_writer_prompt_answers_and_invalid_counted(tmp_path):
     assert "relation: \nconstruction_mode: attribute_substitution\nshared_frame: looking at the board\nframe_sensitive: false" in text
     assert text.rstrip().endswith("anti_stereotype_sentence: The chess player is dumb.")
     with ChatServer(answer) as server:
-        params = TripletsParams(writer="llm", llm="test", llm_configs={"test": {
-            "backend": "openai", "model": "gpt-test", "base_url": server.base_url,
-            "api_key_env": None, "cache": str(tmp_path / "llm.sqlite")}})
-        table, chosen, invalid, metrics = run_triplets(units, pairs, params, SubsetParams(max_units=0), seed=42)
-        run_triplets(units, pairs, params, SubsetParams(max_units=0), seed=42)
+        params = TripletsParams(writer="llm", llm="test")
+        llms = {"test": {"backend": "openai", "model": "gpt-test", "base_url": server.base_url,
+                         "api_key_env": None, "cache": str(tmp_path / "llm.sqlite")}}
+        table, chosen, invalid, metrics = run_triplets(units, pairs, params, SubsetParams(max_units=0), llms)
+        run_triplets(units, pairs, params, SubsetParams(max_units=0), llms)
         assert server.hits == 2  # the re-run answered from the cache
     assert table["prompt_neutral"].tolist() == [good["neutral"]] and table.loc[0, "check_ok"]
     assert table.loc[0, "writer"] == "llm:gpt-test"
@@ -220,5 +220,5 @@ def test_variant_hook_adds_columns_before_the_subset():
     if "test_shout" not in VARIANT_HOOKS.names():
         VARIANT_HOOKS.register("test_shout", "tests.test_triplets:_shout")
     units = [unit("p1-u0", "chess player", ["smart"], ["dumb"])]
-    table, chosen, _, _ = run_triplets(units, None, TripletsParams(variant_hooks=["test_shout"]), SubsetParams(), seed=42)
+    table, chosen, _, _ = run_triplets(units, None, TripletsParams(variant_hooks=["test_shout"]), SubsetParams(max_units=24))
     assert table.loc[0, "prompt_loud"] == "A PHOTO OF A CHESS PLAYER" and "prompt_loud" in chosen.columns

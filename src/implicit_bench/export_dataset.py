@@ -44,19 +44,20 @@ def _lists(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def construction_settings(params: dict[str, Any]) -> dict[str, Any]:
-    """The parameters that determine the exported rows: sources, kg, triplets (only the LLM
+    """The parameters that determine the exported rows: sources, kg, triplets (only the ``llms``
     entries actually used, without anything but backend and model)."""
     out: dict[str, Any] = {"profile": (params.get("base") or {}).get("profile")}
     sources = params.get("sources") or {}
     out["sources"] = {k: v for k, v in sources.items() if k != "on_bad_row"}
+    llms = params.get("llms") or {}
     for name, mode_key in (("kg", "extractor"), ("triplets", "writer")):
         block = dict(params.get(name) or {})
-        configs = block.pop("llm_configs", {}) or {}
         if block.get(mode_key) == "llm":
-            chosen = configs.get(block.get("llm"), {}) or {}
+            chosen = llms.get(block.get("llm"), {}) or {}
             block["llm_model"] = {k: chosen.get(k) for k in ("backend", "model")}
         else:
             block.pop("llm", None)
+            block.pop("max_tokens", None)
         out[name] = block
     return out
 

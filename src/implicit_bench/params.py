@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from implicit_bench.errors import ConfigError
 
@@ -49,6 +49,31 @@ PositiveInt = Annotated[int, Field(ge=1)]
 NonNegInt = Annotated[int, Field(ge=0)]
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Level = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
+
+
+class BootstrapParams(StrictModel):
+    """The one bootstrap block: top-level ``bootstrap`` in params.yaml, read by every stage that
+    draws intervals; a stage's own ``bootstrap`` keys override it (``section(inherit=...)``)."""
+
+    n: PositiveInt = 1000  # resamples
+    seed: Seed = 42
+    level: Level = 0.95  # interval coverage
+
+
+class SubsetParams(StrictModel):
+    """A seeded subset of units: ``max_units`` of them, 0 = every unit (the one spelling of
+    "all"; null is rejected). Used by ``subset`` (triplets) and ``debias.subset``."""
+
+    max_units: NonNegInt = 0
+    seed: Seed = 42
+
+    @field_validator("max_units", mode="before")
+    @classmethod
+    def _zero_is_all(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("null is not a size: write 0 for every unit")
+        return value
 
 
 def format_validation_errors(exc: ValidationError, prefix: str | None = None) -> str:
@@ -88,12 +113,77 @@ def block(params: dict[str, Any], name: str, path: str | Path = DEFAULT_PARAMS) 
     return dict(value)
 
 
-def section(params: dict[str, Any], name: str, model: type[M], path: str | Path = DEFAULT_PARAMS) -> M:
-    """Validate ``params[name]`` with ``model``; errors name the file and the key."""
+def section(
+    params: dict[str, Any], name: str, model: type[M], path: str | Path = DEFAULT_PARAMS,
+    *, inherit: dict[str, str] | None = None,
+) -> M:
+    """Validate ``params[name]`` with ``model``; errors name the file and the key.
+
+    ``inherit`` maps a top-level block to a dotted key of the section (``{"bootstrap":
+    "bootstrap"}``): the section's own keys there win over the top-level block's (per-stage
+    override; docs/architecture.md "Configuration"). Declare the block in the stage's DVC params.
+    """
     raw = params.get(name, {})
     if raw is not None and not isinstance(raw, dict):
         raise ConfigError(f"{path}: invalid params: {name}: must be a mapping of keys, got {type(raw).__name__}")
+    raw = dict(raw or {})
+    for top, key in (inherit or {}).items():
+        raw = _inherit(raw, key.split("."), block(params, top, path))
     try:
-        return model.model_validate(raw or {})
+        return model.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(f"{path}: invalid params: {format_validation_errors(exc, name)}") from None
+
+
+def _inherit(section: dict[str, Any], keys: list[str], defaults: dict[str, Any]) -> dict[str, Any]:
+    """``section`` with ``defaults`` under ``keys``; keys already set there win."""
+    head, *rest = keys
+    own = section.get(head)
+    if rest:
+        return {**section, head: _inherit(dict(own or {}), rest, defaults)}
+    return {**section, head: {**defaults, **(own or {})}} if own is None or isinstance(own, dict) else section
+
+
+# ----- catalogues: models defined once at the top level, referenced by name ------------------------
+CATALOGUES = ("llms", "generators", "judges")
+
+
+def catalogue(params: dict[str, Any], kind: str, path: str | Path = DEFAULT_PARAMS) -> dict[str, dict[str, Any]]:
+    """The top-level catalogue ``kind`` (``llms``, ``generators``, ``judges``): name -> backend block.
+
+    Names must be safe (they become folder names); each block is a mapping with a ``backend``
+    that the kind's registry validates where the entry is used (``Registry.validate``)."""
+    entries = block(params, kind, path)
+    for name, value in entries.items():
+        try:
+            check_name(str(name), f"{kind} entry")
+        except ValueError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: {kind}.{name} must be a mapping of backend keys, got {type(value).__name__}")
+    return {str(k): dict(v) for k, v in entries.items()}
+
+
+def check_refs(
+    names: list[str] | tuple[str, ...] | str | None, known: dict[str, Any] | list[str] | tuple[str, ...],
+    where: str, kind: str, path: str | Path = DEFAULT_PARAMS,
+) -> None:
+    """Every name in ``names`` (one name, a list, or None: nothing to check) is in ``known``;
+    otherwise a one-line ``ConfigError`` naming the key, the name and the known names."""
+    listed = [names] if isinstance(names, str) else list(names or [])
+    for name in listed:
+        if name not in known:
+            raise ConfigError(
+                f"{path}: {where} = {name!r} is not in {kind} (known: {', '.join(sorted(known)) or 'none'})"
+            )
+
+
+def entry(
+    params: dict[str, Any], kind: str, name: str | None, where: str, path: str | Path = DEFAULT_PARAMS,
+) -> dict[str, Any]:
+    """The block of catalogue ``kind`` that the params key ``where`` names (``kg.llm`` -> ``llms.<name>``)."""
+    if not name:
+        raise ConfigError(f"{path}: {where} must name an entry of {kind}")
+    entries = catalogue(params, kind, path)
+    check_refs(name, entries, where, kind, path)
+    return entries[name]

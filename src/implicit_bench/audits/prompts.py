@@ -21,31 +21,32 @@ from implicit_bench.audits.negation import (
     deterministic_subject,
     tails,
 )
-from implicit_bench.params import StrictModel
+from implicit_bench.params import PositiveInt, StrictModel
 
 
 class NegationPromptParams(StrictModel):
     enabled: bool = True
     writer: Literal["deterministic", "llm"] = "deterministic"
-    llm: dict[str, Any] | None = None  # an LLM params block (implicit_bench.llm.build_llm); writer llm only
+    llm: str | None = None  # an entry of the top-level llms catalogue; writer llm only
+    max_tokens: PositiveInt = 160  # answer length of one negation-writing call
     subject_template: bool = True
 
 
-def extend_units(units: pd.DataFrame, params: NegationPromptParams) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Units with the extra prompt columns, and a small report for the triplets metrics."""
+def extend_units(
+    units: pd.DataFrame, params: NegationPromptParams, llms: dict[str, dict[str, Any]] | None = None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Units with the extra prompt columns, and a small report for the triplets metrics
+    (``llms``: the top-level catalogue the LLM writer's ``llm`` names)."""
     if not params.enabled:
         return units, {"enabled": False}
     report: dict[str, Any] = {"enabled": True, "writer": params.writer}
     if params.writer == "llm":
         from implicit_bench.audits.negation_llm import llm_negated
-        from implicit_bench.llm import InvalidCounter, build_llm
+        from implicit_bench.llm import InvalidCounter, build_llm, llm_entry
 
-        if params.llm is None:
-            from implicit_bench.errors import ConfigError
-
-            raise ConfigError("negation_prompts.llm: needed when negation_prompts.writer is llm")
+        block = llm_entry(llms or {}, params.llm, "negation_prompts.llm", params.max_tokens)
         counter = InvalidCounter("negation_prompts")
-        written = llm_negated(units, build_llm(params.llm, "negation_prompts.llm"), counter)
+        written = llm_negated(units, build_llm(block, f"llms.{params.llm}"), counter)
         report["llm_answers"] = counter.as_dict()
     else:
         written = {
@@ -78,12 +79,14 @@ def negated_llm_hook(table: pd.DataFrame, params_path: str = "params.yaml") -> p
     """Variant hook ``negated_llm``: the LLM writer, configured by ``negation_prompts`` in params.yaml.
 
     A hook receives only the table, so it reads its section from ``params_path`` (the stage
-    runs at the repository root); list ``negation_prompts`` in the triplets stage's params.
+    runs at the repository root); list ``negation_prompts`` and its ``llms`` entry in the
+    triplets stage's params.
     """
-    from implicit_bench.params import load_params, section
+    from implicit_bench.params import catalogue, load_params, section
 
-    params = section(load_params(params_path), "negation_prompts", NegationPromptParams, params_path)
-    return extend_units(table, params.model_copy(update={"writer": "llm"}))[0]
+    raw = load_params(params_path)
+    params = section(raw, "negation_prompts", NegationPromptParams, params_path)
+    return extend_units(table, params.model_copy(update={"writer": "llm"}), catalogue(raw, "llms", params_path))[0]
 
 
 __all__ = ["NegatedPrompts", "NegationPromptParams", "extend_units", "negated_hook", "negated_llm_hook"]

@@ -28,7 +28,7 @@ from implicit_bench.embedders import EmbedderConfig, build_embedder, l2_normalis
 from implicit_bench.errors import InputError
 from implicit_bench.hashing import derive_seed
 from implicit_bench.io import read_table
-from implicit_bench.params import PositiveInt, SafeName, Seeds, StrictModel
+from implicit_bench.params import PositiveInt, SafeName, Seeds, StrictModel, SubsetParams
 from implicit_bench.provenance import provenance
 
 RETRIEVAL_PATH = "data/processed/retrieval.parquet"
@@ -41,26 +41,18 @@ JUDGEMENTS_DIR = "data/debias/judgements"
 UNIT_FIELDS = ("unit_id", "head", "relation", "stereotype", "anti_stereotype", "prompt_neutral")
 
 
-class SubsetParams(StrictModel):
-    """The units whose neutral prompts the configurations render (null: all units)."""
-
-    max_units: int | None = Field(6, ge=1)
-    seed: int = 42
-
-
 class DebiasParams(StrictModel):
     """params.yaml section ``debias``."""
 
     units: str = "data/interim/units.parquet"  # the bias KG (retrieval) and the prompt pool
-    subset: SubsetParams = SubsetParams()
+    subset: SubsetParams = SubsetParams(max_units=6)  # units whose neutral prompts every configuration renders
     seeds: Seeds = [42, 1042, 2042]
     alpha: Annotated[float, Field(allow_inf_nan=False)] = 2.0
     generator: str = "tiny"  # a render.configs entry: the model every configuration renders with
     configs: dict[SafeName, ConfigSpec] = dict(TABLE_27)
     embedder: EmbedderConfig = EmbedderConfig()
     retrieval: RetrievalTextParams = RetrievalTextParams()
-    rewriter: str | None = None  # the ``llms`` entry that rewrites and writes the LLM pairs
-    llms: dict[str, dict[str, Any]] = {}  # name -> LLM params block (implicit_bench.llm)
+    rewriter: str | None = None  # the top-level ``llms`` entry that rewrites and writes the LLM pairs
     rewrite_max_tokens: PositiveInt = 160
     pair_max_tokens: PositiveInt = 256
     scoring: ScoringParams = ScoringParams()
@@ -76,15 +68,12 @@ class DebiasParams(StrictModel):
         check_configs(self.configs, self.scoring.unmodified)
         return self
 
-    def rewriter_block(self) -> tuple[str, dict[str, Any]]:
-        """(where, params block) of the rewriter LLM."""
-        from implicit_bench.errors import ConfigError
+    def rewriter_block(self, llms: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+        """(where, params block) of the rewriter LLM in the top-level ``llms`` catalogue (its
+        answer lengths are the use site's ``rewrite_max_tokens`` / ``pair_max_tokens``)."""
+        from implicit_bench.llm import llm_entry
 
-        if self.rewriter is None or self.rewriter not in self.llms:
-            raise ConfigError(
-                f"debias.rewriter {self.rewriter!r} must name a debias.llms entry ({', '.join(self.llms)})"
-            )
-        return f"debias.llms.{self.rewriter}", resolve_llm_block(self.llms[self.rewriter])
+        return f"llms.{self.rewriter}", resolve_llm_block(llm_entry(llms, self.rewriter, "debias.rewriter"))
 
 
 # ----- units --------------------------------------------------------------------------------------
@@ -111,7 +100,7 @@ def subset_units(units: pd.DataFrame, subset: SubsetParams) -> pd.DataFrame:
     """A fixed pseudo-random subset: units ordered by a hash of (seed, unit id); the first
     ``max_units`` are kept, returned in unit-id order. Adding units to the KG never changes
     which of the old units come first."""
-    if subset.max_units is None or subset.max_units >= len(units):
+    if subset.max_units == 0 or subset.max_units >= len(units):
         return units.sort_values("unit_id", ignore_index=True)
     order = units["unit_id"].map(lambda u: derive_seed(subset.seed, u))
     picked = units.assign(_order=order).sort_values(["_order", "unit_id"]).head(subset.max_units)
@@ -188,17 +177,13 @@ def unit_for(info: str, unit_id: str, retrieval: pd.DataFrame | None) -> str | N
     return str(row["retrieved_removed"].iloc[0])
 
 
-def _configured_model(params: DebiasParams, client: Any) -> str | None:
-    """The rewriter's model as configured in params (a ``package:`` reference stays one)."""
-    block = params.llms.get(params.rewriter or "", {})
-    return str(block.get("model")) if block.get("model") else getattr(client.params, "model", None)
-
-
 def run_rewriting(
-    kg: pd.DataFrame, subset: pd.DataFrame, retrieval: pd.DataFrame | None, params: DebiasParams, client: Any
+    kg: pd.DataFrame, subset: pd.DataFrame, retrieval: pd.DataFrame | None, params: DebiasParams, client: Any,
+    model_ref: str | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """Rewrites of the subset's neutral prompts for every rewrite info the configurations use,
-    and the LLM pairs of every unit a llm-pair configuration steers with."""
+    and the LLM pairs of every unit a llm-pair configuration steers with. ``model_ref``: the
+    rewriter's model as configured (a ``package:`` reference stays one) for the provenance."""
     rewrite_infos, pair_infos = needed_llm_work(params)
     by_id = {r["unit_id"]: r for r in kg.to_dict("records")}
     requests = [
@@ -216,7 +201,7 @@ def run_rewriting(
         "rewrites": rcount.as_dict(),
         "llm_pairs": pcount.as_dict(),
         "llm_calls": client.calls,
-        "provenance": provenance([("rewriter", _configured_model(params, client))]),
+        "provenance": provenance([("rewriter", model_ref or getattr(client.params, "model", None))]),
     }
     return rewrites, pairs, metrics
 

@@ -9,13 +9,13 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import ValidationError
 
-from implicit_bench.errors import ConfigError, InputError
+from implicit_bench.errors import InputError
 from implicit_bench.io import read_table
 from implicit_bench.kg.minimal_pair import Extraction, MinimalPairParams, extract
 from implicit_bench.kg.stats import kg_graph_stats
 from implicit_bench.kg.table import units_frame
-from implicit_bench.llm import InvalidCounter
-from implicit_bench.params import NonNegInt, StrictModel
+from implicit_bench.llm import InvalidCounter, llm_entry
+from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
 from implicit_bench.provenance import provenance
 from implicit_bench.records import KGUnit, SourcePair
 
@@ -24,17 +24,16 @@ class KGParams(StrictModel):
     extractor: Literal["minimal_pair", "llm"] = "minimal_pair"
     max_pairs: NonNegInt = 0  # 0 = all pairs; otherwise the first N (for trying an LLM cheaply)
     minimal_pair: MinimalPairParams = MinimalPairParams()
-    llm: str | None = None  # name of the entry of llm_configs used when extractor = llm
-    llm_configs: dict[str, dict[str, Any]] = {}  # name -> LLM params block (docs/llm-backends.md)
+    llm: str | None = None  # an entry of the top-level llms catalogue, used when extractor = llm
+    max_tokens: PositiveInt = 512  # answer length of one extraction call
 
 
-def llm_config(name: str | None, configs: dict[str, dict[str, Any]], stage: str) -> dict[str, Any]:
-    """The LLM params block named by ``<stage>.llm`` in ``<stage>.llm_configs``."""
-    if not name:
-        raise ConfigError(f"params.yaml: {stage}.llm must name an entry of {stage}.llm_configs")
-    if name not in configs:
-        raise ConfigError(f"params.yaml: {stage}.llm = '{name}' is not in {stage}.llm_configs (known: {', '.join(sorted(configs)) or 'none'})")
-    return configs[name]
+def kg_llm_block(params: KGParams, llms: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The extractor LLM's block (``llms.<kg.llm>`` + ``kg.max_tokens``); None when no LLM is named
+    and none is needed. A named entry is checked against the catalogue whatever the extractor."""
+    if params.llm is None and params.extractor != "llm":
+        return None
+    return llm_entry(llms, params.llm, "kg.llm", params.max_tokens)
 
 
 def read_pairs(path: str | Path) -> list[SourcePair]:
@@ -55,8 +54,12 @@ def read_pairs(path: str | Path) -> list[SourcePair]:
     return pairs
 
 
-def run_kg(pairs: list[SourcePair], params: KGParams) -> tuple[pd.DataFrame, list[dict[str, Any]], dict[str, Any]]:
-    """Extract units from every pair. Returns (units table, invalid / no-unit records, metrics)."""
+def run_kg(
+    pairs: list[SourcePair], params: KGParams, llms: dict[str, dict[str, Any]] | None = None,
+) -> tuple[pd.DataFrame, list[dict[str, Any]], dict[str, Any]]:
+    """Extract units from every pair (``llms``: the top-level catalogue). Returns (units table,
+    invalid / no-unit records, metrics)."""
+    llm = kg_llm_block(params, llms or {})
     if params.max_pairs:
         pairs = pairs[: params.max_pairs]
     counter = InvalidCounter("kg")
@@ -68,7 +71,7 @@ def run_kg(pairs: list[SourcePair], params: KGParams) -> tuple[pd.DataFrame, lis
         from implicit_bench.kg.llm_extractor import extract_all
         from implicit_bench.llm import build_llm
 
-        client = build_llm(llm_config(params.llm, params.llm_configs, "kg"), where=f"kg.llm_configs.{params.llm}")
+        client = build_llm(llm or {}, where=f"llms.{params.llm}")
         model_ref = client.model
         results, answers, records = extract_all(pairs, client)
         for answer in answers:

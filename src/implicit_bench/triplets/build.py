@@ -8,15 +8,15 @@ from typing import Any, Literal
 import pandas as pd
 
 from implicit_bench.kg.table import units_frame
-from implicit_bench.llm import InvalidCounter
-from implicit_bench.params import StrictModel
+from implicit_bench.llm import InvalidCounter, llm_entry
+from implicit_bench.params import PositiveInt, StrictModel, SubsetParams
 from implicit_bench.provenance import provenance
 from implicit_bench.records import KGUnit
 from implicit_bench.schema import UNIT_COLUMNS
 from implicit_bench.triplets import TRIPLET_WRITERS, VARIANT_HOOKS
 from implicit_bench.triplets.checks import CHECK_COLUMNS, check_triplet
 from implicit_bench.triplets.prompt_stats import prompt_stats
-from implicit_bench.triplets.subset import SubsetParams, stratified_subset
+from implicit_bench.triplets.subset import stratified_subset
 from implicit_bench.triplets.template import TemplateWriterParams
 
 EXTRA_COLUMNS: tuple[str, ...] = (
@@ -29,25 +29,28 @@ TRIPLET_COLUMNS: tuple[str, ...] = (*UNIT_COLUMNS, *EXTRA_COLUMNS, *CHECK_COLUMN
 class TripletsParams(StrictModel):
     writer: Literal["template", "llm"] = "template"
     template: TemplateWriterParams = TemplateWriterParams()
-    llm: str | None = None  # name of the entry of llm_configs used when writer = llm
-    llm_configs: dict[str, dict[str, Any]] = {}  # name -> LLM params block (docs/llm-backends.md)
+    llm: str | None = None  # an entry of the top-level llms catalogue, used when writer = llm
+    max_tokens: PositiveInt = 160  # answer length of one triplet-writing call
     variant_hooks: list[str] = []  # names in triplets.VARIANT_HOOKS, applied in order
 
 
-def _writer_params(params: TripletsParams) -> dict[str, Any]:
+def _writer_params(params: TripletsParams, llms: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The writer's params; a named LLM is checked against the catalogue whatever the writer."""
+    llm = llm_entry(llms, params.llm, "triplets.llm", params.max_tokens) if params.llm or params.writer == "llm" else None
     if params.writer == "template":
         return params.template.model_dump()
-    from implicit_bench.kg.build import llm_config
-
-    return {**llm_config(params.llm, params.llm_configs, "triplets"), "_where": f"triplets.llm_configs.{params.llm}"}
+    return {**(llm or {}), "_where": f"llms.{params.llm}"}
 
 
 def run_triplets(
-    units: list[KGUnit], pairs: pd.DataFrame | None, params: TripletsParams, subset: SubsetParams, seed: int,
+    units: list[KGUnit], pairs: pd.DataFrame | None, params: TripletsParams, subset: SubsetParams,
+    llms: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[dict[str, Any]], dict[str, Any]]:
-    """Write, check and subset. Returns (triplets, subset, invalid records, metrics)."""
+    """Write, check and subset (``llms``: the top-level catalogue). Returns (triplets, subset,
+    invalid records, metrics)."""
+    seed = subset.seed
     write = TRIPLET_WRITERS.resolve(params.writer)
-    results = write(units, pairs, _writer_params(params))
+    results = write(units, pairs, _writer_params(params, llms or {}))
     by_id = {u.unit_id: u for u in units}
     unit_rows = units_frame(units).set_index("unit_id")
     counter = InvalidCounter("triplets")

@@ -12,11 +12,9 @@ from __future__ import annotations
 import pandas as pd
 
 from implicit_bench.hashing import derive_seed
-from implicit_bench.params import NonNegInt, StrictModel
+from implicit_bench.params import SubsetParams  # the one subset model (params section ``subset``)
 
-
-class SubsetParams(StrictModel):
-    max_units: NonNegInt = 24  # 0 = every unit (the documented 'all' spelling)
+__all__ = ["SubsetParams", "stratified_subset"]
 
 
 def stratified_subset(frame: pd.DataFrame, max_units: int, seed: int) -> pd.DataFrame:

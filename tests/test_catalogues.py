@@ -1,0 +1,66 @@
+"""The top-level catalogues (llms, ...), the one subset model and inherited top-level blocks
+(docs/architecture.md, "Configuration")."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from implicit_bench.errors import ConfigError
+from implicit_bench.params import SubsetParams, catalogue, check_refs, entry, section
+
+
+def test_unknown_names_are_one_line_errors_naming_the_key_and_the_known_names():
+    raw = {"llms": {"smollm2": {"backend": "transformers", "model": "m"}}}
+    with pytest.raises(ConfigError) as info:
+        entry(raw, "llms", "gpt", "kg.llm", "p.yaml")
+    assert str(info.value) == "p.yaml: kg.llm = 'gpt' is not in llms (known: smollm2)"
+    assert entry(raw, "llms", "smollm2", "kg.llm")["model"] == "m"
+    with pytest.raises(ConfigError, match=r"judge.tasks.blind.judges = 'x' is not in judges \(known: a, b\)"):
+        check_refs(["a", "x"], {"b": {}, "a": {}}, "judge.tasks.blind.judges", "judges")
+    check_refs(None, {}, "select.judges", "judges")  # null: nothing named
+
+
+def test_catalogue_names_are_safe_and_entries_are_mappings():
+    with pytest.raises(ConfigError, match="not a safe name"):
+        catalogue({"generators": {"../x": {"backend": "sim"}}}, "generators")
+    with pytest.raises(ConfigError, match="llms.a must be a mapping"):
+        catalogue({"llms": {"a": "gpt"}}, "llms")
+    assert catalogue({}, "llms") == {}
+
+
+def test_max_tokens_is_a_use_site_setting():
+    from implicit_bench.llm import llm_entry
+
+    llms = {"m": {"backend": "replay", "path": "x"}}
+    assert llm_entry(llms, "m", "kg.llm", 64) == {"backend": "replay", "path": "x", "max_tokens": 64}
+    with pytest.raises(ConfigError, match="llms.m.max_tokens: set max_tokens where the LLM is used"):
+        llm_entry({"m": {**llms["m"], "max_tokens": 9}}, "m", "kg.llm", 64)
+    with pytest.raises(ConfigError, match="kg.llm must name an entry of llms"):
+        llm_entry(llms, None, "kg.llm")
+
+
+def test_one_subset_model_zero_is_all_and_null_is_rejected():
+    assert SubsetParams.model_validate({"max_units": 0}).max_units == 0
+    with pytest.raises(ConfigError, match="debias.subset.max_units: .*write 0 for every unit"):
+        from implicit_bench.debias.pipeline import DebiasParams
+
+        section({"debias": {"subset": {"max_units": None}}}, "debias", DebiasParams)
+    from implicit_bench.triplets import subset
+
+    assert subset.SubsetParams is SubsetParams  # one model, re-exported where the subset is drawn
+
+
+def test_paper_and_tiny_profiles_use_the_catalogues(repo_root):
+    from implicit_bench.profiles import apply_profile
+
+    default = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    for name in ("paper", "tiny"):
+        merged = apply_profile(name, repo_root / "params.yaml", repo_root / "profiles")
+        for where, kind, ref in (("kg.llm", "llms", merged["kg"]["llm"]),
+                                 ("triplets.llm", "llms", merged["triplets"]["llm"]),
+                                 ("negation_prompts.llm", "llms", merged["negation_prompts"]["llm"]),
+                                 ("debias.rewriter", "llms", merged["debias"]["rewriter"])):
+            entry(merged, kind, ref, where)
+        assert "smollm2" in merged["llms"]  # a profile adds entries; the default's stay
+    assert "llm_configs" not in str(default) and "llms" not in default["debias"]
