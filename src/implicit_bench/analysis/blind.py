@@ -11,13 +11,13 @@ where both labels are valid. Intervals: cluster bootstrap over units (``bootstra
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from implicit_bench.analysis.bootstrap import Bootstrap
+from implicit_bench.analysis.bootstrap import Bootstrap, safe_div
 from implicit_bench.analysis.views import rows, wide
 from implicit_bench.schema import BLIND_LABELS, VARIANTS
 
@@ -32,9 +32,20 @@ class LabelCounts:
     invalid: dict[str, np.ndarray]  # variant -> invalid rows per unit
     pairs: np.ndarray  # (unit, seed) pairs with valid stereotype and anti-stereotype labels
     both: np.ndarray  # ... of which stereotype = s and anti-stereotype = a
+    _matrix: tuple[dict[Any, int], np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     def has_labels(self) -> np.ndarray:
         return sum(self.valid.values()) > 0
+
+    def columns(self) -> tuple[dict[Any, int], np.ndarray]:
+        """Every per-unit count as one ``n_units x k`` matrix and the column of each count
+        (keys: ``("valid", variant)``, ``(variant, label)``, ``"pairs"``, ``"both"``), so that one
+        matrix product gives the replicates of all of them (``Bootstrap.sums``)."""
+        if self._matrix is None:
+            keys: list[Any] = [("valid", v) for v in self.valid] + list(self.label) + ["pairs", "both"]
+            values = [*self.valid.values(), *self.label.values(), self.pairs, self.both]
+            self._matrix = ({key: j for j, key in enumerate(keys)}, np.column_stack(values) if values else np.zeros((len(self.unit_ids), 0)))
+        return self._matrix
 
 
 def label_counts(
@@ -66,9 +77,15 @@ def label_counts(
 def rates(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str) -> dict[str, Any]:
     """The headline rates of the units at positions ``pos`` with intervals (shared resamples)."""
     n = len(pos)
+    col, matrix = c.columns()
+    sub = matrix[pos]
+    totals = sub.sum(axis=0)
+    reps_all = boot.sums(sub, stream)  # every count's replicates from one draw, one product
 
-    def ratio(num: np.ndarray, den: np.ndarray) -> tuple[dict[str, Any], float, np.ndarray]:
-        interval, reps = boot.ratio(num[pos], den[pos], stream)
+    def ratio(num: Any, den: Any) -> tuple[dict[str, Any], float, np.ndarray]:
+        i, k = col[num], col[den]
+        reps = safe_div(reps_all[:, i], reps_all[:, k])
+        interval = boot.interval(safe_div(totals[i], totals[k]), reps, stream, n)
         return interval, interval["value"] if interval["value"] is not None else np.nan, reps
 
     out: dict[str, Any] = {
@@ -76,17 +93,17 @@ def rates(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str) -> dict
         "n_images": {v: int(c.valid[v][pos].sum()) for v in VARIANTS},
         "n_invalid": {v: int(c.invalid[v][pos].sum()) for v in VARIANTS},
     }
-    dr, _, _ = ratio(c.label[("neutral", "s")], c.valid["neutral"])
-    ss, ss_v, ss_r = ratio(c.label[("stereotype", "s")], c.valid["stereotype"])
-    sa, sa_v, sa_r = ratio(c.label[("anti_stereotype", "a")], c.valid["anti_stereotype"])
+    dr, _, _ = ratio(("neutral", "s"), ("valid", "neutral"))
+    ss, ss_v, ss_r = ratio(("stereotype", "s"), ("valid", "stereotype"))
+    sa, sa_v, sa_r = ratio(("anti_stereotype", "a"), ("valid", "anti_stereotype"))
     out["default_rate"] = dr
-    out["neutral_anti_rate"] = ratio(c.label[("neutral", "a")], c.valid["neutral"])[0]
-    out["neither_neutral"] = ratio(c.label[("neutral", "neither")], c.valid["neutral"])[0]
+    out["neutral_anti_rate"] = ratio(("neutral", "a"), ("valid", "neutral"))[0]
+    out["neither_neutral"] = ratio(("neutral", "neither"), ("valid", "neutral"))[0]
     out["success_stereotype"] = ss
     out["success_anti"] = sa
     out["gap"] = boot.interval(ss_v - sa_v, ss_r - sa_r, stream, n)
-    out["a_to_s"] = ratio(c.label[("anti_stereotype", "s")], c.valid["anti_stereotype"])[0]
-    out["both_succeed"] = ratio(c.both, c.pairs)[0]
+    out["a_to_s"] = ratio(("anti_stereotype", "s"), ("valid", "anti_stereotype"))[0]
+    out["both_succeed"] = ratio("both", "pairs")[0]
     out["n_pairs"] = int(c.pairs[pos].sum())
     return out
 
@@ -94,10 +111,16 @@ def rates(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str) -> dict
 def label_shares(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str) -> dict[str, Any]:
     """Table 21: share of each variant's images read as s, a, neither."""
     out: dict[str, Any] = {}
+    col, matrix = c.columns()
+    sub = matrix[pos]
+    totals = sub.sum(axis=0)
+    reps = boot.sums(sub, stream)
     for v in VARIANTS:
         entry: dict[str, Any] = {"n_images": int(c.valid[v][pos].sum()), "n_invalid": int(c.invalid[v][pos].sum())}
+        den = col[("valid", v)]
         for lab in BLIND_LABELS:
-            entry[lab] = boot.ratio(c.label[(v, lab)][pos], c.valid[v][pos], stream)[0]
+            num = col[(v, lab)]
+            entry[lab] = boot.interval(safe_div(totals[num], totals[den]), safe_div(reps[:, num], reps[:, den]), stream, len(pos))
         out[v] = entry
     return out
 

@@ -9,10 +9,18 @@ their gap) share their resamples. The draws of a unit set come from
 each interval records ``n_boot``, ``seed``, ``stream`` and ``level`` so it can be redrawn.
 Intervals are percentile intervals (numpy's linear interpolation) over the replicates where the
 statistic is defined; ``n_undefined`` counts the others (e.g. a resample with no images).
+
+Speed (docs/analysis.md, "Speed"): the multiplicities are counted in blocks of resamples that
+fit in the CPU cache, and ``sums`` turns all per-unit columns of one unit set into replicates
+with one matrix product when the columns hold integers (counts, 0-5 scores): such sums are
+exact in float64 whatever the order of summation, so the replicates are bit-for-bit those of
+one matrix-vector product per column, which ``sums`` still uses for other columns.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +29,8 @@ import numpy as np
 from implicit_bench.hashing import derive_seed
 
 CACHE_STREAMS = 4
+BLOCK_ELEMENTS = 1 << 17  # resample indices counted per ``bincount`` call (about 1 MB of counts)
+EXACT_LIMIT = 2.0**53  # integers up to here are exact in float64
 
 
 def _num(value: float) -> float | None:
@@ -43,8 +53,7 @@ class Bootstrap:
         if key not in self._cache:
             rng = np.random.default_rng(self.stream_seed(stream))
             idx = rng.integers(0, max(n_units, 1), size=(self.n, n_units), dtype=np.int32)
-            flat = (idx + (np.arange(self.n, dtype=np.int64) * n_units)[:, None]).ravel()
-            weights = np.bincount(flat, minlength=self.n * n_units).reshape(self.n, n_units).astype(float)
+            weights = multiplicities(idx, n_units)
             if len(self._cache) >= CACHE_STREAMS:  # the metrics of one unit set are computed together
                 self._cache.pop(next(iter(self._cache)))
             self._cache[key] = (idx, weights)
@@ -57,6 +66,22 @@ class Bootstrap:
     def weights(self, n_units: int, stream: str) -> np.ndarray:
         """Unit multiplicities of each resample, ``n_boot x n_units`` (rows sum to n_units)."""
         return self._draw(n_units, stream)[1]
+
+    def sums(self, columns: np.ndarray, stream: str) -> np.ndarray:
+        """Replicates of the column sums of ``columns`` (``n_units x k`` per-unit values):
+        ``weights @ columns``, ``n_boot x k``.
+
+        Integer-valued columns go through one matrix product (exact, so equal to one product per
+        column); otherwise each column gets its own matrix-vector product, as ``w @ x`` always did.
+        """
+        columns = np.asarray(columns, dtype=float)
+        weights = self.weights(len(columns), stream)
+        if integer_valued(columns):
+            return weights @ columns
+        out = np.empty((self.n, columns.shape[1]))
+        for j in range(columns.shape[1]):
+            out[:, j] = weights @ np.ascontiguousarray(columns[:, j])
+        return out
 
     def interval(self, value: float, reps: np.ndarray | None, stream: str, n_units: int) -> dict[str, Any]:
         """The point estimate with its percentile interval and how it was drawn."""
@@ -76,8 +101,8 @@ class Bootstrap:
     def ratio(self, num: np.ndarray, den: np.ndarray, stream: str) -> tuple[dict[str, Any], np.ndarray]:
         """sum(num) / sum(den) over units (e.g. the share of images labelled s)."""
         weights = self.weights(len(num), stream)
-        value = _safe_div(num.sum(), den.sum())
-        reps = _safe_div(weights @ num, weights @ den)
+        value = safe_div(num.sum(), den.sum())
+        reps = safe_div(weights @ num, weights @ den)
         return self.interval(value, reps, stream, len(num)), reps
 
     def difference(self, a: tuple[float, np.ndarray], b: tuple[float, np.ndarray], stream: str, n_units: int) -> dict[str, Any]:
@@ -85,7 +110,47 @@ class Bootstrap:
         return self.interval(a[0] - b[0], a[1] - b[1], stream, n_units)
 
 
-def _safe_div(num: Any, den: Any) -> Any:
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run the bootstrap's matrix products on one BLAS thread.
+
+    The products are small (at most ``n_boot x n_units`` times a few columns): threads cost
+    more to start and synchronise than they save, several times over on a shared 2-core
+    machine. Results do not change (each replicate is one dot product on one thread either way).
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def multiplicities(idx: np.ndarray, n_units: int) -> np.ndarray:
+    """How often each unit occurs in each row of ``idx`` (``n_boot x n_units`` floats).
+
+    One ``bincount`` per block of rows (offset so that each row has its own bins) keeps the
+    counts in the CPU cache; the result equals one ``bincount`` over all rows.
+    """
+    n_boot = idx.shape[0]
+    out = np.empty((n_boot, n_units))
+    rows = max(1, BLOCK_ELEMENTS // max(n_units, 1))
+    offsets = (np.arange(min(rows, n_boot), dtype=np.int64) * n_units)[:, None]
+    for start in range(0, n_boot, rows):
+        block = idx[start : start + rows]
+        flat = (block + offsets[: len(block)]).ravel()
+        out[start : start + len(block)] = np.bincount(flat, minlength=len(block) * n_units).reshape(len(block), n_units)
+    return out
+
+
+def integer_valued(columns: np.ndarray) -> bool:
+    """True when every entry is an integer and any resample's sum stays exact in float64."""
+    if columns.size == 0:
+        return True
+    if not np.isfinite(columns).all() or not (columns == np.round(columns)).all():
+        return False
+    return float(np.abs(columns).sum(axis=0).max()) * max(len(columns), 1) < EXACT_LIMIT
+
+
+def safe_div(num: Any, den: Any) -> Any:
     num = np.asarray(num, dtype=float)
     den = np.asarray(den, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -98,7 +163,7 @@ def moments(count: np.ndarray, total: np.ndarray, sumsq: np.ndarray) -> tuple[An
     count = np.asarray(count, dtype=float)
     total = np.asarray(total, dtype=float)
     sumsq = np.asarray(sumsq, dtype=float)
-    mean = _safe_div(total, count)
+    mean = safe_div(total, count)
     with np.errstate(divide="ignore", invalid="ignore"):
         var = np.where(count > 1, (sumsq - total * total / np.where(count > 0, count, 1)) / np.where(count > 1, count - 1, 1), np.nan)
         var = np.where(var < 0, 0.0, var)  # rounding

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from implicit_bench.analysis.bootstrap import one_blas_thread
 from implicit_bench.analysis.config import EvaluateParams, SelectParams
 from implicit_bench.analysis.extensions import run_extensions
 from implicit_bench.analysis.load import load_tables
@@ -37,6 +38,19 @@ def run_analyze(
 ) -> dict[str, Any]:
     """Load, validate, select (reported; applied unless ``selection == "none"``), evaluate,
     write, run extensions. Returns a short summary."""
+    with one_blas_thread():
+        return _run_analyze(units, judgements, out, params, refusals, selection, pairs)
+
+
+def _run_analyze(
+    units: str,
+    judgements: list[str],
+    out: str,
+    params: dict[str, Any] | None,
+    refusals: tuple[str, ...],
+    selection: str,
+    pairs: str | None,
+) -> dict[str, Any]:
     params = dict(params or {})
     sel_raw = {**block(params, "select", "analyze params"), "units": units, "judgements": list(judgements), "pairs": pairs}
     ev_raw = {**block(params, "evaluate", "analyze params"), "units": units, "judgements": list(judgements), "selected_units": None, "image_index_glob": None}

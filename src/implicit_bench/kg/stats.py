@@ -18,12 +18,31 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 
 def _norm(values: pd.Series) -> pd.Series:
     return values.astype(str).str.lower().str.split().str.join(" ")
+
+
+def connected_components(n_nodes: int, rows: np.ndarray, cols: np.ndarray) -> tuple[int, np.ndarray]:
+    """(number of components, component label per node) of the undirected graph with edges
+    ``rows[i] -- cols[i]``: union-find with path halving (what scipy.sparse.csgraph computes,
+    without importing scipy.sparse, about 0.3 s, on the ``analyze`` path)."""
+    parent = list(range(n_nodes))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for u, v in zip(np.asarray(rows).tolist(), np.asarray(cols).tolist(), strict=True):
+        ru, rv = root(u), root(v)
+        if ru != rv:
+            parent[max(ru, rv)] = min(ru, rv)
+    roots = np.array([root(x) for x in range(n_nodes)], dtype=np.int64)
+    _, labels = np.unique(roots, return_inverse=True)
+    return int(labels.max()) + 1 if n_nodes else 0, labels.reshape(-1)
 
 
 def kg_graph_stats(units: pd.DataFrame) -> dict[str, Any]:
@@ -37,8 +56,7 @@ def kg_graph_stats(units: pd.DataFrame) -> dict[str, Any]:
     h, s, a = codes[:n], codes[n : 2 * n], codes[2 * n :]
     rows, cols = np.concatenate([h, h]), np.concatenate([s, a])
     undirected = set(zip(np.minimum(rows, cols).tolist(), np.maximum(rows, cols).tolist(), strict=True))
-    graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(names), len(names)))
-    count, labels = connected_components(graph, directed=False)
+    count, labels = connected_components(len(names), rows, cols)
     largest = int(np.bincount(labels).max())
     directed = {(u, v) for u, v in zip(h.tolist(), s.tolist(), strict=True) if u != v}
     out_deg = np.zeros(len(names), dtype=np.int64)

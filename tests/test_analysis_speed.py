@@ -1,0 +1,170 @@
+"""The fast statistical kernels give bit-for-bit the results of the straightforward loops they
+replace (docs/analysis.md, "Speed"), and ``analyze`` stays free of heavy imports.
+
+Reference implementations below are the code before the speed-up: one flat ``bincount`` for
+the multiplicities, one ``boot.ratio`` (two matrix-vector products) per rate.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from analysis_fixtures import BLIND_TYPES, blind_judgements, units
+
+from implicit_bench.analysis.blind import LabelCounts, label_counts, label_shares, rates
+from implicit_bench.analysis.bootstrap import Bootstrap, integer_valued, multiplicities
+from implicit_bench.analysis.load import load_judgements, load_units
+from implicit_bench.kg.stats import connected_components
+from implicit_bench.schema import BLIND_LABELS, VARIANTS
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("scipy.stats", "scipy.sparse", "torch", "sklearn", "matplotlib", "transformers", "diffusers")
+
+
+def old_multiplicities(idx: np.ndarray, n_units: int) -> np.ndarray:
+    n_boot = idx.shape[0]
+    flat = (idx + (np.arange(n_boot, dtype=np.int64) * n_units)[:, None]).ravel()
+    return np.bincount(flat, minlength=n_boot * n_units).reshape(n_boot, n_units).astype(float)
+
+
+def old_rates(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str) -> dict:
+    n = len(pos)
+
+    def ratio(num, den):
+        interval, reps = boot.ratio(num[pos], den[pos], stream)
+        return interval, interval["value"] if interval["value"] is not None else np.nan, reps
+
+    out = {"n_units": n, "n_images": {v: int(c.valid[v][pos].sum()) for v in VARIANTS},
+           "n_invalid": {v: int(c.invalid[v][pos].sum()) for v in VARIANTS}}
+    dr, _, _ = ratio(c.label[("neutral", "s")], c.valid["neutral"])
+    ss, ss_v, ss_r = ratio(c.label[("stereotype", "s")], c.valid["stereotype"])
+    sa, sa_v, sa_r = ratio(c.label[("anti_stereotype", "a")], c.valid["anti_stereotype"])
+    out["default_rate"] = dr
+    out["neutral_anti_rate"] = ratio(c.label[("neutral", "a")], c.valid["neutral"])[0]
+    out["neither_neutral"] = ratio(c.label[("neutral", "neither")], c.valid["neutral"])[0]
+    out["success_stereotype"] = ss
+    out["success_anti"] = sa
+    out["gap"] = boot.interval(ss_v - sa_v, ss_r - sa_r, stream, n)
+    out["a_to_s"] = ratio(c.label[("anti_stereotype", "s")], c.valid["anti_stereotype"])[0]
+    out["both_succeed"] = ratio(c.both, c.pairs)[0]
+    out["n_pairs"] = int(c.pairs[pos].sum())
+    return out
+
+
+def old_label_shares(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str) -> dict:
+    out = {}
+    for v in VARIANTS:
+        entry = {"n_images": int(c.valid[v][pos].sum()), "n_invalid": int(c.invalid[v][pos].sum())}
+        for lab in BLIND_LABELS:
+            entry[lab] = boot.ratio(c.label[(v, lab)][pos], c.valid[v][pos], stream)[0]
+        out[v] = entry
+    return out
+
+
+@pytest.mark.parametrize("n_units", [0, 1, 4, 170, 1831])
+def test_multiplicities_equal_one_flat_bincount(n_units):
+    idx = np.random.default_rng(n_units).integers(0, max(n_units, 1), size=(1000, n_units), dtype=np.int32)
+    fast = multiplicities(idx, n_units)
+    assert fast.dtype == np.float64 and np.array_equal(fast, old_multiplicities(idx, n_units))
+    assert (fast.sum(axis=1) == n_units).all()
+
+
+def test_multiplicities_by_hand():
+    # two resamples of 3 units: (0, 0, 2) and (1, 2, 2)
+    idx = np.array([[0, 0, 2], [1, 2, 2]], dtype=np.int32)
+    assert multiplicities(idx, 3).tolist() == [[2.0, 0.0, 1.0], [0.0, 1.0, 2.0]]
+
+
+def test_sums_equal_one_product_per_column():
+    boot = Bootstrap(500, 3)
+    rng = np.random.default_rng(0)
+    counts = rng.integers(0, 4, size=(300, 7)).astype(float)
+    floats = rng.normal(size=(300, 3))
+    w = boot.weights(300, "s")
+    assert integer_valued(counts) and not integer_valued(floats)
+    for cols in (counts, floats, np.column_stack([counts, floats])):
+        fast = boot.sums(cols, "s")
+        assert all(np.array_equal(fast[:, j], w @ np.ascontiguousarray(cols[:, j])) for j in range(cols.shape[1]))
+    assert boot.sums(np.array([[1.0], [2.0], [3.0]]), "t").tolist() == (boot.weights(3, "t") @ np.array([1.0, 2.0, 3.0]))[:, None].tolist()
+
+
+@pytest.fixture
+def hand_counts(tmp_path):
+    units(BLIND_TYPES).to_csv(tmp_path / "units.csv", index=False)
+    blind_judgements().to_csv(tmp_path / "j.csv", index=False)
+    uu, _ = load_units(tmp_path / "units.csv")
+    j, _, _ = load_judgements([tmp_path / "j.csv"], uu)
+    return label_counts(j, "gen", "A", ["u1", "u2", "u3", "u4"])
+
+
+def test_rates_equal_the_per_rate_loop_on_the_hand_set(hand_counts):
+    # the hand-worked values of tests/test_analysis_blind.py: default rate 6 / 11, gap 9/12 - 7/12
+    for pos in (np.arange(4), np.array([0, 2]), np.array([3]), np.array([], dtype=int)):
+        fast = rates(hand_counts, pos, Bootstrap(200, 7), "all")
+        assert fast == old_rates(hand_counts, pos, Bootstrap(200, 7), "all")
+        assert label_shares(hand_counts, pos, Bootstrap(50, 1), "all") == old_label_shares(hand_counts, pos, Bootstrap(50, 1), "all")
+    r = rates(hand_counts, np.arange(4), Bootstrap(200, 7), "all")
+    assert r["default_rate"]["value"] == 6 / 11 and r["gap"]["value"] == 9 / 12 - 7 / 12
+
+
+def test_rates_equal_the_per_rate_loop_on_a_random_set():
+    rng = np.random.default_rng(5)
+    n = 400
+    valid = {v: rng.integers(0, 4, n).astype(float) for v in VARIANTS}
+    label = {(v, lab): np.floor(valid[v] * rng.random(n)) for v in VARIANTS for lab in BLIND_LABELS}
+    invalid = {v: rng.integers(0, 2, n).astype(float) for v in VARIANTS}
+    pairs = rng.integers(0, 4, n).astype(float)
+    c = LabelCounts(np.array([f"u{i}" for i in range(n)]), valid, label, invalid, pairs, np.floor(pairs * rng.random(n)))
+    pos = np.flatnonzero(rng.random(n) < 0.6)
+    assert rates(c, pos, Bootstrap(300, 9), "r") == old_rates(c, pos, Bootstrap(300, 9), "r")
+    assert label_shares(c, pos, Bootstrap(300, 9), "r") == old_label_shares(c, pos, Bootstrap(300, 9), "r")
+
+
+def test_connected_components_match_scipy():
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components as scipy_components
+
+    rng = np.random.default_rng(2)
+    for n_nodes, n_edges in ((1, 0), (5, 0), (10, 4), (200, 150), (2000, 1900)):
+        rows, cols = rng.integers(0, n_nodes, n_edges), rng.integers(0, n_nodes, n_edges)
+        count, labels = connected_components(n_nodes, rows, cols)
+        graph = coo_matrix((np.ones(n_edges), (rows, cols)), shape=(n_nodes, n_nodes))
+        ref_count, ref_labels = scipy_components(graph, directed=False)
+        assert count == ref_count
+        # the same partition: label pairs map one to one
+        assert len(set(zip(labels.tolist(), ref_labels.tolist(), strict=True))) == ref_count
+    # by hand: 0-1, 1-2, 3-4 and an isolated 5 -> 3 components
+    count, labels = connected_components(6, np.array([0, 1, 3]), np.array([1, 2, 4]))
+    assert count == 3 and labels.tolist() == [0, 0, 0, 1, 1, 2]
+
+
+def test_analyze_imports_no_heavy_module(tmp_path):
+    """``implicit-bench analyze`` (CLI, loading, every metric, extensions) never imports scipy.stats,
+    scipy.sparse, torch, ... (they cost seconds of start-up; docs/analysis.md, "Speed")."""
+    from implicit_bench.analysis.synthetic import synthetic_judgements, synthetic_units
+
+    u = synthetic_units(24)
+    u.to_csv(tmp_path / "units.csv", index=False)
+    synthetic_judgements(u).to_csv(tmp_path / "j.csv", index=False)
+    script = (
+        "import sys\n"
+        "from implicit_bench.cli import main\n"
+        f"args = ['analyze', '--units', {str(tmp_path / 'units.csv')!r}, '--judgements', {str(tmp_path / 'j.csv')!r},"
+        f" '--out', {str(tmp_path / 'out')!r}, '--bootstrap-n', '50']\n"
+        "try:\n    main(args)\nexcept SystemExit:\n    pass\n"
+        "import json\n"
+        "print(json.dumps(sorted(m for m in sys.modules)))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                          env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""}, timeout=120)
+    assert (tmp_path / "out" / "metrics" / "benchmark.json").exists(), proc.stderr
+    loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    heavy = [m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+    assert heavy == []
+    assert pd.read_csv(tmp_path / "out" / "tables" / "benchmark_summary.csv")["units"].tolist() == [24, 24]
