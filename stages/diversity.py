@@ -28,9 +28,10 @@ def main(params_path: str, units: str, metrics: str) -> None:
     params = section(load_params(params_path), "diversity", DiversityParams, params_path)
     unit_table = read_table(units)
     judgements, read = load_judgements(params.judgements)
+    boot = make_bootstrap(params.bootstrap)
     report = {
-        "blind_labels": diversity_labels(judgements, unit_table, params, order_function(params.primary_order),
-                                         boot=make_bootstrap(params.bootstrap)),
+        "blind_labels": diversity_labels(judgements, unit_table, params, order_function(params.primary_order), boot=boot),
+        "bootstrap": boot.block("units with replacement"),
         "faces": face_diversity(unit_table, params.faces) if params.faces.enabled else None,
         "inputs": read,
         "include_neither": params.include_neither,

@@ -98,7 +98,7 @@ def main(params_path: str, out: str) -> None:
 
 
 def _hedges(rt, judgements, lean, selected, judges, config):
-    from implicit_bench.world.recovery import entry, hedges_truth
+    from implicit_bench.world.recovery import estimate_entry, hedges_truth
 
     pooled = ((lean.get("hedges_g") or {}).get("pooled")) or {}
     rubric_judges = (lean.get("hedges_g") or {}).get("judges") or []
@@ -112,9 +112,9 @@ def _hedges(rt, judgements, lean, selected, judges, config):
     out = []
     for bias_type, block in pooled.items():
         sub = rows[rows["bias_type"] == bias_type].reset_index(drop=True)
-        out.append(entry("Hedges' g (rubric, pooled judges)", f"hedges_g [{bias_type}]",
-                         hedges_truth(rt, sub, judges), block.get("value"), block.get("ci"),
-                         note="population standardised difference (J -> 1)"))
+        out.append(estimate_entry("Hedges' g (rubric, pooled judges)", f"hedges_g [{bias_type}]",
+                                  hedges_truth(rt, sub, judges), block.get("g"),
+                                  note="population standardised difference (J -> 1)"))
     return out
 
 

@@ -51,7 +51,7 @@ def test_analyze_command(tmp_path, monkeypatch):
         assert key in bench
     # --selection none: every unit is analysed, so the headline equals test_analysis_blind's 6/11
     assert bench["default_rate"]["value"] == pytest.approx(6 / 11)
-    assert bench["default_rate"]["n_boot"] == 50 and bench["default_rate"]["seed"] == 5
+    assert bench["bootstrap"]["n_boot"] == 50 and bench["bootstrap"]["seed"] == 5 and bench["default_rate"]["n"] == 4
     assert bench["primary_judge"] == "A" and len(bench["agreement"]) == 1
     sel = json.loads((out / "metrics" / "selection.json").read_text())
     assert sel["applied"] is False and sel["units_kept"] == 2
@@ -146,7 +146,7 @@ def test_worked_example_of_the_docs(tmp_path):
     g = b["by_default_strength"]
     assert g["ungrouped_units"] == 1 and g["groups"]["3 of 3"]["gap"]["value"] == pytest.approx(2 / 3)
     assert g["groups"]["3 of 3"]["a_to_s"]["value"] == pytest.approx(2 / 3)
-    assert b["default_rate"]["n_boot"] == 1000 and b["default_rate"]["seed"] == 42
+    assert b["bootstrap"]["n_boot"] == 1000 and b["bootstrap"]["seed"] == 42 and b["default_rate"]["level"] == 0.95
     assert not (tmp_path / "out" / "metrics" / "selection.json").exists()
 
 

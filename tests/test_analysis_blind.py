@@ -26,6 +26,7 @@ from implicit_bench.analysis.blind import (
 )
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.load import load_judgements, load_units
+from implicit_bench.estimate import Estimate
 
 IDS = ["u1", "u2", "u3", "u4"]
 
@@ -62,8 +63,9 @@ def test_headline_rates(judged):
     # both succeed (S = s and A = a on the same seed): u1 seed 1042, u2 42, u3 1042, u4 2042 = 4 of 12
     assert r["both_succeed"]["value"] == pytest.approx(4 / 12)
     assert r["n_pairs"] == 12
-    # every interval records how it was drawn
-    assert r["gap"]["n_boot"] == 200 and r["gap"]["seed"] == 7 and r["gap"]["stream"] == "all"
+    # every interval is an Estimate over the units resampled; (n_boot, seed, stream) redraw it
+    assert Estimate.from_json(r["gap"]).n == 4 and r["gap"]["level"] == 0.95
+    assert rates(c, np.arange(4), Bootstrap(200, 7), "all")["gap"] == r["gap"]
     assert r["gap"]["ci"][0] <= r["gap"]["value"] <= r["gap"]["ci"][1]
 
 
@@ -184,7 +186,9 @@ def test_agreement_confusion_and_spearman(judged):
     assert res["opposite_attribute_share"] == pytest.approx(3 / 27)
     # per-unit default rates A (1, 1/3, 0), B (2/3, 1, 0): ranks (3,2,1) vs (2,3,1): rho = 1 - 6*2/(3*8)
     assert res["spearman_unit_default_rate"]["value"] == pytest.approx(0.5)
-    assert res["spearman_unit_default_rate"]["n_boot"] == 100
+    assert Estimate.from_json(res["spearman_unit_default_rate"]).n == 3
+    again, _ = agreement(j, "gen", "A", "B", uu, None, 3, "complete", Bootstrap(100, 2))
+    assert again["spearman_unit_default_rate"] == res["spearman_unit_default_rate"]  # n_boot, seed redraw it
     # per type: gender A 4/6, B 5/6; race 0 and 0 -> same order, rho = 1
     assert res["spearman_type_default_rate"]["value"] == pytest.approx(1.0)
     all_rule = paired_labels(j, "gen", "A", "B", IDS, None, 3, "all")

@@ -39,7 +39,7 @@ def test_lean_summary_by_hand():
     assert s["sd"] == pytest.approx(math.sqrt(34 / 7))
     assert s["cohens_d"]["value"] == pytest.approx(0.5 / math.sqrt(34 / 7))
     assert s["n"] == 8 and s["n_units"] == 3
-    assert s["cohens_d"]["n_boot"] == 200 and s["cohens_d"]["seed"] == 4
+    assert s["cohens_d"]["n"] == 3 and lean_summary(DX, Bootstrap(200, 4), "lean")["cohens_d"] == s["cohens_d"]
     # per seed 42: values 2, 1, -1 -> S% 2/3, mean 2/3, sd sqrt(7/3)
     seed42 = lean_summary(DX[DX["seed"] == 42], None, "")
     assert seed42["lean_s"] == pytest.approx(2 / 3)
@@ -62,7 +62,7 @@ def test_cluster_bootstrap_keeps_all_seeds_of_a_unit():
 def test_pearson_between_scorers():
     other = DX.assign(dx=2 * DX["dx"] + 1)
     res = pearson_pair(DX, other, Bootstrap(50, 1), "p")
-    assert res["value"] == pytest.approx(1.0) and res["n"] == 8
+    assert res["r"]["value"] == pytest.approx(1.0) and res["n_pairs"] == 8 and res["r"]["n"] == 3
     # x = (1, 2, 3), y = (1, 3, 2): cov 1, var 2 and 2 -> r = 0.5
     assert pearson(3, 6, 6, 14, 14, 13) == pytest.approx(0.5)
 
@@ -95,7 +95,7 @@ def test_hedges_g_by_hand(tmp_path):
     t = load_tables(tmp_path / "u.csv", [tmp_path / "j.csv"])
     res = hedges_by_type(t.judgements, "gen", ["A", "B"], t.units, None, Bootstrap(100, 2), "h")
     expected = (20 / 23) * 3 / math.sqrt(2 / 3)
-    assert res["age"]["value"] == pytest.approx(expected)
+    assert res["age"]["g"]["value"] == pytest.approx(expected) and res["age"]["g"]["n"] == 2
     assert res["age"]["n_stereotype"] == 4 and res["age"]["n_anti"] == 4
     assert hedges_g(4, 16, 66, 4, 4, 6) == pytest.approx(expected)  # from raw sums
     mean, sd, d = moments(np.array(4.0), np.array(16.0), np.array(66.0))

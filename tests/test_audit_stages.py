@@ -113,9 +113,9 @@ def test_stages_end_to_end(repo, monkeypatch):
     diversity = read_json("metrics/diversity.json")
     scores = diversity["blind_labels"]["clip"]["tiny"]["scores"]
     assert scores["scenes"] == 2 and scores["template_images"] == 6
-    assert diversity["blind_labels"]["clip"]["tiny"]["intervals"]["MGBI"]["n_boot"] == 200
+    assert diversity["bootstrap"]["n_boot"] == 200 and diversity["blind_labels"]["clip"]["tiny"]["intervals"]["MGBI"]["n"] == 2
     assert set(overall["negated_0_1"]["ci"]) == {"strict_success", "lenient_success", "forbidden_rendered", "forbidden_rendered_of_images"}
-    assert audit["bootstrap"]["n"] == 200 and "coverage" in audit["unanimity_gate"]["J1"]["ci"]
+    assert audit["bootstrap"]["n_boot"] == 200 and "coverage" in audit["unanimity_gate"]["J1"]["ci"]
     faces = diversity["faces"]
     assert faces["images"] == 6  # neutral images of the gender unit and the age unit
     gender = faces["by_config"]["tiny"]["gender_units"]["gender"]
@@ -166,7 +166,7 @@ def test_intervals_through_the_analysis_bootstrap():
     # coverage per unit: u1 2/3 kept, u2 1/3 -> resamples give 1/3, 1/2 or 2/3
     low, high = gate["ci"]["coverage"]
     assert 1 / 3 - 1e-9 <= low <= 0.5 <= high <= 2 / 3 + 1e-9
-    assert report["bootstrap"]["n"] == 300
+    assert report["bootstrap"]["n_boot"] == 300
     summary = negation_summary(negation_table(primary(), UNITS), negation_intervals(primary(), UNITS, boot))
     ci = summary["J"]["overall"]["all"]["negated_0_1"]["ci"]["strict_success"]
     assert ci[0] <= 2 / 6 <= ci[1]
@@ -180,7 +180,9 @@ def test_intervals_through_the_analysis_bootstrap():
     div = diversity_report(diversity_frame(prim, units), boot=boot)["J"]["c"]
     mgbi = div["intervals"]["MGBI"]
     assert mgbi["value"] == pytest.approx(0.419520, abs=1e-6)
-    assert mgbi["n_units"] == 3 and mgbi["n_boot"] == 300 and mgbi["n_undefined"] > 0
+    assert mgbi["n"] == 3 and diversity_report(diversity_frame(prim, units), boot=boot)["J"]["c"]["intervals"]["MGBI"] == mgbi
+    # some resamples have no template image of a type (MGBI undefined there): left out of the interval
+    assert np.isnan(_mgbi_replicates(prim, units, boot)).any()
     assert 0.0 <= mgbi["ci"][0] <= mgbi["ci"][1] <= 1.0
 
 
@@ -223,3 +225,17 @@ def test_analyze_extension_on_byo_judgements(tmp_path):
     assert flips["images_both_orders"] == int((j["judge"] == "judge-a").sum())
     assert "judge-a" in _strict(tmp_path / "out" / "metrics" / "negation.json")["by_judge"]
     assert "judge-b" in _strict(tmp_path / "out" / "metrics" / "diversity.json")["blind_labels"]
+
+
+def _mgbi_replicates(prim, units, boot):
+    """The MGBI bootstrap replicates behind ``diversity_report``'s interval (same stream)."""
+    from implicit_bench.audits.diversity import QUANTILES, categories, diversity_frame
+    from implicit_bench.audits.intervals import diversity_replicates, entropy_rows, unit_counts
+
+    frame = diversity_frame(prim, units)
+    ids = sorted(frame["unit_id"].astype(str).unique())
+    cats = categories(False)
+    h = entropy_rows(unit_counts(frame[frame["variant"] == "neutral"], ids, cats), len(cats))
+    templates = unit_counts(frame[frame["variant"] == "subject"], ids, cats)
+    types = frame.drop_duplicates("unit_id").set_index("unit_id")["bias_type"].reindex(ids).astype(str).to_numpy()
+    return diversity_replicates(boot.weights(len(ids), "diversity/J/c"), h, templates, types, len(cats), QUANTILES)["MGBI"]

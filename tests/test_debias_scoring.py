@@ -16,6 +16,7 @@ from implicit_bench.debias.scoring import (
     table7_markdown,
 )
 from implicit_bench.errors import InputError
+from implicit_bench.estimate import Estimate
 
 
 def _rows(config, unit, seed, bias, aligned, judge="qwen", variant="neutral"):
@@ -106,12 +107,12 @@ def test_score_configs_delta_and_interval():
     own = out["rewrite_own"]
     assert own["exp"] == 3 and own["info"] == "own"
     # dS = 46.667 - 30 = 16.667
-    assert own["dS"] == pytest.approx(50.0 / 3.0)
+    assert own["dS"]["value"] == pytest.approx(50.0 / 3.0) and own["dS"]["n"] == 2 and own["dS"]["level"] == 0.95
     # two units: a resample is [2,0] (p 1/4, dS 0), [0,2] (p 1/4, dS 40) or [1,1] (p 1/2,
     # dS 16.667); each extreme holds about 25 % > 2.5 % of 2,000 draws, so the 95 %
     # percentile interval is exactly [0, 40].
-    assert own["dS_ci"] == pytest.approx([0.0, 40.0])
-    assert (own["dS_ci_low"], own["dS_ci_high"]) == pytest.approx((0.0, 40.0))
+    assert own["dS"]["ci"] == pytest.approx([0.0, 40.0])
+    assert (Estimate.from_json(own["dS"]).low, Estimate.from_json(own["dS"]).high) == pytest.approx((0.0, 40.0))
 
 
 def test_full_kg_rows_assembled_from_own_and_removed():
@@ -125,7 +126,7 @@ def test_full_kg_rows_assembled_from_own_and_removed():
     assert full["bias"] == pytest.approx(1.25)
     assert full["align"] == pytest.approx(50.0)
     assert full["S"] == pytest.approx(25.0)
-    assert full["dS"] == pytest.approx(-5.0)
+    assert full["dS"]["value"] == pytest.approx(-5.0)
     assert full["exp"] is None and full["info"] == "full_kg"
     assert full["assembled_from"] == ["rewrite_own", "rewrite_removed"]
     md = table7_markdown(out, "unmodified")
@@ -197,7 +198,7 @@ def test_analyze_extension_writes_debias_json(tmp_path):
     payload = analyze_debias(_judgements(), tmp_path, {"scoring": {"bootstrap": {"n": 300}}}, retrieval)
     written = read_json(tmp_path / "metrics" / "debias.json")
     assert written["configs"]["unmodified"]["S"] == pytest.approx(30.0)
-    assert written["configs"]["rewrite_own"]["dS"] == pytest.approx(50.0 / 3.0)
+    assert written["configs"]["rewrite_own"]["dS"]["value"] == pytest.approx(50.0 / 3.0)
     assert written["configs"]["rewrite_full_kg"]["S"] == pytest.approx(25.0)
     assert written["bootstrap"]["n"] == 300 and payload["unmodified"] == "unmodified"
     assert (tmp_path / "tables" / "debias.md").read_text().startswith("| Configuration |")
@@ -209,7 +210,7 @@ def test_analyze_extension_writes_debias_json(tmp_path):
     renamed = _judgements().replace({"config": {"unmodified": "qwen_image"}})
     named = analyze_debias(renamed, tmp_path / "named", {"scoring": {"unmodified": "qwen_image"}})
     assert named["configs"]["qwen_image"]["dS"] is None
-    assert named["configs"]["rewrite_own"]["dS"] == pytest.approx(50.0 / 3.0)
+    assert named["configs"]["rewrite_own"]["dS"]["value"] == pytest.approx(50.0 / 3.0)
 
 
 def test_implicit_bench_analyze_writes_debias_json(tmp_path):
@@ -245,6 +246,6 @@ def test_implicit_bench_analyze_writes_debias_json(tmp_path):
     # the values worked out by hand above
     assert written["unmodified"]["S"] == pytest.approx(30.0)
     assert written["rewrite_own"]["bias"] == pytest.approx(1.0)
-    assert written["rewrite_own"]["dS"] == pytest.approx(50.0 / 3.0)
+    assert written["rewrite_own"]["dS"]["value"] == pytest.approx(50.0 / 3.0)
     assert written["rewrite_full_kg"]["S"] == pytest.approx(25.0)
     assert (tmp_path / "out" / "tables" / "debias.md").exists()

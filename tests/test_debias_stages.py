@@ -152,7 +152,7 @@ def test_stages_end_to_end(repo):
     scored = read_json("metrics/debias.json")["configs"]
     # unmodified: b = 4, Y = 1 -> S = 100 (1 - 4/5) = 20; the others b = 2 -> S = 60, dS = 40
     assert scored["unmodified"]["S"] == pytest.approx(20.0)
-    assert scored["sv_attributes_own"]["dS"] == pytest.approx(40.0)
-    assert scored["sv_attributes_own"]["dS_ci"] == pytest.approx([40.0, 40.0])
+    assert scored["sv_attributes_own"]["dS"]["value"] == pytest.approx(40.0)
+    assert scored["sv_attributes_own"]["dS"]["ci"] == pytest.approx([40.0, 40.0])
     assert scored["sv_attributes_full_kg"]["n_images"] == 8
     assert "Own unit" in (repo / "metrics" / "debias.md").read_text()

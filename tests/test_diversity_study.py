@@ -115,7 +115,9 @@ def test_intervals_over_units():
     assert set(iv) == {"CA_0.05", "CA_0.10", "CA_0.20", "CA_mean", "ID", "MGBI"}
     for name in ("ID", "CA_0.10", "MGBI"):
         low, high = iv[name]["ci"]
-        assert low - 1e-9 <= s[name] <= high + 1e-9 and iv[name]["n_boot"] == 300
+        assert low - 1e-9 <= s[name] <= high + 1e-9 and iv[name]["n"] == frame["unit_id"].nunique()
+    # n_boot = 300 drew them: the same Bootstrap redraws the same intervals
+    assert study_intervals(Bootstrap(n=300, seed=3, level=0.95), frame, s, ["gender", "age"], "neutral", "neutral") == iv
     # a single prompt: every resample is that prompt, a degenerate interval at the estimate
     one = frame[frame["unit_id"] == "u2"]
     s1 = face_diversity_scores(one, ["gender", "age"], "neutral", "neutral")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from implicit_bench.estimate import Estimate
 from implicit_bench.headline import MAX_VALUES, count_values, headline
 
 
-def _iv(v, lo, hi):
-    return {"value": v, "ci": [lo, hi]}
+def _iv(v, lo, hi, n=8):
+    return Estimate.of(v, (lo, hi), n, 0.95).to_json()
 
 
 DETAIL = {
@@ -23,12 +24,13 @@ DETAIL = {
                                            "3 of 3": {"n_units": 3, "success_stereotype": _iv(0.97, 0.9, 1.0), "success_anti": _iv(0.54, 0.4, 0.7)}}},
         "agreement": [{"agreement": _iv(0.8, 0.7, 0.9)}],
     },
-    "lean": {"hedges_g": {"pooled": {"gender": _iv(1.25, 1.0, 1.5), "race": _iv(0.5, 0.2, 0.8)}}},
+    "lean": {"hedges_g": {"pooled": {"gender": {"n_stereotype": 9, "n_anti": 9, "g": _iv(1.25, 1.0, 1.5)},
+                                     "race": {"n_stereotype": 9, "n_anti": 9, "g": _iv(0.5, 0.2, 0.8)}}}},
     "judge_audit": {"position_bias": {"j1": {"slot_A_share": 0.55}}},
     "negation": {"by_judge": {"j1": {"overall": {"all": {"negated_0_1": {"strict_success": 0.25}}}}}},
-    "debias": {"configs": {"unmodified": {"info": "none", "dS": None}, "own1": {"info": "own", "dS": 9.5},
-                           "own2": {"info": "own", "dS": 3.0}, "kg1": {"info": "full_kg", "dS": 2.9},
-                           "kg2": {"info": "removed", "dS": -1.0}},
+    "debias": {"configs": {"unmodified": {"info": "none", "dS": None}, "own1": {"info": "own", "dS": _iv(9.5, 3.0, 15.0)},
+                           "own2": {"info": "own", "dS": _iv(3.0, -1.0, 7.0)}, "kg1": {"info": "full_kg", "dS": _iv(2.9, 0.0, 5.0)},
+                           "kg2": {"info": "removed", "dS": _iv(-1.0, -3.0, 1.0)}},
                "provenance": {"random_init": False}},
 }
 

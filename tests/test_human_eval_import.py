@@ -81,7 +81,7 @@ def test_report_values_by_hand(study):
     j1 = report["human_vs_judge"]["j1"]
     assert j1["n_images"] == 6
     assert j1["mae"] == pytest.approx(4 / 6, abs=1e-6)
-    assert j1["r"] == pytest.approx(41 / math.sqrt(2000), abs=1e-6)
+    assert j1["r"]["value"] == pytest.approx(41 / math.sqrt(2000), abs=1e-6) and j1["r"]["n"] == 6
     # j2 = 1,2,3,3,5,3: |diff| = 11/3,4/3,7/3,8/3,2/3,1/3 -> 33/3 / 6 = 11/6
     assert report["human_vs_judge"]["j2"]["mae"] == pytest.approx(11 / 6, abs=1e-6)
     # flips: human S - A > 0 on both cases; j1 S - A = 3, 3 (no flip); j2 = -2 (flip), 2
@@ -107,7 +107,7 @@ def test_report_values_by_hand(study):
     assert gender["human_vs_judge"]["j1"]["mae"] == pytest.approx(5 / 9, abs=1e-6)
     # H deviations (14,10,2) - 26/3 = 16/3, 4/3, -20/3; J (4,4,1) - 3 = 1, 1, -2: cov = 16/3+4/3+40/3 = 20
     # SS_H = (256+16+400)/9 = 224/3, SS_J = 6 -> r = 20 / sqrt(448)
-    assert gender["human_vs_judge"]["j1"]["r"] == pytest.approx(20 / math.sqrt(448), abs=1e-6)
+    assert gender["human_vs_judge"]["j1"]["r"]["value"] == pytest.approx(20 / math.sqrt(448), abs=1e-6)
     assert report["groups"]["visually-legible"]["cases"] == 2
 
 

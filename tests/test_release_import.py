@@ -116,7 +116,7 @@ def test_debias_recipes_are_tables_7_and_32(imported, tmp_path):
     out = _analyze(imported, "debias", tmp_path)
     debias = json.loads((out / "metrics" / "debias.json").read_text())["configs"]
     assert debias["unmodified"]["S"] == pytest.approx(30.0) and debias["unmodified"]["bias"] == pytest.approx(2.5)
-    assert debias["sv_attributes_own"]["S"] == pytest.approx(60.0) and debias["sv_attributes_own"]["dS"] == pytest.approx(30.0)
+    assert debias["sv_attributes_own"]["S"] == pytest.approx(60.0) and debias["sv_attributes_own"]["dS"]["value"] == pytest.approx(30.0)
     retrieval = json.loads((out / "metrics" / "retrieval.json").read_text())
     assert retrieval["top1_accuracy"] == 0.5 and retrieval["mean_own_rank"] == 2.0 and retrieval["removed_same_head"] is None
     out1 = _analyze(imported, "debias_alpha1", tmp_path)

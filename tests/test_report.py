@@ -186,7 +186,7 @@ def test_human_eval_section_in_summary(tmp_path):
 def test_bias_type_table_groups_by_own_flag_and_pools_last():
     from implicit_bench.report.summary import render_table
 
-    interval = {"value": 0.5, "ci": [0.4, 0.6], "n_units": 3}
+    interval = {"value": 0.5, "ci": [0.4, 0.6], "n": 3, "level": 0.95}
     rows = {
         "gender": {"diagnostic": False, "n_units": 3, "n_images": {"neutral": 9}, "default_rate": interval},
         "nationality": {"diagnostic": True, "n_units": 2, "n_images": {"neutral": 6}, "default_rate": interval},
@@ -247,17 +247,22 @@ def test_blind_asked_under_both_orders_keeps_the_hash_order_answer():
 def test_undefined_metric_is_shown_as_a_dash_not_a_raw_dict():
     from implicit_bench.report.summary import fmt_metric
 
-    undefined = {"value": None, "ci": None, "n_undefined": 1000, "n_boot": 1000, "seed": 42, "n_units": 1}
+    undefined = {"value": None, "ci": None, "n": 1, "level": 0.95}
     html = fmt_metric(undefined)
-    assert html.startswith('<span class="v">–</span>') and "n_undefined" not in html and "{" not in html
-    assert fmt_metric({"value": 0.25, "ci": [0.1, 0.4], "n_units": 3}).startswith('<span class="v">0.250</span>')
+    assert html.startswith('<span class="v">–</span>') and "level" not in html and "{" not in html
+    assert fmt_metric({"value": 0.25, "ci": [0.1, 0.4], "n": 3, "level": 0.95}).startswith('<span class="v">0.250</span>')
+    # only the Estimate form is a metric: another spelling of an interval is not guessed at
+    assert fmt_metric({"estimate": 0.25, "ci_low": 0.1, "ci_high": 0.4}).startswith("<code>")
 
 
 def test_headline_cards_are_percentages_like_the_tables():
     from implicit_bench.report.summary import headline_cards
 
-    bench = {"default_rate": {"value": 0.52, "ci": [0.401, 0.603]}, "success_stereotype": {"value": 0.97, "ci": [0.9, 1.0]},
-             "success_anti": {"value": 0.54, "ci": [0.4, 0.7]}, "gap": {"value": 0.43, "ci": [0.3, 0.55]}}
+    def est(v, lo, hi):
+        return {"value": v, "ci": [lo, hi], "n": 10, "level": 0.95}
+
+    bench = {"default_rate": est(0.52, 0.401, 0.603), "success_stereotype": est(0.97, 0.9, 1.0),
+             "success_anti": est(0.54, 0.4, 0.7), "gap": est(0.43, 0.3, 0.55)}
     html = headline_cards(bench)
     assert '<span class="v">52.0%</span> <span class="ci">[40.1, 60.3]</span>' in html
     assert '<span class="v">43.0%</span>' in html and "0.520" not in html
@@ -268,7 +273,7 @@ def test_debias_section_is_a_table_with_the_baseline_first():
 
     d = {"unmodified": "unmodified", "rubric_judge": "qwen3vl", "alignment_judge": "qwen3vl", "alpha": 0.5, "seeds": [42],
          "configs": {"sv_own": {"exp": 6, "method": "steer", "info": "own", "bias": 2.0, "align": 80.0, "S": 40.0,
-                                "dS": 9.5, "dS_ci": [3.0, 15.0], "n_units": 4, "n_images": 12},
+                                "dS": {"value": 9.5, "ci": [3.0, 15.0], "n": 4, "level": 0.95}, "n_units": 4, "n_images": 12},
                      "unmodified": {"exp": 0, "method": "none", "info": "none", "bias": 3.0, "align": 90.0, "S": 30.5,
                                     "dS": None, "n_units": 4, "n_images": 12}},
          "provenance": {"random_init": True, "warning": "random models"}}

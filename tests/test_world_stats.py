@@ -63,6 +63,7 @@ def test_strength_group_probabilities_by_hand():
 
 def test_entry_coverage_flag():
     assert entry("g", "x", 0.5, 0.4, [0.3, 0.6])["covered"] is True
+    assert entry("g", "x", 0.5, 0.4, [0.3, 0.6], n=7)["estimate"] == {"value": 0.4, "ci": [0.3, 0.6], "n": 7, "level": 0.95}
     assert entry("g", "x", 0.7, 0.4, [0.3, 0.6])["covered"] is False
     assert entry("g", "x", None, 0.4, [0.3, 0.6])["covered"] is None
     assert entry("g", "x", 0.5, 0.4, [0.3, 0.6], diagnostic=True)["covered"] is None

@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from implicit_bench.estimate import Estimate, read_estimate
+
 MAX_VALUES = 60
 #: detail metrics files the summary reads (missing ones give nulls)
 SOURCES = ("kg", "triplets", "render", "benchmark", "lean", "judge_audit", "negation", "debias")
@@ -26,13 +28,18 @@ def _pct(x: Any) -> float | None:
     return None if v is None else round(100.0 * v, 2)
 
 
+def _value(entry: Any) -> float | None:
+    """The point value of an Estimate's JSON form (docs/metrics.md); None when absent."""
+    e = read_estimate(entry)
+    return None if e is None else e.value
+
+
 def _interval(entry: Any, name: str, pct: bool = True) -> dict[str, float | None]:
-    """``{name, name_lo, name_hi}`` from a ``{value, ci: [lo, hi]}`` entry."""
-    entry = entry if isinstance(entry, dict) else {}
-    ci = entry.get("ci") or [None, None]
+    """``{name, name_lo, name_hi}`` from an Estimate's JSON form (null when absent)."""
+    e = read_estimate(entry) or Estimate.of(None)
     conv = _pct if pct else (lambda v: None if _num(v) is None else round(float(v), 4))
     suffix = "_pct" if pct else ""
-    return {f"{name}{suffix}": conv(entry.get("value")), f"{name}{suffix}_lo": conv(ci[0]), f"{name}{suffix}_hi": conv(ci[1])}
+    return {f"{name}{suffix}": conv(e.value), f"{name}{suffix}_lo": conv(e.low), f"{name}{suffix}_hi": conv(e.high)}
 
 
 def _strongest_group(bench: dict[str, Any]) -> dict[str, Any]:
@@ -42,15 +49,15 @@ def _strongest_group(bench: dict[str, Any]) -> dict[str, Any]:
     g = groups.get(name, {}) if name else {}
     return {
         "strongest_default_units": g.get("n_units"),
-        "strongest_default_success_stereotype_pct": _pct((g.get("success_stereotype") or {}).get("value")),
-        "strongest_default_success_anti_pct": _pct((g.get("success_anti") or {}).get("value")),
+        "strongest_default_success_stereotype_pct": _pct(_value(g.get("success_stereotype"))),
+        "strongest_default_success_anti_pct": _pct(_value(g.get("success_anti"))),
     }
 
 
 def _best_dS(debias: dict[str, Any], infos: set[str]) -> tuple[str | None, float | None]:
     best: tuple[str | None, float | None] = (None, None)
     for name, c in (debias.get("configs") or {}).items():
-        ds = _num(c.get("dS"))
+        ds = _value(c.get("dS"))
         if c.get("info") in infos and ds is not None and (best[1] is None or ds > best[1]):
             best = (name, round(ds, 2))
     return best
@@ -73,12 +80,12 @@ def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     }
     for key in ("default_rate", "success_stereotype", "success_anti", "gap"):
         out.update(_interval(bench.get(key), key))
-    out["a_to_s_pct"] = _pct((bench.get("a_to_s") or {}).get("value"))
+    out["a_to_s_pct"] = _pct(_value(bench.get("a_to_s")))
     out.update(_strongest_group(bench))
     agreement = (bench.get("agreement") or [{}])[0] if bench.get("agreement") else {}
-    out["blind_agreement_pct"] = _pct((agreement.get("agreement") or {}).get("value"))
+    out["blind_agreement_pct"] = _pct(_value(agreement.get("agreement")))
     pooled = ((lean.get("hedges_g") or {}).get("pooled")) or {}
-    gs = [_num(e.get("value")) for e in pooled.values() if isinstance(e, dict)]
+    gs = [_value(e.get("g")) for e in pooled.values() if isinstance(e, dict)]
     gs = [g for g in gs if g is not None]
     out["hedges_g_max"] = round(max(gs), 4) if gs else None
     slot_a = (audit.get("position_bias") or {}).get(primary) or {}

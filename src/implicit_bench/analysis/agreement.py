@@ -10,6 +10,7 @@ import pandas as pd
 
 from implicit_bench.analysis.bootstrap import Bootstrap, spearman, spearman_reps
 from implicit_bench.analysis.views import rows, wide
+from implicit_bench.estimate import estimate_json
 from implicit_bench.schema import BLIND_LABELS, VARIANTS
 
 
@@ -115,8 +116,7 @@ def agreement(
     out["default_rate_by_bias_type"] = {
         t: {first: float(r.s1), second: float(r.s2)} for t, r in by_type.iterrows()
     }
-    out["spearman_type_default_rate"] = {
-        "value": spearman(by_type["s1"].to_numpy(float), by_type["s2"].to_numpy(float)),
-        "n_types": int(len(by_type)),
-    }
+    out["spearman_type_default_rate"] = estimate_json(
+        spearman(by_type["s1"].to_numpy(float), by_type["s2"].to_numpy(float)), n=int(len(by_type))
+    )
     return out, pairs[["unit_id", "seed", "variant", "first", "second"]]

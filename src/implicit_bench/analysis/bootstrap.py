@@ -6,9 +6,10 @@ replicate of ``sum_u x_u`` is ``w @ x``. All resamples of one unit set come from
 ``W`` (``n_boot x n_units``), so statistics of the same units (e.g. two success rates and
 their gap) share their resamples. The draws of a unit set come from
 ``numpy.random.default_rng(derive_seed(seed, stream))``, where ``stream`` names the unit set;
-each interval records ``n_boot``, ``seed``, ``stream`` and ``level`` so it can be redrawn.
+an interval is an ``Estimate`` (``n`` = units resampled) and the file's ``bootstrap`` block
+records ``n_boot``, ``seed`` and ``level``, so with the stream it can be redrawn.
 Intervals are percentile intervals (numpy's linear interpolation) over the replicates where the
-statistic is defined; ``n_undefined`` counts the others (e.g. a resample with no images).
+statistic is defined (a resample with no images is left out).
 
 Speed (docs/analysis.md, "Speed"): the multiplicities are counted in blocks of resamples that
 fit in the CPU cache, and ``sums`` turns all per-unit columns of one unit set into replicates
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from implicit_bench.estimate import estimate_json
 from implicit_bench.hashing import derive_seed
 
 CACHE_STREAMS = 4
@@ -84,18 +86,28 @@ class Bootstrap:
         return out
 
     def interval(self, value: float, reps: np.ndarray | None, stream: str, n_units: int) -> dict[str, Any]:
-        """The point estimate with its percentile interval and how it was drawn."""
-        out: dict[str, Any] = {"value": _num(value), "ci": None}
+        """The point estimate with its percentile interval, as an ``Estimate`` JSON dict
+        (``n`` = the units resampled; the draw is recorded in the file's ``bootstrap`` block)."""
+        ci = None
         if reps is not None and n_units > 0:
             reps = np.asarray(reps, dtype=float)
             finite = reps[np.isfinite(reps)]
             if finite.size:
                 tail = (1 - self.level) / 2 * 100
                 lo, hi = np.percentile(finite, [tail, 100 - tail])
-                out["ci"] = [float(lo), float(hi)]
-            out["n_undefined"] = int(reps.size - finite.size)
-        out.update(level=self.level, n_boot=self.n, seed=self.seed, stream=stream, n_units=int(n_units))
-        return out
+                ci = (float(lo), float(hi))
+        return estimate_json(value, ci, int(n_units), self.level)
+
+    def block(self, resampled: str = "units with replacement, keep all their images") -> dict[str, Any]:
+        """How a file's intervals were drawn: the ``bootstrap`` block of every metrics JSON
+        holding bootstrap ``Estimate``s (docs/metrics.md)."""
+        return {
+            "n_boot": self.n,
+            "seed": self.seed,
+            "level": self.level,
+            "method": f"percentile; resample {resampled}",
+            "stream_seed": "numpy default_rng(derive_seed(seed, stream)), one stream per unit set",
+        }
 
     # ---- statistics of per-unit sums --------------------------------------------------
     def ratio(self, num: np.ndarray, den: np.ndarray, stream: str) -> tuple[dict[str, Any], np.ndarray]:

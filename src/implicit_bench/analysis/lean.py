@@ -18,6 +18,7 @@ import pandas as pd
 from implicit_bench.analysis.bootstrap import Bootstrap, hedges_g, moments, pearson, spearman
 from implicit_bench.analysis.selection import dx_frame
 from implicit_bench.analysis.views import rows
+from implicit_bench.estimate import estimate_json
 
 
 def scorer_values(
@@ -71,7 +72,8 @@ def _f(x: Any) -> float | None:
 
 
 def pearson_pair(a: pd.DataFrame, b: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[str, Any]:
-    """Pearson r between two scorers on the (unit, seed) pairs both scored; cluster CI."""
+    """Pearson r between two scorers on the (unit, seed) pairs both scored; cluster CI
+    (``r.n`` = units resampled, ``n_pairs`` = the pairs)."""
     m = a.merge(b, on=["unit_id", "seed"], suffixes=("_x", "_y"))
     m = m.assign(xx=m["dx_x"] ** 2, yy=m["dx_y"] ** 2, xy=m["dx_x"] * m["dx_y"], one=1.0)
     sums = m.groupby("unit_id")[["one", "dx_x", "dx_y", "xx", "yy", "xy"]].sum()
@@ -79,7 +81,7 @@ def pearson_pair(a: pd.DataFrame, b: pd.DataFrame, boot: Bootstrap, stream: str)
     r = pearson(*(x.sum() for x in arr))
     w = boot.weights(len(sums), stream)
     reps = pearson(*(w @ x for x in arr))
-    return {"n": int(len(m)), **boot.interval(r, reps, stream, len(sums))}
+    return {"n_pairs": int(len(m)), "r": boot.interval(r, reps, stream, len(sums))}
 
 
 def spearman_brown(values: pd.DataFrame) -> dict[str, Any]:
@@ -159,7 +161,7 @@ def hedges_by_type(
         out[t] = {
             "n_stereotype": int(cols[0].sum()),
             "n_anti": int(cols[3].sum()),
-            **boot.interval(g, reps, f"{stream}/bias_type={t}", len(sums)),
+            "g": boot.interval(g, reps, f"{stream}/bias_type={t}", len(sums)),
         }
     return out
 
@@ -183,10 +185,8 @@ def hedges_statistics(
     spear = {}
     for a, b in combinations(judges, 2):
         ga, gb = out["per_judge"][a], out["per_judge"][b]
-        common = [t for t in ga if t in gb and ga[t]["value"] is not None and gb[t]["value"] is not None]
-        spear[f"{a}~{b}"] = {
-            "value": spearman(np.array([ga[t]["value"] for t in common]), np.array([gb[t]["value"] for t in common])),
-            "n_types": len(common),
-        }
+        common = [t for t in ga if t in gb and ga[t]["g"]["value"] is not None and gb[t]["g"]["value"] is not None]
+        rho = spearman(np.array([ga[t]["g"]["value"] for t in common]), np.array([gb[t]["g"]["value"] for t in common]))
+        spear[f"{a}~{b}"] = estimate_json(rho, n=len(common))
     out["spearman_between_judges"] = spear
     return out

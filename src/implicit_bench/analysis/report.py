@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.analysis.latex import to_booktabs, with_intervals
+from implicit_bench.estimate import Estimate
 from implicit_bench.io import atomic_write_text, write_table
 from implicit_bench.provenance import markdown_banner
 
@@ -36,12 +37,12 @@ def _pct(x: Any) -> float | None:
 
 
 def _iv(entry: dict[str, Any] | None, pct: bool = True) -> tuple[Any, Any, Any]:
-    """(value, ci_low, ci_high) of an interval dict, in percent when ``pct``."""
+    """(value, ci_low, ci_high) of an Estimate's JSON form, in percent when ``pct``."""
     if not entry:
         return None, None, None
+    e = Estimate.from_json(entry)
     conv = _pct if pct else (lambda v: v)
-    ci = entry.get("ci") or [None, None]
-    return conv(entry.get("value")), conv(ci[0]), conv(ci[1])
+    return conv(e.value), conv(e.low), conv(e.high)
 
 
 def selection_tables(sel: dict[str, Any]) -> dict[str, pd.DataFrame]:
@@ -67,7 +68,7 @@ def selection_tables(sel: dict[str, Any]) -> dict[str, pd.DataFrame]:
             v, lo, hi = _iv(e["kept_leaning_again"])
             recs.append({"judge": judge, "units": "kept and leaning: lean again (%) [CI]", "positive_pct_held_out_seeds": v,
                          "mean_dx_selection_seeds": None, "mean_dx_held_out_seeds": None,
-                         "positive_pct_selection_seeds": None, "units_held_out_seeds": e["kept_leaning_again"]["n_units"],
+                         "positive_pct_selection_seeds": None, "units_held_out_seeds": e["kept_leaning_again"]["n"],
                          "ci_low": lo, "ci_high": hi})
         tables["table23_held_out_seeds"] = pd.DataFrame(recs)
     return tables | {
@@ -182,9 +183,9 @@ def agreement_tables(bench: dict[str, Any]) -> dict[str, pd.DataFrame]:
         for variant, e in [("all", a["agreement"]), *a["agreement_by_variant"].items()]:
             v, lo, hi = _iv(e)
             recs.append({"first": a["first"], "second": a["second"], "variant": variant, "agreement_pct": v, "ci_low": lo, "ci_high": hi, "images": a["n_images"] if variant == "all" else None})
-        rho = a["spearman_unit_default_rate"]
-        recs.append({"first": a["first"], "second": a["second"], "variant": "spearman per-unit default rate", "agreement_pct": rho["value"], "ci_low": (rho["ci"] or [None])[0], "ci_high": (rho["ci"] or [None, None])[1], "images": None})
-        recs.append({"first": a["first"], "second": a["second"], "variant": "spearman per-type default rate", "agreement_pct": a["spearman_type_default_rate"]["value"], "ci_low": None, "ci_high": None, "images": None})
+        rho, lo, hi = _iv(a["spearman_unit_default_rate"], pct=False)
+        recs.append({"first": a["first"], "second": a["second"], "variant": "spearman per-unit default rate", "agreement_pct": rho, "ci_low": lo, "ci_high": hi, "images": None})
+        recs.append({"first": a["first"], "second": a["second"], "variant": "spearman per-type default rate", "agreement_pct": _iv(a["spearman_type_default_rate"], pct=False)[0], "ci_low": None, "ci_high": None, "images": None})
     out["table20_agreement"] = pd.DataFrame(recs)
     return out
 
@@ -213,7 +214,8 @@ def lean_tables(lean: dict[str, Any]) -> dict[str, pd.DataFrame]:
         r = s["spearman_brown"]
         sb.append({"scorer": name, "seeds": r["k"], "mean_between_seed_r": r["mean_r"], "reliability": r["reliability"]})
     for pair, e in lean["pearson"].items():
-        pearson_rows.append({"pair": pair, "n": e["n"], "r": e["value"], "ci_low": (e["ci"] or [None])[0], "ci_high": (e["ci"] or [None, None])[1]})
+        r, lo, hi = _iv(e["r"], pct=False)
+        pearson_rows.append({"pair": pair, "n": e["n_pairs"], "r": r, "ci_low": lo, "ci_high": hi})
     typed = pd.DataFrame(by_type, columns=["bias_type", "scorer", "n", "cohens_d"])
     if len(typed):
         wide = typed.pivot_table(index="bias_type", columns="scorer", values="cohens_d", aggfunc="first")
@@ -232,9 +234,9 @@ def hedges_table(hedges: dict[str, Any], diagnostic: list[str]) -> pd.DataFrame:
     recs = []
     for t, e in hedges["pooled"].items():
         rec: dict[str, Any] = {"bias_type": t, "diagnostic": t in diagnostic, "n_stereotype": e["n_stereotype"], "n_anti": e["n_anti"]}
-        rec["g"], rec["ci_low"], rec["ci_high"] = _iv(e, pct=False)
+        rec["g"], rec["ci_low"], rec["ci_high"] = _iv(e["g"], pct=False)
         for j, per in hedges["per_judge"].items():
-            rec[f"g [{j}]"] = per.get(t, {}).get("value")
+            rec[f"g [{j}]"] = _iv(per[t]["g"], pct=False)[0] if t in per else None
         recs.append(rec)
     return pd.DataFrame(recs)
 
@@ -247,7 +249,7 @@ def hedges_plot(hedges: dict[str, Any] | None) -> pd.DataFrame:
     """Figure 6 plot data: pooled Hedges' g per bias type with its interval."""
     recs = []
     for t, e in (hedges or {}).get("pooled", {}).items():
-        g, lo, hi = _iv(e, pct=False)
+        g, lo, hi = _iv(e["g"], pct=False)
         recs.append({"bias_type": t, "series": "pooled over judges and seeds", "g": g, "ci_low": lo, "ci_high": hi})
     return pd.DataFrame(recs, columns=["bias_type", "series", "g", "ci_low", "ci_high"])
 

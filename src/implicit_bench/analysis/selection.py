@@ -199,7 +199,7 @@ def held_out(
     """Table 23 (App. C.3): mean dx and share of units with mean dx > 0, for kept and rejected
     units, on the selection seeds and on ``held`` seeds; and, per judge, the share of kept units
     leaning under that judge on the selection seeds that lean again on the held-out seeds."""
-    out: dict[str, Any] = {"seeds": list(held), "judges": {}}
+    out: dict[str, Any] = {"seeds": list(held), "judges": {}, "bootstrap": boot.block()}
     kept = per_unit["kept"]
     for judge in judges:
         sel = per_unit[f"mean_dx__{judge}"]

@@ -78,4 +78,5 @@ def run_study(units: pd.DataFrame, params: DiversityStudyParams, render: Any, ro
         "render": {k: rendered[k] for k in ("generator", "items", "by_status") if k in rendered},
         "scores": scores,
         "intervals": intervals,
+        "bootstrap": boot.block("sampled units with replacement"),
     }

@@ -93,7 +93,7 @@ def judge_audit(judgements: pd.DataFrame, order_of: OrderOf | None, confidence: 
         "cyclic_orders": cyclic_audit(blind, boot, confidence),
     }
     if boot is not None:
-        report["bootstrap"] = {"n": boot.n, "seed": boot.seed, "level": boot.level, "resampled": "units"}
+        report["bootstrap"] = boot.block("units with replacement")
     return nan_to_none(report), position_plot_rows(blind)
 
 
@@ -131,7 +131,7 @@ def negation_report(judgements: pd.DataFrame, units: pd.DataFrame, order_of: Ord
                            "note": "lenient success and forbidden rendered (of failed statements) need a presence "
                                    "judgement (alignment) of every image not read as s; null where none exists"}}
     if boot is not None:
-        report["bootstrap"] = {"n": boot.n, "seed": boot.seed, "level": boot.level, "resampled": "units within each group"}
+        report["bootstrap"] = boot.block("units within each group")
     return nan_to_none(report), plot.rename(columns={"group": "strength"})
 
 

@@ -18,6 +18,7 @@ import pandas as pd
 from implicit_bench.debias.configs import ScoringParams
 from implicit_bench.debias.pipeline import score_judgements
 from implicit_bench.debias.retrieval import read_retrieval
+from implicit_bench.estimate import read_estimate
 from implicit_bench.io import atomic_write_text, write_json
 from implicit_bench.params import section
 
@@ -48,7 +49,7 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     return {
         "configs": len(entries),
         "unmodified_S": entries[scoring.unmodified]["S"],
-        "best_dS": max((e["dS"] for e in entries.values() if e["dS"] is not None), default=None),
+        "best_dS": max((d.value for e in entries.values() if (d := read_estimate(e["dS"])) and d.value is not None), default=None),
     }
 
 

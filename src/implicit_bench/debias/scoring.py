@@ -7,7 +7,8 @@ judgement against the unit's original neutral prompt. Per configuration:
 - alignment ``A`` = 100 * mean of Y_i over images with a valid alignment judgement;
 - composite ``S`` = 100 * mean_i[Y_i (1 - b_i / 5)] over images with both (a mean of
   per-image products, not a product of means);
-- ``dS`` = S - S(unmodified), with a percentile interval from a paired bootstrap over units:
+- ``dS`` = S - S(unmodified), an ``Estimate`` (docs/metrics.md; null for the unmodified
+  configuration) with a percentile interval from a paired bootstrap over units:
   each resample draws units with replacement and keeps all their images, in the
   configuration and in the unmodified model alike;
 - gated bias (aligned images only): a secondary figure, labelled as such.
@@ -33,6 +34,7 @@ from implicit_bench.debias.configs import (
     full_kg_pairs,
 )
 from implicit_bench.errors import InputError
+from implicit_bench.estimate import estimate_json, read_estimate
 
 IMAGE_KEY = ["config", "unit_id", "seed"]
 IMAGE_COLUMNS = [*IMAGE_KEY, "bias", "aligned", "rubric_invalid", "alignment_invalid"]
@@ -285,14 +287,12 @@ def score_configs(
             "signal": spec.signal if spec is not None else None,
         }
         if name == unmodified:
-            stats.update(dS=None, dS_ci=None, dS_ci_low=None, dS_ci_high=None)
+            stats["dS"] = None
         else:
             ok = stats["S"] is not None and base_stats["S"] is not None
-            stats["dS"] = stats["S"] - base_stats["S"] if ok else None
-            stats["dS_ci"], stats["n_boot_valid"] = delta_interval(frame, base, boot)
-            # the bounds again as numbers: `dvc metrics diff` skips lists
-            low, high = stats["dS_ci"] if stats["dS_ci"] is not None else (None, None)
-            stats.update(dS_ci_low=low, dS_ci_high=high)
+            ci, stats["n_boot_valid"] = delta_interval(frame, base, boot)
+            n_paired = len(set(frame["unit_id"]) | set(base["unit_id"]))  # the units resampled
+            stats["dS"] = estimate_json(stats["S"] - base_stats["S"] if ok else None, ci, n_paired, boot.level)
         entry.update(stats)
         out[name] = entry
     return out
@@ -324,9 +324,9 @@ def table7_markdown(entries: Mapping[str, Mapping[str, Any]], unmodified: str) -
     )
 
     def row(label: str, e: Mapping[str, Any]) -> str:
-        ci = e.get("dS_ci")
-        ci_text = "–" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
-        ds = "–" if e.get("dS") is None else _fmt(e["dS"], 1, signed=True)
+        d = read_estimate(e.get("dS"))
+        ci_text = "–" if d is None or d.ci is None else f"[{d.ci[0]:+.1f}, {d.ci[1]:+.1f}]"
+        ds = "–" if d is None or d.value is None else _fmt(d.value, 1, signed=True)
         return (
             f"| {label} | {_fmt(e['bias'], 2)} | {_fmt(e['align'], 1)} | {_fmt(e['S'], 1)} | "
             f"{ds} | {ci_text} | {e['n_images']} | {_fmt(e['bias_gated_secondary'], 2)} |\n"

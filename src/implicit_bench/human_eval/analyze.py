@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.errors import InputError
+from implicit_bench.estimate import estimate_json
 from implicit_bench.human_eval.bundle import ANSWER_COLUMNS, KG_ANSWERS, HumanEvalParams
 from implicit_bench.human_eval.stats import (
     krippendorff_alpha,
@@ -30,6 +31,8 @@ from implicit_bench.provenance import provenance
 from implicit_bench.schema import VARIANTS
 
 RATING_ITEMS = ("rating_1", "rating_2", "rating_3")
+
+R_LEVEL = 0.95  # Fisher-z interval of the human-judge Pearson r
 
 
 def load_manifests(paths: list[str | Path]) -> dict[str, dict[str, Any]]:
@@ -201,12 +204,13 @@ def _inter_rater(ratings: pd.DataFrame, min_pairs: int) -> dict[str, Any]:
 
 
 def _versus_judges(images: pd.DataFrame, judges: list[str]) -> dict[str, Any]:
-    """Per judge: Pearson r (Fisher 95% CI) and MAE of the per-image human mean, n images."""
+    """Per judge: Pearson r (an Estimate: Fisher 95% CI, n = images) and MAE of the per-image
+    human mean, n images."""
     out = {}
     for judge in judges:
         x, y = images["human_mean"].to_numpy(float), images.get(f"judge:{judge}", pd.Series(np.nan, index=images.index)).to_numpy(float)
-        r, ci, n = pearson_ci(x, y)
-        out[judge] = {"r": _num(r), "ci": [_num(ci[0]), _num(ci[1])] if ci else None, "mae": _num(mae(x, y)), "n_images": n}
+        r, ci, n = pearson_ci(x, y, R_LEVEL)
+        out[judge] = {"r": estimate_json(r, ci, n, R_LEVEL), "mae": _num(mae(x, y)), "n_images": n}
     return out
 
 

@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from implicit_bench.estimate import Estimate
 from implicit_bench.io import atomic_write_text, write_json
 from implicit_bench.provenance import RANDOM_INIT_WARNING, SIMULATED_NOTE
 from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
@@ -98,11 +99,12 @@ def recovery_table(recovery: dict[str, Any] | None) -> str:
 
     rows = []
     for e in recovery["estimands"]:
-        ci = e.get("ci")
+        est = Estimate.from_json(e["estimate"])
+        ci = est.ci
         covered = {True: "yes", False: "NO", None: "–"}[e.get("covered")]
         rows.append(
             f"<tr><td>{esc(e['group'])}</td><th>{esc(e['estimand'])}</th><td>{num(e.get('truth'))}</td>"
-            f"<td>{num(e.get('truth_rendered'))}</td><td>{num(e.get('estimate'))}</td>"
+            f"<td>{num(e.get('truth_rendered'))}</td><td>{num(est.value)}</td>"
             f"<td>{'–' if not ci else f'[{ci[0]:.3f}, {ci[1]:.3f}]'}</td><td>{covered}</td></tr>"
         )
     s = recovery.get("summary") or {}

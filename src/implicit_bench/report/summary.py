@@ -1,9 +1,8 @@
 """Summary page: headline metrics with intervals, per bias type, plots (inline SVG).
 
 Metrics JSON are rendered by shape, not by a fixed schema, so that a stage can add keys
-without breaking the report: a number, or an object with a point value (``value``,
-``estimate``, ``mean``, ``point``, ``rate``) and an interval (``ci: [lo, hi]``, ``ci_low`` /
-``ci_high``, ``lo`` / ``hi``, ``lower`` / ``upper``), is a metric; an object whose keys are
+without breaking the report: a number, or an ``Estimate`` (``{"value", "ci", "n", "level"}``,
+the one form every producer writes, docs/metrics.md), is a metric; an object whose keys are
 bias types becomes a table with the four diagnostic types apart; other objects become tables
 or nested sections.
 """
@@ -19,10 +18,9 @@ from typing import Any
 
 import pandas as pd
 
+from implicit_bench.estimate import Estimate, is_estimate, read_estimate
 from implicit_bench.schema import BIAS_TYPES, DIAGNOSTIC_BIAS_TYPES
 
-VALUE_KEYS = ("value", "estimate", "mean", "point", "rate", "median", "r", "alpha")
-CI_PAIRS = (("ci_low", "ci_high"), ("lo", "hi"), ("lower", "upper"), ("ci_lo", "ci_hi"), ("low", "high"))
 PREFERRED_Y = ("rate", "share", "success", "value", "mean", "score", "gap", "lean", "delta", "ds")
 HEADLINE_KEYS = ("default_rate", "success_stereotype", "success_anti", "gap")
 HEADLINE_LABELS = {
@@ -42,30 +40,23 @@ def esc(text: Any) -> str:
 
 
 def as_metric(value: Any) -> tuple[float | None, tuple[float, float] | None, dict[str, Any]] | None:
-    """(point, interval, other fields) if ``value`` is a metric, else None."""
+    """(point, interval, {"n": n}) if ``value`` is a number or an ``Estimate``, else None.
+
+    An undefined estimate (``value`` null, e.g. no valid label) is a metric shown as "–"."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return float(value), None, {}
-    if not isinstance(value, dict):
+        return (None if math.isnan(value) else float(value)), None, {}
+    if not is_estimate(value):
         return None
-    point_key = next((k for k in VALUE_KEYS if k in value and _is_num(value[k])), None)
-    if point_key is None:
-        if value.get("value", 0) is None and ("ci" in value or "n_boot" in value):
-            # an undefined metric (e.g. no valid label): shown as "–", not as a raw dict
-            others = {k: v for k, v in value.items() if k not in ("value", "ci") and not isinstance(v, dict | list)}
-            return None, None, others
-        return None
-    ci = None
-    for key in ("ci", "ci95", "interval", "ci_95"):
-        if isinstance(value.get(key), list | tuple) and len(value[key]) == 2 and all(_is_num(x) for x in value[key]):
-            ci = (float(value[key][0]), float(value[key][1]))
-    for lo, hi in CI_PAIRS:
-        if _is_num(value.get(lo)) and _is_num(value.get(hi)):
-            ci = (float(value[lo]), float(value[hi]))
-    used = {point_key, "ci", "ci95", "interval", "ci_95", *[k for pair in CI_PAIRS for k in pair]}
-    others = {k: v for k, v in value.items() if k not in used and not isinstance(v, dict | list)}
-    return float(value[point_key]), ci, others
+    e = Estimate.from_json(value)
+    return e.value, e.ci, ({"n": e.n} if e.n is not None else {})
+
+
+def _value(entry: Any) -> float | None:
+    """The point value of an Estimate's JSON form (None when absent)."""
+    e = read_estimate(entry)
+    return None if e is None else e.value
 
 
 def _is_num(x: Any) -> bool:
@@ -274,10 +265,7 @@ def render_debias(d: dict[str, Any]) -> str:
         cells = []
         for key, _ in DEBIAS_COLUMNS:
             v = c.get(key)
-            if key == "dS":
-                ci = c.get("dS_ci") or [c.get("dS_ci_low"), c.get("dS_ci_high")]
-                text = fmt_metric({"value": v, "ci": ci} if v is not None else None, extras=False)
-            elif isinstance(v, int | float) and not isinstance(v, bool):
+            if key == "dS" or isinstance(v, int | float) and not isinstance(v, bool):  # an Estimate (null for the baseline)
                 text = fmt_metric(v, extras=False)
             else:
                 text = esc("–" if v is None else v)
@@ -452,7 +440,7 @@ def render_human_eval(h: dict[str, Any]) -> str:
         flips = h.get("direction_flips", {}).get(judge, {})
         rows.append(
             (f"Human vs. {judge}", "Pearson r [95% CI] / MAE / direction flips",
-             f"{fmt_metric(v)} / {fmt_num(v.get('mae'))} / {flips.get('flips', '–')} of {flips.get('cases', '–')} cases")
+             f"{fmt_metric(v.get('r'))} / {fmt_num(v.get('mae'))} / {flips.get('flips', '–')} of {flips.get('cases', '–')} cases")
         )
     excluded = h.get("screening", {}).get("excluded", [])
     head = (
@@ -476,7 +464,7 @@ def render_human_eval(h: dict[str, Any]) -> str:
             for name in names:
                 e = by_type.get(name) or h["groups"][name]
                 cells = "".join(
-                    f"<td>{fmt_num(e['human_vs_judge'].get(j, {}).get('r'))}</td><td>{fmt_num(e['human_vs_judge'].get(j, {}).get('mae'))}</td>"
+                    f"<td>{fmt_num(_value(e['human_vs_judge'].get(j, {}).get('r')))}</td><td>{fmt_num(e['human_vs_judge'].get(j, {}).get('mae'))}</td>"
                     for j in judges
                 )
                 flag = " *" if e.get("directional_only") else ""

@@ -148,9 +148,10 @@ def _judge_rows(rng: np.random.Generator, config: str, unit_id: str, variant: st
     return rows
 
 
-def _interval(rng: np.random.Generator, centre: float) -> dict:
+def _interval(rng: np.random.Generator, centre: float, n: int = 10) -> dict:
+    """An ``Estimate`` in its JSON form (docs/metrics.md)."""
     half = float(rng.uniform(0.01, 0.05))
-    return {"value": round(centre, 4), "ci": [round(centre - half, 4), round(centre + half, 4)]}
+    return {"value": round(centre, 4), "ci": [round(centre - half, 4), round(centre + half, 4)], "n": n, "level": 0.95}
 
 
 def _write_metrics(root: Path, units: pd.DataFrame, rng: np.random.Generator, debias_configs) -> dict[str, Path]:
@@ -183,8 +184,7 @@ def _write_metrics(root: Path, units: pd.DataFrame, rng: np.random.Generator, de
             "bias": round(float(rng.uniform(2, 3.5)), 3),
             "align": round(float(rng.uniform(0.7, 0.95)), 3),
             "S": round(float(rng.uniform(20, 35)), 2),
-            "dS": round(float(rng.uniform(-2, 9)), 2),
-            "dS_ci": [-1.0, 3.0],
+            "dS": {"value": round(float(rng.uniform(-2, 9)), 2), "ci": [-1.0, 3.0], "n": int(len(units)), "level": 0.95},
             "n_images": int(len(units) * 3),
         }
     out = {"metrics:benchmark": root / "metrics/benchmark.json", "metrics:debias": root / "metrics/debias.json"}
@@ -206,7 +206,7 @@ def _write_metrics(root: Path, units: pd.DataFrame, rng: np.random.Generator, de
     write_table(pd.DataFrame(rows), out["plot:success"])
     out["plot:debias"] = root / "plots/debias_delta_s.csv"
     write_table(
-        pd.DataFrame([{"config": k, "dS": v["dS"], "ci_low": v["dS_ci"][0], "ci_high": v["dS_ci"][1]} for k, v in debias["configs"].items()]),
+        pd.DataFrame([{"config": k, "dS": v["dS"]["value"], "ci_low": v["dS"]["ci"][0], "ci_high": v["dS"]["ci"][1]} for k, v in debias["configs"].items()]),
         out["plot:debias"],
     )
     return out

@@ -13,18 +13,11 @@ from implicit_bench.world.recovery import (
     RowTruth,
     blind_truths,
     entry,
+    estimate_entry,
     plugin_diversity,
     primary_rows,
     strength_group_truth,
 )
-
-
-def _ci(block: Any) -> list[float] | None:
-    return block.get("ci") if isinstance(block, dict) else None
-
-
-def _val(block: Any) -> float | None:
-    return block.get("value") if isinstance(block, dict) else block
 
 
 def benchmark_entries(rt: RowTruth, judgements: pd.DataFrame, bench: dict[str, Any], analysed: list[str],
@@ -53,11 +46,11 @@ def benchmark_entries(rt: RowTruth, judgements: pd.DataFrame, bench: dict[str, A
         "a_to_s": (m("anti_stereotype", "p_s"), m("anti_stereotype", "r_s")),
     }
     for name, (t, tr) in truths.items():
-        out.append(entry(sub, name, t, _val(bench.get(name)), _ci(bench.get(name)), tr))
+        out.append(estimate_entry(sub, name, t, bench.get(name), tr))
     ts, ta = truths["success_stereotype"], truths["success_anti"]
     gap = None if None in (ts[0], ta[0]) else ts[0] - ta[0]
     gap_r = None if None in (ts[1], ta[1]) else ts[1] - ta[1]
-    out.append(entry(sub, "gap", gap, _val(bench.get("gap")), _ci(bench.get("gap")), gap_r))
+    out.append(estimate_entry(sub, "gap", gap, bench.get("gap"), gap_r))
     # default-strength groups: P(group) per unit, then ratio of expectations within a group
     groups = (bench.get("by_default_strength") or {}).get("groups") or {}
     neutral = frame[frame["variant"] == "neutral"]
@@ -73,8 +66,7 @@ def benchmark_entries(rt: RowTruth, judgements: pd.DataFrame, bench: dict[str, A
                 continue
             vals = per_unit[(col, variant)].reindex(w.index)
             t = float((w * vals).sum() / w.sum()) if w.sum() > 0 else None
-            out.append(entry("default-strength groups", f"{metric} [{name}]", t, _val(block.get(metric)),
-                             _ci(block.get(metric)), n=block.get("n_units")))
+            out.append(estimate_entry("default-strength groups", f"{metric} [{name}]", t, block.get(metric)))
     # agreement of the primary and second blind judges
     for agr in bench.get("agreement") or []:
         first, second = agr.get("first"), agr.get("second")
@@ -92,9 +84,8 @@ def benchmark_entries(rt: RowTruth, judgements: pd.DataFrame, bench: dict[str, A
             a1 = measure.blind_stored(onehot, rt.judge(judge_models[first]), r1["order"].to_numpy())
             a2 = measure.blind_stored(onehot, rt.judge(judge_models[second]), r1["order"].to_numpy())
             agree += probs[:, k] * (a1 * a2).sum(axis=1)
-        block = agr.get("agreement") or {}
-        out.append(entry("judges", f"agreement {first}~{second}", float(agree.mean()) if len(agree) else None,
-                         _val(block), _ci(block), n=agr.get("n_images")))
+        out.append(estimate_entry("judges", f"agreement {first}~{second}", float(agree.mean()) if len(agree) else None,
+                                  agr.get("agreement")))
     return out
 
 
@@ -121,11 +112,10 @@ def all_units_entries(rt: RowTruth, judgements: pd.DataFrame, config: str, judge
     out, values = [], {}
     for name, (variant, col, rcol) in truth.items():
         values[name] = (float(mean.at[variant, col]), float(mean.at[variant, rcol]))
-        out.append(entry("benchmark (all planned units, primary blind judge)", name, values[name][0],
-                         est[name]["value"], est[name]["ci"], values[name][1]))
+        out.append(estimate_entry("benchmark (all planned units, primary blind judge)", name, values[name][0],
+                                  est[name], values[name][1]))
     gap = [values["success_stereotype"][i] - values["success_anti"][i] for i in (0, 1)]
-    out.append(entry("benchmark (all planned units, primary blind judge)", "gap", gap[0], est["gap"]["value"],
-                     est["gap"]["ci"], gap[1]))
+    out.append(estimate_entry("benchmark (all planned units, primary blind judge)", "gap", gap[0], est["gap"], gap[1]))
     return out
 
 
@@ -215,7 +205,7 @@ def diversity_entries(rt: RowTruth, judgements: pd.DataFrame, diversity: dict[st
     truth = plugin_diversity(frame, 0.10)
     note = ("plug-in truth on population label distributions; the estimate's per-scene entropy of "
             "3 images is biased, so coverage is not expected (docs/world.md)")
-    return [entry("diversity", name, truth[key], _val(intervals.get(name)), _ci(intervals.get(name)), note=note)
+    return [estimate_entry("diversity", name, truth[key], intervals.get(name), note=note)
             for name, key in (("CA_0.10", "CA"), ("MGBI", "MGBI"))]
 
 
@@ -319,6 +309,5 @@ def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str
             continue
         s_c = planted[name]
         t = None if s_c is None or base is None else s_c - base
-        out.append(entry("debiasing", f"dS {name}", t, block.get("dS"), block.get("dS_ci"),
-                         note="paired bootstrap over units", n=block.get("n_units")))
+        out.append(estimate_entry("debiasing", f"dS {name}", t, block.get("dS"), note="paired bootstrap over units"))
     return out

@@ -18,6 +18,7 @@ from implicit_bench.analysis.blind import label_counts, rates, strength_groups
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.lean import hedges_by_type
 from implicit_bench.audits.stats import wilson_interval
+from implicit_bench.estimate import estimate_json
 from implicit_bench.judges.tasks import blind_order
 from implicit_bench.world import measure
 from implicit_bench.world.params import WorldParams
@@ -160,19 +161,20 @@ def estimates(world: SimWorld, blind_judge: str, rubric_judges: list[str], n_see
         out[f"success_anti [{name}]"] = block["success_anti"]
     hedges = hedges_by_type(primary, CONFIG, rubric_judges, world.units, None, boot, "fast/hedges")
     for bt, block in hedges.items():
-        out[f"hedges_g [{bt}]"] = block
+        out[f"hedges_g [{bt}]"] = block["g"]
     blind = j[j["task"] == "blind"]
     valid = blind[blind["valid"]]
     slot = np.where(valid["value"] == "neither", "C",
                     np.where((valid["value"] == "s") == (valid["order"] == "sa"), "A", "B"))
     n_a, n_b = int((slot == "A").sum()), int((slot == "B").sum())
-    out["slot_a_share"] = {"value": n_a / (n_a + n_b), "ci": list(wilson_interval(n_a, n_a + n_b, boot.level))}
+    out["slot_a_share"] = estimate_json(n_a / (n_a + n_b), wilson_interval(n_a, n_a + n_b, boot.level), n_a + n_b, boot.level)
     sa, as_ = blind[blind["order"] == "sa"], blind[blind["order"] == "as"]
     key = ["unit_id", "variant", "seed"]
     both = sa[key + ["value"]].merge(as_[key + ["value"]], on=key, suffixes=("_sa", "_as")).dropna()
     k = int((both["value_sa"] != both["value_as"]).sum())
-    out["flip_rate"] = {"value": k / len(both), "ci": list(wilson_interval(k, len(both), boot.level))}
+    out["flip_rate"] = estimate_json(k / len(both), wilson_interval(k, len(both), boot.level), len(both), boot.level)
     if not world.refusals.empty:
         k = int(world.refusals["refused"].sum())
-        out["refusal_rate"] = {"value": k / len(world.refusals), "ci": list(wilson_interval(k, len(world.refusals), boot.level))}
+        n = len(world.refusals)
+        out["refusal_rate"] = estimate_json(k / n, wilson_interval(k, n, boot.level), n, boot.level)
     return out

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench.estimate import Estimate, read_estimate
 from implicit_bench.judges.tasks import blind_order
 from implicit_bench.world import measure
 from implicit_bench.world.model import World
@@ -29,21 +30,27 @@ from implicit_bench.world.truth import variant_matrix
 
 def entry(group: str, name: str, truth: float | None, estimate: float | None, ci: Sequence[float] | None,
           truth_rendered: float | None = None, note: str | None = None, n: int | None = None,
-          diagnostic: bool = False) -> dict[str, Any]:
-    """One estimand: truth, estimate, interval and whether the interval covers the truth."""
-    ok = truth is not None and ci is not None and len(ci) == 2 and None not in ci
+          diagnostic: bool = False, level: float = 0.95) -> dict[str, Any]:
+    """One estimand: truth, the ``Estimate`` (value, interval at ``level``, n) and whether the
+    interval covers the truth."""
+    est = Estimate.of(estimate, ci, n, level if ci is not None else None)
+    ok = truth is not None and est.ci is not None
     out: dict[str, Any] = {
-        "group": group, "estimand": name, "truth": _f(truth), "estimate": _f(estimate),
-        "ci": [float(ci[0]), float(ci[1])] if ok else None,
-        "covered": (bool(ci[0] - 1e-12 <= truth <= ci[1] + 1e-12) if ok and not diagnostic else None),
+        "group": group, "estimand": name, "truth": _f(truth), "estimate": est.to_json(),
+        "covered": (bool(est.ci[0] - 1e-12 <= truth <= est.ci[1] + 1e-12) if ok and not diagnostic else None),
     }
     if truth_rendered is not None:
         out["truth_rendered"] = _f(truth_rendered)
-    if n is not None:
-        out["n"] = int(n)
     if note:
         out["note"] = note
     return out
+
+
+def estimate_entry(group: str, name: str, truth: float | None, block: Any, truth_rendered: float | None = None,
+                   note: str | None = None, diagnostic: bool = False) -> dict[str, Any]:
+    """``entry`` for an estimate read from a metrics file (an ``Estimate`` JSON form, or null)."""
+    est = read_estimate(block) or Estimate.of(None)
+    return entry(group, name, truth, est.value, est.ci, truth_rendered, note, est.n, diagnostic, est.level or 0.95)
 
 
 def _f(x: Any) -> float | None:
