@@ -64,3 +64,22 @@ def test_paper_and_tiny_profiles_use_the_catalogues(repo_root):
             entry(merged, kind, ref, where)
         assert "smollm2" in merged["llms"]  # a profile adds entries; the default's stay
     assert "llm_configs" not in str(default) and "llms" not in default["debias"]
+
+
+def test_http_backends_share_one_http_params_model():
+    from implicit_bench.embedders import EmbedderConfig
+    from implicit_bench.generators import settings_hash
+    from implicit_bench.generators.openai_images import OpenAIImagesConfig
+    from implicit_bench.httpretry import HttpParams
+    from implicit_bench.judges.openai_vlm import OpenAIJudgeParams
+    from implicit_bench.llm.openai import OpenAIParams
+
+    for model in (OpenAIParams, OpenAIJudgeParams, OpenAIImagesConfig, EmbedderConfig):
+        assert issubclass(model, HttpParams) and set(HttpParams.model_fields) <= set(model.model_fields)
+    policy = OpenAIParams(model="m", max_retries=2, backoff_s=0.5, deadline_s=30).retry_policy()
+    assert (policy.max_attempts, policy.backoff_s, policy.timeout_s, policy.deadline_s) == (3, 0.5, 120.0, 30)
+    images = OpenAIImagesConfig(model="m")  # its own defaults: an image takes longer
+    assert (images.timeout_s, images.max_retries, images.deadline_s) == (300.0, 2, 1200.0)
+    assert EmbedderConfig().base_url is None and EmbedderConfig().retry_policy().backoff_max_s == 30.0
+    # the HTTP keys are runtime keys: they never change which image a config makes
+    assert settings_hash(images) == settings_hash(images.model_copy(update={"max_retries": 7, "backoff_s": 9.0}))

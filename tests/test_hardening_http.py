@@ -123,7 +123,7 @@ def _backend_call(backend: str, url: str, max_attempts: int):
         from implicit_bench.generators import RenderRequest, create_generator
 
         gen = create_generator({"backend": "openai_images", "model": "m", "base_url": url, "api_key_env": "HB_KEY",
-                                "max_attempts": max_attempts, "retry_backoff_s": 0.5, "timeout_s": 5})
+                                "max_retries": max_attempts - 1, "backoff_s": 0.5, "timeout_s": 5})
         return lambda: gen.generate([RenderRequest("x", "a photo", 1)])[0].status == "ok"
     from implicit_bench.embedders import EMBEDDERS, EmbedderConfig
 

@@ -164,7 +164,8 @@ def test_out_of_range_params_are_rejected_at_load(section, model, data, where):
         ("implicit_bench.generators.diffusers_backend:DiffusersConfig", {"model": "m", "steps": -1}),
         ("implicit_bench.generators.diffusers_backend:DiffusersConfig", {"model": "m", "steps": 0}),
         ("implicit_bench.generators.diffusers_backend:DiffusersConfig", {"model": "m", "batch_size": 0}),
-        ("implicit_bench.generators.openai_images:OpenAIImagesConfig", {"model": "m", "max_attempts": 0}),
+        ("implicit_bench.generators.openai_images:OpenAIImagesConfig", {"model": "m", "max_retries": -1}),
+        ("implicit_bench.generators.openai_images:OpenAIImagesConfig", {"model": "m", "max_attempts": 3}),  # the old key
         ("implicit_bench.generators.openai_images:OpenAIImagesConfig", {"model": "m", "timeout_s": float("inf")}),
         ("implicit_bench.llm.openai:OpenAIParams", {"model": "m", "max_retries": -1}),
         ("implicit_bench.llm.openai:OpenAIParams", {"model": "m", "concurrency": 0}),

@@ -90,8 +90,8 @@ def _config(base_url: str, **kw) -> dict:
         "quality": "low",
         "batch_size": 3,
         "concurrency": 3,
-        "max_attempts": 2,
-        "retry_backoff_s": 0.0,
+        "max_retries": 1,
+        "backoff_s": 0.0,
         **kw,
     }
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import httpx
 
+from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, StrictModel
 from implicit_bench.redact import redact
 
 _sleep = time.sleep  # module level, so tests can record the waits
@@ -57,6 +58,27 @@ class RetryPolicy:
             value = getattr(self, name)
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{name} must be a finite number > 0")
+
+
+class HttpParams(StrictModel):
+    """The HTTP keys every OpenAI-compatible backend block shares (the ``openai`` LLM and judge,
+    the ``openai_images`` generator, the ``openai`` embedder): endpoint, key and the bounds of
+    the retry policy. A backend's params model inherits it and may change a default."""
+
+    base_url: str = "https://api.openai.com/v1"  # the endpoint root
+    api_key_env: str | None = "OPENAI_API_KEY"  # env var holding the key; null: no Authorization header
+    timeout_s: PositiveFloat = 120.0  # per connect / read
+    max_retries: NonNegInt = 5  # attempts after the first (transport errors, 408, 409, 429, 5xx)
+    backoff_s: NonNegFloat = 1.0  # wait before retry n: backoff_s * 2**(n-1), or Retry-After
+    backoff_max_s: NonNegFloat = 60.0  # longest wait between two attempts
+    deadline_s: PositiveFloat = 900.0  # wall-clock budget of one request, retries included
+
+    def retry_policy(self) -> RetryPolicy:
+        """The request bounds of :func:`send` from these keys."""
+        return RetryPolicy(
+            max_attempts=self.max_retries + 1, backoff_s=self.backoff_s, backoff_max_s=self.backoff_max_s,
+            timeout_s=self.timeout_s, deadline_s=self.deadline_s,
+        )
 
 
 @dataclass

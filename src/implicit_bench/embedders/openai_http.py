@@ -10,7 +10,7 @@ import numpy as np
 
 from implicit_bench.embedders import EmbedderConfig
 from implicit_bench.errors import ConfigError
-from implicit_bench.httpretry import RetryPolicy, send
+from implicit_bench.httpretry import send
 from implicit_bench.redact import redact, register_secret_env
 
 
@@ -29,8 +29,7 @@ class OpenAIEmbedder:
         self.client = httpx.Client(base_url=config.base_url.rstrip("/"), headers=headers, timeout=config.timeout_s)
         # the project's one retry policy (implicit_bench.httpretry): Retry-After honoured,
         # only 408/409/429/5xx and transport errors retried, an overall deadline per request
-        self.policy = RetryPolicy(max_attempts=config.max_retries + 1, backoff_s=1.0, backoff_max_s=30.0,
-                                  timeout_s=config.timeout_s, deadline_s=config.deadline_s)
+        self.policy = config.retry_policy()
         register_secret_env(config.api_key_env)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

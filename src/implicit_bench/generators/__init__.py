@@ -31,7 +31,7 @@ GENERATORS.register("sim", "implicit_bench.world.generator:SimGenerator")  # sim
 # Config keys that change how fast images are made, never which images: left out of the hash.
 RUNTIME_KEYS = frozenset(
     {"device", "batch_size", "cpu_offload", "threads", "concurrency", "timeout_s", "api_key_env", "base_url", "world",
-     "deadline_s", "backoff_max_s"}
+     "deadline_s", "backoff_max_s", "max_retries", "backoff_s"}  # every httpretry.HttpParams key
 )
 
 

@@ -8,7 +8,7 @@ Refusals (Appendix E.4 step 3): a safety / content-policy rejection (HTTP 400 wh
 or message says so), an answer with no image, or an image that does not decode is recorded
 as status ``refused`` with its reason, never imputed. Requests follow the project's one retry
 policy (``implicit_bench.httpretry``): only transport errors and HTTP 408, 409, 429 and 5xx are
-retried (``max_attempts`` in all, ``Retry-After`` honoured, waits capped at ``backoff_max_s``),
+retried (``max_retries`` after the first, ``Retry-After`` honoured, waits capped at ``backoff_max_s``),
 within an overall ``deadline_s`` per request; any other status (401, 404, ...) fails the item
 at once. A failed item is recorded ``failed`` with its (redacted) reason and tried again by
 the next run (``render.retry_failed``).
@@ -30,8 +30,8 @@ from typing import Any, Literal
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
-from implicit_bench.httpretry import RetryPolicy, send
-from implicit_bench.params import NonNegFloat, PositiveFloat, PositiveInt
+from implicit_bench.httpretry import HttpParams, send
+from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
 from implicit_bench.redact import redact, register_secret_env
 
 # Error codes / message fragments that mean "the service declined this prompt".
@@ -39,22 +39,23 @@ REFUSAL_CODES = ("moderation_blocked", "content_policy_violation", "content_filt
 REFUSAL_WORDS = ("safety", "content policy", "moderation", "blocked", "refus", "not allowed")
 
 
-class OpenAIImagesConfig(GeneratorConfig):
+class OpenAIImagesConfig(GeneratorConfig, HttpParams):
+    """``base_url``, ``api_key_env`` and the retry bounds: ``httpretry.HttpParams`` (longer
+    defaults here: an image takes longer than a chat answer)."""
+
     backend: Literal["openai_images"] = "openai_images"
     model: str  # e.g. gpt-image-1
-    base_url: str = "https://api.openai.com/v1"
-    api_key_env: str | None = "OPENAI_API_KEY"  # name of the env var holding the key (None: no auth)
     size: str | None = "1024x1024"
     quality: str | None = None  # e.g. "low" (paper: GPT Image 2, quality low)
     response_format: str | None = None  # "b64_json" for APIs that need it (DALL-E); GPT Image omits it
     send_seed: bool = False
     extra_body: dict[str, Any] = {}  # any other request field (output_format, moderation, ...)
-    timeout_s: PositiveFloat = 300.0
     concurrency: PositiveInt = 4  # parallel requests within one batch
-    max_attempts: PositiveInt = 3  # tries per request (429, 5xx, network); then the item is failed
-    retry_backoff_s: NonNegFloat = 2.0  # sleep before retry n: backoff * 2**(n-1), or Retry-After
-    backoff_max_s: NonNegFloat = 120.0  # longest wait between two attempts
-    deadline_s: PositiveFloat = 1200.0  # wall-clock budget of one request, retries included
+    timeout_s: PositiveFloat = 300.0
+    max_retries: NonNegInt = 2  # then the item is failed (and tried again by the next run)
+    backoff_s: NonNegFloat = 2.0
+    backoff_max_s: NonNegFloat = 120.0
+    deadline_s: PositiveFloat = 1200.0
 
 
 class OpenAIImagesGenerator:
@@ -76,10 +77,7 @@ class OpenAIImagesGenerator:
         self.client = httpx.Client(
             base_url=config.base_url.rstrip("/"), headers=headers, timeout=config.timeout_s
         )
-        self.policy = RetryPolicy(
-            max_attempts=config.max_attempts, backoff_s=config.retry_backoff_s,
-            backoff_max_s=config.backoff_max_s, timeout_s=config.timeout_s, deadline_s=config.deadline_s,
-        )
+        self.policy = config.retry_policy()
         register_secret_env(config.api_key_env)
 
     @property

@@ -21,14 +21,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from implicit_bench.httpretry import HttpParams
 from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest, open_image
-from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
+from implicit_bench.params import NonNegFloat, PositiveInt
 
 
-class OpenAIJudgeParams(JudgeParams):
+class OpenAIJudgeParams(JudgeParams, HttpParams):
+    """``base_url``, ``api_key_env`` and the retry bounds: ``httpretry.HttpParams``."""
+
     backend: Literal["openai"] = "openai"
-    base_url: str = "https://api.openai.com/v1"
-    api_key_env: str | None = "OPENAI_API_KEY"  # null: no Authorization header (local servers)
     temperature: NonNegFloat | None = 0.0  # null: omit (models that accept only their default)
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     seed: int | None = None
@@ -36,12 +37,7 @@ class OpenAIJudgeParams(JudgeParams):
     max_image_side: PositiveInt | None = 768  # null: send the stored PNG unchanged
     jpeg_quality: Annotated[int, Field(ge=1, le=100)] = 85
     image_detail: Literal["auto", "low", "high"] | None = None
-    timeout_s: PositiveFloat = 120.0
-    max_retries: NonNegInt = 5
-    backoff_s: NonNegFloat = 1.0
-    backoff_max_s: NonNegFloat = 60.0
-    concurrency: PositiveInt = 4
-    deadline_s: PositiveFloat = 900.0  # wall-clock budget of one request, retries included
+    concurrency: PositiveInt = 4  # parallel requests per batch
     # send each task's answer schema as response_format json_schema (vLLM guided decoding,
     # OpenAI structured outputs); the lenient parser still reads the answer (docs/judging.md)
     structured_output: bool = False
@@ -77,18 +73,12 @@ class OpenAIJudge(JudgeBackend):
                     model=p.model,
                     max_tokens=p.max_new_tokens,
                     cache=None,
-                    base_url=p.base_url,
-                    api_key_env=p.api_key_env,
+                    **{k: getattr(p, k) for k in HttpParams.model_fields},
                     temperature=p.temperature,
                     max_tokens_field=p.max_tokens_field,
                     seed=p.seed,
                     extra_body=p.extra_body,
-                    timeout_s=p.timeout_s,
-                    max_retries=p.max_retries,
-                    backoff_s=p.backoff_s,
-                    backoff_max_s=p.backoff_max_s,
                     concurrency=p.concurrency,
-                    deadline_s=p.deadline_s,
                     structured_output=p.structured_output,
                 )
             )

@@ -22,16 +22,16 @@ from typing import Any, Literal
 
 import httpx
 
-from implicit_bench.httpretry import RETRY_STATUS, RetryPolicy, send
+from implicit_bench.httpretry import RETRY_STATUS, HttpParams, send
 from implicit_bench.llm.base import LLMClient, LLMParams, Messages
-from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
+from implicit_bench.params import NonNegFloat, PositiveInt
 from implicit_bench.redact import redact, register_secret_env
 
 
-class OpenAIParams(LLMParams):
+class OpenAIParams(LLMParams, HttpParams):
+    """``base_url``, ``api_key_env`` and the retry bounds: ``httpretry.HttpParams``."""
+
     backend: Literal["openai"] = "openai"
-    base_url: str = "https://api.openai.com/v1"
-    api_key_env: str | None = "OPENAI_API_KEY"  # null: no Authorization header (local servers)
     temperature: NonNegFloat | None = 0.0  # null: omit (models that accept only their default)
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     json_mode: bool = False  # send response_format={"type": "json_object"}
@@ -40,12 +40,7 @@ class OpenAIParams(LLMParams):
     structured_output: bool = False
     seed: int | None = None
     extra_body: dict[str, Any] = {}  # e.g. {"reasoning_effort": "none"} or vLLM guided decoding
-    timeout_s: PositiveFloat = 120.0
-    max_retries: NonNegInt = 5
-    backoff_s: NonNegFloat = 1.0
-    backoff_max_s: NonNegFloat = 60.0
-    concurrency: PositiveInt = 4
-    deadline_s: PositiveFloat = 900.0  # wall-clock budget of one request, retries included
+    concurrency: PositiveInt = 4  # parallel requests per batch
 
 
 __all__ = ["RETRY_STATUS", "OpenAIClient", "OpenAIParams"]
@@ -59,10 +54,7 @@ class OpenAIClient(LLMClient):
         super().__init__(params)
         self.params: OpenAIParams = params
         self._http = httpx.Client(timeout=params.timeout_s)
-        self.policy = RetryPolicy(
-            max_attempts=params.max_retries + 1, backoff_s=params.backoff_s, backoff_max_s=params.backoff_max_s,
-            timeout_s=params.timeout_s, deadline_s=params.deadline_s,
-        )
+        self.policy = params.retry_policy()
         register_secret_env(params.api_key_env)
 
     def identity(self) -> dict[str, Any]:
