@@ -189,8 +189,8 @@ def package_data(root: Path, closure: set[Path]) -> set[Path]:
                 continue
             if any(c.endswith(member.suffix) for c in consts) and member.stem in all_parts:
                 found.add(member)  # folder / f"{name}.yaml" with the name a constant of the closure
-            elif dirs[-1] in consts and _ITERATES & _attrs(module):
-                found.add(member)  # the folder is listed and read whole
+            elif (dirs[-1] in consts or "/".join(dirs) in consts) and _ITERATES & _attrs(module):
+                found.add(member)  # the folder ("judges" or "prompts/judges") is listed and read whole
     return found
 
 

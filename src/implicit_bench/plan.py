@@ -109,6 +109,7 @@ def _orders(blind_orders: str) -> int:
 
 def _judge(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[str, dict[str, int]], root: Path) -> StagePlan:
     from implicit_bench.judges.run import JudgeStageParams
+    from implicit_bench.judges.tasks import load_task
 
     judge = JudgeStageParams.model_validate(params["judge"])
     configs = judge.configs if judge.configs is not None else list(per_config)
@@ -116,8 +117,9 @@ def _judge(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[
     for task, select in judge.tasks.items():
         judges = (select.judges if select and select.judges is not None else list(judge.judges))
         task_configs = select.configs if select and select.configs is not None else configs
-        wanted = set(select.variants) if select and select.variants is not None else None
-        orders = _orders(judge.blind_orders) if task == "blind" else 1
+        spec = load_task(task)
+        wanted = set(select.variants) if select and select.variants is not None else spec.variants
+        orders = _orders(judge.blind_orders) if spec.option_order else 1
         for config in task_configs:
             images = sum(n for v, n in per_config.get(config, {}).items() if wanted is None or v in wanted)
             items += images * orders * len(judges)

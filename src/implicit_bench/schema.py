@@ -61,7 +61,8 @@ UNIT_COLUMNS: tuple[str, ...] = (
 
 # One row per judged image: the JUDGEMENTS table of `implicit-bench analyze`.
 JUDGEMENT_COLUMNS: tuple[str, ...] = ("unit_id", "variant", "seed", "config", "judge", "task", "value")
-JUDGE_TASKS: tuple[str, ...] = ("rubric", "blind", "alignment", "clip_lean")
+# The judge tasks are not listed here: every task is one YAML file under prompts/judges/
+# (judges.tasks.task_names(), the registry; docs/architecture.md "Extending").
 BLIND_LABELS: tuple[str, ...] = ("s", "a", "neither")
 # Extra columns the pipeline's judge stage records next to the JUDGEMENT_COLUMNS.
 JUDGEMENT_EXTRA_COLUMNS: tuple[str, ...] = (

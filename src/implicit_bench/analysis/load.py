@@ -22,11 +22,10 @@ import pandas as pd
 
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.io import read_table
+from implicit_bench.judges.tasks import task_registry
 from implicit_bench.params import SEED_MAX
 from implicit_bench.schema import (
     BIAS_TYPES,
-    BLIND_LABELS,
-    JUDGE_TASKS,
     JUDGEMENT_COLUMNS,
     NEGATED_VARIANTS,
     UNIT_COLUMNS,
@@ -39,7 +38,6 @@ CYCLIC_ORDERS = ("ans", "nsa", "san")  # three cyclic orders of a, neither, s (j
 REJECT_COLUMNS = ["table", "file", "row", "field", "reason", "unit_id"]
 IMAGE_COLUMNS = ["config", "unit_id", "variant", "seed", "status"]
 IMAGE_STATUSES = ("ok", "refused", "failed")
-CLIP_LEAN_RANGE = (-2.0, 2.0)  # cos(N, S) - cos(N, A): a difference of two cosines
 _TRUE = {"true", "1", "yes", "t"}
 _FALSE = {"false", "0", "no", "f"}
 
@@ -305,10 +303,11 @@ def load_judgements(
         "variant",
         "unknown variant '" + frame["variant"].astype(str) + f"'; expected one of {', '.join(known_variants)}",
     )
+    registry = task_registry()
     chk.check(
-        ~frame["task"].isin(JUDGE_TASKS),
+        ~frame["task"].isin(registry.names()),
         "task",
-        "unknown task '" + frame["task"].astype(str) + f"'; expected one of {', '.join(JUDGE_TASKS)}",
+        "unknown task '" + frame["task"].astype(str) + f"'; expected one of {', '.join(registry.names())}",
     )
     chk.check(~frame["unit_id"].isin(set(units["unit_id"])), "unit_id", "unit_id not in the units table")
     chk.check(frame["order"].notna() & ~frame["order"].isin((*ORDERS, *CYCLIC_ORDERS)), "order", "order must be sa, as, a cyclic order (ans, nsa, san) or empty, got '" + frame["order"].astype(str) + "'")
@@ -322,39 +321,32 @@ def load_judgements(
         valid = parsed.where(~blank_valid, has_value)  # a blank ``valid`` means "has a value"
     chk.check(~valid & has_value, "value", "valid is false but a value is set")
     chk.check(valid & ~has_value, "value", "valid is true but the value is empty")
-    task = frame["task"]
-    value = frame["value"]
-    num = _parse_float(value)
-    rubric = valid & (task == "rubric")
-    # A real value in [0, 5] is the mean of repeated judgements (counted: rubric_fractional).
-    chk.check(
-        rubric & (num.isna() | ~np.isfinite(num.fillna(np.nan)) | (num < 0) | (num > 5)),
-        "value",
-        "rubric score must be a number in 0..5 (an integer, or the mean of repeated judgements), got '" + value.astype(str) + "'",
-    )
-    blind = valid & (task == "blind")
-    letter = value.isin(["A", "B", "C"])
-    chk.check(blind & letter, "value", "blind value is an option letter; store s, a or neither")
-    chk.check(
-        blind & ~value.isin(BLIND_LABELS),
-        "value",
-        "blind value must be s, a or neither, got '" + value.astype(str) + "'",
-    )
-    align = valid & (task == "alignment")
-    align_bool, align_ok = _parse_bool(value)
-    chk.check(align & ~align_ok, "value", "alignment value must be true or false, got '" + value.astype(str) + "'")
-    clip = task == "clip_lean"
-    low, high = CLIP_LEAN_RANGE
-    chk.check(
-        valid & clip & (num.isna() | ~np.isfinite(num.fillna(np.nan)) | (num < low) | (num > high)),
-        "value",
-        f"clip_lean value must be a number in [{low:g}, {high:g}] (cos(N, S) - cos(N, A)), got '" + value.astype(str) + "'",
-    )
-    chk.check(clip & (frame["variant"] != "neutral"), "variant", "clip_lean rows describe the neutral image: variant must be 'neutral'")
-    frame["valid"] = valid.astype(bool)
+    # Each task's values are checked by its answer kind (judges/answers.py): rubric a number in
+    # 0..5 (a real value is the mean of repeated judgements, counted: rubric_fractional); blind
+    # s, a or neither (never the letter); alignment true or false; clip_lean a number in
+    # [-2, 2] on the neutral image. ``score``: the kind's number (1/0 for yes / no), else NaN.
     score = pd.Series(np.nan, index=frame.index)
-    score[rubric | (valid & clip)] = num[rubric | (valid & clip)]
-    score[align] = align_bool[align].astype(float)
+    present = set(frame["task"].dropna().unique())
+    for spec in registry:
+        if spec.name not in present:
+            continue
+        rows = frame["task"] == spec.name
+        ok = valid & rows
+        problems, numbers = spec.kind.check_stored(frame.loc[ok, "value"], spec)
+        for failing, reason in problems:
+            if isinstance(reason, pd.Series):
+                reason = reason.reindex(frame.index)
+            chk.check(failing.reindex(frame.index, fill_value=False), "value", reason)
+        score[ok] = numbers
+        if spec.variants is not None:
+            shown = " / ".join(spec.variants)
+            chk.check(
+                rows & ~frame["variant"].isin(spec.variants),
+                "variant",
+                f"{spec.name} rows describe the {shown} image: variant must be "
+                + " or ".join(f"'{v}'" for v in spec.variants),
+            )
+    frame["valid"] = valid.astype(bool)
     frame["score"] = score
     frame.loc[~frame["valid"], "value"] = None
     # A blind image may be asked under both option orders (rows told apart by ``order``).

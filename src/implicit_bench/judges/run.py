@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
+from pydantic import field_validator
 
 from implicit_bench.cache import DiskCache, cache_key
 from implicit_bench.errors import ConfigError, InputError
@@ -37,12 +38,11 @@ from implicit_bench.judges.base import JudgeRequest
 from implicit_bench.judges.tasks import (
     CYCLIC_ORDERS,
     ORDERS,
-    TASK_NAMES,
     TaskSpec,
     blind_order,
-    load_blind_cyclic,
     load_task,
     task_fields,
+    task_registry,
     unit_fields,
 )
 from implicit_bench.params import SafeName, StrictModel
@@ -65,7 +65,7 @@ class JudgeStageParams(StrictModel):
     """The ``judge`` section of params.yaml."""
 
     judges: dict[str, dict[str, Any]]
-    tasks: dict[Literal["rubric", "blind", "alignment"], TaskSelect | None]
+    tasks: dict[str, TaskSelect | None]  # keys: registered tasks with a prompt (judges/tasks.py)
     configs: list[SafeName] | None = None  # image stores under images_dir; null: every store there
     # hash: one order per image; both: "sa" and "as"; cyclic3: the three cyclic orders of s, a
     # and neither (When the Judge Acts), asked with prompts/judges/blind_cyclic.yaml
@@ -77,6 +77,25 @@ class JudgeStageParams(StrictModel):
     cache: str = "cache/judge.sqlite"
     executor: dict[str, Any] = {}
     progress: bool = True
+
+    @field_validator("tasks")
+    @classmethod
+    def _registered(cls, tasks: dict[str, TaskSelect | None]) -> dict[str, TaskSelect | None]:
+        registry = task_registry()
+        unknown = [t for t in tasks if t not in registry.names()]
+        if unknown:
+            raise ValueError(f"unknown task(s) {unknown}; registered: {', '.join(registry.asked())}")
+        unasked = [t for t in tasks if not registry.get(t).asked]
+        if unasked:
+            producers = ", ".join(f"{t} by the {registry.get(t).producer} stage" for t in unasked)
+            raise ValueError(f"task(s) {unasked} are not asked of a judge (written {producers})")
+        for name, select in tasks.items():
+            allowed = registry.get(name).variants
+            if select is not None and select.variants is not None and allowed is not None:
+                outside = [v for v in select.variants if v not in allowed]
+                if outside:
+                    raise ValueError(f"{name}.variants {outside}: task {name} describes only {allowed}")
+        return tasks
 
 
 @dataclass(frozen=True)
@@ -199,7 +218,7 @@ def plan_judgements(
         if unknown:
             raise ConfigError(f"judge.tasks.{task_name}.judges: unknown judge(s) {unknown}")
         configs = _select(select, "configs", all_configs)
-        variants = set(_select(select, "variants", [])) or None
+        variants = set(_select(select, "variants", task.variants or [])) or None
         for config in configs:
             if config not in records_by_config:
                 raise ConfigError(
@@ -223,7 +242,7 @@ def plan_judgements(
                 if key.unit_id not in fields_cache:
                     fields_cache[key.unit_id] = unit_fields(unit, units_path)
                 prompt_task = task
-                if task_name == "blind":
+                if task.option_order:  # the blind task: options in a per-image order
                     orders: Iterable[str | None] = (
                         ORDERS
                         if params.blind_orders == "both"
@@ -232,7 +251,7 @@ def plan_judgements(
                         else (blind_order(key.unit_id, key.seed, key.variant),)
                     )
                     if params.blind_orders == "cyclic3":
-                        prompt_task = load_blind_cyclic()
+                        prompt_task = task_registry().cyclic(task_name)
                 else:
                     orders = (None,)
                 for order in orders:
@@ -495,7 +514,7 @@ def assemble(
                 "backend_errors": c["backend_errors"],
                 **(
                     {"order_sa": c["order_sa"], "order_as": c["order_as"]}
-                    if task == "blind"
+                    if tasks[task].option_order
                     else {}
                 ),
             }
@@ -521,9 +540,6 @@ def run_judge_stage(
 ) -> JudgeRunResult:
     """Plan, answer (cache first), assemble, and write the table and the metrics."""
     root = Path(root)
-    unknown = [t for t in params.tasks if t not in TASK_NAMES]
-    if unknown:
-        raise ConfigError(f"judge.tasks: unknown task(s) {unknown}")
     backends = {
         name: build_judge(cfg, f"judge.judges.{name}") for name, cfg in params.judges.items()
     }

@@ -1,11 +1,14 @@
 """Backend ``sim``: a simulated VLM judge of the planted world (docs/world.md).
 
 It reads what a picture shows from its pixels (``picture.read``), perceives a class through
-its planted confusion matrix, and answers the real task prompt (rubric, blind, alignment) in
-text, which the real parsers read. Planted behaviour: the confusion matrix, a preference for
-slot A when it perceives neither, a rate of malformed answers, rubric noise, alignment errors.
-The perception of an image is one draw per (judge, image, task), shared by both blind option
-orders; the slot-A preference and malformed answers are drawn per call (per prompt).
+its planted confusion matrix, and answers the real task prompt in text, which the real parsers
+read. The task is the registered one whose answer key the prompt asks for
+(``judges.tasks``). Planted behaviour (rubric, blind, alignment): the confusion matrix, a
+preference for slot A when it perceives neither, a rate of malformed answers, rubric noise,
+alignment errors. The perception of an image is one draw per (judge, image, task), shared by
+both blind option orders; the slot-A preference and malformed answers are drawn per call (per
+prompt). A task the world plants nothing for (a new one, docs/architecture.md "Extending")
+gets one of its allowed answers drawn from a hash of (judge, image, task).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import numpy as np
 
 from implicit_bench.hashing import derive_seed
 from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest
+from implicit_bench.judges.tasks import TaskSpec, task_registry
 from implicit_bench.world.measure import confusion
 from implicit_bench.world.model import load_world, sim_name
 from implicit_bench.world.params import SimJudgeWorld
@@ -49,14 +53,12 @@ def _uniform(*parts: Any) -> float:
     return (derive_seed(*parts) >> 11) / float(1 << 52)
 
 
-def task_of(prompt: str) -> str:
-    if '"choice"' in prompt:
-        return "blind"
-    if '"score"' in prompt:
-        return "rubric"
-    if '"aligned"' in prompt:
-        return "alignment"
-    raise ValueError("the simulated judge does not know this task prompt")
+def task_of(prompt: str) -> TaskSpec:
+    """The registered task whose answer key (``{"key": ...``) the prompt asks for."""
+    found = [s for s in task_registry() if s.asked and f'{{"{s.answer.key}":' in prompt]
+    if len(found) != 1:
+        raise ValueError("the simulated judge does not know this task prompt")
+    return found[0]
 
 
 def rubric_score(perceived: int, spec: SimJudgeWorld, u: float) -> int:
@@ -90,7 +92,8 @@ class SimJudge(JudgeBackend):
         return [(self.answer_one(r.prompt, r.image), None) for r in batch]
 
     def answer_one(self, prompt: str, image: bytes) -> str:
-        task = task_of(prompt)
+        spec = task_of(prompt)
+        task = spec.name
         sha = hashlib.sha256(image).hexdigest()
         call = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
         shown = read_bytes(image)
@@ -98,8 +101,7 @@ class SimJudge(JudgeBackend):
             return UNREADABLE
         if _uniform("judge-invalid", self.name, sha, call) < self.spec.invalid:
             which = derive_seed("judge-malformed", self.name, sha, call) % len(MALFORMED)
-            key = {"blind": "choice", "rubric": "score", "alignment": "aligned"}[task]
-            return MALFORMED[which].replace("{key}", key)
+            return MALFORMED[which].replace("{key}", spec.answer.key)
         u_perceive = _uniform("judge-perceive", self.name, sha, task)
         u_call = _uniform("judge-call", self.name, sha, call)
         if task == "alignment":
@@ -117,6 +119,13 @@ class SimJudge(JudgeBackend):
             score = rubric_score(perceive(true, self.spec, u_perceive), self.spec, u_call)
             why = f"The badge reads '{shown.attribute}'." if shown.attribute else "No attribute is shown."
             return json.dumps({"score": score, "justification": why})
+        if task != "blind":  # nothing planted: an allowed answer drawn per (judge, image, task)
+            allowed, span = spec.answer.allowed, spec.answer.range
+            if allowed:
+                value = allowed[derive_seed("judge-other", self.name, sha, task) % len(allowed)]
+            else:  # a number in the task's range
+                value = span[0] + _uniform("judge-other", self.name, sha, task) * (span[1] - span[0])
+            return json.dumps({spec.answer.key: value, "reason": "Drawn by the simulated judge."})
         options = dict(_OPTION.findall(prompt))
         slot = {options.get("A"): "A", options.get("B"): "B"}
         head = _HEAD.search(prompt)
