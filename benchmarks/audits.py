@@ -16,7 +16,7 @@ import pandas as pd
 from implicit_bench.audits.intervals import diversity_replicates, unit_counts
 from implicit_bench.audits.labels import blind_rows, primary_labels
 from implicit_bench.audits.negation import negation_table
-from implicit_bench.audits.run import judge_audit
+from implicit_bench.audits.stage import judge_audit
 
 N_UNITS, SEEDS = 1831, (42, 1042, 2042)
 VARIANTS = ("neutral", "stereotype", "anti_stereotype", "negated_0_1", "negated_1_1", "subject")

@@ -26,7 +26,7 @@ from implicit_bench.cache import DiskCache  # noqa: E402
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore  # noqa: E402
 from implicit_bench.judges import build_judge  # noqa: E402
 from implicit_bench.judges.base import JudgeRequest  # noqa: E402
-from implicit_bench.judges.run import (  # noqa: E402
+from implicit_bench.judges.stage import (  # noqa: E402
     JudgeStageParams,
     load_units,
     plan_judgements,
@@ -82,7 +82,7 @@ def bookkeeping(n_images: int) -> None:
 
 def throughput(n_requests: int) -> None:
     from implicit_bench.judges.tasks import load_task, task_fields, unit_fields
-    from implicit_bench.tiny import build
+    from implicit_bench.tiny.stage import build
 
     model_dir = Path(tempfile.mkdtemp(prefix="bench_vlm_"))
     try:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO / "src"))
 from implicit_bench.execution import ExecutorConfig  # noqa: E402
 from implicit_bench.generators import RenderRequest, RenderResult, create_generator  # noqa: E402
 from implicit_bench.images import ImageStore  # noqa: E402
-from implicit_bench.render import plan_items, render_plan  # noqa: E402
+from implicit_bench.render.stage import plan_items, render_plan  # noqa: E402
 
 
 def null_worker() -> callable:
@@ -109,11 +109,11 @@ def bench_ray(model_dir: Path, n_units: int, workdir: Path) -> dict:
     """The same tiny render in-process and on 2 Ray actors (local mode), outputs compared."""
     import ray
 
-    from implicit_bench.render import render_config
+    from implicit_bench.render.stage import render_config
 
     cfg = {"backend": "diffusers", "model": str(model_dir), "device": "cpu", "threads": 1, "steps": 4,
            "guidance": 5.0, "width": 64, "height": 64, "batch_size": 8}  # fmt: skip
-    from implicit_bench.render import RenderParams
+    from implicit_bench.render.stage import RenderParams
 
     units = units_table(n_units)
     out = {}
@@ -145,7 +145,7 @@ def bench_ray(model_dir: Path, n_units: int, workdir: Path) -> dict:
 @click.option("--quick", is_flag=True, help="Small sizes: a smoke run.")
 @click.option("--skip-ray", is_flag=True)
 def main(quick: bool, skip_ray: bool) -> None:
-    from implicit_bench.tiny import build
+    from implicit_bench.tiny.stage import build
 
     results = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from implicit_bench.report.chromium import Chromium
 from implicit_bench.report.inputs import ReportParams
-from implicit_bench.report.site import build_report
+from implicit_bench.report.stage import build_report
 from implicit_bench.report.synthetic import build_synthetic_project
 
 READY = "document.body.dataset.ready === '1'"

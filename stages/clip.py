@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.clip.run import ClipParams, run_clip
+from implicit_bench.clip.stage import ClipParams, run_clip
 from implicit_bench.io import nan_to_none, read_table, write_table
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import merge_provenance, provenance, upstream_provenance

@@ -6,13 +6,13 @@ from __future__ import annotations
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.debias.pipeline import (
+from implicit_bench.debias.stage import (
     IMAGES_DIR,
     JUDGEMENTS_DIR,
     DebiasParams,
     judge_stage_params,
 )
-from implicit_bench.judges.run import JudgeStageParams, run_judge_stage
+from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
 from implicit_bench.params import load_params, section
 from implicit_bench.runlog import log_run
 

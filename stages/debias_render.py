@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.debias.pipeline import (
+from implicit_bench.debias.render import plan_inputs, render_debias_config
+from implicit_bench.debias.stage import (
     IMAGES_DIR,
     PAIRS_PATH,
     RETRIEVAL_PATH,
@@ -16,12 +17,11 @@ from implicit_bench.debias.pipeline import (
     load_kg,
     subset_units,
 )
-from implicit_bench.debias.render import plan_inputs, render_debias_config
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import read_table
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import provenance
-from implicit_bench.render import RenderParams
+from implicit_bench.render.stage import RenderParams
 from implicit_bench.runlog import write_metrics
 
 

@@ -8,13 +8,13 @@ import click
 import pandas as pd
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.debias.pipeline import (
+from implicit_bench.debias.retrieval import read_retrieval
+from implicit_bench.debias.stage import (
     JUDGEMENTS_DIR,
     RETRIEVAL_PATH,
     DebiasParams,
     score_judgements,
 )
-from implicit_bench.debias.retrieval import read_retrieval
 from implicit_bench.io import atomic_write_text, read_json, read_table
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import markdown_banner, merge_provenance

@@ -12,7 +12,7 @@ from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import nan_to_none, read_table, write_json
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import upstream_provenance
-from implicit_bench.render import RenderParams
+from implicit_bench.render.stage import RenderParams
 
 
 @click.command(cls=FriendlyCommand)
@@ -26,7 +26,7 @@ def main(params_path: str, metrics: str) -> None:
         write_json(metrics, {"enabled": False})
         click.echo(f"diversity_study: disabled (diversity_study.enabled) -> {metrics}")
         return
-    from implicit_bench.audits.diversity_study_run import run_study
+    from implicit_bench.audits.study import run_study
 
     render = section(raw, "render", RenderParams, params_path)
     report = run_study(read_table(study.units), study, render)

@@ -8,7 +8,7 @@ import click
 
 from implicit_bench.analysis.config import EvaluateParams
 from implicit_bench.analysis.load import image_index_paths, load_tables
-from implicit_bench.analysis.pipeline import evaluate, judge_provenance, write_evaluation
+from implicit_bench.analysis.stage import evaluate, judge_provenance, write_evaluation
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.errors import InputError
 from implicit_bench.io import read_json, read_table

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.judges.run import JudgeStageParams, run_judge_stage
+from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
 from implicit_bench.params import load_params, section
 from implicit_bench.runlog import log_run
 

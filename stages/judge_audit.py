@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.audits.run import (
+from implicit_bench.audits.stage import (
     JudgeAuditParams,
     judge_audit,
     load_judgements,

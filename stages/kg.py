@@ -6,7 +6,7 @@ import click
 
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import write_jsonl, write_table
-from implicit_bench.kg.build import KGParams, read_pairs, run_kg
+from implicit_bench.kg.stage import KGParams, read_pairs, run_kg
 from implicit_bench.params import catalogue, load_params, section
 from implicit_bench.runlog import write_metrics
 

@@ -9,7 +9,7 @@ import click
 
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.params import StrictModel, load_params, section
-from implicit_bench.tiny import build
+from implicit_bench.tiny.stage import build
 
 
 class ModelsParams(StrictModel):

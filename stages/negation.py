@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.audits.run import (
+from implicit_bench.audits.stage import (
     NegationParams,
     load_judgements,
     make_bootstrap,

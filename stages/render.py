@@ -6,7 +6,7 @@ import click
 
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.params import load_params, section
-from implicit_bench.render import RenderParams, load_units, render_all, render_metrics
+from implicit_bench.render.stage import RenderParams, load_units, render_all, render_metrics
 from implicit_bench.runlog import write_metrics
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.debias.pipeline import RETRIEVAL_PATH, DebiasParams, load_kg, run_retrieval
+from implicit_bench.debias.stage import RETRIEVAL_PATH, DebiasParams, load_kg, run_retrieval
 from implicit_bench.io import write_table
 from implicit_bench.params import load_params, section
 from implicit_bench.runlog import write_metrics

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.debias.pipeline import (
+from implicit_bench.debias.stage import (
     PAIRS_PATH,
     RETRIEVAL_PATH,
     REWRITES_PATH,

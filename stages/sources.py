@@ -8,7 +8,7 @@ from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import write_table
 from implicit_bench.params import load_params, section
 from implicit_bench.runlog import write_metrics
-from implicit_bench.sources import SourcesParams, build_pairs, pair_metrics
+from implicit_bench.sources.stage import SourcesParams, build_pairs, pair_metrics
 
 
 @click.command(cls=FriendlyCommand)

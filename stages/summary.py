@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.headline import headline, load_detail_metrics
+from implicit_bench.headline.stage import headline, load_detail_metrics
 from implicit_bench.io import write_json
 
 

@@ -9,7 +9,7 @@ from implicit_bench.io import read_table, write_jsonl, write_table
 from implicit_bench.kg.table import units_from_frame
 from implicit_bench.params import SubsetParams, catalogue, load_params, section
 from implicit_bench.runlog import write_metrics
-from implicit_bench.triplets.build import TripletsParams, run_triplets
+from implicit_bench.triplets.stage import TripletsParams, run_triplets
 
 
 @click.command(cls=FriendlyCommand)

@@ -18,7 +18,7 @@ from skimage import data
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore
 from implicit_bench.io import read_json, read_table
 from implicit_bench.runlog import last_run
-from implicit_bench.tiny import build
+from implicit_bench.tiny.stage import build
 from tests.conftest import REPO_ROOT
 
 VARIANTS = ("neutral", "stereotype", "anti_stereotype", "negated_0_1", "negated_1_1", "subject")
@@ -129,7 +129,7 @@ def test_stages_end_to_end(repo, monkeypatch):
 
 def test_render_plan_skips_extra_variants_without_a_prompt(tmp_path):
     from implicit_bench.errors import InputError
-    from implicit_bench.render import load_units, plan_items
+    from implicit_bench.render.stage import load_units, plan_items
 
     units = pd.DataFrame({
         "unit_id": ["u1", "u2"], "bias_type": ["gender", "age"],
@@ -153,7 +153,7 @@ def test_intervals_through_the_analysis_bootstrap():
     """The intervals reuse the analysis Bootstrap; checked on the hand-worked tables."""
     from implicit_bench.audits.diversity import diversity_frame, diversity_report
     from implicit_bench.audits.negation import negation_intervals, negation_summary, negation_table
-    from implicit_bench.audits.run import BootstrapParams, judge_audit, make_bootstrap
+    from implicit_bench.audits.stage import BootstrapParams, judge_audit, make_bootstrap
     from tests.test_audit_negation import UNITS, primary
     from tests.test_audit_order import table
 

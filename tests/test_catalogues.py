@@ -43,7 +43,7 @@ def test_max_tokens_is_a_use_site_setting():
 def test_one_subset_model_zero_is_all_and_null_is_rejected():
     assert SubsetParams.model_validate({"max_units": 0}).max_units == 0
     with pytest.raises(ConfigError, match="debias.subset.max_units: .*write 0 for every unit"):
-        from implicit_bench.debias.pipeline import DebiasParams
+        from implicit_bench.debias.stage import DebiasParams
 
         section({"debias": {"subset": {"max_units": None}}}, "debias", DebiasParams)
     from implicit_bench.triplets import subset

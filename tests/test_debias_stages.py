@@ -43,7 +43,7 @@ def _run(name, *args):
 
 @pytest.fixture(scope="module")
 def tiny_vlm(tmp_path_factory):
-    from implicit_bench.tiny import build
+    from implicit_bench.tiny.stage import build
 
     return build("vlm", tmp_path_factory.mktemp("models") / "vlm", seed=0)
 

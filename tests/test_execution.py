@@ -10,7 +10,7 @@ import pytest
 
 from implicit_bench.execution import ExecutorConfig, WorkItem, run_items
 from implicit_bench.images import ImageStore
-from implicit_bench.render import RenderParams, render_all
+from implicit_bench.render.stage import RenderParams, render_all
 from tests.conftest import REPO_ROOT
 from tests.render_fixtures import tiny_config, units_frame
 

@@ -26,7 +26,7 @@ PAPER_DTYPES = {"qwen_image": "bfloat16", "sd3": "float16"}  # profiles/paper.ya
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
-    from implicit_bench.tiny import build
+    from implicit_bench.tiny.stage import build
 
     root = tmp_path_factory.mktemp("tiny_gpu")
     for kind in ("qwen_image", "sd3", "qwen3vl", "gemma3", "clip", "openclip", "qwen3_embedding"):

@@ -244,7 +244,7 @@ def test_redact_patterns(monkeypatch):
 
 
 def test_an_echoed_authorization_header_never_reaches_the_judgements_table(tmp_path, monkeypatch):
-    from implicit_bench.judges.run import JudgeStageParams, run_judge_stage
+    from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
     from tests.judge_fixtures import make_inputs
 
     monkeypatch.setenv("HB_JUDGE_KEY", SECRET)
@@ -287,7 +287,7 @@ def _closed_port_url() -> str:
 
 
 def test_kg_with_the_endpoint_down_fails_with_the_whole_reason(tmp_path):
-    from implicit_bench.kg.build import KGParams, run_kg
+    from implicit_bench.kg.stage import KGParams, run_kg
     from implicit_bench.llm import LLMUnavailableError
     from tests.test_kg import crows
 

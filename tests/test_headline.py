@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from implicit_bench.estimate import Estimate
-from implicit_bench.headline import MAX_VALUES, count_values, headline
+from implicit_bench.headline.stage import MAX_VALUES, count_values, headline
 
 
 def _iv(v, lo, hi, n=8):

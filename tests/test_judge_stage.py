@@ -16,14 +16,14 @@ import pytest
 from implicit_bench.errors import ConfigError
 from implicit_bench.judges import build_judge
 from implicit_bench.judges.base import JudgeRequest
-from implicit_bench.judges.run import (
+from implicit_bench.judges.stage import (
     OUTPUT_COLUMNS,
     JudgeStageParams,
     in_process_dispatch,
     run_judge_stage,
 )
 from implicit_bench.provenance import RANDOM_INIT_MARKER
-from implicit_bench.tiny import build as build_tiny
+from implicit_bench.tiny.stage import build as build_tiny
 from tests.chat_server import ChatServer, completion
 from tests.judge_fixtures import make_inputs, png
 
@@ -318,7 +318,7 @@ def test_sigkilled_run_resumes(tmp_path, repo_root):
                           "api_key_env": None, "batch_size": 1, "concurrency": 1}}
         params = _params(judges, tasks={"rubric": None})
         script = (
-            "import sys; from pathlib import Path; from implicit_bench.judges.run import *; "
+            "import sys; from pathlib import Path; from implicit_bench.judges.stage import *; "
             f"p = JudgeStageParams.model_validate_json({params.model_dump_json()!r}); "
             f"run_judge_stage(p, Path({str(tmp_path)!r}), dispatch=in_process_dispatch)"
         )

@@ -13,8 +13,8 @@ from analysis_fixtures import BLIND_A, BLIND_B, rows  # noqa: E402
 
 from implicit_bench.analysis.bootstrap import Bootstrap  # noqa: E402
 from implicit_bench.analysis.latex import interval_columns, to_booktabs, with_intervals  # noqa: E402
-from implicit_bench.analysis.pipeline import _by_config  # noqa: E402
 from implicit_bench.analysis.report import side_by_side_table, write_tables  # noqa: E402
+from implicit_bench.analysis.stage import _by_config  # noqa: E402
 
 
 def test_interval_cells_and_percent_columns():

@@ -170,7 +170,7 @@ def test_json_answers_parsed_and_invalid_ones_counted(tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_llm(tmp_path_factory) -> Path:
-    from implicit_bench.tiny import build
+    from implicit_bench.tiny.stage import build
 
     return build("llm", tmp_path_factory.mktemp("tiny") / "llm", seed=0)
 

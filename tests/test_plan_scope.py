@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from implicit_bench.images import ImageKey, ImageStore, published_stores, read_index, unpublish
-from implicit_bench.judges.run import JudgeStageParams, in_process_dispatch, run_judge_stage
+from implicit_bench.judges.stage import JudgeStageParams, in_process_dispatch, run_judge_stage
 from implicit_bench.runlog import last_run, log_run, split_run_state, write_metrics
 from tests.chat_server import ChatServer, completion
 from tests.judge_fixtures import UNITS, make_inputs
@@ -68,7 +68,7 @@ def test_unpublished_store_is_invisible_but_keeps_its_items(tmp_path):
 
 
 def test_render_all_unpublishes_configs_left_out_of_the_plan(tmp_path, monkeypatch):
-    import implicit_bench.render as render
+    import implicit_bench.render.stage as render
 
     images = tmp_path / "data/images"
     make_inputs(tmp_path, config="dropped")

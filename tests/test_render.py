@@ -10,7 +10,13 @@ from implicit_bench.errors import InputError
 from implicit_bench.generators import create_generator, settings_hash
 from implicit_bench.images import ImageKey, ImageStore
 from implicit_bench.provenance import is_random_init
-from implicit_bench.render import RenderParams, load_units, plan_items, render_all, render_metrics
+from implicit_bench.render.stage import (
+    RenderParams,
+    load_units,
+    plan_items,
+    render_all,
+    render_metrics,
+)
 from tests.render_fixtures import tiny_config, units_frame, write_units
 
 
@@ -26,7 +32,7 @@ def test_tiny_pipeline_loads_through_from_pretrained_and_is_marked(tiny_generato
 
 
 def test_tiny_build_is_deterministic_under_its_seed(tiny_generator_dir, tmp_path):
-    from implicit_bench.tiny import build
+    from implicit_bench.tiny.stage import build
 
     again = build("generator", tmp_path / "again", seed=0)
     for part in ("unet", "vae", "text_encoder"):

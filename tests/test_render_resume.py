@@ -107,7 +107,7 @@ def test_sigkill_then_resume_equals_uninterrupted(tiny_generator_dir, tmp_path):
 
 
 def test_corrupt_bytes_are_rendered_again(tiny_generator_dir, tmp_path):
-    from implicit_bench.render import RenderParams, render_all
+    from implicit_bench.render.stage import RenderParams, render_all
 
     params = RenderParams(configs={"tiny": tiny_config(tiny_generator_dir)}, seeds=[42])
     units = units_frame()

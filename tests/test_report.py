@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
-from implicit_bench.report.site import build_report
+from implicit_bench.report.stage import build_report
 from implicit_bench.report.synthetic import build_synthetic_project
 from implicit_bench.report.units_data import build_unit_data, strength_group
 

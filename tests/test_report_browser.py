@@ -11,7 +11,7 @@ import pytest
 
 from implicit_bench.report.chromium import Chromium, require_chromium
 from implicit_bench.report.inputs import ReportParams
-from implicit_bench.report.site import build_report
+from implicit_bench.report.stage import build_report
 from implicit_bench.report.synthetic import BASE_CONFIG, build_synthetic_project
 from tests.conftest import REPO_ROOT
 

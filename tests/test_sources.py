@@ -7,7 +7,12 @@ import pandas as pd
 import pytest
 
 from implicit_bench.errors import InputError
-from implicit_bench.sources import SourcesParams, build_pairs, load_crows_pairs, load_stereoset
+from implicit_bench.sources.stage import (
+    SourcesParams,
+    build_pairs,
+    load_crows_pairs,
+    load_stereoset,
+)
 
 # Paper Table 9, "Raw upstream" column.
 TABLE9_RAW = {

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from implicit_bench.tiny import build
+from implicit_bench.tiny.stage import build
 
 pytestmark = pytest.mark.slow
 

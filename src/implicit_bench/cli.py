@@ -18,7 +18,7 @@ TOOLS: dict[str, str] = {
     "llm": "implicit_bench.llm.cli:llm",
     "llm-export-replay": "implicit_bench.llm.cli:export_replay_alias",  # hidden; old name of `llm export-replay`
     "profile": "implicit_bench.profiles:profile_command",
-    "image": "implicit_bench.images.tool:image_command",
+    "image": "implicit_bench.images.cli:image_command",
     "human-eval": "implicit_bench.human_eval.cli:human_eval",
     "analyze": "implicit_bench.analysis.cli:analyze",
     "export-dataset": "implicit_bench.export_dataset:export_dataset_command",

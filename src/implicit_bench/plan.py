@@ -79,7 +79,7 @@ def _images_per_config(units: pd.DataFrame | None, n_units: int, seeds: list[int
 def _render(params: dict[str, Any], units: pd.DataFrame | None, n_units: int, root: Path) -> tuple[list[StagePlan], dict[str, dict[str, int]]]:
     from implicit_bench.generators import settings_hash, validate_config
     from implicit_bench.images import ImageStore
-    from implicit_bench.render import RenderParams, done_keys, plan_items
+    from implicit_bench.render.stage import RenderParams, done_keys, plan_items
 
     render = RenderParams.model_validate(params["render"])
     plans, per_config = [], {}
@@ -108,7 +108,7 @@ def _orders(blind_orders: str) -> int:
 
 
 def _judge(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[str, dict[str, int]], root: Path) -> StagePlan:
-    from implicit_bench.judges.run import JudgeStageParams
+    from implicit_bench.judges.stage import JudgeStageParams
     from implicit_bench.judges.tasks import load_task
 
     judge = JudgeStageParams.model_validate(params["judge"])
@@ -132,7 +132,7 @@ def _judge_cached(judge: Any, units: pd.DataFrame, root: Path) -> int | None:
     """Planned judge requests (of images already published) whose answer is in the cache."""
     from implicit_bench.cache import DiskCache
     from implicit_bench.judges import build_judge
-    from implicit_bench.judges.run import plan_judgements
+    from implicit_bench.judges.stage import plan_judgements
 
     if not (root / judge.cache).exists():
         return 0
@@ -151,7 +151,7 @@ def _judge_cached(judge: Any, units: pd.DataFrame, root: Path) -> int | None:
 
 
 def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]:
-    from implicit_bench.debias.pipeline import DebiasParams, load_kg, subset_units
+    from implicit_bench.debias.stage import DebiasParams, load_kg, subset_units
     from implicit_bench.embedders import CachedEmbedder
 
     if "debias" not in params:

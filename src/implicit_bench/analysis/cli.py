@@ -16,7 +16,7 @@ from implicit_bench.analysis.bootstrap import one_blas_thread
 from implicit_bench.analysis.config import EvaluateParams, SelectParams
 from implicit_bench.analysis.extensions import run_extensions
 from implicit_bench.analysis.load import load_tables
-from implicit_bench.analysis.pipeline import (
+from implicit_bench.analysis.stage import (
     evaluate,
     judge_provenance,
     run_select,

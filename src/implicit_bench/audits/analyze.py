@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.audits.run import (
+from implicit_bench.audits.stage import (
     DiversityParams,
     JudgeAuditParams,
     NegationParams,

@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench.debias.configs import ConfigSpec
-from implicit_bench.debias.pipeline import unit_for
+from implicit_bench.debias.stage import unit_for
 from implicit_bench.debias.steering import direction, split_batch, steer, steering_texts
 from implicit_bench.errors import ConfigError
 from implicit_bench.hashing import stable_hash
@@ -135,7 +135,7 @@ def render_debias_config(
     executor and resume rules; return its summary."""
     from implicit_bench.generators import GENERATORS, settings_hash, validate_config
     from implicit_bench.images import ImageKey, ImageStore
-    from implicit_bench.render import _generate_worker, plan_items, render_plan, summarize
+    from implicit_bench.render.stage import _generate_worker, plan_items, render_plan, summarize
 
     cfg = validate_config(generator_config, where=f"render.configs.{generator_name}")
     if spec.method == "steer" and not hasattr(GENERATORS.resolve(cfg.backend), "encode"):

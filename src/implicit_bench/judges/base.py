@@ -1,7 +1,7 @@
 """The judge backend interface: a vision-language model answering (prompt, image) requests.
 
 A backend only answers; caching, parsing and bookkeeping live in
-:mod:`implicit_bench.judges.run`. ``identity()`` and ``decoding()`` name everything that
+:mod:`implicit_bench.judges.stage`. ``identity()`` and ``decoding()`` name everything that
 determines an answer (never secrets): with the task, the prompt text and the image sha256 they
 form the cache key of a judgement.
 """

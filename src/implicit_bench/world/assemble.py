@@ -237,7 +237,8 @@ def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[
     ``debias.alpha`` unless given), the scoring judges' planted behaviour."""
     import os
 
-    from implicit_bench.debias.pipeline import (
+    from implicit_bench.debias.render import plan_inputs
+    from implicit_bench.debias.stage import (
         PAIRS_PATH,
         RETRIEVAL_PATH,
         REWRITES_PATH,
@@ -245,12 +246,11 @@ def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[
         load_kg,
         subset_units,
     )
-    from implicit_bench.debias.render import plan_inputs
     from implicit_bench.debias.steering import Encoding, direction, steer
     from implicit_bench.generators import create_generator
     from implicit_bench.io import read_table
     from implicit_bench.params import section
-    from implicit_bench.render import RenderParams
+    from implicit_bench.render.stage import RenderParams
     from implicit_bench.world.sampling import tilt
     from implicit_bench.world.truth import variant_matrix
 
@@ -295,7 +295,7 @@ def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[
 def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str, Any],
                    judge_models: dict[str, str]) -> list[dict[str, Any]]:
     """dS per debiasing configuration: planted S of the configuration minus the unmodified one's."""
-    from implicit_bench.debias.pipeline import DebiasParams
+    from implicit_bench.debias.stage import DebiasParams
     from implicit_bench.params import section
 
     if not debias_metrics.get("configs"):

@@ -22,7 +22,7 @@ from implicit_bench.audits.diversity_study import (
 def render_study(units: pd.DataFrame, params: DiversityStudyParams, render: Any, root: str | Path = ".") -> dict[str, Any]:
     """Render the sample's prompts ``n_images`` times with ``params.generator``; its metrics."""
     from implicit_bench.errors import ConfigError
-    from implicit_bench.render import RenderParams, render_config
+    from implicit_bench.render.stage import RenderParams, render_config
 
     if params.generator not in render.configs:
         raise ConfigError(f"diversity_study.generator '{params.generator}' is not one of render.configs: {sorted(render.configs)}")

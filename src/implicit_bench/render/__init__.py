@@ -1,0 +1,1 @@
+"""Rendering: the ``render`` stage (entry: :mod:`implicit_bench.render.stage`)."""

@@ -1,0 +1,1 @@
+"""Bias-pair sources: the ``sources`` stage (entry: :mod:`implicit_bench.sources.stage`)."""
