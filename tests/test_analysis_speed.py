@@ -18,7 +18,7 @@ import pytest
 from analysis_fixtures import BLIND_TYPES, blind_judgements, units
 
 from implicit_bench.analysis.blind import LabelCounts, label_counts, label_shares, rates
-from implicit_bench.analysis.bootstrap import Bootstrap, integer_valued, multiplicities
+from implicit_bench.analysis.bootstrap import Bootstrap, integer_bound, multiplicities
 from implicit_bench.analysis.load import load_judgements, load_units
 from implicit_bench.kg.stats import connected_components
 from implicit_bench.schema import BLIND_LABELS, VARIANTS
@@ -73,6 +73,12 @@ def test_multiplicities_equal_one_flat_bincount(n_units):
     fast = multiplicities(idx, n_units)
     assert fast.dtype == np.float64 and np.array_equal(fast, old_multiplicities(idx, n_units))
     assert (fast.sum(axis=1) == n_units).all()
+    assert np.array_equal(multiplicities(idx, n_units, np.float32), fast)
+    boot = Bootstrap(1000, 3)  # the cached draw: the same resamples as the old one-shot bincount
+    rng = np.random.default_rng(boot.stream_seed("x"))
+    old_idx = rng.integers(0, max(n_units, 1), size=(1000, n_units), dtype=np.int32)
+    assert np.array_equal(boot.indices(n_units, "x"), old_idx)
+    assert np.array_equal(boot.weights(n_units, "x"), old_multiplicities(old_idx, n_units))
 
 
 def test_multiplicities_by_hand():
@@ -87,8 +93,9 @@ def test_sums_equal_one_product_per_column():
     counts = rng.integers(0, 4, size=(300, 7)).astype(float)
     floats = rng.normal(size=(300, 3))
     w = boot.weights(300, "s")
-    assert integer_valued(counts) and not integer_valued(floats)
-    for cols in (counts, floats, np.column_stack([counts, floats])):
+    assert integer_bound(counts) == 3 * 300 and integer_bound(floats) == float("inf")
+    big = counts * 2.0**20  # exact in float64 only: sums reach 3 * 300 * 2^20 > 2^24
+    for cols in (counts, big, floats, np.column_stack([counts, floats])):
         fast = boot.sums(cols, "s")
         assert all(np.array_equal(fast[:, j], w @ np.ascontiguousarray(cols[:, j])) for j in range(cols.shape[1]))
     assert boot.sums(np.array([[1.0], [2.0], [3.0]]), "t").tolist() == (boot.weights(3, "t") @ np.array([1.0, 2.0, 3.0]))[:, None].tolist()

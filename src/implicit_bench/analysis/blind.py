@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.analysis.bootstrap import Bootstrap, safe_div
-from implicit_bench.analysis.views import rows, wide
+from implicit_bench.analysis.views import rows
 from implicit_bench.schema import BLIND_LABELS, VARIANTS
 
 
@@ -55,23 +55,40 @@ def label_counts(
     unit_ids: Sequence[str],
     seeds: Sequence[int] | None = None,
 ) -> LabelCounts:
+    """Per-unit counts of valid labels, each label, invalid rows and (unit, seed) pairs of one
+    judge's blind rows, by integer codes and ``bincount`` (a key occurs once per variant)."""
     sub = rows(judgements, "blind", config, judge, seeds, unit_ids)
-    index = pd.Index(list(unit_ids), name="unit_id")
-    labels = wide(sub, "value")
+    ids = list(unit_ids)
+    n = len(ids)
+    sub = sub[sub["variant"].isin(VARIANTS)]
+    unit = pd.Index(ids).get_indexer(sub["unit_id"]).astype(np.int64)
+    variant = pd.Categorical(sub["variant"], categories=list(VARIANTS)).codes.astype(np.int64)
+    label = pd.Categorical(sub["value"], categories=list(BLIND_LABELS)).codes.astype(np.int64)
+    has = sub["value"].notna().to_numpy()
+    invalid_row = ~sub["valid"].to_numpy(dtype=bool)
 
-    def per_unit(mask: pd.Series) -> np.ndarray:
-        return mask.groupby(level="unit_id").sum().reindex(index, fill_value=0).to_numpy(dtype=float)
+    def per_unit(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(unit[mask], minlength=n).astype(float)
 
-    valid = {v: per_unit(labels[v].notna()) for v in VARIANTS}
-    label = {(v, lab): per_unit(labels[v] == lab) for v in VARIANTS for lab in BLIND_LABELS}
-    inv = sub[~sub["valid"]]
-    invalid = {
-        v: inv[inv["variant"] == v].groupby("unit_id").size().reindex(index, fill_value=0).to_numpy(dtype=float)
-        for v in VARIANTS
+    valid = {v: per_unit(has & (variant == i)) for i, v in enumerate(VARIANTS)}
+    labels = {
+        (v, lab): per_unit((variant == i) & (label == k))
+        for i, v in enumerate(VARIANTS) for k, lab in enumerate(BLIND_LABELS)
     }
-    both_valid = labels["stereotype"].notna() & labels["anti_stereotype"].notna()
-    both = (labels["stereotype"] == "s") & (labels["anti_stereotype"] == "a")
-    return LabelCounts(np.asarray(list(unit_ids)), valid, label, invalid, per_unit(both_valid), per_unit(both))
+    invalid = {v: per_unit(invalid_row & (variant == i)) for i, v in enumerate(VARIANTS)}
+    seed = pd.factorize(sub["seed"])[0].astype(np.int64)
+    key = unit * (int(seed.max()) + 1 if len(seed) else 1) + seed  # one (unit, seed) pair
+    stereotype, anti = variant == VARIANTS.index("stereotype"), variant == VARIANTS.index("anti_stereotype")
+    s_label, a_label = label == BLIND_LABELS.index("s"), label == BLIND_LABELS.index("a")
+
+    def pair_units(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """Per unit: the (unit, seed) pairs with a row in both masks."""
+        common = np.intersect1d(key[first], key[second], assume_unique=True)
+        return np.bincount(unit[np.isin(key, common) & first], minlength=n).astype(float)
+
+    pairs = pair_units(has & stereotype, has & anti)
+    both = pair_units(stereotype & s_label, anti & a_label)
+    return LabelCounts(np.asarray(ids), valid, labels, invalid, pairs, both)
 
 
 def rates(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str) -> dict[str, Any]:

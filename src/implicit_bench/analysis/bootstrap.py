@@ -32,7 +32,8 @@ from implicit_bench.hashing import derive_seed
 
 CACHE_STREAMS = 4
 BLOCK_ELEMENTS = 1 << 17  # resample indices counted per ``bincount`` call (about 1 MB of counts)
-EXACT_LIMIT = 2.0**53  # integers up to here are exact in float64
+EXACT32 = 2**24  # integers below this are exact in float32
+EXACT64 = 2**53  # ... in float64
 
 
 def _num(value: float) -> float | None:
@@ -45,40 +46,56 @@ class Bootstrap:
     n: int = 1000
     seed: int = 42
     level: float = 0.95
-    _cache: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+    _cache: dict[tuple[str, int], dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def stream_seed(self, stream: str) -> int:
         return derive_seed(self.seed, stream)
 
-    def _draw(self, n_units: int, stream: str) -> tuple[np.ndarray, np.ndarray]:
+    def _draw(self, n_units: int, stream: str) -> dict[str, np.ndarray]:
+        """The resamples of one unit set: ``idx`` (unit positions) and their multiplicities,
+        counted once as float32 (``w32``; exact below 2^24) and widened to float64 (``w64``) on
+        first use."""
         key = (stream, n_units)
         if key not in self._cache:
             rng = np.random.default_rng(self.stream_seed(stream))
             idx = rng.integers(0, max(n_units, 1), size=(self.n, n_units), dtype=np.int32)
-            weights = multiplicities(idx, n_units)
+            entry = {"idx": idx}
+            if n_units < EXACT32:
+                entry["w32"] = multiplicities(idx, n_units, np.float32)
+            else:
+                entry["w64"] = multiplicities(idx, n_units)
             if len(self._cache) >= CACHE_STREAMS:  # the metrics of one unit set are computed together
                 self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = (idx, weights)
+            self._cache[key] = entry
         return self._cache[key]
 
     def indices(self, n_units: int, stream: str) -> np.ndarray:
         """Resampled unit positions, ``n_boot x n_units``."""
-        return self._draw(n_units, stream)[0]
+        return self._draw(n_units, stream)["idx"]
 
     def weights(self, n_units: int, stream: str) -> np.ndarray:
         """Unit multiplicities of each resample, ``n_boot x n_units`` (rows sum to n_units)."""
-        return self._draw(n_units, stream)[1]
+        entry = self._draw(n_units, stream)
+        if "w64" not in entry:
+            entry["w64"] = entry["w32"].astype(np.float64)
+        return entry["w64"]
 
     def sums(self, columns: np.ndarray, stream: str) -> np.ndarray:
         """Replicates of the column sums of ``columns`` (``n_units x k`` per-unit values):
         ``weights @ columns``, ``n_boot x k``.
 
-        Integer-valued columns go through one matrix product (exact, so equal to one product per
-        column); otherwise each column gets its own matrix-vector product, as ``w @ x`` always did.
+        Integer-valued columns go through one matrix product, in float32 while every sum stays
+        below 2^24, else in float64 (exact either way, so equal to one product per column);
+        other columns get one float64 matrix-vector product each, as ``w @ x`` always did.
         """
         columns = np.asarray(columns, dtype=float)
-        weights = self.weights(len(columns), stream)
-        if integer_valued(columns):
+        n_units = len(columns)
+        bound = integer_bound(columns)
+        entry = self._draw(n_units, stream)
+        if bound < EXACT32 and "w32" in entry:
+            return (entry["w32"] @ columns.astype(np.float32)).astype(np.float64)
+        weights = self.weights(n_units, stream)
+        if bound < EXACT64:
             return weights @ columns
         out = np.empty((self.n, columns.shape[1]))
         for j in range(columns.shape[1]):
@@ -136,14 +153,14 @@ def one_blas_thread() -> Iterator[None]:
         yield
 
 
-def multiplicities(idx: np.ndarray, n_units: int) -> np.ndarray:
-    """How often each unit occurs in each row of ``idx`` (``n_boot x n_units`` floats).
+def multiplicities(idx: np.ndarray, n_units: int, dtype: Any = np.float64) -> np.ndarray:
+    """How often each unit occurs in each row of ``idx`` (``n_boot x n_units``, ``dtype``).
 
     One ``bincount`` per block of rows (offset so that each row has its own bins) keeps the
     counts in the CPU cache; the result equals one ``bincount`` over all rows.
     """
     n_boot = idx.shape[0]
-    out = np.empty((n_boot, n_units))
+    out = np.empty((n_boot, n_units), dtype=dtype)
     rows = max(1, BLOCK_ELEMENTS // max(n_units, 1))
     offsets = (np.arange(min(rows, n_boot), dtype=np.int64) * n_units)[:, None]
     for start in range(0, n_boot, rows):
@@ -153,13 +170,15 @@ def multiplicities(idx: np.ndarray, n_units: int) -> np.ndarray:
     return out
 
 
-def integer_valued(columns: np.ndarray) -> bool:
-    """True when every entry is an integer and any resample's sum stays exact in float64."""
+def integer_bound(columns: np.ndarray) -> float:
+    """An upper bound on ``|sum|`` of any resample of integer-valued ``columns``, and on every
+    product and partial sum on the way: a resample's multiplicities add up to ``n_units``, so
+    it is ``n_units x max |x|``; infinite when an entry is not an integer."""
     if columns.size == 0:
-        return True
+        return 0.0
     if not np.isfinite(columns).all() or not (columns == np.round(columns)).all():
-        return False
-    return float(np.abs(columns).sum(axis=0).max()) * max(len(columns), 1) < EXACT_LIMIT
+        return float("inf")
+    return float(np.abs(columns).max()) * len(columns)
 
 
 def safe_div(num: Any, den: Any) -> Any:

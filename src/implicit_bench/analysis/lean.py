@@ -40,29 +40,40 @@ def scorer_values(
     return out
 
 
+SUM_COLUMNS = ["one", "dx", "sq", "pos"]
+
+
+def _with_terms(values: pd.DataFrame) -> pd.DataFrame:
+    return values.assign(sq=values["dx"] ** 2, pos=(values["dx"] > 0).astype(float), one=1.0)
+
+
 def _unit_sums(values: pd.DataFrame, unit_ids: Sequence[str]) -> pd.DataFrame:
-    v = values.assign(sq=values["dx"] ** 2, pos=(values["dx"] > 0).astype(float), one=1.0)
-    return v.groupby("unit_id")[["one", "dx", "sq", "pos"]].sum().reindex(list(unit_ids), fill_value=0.0)
+    return _with_terms(values).groupby("unit_id")[SUM_COLUMNS].sum().reindex(list(unit_ids), fill_value=0.0)
 
 
 def lean_summary(values: pd.DataFrame, boot: Bootstrap | None, stream: str) -> dict[str, Any]:
     """n, lean S%, mean lean, SD and Cohen's d (with cluster-bootstrap intervals when ``boot``)."""
     ids = sorted(values["unit_id"].unique())
-    sums = _unit_sums(values, ids)
-    n, total, sq, pos = (sums[c].to_numpy() for c in ("one", "dx", "sq", "pos"))
+    return _summary(_unit_sums(values, ids), boot, stream)
+
+
+def _summary(sums: pd.DataFrame, boot: Bootstrap | None, stream: str) -> dict[str, Any]:
+    """``lean_summary`` from per-unit sums (one row per unit, sorted by unit id)."""
+    n_units = len(sums)
+    n, total, sq, pos = (np.ascontiguousarray(sums[c].to_numpy(dtype=float)) for c in SUM_COLUMNS)
     mean, sd, d = moments(n.sum(), total.sum(), sq.sum())
-    out: dict[str, Any] = {"n": int(n.sum()), "n_units": len(ids), "sd": _f(sd)}
+    out: dict[str, Any] = {"n": int(n.sum()), "n_units": n_units, "sd": _f(sd)}
     if boot is None:
         out.update(lean_s=_f(pos.sum() / n.sum()) if n.sum() else None, mean=_f(mean), cohens_d=_f(d))
         return out
-    w = boot.weights(len(ids), stream)
-    wn, wt, wq, wp = w @ n, w @ total, w @ sq, w @ pos
+    reps = boot.sums(np.column_stack([n, total, sq, pos]), stream)
+    wn, wt, wq, wp = (reps[:, k] for k in range(4))
     r_mean, _, r_d = moments(wn, wt, wq)
     with np.errstate(divide="ignore", invalid="ignore"):
         r_s = np.where(wn > 0, wp / np.where(wn > 0, wn, 1), np.nan)
-    out["lean_s"] = boot.interval(pos.sum() / n.sum() if n.sum() else np.nan, r_s, stream, len(ids))
-    out["mean"] = boot.interval(mean, r_mean, stream, len(ids))
-    out["cohens_d"] = boot.interval(d, r_d, stream, len(ids))
+    out["lean_s"] = boot.interval(pos.sum() / n.sum() if n.sum() else np.nan, r_s, stream, n_units)
+    out["mean"] = boot.interval(mean, r_mean, stream, n_units)
+    out["cohens_d"] = boot.interval(d, r_d, stream, n_units)
     return out
 
 
@@ -117,10 +128,13 @@ def lean_statistics(
         stream = f"lean/{config}/{name}"
         entry = lean_summary(v, boot, stream)
         entry["per_seed"] = {str(int(s)): lean_summary(g, None, "") for s, g in v.groupby("seed", sort=True)}
-        typed = v.assign(bias_type=v["unit_id"].map(types))
+        # one groupby for every bias type (each (type, unit) group holds the same rows, in the
+        # same order, as in a groupby per type); then each type's own resamples
+        typed = _with_terms(v).assign(bias_type=v["unit_id"].map(types))
+        by_type = typed.groupby(["bias_type", "unit_id"])[SUM_COLUMNS].sum()
         entry["by_bias_type"] = {
-            t: lean_summary(g.drop(columns="bias_type"), boot, f"{stream}/bias_type={t}")
-            for t, g in typed.groupby("bias_type", sort=True)
+            t: _summary(by_type.loc[t], boot, f"{stream}/bias_type={t}")
+            for t in by_type.index.get_level_values("bias_type").unique()
         }
         entry["spearman_brown"] = spearman_brown(v)
         if "selected_by" in units.columns:
@@ -151,17 +165,23 @@ def hedges_by_type(
     sub = rows(judgements, "rubric", config, seeds=seeds, units=units["unit_id"])
     sub = sub[sub["valid"] & sub["judge"].isin(list(judges)) & sub["variant"].isin(["stereotype", "anti_stereotype"])]
     sub = sub.assign(sq=sub["score"] ** 2, one=1.0, bias_type=sub["unit_id"].map(units.set_index("unit_id")["bias_type"]))
+    # one groupby for every type (the rows of a (type, unit, variant) group, in the same order,
+    # as a groupby per type), then per type its own resamples and one product (Bootstrap.sums)
+    sums = sub.groupby(["bias_type", "unit_id", "variant"], observed=True)[["one", "score", "sq"]].sum()
+    sums = sums.unstack("variant", fill_value=0.0)
     out: dict[str, Any] = {}
-    for t, grp in sub.groupby("bias_type", sort=True):
-        sums = grp.groupby(["unit_id", "variant"])[["one", "score", "sq"]].sum().unstack("variant", fill_value=0.0)
-        cols = [sums[(c, v)].to_numpy() if (c, v) in sums.columns else np.zeros(len(sums)) for v in ("stereotype", "anti_stereotype") for c in ("one", "score", "sq")]
-        g = hedges_g(*(c.sum() for c in cols))
-        w = boot.weights(len(sums), f"{stream}/bias_type={t}")
-        reps = hedges_g(*(w @ c for c in cols))
+    for t in sums.index.get_level_values("bias_type").unique():
+        block = sums.loc[t]
+        parts = [
+            block[(c, v)].to_numpy() if (c, v) in block.columns else np.zeros(len(block))
+            for v in ("stereotype", "anti_stereotype") for c in ("one", "score", "sq")
+        ]
+        g = hedges_g(*(p.sum() for p in parts))
+        reps = boot.sums(np.column_stack(parts), f"{stream}/bias_type={t}")
         out[t] = {
-            "n_stereotype": int(cols[0].sum()),
-            "n_anti": int(cols[3].sum()),
-            "g": boot.interval(g, reps, f"{stream}/bias_type={t}", len(sums)),
+            "n_stereotype": int(parts[0].sum()),
+            "n_anti": int(parts[3].sum()),
+            "g": boot.interval(g, hedges_g(*(reps[:, k] for k in range(6))), f"{stream}/bias_type={t}", len(block)),
         }
     return out
 

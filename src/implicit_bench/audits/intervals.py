@@ -151,27 +151,48 @@ RATE_SPECS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def _unit_codes(frame: pd.DataFrame) -> tuple[np.ndarray, int]:
+    """Each row's position among the frame's sorted unit ids, and how many units there are."""
+    codes, units = pd.factorize(frame["unit_id"].astype(str), sort=True)
+    return codes.astype(np.int64), len(units)
+
+
+def _ratio_intervals(boot: Any, nums: dict[str, np.ndarray], dens: dict[str, np.ndarray], stream: str,
+                     n_units: int) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Values and replicates of ``sum(num) / sum(den)`` for several per-unit count pairs, from one
+    product of the stream's resamples (``Bootstrap.sums``; counts are exact, so the replicates
+    equal ``ratio_replicates`` one pair at a time)."""
+    names = list(nums)
+    columns = np.column_stack([c for name in names for c in (nums[name], dens[name])]) if names else np.zeros((n_units, 0))
+    sums = boot.sums(columns, stream)
+    values, reps = {}, {}
+    for k, name in enumerate(names):
+        num, den = nums[name], dens[name]
+        values[name] = num.sum() / den.sum() if den.sum() else float("nan")
+        reps[name] = _safe_div(sums[:, 2 * k], sums[:, 2 * k + 1])
+    return values, reps
+
+
 def blind_rate_intervals(boot: Any, frame: pd.DataFrame, label: str, stream: str) -> dict[str, Any]:
     """Intervals of default rate, success(s), success(a) and their gap (paired replicates)."""
-    units = sorted(frame["unit_id"].astype(str).unique())
-    weights = boot.weights(len(units), stream)
-    labelled = frame[frame[label].notna()]
-    values, reps = {}, {}
+    codes, n_units = _unit_codes(frame)
+    labelled = frame[label].notna().to_numpy()
+    variants = frame["variant"].to_numpy(dtype=object)
+    labels = frame[label].to_numpy(dtype=object)
+    nums, dens = {}, {}
     for name, variant, wanted in RATE_SPECS:
-        sub = labelled[labelled["variant"] == variant]
-        den = sub.groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
-        num = sub[sub[label] == wanted].groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
-        values[name] = num.sum() / den.sum() if den.sum() else float("nan")
-        reps[name] = ratio_replicates(weights, num, den)
+        rows = labelled & (variants == variant)
+        dens[name] = np.bincount(codes[rows], minlength=n_units).astype(float)
+        nums[name] = np.bincount(codes[rows & (labels == wanted)], minlength=n_units).astype(float)
+    values, reps = _ratio_intervals(boot, nums, dens, stream, n_units)
     values["gap"] = values["success_s"] - values["success_a"]
     reps["gap"] = reps["success_s"] - reps["success_a"]
-    return {name: boot.interval(values[name], reps[name], f"{stream}/{name}", len(units))["ci"] for name in values}
+    return {name: boot.interval(values[name], reps[name], f"{stream}/{name}", n_units)["ci"] for name in values}
 
 
 def coverage_interval(boot: Any, frame: pd.DataFrame, kept: pd.Series, stream: str) -> Any:
-    units = sorted(frame["unit_id"].astype(str).unique())
-    den = frame.groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
-    num = frame[kept.to_numpy()].groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
-    weights = boot.weights(len(units), stream)
-    value = num.sum() / den.sum() if den.sum() else float("nan")
-    return boot.interval(value, ratio_replicates(weights, num, den), stream, len(units))["ci"]
+    codes, n_units = _unit_codes(frame)
+    den = np.bincount(codes, minlength=n_units).astype(float)
+    num = np.bincount(codes[kept.to_numpy(dtype=bool)], minlength=n_units).astype(float)
+    values, reps = _ratio_intervals(boot, {"coverage": num}, {"coverage": den}, stream, n_units)
+    return boot.interval(values["coverage"], reps["coverage"], stream, n_units)["ci"]
