@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from analysis_fixtures import BLIND_A, BLIND_B, rows  # noqa: E402
 
 from implicit_bench.analysis.bootstrap import Bootstrap  # noqa: E402
+from implicit_bench.analysis.builtin_metrics import config_rates  # noqa: E402
 from implicit_bench.analysis.latex import interval_columns, to_booktabs, with_intervals  # noqa: E402
 from implicit_bench.analysis.report import side_by_side_table, write_tables  # noqa: E402
 from implicit_bench.analysis.stage import _by_config  # noqa: E402
@@ -48,7 +49,7 @@ def test_generators_side_by_side_from_one_run(tmp_path):
     # judge A labelled two generators' images of the same units: "gen" (BLIND_A) and "gen2" (BLIND_B)
     j = pd.DataFrame(rows("gen", "A", "blind", BLIND_A) + rows("gen2", "A", "blind", BLIND_B))
     j["order"] = None
-    by_config = _by_config(j, "A", ["u1", "u2", "u3", "u4"], None, Bootstrap(200, 0, 0.95))
+    by_config = config_rates(j, "A", ["u1", "u2", "u3", "u4"], None, Bootstrap(200, 0, 0.95))
     table = side_by_side_table({"by_config": by_config})
     assert table["generator"].tolist() == ["gen", "gen2"] and table["units"].tolist() == [4, 4]
     # neutral images labelled s / valid neutral images: gen 3+1+0+2 = 6 of 11; gen2 2+3+0+3 = 8 of 12

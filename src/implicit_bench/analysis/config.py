@@ -63,3 +63,5 @@ class EvaluateParams(InputParams):
     recoverability_neither_min: float = 0.70  # and check 2 when "neither" on neutral > this
     groupings: list[GroupingParams] = Field(default_factory=list)
     bootstrap: BootstrapParams = Field(default_factory=BootstrapParams)
+    # registered metrics to run (analysis.metrics.METRICS; with those they require); null: all
+    metrics: list[str] | None = None
