@@ -15,7 +15,6 @@ from implicit_bench.analysis.bootstrap import Bootstrap  # noqa: E402
 from implicit_bench.analysis.builtin_metrics import config_rates  # noqa: E402
 from implicit_bench.analysis.latex import interval_columns, to_booktabs, with_intervals  # noqa: E402
 from implicit_bench.analysis.report import side_by_side_table, write_tables  # noqa: E402
-from implicit_bench.analysis.stage import _by_config  # noqa: E402
 
 
 def test_interval_cells_and_percent_columns():

@@ -18,7 +18,7 @@ from implicit_bench.analysis.metrics import (
     run_metrics,
     selected_metrics,
 )
-from implicit_bench.analysis.pipeline import evaluate
+from implicit_bench.analysis.stage import evaluate
 from implicit_bench.errors import ConfigError
 from implicit_bench.estimate import Estimate
 from tests.conftest import REPO_ROOT
