@@ -22,9 +22,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))  # tests/synthetic_tables.py: the test scaffolding lives under tests/
 
-from implicit_bench.analysis.synthetic import synthetic_judgements, synthetic_units  # noqa: E402
 from implicit_bench.io import write_table  # noqa: E402
+from tests.synthetic_tables import synthetic_judgements, synthetic_units  # noqa: E402
 
 
 def main() -> None:

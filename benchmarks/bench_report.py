@@ -15,14 +15,17 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from implicit_bench.report.chromium import Chromium
-from implicit_bench.report.inputs import ReportParams
-from implicit_bench.report.stage import build_report
-from implicit_bench.report.synthetic import build_synthetic_project
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the browser driver and the synthetic project
+
+from implicit_bench.report.inputs import ReportParams  # noqa: E402
+from implicit_bench.report.stage import build_report  # noqa: E402
+from tests.chromium import Chromium  # noqa: E402
+from tests.synthetic_project import build_synthetic_project  # noqa: E402
 
 READY = "document.body.dataset.ready === '1'"
 IMAGES = "Array.from(document.querySelectorAll('.cell img')).slice(0, 9).every(i => i.complete && i.naturalWidth > 0)"

@@ -151,7 +151,7 @@ def test_worked_example_of_the_docs(tmp_path):
 
 
 def test_debias_extension_writes_debias_json(tmp_path):
-    from implicit_bench.analysis.synthetic import synthetic_judgements, synthetic_units
+    from tests.synthetic_tables import synthetic_judgements, synthetic_units
 
     u = synthetic_units(12)
     parts = [

@@ -154,7 +154,7 @@ def test_connected_components_match_scipy():
 def test_analyze_imports_no_heavy_module(tmp_path):
     """``implicit-bench analyze`` (CLI, loading, every metric, extensions) never imports scipy.stats,
     scipy.sparse, torch, ... (they cost seconds of start-up; docs/analysis.md, "Speed")."""
-    from implicit_bench.analysis.synthetic import synthetic_judgements, synthetic_units
+    from tests.synthetic_tables import synthetic_judgements, synthetic_units
 
     u = synthetic_units(24)
     u.to_csv(tmp_path / "units.csv", index=False)

@@ -203,8 +203,8 @@ def test_metrics_are_strict_json(repo, monkeypatch):
 
 
 def test_analyze_extension_on_byo_judgements(tmp_path):
-    from implicit_bench.analysis.synthetic import synthetic_judgements, synthetic_units
     from implicit_bench.cli import main as cli_main
+    from tests.synthetic_tables import synthetic_judgements, synthetic_units
 
     units = synthetic_units(10)
     j = synthetic_judgements(units, judges=("judge-a", "judge-b"), tasks=("blind",), seed=3)

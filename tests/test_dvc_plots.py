@@ -16,7 +16,7 @@ import yaml
 
 from implicit_bench.analysis.report import hedges_plot, plot_frames
 from implicit_bench.plots_page import TEMPLATE_PATH, offline_template
-from implicit_bench.report.chromium import Chromium, require_chromium
+from tests.chromium import Chromium, require_chromium
 from tests.conftest import REPO_ROOT
 
 DVC_YAML = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text(encoding="utf-8"))

@@ -12,9 +12,9 @@ import pytest
 
 from implicit_bench.human_eval.analyze import human_eval_report, load_manifests, read_answers
 from implicit_bench.human_eval.bundle import HumanEvalParams, export_bundle
-from implicit_bench.report.chromium import Chromium, require_chromium
-from implicit_bench.report.synthetic import build_synthetic_project
+from tests.chromium import Chromium, require_chromium
 from tests.conftest import REPO_ROOT
+from tests.synthetic_project import build_synthetic_project
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ import pytest
 
 from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
 from implicit_bench.report.stage import build_report
-from implicit_bench.report.synthetic import build_synthetic_project
 from implicit_bench.report.units_data import build_unit_data, strength_group
+from tests.synthetic_project import build_synthetic_project
 
 
 def test_summary_page_from_synthetic_outputs(tmp_path):

@@ -9,11 +9,11 @@ import shutil
 import pandas as pd
 import pytest
 
-from implicit_bench.report.chromium import Chromium, require_chromium
 from implicit_bench.report.inputs import ReportParams
 from implicit_bench.report.stage import build_report
-from implicit_bench.report.synthetic import BASE_CONFIG, build_synthetic_project
+from tests.chromium import Chromium, require_chromium
 from tests.conftest import REPO_ROOT
+from tests.synthetic_project import BASE_CONFIG, build_synthetic_project
 
 READY = "document.body.dataset.ready === '1'"
 
