@@ -12,7 +12,7 @@ missing values: they count in the reports and are left out of every mean.
 from __future__ import annotations
 
 import glob
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,6 +127,9 @@ def rubric_fractional(judgements: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+Reason = str | pd.Series | Callable[[], "str | pd.Series"]
+
+
 class _Checker:
     """Collects rejected rows of one table; the first failing check names a row's reason."""
 
@@ -137,12 +140,17 @@ class _Checker:
         self.bad = pd.Series(False, index=frame.index)
         self.rows: list[pd.DataFrame] = []
 
-    def check(self, failing: pd.Series | np.ndarray, field_name: str, reason: str | pd.Series) -> None:
+    def check(self, failing: pd.Series | np.ndarray, field_name: str, reason: Reason) -> None:
+        """Reject the rows where ``failing`` holds; ``reason`` (text, one text per row, or a
+        function returning either) is only built when a row fails: building a message for
+        every row of a large valid table costs more than all the checks."""
         if not isinstance(failing, pd.Series):
             failing = pd.Series(failing, index=self.frame.index)
         new = failing.fillna(True).astype(bool) & ~self.bad
         if not new.any():
             return
+        if callable(reason):
+            reason = reason()
         sub = self.frame.loc[new]
         reasons = reason.loc[new] if isinstance(reason, pd.Series) else reason
         self.rows.append(
@@ -190,23 +198,25 @@ def _read(path: str | Path, table: str, required: Sequence[str]) -> pd.DataFrame
 
 def _as_text(series: pd.Series) -> pd.Series:
     """Ids and labels as stripped strings (42.0 -> "42"); null stays None, never "nan"."""
-    out = pd.Series(None, index=series.index, dtype=object)
-    present = series.notna()
+    present = series.notna().to_numpy(dtype=bool)
+    out = np.full(len(series), None, dtype=object)
     if not present.any():
-        return out
-    values = series[present]
+        return pd.Series(out, index=series.index, dtype=object)
+    values = series if present.all() else series[present]
     if pd.api.types.is_bool_dtype(values) or pd.api.types.is_integer_dtype(values):
         text = values.astype(str)
-    elif pd.api.types.infer_dtype(values, skipna=True) == "string":
-        text = values.astype(str).str.strip()
+    elif isinstance(values.dtype, pd.StringDtype) or pd.api.types.infer_dtype(values, skipna=True) == "string":
+        text = (values if isinstance(values.dtype, pd.StringDtype) else values.astype(str)).str.strip()
     else:
         text = values.map(lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip())
     out[present] = text.to_numpy(dtype=object)
-    return out
+    return pd.Series(out, index=series.index, dtype=object)
 
 
 def _blank(series: pd.Series) -> pd.Series:
-    return series.isna() | (series.astype(str).str.len() == 0)
+    """Null, or a value whose text is empty (only the empty string: no other value prints as "")."""
+    empty = (series == "").to_numpy(dtype=bool, na_value=False) if series.dtype != bool else np.zeros(len(series), bool)
+    return series.isna() | pd.Series(empty, index=series.index)
 
 
 def normalise_bias_type(value: Any) -> str | None:
@@ -261,9 +271,12 @@ def _parse_float(series: pd.Series) -> pd.Series:
 def _check_seed(chk: _Checker, raw: pd.Series) -> pd.Series:
     """Seeds as int64: an integer 0..SEED_MAX (2^53-1), else the row is rejected (-1 kept)."""
     seed = _parse_float(raw).astype(float)
-    text = raw.map(lambda v: "" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v)).astype(object)
-    chk.check(seed.isna() | ~np.isfinite(seed.fillna(0)) | (seed != seed.round()), "seed", "not an integer: '" + text + "'")
-    chk.check((seed < 0) | (seed > SEED_MAX), "seed", "out of range 0.." + str(SEED_MAX) + ": '" + text + "'")
+
+    def text() -> pd.Series:
+        return raw.map(lambda v: "" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v)).astype(object)
+
+    chk.check(seed.isna() | ~np.isfinite(seed.fillna(0)) | (seed != seed.round()), "seed", lambda: "not an integer: '" + text() + "'")
+    chk.check((seed < 0) | (seed > SEED_MAX), "seed", lambda: "out of range 0.." + str(SEED_MAX) + ": '" + text() + "'")
     ok = seed.notna() & np.isfinite(seed.fillna(0)) & (seed >= 0) & (seed <= SEED_MAX)
     return seed.where(ok, -1).round().astype("int64")
 
@@ -301,23 +314,23 @@ def load_judgements(
     chk.check(
         ~frame["variant"].isin(known_variants),
         "variant",
-        "unknown variant '" + frame["variant"].astype(str) + f"'; expected one of {', '.join(known_variants)}",
+        lambda: "unknown variant '" + frame["variant"].astype(str) + f"'; expected one of {', '.join(known_variants)}",
     )
     registry = task_registry()
     chk.check(
         ~frame["task"].isin(registry.names()),
         "task",
-        "unknown task '" + frame["task"].astype(str) + f"'; expected one of {', '.join(registry.names())}",
+        lambda: "unknown task '" + frame["task"].astype(str) + f"'; expected one of {', '.join(registry.names())}",
     )
     chk.check(~frame["unit_id"].isin(set(units["unit_id"])), "unit_id", "unit_id not in the units table")
-    chk.check(frame["order"].notna() & ~frame["order"].isin((*ORDERS, *CYCLIC_ORDERS)), "order", "order must be sa, as, a cyclic order (ans, nsa, san) or empty, got '" + frame["order"].astype(str) + "'")
+    chk.check(frame["order"].notna() & ~frame["order"].isin((*ORDERS, *CYCLIC_ORDERS)), "order", lambda: "order must be sa, as, a cyclic order (ans, nsa, san) or empty, got '" + frame["order"].astype(str) + "'")
     has_value = ~_blank(frame["value"])
     if frame["valid"].isna().all():
         valid = has_value.copy()
     else:
         parsed, valid_ok = _parse_bool(frame["valid"])
         blank_valid = _blank(frame["valid"])
-        chk.check(~valid_ok & ~blank_valid, "valid", "expected true or false: '" + frame["valid"].astype(str) + "'")
+        chk.check(~valid_ok & ~blank_valid, "valid", lambda: "expected true or false: '" + frame["valid"].astype(str) + "'")
         valid = parsed.where(~blank_valid, has_value)  # a blank ``valid`` means "has a value"
     chk.check(~valid & has_value, "value", "valid is false but a value is set")
     chk.check(valid & ~has_value, "value", "valid is true but the value is empty")
