@@ -29,7 +29,7 @@ from implicit_bench.runlog import write_metrics
 @click.option("--table", default="metrics/debias.md", show_default=True)
 def main(params_path: str, judgements_dir: str, retrieval_path: str, metrics: str, table: str) -> None:
     raw = load_params(params_path)
-    params = section(raw, "debias", DebiasParams, params_path).checked()
+    params = section(raw, "debias", DebiasParams, params_path, inherit={"bootstrap": "scoring.bootstrap"}).checked()
     frames, blocks = [], []
     for name in params.configs:
         frames.append(read_table(Path(judgements_dir) / f"{name}.parquet"))

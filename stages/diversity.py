@@ -25,7 +25,7 @@ from implicit_bench.runlog import write_metrics
 @click.option("--units", default="data/interim/units.parquet", show_default=True)
 @click.option("--metrics", default="metrics/diversity.json", show_default=True)
 def main(params_path: str, units: str, metrics: str) -> None:
-    params = section(load_params(params_path), "diversity", DiversityParams, params_path)
+    params = section(load_params(params_path), "diversity", DiversityParams, params_path, inherit={"bootstrap": "bootstrap"})
     unit_table = read_table(units)
     judgements, read = load_judgements(params.judgements)
     boot = make_bootstrap(params.bootstrap)

@@ -20,7 +20,7 @@ from implicit_bench.render.stage import RenderParams
 @click.option("--metrics", default="metrics/diversity_study.json", show_default=True)
 def main(params_path: str, metrics: str) -> None:
     raw = load_params(params_path)
-    study = section(raw, "diversity_study", DiversityStudyParams, params_path)
+    study = section(raw, "diversity_study", DiversityStudyParams, params_path, inherit={"bootstrap": "bootstrap"})
     Path(study.images_dir).mkdir(parents=True, exist_ok=True)  # the stage's output, even when off
     if not study.enabled:
         write_json(metrics, {"enabled": False})

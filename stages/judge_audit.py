@@ -23,7 +23,7 @@ from implicit_bench.runlog import write_metrics
 @click.option("--metrics", default="metrics/judge_audit.json", show_default=True)
 @click.option("--plot", default="plots/position_bias.csv", show_default=True)
 def main(params_path: str, metrics: str, plot: str) -> None:
-    params = section(load_params(params_path), "judge_audit", JudgeAuditParams, params_path)
+    params = section(load_params(params_path), "judge_audit", JudgeAuditParams, params_path, inherit={"bootstrap": "bootstrap"})
     judgements, read = load_judgements(params.judgements)
     report, plot_rows = judge_audit(judgements, order_function(params.primary_order), params.confidence,
                                    boot=make_bootstrap(params.bootstrap))

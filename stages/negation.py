@@ -25,7 +25,7 @@ from implicit_bench.runlog import write_metrics
 @click.option("--metrics", default="metrics/negation.json", show_default=True)
 @click.option("--plot", default="plots/negation_by_strength.csv", show_default=True)
 def main(params_path: str, units: str, metrics: str, plot: str) -> None:
-    params = section(load_params(params_path), "negation", NegationParams, params_path)
+    params = section(load_params(params_path), "negation", NegationParams, params_path, inherit={"bootstrap": "bootstrap"})
     judgements, read = load_judgements(params.judgements)
     report, plot_rows = negation_report(judgements, read_table(units), order_function(params.primary_order),
                                         boot=make_bootstrap(params.bootstrap), presence_judge=params.presence_judge)

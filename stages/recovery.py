@@ -67,7 +67,7 @@ def main(params_path: str, out: str) -> None:
     # evaluate.n_seeds null: the seeds in the judgements (as the evaluate stage does)
     n_seeds = evaluate.get("n_seeds") or bench.get("n_seeds") or int(judgements["seed"].nunique())
     entries = benchmark_entries(rt, judgements, bench, selected, judges, int(n_seeds))
-    boot = evaluate.get("bootstrap") or {}
+    boot = {**(raw.get("bootstrap") or {}), **(evaluate.get("bootstrap") or {})}  # as the evaluate stage
     if primary in judges and config:
         entries += all_units_entries(rt, judgements, config, primary, units["unit_id"].astype(str).tolist(), judges,
                                      int(boot.get("n", 1000)), int(boot.get("seed", 42)))

@@ -22,7 +22,7 @@ from implicit_bench.runlog import write_metrics
 @click.option("--out", default="data/processed/selected_units.parquet", show_default=True)
 @click.option("--metrics", default="metrics/selection.json", show_default=True)
 def main(params_path: str, out: str, metrics: str) -> None:
-    params = section(load_params(params_path), "select", SelectParams, params_path)
+    params = section(load_params(params_path), "select", SelectParams, params_path, inherit={"bootstrap": "bootstrap"})
     tables = load_tables(params.units, params.judgements, (), params.on_bad_row, params.on_duplicate, params.primary_order)
     result = run_select(tables, params)
     result.metrics["applied"] = True

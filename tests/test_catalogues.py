@@ -83,3 +83,32 @@ def test_http_backends_share_one_http_params_model():
     assert EmbedderConfig().base_url is None and EmbedderConfig().retry_policy().backoff_max_s == 30.0
     # the HTTP keys are runtime keys: they never change which image a config makes
     assert settings_hash(images) == settings_hash(images.model_copy(update={"max_retries": 7, "backoff_s": 9.0}))
+
+
+def test_one_bootstrap_block_with_per_stage_overrides():
+    from implicit_bench.analysis.config import EvaluateParams
+    from implicit_bench.audits import run as audits_run
+    from implicit_bench.audits.diversity_study import DiversityStudyParams
+    from implicit_bench.debias import configs as debias_configs
+    from implicit_bench.debias.pipeline import DebiasParams
+    from implicit_bench.params import BootstrapParams
+
+    assert audits_run.BootstrapParams is BootstrapParams and debias_configs.BootstrapParams is BootstrapParams
+    assert DiversityStudyParams.model_fields["bootstrap"].annotation is BootstrapParams
+    raw = {"bootstrap": {"n": 500, "seed": 7, "level": 0.9},
+           "evaluate": {"bootstrap": {"n": 50}}, "debias": {"scoring": {"bootstrap": {"n": 2000}}}}
+    top = {"bootstrap": "bootstrap"}
+    assert section(raw, "evaluate", EvaluateParams, inherit=top).bootstrap == BootstrapParams(n=50, seed=7, level=0.9)
+    assert section({"bootstrap": raw["bootstrap"]}, "evaluate", EvaluateParams, inherit=top).bootstrap.n == 500
+    debias = section(raw, "debias", DebiasParams, inherit={"bootstrap": "scoring.bootstrap"})
+    assert debias.scoring.bootstrap == BootstrapParams(n=2000, seed=7, level=0.9)
+    with pytest.raises(ConfigError, match=r"evaluate.bootstrap.level"):
+        section({"bootstrap": {"level": 1.5}}, "evaluate", EvaluateParams, inherit=top)
+
+
+def test_params_yaml_has_one_bootstrap_block(repo_root):
+    text = (repo_root / "params.yaml").read_text(encoding="utf-8")
+    params = yaml.safe_load(text)
+    assert params["bootstrap"] == {"n": 1000, "seed": 42, "level": 0.95}
+    nested = [name for name, block in params.items() if isinstance(block, dict) and "bootstrap" in block]
+    assert nested == [] and params["debias"]["scoring"]["bootstrap"] == {"n": 2000}

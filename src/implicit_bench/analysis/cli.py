@@ -58,8 +58,9 @@ def _run_analyze(
         sel_raw["rule"] = selection
     if sel_raw.get("config") is None and ev_raw.get("config") is not None:
         sel_raw["config"] = ev_raw["config"]
-    sel_params = section({"select": sel_raw}, "select", SelectParams, "analyze")
-    ev_params = section({"evaluate": ev_raw}, "evaluate", EvaluateParams, "analyze")
+    top = {"bootstrap": block(params, "bootstrap", "analyze params")}  # the top-level block; a section's own keys win
+    sel_params = section({**top, "select": sel_raw}, "select", SelectParams, "analyze", inherit={"bootstrap": "bootstrap"})
+    ev_params = section({**top, "evaluate": ev_raw}, "evaluate", EvaluateParams, "analyze", inherit={"bootstrap": "bootstrap"})
     tables = load_tables(units, judgements, refusals, ev_params.on_bad_row, ev_params.on_duplicate, ev_params.primary_order)
     out_dir = Path(out)
     analysed = tables.units

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from implicit_bench.params import Seeds, StrictModel
+from implicit_bench.params import BootstrapParams, Seeds, StrictModel
 from implicit_bench.schema import DIAGNOSTIC_BIAS_TYPES
 
 
@@ -16,12 +16,6 @@ class InputParams(StrictModel):
     on_bad_row: Literal["reject", "error"] = "reject"  # reject: count + report and go on
     on_duplicate: Literal["drop", "error"] = "drop"  # drop: every row of a duplicated key
     primary_order: Literal["hash", "sa", "as"] = "hash"  # blind images asked under both orders
-
-
-class BootstrapParams(StrictModel):
-    n: int = Field(default=1000, ge=1)
-    seed: int = 42
-    level: float = Field(default=0.95, gt=0, lt=1)
 
 
 class SelectParams(InputParams):

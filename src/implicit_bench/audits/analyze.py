@@ -36,9 +36,10 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
         return {"skipped": "no blind judgements"}
     units = tables.units
     out = Path(out_dir)
-    audit_p = section(params, "judge_audit", JudgeAuditParams)
-    neg_p = section(params, "negation", NegationParams)
-    div_p = section(params, "diversity", DiversityParams)
+    top = {"bootstrap": "bootstrap"}  # the top-level bootstrap block; a section's own keys win
+    audit_p = section(params, "judge_audit", JudgeAuditParams, inherit=top)
+    neg_p = section(params, "negation", NegationParams, inherit=top)
+    div_p = section(params, "diversity", DiversityParams, inherit=top)
     audit, position = judge_audit(judgements, order_function(audit_p.primary_order), audit_p.confidence,
                                   boot=make_bootstrap(audit_p.bootstrap))
     write_json(out / "metrics" / "judge_audit.json", {**audit, "inputs": paths})

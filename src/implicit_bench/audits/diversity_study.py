@@ -39,7 +39,7 @@ from implicit_bench.audits.diversity import QUANTILES
 from implicit_bench.audits.stats import geometric_mean, normalised_entropy
 from implicit_bench.faces import AGE_GROUPS, GENDERS, NO_FACE, FaceConfig
 from implicit_bench.hashing import derive_seed
-from implicit_bench.params import PositiveInt, StrictModel
+from implicit_bench.params import BootstrapParams, PositiveInt, StrictModel
 
 ATTRIBUTES: dict[str, tuple[str, tuple[str, ...]]] = {  # attribute -> (column, categories)
     "gender": ("gender", GENDERS),
@@ -51,12 +51,6 @@ class StudySample(StrictModel):
     n_units: PositiveInt | None = 8  # null: every unit of the bias types
     seed: int = 42
     bias_types: list[str] | None = None  # null: all
-
-
-class StudyBootstrap(StrictModel):
-    n: PositiveInt = 1000
-    seed: int = 42
-    level: float = Field(0.95, gt=0, lt=1)
 
 
 class DiversityStudyParams(StrictModel):
@@ -76,7 +70,7 @@ class DiversityStudyParams(StrictModel):
     images_dir: str = "data/diversity/images"
     judge: FaceConfig = Field(default_factory=FaceConfig)
     cache: str = "cache/faces.sqlite"
-    bootstrap: StudyBootstrap = Field(default_factory=lambda: StudyBootstrap())
+    bootstrap: BootstrapParams = Field(default_factory=BootstrapParams)  # over the sampled units
 
     def seeds(self) -> list[int]:
         return [self.seed_base + self.seed_step * k for k in range(self.n_images)]

@@ -28,14 +28,8 @@ from implicit_bench.audits.order import (
 )
 from implicit_bench.faces import FaceConfig
 from implicit_bench.io import read_table
-from implicit_bench.params import PositiveInt, StrictModel
+from implicit_bench.params import BootstrapParams, StrictModel
 from implicit_bench.provenance import upstream_provenance  # noqa: F401 - re-exported for the audit stages
-
-
-class BootstrapParams(StrictModel):
-    n: PositiveInt = 1000
-    seed: int = 42
-    level: Annotated[float, Field(gt=0, lt=1)] = 0.95
 
 
 class JudgeAuditParams(StrictModel):

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import model_validator
 
 from implicit_bench.errors import ConfigError
-from implicit_bench.params import StrictModel
+from implicit_bench.params import BootstrapParams, StrictModel
 
 Method = Literal["none", "rewrite", "steer"]
 Info = Literal["none", "removed", "own"]
@@ -109,19 +109,14 @@ def full_kg_pairs(configs: dict[str, ConfigSpec]) -> dict[str, tuple[str, str]]:
     return pairs
 
 
-class BootstrapParams(StrictModel):
-    n: int = Field(2000, ge=1)
-    seed: int = 42
-    level: float = Field(0.95, gt=0, lt=1)
-
-
 class ScoringParams(StrictModel):
     """Which judgements the composite score uses."""
 
     unmodified: str = "unmodified"  # the configuration delta S is taken against
     rubric_judge: str | None = None  # None: the only judge with rubric rows
     alignment_judge: str | None = None  # None: the only judge with alignment rows
-    bootstrap: BootstrapParams = BootstrapParams()
+    # the top-level bootstrap block with n 2,000 (the paired bootstrap of dS; params.yaml sets it)
+    bootstrap: BootstrapParams = BootstrapParams(n=2000)
     # `implicit-bench analyze` only: a retrieval table (unit_id, own_hit) for the full-KG rows
     retrieval: str | None = None
 
