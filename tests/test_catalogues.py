@@ -87,13 +87,13 @@ def test_http_backends_share_one_http_params_model():
 
 def test_one_bootstrap_block_with_per_stage_overrides():
     from implicit_bench.analysis.config import EvaluateParams
-    from implicit_bench.audits import run as audits_run
+    from implicit_bench.audits import stage as audits_stage
     from implicit_bench.audits.diversity_study import DiversityStudyParams
     from implicit_bench.debias import configs as debias_configs
-    from implicit_bench.debias.pipeline import DebiasParams
+    from implicit_bench.debias.stage import DebiasParams
     from implicit_bench.params import BootstrapParams
 
-    assert audits_run.BootstrapParams is BootstrapParams and debias_configs.BootstrapParams is BootstrapParams
+    assert audits_stage.BootstrapParams is BootstrapParams and debias_configs.BootstrapParams is BootstrapParams
     assert DiversityStudyParams.model_fields["bootstrap"].annotation is BootstrapParams
     raw = {"bootstrap": {"n": 500, "seed": 7, "level": 0.9},
            "evaluate": {"bootstrap": {"n": 50}}, "debias": {"scoring": {"bootstrap": {"n": 2000}}}}
