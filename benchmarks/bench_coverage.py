@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from implicit_bench.world.coverage import markdown, run_coverage
+from implicit_bench.recovery.coverage import markdown, run_coverage
 from implicit_bench.world.params import WorldParams
 
 HERE = Path(__file__).resolve().parent

@@ -13,20 +13,23 @@ from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import read_json, read_table, write_json
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import provenance
-from implicit_bench.world.assemble import (
+from implicit_bench.recovery.stage import (
+    RowTruth,
+    WorldParams,
     all_units_entries,
     audit_entries,
     benchmark_entries,
     debias_entries,
     diversity_entries,
+    estimate_entry,
+    hedges_truth,
+    load_world,
     negation_entries,
     refusal_entries,
     selection_entries,
+    sim_name,
     summary,
 )
-from implicit_bench.world.model import load_world, sim_name
-from implicit_bench.world.params import WorldParams
-from implicit_bench.world.recovery import RowTruth
 
 
 def _json(path: str) -> dict:
@@ -98,8 +101,6 @@ def main(params_path: str, out: str) -> None:
 
 
 def _hedges(rt, judgements, lean, selected, judges, config):
-    from implicit_bench.world.recovery import estimate_entry, hedges_truth
-
     pooled = ((lean.get("hedges_g") or {}).get("pooled")) or {}
     rubric_judges = (lean.get("hedges_g") or {}).get("judges") or []
     rubric_judges = [j for j in rubric_judges if j in judges]

@@ -13,9 +13,7 @@ import click
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import read_table, write_json, write_table
 from implicit_bench.params import load_params, section
-from implicit_bench.world.model import TRUTH_FILE, WORLD_FILE
-from implicit_bench.world.params import WorldParams
-from implicit_bench.world.truth import plant, world_json
+from implicit_bench.world.stage import TRUTH_FILE, WORLD_FILE, WorldParams, plant, world_json
 
 
 @click.command(cls=FriendlyCommand)

@@ -113,7 +113,7 @@ def test_sim_judge_answers_through_the_real_parsers(world_dir):
 
 
 def test_malformed_answers_are_invalid():
-    from implicit_bench.world.judge import MALFORMED, UNREADABLE
+    from implicit_bench.judges.sim import MALFORMED, UNREADABLE
 
     for task, key in (("blind", "choice"), ("rubric", "score"), ("alignment", "aligned")):
         spec = load_task(task)

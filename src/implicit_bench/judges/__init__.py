@@ -16,7 +16,7 @@ from implicit_bench.registry import Registry
 JUDGE_BACKENDS: Registry[JudgeBackend] = Registry("judge")
 JUDGE_BACKENDS.register("transformers", "implicit_bench.judges.transformers_vlm:TransformersJudge")
 JUDGE_BACKENDS.register("openai", "implicit_bench.judges.openai_vlm:OpenAIJudge")
-JUDGE_BACKENDS.register("sim", "implicit_bench.world.judge:SimJudge")  # simulated world (docs/world.md)
+JUDGE_BACKENDS.register("sim", "implicit_bench.judges.sim:SimJudge")  # simulated world (docs/world.md)
 
 
 def judge_params(config: dict[str, Any], where: str = "judge") -> JudgeParams:

@@ -18,7 +18,7 @@ import numpy as np
 
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.audits.stats import wilson_interval
-from implicit_bench.world.fastpath import estimates, simulate, truths
+from implicit_bench.recovery.fastpath import estimates, simulate, truths
 from implicit_bench.world.params import WorldParams
 
 

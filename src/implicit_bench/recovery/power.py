@@ -19,7 +19,7 @@ import numpy as np
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.audits.stats import wilson_interval
 from implicit_bench.params import load_params, section
-from implicit_bench.world.fastpath import estimates, simulate, truths
+from implicit_bench.recovery.fastpath import estimates, simulate, truths
 from implicit_bench.world.params import WorldParams
 
 
@@ -115,7 +115,7 @@ def power_command(params_path: str, units: tuple[int, ...], seeds: int, gap: flo
 def alpha_command(params_path: str, alphas: tuple[float, ...], out: str) -> None:
     """The planted dS of each steering configuration over alpha (SIMULATED; needs the world,
     retrieval and units of a default run: run after `dvc repro`)."""
-    from implicit_bench.world.assemble import expected_composites
+    from implicit_bench.recovery.stage import expected_composites
 
     raw = load_params(params_path)
     world = section(raw, "world", WorldParams, params_path)

@@ -116,7 +116,7 @@ def truths(world: SimWorld, params: WorldParams, blind_judge: str, rubric_judges
     out["a_to_s"] = stored["anti_stereotype"][1][:, 0].mean()
     rows, st = stored["neutral"]
     neutral = rows[["unit_id"]].assign(p_s=st[:, 0])
-    from implicit_bench.world.recovery import strength_group_truth
+    from implicit_bench.recovery.truth import strength_group_truth
 
     member = strength_group_truth(neutral, 1 - spec.invalid, n_seeds).set_index("unit_id")
     rows_a, st_a = stored["anti_stereotype"]

@@ -1,4 +1,5 @@
-"""Assembling ``metrics/recovery.json``: every headline estimate beside its planted truth."""
+"""Entry of the ``recovery`` stage: ``metrics/recovery.json``, every headline estimate beside its
+planted truth (docs/world.md, "Recovery")."""
 
 from __future__ import annotations
 
@@ -8,16 +9,19 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.audits.stats import wilson_interval
-from implicit_bench.world import measure
-from implicit_bench.world.recovery import (
+from implicit_bench.recovery.truth import (
     RowTruth,
     blind_truths,
     entry,
     estimate_entry,
+    hedges_truth,  # noqa: F401 - re-exported for the recovery stage
     plugin_diversity,
     primary_rows,
     strength_group_truth,
 )
+from implicit_bench.world import measure
+from implicit_bench.world.model import load_world, sim_name  # noqa: F401 - re-exported for the recovery stage
+from implicit_bench.world.params import WorldParams  # noqa: F401 - re-exported for the recovery stage
 
 
 def benchmark_entries(rt: RowTruth, judgements: pd.DataFrame, bench: dict[str, Any], analysed: list[str],
