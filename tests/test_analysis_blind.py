@@ -25,8 +25,9 @@ from implicit_bench.analysis.blind import (
     strength_groups,
 )
 from implicit_bench.analysis.bootstrap import Bootstrap
-from implicit_bench.analysis.load import load_judgements, load_units
 from implicit_bench.estimate import Estimate
+from implicit_bench.tables import UNITS
+from implicit_bench.tables.judgements import check_judgements
 
 IDS = ["u1", "u2", "u3", "u4"]
 
@@ -36,8 +37,8 @@ def judged(tmp_path):
     u = units(BLIND_TYPES)
     u.to_csv(tmp_path / "units.csv", index=False)
     blind_judgements().to_csv(tmp_path / "j.csv", index=False)
-    uu, _ = load_units(tmp_path / "units.csv")
-    j, rejects, dups = load_judgements([tmp_path / "j.csv"], uu)
+    uu, _ = UNITS.check(tmp_path / "units.csv")
+    j, rejects, dups = check_judgements([tmp_path / "j.csv"], uu)
     assert len(rejects) == 0 and len(dups) == 0
     return uu, j
 

@@ -6,14 +6,10 @@ import pandas as pd
 import pytest
 from analysis_fixtures import units
 
-from implicit_bench.analysis.load import (
-    load_images,
-    load_judgements,
-    load_tables,
-    load_units,
-    rubric_fractional,
-)
+from implicit_bench.analysis.load import load_tables, rubric_fractional
 from implicit_bench.errors import InputError
+from implicit_bench.tables import IMAGE_INDEX, UNITS
+from implicit_bench.tables.judgements import check_judgements
 
 HEADER = "unit_id,variant,seed,config,judge,task,value,valid\n"
 
@@ -26,7 +22,7 @@ def _units_csv(path):
 
 
 def test_units_ids_stay_strings_and_types_normalised(tmp_path):
-    u, rejects = load_units(_units_csv(tmp_path / "u.csv"))
+    u, rejects = UNITS.check(_units_csv(tmp_path / "u.csv"))
     assert u["unit_id"].tolist() == ["007", "12"]  # not 7, not 12.0
     assert u["bias_type"].tolist() == ["gender", "race-color"]
     assert u["relation"].isna().all()  # "nan" is absent, never the string
@@ -38,7 +34,7 @@ def test_units_bad_rows(tmp_path):
     u.loc[2, "head"] = ""
     u = pd.concat([u, u.iloc[[3]]])  # "d" twice
     u.to_csv(tmp_path / "u.csv", index=False)
-    good, rejects = load_units(tmp_path / "u.csv")
+    good, rejects = UNITS.check(tmp_path / "u.csv")
     assert good["unit_id"].tolist() == ["a"]
     r = rejects.set_index("row")
     assert r.at[2, "field"] == "bias_type" and "astrology" in r.at[2, "reason"]
@@ -46,12 +42,12 @@ def test_units_bad_rows(tmp_path):
     assert set(rejects.loc[rejects["field"] == "unit_id", "row"]) == {4, 5}
     assert (rejects["file"] == str(tmp_path / "u.csv")).all()
     with pytest.raises(InputError) as exc:
-        load_units(tmp_path / "u.csv", on_bad_row="error")
+        UNITS.check(tmp_path / "u.csv", on_bad_row="error")
     assert exc.value.row == 2 and exc.value.field == "bias_type" and "u.csv" in str(exc.value)
 
 
 def test_judgement_bad_rows_name_file_row_field(tmp_path):
-    u, _ = load_units(_units_csv(tmp_path / "u.csv"))
+    u, _ = UNITS.check(_units_csv(tmp_path / "u.csv"))
     (tmp_path / "j.csv").write_text(
         HEADER
         + "007,neutral,42,gen,A,rubric,4,true\n"  # row 1 ok
@@ -69,7 +65,7 @@ def test_judgement_bad_rows_name_file_row_field(tmp_path):
         + "12,neutral,1042,gen,A,rubric,-0.5,true\n"  # row 13 below the scale
         + "12,neutral,1042,gen,A,alignment,True,\n"  # row 14 ok: blank valid = has a value
     )
-    j, rejects, dups = load_judgements([tmp_path / "j.csv"], u)
+    j, rejects, dups = check_judgements([tmp_path / "j.csv"], u)
     r = rejects.set_index("row")
     assert sorted(r.index) == [2, 3, 4, 5, 6, 7, 8, 10, 13]
     assert r.at[2, "field"] == "value" and "number in 0..5" in r.at[2, "reason"]
@@ -90,35 +86,35 @@ def test_judgement_bad_rows_name_file_row_field(tmp_path):
     assert j.set_index("row").at[11, "score"] == pytest.approx(-0.25)
     assert j.set_index("row").at[14, "score"] == 1.0
     with pytest.raises(InputError) as exc:
-        load_judgements([tmp_path / "j.csv"], u, on_bad_row="error")
+        check_judgements([tmp_path / "j.csv"], u, on_bad_row="error")
     assert (exc.value.row, exc.value.field) == (2, "value")
 
 
 def test_duplicates_reported_not_averaged(tmp_path):
-    u, _ = load_units(_units_csv(tmp_path / "u.csv"))
+    u, _ = UNITS.check(_units_csv(tmp_path / "u.csv"))
     (tmp_path / "a.csv").write_text(HEADER + "007,neutral,42,gen,A,rubric,4,true\n12,neutral,42,gen,A,rubric,1,true\n")
     pd.DataFrame(
         [{"unit_id": "007", "variant": "neutral", "seed": 42, "config": "gen", "judge": "A", "task": "rubric", "value": "2", "valid": True}]
     ).to_parquet(tmp_path / "b.parquet")
-    j, rejects, dups = load_judgements([tmp_path / "a.csv", tmp_path / "b.parquet"], u)
+    j, rejects, dups = check_judgements([tmp_path / "a.csv", tmp_path / "b.parquet"], u)
     # the key (007, neutral, 42, gen, A, rubric) occurs in both files: both rows left out
     assert j["unit_id"].tolist() == ["12"]
     assert len(dups) == 1 and dups.iloc[0]["n_rows"] == 2
     assert dups.iloc[0]["rows"] == f"{tmp_path / 'a.csv'}:1;{tmp_path / 'b.parquet'}:1"
     assert len(rejects) == 2 and rejects["reason"].str.contains("duplicate key").all()
     with pytest.raises(InputError) as exc:
-        load_judgements([tmp_path / "a.csv", tmp_path / "b.parquet"], u, on_duplicate="error")
+        check_judgements([tmp_path / "a.csv", tmp_path / "b.parquet"], u, on_duplicate="error")
     assert exc.value.path == str(tmp_path / "b.parquet") and exc.value.row == 1
 
 
 def test_missing_column_and_format(tmp_path):
-    u, _ = load_units(_units_csv(tmp_path / "u.csv"))
+    u, _ = UNITS.check(_units_csv(tmp_path / "u.csv"))
     (tmp_path / "j.csv").write_text("unit_id,variant,seed,config,judge,task\n")
     with pytest.raises(InputError, match="missing column"):
-        load_judgements([tmp_path / "j.csv"], u)
+        check_judgements([tmp_path / "j.csv"], u)
     (tmp_path / "j.json").write_text("{}")
     with pytest.raises(InputError, match="expected a .csv or .parquet"):
-        load_judgements([tmp_path / "j.json"], u)
+        check_judgements([tmp_path / "j.json"], u)
 
 
 def test_parquet_integer_ids_become_strings(tmp_path):
@@ -140,12 +136,12 @@ def test_image_index(tmp_path):
     pd.DataFrame(
         {"config": ["g", "g", "g"], "unit_id": ["u", "u", "u"], "variant": ["neutral"] * 3, "seed": [1, 2, 2], "status": ["ok", "refused", "refused"]}
     ).to_csv(tmp_path / "i.csv", index=False)
-    images, rejects = load_images([tmp_path / "i.csv"])
+    images, rejects = IMAGE_INDEX.check([tmp_path / "i.csv"])
     assert images["seed"].tolist() == [1] and set(rejects["row"]) == {2, 3}
 
 
 def test_blind_images_asked_under_both_orders(tmp_path):
-    u, _ = load_units(_units_csv(tmp_path / "u.csv"))
+    u, _ = UNITS.check(_units_csv(tmp_path / "u.csv"))
     (tmp_path / "j.csv").write_text(
         "unit_id,variant,seed,config,judge,task,value,order\n"
         "007,neutral,42,gen,A,blind,s,sa\n"  # row 1: primary (sa) answer of this image
@@ -157,7 +153,7 @@ def test_blind_images_asked_under_both_orders(tmp_path):
         "12,neutral,1042,gen,A,blind,a,as\n"
         "12,neutral,2042,gen,A,blind,s,ab\n"  # row 8: not an order
     )
-    j, rejects, dups = load_judgements([tmp_path / "j.csv"], u, primary_order="sa")
+    j, rejects, dups = check_judgements([tmp_path / "j.csv"], u, primary_order="sa")
     assert sorted(j["row"]) == [1, 3]
     assert j.attrs["secondary_order_rows"] == 1
     assert len(dups) == 1 and dups.iloc[0]["order"] == "as"
@@ -170,14 +166,14 @@ def test_blind_images_asked_under_both_orders(tmp_path):
 
 
 def test_hash_primary_order_is_the_judge_stage_order(tmp_path):
-    from implicit_bench.judges.tasks import blind_order
+    from implicit_bench.schema import blind_order
 
-    u, _ = load_units(_units_csv(tmp_path / "u.csv"))
+    u, _ = UNITS.check(_units_csv(tmp_path / "u.csv"))
     lines = ["unit_id,variant,seed,config,judge,task,value,order"]
     for seed in (42, 1042, 2042, 3042):
         lines += [f"007,neutral,{seed},gen,A,blind,s,sa", f"007,neutral,{seed},gen,A,blind,a,as"]
     (tmp_path / "j.csv").write_text("\n".join(lines) + "\n")
-    j, rejects, _ = load_judgements([tmp_path / "j.csv"], u, primary_order="hash")
+    j, rejects, _ = check_judgements([tmp_path / "j.csv"], u, primary_order="hash")
     assert len(rejects) == 0 and len(j) == 4 and j.attrs["secondary_order_rows"] == 4
     for row in j.itertuples():
         assert row.order == blind_order("007", row.seed, "neutral")

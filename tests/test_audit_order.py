@@ -156,7 +156,7 @@ def test_arrow_backed_tables_with_missing_labels(tmp_path):
 
 def test_cyclic_three_order_audit_by_hand():
     from implicit_bench.audits.order import cyclic_audit, cyclic_frame
-    from implicit_bench.judges.tasks import cyclic_order
+    from implicit_bench.schema import cyclic_order
 
     answers = {  # image -> answers under ans, nsa, san
         ("u1", "neutral", 42): ["s", "s", "s"],  # q = 1
@@ -192,8 +192,8 @@ def test_cyclic_three_order_audit_by_hand():
 
 
 def test_report_keeps_order_1_of_the_cyclic_orders():
-    from implicit_bench.judges.tasks import cyclic_order
     from implicit_bench.report.inputs import primary_blind_rows
+    from implicit_bench.schema import cyclic_order
 
     rows = pd.DataFrame([dict(config="c", unit_id="u1", variant="neutral", seed=42, judge="J", task="blind", order=o, value="s")
                          for o in ("ans", "nsa", "san")])

@@ -15,9 +15,11 @@ from analysis_fixtures import BLIND_TYPES, blind_judgements, rubric_judgements, 
 from click.testing import CliRunner
 from pydantic import ValidationError
 
-from implicit_bench.analysis.load import load_judgements, load_tables, load_units
+from implicit_bench.analysis.load import load_tables
 from implicit_bench.cli import main as cli_main
 from implicit_bench.errors import ConfigError, InputError
+from implicit_bench.tables import UNITS
+from implicit_bench.tables.judgements import check_judgements
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -126,7 +128,7 @@ def test_clip_lean_outside_its_range_is_rejected(tmp_path, value, ok):
     u = pd.DataFrame({"unit_id": ["u1"]})
     pd.DataFrame([{"unit_id": "u1", "variant": "neutral", "seed": 42, "config": "g", "judge": "clip",
                    "task": "clip_lean", "value": value}]).to_csv(tmp_path / "j.csv", index=False)
-    j, rejects, _ = load_judgements([tmp_path / "j.csv"], u)
+    j, rejects, _ = check_judgements([tmp_path / "j.csv"], u)
     assert len(j) == int(ok) and len(rejects) == int(not ok)
     if not ok:
         assert "[-2, 2]" in rejects["reason"].iloc[0]
@@ -209,7 +211,7 @@ def _bad_files(tmp_path: Path) -> dict[str, Path]:
 def test_bad_units_file_is_one_line_naming_the_file(tmp_path, kind):
     path = _bad_files(tmp_path)[kind]
     with pytest.raises(InputError) as info:
-        load_units(path)
+        UNITS.check(path)
     assert str(path) in str(info.value)
     good_units = tmp_path / "u.csv"
     units(BLIND_TYPES).to_csv(good_units, index=False)

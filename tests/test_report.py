@@ -214,8 +214,8 @@ def test_empty_or_undrawable_plot_csv_never_breaks_the_report():
 
 
 def test_blind_asked_under_both_orders_keeps_the_hash_order_answer():
-    from implicit_bench.judges.tasks import blind_order
     from implicit_bench.report.inputs import primary_blind_rows
+    from implicit_bench.schema import blind_order
 
     inputs = _hand_inputs()
     rows = []

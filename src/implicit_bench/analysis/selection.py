@@ -19,12 +19,12 @@ import pandas as pd
 
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.config import SelectParams
-from implicit_bench.analysis.load import Tables, normalise_bias_type
+from implicit_bench.analysis.load import Tables
 from implicit_bench.analysis.views import resolve_config, resolve_judges, rows, wide
 from implicit_bench.errors import ConfigError
 from implicit_bench.kg.stats import kg_graph_stats
 from implicit_bench.prompt_stats import prompt_stats
-from implicit_bench.schema import BIAS_TYPES
+from implicit_bench.schema import BIAS_TYPES, normalise_bias_type
 
 
 def dx_frame(

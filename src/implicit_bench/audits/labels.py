@@ -13,13 +13,9 @@ from collections.abc import Callable
 import pandas as pd
 
 from implicit_bench.errors import InputError
-from implicit_bench.schema import BLIND_LABELS
+from implicit_bench.schema import BLIND_LABELS, CYCLIC_ORDERS, ORDERS
 
 IMAGE_KEY: tuple[str, ...] = ("config", "unit_id", "variant", "seed")
-ORDERS: tuple[str, ...] = ("sa", "as")
-# the three cyclic orders of the candidates a, neither, s (judges.tasks.CYCLIC_ORDERS): letter i
-# is the candidate in slot A, B, C
-CYCLIC_ORDERS: tuple[str, ...] = ("ans", "nsa", "san")
 _CODE = {"s": "s", "a": "a", "neither": "n"}
 
 OrderOf = Callable[[str, int, str], str]
@@ -88,7 +84,7 @@ def primary_labels(blind: pd.DataFrame, order_of: OrderOf | None = None) -> pd.D
     single = blind[counts == 1]
     multi = blind[counts > 1]
     if len(multi):
-        from implicit_bench.judges.tasks import cyclic_order
+        from implicit_bench.schema import cyclic_order
 
         cyclic = multi["order"].isin(CYCLIC_ORDERS).to_numpy()
         if order_of is None:

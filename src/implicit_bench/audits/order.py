@@ -20,9 +20,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.audits.labels import (
-    CYCLIC_ORDERS,
     IMAGE_KEY,
-    ORDERS,
     OrderOf,
     order_pairs,
     primary_labels,
@@ -31,6 +29,7 @@ from implicit_bench.audits.labels import (
 from implicit_bench.audits.rates import RANDOM_RATES, rates
 from implicit_bench.audits.stats import chisquare_uniform, share, wilson_interval
 from implicit_bench.io import nan_to_none  # noqa: F401 - re-exported (the audit stages import it from here)
+from implicit_bench.schema import CYCLIC_ORDERS, ORDERS
 
 
 def position_bias(blind: pd.DataFrame, confidence: float = 0.95) -> dict[str, Any]:
@@ -166,8 +165,8 @@ GATES: dict[str, float] = {"unanimity": 1.0, "two_of_three": 2 / 3, "majority": 
 def cyclic_frame(rows: pd.DataFrame) -> pd.DataFrame:
     """One judge's images asked under all three cyclic orders: the three answers (``label_ans``,
     ``label_nsa``, ``label_san``), the order-1 answer ``label`` (the hash-drawn rotation,
-    ``judges.tasks.cyclic_order``), ``parsed`` (all three valid), ``q`` and ``majority``."""
-    from implicit_bench.judges.tasks import cyclic_order
+    ``schema.cyclic_order``), ``parsed`` (all three valid), ``q`` and ``majority``."""
+    from implicit_bench.schema import cyclic_order
 
     cyc = rows[rows["order"].isin(CYCLIC_ORDERS)]
     counts = cyc.groupby(list(IMAGE_KEY))["order"].transform("nunique")

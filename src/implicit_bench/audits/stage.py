@@ -9,7 +9,7 @@ import pandas as pd
 from pydantic import Field
 
 from implicit_bench.audits.diversity import QUANTILES, diversity_frame, diversity_report
-from implicit_bench.audits.labels import CYCLIC_ORDERS, OrderOf, blind_rows, primary_labels
+from implicit_bench.audits.labels import OrderOf, blind_rows, primary_labels
 from implicit_bench.audits.negation import (
     negation_intervals,
     negation_summary,
@@ -30,6 +30,7 @@ from implicit_bench.faces import FaceConfig
 from implicit_bench.io import read_table
 from implicit_bench.params import BootstrapParams, StrictModel
 from implicit_bench.provenance import upstream_provenance  # noqa: F401 - re-exported for the audit stages
+from implicit_bench.schema import CYCLIC_ORDERS
 
 
 class JudgeAuditParams(StrictModel):
@@ -63,7 +64,7 @@ def load_judgements(paths: list[str]) -> tuple[pd.DataFrame, list[str]]:
 def order_function(primary_order: str) -> OrderOf | None:
     """The primary order of an image asked under both orders (see labels.primary_labels)."""
     if primary_order == "hash":
-        from implicit_bench.judges.tasks import blind_order
+        from implicit_bench.schema import blind_order
 
         return blind_order
     return lambda unit_id, seed, variant: primary_order

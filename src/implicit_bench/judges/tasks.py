@@ -37,16 +37,18 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from implicit_bench.errors import ConfigError, InputError
-from implicit_bench.hashing import derive_seed
 from implicit_bench.jsonparse import parse_json_answer, scan_key
 from implicit_bench.judges.answers import AnswerKind, get_kind
 from implicit_bench.params import StrictModel, format_validation_errors
+from implicit_bench.schema import (  # noqa: F401 - the protocol's orders, re-exported for judges/
+    CANDIDATE_LABELS,
+    CYCLIC_ORDERS,
+    ORDERS,
+    blind_order,
+    cyclic_order,
+    primary_order,
+)
 
-ORDERS: tuple[str, ...] = ("sa", "as")
-# Three cyclic option orders (When the Judge Acts): the candidates sorted by id (a, neither, s)
-# and their rotations; letter i is the candidate in slot A, B, C (n = neither).
-CYCLIC_ORDERS: tuple[str, ...] = ("ans", "nsa", "san")
-CANDIDATE_LABELS: dict[str, str] = {"s": "s", "a": "a", "n": "neither"}
 NEITHER_OPTION = "Neither of the other two descriptions is shown, or the image does not allow a judgement."
 # The stored values of an option-order task: the attribute chosen, never the letter.
 OPTION_LABELS: tuple[str, ...] = ("s", "a", "neither")
@@ -382,29 +384,9 @@ def unit_fields(unit: dict[str, Any], where: str | Path = "units") -> dict[str, 
     return fields  # type: ignore[return-value]
 
 
-def cyclic_order(unit_id: str, seed: int, variant: str) -> str:
-    """The primary ("order 1") of the three cyclic orders of one image: the rotation offset is
-    drawn from a hash of (unit, seed, image type) (definitions note)."""
-    return CYCLIC_ORDERS[derive_seed("cyclic_order", str(unit_id), int(seed), str(variant)) % 3]
-
-
-def primary_order(unit_id: str, seed: int, variant: str, order: str | None) -> str:
-    """The primary order of an image whose blind rows carry ``order``: the cyclic primary for a
-    cyclic order, else the two-order hash order."""
-    if order in CYCLIC_ORDERS:
-        return cyclic_order(unit_id, seed, variant)
-    return blind_order(unit_id, seed, variant)
-
-
 def load_blind_cyclic() -> TaskSpec:
     """The blind prompt of the three cyclic orders (blind.yaml's cyclic_prompt)."""
     return task_registry().cyclic("blind")
-
-
-def blind_order(unit_id: str, seed: int, variant: str) -> str:
-    """The option order of one image: "sa" (s is option A) or "as", from a hash of
-    (unit, seed, image type), so s is option A for about half of the images."""
-    return ORDERS[derive_seed("blind_order", str(unit_id), int(seed), str(variant)) % 2]
 
 
 def task_fields(task: TaskSpec, fields: dict[str, str], order: str | None = None) -> dict[str, str]:

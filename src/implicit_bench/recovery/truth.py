@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.estimate import Estimate, read_estimate
-from implicit_bench.judges.tasks import blind_order
+from implicit_bench.schema import blind_order
 from implicit_bench.world import measure
 from implicit_bench.world.model import World
 from implicit_bench.world.params import CLASSES

@@ -136,10 +136,10 @@ def primary_blind_rows(judgements: pd.DataFrame) -> pd.Series:
 
     A blind image asked under both option orders has two rows per judge; its label is the
     answer under the primary order, the judge stage's hash order
-    (``judges.tasks.blind_order``; order 1 for the three cyclic orders). An image asked once keeps its only answer. Rows of other
+    (``schema.blind_order``; order 1 for the three cyclic orders). An image asked once keeps its only answer. Rows of other
     tasks are all primary.
     """
-    from implicit_bench.judges.tasks import primary_order
+    from implicit_bench.schema import primary_order
 
     primary = pd.Series(True, index=judgements.index)
     if "order" not in judgements.columns:
@@ -150,7 +150,7 @@ def primary_blind_rows(judgements: pd.DataFrame) -> pd.Series:
     key = ["config", "unit_id", "variant", "seed", "judge"]
     asked = blind.groupby(key)["task"].transform("size")
     several = blind[asked > 1]
-    # two orders: the hash order; three cyclic orders: order 1 (judges.tasks.primary_order)
+    # two orders: the hash order; three cyclic orders: order 1 (schema.primary_order)
     hash_order = [primary_order(u, s, v, o) for u, s, v, o in
                   zip(several["unit_id"], several["seed"], several["variant"], several["order"], strict=True)]
     primary.loc[several.index] = several["order"].astype(str).to_numpy() == pd.Series(hash_order, dtype=str).to_numpy()

@@ -1,0 +1,368 @@
+"""Table specs: required columns, dtypes and allowed values, checked row by row (vectorised).
+
+A ``TableSpec`` reads a table (CSV or Parquet; a stage's own JSONL where the catalogue says so),
+checks it and returns a DataFrame; it checks a frame before writing it. Every row that does
+not validate is named with the file, its 1-based data row, the field and a reason:
+``on_bad_row="error"`` (what stages use) raises ``errors.InputError`` for the first one,
+``"reject"`` (what ``implicit-bench analyze`` uses) leaves the bad rows out and lists them.
+
+Checks run in passes, so the reason of a row that breaks several rules does not depend on the
+column order: blank required fields, then integers / booleans / numbers, then allowed values,
+then the table's own checks (``TableSpec.checks``), then duplicate keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from implicit_bench.errors import InputError
+
+Kind = Literal["text", "int", "float", "bool", "any"]
+READ_SUFFIXES = (".csv", ".csv.gz", ".parquet", ".pq")
+REJECT_COLUMNS = ["table", "file", "row", "field", "reason", "unit_id"]
+_TRUE = {"true", "1", "yes", "t"}
+_FALSE = {"false", "0", "no", "f"}
+_NULL_TOKENS = ("", "nan", "none", "null")
+_SHADOW = {"file": "__file__", "row": "__row__"}  # data columns named like the position columns
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a table.
+
+    ``kind``: ``text`` (ids and labels: read as stripped strings, 42.0 -> "42", null stays
+    None), ``int`` (int64 in ``[low, high]``), ``float``, ``bool`` (bools, 0/1, true/false in
+    any case) or ``any`` (kept as stored). ``required``: the column must be present;
+    ``nullable``: a present column may hold nulls (a required, non-nullable text field may not
+    be blank). ``allowed``: the values a non-null cell may take (after ``normalise``).
+    ``null_tokens``: text cells read as null (``relation``: "", "nan", "none", "null").
+    """
+
+    name: str
+    kind: Kind = "text"
+    required: bool = True
+    nullable: bool = False
+    allowed: tuple[Any, ...] | None = None
+    low: float | None = None
+    high: float | None = None
+    normalise: Callable[[Any], Any] | None = None
+    null_tokens: bool = False
+    unknown: str | None = None  # the reason for a value not allowed (default: "unknown <name> 'x'; ...")
+
+
+class Checked(NamedTuple):
+    """A validated table and its rejected rows (``rows_in``: data rows read)."""
+
+    frame: pd.DataFrame
+    rejects: pd.DataFrame
+
+
+class Checker:
+    """Collects the rejected rows of one table; the first failing check names a row's reason."""
+
+    def __init__(self, table: str, frame: pd.DataFrame, on_bad_row: str):
+        self.table = table
+        self.frame = frame
+        self.on_bad_row = on_bad_row
+        self.bad = pd.Series(False, index=frame.index)
+        self.rows: list[pd.DataFrame] = []
+
+    def check(self, failing: pd.Series | np.ndarray, field_name: str, reason: str | pd.Series) -> None:
+        """Reject the rows where ``failing`` holds (and no earlier check failed)."""
+        if not isinstance(failing, pd.Series):
+            failing = pd.Series(failing, index=self.frame.index)
+        new = failing.fillna(True).astype(bool) & ~self.bad
+        if not new.any():
+            return
+        sub = self.frame.loc[new]
+        reasons = reason.loc[new] if isinstance(reason, pd.Series) else reason
+        self.rows.append(
+            pd.DataFrame(
+                {
+                    "table": self.table,
+                    "file": sub["file"].to_numpy(),
+                    "row": sub["row"].to_numpy(),
+                    "field": field_name,
+                    "reason": reasons if isinstance(reasons, str) else reasons.to_numpy(),
+                    "unit_id": sub["unit_id"].to_numpy() if "unit_id" in sub else None,
+                    "_order": sub.index.to_numpy(),
+                }
+            )
+        )
+        self.bad |= new
+
+    def rejects(self) -> pd.DataFrame:
+        """The rejected rows in input order; with ``on_bad_row="error"`` raise for the first."""
+        if not self.rows:
+            return pd.DataFrame(columns=REJECT_COLUMNS)
+        out = pd.concat(self.rows, ignore_index=True).sort_values("_order", kind="stable")
+        if self.on_bad_row == "error":
+            first = out.iloc[0]
+            raise InputError(first["file"], int(first["row"]), first["field"], str(first["reason"]))
+        return out[REJECT_COLUMNS].reset_index(drop=True)
+
+
+# ----- reading ------------------------------------------------------------------------------------
+def suffix_of(path: str | Path) -> str:
+    path = Path(path)
+    return "".join(path.suffixes[-2:]) if path.suffix == ".gz" else path.suffix
+
+
+def read_frame(path: str | Path, table: str, required: Sequence[str],
+               suffixes: Sequence[str] = READ_SUFFIXES) -> pd.DataFrame:
+    """One table file with ``file`` and ``row`` (1-based data row) columns added; CSV cells read
+    as text. A wrong format, a missing column or no data rows raises ``InputError``."""
+    from implicit_bench.io import read_table
+
+    path = Path(path)
+    suffix = suffix_of(path)
+    if suffix not in suffixes:
+        kinds = " or ".join(k for k in (".csv", ".parquet", ".jsonl") if k in suffixes)
+        raise InputError(path, None, None, f"{table}: expected a {kinds} file, got '{suffix}'")
+    text = suffix.startswith((".csv", ".tsv"))
+    frame = read_table(path, dtype=str) if text else read_table(path)
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise InputError(path, None, missing[0], f"missing column(s) {', '.join(missing)} ({table} table)")
+    if frame.empty:
+        raise InputError(path, None, None, f"{table}: a header but no data rows")
+    frame = frame.reset_index(drop=True).rename(columns=_SHADOW)  # a data column named file / row
+    frame["file"] = str(path)
+    frame["row"] = np.arange(1, len(frame) + 1)  # 1-based data row (CSV: the header is row 0)
+    return frame
+
+
+# ----- cell parsers -------------------------------------------------------------------------------
+def as_text(series: pd.Series) -> pd.Series:
+    """Ids and labels as stripped strings (42.0 -> "42"); null stays None, never "nan"."""
+    out = pd.Series(None, index=series.index, dtype=object)
+    present = series.notna()
+    if not present.any():
+        return out
+    values = series[present]
+    if pd.api.types.is_bool_dtype(values) or pd.api.types.is_integer_dtype(values):
+        text = values.astype(str)
+    elif pd.api.types.infer_dtype(values, skipna=True) == "string":
+        text = values.astype(str).str.strip()
+    else:
+        text = values.map(lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip())
+    out[present] = text.to_numpy(dtype=object)
+    return out
+
+
+def blank(series: pd.Series) -> pd.Series:
+    """Null or empty text."""
+    return series.isna() | (series.astype(str).str.len() == 0)
+
+
+def parse_bool(series: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """(parsed bool, ok mask) from bools, 0/1 or true/false strings (any case)."""
+    if pd.api.types.is_bool_dtype(series):
+        return series.astype(bool), pd.Series(True, index=series.index)
+    text = as_text(series).fillna("").str.lower()
+    return text.isin(_TRUE), text.isin(_TRUE | _FALSE)
+
+
+def parse_float(series: pd.Series) -> pd.Series:
+    return pd.to_numeric(series, errors="coerce")
+
+
+def check_int(chk: Checker, raw: pd.Series, name: str, low: float, high: float) -> pd.Series:
+    """Integers as int64 in ``[low, high]``, else the row is rejected (-1 kept in its place)."""
+    number = parse_float(raw).astype(float)
+    text = raw.map(lambda v: "" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v)).astype(object)
+    finite = np.isfinite(number.fillna(0))
+    chk.check(number.isna() | ~finite | (number != number.round()), name, "not an integer: '" + text + "'")
+    bound = f"{low:g}..{high:g}" if max(abs(low), abs(high)) < 1e15 else f"{int(low)}..{int(high)}"
+    chk.check((number < low) | (number > high), name, f"out of range {bound}: '" + text + "'")
+    ok = number.notna() & finite & (number >= low) & (number <= high)
+    return number.where(ok, -1).round().astype("int64")
+
+
+# ----- the spec -----------------------------------------------------------------------------------
+ExtraCheck = Callable[[Checker, pd.DataFrame], None]
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """Where a table lives, its columns and its key; ``read`` / ``check`` / ``write`` it.
+
+    ``path``: the catalogue path (a pattern with ``{name}`` for one file per configuration);
+    ``key``: columns whose values occur once; ``checks``: the table's own row checks (run after
+    the column checks, before the key); ``sort``: the order ``check`` returns rows in (``read``
+    keeps the file's order); ``suffixes``: the formats it is read from.
+    """
+
+    name: str
+    path: str
+    columns: tuple[Column, ...]
+    key: tuple[str, ...] = ()
+    checks: tuple[ExtraCheck, ...] = ()
+    sort: tuple[str, ...] = ()
+    suffixes: tuple[str, ...] = READ_SUFFIXES
+    doc: str = ""
+    _by_name: dict[str, Column] = field(init=False, repr=False, compare=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._by_name.update({c.name: c for c in self.columns})
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns if c.required)
+
+    def column(self, name: str) -> Column:
+        return self._by_name[name]
+
+    def at(self, **parts: str) -> str:
+        """The catalogue path with its ``{placeholders}`` filled (``DEBIAS_JUDGEMENTS.at(name="x")``)."""
+        return self.path.format(**parts)
+
+    # ----- reading --------------------------------------------------------------------------
+    def read(self, path: str | Path | None = None, require: Iterable[str] | None = None) -> pd.DataFrame:
+        """The validated table at ``path`` (default: the catalogue path) in the file's row order;
+        the first bad row raises ``InputError`` naming file, row and field. ``require``: the
+        columns this reader needs (default: the spec's required columns); the other columns of
+        the spec are checked where present."""
+        frame, _ = self.check([path or self.path], on_bad_row="error", require=require, sort=False)
+        return frame
+
+    def read_many(self, paths: Iterable[str | Path], require: Iterable[str] | None = None) -> pd.DataFrame:
+        """Several files of this table as one validated frame (the key holds across files)."""
+        frame, _ = self.check(list(paths), on_bad_row="error", require=require, sort=False)
+        return frame
+
+    def check(
+        self,
+        paths: str | Path | Sequence[str | Path],
+        on_bad_row: str = "reject",
+        require: Iterable[str] | None = None,
+        sort: bool = True,
+        keep_position: bool = False,
+        extra: Sequence[ExtraCheck] = (),
+    ) -> Checked:
+        """The valid rows (sorted by ``self.sort`` unless ``sort=False``) and the rejected ones
+        (``on_bad_row="error"``: the first raises). ``frame.attrs["rows_in"]``: data rows read.
+        ``keep_position``: keep the ``file`` / ``row`` columns (where each row came from);
+        ``extra``: the caller's row checks (``validate``)."""
+        if isinstance(paths, (str, Path)):
+            paths = [paths]
+        needed = list(self.required if require is None else require)
+        frames = [read_frame(p, self.name, needed, self.suffixes) for p in paths]
+        if not frames:
+            raise InputError(f"<{self.name}>", None, None, f"no {self.name} table given")
+        frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        chk = Checker(self.name, frame, on_bad_row)
+        self.validate(chk, frame, extra=extra)
+        out = frame[~chk.bad]
+        if not keep_position:
+            out = out.drop(columns=["file", "row"]).rename(columns={v: k for k, v in _SHADOW.items()})
+        if sort and self.sort:
+            out = out.sort_values(list(self.sort), kind="stable")
+        out = out.reset_index(drop=True)
+        out.attrs["rows_in"] = int(len(frame))
+        return Checked(out, chk.rejects())
+
+    def validate(
+        self,
+        chk: Checker,
+        frame: pd.DataFrame,
+        key: bool = True,
+        allowed: dict[str, tuple[Any, ...]] | None = None,
+        extra: Sequence[ExtraCheck] = (),
+    ) -> None:
+        """Coerce the spec's columns of ``frame`` in place and run every check on ``chk``.
+
+        ``key=False`` leaves the key to the caller (the analysis's duplicate policy);
+        ``allowed`` narrows a column's allowed values; ``extra``: the caller's row checks, run
+        after the column checks and before the table's own."""
+        allowed = allowed or {}
+        present = [c for c in self.columns if c.name in frame.columns]
+        for col in present:
+            if col.kind == "text":
+                text = as_text(frame[col.name])
+                if col.null_tokens:
+                    text = text.where(~text.fillna("").str.lower().isin(_NULL_TOKENS), None)
+                elif col.nullable:  # a blank cell is null (None, never NaN)
+                    text = text.where(text.notna() & (text != ""), None)
+                frame[col.name] = text
+                if col.normalise is not None:
+                    frame[col.name] = frame[col.name].map(col.normalise, na_action="ignore")
+        for col in present:  # pass 1: blank required fields
+            if not col.nullable and col.kind == "text":
+                chk.check(blank(frame[col.name]), col.name, "empty")
+            elif not col.nullable and col.kind in ("float", "bool", "any"):
+                chk.check(frame[col.name].isna(), col.name, "empty")
+        for col in present:  # pass 2: integers, booleans, numbers
+            values = frame[col.name]
+            if col.kind == "int":
+                low = -np.inf if col.low is None else col.low
+                high = np.inf if col.high is None else col.high
+                missing = values.isna() if col.nullable else pd.Series(False, index=values.index)
+                parsed = check_int(chk, values.where(~missing, 0), col.name, low, high)
+                frame[col.name] = parsed.astype("Int64").mask(missing) if missing.any() else parsed
+            elif col.kind == "bool" and not pd.api.types.is_bool_dtype(values):
+                parsed, ok = parse_bool(values)
+                empty = blank(values)
+                chk.check(~ok & ~empty, col.name, "expected true or false: '" + values.astype(str) + "'")
+                frame[col.name] = parsed.where(~empty, None) if col.nullable and empty.any() else parsed
+            elif col.kind == "float" and not pd.api.types.is_float_dtype(values):
+                number = parse_float(values)
+                chk.check(number.isna() & values.notna(), col.name, "not a number: '" + values.astype(str) + "'")
+                frame[col.name] = number
+        for col in present:  # pass 3: allowed values and ranges
+            values = frame[col.name]
+            values_allowed = allowed.get(col.name, col.allowed)
+            if values_allowed is not None:
+                reason = col.unknown or (
+                    f"unknown {col.name.replace('_', ' ')} '{{}}'; expected one of {', '.join(map(str, values_allowed))}"
+                )
+                head, _, tail = reason.partition("{}")
+                chk.check(values.notna() & ~values.isin(values_allowed), col.name, head + values.astype(str) + tail)
+            if col.kind == "float" and (col.low is not None or col.high is not None):
+                low = -np.inf if col.low is None else col.low
+                high = np.inf if col.high is None else col.high
+                chk.check(values.notna() & ((values < low) | (values > high) | ~np.isfinite(values.fillna(0))),
+                          col.name, f"out of range {low:g}..{high:g}: '" + values.astype(str) + "'")
+        for run in (*extra, *self.checks):
+            run(chk, frame)
+        if key and self.key and all(k in frame.columns for k in self.key):
+            self.check_key(chk, frame)
+
+    def check_key(self, chk: Checker, frame: pd.DataFrame) -> None:
+        """Rows whose key occurs more than once among the rows still valid: all rejected."""
+        key = list(self.key)
+        ok = frame[~chk.bad]
+        dup_ok = ok.duplicated(key, keep=False)
+        if not dup_ok.any():
+            return
+        counts = ok[dup_ok].groupby(key, dropna=False, observed=True)[key[0]].transform("size")
+        n_rows = counts.reindex(frame.index)
+        chk.check(
+            frame.index.isin(ok.index[dup_ok.to_numpy()]),
+            ",".join(key),
+            "duplicate " + "/".join(key) + " (" + n_rows.fillna(0).astype(int).astype(str) + " rows)",
+        )
+
+    # ----- writing --------------------------------------------------------------------------
+    def write(self, frame: pd.DataFrame, path: str | Path | None = None, extra: Sequence[ExtraCheck] = ()) -> None:
+        """Check ``frame`` (required columns, dtypes, allowed values, key; the first bad row
+        raises naming the output file) and write it atomically (``io.write_table``)."""
+        from implicit_bench.io import write_table
+
+        path = Path(path or self.path)
+        missing = [c for c in self.required if c not in frame.columns]
+        if missing:
+            raise InputError(path, None, missing[0], f"missing column(s) {', '.join(missing)} ({self.name} table)")
+        if len(frame):
+            probe = frame.reset_index(drop=True).rename(columns=_SHADOW)
+            probe = probe.assign(file=str(path), row=np.arange(1, len(frame) + 1))
+            chk = Checker(self.name, probe, "error")
+            self.validate(chk, probe, extra=extra)
+            chk.rejects()  # raises for the first bad row
+        write_table(frame, path)
