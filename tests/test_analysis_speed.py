@@ -19,9 +19,9 @@ from analysis_fixtures import BLIND_TYPES, blind_judgements, units
 
 from implicit_bench.analysis.blind import LabelCounts, label_counts, label_shares, rates
 from implicit_bench.analysis.bootstrap import Bootstrap, integer_bound, multiplicities
-from implicit_bench.analysis.load import load_judgements, load_units
 from implicit_bench.kg.stats import connected_components
 from implicit_bench.schema import BLIND_LABELS, VARIANTS
+from implicit_bench.tables import UNITS, check_judgements
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("scipy.stats", "scipy.sparse", "torch", "sklearn", "matplotlib", "transformers", "diffusers")
@@ -105,8 +105,8 @@ def test_sums_equal_one_product_per_column():
 def hand_counts(tmp_path):
     units(BLIND_TYPES).to_csv(tmp_path / "units.csv", index=False)
     blind_judgements().to_csv(tmp_path / "j.csv", index=False)
-    uu, _ = load_units(tmp_path / "units.csv")
-    j, _, _ = load_judgements([tmp_path / "j.csv"], uu)
+    uu, _ = UNITS.check(tmp_path / "units.csv")
+    j, _, _ = check_judgements([tmp_path / "j.csv"], uu)
     return label_counts(j, "gen", "A", ["u1", "u2", "u3", "u4"])
 
 
