@@ -21,7 +21,8 @@ from implicit_bench.analysis.blind import LabelCounts, label_counts, label_share
 from implicit_bench.analysis.bootstrap import Bootstrap, integer_bound, multiplicities
 from implicit_bench.kg.stats import connected_components
 from implicit_bench.schema import BLIND_LABELS, VARIANTS
-from implicit_bench.tables import UNITS, check_judgements
+from implicit_bench.tables import UNITS
+from implicit_bench.tables.judgements import check_judgements
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("scipy.stats", "scipy.sparse", "torch", "sklearn", "matplotlib", "transformers", "diffusers")

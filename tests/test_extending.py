@@ -125,9 +125,10 @@ except ConfigError as exc:
 ANALYZE = """
 import json
 import implicit_bench
-from implicit_bench.analysis.load import load_judgements, load_units
-units, _ = load_units("data/interim/units.parquet")
-judgements, rejects, _ = load_judgements(["data/judgements/judgements.parquet"], units)
+from implicit_bench.tables import JUDGEMENTS, UNITS
+from implicit_bench.tables.judgements import check_judgements
+units, _ = UNITS.check(UNITS.path)
+judgements, rejects, _ = check_judgements([JUDGEMENTS.path], units)
 rows = judgements[judgements["task"] == "single_person"]
 print(json.dumps({"package": implicit_bench.__file__, "rejects": int(len(rejects)), "rows": int(len(rows)),
                   "scores": sorted(set(rows.loc[rows["valid"], "score"].tolist()))}))

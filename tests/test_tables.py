@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _value(spec: TableSpec, col: Column, i: int):
-    if spec.name.endswith("judgements") and col.name == "value":
-        return "3"  # a rubric score (the first allowed task)
+    if spec.name.endswith("judgements") and col.name in ("task", "value"):
+        return {"task": "rubric", "value": "3"}[col.name]  # a rubric score
     if spec.name.endswith("judgements") and col.name == "valid":
         return True
     if col.allowed is not None:
