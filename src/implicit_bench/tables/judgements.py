@@ -53,7 +53,7 @@ def value_checks(chk: Checker, frame: pd.DataFrame) -> None:
     registry = task_registry()
     names = registry.names()
     chk.check(~frame["task"].isin(names), "task",
-              "unknown task '" + frame["task"].astype(str) + f"'; expected one of {', '.join(names)}")
+              lambda: "unknown task '" + frame["task"].astype(str) + f"'; expected one of {', '.join(names)}")
     value = frame["value"]
     has_value = ~blank(value)
     if "valid" not in frame.columns or frame["valid"].isna().all():
@@ -61,7 +61,7 @@ def value_checks(chk: Checker, frame: pd.DataFrame) -> None:
     else:
         parsed, valid_ok = parse_bool(frame["valid"])
         blank_valid = blank(frame["valid"])
-        chk.check(~valid_ok & ~blank_valid, "valid", "expected true or false: '" + frame["valid"].astype(str) + "'")
+        chk.check(~valid_ok & ~blank_valid, "valid", lambda: "expected true or false: '" + frame["valid"].astype(str) + "'")
         valid = parsed.where(~blank_valid, has_value)  # a blank ``valid`` means "has a value"
     chk.check(~valid & has_value, "value", "valid is false but a value is set")
     chk.check(valid & ~has_value, "value", "valid is true but the value is empty")

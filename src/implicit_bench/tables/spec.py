@@ -63,6 +63,9 @@ class Checked(NamedTuple):
     rejects: pd.DataFrame
 
 
+Reason = str | pd.Series | Callable[[], "str | pd.Series"]
+
+
 class Checker:
     """Collects the rejected rows of one table; the first failing check names a row's reason."""
 
@@ -73,13 +76,18 @@ class Checker:
         self.bad = pd.Series(False, index=frame.index)
         self.rows: list[pd.DataFrame] = []
 
-    def check(self, failing: pd.Series | np.ndarray, field_name: str, reason: str | pd.Series) -> None:
-        """Reject the rows where ``failing`` holds (and no earlier check failed)."""
+    def check(self, failing: pd.Series | np.ndarray, field_name: str, reason: Reason) -> None:
+        """Reject the rows where ``failing`` holds (and no earlier check failed); ``reason``
+        (text, one text per row, or a function returning either) is only built when a row
+        fails: building a message for every row of a large valid table costs more than all
+        the checks."""
         if not isinstance(failing, pd.Series):
             failing = pd.Series(failing, index=self.frame.index)
         new = failing.fillna(True).astype(bool) & ~self.bad
         if not new.any():
             return
+        if callable(reason):
+            reason = reason()
         sub = self.frame.loc[new]
         reasons = reason.loc[new] if isinstance(reason, pd.Series) else reason
         self.rows.append(
@@ -141,24 +149,25 @@ def read_frame(path: str | Path, table: str, required: Sequence[str],
 # ----- cell parsers -------------------------------------------------------------------------------
 def as_text(series: pd.Series) -> pd.Series:
     """Ids and labels as stripped strings (42.0 -> "42"); null stays None, never "nan"."""
-    out = pd.Series(None, index=series.index, dtype=object)
-    present = series.notna()
+    present = series.notna().to_numpy(dtype=bool)
+    out = np.full(len(series), None, dtype=object)
     if not present.any():
-        return out
-    values = series[present]
+        return pd.Series(out, index=series.index, dtype=object)
+    values = series if present.all() else series[present]
     if pd.api.types.is_bool_dtype(values) or pd.api.types.is_integer_dtype(values):
         text = values.astype(str)
-    elif pd.api.types.infer_dtype(values, skipna=True) == "string":
-        text = values.astype(str).str.strip()
+    elif isinstance(values.dtype, pd.StringDtype) or pd.api.types.infer_dtype(values, skipna=True) == "string":
+        text = (values if isinstance(values.dtype, pd.StringDtype) else values.astype(str)).str.strip()
     else:
         text = values.map(lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip())
     out[present] = text.to_numpy(dtype=object)
-    return out
+    return pd.Series(out, index=series.index, dtype=object)
 
 
 def blank(series: pd.Series) -> pd.Series:
-    """Null or empty text."""
-    return series.isna() | (series.astype(str).str.len() == 0)
+    """Null, or a value whose text is empty (only the empty string: no other value prints as "")."""
+    empty = (series == "").to_numpy(dtype=bool, na_value=False) if series.dtype != bool else np.zeros(len(series), bool)
+    return series.isna() | pd.Series(empty, index=series.index)
 
 
 def parse_bool(series: pd.Series) -> tuple[pd.Series, pd.Series]:
@@ -176,11 +185,14 @@ def parse_float(series: pd.Series) -> pd.Series:
 def check_int(chk: Checker, raw: pd.Series, name: str, low: float, high: float) -> pd.Series:
     """Integers as int64 in ``[low, high]``, else the row is rejected (-1 kept in its place)."""
     number = parse_float(raw).astype(float)
-    text = raw.map(lambda v: "" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v)).astype(object)
+
+    def text() -> pd.Series:
+        return raw.map(lambda v: "" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v)).astype(object)
+
     finite = np.isfinite(number.fillna(0))
-    chk.check(number.isna() | ~finite | (number != number.round()), name, "not an integer: '" + text + "'")
+    chk.check(number.isna() | ~finite | (number != number.round()), name, lambda: "not an integer: '" + text() + "'")
     bound = f"{low:g}..{high:g}" if max(abs(low), abs(high)) < 1e15 else f"{int(low)}..{int(high)}"
-    chk.check((number < low) | (number > high), name, f"out of range {bound}: '" + text + "'")
+    chk.check((number < low) | (number > high), name, lambda: f"out of range {bound}: '" + text() + "'")
     ok = number.notna() & finite & (number >= low) & (number <= high)
     return number.where(ok, -1).round().astype("int64")
 
@@ -309,11 +321,11 @@ class TableSpec:
             elif col.kind == "bool" and not pd.api.types.is_bool_dtype(values):
                 parsed, ok = parse_bool(values)
                 empty = blank(values)
-                chk.check(~ok & ~empty, col.name, "expected true or false: '" + values.astype(str) + "'")
+                chk.check(~ok & ~empty, col.name, lambda v=values: "expected true or false: '" + v.astype(str) + "'")
                 frame[col.name] = parsed.where(~empty, None) if col.nullable and empty.any() else parsed
             elif col.kind == "float" and not pd.api.types.is_float_dtype(values):
                 number = parse_float(values)
-                chk.check(number.isna() & values.notna(), col.name, "not a number: '" + values.astype(str) + "'")
+                chk.check(number.isna() & values.notna(), col.name, lambda v=values: "not a number: '" + v.astype(str) + "'")
                 frame[col.name] = number
         for col in present:  # pass 3: allowed values and ranges
             values = frame[col.name]
@@ -323,12 +335,13 @@ class TableSpec:
                     f"unknown {col.name.replace('_', ' ')} '{{}}'; expected one of {', '.join(map(str, values_allowed))}"
                 )
                 head, _, tail = reason.partition("{}")
-                chk.check(values.notna() & ~values.isin(values_allowed), col.name, head + values.astype(str) + tail)
+                chk.check(values.notna() & ~values.isin(values_allowed), col.name,
+                          lambda v=values, h=head, t=tail: h + v.astype(str) + t)
             if col.kind == "float" and (col.low is not None or col.high is not None):
                 low = -np.inf if col.low is None else col.low
                 high = np.inf if col.high is None else col.high
                 chk.check(values.notna() & ((values < low) | (values > high) | ~np.isfinite(values.fillna(0))),
-                          col.name, f"out of range {low:g}..{high:g}: '" + values.astype(str) + "'")
+                          col.name, lambda v=values, b=f"{low:g}..{high:g}": f"out of range {b}: '" + v.astype(str) + "'")
         for run in (*extra, *self.checks):
             run(chk, frame)
         if key and self.key and all(k in frame.columns for k in self.key):
