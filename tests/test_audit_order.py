@@ -69,8 +69,8 @@ def test_position_bias_by_hand():
     # C: img4 as, img6 sa = 2; one invalid answer (img6 as)
     assert j1["slot_counts"] == {"A": 6, "B": 3, "C": 2}
     assert j1["invalid"] == 1
-    assert j1["slot_A_share"] == pytest.approx(6 / 9)
-    assert j1["slot_A_ci"][0] == pytest.approx(0.354204, abs=1e-5)
+    assert j1["slot_A_share"]["value"] == pytest.approx(6 / 9) and j1["slot_A_share"]["n"] == 9
+    assert j1["slot_A_share"]["ci"][0] == pytest.approx(0.354204, abs=1e-5) and j1["slot_A_share"]["level"] == 0.95
     assert j1["chi_square"]["chi2"] == pytest.approx(1.0)
     # neither by order: sa 1 of 6 valid; as 1 of 5 valid
     assert j1["by_order"]["sa"]["neither_share"] == pytest.approx(1 / 6)
@@ -186,7 +186,7 @@ def test_cyclic_three_order_audit_by_hand():
     # A: u1/42 san, u1/1042 san, u2 ans = 3; B: u1/42 nsa, u2 san = 2; C: the other 6
     bias = report["position_bias"]
     assert bias["slot_counts"] == {"A": 3, "B": 2, "C": 6} and bias["invalid"] == 1
-    assert bias["slot_A_share"] == pytest.approx(3 / 11)
+    assert bias["slot_A_share"]["value"] == pytest.approx(3 / 11) and bias["slot_A_share"]["n"] == 11
     expected = sum((o - 11 / 3) ** 2 / (11 / 3) for o in (3, 2, 6))
     assert bias["chi_square"]["chi2"] == pytest.approx(expected) and bias["chi_square"]["dof"] == 2
 

@@ -26,8 +26,8 @@ DETAIL = {
     },
     "lean": {"hedges_g": {"pooled": {"gender": {"n_stereotype": 9, "n_anti": 9, "g": _iv(1.25, 1.0, 1.5)},
                                      "race": {"n_stereotype": 9, "n_anti": 9, "g": _iv(0.5, 0.2, 0.8)}}}},
-    "judge_audit": {"position_bias": {"j1": {"slot_A_share": 0.55}}},
-    "negation": {"by_judge": {"j1": {"overall": {"all": {"negated_0_1": {"strict_success": 0.25}}}}}},
+    "judge_audit": {"position_bias": {"j1": {"slot_A_share": _iv(0.55, 0.5, 0.6, 900)}}},
+    "negation": {"by_judge": {"j1": {"overall": {"all": {"negated_0_1": {"strict_success": _iv(0.25, 0.1, 0.4)}}}}}},
     "debias": {"configs": {"unmodified": {"info": "none", "dS": None}, "own1": {"info": "own", "dS": _iv(9.5, 3.0, 15.0)},
                            "own2": {"info": "own", "dS": _iv(3.0, -1.0, 7.0)}, "kg1": {"info": "full_kg", "dS": _iv(2.9, 0.0, 5.0)},
                            "kg2": {"info": "removed", "dS": _iv(-1.0, -3.0, 1.0)}},
@@ -48,6 +48,11 @@ def test_headline_picks_percentages_intervals_and_best_configs():
     assert s["images"] == 40 and s["refusal_pct"] == 7.5
     assert s["simulated"] is False and s["random_init"] is False and (s["kg_units"], s["triplets"], s["units_analysed"]) == (10, 9, 8)
     assert count_values(s) <= MAX_VALUES
+
+
+def test_a_statistic_without_interval_may_be_a_plain_number():
+    s = headline({"benchmark": {"primary_judge": "j1"}, "judge_audit": {"position_bias": {"j1": {"slot_A_share": 0.55}}}})
+    assert s["position_bias_slot_a_pct"] == 55.0
 
 
 def test_headline_of_an_empty_run_is_all_nulls_not_an_error():

@@ -174,7 +174,7 @@ def _ratio_intervals(boot: Any, nums: dict[str, np.ndarray], dens: dict[str, np.
 
 
 def blind_rate_intervals(boot: Any, frame: pd.DataFrame, label: str, stream: str) -> dict[str, Any]:
-    """Intervals of default rate, success(s), success(a) and their gap (paired replicates)."""
+    """Estimates of default rate, success(s), success(a) and their gap (paired replicates)."""
     codes, n_units = _unit_codes(frame)
     labelled = frame[label].notna().to_numpy()
     variants = frame["variant"].to_numpy(dtype=object)
@@ -187,7 +187,7 @@ def blind_rate_intervals(boot: Any, frame: pd.DataFrame, label: str, stream: str
     values, reps = _ratio_intervals(boot, nums, dens, stream, n_units)
     values["gap"] = values["success_s"] - values["success_a"]
     reps["gap"] = reps["success_s"] - reps["success_a"]
-    return {name: boot.interval(values[name], reps[name], f"{stream}/{name}", n_units)["ci"] for name in values}
+    return {name: boot.interval(values[name], reps[name], f"{stream}/{name}", n_units) for name in values}
 
 
 def coverage_interval(boot: Any, frame: pd.DataFrame, kept: pd.Series, stream: str) -> Any:
@@ -195,4 +195,4 @@ def coverage_interval(boot: Any, frame: pd.DataFrame, kept: pd.Series, stream: s
     den = np.bincount(codes, minlength=n_units).astype(float)
     num = np.bincount(codes[kept.to_numpy(dtype=bool)], minlength=n_units).astype(float)
     values, reps = _ratio_intervals(boot, {"coverage": num}, {"coverage": den}, stream, n_units)
-    return boot.interval(values["coverage"], reps["coverage"], stream, n_units)["ci"]
+    return boot.interval(values["coverage"], reps["coverage"], stream, n_units)

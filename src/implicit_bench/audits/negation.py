@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench.audits.stats import share
+from implicit_bench.estimate import estimate_json
 from implicit_bench.text import contains_phrase
 
 NEGATED_COLUMNS: dict[str, str] = {
@@ -419,7 +420,7 @@ def negation_intervals(primary: pd.DataFrame, units: pd.DataFrame, boot: Any) ->
             rates = negation_rates(g)
             for name in ("lenient_success", "forbidden_rendered"):  # undefined without presence
                 if rates[name] is None or (isinstance(rates[name], float) and math.isnan(rates[name])):
-                    out[(judge, variant, grouping, str(group))][name] = {"value": None, "ci": None}
+                    out[(judge, variant, grouping, str(group))][name] = estimate_json(None)
     return out
 
 
@@ -429,9 +430,10 @@ def negation_summary(table: pd.DataFrame, intervals: dict | None = None) -> dict
     for row in table.to_dict("records"):
         rec = {k: row[k] for k in RATE_COLUMNS}
         rec = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
-        if intervals is not None:
+        if intervals is not None:  # the rates as Estimates: the point value of the table, the interval
             found = intervals.get((row["judge"], row["variant"], row["grouping"], str(row["group"])), {})
-            rec["ci"] = {name: iv.get("ci") for name, iv in found.items()}
+            for name, iv in found.items():
+                rec[name] = estimate_json(rec.get(name), iv["ci"], iv["n"], iv["level"])
         out.setdefault(row["judge"], {}).setdefault(row["grouping"], {}).setdefault(str(row["group"]), {})[row["variant"]] = rec
     return out
 

@@ -28,12 +28,14 @@ from implicit_bench.audits.labels import (
 )
 from implicit_bench.audits.rates import RANDOM_RATES, rates
 from implicit_bench.audits.stats import chisquare_uniform, share, wilson_interval
+from implicit_bench.estimate import estimate_json
 from implicit_bench.io import nan_to_none  # noqa: F401 - re-exported (the audit stages import it from here)
 from implicit_bench.schema import CYCLIC_ORDERS, ORDERS
 
 
 def position_bias(blind: pd.DataFrame, confidence: float = 0.95) -> dict[str, Any]:
-    """Per judge: share of s/a answers in slot A vs 50% (Wilson interval, chi-square on A/B)."""
+    """Per judge: share of s/a answers in slot A vs 50% (an Estimate with its Wilson interval over
+    the A/B answers; chi-square on A/B)."""
     out: dict[str, Any] = {}
     frame = blind.assign(slot=slot_of(blind["label"], blind["order"]))
     for judge, rows in frame.groupby("judge", sort=True):
@@ -41,7 +43,6 @@ def position_bias(blind: pd.DataFrame, confidence: float = 0.95) -> dict[str, An
         n_a = int((asked["slot"] == "A").sum())
         n_b = int((asked["slot"] == "B").sum())
         n_c = int((asked["slot"] == "C").sum())
-        low, high = wilson_interval(n_a, n_a + n_b, confidence)
         by_order: dict[str, Any] = {}
         for order in ORDERS:
             o = asked[asked["order"] == order]
@@ -58,8 +59,7 @@ def position_bias(blind: pd.DataFrame, confidence: float = 0.95) -> dict[str, An
             "calls": len(asked),
             "invalid": int(asked["label"].isna().sum()),
             "slot_counts": {"A": n_a, "B": n_b, "C": n_c},
-            "slot_A_share": share(n_a, n_a + n_b),
-            "slot_A_ci": [low, high],
+            "slot_A_share": estimate_json(share(n_a, n_a + n_b), wilson_interval(n_a, n_a + n_b, confidence), n_a + n_b, confidence),
             "uniform": 0.5,
             "chi_square": chisquare_uniform([n_a, n_b]),
             "by_order": by_order,
@@ -94,7 +94,8 @@ def _report(gated: pd.DataFrame, kept: pd.Series, ungated: pd.DataFrame, boot: A
             stream: str = "gate") -> dict[str, Any]:
     """Coverage and rates on kept images against rejected ones, the ungated judge and random.
 
-    With ``boot`` (the analysis ``Bootstrap``), ``ci`` holds percentile intervals over units.
+    With ``boot`` (the analysis ``Bootstrap``), coverage and the rates of ``gated_kept``,
+    ``ungated_rejected`` and ``ungated_all`` are ``Estimate``s with percentile intervals over units.
     """
     n = len(kept)
     report = {
@@ -111,13 +112,18 @@ def _report(gated: pd.DataFrame, kept: pd.Series, ungated: pd.DataFrame, boot: A
         from implicit_bench.audits.intervals import blind_rate_intervals, coverage_interval
 
         mask = kept.to_numpy()
-        report["ci"] = {
-            "coverage": coverage_interval(boot, gated, kept, f"{stream}/coverage"),
-            "gated_kept": blind_rate_intervals(boot, gated[mask], "gated", f"{stream}/kept"),
-            "ungated_rejected": blind_rate_intervals(boot, ungated[~mask], "label", f"{stream}/rejected"),
-            "ungated_all": blind_rate_intervals(boot, ungated, "label", f"{stream}/all"),
-        }
+        report["coverage"] = _with_value(report["coverage"], coverage_interval(boot, gated, kept, f"{stream}/coverage"))
+        for key, frame, label, part in (("gated_kept", gated[mask], "gated", "kept"),
+                                        ("ungated_rejected", ungated[~mask], "label", "rejected"),
+                                        ("ungated_all", ungated, "label", "all")):
+            for name, iv in blind_rate_intervals(boot, frame, label, f"{stream}/{part}").items():
+                report[key][name] = _with_value(report[key][name], iv)
     return report
+
+
+def _with_value(value: float | None, interval: dict[str, Any]) -> dict[str, Any]:
+    """The Estimate of ``interval`` around the audit's own point value (the same ratio)."""
+    return estimate_json(value, interval["ci"], interval["n"], interval["level"])
 
 
 def unanimity_gate(blind: pd.DataFrame, order_of: OrderOf | None = None, boot: Any = None) -> dict[str, Any]:
@@ -218,13 +224,11 @@ def cyclic_audit(blind: pd.DataFrame, boot: Any = None, confidence: float = 0.95
         slots = slot_of(rows["label"], rows["order"])
         counts = [int((slots == s).sum()) for s in "ABC"]
         valid = sum(counts)
-        low, high = wilson_interval(counts[0], valid, confidence)
         report["position_bias"] = {
             "calls": int(len(rows)),
             "invalid": int(rows["label"].isna().sum()),
             "slot_counts": dict(zip("ABC", counts, strict=True)),
-            "slot_A_share": share(counts[0], valid),
-            "slot_A_ci": [low, high],
+            "slot_A_share": estimate_json(share(counts[0], valid), wilson_interval(counts[0], valid, confidence), valid, confidence),
             "uniform": 1 / 3,
             "chi_square": chisquare_uniform(counts),
         }

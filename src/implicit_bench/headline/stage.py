@@ -29,9 +29,11 @@ def _pct(x: Any) -> float | None:
 
 
 def _value(entry: Any) -> float | None:
-    """The point value of an Estimate's JSON form (docs/metrics.md); None when absent."""
-    e = read_estimate(entry)
-    return None if e is None else e.value
+    """The point value of an Estimate's JSON form (docs/metrics.md) or of a plain number (a
+    statistic reported without an interval); None when absent."""
+    if entry is None or isinstance(entry, int | float):
+        return _num(entry)
+    return Estimate.from_json(entry).value
 
 
 def _interval(entry: Any, name: str, pct: bool = True) -> dict[str, float | None]:
@@ -89,9 +91,9 @@ def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     gs = [g for g in gs if g is not None]
     out["hedges_g_max"] = round(max(gs), 4) if gs else None
     slot_a = (audit.get("position_bias") or {}).get(primary) or {}
-    out["position_bias_slot_a_pct"] = _pct(slot_a.get("slot_A_share"))
+    out["position_bias_slot_a_pct"] = _pct(_value(slot_a.get("slot_A_share")))
     neg_all = (((neg.get("by_judge") or {}).get(primary) or {}).get("overall") or {}).get("all") or {}
-    out["negation_strict_success_pct"] = _pct((neg_all.get("negated_0_1") or {}).get("strict_success"))
+    out["negation_strict_success_pct"] = _pct(_value((neg_all.get("negated_0_1") or {}).get("strict_success")))
     own_name, own_ds = _best_dS(debias, {"own"})
     kg_name, kg_ds = _best_dS(debias, {"removed", "full_kg", "retrieved"})
     out.update({"debias_best_dS_own": own_ds, "debias_best_own": own_name,

@@ -139,8 +139,8 @@ def audit_entries(rt: RowTruth, judgements: pd.DataFrame, audit: dict[str, Any],
         p_a = measure.slot_a(probs[ok], spec, rows["order"].to_numpy()[ok])
         p_c = q[:, 2] * (1 - spec.slot_a)
         t = float(p_a.sum() / (1 - p_c).sum()) if ok.any() else None
-        out.append(entry("judges", f"slot-A share {judge}", t, pb.get("slot_A_share"), pb.get("slot_A_ci"),
-                         note="A among A/B answers; Wilson interval over calls", n=pb.get("calls")))
+        out.append(estimate_entry("judges", f"slot-A share {judge}", t, pb.get("slot_A_share"),
+                                  note="A among A/B answers; Wilson interval over them"))
         flips = (audit.get("order_flips") or {}).get(judge) or {}
         one = rows[rows["order"] == "sa"].reset_index(drop=True)
         probs1 = rt.probs(one)
@@ -189,9 +189,9 @@ def negation_entries(rt: RowTruth, judgements: pd.DataFrame, negation: dict[str,
         stored, rendered = blind_truths(rt, sub, rt.judge(judge_models[judge]))
         ok = ~np.isnan(stored).any(axis=1)
         key = "forbidden_rendered_of_images" if "forbidden_rendered_of_images" in b else "forbidden_rendered"
-        out.append(entry("negation", f"forbidden rendered (share of images) {variant}", float(stored[ok, 0].mean()),
-                         b.get(key), (b.get("ci") or {}).get(key), float(rendered[ok, 0].mean()), n=b.get("n"),
-                         note="images read as the forbidden s among labelled negated images"))
+        out.append(estimate_entry("negation", f"forbidden rendered (share of images) {variant}", float(stored[ok, 0].mean()),
+                                  b.get(key), float(rendered[ok, 0].mean()),
+                                  note="images read as the forbidden s among labelled negated images"))
     return out
 
 
