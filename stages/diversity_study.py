@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from implicit_bench.audits.diversity_study import DiversityStudyParams
+from implicit_bench.audits.study.stage import DiversityStudyParams, run_study
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import nan_to_none, read_table, write_json
 from implicit_bench.params import load_params, section
@@ -26,8 +26,6 @@ def main(params_path: str, metrics: str) -> None:
         write_json(metrics, {"enabled": False})
         click.echo(f"diversity_study: disabled (diversity_study.enabled) -> {metrics}")
         return
-    from implicit_bench.audits.study import run_study
-
     render = section(raw, "render", RenderParams, params_path)
     report = run_study(read_table(study.units), study, render)
     report.update(enabled=True, provenance=upstream_provenance(["metrics/render.json"]))

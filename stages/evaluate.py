@@ -6,9 +6,14 @@ from pathlib import Path
 
 import click
 
-from implicit_bench.analysis.config import EvaluateParams
-from implicit_bench.analysis.load import image_index_paths, load_tables
-from implicit_bench.analysis.stage import evaluate, judge_provenance, write_evaluation
+from implicit_bench.analysis.stage import (
+    EvaluateParams,
+    evaluate,
+    image_index_paths,
+    judge_provenance,
+    load_tables,
+    write_evaluation,
+)
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.errors import InputError
 from implicit_bench.io import read_json, read_table

@@ -6,8 +6,7 @@ import click
 
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.params import load_params, section
-from implicit_bench.report.inputs import ReportParams
-from implicit_bench.report.stage import build_report
+from implicit_bench.report.stage import ReportParams, build_report
 from implicit_bench.runlog import log_run
 
 

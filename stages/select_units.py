@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.analysis.config import SelectParams
-from implicit_bench.analysis.load import load_tables
-from implicit_bench.analysis.stage import run_select
+from implicit_bench.analysis.stage import SelectParams, load_tables, run_select
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import write_table
 from implicit_bench.params import load_params, section

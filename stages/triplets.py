@@ -6,10 +6,9 @@ import click
 
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import read_table, write_jsonl, write_table
-from implicit_bench.kg.table import units_from_frame
 from implicit_bench.params import SubsetParams, catalogue, load_params, section
 from implicit_bench.runlog import write_metrics
-from implicit_bench.triplets.stage import TripletsParams, run_triplets
+from implicit_bench.triplets.stage import TripletsParams, run_triplets, units_from_frame
 
 
 @click.command(cls=FriendlyCommand)

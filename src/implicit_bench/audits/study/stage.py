@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench.audits.diversity_study import (
-    DiversityStudyParams,
+    DiversityStudyParams,  # noqa: F401 - re-exported for the stage script
     face_diversity_scores,
     sample_units,
     study_intervals,

@@ -1,0 +1,88 @@
+"""``implicit-bench simulate``: power and steering-strength studies on the simulated world."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from implicit_bench.params import load_params, section
+from implicit_bench.recovery.power import plot, power_table
+from implicit_bench.world.params import WorldParams
+
+
+@click.group("simulate")
+def simulate_group() -> None:
+    """Design questions answered with the simulated world (docs/world.md)."""
+
+
+@simulate_group.command("power")
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--units", "units", type=int, multiple=True, default=(50, 100, 250, 500, 1000), show_default=True)
+@click.option("--seeds", type=int, default=3, show_default=True, help="seeds per unit (K)")
+@click.option("--gap", type=float, default=0.1, show_default=True, help="planted success gap to detect")
+@click.option("--worlds", type=int, default=50, show_default=True, help="simulated worlds per design")
+@click.option("--boot", "n_boot", type=int, default=300, show_default=True)
+@click.option("--generator", default="sim_local", show_default=True)
+@click.option("--judge", default="judge_a", show_default=True)
+@click.option("--out", default="simulate_power.json", show_default=True, help="JSON table; the plot goes beside it (.png)")
+def power_command(params_path: str, units: tuple[int, ...], seeds: int, gap: float, worlds: int, n_boot: int,
+                  generator: str, judge: str, out: str) -> None:
+    """Interval width and power to detect a success gap for N units and K seeds (SIMULATED)."""
+    params = section(load_params(params_path), "world", WorldParams, params_path)
+    seed_list = [42 + 1000 * i for i in range(seeds)]
+    rows = power_table(params, sorted(units), seed_list, gap, worlds, n_boot, generator, judge, [judge])
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"simulated": True, "rows": rows}, indent=2) + "\n")
+    plot(rows, path.with_suffix(".png"))
+    click.echo("SIMULATED power (interval of the gap excludes 0):")
+    for r in rows:
+        click.echo(f"  N={r['units']:>5} K={r['seeds']}: width {r['mean_width']:.3f}, power {r['power']:.2f} "
+                   f"[{r['power_ci'][0]:.2f}, {r['power_ci'][1]:.2f}] over {r['worlds']} worlds")
+    click.echo(f"-> {path}, {path.with_suffix('.png')}")
+
+
+@simulate_group.command("alpha")
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--alpha", "alphas", type=float, multiple=True, default=(0.0, 0.5, 1.0, 1.5, 2.0, 3.0), show_default=True)
+@click.option("--out", default="simulate_alpha.json", show_default=True, help="JSON table; the plot goes beside it (.png)")
+def alpha_command(params_path: str, alphas: tuple[float, ...], out: str) -> None:
+    """The planted dS of each steering configuration over alpha (SIMULATED; needs the world,
+    retrieval and units of a default run: run after `dvc repro`)."""
+    from implicit_bench.recovery.stage import expected_composites
+
+    raw = load_params(params_path)
+    world = section(raw, "world", WorldParams, params_path)
+    judges = {n: c["model"].split(":", 1)[1] for n, c in (raw.get("judge") or {}).get("judges", {}).items()
+              if isinstance(c, dict) and c.get("backend") == "sim"}
+    unmodified = raw["debias"]["scoring"]["unmodified"]
+    rows = []
+    for alpha in alphas:
+        planted = expected_composites(world.out_dir, raw, judges, alpha)
+        base = planted.get(unmodified)
+        for name, s in planted.items():
+            if name != unmodified and s is not None and base is not None and raw["debias"]["configs"][name]["method"] == "steer":
+                rows.append({"alpha": alpha, "config": name, "dS": s - base})
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"simulated": True, "rows": rows}, indent=2) + "\n")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    for name in sorted({r["config"] for r in rows}):
+        pts = [(r["alpha"], r["dS"]) for r in rows if r["config"] == name]
+        ax.plot(*zip(*pts, strict=True), marker="o", label=name)
+    ax.axhline(0, c="grey", lw=0.8)
+    ax.set(xlabel="steering strength alpha", ylabel="planted dS", title="SIMULATED: dS over alpha")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path.with_suffix(".png"), dpi=120)
+    plt.close(fig)
+    for r in rows:
+        click.echo(f"  alpha={r['alpha']:.2f} {r['config']}: dS {r['dS']:+.2f}")
+    click.echo(f"-> {path}, {path.with_suffix('.png')}")
