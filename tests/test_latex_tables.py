@@ -21,9 +21,9 @@ def test_interval_cells_and_percent_columns():
     frame = pd.DataFrame({
         "judge": ["qwen3vl", "gpt54"], "units": [12, 12],
         "default_rate_pct": [52.04, None], "default_rate_ci_low": [40.0, None], "default_rate_ci_high": [61.55, None],
-        "g": [1.234, 0.5], "g_lo": [0.9, 0.1], "g_hi": [1.5, 0.95],
+        "g": [1.234, 0.5], "g_ci_low": [0.9, 0.1], "g_ci_high": [1.5, 0.95],
     })
-    assert interval_columns(frame) == [("default_rate_pct", "default_rate_ci_low", "default_rate_ci_high"), ("g", "g_lo", "g_hi")]
+    assert interval_columns(frame) == [("default_rate_pct", "default_rate_ci_low", "default_rate_ci_high"), ("g", "g_ci_low", "g_ci_high")]
     cells = with_intervals(frame)
     assert list(cells.columns) == ["judge", "units", "default_rate (%)", "g"]
     assert cells["default_rate (%)"].tolist() == ["52.0 [40.0, 61.5]", "–"]  # one decimal for percentages

@@ -1,7 +1,8 @@
 """Paper-ready tables: ``value [lo, hi]`` cells and LaTeX (booktabs) beside the CSV / Markdown.
 
-A column ``X`` (or ``X_pct``) with bound columns ``X_ci_low`` / ``X_ci_high`` (also ``X_lo`` /
-``X_hi``, or a lone value column with ``ci_low`` / ``ci_high``) becomes one cell
+A column ``X`` (or ``X_pct``) with bound columns ``X_ci_low`` / ``X_ci_high`` (or a lone value
+column with ``ci_low`` / ``ci_high``: the one spelling of an interval in tables and plot data,
+the columns of an ``Estimate``'s ``ci``, docs/metrics.md) becomes one cell
 ``value [lo, hi]``; percentages (``_pct`` columns) get one decimal, other numbers two. The CSV
 keeps the numbers; ``tables/NAME.tex`` is a ``table`` float with ``\\toprule`` / ``\\midrule`` /
 ``\\bottomrule`` (needs ``\\usepackage{booktabs}``).
@@ -15,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 WIDE_COLUMNS = 7
-_BOUNDS = (("_ci_low", "_ci_high"), ("_lo", "_hi"), ("_low", "_high"))
+_BOUNDS = (("_ci_low", "_ci_high"),)
 _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "–": "--"}
 

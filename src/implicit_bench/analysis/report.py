@@ -204,8 +204,8 @@ def lean_tables(lean: dict[str, Any]) -> dict[str, pd.DataFrame]:
     for name, s in scorers.items():
         rec: dict[str, Any] = {"scorer": name, "n": s["n"], "units": s["n_units"]}
         rec["lean_s_pct"], rec["lean_s_ci_low"], rec["lean_s_ci_high"] = _iv(s["lean_s"])
-        rec["mean_lean"], rec["mean_ci_low"], rec["mean_ci_high"] = _iv(s["mean"], pct=False)
-        rec["cohens_d"], rec["d_ci_low"], rec["d_ci_high"] = _iv(s["cohens_d"], pct=False)
+        rec["mean_lean"], rec["mean_lean_ci_low"], rec["mean_lean_ci_high"] = _iv(s["mean"], pct=False)
+        rec["cohens_d"], rec["cohens_d_ci_low"], rec["cohens_d_ci_high"] = _iv(s["cohens_d"], pct=False)
         summary.append(rec)
         for seed, e in s["per_seed"].items():
             per_seed.append({"scorer": name, "seed": seed, "n": e["n"], "lean_s_pct": _pct(e["lean_s"]), "mean_lean": e["mean"], "cohens_d": e["cohens_d"]})

@@ -284,15 +284,7 @@ def render_debias(d: dict[str, Any]) -> str:
 # ----- plots ----------------------------------------------------------------------------------
 def _ci_columns(frame: pd.DataFrame, y: str) -> tuple[str, str] | None:
     cols = set(frame.columns)
-    for lo, hi in (
-        (f"{y}_ci_low", f"{y}_ci_high"),
-        (f"{y}_lo", f"{y}_hi"),
-        (f"{y}_low", f"{y}_high"),
-        ("ci_low", "ci_high"),
-        ("ci_lo", "ci_hi"),
-        ("lo", "hi"),
-        ("lower", "upper"),
-    ):
+    for lo, hi in ((f"{y}_ci_low", f"{y}_ci_high"), ("ci_low", "ci_high")):  # the one spelling (analysis.latex)
         if lo in cols and hi in cols:
             return lo, hi
     return None
@@ -383,7 +375,7 @@ def _render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = N
 
 def _looks_like_bound(col: str) -> bool:
     low = col.lower()
-    return any(t in low for t in ("ci_", "_lo", "_hi", "lower", "upper", "low", "high")) or low in ("lo", "hi", "n")
+    return low.endswith(("ci_low", "ci_high")) or low == "n"
 
 
 def _bars(plt, frame: pd.DataFrame, cat: str, ycol: str, hue: str | None, ci: tuple[str, str] | None):
