@@ -39,8 +39,9 @@ def power_command(params_path: str, units: tuple[int, ...], seeds: int, gap: flo
     plot(rows, path.with_suffix(".png"))
     click.echo("SIMULATED power (interval of the gap excludes 0):")
     for r in rows:
-        click.echo(f"  N={r['units']:>5} K={r['seeds']}: width {r['mean_width']:.3f}, power {r['power']:.2f} "
-                   f"[{r['power_ci'][0]:.2f}, {r['power_ci'][1]:.2f}] over {r['worlds']} worlds")
+        p = r["power"]  # an Estimate (Wilson interval over worlds)
+        click.echo(f"  N={r['units']:>5} K={r['seeds']}: width {r['mean_width']:.3f}, power {p['value']:.2f} "
+                   f"[{p['ci'][0]:.2f}, {p['ci'][1]:.2f}] over {r['worlds']} worlds")
     click.echo(f"-> {path}, {path.with_suffix('.png')}")
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.audits.stats import wilson_interval
+from implicit_bench.estimate import Estimate, estimate_json
 from implicit_bench.recovery.fastpath import estimates, simulate, truths
 from implicit_bench.world.params import WorldParams
 
@@ -58,9 +59,9 @@ def run_coverage(params: WorldParams, n_worlds: int, n_units: int, seeds: list[i
     rows = {}
     for name, h in hits.items():
         k, n = int(np.sum(h)), len(h)
-        low, high = wilson_interval(k, n, 0.95)
-        rows[name] = {
-            "truth": superpop[name], "worlds": n, "covered": k, "coverage": k / n, "coverage_ci": [low, high],
+        rows[name] = {  # coverage: an Estimate with its Wilson interval over worlds (docs/metrics.md)
+            "truth": superpop[name], "worlds": n, "covered": k,
+            "coverage": estimate_json(k / n, wilson_interval(k, n, 0.95), n, 0.95),
             "coverage_finite_population": float(np.mean(hits_finite[name])),
             "mean_width": float(np.mean(widths[name])), "mean_bias": float(np.mean(bias[name])),
             "in_target": 0.93 <= k / n <= 0.97,
@@ -73,8 +74,9 @@ def markdown(result: dict[str, Any]) -> str:
     lines = ["| estimand | truth | coverage (95% CI) | finite-pop. coverage | mean width | mean bias | in 93-97% |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for name, r in result["estimands"].items():
-        lo, hi = r["coverage_ci"]
-        lines.append(f"| {name} | {r['truth']:.3f} | {100 * r['coverage']:.1f}% ({100 * lo:.1f}-{100 * hi:.1f}) | "
+        cov = Estimate.from_json(r["coverage"])
+        lo, hi = cov.ci
+        lines.append(f"| {name} | {r['truth']:.3f} | {100 * cov.value:.1f}% ({100 * lo:.1f}-{100 * hi:.1f}) | "
                      f"{100 * r['coverage_finite_population']:.1f}% | {r['mean_width']:.3f} | {r['mean_bias']:+.4f} | "
                      f"{'yes' if r['in_target'] else 'NO'} |")
     return "\n".join(lines) + "\n"

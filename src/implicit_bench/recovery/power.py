@@ -16,6 +16,7 @@ import numpy as np
 
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.audits.stats import wilson_interval
+from implicit_bench.estimate import Estimate, estimate_json
 from implicit_bench.recovery.fastpath import estimates, simulate, truths
 from implicit_bench.world.params import WorldParams
 
@@ -44,10 +45,10 @@ def power_table(params: WorldParams, units: list[int], seeds: list[int], gap: fl
             widths.append(hi - lo)
             rejects.append(lo > 0 or hi < 0)
         k = int(np.sum(rejects))
-        low, high = wilson_interval(k, len(rejects), 0.95)
         rows.append({"units": n, "seeds": len(seeds), "worlds": len(rejects), "planted_gap": gap,
                      "measured_gap": float(np.mean(truth)), "mean_width": float(np.mean(widths)),
-                     "power": k / len(rejects), "power_ci": [low, high]})
+                     # an Estimate with its Wilson interval over worlds (docs/metrics.md)
+                     "power": estimate_json(k / len(rejects), wilson_interval(k, len(rejects), 0.95), len(rejects), 0.95)})
     return rows
 
 
@@ -61,8 +62,9 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     n = [r["units"] for r in rows]
     a1.plot(n, [r["mean_width"] for r in rows], marker="o")
     a1.set(xlabel="units", ylabel="mean 95% interval width (gap)", xscale="log")
-    a2.errorbar(n, [r["power"] for r in rows],
-                yerr=np.array([[r["power"] - r["power_ci"][0], r["power_ci"][1] - r["power"]] for r in rows]).T,
+    power = [Estimate.from_json(r["power"]) for r in rows]
+    a2.errorbar(n, [p.value for p in power],
+                yerr=np.array([[p.value - p.ci[0], p.ci[1] - p.value] for p in power]).T,
                 marker="o", capsize=3)
     a2.axhline(0.8, ls="--", c="grey")
     a2.set(xlabel="units", ylabel="power (interval excludes 0)", xscale="log", ylim=(0, 1.05))
