@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
+import pandas as pd
 import pytest
 from pydantic import ValidationError
 
@@ -53,3 +55,52 @@ def test_helpers():
     assert pct.to_json() == {"value": 50.0, "ci": [25.0, 75.0], "n": 4, "level": 0.95}
     with pytest.raises(ValidationError):
         pct.value = 3.0  # frozen
+
+
+BOUND_KEYS = re.compile(r"(^|_)(ci|lo|hi|low|high|lower|upper|ci_low|ci_high|ci_lo|ci_hi|interval)$")
+
+
+def _walk(obj, path="$"):
+    if isinstance(obj, dict):
+        yield path, obj
+        for k, v in obj.items():
+            yield from _walk(v, f"{path}.{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _walk(v, f"{path}[{i}]")
+
+
+def test_every_interval_written_by_analyze_is_an_estimate(tmp_path):
+    """analyze (evaluate, selection, audits, debias extensions) on synthetic tables: every object
+    with an interval is exactly an Estimate, and no other spelling of a bound is written."""
+    from click.testing import CliRunner
+
+    from implicit_bench.cli import main as cli_main
+    from tests.synthetic_tables import synthetic_judgements, synthetic_units
+
+    u = synthetic_units(16)
+    parts = [synthetic_judgements(u, judges=("qwen3vl",), tasks=("rubric", "alignment"), config=name, seed=i)
+             for i, name in enumerate(("unmodified", "rewrite_own"))]
+    blind = synthetic_judgements(u, judges=("qwen3vl", "gpt"), tasks=("blind",), config="unmodified", seed=5)
+    j = pd.concat([*parts, blind])
+    j["order"] = np.where(j["task"] == "blind", np.where(np.arange(len(j)) % 2 == 0, "sa", "as"), None)
+    index = j[j["task"] == "rubric"][["config", "unit_id", "variant", "seed"]].drop_duplicates()
+    index["status"] = np.where(np.arange(len(index)) % 7 == 0, "refused", "ok")
+    u.to_parquet(tmp_path / "u.parquet")
+    j.to_parquet(tmp_path / "j.parquet")
+    index.to_parquet(tmp_path / "index.parquet")
+    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "u.parquet"), "--judgements", str(tmp_path / "j.parquet"),
+                                        "--refusals", str(tmp_path / "index.parquet"), "--out", str(tmp_path / "out"),
+                                        "--config", "unmodified", "--bootstrap-n", "20", "--selection", "union"])
+    assert res.exit_code == 0, res.output
+    files = sorted((tmp_path / "out" / "metrics").glob("*.json"))
+    assert {f.stem for f in files} >= {"benchmark", "lean", "selection", "judge_audit", "negation", "diversity", "debias"}
+    estimates = 0
+    for f in files:
+        for path, obj in _walk(json.loads(f.read_text())):
+            if "ci" in obj:
+                Estimate.from_json(obj)  # exactly the four keys, valid
+                estimates += 1
+            stray = [k for k in obj if BOUND_KEYS.search(k) and k != "ci"]
+            assert not stray, f"{f.name} {path}: {stray}"
+    assert estimates > 100
