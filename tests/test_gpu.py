@@ -63,7 +63,7 @@ def test_steering_on_cuda_matches_the_cpu(dtype):
 
 @pytest.mark.parametrize("kind", ["qwen_image", "sd3"])
 def test_generators_steer_a_batch_on_cuda_in_the_paper_dtype(tiny_dir, kind):
-    from implicit_bench.debias.render import _steer_worker
+    from implicit_bench.debias.methods.steer import _steer_worker
     from implicit_bench.generators import RenderRequest, create_generator
 
     config = {"backend": "diffusers", "model": str(tiny_dir / kind), "device": "cuda", "dtype": PAPER_DTYPES[kind],

@@ -69,7 +69,7 @@ def test_qwen_image_encoding_is_the_prompt_tokens_only(tiny_dir):
 def test_bf16_steering_batch_through_the_generators_encoder_hook(tiny_dir, kind):
     """The debias worker on the paper's generator classes, bf16, a batch of 2: steered images
     differ from plain ones, unsteered (alpha 0) are identical."""
-    from implicit_bench.debias.render import _steer_worker
+    from implicit_bench.debias.methods.steer import _steer_worker
     from implicit_bench.generators import RenderRequest, create_generator
 
     config = {"backend": "diffusers", "model": str(tiny_dir / kind), "device": "cpu", "dtype": "bfloat16",

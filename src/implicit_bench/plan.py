@@ -151,7 +151,7 @@ def _judge_cached(judge: Any, units: pd.DataFrame, root: Path) -> int | None:
 
 
 def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]:
-    from implicit_bench.debias.stage import DebiasParams, load_kg, subset_units
+    from implicit_bench.debias.stage import DebiasParams, load_kg, needed_llm_work, subset_units
     from implicit_bench.embedders import CachedEmbedder
 
     if "debias" not in params:
@@ -179,8 +179,7 @@ def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]
     else:
         n_subset = min(debias.subset.max_units, n_units) if debias.subset.max_units else n_units
         bound = "at most; "
-    rewrite_infos = {s.info for s in debias.configs.values() if s.method == "rewrite"}
-    pair_infos = {s.info for s in debias.configs.values() if s.method == "steer" and s.signal == "llm_pair"}
+    rewrite_infos, pair_infos = needed_llm_work(debias)
     calls = n_subset * (len(rewrite_infos) + len(pair_infos))
     if calls:
         plans.append(StagePlan("rewrite", "LLM answer", calls, None, calls, f"{bound}LLM cache checked at run time"))

@@ -1,91 +1,103 @@
 """The debiasing configurations of Table 27 and the params section ``debias``.
 
-A configuration is a method (none, rewrite, steer), the stereotype information it gets
-(none, the retrieved unit with the own unit removed from the KG, the own unit) and, for
-steering, the signal. The "retrieved unit (full KG)" rows of Table 7 have no run of their own:
-they are assembled from the own-unit and own-removed runs (``FULL_KG``, Appendix C.5).
+A configuration names a registered method (``debias/methods/``: none, rewrite, steer, suffix,
+...) and carries the method's own keys, validated by the method's ``Params`` model: for
+rewrite and steer the stereotype information it gets (none, the retrieved unit with the own
+unit removed from the KG, the own unit) and, for steering, the signal. The "retrieved unit
+(full KG)" rows of Table 7 have no run of their own: they are assembled from the own-unit and
+own-removed runs (``FULL_KG``, Appendix C.5).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any
 
-from pydantic import model_validator
+from pydantic import ValidationError, model_serializer, model_validator
 
+from implicit_bench.debias.methods import DEFAULT_READS, DebiasMethod, get_method
 from implicit_bench.errors import ConfigError
-from implicit_bench.params import BootstrapParams, StrictModel
+from implicit_bench.params import BootstrapParams, StrictModel, format_validation_errors
 
-Method = Literal["none", "rewrite", "steer"]
-Info = Literal["none", "removed", "own"]
-Signal = Literal["full_unit", "attributes", "llm_pair", "explicit"]
-
-SIGNALS: tuple[str, ...] = ("full_unit", "attributes", "llm_pair", "explicit")
-SIGNAL_LABELS: dict[str, str] = {
-    "full_unit": "SV full unit",
-    "attributes": "SV attributes",
-    "llm_pair": "SV LLM pair",
-    "explicit": "SV explicit prompts",
-}
-# The params key a steering configuration's render reads (tracked by its DVC foreach entry).
-ALPHA_KEY = "debias.alpha"
-DEFAULT_READS = "debias.seeds"
+_OWN_KEYS = ("exp", "method", "reads", "options")
 
 
 class ConfigSpec(StrictModel):
-    """One debiasing configuration (an entry of ``debias.configs``)."""
+    """One debiasing configuration (an entry of ``debias.configs``): ``exp``, ``method``,
+    ``reads`` and the method's own keys, written flat in params.yaml
+    (``{exp: 5, method: steer, info: removed, signal: attributes, reads: debias.alpha}``)."""
 
     exp: int | None = None  # experiment id of Table 27
-    method: Method
-    info: Info = "none"
-    signal: Signal | None = None
-    # The one extra params key this configuration's DVC entry tracks: ``debias.alpha`` for
-    # steering (so changing alpha re-renders exactly the steering configurations), otherwise
-    # ``debias.seeds``. Checked against the method, so DVC tracking cannot drift.
+    method: str
+    # The one extra params key this configuration's DVC entry tracks: the method's ``reads``
+    # (``debias.alpha`` for steering, so changing alpha re-renders exactly the steering
+    # configurations; otherwise ``debias.seeds``). Checked against the method, so DVC tracking
+    # cannot drift.
     reads: str = DEFAULT_READS
+    options: Any = None  # the method's Params (validated from the entry's other keys)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _method_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "method" not in data:
+            return data
+        method = get_method(str(data["method"]))
+        own = dict(data.get("options") or {})
+        own.update({k: v for k, v in data.items() if k not in _OWN_KEYS})
+        try:
+            options = method.Params.model_validate(own)
+        except ValidationError as exc:
+            raise ValueError(f"method {method.name}: {format_validation_errors(exc)}") from None
+        return {**{k: v for k, v in data.items() if k in _OWN_KEYS}, "options": options}
 
     @model_validator(mode="after")
-    def _consistent(self) -> ConfigSpec:
-        if self.method == "steer":
-            if self.signal is None:
-                raise ValueError("a steering configuration needs a signal")
-            if self.info == "none":
-                raise ValueError("steering needs a unit: info must be 'removed' or 'own'")
-            if self.reads != ALPHA_KEY:
-                raise ValueError(f"a steering configuration must read '{ALPHA_KEY}' (reads)")
-        else:
-            if self.signal is not None:
-                raise ValueError(f"method '{self.method}' takes no signal")
-            if self.reads == ALPHA_KEY:
-                raise ValueError(f"only steering configurations read '{ALPHA_KEY}'")
-        if self.method == "none" and self.info != "none":
-            raise ValueError("the unmodified configuration takes no unit")
+    def _reads(self) -> ConfigSpec:
+        if self.reads != self.impl.reads:
+            raise ValueError(f"a '{self.method}' configuration must read '{self.impl.reads}' (reads)")
         return self
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        options = data.pop("options", None) or {}
+        return {**data, **options}
+
+    @property
+    def impl(self) -> DebiasMethod:
+        return get_method(self.method)
+
+    @property
+    def info(self) -> str:
+        """The stereotype information the configuration gets (``none`` for most methods)."""
+        return getattr(self.options, "info", "none")
+
+    @property
+    def signal(self) -> str | None:
+        return getattr(self.options, "signal", None)
 
     @property
     def label(self) -> str:
-        return {"none": "Unmodified", "rewrite": "Rewrite"}.get(self.method) or SIGNAL_LABELS[
-            self.signal or ""
-        ]
+        return self.impl.label(self.options)
 
 
-def _steer(exp: int, info: Info, signal: Signal) -> ConfigSpec:
-    return ConfigSpec(exp=exp, method="steer", info=info, signal=signal, reads=ALPHA_KEY)
+def spec(exp: int | None, method: str, **keys: Any) -> ConfigSpec:
+    """A configuration in code (``reads`` follows the method)."""
+    return ConfigSpec.model_validate({"exp": exp, "method": method, "reads": get_method(method).reads, **keys})
 
 
 # All configurations of Table 27, under the names used for data/images/<config>/.
 TABLE_27: dict[str, ConfigSpec] = {
-    "unmodified": ConfigSpec(exp=0, method="none"),
-    "rewrite_no_unit": ConfigSpec(exp=1, method="rewrite", info="none"),
-    "rewrite_removed": ConfigSpec(exp=2, method="rewrite", info="removed"),
-    "rewrite_own": ConfigSpec(exp=3, method="rewrite", info="own"),
-    "sv_full_unit_removed": _steer(4, "removed", "full_unit"),
-    "sv_attributes_removed": _steer(5, "removed", "attributes"),
-    "sv_full_unit_own": _steer(6, "own", "full_unit"),
-    "sv_attributes_own": _steer(7, "own", "attributes"),
-    "sv_llm_pair_removed": _steer(8, "removed", "llm_pair"),
-    "sv_llm_pair_own": _steer(9, "own", "llm_pair"),
-    "sv_explicit_removed": _steer(10, "removed", "explicit"),
-    "sv_explicit_own": _steer(11, "own", "explicit"),
+    "unmodified": spec(0, "none"),
+    "rewrite_no_unit": spec(1, "rewrite", info="none"),
+    "rewrite_removed": spec(2, "rewrite", info="removed"),
+    "rewrite_own": spec(3, "rewrite", info="own"),
+    "sv_full_unit_removed": spec(4, "steer", info="removed", signal="full_unit"),
+    "sv_attributes_removed": spec(5, "steer", info="removed", signal="attributes"),
+    "sv_full_unit_own": spec(6, "steer", info="own", signal="full_unit"),
+    "sv_attributes_own": spec(7, "steer", info="own", signal="attributes"),
+    "sv_llm_pair_removed": spec(8, "steer", info="removed", signal="llm_pair"),
+    "sv_llm_pair_own": spec(9, "steer", info="own", signal="llm_pair"),
+    "sv_explicit_removed": spec(10, "steer", info="removed", signal="explicit"),
+    "sv_explicit_own": spec(11, "steer", info="own", signal="explicit"),
 }
 
 FULL_KG_SUFFIX = "_full_kg"

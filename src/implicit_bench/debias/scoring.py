@@ -27,12 +27,12 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.debias.configs import (
-    SIGNAL_LABELS,
     TABLE_27,
     BootstrapParams,
     ConfigSpec,
     full_kg_pairs,
 )
+from implicit_bench.debias.methods import get_method
 from implicit_bench.errors import InputError
 from implicit_bench.estimate import estimate_json, read_estimate
 
@@ -314,6 +314,13 @@ def _fmt(value: float | None, digits: int, signed: bool = False) -> str:
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
 
 
+def _label(entry: Mapping[str, Any]) -> str:
+    """The Table 7 label of an entry: its method's label of the entry's keys."""
+    method = get_method(str(entry["method"]))
+    keys = {k: entry[k] for k in method.Params.model_fields if entry.get(k) is not None}
+    return method.label(method.Params.model_construct(**keys))
+
+
 def table7_markdown(entries: Mapping[str, Mapping[str, Any]], unmodified: str) -> str:
     """A Markdown table shaped like Table 7, with the dS interval and the gated bias labelled
     as a secondary figure."""
@@ -344,7 +351,7 @@ def table7_markdown(entries: Mapping[str, Mapping[str, Any]], unmodified: str) -
         members.sort(key=lambda ne: (_ROW_ORDER.get(ne[1].get("signal") or "rewrite", 9), ne[0]))
         lines.append(f"| *{title}* |  |  |  |  |  |  |  |\n")
         for name, e in members:
-            label = "Rewrite" if e["method"] == "rewrite" else SIGNAL_LABELS[e["signal"]]
+            label = _label(e)
             lines.append(row(label, e))
             placed.add(name)
     others = [(n, e) for n, e in entries.items() if n not in placed]

@@ -15,6 +15,13 @@ from pydantic import Field, field_validator
 
 from implicit_bench.booleans import parse_bool_column
 from implicit_bench.debias.configs import TABLE_27, ConfigSpec, ScoringParams, check_configs
+from implicit_bench.debias.paths import (  # noqa: F401  (the stages' click defaults)
+    IMAGES_DIR,
+    JUDGEMENTS_DIR,
+    PAIRS_PATH,
+    RETRIEVAL_PATH,
+    REWRITES_PATH,
+)
 from implicit_bench.debias.retrieval import (
     RetrievalTextParams,
     query_text,
@@ -24,21 +31,11 @@ from implicit_bench.debias.retrieval import (
 )
 from implicit_bench.debias.rewriting import RewriteRequest, run_pairs, run_rewrites
 from implicit_bench.debias.scoring import image_scores, score_configs, table7_markdown
+from implicit_bench.debias.units import load_kg, subset_units, unit_for  # noqa: F401
 from implicit_bench.embedders import EmbedderConfig, build_embedder, l2_normalise
 from implicit_bench.errors import InputError
-from implicit_bench.hashing import derive_seed
-from implicit_bench.io import read_table
 from implicit_bench.params import PositiveInt, SafeName, Seeds, StrictModel, SubsetParams
 from implicit_bench.provenance import provenance
-
-RETRIEVAL_PATH = "data/processed/retrieval.parquet"
-REWRITES_PATH = "data/processed/rewrites.parquet"
-PAIRS_PATH = "data/processed/llm_pairs.parquet"
-# data/images is the render stage's output directory (one DVC out), so the debiasing stores
-# live apart: one DVC out per configuration.
-IMAGES_DIR = "data/debias/images"
-JUDGEMENTS_DIR = "data/debias/judgements"
-UNIT_FIELDS = ("unit_id", "head", "relation", "stereotype", "anti_stereotype", "prompt_neutral")
 
 
 class DebiasParams(StrictModel):
@@ -74,37 +71,6 @@ class DebiasParams(StrictModel):
         from implicit_bench.llm import llm_entry
 
         return f"llms.{self.rewriter}", resolve_llm_block(llm_entry(llms, self.rewriter, "debias.rewriter"))
-
-
-# ----- units --------------------------------------------------------------------------------------
-def load_kg(path: str | Path) -> pd.DataFrame:
-    """The units table (the KG): the retrieval fields and the three prompts, ids as strings."""
-    units = read_table(path)
-    for column in (*UNIT_FIELDS, "prompt_stereotype", "prompt_anti_stereotype"):
-        if column not in units.columns:
-            raise InputError(path, None, column, "missing column")
-    units = units.assign(unit_id=units["unit_id"].astype(str))
-    dup = units["unit_id"].duplicated()
-    if dup.any():
-        row = int(dup.to_numpy().argmax()) + 1
-        raise InputError(path, row, "unit_id", f"duplicate unit id {units['unit_id'].iloc[row - 1]!r}")
-    for column in ("head", "stereotype", "anti_stereotype", "prompt_neutral"):
-        bad = units[column].isna() | (units[column].astype(str).str.strip() == "")
-        if bad.any():
-            row = int(bad.to_numpy().argmax()) + 1
-            raise InputError(path, row, column, "empty")
-    return units.reset_index(drop=True)
-
-
-def subset_units(units: pd.DataFrame, subset: SubsetParams) -> pd.DataFrame:
-    """A fixed pseudo-random subset: units ordered by a hash of (seed, unit id); the first
-    ``max_units`` are kept, returned in unit-id order. Adding units to the KG never changes
-    which of the old units come first."""
-    if subset.max_units == 0 or subset.max_units >= len(units):
-        return units.sort_values("unit_id", ignore_index=True)
-    order = units["unit_id"].map(lambda u: derive_seed(subset.seed, u))
-    picked = units.assign(_order=order).sort_values(["_order", "unit_id"]).head(subset.max_units)
-    return picked.drop(columns="_order").sort_values("unit_id", ignore_index=True)
 
 
 # ----- retrieval ----------------------------------------------------------------------------------
@@ -156,25 +122,11 @@ def resolve_llm_block(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def needed_llm_work(params: DebiasParams) -> tuple[list[str], list[str]]:
-    """(rewrite infos, pair infos) the declared configurations need."""
-    rewrite = sorted({c.info for c in params.configs.values() if c.method == "rewrite"})
-    pairs = sorted({c.info for c in params.configs.values() if c.method == "steer" and c.signal == "llm_pair"})
+    """(rewrite infos, pair infos) the declared configurations need (each method says)."""
+    work = [c.impl.llm_work(c.options) for c in params.configs.values()]
+    rewrite = sorted({w.rewrite for w in work if w.rewrite is not None})
+    pairs = sorted({w.pairs for w in work if w.pairs is not None})
     return rewrite, pairs
-
-
-def unit_for(info: str, unit_id: str, retrieval: pd.DataFrame | None) -> str | None:
-    """The unit whose fields a configuration uses: none, the own unit, or the unit retrieved
-    with the own unit removed from the KG."""
-    if info == "none":
-        return None
-    if info == "own":
-        return unit_id
-    if retrieval is None:
-        raise InputError(RETRIEVAL_PATH, unit_id, "retrieved_removed", "retrieval result needed")
-    row = retrieval.loc[retrieval["unit_id"] == unit_id]
-    if row.empty:
-        raise InputError(RETRIEVAL_PATH, unit_id, "unit_id", "no retrieval result for this unit")
-    return str(row["retrieved_removed"].iloc[0])
 
 
 def run_rewriting(
