@@ -176,3 +176,59 @@ def test_adding_a_judge_task_touches_two_files(tmp_path: Path):
     assert Path(result["package"]).is_relative_to(root)  # the copy's package ran
     assert result["rejects"] == 0 and result["rows"] == n_images
     assert set(result["scores"]) <= {0.0, 1.0}
+
+
+# ----- adding a debiasing method -------------------------------------------------------------
+DESCRIBE = """
+import json
+import implicit_bench
+from implicit_bench.debias.configs import TABLE_27
+from implicit_bench.debias.methods import METHODS
+from implicit_bench.debias.pipeline import DebiasParams
+from implicit_bench.params import load_params, section
+params = section(load_params("params.yaml"), "debias", DebiasParams, "params.yaml").checked()
+spec = params.configs["suffix_fairness"]
+print(json.dumps({"package": implicit_bench.__file__, "methods": METHODS.names(), "label": spec.label,
+                  "dump": spec.model_dump(), "table27": sorted(TABLE_27)}))
+"""
+
+
+@pytest.mark.slow
+def test_adding_a_debias_method_touches_two_files(tmp_path: Path):
+    module, params_yaml = doc_blocks("#### Worked example: adding a debiasing method")
+    shipped = REPO / "src/implicit_bench/debias/methods/suffix.py"
+    assert shipped.read_text(encoding="utf-8") == module  # the docs show the shipped module
+    root = tmp_path / "repo"
+    copy_tracked(root, ["src/implicit_bench", "stages/debias_render.py", "params.yaml"])
+    (root / "src/implicit_bench/debias/methods/suffix.py").unlink()  # before the example
+    before = snapshot(root)
+    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    (root / "params.yaml").write_text(yaml.safe_dump(merge(params, yaml.safe_load(params_yaml))), encoding="utf-8")
+    refused = run_python(root, "-c", DESCRIBE)
+    assert refused.returncode != 0 and "unknown debias method 'suffix'" in refused.stderr  # until step 1
+
+    # step 1: the method module; step 2 was the params entry above
+    (root / "src/implicit_bench/debias/methods/suffix.py").write_text(module, encoding="utf-8")
+    changed = touched(before, snapshot(root))
+    assert changed == {"src/implicit_bench/debias/methods/suffix.py", "params.yaml"}
+    assert len(changed) <= 2
+
+    described = run_python(root, "-c", DESCRIBE)
+    assert described.returncode == 0, described.stderr
+    info = json.loads(described.stdout)
+    assert Path(info["package"]).is_relative_to(root)  # the copy's package ran
+    assert "suffix" in info["methods"] and info["label"] == "Prompt suffix"
+    suffix = yaml.safe_load(params_yaml)["debias"]["configs"]["suffix_fairness"]["suffix"]
+    assert info["dump"] == {"exp": None, "method": "suffix", "reads": "debias.seeds", "suffix": suffix}
+
+    world_inputs(root, params)
+    done = run_python(root, "stages/debias_render.py", "--config", "suffix_fairness", "--params", "params.yaml")
+    assert done.returncode == 0, done.stderr
+    with ImageStore(root / "data/debias/images/suffix_fairness") as store:
+        index = store.index()
+    seeds = params["debias"]["seeds"]
+    assert len(index) == len(UNITS) * len(seeds) and set(index["status"]) == {"ok"}  # the sim generator
+    expected = {u["unit_id"]: f"{u['prompt_neutral']} {suffix}" for u in UNITS}
+    assert all(expected[r.unit_id] == r.prompt for r in index.itertuples())
+    summary = json.loads((root / "data/debias/images/suffix_fairness/summary.json").read_text(encoding="utf-8"))
+    assert summary["method"] == "suffix" and summary["alpha"] is None and summary["units_not_rendered"] == {}
