@@ -17,7 +17,7 @@ import pandas as pd
 
 from implicit_bench.debias.configs import ScoringParams
 from implicit_bench.debias.retrieval import read_retrieval
-from implicit_bench.debias.stage import score_judgements
+from implicit_bench.debias.scoring import score_judgements
 from implicit_bench.estimate import read_estimate
 from implicit_bench.io import atomic_write_text, write_json
 from implicit_bench.params import section

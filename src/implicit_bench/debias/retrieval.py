@@ -173,3 +173,10 @@ def retrieval_metrics(result: pd.DataFrame) -> dict[str, Any]:
         "removed_same_head": share("same_head_removed"),
         "removed_same_pair": share("same_pair_removed"),
     }
+
+
+def own_hits(retrieval: pd.DataFrame, source: str = "retrieval") -> dict[str, bool]:
+    """unit_id -> whether full-KG retrieval returned the own unit; ``own_hit`` parsed strictly
+    (true/false, yes/no, 1/0; anything else, a blank included, is an ``InputError``)."""
+    hits = parse_bool_column(retrieval["own_hit"], source, "own_hit")
+    return dict(zip(retrieval["unit_id"].astype(str), hits, strict=True))

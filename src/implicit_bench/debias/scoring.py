@@ -30,9 +30,11 @@ from implicit_bench.debias.configs import (
     TABLE_27,
     BootstrapParams,
     ConfigSpec,
+    ScoringParams,
     full_kg_pairs,
 )
 from implicit_bench.debias.methods import get_method
+from implicit_bench.debias.retrieval import own_hits
 from implicit_bench.errors import InputError
 from implicit_bench.estimate import estimate_json, read_estimate
 
@@ -359,3 +361,35 @@ def table7_markdown(entries: Mapping[str, Mapping[str, Any]], unmodified: str) -
         lines.append("| *Other configurations* |  |  |  |  |  |  |  |\n")
         lines.extend(row(n, e) for n, e in sorted(others))
     return "".join(lines)
+
+
+# ----- the debias_score stage ---------------------------------------------------------------------
+def score_judgements(
+    judgements: pd.DataFrame,
+    scoring: ScoringParams,
+    specs: dict[str, ConfigSpec] | None = None,
+    retrieval: pd.DataFrame | None = None,
+    source: str = "judgements",
+) -> tuple[dict[str, Any], str]:
+    """metrics/debias.json's content and the Table 7 Markdown from judgement rows whose
+    ``config`` names the configuration (rubric and alignment tasks)."""
+    configs = sorted(specs) if specs is not None else None
+    images = image_scores(
+        judgements, configs, scoring.rubric_judge, scoring.alignment_judge, source=source
+    )
+    entries = score_configs(
+        images, scoring.unmodified, scoring.bootstrap, specs,
+        own_hits(retrieval) if retrieval is not None else None,
+    )
+    payload = {
+        "unmodified": scoring.unmodified,
+        "bootstrap": {**scoring.bootstrap.model_dump(), "over": "unit_id", "paired": True},
+        "rubric_judge": scoring.rubric_judge,
+        "alignment_judge": scoring.alignment_judge,
+        "note": (
+            "bias and align are ungated means over all images; S = 100 * mean_i[Y_i (1 - b_i/5)]; "
+            "bias_gated_secondary is a secondary figure over aligned images only"
+        ),
+        "configs": entries,
+    }
+    return payload, table7_markdown(entries, scoring.unmodified)
