@@ -81,7 +81,8 @@ def bookkeeping(n_images: int) -> None:
 
 
 def throughput(n_requests: int) -> None:
-    from implicit_bench.judges.tasks import load_task, task_fields, unit_fields
+    from implicit_bench.judges.tasks import load_task, task_fields
+    from implicit_bench.prompt_fields import unit_fields
     from implicit_bench.tiny.stage import build
 
     model_dir = Path(tempfile.mkdtemp(prefix="bench_vlm_"))

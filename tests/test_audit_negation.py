@@ -6,20 +6,22 @@ import pandas as pd
 import pytest
 
 from implicit_bench.audits.negation import (
-    NegatedPrompts,
-    add_negated_prompts,
-    check_negated,
     default_strength,
-    deterministic_negated,
-    deterministic_subject,
     negation_rates,
     negation_summary,
     negation_table,
     subject_presence,
-    with_article,
     with_presence,
 )
 from implicit_bench.errors import InputError
+from implicit_bench.triplets.negated import (
+    NegatedPrompts,
+    add_negated_prompts,
+    check_negated,
+    deterministic_negated,
+    deterministic_subject,
+    with_article,
+)
 
 
 def test_writer_examples():
@@ -185,8 +187,8 @@ def test_subject_presence_from_alignment_rows():
 
 
 def test_llm_writer_through_a_local_server(tmp_path):
-    from implicit_bench.audits.negation_llm import llm_negated
     from implicit_bench.llm import InvalidCounter, build_llm
+    from implicit_bench.triplets.negated_llm import llm_negated
     from tests.chat_server import ChatServer, completion
 
     def answer(body, n):
@@ -216,7 +218,7 @@ def test_llm_writer_through_a_local_server(tmp_path):
 
 
 def test_extend_units_adds_the_prompt_columns():
-    from implicit_bench.audits.prompts import NegationPromptParams, extend_units
+    from implicit_bench.triplets.hooks import NegationPromptParams, extend_units
 
     units = pd.DataFrame({
         "unit_id": ["1", "2"], "stereotype": ["man", "x"], "anti_stereotype": ["woman", "y"],
@@ -234,8 +236,8 @@ def test_extend_units_adds_the_prompt_columns():
 
 
 def test_multi_tail_attributes():
-    from implicit_bench.audits.negation import tails
-    from implicit_bench.audits.prompts import NegationPromptParams, extend_units
+    from implicit_bench.triplets.hooks import NegationPromptParams, extend_units
+    from implicit_bench.triplets.negated import tails
 
     assert tails('["man", "he"]', "man, he") == ["man", "he"]
     assert tails(None, "man") == ["man"]

@@ -12,8 +12,8 @@ from implicit_bench.judges.tasks import (
     load_task,
     load_task_file,
     task_fields,
-    unit_fields,
 )
+from implicit_bench.prompt_fields import unit_fields
 from tests.judge_fixtures import UNITS
 
 

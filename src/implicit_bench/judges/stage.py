@@ -43,9 +43,9 @@ from implicit_bench.judges.tasks import (
     load_task,
     task_fields,
     task_registry,
-    unit_fields,
 )
 from implicit_bench.params import SafeName, StrictModel
+from implicit_bench.prompt_fields import unit_fields
 from implicit_bench.provenance import provenance
 from implicit_bench.redact import redact
 from implicit_bench.schema import JUDGEMENT_COLUMNS, JUDGEMENT_EXTRA_COLUMNS

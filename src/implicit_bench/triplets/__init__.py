@@ -22,5 +22,5 @@ TRIPLET_WRITERS.register("llm", "implicit_bench.triplets.llm_writer:write")
 
 # name -> "module:function" taking and returning the triplets table (see above)
 VARIANT_HOOKS: Registry = Registry("triplet variant hook")
-VARIANT_HOOKS.register("negated", "implicit_bench.audits.prompts:negated_hook")  # docs/audits.md
-VARIANT_HOOKS.register("negated_llm", "implicit_bench.audits.prompts:negated_llm_hook")
+VARIANT_HOOKS.register("negated", "implicit_bench.triplets.hooks:negated_hook")  # docs/audits.md
+VARIANT_HOOKS.register("negated_llm", "implicit_bench.triplets.hooks:negated_llm_hook")

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.hashing import derive_seed
-from implicit_bench.judges.tasks import unit_fields
+from implicit_bench.prompt_fields import unit_fields
 from implicit_bench.world.params import CLASSES, WorldParams
 from implicit_bench.world.sampling import VARIANTS, anti_success, tilt, variant_probs
 

@@ -2,7 +2,7 @@
 
 Invalid answers (unparsable, missing a field, or a failed call) give null prompts whose
 reason starts with ``llm_invalid``; they are counted with ``InvalidCounter`` and never
-replaced by a guess. The checks of ``negation.check_negated`` then apply as for the
+replaced by a guess. The checks of ``triplets.negated.check_negated`` then apply as for the
 deterministic writer.
 """
 
@@ -13,8 +13,8 @@ from importlib import resources
 import pandas as pd
 from pydantic import BaseModel
 
-from implicit_bench.audits.negation import NegatedPrompts
 from implicit_bench.llm import InvalidCounter, LLMClient, chat_json_many
+from implicit_bench.triplets.negated import NegatedPrompts
 
 
 class NegatedAnswer(BaseModel):

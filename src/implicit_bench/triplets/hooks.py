@@ -14,14 +14,14 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from implicit_bench.audits.negation import (
+from implicit_bench.params import PositiveInt, StrictModel
+from implicit_bench.triplets.negated import (
     NegatedPrompts,
     add_negated_prompts,
     deterministic_negated,
     deterministic_subject,
     tails,
 )
-from implicit_bench.params import PositiveInt, StrictModel
 
 
 class NegationPromptParams(StrictModel):
@@ -41,8 +41,8 @@ def extend_units(
         return units, {"enabled": False}
     report: dict[str, Any] = {"enabled": True, "writer": params.writer}
     if params.writer == "llm":
-        from implicit_bench.audits.negation_llm import llm_negated
         from implicit_bench.llm import InvalidCounter, build_llm, llm_entry
+        from implicit_bench.triplets.negated_llm import llm_negated
 
         block = llm_entry(llms or {}, params.llm, "negation_prompts.llm", params.max_tokens)
         counter = InvalidCounter("negation_prompts")
