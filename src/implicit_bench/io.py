@@ -157,10 +157,17 @@ def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     for column in out.columns:
         if isinstance(out[column].dtype, pd.CategoricalDtype):
             out[column] = out[column].astype(object)
-        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
+        text = out[column].dtype == object or pd.api.types.is_string_dtype(out[column])
+        # a column changes only when a cell starts like a formula: look before mapping every cell
+        if text and _any_text(out[column], lambda value: value.startswith(FORMULA_START)):
             out[column] = out[column].map(escape_formula, na_action="ignore")
     out.columns = [escape_formula(c) for c in out.columns]
     return out
+
+
+def _any_text(column: pd.Series, test: Any) -> bool:
+    """Whether ``test`` holds for a text cell of ``column`` (a plain loop: no per-cell pandas call)."""
+    return any(isinstance(v, str) and test(v) for v in column.to_numpy(dtype=object))
 
 
 def _unescape_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -184,7 +191,7 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
         elif path.suffix == ".csv":
             safe = escape_formulas(frame)
             # a bare CR inside a cell is not quoted by QUOTE_MINIMAL and would split the row
-            has_cr = any(safe[c].map(lambda v: isinstance(v, str) and "\r" in v).any()
+            has_cr = any(_any_text(safe[c], lambda text: "\r" in text)
                          for c in safe.columns if safe[c].dtype == object or pd.api.types.is_string_dtype(safe[c]))
             safe.to_csv(tmp, index=False, quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)
         elif path.suffix == ".jsonl":

@@ -76,9 +76,11 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
 
 
-def to_booktabs(frame: pd.DataFrame, caption: str, label: str, note: str | None = None) -> str:
-    """A LaTeX table float (booktabs rules) of ``with_intervals(frame)``."""
-    cells = with_intervals(frame)
+def to_booktabs(frame: pd.DataFrame, caption: str, label: str, note: str | None = None,
+                cells: pd.DataFrame | None = None) -> str:
+    """A LaTeX table float (booktabs rules) of ``with_intervals(frame)`` (``cells``, when the
+    caller has it already)."""
+    cells = with_intervals(frame) if cells is None else cells
     bounds = {c for _, lo, hi in interval_columns(frame) for c in (lo, hi)}
     kept = [c for c in frame.columns if c not in bounds]
     align = "".join("r" if pd.api.types.is_numeric_dtype(frame[c]) else "l" for c in kept) or "l"

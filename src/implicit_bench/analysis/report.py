@@ -317,7 +317,8 @@ def write_tables(
             md = cells.to_markdown(index=False) if len(frame.columns) else "(empty)"
             atomic_write_text(out / f"{name}.md", markdown_banner(prov) + md + "\n")
             note = "Computed from randomly initialised models: the numbers mean nothing." if prov and prov.get("random_init") else None
-            tex = to_booktabs(frame, name.replace("_", " "), f"tab:{name}", note)
+            tex = to_booktabs(frame, name.replace("_", " "), f"tab:{name}", note,
+                              cells=cells if len(frame.columns) else None)
             atomic_write_text(out / f"{name}.tex", tex)
             written += [str(out / f"{name}.md"), str(out / f"{name}.tex")]
     return written
