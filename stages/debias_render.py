@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.debias.render import plan_inputs, render_debias_config
+from implicit_bench.debias.render.stage import plan_inputs, render_debias_config
 from implicit_bench.debias.stage import (
     IMAGES_DIR,
     PAIRS_PATH,

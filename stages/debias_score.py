@@ -8,11 +8,11 @@ import click
 import pandas as pd
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.debias.retrieval import read_retrieval
 from implicit_bench.debias.stage import (
     JUDGEMENTS_DIR,
     RETRIEVAL_PATH,
     DebiasParams,
+    read_retrieval,
     score_judgements,
 )
 from implicit_bench.io import atomic_write_text, read_json, read_table

@@ -10,12 +10,12 @@ from implicit_bench.debias.stage import (
     RETRIEVAL_PATH,
     REWRITES_PATH,
     DebiasParams,
+    build_llm,
     load_kg,
     run_rewriting,
     subset_units,
 )
 from implicit_bench.io import read_table, write_table
-from implicit_bench.llm import build_llm
 from implicit_bench.params import catalogue, load_params, section
 from implicit_bench.runlog import write_metrics
 

@@ -54,6 +54,18 @@ def _entry_modules() -> set[str]:
     return {".".join(p.relative_to(src).with_suffix("").parts) for p in (src / "implicit_bench").rglob("stage.py")}
 
 
+def test_every_stage_script_imports_library_code_from_entry_modules_only():
+    """``stages/NAME.py`` reaches the library through ``implicit_bench.<package>.stage``."""
+    entries = _entry_modules()
+    scripts = sorted((REPO / "stages").glob("*.py"))
+    assert len(scripts) > 20
+    for script in scripts:
+        modules = _project_imports(script)
+        others = sorted(m for m in modules if not _is_shared(m) and m not in entries)
+        assert not others, f"{script.name} imports {others}: import them from the package's stage module"
+        assert modules & entries, f"{script.name} imports no entry module"
+
+
 def test_every_entry_module_serves_a_stage():
     """No stage.py without a stage script; entry modules are only named stage.py."""
     used = set().union(*(_project_imports(s) for s in (REPO / "stages").glob("*.py")))

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from implicit_bench.debias.configs import TABLE_27
-from implicit_bench.debias.render import plan_inputs, render_debias_config
+from implicit_bench.debias.render.stage import plan_inputs, render_debias_config
 from implicit_bench.debias.steering import direction, split_batch
 from implicit_bench.generators import create_generator
 from implicit_bench.images import ImageStore

@@ -2,9 +2,9 @@
 scripts call, each from its purpose-named module.
 
 Stages (see docs/debiasing.md): ``retrieve`` (``debias.retrieve``) -> ``rewrite``
-(``debias.rewriting``) -> ``debias_render@<config>`` (``debias.render`` through the
-configuration's method, ``debias.methods``; its script imports it directly, so the other
-stages do not depend on the render machinery) -> ``debias_judge@<config>`` (``debias.judging``)
+(``debias.rewriting``) -> ``debias_render@<config>`` (``debias.render.stage`` through the
+configuration's method, ``debias.methods``; a sub-package with its own entry module, so the
+other stages do not depend on the render machinery) -> ``debias_judge@<config>`` (``debias.judging``)
 -> ``debias_score`` (``debias.scoring``); the units and the subset: ``debias.units``; paths:
 ``debias.paths``.
 """
@@ -30,6 +30,7 @@ from implicit_bench.debias.rewriting import needed_llm_work, resolve_llm_block, 
 from implicit_bench.debias.scoring import score_judgements
 from implicit_bench.debias.units import load_kg, subset_units, unit_for
 from implicit_bench.embedders import EmbedderConfig
+from implicit_bench.llm import build_llm
 from implicit_bench.params import PositiveInt, SafeName, Seeds, StrictModel, SubsetParams
 
 
@@ -75,6 +76,7 @@ __all__ = [
     "RETRIEVAL_PATH",
     "REWRITES_PATH",
     "DebiasParams",
+    "build_llm",
     "judge_stage_params",
     "load_kg",
     "needed_llm_work",

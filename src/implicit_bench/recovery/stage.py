@@ -241,7 +241,7 @@ def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[
     ``debias.alpha`` unless given), the scoring judges' planted behaviour."""
     import os
 
-    from implicit_bench.debias.render import plan_inputs
+    from implicit_bench.debias.render.stage import plan_inputs
     from implicit_bench.debias.stage import (
         PAIRS_PATH,
         RETRIEVAL_PATH,
