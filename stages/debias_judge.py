@@ -25,7 +25,7 @@ from implicit_bench.runlog import log_run
 def main(name: str, params_path: str, images_dir: str, out_dir: str) -> None:
     raw = load_params(params_path)
     params = section(raw, "debias", DebiasParams, params_path).checked()
-    judge = section(raw, "judge", JudgeStageParams, params_path)
+    judge = section(raw, "judge", JudgeStageParams, params_path, attach={"judges": "judges"})
     stage_params = judge_stage_params(name, params, judge, images_dir, out_dir)
     result = run_judge_stage(stage_params, profile=(raw.get("base") or {}).get("profile"))
     m = result.metrics

@@ -19,7 +19,7 @@ from implicit_bench.debias.stage import (
 )
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import read_table
-from implicit_bench.params import load_params, section
+from implicit_bench.params import check_refs, load_params, section
 from implicit_bench.provenance import provenance
 from implicit_bench.render.stage import RenderParams
 from implicit_bench.runlog import write_metrics
@@ -36,11 +36,10 @@ def _maybe(path: str):
 def main(name: str, params_path: str, images_dir: str) -> None:
     raw = load_params(params_path)
     params = section(raw, "debias", DebiasParams, params_path).checked()
-    render = section(raw, "render", RenderParams, params_path)
+    render = section(raw, "render", RenderParams, params_path, attach={"generators": "configs"})
     if name not in params.configs:
         raise ConfigError(f"{params_path}: '{name}' is not in debias.configs ({', '.join(params.configs)})")
-    if params.generator not in render.configs:
-        raise ConfigError(f"{params_path}: debias.generator '{params.generator}' is not in render.configs")
+    check_refs(params.generator, render.configs, "debias.generator", "generators", params_path)
     spec = params.configs[name]
     kg = load_kg(params.units)
     subset = subset_units(kg, params.subset)

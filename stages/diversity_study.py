@@ -26,7 +26,7 @@ def main(params_path: str, metrics: str) -> None:
         write_json(metrics, {"enabled": False})
         click.echo(f"diversity_study: disabled (diversity_study.enabled) -> {metrics}")
         return
-    render = section(raw, "render", RenderParams, params_path)
+    render = section(raw, "render", RenderParams, params_path, attach={"generators": "configs"})
     report = run_study(read_table(study.units), study, render)
     report.update(enabled=True, provenance=upstream_provenance(["metrics/render.json"]))
     report = nan_to_none(report)  # undefined scores (no face read) are null, never NaN

@@ -14,7 +14,7 @@ from implicit_bench.runlog import log_run
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 def main(params_path: str) -> None:
     raw = load_params(params_path)
-    params = section(raw, "judge", JudgeStageParams, params_path)
+    params = section(raw, "judge", JudgeStageParams, params_path, attach={"judges": "judges"})
     profile = (raw.get("base") or {}).get("profile")
     result = run_judge_stage(params, profile=profile)
     m = result.metrics

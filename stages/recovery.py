@@ -48,8 +48,8 @@ def _sims(block: dict) -> dict[str, str]:
 def main(params_path: str, out: str) -> None:
     raw = load_params(params_path)
     world_params = section(raw, "world", WorldParams, params_path)
-    gens = _sims((raw.get("render") or {}).get("configs"))
-    judges = _sims((raw.get("judge") or {}).get("judges"))
+    gens = _sims(raw.get("generators"))
+    judges = _sims(raw.get("judges"))
     if not gens or not judges:
         write_json(out, {"simulated": False, "note": "no simulated generator or judge in this profile"})
         click.echo("recovery: no simulated world in this profile")

@@ -17,7 +17,7 @@ from implicit_bench.runlog import write_metrics
 @click.option("--metrics", default="metrics/render.json", show_default=True)
 def main(params_path: str, units_path: str, images_dir: str, metrics: str) -> None:
     raw = load_params(params_path)
-    params = section(raw, "render", RenderParams, params_path)
+    params = section(raw, "render", RenderParams, params_path, attach={"generators": "configs"})
     units = load_units(units_path, params.variants)
     results = render_all(params, units, images_dir)
     write_metrics(metrics, render_metrics(params, results, (raw.get("base") or {}).get("profile")), "render")

@@ -16,7 +16,7 @@ For a stage ``python stages/NAME.py ...``:
   imports by name) and the string values of the params sections it declares, when they name
   another stage's output or a file under ``data/raw``;
 - **params**: the top-level sections the script reads (``section(raw, "x", ...)`` and the
-  blocks of its ``inherit={...}``,
+  blocks of its ``inherit={...}`` / ``attach={...}``,
   ``raw["x"]``, ``raw.get("x")``) must be declared (a key under it is enough).
 
 A path is covered by a dep when it equals the dep or lies under it (a folder dep). The
@@ -256,7 +256,7 @@ def read_sections(script: Path) -> set[str]:
             if name == "section" and len(args) >= 2 and isinstance(args[1], ast.Constant):
                 found.add(str(args[1].value))
                 for kw in node.keywords:  # section(..., inherit={"bootstrap": ...}) reads that top-level block
-                    if kw.arg == "inherit" and isinstance(kw.value, ast.Dict):
+                    if kw.arg in ("inherit", "attach") and isinstance(kw.value, ast.Dict):
                         found.update(str(k.value) for k in kw.value.keys if isinstance(k, ast.Constant))
             elif name == "get" and isinstance(func, ast.Attribute) and _is_raw(func.value) and args and isinstance(args[0], ast.Constant):
                 found.add(str(args[0].value))

@@ -112,3 +112,59 @@ def test_params_yaml_has_one_bootstrap_block(repo_root):
     assert params["bootstrap"] == {"n": 1000, "seed": 42, "level": 0.95}
     nested = [name for name, block in params.items() if isinstance(block, dict) and "bootstrap" in block]
     assert nested == [] and params["debias"]["scoring"]["bootstrap"] == {"n": 2000}
+
+
+def test_every_reference_of_the_shipped_params_and_profiles_resolves(repo_root):
+    from implicit_bench.params import REFERENCES, check_references, load_params
+    from implicit_bench.profiles import apply_profile
+
+    default = load_params(repo_root / "params.yaml")
+    check_references(default)
+    for name in ("paper", "tiny"):
+        check_references(apply_profile(name, repo_root / "params.yaml", repo_root / "profiles"))
+    # each reference key exists in the default params (a renamed key would leave it unchecked)
+    from implicit_bench.params import _at
+
+    for key, _ in REFERENCES:
+        if "*" not in key:
+            assert _at(default, key.split(".")), key
+    assert len(_at(default, ["judge", "tasks", "*", "judges"])) == 3
+
+
+def test_a_dangling_reference_is_one_line_naming_the_key(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from implicit_bench.cli import main
+    from implicit_bench.params import check_references
+
+    raw = {"judges": {"a": {}}, "clip": {"judge": "clip"}, "generators": {"g": {}},
+           "judge": {"tasks": {"blind": {"judges": ["a", "b"]}}}, "evaluate": {"blind_judges": ["a", "clip"]}}
+    with pytest.raises(ConfigError, match=r"^p.yaml: judge.tasks.blind.judges = 'b' is not in judges \(known: a, clip\)$"):
+        check_references(raw, "p.yaml")
+    raw["judge"]["tasks"]["blind"]["judges"] = ["a"]
+    check_references(raw)  # the CLIP blind judge counts as a judge
+    raw["evaluate"]["groupings"] = [{"name": "x", "config": "h"}]
+    with pytest.raises(ConfigError, match=r"evaluate.groupings.0.config = 'h' is not in generators \(known: g\)"):
+        check_references(raw)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text("generators: {g: {backend: sim}}\nrender: {run: [g]}\n")
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "bad.yaml").write_text("render: {run: [h]}\n")
+    result = CliRunner().invoke(main, ["profile", "bad"])
+    assert result.exit_code == 1 and "render.run = 'h' is not in generators (known: g)" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_old_layouts_are_rejected_with_the_new_place():
+    from implicit_bench.judges.stage import JudgeStageParams
+    from implicit_bench.render.stage import RenderParams
+
+    with pytest.raises(ConfigError, match=r"render.configs moved to the top-level 'generators' catalogue"):
+        section({"render": {"configs": {"a": {}}}}, "render", RenderParams, attach={"generators": "configs"})
+    with pytest.raises(ConfigError, match=r"judge.judges moved to the top-level 'judges' catalogue"):
+        section({"judge": {"judges": {}, "tasks": {}}}, "judge", JudgeStageParams, attach={"judges": "judges"})
+    render = section({"generators": {"a": {"backend": "sim"}}, "render": {"run": ["a"]}}, "render", RenderParams,
+                     attach={"generators": "configs"})
+    assert render.configs == {"a": {"backend": "sim"}} and render.selected() == ["a"]
+    with pytest.raises(ConfigError, match=r"render.run = 'b' is not in generators \(known: a\)"):
+        render.model_copy(update={"run": ["b"]}).selected()

@@ -67,7 +67,8 @@ def repo(tmp_path, tiny_generator_dir, tiny_vlm, monkeypatch):
     params = {
         "base": {"profile": "default"},
         "llms": {"replay": {"backend": "replay", "path": "replay.jsonl"}},
-        "render": {"configs": {"tiny": tiny_config(tiny_generator_dir)}, "seeds": SEEDS,
+        "generators": {"tiny": tiny_config(tiny_generator_dir)},
+        "render": {"seeds": SEEDS,
                    "executor": {"kind": "local", "progress": False}},
         "debias": {
             "units": "data/interim/units.parquet",
@@ -80,12 +81,12 @@ def repo(tmp_path, tiny_generator_dir, tiny_vlm, monkeypatch):
             "scoring": {"rubric_judge": "qwen3vl", "alignment_judge": "qwen3vl",
                         "bootstrap": {"n": 200, "seed": 1}},
         },
+        "judges": {
+            "qwen3vl": {"backend": "transformers", "model": str(tiny_vlm), "device": "cpu",
+                        "max_new_tokens": 24, "batch_size": 8},
+            "gemma4": {"backend": "transformers", "model": str(tiny_vlm), "device": "cpu"},
+        },
         "judge": {
-            "judges": {
-                "qwen3vl": {"backend": "transformers", "model": str(tiny_vlm), "device": "cpu",
-                            "max_new_tokens": 24, "batch_size": 8},
-                "gemma4": {"backend": "transformers", "model": str(tiny_vlm), "device": "cpu"},
-            },
             "tasks": {"rubric": {"judges": ["qwen3vl", "gemma4"]}, "blind": None},
             "progress": False,
         },

@@ -108,7 +108,7 @@ def ws(tmp_path_factory) -> Workspace:
 
 def _first_config(params: dict) -> str:
     render = params["render"]
-    return (render.get("run") or list(render["configs"]))[0]
+    return (render.get("run") or list(params["generators"]))[0]
 
 
 def _run_state_keys(node, path="") -> list[str]:
@@ -236,10 +236,10 @@ def test_subset_down_and_up(ws):
 def test_removing_a_render_configuration_removes_it_downstream(ws):
     params = ws.params()
     first = _first_config(params)
-    block = params["render"]["configs"][first]
+    block = params["generators"][first]
     extra = f"{first}_copy"
     flow = "{" + ", ".join(f"{k}: {json.dumps(v)}" for k, v in block.items()) + "}"
-    ws.exp(["judge", "clip"], f"+render.configs.{extra}={flow}", f"render.run=[{first},{extra}]")
+    ws.exp(["judge", "clip"], f"+generators.{extra}={flow}", f"render.run=[{first},{extra}]")
     assert extra in set(ws.table("data/judgements/judgements.parquet")["config"])
     ws.exp(["judge", "clip"], f"render.run=[{first}]")
     for path in ("data/judgements/judgements.parquet", "data/judgements/clip.parquet"):

@@ -21,7 +21,7 @@ pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (pytest -m gpu on a GPU machine)"),
 ]
 
-PAPER_DTYPES = {"qwen_image": "bfloat16", "sd3": "float16"}  # profiles/paper.yaml render.configs
+PAPER_DTYPES = {"qwen_image": "bfloat16", "sd3": "float16"}  # profiles/paper.yaml generators
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +129,7 @@ def test_tiny_profile_on_cuda_in_the_paper_dtypes(repo_root, tmp_path):
     """dvc repro of the tiny profile (devices auto -> cuda) with the paper's float16 for SD3 and CLIP."""
     from tests.test_tiny_profile_e2e import run_tiny_profile
 
-    repo = run_tiny_profile(repo_root, tmp_path, {"render.configs.sd3.dtype": "float16", "clip.model.dtype": "float16"})
+    repo = run_tiny_profile(repo_root, tmp_path, {"generators.sd3.dtype": "float16", "clip.model.dtype": "float16"})
     import json
 
     render = json.loads((repo / "metrics" / "render.json").read_text())

@@ -81,8 +81,8 @@ def test_journal_lines_that_are_not_entries_are_skipped_and_named(tmp_path, line
 
 def _workdir(tmp_path: Path) -> Path:
     units_frame().to_parquet(tmp_path / "units.parquet")
-    params = {"render": {"configs": {"fake": {"backend": "slow_fake", "delay_s": 0.15, "batch_size": 1}},
-                         "seeds": [42, 1042, 2042], "variants": ["neutral", "stereotype", "anti_stereotype"],
+    params = {"generators": {"fake": {"backend": "slow_fake", "delay_s": 0.15, "batch_size": 1}},
+              "render": {"seeds": [42, 1042, 2042], "variants": ["neutral", "stereotype", "anti_stereotype"],
                          "executor": {"kind": "local", "progress": False}}}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     return tmp_path

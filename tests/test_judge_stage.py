@@ -220,7 +220,7 @@ def test_judge_selection_per_task_and_bad_params(tmp_path):
         align = frame[frame.task == "alignment"]
         assert len(align) == 4 and set(align.judge) == {"one"} and set(align.variant) == {"neutral"}
         assert set(frame.model) == {"m1", "m2"}
-    with pytest.raises(ConfigError, match="unknown"):
+    with pytest.raises(ConfigError, match=r"judge.tasks.rubric.judges = 'three' is not in judges \(known: one, two\)"):
         run_judge_stage(_params(judges, tasks={"rubric": {"judges": ["three"]}}), tmp_path, dispatch=DISPATCH)
     with pytest.raises(ConfigError, match="temperture: Extra inputs"):
         run_judge_stage(_params({"x": {**base, "model": "m", "temperture": 0}}), tmp_path, dispatch=DISPATCH)
@@ -230,12 +230,12 @@ def test_default_and_paper_profiles_validate(repo_root):
     import yaml
 
     from implicit_bench.judges import judge_params
+    from implicit_bench.params import section
     from implicit_bench.profiles import apply_profile
 
-    default = JudgeStageParams.model_validate(yaml.safe_load((repo_root / "params.yaml").read_text())["judge"])
-    paper = JudgeStageParams.model_validate(
-        apply_profile("paper", repo_root / "params.yaml", repo_root / "profiles")["judge"]
-    )
+    top = {"judges": "judges"}
+    default = section(yaml.safe_load((repo_root / "params.yaml").read_text()), "judge", JudgeStageParams, attach=top)
+    paper = section(apply_profile("paper", repo_root / "params.yaml", repo_root / "profiles"), "judge", JudgeStageParams, attach=top)
     # the default profile's judges are the simulated world's (docs/world.md)
     assert {judge_params(c).model for c in default.judges.values()} == {"sim:judge_a", "sim:judge_b", "sim:judge_c"}
     assert {judge_params(c).backend for c in default.judges.values()} == {"sim"}
@@ -280,10 +280,9 @@ def test_stage_command_writes_declared_outputs(tmp_path, monkeypatch, repo_root)
     make_inputs(tmp_path, generator=f"diffusers:{tmp_path / 'models/gen'}")
     monkeypatch.chdir(tmp_path)
     with ChatServer(lambda body, n: (200, completion('{"score": 5}'))) as server:
-        judge = {"judges": {"api": {"backend": "openai", "model": "m", "base_url": server.base_url,
-                                    "api_key_env": None}},
-                 "tasks": {"rubric": None}, "progress": False}
-        (tmp_path / "params.yaml").write_text(yaml.safe_dump({"base": {"profile": "default"}, "judge": judge}))
+        judges = {"api": {"backend": "openai", "model": "m", "base_url": server.base_url, "api_key_env": None}}
+        judge = {"tasks": {"rubric": None}, "progress": False}
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump({"base": {"profile": "default"}, "judges": judges, "judge": judge}))
         stage = runpy.run_path(str(repo_root / "stages" / "judge.py"))["main"]
         result = CliRunner().invoke(stage, [])
         assert result.exit_code == 0, result.output

@@ -12,14 +12,14 @@ PARAMS = {
     "subset": {"max_units": 5},
     "kg": {"extractor": "llm", "max_pairs": 0},
     "triplets": {"writer": "template"},
+    "generators": {"a": {"backend": "diffusers", "model": "m"}, "b": {"backend": "diffusers", "model": "m"}},
+    "judges": {"j1": {"backend": "transformers", "model": "x"}, "j2": {"backend": "transformers", "model": "x"}},
     "render": {
-        "configs": {"a": {"backend": "diffusers", "model": "m"}, "b": {"backend": "diffusers", "model": "m"}},
         "run": ["a"],
         "seeds": [42, 1042],
         "variants": ["neutral", "stereotype", "anti_stereotype"],
     },
     "judge": {
-        "judges": {"j1": {"backend": "transformers", "model": "x"}, "j2": {"backend": "transformers", "model": "x"}},
         "tasks": {"rubric": None, "blind": {"judges": ["j1"]}, "alignment": {"judges": ["j2"], "variants": ["neutral"]}},
         "blind_orders": "both",
     },

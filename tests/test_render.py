@@ -118,7 +118,7 @@ def test_unknown_config_key_fails_before_rendering(tmp_path):
     from implicit_bench.errors import ConfigError
 
     params = RenderParams(configs={"a": {"backend": "diffusers", "model": "x", "stepz": 3}})
-    with pytest.raises(ConfigError, match=r"render.configs.a.stepz"):
+    with pytest.raises(ConfigError, match=r"generators.a.stepz"):
         render_all(params, units_frame(), tmp_path)
     assert not (tmp_path / "a").exists()
 

@@ -34,8 +34,8 @@ def _setup(tmp_path: Path, model_dir: Path, name: str) -> list[str]:
     units.to_parquet(work / "units.parquet", index=False)
     params = {
         "base": {"profile": "default"},
+        "generators": {"tiny": tiny_config(model_dir, batch_size=2)},
         "render": {
-            "configs": {"tiny": tiny_config(model_dir, batch_size=2)},
             "seeds": [42, 1042, 2042],
             "executor": {"kind": "local", "progress": False},
         },

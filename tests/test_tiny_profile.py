@@ -53,9 +53,9 @@ def test_tiny_models_are_built_locally_and_named_by_the_profile():
     tiny = _load("tiny")
     built = set(tiny["models"]["build"])
     refs = {
-        tiny["render"]["configs"]["qwen_image"]["model"],
-        tiny["render"]["configs"]["sd3"]["model"],
-        *(j["model"] for j in tiny["judge"]["judges"].values()),
+        tiny["generators"]["qwen_image"]["model"],
+        tiny["generators"]["sd3"]["model"],
+        *(j["model"] for j in tiny["judges"].values()),
         tiny["clip"]["model"]["model"],
         tiny["debias"]["embedder"]["model"],
         tiny["llms"][tiny["debias"]["rewriter"]]["model"],

@@ -115,13 +115,16 @@ def block(params: dict[str, Any], name: str, path: str | Path = DEFAULT_PARAMS) 
 
 def section(
     params: dict[str, Any], name: str, model: type[M], path: str | Path = DEFAULT_PARAMS,
-    *, inherit: dict[str, str] | None = None,
+    *, inherit: dict[str, str] | None = None, attach: dict[str, str] | None = None,
 ) -> M:
     """Validate ``params[name]`` with ``model``; errors name the file and the key.
 
     ``inherit`` maps a top-level block to a dotted key of the section (``{"bootstrap":
     "bootstrap"}``): the section's own keys there win over the top-level block's (per-stage
-    override; docs/architecture.md "Configuration"). Declare the block in the stage's DVC params.
+    override). ``attach`` maps a top-level catalogue to a key of the section's model
+    (``{"generators": "configs"}``): the key holds the catalogue's entries, and a section that
+    sets it itself is an error (that layout moved to the catalogue). Declare both in the
+    stage's DVC params (docs/architecture.md, "Configuration").
     """
     raw = params.get(name, {})
     if raw is not None and not isinstance(raw, dict):
@@ -129,6 +132,10 @@ def section(
     raw = dict(raw or {})
     for top, key in (inherit or {}).items():
         raw = _inherit(raw, key.split("."), block(params, top, path))
+    for top, key in (attach or {}).items():
+        if key in raw:
+            raise ConfigError(f"{path}: {name}.{key} moved to the top-level '{top}' catalogue (docs/architecture.md, Configuration)")
+        raw[key] = catalogue(params, top, path)
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
@@ -187,3 +194,39 @@ def entry(
     entries = catalogue(params, kind, path)
     check_refs(name, entries, where, kind, path)
     return entries[name]
+
+
+# Every params key that names a catalogue entry ("*" matches any key). A stage checks the
+# names it uses when it runs; check_references checks them all at once (``implicit-bench
+# profile`` and ``plan``, and tests/test_catalogues.py for the shipped params and profiles).
+# select / evaluate name image stores and judges of the JUDGEMENTS tables (also without a
+# catalogue, in `implicit-bench analyze`): at run time the analysis checks them against the
+# data; here against the catalogues. The CLIP blind judge (``clip.judge``) counts as a judge.
+REFERENCES: tuple[tuple[str, str], ...] = (
+    ("kg.llm", "llms"), ("triplets.llm", "llms"), ("negation_prompts.llm", "llms"), ("debias.rewriter", "llms"),
+    ("render.run", "generators"), ("debias.generator", "generators"), ("diversity_study.generator", "generators"),
+    ("select.config", "generators"), ("evaluate.config", "generators"), ("evaluate.groupings.*.config", "generators"),
+    ("judge.tasks.*.judges", "judges"), ("debias.scoring.rubric_judge", "judges"),
+    ("debias.scoring.alignment_judge", "judges"), ("select.judges", "judges"), ("evaluate.blind_judges", "judges"),
+    ("evaluate.rubric_judges", "judges"), ("evaluate.groupings.*.judge", "judges"),
+)
+
+
+def _at(node: Any, parts: list[str], where: str = "") -> list[tuple[str, Any]]:
+    """(dotted key, value) of every match of ``parts`` under ``node``; ``*`` matches any key or index."""
+    if not parts:
+        return [(where, node)]
+    head, *rest = parts
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
+    return [hit for key, value in items if head in ("*", str(key))
+            for hit in _at(value, rest, f"{where}.{key}" if where else str(key))]
+
+
+def check_references(params: dict[str, Any], path: str | Path = DEFAULT_PARAMS) -> None:
+    """Every name in ``REFERENCES`` is an entry of its catalogue (one-line ``ConfigError``)."""
+    known = {kind: catalogue(params, kind, path) for kind in CATALOGUES}
+    clip_judge = (params.get("clip") or {}).get("judge") if isinstance(params.get("clip"), dict) else None
+    for key, kind in REFERENCES:
+        names = known[kind] if kind != "judges" or not clip_judge else [*known[kind], clip_judge]
+        for where, value in _at(params, key.split(".")):
+            check_refs(value, names, where, kind, path)

@@ -22,7 +22,7 @@ from typing import Any
 import click
 import pandas as pd
 
-from implicit_bench.params import load_params
+from implicit_bench.params import check_references, load_params, section
 from implicit_bench.schema import VARIANTS
 
 UNITS_PATH = "data/interim/units.parquet"
@@ -81,7 +81,7 @@ def _render(params: dict[str, Any], units: pd.DataFrame | None, n_units: int, ro
     from implicit_bench.images import ImageStore
     from implicit_bench.render.stage import RenderParams, done_keys, plan_items
 
-    render = RenderParams.model_validate(params["render"])
+    render = section(params, "render", RenderParams, attach={"generators": "configs"})
     plans, per_config = [], {}
     for name in render.selected():
         counts = _images_per_config(units, n_units, render.seeds, render.variants)
@@ -92,7 +92,7 @@ def _render(params: dict[str, Any], units: pd.DataFrame | None, n_units: int, ro
         if units is not None:
             cached = 0
             if (store_dir / "journal.jsonl").exists():
-                cfg = validate_config(render.configs[name], where=f"render.configs.{name}")
+                cfg = validate_config(render.configs[name], where=f"generators.{name}")
                 planned = plan_items(units, name, render.seeds, render.variants)
                 store = ImageStore(store_dir)
                 try:
@@ -111,7 +111,7 @@ def _judge(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[
     from implicit_bench.judges.stage import JudgeStageParams
     from implicit_bench.judges.tasks import load_task
 
-    judge = JudgeStageParams.model_validate(params["judge"])
+    judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
     configs = judge.configs if judge.configs is not None else list(per_config)
     items = 0
     for task, select in judge.tasks.items():
@@ -137,7 +137,7 @@ def _judge_cached(judge: Any, units: pd.DataFrame, root: Path) -> int | None:
     if not (root / judge.cache).exists():
         return 0
     try:
-        backends = {n: build_judge(c, f"judge.judges.{n}") for n, c in judge.judges.items()}
+        backends = {n: build_judge(c, f"judges.{n}") for n, c in judge.judges.items()}
         identities = {n: {"identity": b.identity(), "decoding": b.decoding()} for n, b in backends.items()}
         by_id = {str(r["unit_id"]): {**r, "unit_id": str(r["unit_id"])} for r in units.to_dict("records")}
         planned, _, _ = plan_judgements(judge, by_id, identities, root)
@@ -272,6 +272,7 @@ def plan_command(params_path: str, profile: str | None, as_json: bool) -> None:
         params = apply_profile(profile, params_path)
     else:
         params = load_params(params_path)
+        check_references(params, params_path)  # every catalogue name in use exists
     plans, info = build_plan(params)
     if as_json:
         click.echo(json.dumps({**info, "stages": [asdict(p) for p in plans]}, indent=2))

@@ -14,7 +14,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import atomic_write_text
-from implicit_bench.params import check_name, load_params
+from implicit_bench.params import check_name, check_references, load_params
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -40,7 +40,9 @@ def apply_profile(name: str, params_path: str | Path = "params.yaml", profiles_d
     override = yaml.safe_load(profile_path.read_text(encoding="utf-8")) or {}
     if not isinstance(override, dict):
         raise ConfigError(f"{profile_path}: expected a mapping at the top level")
-    return deep_merge(load_params(params_path), override)
+    merged = deep_merge(load_params(params_path), override)
+    check_references(merged, profile_path)  # every catalogue name the merged params use exists
+    return merged
 
 
 def _round_trip() -> YAML:

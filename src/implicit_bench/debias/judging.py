@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from implicit_bench.errors import ConfigError
+from implicit_bench.params import check_refs
 
 if TYPE_CHECKING:
     from implicit_bench.debias.stage import DebiasParams
@@ -13,13 +14,13 @@ if TYPE_CHECKING:
 
 def judge_stage_params(name: str, params: DebiasParams, judge: Any, images_dir: str, out_dir: str) -> Any:
     """The judge stage's params for one configuration: the rubric and alignment judges named in
-    ``debias.scoring`` (defined in ``judge.judges``), that configuration's image store only."""
+    ``debias.scoring`` (entries of the top-level ``judges`` catalogue), that configuration's
+    image store only."""
     rubric, alignment = params.scoring.rubric_judge, params.scoring.alignment_judge
     if rubric is None or alignment is None:
         raise ConfigError("debias.scoring.rubric_judge and alignment_judge must name judges to run")
-    missing = [j for j in (rubric, alignment) if j not in judge.judges]
-    if missing:
-        raise ConfigError(f"debias.scoring names judge(s) {missing} that judge.judges does not define")
+    check_refs(rubric, judge.judges, "debias.scoring.rubric_judge", "judges")
+    check_refs(alignment, judge.judges, "debias.scoring.alignment_judge", "judges")
     data = judge.model_dump()
     data.update(
         judges={j: judge.judges[j] for j in dict.fromkeys((rubric, alignment))},

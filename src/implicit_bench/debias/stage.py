@@ -41,7 +41,7 @@ class DebiasParams(StrictModel):
     subset: SubsetParams = SubsetParams(max_units=6)  # units whose neutral prompts every configuration renders
     seeds: Seeds = [42, 1042, 2042]
     alpha: Annotated[float, Field(allow_inf_nan=False)] = 2.0
-    generator: str = "tiny"  # a render.configs entry: the model every configuration renders with
+    generator: str = "tiny"  # a generators catalogue entry: the model every configuration renders with
     configs: dict[SafeName, ConfigSpec] = dict(TABLE_27)
     embedder: EmbedderConfig = EmbedderConfig()
     retrieval: RetrievalTextParams = RetrievalTextParams()

@@ -1,6 +1,6 @@
 """Registry of text-to-image generator backends (one module per backend, imported lazily).
 
-``render.configs`` in params maps a configuration name to a backend config::
+The top-level ``generators`` catalogue in params maps a configuration name to a backend config::
 
     qwen_image: {backend: diffusers, model: Qwen/Qwen-Image, dtype: bfloat16, steps: 50, ...}
 
@@ -35,7 +35,7 @@ RUNTIME_KEYS = frozenset(
 )
 
 
-def validate_config(config: dict[str, Any] | GeneratorConfig, where: str = "render.configs") -> GeneratorConfig:
+def validate_config(config: dict[str, Any] | GeneratorConfig, where: str = "generators") -> GeneratorConfig:
     """The backend's pydantic config for ``config`` (unknown keys are an error)."""
     if isinstance(config, GeneratorConfig):
         return config

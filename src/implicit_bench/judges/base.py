@@ -26,7 +26,7 @@ class JudgeRequest:
 
 
 class JudgeParams(StrictModel):
-    """Keys every judge backend block has (``judge.judges.<name>``)."""
+    """Keys every judge backend block has (an entry of the top-level ``judges`` catalogue)."""
 
     backend: str
     model: str

@@ -44,7 +44,7 @@ from implicit_bench.judges.tasks import (
     task_fields,
     task_registry,
 )
-from implicit_bench.params import SafeName, StrictModel
+from implicit_bench.params import SafeName, StrictModel, check_refs
 from implicit_bench.prompt_fields import unit_fields
 from implicit_bench.provenance import provenance
 from implicit_bench.redact import redact
@@ -214,9 +214,7 @@ def plan_judgements(
     for task_name, select in params.tasks.items():
         task = tasks[task_name]
         judges = _select(select, "judges", list(params.judges))
-        unknown = [j for j in judges if j not in params.judges]
-        if unknown:
-            raise ConfigError(f"judge.tasks.{task_name}.judges: unknown judge(s) {unknown}")
+        check_refs(judges, params.judges, f"judge.tasks.{task_name}.judges", "judges")
         configs = _select(select, "configs", all_configs)
         variants = set(_select(select, "variants", task.variants or [])) or None
         for config in configs:
@@ -441,7 +439,7 @@ def answer_missing(
         size = max(1, int(config.get("batch_size", 8)))
         calls = list(todo.values())
         batches = [calls[i : i + size] for i in range(0, len(calls), size)]
-        dispatch(judge, partial(make_judge_worker, config, f"judge.judges.{judge}"), batches, on_result)
+        dispatch(judge, partial(make_judge_worker, config, f"judges.{judge}"), batches, on_result)
     return answers, errors, sent
 
 
@@ -541,13 +539,13 @@ def run_judge_stage(
     """Plan, answer (cache first), assemble, and write the table and the metrics."""
     root = Path(root)
     backends = {
-        name: build_judge(cfg, f"judge.judges.{name}") for name, cfg in params.judges.items()
+        name: build_judge(cfg, f"judges.{name}") for name, cfg in params.judges.items()
     }
     identities = {
         name: {"identity": b.identity(), "decoding": b.decoding()} for name, b in backends.items()
     }
     judge_configs = {
-        name: judge_params(cfg, f"judge.judges.{name}").model_dump() for name, cfg in params.judges.items()
+        name: judge_params(cfg, f"judges.{name}").model_dump() for name, cfg in params.judges.items()
     }
     units = load_units(root / params.units)
     planned, image_counts, generators = plan_judgements(params, units, identities, root)

@@ -56,7 +56,7 @@ def alpha_command(params_path: str, alphas: tuple[float, ...], out: str) -> None
 
     raw = load_params(params_path)
     world = section(raw, "world", WorldParams, params_path)
-    judges = {n: c["model"].split(":", 1)[1] for n, c in (raw.get("judge") or {}).get("judges", {}).items()
+    judges = {n: c["model"].split(":", 1)[1] for n, c in (raw.get("judges") or {}).items()
               if isinstance(c, dict) and c.get("backend") == "sim"}
     unmodified = raw["debias"]["scoring"]["unmodified"]
     rows = []

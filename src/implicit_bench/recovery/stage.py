@@ -259,7 +259,7 @@ def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[
     from implicit_bench.world.truth import variant_matrix
 
     params = section(raw, "debias", DebiasParams).checked()
-    render = section(raw, "render", RenderParams)
+    render = section(raw, "render", RenderParams, attach={"generators": "configs"})
     gen_cfg = render.configs.get(params.generator) or {}
     if gen_cfg.get("backend") != "sim":
         return {}

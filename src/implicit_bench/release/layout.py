@@ -45,7 +45,7 @@ EXPERIMENTS: dict[int, str] = {
 GENERATORS: dict[int, str] = {12: "gpt_image_2", 13: "sd3", 14: "nano_banana_2"}
 # The Qwen-Image construction run (benchmark_scores.csv; experiment 0 is its neutral images).
 BASE_CONFIG = "qwen_image"
-# Judge names: the roles of params.yaml's judge.judges.
+# Judge names: the roles of params.yaml's judges catalogue.
 RUBRIC_JUDGES: dict[str, str] = {"qwen": "qwen3vl", "gemma": "gemma4"}
 EVAL_JUDGE = "qwen3vl"  # the release's eval / alignment files are Qwen3-VL's (Section 5.2)
 CLIP_JUDGE = "clip"

@@ -37,7 +37,7 @@ from implicit_bench.generators import (
 )
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore, published_stores, unpublish
 from implicit_bench.io import read_table
-from implicit_bench.params import SafeName, Seeds, StrictModel
+from implicit_bench.params import SafeName, Seeds, StrictModel, check_refs
 from implicit_bench.redact import redact
 from implicit_bench.schema import VARIANTS
 
@@ -45,7 +45,9 @@ from implicit_bench.schema import VARIANTS
 class RenderParams(StrictModel):
     """params.yaml section ``render``."""
 
-    configs: dict[SafeName, dict[str, Any]]  # name -> generator backend config (see generators/)
+    # the top-level generators catalogue (name -> backend config), attached by the stage's loader:
+    # section(raw, "render", RenderParams, attach={"generators": "configs"})
+    configs: dict[SafeName, dict[str, Any]]
     run: list[str] | None = None  # names of configs to render; None: all
     seeds: Seeds = [42, 1042, 2042]
     variants: Annotated[list[str], Field(min_length=1)] = list(VARIANTS)
@@ -56,9 +58,7 @@ class RenderParams(StrictModel):
 
     def selected(self) -> list[str]:
         names = self.run if self.run is not None else list(self.configs)
-        unknown = [n for n in names if n not in self.configs]
-        if unknown:
-            raise ValueError(f"render.run names unknown configs: {', '.join(unknown)}")
+        check_refs(names, self.configs, "render.run", "generators")
         return names
 
     def executor_for(self, name: str) -> ExecutorConfig:
@@ -269,7 +269,7 @@ def render_config(
     params: RenderParams,
 ) -> dict[str, Any]:
     """Render one named config of ``params`` into ``store_dir``; write its index; its metrics."""
-    cfg = validate_config(config, where=f"render.configs.{name}")
+    cfg = validate_config(config, where=f"generators.{name}")
     planned = plan_items(units, name, params.seeds, params.variants)
     with ImageStore(store_dir) as store:
         store.acquire_writer()  # one writer per store: a second render is refused (docs/errors.md)
@@ -305,7 +305,7 @@ def render_all(params: RenderParams, units: pd.DataFrame, images_dir: str | Path
     """
     selected = params.selected()
     for name in selected:
-        validate_config(params.configs[name], where=f"render.configs.{name}")
+        validate_config(params.configs[name], where=f"generators.{name}")
     for store_dir in published_stores(images_dir):
         if store_dir.name not in selected:
             unpublish(store_dir)

@@ -21,11 +21,10 @@ from implicit_bench.audits.diversity_study import (
 
 def render_study(units: pd.DataFrame, params: DiversityStudyParams, render: Any, root: str | Path = ".") -> dict[str, Any]:
     """Render the sample's prompts ``n_images`` times with ``params.generator``; its metrics."""
-    from implicit_bench.errors import ConfigError
+    from implicit_bench.params import check_refs
     from implicit_bench.render.stage import RenderParams, render_config
 
-    if params.generator not in render.configs:
-        raise ConfigError(f"diversity_study.generator '{params.generator}' is not one of render.configs: {sorted(render.configs)}")
+    check_refs(params.generator, render.configs, "diversity_study.generator", "generators")
     study = RenderParams(configs={params.generator: render.configs[params.generator]}, run=[params.generator],
                          seeds=params.seeds(), variants=params.variants(), verify=render.verify,
                          retry_failed=render.retry_failed, executor=render.executor_for(params.generator))

@@ -2,7 +2,7 @@
 
 Every configuration renders the prompts of the units subset on all seeds into its own image
 store ``data/debias/images/<config>/`` with the generator named by ``debias.generator`` (a
-``render.configs`` entry), planned and batched exactly as the render stage plans a plain run.
+``generators`` catalogue entry), planned and batched exactly as the render stage plans a plain run.
 What is rendered is the configuration's method's (``debias/methods/``): its prompts
 (``prepare``: the neutral prompt, a rewrite, the prompt with a suffix ...), and for methods
 that change the rendering itself (steering) its worker and settings hash.
@@ -62,7 +62,7 @@ def render_debias_config(
     from implicit_bench.images import ImageKey, ImageStore
     from implicit_bench.render.stage import _generate_worker, plan_items, render_plan, summarize
 
-    cfg = validate_config(generator_config, where=f"render.configs.{generator_name}")
+    cfg = validate_config(generator_config, where=f"generators.{generator_name}")
     method = spec.impl
     method.check_generator(name, GENERATORS.resolve(cfg.backend), generator_name, cfg.backend)
     planned = plan_items(units, name, seeds, ["neutral"])
