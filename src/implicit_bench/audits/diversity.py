@@ -35,14 +35,22 @@ def label_entropy(labels: pd.Series, cats: Sequence[str]) -> float:
 
 
 def entropy_by(frame: pd.DataFrame, by: str | list[str], cats: Sequence[str]) -> pd.DataFrame:
-    """H and counts per group of labelled images (labels outside ``cats`` are left out)."""
+    """H and counts per group of labelled images (labels outside ``cats`` are left out).
+
+    The label counts of every group come from one ``groupby``; H is computed per group from
+    them (``normalised_entropy``, as it always was)."""
     kept = frame[frame["label"].isin(cats)]
+    keys = [by] if isinstance(by, str) else list(by)
+    if kept.empty:
+        return pd.DataFrame([])
+    counts = kept.groupby([*keys, "label"], sort=True).size().unstack("label", fill_value=0)
+    counts = counts.reindex(columns=list(cats), fill_value=0)
     rows = []
-    for key, g in kept.groupby(by, sort=True):
-        counts = {c: int((g["label"] == c).sum()) for c in cats}
-        rows.append({**dict(zip([by] if isinstance(by, str) else by, key if isinstance(key, tuple) else (key,), strict=True)),
-                     "n": len(g), **{f"n_{c}": v for c, v in counts.items()},
-                     "entropy": normalised_entropy(list(counts.values()), len(cats))})
+    for key, row in zip(counts.index, counts.to_numpy().tolist(), strict=True):
+        values = key if isinstance(key, tuple) else (key,)
+        rows.append({**dict(zip(keys, values, strict=True)), "n": int(sum(row)),
+                     **{f"n_{c}": int(v) for c, v in zip(cats, row, strict=True)},
+                     "entropy": normalised_entropy([int(v) for v in row], len(cats))})
     return pd.DataFrame(rows)
 
 

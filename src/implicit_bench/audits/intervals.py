@@ -121,27 +121,27 @@ def rate_intervals(boot: Any, frame: pd.DataFrame, measures: dict[str, Any], str
     denominator is the labelled images) or a pair ``(numerator, denominator)`` of boolean
     functions of the labelled rows (a None denominator: every labelled image).
     """
-    labelled = frame[frame["label"].notna()]
-    units = sorted(frame["unit_id"].astype(str).unique())
-    weights = boot.weights(len(units), stream)
+    codes, n_units = _unit_codes(frame)
+    is_labelled = frame["label"].notna().to_numpy()
+    labelled = frame[is_labelled]
+    labelled_codes = codes[is_labelled]
 
     def per_unit(mask: Any) -> np.ndarray:
-        return labelled[np.asarray(mask, dtype=bool)].groupby("unit_id").size().reindex(units, fill_value=0).to_numpy(float)
+        return np.bincount(labelled_codes[np.asarray(mask, dtype=bool)], minlength=n_units).astype(float)
 
-    out = {}
+    nums, dens = {}, {}
     for name, spec in measures.items():
         if isinstance(spec, tuple):
             num_fn, den_fn = spec
             num_mask = num_fn(labelled)
             den_mask = den_fn(labelled) if den_fn is not None else pd.Series(True, index=labelled.index)
-            num = per_unit(num_mask & den_mask)
-            den = per_unit(den_mask)
+            nums[name] = per_unit(num_mask & den_mask)
+            dens[name] = per_unit(den_mask)
         else:
-            num = per_unit(spec(labelled["label"]))
-            den = per_unit(pd.Series(True, index=labelled.index))
-        value = num.sum() / den.sum() if den.sum() else float("nan")
-        out[name] = boot.interval(value, ratio_replicates(weights, num, den), f"{stream}/{name}", len(units))
-    return out
+            nums[name] = per_unit(spec(labelled["label"]))
+            dens[name] = per_unit(np.ones(len(labelled), dtype=bool))
+    values, reps = _ratio_intervals(boot, nums, dens, stream, n_units)
+    return {name: boot.interval(values[name], reps[name], f"{stream}/{name}", n_units) for name in measures}
 
 
 RATE_SPECS: tuple[tuple[str, str, str], ...] = (
