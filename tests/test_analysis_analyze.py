@@ -14,7 +14,7 @@ import yaml
 from analysis_fixtures import BLIND_TYPES, blind_judgements, rows, rubric_judgements, units
 from click.testing import CliRunner
 
-from implicit_bench.analysis import extensions
+from implicit_bench.analyze import extensions
 from implicit_bench.cli import main as cli_main
 
 REPO = Path(__file__).resolve().parents[1]

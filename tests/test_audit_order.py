@@ -15,8 +15,8 @@ from implicit_bench.audits.order import (
     position_plot_rows,
     unanimity_gate,
 )
-from implicit_bench.audits.stats import chisquare_uniform, wilson_interval
 from implicit_bench.errors import InputError
+from implicit_bench.stats import chisquare_uniform, wilson_interval
 
 # Six images of judge J1 asked under both orders (label under sa, label under as):
 #   1 u1 neutral      s / s        slots A / B   agree

@@ -8,7 +8,7 @@ import math
 import pytest
 from scipy import stats as sps
 
-from implicit_bench.audits.stats import chisquare_uniform, wilson_interval
+from implicit_bench.stats import chisquare_uniform, wilson_interval
 
 
 @pytest.mark.parametrize("confidence", [0.8, 0.9, 0.95, 0.99])

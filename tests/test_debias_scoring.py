@@ -217,7 +217,7 @@ def test_implicit_bench_analyze_writes_debias_json(tmp_path):
     """`implicit-bench analyze` on JUDGEMENTS rows of debiasing configurations (no model)."""
     from click.testing import CliRunner
 
-    from implicit_bench.analysis.cli import analyze
+    from implicit_bench.analyze.cli import analyze
     from implicit_bench.io import read_json
 
     units = pd.DataFrame(

@@ -104,7 +104,7 @@ def test_bad_seed_in_judgements_is_rejected_and_every_extension_runs(tmp_path, s
 
 
 def test_an_extension_that_crashes_does_not_stop_the_others(tmp_path, monkeypatch):
-    from implicit_bench.analysis import extensions
+    from implicit_bench.analyze import extensions
 
     monkeypatch.setitem(extensions.EXTENSIONS, "aaa_broken", "test_hardening_inputs:broken_extension")
     u = tmp_path / "u.csv"

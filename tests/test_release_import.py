@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from release_fixtures import write_release
 
-from implicit_bench.analysis.cli import run_analyze
+from implicit_bench.analyze.cli import run_analyze
 from implicit_bench.errors import InputError
 from implicit_bench.params import load_params
 from implicit_bench.release.cli import import_command

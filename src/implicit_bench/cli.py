@@ -20,7 +20,7 @@ TOOLS: dict[str, str] = {
     "profile": "implicit_bench.profiles:profile_command",
     "image": "implicit_bench.images.cli:image_command",
     "human-eval": "implicit_bench.human_eval.cli:human_eval",
-    "analyze": "implicit_bench.analysis.cli:analyze",
+    "analyze": "implicit_bench.analyze.cli:analyze",
     "export-dataset": "implicit_bench.export_dataset:export_dataset_command",
     "import": "implicit_bench.release.cli:import_command",
     "simulate": "implicit_bench.recovery.cli:simulate_group",

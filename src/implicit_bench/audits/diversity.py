@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.audits.stats import geometric_mean, normalised_entropy
+from implicit_bench.stats import geometric_mean, normalised_entropy
 
 QUANTILES: tuple[float, ...] = (0.05, 0.10, 0.20)
 

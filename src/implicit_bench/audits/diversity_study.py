@@ -36,10 +36,10 @@ import pandas as pd
 from pydantic import Field
 
 from implicit_bench.audits.diversity import QUANTILES
-from implicit_bench.audits.stats import geometric_mean, normalised_entropy
 from implicit_bench.faces import AGE_GROUPS, GENDERS, NO_FACE, FaceConfig
 from implicit_bench.hashing import derive_seed
 from implicit_bench.params import BootstrapParams, PositiveInt, StrictModel
+from implicit_bench.stats import geometric_mean, normalised_entropy
 
 ATTRIBUTES: dict[str, tuple[str, tuple[str, ...]]] = {  # attribute -> (column, categories)
     "gender": ("gender", GENDERS),

@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.audits.stats import share
 from implicit_bench.estimate import estimate_json
+from implicit_bench.stats import share
 
 
 def default_strength(primary: pd.DataFrame) -> pd.DataFrame:

@@ -27,10 +27,10 @@ from implicit_bench.audits.labels import (
     slot_of,
 )
 from implicit_bench.audits.rates import RANDOM_RATES, rates
-from implicit_bench.audits.stats import chisquare_uniform, share, wilson_interval
 from implicit_bench.estimate import estimate_json
 from implicit_bench.io import nan_to_none  # noqa: F401 - re-exported (the audit stages import it from here)
 from implicit_bench.schema import CYCLIC_ORDERS, ORDERS
+from implicit_bench.stats import chisquare_uniform, share, wilson_interval
 
 
 def position_bias(blind: pd.DataFrame, confidence: float = 0.95) -> dict[str, Any]:

@@ -30,7 +30,7 @@ def applies(judgements: pd.DataFrame, unmodified: str) -> bool:
 
 
 def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dict[str, Any] | None:
-    """The ``implicit-bench analyze`` extension (``analysis.extensions.EXTENSIONS["debias"]``):
+    """The ``implicit-bench analyze`` extension (``analyze.extensions.EXTENSIONS["debias"]``):
     scores the validated judgements; ``params["debias"]["scoring"]`` names the unmodified
     configuration, the judges, the bootstrap and an optional retrieval table."""
     debias = (params or {}).get("debias") or {}

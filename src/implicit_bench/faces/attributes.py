@@ -7,9 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.audits.stats import normalised_entropy
 from implicit_bench.cache import DiskCache, cache_key
 from implicit_bench.faces import AGE_GROUPS, GENDERS, NO_FACE, FaceConfig, FaceJudge
+from implicit_bench.stats import normalised_entropy
 
 
 def age_group(age: int, config: FaceConfig) -> str:

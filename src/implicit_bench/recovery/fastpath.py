@@ -17,9 +17,9 @@ import pandas as pd
 from implicit_bench.analysis.blind import label_counts, rates, strength_groups
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.lean import hedges_by_type
-from implicit_bench.audits.stats import wilson_interval
 from implicit_bench.estimate import estimate_json
 from implicit_bench.schema import blind_order
+from implicit_bench.stats import wilson_interval
 from implicit_bench.world import measure
 from implicit_bench.world.params import WorldParams
 from implicit_bench.world.sampling import N_UNIFORMS, outcomes, perceive_many, rubric_scores

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from implicit_bench.analysis.bootstrap import Bootstrap
-from implicit_bench.audits.stats import wilson_interval
 from implicit_bench.estimate import Estimate, estimate_json
 from implicit_bench.recovery.fastpath import estimates, simulate, truths
+from implicit_bench.stats import wilson_interval
 from implicit_bench.world.params import WorldParams
 
 

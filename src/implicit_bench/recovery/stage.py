@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.audits.stats import wilson_interval
 from implicit_bench.recovery.truth import (
     RowTruth,
     blind_truths,
@@ -19,6 +18,7 @@ from implicit_bench.recovery.truth import (
     primary_rows,
     strength_group_truth,
 )
+from implicit_bench.stats import wilson_interval
 from implicit_bench.world import measure
 from implicit_bench.world.model import load_world, sim_name  # noqa: F401 - re-exported for the recovery stage
 from implicit_bench.world.params import WorldParams  # noqa: F401 - re-exported for the recovery stage

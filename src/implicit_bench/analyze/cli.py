@@ -14,7 +14,6 @@ import click
 
 from implicit_bench.analysis.bootstrap import one_blas_thread
 from implicit_bench.analysis.config import EvaluateParams, SelectParams
-from implicit_bench.analysis.extensions import run_extensions
 from implicit_bench.analysis.load import load_tables
 from implicit_bench.analysis.stage import (
     evaluate,
@@ -22,6 +21,7 @@ from implicit_bench.analysis.stage import (
     run_select,
     write_evaluation,
 )
+from implicit_bench.analyze.extensions import run_extensions
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import write_json, write_table
 from implicit_bench.params import block, load_params, section
