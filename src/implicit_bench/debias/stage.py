@@ -6,7 +6,7 @@ Stages (see docs/debiasing.md): ``retrieve`` (``debias.retrieve``) -> ``rewrite`
 configuration's method, ``debias.methods``; a sub-package with its own entry module, so the
 other stages do not depend on the render machinery) -> ``debias_judge@<config>`` (``debias.judging``)
 -> ``debias_score`` (``debias.scoring``); the units and the subset: ``debias.units``; paths:
-``debias.paths``.
+the table catalogue (``implicit_bench.tables``).
 """
 
 from __future__ import annotations
@@ -17,13 +17,6 @@ from pydantic import Field, field_validator
 
 from implicit_bench.debias.configs import TABLE_27, ConfigSpec, ScoringParams, check_configs
 from implicit_bench.debias.judging import judge_stage_params
-from implicit_bench.debias.paths import (
-    IMAGES_DIR,
-    JUDGEMENTS_DIR,
-    PAIRS_PATH,
-    RETRIEVAL_PATH,
-    REWRITES_PATH,
-)
 from implicit_bench.debias.retrieval import RetrievalTextParams, own_hits, read_retrieval
 from implicit_bench.debias.retrieve import run_retrieval
 from implicit_bench.debias.rewriting import needed_llm_work, resolve_llm_block, run_rewriting
@@ -32,6 +25,10 @@ from implicit_bench.debias.units import load_kg, subset_units, unit_for
 from implicit_bench.embedders import EmbedderConfig
 from implicit_bench.llm import build_llm
 from implicit_bench.params import PositiveInt, SafeName, Seeds, StrictModel, SubsetParams
+from implicit_bench.tables import DEBIAS_IMAGES_DIR as IMAGES_DIR
+from implicit_bench.tables import DEBIAS_JUDGEMENTS_DIR as JUDGEMENTS_DIR
+from implicit_bench.tables import LLM_PAIRS_PATH as PAIRS_PATH
+from implicit_bench.tables import RETRIEVAL_PATH, REWRITES_PATH
 
 
 class DebiasParams(StrictModel):

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from implicit_bench.debias.paths import RETRIEVAL_PATH
 from implicit_bench.errors import InputError
 from implicit_bench.hashing import derive_seed
 from implicit_bench.io import read_table
 from implicit_bench.params import SubsetParams
+from implicit_bench.tables import RETRIEVAL_PATH
 
 UNIT_FIELDS = ("unit_id", "head", "relation", "stereotype", "anti_stereotype", "prompt_neutral")
 
