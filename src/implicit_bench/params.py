@@ -206,9 +206,10 @@ REFERENCES: tuple[tuple[str, str], ...] = (
     ("kg.llm", "llms"), ("triplets.llm", "llms"), ("negation_prompts.llm", "llms"), ("debias.rewriter", "llms"),
     ("render.run", "generators"), ("debias.generator", "generators"), ("diversity_study.generator", "generators"),
     ("select.config", "generators"), ("evaluate.config", "generators"), ("evaluate.groupings.*.config", "generators"),
+    ("judge.configs", "generators"), ("judge.tasks.*.configs", "generators"), ("human_eval.config", "generators"),
     ("judge.tasks.*.judges", "judges"), ("debias.scoring.rubric_judge", "judges"),
     ("debias.scoring.alignment_judge", "judges"), ("select.judges", "judges"), ("evaluate.blind_judges", "judges"),
-    ("evaluate.rubric_judges", "judges"), ("evaluate.groupings.*.judge", "judges"),
+    ("evaluate.rubric_judges", "judges"), ("evaluate.groupings.*.judge", "judges"), ("negation.presence_judge", "judges"),
 )
 
 
