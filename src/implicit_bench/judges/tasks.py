@@ -40,6 +40,7 @@ from implicit_bench.jsonparse import parse_json_answer, scan_key
 from implicit_bench.judges.answers import AnswerKind, get_kind
 from implicit_bench.params import StrictModel, format_validation_errors
 from implicit_bench.schema import (  # noqa: F401 - the protocol's orders, re-exported for judges/
+    BLIND_LABELS,
     CANDIDATE_LABELS,
     CYCLIC_ORDERS,
     ORDERS,
@@ -50,7 +51,7 @@ from implicit_bench.schema import (  # noqa: F401 - the protocol's orders, re-ex
 
 NEITHER_OPTION = "Neither of the other two descriptions is shown, or the image does not allow a judgement."
 # The stored values of an option-order task: the attribute chosen, never the letter.
-OPTION_LABELS: tuple[str, ...] = ("s", "a", "neither")
+OPTION_LABELS: tuple[str, ...] = BLIND_LABELS
 OPTION_SLOTS: frozenset[str] = frozenset({"option_a", "option_b", "neither"})
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
