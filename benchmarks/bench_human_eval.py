@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.human_eval.analyze import human_eval_report, load_manifests
-from implicit_bench.human_eval.bundle import ANSWER_COLUMNS, HumanEvalParams
+from implicit_bench.human_eval.bundle import HumanEvalParams
+from implicit_bench.human_eval.form import ANSWER_COLUMNS
 from implicit_bench.schema import BIAS_TYPES, VARIANTS
 
 

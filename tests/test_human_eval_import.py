@@ -11,7 +11,8 @@ import pytest
 
 from implicit_bench.errors import InputError
 from implicit_bench.human_eval.analyze import human_eval_report, load_manifests
-from implicit_bench.human_eval.bundle import ANSWER_COLUMNS, HumanEvalParams
+from implicit_bench.human_eval.bundle import HumanEvalParams
+from implicit_bench.human_eval.form import ANSWER_COLUMNS
 
 
 def _case(case, unit, bias, seed, order):

@@ -10,10 +10,10 @@ import pytest
 from analysis_fixtures import BLIND_A, rows, units
 
 from implicit_bench.analysis.config import EvaluateParams
+from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.load import load_tables
 from implicit_bench.analysis.metrics import (
     METRICS,
-    EvalContext,
     MetricSpec,
     run_metrics,
     selected_metrics,

@@ -1,6 +1,6 @@
 """The paper's metrics, registered in ``analysis.metrics.METRICS`` (one function each).
 
-Each function reads ``ctx`` (``analysis.metrics.EvalContext``) and returns the keys it adds to
+Each function reads ``ctx`` (``analysis.context.EvalContext``) and returns the keys it adds to
 ``metrics/benchmark.json`` or ``metrics/lean.json``; the statistics themselves live in
 ``blind``, ``lean``, ``agreement``, ``generators`` and ``scale``, the tables and plot frames in
 ``report``. Bootstrap streams are named by the unit set (``{config}/{judge}/...``), so a
@@ -27,9 +27,9 @@ from implicit_bench.analysis.blind import (
 )
 from implicit_bench.analysis.blind import recoverability as recoverable
 from implicit_bench.analysis.bootstrap import Bootstrap
+from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.generators import generator_table, refusals_by_bias_type
 from implicit_bench.analysis.lean import hedges_statistics, lean_statistics, scorer_values
-from implicit_bench.analysis.metrics import EvalContext
 from implicit_bench.analysis.scale import judge_scale_use
 
 HEADLINE = ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")

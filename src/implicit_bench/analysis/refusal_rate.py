@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from implicit_bench.analysis.metrics import EvalContext
+from implicit_bench.analysis.context import EvalContext
 
 
 def refusal_rate(ctx: EvalContext) -> dict[str, Any]:

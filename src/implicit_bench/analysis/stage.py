@@ -15,8 +15,9 @@ import pandas as pd
 
 from implicit_bench.analysis import report
 from implicit_bench.analysis.config import EvaluateParams, SelectParams
+from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.load import Tables, image_index_paths, load_tables  # noqa: F401 - re-exported for the stage scripts
-from implicit_bench.analysis.metrics import EvalContext, run_metrics
+from implicit_bench.analysis.metrics import run_metrics
 from implicit_bench.analysis.selection import SelectionResult, select_units
 from implicit_bench.io import read_table, write_json
 from implicit_bench.provenance import provenance

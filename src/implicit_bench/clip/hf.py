@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from implicit_bench.clip import ClipConfig, resolve_device
+from implicit_bench.clip.base import ClipConfig, resolve_device
 from implicit_bench.hashing import sha256_file, stable_hash
 
 

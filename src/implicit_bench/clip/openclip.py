@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from implicit_bench.clip import ClipConfig, resolve_device
+from implicit_bench.clip.base import ClipConfig, resolve_device
 from implicit_bench.clip.hf import model_fingerprint
 
 PRECISION = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}

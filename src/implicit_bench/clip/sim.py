@@ -13,7 +13,7 @@ import hashlib
 
 import numpy as np
 
-from implicit_bench.clip import ClipConfig
+from implicit_bench.clip.base import ClipConfig
 from implicit_bench.embedders import EmbedderConfig, build_embedder, l2_normalise
 from implicit_bench.hashing import derive_seed, stable_hash
 from implicit_bench.world.model import load_world

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import httpx
 import numpy as np
 
-from implicit_bench.embedders import EmbedderConfig
+from implicit_bench.embedders.base import EmbedderConfig
 from implicit_bench.errors import ConfigError
 from implicit_bench.httpretry import send
 from implicit_bench.redact import redact, register_secret_env

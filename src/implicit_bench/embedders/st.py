@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from implicit_bench.embedders import EmbedderConfig, resolve_model
+from implicit_bench.embedders.base import EmbedderConfig, resolve_model
 
 
 class SentenceTransformerEmbedder:

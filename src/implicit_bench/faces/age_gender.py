@@ -6,7 +6,7 @@ from importlib import metadata
 
 import numpy as np
 
-from implicit_bench.faces import FaceConfig
+from implicit_bench.faces.base import FaceConfig
 from implicit_bench.hashing import stable_hash
 
 

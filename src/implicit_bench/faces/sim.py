@@ -11,7 +11,7 @@ import hashlib
 
 import numpy as np
 
-from implicit_bench.faces import FaceConfig
+from implicit_bench.faces.base import FaceConfig
 from implicit_bench.hashing import derive_seed, stable_hash
 from implicit_bench.world.model import load_world
 from implicit_bench.world.picture import read

@@ -17,7 +17,8 @@ import pandas as pd
 
 from implicit_bench.errors import InputError
 from implicit_bench.estimate import estimate_json
-from implicit_bench.human_eval.bundle import ANSWER_COLUMNS, KG_ANSWERS, HumanEvalParams
+from implicit_bench.human_eval.bundle import HumanEvalParams
+from implicit_bench.human_eval.form import ANSWER_COLUMNS, KG_ANSWERS
 from implicit_bench.human_eval.stats import (
     krippendorff_alpha,
     loo_correlations,

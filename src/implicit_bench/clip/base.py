@@ -1,0 +1,39 @@
+"""The CLIP config and backend protocol, below the registry (``clip/__init__``) and its backends."""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+import numpy as np
+
+from implicit_bench.params import PositiveInt, StrictModel
+
+
+class ClipConfig(StrictModel):
+    backend: Literal["transformers", "open_clip", "sim"] = "transformers"
+    model: str = "models/tiny/clip"  # hub id, local directory, or open_clip architecture name
+    pretrained: str | None = None  # open_clip only: pretrained tag or checkpoint path
+    revision: str | None = None  # transformers only: hub commit to load (profiles/paper.yaml pins one)
+    device: str = "cpu"  # cpu, cuda, cuda:1, ... or auto (cuda when available, else cpu)
+    dtype: Literal["float32", "float16", "bfloat16"] = "float32"
+    batch_size: PositiveInt = 16
+    world: str = "data/world"  # sim only: the planted world (docs/world.md)
+
+
+class ClipBackend(Protocol):
+    """L2-normalised embeddings (float32 numpy, one row per input)."""
+
+    def fingerprint(self) -> str: ...
+
+    def embed_images(self, images: list) -> np.ndarray: ...
+
+    def embed_texts(self, texts: list[str]) -> np.ndarray: ...
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; anything else as given."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
