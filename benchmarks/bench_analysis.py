@@ -14,6 +14,7 @@ plots and the extensions) and times it from outside. Reported: every wall time, 
 average before and after (the machine's other work; docs in benchmarks/README.md).
 
     python benchmarks/bench_analysis.py [--shape full|one-judge] [--repeat 3] [--units 1831]
+        [--src OTHER/src]   # time another checkout's code (e.g. before a change) on the same data
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--selection", default="none", choices=["none", "union", "intersection"])
+    parser.add_argument("--src", type=Path, default=ROOT / "src", help="the implicit_bench source tree to time")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
@@ -73,7 +75,7 @@ def main() -> None:
         judgements = judgements_of(args.shape, units)
         write_table(units, tmp_path / "units.parquet")
         write_table(judgements, tmp_path / "judgements.parquet")
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        env = {**os.environ, "PYTHONPATH": str(args.src.resolve())}
         cmd = [
             sys.executable, "-m", "implicit_bench.cli", "analyze",
             "--units", str(tmp_path / "units.parquet"),
@@ -96,6 +98,7 @@ def main() -> None:
         median = statistics.median(walls)
         result = {
             "shape": args.shape,
+            "src": str(args.src),
             "units": args.units,
             "judgement_rows": len(judgements),
             "bootstrap": args.bootstrap,

@@ -162,9 +162,19 @@ def hedges_by_type(
 ) -> dict[str, Any]:
     """Hedges' g of stereotype vs anti-stereotype rubric scores per bias type (pooled over
     ``judges`` and seeds), with cluster-bootstrap intervals over the type's units."""
+    return _hedges_of_rows(_hedges_rows(judgements, config, judges, units, seeds), boot, stream)
+
+
+def _hedges_rows(
+    judgements: pd.DataFrame, config: str, judges: Sequence[str], units: pd.DataFrame, seeds: Sequence[int] | None,
+) -> pd.DataFrame:
+    """The valid explicit-prompt rubric rows of ``judges``, with ``sq``, ``one`` and ``bias_type``."""
     sub = rows(judgements, "rubric", config, seeds=seeds, units=units["unit_id"])
     sub = sub[sub["valid"] & sub["judge"].isin(list(judges)) & sub["variant"].isin(["stereotype", "anti_stereotype"])]
-    sub = sub.assign(sq=sub["score"] ** 2, one=1.0, bias_type=sub["unit_id"].map(units.set_index("unit_id")["bias_type"]))
+    return sub.assign(sq=sub["score"] ** 2, one=1.0, bias_type=sub["unit_id"].map(units.set_index("unit_id")["bias_type"]))
+
+
+def _hedges_of_rows(sub: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[str, Any]:
     # one groupby for every type (the rows of a (type, unit, variant) group, in the same order,
     # as a groupby per type), then per type its own resamples and one product (Bootstrap.sums)
     sums = sub.groupby(["bias_type", "unit_id", "variant"], observed=True)[["one", "score", "sq"]].sum()
@@ -195,12 +205,11 @@ def hedges_statistics(
     boot: Bootstrap,
 ) -> dict[str, Any]:
     """Figure 6: pooled g per type, g per judge per type, Spearman of per-type g between judges."""
+    pooled = _hedges_rows(judgements, config, judges, units, seeds)  # each judge's rows: a subset, same order
     out: dict[str, Any] = {
         "judges": list(judges),
-        "pooled": hedges_by_type(judgements, config, judges, units, seeds, boot, f"hedges/{config}/pooled"),
-        "per_judge": {
-            j: hedges_by_type(judgements, config, [j], units, seeds, boot, f"hedges/{config}/{j}") for j in judges
-        },
+        "pooled": _hedges_of_rows(pooled, boot, f"hedges/{config}/pooled"),
+        "per_judge": {j: _hedges_of_rows(pooled[pooled["judge"] == j], boot, f"hedges/{config}/{j}") for j in judges},
     }
     spear = {}
     for a, b in combinations(judges, 2):
