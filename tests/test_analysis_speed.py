@@ -169,10 +169,56 @@ def test_analyze_imports_no_heavy_module(tmp_path):
         "import json\n"
         "print(json.dumps(sorted(m for m in sys.modules)))\n"
     )
+    # extensions in-process (IMPLICIT_BENCH_ANALYZE_JOBS=1), so their imports land in this sys.modules too
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
-                          env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""}, timeout=120)
+                          env={"PYTHONPATH": str(ROOT / "src"), "PATH": "", "IMPLICIT_BENCH_ANALYZE_JOBS": "1"}, timeout=120)
     assert (tmp_path / "out" / "metrics" / "benchmark.json").exists(), proc.stderr
     loaded = json.loads(proc.stdout.strip().splitlines()[-1])
     heavy = [m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY)]
     assert heavy == []
     assert pd.read_csv(tmp_path / "out" / "tables" / "benchmark_summary.csv")["units"].tolist() == [24, 24]
+
+
+def _tiny_tables(tmp_path: Path, tasks: tuple[str, ...] = ("rubric", "blind", "alignment")) -> tuple[str, str]:
+    from tests.synthetic_tables import synthetic_judgements, synthetic_units
+
+    u = synthetic_units(30)
+    u.to_csv(tmp_path / "units.csv", index=False)
+    synthetic_judgements(u, judges=("judge-a",), tasks=tasks).to_csv(tmp_path / "j.csv", index=False)
+    return str(tmp_path / "units.csv"), str(tmp_path / "j.csv")
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_extensions_in_a_forked_process_write_the_same_files(tmp_path, monkeypatch):
+    """With two CPUs the extensions run in a forked child while the analysis runs; the output
+    directory and the summary are those of running them afterwards, in-process."""
+    from implicit_bench.analyze import extensions
+    from implicit_bench.analyze.cli import run_analyze
+
+    units_path, judgements_path = _tiny_tables(tmp_path)
+    params = {"bootstrap": {"n": 40}}
+    monkeypatch.setattr(extensions, "_cpus", lambda: 2)
+    parallel = run_analyze(units_path, [judgements_path], str(tmp_path / "parallel"), params)
+    monkeypatch.setenv(extensions.JOBS_ENV, "1")
+    serial = run_analyze(units_path, [judgements_path], str(tmp_path / "serial"), params)
+    assert parallel == serial and "judges" in serial["extensions"]["audits"]
+    assert _files(tmp_path / "parallel") == _files(tmp_path / "serial")
+    assert "metrics/judge_audit.json" in _files(tmp_path / "parallel")
+    assert [p.name for p in tmp_path.iterdir() if "extensions-" in p.name] == []  # no staging left
+
+
+def test_a_failing_analysis_stops_the_extensions(tmp_path, monkeypatch):
+    """The analysis fails after the extensions started: none of their files reach the output."""
+    from implicit_bench.analyze import extensions
+    from implicit_bench.analyze.cli import run_analyze
+    from implicit_bench.errors import ConfigError
+
+    units_path, judgements_path = _tiny_tables(tmp_path, tasks=("blind",))
+    monkeypatch.setattr(extensions, "_cpus", lambda: 2)
+    with pytest.raises(ConfigError, match="needs rubric judgements"):
+        run_analyze(units_path, [judgements_path], str(tmp_path / "out"), {"bootstrap": {"n": 40}}, selection="union")
+    assert not (tmp_path / "out" / "metrics" / "judge_audit.json").exists()
+    assert [p.name for p in tmp_path.iterdir() if "extensions-" in p.name] == []

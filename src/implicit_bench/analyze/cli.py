@@ -21,7 +21,7 @@ from implicit_bench.analysis.stage import (
     run_select,
     write_evaluation,
 )
-from implicit_bench.analyze.extensions import run_extensions
+from implicit_bench.analyze.extensions import start_extensions
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import write_json, write_table
 from implicit_bench.params import block, load_params, section
@@ -63,6 +63,18 @@ def _run_analyze(
     ev_params = section({**top, "evaluate": ev_raw}, "evaluate", EvaluateParams, "analyze", inherit={"bootstrap": "bootstrap"})
     tables = load_tables(units, judgements, refusals, ev_params.on_bad_row, ev_params.on_duplicate, ev_params.primary_order)
     out_dir = Path(out)
+    extensions = start_extensions(tables, out_dir, params)  # on the second CPU, while the analysis runs
+    try:
+        summary = _analysis(tables, out_dir, sel_params, ev_params, selection)
+    except BaseException:
+        extensions.cancel()
+        raise
+    summary["extensions"] = extensions.result()
+    return summary
+
+
+def _analysis(tables: Any, out_dir: Path, sel_params: SelectParams, ev_params: EvaluateParams, selection: str) -> dict[str, Any]:
+    """Select (reported; applied unless ``selection == "none"``), evaluate and write."""
     analysed = tables.units
     selection_metrics = None
     summary: dict[str, Any] = {"units": len(tables.units), "rejected_rows": len(tables.rejects), "duplicate_keys": len(tables.duplicates)}
@@ -88,7 +100,6 @@ def _run_analyze(
     write_evaluation(out_dir, ev, tables, selection_metrics, judge_provenance(tables))
     summary["analysed_units"] = len(analysed)
     summary["default_rate"] = (ev.benchmark["default_rate"] or {}).get("value")
-    summary["extensions"] = run_extensions(tables, out_dir, params)
     return summary
 
 

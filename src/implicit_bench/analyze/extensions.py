@@ -6,11 +6,23 @@ duplicates, image index), the output directory (write ``out_dir/metrics/NAME.jso
 ``out_dir/tables/...``) and the whole params mapping (``--params`` file, or ``params.yaml``
 sections; validate your own section). Its return value (a small summary) is echoed by
 ``analyze``. Register it here with one line, as a lazy ``"module:function"`` string.
+
+An extension reads only what it is given (never the analysis's own output files): on a
+machine with two or more CPUs ``analyze`` runs the extensions in a forked process while it
+computes its own outputs, with ``out_dir`` a staging directory whose files are moved into
+the output directory once the analysis has written its own (``start_extensions``).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import pickle
+import shutil
+import signal
+import sys
+import tempfile
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -59,3 +71,98 @@ def run_extensions(
                 raise
             out[name] = {"error": redact(f"{type(exc).__name__}: {exc}"), "unexpected": True}
     return out
+
+
+JOBS_ENV = "IMPLICIT_BENCH_ANALYZE_JOBS"  # 1: run the extensions after the analysis, in-process
+
+
+class PendingExtensions:
+    """Extensions started by ``start_extensions``; ``result()`` waits and returns
+    ``run_extensions``' summaries, ``cancel()`` stops them (the analysis failed)."""
+
+    def __init__(self, run: Callable[[], dict[str, Any]], cancel: Callable[[], None] = lambda: None) -> None:
+        self._run = run
+        self._cancel = cancel
+
+    def result(self) -> dict[str, Any]:
+        return self._run()
+
+    def cancel(self) -> None:
+        self._cancel()
+
+
+def start_extensions(
+    tables: Tables, out_dir: Path, params: dict[str, Any], registry: dict[str, str] | None = None
+) -> PendingExtensions:
+    """Start ``run_extensions``; call ``result()`` after the analysis wrote its own outputs.
+
+    Where ``os.fork`` exists (Linux), two or more CPUs are available and ``IMPLICIT_BENCH_ANALYZE_JOBS``
+    is not ``1``, the extensions run at once in a forked child (it shares the validated tables
+    without copying them), writing into a staging directory next to ``out_dir``; ``result()``
+    moves the staged files into ``out_dir``, so the output directory receives the same files,
+    after the analysis's own, as in a sequential run, and none when the analysis fails
+    (``cancel()``). The child sends the summaries back through a pipe. Otherwise the
+    extensions run in-process when ``result()`` is called.
+    """
+    out_dir = Path(out_dir)
+    if os.environ.get(JOBS_ENV) == "1" or not hasattr(os, "fork") or sys.platform != "linux" or _cpus() < 2:
+        return PendingExtensions(lambda: run_extensions(tables, out_dir, params, registry))
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.extensions-", dir=out_dir.parent))
+    read_end, write_end = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: run, send the summaries, leave without the parent's exit handlers
+        os.close(read_end)
+        try:
+            message: tuple[str, Any] = ("ok", run_extensions(tables, stage, params, registry))
+        except BaseException:  # noqa: BLE001 - re-raised by the parent (debug mode)
+            message = ("raise", traceback.format_exc())
+        with os.fdopen(write_end, "wb") as fh:
+            fh.write(pickle.dumps(message))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    os.close(write_end)
+
+    def result() -> dict[str, Any]:
+        with os.fdopen(read_end, "rb") as fh:
+            data = fh.read()
+        os.waitpid(pid, 0)
+        try:
+            if not data:
+                raise RuntimeError("the extensions' process ended without a result")
+            status, payload = pickle.loads(data)
+            if status == "raise":
+                raise RuntimeError(f"an extension raised (in the extensions' process):\n{payload}")
+            _move_tree(stage, out_dir)
+            return payload
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+
+    def cancel() -> None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(read_end)
+        shutil.rmtree(stage, ignore_errors=True)
+
+    return PendingExtensions(result, cancel)
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _move_tree(src: Path, dst: Path) -> None:
+    """Move every file under ``src`` to the same relative path under ``dst`` (replacing)."""
+    for path in sorted(p for p in src.rglob("*") if p.is_file()):
+        target = dst / path.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
