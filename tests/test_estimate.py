@@ -11,7 +11,15 @@ import pytest
 from pydantic import ValidationError
 
 from implicit_bench.errors import ConfigError
-from implicit_bench.estimate import FIELDS, Estimate, estimate_json, is_estimate, read_estimate
+from implicit_bench.estimate import (
+    FIELDS,
+    Estimate,
+    estimate_json,
+    is_estimate,
+    json_schema,
+    read_estimate,
+)
+from tests.conftest import REPO_ROOT
 
 
 def test_json_form_round_trips():
@@ -45,6 +53,14 @@ def test_undefined_values_become_null():
 def test_from_json_accepts_exactly_the_form(bad):
     with pytest.raises(ConfigError):
         Estimate.from_json(bad)
+
+
+def test_json_schema_is_checked_in():
+    """docs/estimate.schema.json is generated from the model (regenerate: ``python -c "import json;
+    from implicit_bench.estimate import json_schema; print(json.dumps(json_schema(), indent=2))"``)."""
+    schema = json.loads((REPO_ROOT / "docs" / "estimate.schema.json").read_text(encoding="utf-8"))
+    assert schema == json_schema()
+    assert schema["required"] == list(FIELDS) and schema["additionalProperties"] is False
 
 
 def test_helpers():

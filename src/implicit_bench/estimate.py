@@ -41,10 +41,11 @@ class Estimate(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    # all four keys are required (null where undefined): the JSON form is always complete
     value: float | None
-    ci: tuple[float, float] | None = None
-    n: int | None = Field(default=None, ge=0)
-    level: float | None = Field(default=None, gt=0, lt=1)
+    ci: tuple[float, float] | None
+    n: int | None = Field(ge=0)
+    level: float | None = Field(gt=0, lt=1)
 
     @field_validator("value", mode="before")
     @classmethod
@@ -121,6 +122,11 @@ class Estimate(BaseModel):
             "value": None if self.value is None else self.value * factor,
             "ci": None if self.ci is None else (self.ci[0] * factor, self.ci[1] * factor),
         })
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of the JSON form (checked in as docs/estimate.schema.json)."""
+    return Estimate.model_json_schema(mode="serialization")
 
 
 def is_estimate(obj: Any) -> bool:
