@@ -7,15 +7,17 @@ import pytest
 import yaml
 
 from implicit_bench.errors import ConfigError
-from implicit_bench.params import SubsetParams, catalogue, check_refs, entry, section
+from implicit_bench.params import SubsetParams, catalogue, check_refs, section
 
 
 def test_unknown_names_are_one_line_errors_naming_the_key_and_the_known_names():
-    raw = {"llms": {"smollm2": {"backend": "transformers", "model": "m"}}}
+    llms = catalogue({"llms": {"smollm2": {"backend": "transformers", "model": "m"}}}, "llms")
     with pytest.raises(ConfigError) as info:
-        entry(raw, "llms", "gpt", "kg.llm", "p.yaml")
+        check_refs("gpt", llms, "kg.llm", "llms", "p.yaml")
     assert str(info.value) == "p.yaml: kg.llm = 'gpt' is not in llms (known: smollm2)"
-    assert entry(raw, "llms", "smollm2", "kg.llm")["model"] == "m"
+    check_refs("smollm2", llms, "kg.llm", "llms")
+    with pytest.raises(ConfigError, match=r"render.run must name generators entries \(a name or a list\), got int"):
+        check_refs(5, {}, "render.run", "generators")
     with pytest.raises(ConfigError, match=r"judge.tasks.blind.judges = 'x' is not in judges \(known: a, b\)"):
         check_refs(["a", "x"], {"b": {}, "a": {}}, "judge.tasks.blind.judges", "judges")
     check_refs(None, {}, "select.judges", "judges")  # null: nothing named
@@ -52,16 +54,19 @@ def test_one_subset_model_zero_is_all_and_null_is_rejected():
 
 
 def test_paper_and_tiny_profiles_use_the_catalogues(repo_root):
+    from implicit_bench.llm import build_llm, llm_entry
     from implicit_bench.profiles import apply_profile
 
     default = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
     for name in ("paper", "tiny"):
         merged = apply_profile(name, repo_root / "params.yaml", repo_root / "profiles")
-        for where, kind, ref in (("kg.llm", "llms", merged["kg"]["llm"]),
-                                 ("triplets.llm", "llms", merged["triplets"]["llm"]),
-                                 ("negation_prompts.llm", "llms", merged["negation_prompts"]["llm"]),
-                                 ("debias.rewriter", "llms", merged["debias"]["rewriter"])):
-            entry(merged, kind, ref, where)
+        llms = catalogue(merged, "llms")
+        for where, ref in (("kg.llm", merged["kg"]["llm"]), ("triplets.llm", merged["triplets"]["llm"]),
+                           ("negation_prompts.llm", merged["negation_prompts"]["llm"]),
+                           ("debias.rewriter", merged["debias"]["rewriter"])):
+            block = llm_entry(llms, ref, where, 64)
+            if block["backend"] == "openai":  # builds without a network call; local models load lazily
+                assert build_llm({**block, "cache": None}).params.max_tokens == 64
         assert "smollm2" in merged["llms"]  # a profile adds entries; the default's stay
     assert "llm_configs" not in str(default) and "llms" not in default["debias"]
 

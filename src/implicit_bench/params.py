@@ -177,23 +177,14 @@ def check_refs(
 ) -> None:
     """Every name in ``names`` (one name, a list, or None: nothing to check) is in ``known``;
     otherwise a one-line ``ConfigError`` naming the key, the name and the known names."""
+    if names is not None and not isinstance(names, str | list | tuple):
+        raise ConfigError(f"{path}: {where} must name {kind} entries (a name or a list), got {type(names).__name__}")
     listed = [names] if isinstance(names, str) else list(names or [])
     for name in listed:
         if name not in known:
             raise ConfigError(
                 f"{path}: {where} = {name!r} is not in {kind} (known: {', '.join(sorted(known)) or 'none'})"
             )
-
-
-def entry(
-    params: dict[str, Any], kind: str, name: str | None, where: str, path: str | Path = DEFAULT_PARAMS,
-) -> dict[str, Any]:
-    """The block of catalogue ``kind`` that the params key ``where`` names (``kg.llm`` -> ``llms.<name>``)."""
-    if not name:
-        raise ConfigError(f"{path}: {where} must name an entry of {kind}")
-    entries = catalogue(params, kind, path)
-    check_refs(name, entries, where, kind, path)
-    return entries[name]
 
 
 # Every params key that names a catalogue entry ("*" matches any key). A stage checks the
