@@ -2,6 +2,12 @@
 
 SQLite in WAL mode: each ``put`` is committed at once, so a killed stage loses nothing
 that it finished, and several worker processes can share one cache file.
+
+Every model call site goes through one pattern, written once here: ``model_key`` names a call
+(what is asked, the model's identity dict, the inputs), ``cached_map`` looks every key up,
+computes the missing ones batch by batch and stores each batch at once, returning the values
+in the items' order with hit / miss counts; ``CacheLookup`` is its first half, for a caller
+that computes asynchronously (the judge stage's executor) and stores in its own callback.
 """
 
 from __future__ import annotations
@@ -9,16 +15,34 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from implicit_bench.hashing import stable_hash
+
+T = TypeVar("T")
+V = TypeVar("V")
 
 
 def cache_key(**parts: Any) -> str:
     """The key of a call: hash of all its determining parts (backend, model, prompt, decoding...)."""
     return stable_hash(parts)
+
+
+def model_key(kind: str, model: Mapping[str, Any], **inputs: Any) -> str:
+    """The cache key of one model call, the one way every cache names a model.
+
+    ``kind`` says what is asked (``llm``, ``judge``, ``embedding``, ``clip_image``, ``faces``...);
+    ``model`` is the model's identity as its backend reports it (``identity()``: a dict with
+    ``backend``, the model reference or a content hash of a local model, revision, dtype and
+    whatever else changes the answers; never a secret); ``inputs`` are everything else that
+    determines the answer (messages, prompt, image sha256, text, decoding).
+    """
+    if "backend" not in model:
+        raise ValueError(f"a model identity names its backend: {dict(model)}")
+    return cache_key(kind=kind, model=dict(model), **inputs)
 
 
 class DiskCache:
@@ -104,3 +128,88 @@ class DiskCache:
         if conn is not None:
             conn.close()
             self._local.conn = None
+
+
+class CacheLookup:
+    """Every distinct key looked up once: ``found`` (key -> decoded value), ``missing`` (the
+    distinct keys not found, first-seen order), ``hits`` / ``misses`` (distinct keys).
+
+    ``decode(entry)`` turns a stored JSON entry into a value; None marks an entry that is not
+    usable (written by an older version) and is computed again. ``cache`` None: nothing cached.
+    """
+
+    def __init__(self, cache: DiskCache | None, keys: Iterable[str], decode: Callable[[Any], Any] | None = None):
+        self.cache = cache
+        distinct = list(dict.fromkeys(keys))
+        stored = cache.get_many(distinct) if cache is not None and distinct else {}
+        self.found: dict[str, Any] = {}
+        for key in distinct:
+            if key in stored:
+                value = stored[key] if decode is None else decode(stored[key])
+                if value is not None:
+                    self.found[key] = value
+        self.missing = [k for k in distinct if k not in self.found]
+        self.hits = len(self.found)
+        self.misses = len(self.missing)
+
+    def store(self, entries: Iterable[tuple[str, Any]]) -> None:
+        """Write ``(key, JSON entry)`` pairs at once (one transaction); None entries are skipped."""
+        fresh = [(k, v) for k, v in entries if v is not None]
+        if self.cache is not None and fresh:
+            self.cache.put_many(fresh)
+
+
+@dataclass
+class Cached(Generic[V]):
+    """What ``cached_map`` returns: one value per item, in the items' order."""
+
+    values: list[V]
+    keys: list[str]  # each item's cache key
+    cached: list[bool]  # whether each item's value came from the cache
+    hits: int  # distinct keys answered by the cache
+    misses: int  # distinct keys computed (identical items are computed once)
+    batches: int  # calls of ``compute``
+
+
+def cached_map(
+    cache: DiskCache | None,
+    items: Iterable[T],
+    key: Callable[[T], str],
+    compute: Callable[[list[T]], Sequence[V]],
+    *,
+    batch_size: int | None = None,
+    encode: Callable[[T, V], Any] | None = None,
+    decode: Callable[[Any], V | None] | None = None,
+    on_missing: Callable[[int], None] | None = None,
+) -> Cached[V]:
+    """Look every item's key up; compute the missing ones; store them; values in order.
+
+    ``compute(batch)`` gets up to ``batch_size`` distinct missing items (None: all at once) and
+    returns one value per item; each batch is stored as soon as it is computed, so a killed run
+    keeps what it finished. ``encode(item, value)`` is the JSON stored (default: the value;
+    None: not stored, e.g. a failed call), ``decode(entry)`` the value read back (default: the
+    entry; None: unusable, computed again). ``on_missing(n)`` is told the number of distinct
+    misses before the first batch (a progress bar's total).
+    """
+    items = list(items)
+    keys = [key(item) for item in items]
+    lookup = CacheLookup(cache, keys, decode)
+    first: dict[str, T] = {}
+    for item, k in zip(items, keys, strict=True):
+        first.setdefault(k, item)
+    if on_missing is not None:
+        on_missing(lookup.misses)
+    computed: dict[str, V] = {}
+    size = batch_size or max(1, lookup.misses)
+    batches = 0
+    for start in range(0, lookup.misses, size):
+        chunk_keys = lookup.missing[start : start + size]
+        chunk = [first[k] for k in chunk_keys]
+        values = list(compute(chunk))
+        batches += 1
+        if len(values) != len(chunk):
+            raise RuntimeError(f"compute returned {len(values)} values for {len(chunk)} items")
+        computed.update(zip(chunk_keys, values, strict=True))
+        lookup.store((k, v if encode is None else encode(item, v)) for k, item, v in zip(chunk_keys, chunk, values, strict=True))
+    values_out = [lookup.found[k] if k in lookup.found else computed[k] for k in keys]
+    return Cached(values_out, keys, [k in lookup.found for k in keys], lookup.hits, lookup.misses, batches)

@@ -23,7 +23,7 @@ class ClipConfig(StrictModel):
 class ClipBackend(Protocol):
     """L2-normalised embeddings (float32 numpy, one row per input)."""
 
-    def fingerprint(self) -> str: ...
+    def identity(self) -> dict: ...  # cache.model_key: backend + what changes the embeddings
 
     def embed_images(self, images: list) -> np.ndarray: ...
 

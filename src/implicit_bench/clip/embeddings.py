@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from implicit_bench.cache import DiskCache, cache_key
+from implicit_bench.cache import DiskCache, cached_map, model_key
 from implicit_bench.clip import ClipBackend
 
 
@@ -19,33 +19,25 @@ class CachedEmbedder:
         self.computed_images = 0
         self.computed_texts = 0
 
-    def _key(self, kind: str, item: str) -> str:
-        return cache_key(kind=kind, model=self.backend.fingerprint(), item=item)
+    def _map(self, kind: str, items: list[str], compute, batch: int | None) -> dict[str, np.ndarray]:
+        identity = self.backend.identity()
+        got = cached_map(self.cache, items, lambda item: model_key(kind, identity, item=item), compute,
+                         batch_size=batch, encode=lambda item, vec: np.asarray(vec).tolist(),
+                         decode=lambda entry: np.asarray(entry, np.float32))
+        return dict(zip(items, got.values, strict=True))
 
     def images(self, shas: Iterable[str], load: Callable[[str], object], batch: int = 64) -> dict[str, np.ndarray]:
         """``sha256 -> embedding``; ``load(sha)`` returns a PIL image for an uncached one."""
-        shas = list(dict.fromkeys(shas))
-        keys = {sha: self._key("clip_image", sha) for sha in shas}
-        found = self.cache.get_many(keys.values())
-        out = {sha: np.asarray(found[k], np.float32) for sha, k in keys.items() if k in found}
-        todo = [sha for sha in shas if sha not in out]
-        for start in range(0, len(todo), batch):
-            chunk = todo[start : start + batch]
-            vectors = self.backend.embed_images([load(sha) for sha in chunk])
-            self.cache.put_many((keys[sha], vec.tolist()) for sha, vec in zip(chunk, vectors, strict=True))
-            out.update(zip(chunk, vectors, strict=True))
+
+        def embed(chunk: list[str]) -> list[np.ndarray]:
             self.computed_images += len(chunk)
-        return out
+            return list(self.backend.embed_images([load(sha) for sha in chunk]))
+
+        return self._map("clip_image", list(dict.fromkeys(shas)), embed, batch)
 
     def texts(self, texts: Iterable[str]) -> dict[str, np.ndarray]:
-        texts = list(dict.fromkeys(texts))
-        keys = {t: self._key("clip_text", t) for t in texts}
-        found = self.cache.get_many(keys.values())
-        out = {t: np.asarray(found[k], np.float32) for t, k in keys.items() if k in found}
-        todo = [t for t in texts if t not in out]
-        if todo:
-            vectors = self.backend.embed_texts(todo)
-            self.cache.put_many((keys[t], vec.tolist()) for t, vec in zip(todo, vectors, strict=True))
-            out.update(zip(todo, vectors, strict=True))
-            self.computed_texts += len(todo)
-        return out
+        def embed(chunk: list[str]) -> list[np.ndarray]:
+            self.computed_texts += len(chunk)
+            return list(self.backend.embed_texts(chunk))
+
+        return self._map("clip_text", list(dict.fromkeys(texts)), embed, None)

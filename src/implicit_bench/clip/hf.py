@@ -30,10 +30,11 @@ class TransformersClip:
         rev = {"revision": config.revision} if config.revision else {}
         self.model = CLIPModel.from_pretrained(config.model, dtype=self.dtype, **rev).to(config.device).eval()
         self.processor = AutoProcessor.from_pretrained(config.model, **rev)
-        self._fingerprint = model_fingerprint(config.model, {"backend": "transformers", "dtype": config.dtype, **rev})
+        self._identity = {"backend": "transformers",
+                          "model": model_fingerprint(config.model, {"backend": "transformers", "dtype": config.dtype, **rev})}
 
-    def fingerprint(self) -> str:
-        return self._fingerprint
+    def identity(self) -> dict:
+        return self._identity
 
     def _features(self, out) -> np.ndarray:
         feats = out if isinstance(out, self._torch.Tensor) else out.pooler_output

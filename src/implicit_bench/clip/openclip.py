@@ -44,13 +44,14 @@ class OpenClip:
         self.preprocess = preprocess
         self.tokenizer = open_clip.get_tokenizer(name)
         local = name.removeprefix(LOCAL_DIR) if name.startswith(LOCAL_DIR) else None
-        self._fingerprint = model_fingerprint(
+        fingerprint = model_fingerprint(
             local or config.pretrained or config.model,
             {"backend": "open_clip", "model": config.model, "pretrained": config.pretrained, "dtype": config.dtype},
         )
+        self._identity = {"backend": "open_clip", "model": fingerprint}
 
-    def fingerprint(self) -> str:
-        return self._fingerprint
+    def identity(self) -> dict:
+        return self._identity
 
     def _norm(self, feats) -> np.ndarray:
         feats = feats.float()

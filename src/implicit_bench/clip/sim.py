@@ -15,7 +15,7 @@ import numpy as np
 
 from implicit_bench.clip.base import ClipConfig
 from implicit_bench.embedders import EmbedderConfig, build_embedder, l2_normalise
-from implicit_bench.hashing import derive_seed, stable_hash
+from implicit_bench.hashing import derive_seed
 from implicit_bench.world.model import load_world
 from implicit_bench.world.picture import read
 
@@ -34,8 +34,8 @@ class SimClip:
             EmbedderConfig(model=self.world.params.embedder, cache=self.world.params.embedding_cache)
         )
 
-    def fingerprint(self) -> str:
-        return stable_hash({"backend": "sim", "model": self.config.model, "world": self.world.fingerprint})
+    def identity(self) -> dict:
+        return {"backend": "sim", "model": self.config.model, "world": self.world.fingerprint}
 
     def embed_images(self, images: list) -> np.ndarray:
         texts, seeds = [], []

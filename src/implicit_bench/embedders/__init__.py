@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from implicit_bench.cache import DiskCache, cache_key
+from implicit_bench.cache import DiskCache, cached_map, model_key
 from implicit_bench.embedders.base import MINILM_PACKAGE, Embedder, EmbedderConfig, resolve_model  # noqa: F401 - re-exported
 from implicit_bench.registry import Registry
 
@@ -49,25 +49,23 @@ class CachedEmbedder:
         # The model reference as written in params (a hub id, a directory, or the packaged
         # MiniLM), not a machine-specific resolved path.
         rev = {"revision": self.config.revision} if self.config.revision else {}
-        return cache_key(kind="embedding", backend=self.config.backend, model=self.config.model, text=text, **rev)
+        return model_key("embedding", {"backend": self.config.backend, "model": self.config.model, **rev}, text=text)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
-        keys = [self.key(t) for t in texts]
-        found = self.cache.get_many(set(keys))
-        missing = list(dict.fromkeys(t for t, k in zip(texts, keys, strict=True) if k not in found))
-        for start in range(0, len(missing), self.config.batch_size):
-            chunk = missing[start : start + self.config.batch_size]
+
+        def compute(chunk: list[str]) -> list[np.ndarray]:
             vectors = np.asarray(self.backend.embed(chunk), dtype=np.float32)
             self.calls += 1
             if vectors.shape[0] != len(chunk):
                 raise RuntimeError(f"embedder returned {vectors.shape[0]} vectors for {len(chunk)} texts")
-            items = [(self.key(t), _encode(v)) for t, v in zip(chunk, vectors, strict=True)]
-            self.cache.put_many(items)
-            found.update(items)
+            return [_decode(_encode(v)) for v in vectors]  # exactly what a cache hit returns
+
+        got = cached_map(self.cache, texts, self.key, compute, batch_size=self.config.batch_size,
+                         encode=lambda text, vector: _encode(vector), decode=_decode)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([_decode(found[k]) for k in keys])
+        return np.stack(got.values)
 
 
 def build_embedder(config: EmbedderConfig) -> CachedEmbedder:

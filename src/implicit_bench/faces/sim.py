@@ -12,7 +12,7 @@ import hashlib
 import numpy as np
 
 from implicit_bench.faces.base import FaceConfig
-from implicit_bench.hashing import derive_seed, stable_hash
+from implicit_bench.hashing import derive_seed
 from implicit_bench.world.model import load_world
 from implicit_bench.world.picture import read
 from implicit_bench.world.sampling import AGE_GROUPS
@@ -23,9 +23,9 @@ class SimFaceJudge:
         self.config = config
         self.world = load_world(config.world)
 
-    def fingerprint(self) -> str:
-        return stable_hash({"backend": "sim", "world": self.world.fingerprint,
-                            "middle_from": self.config.middle_from, "elderly_from": self.config.elderly_from})
+    def identity(self) -> dict:
+        return {"backend": "sim", "world": self.world.fingerprint,
+                "middle_from": self.config.middle_from, "elderly_from": self.config.elderly_from}
 
     def _age(self, group: str) -> int:
         c = self.config

@@ -6,7 +6,7 @@
    image sha256); the blind task gets one request per option order (``blind_orders``:
    ``hash`` = the order hashed from (unit, seed, variant), ``both`` = "sa" and "as",
    ``cyclic3`` = the three cyclic orders of s, a and neither).
-2. cache: each request is keyed by ``cache_key(judge identity, task, prompt, image sha256,
+2. cache: each request is keyed by ``model_key("judge", judge identity, task, prompt, image sha256,
    decoding)``; answers (raw text) found in ``cache/judge.sqlite`` are not asked again.
 3. answer: the missing keys go, batch by batch, to one worker per judge (model loaded once
    per worker) through an executor; every finished batch is written to the cache at once, so
@@ -28,7 +28,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import field_validator
 
-from implicit_bench.cache import DiskCache, cache_key
+from implicit_bench.cache import CacheLookup, DiskCache, model_key
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.hashing import stable_hash
 from implicit_bench.images import ImageKey, ImageStore, published_stores, read_index
@@ -260,8 +260,9 @@ def plan_judgements(
                     prompt, prompt_hash = prompt_cache[pkey]
                     for judge in judges:
                         identity = identities[judge]
-                        ckey = cache_key(
-                            judge=identity["identity"],
+                        ckey = model_key(
+                            "judge",
+                            identity["identity"],
                             task=task_name,
                             prompt=prompt,
                             image_sha256=record.sha256,
@@ -403,8 +404,8 @@ def answer_missing(
     Every finished batch is written to the cache at once (a killed run loses at most the
     batches in flight). Returns ``(answers by key, errors by key, requests sent)``.
     """
-    keys = list(dict.fromkeys(p.key for p in planned))
-    answers = cache.get_many(keys)
+    lookup = CacheLookup(cache, (p.key for p in planned))
+    answers = lookup.found
     errors: dict[str, str] = {}
     sent = 0
     by_judge: dict[str, dict[str, JudgeCall]] = defaultdict(dict)
@@ -429,8 +430,7 @@ def answer_missing(
                 errors.pop(key, None)
             else:
                 errors[key] = redact(err)
-        if fresh:
-            cache.put_many(fresh)
+        lookup.store(fresh)
 
     for judge, todo in by_judge.items():
         if not todo:

@@ -1,7 +1,7 @@
 """The LLM client interface: cached, greedy chat completions.
 
 Every backend implements ``_generate`` (a batch of uncached requests -> texts); this base class
-adds the disk cache: each answer is stored under ``cache_key(backend, model identity, messages,
+adds the disk cache: each answer is stored under ``model_key("llm", backend + model identity, messages,
 decoding)`` in a :class:`~implicit_bench.cache.DiskCache`, so a re-run makes zero calls. Failed
 requests (transport errors after the bounded retries) come back as answers with ``error`` set
 (secrets redacted) and are *not* cached, so the next run retries them. Only text is ever
@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
-from implicit_bench.cache import DiskCache, cache_key
+from implicit_bench.cache import DiskCache, cached_map, model_key
 from implicit_bench.hashing import stable_hash
 from implicit_bench.params import PositiveInt, StrictModel
 from implicit_bench.redact import redact
@@ -113,12 +113,7 @@ class LLMClient(ABC):
         decoding = self.decoding(tokens)
         if schema is not None and self.sends_schema():  # constrained decoding changes the answer
             decoding = {**decoding, "json_schema": schema}
-        return cache_key(
-            backend=self.backend,
-            identity=self.identity(),
-            messages=messages,
-            decoding=decoding,
-        )
+        return model_key("llm", self.describe(), messages=messages, decoding=decoding)
 
     def chat(self, messages: Messages, *, max_tokens: int | None = None) -> LLMAnswer:
         return self.chat_many([messages], max_tokens=max_tokens)[0]
@@ -136,44 +131,43 @@ class LLMClient(ABC):
         tokens = max_tokens or self.params.max_tokens
         requests = [_check_messages(m) for m in requests]
         schema = json_schema if self.sends_schema() else None
-        keys = [self.key(m, tokens, schema) for m in requests]
-        found = self.cache.get_many(set(keys)) if self.cache is not None else {}
-        answers: list[LLMAnswer | None] = [None] * len(requests)
-        todo: dict[str, list[int]] = {}
-        for i, key in enumerate(keys):
-            if key in found and not isinstance(found[key].get("text") if isinstance(found[key], dict) else None, str):
-                found.pop(key)  # a cache entry written by an older version that is not text: ask again
-            if key in found:
-                answers[i] = LLMAnswer(found[key]["text"], True, None, key, request_hash(requests[i]))
-            else:
-                todo.setdefault(key, []).append(i)  # identical requests are sent once
-        order = list(todo)
-        bar = _progress(len(order), desc or f"llm {self.backend}:{self.params.model}", enabled=self.progress and bool(order))
-        for start in range(0, len(order), self.batch_size()):
-            chunk = order[start : start + self.batch_size()]
-            batch = [requests[todo[k][0]] for k in chunk]
+        bar: Any = None
+
+        def start(missing: int) -> None:
+            nonlocal bar
+            bar = _progress(missing, desc or f"llm {self.backend}:{self.params.model}", enabled=self.progress and missing > 0)
+
+        failed = 0
+
+        def answer(batch: list[Messages]) -> list[tuple[str, str | None]]:
+            nonlocal failed
             results = self._generate(batch, tokens, schema=schema) if schema is not None else self._generate(batch, tokens)
             self.calls += len(batch)
             if len(results) != len(batch):
                 raise RuntimeError(f"{self.backend}: {len(results)} answers for {len(batch)} requests")
-            fresh = []
-            for key, messages, (text, error) in zip(chunk, batch, results, strict=True):
-                rhash = request_hash(messages)
+            out = []
+            for text, error in results:
                 if error is None and not isinstance(text, str):  # never cache what is not text
                     text, error = "", f"backend returned {type(text).__name__}, not text"
-                error = redact(error)
-                if error is None:
-                    fresh.append((key, {"text": text, "request_hash": rhash, **self.describe()}))
-                for i in todo[key]:
-                    answers[i] = LLMAnswer(text if error is None else "", False, error, key, rhash)
-            if self.cache is not None and fresh:
-                self.cache.put_many(fresh)
-            bar.update(len(chunk))
-            failed = sum(1 for a in answers if a is not None and a.error is not None)
+                out.append((text if error is None else "", redact(error)))
+            bar.update(len(batch))
+            failed += sum(1 for _, error in out if error is not None)
             if failed:
                 bar.set_postfix(failed=failed, refresh=False)
+            return out
+
+        def encode(messages: Messages, value: tuple[str, str | None]) -> dict[str, Any] | None:
+            text, error = value
+            return None if error is not None else {"text": text, "request_hash": request_hash(messages), **self.describe()}
+
+        def decode(entry: Any) -> tuple[str, None] | None:  # an entry of an older version that is not text: ask again
+            return (entry["text"], None) if isinstance(entry, dict) and isinstance(entry.get("text"), str) else None
+
+        got = cached_map(self.cache, requests, lambda m: self.key(m, tokens, schema), answer,
+                         batch_size=self.batch_size(), encode=encode, decode=decode, on_missing=start)
         bar.close()
-        return [a for a in answers if a is not None]
+        return [LLMAnswer(text, cached, error, key, request_hash(m))
+                for m, (text, error), key, cached in zip(requests, got.values, got.keys, got.cached, strict=True)]
 
     def batch_size(self) -> int:
         return 16
