@@ -131,7 +131,7 @@ def test_every_reference_of_the_shipped_params_and_profiles_resolves(repo_root):
     from implicit_bench.params import _at
 
     for key, _ in REFERENCES:
-        if "*" not in key and key != "negation.presence_judge":  # optional: null = the only alignment judge
+        if "*" not in key:
             assert _at(default, key.split(".")), key
     assert len(_at(default, ["judge", "tasks", "*", "judges"])) == 3
 
