@@ -18,7 +18,7 @@ import pytest
 from analysis_fixtures import BLIND_TYPES, blind_judgements, units
 
 from implicit_bench.analysis.blind import LabelCounts, label_counts, label_shares, rates
-from implicit_bench.analysis.bootstrap import Bootstrap, integer_bound, multiplicities
+from implicit_bench.analysis.bootstrap import Bootstrap, integer_bound, multiplicities, rank_rows
 from implicit_bench.kg.stats import connected_components
 from implicit_bench.schema import BLIND_LABELS, VARIANTS
 from implicit_bench.tables import UNITS
@@ -132,6 +132,26 @@ def test_rates_equal_the_per_rate_loop_on_a_random_set():
     pos = np.flatnonzero(rng.random(n) < 0.6)
     assert rates(c, pos, Bootstrap(300, 9), "r") == old_rates(c, pos, Bootstrap(300, 9), "r")
     assert label_shares(c, pos, Bootstrap(300, 9), "r") == old_label_shares(c, pos, Bootstrap(300, 9), "r")
+
+
+def old_rank_rows(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    levels, codes = np.unique(values, return_inverse=True)
+    n_rows, n_levels = idx.shape[0], len(levels)
+    coded = codes.reshape(-1)[idx]
+    counts = np.bincount((coded + (np.arange(n_rows) * n_levels)[:, None]).ravel(), minlength=n_rows * n_levels)
+    counts = counts.reshape(n_rows, n_levels).astype(float)
+    average = np.cumsum(counts, axis=1) - counts + (counts + 1) / 2
+    return np.take_along_axis(average, coded, axis=1)
+
+
+def test_rank_rows_equal_the_take_along_axis_version():
+    rng = np.random.default_rng(4)
+    for n in (1, 2, 7, 500):
+        values = rng.integers(0, 4, n) / 3
+        idx = rng.integers(0, n, (300, n)).astype(np.int32)
+        assert np.array_equal(rank_rows(values, idx), old_rank_rows(values, idx))
+    # by hand: values (0.5, 0.1, 0.5) drawn as rows (0, 1, 2) and (2, 2, 1): ties share their mean rank
+    assert rank_rows(np.array([0.5, 0.1, 0.5]), np.array([[0, 1, 2], [2, 2, 1]])).tolist() == [[2.5, 1.0, 2.5], [2.5, 2.5, 1.0]]
 
 
 def test_connected_components_match_scipy():

@@ -234,11 +234,12 @@ def rank_rows(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
     levels, codes = np.unique(values, return_inverse=True)
     n_rows, _ = idx.shape
     n_levels = len(levels)
-    coded = codes.reshape(-1)[idx]
-    counts = np.bincount((coded + (np.arange(n_rows) * n_levels)[:, None]).ravel(), minlength=n_rows * n_levels)
+    # each drawn value's (row, level) cell, flattened: counted once, then looked up in place
+    cell = codes.reshape(-1)[idx] + (np.arange(n_rows) * n_levels)[:, None]
+    counts = np.bincount(cell.ravel(), minlength=n_rows * n_levels)
     counts = counts.reshape(n_rows, n_levels).astype(float)
     average = np.cumsum(counts, axis=1) - counts + (counts + 1) / 2
-    return np.take_along_axis(average, coded, axis=1)
+    return average.ravel()[cell]
 
 
 def spearman_reps(x: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
