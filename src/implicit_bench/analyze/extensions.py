@@ -107,8 +107,11 @@ def start_extensions(
     out_dir = Path(out_dir)
     if os.environ.get(JOBS_ENV) == "1" or not hasattr(os, "fork") or sys.platform != "linux" or _cpus() < 2:
         return PendingExtensions(lambda: run_extensions(tables, out_dir, params, registry))
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.extensions-", dir=out_dir.parent))
+    try:  # the staging directory sits next to out_dir, so its files move in by rename
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.extensions-", dir=out_dir.parent))
+    except OSError:  # e.g. a read-only parent: run them afterwards, in-process
+        return PendingExtensions(lambda: run_extensions(tables, out_dir, params, registry))
     read_end, write_end = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -165,4 +168,7 @@ def _move_tree(src: Path, dst: Path) -> None:
     for path in sorted(p for p in src.rglob("*") if p.is_file()):
         target = dst / path.relative_to(src)
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(path, target)
+        try:
+            os.replace(path, target)
+        except OSError:  # another file system (out_dir is a mount point): copy, then remove
+            shutil.move(path, target)
