@@ -28,10 +28,11 @@ from implicit_bench.judges import build_judge  # noqa: E402
 from implicit_bench.judges.base import JudgeRequest  # noqa: E402
 from implicit_bench.judges.stage import (  # noqa: E402
     JudgeStageParams,
-    load_units,
     plan_judgements,
     run_judge_stage,
+    units_by_id,
 )
+from implicit_bench.tables import UNITS as UNITS_TABLE  # noqa: E402
 from tests.judge_fixtures import UNITS, png  # noqa: E402
 
 
@@ -65,7 +66,7 @@ def bookkeeping(n_images: int) -> None:
                                   configs=["base"], progress=False)
         backend = build_judge(judges["j"])
         identities = {"j": {"identity": backend.identity(), "decoding": backend.decoding()}}
-        planned, _, _ = plan_judgements(params, load_units(root / params.units), identities, root)
+        planned, _, _ = plan_judgements(params, units_by_id(UNITS_TABLE.read(root / params.units, require=("unit_id",))), identities, root)
         cache = DiskCache(root / params.cache)
         cache.put_many((p.key, {"text": '{"score": 3, "choice": "A", "aligned": true}'}) for p in planned)
         cache.close()

@@ -10,22 +10,24 @@ import click
 
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.clip.stage import ClipParams, run_clip
-from implicit_bench.io import nan_to_none, read_table, write_table
+from implicit_bench.io import nan_to_none
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import merge_provenance, provenance, upstream_provenance
 from implicit_bench.runlog import write_metrics
+from implicit_bench.tables import CLIP_JUDGEMENTS_PATH, UNITS, UNITS_PATH
+from implicit_bench.tables.judgements import write_judgements
 
 
 @click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--units", default="data/interim/units.parquet", show_default=True)
-@click.option("--out", default="data/judgements/clip.parquet", show_default=True)
+@click.option("--units", default=UNITS_PATH, show_default=True)
+@click.option("--out", default=CLIP_JUDGEMENTS_PATH, show_default=True)
 @click.option("--metrics", default="metrics/clip.json", show_default=True)
 def main(params_path: str, units: str, out: str, metrics: str) -> None:
     raw = load_params(params_path)
     params = section(raw, "clip", ClipParams, params_path)
-    rows, report = run_clip(params, read_table(units))
-    write_table(rows, out)
+    rows, report = run_clip(params, UNITS.read(units))
+    write_judgements(rows, out)
     prov = merge_provenance(provenance([("clip", params.model.model)], raw.get("base", {}).get("profile")),
                             upstream_provenance(["metrics/render.json"]))
     write_metrics(metrics, nan_to_none({**report, "provenance": prov}), "clip")

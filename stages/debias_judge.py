@@ -6,22 +6,18 @@ from __future__ import annotations
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.debias.stage import (
-    IMAGES_DIR,
-    JUDGEMENTS_DIR,
-    DebiasParams,
-    judge_stage_params,
-)
+from implicit_bench.debias.stage import DebiasParams, judge_stage_params
 from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
 from implicit_bench.params import load_params, section
 from implicit_bench.runlog import log_run
+from implicit_bench.tables import DEBIAS_IMAGES_DIR, DEBIAS_JUDGEMENTS_DIR
 
 
 @click.command(cls=FriendlyCommand)
 @click.option("--config", "name", required=True, help="a debias.configs entry")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--images", "images_dir", default=IMAGES_DIR, show_default=True)
-@click.option("--out-dir", "out_dir", default=JUDGEMENTS_DIR, show_default=True)
+@click.option("--images", "images_dir", default=DEBIAS_IMAGES_DIR, show_default=True)
+@click.option("--out-dir", "out_dir", default=DEBIAS_JUDGEMENTS_DIR, show_default=True)
 def main(name: str, params_path: str, images_dir: str, out_dir: str) -> None:
     raw = load_params(params_path)
     params = section(raw, "debias", DebiasParams, params_path).checked()

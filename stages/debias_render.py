@@ -8,31 +8,32 @@ import click
 
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.debias.render.stage import plan_inputs, render_debias_config
-from implicit_bench.debias.stage import (
-    IMAGES_DIR,
-    PAIRS_PATH,
-    RETRIEVAL_PATH,
-    REWRITES_PATH,
-    DebiasParams,
-    load_kg,
-    subset_units,
-)
+from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, read_retrieval, subset_units
 from implicit_bench.errors import ConfigError
-from implicit_bench.io import read_table
 from implicit_bench.params import check_refs, load_params, section
 from implicit_bench.provenance import provenance
 from implicit_bench.render.stage import RenderParams
 from implicit_bench.runlog import write_metrics
+from implicit_bench.tables import (
+    DEBIAS_IMAGES_DIR,
+    LLM_PAIRS,
+    LLM_PAIRS_PATH,
+    RETRIEVAL_PATH,
+    REWRITES,
+    REWRITES_PATH,
+    UNITS,
+)
 
 
-def _maybe(path: str):
-    return read_table(path) if Path(path).exists() else None
+def _maybe(read, path: str):
+    """The table at ``path`` read by ``read``, or None when the stage that writes it has not run."""
+    return read(path) if Path(path).exists() else None
 
 
 @click.command(cls=FriendlyCommand)
 @click.option("--config", "name", required=True, help="a debias.configs entry")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--images", "images_dir", default=IMAGES_DIR, show_default=True)
+@click.option("--images", "images_dir", default=DEBIAS_IMAGES_DIR, show_default=True)
 def main(name: str, params_path: str, images_dir: str) -> None:
     raw = load_params(params_path)
     params = section(raw, "debias", DebiasParams, params_path).checked()
@@ -41,10 +42,11 @@ def main(name: str, params_path: str, images_dir: str) -> None:
         raise ConfigError(f"{params_path}: '{name}' is not in debias.configs ({', '.join(params.configs)})")
     check_refs(params.generator, render.configs, "debias.generator", "generators", params_path)
     spec = params.configs[name]
-    kg = load_kg(params.units)
+    kg = UNITS.read(params.units, require=KG_COLUMNS)
     subset = subset_units(kg, params.subset)
     frame, texts, skipped = plan_inputs(
-        name, spec, subset, kg, _maybe(REWRITES_PATH), _maybe(PAIRS_PATH), _maybe(RETRIEVAL_PATH)
+        name, spec, subset, kg, _maybe(REWRITES.read, REWRITES_PATH), _maybe(LLM_PAIRS.read, LLM_PAIRS_PATH),
+        _maybe(read_retrieval, RETRIEVAL_PATH),
     )
     gen_config = render.configs[params.generator]
     store = Path(images_dir) / name

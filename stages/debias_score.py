@@ -5,38 +5,32 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import pandas as pd
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.debias.stage import (
-    JUDGEMENTS_DIR,
-    RETRIEVAL_PATH,
-    DebiasParams,
-    read_retrieval,
-    score_judgements,
-)
-from implicit_bench.io import atomic_write_text, read_json, read_table
+from implicit_bench.debias.stage import DebiasParams, read_retrieval, score_judgements
+from implicit_bench.io import atomic_write_text, read_json
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import markdown_banner, merge_provenance
 from implicit_bench.runlog import write_metrics
+from implicit_bench.tables import DEBIAS_JUDGEMENTS_DIR, RETRIEVAL_PATH
+from implicit_bench.tables.judgements import read_judgements
 
 
 @click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--judgements", "judgements_dir", default=JUDGEMENTS_DIR, show_default=True)
+@click.option("--judgements", "judgements_dir", default=DEBIAS_JUDGEMENTS_DIR, show_default=True)
 @click.option("--retrieval", "retrieval_path", default=RETRIEVAL_PATH, show_default=True)
 @click.option("--metrics", default="metrics/debias.json", show_default=True)
 @click.option("--table", default="metrics/debias.md", show_default=True)
 def main(params_path: str, judgements_dir: str, retrieval_path: str, metrics: str, table: str) -> None:
     raw = load_params(params_path)
     params = section(raw, "debias", DebiasParams, params_path, inherit={"bootstrap": "scoring.bootstrap"}).checked()
-    frames, blocks = [], []
+    blocks = []
     for name in params.configs:
-        frames.append(read_table(Path(judgements_dir) / f"{name}.parquet"))
         summary = Path(judgements_dir) / f"{name}.json"
         if summary.exists():
             blocks.append(read_json(summary).get("provenance", {}))
-    judgements = pd.concat(frames, ignore_index=True)
+    judgements = read_judgements([Path(judgements_dir) / f"{name}.parquet" for name in params.configs])
     retrieval = read_retrieval(retrieval_path) if Path(retrieval_path).exists() else None
     payload, markdown = score_judgements(
         judgements, params.scoring, params.configs, retrieval, source=judgements_dir

@@ -9,25 +9,26 @@ from implicit_bench.audits.stage import (
     DiversityParams,
     diversity_labels,
     face_diversity,
-    load_judgements,
     make_bootstrap,
     order_function,
     upstream_provenance,
 )
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import read_table
 from implicit_bench.params import load_params, section
 from implicit_bench.runlog import write_metrics
+from implicit_bench.tables import UNITS, UNITS_PATH, existing
+from implicit_bench.tables.judgements import read_judgements
 
 
 @click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--units", default="data/interim/units.parquet", show_default=True)
+@click.option("--units", default=UNITS_PATH, show_default=True)
 @click.option("--metrics", default="metrics/diversity.json", show_default=True)
 def main(params_path: str, units: str, metrics: str) -> None:
     params = section(load_params(params_path), "diversity", DiversityParams, params_path, inherit={"bootstrap": "bootstrap"})
-    unit_table = read_table(units)
-    judgements, read = load_judgements(params.judgements)
+    unit_table = UNITS.read(units)
+    read = existing(params.judgements, "judgements")
+    judgements = read_judgements(read)
     boot = make_bootstrap(params.bootstrap)
     report = {
         "blind_labels": diversity_labels(judgements, unit_table, params, order_function(params.primary_order), boot=boot),

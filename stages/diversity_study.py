@@ -9,10 +9,11 @@ import click
 
 from implicit_bench.audits.study.stage import DiversityStudyParams, run_study
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import nan_to_none, read_table, write_json
+from implicit_bench.io import nan_to_none, write_json
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import upstream_provenance
 from implicit_bench.render.stage import RenderParams
+from implicit_bench.tables import UNITS
 
 
 @click.command(cls=FriendlyCommand)
@@ -27,7 +28,7 @@ def main(params_path: str, metrics: str) -> None:
         click.echo(f"diversity_study: disabled (diversity_study.enabled) -> {metrics}")
         return
     render = section(raw, "render", RenderParams, params_path, attach={"generators": "configs"})
-    report = run_study(read_table(study.units), study, render)
+    report = run_study(UNITS.read(study.units), study, render)
     report.update(enabled=True, provenance=upstream_provenance(["metrics/render.json"]))
     report = nan_to_none(report)  # undefined scores (no face read) are null, never NaN
     write_json(metrics, report)

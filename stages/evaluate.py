@@ -16,8 +16,9 @@ from implicit_bench.analysis.stage import (
 )
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.errors import InputError
-from implicit_bench.io import read_json, read_table
+from implicit_bench.io import read_json
 from implicit_bench.params import load_params, section
+from implicit_bench.tables import SELECTED_UNITS
 
 
 @click.command(cls=FriendlyCommand)
@@ -30,8 +31,7 @@ def main(params_path: str, selection_metrics: str, out: str) -> None:
     tables = load_tables(params.units, params.judgements, images, params.on_bad_row, params.on_duplicate, params.primary_order)
     analysed = tables.units
     if params.selected_units:
-        selected = read_table(params.selected_units)
-        selected["unit_id"] = selected["unit_id"].astype(str)
+        selected = SELECTED_UNITS.read(params.selected_units)
         unknown = sorted(set(selected["unit_id"]) - set(tables.units["unit_id"]))
         if unknown:
             raise InputError(params.selected_units, None, "unit_id", f"{len(unknown)} selected units not in {params.units}: {unknown[:5]}")

@@ -7,7 +7,6 @@ import click
 from implicit_bench.audits.stage import (
     JudgeAuditParams,
     judge_audit,
-    load_judgements,
     make_bootstrap,
     order_function,
     upstream_provenance,
@@ -16,6 +15,8 @@ from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import write_table
 from implicit_bench.params import load_params, section
 from implicit_bench.runlog import write_metrics
+from implicit_bench.tables import existing
+from implicit_bench.tables.judgements import read_judgements
 
 
 @click.command(cls=FriendlyCommand)
@@ -24,7 +25,8 @@ from implicit_bench.runlog import write_metrics
 @click.option("--plot", default="plots/position_bias.csv", show_default=True)
 def main(params_path: str, metrics: str, plot: str) -> None:
     params = section(load_params(params_path), "judge_audit", JudgeAuditParams, params_path, inherit={"bootstrap": "bootstrap"})
-    judgements, read = load_judgements(params.judgements)
+    read = existing(params.judgements, "judgements")
+    judgements = read_judgements(read)
     report, plot_rows = judge_audit(judgements, order_function(params.primary_order), params.confidence,
                                    boot=make_bootstrap(params.bootstrap))
     report["inputs"] = read

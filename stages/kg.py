@@ -5,23 +5,24 @@ from __future__ import annotations
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import write_jsonl, write_table
+from implicit_bench.io import write_jsonl
 from implicit_bench.kg.stage import KGParams, read_pairs, run_kg
 from implicit_bench.params import catalogue, load_params, section
 from implicit_bench.runlog import write_metrics
+from implicit_bench.tables import KG_INVALID_PATH, KG_UNITS, KG_UNITS_PATH, PAIRS_PATH
 
 
 @click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--pairs", default="data/interim/pairs.parquet", show_default=True)
-@click.option("--out", default="data/interim/kg_units.parquet", show_default=True)
-@click.option("--invalid", default="data/interim/kg_invalid.jsonl", show_default=True)
+@click.option("--pairs", default=PAIRS_PATH, show_default=True)
+@click.option("--out", default=KG_UNITS_PATH, show_default=True)
+@click.option("--invalid", default=KG_INVALID_PATH, show_default=True)
 @click.option("--metrics", default="metrics/kg.json", show_default=True)
 def main(params_path: str, pairs: str, out: str, invalid: str, metrics: str) -> None:
     raw = load_params(params_path)
     params = section(raw, "kg", KGParams, params_path)
     units, records, report = run_kg(read_pairs(pairs), params, catalogue(raw, "llms", params_path))
-    write_table(units, out)
+    KG_UNITS.write(units, out)
     write_jsonl(invalid, records)
     write_metrics(metrics, report, "kg")
     click.echo(

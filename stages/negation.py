@@ -7,27 +7,29 @@ import click
 
 from implicit_bench.audits.stage import (
     NegationParams,
-    load_judgements,
     make_bootstrap,
     negation_report,
     order_function,
     upstream_provenance,
 )
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import read_table, write_table
+from implicit_bench.io import write_table
 from implicit_bench.params import load_params, section
 from implicit_bench.runlog import write_metrics
+from implicit_bench.tables import UNITS, UNITS_PATH, existing
+from implicit_bench.tables.judgements import read_judgements
 
 
 @click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--units", default="data/interim/units.parquet", show_default=True)
+@click.option("--units", default=UNITS_PATH, show_default=True)
 @click.option("--metrics", default="metrics/negation.json", show_default=True)
 @click.option("--plot", default="plots/negation_by_strength.csv", show_default=True)
 def main(params_path: str, units: str, metrics: str, plot: str) -> None:
     params = section(load_params(params_path), "negation", NegationParams, params_path, inherit={"bootstrap": "bootstrap"})
-    judgements, read = load_judgements(params.judgements)
-    report, plot_rows = negation_report(judgements, read_table(units), order_function(params.primary_order),
+    read = existing(params.judgements, "judgements")
+    judgements = read_judgements(read)
+    report, plot_rows = negation_report(judgements, UNITS.read(units), order_function(params.primary_order),
                                         boot=make_bootstrap(params.bootstrap), presence_judge=params.presence_judge)
     report.update(inputs=read, primary_order=params.primary_order,
                   provenance=upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]))

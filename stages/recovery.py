@@ -7,10 +7,9 @@ import glob
 from pathlib import Path
 
 import click
-import pandas as pd
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import read_json, read_table, write_json
+from implicit_bench.io import read_json, write_json
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import provenance
 from implicit_bench.recovery.stage import (
@@ -30,6 +29,16 @@ from implicit_bench.recovery.stage import (
     sim_name,
     summary,
 )
+from implicit_bench.tables import (
+    IMAGE_INDEX,
+    IMAGE_INDEX_GLOB,
+    JUDGEMENTS_PATH,
+    SELECTED_UNITS,
+    SELECTED_UNITS_PATH,
+    UNITS,
+    UNITS_PATH,
+)
+from implicit_bench.tables.judgements import read_judgements
 
 
 def _json(path: str) -> dict:
@@ -56,15 +65,15 @@ def main(params_path: str, out: str) -> None:
         return
     world = load_world(world_params.out_dir)
     rt = RowTruth(world, gens)
-    judgements = read_table("data/judgements/judgements.parquet")
-    units = read_table("data/interim/units.parquet")
-    selected = read_table("data/processed/selected_units.parquet")["unit_id"].astype(str).tolist()
+    judgements = read_judgements(JUDGEMENTS_PATH)
+    units = UNITS.read(UNITS_PATH)
+    selected = SELECTED_UNITS.read(SELECTED_UNITS_PATH)["unit_id"].tolist()
     bench, audit = _json("metrics/benchmark.json"), _json("metrics/judge_audit.json")
     primary = bench.get("primary_judge")
     config = bench.get("config")
     evaluate = raw.get("evaluate") or {}
-    index_paths = sorted(glob.glob("data/images/*/index.parquet"))
-    index = pd.concat([read_table(p) for p in index_paths]) if index_paths else None
+    index_paths = sorted(glob.glob(IMAGE_INDEX_GLOB))
+    index = IMAGE_INDEX.read_many(index_paths) if index_paths else None
     if index is not None:
         index = index.merge(units[["unit_id", "bias_type"]], on="unit_id", how="left")
     # evaluate.n_seeds null: the seeds in the judgements (as the evaluate stage does)
@@ -108,7 +117,7 @@ def _hedges(rt, judgements, lean, selected, judges, config):
         return []
     rows = judgements[(judgements["task"] == "rubric") & judgements["judge"].isin(rubric_judges)
                       & (judgements["config"] == config) & judgements["unit_id"].isin(selected)]
-    units = read_table("data/interim/units.parquet")[["unit_id", "bias_type"]]
+    units = UNITS.read(UNITS_PATH)[["unit_id", "bias_type"]]
     rows = rows.merge(units, on="unit_id").reset_index(drop=True)
     out = []
     for bias_type, block in pooled.items():

@@ -6,19 +6,20 @@ import click
 
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.params import load_params, section
-from implicit_bench.render.stage import RenderParams, load_units, render_all, render_metrics
+from implicit_bench.render.stage import RenderParams, render_all, render_metrics, unit_columns
 from implicit_bench.runlog import write_metrics
+from implicit_bench.tables import IMAGES_DIR, UNITS, UNITS_PATH
 
 
 @click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--units", "units_path", default="data/interim/units.parquet", show_default=True)
-@click.option("--images", "images_dir", default="data/images", show_default=True)
+@click.option("--units", "units_path", default=UNITS_PATH, show_default=True)
+@click.option("--images", "images_dir", default=IMAGES_DIR, show_default=True)
 @click.option("--metrics", default="metrics/render.json", show_default=True)
 def main(params_path: str, units_path: str, images_dir: str, metrics: str) -> None:
     raw = load_params(params_path)
     params = section(raw, "render", RenderParams, params_path, attach={"generators": "configs"})
-    units = load_units(units_path, params.variants)
+    units = UNITS.read(units_path, require=unit_columns(params.variants))
     results = render_all(params, units, images_dir)
     write_metrics(metrics, render_metrics(params, results, (raw.get("base") or {}).get("profile")), "render")
     for name, res in results.items():

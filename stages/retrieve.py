@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.debias.stage import RETRIEVAL_PATH, DebiasParams, load_kg, run_retrieval
-from implicit_bench.io import write_table
+from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, run_retrieval
 from implicit_bench.params import load_params, section
 from implicit_bench.runlog import write_metrics
+from implicit_bench.tables import RETRIEVAL, RETRIEVAL_PATH, UNITS
 
 
 @click.command(cls=FriendlyCommand)
@@ -17,9 +17,9 @@ from implicit_bench.runlog import write_metrics
 @click.option("--metrics", default="metrics/retrieval.json", show_default=True)
 def main(params_path: str, out: str, metrics: str) -> None:
     params = section(load_params(params_path), "debias", DebiasParams, params_path)
-    kg = load_kg(params.units)
+    kg = UNITS.read(params.units, require=KG_COLUMNS)
     result, summary = run_retrieval(kg, params)
-    write_table(result, out)
+    RETRIEVAL.write(result, out)
     write_metrics(metrics, summary, "retrieve")
     click.echo(
         f"retrieve: {summary['n_queries']} prompts over {summary['n_units_kg']} units, top-1 "

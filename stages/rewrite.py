@@ -6,38 +6,43 @@ import click
 
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.debias.stage import (
-    PAIRS_PATH,
-    RETRIEVAL_PATH,
-    REWRITES_PATH,
+    KG_COLUMNS,
     DebiasParams,
     build_llm,
-    load_kg,
+    read_retrieval,
     run_rewriting,
     subset_units,
 )
-from implicit_bench.io import read_table, write_table
 from implicit_bench.params import catalogue, load_params, section
 from implicit_bench.runlog import write_metrics
+from implicit_bench.tables import (
+    LLM_PAIRS,
+    LLM_PAIRS_PATH,
+    RETRIEVAL_PATH,
+    REWRITES,
+    REWRITES_PATH,
+    UNITS,
+)
 
 
 @click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--retrieval", "retrieval_path", default=RETRIEVAL_PATH, show_default=True)
 @click.option("--rewrites", "rewrites_path", default=REWRITES_PATH, show_default=True)
-@click.option("--pairs", "pairs_path", default=PAIRS_PATH, show_default=True)
+@click.option("--pairs", "pairs_path", default=LLM_PAIRS_PATH, show_default=True)
 @click.option("--metrics", default="metrics/rewrite.json", show_default=True)
 def main(params_path: str, retrieval_path: str, rewrites_path: str, pairs_path: str, metrics: str) -> None:
     raw = load_params(params_path)
     params = section(raw, "debias", DebiasParams, params_path).checked()
     llms = catalogue(raw, "llms", params_path)
     where, block = params.rewriter_block(llms)
-    kg = load_kg(params.units)
+    kg = UNITS.read(params.units, require=KG_COLUMNS)
     subset = subset_units(kg, params.subset)
-    retrieval = read_table(retrieval_path)
+    retrieval = read_retrieval(retrieval_path)
     client = build_llm(block, where=where)
     rewrites, pairs, summary = run_rewriting(kg, subset, retrieval, params, client, llms[str(params.rewriter)].get("model"))
-    write_table(rewrites, rewrites_path)
-    write_table(pairs, pairs_path)
+    REWRITES.write(rewrites, rewrites_path)
+    LLM_PAIRS.write(pairs, pairs_path)
     write_metrics(metrics, {"units": int(len(subset)), **summary}, "rewrite")
     click.echo(
         f"rewrite: {len(rewrites)} rewrites ({summary['rewrites']['invalid']} invalid), "

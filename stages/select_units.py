@@ -10,21 +10,21 @@ import click
 
 from implicit_bench.analysis.stage import SelectParams, load_tables, run_select
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import write_table
 from implicit_bench.params import load_params, section
 from implicit_bench.runlog import write_metrics
+from implicit_bench.tables import SELECTED_UNITS, SELECTED_UNITS_PATH
 
 
 @click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--out", default="data/processed/selected_units.parquet", show_default=True)
+@click.option("--out", default=SELECTED_UNITS_PATH, show_default=True)
 @click.option("--metrics", default="metrics/selection.json", show_default=True)
 def main(params_path: str, out: str, metrics: str) -> None:
     params = section(load_params(params_path), "select", SelectParams, params_path, inherit={"bootstrap": "bootstrap"})
     tables = load_tables(params.units, params.judgements, (), params.on_bad_row, params.on_duplicate, params.primary_order)
     result = run_select(tables, params)
     result.metrics["applied"] = True
-    write_table(result.selected, out)
+    SELECTED_UNITS.write(result.selected, out)
     write_metrics(metrics, result.metrics, "select")
     click.echo(f"select: kept {result.metrics['units_kept']} of {result.metrics['units_candidates']} units ({params.rule}) -> {out}")
 

@@ -11,20 +11,21 @@ from pathlib import Path
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import read_table, write_json, write_table
+from implicit_bench.io import write_json
 from implicit_bench.params import load_params, section
+from implicit_bench.tables import UNITS, UNITS_PATH, WORLD_TRUTH
 from implicit_bench.world.stage import TRUTH_FILE, WORLD_FILE, WorldParams, plant, world_json
 
 
 @click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--units", "units_path", default="data/interim/units.parquet", show_default=True)
+@click.option("--units", "units_path", default=UNITS_PATH, show_default=True)
 def main(params_path: str, units_path: str) -> None:
     params = section(load_params(params_path), "world", WorldParams, params_path)
-    units = read_table(units_path)
+    units = UNITS.read(units_path)
     truth = plant(units, params)
     out = Path(params.out_dir)
-    write_table(truth, out / TRUTH_FILE)
+    WORLD_TRUTH.write(truth, out / TRUTH_FILE)
     write_json(out / WORLD_FILE, world_json(params))
     click.echo(f"world (SIMULATED): {units['unit_id'].nunique()} units x {len(params.generators)} generators "
                f"-> {out / TRUTH_FILE}")

@@ -130,7 +130,8 @@ def test_stages_end_to_end(repo, monkeypatch):
 
 def test_render_plan_skips_extra_variants_without_a_prompt(tmp_path):
     from implicit_bench.errors import InputError
-    from implicit_bench.render.stage import load_units, plan_items
+    from implicit_bench.render.stage import plan_items, unit_columns
+    from implicit_bench.tables import UNITS
 
     units = pd.DataFrame({
         "unit_id": ["u1", "u2"], "bias_type": ["gender", "age"],
@@ -139,7 +140,7 @@ def test_render_plan_skips_extra_variants_without_a_prompt(tmp_path):
     })
     units.to_parquet(tmp_path / "units.parquet")
     variants = ["neutral", "negated_0_1", "subject"]
-    loaded = load_units(tmp_path / "units.parquet", variants)
+    loaded = UNITS.read(tmp_path / "units.parquet", require=unit_columns(variants))
     planned = plan_items(loaded, "c", [42], variants)
     # u1: neutral, negated_0_1 (subject null); u2: neutral, subject (negated null)
     assert [(p.key.unit_id, p.key.variant) for p in planned] == [
@@ -147,7 +148,7 @@ def test_render_plan_skips_extra_variants_without_a_prompt(tmp_path):
     units.loc[1, "prompt_neutral"] = None  # the three core prompts stay required
     units.to_parquet(tmp_path / "units.parquet")
     with pytest.raises(InputError, match="prompt_neutral"):
-        load_units(tmp_path / "units.parquet", variants)
+        UNITS.read(tmp_path / "units.parquet", require=unit_columns(variants))
 
 
 def test_intervals_through_the_analysis_bootstrap():

@@ -12,11 +12,12 @@ from implicit_bench.images import ImageKey, ImageStore
 from implicit_bench.provenance import is_random_init
 from implicit_bench.render.stage import (
     RenderParams,
-    load_units,
     plan_items,
     render_all,
     render_metrics,
+    unit_columns,
 )
+from implicit_bench.tables import UNITS
 from tests.render_fixtures import tiny_config, units_frame, write_units
 
 
@@ -70,7 +71,7 @@ def test_encode_then_generate_is_the_plain_route(tiny_generator_dir):
 def test_render_end_to_end_writes_store_index_and_metrics(tiny_generator_dir, tmp_path):
     units_path = write_units(tmp_path / "units.parquet")
     params = RenderParams(configs={"tiny": tiny_config(tiny_generator_dir)}, seeds=[42, 1042])
-    units = load_units(units_path, params.variants)
+    units = UNITS.read(units_path, require=unit_columns(params.variants))
     results = render_all(params, units, tmp_path / "images")
     # 4 units x 2 seeds x 3 variants = 24 items, all rendered
     assert results["tiny"]["by_status"] == {"ok": 24, "refused": 0, "failed": 0}
@@ -128,9 +129,9 @@ def test_bad_units_table_names_row_and_field(tmp_path):
     frame.loc[2, "prompt_stereotype"] = "  "
     frame.to_parquet(tmp_path / "u.parquet")
     with pytest.raises(InputError, match=r"row 3, field 'prompt_stereotype'"):
-        load_units(tmp_path / "u.parquet", ["neutral", "stereotype", "anti_stereotype"])
+        UNITS.read(tmp_path / "u.parquet", require=unit_columns(["neutral", "stereotype", "anti_stereotype"]))
     with pytest.raises(InputError, match="field 'prompt_negated_0_1': missing column"):
-        load_units(tmp_path / "u.parquet", ["negated_0_1"])
+        UNITS.read(tmp_path / "u.parquet", require=unit_columns(["negated_0_1"]))
 
 
 def test_plan_order_is_unit_seed_variant():

@@ -3,6 +3,7 @@ every validation error names file, row and field, and each path is written once.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pandas as pd
@@ -216,3 +217,15 @@ def test_catalogue_paths_are_dvc_outputs():
     for name, path in _catalogue_paths().items():
         stem = path.split("*")[0].split("{")[0].rstrip("/")
         assert any(o == stem or o.startswith(stem + "/") or stem.startswith(o + "/") for o in outs), (name, path)
+def test_each_path_is_written_once():
+    """No library module or stage script spells a catalogue path: they import it from tables."""
+    paths = set(_catalogue_paths().values())
+    catalogue = ROOT / "src/implicit_bench/tables/__init__.py"
+    found = []
+    for file in [*(ROOT / "src").rglob("*.py"), *(ROOT / "stages").glob("*.py")]:
+        if file == catalogue:
+            continue
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in paths:
+                found.append(f"{file.relative_to(ROOT)}:{node.lineno}: {node.value}")
+    assert not found, "catalogue paths spelled outside implicit_bench/tables:\n" + "\n".join(found)

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from implicit_bench.io import read_table
+from implicit_bench.tables import KG_UNITS, KG_UNITS_PATH, TRIPLETS, TRIPLETS_PATH, UNITS_PATH
 
 CONFIGS = ("triplets", "units")
 LIST_COLUMNS = ("stereotype_tails", "anti_stereotype_tails", "stereotype_evidence", "anti_stereotype_evidence")
@@ -171,15 +171,15 @@ def export_dataset(kg_units: pd.DataFrame, triplets: pd.DataFrame, out: str | Pa
 
 
 @click.command("export-dataset")
-@click.option("--triplets", default="data/interim/triplets.parquet", show_default=True,
-              help="prompt triplets (data/interim/units.parquet: only the analysed subset)")
-@click.option("--kg-units", default="data/interim/kg_units.parquet", show_default=True)
+@click.option("--triplets", default=TRIPLETS_PATH, show_default=True,
+              help=f"prompt triplets ({UNITS_PATH}: only the analysed subset)")
+@click.option("--kg-units", default=KG_UNITS_PATH, show_default=True)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--out", required=True, help="folder to write (Parquet + README.md dataset card)")
 def export_dataset_command(triplets: str, kg_units: str, params_path: str, out: str) -> None:
     """Write the units and prompt triplets as a Hugging Face dataset folder (Parquet + card)."""
     from implicit_bench.params import load_params
 
-    counts = export_dataset(read_table(kg_units), read_table(triplets), out, load_params(params_path))
+    counts = export_dataset(KG_UNITS.read(kg_units), TRIPLETS.read(triplets), out, load_params(params_path))
     click.echo(f"export-dataset: {counts['triplets']} triplets, {counts['units']} units -> {out} "
                f"(datasets.load_dataset({out!r}, 'triplets'); `huggingface-cli upload` to publish)")

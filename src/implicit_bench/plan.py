@@ -24,8 +24,7 @@ import pandas as pd
 
 from implicit_bench.params import check_references, load_params, section
 from implicit_bench.schema import VARIANTS
-
-UNITS_PATH = "data/interim/units.parquet"
+from implicit_bench.tables import DEBIAS_IMAGES_DIR, IMAGES_DIR, TRIPLETS_PATH, UNITS, UNITS_PATH
 
 
 @dataclass
@@ -48,15 +47,14 @@ def plan_units(params: dict[str, Any], root: Path) -> tuple[pd.DataFrame | None,
     """(the units table when it matches the plan, the unit count, where the count comes from)."""
     max_units = int((params.get("subset") or {}).get("max_units") or 0)
     total = _read_json(root / "metrics/triplets.json").get("triplets_total")
-    triplets = root / "data/interim/triplets.parquet"
+    triplets = root / TRIPLETS_PATH
     if triplets.exists():
-        total = len(pd.read_parquet(triplets, columns=["unit_id"]))
+        total = len(pd.read_parquet(triplets, columns=["unit_id"]))  # a row count: no need to validate
     count = max_units if max_units and (total is None or max_units < total) else total
     path = root / UNITS_PATH
     if path.exists():
-        units = pd.read_parquet(path)
+        units = UNITS.read(path, require=("unit_id",))
         if count is None or len(units) == count:
-            units["unit_id"] = units["unit_id"].astype(str)
             return units, len(units), UNITS_PATH
     if count is None:
         raise click.ClickException("no unit count: set subset.max_units or run the triplets stage once")
@@ -88,7 +86,7 @@ def _render(params: dict[str, Any], units: pd.DataFrame | None, n_units: int, ro
         per_config[name] = counts
         items = sum(counts.values())
         cached = None
-        store_dir = root / "data/images" / name
+        store_dir = root / IMAGES_DIR / name
         if units is not None:
             cached = 0
             if (store_dir / "journal.jsonl").exists():
@@ -151,14 +149,14 @@ def _judge_cached(judge: Any, units: pd.DataFrame, root: Path) -> int | None:
 
 
 def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]:
-    from implicit_bench.debias.stage import DebiasParams, load_kg, needed_llm_work, subset_units
+    from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, needed_llm_work, subset_units
     from implicit_bench.embedders import CachedEmbedder
 
     if "debias" not in params:
         return []
     debias = DebiasParams.model_validate(params["debias"])
     kg_path = root / debias.units
-    kg = load_kg(kg_path) if kg_path.exists() else None
+    kg = UNITS.read(kg_path, require=KG_COLUMNS) if kg_path.exists() else None
     n_kg = len(kg) if kg is not None else None
     plans = []
     if kg is not None:
@@ -188,7 +186,7 @@ def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]
     for name in debias.configs:
         items = n_subset * len(seeds)
         cached = None
-        store_dir = root / "data/debias/images" / name
+        store_dir = root / DEBIAS_IMAGES_DIR / name
         if subset is not None:
             cached = 0
             if (store_dir / "journal.jsonl").exists():

@@ -8,6 +8,13 @@ from pydantic import Field
 
 from implicit_bench.params import BootstrapParams, Seeds, StrictModel
 from implicit_bench.schema import DIAGNOSTIC_BIAS_TYPES
+from implicit_bench.tables import (
+    IMAGE_INDEX_GLOB,
+    JUDGEMENTS_PATH,
+    PAIRS_PATH,
+    SELECTED_UNITS_PATH,
+    UNITS_PATH,
+)
 
 
 class InputParams(StrictModel):
@@ -19,9 +26,9 @@ class InputParams(StrictModel):
 
 
 class SelectParams(InputParams):
-    units: str = "data/interim/units.parquet"
-    judgements: list[str] = Field(default_factory=lambda: ["data/judgements/judgements.parquet"])
-    pairs: str | None = "data/interim/pairs.parquet"  # raw upstream counts of Table 9 (optional)
+    units: str = UNITS_PATH
+    judgements: list[str] = Field(default_factory=lambda: [JUDGEMENTS_PATH])
+    pairs: str | None = PAIRS_PATH  # raw upstream counts of Table 9 (optional)
     config: str | None = None  # generator configuration used for selection (None: the only one)
     judges: list[str] | None = None  # rubric judges (None: every rubric judge of that config)
     rule: Literal["union", "intersection"] = "union"
@@ -41,10 +48,10 @@ class GroupingParams(StrictModel):
 
 
 class EvaluateParams(InputParams):
-    units: str = "data/interim/units.parquet"
-    selected_units: str | None = "data/processed/selected_units.parquet"  # None: every unit
-    judgements: list[str] = Field(default_factory=lambda: ["data/judgements/judgements.parquet"])
-    image_index_glob: str | None = "data/images/*/index.parquet"  # refusals (Table 4), if present
+    units: str = UNITS_PATH
+    selected_units: str | None = SELECTED_UNITS_PATH  # None: every unit
+    judgements: list[str] = Field(default_factory=lambda: [JUDGEMENTS_PATH])
+    image_index_glob: str | None = IMAGE_INDEX_GLOB  # refusals (Table 4), if present
     config: str | None = None  # configuration analysed (None: the only one with blind labels)
     blind_judges: list[str] | None = None  # first = primary (None: every blind judge, sorted)
     rubric_judges: list[str] | None = None  # lean scorers and Hedges' g (None: every one)

@@ -19,8 +19,9 @@ from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.load import Tables, image_index_paths, load_tables  # noqa: F401 - re-exported for the stage scripts
 from implicit_bench.analysis.metrics import run_metrics
 from implicit_bench.analysis.selection import SelectionResult, select_units
-from implicit_bench.io import read_table, write_json
+from implicit_bench.io import write_json
 from implicit_bench.provenance import provenance
+from implicit_bench.tables import PAIRS
 
 
 def judge_provenance(tables: Tables) -> dict[str, Any]:
@@ -35,7 +36,7 @@ def judge_provenance(tables: Tables) -> dict[str, Any]:
 def run_select(tables: Tables, params: SelectParams) -> SelectionResult:
     pairs = None
     if params.pairs and Path(params.pairs).exists():
-        pairs = read_table(params.pairs)
+        pairs = PAIRS.read(params.pairs, require=("bias_type",))
     result = select_units(tables, params, pairs)
     result.metrics["raw_upstream_from"] = params.pairs if pairs is not None else None
     result.metrics["inputs"] = tables.summary()

@@ -23,8 +23,9 @@ from implicit_bench.analysis.stage import (
 )
 from implicit_bench.analyze.extensions import start_extensions
 from implicit_bench.errors import ConfigError
-from implicit_bench.io import write_json, write_table
+from implicit_bench.io import write_json
 from implicit_bench.params import block, load_params, section
+from implicit_bench.tables import SELECTED_UNITS
 
 
 def run_analyze(
@@ -92,7 +93,7 @@ def _analysis(tables: Any, out_dir: Path, sel_params: SelectParams, ev_params: E
             if selection != "none":
                 analysed = tables.units[tables.units["unit_id"].isin(set(result.selected["unit_id"]))]
                 analysed = analysed.merge(result.selected[["unit_id", "selected_by"]], on="unit_id")
-                write_table(result.selected, out_dir / "selected_units.parquet")
+                SELECTED_UNITS.write(result.selected, out_dir / Path(SELECTED_UNITS.path).name)
             summary["selection"] = {"rule": result.metrics["rule"], "applied": selection != "none", "kept": result.metrics["units_kept"]}
     elif selection != "none":
         raise ConfigError("analyze --selection needs rubric judgements")

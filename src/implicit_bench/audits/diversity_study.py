@@ -40,6 +40,7 @@ from implicit_bench.faces import AGE_GROUPS, GENDERS, NO_FACE, FaceConfig
 from implicit_bench.hashing import derive_seed
 from implicit_bench.params import BootstrapParams, PositiveInt, StrictModel
 from implicit_bench.stats import geometric_mean, normalised_entropy
+from implicit_bench.tables import DIVERSITY_IMAGES_DIR, UNITS_PATH
 
 ATTRIBUTES: dict[str, tuple[str, tuple[str, ...]]] = {  # attribute -> (column, categories)
     "gender": ("gender", GENDERS),
@@ -66,8 +67,8 @@ class DiversityStudyParams(StrictModel):
     template_variant: str = "neutral"  # ID: the subject-only template prompts ("subject" with scene prompts)
     attributes: list[Literal["gender", "age"]] = ["gender", "age"]
     quantiles: list[float] = list(QUANTILES)
-    units: str = "data/interim/units.parquet"
-    images_dir: str = "data/diversity/images"
+    units: str = UNITS_PATH
+    images_dir: str = DIVERSITY_IMAGES_DIR
     judge: FaceConfig = Field(default_factory=FaceConfig)
     cache: str = "cache/faces.sqlite"
     bootstrap: BootstrapParams = Field(default_factory=BootstrapParams)  # over the sampled units

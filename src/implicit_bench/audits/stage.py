@@ -27,38 +27,28 @@ from implicit_bench.audits.order import (
     unanimity_gate,
 )
 from implicit_bench.faces import FaceConfig
-from implicit_bench.io import read_table
 from implicit_bench.params import BootstrapParams, StrictModel
 from implicit_bench.provenance import upstream_provenance  # noqa: F401 - re-exported for the audit stages
 from implicit_bench.schema import CYCLIC_ORDERS
+from implicit_bench.tables import CLIP_JUDGEMENTS_PATH, IMAGES_DIR, JUDGEMENTS_PATH
+
+JUDGEMENT_INPUTS = [JUDGEMENTS_PATH, CLIP_JUDGEMENTS_PATH]  # the clip table is read when the clip stage ran
 
 
 class JudgeAuditParams(StrictModel):
-    judgements: list[str] = ["data/judgements/judgements.parquet", "data/judgements/clip.parquet"]
+    judgements: list[str] = JUDGEMENT_INPUTS
     primary_order: Literal["hash", "sa", "as"] = "hash"
     confidence: Annotated[float, Field(gt=0, lt=1)] = 0.95
     bootstrap: BootstrapParams = BootstrapParams()
 
 
 class NegationParams(StrictModel):
-    judgements: list[str] = ["data/judgements/judgements.parquet", "data/judgements/clip.parquet"]
+    judgements: list[str] = JUDGEMENT_INPUTS
     primary_order: Literal["hash", "sa", "as"] = "hash"
     # the alignment judge whose answer on a negated image says whether its subject is present
     # (None: the only alignment judge); judge.tasks.alignment.variants must list the variants
     presence_judge: str | None = None
     bootstrap: BootstrapParams = BootstrapParams()
-
-
-def load_judgements(paths: list[str]) -> tuple[pd.DataFrame, list[str]]:
-    """Concatenate the JUDGEMENTS tables that exist; returns the frame and the files read."""
-    frames, read = [], []
-    for path in paths:
-        if Path(path).exists():
-            frames.append(read_table(path))
-            read.append(path)
-    if not frames:
-        raise FileNotFoundError(f"none of the judgement tables exist: {', '.join(paths)}")
-    return pd.concat(frames, ignore_index=True), read
 
 
 def order_function(primary_order: str) -> OrderOf | None:
@@ -136,12 +126,12 @@ class FaceParams(StrictModel):
     bias_types: list[str] = ["gender", "age"]
     variant: str = "neutral"
     image_stores: list[str] = []  # data/images/<config>; empty: every store under images_root
-    images_root: str = "data/images"
+    images_root: str = IMAGES_DIR
     cache: str = "cache/faces.sqlite"
 
 
 class DiversityParams(StrictModel):
-    judgements: list[str] = ["data/judgements/judgements.parquet", "data/judgements/clip.parquet"]
+    judgements: list[str] = JUDGEMENT_INPUTS
     primary_order: Literal["hash", "sa", "as"] = "hash"
     include_neither: bool = False
     scene_variant: str = "neutral"

@@ -7,6 +7,7 @@ from typing import Literal, Protocol
 import numpy as np
 
 from implicit_bench.params import PositiveInt, StrictModel
+from implicit_bench.tables import WORLD_DIR
 
 
 class ClipConfig(StrictModel):
@@ -17,7 +18,7 @@ class ClipConfig(StrictModel):
     device: str = "cpu"  # cpu, cuda, cuda:1, ... or auto (cuda when available, else cpu)
     dtype: Literal["float32", "float16", "bfloat16"] = "float32"
     batch_size: PositiveInt = 16
-    world: str = "data/world"  # sim only: the planted world (docs/world.md)
+    world: str = WORLD_DIR  # sim only: the planted world (docs/world.md)
 
 
 class ClipBackend(Protocol):

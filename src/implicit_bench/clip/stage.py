@@ -19,6 +19,7 @@ from implicit_bench.clip.scores import (
 )
 from implicit_bench.images import ImageStore, published_stores, read_index
 from implicit_bench.params import StrictModel
+from implicit_bench.tables import IMAGES_DIR
 
 
 class ClipParams(StrictModel):
@@ -27,7 +28,7 @@ class ClipParams(StrictModel):
     text_template: str = "a photo of {attribute}"
     margin: float = 0.0
     image_stores: list[str] = []  # data/images/<config> directories; empty: every store under images_root
-    images_root: str = "data/images"
+    images_root: str = IMAGES_DIR
     cache: str = "cache/clip.sqlite"
 
 

@@ -17,8 +17,8 @@ import pandas as pd
 
 from implicit_bench.booleans import parse_bool_column
 from implicit_bench.errors import InputError
-from implicit_bench.io import read_table
 from implicit_bench.params import StrictModel
+from implicit_bench.tables import RETRIEVAL
 
 DOCUMENT_TEMPLATE = "{head} | {relation} | {stereotype} → {anti_stereotype}"
 DOCUMENT_TEMPLATE_NO_RELATION = "{head} | {stereotype} → {anti_stereotype}"
@@ -118,40 +118,11 @@ def retrieve(
     )
 
 
-ID_COLUMNS = ("unit_id", "retrieved_full", "retrieved_removed")
-BOOL_COLUMNS = ("own_hit", "same_head_removed", "same_pair_removed")
-
-
 def read_retrieval(path: str | Path) -> pd.DataFrame:
-    """A retrieval table (``unit_id, own_hit`` at least; every column of ``RETRIEVAL_COLUMNS``
-    that is present is read): ids as strings (``007`` stays ``007``), the boolean columns
-    parsed strictly (``booleans.parse_bool_column``: a ``no`` or a blank is never a hit),
-    ``own_rank`` as an integer. Unit ids must be unique."""
-    frame = read_table(path, dtype={c: str for c in ID_COLUMNS}) if str(path).endswith((".csv", ".csv.gz")) else read_table(path)
-    missing = [c for c in ("unit_id", "own_hit") if c not in frame.columns]
-    if missing:
-        raise InputError(path, None, missing[0], f"retrieval table: missing column(s) {', '.join(missing)}")
-    for col in ID_COLUMNS:
-        if col in frame.columns:
-            frame[col] = frame[col].map(lambda v: None if _missing(v) else str(v).strip())
-    blank = frame["unit_id"].isna()
-    if blank.any():
-        raise InputError(path, int(np.flatnonzero(blank.to_numpy())[0]) + 1, "unit_id", "empty")
-    dup = frame["unit_id"].duplicated()
-    if dup.any():
-        row = int(np.flatnonzero(dup.to_numpy())[0]) + 1
-        raise InputError(path, row, "unit_id", f"duplicate unit id '{frame['unit_id'][dup].iloc[0]}'")
-    for col in BOOL_COLUMNS:
-        if col in frame.columns:
-            frame[col] = parse_bool_column(frame[col], path, col)
-    if "own_rank" in frame.columns:
-        rank = pd.to_numeric(frame["own_rank"], errors="coerce")
-        bad = rank.isna() | (rank < 1) | (rank != rank.round())
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0]) + 1
-            raise InputError(path, row, "own_rank", f"expected a rank >= 1, got {frame['own_rank'][bad].iloc[0]!r}")
-        frame["own_rank"] = rank.astype("int64")
-    return frame.reset_index(drop=True)
+    """A retrieval table (``unit_id, own_hit`` at least), read through ``tables.RETRIEVAL``:
+    ids as strings (``007`` stays ``007``), the boolean columns parsed strictly (a ``no`` or a
+    blank is never a hit: a blank is an error), ``own_rank`` an integer >= 1, unit ids unique."""
+    return RETRIEVAL.read(path)
 
 
 def retrieval_metrics(result: pd.DataFrame) -> dict[str, Any]:

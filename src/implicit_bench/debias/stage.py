@@ -21,20 +21,20 @@ from implicit_bench.debias.retrieval import RetrievalTextParams, own_hits, read_
 from implicit_bench.debias.retrieve import run_retrieval
 from implicit_bench.debias.rewriting import needed_llm_work, resolve_llm_block, run_rewriting
 from implicit_bench.debias.scoring import score_judgements
-from implicit_bench.debias.units import load_kg, subset_units, unit_for
+from implicit_bench.debias.units import KG_COLUMNS, subset_units, unit_for
 from implicit_bench.embedders import EmbedderConfig
 from implicit_bench.llm import build_llm
 from implicit_bench.params import PositiveInt, SafeName, Seeds, StrictModel, SubsetParams
 from implicit_bench.tables import DEBIAS_IMAGES_DIR as IMAGES_DIR
 from implicit_bench.tables import DEBIAS_JUDGEMENTS_DIR as JUDGEMENTS_DIR
 from implicit_bench.tables import LLM_PAIRS_PATH as PAIRS_PATH
-from implicit_bench.tables import RETRIEVAL_PATH, REWRITES_PATH
+from implicit_bench.tables import RETRIEVAL_PATH, REWRITES_PATH, UNITS_PATH
 
 
 class DebiasParams(StrictModel):
     """params.yaml section ``debias``."""
 
-    units: str = "data/interim/units.parquet"  # the bias KG (retrieval) and the prompt pool
+    units: str = UNITS_PATH  # the bias KG (retrieval) and the prompt pool
     subset: SubsetParams = SubsetParams(max_units=6)  # units whose neutral prompts every configuration renders
     seeds: Seeds = [42, 1042, 2042]
     alpha: Annotated[float, Field(allow_inf_nan=False)] = 2.0
@@ -68,6 +68,7 @@ class DebiasParams(StrictModel):
 
 __all__ = [
     "IMAGES_DIR",
+    "KG_COLUMNS",
     "JUDGEMENTS_DIR",
     "PAIRS_PATH",
     "RETRIEVAL_PATH",
@@ -75,7 +76,6 @@ __all__ = [
     "DebiasParams",
     "build_llm",
     "judge_stage_params",
-    "load_kg",
     "needed_llm_work",
     "own_hits",
     "read_retrieval",

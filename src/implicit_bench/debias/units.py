@@ -3,36 +3,17 @@ renders, and the unit whose fields a configuration uses (own or retrieved)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from implicit_bench.errors import InputError
 from implicit_bench.hashing import derive_seed
-from implicit_bench.io import read_table
 from implicit_bench.params import SubsetParams
 from implicit_bench.tables import RETRIEVAL_PATH
 
 UNIT_FIELDS = ("unit_id", "head", "relation", "stereotype", "anti_stereotype", "prompt_neutral")
-
-
-def load_kg(path: str | Path) -> pd.DataFrame:
-    """The units table (the KG): the retrieval fields and the three prompts, ids as strings."""
-    units = read_table(path)
-    for column in (*UNIT_FIELDS, "prompt_stereotype", "prompt_anti_stereotype"):
-        if column not in units.columns:
-            raise InputError(path, None, column, "missing column")
-    units = units.assign(unit_id=units["unit_id"].astype(str))
-    dup = units["unit_id"].duplicated()
-    if dup.any():
-        row = int(dup.to_numpy().argmax()) + 1
-        raise InputError(path, row, "unit_id", f"duplicate unit id {units['unit_id'].iloc[row - 1]!r}")
-    for column in ("head", "stereotype", "anti_stereotype", "prompt_neutral"):
-        bad = units[column].isna() | (units[column].astype(str).str.strip() == "")
-        if bad.any():
-            row = int(bad.to_numpy().argmax()) + 1
-            raise InputError(path, row, column, "empty")
-    return units.reset_index(drop=True)
+# The UNITS columns the debiasing stages read (``tables.UNITS.read(path, require=KG_COLUMNS)``):
+# the retrieval fields and the three prompts.
+KG_COLUMNS = (*UNIT_FIELDS, "prompt_stereotype", "prompt_anti_stereotype")
 
 
 def subset_units(units: pd.DataFrame, subset: SubsetParams) -> pd.DataFrame:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal, Protocol
 
 from implicit_bench.params import StrictModel
+from implicit_bench.tables import WORLD_DIR
 
 NO_FACE = "no face"
 GENDERS: tuple[str, ...] = ("female", "male")
@@ -16,7 +17,7 @@ class FaceConfig(StrictModel):
     # age groups (HoloFair taxonomy): young < middle_from <= middle < elderly_from <= elderly
     middle_from: int = 30
     elderly_from: int = 60
-    world: str = "data/world"  # sim only: the planted world (docs/world.md)
+    world: str = WORLD_DIR  # sim only: the planted world (docs/world.md)
 
 
 class FaceJudge(Protocol):

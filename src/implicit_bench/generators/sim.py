@@ -23,6 +23,7 @@ from pydantic import model_validator
 from implicit_bench.errors import InputError
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
 from implicit_bench.hashing import derive_seed
+from implicit_bench.tables import WORLD_DIR
 from implicit_bench.world.model import World, fingerprint, load_world, sim_name, unit_direction
 from implicit_bench.world.params import CLASSES
 from implicit_bench.world.picture import Shown, draw
@@ -35,7 +36,7 @@ DRAW_VERSION = 2  # bump when the pictures of a planted world change
 class SimGeneratorConfig(GeneratorConfig):
     backend: Literal["sim"] = "sim"
     model: str  # sim:<world.generators entry>
-    world: str = "data/world"
+    world: str = WORLD_DIR
     batch_size: int = 32
     world_fingerprint: str | None = None  # filled from the world's files: new world, new images
     version: int = DRAW_VERSION  # the drawing code's version: a new version re-renders (settings hash)
@@ -44,7 +45,7 @@ class SimGeneratorConfig(GeneratorConfig):
     @classmethod
     def _fingerprint(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("world_fingerprint") is None:
-            data = {**data, "world_fingerprint": fingerprint(data.get("world", "data/world"))}
+            data = {**data, "world_fingerprint": fingerprint(data.get("world", WORLD_DIR))}
         return data
 
 

@@ -27,9 +27,9 @@ from implicit_bench.human_eval.stats import (
     mean_pairwise_r,
     pearson_ci,
 )
-from implicit_bench.io import read_table
 from implicit_bench.provenance import provenance
 from implicit_bench.schema import VARIANTS
+from implicit_bench.tables.judgements import read_judgements
 
 RATING_ITEMS = ("rating_1", "rating_2", "rating_3")
 
@@ -168,12 +168,10 @@ def judge_scores(paths: list[str], manifests: dict[str, dict[str, Any]], root: P
     empty = pd.DataFrame(columns=["unit_id", "variant", "seed", "judge", "score"])
     if not files:
         return empty, []
-    frames = [read_table(f).assign(_file=f) for f in files]
+    frames = [read_judgements(f).assign(_file=f) for f in files]
     j = pd.concat(frames, ignore_index=True)
-    j["unit_id"] = j["unit_id"].astype(str)
     configs = {m["sampling"]["config"] for m in manifests.values()}
-    valid = j["valid"].fillna(False).astype(bool) if "valid" in j.columns else j["value"].notna()
-    j = j[(j["task"] == "rubric") & valid & j["config"].astype(str).isin(configs)]
+    j = j[(j["task"] == "rubric") & j["valid"] & j["config"].astype(str).isin(configs)]
     wanted = {(str(c["unit_id"]), v, int(c["seed"])) for m in manifests.values() for c in m["cases"] for v in VARIANTS}
     keys = list(zip(j["unit_id"], j["variant"], j["seed"].astype(int), strict=True))
     j = j[[k in wanted for k in keys]]

@@ -29,17 +29,25 @@ from implicit_bench.human_eval.form import (
 from implicit_bench.images import ImageStore, published_stores, read_index
 from implicit_bench.io import atomic_write_text, read_table, write_json
 from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
-from implicit_bench.schema import UNIT_COLUMNS, VARIANTS
+from implicit_bench.schema import VARIANTS
+from implicit_bench.tables import (
+    IMAGES_DIR,
+    JUDGEMENTS_DIR,
+    SELECTED_UNITS,
+    SELECTED_UNITS_PATH,
+    UNITS,
+    UNITS_PATH,
+)
 
 
 class HumanEvalParams(StrictModel):
     """``human_eval`` section of params.yaml."""
 
-    units: str = "data/interim/units.parquet"
-    selected_units: str = "data/processed/selected_units.parquet"  # sample from these if present
-    image_roots: list[str] = ["data/images"]
+    units: str = UNITS_PATH
+    selected_units: str = SELECTED_UNITS_PATH  # sample from these if present
+    image_roots: list[str] = [IMAGES_DIR]
     config: str | None = None  # generator configuration whose images are rated; None = the only one with all variants
-    judgements: list[str] = ["data/judgements/*.parquet"]
+    judgements: list[str] = [f"{JUDGEMENTS_DIR}/*.parquet"]
     sample_size: PositiveInt = 100
     seed: int = 42
     stratify_by: str = "bias_type"
@@ -124,14 +132,10 @@ def _open_stores(roots: list[str], base: Path) -> tuple[pd.DataFrame, dict[str, 
 def sample_cases(params: HumanEvalParams, root: str | Path = ".") -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, ImageStore]]:
     """Draw the stratified sample; return (cases, sampling record, stores)."""
     root = Path(root)
-    units = read_table(root / params.units)
-    missing = [c for c in UNIT_COLUMNS if c not in units.columns]
-    if missing:
-        raise InputError(root / params.units, None, missing[0], f"missing UNITS columns {missing}")
-    units["unit_id"] = units["unit_id"].astype(str)
+    units = UNITS.read(root / params.units)
     population = "all units"
     if (root / params.selected_units).exists():
-        selected = set(read_table(root / params.selected_units)["unit_id"].astype(str))
+        selected = set(SELECTED_UNITS.read(root / params.selected_units)["unit_id"])
         units = units[units["unit_id"].isin(selected)]
         population = f"selected units ({params.selected_units})"
     index, stores = _open_stores(params.image_roots, root)

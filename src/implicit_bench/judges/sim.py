@@ -23,6 +23,7 @@ import numpy as np
 from implicit_bench.hashing import derive_seed
 from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest
 from implicit_bench.judges.tasks import TaskSpec, task_registry
+from implicit_bench.tables import WORLD_DIR
 from implicit_bench.world.measure import confusion
 from implicit_bench.world.model import load_world, sim_name
 from implicit_bench.world.params import SimJudgeWorld
@@ -46,7 +47,7 @@ VERSION = 2  # bump when the simulated judge's answers change (part of the cache
 class SimJudgeParams(JudgeParams):
     backend: Literal["sim"] = "sim"
     model: str  # sim:<world.judges entry>
-    world: str = "data/world"
+    world: str = WORLD_DIR
 
 
 def _uniform(*parts: Any) -> float:

@@ -32,7 +32,7 @@ from implicit_bench.cache import CacheLookup, DiskCache, model_key
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.hashing import stable_hash
 from implicit_bench.images import ImageKey, ImageStore, published_stores, read_index
-from implicit_bench.io import read_table, write_json, write_table
+from implicit_bench.io import write_json
 from implicit_bench.judges import build_judge, judge_params
 from implicit_bench.judges.base import JudgeRequest
 from implicit_bench.judges.tasks import (
@@ -49,6 +49,8 @@ from implicit_bench.prompt_fields import unit_fields
 from implicit_bench.provenance import provenance
 from implicit_bench.redact import redact
 from implicit_bench.schema import JUDGEMENT_COLUMNS, JUDGEMENT_EXTRA_COLUMNS
+from implicit_bench.tables import IMAGES_DIR, JUDGEMENTS_PATH, UNITS, UNITS_PATH
+from implicit_bench.tables.judgements import write_judgements
 
 OUTPUT_COLUMNS: tuple[str, ...] = (*JUDGEMENT_COLUMNS, *JUDGEMENT_EXTRA_COLUMNS)
 
@@ -70,9 +72,9 @@ class JudgeStageParams(StrictModel):
     # hash: one order per image; both: "sa" and "as"; cyclic3: the three cyclic orders of s, a
     # and neither (When the Judge Acts), asked with prompts/judges/blind_cyclic.yaml
     blind_orders: Literal["hash", "both", "cyclic3"] = "hash"
-    units: str = "data/interim/units.parquet"
-    images_dir: str = "data/images"
-    out: str = "data/judgements/judgements.parquet"
+    units: str = UNITS_PATH
+    images_dir: str = IMAGES_DIR
+    out: str = JUDGEMENTS_PATH
     metrics: str = "metrics/judge.json"
     cache: str = "cache/judge.sqlite"
     executor: dict[str, Any] = {}
@@ -147,17 +149,9 @@ class JudgeRunResult:
 
 
 # ----- planning ----------------------------------------------------------------------------
-def load_units(path: str | Path) -> dict[str, dict[str, Any]]:
-    frame = read_table(path)
-    if "unit_id" not in frame.columns:
-        raise InputError(path, None, "unit_id", "column missing")
-    units: dict[str, dict[str, Any]] = {}
-    for row_number, row in enumerate(frame.to_dict("records"), start=1):
-        unit_id = str(row["unit_id"])
-        if unit_id in units:
-            raise InputError(path, row_number, "unit_id", f"duplicate unit id '{unit_id}'")
-        units[unit_id] = {**row, "unit_id": unit_id}
-    return units
+def units_by_id(units: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """The rows of a UNITS frame (``tables.UNITS.read``: ids unique strings) by unit id."""
+    return {row["unit_id"]: row for row in units.to_dict("records")}
 
 
 def store_configs(params: JudgeStageParams, root: str | Path = ".") -> list[str]:
@@ -547,7 +541,7 @@ def run_judge_stage(
     judge_configs = {
         name: judge_params(cfg, f"judges.{name}").model_dump() for name, cfg in params.judges.items()
     }
-    units = load_units(root / params.units)
+    units = units_by_id(UNITS.read(root / params.units, require=("unit_id",)))
     planned, image_counts, generators = plan_judgements(params, units, identities, root)
     if dispatch is None:
         dispatch = executor_dispatch(params.executor, params.progress)
@@ -576,7 +570,7 @@ def run_judge_stage(
         "images": image_counts,
         "provenance": provenance(roles, profile),
     }
-    write_table(frame, root / params.out)
+    write_judgements(frame, root / params.out)
     write_json(root / params.metrics, metrics)
     hits = len(set(p.key for p in planned)) - calls
     return JudgeRunResult(frame, metrics, calls, max(hits, 0), errors)
@@ -595,7 +589,7 @@ __all__ = [
     "executor_dispatch",
     "in_process_dispatch",
     "make_judge_worker",
-    "load_units",
+    "units_by_id",
     "plan_judgements",
     "run_judge_stage",
 ]

@@ -10,7 +10,6 @@ import pandas as pd
 from pydantic import ValidationError
 
 from implicit_bench.errors import InputError
-from implicit_bench.io import read_table
 from implicit_bench.kg.minimal_pair import Extraction, MinimalPairParams, extract
 from implicit_bench.kg.stats import kg_graph_stats
 from implicit_bench.kg.table import units_frame
@@ -18,6 +17,7 @@ from implicit_bench.llm import InvalidCounter, llm_entry
 from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
 from implicit_bench.provenance import provenance
 from implicit_bench.records import KGUnit, SourcePair
+from implicit_bench.tables import PAIRS
 
 
 class KGParams(StrictModel):
@@ -37,12 +37,9 @@ def kg_llm_block(params: KGParams, llms: dict[str, dict[str, Any]]) -> dict[str,
 
 
 def read_pairs(path: str | Path) -> list[SourcePair]:
-    """The pairs table as validated records; a bad row names file, row and field."""
-    frame = read_table(path)
+    """The pairs table (``tables.PAIRS``) as validated records; a bad row names file, row and field."""
+    frame = PAIRS.read(path)
     fields = set(SourcePair.model_fields)
-    missing = [f for f in ("pair_id", "source", "bias_type", "stereotype_sentence", "anti_stereotype_sentence") if f not in frame.columns]
-    if missing:
-        raise InputError(path, None, missing[0], "missing column")
     pairs = []
     for index, row in enumerate(frame.to_dict("records"), start=1):
         data = {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items() if k in fields}

@@ -242,19 +242,20 @@ def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[
     import os
 
     from implicit_bench.debias.render.stage import plan_inputs
-    from implicit_bench.debias.stage import (
-        PAIRS_PATH,
-        RETRIEVAL_PATH,
-        REWRITES_PATH,
-        DebiasParams,
-        load_kg,
-        subset_units,
-    )
+    from implicit_bench.debias.retrieval import read_retrieval
+    from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, subset_units
     from implicit_bench.debias.steering import Encoding, direction, steer
     from implicit_bench.generators import create_generator
-    from implicit_bench.io import read_table
     from implicit_bench.params import section
     from implicit_bench.render.stage import RenderParams
+    from implicit_bench.tables import (
+        LLM_PAIRS,
+        LLM_PAIRS_PATH,
+        RETRIEVAL_PATH,
+        REWRITES,
+        REWRITES_PATH,
+        UNITS,
+    )
     from implicit_bench.world.sampling import tilt
     from implicit_bench.world.truth import variant_matrix
 
@@ -267,13 +268,14 @@ def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[
     gen = create_generator({**gen_cfg, "world": world_dir})
     rubric = gen.world.params.judges[judge_models[params.scoring.rubric_judge]]
     align = gen.world.params.judges[judge_models[params.scoring.alignment_judge]]
-    kg = load_kg(params.units)
+    kg = UNITS.read(params.units, require=KG_COLUMNS)
     subset = subset_units(kg, params.subset)
 
-    def maybe(path: str):
-        return read_table(path) if os.path.exists(path) else None
+    def maybe(read, path: str):
+        return read(path) if os.path.exists(path) else None
 
-    rewrites, pairs, retrieval = maybe(REWRITES_PATH), maybe(PAIRS_PATH), maybe(RETRIEVAL_PATH)
+    rewrites, pairs = maybe(REWRITES.read, REWRITES_PATH), maybe(LLM_PAIRS.read, LLM_PAIRS_PATH)
+    retrieval = maybe(read_retrieval, RETRIEVAL_PATH)
     out: dict[str, float | None] = {}
     for name, spec in params.configs.items():
         frame, texts, _ = plan_inputs(name, spec, subset, kg, rewrites, pairs, retrieval)

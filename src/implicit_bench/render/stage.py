@@ -25,7 +25,6 @@ from typing import Annotated, Any
 import pandas as pd
 from pydantic import Field
 
-from implicit_bench.errors import InputError
 from implicit_bench.execution import ExecutorConfig, Outcome, RunStats, WorkItem, run_items
 from implicit_bench.generators import (
     GENERATORS,
@@ -36,7 +35,6 @@ from implicit_bench.generators import (
     validate_config,
 )
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore, published_stores, unpublish
-from implicit_bench.io import read_table
 from implicit_bench.params import SafeName, Seeds, StrictModel, check_refs
 from implicit_bench.redact import redact
 from implicit_bench.schema import VARIANTS
@@ -72,28 +70,11 @@ class PlannedItem:
     bias_type: str | None
 
 
-def load_units(path: str | Path, variants: Sequence[str]) -> pd.DataFrame:
-    """The units table with one ``prompt_<variant>`` column per variant; bad rows named."""
-    units = read_table(path)
-    needed = ["unit_id", *(f"prompt_{v}" for v in variants)]
-    for column in needed:
-        if column not in units.columns:
-            raise InputError(path, None, column, "missing column")
-    units = units.copy()
-    units["unit_id"] = units["unit_id"].astype(str)
-    duplicated = units["unit_id"].duplicated()
-    if duplicated.any():
-        row = int(duplicated.to_numpy().argmax()) + 1
-        raise InputError(path, row, "unit_id", f"duplicate unit id {units['unit_id'].iloc[row - 1]!r}")
-    for column in needed[1:]:
-        if column.removeprefix("prompt_") not in VARIANTS:
-            continue  # extra variants (negated, subject template): a null prompt is skipped by plan_items
-        text = units[column]
-        bad = text.isna() | (text.astype(str).str.strip() == "")
-        if bad.any():
-            row = int(bad.to_numpy().argmax()) + 1
-            raise InputError(path, row, column, f"empty prompt for unit {units['unit_id'].iloc[row - 1]!r}")
-    return units
+def unit_columns(variants: Sequence[str]) -> tuple[str, ...]:
+    """The UNITS columns render reads: ``unit_id`` and one ``prompt_<variant>`` per variant
+    (``tables.UNITS.read(path, require=unit_columns(variants))``; the three core prompts may
+    not be blank, an extra variant's null prompt is skipped by ``plan_items``)."""
+    return ("unit_id", *(f"prompt_{v}" for v in variants))
 
 
 def plan_items(

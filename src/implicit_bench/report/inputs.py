@@ -16,7 +16,18 @@ from implicit_bench.images import ImageStore, read_index
 from implicit_bench.io import read_json, read_table
 from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
 from implicit_bench.provenance import RANDOM_INIT_WARNING, is_random_init
-from implicit_bench.schema import JUDGEMENT_COLUMNS, UNIT_COLUMNS, VARIANTS
+from implicit_bench.schema import VARIANTS
+from implicit_bench.tables import (
+    DEBIAS_IMAGES_DIR,
+    DEBIAS_JUDGEMENTS_DIR,
+    IMAGES_DIR,
+    JUDGEMENTS_DIR,
+    SELECTED_UNITS,
+    SELECTED_UNITS_PATH,
+    UNITS,
+    UNITS_PATH,
+)
+from implicit_bench.tables.judgements import read_judgements
 
 # Order of the metrics files on the summary page (others follow alphabetically).
 METRICS_ORDER = (
@@ -41,10 +52,10 @@ METRICS_ORDER = (
 class ReportParams(StrictModel):
     """``report`` section of params.yaml."""
 
-    units: str = "data/interim/units.parquet"
-    selected_units: str = "data/processed/selected_units.parquet"
-    judgements: list[str] = ["data/judgements/*.parquet", "data/debias/judgements/*.parquet"]
-    image_roots: list[str] = ["data/images", "data/debias/images"]
+    units: str = UNITS_PATH
+    selected_units: str = SELECTED_UNITS_PATH
+    judgements: list[str] = [f"{JUDGEMENTS_DIR}/*.parquet", f"{DEBIAS_JUDGEMENTS_DIR}/*.parquet"]
+    image_roots: list[str] = [IMAGES_DIR, DEBIAS_IMAGES_DIR]
     metrics_dir: str = "metrics"
     plots_dir: str = "plots"
     dvc_file: str = "dvc.yaml"
@@ -92,16 +103,12 @@ def _load_units(inputs: ReportInputs, params: ReportParams, root: Path) -> None:
     if not path.exists():
         inputs.available["units"] = f"not available ({params.units})"
         return
-    units = read_table(path)
-    missing = [c for c in UNIT_COLUMNS if c not in units.columns]
-    if missing:
-        raise InputError(path, None, missing[0], f"missing UNITS columns {missing}")
-    units["unit_id"] = units["unit_id"].astype(str)
-    inputs.units = units.reset_index(drop=True)
+    units = UNITS.read(path)
+    inputs.units = units
     inputs.available["units"] = f"ok: {len(units)} units ({params.units})"
     sel = root / params.selected_units
     if sel.exists():
-        inputs.selected = set(read_table(sel)["unit_id"].astype(str))
+        inputs.selected = set(SELECTED_UNITS.read(sel)["unit_id"])
         inputs.available["selection"] = f"ok: {len(inputs.selected)} selected units"
     else:
         inputs.available["selection"] = f"not available ({params.selected_units})"
@@ -114,10 +121,7 @@ def _load_judgements(inputs: ReportInputs, params: ReportParams, root: Path) -> 
         return
     frames = []
     for f in files:
-        frame = read_table(f)
-        missing = [c for c in JUDGEMENT_COLUMNS if c not in frame.columns]
-        if missing:
-            raise InputError(f, None, missing[0], f"missing JUDGEMENTS columns {missing}")
+        frame = read_judgements(f)
         frame["_file"] = Path(f).name
         frames.append(frame)
     judgements = pd.concat(frames, ignore_index=True)

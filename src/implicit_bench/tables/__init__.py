@@ -27,7 +27,7 @@ from implicit_bench.schema import (
     ORDERS,
     normalise_bias_type,
 )
-from implicit_bench.tables.spec import Checked, Checker, Column, TableSpec
+from implicit_bench.tables.spec import Checked, Checker, Column, TableSpec, existing
 
 # ----- paths (the only place they are written in the library) -------------------------------------
 PAIRS_PATH = "data/interim/pairs.parquet"
@@ -39,6 +39,7 @@ TRIPLETS_INVALID_PATH = "data/interim/triplets_invalid.jsonl"
 UNITS_PATH = "data/interim/units.parquet"
 IMAGES_DIR = "data/images"
 IMAGE_INDEX_GLOB = "data/images/*/index.parquet"
+JUDGEMENTS_DIR = "data/judgements"
 JUDGEMENTS_PATH = "data/judgements/judgements.parquet"
 CLIP_JUDGEMENTS_PATH = "data/judgements/clip.parquet"
 SELECTED_UNITS_PATH = "data/processed/selected_units.parquet"
@@ -134,10 +135,11 @@ SELECTED_UNITS = TableSpec(
 )
 RETRIEVAL = TableSpec(
     "retrieval", RETRIEVAL_PATH,
-    (_id("unit_id"), _opt("retrieved_full", "text"), _opt("score_full", "float"), _opt("own_hit"),
-     _opt("own_rank"), _opt("retrieved_removed", "text"), _opt("score_removed", "float"),
-     _opt("same_head_removed"), _opt("same_pair_removed")),
-    key=("unit_id",), doc="top-1 KG unit per neutral prompt (retrieve; debias.retrieval.read_retrieval parses it)",
+    (_id("unit_id"), _opt("retrieved_full", "text"), _opt("score_full", "float"), Column("own_hit", "bool"),
+     Column("own_rank", "int", required=False, low=1), _opt("retrieved_removed", "text"),
+     _opt("score_removed", "float"), Column("same_head_removed", "bool", required=False),
+     Column("same_pair_removed", "bool", required=False)),
+    key=("unit_id",), doc="top-1 KG unit per neutral prompt: ids as text, hits as strict booleans (retrieve)",
 )
 REWRITES = TableSpec(
     "rewrites", REWRITES_PATH,
@@ -164,10 +166,10 @@ TABLES: dict[str, TableSpec] = {
 
 __all__ = [
     "CLIP_JUDGEMENTS", "CLIP_JUDGEMENTS_PATH", "DEBIAS_IMAGES_DIR", "DEBIAS_JUDGEMENTS", "DEBIAS_JUDGEMENTS_DIR",
-    "DIVERSITY_IMAGES_DIR", "IMAGES_DIR", "IMAGE_INDEX", "IMAGE_INDEX_GLOB", "JUDGEMENTS", "JUDGEMENTS_PATH",
+    "DIVERSITY_IMAGES_DIR", "IMAGES_DIR", "IMAGE_INDEX", "IMAGE_INDEX_GLOB", "JUDGEMENTS", "JUDGEMENTS_DIR", "JUDGEMENTS_PATH",
     "KG_INVALID_PATH", "KG_UNITS", "KG_UNITS_PATH", "LLM_PAIRS", "LLM_PAIRS_PATH", "PAIRS", "PAIRS_PATH",
     "PAIR_REJECTS", "PAIR_REJECTS_PATH", "REWRITES", "REWRITES_PATH", "RETRIEVAL", "RETRIEVAL_PATH",
     "SELECTED_UNITS", "SELECTED_UNITS_PATH", "TABLES", "TRIPLETS", "TRIPLETS_INVALID_PATH", "TRIPLETS_PATH",
     "UNITS", "UNITS_PATH", "WORLD_DIR", "WORLD_TRUTH", "WORLD_TRUTH_PATH",
-    "Checked", "Checker", "Column", "TableSpec",
+    "Checked", "Checker", "Column", "TableSpec", "existing",
 ]

@@ -92,10 +92,10 @@ def value_checks(chk: Checker, frame: pd.DataFrame) -> None:
 
 def read_judgements(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """The JUDGEMENTS rows of ``paths`` (one file or several) in file order, columns and values
-    checked (the first bad row raises ``InputError``); ``valid`` as bool, ``score`` added."""
+    checked (the first bad row raises ``InputError``); ``valid`` as bool."""
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     frame, _ = JUDGEMENTS.check(paths, on_bad_row="error", sort=False, extra=(value_checks,))
-    return frame
+    return frame.drop(columns="score")
 
 
 def write_judgements(frame: pd.DataFrame, path: str | Path) -> None:

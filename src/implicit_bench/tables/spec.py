@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.errors import InputError
+from implicit_bench.io import read_table, write_table
 
 Kind = Literal["text", "int", "float", "bool", "any"]
 READ_SUFFIXES = (".csv", ".csv.gz", ".parquet", ".pq")
@@ -126,8 +127,6 @@ def read_frame(path: str | Path, table: str, required: Sequence[str],
                suffixes: Sequence[str] = READ_SUFFIXES) -> pd.DataFrame:
     """One table file with ``file`` and ``row`` (1-based data row) columns added; CSV cells read
     as text. A wrong format, a missing column or no data rows raises ``InputError``."""
-    from implicit_bench.io import read_table
-
     path = Path(path)
     suffix = suffix_of(path)
     if suffix not in suffixes:
@@ -144,6 +143,16 @@ def read_frame(path: str | Path, table: str, required: Sequence[str],
     frame["file"] = str(path)
     frame["row"] = np.arange(1, len(frame) + 1)  # 1-based data row (CSV: the header is row 0)
     return frame
+
+
+def existing(paths: Iterable[str | Path], table: str) -> list[str]:
+    """The files of ``paths`` that exist, in order (inputs that another stage may not have
+    written, such as the clip stage's judgements); none of them raises ``InputError``."""
+    paths = [str(p) for p in paths]
+    found = [p for p in paths if Path(p).exists()]
+    if not found:
+        raise InputError(", ".join(paths) or f"<{table}>", None, None, f"none of the {table} tables exist")
+    return found
 
 
 # ----- cell parsers -------------------------------------------------------------------------------
@@ -182,6 +191,10 @@ def parse_float(series: pd.Series) -> pd.Series:
     return pd.to_numeric(series, errors="coerce")
 
 
+def _bound(value: float) -> str:
+    return str(int(value)) if np.isfinite(value) and float(value).is_integer() else f"{value:g}"
+
+
 def check_int(chk: Checker, raw: pd.Series, name: str, low: float, high: float) -> pd.Series:
     """Integers as int64 in ``[low, high]``, else the row is rejected (-1 kept in its place)."""
     number = parse_float(raw).astype(float)
@@ -191,7 +204,7 @@ def check_int(chk: Checker, raw: pd.Series, name: str, low: float, high: float) 
 
     finite = np.isfinite(number.fillna(0))
     chk.check(number.isna() | ~finite | (number != number.round()), name, lambda: "not an integer: '" + text() + "'")
-    bound = f"{low:g}..{high:g}" if max(abs(low), abs(high)) < 1e15 else f"{int(low)}..{int(high)}"
+    bound = f"{_bound(low)}..{_bound(high)}" if np.isfinite(high) else f">= {_bound(low)}"
     chk.check((number < low) | (number > high), name, lambda: f"out of range {bound}: '" + text() + "'")
     ok = number.notna() & finite & (number >= low) & (number <= high)
     return number.where(ok, -1).round().astype("int64")
@@ -366,8 +379,6 @@ class TableSpec:
     def write(self, frame: pd.DataFrame, path: str | Path | None = None, extra: Sequence[ExtraCheck] = ()) -> None:
         """Check ``frame`` (required columns, dtypes, allowed values, key; the first bad row
         raises naming the output file) and write it atomically (``io.write_table``)."""
-        from implicit_bench.io import write_table
-
         path = Path(path or self.path)
         missing = [c for c in self.required if c not in frame.columns]
         if missing:

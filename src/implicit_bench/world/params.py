@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from implicit_bench.params import StrictModel
+from implicit_bench.tables import WORLD_DIR
 
 CLASSES: tuple[str, ...] = ("s", "a", "neither")
 
@@ -111,7 +112,7 @@ class SimClipWorld(StrictModel):
 
 class WorldParams(StrictModel):
     seed: int = 7
-    out_dir: str = "data/world"
+    out_dir: str = WORLD_DIR
     bias_types: dict[str, BiasTypeWorld] = {}
     default_bias_type: BiasTypeWorld = BiasTypeWorld()
     success: SuccessWorld = SuccessWorld()
