@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.clip.stage import ClipParams, run_clip
+from implicit_bench.clip.stage import UNIT_COLUMNS_USED, ClipParams, run_clip
 from implicit_bench.io import nan_to_none
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import merge_provenance, provenance, upstream_provenance
@@ -26,7 +26,7 @@ from implicit_bench.tables.judgements import write_judgements
 def main(params_path: str, units: str, out: str, metrics: str) -> None:
     raw = load_params(params_path)
     params = section(raw, "clip", ClipParams, params_path)
-    rows, report = run_clip(params, UNITS.read(units))
+    rows, report = run_clip(params, UNITS.read(units, require=UNIT_COLUMNS_USED))
     write_judgements(rows, out)
     prov = merge_provenance(provenance([("clip", params.model.model)], raw.get("base", {}).get("profile")),
                             upstream_provenance(["metrics/render.json"]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from implicit_bench.audits.stage import (
+    UNIT_COLUMNS_USED,
     DiversityParams,
     diversity_labels,
     face_diversity,
@@ -26,7 +27,7 @@ from implicit_bench.tables.judgements import read_judgements
 @click.option("--metrics", default="metrics/diversity.json", show_default=True)
 def main(params_path: str, units: str, metrics: str) -> None:
     params = section(load_params(params_path), "diversity", DiversityParams, params_path, inherit={"bootstrap": "bootstrap"})
-    unit_table = UNITS.read(units)
+    unit_table = UNITS.read(units, require=UNIT_COLUMNS_USED)
     read = existing(params.judgements, "judgements")
     judgements = read_judgements(read)
     boot = make_bootstrap(params.bootstrap)

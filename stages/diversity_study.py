@@ -28,7 +28,7 @@ def main(params_path: str, metrics: str) -> None:
         click.echo(f"diversity_study: disabled (diversity_study.enabled) -> {metrics}")
         return
     render = section(raw, "render", RenderParams, params_path, attach={"generators": "configs"})
-    report = run_study(UNITS.read(study.units), study, render)
+    report = run_study(UNITS.read(study.units, require=("unit_id", "bias_type")), study, render)
     report.update(enabled=True, provenance=upstream_provenance(["metrics/render.json"]))
     report = nan_to_none(report)  # undefined scores (no face read) are null, never NaN
     write_json(metrics, report)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from implicit_bench.audits.stage import (
+    UNIT_COLUMNS_USED,
     NegationParams,
     make_bootstrap,
     negation_report,
@@ -29,7 +30,7 @@ def main(params_path: str, units: str, metrics: str, plot: str) -> None:
     params = section(load_params(params_path), "negation", NegationParams, params_path, inherit={"bootstrap": "bootstrap"})
     read = existing(params.judgements, "judgements")
     judgements = read_judgements(read)
-    report, plot_rows = negation_report(judgements, UNITS.read(units), order_function(params.primary_order),
+    report, plot_rows = negation_report(judgements, UNITS.read(units, require=UNIT_COLUMNS_USED), order_function(params.primary_order),
                                         boot=make_bootstrap(params.bootstrap), presence_judge=params.presence_judge)
     report.update(inputs=read, primary_order=params.primary_order,
                   provenance=upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]))

@@ -19,7 +19,12 @@ from implicit_bench.tables import (
     UNITS,
     UNITS_PATH,
 )
-from implicit_bench.triplets.stage import TripletsParams, run_triplets, units_from_frame
+from implicit_bench.triplets.stage import (
+    PAIR_COLUMNS_USED,
+    TripletsParams,
+    run_triplets,
+    units_from_frame,
+)
 
 
 @click.command(cls=FriendlyCommand)
@@ -36,7 +41,7 @@ def main(params_path: str, units_path: str, pairs: str, out: str, subset_out: st
     subset = section(raw, "subset", SubsetParams, params_path)
     llms = catalogue(raw, "llms", params_path)
     units = units_from_frame(KG_UNITS.read(units_path), units_path)
-    pair_table = PAIRS.read(pairs) if params.writer == "llm" else None
+    pair_table = PAIRS.read(pairs, require=PAIR_COLUMNS_USED) if params.writer == "llm" else None
     table, chosen, bad, report = run_triplets(units, pair_table, params, subset, llms)
     TRIPLETS.write(table, out)
     UNITS.write(chosen, subset_out)

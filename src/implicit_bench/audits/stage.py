@@ -33,6 +33,8 @@ from implicit_bench.schema import CYCLIC_ORDERS
 from implicit_bench.tables import CLIP_JUDGEMENTS_PATH, IMAGES_DIR, JUDGEMENTS_PATH
 
 JUDGEMENT_INPUTS = [JUDGEMENTS_PATH, CLIP_JUDGEMENTS_PATH]  # the clip table is read when the clip stage ran
+# The UNITS columns the negation and diversity audits read (tables.UNITS.read(path, require=...)).
+UNIT_COLUMNS_USED = ("unit_id", "bias_type")
 
 
 class JudgeAuditParams(StrictModel):

@@ -38,6 +38,10 @@ def store_dirs(params: ClipParams) -> list[Path]:
     return published_stores(params.images_root)
 
 
+# The UNITS columns the clip stage reads (tables.UNITS.read(path, require=UNIT_COLUMNS_USED)).
+UNIT_COLUMNS_USED = ("unit_id", "stereotype", "anti_stereotype")
+
+
 def run_clip(params: ClipParams, units: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     """JUDGEMENTS rows (clip_lean + blind) and the metrics dict (without provenance)."""
     backend = create(params.model)

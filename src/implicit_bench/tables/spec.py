@@ -14,7 +14,7 @@ then the table's own checks (``TableSpec.checks``), then duplicate keys.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -218,7 +218,7 @@ ExtraCheck = Callable[[Checker, pd.DataFrame], None]
 class TableSpec:
     """Where a table lives, its columns and its key; ``read`` / ``check`` / ``write`` it.
 
-    ``path``: the catalogue path (a pattern with ``{name}`` for one file per configuration);
+    ``path``: the catalogue path (``{name}``: one file per configuration; a glob: one per store);
     ``key``: columns whose values occur once; ``checks``: the table's own row checks (run after
     the column checks, before the key); ``sort``: the order ``check`` returns rows in (``read``
     keeps the file's order); ``suffixes``: the formats it is read from.
@@ -232,21 +232,10 @@ class TableSpec:
     sort: tuple[str, ...] = ()
     suffixes: tuple[str, ...] = READ_SUFFIXES
     doc: str = ""
-    _by_name: dict[str, Column] = field(init=False, repr=False, compare=False, default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self._by_name.update({c.name: c for c in self.columns})
 
     @property
     def required(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns if c.required)
-
-    def column(self, name: str) -> Column:
-        return self._by_name[name]
-
-    def at(self, **parts: str) -> str:
-        """The catalogue path with its ``{placeholders}`` filled (``DEBIAS_JUDGEMENTS.at(name="x")``)."""
-        return self.path.format(**parts)
 
     # ----- reading --------------------------------------------------------------------------
     def read(self, path: str | Path | None = None, require: Iterable[str] | None = None) -> pd.DataFrame:
@@ -268,12 +257,10 @@ class TableSpec:
         on_bad_row: str = "reject",
         require: Iterable[str] | None = None,
         sort: bool = True,
-        keep_position: bool = False,
         extra: Sequence[ExtraCheck] = (),
     ) -> Checked:
         """The valid rows (sorted by ``self.sort`` unless ``sort=False``) and the rejected ones
         (``on_bad_row="error"``: the first raises). ``frame.attrs["rows_in"]``: data rows read.
-        ``keep_position``: keep the ``file`` / ``row`` columns (where each row came from);
         ``extra``: the caller's row checks (``validate``)."""
         if isinstance(paths, (str, Path)):
             paths = [paths]
@@ -284,9 +271,7 @@ class TableSpec:
         frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         chk = Checker(self.name, frame, on_bad_row)
         self.validate(chk, frame, extra=extra)
-        out = frame[~chk.bad]
-        if not keep_position:
-            out = out.drop(columns=["file", "row"]).rename(columns={v: k for k, v in _SHADOW.items()})
+        out = frame[~chk.bad].drop(columns=["file", "row"]).rename(columns={v: k for k, v in _SHADOW.items()})
         if sort and self.sort:
             out = out.sort_values(list(self.sort), kind="stable")
         out = out.reset_index(drop=True)

@@ -24,6 +24,8 @@ EXTRA_COLUMNS: tuple[str, ...] = (
     "stereotype_tails", "anti_stereotype_tails", "extractor", "writer",
 )
 TRIPLET_COLUMNS: tuple[str, ...] = (*UNIT_COLUMNS, *EXTRA_COLUMNS, *CHECK_COLUMNS, "check_ok")
+# The PAIRS columns the LLM writer reads (tables.PAIRS.read(path, require=PAIR_COLUMNS_USED)).
+PAIR_COLUMNS_USED: tuple[str, ...] = ("pair_id", "stereotype_sentence", "anti_stereotype_sentence")
 
 
 class TripletsParams(StrictModel):
