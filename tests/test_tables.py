@@ -193,13 +193,26 @@ def test_write_names_the_output_file_and_row(tmp_path):
     assert not out.exists()
 
 
+def test_a_stage_may_write_and_read_an_empty_table(tmp_path):
+    """No rewrites is a table with a header and no rows: read back empty; analyze needs rows."""
+    from implicit_bench.tables import REWRITES
+
+    empty = _frame(REWRITES).iloc[0:0]
+    REWRITES.write(empty, tmp_path / "r.parquet")
+    assert len(REWRITES.read(tmp_path / "r.parquet")) == 0
+    UNITS.write(_frame(UNITS).iloc[0:0], tmp_path / "u.parquet")
+    assert len(UNITS.read(tmp_path / "u.parquet")) == 0
+    with pytest.raises(InputError, match="a header but no data rows"):
+        UNITS.check(tmp_path / "u.parquet")
+
+
 def test_format_errors_are_one_line(tmp_path):
     (tmp_path / "u.json").write_text("{}")
     with pytest.raises(InputError, match=r"units: expected a \.csv or \.parquet file, got '\.json'"):
         UNITS.read(tmp_path / "u.json")
     (tmp_path / "u.csv").write_text(",".join(UNITS.required) + "\n")
     with pytest.raises(InputError, match="a header but no data rows"):
-        UNITS.read(tmp_path / "u.csv")
+        UNITS.check(tmp_path / "u.csv")
 
 
 # ----- the catalogue --------------------------------------------------------------------------------

@@ -24,7 +24,10 @@ from implicit_bench.schema import (
     BIAS_TYPES,
     CYCLIC_ORDERS,
     JUDGEMENT_KEY,
+    NEGATED_VARIANTS,
     ORDERS,
+    TEMPLATE_VARIANTS,
+    VARIANTS,
     normalise_bias_type,
 )
 from implicit_bench.tables.spec import Checked, Checker, Column, TableSpec, existing
@@ -53,8 +56,8 @@ WORLD_TRUTH_PATH = "data/world/truth.parquet"
 DIVERSITY_IMAGES_DIR = "data/diversity/images"
 
 
-def _id(name: str, required: bool = True) -> Column:
-    return Column(name, "text", required=required)
+def _id(name: str) -> Column:
+    return Column(name, "text")
 
 
 def _opt(name: str, kind: str = "any") -> Column:
@@ -63,10 +66,10 @@ def _opt(name: str, kind: str = "any") -> Column:
 
 _SEED = Column("seed", "int", low=0, high=SEED_MAX)
 _BIAS = Column("bias_type", "text", allowed=BIAS_TYPES, normalise=normalise_bias_type)
-_PROMPTS = tuple(Column(f"prompt_{v}", "text") for v in ("neutral", "stereotype", "anti_stereotype"))
+_PROMPTS = tuple(Column(f"prompt_{v}", "text") for v in VARIANTS)
 # Extra prompt columns from the triplets hook (docs/audits.md): null when the prompt failed its check.
 _EXTRA_PROMPTS = tuple(
-    c for v in ("negated_0_1", "negated_1_1", "subject") for c in (_opt(f"prompt_{v}", "text"), _opt(f"prompt_{v}_check"))
+    c for v in (*NEGATED_VARIANTS, *TEMPLATE_VARIANTS) for c in (_opt(f"prompt_{v}", "text"), _opt(f"prompt_{v}_check"))
 )
 _UNIT_COLUMNS = (
     _id("unit_id"), _id("source"), _BIAS, _id("head"), Column("relation", "text", nullable=True, null_tokens=True),

@@ -94,7 +94,7 @@ def read_judgements(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """The JUDGEMENTS rows of ``paths`` (one file or several) in file order, columns and values
     checked (the first bad row raises ``InputError``); ``valid`` as bool."""
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    frame, _ = JUDGEMENTS.check(paths, on_bad_row="error", sort=False, extra=(value_checks,))
+    frame, _ = JUDGEMENTS.check(paths, on_bad_row="error", sort=False, extra=(value_checks,), allow_empty=True)
     return frame.drop(columns="score")
 
 

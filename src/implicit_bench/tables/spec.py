@@ -124,9 +124,10 @@ def suffix_of(path: str | Path) -> str:
 
 
 def read_frame(path: str | Path, table: str, required: Sequence[str],
-               suffixes: Sequence[str] = READ_SUFFIXES) -> pd.DataFrame:
+               suffixes: Sequence[str] = READ_SUFFIXES, allow_empty: bool = False) -> pd.DataFrame:
     """One table file with ``file`` and ``row`` (1-based data row) columns added; CSV cells read
-    as text. A wrong format, a missing column or no data rows raises ``InputError``."""
+    as text. A wrong format, a missing column or (unless ``allow_empty``) no data rows raises
+    ``InputError``."""
     path = Path(path)
     suffix = suffix_of(path)
     if suffix not in suffixes:
@@ -137,7 +138,7 @@ def read_frame(path: str | Path, table: str, required: Sequence[str],
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise InputError(path, None, missing[0], f"missing column(s) {', '.join(missing)} ({table} table)")
-    if frame.empty:
+    if frame.empty and not allow_empty:
         raise InputError(path, None, None, f"{table}: a header but no data rows")
     frame = frame.reset_index(drop=True).rename(columns=_SHADOW)  # a data column named file / row
     frame["file"] = str(path)
@@ -243,12 +244,12 @@ class TableSpec:
         the first bad row raises ``InputError`` naming file, row and field. ``require``: the
         columns this reader needs (default: the spec's required columns); the other columns of
         the spec are checked where present."""
-        frame, _ = self.check([path or self.path], on_bad_row="error", require=require, sort=False)
+        frame, _ = self.check([path or self.path], on_bad_row="error", require=require, sort=False, allow_empty=True)
         return frame
 
     def read_many(self, paths: Iterable[str | Path], require: Iterable[str] | None = None) -> pd.DataFrame:
         """Several files of this table as one validated frame (the key holds across files)."""
-        frame, _ = self.check(list(paths), on_bad_row="error", require=require, sort=False)
+        frame, _ = self.check(list(paths), on_bad_row="error", require=require, sort=False, allow_empty=True)
         return frame
 
     def check(
@@ -258,14 +259,17 @@ class TableSpec:
         require: Iterable[str] | None = None,
         sort: bool = True,
         extra: Sequence[ExtraCheck] = (),
+        allow_empty: bool = False,
     ) -> Checked:
         """The valid rows (sorted by ``self.sort`` unless ``sort=False``) and the rejected ones
         (``on_bad_row="error"``: the first raises). ``frame.attrs["rows_in"]``: data rows read.
-        ``extra``: the caller's row checks (``validate``)."""
+        ``extra``: the caller's row checks (``validate``). A table with a header but no data
+        rows is an error unless ``allow_empty`` (``read``: a stage may write an empty table,
+        e.g. no rewrites; ``analyze`` needs rows)."""
         if isinstance(paths, (str, Path)):
             paths = [paths]
         needed = list(self.required if require is None else require)
-        frames = [read_frame(p, self.name, needed, self.suffixes) for p in paths]
+        frames = [read_frame(p, self.name, needed, self.suffixes, allow_empty) for p in paths]
         if not frames:
             raise InputError(f"<{self.name}>", None, None, f"no {self.name} table given")
         frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
@@ -366,7 +370,7 @@ class TableSpec:
         raises naming the output file) and write it atomically (``io.write_table``)."""
         path = Path(path or self.path)
         missing = [c for c in self.required if c not in frame.columns]
-        if missing:
+        if missing and len(frame):  # an empty table (no rewrites, no rejects) is written as it is
             raise InputError(path, None, missing[0], f"missing column(s) {', '.join(missing)} ({self.name} table)")
         if len(frame):
             probe = frame.reset_index(drop=True).rename(columns=_SHADOW)
