@@ -12,6 +12,7 @@ from implicit_bench.analysis.stage import (
     image_index_paths,
     judge_provenance,
     load_tables,
+    one_blas_thread,
     write_evaluation,
 )
 from implicit_bench.clierrors import FriendlyCommand
@@ -38,7 +39,8 @@ def main(params_path: str, selection_metrics: str, out: str) -> None:
         extra = ["unit_id", "selected_by"] if "selected_by" in selected.columns else ["unit_id"]
         analysed = tables.units.merge(selected[extra], on="unit_id")
     sel = read_json(selection_metrics) if Path(selection_metrics).exists() else None
-    ev = evaluate(tables, analysed, params)
+    with one_blas_thread():  # small matrix products: threads cost more than they save (docs/analysis.md)
+        ev = evaluate(tables, analysed, params)
     write_evaluation(out, ev, tables, sel, judge_provenance(tables))
     dr = (ev.benchmark["default_rate"] or {}).get("value")
     click.echo(f"evaluate: {len(analysed)} units, config {ev.benchmark['config']}, default rate {dr}")

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench.analysis import report
+from implicit_bench.analysis.bootstrap import one_blas_thread  # noqa: F401 - re-exported for the stage scripts
 from implicit_bench.analysis.config import EvaluateParams, SelectParams
 from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.load import Tables, image_index_paths, load_tables  # noqa: F401 - re-exported for the stage scripts
