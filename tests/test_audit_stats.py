@@ -1,4 +1,4 @@
-"""audits.stats repeats scipy.stats' Wilson interval and chi-square test bit for bit, without
+"""implicit_bench.stats (was audits.stats) repeats scipy.stats' Wilson interval and chi-square test bit for bit, without
 importing scipy.stats (docs/analysis.md, "Speed")."""
 
 from __future__ import annotations
