@@ -82,7 +82,7 @@ def bookkeeping(n_images: int) -> None:
 
 
 def throughput(n_requests: int) -> None:
-    from implicit_bench.judges.tasks import load_task, task_fields
+    from implicit_bench.judge_tasks import load_task, task_fields
     from implicit_bench.prompt_fields import unit_fields
     from implicit_bench.tiny.stage import build
 

@@ -21,7 +21,7 @@ from implicit_bench.analysis.load import load_tables
 from implicit_bench.errors import InputError
 from implicit_bench.io import escape_formula, read_table, write_table
 from implicit_bench.jsonparse import parse_json_answer
-from implicit_bench.judges.tasks import load_task, task_names
+from implicit_bench.judge_tasks import load_task, task_names
 from implicit_bench.schema import BIAS_TYPES
 
 FUZZ = settings(max_examples=60, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate], suppress_health_check=[HealthCheck.function_scoped_fixture,

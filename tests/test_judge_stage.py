@@ -62,7 +62,7 @@ def test_tiny_vlm_builds_deterministically_and_loads_like_a_hub_model(tiny_vlm, 
     assert len(answers) == 3 and all(err is None and isinstance(text, str) for text, err in answers)
     assert judge.answer(requests) == answers  # greedy: the same answers again
     # left-padded batches answer as one request at a time does (prompts of different lengths)
-    from implicit_bench.judges.tasks import load_task, task_fields
+    from implicit_bench.judge_tasks import load_task, task_fields
     from implicit_bench.prompt_fields import unit_fields
     from tests.judge_fixtures import UNITS
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from implicit_bench.errors import ConfigError, InputError
-from implicit_bench.judges.tasks import (
+from implicit_bench.judge_tasks import (
     blind_order,
     load_task,
     load_task_file,
@@ -209,7 +209,7 @@ def test_alignment_unreadable(raw):
 
 
 def test_cyclic_orders_fields_and_stored_values():
-    from implicit_bench.judges.tasks import (
+    from implicit_bench.judge_tasks import (
         CYCLIC_ORDERS,
         NEITHER_OPTION,
         cyclic_order,

@@ -10,9 +10,9 @@ import pytest
 
 from implicit_bench.generators import RenderRequest, create_generator, png_bytes
 from implicit_bench.io import write_json, write_table
+from implicit_bench.judge_tasks import load_task, task_fields
 from implicit_bench.judges import build_judge
 from implicit_bench.judges.base import JudgeRequest
-from implicit_bench.judges.tasks import load_task, task_fields
 from implicit_bench.prompt_fields import unit_fields
 from implicit_bench.provenance import markdown_banner, merge_provenance, provenance
 from implicit_bench.schema import blind_order

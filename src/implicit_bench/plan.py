@@ -106,8 +106,8 @@ def _orders(blind_orders: str) -> int:
 
 
 def _judge(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[str, dict[str, int]], root: Path) -> StagePlan:
+    from implicit_bench.judge_tasks import load_task
     from implicit_bench.judges.stage import JudgeStageParams
-    from implicit_bench.judges.tasks import load_task
 
     judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
     configs = judge.configs if judge.configs is not None else list(per_config)

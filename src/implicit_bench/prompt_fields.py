@@ -1,6 +1,6 @@
 """Placeholder values of one UNITS row (docs/judging.md, "Prompt fields").
 
-Shared by the judge prompts (``judges.tasks``) and the simulated world (``world.truth``), so it
+Shared by the judge prompts (``judge_tasks``) and the simulated world (``world.truth``), so it
 sits below both.
 """
 

@@ -3,7 +3,7 @@
 It reads what a picture shows from its pixels (``picture.read``), perceives a class through
 its planted confusion matrix, and answers the real task prompt in text, which the real parsers
 read. The task is the registered one whose answer key the prompt asks for
-(``judges.tasks``). Planted behaviour (rubric, blind, alignment): the confusion matrix, a
+(``judge_tasks``). Planted behaviour (rubric, blind, alignment): the confusion matrix, a
 preference for slot A when it perceives neither, a rate of malformed answers, rubric noise,
 alignment errors. The perception of an image is one draw per (judge, image, task), shared by
 both blind option orders; the slot-A preference and malformed answers are drawn per call (per
@@ -21,8 +21,8 @@ from typing import Any, Literal
 import numpy as np
 
 from implicit_bench.hashing import derive_seed
+from implicit_bench.judge_tasks import TaskSpec, task_registry
 from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest
-from implicit_bench.judges.tasks import TaskSpec, task_registry
 from implicit_bench.tables import WORLD_DIR
 from implicit_bench.world.measure import confusion
 from implicit_bench.world.model import load_world, sim_name

@@ -12,7 +12,7 @@
    per worker) through an executor; every finished batch is written to the cache at once, so
    a killed run resumes where it stopped.
 4. assemble: every planned request becomes one JUDGEMENTS row, parsed from its cached answer
-   (strict then lenient, :mod:`implicit_bench.judges.tasks`); unreadable answers and failed
+   (strict then lenient, :mod:`implicit_bench.judge_tasks`); unreadable answers and failed
    calls are invalid rows (value null, raw kept, error), counted in the metrics.
 """
 
@@ -33,9 +33,7 @@ from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.hashing import stable_hash
 from implicit_bench.images import ImageKey, ImageStore, published_stores, read_index
 from implicit_bench.io import write_json
-from implicit_bench.judges import build_judge, judge_params
-from implicit_bench.judges.base import JudgeRequest
-from implicit_bench.judges.tasks import (
+from implicit_bench.judge_tasks import (
     CYCLIC_ORDERS,
     ORDERS,
     TaskSpec,
@@ -44,6 +42,8 @@ from implicit_bench.judges.tasks import (
     task_fields,
     task_registry,
 )
+from implicit_bench.judges import build_judge, judge_params
+from implicit_bench.judges.base import JudgeRequest
 from implicit_bench.params import SafeName, StrictModel, check_refs
 from implicit_bench.prompt_fields import unit_fields
 from implicit_bench.provenance import provenance
@@ -67,7 +67,7 @@ class JudgeStageParams(StrictModel):
     """The ``judge`` section of params.yaml."""
 
     judges: dict[str, dict[str, Any]]
-    tasks: dict[str, TaskSelect | None]  # keys: registered tasks with a prompt (judges/tasks.py)
+    tasks: dict[str, TaskSelect | None]  # keys: registered tasks with a prompt (judge_tasks.py)
     configs: list[SafeName] | None = None  # image stores under images_dir; null: every store there
     # hash: one order per image; both: "sa" and "as"; cyclic3: the three cyclic orders of s, a
     # and neither (When the Judge Acts), asked with prompts/judges/blind_cyclic.yaml

@@ -1,7 +1,7 @@
 """JUDGEMENTS rows: the per-task value checks, and the readers and writer that run them.
 
 The catalogue's ``JUDGEMENTS`` spec checks the columns (ids, seed, variant, option order).
-The values are checked here, against the judge-task registry (``judges.tasks``: each task's
+The values are checked here, against the judge-task registry (``judge_tasks``: each task's
 answer kind and the variants it may describe), so that the catalogue module itself does not
 import the judge code (a stage that never reads judgements does not depend on judges/):
 
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.errors import InputError
-from implicit_bench.judges.tasks import task_registry
+from implicit_bench.judge_tasks import task_registry
 from implicit_bench.schema import (
     CYCLIC_ORDERS,
     JUDGEMENT_KEY,
@@ -45,7 +45,7 @@ ANALYSED_VARIANTS: tuple[str, ...] = (*VARIANTS, *NEGATED_VARIANTS)
 
 def value_checks(chk: Checker, frame: pd.DataFrame) -> None:
     """Known tasks; ``valid`` true or false (blank: "has a value"); an invalid row has no value
-    and a valid one has one; each task's values by its answer kind (judges/answers.py: rubric a
+    and a valid one has one; each task's values by its answer kind (answer_kinds.py: rubric a
     number in 0..5, a real value being the mean of repeated judgements; blind s, a or neither,
     never the letter; alignment true or false; clip_lean a number in [-2, 2] on the neutral
     image). Sets ``valid`` (bool) and ``score`` (the kind's number, 1/0 for yes / no; NaN for

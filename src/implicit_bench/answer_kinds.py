@@ -29,7 +29,7 @@ from implicit_bench.errors import ConfigError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from implicit_bench.judges.tasks import AnswerSpec, TaskSpec
+    from implicit_bench.judge_tasks import AnswerSpec, TaskSpec
 
 # A failing row mask and its reason (one text, or one text per row).
 Problem = tuple["pd.Series", "str | pd.Series"]

@@ -3,7 +3,7 @@
 A task is data: one YAML file ``src/implicit_bench/prompts/judges/<name>.yaml``, found by
 :class:`TaskRegistry` (no list of task names anywhere else), validated on load. Its answer
 kind (``integer``, ``letter``, ``boolean``, ``number``, or a ``"module:Class"`` of one's own)
-comes from :mod:`implicit_bench.judges.answers`. Adding a task is its YAML file (and, for a
+comes from :mod:`implicit_bench.answer_kinds`. Adding a task is its YAML file (and, for a
 new kind of answer, one module): docs/architecture.md, "Extending".
 
 The parser reads the model's answer strictly, then leniently (docs/judging.md, "Parsing"):
@@ -35,9 +35,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
+from implicit_bench.answer_kinds import AnswerKind, get_kind
 from implicit_bench.errors import ConfigError
 from implicit_bench.jsonparse import parse_json_answer, scan_key
-from implicit_bench.judges.answers import AnswerKind, get_kind
 from implicit_bench.params import StrictModel, format_validation_errors
 from implicit_bench.schema import (  # noqa: F401 - the protocol's orders, re-exported for judges/
     BLIND_LABELS,
@@ -61,7 +61,7 @@ class AnswerSpec(StrictModel):
     """The answer of a task: its JSON key, its kind and the values it may take."""
 
     key: str
-    kind: str  # a registered answer kind (judges/answers.py) or "module:Class"
+    kind: str  # a registered answer kind (answer_kinds.py) or "module:Class"
     allowed: list[Any] = []
     range: tuple[float, float] | None = None  # kind number: the closed interval of values
     note: str | None = None  # what the value means, named in validation messages
