@@ -12,8 +12,8 @@ needs). Every table is read and written through its ``TableSpec``:
 A bad row raises ``errors.InputError(path, row, field, reason)`` (one line: file, 1-based data
 row, field). JUDGEMENTS rows are read and written through ``tables.judgements``
 (``read_judgements`` / ``write_judgements`` / ``check_judgements``), which add the per-task
-value checks of the judge-task registry; this module does not import the judge code, so a stage
-that never reads judgements does not depend on it. Docs: docs/architecture.md, "Tables".
+value checks of the judge-task registry; this module does not import the registry, so a stage
+that never reads judgements does not depend on the task files. Docs: docs/architecture.md, "Tables".
 """
 
 from __future__ import annotations
