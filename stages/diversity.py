@@ -26,7 +26,7 @@ from implicit_bench.tables.judgements import read_judgements
 @click.option("--units", default=UNITS_PATH, show_default=True)
 @click.option("--metrics", default="metrics/diversity.json", show_default=True)
 def main(params_path: str, units: str, metrics: str) -> None:
-    params = section(load_params(params_path), "diversity", DiversityParams, params_path, inherit={"bootstrap": "bootstrap"})
+    params = section(load_params(params_path), "diversity", DiversityParams, params_path, inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
     unit_table = UNITS.read(units, require=UNIT_COLUMNS_USED)
     read = existing(params.judgements, "judgements")
     judgements = read_judgements(read)

@@ -27,7 +27,7 @@ from implicit_bench.tables import SELECTED_UNITS
 @click.option("--selection-metrics", default="metrics/selection.json", show_default=True)
 @click.option("--out", default=".", show_default=True, help="Root of metrics/, tables/, plots/.")
 def main(params_path: str, selection_metrics: str, out: str) -> None:
-    params = section(load_params(params_path), "evaluate", EvaluateParams, params_path, inherit={"bootstrap": "bootstrap"})
+    params = section(load_params(params_path), "evaluate", EvaluateParams, params_path, inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
     images = image_index_paths(params.image_index_glob)
     tables = load_tables(params.units, params.judgements, images, params.on_bad_row, params.on_duplicate, params.primary_order)
     analysed = tables.units

@@ -24,7 +24,7 @@ from implicit_bench.tables.judgements import read_judgements
 @click.option("--metrics", default="metrics/judge_audit.json", show_default=True)
 @click.option("--plot", default="plots/position_bias.csv", show_default=True)
 def main(params_path: str, metrics: str, plot: str) -> None:
-    params = section(load_params(params_path), "judge_audit", JudgeAuditParams, params_path, inherit={"bootstrap": "bootstrap"})
+    params = section(load_params(params_path), "judge_audit", JudgeAuditParams, params_path, inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
     read = existing(params.judgements, "judgements")
     judgements = read_judgements(read)
     report, plot_rows = judge_audit(judgements, order_function(params.primary_order), params.confidence,

@@ -27,7 +27,7 @@ from implicit_bench.tables.judgements import read_judgements
 @click.option("--metrics", default="metrics/negation.json", show_default=True)
 @click.option("--plot", default="plots/negation_by_strength.csv", show_default=True)
 def main(params_path: str, units: str, metrics: str, plot: str) -> None:
-    params = section(load_params(params_path), "negation", NegationParams, params_path, inherit={"bootstrap": "bootstrap"})
+    params = section(load_params(params_path), "negation", NegationParams, params_path, inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
     read = existing(params.judgements, "judgements")
     judgements = read_judgements(read)
     report, plot_rows = negation_report(judgements, UNITS.read(units, require=UNIT_COLUMNS_USED), order_function(params.primary_order),

@@ -173,3 +173,18 @@ def test_old_layouts_are_rejected_with_the_new_place():
     assert render.configs == {"a": {"backend": "sim"}} and render.selected() == ["a"]
     with pytest.raises(ConfigError, match=r"render.run = 'b' is not in generators \(known: a\)"):
         render.model_copy(update={"run": ["b"]}).selected()
+
+
+def test_top_level_primary_order_reaches_every_analysis_section() -> None:
+    """One `primary_order` for select, evaluate and the audits; a section's own key wins."""
+    from implicit_bench.analysis.config import EvaluateParams, SelectParams
+    from implicit_bench.audits.stage import DiversityParams, JudgeAuditParams, NegationParams
+    from implicit_bench.params import section
+
+    shared = {"bootstrap": "bootstrap", "primary_order": "primary_order"}
+    raw = {"primary_order": "sa", "evaluate": {}, "select": {"primary_order": "as"}}
+    for name, model in (("evaluate", EvaluateParams), ("judge_audit", JudgeAuditParams),
+                        ("negation", NegationParams), ("diversity", DiversityParams)):
+        assert section(raw, name, model, inherit=shared).primary_order == "sa"
+    assert section(raw, "select", SelectParams, inherit=shared).primary_order == "as"
+    assert section({}, "evaluate", EvaluateParams, inherit=shared).primary_order == "hash"

@@ -121,7 +121,8 @@ def section(
 
     ``inherit`` maps a top-level block to a dotted key of the section (``{"bootstrap":
     "bootstrap"}``): the section's own keys there win over the top-level block's (per-stage
-    override). ``attach`` maps a top-level catalogue to a key of the section's model
+    override). A top-level scalar (``{"primary_order": "primary_order"}``) sets that key of the
+    section unless the section sets it itself. ``attach`` maps a top-level catalogue to a key of the section's model
     (``{"generators": "configs"}``): the key holds the catalogue's entries, and a section that
     sets it itself is an error (that layout moved to the catalogue). Declare both in the
     stage's DVC params (docs/architecture.md, "Configuration").
@@ -131,6 +132,12 @@ def section(
         raise ConfigError(f"{path}: invalid params: {name}: must be a mapping of keys, got {type(raw).__name__}")
     raw = dict(raw or {})
     for top, key in (inherit or {}).items():
+        shared = params.get(top)
+        if shared is None:  # not set: the section's own keys or its model's defaults
+            continue
+        if not isinstance(shared, dict):  # a top-level setting (primary_order)
+            raw.setdefault(key, shared)
+            continue
         raw = _inherit(raw, key.split("."), block(params, top, path))
     for top, key in (attach or {}).items():
         if key in raw:

@@ -59,9 +59,9 @@ def _run_analyze(
         sel_raw["rule"] = selection
     if sel_raw.get("config") is None and ev_raw.get("config") is not None:
         sel_raw["config"] = ev_raw["config"]
-    top = {"bootstrap": block(params, "bootstrap", "analyze params")}  # the top-level block; a section's own keys win
-    sel_params = section({**top, "select": sel_raw}, "select", SelectParams, "analyze", inherit={"bootstrap": "bootstrap"})
-    ev_params = section({**top, "evaluate": ev_raw}, "evaluate", EvaluateParams, "analyze", inherit={"bootstrap": "bootstrap"})
+    top = {"bootstrap": block(params, "bootstrap", "analyze params"), "primary_order": params.get("primary_order")}  # top-level settings; a section's own keys win
+    sel_params = section({**top, "select": sel_raw}, "select", SelectParams, "analyze", inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
+    ev_params = section({**top, "evaluate": ev_raw}, "evaluate", EvaluateParams, "analyze", inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
     tables = load_tables(units, judgements, refusals, ev_params.on_bad_row, ev_params.on_duplicate, ev_params.primary_order)
     out_dir = Path(out)
     extensions = start_extensions(tables, out_dir, params)  # on the second CPU, while the analysis runs

@@ -36,7 +36,7 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
         return {"skipped": "no blind judgements"}
     units = tables.units
     out = Path(out_dir)
-    top = {"bootstrap": "bootstrap"}  # the top-level bootstrap block; a section's own keys win
+    top = {"bootstrap": "bootstrap", "primary_order": "primary_order"}  # top-level settings; a section's own keys win
     audit_p = section(params, "judge_audit", JudgeAuditParams, inherit=top)
     neg_p = section(params, "negation", NegationParams, inherit=top)
     div_p = section(params, "diversity", DiversityParams, inherit=top)
