@@ -330,7 +330,7 @@ def load_task(name: str) -> TaskSpec:
 
 
 def task_names() -> tuple[str, ...]:
-    """Every registered task (schema.JUDGE_TASKS)."""
+    """Every registered task: one per YAML file in prompts/judges/ (what JUDGE_TASKS listed by hand)."""
     return task_registry().names()
 
 
