@@ -305,3 +305,16 @@ def test_plot_titles_wrap_and_legends_sit_beside_the_bars():
     axes_right = float(re.search(r'id="patch_2">\s*<path d="M [0-9.]+ [0-9.]+\s*L ([0-9.]+)', svg).group(1))
     legend_left = float(re.search(r'id="legend_1">\s*<g id="patch_\d+">\s*<path d="M ([0-9.]+)', svg).group(1))
     assert legend_left > axes_right
+
+
+def test_report_plots_are_a_pure_function_of_their_data() -> None:
+    """Two renders of one plot give the same SVG: no date, no random clip-path ids, so two
+    fresh clones give the same report hash in dvc.lock."""
+    from implicit_bench.report.summary import _render_plot
+
+    frame = pd.DataFrame({"bias_type": ["gender", "race"], "rate": [0.4, 0.6],
+                          "rate_ci_low": [0.3, 0.5], "rate_ci_high": [0.5, 0.7]})
+    first = _render_plot("rates", frame.copy(), {"x": "bias_type", "y": "rate"})
+    assert "<svg" in first and "clip-path" in first
+    assert _render_plot("rates", frame.copy(), {"x": "bias_type", "y": "rate"}) == first
+    assert "dc:date" not in first

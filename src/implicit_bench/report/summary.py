@@ -363,8 +363,10 @@ def _render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = N
         ax.set_title(str(title), fontsize=10)
         fig.tight_layout()
         buf = io.StringIO()
-        with plt.rc_context({"svg.fonttype": "none"}):  # text stays text: smaller, searchable
-            fig.savefig(buf, format="svg", bbox_inches="tight")  # the title and an outside legend fit
+        # text stays text (smaller, searchable); a fixed hash salt and no Date make the SVG a pure
+        # function of the data (matplotlib's clip-path ids are random and its metadata dated otherwise)
+        with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "implicit-bench"}):
+            fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})  # the title and an outside legend fit
         svg = buf.getvalue()
         svg = svg[svg.find("<svg") :]
     finally:
