@@ -8,26 +8,13 @@ import click
 
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.debias.render.stage import plan_inputs, render_debias_config
-from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, read_retrieval, subset_units
+from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, subset_units
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import check_refs, load_params, section
 from implicit_bench.provenance import provenance
 from implicit_bench.render.stage import RenderParams
 from implicit_bench.runlog import write_metrics
-from implicit_bench.tables import (
-    DEBIAS_IMAGES_DIR,
-    LLM_PAIRS,
-    LLM_PAIRS_PATH,
-    RETRIEVAL_PATH,
-    REWRITES,
-    REWRITES_PATH,
-    UNITS,
-)
-
-
-def _maybe(read, path: str):
-    """The table at ``path`` read by ``read``, or None when the stage that writes it has not run."""
-    return read(path) if Path(path).exists() else None
+from implicit_bench.tables import DEBIAS_IMAGES_DIR, LLM_PAIRS, RETRIEVAL, REWRITES, UNITS
 
 
 @click.command(cls=FriendlyCommand)
@@ -45,8 +32,7 @@ def main(name: str, params_path: str, images_dir: str) -> None:
     kg = UNITS.read(params.units, require=KG_COLUMNS)
     subset = subset_units(kg, params.subset)
     frame, texts, skipped = plan_inputs(
-        name, spec, subset, kg, _maybe(REWRITES.read, REWRITES_PATH), _maybe(LLM_PAIRS.read, LLM_PAIRS_PATH),
-        _maybe(read_retrieval, RETRIEVAL_PATH),
+        name, spec, subset, kg, REWRITES.read_if_present(), LLM_PAIRS.read_if_present(), RETRIEVAL.read_if_present(),
     )
     gen_config = render.configs[params.generator]
     store = Path(images_dir) / name

@@ -7,12 +7,12 @@ from pathlib import Path
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.debias.stage import DebiasParams, read_retrieval, score_judgements
+from implicit_bench.debias.stage import DebiasParams, score_judgements
 from implicit_bench.io import atomic_write_text, read_json
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import markdown_banner, merge_provenance
 from implicit_bench.runlog import write_metrics
-from implicit_bench.tables import DEBIAS_JUDGEMENTS_DIR, RETRIEVAL_PATH
+from implicit_bench.tables import DEBIAS_JUDGEMENTS_DIR, RETRIEVAL, RETRIEVAL_PATH
 from implicit_bench.tables.judgements import read_judgements
 
 
@@ -31,7 +31,7 @@ def main(params_path: str, judgements_dir: str, retrieval_path: str, metrics: st
         if summary.exists():
             blocks.append(read_json(summary).get("provenance", {}))
     judgements = read_judgements([Path(judgements_dir) / f"{name}.parquet" for name in params.configs])
-    retrieval = read_retrieval(retrieval_path) if Path(retrieval_path).exists() else None
+    retrieval = RETRIEVAL.read_if_present(retrieval_path)
     payload, markdown = score_judgements(
         judgements, params.scoring, params.configs, retrieval, source=judgements_dir
     )

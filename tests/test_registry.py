@@ -34,3 +34,13 @@ def test_lazy_entries_resolve_once_and_validate_blocks():
         registry.validate({"backend": "nope"}, "x")
     with pytest.raises(ConfigError, match="already registered"):
         registry.register("echo", Echo)
+
+
+def test_import_target_resolves_module_attr_strings() -> None:
+    import json
+
+    from implicit_bench.registry import import_target
+
+    assert import_target("json:dumps") is json.dumps
+    with pytest.raises(AttributeError):
+        import_target("json:no_such_name")

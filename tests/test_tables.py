@@ -242,3 +242,13 @@ def test_each_path_is_written_once():
             if isinstance(node, ast.Constant) and node.value in paths:
                 found.append(f"{file.relative_to(ROOT)}:{node.lineno}: {node.value}")
     assert not found, "catalogue paths spelled outside implicit_bench/tables:\n" + "\n".join(found)
+
+
+def test_read_if_present_is_none_for_a_missing_file_and_read_otherwise(tmp_path) -> None:
+    from implicit_bench.tables import RETRIEVAL
+
+    path = tmp_path / "retrieval.parquet"
+    assert RETRIEVAL.read_if_present(path) is None
+    RETRIEVAL.write(pd.DataFrame({"unit_id": ["007", "8"], "own_hit": [True, False]}), path)
+    frame = RETRIEVAL.read_if_present(path)
+    assert frame is not None and frame["unit_id"].tolist() == ["007", "8"]

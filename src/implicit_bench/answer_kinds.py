@@ -18,7 +18,6 @@ Every kind answers four questions:
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import re
@@ -111,9 +110,10 @@ def get_kind(name: str) -> AnswerKind:
     if name in _KINDS:
         return _KINDS[name]
     if ":" in name:
-        module, _, attr = name.partition(":")
+        from implicit_bench.registry import import_target
+
         try:
-            cls = getattr(importlib.import_module(module), attr)
+            cls = import_target(name)
         except (ImportError, AttributeError) as exc:
             raise ConfigError(f"answer kind '{name}' cannot be imported: {exc}") from None
         if not (isinstance(cls, type) and issubclass(cls, AnswerKind)):

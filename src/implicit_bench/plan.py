@@ -156,7 +156,7 @@ def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]
         return []
     debias = DebiasParams.model_validate(params["debias"])
     kg_path = root / debias.units
-    kg = UNITS.read(kg_path, require=KG_COLUMNS) if kg_path.exists() else None
+    kg = UNITS.read_if_present(kg_path, require=KG_COLUMNS)
     n_kg = len(kg) if kg is not None else None
     plans = []
     if kg is not None:

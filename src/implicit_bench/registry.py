@@ -15,6 +15,13 @@ from implicit_bench.errors import ConfigError
 T = TypeVar("T")
 
 
+def import_target(ref: str) -> Any:
+    """The object a ``"module:attr"`` string names, importing the module on first use (every
+    lazy registry of the project: backends, answer kinds, metrics, analyze extensions)."""
+    module_name, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
 class Registry(Generic[T]):
     """Name -> lazily imported factory."""
 
@@ -38,9 +45,7 @@ class Registry(Generic[T]):
                 f"unknown {self.kind} backend '{name}'; known: {', '.join(self.names())}"
             ) from None
         if isinstance(target, str):
-            module_name, _, attr = target.partition(":")
-            module = importlib.import_module(module_name)
-            target = getattr(module, attr)
+            target = import_target(target)
             self._entries[name] = target
         return target
 

@@ -12,13 +12,13 @@ metric as a lazily imported ``"module:function"`` string, in the order of the ou
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from implicit_bench.analysis.context import EvalContext
 from implicit_bench.errors import ConfigError
+from implicit_bench.registry import import_target
 
 Output = Literal["benchmark", "lean"]
 
@@ -57,8 +57,7 @@ Metric = Callable[[EvalContext], dict[str, Any]]
 def load_metric(name: str, registry: dict[str, MetricSpec] | None = None) -> Metric:
     """The function of a registered metric (imported on first use)."""
     spec = (METRICS if registry is None else registry)[name]
-    module_name, _, attr = spec.target.partition(":")
-    return getattr(importlib.import_module(module_name), attr)
+    return import_target(spec.target)
 
 
 def selected_metrics(names: Sequence[str] | None, registry: dict[str, MetricSpec] | None = None) -> list[str]:

@@ -15,7 +15,6 @@ the output directory once the analysis has written its own (``start_extensions``
 
 from __future__ import annotations
 
-import importlib
 import os
 import pickle
 import shutil
@@ -29,6 +28,7 @@ from typing import Any
 
 from implicit_bench.analysis.load import Tables
 from implicit_bench.errors import ConfigError, InputError
+from implicit_bench.registry import import_target
 
 Extension = Callable[[Tables, Path, dict[str, Any]], "dict[str, Any] | None"]
 
@@ -41,8 +41,7 @@ EXTENSIONS: dict[str, str] = {
 
 
 def load_extension(ref: str) -> Extension:
-    module_name, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module_name), attr)
+    return import_target(ref)
 
 
 def run_extensions(

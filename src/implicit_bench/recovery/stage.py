@@ -239,23 +239,13 @@ def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[
     """The planted composite S = 100 * E[Y (1 - b / 5)] of each debiasing configuration's images:
     the sim generator's shift from the rewritten or steered prompt embedding (``alpha``:
     ``debias.alpha`` unless given), the scoring judges' planted behaviour."""
-    import os
-
     from implicit_bench.debias.render.stage import plan_inputs
-    from implicit_bench.debias.retrieval import read_retrieval
     from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, subset_units
     from implicit_bench.debias.steering import Encoding, direction, steer
     from implicit_bench.generators import create_generator
     from implicit_bench.params import section
     from implicit_bench.render.stage import RenderParams
-    from implicit_bench.tables import (
-        LLM_PAIRS,
-        LLM_PAIRS_PATH,
-        RETRIEVAL_PATH,
-        REWRITES,
-        REWRITES_PATH,
-        UNITS,
-    )
+    from implicit_bench.tables import LLM_PAIRS, RETRIEVAL, REWRITES, UNITS
     from implicit_bench.world.sampling import tilt
     from implicit_bench.world.truth import variant_matrix
 
@@ -271,11 +261,8 @@ def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[
     kg = UNITS.read(params.units, require=KG_COLUMNS)
     subset = subset_units(kg, params.subset)
 
-    def maybe(read, path: str):
-        return read(path) if os.path.exists(path) else None
-
-    rewrites, pairs = maybe(REWRITES.read, REWRITES_PATH), maybe(LLM_PAIRS.read, LLM_PAIRS_PATH)
-    retrieval = maybe(read_retrieval, RETRIEVAL_PATH)
+    rewrites, pairs = REWRITES.read_if_present(), LLM_PAIRS.read_if_present()
+    retrieval = RETRIEVAL.read_if_present()
     out: dict[str, float | None] = {}
     for name, spec in params.configs.items():
         frame, texts, _ = plan_inputs(name, spec, subset, kg, rewrites, pairs, retrieval)

@@ -247,6 +247,10 @@ class TableSpec:
         frame, _ = self.check([path or self.path], on_bad_row="error", require=require, sort=False, allow_empty=True)
         return frame
 
+    def read_if_present(self, path: str | Path | None = None, require: Iterable[str] | None = None) -> pd.DataFrame | None:
+        """``read``, or None when the file does not exist (the optional stage that writes it has not run)."""
+        return self.read(path, require) if Path(path or self.path).exists() else None
+
     def read_many(self, paths: Iterable[str | Path], require: Iterable[str] | None = None) -> pd.DataFrame:
         """Several files of this table as one validated frame (the key holds across files)."""
         frame, _ = self.check(list(paths), on_bad_row="error", require=require, sort=False, allow_empty=True)
