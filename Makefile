@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch: the CPU build 2.13.0 (local on this project's machines). GPU users: see docs/gpu.md.
 TORCH_SPEC ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: setup repro test lint bench clean-venv lock
+.PHONY: setup repro test lint bench clean-venv lock dvc-deps
 
 $(VENV)/.setup-stamp: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ test: setup
 
 lint: setup
 	$(BIN)/ruff check src stages tests benchmarks
+
+# dvc.yaml deps from each stage's import closure (docs/architecture.md, "Declared dependencies")
+dvc-deps: setup
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python scripts/dvc_deps.py
 
 bench: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python benchmarks/run_all.py

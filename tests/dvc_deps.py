@@ -37,6 +37,7 @@ from pathlib import Path
 
 PACKAGE = "implicit_bench"
 REGISTRY_STRING = re.compile(r"^(implicit_bench(?:\.\w+)+):\w+$")
+PACKAGE_PREFIX = re.compile(r"^(implicit_bench(?:\.\w+)*)\.$")  # f"implicit_bench.tiny.{kind}"
 WORKSPACE_ROOTS = ("data/", "metrics/", "models/", "plots/", "tables/", "report/")
 
 
@@ -139,6 +140,11 @@ def _imported_modules(root: Path, path: Path) -> set[str]:
             match = REGISTRY_STRING.match(node.value)
             if match:
                 found.add(match.group(1))
+            prefix = PACKAGE_PREFIX.match(node.value)
+            if prefix:  # import_module(f"pkg.{name}"): any module of the package
+                found.update(_submodules(root, prefix.group(1)))
+    if is_package and own and "iter_modules" in _attrs(path):  # pkgutil.iter_modules(__path__)
+        found.update(_submodules(root, own))
     modules = set()
     for name in found:
         parts = name.split(".")
@@ -147,6 +153,18 @@ def _imported_modules(root: Path, path: Path) -> set[str]:
             if module_file(root, prefix) is not None:
                 modules.add(prefix)
     return modules
+
+
+def _submodules(root: Path, package: str) -> set[str]:
+    """The modules directly inside a project package."""
+    init = module_file(root, package)
+    if init is None or init.name != "__init__.py":
+        return set()
+    return {
+        f"{package}.{p.stem if p.suffix == '.py' else p.name}"
+        for p in init.parent.iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()
+    }
 
 
 def import_closure(root: Path, script: Path) -> set[Path]:

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.dvc_deps import (
@@ -96,3 +99,90 @@ def test_params_sections_read_by_a_script(tmp_path):
         encoding="utf-8",
     )
     assert read_sections(script) == {"render", "base", "judge"}
+
+
+def test_dvc_yaml_deps_are_exactly_the_derived_ones():
+    """Every stage lists its script, its import closure and the package data it opens, and
+    nothing else under src/ (extra deps fail too): `make dvc-deps` writes them."""
+    from scripts.dvc_deps import render
+
+    current = (REPO_ROOT / "dvc.yaml").read_text(encoding="utf-8")
+    derived = render(REPO_ROOT, current)
+    diff = [f"- {a}\n+ {b}" for a, b in zip(current.splitlines(), derived.splitlines(), strict=False) if a != b]
+    assert derived == current, "dvc.yaml deps differ from the derived ones (run `make dvc-deps`):\n" + "\n".join(diff[:20])
+
+
+def test_workspace_deps_are_outputs_or_raw_files():
+    """A dep outside src/ and stages/ is another stage's output (or inside one) or a tracked raw file."""
+    from tests.dvc_deps import dvc_stages
+
+    specs = dvc_stages(REPO_ROOT)
+    outs = {o: s.name for s in specs for o in s.outs}
+    bad = []
+    for spec in specs:
+        for dep in spec.deps:
+            if dep.startswith(("src/", "stages/")):
+                continue
+            producers = {n for o, n in outs.items() if covered(dep, [o]) or covered(o, [dep])}
+            if not (producers - {spec.name}) and not (dep.startswith("data/raw/") and (REPO_ROOT / dep).exists()):
+                bad.append(f"{spec.name}: {dep}")
+    assert not bad, "deps nothing produces:\n" + "\n".join(bad)
+
+
+def test_compress_lists_a_folder_only_when_all_its_files_are_needed():
+    from scripts.dvc_deps import compress
+
+    files = ["src/p/a/x.py", "src/p/a/y.py", "src/p/b/x.py", "src/p/b/y.py", "src/p/c.py"]
+    assert compress({"src/p/a/x.py", "src/p/a/y.py", "src/p/b/x.py"}, files) == ["src/p/a", "src/p/b/x.py"]
+    assert compress(set(files), files) == ["src/p"]
+
+
+def test_closure_follows_import_module_prefixes_and_package_iteration(tmp_path):
+    _write(tmp_path, {
+        "src/implicit_bench/__init__.py": "",
+        "src/implicit_bench/kinds/__init__.py": "",
+        "src/implicit_bench/kinds/a.py": "",
+        "src/implicit_bench/kinds/b.py": "",
+        "src/implicit_bench/methods/__init__.py": "import pkgutil\nfor m in pkgutil.iter_modules(__path__):\n    pass\n",
+        "src/implicit_bench/methods/m.py": "",
+        "stages/s.py": (
+            "import importlib\nimport implicit_bench.methods\n"
+            "def load(kind):\n    return importlib.import_module(f'implicit_bench.kinds.{kind}')\n"
+        ),
+    })
+    found = {p.relative_to(tmp_path).as_posix() for p in import_closure(tmp_path, tmp_path / "stages/s.py")}
+    assert {"src/implicit_bench/kinds/a.py", "src/implicit_bench/kinds/b.py", "src/implicit_bench/methods/m.py"} <= found
+
+
+@pytest.mark.slow
+def test_editing_the_openai_llm_client_reruns_only_the_stages_importing_it(tmp_path):
+    """Real DVC: with every stage committed, an edit of llm/openai.py changes the deps of exactly
+    the stages whose import closure holds it (not `world`, hence not the whole DAG)."""
+    import json
+    import subprocess
+
+    from tests.conftest import copy_repo
+    from tests.dvc_deps import dvc_stages
+
+    copy_repo(REPO_ROOT, tmp_path)
+    dvc = [sys.executable, "-m", "dvc"]
+    subprocess.run([*dvc, "init", "--no-scm", "-q", "-f"], cwd=tmp_path, check=True)
+    specs = dvc_stages(tmp_path)
+    for spec in specs:  # placeholder outputs, so `dvc commit` records every stage as run
+        for out in spec.outs:
+            path = tmp_path / out
+            if not Path(out).suffix:
+                path.mkdir(parents=True, exist_ok=True)
+                (path / "placeholder").write_text(out, encoding="utf-8")
+            elif not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(out, encoding="utf-8")
+    subprocess.run([*dvc, "commit", "-f", "-q"], cwd=tmp_path, check=True, capture_output=True)
+    client = tmp_path / "src/implicit_bench/llm/openai.py"
+    client.write_text(client.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
+    status = json.loads(subprocess.run([*dvc, "status", "--json"], cwd=tmp_path, check=True,
+                                       capture_output=True, text=True).stdout)
+    rerun = {name.rpartition(":")[2] for name in status}
+    importing = {s.name.rpartition(":")[2] for s in specs if client in import_closure(tmp_path, tmp_path / s.script)}
+    assert "world" not in importing and "render" not in importing
+    assert rerun == importing
