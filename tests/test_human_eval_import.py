@@ -86,8 +86,8 @@ def test_report_values_by_hand(study):
     # j2 = 1,2,3,3,5,3: |diff| = 11/3,4/3,7/3,8/3,2/3,1/3 -> 33/3 / 6 = 11/6
     assert report["human_vs_judge"]["j2"]["mae"] == pytest.approx(11 / 6, abs=1e-6)
     # flips: human S - A > 0 on both cases; j1 S - A = 3, 3 (no flip); j2 = -2 (flip), 2
-    assert report["direction_flips"]["j1"] == {"flips": 0, "cases": 2, "ties": 0, "share": 0.0}
-    assert report["direction_flips"]["j2"] == {"flips": 1, "cases": 2, "ties": 0, "share": 0.5}
+    assert report["direction_flips"]["j1"] == {"flips": 0, "cases": 2, "ties": 0, "share": 0.0, "disagree_gt": 0}
+    assert report["direction_flips"]["j2"] == {"flips": 1, "cases": 2, "ties": 0, "share": 0.5, "disagree_gt": 1}
     # inter-rater over the 6 images: A = 5,3,1,0,4,2; B = 4,3,0,1,5,3; C = 5,4,1,0,4,3
     # SS: A 17.5, B 52/3, C 113/6; cov AB 15, AC 17.5, BC 47/3
     r_ab = 15 / math.sqrt(17.5 * 52 / 3)

@@ -80,3 +80,23 @@ def geometric_mean(values: Sequence[float]) -> float:
 
 def share(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator else math.nan
+
+
+def fisher_z_test(r1: float, n1: int, r2: float, n2: int) -> dict[str, float | None]:
+    """Two-sided test that two independent Pearson correlations are equal (Fisher 1921):
+    ``z = (atanh r1 - atanh r2) / sqrt(1 / (n1 - 3) + 1 / (n2 - 3))``, ``p = 2 (1 - Phi(|z|))``.
+
+    ``n1`` / ``n2`` are the numbers of independent sampling units behind each r: images for the
+    plain test, clusters (cases) for the case-clustered one (paper Appendix D.4). ``z`` and ``p``
+    are None when either r is undefined or +-1, or an n is 3 or less."""
+    from scipy.special import ndtr
+
+    undefined = {"z": None, "p": None, "r1": _or_none(r1), "r2": _or_none(r2), "n1": int(n1), "n2": int(n2)}
+    if any(x is None or not math.isfinite(x) or abs(x) >= 1 for x in (r1, r2)) or n1 <= 3 or n2 <= 3:
+        return undefined
+    z = (math.atanh(r1) - math.atanh(r2)) / math.sqrt(1 / (n1 - 3) + 1 / (n2 - 3))
+    return {**undefined, "z": float(z), "p": float(2 * ndtr(-abs(z)))}
+
+
+def _or_none(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)

@@ -29,11 +29,13 @@ from implicit_bench.human_eval.stats import (
 )
 from implicit_bench.provenance import provenance
 from implicit_bench.schema import VARIANTS
+from implicit_bench.stats import fisher_z_test
 from implicit_bench.tables.judgements import read_judgements
 
 RATING_ITEMS = ("rating_1", "rating_2", "rating_3")
 
 R_LEVEL = 0.95  # Fisher-z interval of the human-judge Pearson r
+SCREEN_RULES = ("loo_mean", "mean_pairwise", "none")
 
 
 def load_manifests(paths: list[str | Path]) -> dict[str, dict[str, Any]]:
@@ -134,7 +136,8 @@ def screen_raters(ratings: pd.DataFrame, threshold: float, rule: str, min_pairs:
     """Per round and rater: agreement with the other raters; ``kept`` = agreement >= threshold.
 
     rule ``loo_mean``: Pearson r with the mean of the other raters' ratings of the same
-    images; ``mean_pairwise``: mean of the Pearson r with each other rater. An undefined r
+    images; ``mean_pairwise``: mean of the Pearson r with each other rater (the paper's rule,
+    Appendix D.4); ``none``: every rater kept (both values still reported). An undefined r
     (constant ratings, too few shared images) fails the screen."""
     rows = []
     for bundle, part in ratings.groupby("bundle_id"):
@@ -142,8 +145,8 @@ def screen_raters(ratings: pd.DataFrame, threshold: float, rule: str, min_pairs:
         loo = loo_correlations(matrix, min_pairs)
         pair = mean_pairwise_by_rater(matrix, min_pairs)
         chosen = loo if rule == "loo_mean" else pair
-        if rule not in ("loo_mean", "mean_pairwise"):
-            raise ValueError(f"unknown screen_rule {rule!r}")
+        if rule not in SCREEN_RULES:
+            raise ValueError(f"unknown screen_rule {rule!r}; expected one of {', '.join(SCREEN_RULES)}")
         for i, rater in enumerate(raters):
             rows.append(
                 {
@@ -152,7 +155,7 @@ def screen_raters(ratings: pd.DataFrame, threshold: float, rule: str, min_pairs:
                     "n_ratings": int((~np.isnan(matrix[i])).sum()),
                     "r_loo_mean": _num(loo[i]),
                     "r_mean_pairwise": _num(pair[i]),
-                    "kept": bool(not math.isnan(chosen[i]) and chosen[i] >= threshold) if len(raters) > 1 else True,
+                    "kept": bool(not math.isnan(chosen[i]) and chosen[i] >= threshold) if len(raters) > 1 and rule != "none" else True,
                 }
             )
     return pd.DataFrame(rows, columns=["bundle_id", "rater", "n_ratings", "r_loo_mean", "r_mean_pairwise", "kept"])
@@ -187,17 +190,23 @@ def judge_scores(paths: list[str], manifests: dict[str, dict[str, Any]], root: P
 
 
 def _inter_rater(ratings: pd.DataFrame, min_pairs: int) -> dict[str, Any]:
-    """Mean pairwise r and ordinal alpha within each round, averaged over rounds."""
+    """Mean pairwise r within each round, averaged over rounds; ordinal alpha over every round's
+    images at once, each round's raters their own rows (a coincidence pairs two ratings of one
+    image, so pairs stay within a round): the paper's per-type alpha (Table 30; averaging the
+    rounds' alphas instead gives religion 0.40, age 0.44, socioeconomic 0.40 against its 0.46,
+    0.41, 0.42)."""
     per_round = {}
     for bundle, part in ratings.groupby("bundle_id"):
         matrix, _ = _matrix(part)
         r, n_pairs = mean_pairwise_r(matrix, min_pairs)
         per_round[str(bundle)] = {"mean_pairwise_r": _num(r), "n_pairs": n_pairs, "alpha_ordinal": _num(krippendorff_alpha(matrix, "ordinal")), "n_raters": int(matrix.shape[0])}
     rs = [v["mean_pairwise_r"] for v in per_round.values() if v["mean_pairwise_r"] is not None]
-    alphas = [v["alpha_ordinal"] for v in per_round.values() if v["alpha_ordinal"] is not None]
+    keyed = ratings.assign(_rater=ratings["bundle_id"].astype(str) + "\x00" + ratings["rater"].astype(str))
+    pooled = keyed.pivot_table(index="_rater", columns=["bundle_id", "case", "position"], values="rating", aggfunc="first") if len(ratings) else None
+    alpha = krippendorff_alpha(pooled.to_numpy(dtype=float), "ordinal") if pooled is not None else math.nan
     return {
         "mean_pairwise_r": _num(float(np.mean(rs))) if rs else None,
-        "alpha_ordinal": _num(float(np.mean(alphas))) if alphas else None,
+        "alpha_ordinal": _num(alpha),
         "rounds": per_round,
     }
 
@@ -215,7 +224,10 @@ def _versus_judges(images: pd.DataFrame, judges: list[str]) -> dict[str, Any]:
 
 def _flips(images: pd.DataFrame, judges: list[str]) -> dict[str, Any]:
     """Cases where a judge orders the stereotype and anti-stereotype images opposite to the
-    human mean (strictly opposite signs of S - A); ties on either side are counted apart."""
+    human mean (strictly opposite signs of S - A); ties on either side are counted apart.
+    ``disagree_gt``: cases where "S rated above A" is true for one and false for the other (the
+    authors' ``scripts/analyze_human_eval.py`` direction check: a tie counts against a strict
+    order), the rule behind the paper's 12 / 16 of 100 (Appendix D.2)."""
     out = {}
     wide = images.pivot_table(index=["bundle_id", "case"], columns="variant", values=["human_mean", *[f"judge:{j}" for j in judges]], aggfunc="first")
     for judge in judges:
@@ -224,13 +236,14 @@ def _flips(images: pd.DataFrame, judges: list[str]) -> dict[str, Any]:
             human = wide[("human_mean", "stereotype")] - wide[("human_mean", "anti_stereotype")]
             model = wide[(col, "stereotype")] - wide[(col, "anti_stereotype")]
         except KeyError:
-            out[judge] = {"flips": None, "cases": 0, "ties": 0, "share": None}
+            out[judge] = {"flips": None, "cases": 0, "ties": 0, "share": None, "disagree_gt": None}
             continue
         both = human.notna() & model.notna()
         flips = int(((human * model) < 0)[both].sum())
         ties = int(((human == 0) | (model == 0))[both].sum())
         cases = int(both.sum())
-        out[judge] = {"flips": flips, "cases": cases, "ties": ties, "share": _num(flips / cases) if cases else None}
+        disagree = int(((human > 0) != (model > 0))[both].sum())
+        out[judge] = {"flips": flips, "cases": cases, "ties": ties, "share": _num(flips / cases) if cases else None, "disagree_gt": disagree}
     return out
 
 
@@ -240,8 +253,28 @@ def human_eval_report(
     params: HumanEvalParams,
     root: str | Path = ".",
 ) -> dict[str, Any]:
-    root = Path(root)
+    """The report of rating bundles: answers checked against their manifests, judge scores from
+    the rubric judgements (``params.judgements``)."""
     ratings, kg, counts = read_answers(answer_paths, manifests)
+    scores, models = judge_scores(params.judgements, manifests, Path(root))
+    return study_report(ratings, kg, scores, params, models=models, bundles=sorted(manifests), answers=counts)
+
+
+def study_report(
+    ratings: pd.DataFrame,
+    kg: pd.DataFrame,
+    scores: pd.DataFrame,
+    params: HumanEvalParams,
+    *,
+    models: list[tuple[str, str]] | None = None,
+    bundles: list[str] | None = None,
+    answers: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """Tables 28-30 and D.2 from long-form frames (``read_answers`` columns; ``scores``:
+    unit_id, variant, seed, judge, score). One ``bundle_id`` = one round; the release's Google
+    Form rounds come in through :mod:`implicit_bench.release.human_study`."""
+    models = models or []
+    counts = answers or {}
     screening = screen_raters(ratings, params.screen_threshold, params.screen_rule, params.min_pairs)
     kept_keys = set(zip(screening.loc[screening["kept"], "bundle_id"], screening.loc[screening["kept"], "rater"], strict=True))
     all_raters = set(zip(ratings["bundle_id"], ratings["rater"], strict=True)) | set(zip(kg["bundle_id"], kg["rater"], strict=True))
@@ -249,7 +282,6 @@ def human_eval_report(
     ratings = ratings[[k in kept_keys for k in zip(ratings["bundle_id"], ratings["rater"], strict=True)]]
     kg = kg[[k in kept_keys for k in zip(kg["bundle_id"], kg["rater"], strict=True)]]
 
-    scores, models = judge_scores(params.judgements, manifests, root)
     judges = sorted(scores["judge"].astype(str).unique())
     images = (
         ratings.groupby(["bundle_id", "case", "position", "unit_id", "bias_type", "variant", "seed"], as_index=False)
@@ -263,11 +295,13 @@ def human_eval_report(
     n_kg = int(len(kg))
     report: dict[str, Any] = {
         "provenance": provenance(models),
-        "bundles": sorted(manifests),
+        "bundles": bundles if bundles is not None else sorted(ratings["bundle_id"].astype(str).unique()),
         "n_raters": int(len({r for _, r in kept_keys})),
+        "n_raters_per_round": {str(b): int(n) for b, n in ratings.groupby("bundle_id")["rater"].nunique().items()},
         "n_cases": int(images[["bundle_id", "case"]].drop_duplicates().shape[0]),
         "n_images": int(len(images)),
         "n_ratings": int(len(ratings)),
+        "n_ratings_by_variant": {v: int((ratings["variant"] == v).sum()) for v in VARIANTS},
         "n_kg_answers": n_kg,
         "answers": counts,
         "kg_validity": {a: _num(kg_counts.get(a, 0) / n_kg) if n_kg else None for a in KG_ANSWERS},
@@ -284,6 +318,7 @@ def human_eval_report(
         },
         "by_bias_type": {},
         "groups": {},
+        "group_tests": {},
     }
     def subset(rows: pd.DataFrame, bias_types: set[str]) -> dict[str, Any]:
         sub_r = ratings[ratings["bias_type"].isin(bias_types)]
@@ -302,4 +337,21 @@ def human_eval_report(
         report["groups"][name] = subset(images, set(members) & present)
         others = present - set(members)
         report["groups"][f"not {name}"] = subset(images, others)
+        report["group_tests"][name] = _group_tests(images, set(members) & present, others, judges)
     return report
+
+
+def _group_tests(images: pd.DataFrame, inside: set[str], outside: set[str], judges: list[str]) -> dict[str, Any]:
+    """Per judge: Fisher z test of r(human mean, judge) inside the group against outside it,
+    plain (n = images) and clustered by case (n = cases, each case's three images one unit;
+    paper Appendix D.4)."""
+    out: dict[str, Any] = {}
+    a, b = images[images["bias_type"].isin(inside)], images[images["bias_type"].isin(outside)]
+    for judge in judges:
+        col = f"judge:{judge}"
+        ra, _, na = pearson_ci(a["human_mean"].to_numpy(float), a[col].to_numpy(float), R_LEVEL)
+        rb, _, nb = pearson_ci(b["human_mean"].to_numpy(float), b[col].to_numpy(float), R_LEVEL)
+        ca = int(a.dropna(subset=["human_mean", col])[["bundle_id", "case"]].drop_duplicates().shape[0])
+        cb = int(b.dropna(subset=["human_mean", col])[["bundle_id", "case"]].drop_duplicates().shape[0])
+        out[judge] = {"plain": fisher_z_test(ra, na, rb, nb), "clustered": fisher_z_test(ra, ca, rb, cb)}
+    return out

@@ -56,7 +56,7 @@ class HumanEvalParams(StrictModel):
     image_size: PositiveInt = 512
     exclude: list[str] = []  # manifests / answer CSVs / unit-id lists of units already rated
     screen_threshold: float = 0.40
-    screen_rule: str = "loo_mean"  # loo_mean | mean_pairwise
+    screen_rule: str = "loo_mean"  # loo_mean | mean_pairwise (the paper's, Appendix D.4) | none
     min_pairs: PositiveInt = 3
     directional_below: NonNegInt = 4  # bias types with fewer cases are flagged directional only
     groups: dict[str, list[str]] = {"visually-legible": ["race", "gender", "profession", "age"]}

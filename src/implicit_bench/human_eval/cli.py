@@ -45,7 +45,7 @@ def export_cmd(params_path, out, sample_size, seed, config, image_seed, exclude,
 @click.option("--manifest", "manifests", multiple=True, required=True, help="bundle manifest.json (one per round; repeatable)")
 @click.option("--out", default=None, help="metrics JSON (default: params human_eval.out_metrics)")
 @click.option("--threshold", type=float, default=None, help="rater screening threshold (paper: 0.40)")
-@click.option("--rule", type=click.Choice(["loo_mean", "mean_pairwise"]), default=None, help="rater screening rule")
+@click.option("--rule", type=click.Choice(["loo_mean", "mean_pairwise", "none"]), default=None, help="rater screening rule")
 @click.argument("answers", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 def import_cmd(params_path, manifests, out, threshold, rule, answers) -> None:
     """Read rater ANSWERS CSVs and write the human-evaluation metrics JSON."""

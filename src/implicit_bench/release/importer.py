@@ -94,6 +94,8 @@ class Imported:
     images: pd.DataFrame
     retrieval: pd.DataFrame | None
     manifest: dict[str, Any] = field(default_factory=dict)
+    human_study: dict[str, Any] | None = None  # frames + ``report`` (release/human_study.py)
+    prompt_labels: dict[str, Any] | None = None  # Appendix B.3 report (release/prompt_labels.py)
 
 
 def _seed(series: pd.Series, where: str) -> pd.Series:
@@ -298,8 +300,9 @@ def _sha256(release: Release, rel: str) -> str:
     return hashlib.sha256(release.read_bytes(rel)).hexdigest()
 
 
-def import_release(source: str | Path) -> Imported:
-    """Read the release and build every table (nothing is written)."""
+def import_release(source: str | Path, human_params: Any = None) -> Imported:
+    """Read the release and build every table (nothing is written). ``human_params``: the
+    ``HumanEvalParams`` of the human-study analysis (default: the paper's rater screening)."""
     release = Release(source)
     for rel in (PROMPTS, SCORES):
         if not release.exists(rel):
@@ -342,6 +345,11 @@ def import_release(source: str | Path) -> Imported:
     retrieval = read_retrieval(release)
     if retrieval is not None:
         used.append(RETRIEVAL)
+    human = _human_study(release, known, human_params)
+    labels = _prompt_labels(release, known)
+    for extra in (human, labels):
+        if extra is not None:
+            used += extra["files"]
     rubric = pd.concat([f[f["task"] == "rubric"] for f in judgements.values()], ignore_index=True)
     rubric_values = pd.to_numeric(rubric["value"], errors="coerce")
     manifest = {
@@ -362,7 +370,40 @@ def import_release(source: str | Path) -> Imported:
         "reproduces": layout.REPRODUCIBLE,
         "does_not_reproduce": layout.NOT_REPRODUCIBLE,
     }
-    return Imported(units, judgements, images, retrieval, manifest)
+    return Imported(units, judgements, images, retrieval, manifest, human, labels)
+
+
+# The paper's rater screening (Appendix D.4): mean pairwise Pearson r against the rest of the
+# round below 0.40 -> excluded before any analysis.
+PAPER_SCREENING = {"screen_rule": "mean_pairwise", "screen_threshold": 0.40}
+
+
+def _human_study(release: Release, known: set[str], params: Any) -> dict[str, Any] | None:
+    from implicit_bench.human_eval.analyze import study_report
+    from implicit_bench.human_eval.bundle import HumanEvalParams
+    from implicit_bench.release.human_study import read_human_study
+
+    study = read_human_study(release)
+    if study is None:
+        return None
+    stray = sorted(set(study["ratings"]["unit_id"]) - known)
+    if stray:
+        raise InputError(release.where("data/human_eval*/manifest.csv"), None, "case_id", f"{len(stray)} case id(s) not in {PROMPTS}, e.g. {stray[0]!r}")
+    params = params or HumanEvalParams(**PAPER_SCREENING)
+    study["report"] = study_report(study["ratings"], study["kg"], study["scores"], params, answers={"rounds": study["counts"]})
+    return study
+
+
+def _prompt_labels(release: Release, known: set[str]) -> dict[str, Any] | None:
+    from implicit_bench.release.prompt_labels import read_prompt_labels
+
+    report = read_prompt_labels(release)
+    if report is not None:
+        for protocol, ids in report.pop("unit_ids").items():
+            stray = sorted(ids - known)
+            if stray:
+                raise InputError(release.where(f"data/labeled_{protocol}.csv"), None, "id", f"{len(stray)} id(s) not in {PROMPTS}, e.g. {stray[0]!r}")
+    return report
 
 
 def write_imported(imported: Imported, out: str | Path) -> dict[str, str]:
@@ -383,6 +424,7 @@ def write_imported(imported: Imported, out: str | Path) -> dict[str, str]:
         put(imported.images, "images")
     if imported.retrieval is not None:
         put(imported.retrieval, "retrieval")
+    paths.update(_write_studies(imported, out, put))
     for name, recipe in RECIPES.items():
         if all(f in paths for f in recipe["files"]):
             path = out / f"analyze_{name}.yaml"
@@ -391,6 +433,35 @@ def write_imported(imported: Imported, out: str | Path) -> dict[str, str]:
     manifest = {**imported.manifest, "written": {k: str(PurePosixPath(Path(v).name)) for k, v in paths.items()}, "commands": commands(out, paths)}
     write_json(out / "manifest.json", manifest)
     paths["manifest.json"] = str(out / "manifest.json")
+    return paths
+
+
+def _write_studies(imported: Imported, out: Path, put: Any) -> dict[str, str]:
+    """The human study (long-form ratings, KG answers, judge scores, ``human_eval.json``,
+    tables) and the prompt labels (``prompt_labels.json``, tables)."""
+    from implicit_bench.analysis.report import clean, write_tables
+
+    paths: dict[str, str] = {}
+    if imported.human_study is not None:
+        from implicit_bench.human_eval.tables import human_study_tables
+
+        study = imported.human_study
+        put(study["ratings"], "human_ratings")
+        put(study["kg"], "human_kg")
+        put(study["scores"], "human_scores")
+        write_json(out / "human_eval.json", clean(study["report"]))
+        paths["human_eval.json"] = str(out / "human_eval.json")
+        for p in write_tables(out, human_study_tables(study["report"])):
+            paths[str(Path(p).relative_to(out))] = p
+    if imported.prompt_labels is not None:
+        from implicit_bench.release.prompt_labels import flips_table, kappa_table, table11
+
+        report = imported.prompt_labels
+        write_json(out / "prompt_labels.json", clean(report))
+        paths["prompt_labels.json"] = str(out / "prompt_labels.json")
+        tables = {"prompt_labels_table11": table11(report), "prompt_labels_kappa": kappa_table(report), "prompt_labels_flips": flips_table(report)}
+        for p in write_tables(out, tables):
+            paths[str(Path(p).relative_to(out))] = p
     return paths
 
 

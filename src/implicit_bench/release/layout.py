@@ -11,7 +11,11 @@ Files read (paths relative to the repository root of a checkout, or of a ``.zip`
 - ``cache/eval_results/exp_NN[_alpha1]_{eval,alignment}[_local].csv``: ``case_id,
   experiment_id, target, bias_type, alpha, seed, image_path`` and ``score`` (eval) or
   ``aligned`` (alignment), ``justification``;
-- ``data/retrieval_results.csv`` (optional): ``id, rank_prompt2kg, sim_prompt2kg, ...``.
+- ``data/retrieval_results.csv`` (optional): ``id, rank_prompt2kg, sim_prompt2kg, ...``;
+- ``data/human_eval/`` and ``data/human_eval_round2/`` (optional): each round's ``manifest.csv``
+  and Google Form export (release/human_study.py);
+- ``data/labeled_matching.csv``, ``data/labeled_independent.csv`` (optional): four LLMs'
+  prompt labels (release/prompt_labels.py).
 """
 
 from __future__ import annotations
@@ -65,6 +69,8 @@ REPRODUCIBLE: dict[str, str] = {
     "Table 31": "bootstrap intervals of dS",
     "Table 32": "alpha 1 against alpha 2 for experiments 4-11",
     "Figure 6": "Hedges' g per bias type, pooled over Qwen3-VL and Gemma-4",
+    "Tables 28, 29, 30 and Appendix D.2 / D.4": "human study of two rounds (data/human_eval*): KG validity, ratings, inter-rater r and alpha, human vs Qwen3-VL / Gemma-4, Fisher z tests, rater screening",
+    "Table 11 and Appendix B.3 / E.1": "prompt-label accuracy of four LLMs, Fleiss' kappa (all, leave-one-out), pairwise Cohen's kappa, stereotype/anti flips",
     "Appendix C.5 retrieval": "top-1 own-unit rate from rank_prompt2kg (same-head / same-pair rates need the retrieved ids, absent)",
 }
 NOT_REPRODUCIBLE: dict[str, str] = {
@@ -72,5 +78,4 @@ NOT_REPRODUCIBLE: dict[str, str] = {
     "Table 3 / 9 / 10 pre-filter columns, Table 2": "no pre-filter scores of the 4,705 candidate units (data/pre_filter is stored as large files outside the CSVs read here)",
     "Table 23 (held-out seeds)": "no held-out-seed judgements",
     "Tables 15-17 (InternVL3)": "no InternVL3 scores",
-    "Human study (Section 3.4, Appendix D)": "rater answers are not in the layout read here",
 }
