@@ -58,6 +58,11 @@ def read_round(release: Any, bundle: str, folder: str) -> tuple[pd.DataFrame, pd
         raise InputError(where_m, int(np.flatnonzero(kinds.to_numpy())[0]) + 1, "question_kind", f"expected one of {', '.join(KINDS)}")
     manifest = manifest.assign(_s=manifest["section_id"].astype(int), _q=manifest["sub_q"].astype(int), _row=np.arange(1, len(manifest) + 1))
     manifest = manifest.sort_values(["_s", "_q"], kind="stable").reset_index(drop=True)
+    first = manifest.groupby("_s")["case_id"].transform("first")
+    mixed = manifest["case_id"] != first
+    if mixed.any():
+        row = manifest[mixed].iloc[0]
+        raise InputError(where_m, int(row["_row"]), "case_id", f"section {row['_s']} lists cases {first[mixed].iloc[0]!r} and {row['case_id']!r}")
     dup = manifest.duplicated(["_s", "_q"])
     if dup.any():
         raise InputError(where_m, int(manifest.loc[dup, "_row"].iloc[0]), "sub_q", "question (section_id, sub_q) listed twice")

@@ -386,7 +386,7 @@ def _human_study(release: Release, known: set[str], params: Any) -> dict[str, An
     study = read_human_study(release)
     if study is None:
         return None
-    stray = sorted(set(study["ratings"]["unit_id"]) - known)
+    stray = sorted((set(study["ratings"]["unit_id"]) | set(study["kg"]["unit_id"])) - known)
     if stray:
         raise InputError(release.where("data/human_eval*/manifest.csv"), None, "case_id", f"{len(stray)} case id(s) not in {PROMPTS}, e.g. {stray[0]!r}")
     params = params or HumanEvalParams(**PAPER_SCREENING)
