@@ -168,3 +168,16 @@ def test_released_flagged_by_is_compared(tmp_path):
     t = load_tables(tmp_path / "units.csv", [tmp_path / "j.parquet"])
     # recomputed: u1 positive under B only (agrees), u2 under A only (release: both); u3 not compared
     assert select_units(t, SelectParams()).metrics["release_flagged_by"] == {"units_compared": 2, "units_agreeing": 1, "share_agreeing": 0.5}
+
+
+def test_min_seeds_all_is_every_selection_seed(tables):
+    # "all" = the paper's "positive mean dx over the three seeds": as min_seeds=3 here, and 2
+    # when seed 2042 is held out (u2 then has its one complete A seed out of two: no mean)
+    res = select_units(tables, SelectParams(min_seeds="all"))
+    same = select_units(tables, SelectParams(min_seeds=3))
+    assert res.metrics["min_seeds"] == 3 and res.metrics["min_seeds_param"] == "all"
+    assert sorted(res.selected["unit_id"]) == sorted(same.selected["unit_id"])
+    held = select_units(tables, SelectParams(min_seeds="all", held_out_seeds=[2042], bootstrap={"n": 10}))
+    assert held.metrics["min_seeds"] == 2
+    with pytest.raises(ValueError):
+        SelectParams(min_seeds="most")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -33,7 +33,9 @@ class SelectParams(InputParams):
     config: str | None = None  # generator configuration used for selection (None: the only one)
     judges: list[str] | None = None  # rubric judges (None: every rubric judge of that config)
     rule: Literal["union", "intersection"] = "union"
-    min_seeds: int = Field(default=1, ge=1)  # complete seeds a unit needs to have a mean dx
+    # complete seeds a unit needs to have a mean dx; "all": every selection seed (the paper's
+    # "positive mean dx over the three seeds", Section 3.3)
+    min_seeds: Annotated[int, Field(ge=1)] | Literal["all"] = 1
     seeds: Seeds | None = None  # None: every seed present except held_out_seeds
     held_out_seeds: Seeds | None = None  # Table 23: kept vs rejected units on new seeds
     bootstrap: BootstrapParams = Field(default_factory=lambda: BootstrapParams())

@@ -72,6 +72,9 @@ def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | Non
         seeds = sorted(int(s) for s in present if int(s) not in held)
     params = params.model_copy(update={"seeds": seeds})
     available = _selection_seeds(j, config, params.seeds, held)
+    declared = params.min_seeds
+    if declared == "all":
+        params = params.model_copy(update={"min_seeds": max(len(available), 1)})
     if params.min_seeds > len(available):
         raise ConfigError(
             f"select.min_seeds = {params.min_seeds} but the rubric judgements of '{config}' have "
@@ -116,6 +119,7 @@ def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | Non
         "judges": judges,
         "rule": params.rule,
         "min_seeds": params.min_seeds,
+        "min_seeds_param": declared,
         "seeds": params.seeds,
         "units_candidates": len(unit_ids),
         "units_kept": int(kept.sum()),
