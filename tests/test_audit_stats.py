@@ -41,3 +41,21 @@ def test_chisquare_uniform_by_hand():
     # [6, 3]: expected 4.5 each, chi2 = 2 * 1.5^2 / 4.5 = 1.0, p = P(chi2_1 > 1) = erfc(sqrt(1/2))
     out = chisquare_uniform([6, 3])
     assert out["chi2"] == pytest.approx(1.0) and out["p_value"] == pytest.approx(math.erfc(math.sqrt(0.5)))
+
+
+def test_holm_by_hand_and_as_statsmodels():
+    import numpy as np
+    from statsmodels.stats.multitest import multipletests
+
+    from implicit_bench.stats import bootstrap_p, holm
+
+    # sorted 0.01, 0.02, 0.04 (m = 3): 3 x 0.01 = 0.03, 2 x 0.02 = 0.04, 1 x 0.04 = 0.04
+    out = holm({"a": 0.04, "b": 0.01, "c": 0.02, "d": None})
+    assert out["b"] == pytest.approx(0.03) and out["c"] == pytest.approx(0.04) and out["a"] == pytest.approx(0.04) and out["d"] is None
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0, 0.2, size=9)
+    ours = holm({str(i): float(v) for i, v in enumerate(p)})
+    assert [ours[str(i)] for i in range(9)] == pytest.approx(list(multipletests(p, method="holm")[1]))
+    # 2 of 10 replicates at or below 0: p = 2 x 0.2 = 0.4; none: 0
+    assert bootstrap_p(np.array([-1, 0, 1, 2, 3, 4, 5, 6, 7, 8.0])) == pytest.approx(0.4)
+    assert bootstrap_p(np.array([1.0, 2.0])) == 0.0 and bootstrap_p(np.array([np.nan])) is None

@@ -100,3 +100,28 @@ def fisher_z_test(r1: float, n1: int, r2: float, n2: int) -> dict[str, float | N
 
 def _or_none(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
+
+
+def bootstrap_p(reps: np.ndarray, null: float = 0.0) -> float | None:
+    """Two-sided percentile-bootstrap p-value of ``statistic = null``: twice the smaller share
+    of finite replicates on either side of ``null`` (capped at 1); None without replicates."""
+    reps = np.asarray(reps, dtype=float)
+    reps = reps[np.isfinite(reps)]
+    if reps.size == 0:
+        return None
+    return float(min(1.0, 2 * min((reps <= null).mean(), (reps >= null).mean())))
+
+
+def holm(pvalues: dict[str, float | None]) -> dict[str, float | None]:
+    """Holm's step-down adjusted p-values over the non-null entries (Holm 1979; the same as
+    ``statsmodels.stats.multitest.multipletests(method="holm")``, not imported on the analyze
+    path); None stays None."""
+    keys = [k for k, p in pvalues.items() if p is not None and math.isfinite(p)]
+    ordered = sorted(keys, key=lambda k: pvalues[k])
+    m = len(ordered)
+    out: dict[str, float | None] = dict.fromkeys(pvalues)
+    running = 0.0
+    for i, k in enumerate(ordered):
+        running = max(running, min(1.0, (m - i) * float(pvalues[k])))
+        out[k] = running
+    return out

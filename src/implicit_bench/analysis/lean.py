@@ -19,6 +19,7 @@ from implicit_bench.analysis.bootstrap import Bootstrap, hedges_g, moments, pear
 from implicit_bench.analysis.selection import dx_frame
 from implicit_bench.analysis.views import rows
 from implicit_bench.estimate import estimate_json
+from implicit_bench.stats import bootstrap_p, holm
 
 
 def scorer_values(
@@ -188,11 +189,16 @@ def _hedges_of_rows(sub: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[str
         ]
         g = hedges_g(*(p.sum() for p in parts))
         reps = boot.sums(np.column_stack(parts), f"{stream}/bias_type={t}")
+        g_reps = hedges_g(*(reps[:, k] for k in range(6)))
         out[t] = {
             "n_stereotype": int(parts[0].sum()),
             "n_anti": int(parts[3].sum()),
-            "g": boot.interval(g, hedges_g(*(reps[:, k] for k in range(6))), f"{stream}/bias_type={t}", len(block)),
+            "g": boot.interval(g, g_reps, f"{stream}/bias_type={t}", len(block)),
+            "p": bootstrap_p(g_reps),  # two-sided bootstrap p of g = 0
         }
+    # one test per bias type: Holm's correction across the types (docs/analysis.md)
+    for t, p in holm({t: e["p"] for t, e in out.items()}).items():
+        out[t]["p_holm"] = p
     return out
 
 

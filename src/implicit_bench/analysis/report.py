@@ -235,6 +235,7 @@ def hedges_table(hedges: dict[str, Any], diagnostic: list[str]) -> pd.DataFrame:
     for t, e in hedges["pooled"].items():
         rec: dict[str, Any] = {"bias_type": t, "diagnostic": t in diagnostic, "n_stereotype": e["n_stereotype"], "n_anti": e["n_anti"]}
         rec["g"], rec["ci_low"], rec["ci_high"] = _iv(e["g"], pct=False)
+        rec["p"], rec["p_holm"] = e.get("p"), e.get("p_holm")
         for j, per in hedges["per_judge"].items():
             rec[f"g [{j}]"] = _iv(per[t]["g"], pct=False)[0] if t in per else None
         recs.append(rec)
