@@ -181,3 +181,17 @@ def test_min_seeds_all_is_every_selection_seed(tables):
     assert held.metrics["min_seeds"] == 2
     with pytest.raises(ValueError):
         SelectParams(min_seeds="most")
+
+
+def test_table9_post_extraction_column(tables):
+    # extracted: 3 gender units (2 of them in the judged subset), 4 race units (1 judged)
+    pairs = pd.DataFrame({"bias_type": ["gender"] * 4 + ["race"] * 6})
+    extracted = pd.DataFrame({"unit_id": list("abcdefg"), "bias_type": ["gender"] * 3 + ["Race"] * 4})
+    ret = {r["bias_type"]: r for r in select_units(tables, SelectParams(), pairs, extracted).metrics["retention"]}
+    assert ret["gender"]["post_extraction"] == 3 and ret["race"]["post_extraction"] == 4
+    # kept gender 2 of 3 extracted; all: 2 kept of 7 extracted (not of the 3 judged candidates)
+    assert ret["gender"]["retention_of_extracted"] == pytest.approx(2 / 3)
+    assert ret["all"]["post_extraction"] == 7 and ret["all"]["retention_of_extracted"] == pytest.approx(2 / 7)
+    assert ret["all"]["retention_of_candidates"] == pytest.approx(2 / 3)
+    # without the KG table the column is null
+    assert select_units(tables, SelectParams(), pairs).metrics["retention"][0]["post_extraction"] is None

@@ -12,6 +12,7 @@ from implicit_bench.tables import (
     CLIP_JUDGEMENTS_PATH,
     IMAGE_INDEX_GLOB,
     JUDGEMENTS_PATH,
+    KG_UNITS_PATH,
     PAIRS_PATH,
     SELECTED_UNITS_PATH,
     UNITS_PATH,
@@ -30,6 +31,7 @@ class SelectParams(InputParams):
     units: str = UNITS_PATH
     judgements: list[str] = Field(default_factory=lambda: [JUDGEMENTS_PATH, CLIP_JUDGEMENTS_PATH])  # clip's: when the clip stage ran
     pairs: str | None = PAIRS_PATH  # raw upstream counts of Table 9 (optional)
+    extracted: str | None = KG_UNITS_PATH  # post-extraction units of Table 9 (optional: every unit the KG stage wrote)
     config: str | None = None  # generator configuration used for selection (None: the only one)
     judges: list[str] | None = None  # rubric judges (None: every rubric judge of that config)
     rule: Literal["union", "intersection"] = "union"

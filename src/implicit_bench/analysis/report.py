@@ -48,9 +48,11 @@ def _iv(entry: dict[str, Any] | None, pct: bool = True) -> tuple[Any, Any, Any]:
 def selection_tables(sel: dict[str, Any]) -> dict[str, pd.DataFrame]:
     """Tables 3, 9 and 10 from metrics/selection.json."""
     retention = pd.DataFrame(sel["retention"])
-    for col in ("retention_of_candidates", "retention_of_raw"):
-        retention[col] = retention[col].map(_pct)
-    retention = retention.rename(columns={"retention_of_candidates": "retention_of_candidates_pct", "retention_of_raw": "retention_of_raw_pct"})
+    for col in ("retention_of_candidates", "retention_of_raw", "retention_of_extracted"):
+        if col in retention.columns:
+            retention[col] = retention[col].map(_pct)
+    retention = retention.rename(columns={"retention_of_candidates": "retention_of_candidates_pct", "retention_of_raw": "retention_of_raw_pct",
+                                          "retention_of_extracted": "retention_of_extracted_pct"})
     tables = {}
     if sel.get("held_out"):
         recs = []

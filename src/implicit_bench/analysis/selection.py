@@ -58,7 +58,7 @@ class SelectionResult:
     metrics: dict[str, Any]
 
 
-def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | None = None) -> SelectionResult:
+def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | None = None, extracted: pd.DataFrame | None = None) -> SelectionResult:
     """Apply the selection rule and describe its effect."""
     j = tables.judgements
     units = tables.units
@@ -129,7 +129,7 @@ def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | Non
         "candidates_by_source": _counts(units["source"]),
         "kept_by_source": _counts(units.set_index("unit_id").loc[kept_ids, "source"]),
         "per_judge": per_judge,
-        "retention": retention_table(units, kept_ids, pairs).to_dict(orient="records"),
+        "retention": retention_table(units, kept_ids, pairs, extracted).to_dict(orient="records"),
         "neutral_mean": neutral_means(j, unit_ids, kept_ids, params.seeds).to_dict(orient="records"),
         "filter_shape": filter_shape(j, unit_ids, kept_ids, params.seeds).to_dict(orient="records"),
         "complete_seeds": complete_seeds_check(per_unit, judges, len(available), params.min_seeds),
@@ -239,28 +239,38 @@ def _counts(series: pd.Series) -> dict[str, int]:
     return {str(k): int(v) for k, v in series.value_counts().sort_index().items()}
 
 
-def retention_table(units: pd.DataFrame, kept_ids: Sequence[str], pairs: pd.DataFrame | None) -> pd.DataFrame:
-    """Table 9: per bias type, raw upstream pairs (when given), candidate units, kept units."""
+def retention_table(units: pd.DataFrame, kept_ids: Sequence[str], pairs: pd.DataFrame | None,
+                    extracted: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Table 9: per bias type, raw upstream pairs (when given), post-extraction units (every
+    unit the KG stage extracted, when given), candidate units (those selection judged: the
+    subset), kept units; retention of kept against each."""
     cand = units["bias_type"].value_counts()
     kept = units.set_index("unit_id").loc[list(kept_ids), "bias_type"].value_counts()
     raw = pairs["bias_type"].map(normalise_bias_type).value_counts() if pairs is not None else None
-    types = [t for t in BIAS_TYPES if t in cand.index or (raw is not None and t in raw.index)]
+    ext = extracted["bias_type"].map(normalise_bias_type).value_counts() if extracted is not None else None
+    types = [t for t in BIAS_TYPES if t in cand.index or (raw is not None and t in raw.index) or (ext is not None and t in ext.index)]
     out = pd.DataFrame({"bias_type": types})
     out["raw_upstream"] = [int(raw.get(t, 0)) for t in types] if raw is not None else None
+    out["post_extraction"] = [int(ext.get(t, 0)) for t in types] if ext is not None else None
     out["candidates"] = [int(cand.get(t, 0)) for t in types]
     out["kept"] = [int(kept.get(t, 0)) for t in types]
     out["retention_of_candidates"] = [k / c if c else None for k, c in zip(out["kept"], out["candidates"], strict=True)]
     out["retention_of_raw"] = (
         [k / r if r else None for k, r in zip(out["kept"], out["raw_upstream"], strict=True)] if raw is not None else None
     )
+    out["retention_of_extracted"] = (
+        [k / e if e else None for k, e in zip(out["kept"], out["post_extraction"], strict=True)] if ext is not None else None
+    )
     total = {
         "bias_type": "all",
         "raw_upstream": int(raw.sum()) if raw is not None else None,
+        "post_extraction": int(ext.sum()) if ext is not None else None,
         "candidates": int(cand.sum()),
         "kept": int(kept.sum()),
     }
     total["retention_of_candidates"] = total["kept"] / total["candidates"] if total["candidates"] else None
     total["retention_of_raw"] = total["kept"] / total["raw_upstream"] if total["raw_upstream"] else None
+    total["retention_of_extracted"] = total["kept"] / total["post_extraction"] if total["post_extraction"] else None
     return pd.concat([out, pd.DataFrame([total])], ignore_index=True)
 
 

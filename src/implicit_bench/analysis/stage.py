@@ -22,7 +22,7 @@ from implicit_bench.analysis.metrics import run_metrics
 from implicit_bench.analysis.selection import SelectionResult, select_units
 from implicit_bench.io import write_json
 from implicit_bench.provenance import provenance
-from implicit_bench.tables import PAIRS
+from implicit_bench.tables import KG_UNITS, PAIRS
 
 
 def judge_provenance(tables: Tables) -> dict[str, Any]:
@@ -38,8 +38,12 @@ def run_select(tables: Tables, params: SelectParams) -> SelectionResult:
     pairs = None
     if params.pairs and Path(params.pairs).exists():
         pairs = PAIRS.read(params.pairs, require=("bias_type",))
-    result = select_units(tables, params, pairs)
+    extracted = None
+    if params.extracted and Path(params.extracted).exists():
+        extracted = KG_UNITS.read(params.extracted, require=("unit_id", "bias_type"))
+    result = select_units(tables, params, pairs, extracted)
     result.metrics["raw_upstream_from"] = params.pairs if pairs is not None else None
+    result.metrics["post_extraction_from"] = params.extracted if extracted is not None else None
     result.metrics["inputs"] = tables.summary()
     result.metrics["provenance"] = judge_provenance(tables)
     result.metrics = report.clean(result.metrics)

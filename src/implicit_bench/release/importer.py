@@ -484,7 +484,7 @@ def analyze_params(recipe: dict[str, Any], paths: dict[str, str], n_seeds: int) 
     if recipe.get("retrieval") and "retrieval" in paths:
         scoring["retrieval"] = paths["retrieval"]
     return {
-        "select": {"config": recipe["config"], "judges": list(recipe["judges"]), "pairs": None},
+        "select": {"config": recipe["config"], "judges": list(recipe["judges"]), "pairs": None, "extracted": None},
         "evaluate": {"config": recipe["config"], "rubric_judges": list(recipe["judges"]), "n_seeds": n_seeds},
         "debias": {"scoring": scoring},
     }
