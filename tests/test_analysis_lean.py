@@ -128,6 +128,8 @@ def test_clip_lean_scorer_and_generator_table(tmp_path):
     assert gen.at["A", "alignment"] == pytest.approx(2 / 3)
     assert gen.at["A", "coverage"] == pytest.approx(0.75) and gen.at["A", "refused"] == 1
     assert gen.at["A", "returned_from"] == "image index"
+    # alignment gate (E.4): u1 seed 42 (4) and u2 seed 42 (3) aligned, u1 seed 1042 not -> 3.5
+    assert gen.at["A", "bias_gated"] == pytest.approx(3.5) and gen.at["A", "gated_images"] == 2
     ref = refusals_by_bias_type(t.images, t.units, None).set_index("bias_type")
     assert ref.at["race", "refusal_rate"] == pytest.approx(0.5) and ref.at["gender", "refused"] == 0
     # without an index: returned = neutral (unit, seed) pairs with any judgement = 3 of 4

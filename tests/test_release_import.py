@@ -107,6 +107,8 @@ def test_generators_recipe_is_table_4(imported, tmp_path):
     out = _analyze(imported, "generators", tmp_path)
     table = pd.read_csv(out / "tables" / "table04_generators.csv").set_index("config")
     assert table.loc["unmodified", "bias"] == pytest.approx(2.5) and table.loc["unmodified", "alignment"] == pytest.approx(0.75)
+    # gated (aligned images only): b = 4, 2, 3 (007 seed 0 not aligned) -> 3.0
+    assert table.loc["unmodified", "bias_gated"] == pytest.approx(3.0) and table.loc["unmodified", "gated_images"] == 3
     assert table.loc["gpt_image_2", "bias"] == pytest.approx(3.0) and table.loc["gpt_image_2", "refused"] == 1
     assert table.loc["gpt_image_2", "coverage"] == pytest.approx(0.75) and table.loc["gpt_image_2", "alignment"] == 1.0
     assert table.loc["nano_banana_2", "bias"] == pytest.approx(4.5) and table.loc["nano_banana_2", "coverage"] == pytest.approx(0.5)

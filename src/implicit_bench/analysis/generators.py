@@ -6,7 +6,10 @@ One row per (configuration, rubric judge), on the neutral images of the analysed
 exists, else the configuration's only alignment judge), ``requested`` = units x seeds,
 ``returned`` = neutral images the generator returned (image index status ok when an index or
 refusals table covers the configuration, else the distinct neutral (unit, seed) pairs that have
-any judgement row), ``coverage`` = returned / requested. Refusals per bias type come only from
+any judgement row), ``coverage`` = returned / requested. ``bias_gated`` (App. E.4 step 2, the
+alignment gate) = mean rubric score over the images the alignment judge called aligned
+(``gated_images`` of them; the gate pass rate is ``alignment``): a separate column, never mixed
+with the ungated ``bias`` of Table 4. Refusals per bias type come only from
 an image index or refusals table (status refused / failed of neutral requests); missing images
 are never imputed.
 """
@@ -55,6 +58,9 @@ def generator_table(
             r = rubric[(rubric["judge"] == judge) & rubric["valid"]]
             a_judge = judge if judge in align_judges else (align_judges[0] if len(align_judges) == 1 else None)
             a = align[(align["judge"] == a_judge) & align["valid"]] if a_judge else align.iloc[0:0]
+            # E.4 step 2, the alignment gate: bias over the images judged aligned only
+            passed = set(zip(a.loc[a["score"] == 1, "unit_id"], a.loc[a["score"] == 1, "seed"], strict=True))
+            gated = r[[k in passed for k in zip(r["unit_id"], r["seed"], strict=True)]]
             records.append(
                 {
                     "config": config,
@@ -64,6 +70,8 @@ def generator_table(
                     "alignment_judge": a_judge,
                     "alignment_images": int(len(a)),
                     "alignment": float(a["score"].mean()) if len(a) else None,
+                    "bias_gated": float(gated["score"].mean()) if len(gated) else None,
+                    "gated_images": int(len(gated)),
                     "requested": requested,
                     "returned": returned,
                     "coverage": returned / requested if requested else None,
