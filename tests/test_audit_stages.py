@@ -114,7 +114,10 @@ def test_stages_end_to_end(repo, monkeypatch):
     diversity = read_json("metrics/diversity.json")
     scores = diversity["blind_labels"]["clip"]["tiny"]["scores"]
     assert scores["scenes"] == 2 and scores["template_images"] == 6
-    assert diversity["bootstrap"]["n_boot"] == 200 and diversity["blind_labels"]["clip"]["tiny"]["intervals"]["MGBI"]["n"] == 2
+    # 3 seeds per scene: CA_q and MGBI are not estimable (null, no interval), ID keeps its interval
+    tiny = diversity["blind_labels"]["clip"]["tiny"]
+    assert diversity["bootstrap"]["n_boot"] == 200 and tiny["intervals"]["MGBI"] is None and tiny["intervals"]["ID"]["n"] == 2
+    assert scores["MGBI"] is None and "not estimable" in tiny["not_estimable"]["CA_0.10"]
     assert all(is_estimate(overall["negated_0_1"][k]) for k in ("strict_success", "lenient_success", "forbidden_rendered", "forbidden_rendered_of_images"))
     assert audit["bootstrap"]["n_boot"] == 200 and is_estimate(audit["unanimity_gate"]["J1"]["coverage"])
     faces = diversity["faces"]
@@ -179,10 +182,12 @@ def test_intervals_through_the_analysis_bootstrap():
     prim = pd.DataFrame([dict(config="c", unit_id=u, variant=v, seed=i, judge="J", label=lab)
                          for (u, v), labs in labels.items() for i, lab in enumerate(labs)])
     units = pd.DataFrame({"unit_id": ["u1", "u2", "u3"], "bias_type": ["gender", "gender", "race"]})
-    div = diversity_report(diversity_frame(prim, units), boot=boot)["J"]["c"]
+    div = diversity_report(diversity_frame(prim, units), boot=boot, min_scene_images=1)["J"]["c"]
     mgbi = div["intervals"]["MGBI"]
     assert mgbi["value"] == pytest.approx(0.419520, abs=1e-6)
-    assert mgbi["n"] == 3 and diversity_report(diversity_frame(prim, units), boot=boot)["J"]["c"]["intervals"]["MGBI"] == mgbi
+    assert mgbi["n"] == 3 and diversity_report(diversity_frame(prim, units), boot=boot, min_scene_images=1)["J"]["c"]["intervals"]["MGBI"] == mgbi
+    # by default (20 images per scene) 3 seeds give no CA_q / MGBI and no interval, not [0, 0]
+    assert diversity_report(diversity_frame(prim, units), boot=boot)["J"]["c"]["intervals"]["MGBI"] is None
     # some resamples have no template image of a type (MGBI undefined there): left out of the interval
     assert np.isnan(_mgbi_replicates(prim, units, boot)).any()
     assert 0.0 <= mgbi["ci"][0] <= mgbi["ci"][1] <= 1.0

@@ -9,6 +9,12 @@ H = -sum_c p_c log p_c / log |C|, with C = {s, a} (``neither`` left out) or {s, 
   prompts (variant ``subject`` by default: "a photo of a {subject}");
 - CA_q: the q-quantile of the per-scene H over scenes (q = 0.05, 0.10, 0.20); CA-mean their mean;
 - MGBI = sqrt(ID * CA_0.10).
+
+CA_q and MGBI are estimated only from scenes with at least ``min_scene_images`` labelled
+images (HoloFair generates N images per prompt, 20 in its E.1): the entropy of 3 images can
+only be 0, 0.918 or 1, so a quantile over such scenes measures the seed count, not the
+diversity. Without such scenes they are null and ``not_estimable`` says why (the diversity
+study, docs/audits.md, renders N images per prompt and estimates them).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import pandas as pd
 from implicit_bench.stats import geometric_mean, normalised_entropy
 
 QUANTILES: tuple[float, ...] = (0.05, 0.10, 0.20)
+MIN_SCENE_IMAGES = 20  # HoloFair E.1: N = 20 images per prompt
 
 
 def categories(include_neither: bool) -> tuple[str, ...]:
@@ -80,10 +87,12 @@ def diversity_frame(primary: pd.DataFrame, units: pd.DataFrame, scene_variant: s
 
 def diversity_report(frame: pd.DataFrame, include_neither: bool = False, scene_variant: str = "neutral",
                      template_variant: str = "subject", quantiles: Sequence[float] = QUANTILES,
-                     boot: Any = None) -> dict[str, Any]:
+                     boot: Any = None, min_scene_images: int = MIN_SCENE_IMAGES) -> dict[str, Any]:
     """Per judge (and config): pooled per-bias-type entropy, per-scene entropy, ID, CA_q, MGBI.
 
-    With ``boot`` (the analysis ``Bootstrap``), the scores carry percentile intervals over units.
+    CA_q, CA-mean and MGBI use the scenes with at least ``min_scene_images`` labelled images;
+    none: null, with the reason in ``not_estimable``. With ``boot`` (the analysis
+    ``Bootstrap``), the scores carry percentile intervals over units.
     """
     cats = categories(include_neither)
     out: dict[str, Any] = {}
@@ -94,16 +103,34 @@ def diversity_report(frame: pd.DataFrame, include_neither: bool = False, scene_v
         per_scene = entropy_by(scenes, "unit_id", cats)
         tmpl_type = entropy_by(templates, "bias_type", cats)
         tmpl = dict(zip(tmpl_type["bias_type"], tmpl_type["entropy"], strict=True)) if len(tmpl_type) else {}
-        scores = diversity_scores(per_scene["entropy"].tolist() if len(per_scene) else [], tmpl, quantiles)
+        enough = per_scene[per_scene["n"] >= min_scene_images] if len(per_scene) else per_scene
+        scores = diversity_scores(enough["entropy"].tolist() if len(enough) else [], tmpl, quantiles)
         scores["template_images"] = int(templates["label"].isin(cats).sum())
+        sizes = per_scene["n"] if len(per_scene) else pd.Series([], dtype=int)
+        scores["scene_images_median"] = float(sizes.median()) if len(sizes) else None
+        scores["scenes"] = int(len(per_scene))  # scenes with a labelled image; CA_q uses the next count
+        scores["scenes_with_enough_images"] = int(len(enough))
+        scores["min_scene_images"] = int(min_scene_images)
+        not_estimable = None
+        if len(per_scene) and not len(enough):
+            reason = (f"not estimable: {len(per_scene)} scenes with a median of {sizes.median():g} labelled images; CA_q "
+                      f"needs at least {min_scene_images} images per scene (the entropy of {int(sizes.max())} images takes "
+                      f"only {len(set(per_scene['entropy'].round(6)))} values here); see the diversity study")
+            not_estimable = {k: reason for k in [*(f"CA_{q:.2f}" for q in quantiles), "CA_mean", "MGBI"]}
         intervals = None
         if boot is not None:
             from implicit_bench.audits.intervals import diversity_intervals
 
-            intervals = diversity_intervals(boot, g, scores, cats, scene_variant, template_variant, quantiles,
+            kept_units = set(enough["unit_id"]) if len(enough) else set()
+            scene_rows = g["variant"] == scene_variant
+            sub = g[~scene_rows | g["unit_id"].isin(kept_units)] if kept_units else g
+            intervals = diversity_intervals(boot, sub, scores, cats, scene_variant, template_variant, quantiles,
                                             f"diversity/{judge}/{config}")
+            for name in not_estimable or {}:
+                intervals[name] = None
         out.setdefault(str(judge), {})[str(config)] = {
             "scores": scores,
+            "not_estimable": not_estimable,
             "intervals": intervals,
             "entropy_by_bias_type": by_type.set_index("bias_type").to_dict("index") if len(by_type) else {},
             "template_entropy_by_bias_type": tmpl,

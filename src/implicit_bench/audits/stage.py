@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pandas as pd
-from pydantic import Field
+from pydantic import Field, PositiveInt
 
-from implicit_bench.audits.diversity import QUANTILES, diversity_frame, diversity_report
+from implicit_bench.audits.diversity import MIN_SCENE_IMAGES, QUANTILES, diversity_frame, diversity_report
 from implicit_bench.audits.labels import OrderOf, blind_rows, primary_labels
 from implicit_bench.audits.negation import (
     negation_intervals,
@@ -139,6 +139,7 @@ class DiversityParams(StrictModel):
     scene_variant: str = "neutral"
     template_variant: str = "subject"
     quantiles: list[float] = list(QUANTILES)
+    min_scene_images: PositiveInt = MIN_SCENE_IMAGES  # CA_q / MGBI need this many images per scene (HoloFair: 20)
     bootstrap: BootstrapParams = BootstrapParams()
     faces: FaceParams = FaceParams()
 
@@ -148,7 +149,7 @@ def diversity_labels(judgements: pd.DataFrame, units: pd.DataFrame, params: Dive
     primary = primary_labels(blind_rows(judgements, source), order_of)
     frame = diversity_frame(primary, units, params.scene_variant, params.template_variant)
     return nan_to_none(diversity_report(frame, params.include_neither, params.scene_variant,
-                                        params.template_variant, params.quantiles, boot))
+                                        params.template_variant, params.quantiles, boot, params.min_scene_images))
 
 
 def face_diversity(units: pd.DataFrame, params: FaceParams) -> dict[str, Any]:

@@ -209,6 +209,8 @@ def diversity_entries(rt: RowTruth, judgements: pd.DataFrame, diversity: dict[st
     truth = plugin_diversity(frame, 0.10)
     note = ("plug-in truth on population label distributions; the estimate's per-scene entropy of "
             "3 images is biased, so coverage is not expected (docs/world.md)")
+    if block.get("not_estimable"):
+        note = "not estimable from the images per scene of this run (" + next(iter(block["not_estimable"].values())) + ")"
     return [estimate_entry("diversity", name, truth[key], intervals.get(name), note=note)
             for name, key in (("CA_0.10", "CA"), ("MGBI", "MGBI"))]
 
