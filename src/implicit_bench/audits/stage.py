@@ -8,7 +8,12 @@ from typing import Annotated, Any, Literal
 import pandas as pd
 from pydantic import Field, PositiveInt
 
-from implicit_bench.audits.diversity import MIN_SCENE_IMAGES, QUANTILES, diversity_frame, diversity_report
+from implicit_bench.audits.diversity import (
+    MIN_SCENE_IMAGES,
+    QUANTILES,
+    diversity_frame,
+    diversity_report,
+)
 from implicit_bench.audits.labels import OrderOf, blind_rows, primary_labels
 from implicit_bench.audits.negation import (
     negation_intervals,
