@@ -25,7 +25,7 @@ TOOLS: dict[str, str] = {
     "import": "implicit_bench.release.cli:import_command",
     "simulate": "implicit_bench.recovery.cli:simulate_group",
     "plan": "implicit_bench.plan:plan_command",
-    "agreement": "implicit_bench.analysis.pair_agreement_cli:agreement_command",
+    "agreement": "implicit_bench.pair_agreement:agreement_command",
 }
 
 
