@@ -71,6 +71,8 @@ def test_position_bias_by_hand():
     assert j1["invalid"] == 1
     assert j1["slot_A_share"]["value"] == pytest.approx(6 / 9) and j1["slot_A_share"]["n"] == 9
     assert j1["slot_A_share"]["ci"][0] == pytest.approx(0.354204, abs=1e-5) and j1["slot_A_share"]["level"] == 0.95
+    # over all 11 valid calls ("neither" in slot C counted), as When the Judge Acts: 6 / 11 against 1/3
+    assert j1["slot_A_share_all_calls"]["value"] == pytest.approx(6 / 11) and j1["slot_A_share_all_calls"]["n"] == 11
     assert j1["chi_square"]["chi2"] == pytest.approx(1.0)
     # neither by order: sa 1 of 6 valid; as 1 of 5 valid
     assert j1["by_order"]["sa"]["neither_share"] == pytest.approx(1 / 6)
@@ -161,16 +163,18 @@ def test_cyclic_three_order_audit_by_hand():
     answers = {  # image -> answers under ans, nsa, san
         ("u1", "neutral", 42): ["s", "s", "s"],  # q = 1
         ("u1", "neutral", 1042): ["s", "a", "s"],  # q = 2/3, majority s
-        ("u1", "neutral", 2042): ["s", "a", "neither"],  # q = 1/3: majority = the order-1 answer
+        ("u1", "neutral", 2042): ["s", "a", "neither"],  # q = 1/3: tie broken by canonical order a, n, s -> a
         ("u2", "neutral", 42): ["a", None, "a"],  # one call did not parse: no gate acts
     }
     rows = [dict(config="c", unit_id=u, variant=v, seed=sd, judge="J", order=o, label=lab)
             for (u, v, sd), labs in answers.items() for o, lab in zip(("ans", "nsa", "san"), labs, strict=True)]
     blind = pd.DataFrame(rows)
     frame = cyclic_frame(blind).set_index(["unit_id", "seed"])
-    first = cyclic_order("u1", 2042, "neutral")
-    split_answer = dict(zip(("ans", "nsa", "san"), answers[("u1", "neutral", 2042)], strict=True))[first]
+    split_answer = "a"  # "ties in the majority are broken by canonical identifier order", whatever order 1 is
     assert frame.at[("u1", 2042), "majority"] == split_answer
+    # the order-1 answer of the split image is still the ungated answer (``label``)
+    first = cyclic_order("u1", 2042, "neutral")
+    assert frame.at[("u1", 2042), "label"] == dict(zip(("ans", "nsa", "san"), answers[("u1", "neutral", 2042)], strict=True))[first]
     assert frame.at[("u1", 1042), "q"] == pytest.approx(2 / 3) and frame.at[("u1", 1042), "majority"] == "s"
     report = cyclic_audit(blind)["J"]
     assert report["images_three_orders"] == 4 and report["images_all_parsed"] == 3
@@ -179,7 +183,7 @@ def test_cyclic_three_order_audit_by_hand():
     gates = report["gates"]
     assert [gates[g]["kept"] for g in ("unanimity", "two_of_three", "majority")] == [1, 2, 3]
     assert gates["majority"]["coverage"] == pytest.approx(3 / 4)
-    # majority-vote default rate on its three kept neutral images: s, s and the split's order-1 answer
+    # majority-vote default rate on its three kept neutral images: s, s and the split's a -> 2/3
     assert gates["majority"]["gated_kept"]["default_rate"] == pytest.approx((2 + (split_answer == "s")) / 3)
     assert gates["two_of_three"]["gated_kept"]["default_rate"] == 1.0
     # slots: ans = (a, neither, s), nsa = (neither, s, a), san = (s, a, neither)

@@ -29,7 +29,7 @@ from implicit_bench.audits.labels import (
 from implicit_bench.audits.rates import RANDOM_RATES, rates
 from implicit_bench.estimate import estimate_json
 from implicit_bench.io import nan_to_none  # noqa: F401 - re-exported (the audit stages import it from here)
-from implicit_bench.schema import CYCLIC_ORDERS, ORDERS
+from implicit_bench.schema import CANDIDATE_LABELS, CYCLIC_ORDERS, ORDERS
 from implicit_bench.stats import chisquare_uniform, share, wilson_interval
 
 
@@ -62,6 +62,11 @@ def position_bias(blind: pd.DataFrame, confidence: float = 0.95) -> dict[str, An
             "slot_A_share": estimate_json(share(n_a, n_a + n_b), wilson_interval(n_a, n_a + n_b, confidence), n_a + n_b, confidence),
             "uniform": 0.5,
             "chi_square": chisquare_uniform([n_a, n_b]),
+            # When the Judge Acts counts every call ("picks the first image shown in 49% of
+            # calls"): slot A over all valid answers, "neither" (slot C) included, against 1/3
+            "slot_A_share_all_calls": estimate_json(share(n_a, n_a + n_b + n_c), wilson_interval(n_a, n_a + n_b + n_c, confidence),
+                                                    n_a + n_b + n_c, confidence),
+            "uniform_all_calls": 1 / 3,
             "by_order": by_order,
         }
     return out
@@ -166,6 +171,10 @@ def cross_judge_gate(blind: pd.DataFrame, order_of: OrderOf | None = None, boot:
 
 
 GATES: dict[str, float] = {"unanimity": 1.0, "two_of_three": 2 / 3, "majority": 1 / 3}
+# When the Judge Acts: "ties in the majority are broken by canonical identifier order": the
+# canonical order sorts the candidate identifiers (a, n, s = CYCLIC_ORDERS[0]), so a three-way
+# split returns the first of them, never an answer that depends on the draw of order 1.
+CANONICAL: tuple[str, ...] = tuple(CANDIDATE_LABELS[c] for c in sorted(CANDIDATE_LABELS))
 
 
 def cyclic_frame(rows: pd.DataFrame) -> pd.DataFrame:
@@ -194,7 +203,8 @@ def cyclic_frame(rows: pd.DataFrame) -> pd.DataFrame:
         tally = pd.Series(values).value_counts()
         top = int(tally.iloc[0])
         q.append(top / len(CYCLIC_ORDERS))
-        majority.append(tally.index[0] if top > 1 else frame.at[frame.index[i], "label"])
+        tied = [label for label, n in tally.items() if n == top]
+        majority.append(min(tied, key=CANONICAL.index))
     frame["q"] = q
     frame["majority"] = majority
     frame["label"] = frame["label"].astype(object).where(frame["label"].notna(), None)
