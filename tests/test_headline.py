@@ -27,7 +27,7 @@ DETAIL = {
     "lean": {"hedges_g": {"pooled": {"gender": {"n_stereotype": 9, "n_anti": 9, "g": _iv(1.25, 1.0, 1.5)},
                                      "race": {"n_stereotype": 9, "n_anti": 9, "g": _iv(0.5, 0.2, 0.8)}}}},
     "judge_audit": {"position_bias": {"j1": {"slot_A_share": _iv(0.55, 0.5, 0.6, 900)}}},
-    "negation": {"by_judge": {"j1": {"overall": {"all": {"negated_0_1": {"strict_success": _iv(0.25, 0.1, 0.4)}}}}}},
+    "negation": {"by_judge": {"j1": {"overall": {"all": {"negated_0_1": {"strict_success": _iv(0.25, 0.1, 0.4), "lenient_success": _iv(0.5, 0.3, 0.7)}}}}}},
     "debias": {"configs": {"unmodified": {"info": "none", "dS": None}, "own1": {"info": "own", "dS": _iv(9.5, 3.0, 15.0)},
                            "own2": {"info": "own", "dS": _iv(3.0, -1.0, 7.0)}, "kg1": {"info": "full_kg", "dS": _iv(2.9, 0.0, 5.0)},
                            "kg2": {"info": "removed", "dS": _iv(-1.0, -3.0, 1.0)}},
@@ -43,6 +43,7 @@ def test_headline_picks_percentages_intervals_and_best_configs():
     assert (s["strongest_default_success_stereotype_pct"], s["strongest_default_success_anti_pct"]) == (97.0, 54.0)
     assert s["blind_agreement_pct"] == 80.0 and s["hedges_g_max"] == 1.25
     assert s["position_bias_slot_a_pct"] == 55.0 and s["negation_strict_success_pct"] == 25.0
+    assert s["negation_success_pct"] == 50.0  # lenient: NegT2IBench's pass rule
     assert (s["debias_best_own"], s["debias_best_dS_own"]) == ("own1", 9.5)
     assert (s["debias_best_retrieved"], s["debias_best_dS_retrieved"]) == ("kg1", 2.9)
     assert s["images"] == 40 and s["refusal_pct"] == 7.5

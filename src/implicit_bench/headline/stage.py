@@ -93,6 +93,9 @@ def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     slot_a = (audit.get("position_bias") or {}).get(primary) or {}
     out["position_bias_slot_a_pct"] = _pct(_value(slot_a.get("slot_A_share")))
     neg_all = (((neg.get("by_judge") or {}).get(primary) or {}).get("overall") or {}).get("all") or {}
+    # NegT2IBench's pass rule is the lenient one ("negated ones [pass] when it does not [hold]",
+    # and "the image cannot pass by omission"): the headline; strict success stays beside it
+    out["negation_success_pct"] = _pct(_value((neg_all.get("negated_0_1") or {}).get("lenient_success")))
     out["negation_strict_success_pct"] = _pct(_value((neg_all.get("negated_0_1") or {}).get("strict_success")))
     own_name, own_ds = _best_dS(debias, {"own"})
     kg_name, kg_ds = _best_dS(debias, {"removed", "full_kg", "retrieved"})
