@@ -203,3 +203,20 @@ def test_report_keeps_order_1_of_the_cyclic_orders():
                          for o in ("ans", "nsa", "san")])
     primary = primary_blind_rows(rows)
     assert rows.loc[primary, "order"].tolist() == [cyclic_order("u1", 42, "neutral")]
+
+
+def test_risk_coverage_table_of_the_gates():
+    from implicit_bench.audits.order import cyclic_audit, risk_coverage
+
+    answers = {("u1", "anti_stereotype", 42): ["a", "a", "a"], ("u1", "anti_stereotype", 1042): ["a", "s", "a"],
+               ("u2", "anti_stereotype", 42): ["s", "a", "neither"]}
+    rows = [dict(config="c", unit_id=u, variant=v, seed=sd, judge="J", order=o, label=lab)
+            for (u, v, sd), labs in answers.items() for o, lab in zip(("ans", "nsa", "san"), labs, strict=True)]
+    points = risk_coverage({"cyclic_orders": cyclic_audit(pd.DataFrame(rows))})
+    by_gate = {p["gate"]: p for p in points}
+    # unanimity keeps 1 of 3 (a: success 1, risk 0); 2-of-3 keeps 2 (a, a); majority keeps all
+    # three, the split broken to a (canonical order): success 1 everywhere here
+    assert [p["gate"] for p in points] == ["majority", "two_of_three", "unanimity"]  # by coverage, high first
+    assert by_gate["unanimity"]["coverage"] == pytest.approx(1 / 3) and by_gate["unanimity"]["risk"] == 0.0
+    assert by_gate["two_of_three"]["kept"] == 2 and by_gate["majority"]["coverage"] == 1.0
+    assert by_gate["majority"]["success_a_gated_kept"] == 1.0 and by_gate["majority"]["success_a_random"] == pytest.approx(1 / 3)

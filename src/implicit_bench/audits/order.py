@@ -194,7 +194,7 @@ def cyclic_frame(rows: pd.DataFrame) -> pd.DataFrame:
     first = [f"label_{cyclic_order(u, int(sd), v)}" for u, sd, v in zip(frame["unit_id"], frame["seed"], frame["variant"], strict=True)]
     frame["label"] = [frame.at[i, col] for i, col in zip(frame.index, first, strict=True)]
     q, majority = [], []
-    for i, row in enumerate(answers.itertuples(index=False)):
+    for row in answers.itertuples(index=False):
         values = [v for v in row if v is not None and v == v]
         if len(values) < len(CYCLIC_ORDERS):
             q.append(np.nan)
@@ -260,3 +260,41 @@ def position_plot_rows(blind: pd.DataFrame) -> pd.DataFrame:
             rows.append({"judge": judge, "order": order, "slot": slot, "series": f"{judge}, order {order}",
                          "count": count, "share": count / valid if valid else np.nan})
     return pd.DataFrame(rows, columns=["judge", "order", "slot", "series", "count", "share"])
+
+
+def _value_of(x: Any) -> Any:
+    return x.get("value") if isinstance(x, dict) else x
+
+
+def risk_coverage(report: dict[str, Any], measure: str = "success_a") -> list[dict[str, Any]]:
+    """When the Judge Acts' risk-coverage view (its Fig. 14, Table 22) of every gate of the
+    audit: one operating point per gate, with coverage and the selective outcome on the kept
+    images next to the same judge ungated on them and on the rejected ones, and random choice.
+
+    The benchmark has no human rating to take a regret from, so the outcome is a blind rate
+    (``measure``: ``success_a``, the share of anti-stereotype images read as a, by default;
+    ``default_rate`` is the other natural one); risk = 1 - that rate for a success measure."""
+    points: list[dict[str, Any]] = []
+
+    def point(judge: str, protocol: str, gate: str, threshold: float | None, g: dict[str, Any]) -> None:
+        gated = _value_of((g.get("gated_kept") or {}).get(measure))
+        points.append({
+            "judge": judge, "protocol": protocol, "gate": gate, "threshold": threshold,
+            "images": g.get("images"), "kept": g.get("kept"), "coverage": _value_of(g.get("coverage")),
+            "coverage_ci": (g.get("coverage") or {}).get("ci") if isinstance(g.get("coverage"), dict) else None,
+            f"{measure}_gated_kept": gated,
+            f"{measure}_gated_kept_ci": ((g.get("gated_kept") or {}).get(measure) or {}).get("ci") if isinstance((g.get("gated_kept") or {}).get(measure), dict) else None,
+            f"{measure}_ungated_kept": _value_of((g.get("ungated_kept") or {}).get(measure)),
+            f"{measure}_ungated_rejected": _value_of((g.get("ungated_rejected") or {}).get(measure)),
+            f"{measure}_random": (g.get("random") or {}).get(measure),
+            "risk": None if gated is None or measure == "default_rate" else 1 - gated,
+        })
+
+    for judge, g in (report.get("unanimity_gate") or {}).items():
+        point(judge, "two orders (sa, as)", "unanimity", 1.0, g)
+    for judge, per in (report.get("cyclic_orders") or {}).items():
+        for name, g in (per.get("gates") or {}).items():
+            point(judge, "three cyclic orders", name, g.get("threshold"), g)
+    for pair, g in (report.get("cross_judge_gate") or {}).items():
+        point(pair, "two judges", "cross-judge agreement", None, g)
+    return sorted(points, key=lambda p: (p["judge"], p["protocol"], -(p["coverage"] if p["coverage"] is not None else -1)))

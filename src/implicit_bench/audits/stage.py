@@ -29,6 +29,7 @@ from implicit_bench.audits.order import (
     order_flips,
     position_bias,
     position_plot_rows,
+    risk_coverage,
     unanimity_gate,
 )
 from implicit_bench.faces import FaceConfig
@@ -84,6 +85,8 @@ def judge_audit(judgements: pd.DataFrame, order_of: OrderOf | None, confidence: 
         "judges_with_cyclic_orders": sorted(blind.loc[blind["order"].isin(CYCLIC_ORDERS), "judge"].astype(str).unique()),
         "cyclic_orders": cyclic_audit(blind, boot, confidence),
     }
+    # When the Judge Acts' risk-coverage table of the gates (its Table 22)
+    report["risk_coverage"] = risk_coverage(report)
     if boot is not None:
         report["bootstrap"] = boot.block("units with replacement")
     return nan_to_none(report), position_plot_rows(blind)
