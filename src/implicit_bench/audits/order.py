@@ -277,13 +277,12 @@ def risk_coverage(report: dict[str, Any], measure: str = "success_a") -> list[di
     points: list[dict[str, Any]] = []
 
     def point(judge: str, protocol: str, gate: str, threshold: float | None, g: dict[str, Any]) -> None:
-        gated = _value_of((g.get("gated_kept") or {}).get(measure))
+        gated_entry = (g.get("gated_kept") or {}).get(measure)  # a value, or an Estimate when bootstrapped
+        gated = _value_of(gated_entry)
         points.append({
             "judge": judge, "protocol": protocol, "gate": gate, "threshold": threshold,
-            "images": g.get("images"), "kept": g.get("kept"), "coverage": _value_of(g.get("coverage")),
-            "coverage_ci": (g.get("coverage") or {}).get("ci") if isinstance(g.get("coverage"), dict) else None,
-            f"{measure}_gated_kept": gated,
-            f"{measure}_gated_kept_ci": ((g.get("gated_kept") or {}).get(measure) or {}).get("ci") if isinstance((g.get("gated_kept") or {}).get(measure), dict) else None,
+            "images": g.get("images"), "kept": g.get("kept"), "coverage": g.get("coverage"),
+            f"{measure}_gated_kept": gated_entry,
             f"{measure}_ungated_kept": _value_of((g.get("ungated_kept") or {}).get(measure)),
             f"{measure}_ungated_rejected": _value_of((g.get("ungated_rejected") or {}).get(measure)),
             f"{measure}_random": (g.get("random") or {}).get(measure),
@@ -297,4 +296,8 @@ def risk_coverage(report: dict[str, Any], measure: str = "success_a") -> list[di
             point(judge, "three cyclic orders", name, g.get("threshold"), g)
     for pair, g in (report.get("cross_judge_gate") or {}).items():
         point(pair, "two judges", "cross-judge agreement", None, g)
-    return sorted(points, key=lambda p: (p["judge"], p["protocol"], -(p["coverage"] if p["coverage"] is not None else -1)))
+    def cover(p: dict[str, Any]) -> float:
+        value = _value_of(p["coverage"])
+        return -1.0 if value is None else float(value)
+
+    return sorted(points, key=lambda p: (p["judge"], p["protocol"], -cover(p)))
