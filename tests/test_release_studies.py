@@ -85,6 +85,8 @@ def test_human_study_by_hand(release):
     assert r["direction_flips"]["qwen3vl"] == {"flips": 0, "cases": 2, "ties": 1, "share": 0.0, "disagree_gt": 1}
     assert r["direction_flips"]["gemma4"]["disagree_gt"] == 0
     assert r["by_bias_type"]["profession"]["cases"] == 1 and r["by_bias_type"]["race-color"]["images"] == 3
+    # one case per type: no inter-rater r (Table 30 omits it), alpha still reported
+    assert r["by_bias_type"]["profession"]["mean_pairwise_r"] is None and r["by_bias_type"]["profession"]["alpha_ordinal"] is not None
     assert r["groups"]["visually-legible"]["cases"] == 1
     # three images a side: n <= 3, the Fisher z test is undefined, not zero
     assert r["group_tests"]["visually-legible"]["qwen3vl"]["plain"]["z"] is None

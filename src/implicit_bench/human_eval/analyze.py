@@ -327,6 +327,9 @@ def study_report(
         entry = {"cases": cases, "images": int(len(sub_i)), "directional_only": cases < params.directional_below}
         entry.update(_inter_rater(sub_r, params.min_pairs))
         entry.pop("rounds")
+        if cases < 2:  # Table 30: "rests on a single case, so its inter-rater r-bar is omitted"
+            entry["mean_pairwise_r"] = None
+            entry["mean_pairwise_r_omitted"] = "one case: a correlation over its three images says little"
         entry["human_vs_judge"] = _versus_judges(sub_i, judges)
         return entry
 
