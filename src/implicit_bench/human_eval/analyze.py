@@ -340,6 +340,9 @@ def study_report(
         report["groups"][name] = subset(images, set(members) & present)
         others = present - set(members)
         report["groups"][f"not {name}"] = subset(images, others)
+        for key in (name, f"not {name}"):  # Table 30: "Grouped alpha is omitted because a single ordinal
+            group = report["groups"][key]   # scale fitted across heterogeneous categories is not meaningful"
+            group["alpha_ordinal_pooled"], group["alpha_ordinal"] = group["alpha_ordinal"], None
         report["group_tests"][name] = _group_tests(images, set(members) & present, others, judges)
     return report
 
