@@ -6,7 +6,9 @@ import pandas as pd
 import pytest
 
 from implicit_bench.audits.negation import (
+    SETTINGS,
     default_strength,
+    negation_intervals,
     negation_rates,
     negation_summary,
     negation_table,
@@ -158,6 +160,60 @@ def test_negation_rates_by_hand():
     assert summary["strength"]["3"]["negated_1_1"]["strict_success"] == pytest.approx(2 / 3)
     zero = summary["strength"]["0"]["anti_stereotype"]
     assert (zero["strict_success"], zero["lenient_success"], zero["forbidden_rendered"]) == (0.0, 0.0, 0.0)
+    # failure causes, one per failed statement. 1:0: u1 1042 read s (wrong value), u2 2042 and
+    # u3 absent (missing object) -> 3 failed statements: 1 + 2
+    assert anti["setting"] == "1:0" and anti["failed_statements"] == 3
+    assert (anti["failed_wrong_value"], anti["failed_missing_object"], anti["failed_forbidden_rendered"]) == (1, 2, 0)
+    assert anti["share_missing_object"] == pytest.approx(2 / 3)
+    # 0:1: two s (forbidden rendered), u3 absent (missing object); u2's unjudged neither left out
+    assert neg01["setting"] == "0:1" and neg01["failed_statements"] == 3
+    assert (neg01["failed_forbidden_rendered"], neg01["failed_missing_object"], neg01["failed_wrong_value"]) == (2, 1, 0)
+    assert neg01["share_forbidden_rendered"] == pytest.approx(2 / 3)
+    # 1:1 without presence: causes undefined like the lenient rate
+    assert neg11["setting"] == "1:1" and neg11["failed_statements"] is None and neg11["share_wrong_value"] is None
+
+
+# one image set scored as each single-unit setting: label, presence
+POLARITY_IMAGES = [("a", True), ("neither", True), ("s", None), ("a", False), ("neither", None), ("a", True)]
+
+
+@pytest.mark.parametrize(("variant", "expected"), [
+    # 1:0 "is a": pass a+present (2); fail neither+present (value not rendered), s (wrong value),
+    # a+absent (missing); neither unjudged unknown -> lenient 2/5, forbidden 1 of 3 failed images
+    ("anti_stereotype", {"lenient_success": 2 / 5, "forbidden_rendered": 1 / 3, "n_failed": 3, "failed_statements": 3,
+                         "failed_value_not_rendered": 1, "failed_wrong_value": 1, "failed_missing_object": 1,
+                         "failed_forbidden_rendered": 0, "share_wrong_value": 1 / 3}),
+    # 0:1 "is not s": neither+present passes -> pass 3, fail s (forbidden) and a+absent -> 3/5, 1/2
+    ("negated_0_1", {"lenient_success": 3 / 5, "forbidden_rendered": 1 / 2, "n_failed": 2, "failed_statements": 2,
+                     "failed_value_not_rendered": 0, "failed_wrong_value": 0, "failed_missing_object": 1,
+                     "failed_forbidden_rendered": 1, "share_forbidden_rendered": 1 / 2}),
+    # 1:1 "is a" and "is not s": images as 1:0; statements: neither+present fails only "is a" (1),
+    # s fails both (wrong value + forbidden), absent fails both (2 missing) -> 5 failed statements
+    ("negated_1_1", {"lenient_success": 2 / 5, "forbidden_rendered": 1 / 3, "n_failed": 3, "failed_statements": 5,
+                     "failed_value_not_rendered": 1, "failed_wrong_value": 1, "failed_missing_object": 2,
+                     "failed_forbidden_rendered": 1, "share_missing_object": 2 / 5, "share_forbidden_rendered": 1 / 5}),
+])
+def test_polarity_settings_by_hand(variant, expected):
+    prim = pd.DataFrame([dict(config="c", unit_id="u1", variant=variant, seed=i, judge="J", label=lab)
+                         for i, (lab, _) in enumerate(POLARITY_IMAGES)])
+    pres = pd.DataFrame([dict(config="c", unit_id="u1", variant=variant, seed=i, present=p)
+                         for i, (_, p) in enumerate(POLARITY_IMAGES) if p is not None])
+    rates = negation_rates(with_presence(prim, pres))
+    assert rates["strict_success"] == pytest.approx(3 / 6) and rates["n_presence_unknown"] == 1
+    assert rates["n_subject_absent"] == 1
+    for name, value in expected.items():
+        assert rates[name] == pytest.approx(value), name
+    # the bootstrap's lenient numerator / denominator are the same rule (one unit: degenerate interval)
+    from implicit_bench.audits.stage import BootstrapParams, make_bootstrap
+
+    units = pd.DataFrame({"unit_id": ["u1"], "bias_type": ["gender"]})
+    ivs = negation_intervals(prim.merge(pres, how="left"), units, make_bootstrap(BootstrapParams(n=50, seed=1)))
+    lenient = ivs[("J", variant, "overall", "all")]["lenient_success"]
+    assert lenient["ci"] == pytest.approx([expected["lenient_success"]] * 2)
+
+
+def test_settings_are_the_single_unit_ones():
+    assert {v: s for v, (s, _) in SETTINGS.items()} == {"anti_stereotype": "1:0", "negated_0_1": "0:1", "negated_1_1": "1:1"}
 
 
 def test_an_image_without_its_subject_never_passes():

@@ -99,3 +99,14 @@ def test_stages_depend_on_the_models_folder_not_on_one_kind():
 
     text = (REPO_ROOT / "dvc.yaml").read_text(encoding="utf-8")
     assert not re.findall(r"^\s*- models/tiny/\S+", text, flags=re.M)
+
+
+def test_every_profile_judges_presence_of_every_negation_setting():
+    """The negation stage's lenient rates need a presence (alignment) judgement of each scored
+    variant (audits.negation.SETTINGS: 1:0, 0:1, 1:1), in params.yaml and in every profile."""
+    from implicit_bench.audits.negation import SETTINGS
+
+    default = yaml.safe_load((REPO_ROOT / "params.yaml").read_text(encoding="utf-8"))
+    for name, params in (("params.yaml", default), ("paper", _load("paper")), ("tiny", _load("tiny"))):
+        variants = set(params["judge"]["tasks"]["alignment"]["variants"])
+        assert set(SETTINGS) <= variants, (name, sorted(set(SETTINGS) - variants))

@@ -78,47 +78,111 @@ def with_presence(primary: pd.DataFrame, presence: pd.DataFrame | None) -> pd.Da
     return merged
 
 
-def negation_rates(frame: pd.DataFrame) -> dict[str, float | int | None]:
-    """The negation measures of the labelled images in ``frame`` (NegT2IBench's definitions).
+# NegT2IBench's polarity settings P:N (P positive, N negated statements) that a single unit can
+# write: variant -> (setting, its statements). The positive statement is "the subject is a", the
+# negated one "the subject is not s". The load-2+ settings (2:0, 0:2, 2:1, 1:2, 2:2) are not
+# writable from one unit (docs/audits.md, NOT_WRITABLE).
+SETTINGS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "anti_stereotype": ("1:0", ("positive",)),
+    "negated_0_1": ("0:1", ("negated",)),
+    "negated_1_1": ("1:1", ("positive", "negated")),
+}
+NOT_WRITABLE: dict[str, str] = {
+    setting: "needs a second statement: a unit has one subject and one attribute axis (s, a); NegT2IBench puts "
+             "each further attribute statement on another object, which needs per-object judgements"
+    for setting in ("2:0", "0:2", "2:1", "1:2", "2:2")
+}
+# the failure causes computable from a blind label and a presence judgement (docs/audits.md);
+# NegT2IBench's dead zones (relation statements only) need its detectors and cannot occur here
+FAILURE_CAUSES: tuple[str, ...] = ("missing_object", "forbidden_rendered", "wrong_value", "value_not_rendered")
 
-    The negated statement "not s" fails when the image is read as s (it renders what the
-    prompt forbids) or when the subject is absent (an image cannot pass by omission; presence
-    from ``present``, the subject-presence judgement). Hence:
+
+def statement_outcomes(label: str | None, present: bool | None, statements: tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """Per statement of one image: ("pass" | "fail" | "unknown", failure cause or None).
+
+    Read as s: a negated statement renders what it forbids (``forbidden_rendered``), a positive
+    one renders the other value (``wrong_value``). Otherwise a subject judged absent fails every
+    statement (``missing_object``: no pass by omission); with the subject present a negated
+    statement passes and a positive one passes only when read as a (else ``value_not_rendered``);
+    without a presence judgement the outcome is unknown."""
+    out: list[tuple[str, str | None]] = []
+    for kind in statements:
+        if label == "s":
+            out.append(("fail", "forbidden_rendered" if kind == "negated" else "wrong_value"))
+        elif present is None or (isinstance(present, float) and math.isnan(present)):
+            out.append(("unknown", None))
+        elif not present:
+            out.append(("fail", "missing_object"))
+        elif kind == "negated" or label == "a":
+            out.append(("pass", None))
+        else:
+            out.append(("fail", "value_not_rendered"))
+    return out
+
+
+def _statements(frame: pd.DataFrame) -> tuple[str, ...]:
+    variants = frame["variant"].dropna().astype(str).unique() if "variant" in frame.columns else []
+    if len(variants) > 1:
+        raise ValueError(f"negation rates of one variant at a time, got {sorted(variants)}")
+    return SETTINGS.get(variants[0], ("", ("negated",)))[1] if len(variants) else ("negated",)
+
+
+def negation_rates(frame: pd.DataFrame) -> dict[str, float | int | None]:
+    """The negation measures of the labelled images in ``frame`` (one variant; NegT2IBench's definitions).
+
+    The variant's statements (``SETTINGS``; a variant not listed: one negated statement) are
+    judged per image by ``statement_outcomes``; the image passes when every statement passes
+    (NegT2IBench: "positive statements pass when condition holds, negated ones when it does not"
+    and "an image cannot pass by omission"). Hence:
 
     - ``strict_success``: read as a, over labelled images;
-    - ``lenient_success``: not read as s AND the subject present, over the labelled images
-      whose outcome is known (read as s, or presence judged);
-    - ``forbidden_rendered``: read as s, over the FAILED statements (read as s, or subject
-      absent); NegT2IBench: 41.5% of failed statements;
-    - ``forbidden_rendered_of_images``: read as s, over all labelled images (a secondary figure).
+    - ``lenient_success`` (the paper's pass rule): every statement passes, over the labelled
+      images whose outcome is known (read as s, or presence judged); 0:1: not read as s and the
+      subject present; 1:0 and 1:1: read as a and the subject present;
+    - ``forbidden_rendered``: read as s, over the FAILED images (read as s, or failing with the
+      subject judged absent or, for a positive statement, not read as a); NegT2IBench: 41.5%;
+    - ``forbidden_rendered_of_images``: read as s, over all labelled images (a secondary figure);
+    - ``failed_statements`` and, per cause of ``FAILURE_CAUSES``, ``failed_<cause>`` (count) and
+      ``share_<cause>`` (of the failed statements; each failed statement counted once).
 
-    Both presence-based figures are None when no image that is not read as s has a presence
-    judgement (``n_presence_unknown`` counts those images).
+    The presence-based figures are None when no image not read as s has a presence judgement
+    (``n_presence_unknown`` counts those images).
     """
+    statements = _statements(frame)
     labelled = frame[frame["label"].notna()]
     n = len(labelled)
-    present = labelled["present"] if "present" in labelled.columns else pd.Series(None, index=labelled.index, dtype=object)
-    forbidden = labelled["label"] == "s"
-    known = present.notna()
-    other = ~forbidden
-    absent = other & known & present.eq(False)
-    passed = other & known & present.eq(True)
-    unknown = int((other & ~known).sum())
-    n_other_known = int((other & known).sum())
-    determinable = int(forbidden.sum()) + n_other_known
-    failed = int(forbidden.sum()) + int(absent.sum())
-    usable = n_other_known > 0 or int(other.sum()) == 0
-    return {
+    present = _present(labelled)
+    image_status: list[str] = []
+    causes = dict.fromkeys(FAILURE_CAUSES, 0)
+    for label, pres in zip(labelled["label"], present, strict=True):
+        outcomes = statement_outcomes(label, pres, statements)
+        status = {o for o, _ in outcomes}
+        image_status.append("fail" if "fail" in status else "unknown" if "unknown" in status else "pass")
+        for o, cause in outcomes:
+            if o == "fail":
+                causes[str(cause)] += 1
+    forbidden = int((labelled["label"] == "s").sum())
+    failed = image_status.count("fail")
+    determinable = failed + image_status.count("pass")
+    unknown = image_status.count("unknown")
+    usable = determinable > forbidden or n - forbidden == 0
+    n_failed_statements = sum(causes.values())
+    rates: dict[str, float | int | None] = {
         "n": n,
         "n_unlabelled": int(frame["label"].isna().sum()),
         "strict_success": share(int((labelled["label"] == "a").sum()), n),
-        "lenient_success": share(int(passed.sum()), determinable) if usable else math.nan,
-        "forbidden_rendered": share(int(forbidden.sum()), failed) if usable else math.nan,
-        "forbidden_rendered_of_images": share(int(forbidden.sum()), n),
+        "lenient_success": share(image_status.count("pass"), determinable) if usable else math.nan,
+        "forbidden_rendered": share(forbidden, failed) if usable else math.nan,
+        "forbidden_rendered_of_images": share(forbidden, n),
         "n_failed": failed if usable else None,
-        "n_subject_absent": int(absent.sum()),
+        "n_subject_absent": int((labelled["label"].ne("s") & present.eq(False)).sum()),
         "n_presence_unknown": unknown,
+        "failed_statements": n_failed_statements if usable else None,
     }
+    for cause in FAILURE_CAUSES:
+        rates[f"failed_{cause}"] = causes[cause] if usable else None
+        rates[f"share_{cause}"] = share(causes[cause], n_failed_statements) if usable else math.nan
+    return rates
 
 
 COMPARED_VARIANTS: tuple[str, ...] = ("anti_stereotype", "negated_0_1", "negated_1_1")
@@ -140,20 +204,31 @@ def negation_table(primary: pd.DataFrame, units: pd.DataFrame) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     for grouping in ("overall", "bias_type", "strength"):
         for (judge, variant, group), g in frame.groupby(["judge", "variant", grouping], sort=True):
-            rows.append({"judge": judge, "variant": variant, "grouping": grouping, "group": group, **negation_rates(g)})
-    return pd.DataFrame(rows, columns=["judge", "variant", "grouping", "group", *RATE_COLUMNS])
+            rows.append({"judge": judge, "variant": variant, "setting": SETTINGS[str(variant)][0],
+                         "grouping": grouping, "group": group, **negation_rates(g)})
+    return pd.DataFrame(rows, columns=["judge", "variant", "setting", "grouping", "group", *RATE_COLUMNS])
 
 
 RATE_COLUMNS: tuple[str, ...] = ("n", "n_unlabelled", "strict_success", "lenient_success", "forbidden_rendered",
-                                 "forbidden_rendered_of_images", "n_failed", "n_subject_absent", "n_presence_unknown")
+                                 "forbidden_rendered_of_images", "n_failed", "n_subject_absent", "n_presence_unknown",
+                                 "failed_statements", *(f"{p}_{c}" for c in FAILURE_CAUSES for p in ("failed", "share")))
 
 
 def _present(f: pd.DataFrame) -> pd.Series:
     return f["present"] if "present" in f.columns else pd.Series(None, index=f.index, dtype=object)
 
 
+def _positive(f: pd.DataFrame) -> pd.Series:
+    """Whether each row's variant asserts the positive statement "is a" (1:0, 1:1)."""
+    return f["variant"].astype(str).map(lambda v: "positive" in SETTINGS.get(v, ("", ()))[1]).astype(bool)
+
+
+def _passed(f: pd.DataFrame) -> pd.Series:
+    return _present(f).eq(True) & f["label"].ne("s") & (~_positive(f) | f["label"].eq("a"))
+
+
 def _failed(f: pd.DataFrame) -> pd.Series:
-    return f["label"].eq("s") | ((f["label"] != "s") & _present(f).eq(False))
+    return f["label"].eq("s") | _present(f).eq(False) | (_present(f).eq(True) & _positive(f) & f["label"].ne("a"))
 
 
 def _determinable(f: pd.DataFrame) -> pd.Series:
@@ -163,7 +238,7 @@ def _determinable(f: pd.DataFrame) -> pd.Series:
 # name -> (numerator mask, denominator mask) over the labelled images of a group
 NEGATION_MEASURES: dict[str, Any] = {
     "strict_success": (lambda f: f["label"].eq("a"), None),
-    "lenient_success": (lambda f: f["label"].ne("s") & _present(f).eq(True), _determinable),
+    "lenient_success": (_passed, _determinable),
     "forbidden_rendered": (lambda f: f["label"].eq("s"), _failed),
     "forbidden_rendered_of_images": (lambda f: f["label"].eq("s"), None),
 }
@@ -190,7 +265,7 @@ def negation_summary(table: pd.DataFrame, intervals: dict | None = None) -> dict
     """Nested JSON of ``negation_table``: judge -> grouping -> group -> variant -> rates."""
     out: dict[str, Any] = {}
     for row in table.to_dict("records"):
-        rec = {k: row[k] for k in RATE_COLUMNS}
+        rec = {"setting": row["setting"], **{k: row[k] for k in RATE_COLUMNS}}
         rec = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
         if intervals is not None:  # the rates as Estimates: the point value of the table, the interval
             found = intervals.get((row["judge"], row["variant"], row["grouping"], str(row["group"])), {})
