@@ -109,6 +109,9 @@ def test_stages_end_to_end(repo, monkeypatch):
     overall = negation["by_judge"]["clip"]["overall"]["all"]
     assert set(overall) == {"anti_stereotype", "negated_0_1", "negated_1_1"}
     assert overall["negated_0_1"]["n"] == 6
+    assert {v: r["setting"] for v, r in overall.items()} == {"anti_stereotype": "1:0", "negated_0_1": "0:1", "negated_1_1": "1:1"}
+    assert negation["settings"]["scored"]["negated_1_1"]["statements"] == ["positive", "negated"]
+    assert set(negation["settings"]["not_writable"]) == {"2:0", "0:2", "2:1", "1:2", "2:2"}
     assert read_table("plots/negation_by_strength.csv")["judge"].nunique() == 3
 
     diversity = read_json("metrics/diversity.json")

@@ -1,11 +1,12 @@
 """The negation audit: success measures of the negated prompts' images (docs/audits.md).
 
-The prompts are written by ``triplets.negated`` (a triplets variant hook). Read with the blind
-labels of the rendered images and a subject-presence judgement (the
-alignment judgement of the same image): strict success = read as a; lenient success = not read
-as s with the subject present (an image cannot pass by omission); forbidden rendered = read as
-s, as a share of the FAILED negated statements (read as s, or subject absent), NegT2IBench's
-41.5% (``negation_rates``).
+The prompts are written by ``triplets.negated`` (a triplets variant hook); each scored variant is
+one NegT2IBench polarity setting (``SETTINGS``: 1:0, 0:1, 1:1). Read with the blind labels of
+the rendered images and a subject-presence judgement (the alignment judgement of the same
+image): strict success = read as a; lenient success (the paper's pass rule) = every statement
+passes with the subject present (an image cannot pass by omission); forbidden rendered = read as
+s, as a share of the FAILED images, NegT2IBench's 41.5%; and the failed statements by cause
+(``statement_outcomes``, ``negation_rates``).
 """
 
 from __future__ import annotations
@@ -95,6 +96,19 @@ NOT_WRITABLE: dict[str, str] = {
 # the failure causes computable from a blind label and a presence judgement (docs/audits.md);
 # NegT2IBench's dead zones (relation statements only) need its detectors and cannot occur here
 FAILURE_CAUSES: tuple[str, ...] = ("missing_object", "forbidden_rendered", "wrong_value", "value_not_rendered")
+
+
+def negation_settings() -> dict[str, Any]:
+    """The ``settings`` block of metrics/negation.json: which NegT2IBench settings are scored,
+    which are not (and why), and the failure causes counted."""
+    return {
+        "scored": {variant: {"setting": setting, "statements": list(statements)}
+                   for variant, (setting, statements) in SETTINGS.items()},
+        "not_writable": dict(NOT_WRITABLE),
+        "failure_causes": list(FAILURE_CAUSES),
+        "not_computable": {"dead_zone": "a relation evaluator returning no predicate (NegT2IBench's detectors); "
+                                        "the paper's dead zones affect relation statements only, and ours are attribute statements"},
+    }
 
 
 def statement_outcomes(label: str | None, present: bool | None, statements: tuple[str, ...]) -> list[tuple[str, str | None]]:

@@ -17,6 +17,7 @@ from implicit_bench.audits.diversity import (
 from implicit_bench.audits.labels import OrderOf, blind_rows, primary_labels
 from implicit_bench.audits.negation import (
     negation_intervals,
+    negation_settings,
     negation_summary,
     negation_table,
     subject_presence,
@@ -122,6 +123,7 @@ def negation_report(judgements: pd.DataFrame, units: pd.DataFrame, order_of: Ord
     # ``series`` ("judge: variant") colours the bars of the DVC ``bar_grouped`` template
     plot = plot.assign(series=plot["judge"].astype(str) + ": " + plot["variant"].astype(str))
     report = {"prompts": prompts, "by_judge": negation_summary(table, intervals),
+              "settings": negation_settings(),
               "presence": {"judge": presence_judge, "images_judged": int(len(presence)),
                            "note": "lenient success and forbidden rendered (of failed statements) need a presence "
                                    "judgement (alignment) of every image not read as s; null where none exists"}}
