@@ -199,7 +199,7 @@ def negation_rates(frame: pd.DataFrame) -> dict[str, float | int | None]:
     return rates
 
 
-COMPARED_VARIANTS: tuple[str, ...] = ("anti_stereotype", "negated_0_1", "negated_1_1")
+COMPARED_VARIANTS: tuple[str, ...] = tuple(SETTINGS)  # 1:0, 0:1, 1:1
 
 
 def _negation_frame(primary: pd.DataFrame, units: pd.DataFrame) -> pd.DataFrame:
