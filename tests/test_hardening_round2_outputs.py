@@ -1,0 +1,60 @@
+"""Issue 27, data loss: a command owns only the files it writes, and multi-file outputs are
+replaced atomically (a temporary folder swapped in), so a kill leaves the old or the new one."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from implicit_bench.dirswap import clean_stale, staged_dir, temp_dir_next_to
+from implicit_bench.errors import InputError
+from implicit_bench.report.inputs import ReportParams
+from implicit_bench.report.stage import build_report
+from tests.synthetic_project import build_synthetic_project
+
+
+def test_report_refuses_a_folder_holding_other_files(tmp_path):
+    build_synthetic_project(tmp_path, n_units=3, image_size=8)
+    mine = {"data/raw/my_annotations.csv": b"a,b\n", "assets/logo.png": b"png", "thumbs/ab/mine.jpg": b"j"}
+    for rel, data in mine.items():
+        (tmp_path / "site" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "site" / rel).write_bytes(data)
+    with pytest.raises(InputError, match="holds files it did not write"):
+        build_report(ReportParams(out="site"), tmp_path)
+    for rel, data in mine.items():
+        assert (tmp_path / "site" / rel).read_bytes() == data
+
+
+def test_report_rebuild_replaces_its_own_previous_report(tmp_path):
+    build_synthetic_project(tmp_path, n_units=3, image_size=8)
+    first = build_report(ReportParams(), tmp_path)
+    (tmp_path / "report/data/chunk-0099.js").write_text("stale")  # a file the report once wrote
+    second = build_report(ReportParams(), tmp_path)
+    assert first["n_thumbnails"] == second["n_thumbnails"] > 0
+    assert not (tmp_path / "report/data/chunk-0099.js").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".report.")]  # no staging left
+
+
+def test_staged_dir_keeps_the_old_output_on_error_and_swaps_on_success(tmp_path):
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+    with pytest.raises(RuntimeError), staged_dir(target) as tmp:
+        (tmp / "new.txt").write_text("new")
+        raise RuntimeError("killed half way")
+    assert sorted(p.name for p in target.iterdir()) == ["old.txt"]
+    with staged_dir(target) as tmp:
+        (tmp / "new.txt").write_text("new")
+    assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_stale_staging_of_a_dead_process_is_removed(tmp_path):
+    target = tmp_path / "out"
+    dead = tmp_path / ".out.tmp-999999999-abc"
+    dead.mkdir()
+    alive = temp_dir_next_to(target)
+    clean_stale(target)
+    assert not dead.exists() and alive.exists()
+    assert str(os.getpid()) in alive.name
