@@ -172,6 +172,8 @@ def run_rewrites(
     for request, answer in zip(requests, answers, strict=True):
         if answer.error is not None:
             prompt, error = None, f"call failed: {answer.error}"
+            if len(counter.examples) < 3:
+                counter.examples.append(answer.error)
         else:
             prompt, error = clean_rewrite(answer.text)
         counter.total += 1
@@ -261,6 +263,8 @@ def run_rewriting(
     rewrites, rcount = run_rewrites(client, requests, by_id, params.rewrite_max_tokens)
     pair_units = sorted({unit_for(info, u, retrieval) for info in pair_infos for u in subset["unit_id"]})
     pairs, pcount = run_pairs(client, [by_id[u] for u in pair_units], params.pair_max_tokens)
+    rcount.check_calls(params.max_failure_rate)  # too many failed calls: exit 1, write nothing
+    pcount.check_calls(params.max_failure_rate)
     metrics = {
         "llm": client.describe(),
         "rewrite_infos": rewrite_infos,

@@ -30,6 +30,7 @@ from pydantic import field_validator
 
 from implicit_bench.cache import CacheLookup, DiskCache, model_key
 from implicit_bench.errors import ConfigError, InputError
+from implicit_bench.failures import DEFAULT_MAX_FAILURE_RATE, FailureRate, check_failure_rate
 from implicit_bench.hashing import stable_hash
 from implicit_bench.images import ImageKey, ImageStore, published_stores, read_index
 from implicit_bench.io import write_json
@@ -79,6 +80,8 @@ class JudgeStageParams(StrictModel):
     cache: str = "cache/judge.sqlite"
     executor: dict[str, Any] = {}
     progress: bool = True
+    # more failed calls than this share (or all of them): exit 1, write nothing (docs/errors.md)
+    max_failure_rate: FailureRate = DEFAULT_MAX_FAILURE_RATE
 
     @field_validator("tasks")
     @classmethod
@@ -550,6 +553,8 @@ def run_judge_stage(
         answers, errors, calls = answer_missing(planned, judge_configs, cache, dispatch)
     finally:
         cache.close()
+    first = next(iter(errors.values()), None)
+    check_failure_rate("judge", len(errors), calls, params.max_failure_rate, first, kind="judge")
     models = {name: b.model for name, b in backends.items()}
     frame, counts = assemble(planned, answers, errors, models)
     judged = Counter(c for c, *_ in {(p.config, p.unit_id, p.variant, p.seed) for p in planned})
