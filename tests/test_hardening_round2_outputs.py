@@ -58,3 +58,65 @@ def test_stale_staging_of_a_dead_process_is_removed(tmp_path):
     clean_stale(target)
     assert not dead.exists() and alive.exists()
     assert str(os.getpid()) in alive.name
+
+
+# ----- export-dataset: atomic, owns its files, malformed list cells named ---------------------------
+def _dataset_frames():
+    from tests.test_export_dataset import _frames
+
+    return _frames()
+
+
+def test_export_dataset_killed_part_way_leaves_the_old_dataset(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from implicit_bench import export_dataset as module
+
+    units, triplets = _dataset_frames()
+    out = tmp_path / "ds"
+    module.export_dataset(units, triplets, out, {})
+    before = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    calls = {"n": 0}
+    real = pq.write_table
+
+    def dies_on_the_second(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt  # a kill between the triplets and the units file
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module.pq, "write_table", dies_on_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        module.export_dataset(units, triplets.iloc[:1], out, {})
+    after = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before  # the old triplets, units and card, untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]  # no staging left
+
+
+def test_export_dataset_refuses_a_folder_with_other_files(tmp_path):
+    from implicit_bench.export_dataset import export_dataset
+
+    units, triplets = _dataset_frames()
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "notes.txt").write_text("mine")
+    with pytest.raises(InputError, match=r"holds files it did not write \(notes.txt\)"):
+        export_dataset(units, triplets, tmp_path / "ds", {})
+    assert (tmp_path / "ds" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("cell, reason", [
+    ("not json", "not a JSON list of strings"),
+    ("5", "not a JSON list of strings"),
+    ('{"a": 1}', "not a JSON list of strings"),
+    ('[["nested"]]', "not a JSON list of strings"),
+])
+def test_export_dataset_malformed_list_cell_names_file_row_and_column(tmp_path, cell, reason):
+    from implicit_bench.export_dataset import export_dataset
+
+    units, triplets = _dataset_frames()
+    triplets = triplets.copy()
+    triplets.loc[1, "stereotype_tails"] = cell
+    with pytest.raises(InputError) as info:
+        export_dataset(units, triplets, tmp_path / "ds", {}, sources=("kg.parquet", "triplets.parquet"))
+    assert str(info.value).startswith("triplets.parquet, row 2, field 'stereotype_tails': " + reason)
+    assert not (tmp_path / "ds").exists()
