@@ -120,3 +120,124 @@ def test_export_dataset_malformed_list_cell_names_file_row_and_column(tmp_path, 
         export_dataset(units, triplets, tmp_path / "ds", {}, sources=("kg.parquet", "triplets.parquet"))
     assert str(info.value).startswith("triplets.parquet, row 2, field 'stereotype_tails': " + reason)
     assert not (tmp_path / "ds").exists()
+
+
+# ----- analyze: atomic, no stale files, the extensions' child dies with its parent --------------------
+def _analyze_inputs(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    import pandas as pd
+    from analysis_fixtures import BLIND_TYPES, blind_judgements, rubric_judgements, units
+
+    units(BLIND_TYPES).to_csv(tmp_path / "units.csv", index=False)
+    both = pd.concat([blind_judgements(), rubric_judgements()], ignore_index=True)
+    both.to_parquet(tmp_path / "both.parquet")
+    blind_judgements().to_parquet(tmp_path / "blind.parquet")
+    return str(tmp_path / "units.csv"), str(tmp_path / "both.parquet"), str(tmp_path / "blind.parquet")
+
+
+def test_analyze_rerun_leaves_no_file_of_the_previous_run(tmp_path, monkeypatch):
+    from implicit_bench.analyze.cli import run_analyze
+
+    monkeypatch.setenv("IMPLICIT_BENCH_ANALYZE_JOBS", "1")
+    u, both, blind = _analyze_inputs(tmp_path)
+    out = tmp_path / "out"
+    run_analyze(u, [both], str(out), {"evaluate": {"bootstrap": {"n": 20}}})
+    assert (out / "metrics" / "selection.json").exists()
+    run_analyze(u, [blind], str(out), {"evaluate": {"bootstrap": {"n": 20}}})  # no rubric: no selection
+    assert not (out / "metrics" / "selection.json").exists()
+    assert (out / "metrics" / "benchmark.json").exists()
+
+
+def test_analyze_killed_part_way_leaves_the_previous_run(tmp_path, monkeypatch):
+    from implicit_bench.analyze import cli
+
+    u, both, blind = _analyze_inputs(tmp_path)
+    out = tmp_path / "out"
+    cli.run_analyze(u, [both], str(out), {"evaluate": {"bootstrap": {"n": 20}}})
+    before = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "write_evaluation", killed)  # after selection.json, before benchmark.json
+    with pytest.raises(KeyboardInterrupt):
+        cli.run_analyze(u, [blind], str(out), {"evaluate": {"bootstrap": {"n": 20}}})
+    after = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no staging left
+
+
+def test_analyze_refuses_an_out_folder_with_other_files(tmp_path):
+    from implicit_bench.analyze.cli import run_analyze
+
+    u, both, _ = _analyze_inputs(tmp_path)
+    with pytest.raises(InputError, match="holds files it did not write"):
+        run_analyze(u, [both], str(tmp_path), {})  # the inputs themselves sit in that folder
+    assert (tmp_path / "units.csv").exists()
+
+
+def sleepy_extension(tables, out_dir, params):
+    """A test extension: records its pid and runs for a minute."""
+    import time
+
+    (out_dir.parent / "child.pid").write_text(str(os.getpid()))
+    time.sleep(60)
+    return {}
+
+
+CHILD_SCRIPT = """
+import sys, time
+from pathlib import Path
+sys.path[:0] = [{repo!r}, {tests!r}]
+from implicit_bench.analysis.load import load_tables
+from implicit_bench.analyze.extensions import start_extensions
+tables = load_tables({u!r}, [{j!r}], (), "reject", "report", "hash")
+start_extensions(tables, Path({out!r}), {{}}, {{"sleepy": "tests.test_hardening_round2_outputs:sleepy_extension"}})
+print("started", flush=True)
+time.sleep(60)
+"""
+
+
+def test_the_extensions_child_dies_with_its_parent(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("the extensions run in-process on one CPU")
+    u, both, _ = _analyze_inputs(tmp_path)
+    repo = Path(__file__).resolve().parents[1]
+    script = CHILD_SCRIPT.format(repo=str(repo), tests=str(repo / "tests"), u=u, j=both, out=str(tmp_path / "out"))
+    env = {**os.environ, "PYTHONPATH": f"{repo / 'src'}:{repo}"}
+    env.pop("IMPLICIT_BENCH_ANALYZE_JOBS", None)
+    parent = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout.readline().strip() == "started"
+        pid_file = tmp_path / "child.pid"
+        for _ in range(200):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    for _ in range(100):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the extensions' child outlived its killed parent")
+    # the staging folder the killed run left is removed by the next run into the same --out
+    from implicit_bench.dirswap import clean_stale
+
+    assert [p for p in tmp_path.iterdir() if ".extensions-" in p.name]
+    clean_stale(tmp_path / "out")
+    assert not [p for p in tmp_path.iterdir() if ".extensions-" in p.name]

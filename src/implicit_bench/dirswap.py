@@ -58,7 +58,8 @@ def clean_stale(target: Path) -> None:
     target = Path(target)
     if not target.parent.is_dir():
         return
-    pattern = re.compile(rf"^\.{re.escape(target.name)}\.(?:tmp|old|extensions)-(\d+)-")
+    # ".NAME.tmp-PID-", and ".NAME.extensions-PID-" / "..NAME.tmp-P-x.extensions-PID-" (analyze)
+    pattern = re.compile(rf"^\.+{re.escape(target.name)}\.(?:tmp-\d+-[^/]*\.)?(?:tmp|old|extensions)-(\d+)-")
     for entry in target.parent.iterdir():
         match = pattern.match(entry.name)
         if match and entry.is_dir() and not entry.is_symlink() and not _pid_alive(int(match.group(1))):
