@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from implicit_bench.errors import ConfigError
+from implicit_bench.yamlsafe import load_yaml
 
 DEFAULT_PARAMS = Path("params.yaml")
 
@@ -119,7 +120,7 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
         raise ConfigError(f"{path}: params file not found (run from the repository root)")
     try:
         with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh) or {}
+            data = load_yaml(fh) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):

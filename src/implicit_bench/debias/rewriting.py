@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from implicit_bench.debias.units import unit_for
@@ -25,6 +24,7 @@ from implicit_bench.errors import InputError
 from implicit_bench.hashing import stable_hash
 from implicit_bench.llm import InvalidCounter, LLMClient, Messages, chat_json_many
 from implicit_bench.provenance import provenance
+from implicit_bench.yamlsafe import load_yaml
 
 # whether an answer came from the cache is run state: counted (run log), not a column
 PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts" / "debias"
@@ -56,7 +56,7 @@ class PromptSpec:
 def load_prompt(name: str) -> PromptSpec:
     """A prompt file of ``implicit_bench/prompts/debias/``."""
     text = (PROMPT_DIR / f"{name}.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = load_yaml(text)
     return PromptSpec(
         name=data["name"],
         system=data["system"],
