@@ -83,14 +83,6 @@ class JudgeStageParams(StrictModel):
     # more failed calls than this share (or all of them): exit 1, write nothing (docs/errors.md)
     max_failure_rate: FailureRate = DEFAULT_MAX_FAILURE_RATE
 
-    @field_validator("judges")
-    @classmethod
-    def _valid_judges(cls, judges: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        """Each judge's backend block, validated by its backend (``plan`` refuses what the stage would)."""
-        for name, cfg in judges.items():
-            judge_params(cfg, f"judges.{name}")  # ConfigError (a ValueError): reported by pydantic
-        return judges
-
     @field_validator("tasks")
     @classmethod
     def _registered(cls, tasks: dict[str, TaskSelect | None]) -> dict[str, TaskSelect | None]:
