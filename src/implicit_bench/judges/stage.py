@@ -401,7 +401,7 @@ def answer_missing(
     Every finished batch is written to the cache at once (a killed run loses at most the
     batches in flight). Returns ``(answers by key, errors by key, requests sent)``.
     """
-    lookup = CacheLookup(cache, (p.key for p in planned))
+    lookup = CacheLookup(cache, (p.key for p in planned), decode=_judge_entry)
     answers = lookup.found
     errors: dict[str, str] = {}
     sent = 0
@@ -524,6 +524,11 @@ def _model_ref(generator: str) -> str:
     """The model reference in an image index's ``generator`` ("backend:model" or a bare ref)."""
     backend, sep, ref = generator.partition(":")
     return ref if sep and ref and "/" not in backend else generator
+
+
+def _judge_entry(entry: Any) -> dict[str, str] | None:
+    """A cached judge answer ``{"text": ...}``; any other stored value is a miss (asked again)."""
+    return entry if isinstance(entry, dict) and isinstance(entry.get("text"), str) else None
 
 
 # ----- the whole stage ---------------------------------------------------------------------
