@@ -55,6 +55,13 @@ def _json(payload: Any) -> str:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
+def _js_data(payload: Any) -> str:
+    """Data for a ``.js`` file as ``JSON.parse("...")``: in an object literal a key
+    ``__proto__`` would set the prototype (a judge so named vanished from the unit browser);
+    JSON.parse makes every key an own property."""
+    return f"JSON.parse({json.dumps(_json(payload), ensure_ascii=False)})"
+
+
 def _page(title: str, body: str, scripts: tuple[str, ...] = ()) -> str:
     tags = "".join(f'<script src="{esc(s)}"></script>' for s in scripts)
     return (
@@ -221,10 +228,10 @@ def _build_into(out: Path, previous: Path, inputs: ReportInputs, params: ReportP
     _prune_thumbs(out, set(thumbs.values()))
     t2 = time.perf_counter()
     index, records = build_unit_data(inputs, params, thumbs)
-    atomic_write_text(out / "data/index.js", f"window.IB_INDEX = {_json(index)};\n")
+    atomic_write_text(out / "data/index.js", f"window.IB_INDEX = {_js_data(index)};\n")
     for chunk in range(index["meta"].get("n_chunks", 0)):
         part = records[chunk * params.chunk_size : (chunk + 1) * params.chunk_size]
-        payload = _json({r["id"]: r for r in part})
+        payload = _js_data({r["id"]: r for r in part})
         atomic_write_text(out / f"data/chunk-{chunk:04d}.js", f"IB.addChunk({chunk}, {payload});\n")
     atomic_write_text(out / "index.html", summary_page(inputs))
     atomic_write_text(out / "units.html", units_page(inputs))
