@@ -123,6 +123,9 @@ def parse_json_answer(raw: str | None, model: type[BaseModel] | None = None) -> 
         except RecursionError:  # thousands of nested brackets
             last_error = "not JSON: nested too deeply"
             continue
+        except ValueError as exc:  # e.g. an integer of more than 4300 digits
+            last_error = f"not JSON: {str(exc)[:80]}"
+            continue
         if model is not None:
             try:
                 value = model.model_validate(value)
@@ -147,7 +150,7 @@ def scan_key(raw: str | None, key: str) -> tuple[bool, Any, str | None]:
     for match in pattern.finditer(raw):
         try:
             values.append(json.loads(match.group(1)))
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON, or an integer too long to convert
             continue
     if not values:
         return False, None, f"no '{key}' value found"
