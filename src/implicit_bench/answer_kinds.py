@@ -62,7 +62,7 @@ class AnswerKind:
         """The value a bare answer stands for (JSON scalars: ``3``, ``true``), else None."""
         try:
             value = json.loads(text.lower())
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, an integer of 4300+ digits, deep nesting
             return None
         return None if isinstance(value, (dict, list)) else value
 

@@ -12,6 +12,7 @@ that computes asynchronously (the judge stage's executor) and stores in its own 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from implicit_bench.errors import InputError
 from implicit_bench.hashing import stable_hash
 
 T = TypeVar("T")
@@ -45,19 +47,43 @@ def model_key(kind: str, model: Mapping[str, Any], **inputs: Any) -> str:
     return cache_key(kind=kind, model=dict(model), **inputs)
 
 
+def _decoded(value: str) -> tuple[bool, Any]:
+    """``(True, value)`` for a stored JSON text; ``(False, None)`` for one that is not JSON
+    (a damaged entry is a miss, computed again and overwritten, never an abort)."""
+    try:
+        return True, json.loads(value)
+    except (TypeError, ValueError):
+        return False, None
+
+
 class DiskCache:
-    """A persistent ``key -> JSON value`` map."""
+    """A persistent ``key -> JSON value`` map. A file SQLite cannot read is an ``InputError``
+    naming it and how to recover; an entry that is not JSON is a miss."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._conn() as conn:
+        with self._named(), self._conn() as conn:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
             )
         self.hits = 0
         self.misses = 0
+
+    @contextlib.contextmanager
+    def _named(self) -> Iterator[None]:
+        """SQLite's errors on a damaged file ("file is not a database") named and explained."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise
+            raise InputError(
+                self.path, None, None,
+                f"cache file unreadable ({exc}): move it aside (or delete it and its -wal/-shm files); "
+                "it only saves model answers, which the next run asks again",
+            ) from None
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -69,35 +95,46 @@ class DiskCache:
         return conn
 
     def get(self, key: str) -> Any | None:
-        row = self._conn().execute("SELECT value FROM entries WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        with self._named():
+            row = self._conn().execute("SELECT value FROM entries WHERE key = ?", (key,)).fetchone()
+        ok, value = _decoded(row[0]) if row is not None else (False, None)
+        if not ok:
             self.misses += 1
             return None
         self.hits += 1
-        return json.loads(row[0])
+        return value
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
         keys = list(keys)
         found: dict[str, Any] = {}
-        conn = self._conn()
-        for start in range(0, len(keys), 500):
-            chunk = keys[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = conn.execute(
-                f"SELECT key, value FROM entries WHERE key IN ({marks})", chunk
-            ).fetchall()
-            found.update((k, json.loads(v)) for k, v in rows)
+        with self._named():
+            conn = self._conn()
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(
+                    f"SELECT key, value FROM entries WHERE key IN ({marks})", chunk
+                ).fetchall()
+                for k, v in rows:
+                    ok, value = _decoded(v)
+                    if ok:
+                        found[k] = value
         self.hits += len(found)
         self.misses += len(keys) - len(found)
         return found
 
     def put(self, key: str, value: Any) -> None:
-        self._conn().execute(
-            "INSERT OR REPLACE INTO entries (key, value) VALUES (?, ?)",
-            (key, json.dumps(value, ensure_ascii=False)),
-        )
+        with self._named():
+            self._conn().execute(
+                "INSERT OR REPLACE INTO entries (key, value) VALUES (?, ?)",
+                (key, json.dumps(value, ensure_ascii=False)),
+            )
 
     def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
+        with self._named():
+            self._put_many(items)
+
+    def _put_many(self, items: Iterable[tuple[str, Any]]) -> None:
         conn = self._conn()
         conn.execute("BEGIN")
         try:

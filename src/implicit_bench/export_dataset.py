@@ -20,6 +20,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from implicit_bench.dirswap import check_owned, staged_dir
+from implicit_bench.errors import InputError
 from implicit_bench.tables import KG_UNITS, KG_UNITS_PATH, TRIPLETS, TRIPLETS_PATH, UNITS_PATH
 
 CONFIGS = ("triplets", "units")
@@ -33,13 +35,29 @@ CITATION = """@article{dai2026implicitbench,
 }"""
 
 
-def _lists(frame: pd.DataFrame) -> pd.DataFrame:
+def _as_list(value: Any, path: str, row: int, column: str) -> list[str] | None:
+    """One JSON-list cell -> a list of strings (null stays null); a malformed cell is an
+    ``InputError`` naming the file, the 1-based data row and the column."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, (list, tuple)):
+        items: Any = list(value)
+    else:
+        try:
+            items = json.loads(value) if isinstance(value, str) else value
+        except ValueError as exc:
+            raise InputError(path, row, column, f"not a JSON list of strings ({exc.msg}): {str(value)[:80]!r}") from None
+    if not isinstance(items, list) or not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in items):
+        raise InputError(path, row, column, f"not a JSON list of strings: {str(value)[:80]!r}")
+    return [str(x) for x in items]
+
+
+def _lists(frame: pd.DataFrame, path: str = "<table>") -> pd.DataFrame:
     """JSON-list string columns -> Python lists of strings (null stays null)."""
     frame = frame.copy()
     for col in LIST_COLUMNS:
         if col in frame.columns:
-            frame[col] = [None if v is None or (isinstance(v, float) and v != v) else [str(x) for x in json.loads(v)]
-                          for v in frame[col]]
+            frame[col] = [_as_list(v, path, i, col) for i, v in enumerate(frame[col], start=1)]
     return frame
 
 
@@ -153,20 +171,29 @@ Please also cite StereoSet and CrowS-Pairs.
 """
 
 
-def export_dataset(kg_units: pd.DataFrame, triplets: pd.DataFrame, out: str | Path, params: dict[str, Any]) -> dict[str, int]:
-    """Write ``out/{{triplets,units}}/train-00000-of-00001.parquet`` and ``out/README.md``."""
+# every file export-dataset writes; a folder holding others is refused (they would be lost)
+DATASET_FILES = (r"(?:triplets|units)/train-\d{5}-of-\d{5}\.parquet", r"README\.md", r"(?:.*/)?\.[^/]+\.tmp")
+
+
+def export_dataset(
+    kg_units: pd.DataFrame, triplets: pd.DataFrame, out: str | Path, params: dict[str, Any],
+    sources: tuple[str, str] = ("<kg units>", "<triplets>"),
+) -> dict[str, int]:
+    """Write ``out/{{triplets,units}}/train-00000-of-00001.parquet`` and ``out/README.md``,
+    into a fresh folder swapped in at the end: a kill leaves the old dataset or the new one."""
     out = Path(out)
-    frames = {"triplets": _lists(triplets), "units": _lists(kg_units)}
-    for name, frame in frames.items():
-        folder = out / name
-        folder.mkdir(parents=True, exist_ok=True)
-        for old in folder.glob("train-*.parquet"):
-            old.unlink()
-        table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
-        # an all-null column (e.g. no relation in this run) is a nullable string, not type null
-        schema = pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f for f in table.schema])
-        pq.write_table(table.cast(schema), folder / "train-00000-of-00001.parquet")
-    (out / "README.md").write_text(dataset_card(frames["triplets"], frames["units"], construction_settings(params)), encoding="utf-8")
+    frames = {"triplets": _lists(triplets, sources[1]), "units": _lists(kg_units, sources[0])}
+    check_owned(out, DATASET_FILES, "export-dataset")
+    with staged_dir(out) as tmp:
+        for name, frame in frames.items():
+            folder = tmp / name
+            folder.mkdir(parents=True)
+            table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
+            # an all-null column (e.g. no relation in this run) is a nullable string, not type null
+            schema = pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f for f in table.schema])
+            pq.write_table(table.cast(schema), folder / "train-00000-of-00001.parquet")
+        card = dataset_card(frames["triplets"], frames["units"], construction_settings(params))
+        (tmp / "README.md").write_text(card, encoding="utf-8")
     return {name: len(frame) for name, frame in frames.items()}
 
 
@@ -180,6 +207,7 @@ def export_dataset_command(triplets: str, kg_units: str, params_path: str, out: 
     """Write the units and prompt triplets as a Hugging Face dataset folder (Parquet + card)."""
     from implicit_bench.params import load_params
 
-    counts = export_dataset(KG_UNITS.read(kg_units), TRIPLETS.read(triplets), out, load_params(params_path))
+    counts = export_dataset(KG_UNITS.read(kg_units), TRIPLETS.read(triplets), out, load_params(params_path),
+                            sources=(kg_units, triplets))
     click.echo(f"export-dataset: {counts['triplets']} triplets, {counts['units']} units -> {out} "
                f"(datasets.load_dataset({out!r}, 'triplets'); `huggingface-cli upload` to publish)")

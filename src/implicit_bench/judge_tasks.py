@@ -48,6 +48,7 @@ from implicit_bench.schema import (  # noqa: F401 - the protocol's orders, re-ex
     cyclic_order,
     primary_order,
 )
+from implicit_bench.yamlsafe import load_yaml
 
 NEITHER_OPTION = "Neither of the other two descriptions is shown, or the image does not allow a judgement."
 # The stored values of an option-order task: the attribute chosen, never the letter.
@@ -247,7 +248,7 @@ def load_task_file(path: str | Path) -> TaskSpec:
     """Load and validate one task spec file."""
     path = Path(path)
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+        data = load_yaml(path.read_text(encoding="utf-8"))
         return TaskSpec.model_validate(data)
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: cannot read task spec: {exc}") from None

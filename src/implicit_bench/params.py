@@ -11,9 +11,18 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 from implicit_bench.errors import ConfigError
+from implicit_bench.yamlsafe import load_yaml
 
 DEFAULT_PARAMS = Path("params.yaml")
 
@@ -43,10 +52,29 @@ def check_name(name: str, what: str = "name") -> str:
 
 
 SafeName = Annotated[str, AfterValidator(lambda v: check_name(v, "configuration name"))]
-Seed = Annotated[int, Field(ge=0, le=SEED_MAX)]
-Seeds = Annotated[list[Seed], Field(min_length=1)]
-PositiveInt = Annotated[int, Field(ge=1)]
-NonNegInt = Annotated[int, Field(ge=0)]
+SEEDS_MAX = 1000  # seeds per list (render.seeds, evaluate.seeds, ...) and evaluate.n_seeds
+BOOTSTRAP_N_MAX = 100_000  # bootstrap resamples (1e8 on 2 units took 14.8 GB; docs/errors.md)
+
+
+def _whole_number(value: Any) -> Any:
+    """Counts and seeds are integers: ``true`` (YAML for 1) and ``1e6`` (a float) are refused."""
+    if isinstance(value, (bool, float)):
+        raise ValueError(f"must be an integer, not {value!r}")
+    return value
+
+
+def _unique(values: list[Any]) -> list[Any]:
+    repeated = sorted({v for v in values if values.count(v) > 1})
+    if repeated:
+        raise ValueError(f"repeated value(s) {repeated}: each may be given once")
+    return values
+
+
+Count = Annotated[int, BeforeValidator(_whole_number)]
+Seed = Annotated[Count, Field(ge=0, le=SEED_MAX)]
+Seeds = Annotated[list[Seed], Field(min_length=1, max_length=SEEDS_MAX), AfterValidator(_unique)]
+PositiveInt = Annotated[Count, Field(ge=1)]
+NonNegInt = Annotated[Count, Field(ge=0)]
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Level = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
@@ -56,7 +84,7 @@ class BootstrapParams(StrictModel):
     """The one bootstrap block: top-level ``bootstrap`` in params.yaml, read by every stage that
     draws intervals; a stage's own ``bootstrap`` keys override it (``section(inherit=...)``)."""
 
-    n: PositiveInt = 1000  # resamples
+    n: Annotated[PositiveInt, Field(le=BOOTSTRAP_N_MAX)] = 1000  # resamples
     seed: Seed = 42
     level: Level = 0.95  # interval coverage
 
@@ -92,7 +120,7 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
         raise ConfigError(f"{path}: params file not found (run from the repository root)")
     try:
         with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh) or {}
+            data = load_yaml(fh) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):

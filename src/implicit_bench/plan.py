@@ -107,9 +107,12 @@ def _orders(blind_orders: str) -> int:
 
 def _judge(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[str, dict[str, int]], root: Path) -> StagePlan:
     from implicit_bench.judge_tasks import load_task
+    from implicit_bench.judges import judge_params
     from implicit_bench.judges.stage import JudgeStageParams
 
     judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
+    for name, cfg in judge.judges.items():  # refuse what the judge stage would refuse
+        judge_params(cfg, f"judges.{name}")
     configs = judge.configs if judge.configs is not None else list(per_config)
     items = 0
     for task, select in judge.tasks.items():

@@ -15,6 +15,7 @@ from ruamel.yaml.comments import CommentedMap
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import atomic_write_text
 from implicit_bench.params import check_name, check_references, load_params
+from implicit_bench.yamlsafe import load_yaml
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -37,7 +38,7 @@ def apply_profile(name: str, params_path: str | Path = "params.yaml", profiles_d
     if not profile_path.exists():
         known = sorted(p.stem for p in Path(profiles_dir).glob("*.yaml"))
         raise ConfigError(f"{profile_path}: no such profile; known: {', '.join(known) or 'none'}")
-    override = yaml.safe_load(profile_path.read_text(encoding="utf-8")) or {}
+    override = load_yaml(profile_path.read_text(encoding="utf-8")) or {}  # duplicate keys, anchor bombs refused
     if not isinstance(override, dict):
         raise ConfigError(f"{profile_path}: expected a mapping at the top level")
     merged = deep_merge(load_params(params_path), override)

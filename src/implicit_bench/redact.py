@@ -5,7 +5,8 @@
 ``secret`` / ``password`` values (``key=value``, ``key: value`` and JSON ``"key": "value"``),
 OpenAI-style ``sk-...`` keys, and the literal value of every environment variable whose name
 looks like a credential (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``) or is
-named by a backend's ``api_key_env``. Error texts from HTTP servers pass through it before
+named by a backend's ``api_key_env`` (those at any length), and the ``user:password@`` of
+every URL. Error texts from HTTP servers pass through it before
 they reach a table, a journal, a metrics file or the terminal.
 """
 
@@ -35,16 +36,27 @@ def register_secret_env(name: str | None) -> None:
 
 
 def _secret_values() -> list[str]:
-    names = {n for n in os.environ if _SECRET_ENV.search(n)} | _extra
-    values = {os.environ.get(n, "") for n in names}
-    return sorted((v for v in values if len(v) >= 6), key=len, reverse=True)
+    """Values of credential-looking variables (6+ characters: a guess by name) and of every
+    registered ``api_key_env``, whatever its length (a 4-character key was printed)."""
+    guessed = {os.environ.get(n, "") for n in os.environ if _SECRET_ENV.search(n)}
+    registered = {os.environ.get(n, "") for n in _extra}
+    values = {v for v in guessed if len(v) >= 6} | {v for v in registered if v.strip()}
+    return sorted(values, key=len, reverse=True)
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/@]+@")  # scheme://user:password@host
+
+
+def strip_userinfo(text: str) -> str:
+    """URLs with their ``user:password@`` part replaced by ``[REDACTED]@``."""
+    return _USERINFO.sub(lambda m: m.group(1) + MASK + "@", text)
 
 
 def redact(text: str | None) -> str | None:
     """``text`` with every secret replaced by ``[REDACTED]`` (None stays None)."""
     if text is None:
         return None
-    text = str(text)
+    text = strip_userinfo(str(text))
     for value in _secret_values():
         text = text.replace(value, MASK)
     for pattern in _PATTERNS:

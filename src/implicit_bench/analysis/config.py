@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from implicit_bench.params import BootstrapParams, Seeds, StrictModel
-from implicit_bench.schema import DIAGNOSTIC_BIAS_TYPES
+from implicit_bench.params import SEEDS_MAX, BootstrapParams, PositiveInt, Seeds, StrictModel
+from implicit_bench.schema import BIAS_TYPES, DIAGNOSTIC_BIAS_TYPES, normalise_bias_type
 from implicit_bench.tables import (
     CLIP_JUDGEMENTS_PATH,
     IMAGE_INDEX_GLOB,
@@ -17,6 +17,8 @@ from implicit_bench.tables import (
     SELECTED_UNITS_PATH,
     UNITS_PATH,
 )
+
+Share = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
 class InputParams(StrictModel):
@@ -37,7 +39,7 @@ class SelectParams(InputParams):
     rule: Literal["union", "intersection"] = "union"
     # complete seeds a unit needs to have a mean dx; "all": every selection seed (the paper's
     # "positive mean dx over the three seeds", Section 3.3)
-    min_seeds: Annotated[int, Field(ge=1)] | Literal["all"] = 1
+    min_seeds: Annotated[PositiveInt, Field(le=SEEDS_MAX)] | Literal["all"] = 1
     seeds: Seeds | None = None  # None: every seed present except held_out_seeds
     held_out_seeds: Seeds | None = None  # Table 23: kept vs rejected units on new seeds
     bootstrap: BootstrapParams = Field(default_factory=lambda: BootstrapParams())
@@ -62,12 +64,20 @@ class EvaluateParams(InputParams):
     rubric_judges: list[str] | None = None  # lean scorers and Hedges' g (None: every one)
     seeds: Seeds | None = None  # seeds analysed (None: every seed present)
     # seeds per unit: the default-strength scale "k of n"; null: the seeds in the judgements
-    n_seeds: int | None = Field(default=3, ge=1)
+    n_seeds: Annotated[PositiveInt, Field(le=SEEDS_MAX)] | None = 3
     agreement_units: Literal["complete", "all"] = "complete"
     diagnostic_types: list[str] = Field(default_factory=lambda: list(DIAGNOSTIC_BIAS_TYPES))
-    recoverability_both_max: float = 0.12  # a type "fails" check 1 when both-succeed <= this
-    recoverability_neither_min: float = 0.70  # and check 2 when "neither" on neutral > this
+    recoverability_both_max: Share = 0.12  # a type "fails" check 1 when both-succeed <= this
+    recoverability_neither_min: Share = 0.70  # and check 2 when "neither" on neutral > this
     groupings: list[GroupingParams] = Field(default_factory=list)
     bootstrap: BootstrapParams = Field(default_factory=BootstrapParams)
     # registered metrics to run (analysis.metrics.METRICS; with those they require); null: all
     metrics: list[str] | None = None
+
+    @field_validator("diagnostic_types")
+    @classmethod
+    def _known_types(cls, types: list[str]) -> list[str]:
+        unknown = [t for t in types if normalise_bias_type(t) not in BIAS_TYPES]
+        if unknown:
+            raise ValueError(f"unknown bias type(s) {unknown}; known: {', '.join(BIAS_TYPES)}")
+        return [str(normalise_bias_type(t)) for t in types]

@@ -19,6 +19,7 @@ from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.config import EvaluateParams
 from implicit_bench.analysis.load import Tables
 from implicit_bench.analysis.views import resolve_config, resolve_judges
+from implicit_bench.errors import ConfigError
 from implicit_bench.schema import BIAS_TYPES
 
 
@@ -67,9 +68,21 @@ class EvalContext:
         """The bias type of each analysed unit (aligned on ``unit_ids``)."""
         return self.analysed["bias_type"].to_numpy()
 
-    @property
+    @cached_property
     def seeds(self) -> list[int] | None:
-        return self.params.seeds
+        """The analysed seeds; a seed absent from the configuration's judgements is an error
+        (its rates would be None, silently)."""
+        seeds = self.params.seeds
+        if seeds is not None:
+            j = self.judgements
+            present = {int(s) for s in j.loc[j["config"] == self.config, "seed"].unique()}
+            missing = sorted(set(seeds) - present)
+            if missing:
+                raise ConfigError(
+                    f"evaluate.seeds: seed(s) {missing} not in the judgements of configuration "
+                    f"{self.config!r} (present: {sorted(present)})"
+                )
+        return seeds
 
     @property
     def diagnostic(self) -> list[str]:

@@ -7,6 +7,7 @@ data as the ``select`` and ``evaluate`` stages, then runs the registered extensi
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from implicit_bench.analysis.stage import (
     write_evaluation,
 )
 from implicit_bench.analyze.extensions import start_extensions
+from implicit_bench.dirswap import check_owned, staged_dir
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import write_json
 from implicit_bench.params import block, load_params, section
@@ -63,15 +65,21 @@ def _run_analyze(
     sel_params = section({**top, "select": sel_raw}, "select", SelectParams, "analyze", inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
     ev_params = section({**top, "evaluate": ev_raw}, "evaluate", EvaluateParams, "analyze", inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
     tables = load_tables(units, judgements, refusals, ev_params.on_bad_row, ev_params.on_duplicate, ev_params.primary_order)
-    out_dir = Path(out)
-    extensions = start_extensions(tables, out_dir, params)  # on the second CPU, while the analysis runs
-    try:
-        summary = _analysis(tables, out_dir, sel_params, ev_params, selection)
-    except BaseException:
-        extensions.cancel()
-        raise
-    summary["extensions"] = extensions.result()
+    target = Path(out)
+    check_owned(target, ANALYZE_FILES, "analyze")
+    with staged_dir(target) as out_dir:  # swapped in whole at the end: a kill leaves the old run
+        extensions = start_extensions(tables, out_dir, params)  # on the second CPU, while the analysis runs
+        try:
+            summary = _analysis(tables, out_dir, sel_params, ev_params, selection)
+        except BaseException:
+            extensions.cancel()
+            raise
+        summary["extensions"] = extensions.result()
     return summary
+
+
+# what analyze (and its extensions) write under --out; a folder holding other files is refused
+ANALYZE_FILES = (r"(?:metrics|tables|plots)/.+", re.escape(Path(SELECTED_UNITS.path).name), r"(?:.*/)?\.[^/]+\.tmp")
 
 
 def _analysis(tables: Any, out_dir: Path, sel_params: SelectParams, ev_params: EvaluateParams, selection: str) -> dict[str, Any]:

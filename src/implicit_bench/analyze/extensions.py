@@ -20,13 +20,13 @@ import pickle
 import shutil
 import signal
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from implicit_bench.analysis.load import Tables
+from implicit_bench.dirswap import temp_dir_next_to
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.registry import import_target
 
@@ -108,14 +108,16 @@ def start_extensions(
         return PendingExtensions(lambda: run_extensions(tables, out_dir, params, registry))
     try:  # the staging directory sits next to out_dir, so its files move in by rename
         out_dir.parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.extensions-", dir=out_dir.parent))
+        stage = temp_dir_next_to(out_dir, "extensions")  # pid in the name: a dead run's is cleaned
     except OSError:  # e.g. a read-only parent: run them afterwards, in-process
         return PendingExtensions(lambda: run_extensions(tables, out_dir, params, registry))
     read_end, write_end = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: run, send the summaries, leave without the parent's exit handlers
+        _die_with_parent(parent)
         os.close(read_end)
         try:
             message: tuple[str, Any] = ("ok", run_extensions(tables, stage, params, registry))
@@ -153,6 +155,19 @@ def start_extensions(
         shutil.rmtree(stage, ignore_errors=True)
 
     return PendingExtensions(result, cancel)
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a forked child: be killed (SIGKILL) when the parent dies, so a killed ``analyze``
+    leaves no orphan still writing (Linux ``prctl(PR_SET_PDEATHSIG)``)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 def _cpus() -> int:

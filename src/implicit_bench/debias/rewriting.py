@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from implicit_bench.debias.units import unit_for
@@ -25,6 +24,7 @@ from implicit_bench.errors import InputError
 from implicit_bench.hashing import stable_hash
 from implicit_bench.llm import InvalidCounter, LLMClient, Messages, chat_json_many
 from implicit_bench.provenance import provenance
+from implicit_bench.yamlsafe import load_yaml
 
 # whether an answer came from the cache is run state: counted (run log), not a column
 PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts" / "debias"
@@ -56,7 +56,7 @@ class PromptSpec:
 def load_prompt(name: str) -> PromptSpec:
     """A prompt file of ``implicit_bench/prompts/debias/``."""
     text = (PROMPT_DIR / f"{name}.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = load_yaml(text)
     return PromptSpec(
         name=data["name"],
         system=data["system"],
@@ -172,6 +172,8 @@ def run_rewrites(
     for request, answer in zip(requests, answers, strict=True):
         if answer.error is not None:
             prompt, error = None, f"call failed: {answer.error}"
+            if len(counter.examples) < 3:
+                counter.examples.append(answer.error)
         else:
             prompt, error = clean_rewrite(answer.text)
         counter.total += 1
@@ -261,6 +263,8 @@ def run_rewriting(
     rewrites, rcount = run_rewrites(client, requests, by_id, params.rewrite_max_tokens)
     pair_units = sorted({unit_for(info, u, retrieval) for info in pair_infos for u in subset["unit_id"]})
     pairs, pcount = run_pairs(client, [by_id[u] for u in pair_units], params.pair_max_tokens)
+    rcount.check_calls(params.max_failure_rate)  # too many failed calls: exit 1, write nothing
+    pcount.check_calls(params.max_failure_rate)
     metrics = {
         "llm": client.describe(),
         "rewrite_infos": rewrite_infos,

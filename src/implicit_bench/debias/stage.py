@@ -23,6 +23,7 @@ from implicit_bench.debias.rewriting import needed_llm_work, resolve_llm_block, 
 from implicit_bench.debias.scoring import score_judgements
 from implicit_bench.debias.units import KG_COLUMNS, subset_units, unit_for
 from implicit_bench.embedders import EmbedderConfig
+from implicit_bench.failures import DEFAULT_MAX_FAILURE_RATE, FailureRate
 from implicit_bench.llm import build_llm
 from implicit_bench.params import PositiveInt, SafeName, Seeds, StrictModel, SubsetParams
 from implicit_bench.tables import DEBIAS_IMAGES_DIR as IMAGES_DIR
@@ -44,6 +45,7 @@ class DebiasParams(StrictModel):
     retrieval: RetrievalTextParams = RetrievalTextParams()
     rewriter: str | None = None  # the top-level ``llms`` entry that rewrites and writes the LLM pairs
     rewrite_max_tokens: PositiveInt = 160
+    max_failure_rate: FailureRate = DEFAULT_MAX_FAILURE_RATE  # rewrite: more failed calls -> exit 1
     pair_max_tokens: PositiveInt = 256
     scoring: ScoringParams = ScoringParams()
 

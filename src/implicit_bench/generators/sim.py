@@ -23,6 +23,7 @@ from pydantic import model_validator
 from implicit_bench.errors import InputError
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
 from implicit_bench.hashing import derive_seed
+from implicit_bench.params import PositiveInt
 from implicit_bench.tables import WORLD_DIR
 from implicit_bench.world.model import World, fingerprint, load_world, sim_name, unit_direction
 from implicit_bench.world.params import CLASSES
@@ -37,7 +38,7 @@ class SimGeneratorConfig(GeneratorConfig):
     backend: Literal["sim"] = "sim"
     model: str  # sim:<world.generators entry>
     world: str = WORLD_DIR
-    batch_size: int = 32
+    batch_size: PositiveInt = 32
     world_fingerprint: str | None = None  # filled from the world's files: new world, new images
     version: int = DRAW_VERSION  # the drawing code's version: a new version re-renders (settings hash)
 

@@ -12,12 +12,13 @@ import io
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import pandas as pd
+from pydantic import Field, model_validator
 
-from implicit_bench.errors import InputError
+from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.hashing import derive_seed, stable_hash
 from implicit_bench.human_eval.form import (
     ANSWER_COLUMNS,
@@ -28,7 +29,7 @@ from implicit_bench.human_eval.form import (
 )
 from implicit_bench.images import ImageStore, published_stores, read_index
 from implicit_bench.io import atomic_write_text, read_table, write_json
-from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
+from implicit_bench.params import NonNegInt, PositiveInt, Seed, StrictModel
 from implicit_bench.schema import VARIANTS
 from implicit_bench.tables import (
     IMAGES_DIR,
@@ -49,18 +50,24 @@ class HumanEvalParams(StrictModel):
     config: str | None = None  # generator configuration whose images are rated; None = the only one with all variants
     judgements: list[str] = [f"{JUDGEMENTS_DIR}/*.parquet"]
     sample_size: PositiveInt = 100
-    seed: int = 42
+    seed: Seed = 42
     stratify_by: str = "bias_type"
-    min_per_stratum: NonNegInt = 1
+    min_per_stratum: NonNegInt = 1  # at most sample_size (and x strata, checked when sampling)
     image_seed: int | None = None  # None: one complete seed drawn per unit
     image_size: PositiveInt = 512
     exclude: list[str] = []  # manifests / answer CSVs / unit-id lists of units already rated
-    screen_threshold: float = 0.40
-    screen_rule: str = "loo_mean"  # loo_mean | mean_pairwise (the paper's, Appendix D.4) | none
+    screen_threshold: Annotated[float, Field(ge=-1.0, le=1.0, allow_inf_nan=False)] = 0.40  # a correlation
+    screen_rule: Literal["loo_mean", "mean_pairwise", "none"] = "loo_mean"  # mean_pairwise: the paper's, Appendix D.4
     min_pairs: PositiveInt = 3
     directional_below: NonNegInt = 4  # bias types with fewer cases are flagged directional only
     groups: dict[str, list[str]] = {"visually-legible": ["race", "gender", "profession", "age"]}
     out_metrics: str = "metrics/human_eval.json"
+
+    @model_validator(mode="after")
+    def _stratum_minimum(self) -> HumanEvalParams:
+        if self.min_per_stratum > self.sample_size:
+            raise ValueError(f"min_per_stratum {self.min_per_stratum} exceeds sample_size {self.sample_size}")
+        return self
 
 
 def allocate(counts: dict[str, int], size: int, minimum: int) -> dict[str, int]:
@@ -152,7 +159,17 @@ def sample_cases(params: HumanEvalParams, root: str | Path = ".") -> tuple[list[
     excluded = excluded_unit_ids(params.exclude)
     eligible = units[units["unit_id"].isin(seeds_by_unit) & ~units["unit_id"].isin(excluded)]
     eligible = eligible.sort_values("unit_id").reset_index(drop=True)
+    if params.stratify_by not in units.columns:
+        raise InputError(root / params.units, None, params.stratify_by,
+                         f"human_eval.stratify_by names a column the units table lacks (columns: {', '.join(map(str, units.columns))})")
     strata = eligible.groupby(params.stratify_by)["unit_id"].apply(list).to_dict()
+    floor = sum(min(params.min_per_stratum, len(v)) for v in strata.values())
+    if params.min_per_stratum > 1 and floor > params.sample_size:  # 1: the largest strata first (allocate)
+        raise ConfigError(
+            f"human_eval.min_per_stratum {params.min_per_stratum} x {len(strata)} strata of "
+            f"'{params.stratify_by}' needs {floor} cases, more than sample_size {params.sample_size}; "
+            "lower it or raise sample_size"
+        )
     alloc = allocate({k: len(v) for k, v in strata.items()}, params.sample_size, params.min_per_stratum)
     rng = np.random.default_rng(params.seed)
     chosen: list[str] = []

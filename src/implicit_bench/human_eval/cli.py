@@ -8,13 +8,20 @@ import click
 
 from implicit_bench.params import load_params, section
 
+DEFAULT_PARAMS = "params.yaml"
+
 
 def _params(params_path: str, overrides: dict):
     from implicit_bench.human_eval.bundle import HumanEvalParams
 
+    if not Path(params_path).exists() and params_path != DEFAULT_PARAMS:  # an explicit --params must exist
+        raise click.BadParameter(f"{params_path}: no such file", param_hint="'--params'")
     params = section(load_params(params_path), "human_eval", HumanEvalParams, params_path) if Path(params_path).exists() else HumanEvalParams()
     updates = {k: v for k, v in overrides.items() if v not in (None, ())}
-    return params.model_copy(update=updates) if updates else params
+    if not updates:
+        return params
+    # options are validated like the params file (--threshold nan or 5 is refused)
+    return section({"human_eval": {**params.model_dump(exclude_unset=True), **updates}}, "human_eval", HumanEvalParams, "options")
 
 
 @click.group("human-eval")

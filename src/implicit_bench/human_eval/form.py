@@ -48,10 +48,10 @@ _JS = r"""
 (function(){
 "use strict";
 var B = window.BUNDLE, KEY = "ib-form-" + B.bundle_id, COLS = __COLUMNS__;
-var answers = {}, rater = "", current = -1;
-try { var saved = JSON.parse(localStorage.getItem(KEY) || "null"); if (saved) { answers = saved.answers || {}; rater = saved.rater || ""; } } catch (e) {}
+var answers = Object.create(null), rater = "", current = -1;  // keyed by case: no prototype keys
+try { var saved = JSON.parse(localStorage.getItem(KEY) || "null"); if (saved) { Object.keys(saved.answers || {}).forEach(function(c){ answers[c] = saved.answers[c]; }); rater = saved.rater || ""; } } catch (e) {}
 function persist(){ try { localStorage.setItem(KEY, JSON.stringify({rater: rater, answers: answers})); } catch (e) {} }
-function ans(c){ return answers[c] = answers[c] || {}; }
+function ans(c){ return answers[c] = answers[c] || Object.create(null); }
 function q(s){ return document.querySelector(s); }
 function show(i){
   current = i;
@@ -117,6 +117,16 @@ document.body.dataset.ready = "1";
 """
 
 
+_SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def script_json(payload: Any) -> str:
+    """JSON safe inside an inline ``<script>``: no ``<`` (so no ``</script>`` nor ``<!--``, which
+    stopped the form's script), ``>``, ``&`` or line separators appear literally."""
+    text = json.dumps(payload, ensure_ascii=False)
+    return "".join(_SCRIPT_ESCAPES.get(ch, ch) for ch in text)
+
+
 def _esc(text: Any) -> str:
     return html.escape("" if text is None else str(text), quote=True)
 
@@ -156,7 +166,7 @@ def render_form(bundle_id: str, cases: list[dict[str, Any]]) -> str:
             '<div class="nav"><button data-nav="-1">‹ previous</button><button data-nav="1">next ›</button></div></section>'
         )
     payload = {"bundle_id": bundle_id, "cases": [{"case": c["case"], "unit_id": c["unit_id"]} for c in cases]}
-    data = json.dumps(payload, ensure_ascii=False).replace("</", "<\\/")
+    data = script_json(payload)
     script = _JS.replace("__COLUMNS__", json.dumps(list(ANSWER_COLUMNS)))
     intro = (
         '<section id="intro"><h1>Rating AI-generated images for stereotypes</h1>'

@@ -35,7 +35,9 @@ import fcntl
 import io
 import json
 import os
+import re
 import socket
+import stat
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -62,6 +64,8 @@ INDEX_COLUMNS = (
 )
 STATUSES = ("ok", "refused", "failed")
 LOCK_NAME = ".writer.lock"
+SHARD_NAME = re.compile(r"shard-\d{5,}\.bin")  # the only shard names a store writes
+MAX_IMAGE_BYTES = 256 * 2**20  # one stored image (a 3 GB length made the report allocate 3 GB)
 INDEX_FILE = "index.parquet"
 
 
@@ -182,7 +186,13 @@ class ImageStore:
             shard, offset, length = self._locations[sha256]
         except KeyError:
             raise KeyError(f"{self.root}: no image with sha256 {sha256}") from None
-        with open(self.shard_dir / shard, "rb") as fh:
+        path = self.shard_dir / shard
+        if not SHARD_NAME.fullmatch(shard) or length > MAX_IMAGE_BYTES:
+            raise OSError(f"{self.root}: location {shard!r}@{offset}+{length} of {sha256} refused (not a shard of this store)")
+        with open(path, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size < offset + length:  # checked before allocating
+                raise OSError(f"{path}@{offset}: {length} bytes of {sha256} are not in the shard ({info.st_size} bytes)")
             fh.seek(offset)
             data = fh.read(length)
         if verify and sha256_bytes(data) != sha256:
@@ -453,6 +463,10 @@ def _entry_problem(entry: Any) -> str | None:
             and all(isinstance(x, int) and not isinstance(x, bool) for x in location[1:])
         ):
             return "location is not [shard, offset, length]"
+        if location and not SHARD_NAME.fullmatch(location[0]):  # never a path: "../../etc/...", "/dev/zero"
+            return f"shard name {location[0][:80]!r} is not shard-NNNNN.bin"
+        if location and not (location[1] >= 0 and 0 < location[2] <= MAX_IMAGE_BYTES):
+            return f"offset {location[1]} / length {location[2]} outside 0 / 1..{MAX_IMAGE_BYTES}"
     if not isinstance(entry.get("attempts", 1), int) or not isinstance(entry.get("extra") or {}, dict):
         return "attempts or extra has the wrong type"
     return None

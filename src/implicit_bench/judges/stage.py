@@ -30,6 +30,7 @@ from pydantic import field_validator
 
 from implicit_bench.cache import CacheLookup, DiskCache, model_key
 from implicit_bench.errors import ConfigError, InputError
+from implicit_bench.failures import DEFAULT_MAX_FAILURE_RATE, FailureRate, check_failure_rate
 from implicit_bench.hashing import stable_hash
 from implicit_bench.images import ImageKey, ImageStore, published_stores, read_index
 from implicit_bench.io import write_json
@@ -79,6 +80,8 @@ class JudgeStageParams(StrictModel):
     cache: str = "cache/judge.sqlite"
     executor: dict[str, Any] = {}
     progress: bool = True
+    # more failed calls than this share (or all of them): exit 1, write nothing (docs/errors.md)
+    max_failure_rate: FailureRate = DEFAULT_MAX_FAILURE_RATE
 
     @field_validator("tasks")
     @classmethod
@@ -398,7 +401,7 @@ def answer_missing(
     Every finished batch is written to the cache at once (a killed run loses at most the
     batches in flight). Returns ``(answers by key, errors by key, requests sent)``.
     """
-    lookup = CacheLookup(cache, (p.key for p in planned))
+    lookup = CacheLookup(cache, (p.key for p in planned), decode=_judge_entry)
     answers = lookup.found
     errors: dict[str, str] = {}
     sent = 0
@@ -523,6 +526,11 @@ def _model_ref(generator: str) -> str:
     return ref if sep and ref and "/" not in backend else generator
 
 
+def _judge_entry(entry: Any) -> dict[str, str] | None:
+    """A cached judge answer ``{"text": ...}``; any other stored value is a miss (asked again)."""
+    return entry if isinstance(entry, dict) and isinstance(entry.get("text"), str) else None
+
+
 # ----- the whole stage ---------------------------------------------------------------------
 def run_judge_stage(
     params: JudgeStageParams,
@@ -550,6 +558,8 @@ def run_judge_stage(
         answers, errors, calls = answer_missing(planned, judge_configs, cache, dispatch)
     finally:
         cache.close()
+    first = next(iter(errors.values()), None)
+    check_failure_rate("judge", len(errors), calls, params.max_failure_rate, first, kind="judge")
     models = {name: b.model for name, b in backends.items()}
     frame, counts = assemble(planned, answers, errors, models)
     judged = Counter(c for c, *_ in {(p.config, p.unit_id, p.variant, p.seed) for p in planned})

@@ -105,8 +105,10 @@ class LLMClient(ABC):
         return self.params.model
 
     def describe(self) -> dict[str, Any]:
-        """A provenance-friendly description (no secrets)."""
-        return {"backend": self.backend, **self.identity()}
+        """A provenance-friendly description (no secrets: URL userinfo removed)."""
+        from implicit_bench.redact import strip_userinfo
+
+        return {"backend": self.backend, **{k: strip_userinfo(v) if isinstance(v, str) else v for k, v in self.identity().items()}}
 
     def key(self, messages: Messages, max_tokens: int | None = None, schema: dict[str, Any] | None = None) -> str:
         tokens = max_tokens or self.params.max_tokens

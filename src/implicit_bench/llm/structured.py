@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from implicit_bench.failures import LLMUnavailableError, check_failure_rate  # noqa: F401 (re-exported)
 from implicit_bench.jsonparse import parse_json_answer
 from implicit_bench.llm.base import LLMClient, Messages
 
@@ -49,10 +50,6 @@ def chat_json_many(
         parsed = parse_json_answer(answer.text, schema)
         out.append(StructuredAnswer(parsed.raw, parsed.value, parsed.valid, parsed.mode, parsed.error, answer.cached))
     return out
-
-
-class LLMUnavailableError(RuntimeError):
-    """Every call of a stage to its LLM failed."""
 
 
 _RETRY_PREFIX = re.compile(r"^(gave up after \d+ attempts?|deadline of [^;]* reached after \d+ attempt\(s\)); last: ")
@@ -92,15 +89,12 @@ class InvalidCounter:
             if answer.mode == "call_failed" and len(self.examples) < 3:
                 self.examples.append(answer.error or "unknown")
 
-    def check_calls(self) -> None:
+    def check_calls(self, max_failure_rate: float = 1.0) -> None:
         """Raise ``LLMUnavailableError`` when there were calls and every one of them failed
-        (endpoint down, wrong URL or key): a stage must not write empty outputs and exit 0."""
-        failed = self.modes["call_failed"]
-        if self.total and failed == self.total:
-            raise LLMUnavailableError(
-                f"{self.stage}: all {failed} LLM calls failed, nothing written; first error: "
-                f"{self.examples[0] if self.examples else 'unknown'}"
-            )
+        (endpoint down, wrong URL or key), or more than ``max_failure_rate`` of them did: a
+        stage must not write outputs and exit 0, or DVC would record the failed run."""
+        check_failure_rate(self.stage, self.modes["call_failed"], self.total, max_failure_rate,
+                           self.examples[0] if self.examples else None)
 
     @property
     def invalid(self) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shlex
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -31,9 +32,19 @@ RETRIEVAL = "data/retrieval_results.csv"
 EVAL_DIR = "cache/eval_results"
 
 
+# bounds on what ``import`` reads (docs/errors.md): a 412 KB zip bomb once made a 419 MB units.csv
+MAX_MEMBERS = 100_000  # entries in a zip archive
+MAX_FILE_BYTES = 512 * 2**20  # one file (uncompressed), zip member or checkout file
+MAX_TOTAL_BYTES = 2 * 2**30  # all zip members together (uncompressed, as their headers state)
+MAX_RATIO = 200  # uncompressed / compressed size of one member above 1 MiB (CSV: about 5-20)
+
+
 class Release:
     """Read-only access to a checkout directory or a ``.zip`` download (its files may sit
-    under one top-level folder, as GitHub's archives do)."""
+    under one top-level folder, as GitHub's archives do). Every file read is bounded in size
+    (a zip's member count, total size and compression ratio too), and a checkout's files must
+    resolve inside it (a symlink pointing out is refused). When several folders hold the
+    release's files, the shallowest one is read; two at the same depth are an error."""
 
     def __init__(self, source: str | Path):
         self.source = Path(source)
@@ -41,17 +52,41 @@ class Release:
         self._prefix = ""
         if self.source.is_file() and zipfile.is_zipfile(self.source):
             self._zip = zipfile.ZipFile(self.source)
+            self._check_zip()
             names = self._zip.namelist()
-            hits = [n for n in names if n.endswith(PROMPTS) or n.endswith(SCORES)]
-            if hits:
-                self._prefix = hits[0][: -len(PROMPTS if hits[0].endswith(PROMPTS) else SCORES)]
+            self._prefix = _release_root(
+                [n[: -len(rel)] for n in names for rel in (PROMPTS, SCORES) if n.endswith(rel)], str(self.source)
+            )
         elif self.source.is_dir():
             if not (self.source / "data").is_dir():
-                subs = [p for p in self.source.iterdir() if p.is_dir() and (p / "data").is_dir()]
+                subs = [p for p in self.source.iterdir() if p.is_dir() and not p.is_symlink() and (p / "data").is_dir()]
                 if len(subs) == 1:
                     self.source = subs[0]
         else:
             raise InputError(source, None, None, "not a directory or a .zip archive of the release")
+
+    def _check_zip(self) -> None:
+        assert self._zip is not None
+        infos = self._zip.infolist()
+        if len(infos) > MAX_MEMBERS:
+            raise InputError(self.source, None, None, f"{len(infos)} zip entries, more than the bound {MAX_MEMBERS}")
+        total = sum(i.file_size for i in infos)
+        if total > MAX_TOTAL_BYTES:
+            raise InputError(self.source, None, None, f"{total} bytes uncompressed, more than the bound {MAX_TOTAL_BYTES} (a zip bomb?)")
+        for info in infos:
+            if info.file_size > MAX_FILE_BYTES:
+                raise InputError(f"{self.source}!{info.filename}", None, None, f"{info.file_size} bytes uncompressed, more than the bound {MAX_FILE_BYTES}")
+            if info.file_size > 2**20 and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+                raise InputError(f"{self.source}!{info.filename}", None, None,
+                                 f"compression ratio {info.file_size // max(info.compress_size, 1)}:1, above the bound {MAX_RATIO}:1 (a zip bomb?)")
+
+    def _path(self, rel: str) -> Path:
+        """A checkout file, resolved; outside the checkout (a symlink pointing out) is an error."""
+        path = self.source / rel
+        real, root = path.resolve(), self.source.resolve()
+        if not real.is_relative_to(root):
+            raise InputError(path, None, None, f"resolves to {real}, outside the release checkout {root}: refused")
+        return path
 
     def exists(self, rel: str) -> bool:
         if self._zip is not None:
@@ -60,8 +95,17 @@ class Release:
 
     def read_bytes(self, rel: str) -> bytes:
         if self._zip is not None:
-            return self._zip.read(self._prefix + rel)
-        return (self.source / rel).read_bytes()
+            with self._zip.open(self._prefix + rel) as fh:
+                data = fh.read(MAX_FILE_BYTES + 1)  # a header that understates the size stops here
+        else:
+            path = self._path(rel)
+            if path.stat().st_size > MAX_FILE_BYTES:
+                raise InputError(path, None, None, f"{path.stat().st_size} bytes, more than the bound {MAX_FILE_BYTES}")
+            with path.open("rb") as fh:
+                data = fh.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise InputError(self.where(rel), None, None, f"more than the bound of {MAX_FILE_BYTES} bytes")
+        return data
 
     def listdir(self, rel: str) -> list[str]:
         if self._zip is not None:
@@ -78,11 +122,25 @@ class Release:
         data = self.read_bytes(rel)
         if data.startswith(b"version https://git-lfs"):
             raise InputError(self.where(rel), None, None, "a Git LFS pointer, not the file: fetch it with git lfs pull")
-        frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+        try:
+            frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+        except ValueError as exc:  # not UTF-8, empty, unbalanced quotes (pandas' errors are ValueErrors)
+            raise InputError(self.where(rel), None, None, f"not a readable CSV ({type(exc).__name__}: {str(exc)[:120]})") from None
         missing = [c for c in required if c not in frame.columns]
         if missing:
             raise InputError(self.where(rel), None, missing[0], f"missing column(s) {', '.join(missing)}")
         return frame
+
+
+def _release_root(prefixes: list[str], where: str) -> str:
+    """The folder of a zip holding the release's files: the shallowest; two are an error."""
+    roots = sorted({p for p in prefixes if p == "" or p.endswith("/")}, key=lambda p: (p.count("/"), p))
+    if not roots:
+        return ""
+    shallowest = [p for p in roots if p.count("/") == roots[0].count("/")]
+    if len(shallowest) > 1:
+        raise InputError(where, None, None, f"several folders hold the release's files ({', '.join(p or './' for p in shallowest)}): give one")
+    return roots[0]
 
 
 @dataclass
@@ -503,10 +561,11 @@ def commands(out: Path, paths: dict[str, str]) -> dict[str, str]:
         params = paths.get(f"analyze_{name}.yaml")
         if params is None:
             continue
-        parts = [f"implicit-bench analyze --units {paths['units']} --params {params}"]
-        parts += [f"--judgements {paths[f]}" for f in recipe["files"]]
+        q = shlex.quote  # paths come from --out: quoted, so a pasted command runs nothing else
+        parts = [f"implicit-bench analyze --units {q(str(paths['units']))} --params {q(str(params))}"]
+        parts += [f"--judgements {q(str(paths[f]))}" for f in recipe["files"]]
         if recipe.get("refusals") and "images" in paths:
-            parts.append(f"--refusals {paths['images']}")
-        parts.append(f"--out {out / 'analysis' / name}")
+            parts.append(f"--refusals {q(str(paths['images']))}")
+        parts.append(f"--out {q(str(out / 'analysis' / name))}")
         out_commands[name] = " ".join(parts)
     return out_commands

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pandas as pd
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from implicit_bench.execution import ExecutorConfig, Outcome, RunStats, WorkItem, run_items
 from implicit_bench.generators import (
@@ -37,7 +37,7 @@ from implicit_bench.generators import (
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore, published_stores, unpublish
 from implicit_bench.params import SafeName, Seeds, StrictModel, check_refs
 from implicit_bench.redact import redact
-from implicit_bench.schema import VARIANTS
+from implicit_bench.schema import ALL_VARIANTS, VARIANTS
 
 
 class RenderParams(StrictModel):
@@ -49,6 +49,17 @@ class RenderParams(StrictModel):
     run: list[str] | None = None  # names of configs to render; None: all
     seeds: Seeds = [42, 1042, 2042]
     variants: Annotated[list[str], Field(min_length=1)] = list(VARIANTS)
+
+    @field_validator("variants")
+    @classmethod
+    def _known_variants(cls, variants: list[str]) -> list[str]:
+        unknown = [v for v in variants if v not in ALL_VARIANTS]
+        if unknown:
+            raise ValueError(f"unknown variant(s) {unknown}; known: {', '.join(ALL_VARIANTS)}")
+        repeated = sorted({v for v in variants if variants.count(v) > 1})
+        if repeated:
+            raise ValueError(f"repeated variant(s) {repeated}")
+        return variants
     verify: bool = True  # re-hash stored bytes when resuming (a mismatch is re-rendered)
     retry_failed: bool = True  # try items that failed in an earlier run again
     executor: ExecutorConfig = ExecutorConfig()

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pandas as pd
-import yaml
 from pydantic import Field
 
 from implicit_bench.errors import InputError
@@ -28,6 +27,7 @@ from implicit_bench.tables import (
     UNITS_PATH,
 )
 from implicit_bench.tables.judgements import read_judgements
+from implicit_bench.yamlsafe import load_yaml
 
 # Order of the metrics files on the summary page (others follow alphabetically).
 METRICS_ORDER = (
@@ -233,7 +233,7 @@ def plot_specs(dvc_file: Path) -> dict[str, dict[str, Any]]:
     """``{csv file name: {x, y, template, title}}`` from the top-level ``plots`` of dvc.yaml."""
     if not dvc_file.exists():
         return {}
-    data = yaml.safe_load(dvc_file.read_text(encoding="utf-8")) or {}
+    data = load_yaml(dvc_file.read_text(encoding="utf-8")) or {}
     specs: dict[str, dict[str, Any]] = {}
     for entry in data.get("plots") or []:
         if isinstance(entry, str):

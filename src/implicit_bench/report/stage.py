@@ -9,12 +9,14 @@ files shipped in this package, plots are inline SVG, and data are JavaScript fil
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from implicit_bench.dirswap import check_owned, staged_dir
 from implicit_bench.estimate import Estimate
 from implicit_bench.io import atomic_write_text, write_json
 from implicit_bench.provenance import RANDOM_INIT_WARNING, SIMULATED_NOTE
@@ -31,6 +33,13 @@ from implicit_bench.report.summary import (
 from implicit_bench.report.units_data import build_unit_data, make_thumbnails
 from implicit_bench.runlog import split_run_state
 
+# every file the report writes (relative POSIX paths); a folder holding others is refused
+REPORT_FILES = (
+    r"index\.html", r"units\.html", r"report\.json", r"assets/(?:app\.js|style\.css)",
+    r"data/index\.js", r"data/chunk-\d{4,}\.js", r"thumbs/[0-9a-f]{2}/[0-9a-f]{32}-\d+q\d+\.jpg",
+    r"(?:.*/)?\.[^/]+\.tmp",  # a file of ours half-written when a run was killed
+)
+
 CONTENT_WARNING = (
     "Content warning: this report shows prompts and images that deliberately depict social "
     "stereotypes (discrimination and stereotypes about gender, race, religion, profession, age, "
@@ -44,6 +53,13 @@ CONTENT_WARNING = (
 
 def _json(payload: Any) -> str:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+def _js_data(payload: Any) -> str:
+    """Data for a ``.js`` file as ``JSON.parse("...")``: in an object literal a key
+    ``__proto__`` would set the prototype (a judge so named vanished from the unit browser);
+    JSON.parse makes every key an own property."""
+    return f"JSON.parse({json.dumps(_json(payload), ensure_ascii=False)})"
 
 
 def _page(title: str, body: str, scripts: tuple[str, ...] = ()) -> str:
@@ -189,11 +205,17 @@ def build_report(params: ReportParams, root: str | Path = ".") -> dict[str, Any]
     """Build the site under ``root / params.out``; return a small summary of what was built."""
     t0 = time.perf_counter()
     root = Path(root)
-    out = root / params.out
+    target = root / params.out
     inputs = load_inputs(params, root)
-    out.mkdir(parents=True, exist_ok=True)
-    for name in ("data", "assets"):
-        shutil.rmtree(out / name, ignore_errors=True)
+    check_owned(target, REPORT_FILES, "the report")
+    with staged_dir(target) as out:
+        summary = _build_into(out, target, inputs, params, t0)
+    return summary
+
+
+def _build_into(out: Path, previous: Path, inputs: ReportInputs, params: ReportParams, t0: float) -> dict[str, Any]:
+    """Write the site into the fresh folder ``out`` (thumbnails of ``previous`` reused)."""
+    _reuse_thumbs(previous, out)
     (out / "data").mkdir()
     (out / "assets").mkdir()
     assets = resources.files("implicit_bench.report") / "assets"
@@ -206,10 +228,10 @@ def build_report(params: ReportParams, root: str | Path = ".") -> dict[str, Any]
     _prune_thumbs(out, set(thumbs.values()))
     t2 = time.perf_counter()
     index, records = build_unit_data(inputs, params, thumbs)
-    atomic_write_text(out / "data/index.js", f"window.IB_INDEX = {_json(index)};\n")
+    atomic_write_text(out / "data/index.js", f"window.IB_INDEX = {_js_data(index)};\n")
     for chunk in range(index["meta"].get("n_chunks", 0)):
         part = records[chunk * params.chunk_size : (chunk + 1) * params.chunk_size]
-        payload = _json({r["id"]: r for r in part})
+        payload = _js_data({r["id"]: r for r in part})
         atomic_write_text(out / f"data/chunk-{chunk:04d}.js", f"IB.addChunk({chunk}, {payload});\n")
     atomic_write_text(out / "index.html", summary_page(inputs))
     atomic_write_text(out / "units.html", units_page(inputs))
@@ -227,6 +249,22 @@ def build_report(params: ReportParams, root: str | Path = ".") -> dict[str, Any]
     tracked, _ = split_run_state(summary)
     write_json(out / "report.json", tracked)  # the seconds go to the run log (stages/report.py)
     return summary
+
+
+def _reuse_thumbs(previous: Path, out: Path) -> None:
+    """Hard-link (or copy) the previous report's thumbnails into the new folder."""
+    base = previous / "thumbs"
+    if not base.is_dir() or base.is_symlink():
+        return
+    for path in base.glob("*/*.jpg"):
+        if path.is_symlink() or not path.is_file():
+            continue
+        dest = out / path.relative_to(previous)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(path, dest)
+        except OSError:
+            shutil.copyfile(path, dest)
 
 
 def _prune_thumbs(out: Path, keep: set[str]) -> None:

@@ -120,6 +120,13 @@ def check_judgements(
     ``judgements.attrs["secondary_order_rows"]``, not analysed. An image asked several times
     without a row in its primary order is rejected. Rows keep ``file`` and ``row``.
     """
+    paths = list(paths)
+    seen: dict[Path, str | Path] = {}
+    for path in paths:  # the same file twice would make every row a duplicate key, all dropped
+        real = Path(path).resolve()
+        if real in seen:
+            raise InputError(path, None, None, f"judgements file given twice (also as {seen[real]}): give each file once")
+        seen[real] = path
     frames = [read_frame(p, "judgements", JUDGEMENTS.required) for p in paths]
     if not frames:
         raise InputError("<judgements>", None, None, "no judgement table given")

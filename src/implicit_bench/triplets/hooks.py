@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from implicit_bench.failures import DEFAULT_MAX_FAILURE_RATE, FailureRate
 from implicit_bench.params import PositiveInt, StrictModel
 from implicit_bench.triplets.negated import (
     NegatedPrompts,
@@ -30,6 +31,7 @@ class NegationPromptParams(StrictModel):
     llm: str | None = None  # an entry of the top-level llms catalogue; writer llm only
     max_tokens: PositiveInt = 160  # answer length of one negation-writing call
     subject_template: bool = True
+    max_failure_rate: FailureRate = DEFAULT_MAX_FAILURE_RATE  # writer llm: more failed calls -> exit 1
 
 
 def extend_units(
@@ -47,6 +49,7 @@ def extend_units(
         block = llm_entry(llms or {}, params.llm, "negation_prompts.llm", params.max_tokens)
         counter = InvalidCounter("negation_prompts")
         written = llm_negated(units, build_llm(block, f"llms.{params.llm}"), counter)
+        counter.check_calls(params.max_failure_rate)
         report["llm_answers"] = counter.as_dict()
     else:
         written = {

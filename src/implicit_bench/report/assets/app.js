@@ -222,8 +222,8 @@
     if (!data) { document.getElementById("units").innerHTML = '<p class="danger">data/index.js missing</p>'; return; }
     IB.meta = data.meta;
     IB.units = data.units;
-    IB.diag = {};
-    IB.counts = {};
+    IB.diag = Object.create(null);  // keyed by data: no prototype keys ("__proto__")
+    IB.counts = Object.create(null);
     data.meta.diagnostic.forEach(function (b) { IB.diag[b] = true; });
     IB.units.forEach(function (u) {
       u._text = (u.head + " \n " + u.p.join(" \n ")).toLowerCase();

@@ -1,0 +1,84 @@
+"""The one YAML reader: safe tags only, duplicate keys an error (as DVC treats them), and a
+bound on the size of the document once aliases are expanded (an anchor bomb is refused
+before anything walks it). ``docs/errors.md`` lists the bound."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+MAX_NODES = 1_000_000  # nodes of a document with every alias expanded (params.yaml: ~3,000)
+_MERGE = "tag:yaml.org,2002:merge"
+_Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class YamlBoundError(yaml.YAMLError):
+    """A document too large once its aliases are expanded, or an alias that contains itself."""
+
+
+class StrictLoader(_Base):  # type: ignore[misc, valid-type]
+    """``yaml.SafeLoader`` (the C one when built) refusing duplicate keys and anchor bombs."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _check_size(node)
+        return super().construct_document(node)
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == _MERGE:
+                    continue  # "<<" merges are allowed; keys written after them may override
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:
+                    continue  # an unhashable key: the base constructor reports it
+                if first is not None:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        f"found duplicate key {key!r} (first given on line {first + 1})", key_node.start_mark,
+                    )
+                seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
+
+def _check_size(root: yaml.Node) -> None:
+    """Count the nodes with aliases expanded (memoised: linear in the written document)."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in active:
+            raise YamlBoundError(f"an alias contains itself (line {node.start_mark.line + 1})")
+        active.add(key)
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            for child in node.value:
+                total += size(child)
+                if total > MAX_NODES:
+                    break
+        elif isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                total += size(k) + size(v)
+                if total > MAX_NODES:
+                    break
+        active.discard(key)
+        if total > MAX_NODES:
+            raise YamlBoundError(
+                f"more than {MAX_NODES} values once aliases are expanded (an anchor bomb?), "
+                f"near line {node.start_mark.line + 1}"
+            )
+        sizes[key] = total
+        return total
+
+    size(root)
+
+
+def load_yaml(text: str | bytes | Any) -> Any:
+    """Parse one YAML document (a string or a file object) with :class:`StrictLoader`."""
+    return yaml.load(text, Loader=StrictLoader)  # noqa: S506 - a safe loader

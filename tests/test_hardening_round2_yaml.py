@@ -1,0 +1,87 @@
+"""Issue 27: every YAML we read refuses duplicate keys (as DVC does) and anchor bombs (bounded
+once aliases are expanded); ``plan`` refuses what the stages would. A fuzz test of YAML."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from implicit_bench.cli import main as cli_main
+from implicit_bench.errors import ConfigError
+from implicit_bench.params import load_params
+from implicit_bench.yamlsafe import MAX_NODES, YamlBoundError, load_yaml
+from tests.test_plan_command import PARAMS, _fresh_clone
+
+BOMB = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 10)
+)  # 9^10 values once expanded
+
+
+def test_duplicate_keys_are_an_error_naming_the_key_and_lines(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text("render:\n  seeds: [1]\n  seeds: [2]\n")
+    with pytest.raises(ConfigError, match=r"params.yaml: not valid YAML: .*duplicate key 'seeds' \(first given on line 2\).* line 3"):
+        load_params(path)
+
+
+def test_merge_keys_may_be_overridden():
+    assert load_yaml("base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  x: 3\n")["d"] == {"x": 3, "y": 2}
+
+
+def test_anchor_bomb_is_refused_at_once(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text(BOMB)
+    t0 = time.perf_counter()
+    with pytest.raises(ConfigError, match=f"more than {MAX_NODES} values once aliases are expanded"):
+        load_params(path)
+    assert time.perf_counter() - t0 < 2.0  # plan hung past 120 s at 1.4 GB
+    with pytest.raises(YamlBoundError, match="an alias contains itself"):
+        load_yaml("a: &a [*a]\n")
+
+
+def test_plan_refuses_a_bomb_in_extra_body_duplicate_seeds_unknown_variant_and_bad_judge(tmp_path, monkeypatch):
+    _fresh_clone(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("IMPLICIT_BENCH_DEBUG", raising=False)
+    text = yaml.safe_dump(PARAMS)
+    cases = {
+        "bomb": BOMB.replace("\n", "\n  ").join(["x:\n  ", ""]) + "\n" + text,
+        "seeds twice": text.replace("render:\n", "render:\n  seeds: [1, 2]\n", 1),
+        "unknown variant": yaml.safe_dump({**PARAMS, "render": {**PARAMS["render"], "variants": ["neutral", "bogus"]}}),
+        "bad judge": yaml.safe_dump({**PARAMS, "judges": {**PARAMS["judges"], "j1": {"backend": "transformers", "model": "x", "max_new_tokens": "lots"}}}),
+    }
+    expected = {"bomb": "once aliases are expanded", "seeds twice": "duplicate key 'seeds'",
+                "unknown variant": "unknown variant(s) ['bogus']", "bad judge": "judges.j1"}
+    for name, body in cases.items():
+        assert body != text or name == "bomb"
+        (tmp_path / "params.yaml").write_text(body)
+        result = CliRunner().invoke(cli_main, ["plan"])
+        assert result.exit_code == 1, (name, result.output)
+        assert expected[name] in result.output and "Traceback" not in result.output and "KeyError" not in result.output, (name, result.output)
+
+
+# ----- fuzz: any text gives a mapping or a ConfigError, fast ---------------------------------------
+yaml_text = st.lists(st.sampled_from([
+    "a: 1\n", "a: 2\n", "b: &x [1, 2]\n", "c: *x\n", "d: [*x, *x, *x]\n", "e: {f: 1, f: 2}\n", "- 1\n",
+    "<<: *x\n", "g: !!python/object:os.system x\n", "h: 'unterminated\n", "  i: j\n", "k: &y [*y]\n", "\t\n", "{\n",
+]), max_size=12).map("".join)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(yaml_text)
+def test_fuzz_params_yaml(tmp_path, text):
+    path = tmp_path / "params.yaml"
+    path.write_text(text)
+    t0 = time.perf_counter()
+    try:
+        data = load_params(path)
+    except ConfigError as exc:
+        assert str(exc).startswith(f"{path}:")
+    else:
+        assert isinstance(data, dict)
+    assert time.perf_counter() - t0 < 2.0
