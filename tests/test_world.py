@@ -114,6 +114,29 @@ def test_sim_judge_answers_through_the_real_parsers(world_dir):
     assert blind_order("u0", 42, "neutral") in ("sa", "as")
 
 
+def test_sim_judge_reads_long_attribute_lists(tmp_path):
+    """An attribute list longer than the code band carries (60 characters) is still read as
+    what it is, by blind and rubric questions alike (it was read as neither: issue 23)."""
+    long_s = "kind, caring, gentle, patient, nurturing, soft-spoken, devoted, selfless"
+    long_a = "rude, careless, harsh, impatient, cold, loud, neglectful, self-centred"
+    units = _units(1).assign(stereotype=long_s, anti_stereotype=long_a)
+    params = WorldParams(generators={"g": {}}, judges={"exact": SimJudgeWorld(
+        confusion={c: {d: float(c == d) for d in ("s", "a", "neither")} for c in ("s", "a", "neither")},
+        slot_a=0.0, invalid=0.0, rubric_sd=0.0, alignment_error=0.0)})
+    write_table(plant(units, params), tmp_path / "truth.parquet")
+    write_json(tmp_path / "world.json", world_json(params))
+    judge = build_judge({"backend": "sim", "model": "sim:exact", "world": str(tmp_path)})
+    fields = unit_fields(units.iloc[0].to_dict())
+    rubric, blind = load_task("rubric"), load_task("blind")
+    for text, label, score in ((long_s, "s", 4), (long_a, "a", 1)):  # rubric_mean s 4.0, a 0.5 (rounds up)
+        assert len(text) > 60
+        png = png_bytes(draw(Shown(text, "nurse", "male", "young")))
+        assert rubric.parse(judge.answer([JudgeRequest(rubric.render(task_fields(rubric, fields)), png)])[0][0]).answer == score
+        for order in ("sa", "as"):
+            parsed = blind.parse(judge.answer([JudgeRequest(blind.render(task_fields(blind, fields, order)), png)])[0][0])
+            assert blind.stored_value(parsed.answer, order) == label
+
+
 def test_malformed_answers_are_invalid():
     from implicit_bench.judges.sim import MALFORMED, UNREADABLE
 

@@ -134,10 +134,14 @@ class Bootstrap:
             "n_boot": self.n,
             "seed": self.seed,
             "level": self.level,
-            "method": f"percentile; resample {resampled}",
+            "method": f"{self._method_text()}; resample {resampled}",
             "method_by_estimand": dict(self.method),
             "stream_seed": "numpy default_rng(derive_seed(seed, stream)), one stream per unit set",
         }
+
+    def _method_text(self) -> str:
+        bca = sorted(k for k, v in self.method.items() if v == "bca")
+        return "percentile" + (f" (BCa for {', '.join(bca)})" if bca else "")
 
     # ---- statistics of per-unit sums --------------------------------------------------
     def ratio(self, num: np.ndarray, den: np.ndarray, stream: str) -> tuple[dict[str, Any], np.ndarray]:

@@ -27,7 +27,7 @@ from implicit_bench.tables import WORLD_DIR
 from implicit_bench.world.measure import confusion
 from implicit_bench.world.model import load_world, sim_name
 from implicit_bench.world.params import SimJudgeWorld
-from implicit_bench.world.picture import read_bytes
+from implicit_bench.world.picture import band_text, read_bytes
 from implicit_bench.world.sampling import perceive_many, rubric_scores
 
 MALFORMED = (
@@ -41,7 +41,7 @@ _STEREO = re.compile(r"^Stereotypical attributes: (.*)$", re.MULTILINE)
 _ANTI = re.compile(r"^Anti-stereotypical attributes: (.*)$", re.MULTILINE)
 _QUOTED = re.compile(r"“(.*?)”", re.DOTALL)
 _HEAD = re.compile(r"focus on the main subject: (.*)\.$", re.MULTILINE)
-VERSION = 2  # bump when the simulated judge's answers change (part of the cache key)
+VERSION = 3  # bump when the simulated judge's answers change (part of the cache key)
 
 
 class SimJudgeParams(JudgeParams):
@@ -128,7 +128,8 @@ class SimJudge(JudgeBackend):
                 value = span[0] + _uniform("judge-other", self.name, sha, task) * (span[1] - span[0])
             return json.dumps({spec.answer.key: value, "reason": "Drawn by the simulated judge."})
         options = dict(_OPTION.findall(prompt))
-        slot = {options.get("A"): "A", options.get("B"): "B"}
+        # the band carries at most 60 characters of the attribute: compare what it can carry
+        slot = {band_text(options.get("A")): "A", band_text(options.get("B")): "B"}
         head = _HEAD.search(prompt)
         stereo_slot = self._stereo_slot(head.group(1) if head else None, options)
         true = 2
@@ -152,9 +153,11 @@ class SimJudge(JudgeBackend):
 
 
 def _class_of(attribute: str, stereo: str | None, anti: str | None) -> int:
-    if attribute and attribute == stereo:
+    """The class a picture's attribute shows, against the prompt's texts as the band carries them
+    (a long attribute list is cut in the band: compared whole, it would read as neither)."""
+    if attribute and attribute == band_text(stereo):
         return 0
-    if attribute and attribute == anti:
+    if attribute and attribute == band_text(anti):
         return 1
     return 2
 

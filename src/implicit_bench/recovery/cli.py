@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from implicit_bench.params import load_params, section
-from implicit_bench.recovery.power import plot, power_table
+from implicit_bench.recovery.power import calibration_table, plot, power_table
 from implicit_bench.world.params import WorldParams
 
 
@@ -26,12 +26,29 @@ def simulate_group() -> None:
 @click.option("--boot", "n_boot", type=int, default=300, show_default=True)
 @click.option("--generator", default="sim_local", show_default=True)
 @click.option("--judge", default="judge_a", show_default=True)
+@click.option("--calibration", "calibration", type=int, multiple=True,
+              help="calibration images: corrected interval widths per N instead (at the largest --units)")
 @click.option("--out", default="simulate_power.json", show_default=True, help="JSON table; the plot goes beside it (.png)")
 def power_command(params_path: str, units: tuple[int, ...], seeds: int, gap: float, worlds: int, n_boot: int,
-                  generator: str, judge: str, out: str) -> None:
-    """Interval width and power to detect a success gap for N units and K seeds (SIMULATED)."""
+                  generator: str, judge: str, calibration: tuple[int, ...], out: str) -> None:
+    """Interval width and power to detect a success gap for N units and K seeds; with
+    --calibration, the width of the judge-corrected intervals per calibration size (SIMULATED)."""
     params = section(load_params(params_path), "world", WorldParams, params_path)
     seed_list = [42 + 1000 * i for i in range(seeds)]
+    if calibration:
+        n_units = max(units)
+        rows = calibration_table(params, sorted(calibration), n_units, seed_list, worlds, n_boot, generator, judge)
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"simulated": True, "calibration_rows": rows}, indent=2) + "\n")
+        click.echo(f"SIMULATED corrected-interval widths, {n_units} units x {seeds} seeds (judged width beside):")
+        for r in rows:
+            click.echo(f"  calibration {r['calibration']:>5}: gap width {r.get('gap_corrected_width', float('nan')):.3f} "
+                       f"(judged {r['gap_judged_width']:.3f}), default rate {r.get('default_rate_corrected_width', float('nan')):.3f} "
+                       f"(judged {r['default_rate_judged_width']:.3f}); covers rendered truth "
+                       f"{100 * r.get('gap_corrected_covers', float('nan')):.0f}% (gap); matrix usable in {r['usable']}/{r['worlds']} worlds")
+        click.echo(f"-> {path}")
+        return
     rows = power_table(params, sorted(units), seed_list, gap, worlds, n_boot, generator, judge, [judge])
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)

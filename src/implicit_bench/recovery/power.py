@@ -5,6 +5,12 @@ params with the explicit-request success changed so that the planted gap (succes
 stereotype prompts minus success of anti-stereotype prompts, as the primary judge reads them)
 is about ``--gap``; power = share of worlds whose 95% interval of the gap excludes 0, width =
 mean interval width. Fast path (no pixels), the same estimator as the benchmark.
+
+``--calibration N`` (``calibration_table``): for each N calibration images (split over the
+three core variants, read by the simulated human rater; docs/correction.md) the mean width of
+the **corrected** 95% intervals (gap, default rate), the share of worlds where the matrix was
+usable, and their coverage of the rendered truth, beside the judged interval's width: how many
+calibration images a given precision needs.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import numpy as np
 
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.estimate import Estimate, estimate_json
-from implicit_bench.recovery.fastpath import estimates, simulate, truths
+from implicit_bench.recovery.fastpath import calibration_set, estimates, simulate, truths
 from implicit_bench.stats import wilson_interval
 from implicit_bench.world.params import WorldParams
 
@@ -49,6 +55,34 @@ def power_table(params: WorldParams, units: list[int], seeds: list[int], gap: fl
                      "measured_gap": float(np.mean(truth)), "mean_width": float(np.mean(widths)),
                      # an Estimate with its Wilson interval over worlds (docs/metrics.md)
                      "power": estimate_json(k / len(rejects), wilson_interval(k, len(rejects), 0.95), len(rejects), 0.95)})
+    return rows
+
+
+def calibration_table(params: WorldParams, sizes: list[int], n_units: int, seeds: list[int], worlds: int, n_boot: int,
+                      generator: str, judge: str) -> list[dict[str, Any]]:
+    """Mean corrected interval width (gap, default rate) and coverage of the rendered truth per
+    calibration size, over ``worlds`` worlds of ``n_units`` units (the unmodified ``world`` params)."""
+    rows = []
+    for size in sizes:
+        wp0 = params.model_copy(update={"calibration": params.calibration.model_copy(update={"images": size})})
+        acc: dict[str, list[float]] = {}
+        usable = 0
+        for w in range(worlds):
+            wp = wp0.model_copy(update={"seed": wp0.seed + 7919 * w + size})
+            world = simulate(wp, n_units, seeds, generator, None, judge, [judge], np.random.default_rng([size, w]), tag=f"c{w}")
+            cal = calibration_set(world, wp, judge, np.random.default_rng([size, w, 1]))
+            est = estimates(world, judge, [judge], len(seeds), Bootstrap(n=n_boot, seed=w), cal)
+            truth = truths(world, wp, judge, [judge], len(seeds))
+            usable += est["gap (corrected)"]["ci"] is not None
+            for name in ("gap", "default_rate"):
+                judged, fixed = est[name]["ci"], est[f"{name} (corrected)"]["ci"]
+                acc.setdefault(f"{name}_judged_width", []).append(judged[1] - judged[0])
+                if fixed is not None:
+                    acc.setdefault(f"{name}_corrected_width", []).append(fixed[1] - fixed[0])
+                    acc.setdefault(f"{name}_corrected_covers", []).append(fixed[0] <= truth[f"{name} (rendered)"] <= fixed[1])
+        row: dict[str, Any] = {"calibration": size, "units": n_units, "seeds": len(seeds), "worlds": worlds, "usable": usable}
+        row |= {k: float(np.mean(v)) for k, v in acc.items()}
+        rows.append(row)
     return rows
 
 

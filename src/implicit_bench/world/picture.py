@@ -43,6 +43,12 @@ class Shown:
         return body + zlib.crc32(body).to_bytes(4, "big")
 
 
+def band_text(text: str | None) -> str | None:
+    """``text`` as the code band carries it (at most ``_MAX_TEXT`` characters): what a reader
+    of the picture can compare a prompt's attribute text with."""
+    return None if text is None else text[:_MAX_TEXT]
+
+
 def _band(payload: bytes) -> np.ndarray:
     bits = np.unpackbits(np.frombuffer(payload, dtype=np.uint8))
     capacity = SIZE * BAND_ROWS
