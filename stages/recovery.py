@@ -18,6 +18,7 @@ from implicit_bench.recovery.stage import (
     all_units_entries,
     audit_entries,
     benchmark_entries,
+    calibration_entries,
     debias_entries,
     diversity_entries,
     estimate_entry,
@@ -32,6 +33,7 @@ from implicit_bench.recovery.stage import (
 from implicit_bench.tables import (
     IMAGE_INDEX,
     IMAGE_INDEX_GLOB,
+    IMAGES_DIR,
     JUDGEMENTS_PATH,
     SELECTED_UNITS,
     SELECTED_UNITS_PATH,
@@ -83,6 +85,12 @@ def main(params_path: str, out: str) -> None:
     if primary in judges and config:
         entries += all_units_entries(rt, judgements, config, primary, units["unit_id"].astype(str).tolist(), judges,
                                      int(boot.get("n", 1000)), int(boot.get("seed", 42)))
+        # judge-error correction from the simulated human rater's calibration set (docs/correction.md)
+        corrected, calibration = calibration_entries(rt, judgements, config, primary, units["unit_id"].astype(str).tolist(),
+                                                     world_params, int(boot.get("n", 1000)), int(boot.get("seed", 42)), IMAGES_DIR)
+        entries += corrected
+    else:
+        calibration = None
     entries += _hedges(rt, judgements, read_json("metrics/lean.json"), selected, judges, config)
     entries += selection_entries(world, selected, units["unit_id"].astype(str).tolist(),
                                  gens.get((raw.get("select") or {}).get("config"), next(iter(gens.values()))))
@@ -101,6 +109,7 @@ def main(params_path: str, out: str) -> None:
         "world": {"seed": world_params.seed, "fingerprint": world.fingerprint},
         "summary": summary(entries),
         "estimands": entries,
+        **({"calibration": calibration} if calibration else {}),
         "provenance": provenance([(f"generator:{g}", f"sim:{g}") for g in sorted(set(gens.values()))]
                                  + [(f"judge:{j}", f"sim:{m}") for j, m in sorted(judges.items())]),
     }

@@ -3,6 +3,7 @@ planted truth (docs/world.md, "Recovery")."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -306,3 +307,66 @@ def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str
         t = None if s_c is None or base is None else s_c - base
         out.append(estimate_entry("debiasing", f"dS {name}", t, block.get("dS"), note="paired bootstrap over units"))
     return out
+
+
+def calibration_entries(rt: RowTruth, judgements: pd.DataFrame, config: str, judge: str, unit_ids: list[str],
+                        params: WorldParams, n_boot: int, seed: int, images_dir: str) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """Judge-error correction on every planned unit (docs/correction.md): a calibration set of
+    ``world.calibration.images`` of the primary judge's validly answered images, drawn at random
+    per core variant, answered by the simulated human rater **from the pixels** (the picture's
+    code band, read as the simulated judges read it; ``rater_error``); the corrected rates beside
+    the rendered truth (what the pictures show). Returns the entries and the calibration block."""
+    from implicit_bench.analysis.blind import label_counts
+    from implicit_bench.analysis.bootstrap import Bootstrap
+    from implicit_bench.analysis.correction import (
+        CORRECTED,
+        CalibrationSet,
+        Correction,
+        corrected_rates,
+    )
+    from implicit_bench.hashing import derive_seed
+    from implicit_bench.images import ImageStore
+    from implicit_bench.world.picture import band_text, read_bytes
+    from implicit_bench.world.sampling import perceive_many
+
+    n = params.calibration.images
+    rows = primary_rows(judgements, judge)
+    rows = rows[(rows["config"] == config) & rows["unit_id"].isin(unit_ids)].reset_index(drop=True)
+    if n <= 0 or rows.empty or config not in rt.gens:
+        return [], None
+    truth = rt.by_gen[rt.gens[config]]
+    store = ImageStore(Path(images_dir) / config)
+    rng = np.random.default_rng(derive_seed("calibration", params.seed, config, judge))
+    rater = np.asarray(params.calibration.rater_confusion())
+    core = ("neutral", "stereotype", "anti_stereotype")
+    pool = rows[rows["valid"].astype(bool) & rows["value"].notna()]
+    ref, jud, stratum = [], [], []
+    for i, variant in enumerate(core):
+        sub = pool[pool["variant"] == variant]
+        m = min(len(sub), n // len(core) + (1 if i < n % len(core) else 0))
+        take = sub.iloc[np.sort(rng.choice(len(sub), size=m, replace=False))]
+        for r in take.itertuples():
+            shown = read_bytes(store.read_bytes(str(r.image_sha256)))
+            if shown is None:  # an unreadable picture: no reference label (the judge's answer was invalid too)
+                continue
+            t = truth.loc[str(r.unit_id)]
+            cls = 0 if shown.attribute and shown.attribute == band_text(str(t["shown_s"])) else \
+                1 if shown.attribute and shown.attribute == band_text(str(t["shown_a"])) else 2
+            ref.append(int(perceive_many(np.array([cls]), rater, rng.random(1))[0]))
+            jud.append(("s", "a", "neither").index(str(r.value)))
+            stratum.append(variant)
+    boot = Bootstrap(n=n_boot, seed=seed)
+    corr = Correction(CalibrationSet(np.array(ref, dtype=int), np.array(jud, dtype=int), np.array(stratum)), boot,
+                      f"recovery/{config}/{judge}/all")
+    counts = label_counts(rows, config, judge, unit_ids)
+    fixed = corrected_rates(counts, np.arange(len(unit_ids)), boot, f"recovery/{config}/{judge}/all", corr)
+    rendered = rt.probs(rows)
+    frame = rows[["variant"]].assign(r_s=rendered[:, 0], r_a=rendered[:, 1]).groupby("variant").mean()
+    truths = {"default_rate": frame.at["neutral", "r_s"], "success_stereotype": frame.at["stereotype", "r_s"],
+              "success_anti": frame.at["anti_stereotype", "r_a"], "a_to_s": frame.at["anti_stereotype", "r_s"]}
+    truths["gap"] = truths["success_stereotype"] - truths["success_anti"]
+    group = "benchmark corrected for judge error (all planned units, primary blind judge)"
+    out = [estimate_entry(group, f"{name} (corrected)", float(truths[name]), fixed[name], float(truths[name]),
+                          note="truth = rendered (what the pictures show)" + (f"; {corr.warning}" if corr.warning else ""))
+           for name in CORRECTED]
+    return out, {"judge": judge, "config": config, "rater_error": params.calibration.rater_error, **corr.describe()}

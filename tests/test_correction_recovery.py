@@ -1,0 +1,77 @@
+"""The recovery stage's corrected entries: a calibration set answered from the pixels of the
+image store by the simulated human rater, corrected rates beside the rendered truth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from implicit_bench.generators import png_bytes
+from implicit_bench.images import ImageStore
+from implicit_bench.images.store import ImageKey, ImageRecord
+from implicit_bench.io import write_json, write_table
+from implicit_bench.recovery.stage import RowTruth, calibration_entries
+from implicit_bench.schema import blind_order
+from implicit_bench.world.model import load_world
+from implicit_bench.world.params import CalibrationWorld, WorldParams
+from implicit_bench.world.picture import Shown, draw
+from implicit_bench.world.truth import plant, variant_matrix, world_json
+
+CORE = ("neutral", "stereotype", "anti_stereotype")
+LABELS = ("s", "a", "neither")
+
+
+def _units(n: int) -> pd.DataFrame:
+    return pd.DataFrame([{"unit_id": f"u{i}", "source": "x", "bias_type": "gender", "head": "nurse", "relation": None,
+                          "stereotype": f"kind{i}", "anti_stereotype": f"rude{i}", "prompt_neutral": "a photo of a nurse"}
+                         for i in range(n)])
+
+
+def test_calibration_entries_read_the_pixels(tmp_path) -> None:
+    params = WorldParams(generators={"g": {}}, judges={"j": {}},
+                         calibration=CalibrationWorld(images=60, rater_error=0.0))
+    units = _units(40)
+    truth = plant(units, params)
+    world_dir = tmp_path / "world"
+    write_table(truth, world_dir / "truth.parquet")
+    write_json(world_dir / "world.json", world_json(params))
+    rt = RowTruth(load_world(str(world_dir)), {"cfg": "g"})
+    rng = np.random.default_rng(0)
+    rows = []
+    with ImageStore(tmp_path / "images" / "cfg") as store:
+        for t in truth.to_dict("records"):
+            for variant in CORE:
+                p = variant_matrix(pd.DataFrame([t]), variant)[0]
+                for seed in (0, 1):
+                    shown = int(rng.choice(3, p=p))
+                    attribute = (t["shown_s"], t["shown_a"], "")[shown]
+                    png = png_bytes(draw(Shown(attribute, "nurse", "male", "young", noise=len(rows))))
+                    record = store.put(ImageRecord(ImageKey("cfg", t["unit_id"], variant, seed), "g", "p", "ok"), png)
+                    # a judge that reads s and a right and calls a third of them 'neither'
+                    judged = shown if shown == 2 or rng.random() > 1 / 3 else 2
+                    rows.append({"unit_id": t["unit_id"], "variant": variant, "seed": seed, "config": "cfg", "judge": "J",
+                                 "task": "blind", "order": blind_order(t["unit_id"], seed, variant),
+                                 "value": LABELS[judged], "valid": True, "image_sha256": record.sha256, "shown": shown})
+    judgements = pd.DataFrame(rows)
+    ids = units["unit_id"].tolist()
+    entries, block = calibration_entries(rt, judgements, "cfg", "J", ids, params, 200, 1, str(tmp_path / "images"))
+    assert block["items"] == 60 and block["items_per_variant"] == {"anti_stereotype": 20, "neutral": 20, "stereotype": 20}
+    assert block["warning"] is None
+    # the rater (no error) reads what each picture shows: the s row of the matrix is the judge's
+    # (right or neither), never a
+    assert block["matrix"]["s"]["a"]["value"] == 0 and block["matrix"]["neither"]["neither"]["value"] == 1
+    by_name = {e["estimand"]: e for e in entries}
+    assert set(by_name) == {f"{n} (corrected)" for n in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")}
+    neutral = judgements[judgements["variant"] == "neutral"]
+    rendered = variant_matrix(truth.set_index("unit_id").loc[neutral["unit_id"]], "neutral")[:, 0].mean()
+    assert by_name["default_rate (corrected)"]["truth"] == pytest.approx(rendered)
+    assert by_name["default_rate (corrected)"]["truth_rendered"] == pytest.approx(rendered)
+    # the judged share of s understates the drawn share; the corrected one is close to it
+    drawn = (neutral["shown"] == 0).mean()
+    judged = (neutral["value"] == "s").mean()
+    corrected = by_name["default_rate (corrected)"]["estimate"]["value"]
+    assert abs(corrected - drawn) < abs(judged - drawn)
+    # no calibration set: no entries
+    none = params.model_copy(update={"calibration": CalibrationWorld(images=0)})
+    assert calibration_entries(rt, judgements, "cfg", "J", ids, none, 200, 1, str(tmp_path / "images")) == ([], None)
