@@ -51,7 +51,7 @@ class Bootstrap:
     n: int = 1000
     seed: int = 42
     level: float = 0.95
-    method: dict[str, str] = field(default_factory=dict)  # estimand -> "percentile" | "bca"
+    method: dict[str, str] = field(default_factory=dict)  # estimand -> "percentile" | "bca" | "studentized"
     _cache: dict[tuple[str, int], dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def stream_seed(self, stream: str) -> int:
@@ -127,6 +127,47 @@ class Bootstrap:
                     ci = (float(lo), float(hi))
         return estimate_json(value, ci, int(n_units), self.level)
 
+    def of_sums(self, columns: np.ndarray, stat: Any, stream: str, estimand: str | None = None) -> dict[str, Any]:
+        """A statistic of per-unit column sums (``stat``: ``(..., k)`` sums -> ``(...)`` values)
+        with its interval by ``method[estimand]``: percentile (default), ``bca`` (jackknife
+        acceleration from the leave-one-unit-out sums) or ``studentized`` (bootstrap-t: each
+        replicate's t = (replicate - estimate) / its jackknife SE within the resample; the
+        interval is estimate - t quantiles x the sample's jackknife SE)."""
+        columns = np.asarray(columns, dtype=float)
+        n = len(columns)
+        total = columns.sum(axis=0)
+        value = float(stat(total))
+        reps = np.asarray(stat(self.sums(columns, stream)), dtype=float)
+        method = self.method.get(estimand or "", "percentile")
+        if method == "bca":
+            return self.interval(value, reps, stream, n, estimand, jackknife=stat(total - columns))
+        if method == "studentized" and n > 2 and np.isfinite(value):
+            return self._studentized(value, reps, columns, stat, stream)
+        return self.interval(value, reps, stream, n)
+
+    def _studentized(self, value: float, reps: np.ndarray, columns: np.ndarray, stat: Any, stream: str) -> dict[str, Any]:
+        n = len(columns)
+        total = columns.sum(axis=0)
+        se = jackknife_se(np.asarray(stat(total - columns), dtype=float), np.ones(n))
+        weights = self.weights(n, stream)
+        sums = self.sums(columns, stream)
+        se_b = np.empty(self.n)
+        step = max(1, BLOCK_ELEMENTS // max(n * columns.shape[1], 1))
+        for start in range(0, self.n, step):  # leave-one-draw-out values of each replicate, in blocks
+            w = weights[start : start + step]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                loo = np.asarray(stat(sums[start : start + step, None, :] - columns[None, :, :]), dtype=float)
+            se_b[start : start + step] = jackknife_se(np.where(w > 0, loo, 0.0), w)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (reps - value) / se_b
+        t = t[np.isfinite(t)]
+        ci = None
+        if t.size and np.isfinite(se) and se > 0:
+            tail = (1 - self.level) / 2
+            t_lo, t_hi = np.percentile(t, [100 * tail, 100 * (1 - tail)])
+            ci = (float(value - t_hi * se), float(value - t_lo * se))
+        return estimate_json(value, ci, n, self.level)
+
     def block(self, resampled: str = "units with replacement, keep all their images") -> dict[str, Any]:
         """How a file's intervals were drawn: the ``bootstrap`` block of every metrics JSON
         holding bootstrap ``Estimate``s (docs/metrics.md)."""
@@ -140,8 +181,8 @@ class Bootstrap:
         }
 
     def _method_text(self) -> str:
-        bca = sorted(k for k, v in self.method.items() if v == "bca")
-        return "percentile" + (f" (BCa for {', '.join(bca)})" if bca else "")
+        other = sorted(f"{v} for {k}" for k, v in self.method.items() if v != "percentile")
+        return "percentile" + (f" ({'; '.join(other)})" if other else "")
 
     # ---- statistics of per-unit sums --------------------------------------------------
     def ratio(self, num: np.ndarray, den: np.ndarray, stream: str) -> tuple[dict[str, Any], np.ndarray]:
@@ -168,6 +209,19 @@ def one_blas_thread() -> Iterator[None]:
 
     with threadpool_limits(limits=1, user_api="blas"):
         yield
+
+
+def jackknife_se(values: np.ndarray, weights: np.ndarray) -> Any:
+    """Jackknife standard error from leave-one-out ``values`` (last axis), each counted
+    ``weights`` times (a resample's multiplicities; ones for the sample):
+    sqrt((m - 1) / m * sum w (v - mean)^2), m = sum w."""
+    values = np.asarray(values, dtype=float)
+    weights = np.asarray(weights, dtype=float)
+    m = weights.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = (weights * values).sum(axis=-1) / m
+        dev = np.where(weights > 0, values - mean[..., None], 0.0)
+        return np.sqrt((m - 1) / m * (weights * dev**2).sum(axis=-1))
 
 
 def bca_levels(value: float, reps: np.ndarray, jackknife: np.ndarray, probs: np.ndarray) -> np.ndarray | None:

@@ -175,6 +175,11 @@ def _hedges_rows(
     return sub.assign(sq=sub["score"] ** 2, one=1.0, bias_type=sub["unit_id"].map(units.set_index("unit_id")["bias_type"]))
 
 
+def _g_of_sums(sums: np.ndarray) -> Any:
+    """Hedges' g from (..., 6) sums: n, sum, sum of squares of stereotype then anti scores."""
+    return hedges_g(*(sums[..., k] for k in range(6)))
+
+
 def _hedges_of_rows(sub: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[str, Any]:
     # one groupby for every type (the rows of a (type, unit, variant) group, in the same order,
     # as a groupby per type), then per type its own resamples and one product (Bootstrap.sums)
@@ -187,16 +192,13 @@ def _hedges_of_rows(sub: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[str
             block[(c, v)].to_numpy() if (c, v) in block.columns else np.zeros(len(block))
             for v in ("stereotype", "anti_stereotype") for c in ("one", "score", "sq")
         ]
-        g = hedges_g(*(p.sum() for p in parts))
-        reps = boot.sums(np.column_stack(parts), f"{stream}/bias_type={t}")
-        g_reps = hedges_g(*(reps[:, k] for k in range(6)))
-        jack = None
-        if boot.method.get("hedges_g") == "bca":  # leave-one-unit-out g for BCa's acceleration
-            jack = hedges_g(*(p.sum() - p for p in parts))
+        columns = np.column_stack(parts)
+        g_reps = _g_of_sums(boot.sums(columns, f"{stream}/bias_type={t}"))
         out[t] = {
             "n_stereotype": int(parts[0].sum()),
             "n_anti": int(parts[3].sum()),
-            "g": boot.interval(g, g_reps, f"{stream}/bias_type={t}", len(block), estimand="hedges_g", jackknife=jack),
+            # interval method: bootstrap.method["hedges_g"] (docs/correction.md); same resamples as g_reps
+            "g": boot.of_sums(columns, _g_of_sums, f"{stream}/bias_type={t}", estimand="hedges_g"),
             "p": bootstrap_p(g_reps),  # two-sided bootstrap p of g = 0
         }
     # one test per bias type: Holm's correction across the types (docs/analysis.md)
