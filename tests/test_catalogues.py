@@ -114,7 +114,7 @@ def test_one_bootstrap_block_with_per_stage_overrides():
 def test_params_yaml_has_one_bootstrap_block(repo_root):
     text = (repo_root / "params.yaml").read_text(encoding="utf-8")
     params = yaml.safe_load(text)
-    assert params["bootstrap"] == {"n": 1000, "seed": 42, "level": 0.95, "method": {"hedges_g": "bca"}}  # BCa: docs/correction.md
+    assert params["bootstrap"] == {"n": 1000, "seed": 42, "level": 0.95, "method": {"hedges_g": "studentized"}}  # docs/correction.md
     nested = [name for name, block in params.items() if isinstance(block, dict) and "bootstrap" in block]
     assert nested == [] and params["debias"]["scoring"]["bootstrap"] == {"n": 2000}
 

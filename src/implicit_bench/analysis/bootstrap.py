@@ -13,8 +13,9 @@ statistic is defined (a resample with no images is left out), or, for an estiman
 ``method`` maps to ``"bca"`` and whose caller hands ``interval`` the leave-one-unit-out
 (jackknife) values, bias-corrected and accelerated (BCa, Efron 1987) intervals: the same
 replicates, read at percentiles moved by the bias correction z0 (share of replicates below the
-estimate) and the acceleration a (skewness of the jackknife values). The coverage benchmark
-chooses the method per estimand (benchmarks/README.md, docs/correction.md).
+estimate) and the acceleration a (skewness of the jackknife values); ``"studentized"``
+(bootstrap-t, ``of_sums``) divides each replicate's deviation by its own jackknife SE. The
+coverage benchmark chooses the method per estimand (benchmarks/README.md, docs/correction.md).
 
 Speed (docs/analysis.md, "Speed"): the multiplicities are counted in blocks of resamples that
 fit in the CPU cache, and ``sums`` turns all per-unit columns of one unit set into replicates
