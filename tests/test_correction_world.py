@@ -84,3 +84,19 @@ def test_power_by_calibration_size() -> None:
     # more calibration images, narrower corrected intervals; always wider than the judged one
     assert rows[1]["gap_corrected_width"] < rows[0]["gap_corrected_width"]
     assert all(r["gap_corrected_width"] > r["gap_judged_width"] for r in rows)
+
+
+def test_hedges_g_interval_follows_bootstrap_method() -> None:
+    from implicit_bench.analysis.lean import hedges_by_type
+
+    params = _params(0)
+    world = simulate(params, 120, SEEDS, "g", None, "j", ["j"], np.random.default_rng(8))
+    primary = world.judgements[world.judgements["primary"]]
+    out = {m: hedges_by_type(primary, "sim", ["j"], world.units, None, Bootstrap(n=200, seed=3, method={"hedges_g": m}), "h")
+           for m in ("percentile", "bca", "studentized")}
+    g = {m: r["default"]["g"] for m, r in out.items()}
+    assert g["percentile"]["value"] == g["bca"]["value"] == g["studentized"]["value"]
+    assert len({tuple(e["ci"]) for e in g.values()}) == 3  # three different intervals on the same resamples
+    for e in g.values():
+        assert e["ci"][0] < e["value"] < e["ci"][1]
+    assert "studentized for hedges_g" in Bootstrap(method={"hedges_g": "studentized"}).block()["method"]
