@@ -75,3 +75,21 @@ def test_calibration_entries_read_the_pixels(tmp_path) -> None:
     # no calibration set: no entries
     none = params.model_copy(update={"calibration": CalibrationWorld(images=0)})
     assert calibration_entries(rt, judgements, "cfg", "J", ids, none, 200, 1, str(tmp_path / "images")) == ([], None)
+
+
+def test_report_recovery_table_names_the_calibration_set() -> None:
+    from implicit_bench.report.stage import recovery_table
+
+    entry = {"group": "benchmark corrected for judge error (all planned units, primary blind judge)",
+             "estimand": "gap (corrected)", "truth": 0.33, "truth_rendered": 0.33, "covered": True,
+             "estimate": {"value": 0.32, "ci": [0.27, 0.37], "n": 60, "level": 0.95}}
+    matrix = {c: {d: {"value": 0.9 if c == d else 0.05, "ci": None, "n": 200, "level": 0.95} for d in LABELS} for c in LABELS}
+    html = recovery_table({"estimands": [entry], "summary": {"covered": 1, "with_interval": 1}, "truth": "t",
+                           "calibration": {"judge": "qwen3vl", "items": 600, "rater_error": 0.005, "matrix": matrix,
+                                           "condition_number": 1.2, "warning": None}})
+    assert 'id="calibration"' in html and "600 calibration images" in html and "s-&gt;s 0.900" in html
+    assert "gap (corrected)" in html and "[0.270, 0.370]" in html
+    warned = recovery_table({"estimands": [entry], "calibration": {"items": 30, "matrix": matrix, "condition_number": None,
+                                                                   "warning": "ill-conditioned"}})
+    assert "<strong>ill-conditioned</strong>" in warned
+    assert 'id="calibration"' not in recovery_table({"estimands": [entry]})

@@ -127,8 +127,24 @@ def recovery_table(recovery: dict[str, Any] | None) -> str:
     head = ("<tr><th>group</th><th>estimand</th><th>planted truth</th><th>truth (perfect judge)</th>"
             "<th>estimate</th><th>95% interval</th><th>covers truth</th></tr>")
     return (f'<p class="small">{s.get("covered", 0)} of {s.get("with_interval", 0)} intervals cover the planted '
-            f'truth. Truth: {esc(recovery.get("truth", ""))}.</p>'
+            f'truth. Truth: {esc(recovery.get("truth", ""))}.</p>{calibration_note(recovery.get("calibration"))}'
             f'<table class="recovery" id="recovery">{head}{"".join(rows)}</table>')
+
+
+def calibration_note(block: dict[str, Any] | None) -> str:
+    """One line on the judge-error correction's calibration set (docs/correction.md): the
+    corrected rates ("... (corrected)") sit in the table beside the judged ones."""
+    if not block:
+        return ""
+    cond = block.get("condition_number")
+    diag = ", ".join(f"{c}->{c} {((block.get('matrix') or {}).get(c) or {}).get(c, {}).get('value') or 0:.3f}"
+                     for c in ("s", "a", "neither"))
+    warn = f' <strong>{esc(block["warning"])}</strong>' if block.get("warning") else ""
+    return (f'<p class="small" id="calibration">Judge-error correction ({esc(block.get("judge", ""))}): '
+            f'{block.get("items", 0)} calibration images answered by the simulated human rater (error '
+            f'{block.get("rater_error", 0)}); misclassification matrix diagonal {esc(diag)}; condition number '
+            f'{"–" if cond is None else f"{cond:.2f}"}. Rows "(corrected)" are corrected for the judge\'s errors and '
+            f'compared with the rendered truth.{warn}</p>')
 
 
 def _inputs_table(inputs: ReportInputs) -> str:
