@@ -87,7 +87,8 @@ def main(params_path: str, out: str) -> None:
                                      int(boot.get("n", 1000)), int(boot.get("seed", 42)))
         # judge-error correction from the simulated human rater's calibration set (docs/correction.md)
         corrected, calibration = calibration_entries(rt, judgements, config, primary, units["unit_id"].astype(str).tolist(),
-                                                     world_params, int(boot.get("n", 1000)), int(boot.get("seed", 42)), IMAGES_DIR)
+                                                     world_params, int(boot.get("n", 1000)), int(boot.get("seed", 42)), IMAGES_DIR,
+                                                     selected)
         entries += corrected
     else:
         calibration = None

@@ -55,7 +55,15 @@ def test_calibration_entries_read_the_pixels(tmp_path) -> None:
                                  "value": LABELS[judged], "valid": True, "image_sha256": record.sha256, "shown": shown})
     judgements = pd.DataFrame(rows)
     ids = units["unit_id"].tolist()
-    entries, block = calibration_entries(rt, judgements, "cfg", "J", ids, params, 200, 1, str(tmp_path / "images"))
+    entries, block = calibration_entries(rt, judgements, "cfg", "J", ids, params, 200, 1, str(tmp_path / "images"),
+                                         selected=ids[:25])
+    # the benchmark's (selected) units get their own corrected rates from the same calibration set
+    chosen = [e for e in entries if e["group"].startswith("benchmark corrected for judge error (selected")]
+    assert len(chosen) == 5
+    picked = judgements[(judgements["variant"] == "stereotype") & judgements["unit_id"].isin(ids[:25])]
+    rendered_sel = variant_matrix(truth.set_index("unit_id").loc[picked["unit_id"]], "stereotype")[:, 0].mean()
+    assert {e["estimand"]: e for e in chosen}["success_stereotype (corrected)"]["truth"] == pytest.approx(rendered_sel)
+    entries = [e for e in entries if e not in chosen]
     assert block["items"] == 60 and block["items_per_variant"] == {"anti_stereotype": 20, "neutral": 20, "stereotype": 20}
     assert block["warning"] is None
     # the rater (no error) reads what each picture shows: the s row of the matrix is the judge's

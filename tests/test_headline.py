@@ -75,3 +75,21 @@ def test_only_summary_is_a_dvc_metric():
 @pytest.mark.parametrize("n", [MAX_VALUES + 1])
 def test_count_values_counts_leaves(n):
     assert count_values({"a": list(range(n - 1)), "b": {"c": None}}) == n
+
+
+def test_headline_puts_judge_corrected_rates_beside_the_judged():
+    from implicit_bench.headline.stage import CORRECTED_GROUP, headline
+
+    est = {"value": 0.9, "ci": [0.85, 0.95], "n": 40, "level": 0.95}
+    recovery = {"estimands": [
+        {"group": CORRECTED_GROUP, "estimand": "success_stereotype (corrected)", "estimate": est},
+        {"group": "benchmark corrected for judge error (all planned units, primary blind judge)",
+         "estimand": "gap (corrected)", "estimate": est},  # another unit set: not the benchmark's
+    ]}
+    s = headline({"benchmark": {"success_stereotype": {"value": 0.85, "ci": [0.8, 0.9], "n": 40, "level": 0.95}},
+                  "recovery": recovery})
+    assert s["success_stereotype_pct"] == 85.0
+    assert (s["success_stereotype_corrected_pct"], s["success_stereotype_corrected_pct_lo"],
+            s["success_stereotype_corrected_pct_hi"]) == (90.0, 85.0, 95.0)
+    assert s["gap_corrected_pct"] is None and s["default_rate_corrected_pct"] is None
+    assert headline({})["gap_corrected_pct"] is None  # no calibration set: nothing corrected

@@ -16,7 +16,9 @@ from implicit_bench.estimate import Estimate, read_estimate
 
 MAX_VALUES = 60
 #: detail metrics files the summary reads (missing ones give nulls)
-SOURCES = ("kg", "triplets", "render", "benchmark", "lean", "judge_audit", "negation", "debias")
+SOURCES = ("kg", "triplets", "render", "benchmark", "lean", "judge_audit", "negation", "debias", "recovery")
+#: recovery.json's group of judge-corrected rates on the benchmark's (selected) units
+CORRECTED_GROUP = "benchmark corrected for judge error (selected units, primary blind judge)"
 
 
 def _num(x: Any) -> float | None:
@@ -83,6 +85,11 @@ def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     for key in ("default_rate", "success_stereotype", "success_anti", "gap"):
         out.update(_interval(bench.get(key), key))
     out["a_to_s_pct"] = _pct(_value(bench.get("a_to_s")))
+    # judge-corrected beside the judged (docs/correction.md): null without a calibration set
+    corrected = {e.get("estimand"): e.get("estimate") for e in (metrics.get("recovery") or {}).get("estimands") or []
+                 if isinstance(e, dict) and e.get("group") == CORRECTED_GROUP}
+    for key in ("default_rate", "success_stereotype", "success_anti", "gap"):
+        out.update(_interval(corrected.get(f"{key} (corrected)"), f"{key}_corrected"))
     out.update(_strongest_group(bench))
     agreement = (bench.get("agreement") or [{}])[0] if bench.get("agreement") else {}
     out["blind_agreement_pct"] = _pct(_value(agreement.get("agreement")))

@@ -309,8 +309,13 @@ def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str
     return out
 
 
+CORRECTED_GROUPS = {"all": "benchmark corrected for judge error (all planned units, primary blind judge)",
+                    "selected": "benchmark corrected for judge error (selected units, primary blind judge)"}
+
+
 def calibration_entries(rt: RowTruth, judgements: pd.DataFrame, config: str, judge: str, unit_ids: list[str],
-                        params: WorldParams, n_boot: int, seed: int, images_dir: str) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+                        params: WorldParams, n_boot: int, seed: int, images_dir: str,
+                        selected: list[str] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """Judge-error correction on every planned unit (docs/correction.md): a calibration set of
     ``world.calibration.images`` of the primary judge's validly answered images, drawn at random
     per core variant, answered by the simulated human rater **from the pixels** (the picture's
@@ -358,15 +363,17 @@ def calibration_entries(rt: RowTruth, judgements: pd.DataFrame, config: str, jud
     boot = Bootstrap(n=n_boot, seed=seed)
     corr = Correction(CalibrationSet(np.array(ref, dtype=int), np.array(jud, dtype=int), np.array(stratum)), boot,
                       f"recovery/{config}/{judge}/all")
-    counts = label_counts(rows, config, judge, unit_ids)
-    fixed = corrected_rates(counts, np.arange(len(unit_ids)), boot, f"recovery/{config}/{judge}/all", corr)
-    rendered = rt.probs(rows)
-    frame = rows[["variant"]].assign(r_s=rendered[:, 0], r_a=rendered[:, 1]).groupby("variant").mean()
-    truths = {"default_rate": frame.at["neutral", "r_s"], "success_stereotype": frame.at["stereotype", "r_s"],
-              "success_anti": frame.at["anti_stereotype", "r_a"], "a_to_s": frame.at["anti_stereotype", "r_s"]}
-    truths["gap"] = truths["success_stereotype"] - truths["success_anti"]
-    group = "benchmark corrected for judge error (all planned units, primary blind judge)"
-    out = [estimate_entry(group, f"{name} (corrected)", float(truths[name]), fixed[name], float(truths[name]),
-                          note="truth = rendered (what the pictures show)" + (f"; {corr.warning}" if corr.warning else ""))
-           for name in CORRECTED]
+    out: list[dict[str, Any]] = []
+    sets = {"all": unit_ids} | ({"selected": [u for u in unit_ids if u in set(selected)]} if selected else {})
+    for which, ids in sets.items():  # the same calibration set corrects both unit sets
+        sub = rows[rows["unit_id"].isin(ids)].reset_index(drop=True)
+        counts = label_counts(sub, config, judge, ids)
+        fixed = corrected_rates(counts, np.arange(len(ids)), boot, f"recovery/{config}/{judge}/{which}", corr)
+        frame = sub[["variant"]].assign(r_s=rt.probs(sub)[:, 0], r_a=rt.probs(sub)[:, 1]).groupby("variant").mean()
+        truths = {"default_rate": frame.at["neutral", "r_s"], "success_stereotype": frame.at["stereotype", "r_s"],
+                  "success_anti": frame.at["anti_stereotype", "r_a"], "a_to_s": frame.at["anti_stereotype", "r_s"]}
+        truths["gap"] = truths["success_stereotype"] - truths["success_anti"]
+        out += [estimate_entry(CORRECTED_GROUPS[which], f"{name} (corrected)", float(truths[name]), fixed[name],
+                               float(truths[name]), note="truth = rendered (what the pictures show)"
+                               + (f"; {corr.warning}" if corr.warning else "")) for name in CORRECTED]
     return out, {"judge": judge, "config": config, "rater_error": params.calibration.rater_error, **corr.describe()}
