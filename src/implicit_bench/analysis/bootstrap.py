@@ -26,7 +26,7 @@ one matrix-vector product per column, which ``sums`` still uses for other column
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -197,6 +197,23 @@ class Bootstrap:
         """a - b from two statistics drawn on the same stream (paired replicates)."""
         return self.interval(a[0] - b[0], a[1] - b[1], stream, n_units)
 
+    def paired(self, a: np.ndarray, b: np.ndarray, statistic: Callable[[np.ndarray], Any], stream: str) -> tuple[dict[str, Any], np.ndarray]:
+        """Paired cluster bootstrap of ``statistic(A) - statistic(B)``.
+
+        ``a`` and ``b`` are per-unit columns (``n_units x k``) of two generators (or runs) on
+        the **same** units, row for row (the units and seeds they share); ``statistic`` maps
+        column sums (shape ``(..., k)``) to the value (e.g. a ratio of two sums). Each resample
+        draws one set of units and sums both generators' columns over it, so the difference's
+        interval removes the between-unit variance the two share. Returns the difference as an
+        ``Estimate`` JSON dict and its replicates (for ``bootstrap_p``).
+        """
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        k = a.shape[1]
+        reps = self.sums(np.hstack([a, b]), stream)
+        value = statistic(a.sum(axis=0)) - statistic(b.sum(axis=0))
+        diff = np.asarray(statistic(reps[:, :k]), dtype=float) - np.asarray(statistic(reps[:, k:]), dtype=float)
+        return self.interval(value, diff, stream, len(a)), diff
+
 
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
@@ -350,3 +367,31 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float | None:
         return None
     r = spearman_reps(np.asarray(x, float), np.asarray(y, float), np.arange(len(x))[None, :])[0]
     return _num(r)
+
+
+def bootstrap_p(reps: np.ndarray, null: float = 0.0) -> float | None:
+    """Two-sided bootstrap p-value of "the statistic equals ``null``" from its replicates:
+    ``2 x min(share <= null, share >= null)``, each share as ``(count + 1) / (n + 1)`` so that it
+    is never 0 (Davison & Hinkley 1997, eq. 4.11), capped at 1. None without finite replicates."""
+    reps = np.asarray(reps, dtype=float)
+    reps = reps[np.isfinite(reps)]
+    if not reps.size:
+        return None
+    n = reps.size
+    low = (np.count_nonzero(reps <= null) + 1) / (n + 1)
+    high = (np.count_nonzero(reps >= null) + 1) / (n + 1)
+    return float(min(1.0, 2 * min(low, high)))
+
+
+def holm(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment of a family of p-values (None stays None and is not counted):
+    the i-th smallest of m is multiplied by m - i + 1 (i from 1), made monotone, capped at 1."""
+    idx = [i for i, p in enumerate(pvalues) if p is not None]
+    order = sorted(idx, key=lambda i: pvalues[i])  # type: ignore[arg-type, return-value]
+    m = len(order)
+    out: list[float | None] = [None] * len(pvalues)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * float(pvalues[i])))  # type: ignore[arg-type]
+        out[i] = running
+    return out

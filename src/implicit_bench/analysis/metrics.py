@@ -43,6 +43,7 @@ METRICS: dict[str, MetricSpec] = {
     "agreement": MetricSpec("implicit_bench.analysis.builtin_metrics:agreement_metrics"),
     "generators": MetricSpec("implicit_bench.analysis.builtin_metrics:generators"),
     "refusal_rate": MetricSpec("implicit_bench.analysis.refusal_rate:refusal_rate"),
+    "leaderboard": MetricSpec("implicit_bench.analysis.leaderboard:leaderboard", requires=("by_config", "refusal_rate")),
     "benchmark_plots": MetricSpec(
         "implicit_bench.analysis.builtin_metrics:benchmark_plots", requires=("blind_rates", "strength", "headline", "agreement")
     ),

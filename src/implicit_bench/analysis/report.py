@@ -103,6 +103,43 @@ def side_by_side_table(bench: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
+LEADERBOARD_METRICS = (
+    ("default_rate", True), ("success_stereotype", True), ("success_anti", True), ("gap", True), ("a_to_s", True),
+    ("strongest_success_stereotype", True), ("strongest_success_anti", True), ("refusal_rate", True),
+    ("lean_s", True), ("hedges_g", False),
+)
+
+
+def leaderboard_table(board: dict[str, Any], source: str | None = None) -> pd.DataFrame:
+    """One row per generator (``benchmark.json: leaderboard``): every metric with its interval
+    (rates in %, Hedges' g as is); ``source`` labels rows from another run or a release."""
+    recs = []
+    for e in board.get("rows") or []:
+        rec: dict[str, Any] = {"generator": e["config"]}
+        if source is not None:
+            rec = {"source": source, **rec}
+        rec.update({"judge": e["judge"], "units": e["n_units"]})
+        for key, pct in LEADERBOARD_METRICS:
+            name = f"{key}_pct" if pct else key
+            rec[name], rec[f"{key}_ci_low"], rec[f"{key}_ci_high"] = _iv(e.get(key), pct)
+        recs.append(rec)
+    return pd.DataFrame(recs)
+
+
+def leaderboard_pairs_table(board: dict[str, Any]) -> pd.DataFrame:
+    """Paired differences A - B (percentage points), p, Holm-adjusted p and the resolved mark."""
+    recs = []
+    for e in board.get("pairs") or []:
+        v, lo, hi = _iv(e["difference"])
+        recs.append({
+            "a": e["a"], "b": e["b"], "metric": e["metric"], "units": e["n_units"],
+            "difference_pct": v, "difference_ci_low": lo, "difference_ci_high": hi,
+            "p": e["p"], "p_holm": e["p_holm"], "resolved": e["resolved"],
+        })
+    return pd.DataFrame(recs, columns=["a", "b", "metric", "units", "difference_pct", "difference_ci_low",
+                                       "difference_ci_high", "p", "p_holm", "resolved"])
+
+
 def label_share_table(bench: dict[str, Any]) -> pd.DataFrame:
     recs = []
     for judge, jm in bench["judges"].items():
