@@ -58,6 +58,8 @@ def leaderboard(ctx: EvalContext) -> dict[str, Any]:
         "pairs": pairs,
         "correction": CORRECTION,
         "alpha": round(1 - ctx.boot.level, 10),
+        # the smallest Holm-adjusted p the resamples can give: m x 2 / (n_boot + 1)
+        "min_p_holm": min(1.0, len(pairs) * 2 / (ctx.boot.n + 1)) if pairs else None,
         "paired_on": "units and seeds both generators have (paired cluster bootstrap over units)",
     }
     ctx.table("leaderboard", report.leaderboard_table(out))

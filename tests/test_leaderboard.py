@@ -1,0 +1,105 @@
+"""Leaderboard: paired cluster-bootstrap differences, p-values, Holm, resolved mark (hand-worked)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).parent))
+from analysis_fixtures import BLIND_A, BLIND_B, rows, units  # noqa: E402
+from synthetic_tables import synthetic_judgements, synthetic_units  # noqa: E402
+
+from implicit_bench.analysis.bootstrap import Bootstrap, bootstrap_p, holm, safe_div  # noqa: E402
+from implicit_bench.cli import main as cli_main  # noqa: E402
+
+
+def test_bootstrap_p_by_hand():
+    # 4 replicates, null 0: one <= 0, three >= 0 -> 2 x min(2/5, 4/5) = 0.8
+    assert bootstrap_p(np.array([-1.0, 1.0, 2.0, 3.0])) == pytest.approx(0.8)
+    # all above: 2 x (0 + 1) / (n + 1)
+    assert bootstrap_p(np.arange(1.0, 100.0)) == pytest.approx(2 / 100)
+    assert bootstrap_p(np.array([np.nan])) is None
+    assert bootstrap_p(np.zeros(9)) == 1.0  # capped
+
+
+def test_holm_by_hand():
+    # sorted 0.01, 0.03, 0.04 of m = 3: 0.03, 0.06, max(0.06, 0.04) = 0.06; None not counted
+    assert holm([0.01, 0.04, 0.03, None]) == pytest.approx([0.03, 0.06, 0.06, None])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert holm([]) == []
+
+
+def test_paired_resamples_the_same_units_for_both():
+    boot = Bootstrap(50, 7, 0.95)
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 5, size=(9, 2)).astype(float) + [0, 5]
+    b = rng.integers(0, 5, size=(9, 2)).astype(float) + [0, 5]
+
+    def stat(s):
+        return safe_div(s[..., 0], s[..., 1])
+
+    est, reps = boot.paired(a, b, stat, "pair")
+    assert est["value"] == pytest.approx(a[:, 0].sum() / a[:, 1].sum() - b[:, 0].sum() / b[:, 1].sum())
+    idx = boot.indices(9, "pair")
+    by_loop = [a[r, 0].sum() / a[r, 1].sum() - b[r, 0].sum() / b[r, 1].sum() for r in idx]
+    assert reps == pytest.approx(by_loop)
+    lo, hi = np.percentile(by_loop, [2.5, 97.5])
+    assert est["ci"] == pytest.approx([lo, hi]) and est["n"] == 9
+
+
+def _analyze(tmp_path: Path, u: pd.DataFrame, j: pd.DataFrame, *extra: str, n: int = 400) -> dict:
+    u.to_csv(tmp_path / "u.csv", index=False)
+    j.to_csv(tmp_path / "j.csv", index=False)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "u.csv"), "--judgements", str(tmp_path / "j.csv"),
+                                        "--out", str(out), "--bootstrap-n", str(n), *extra])
+    assert res.exit_code == 0, res.output
+    return json.loads((out / "metrics/benchmark.json").read_text())
+
+
+def test_leaderboard_rows_and_hand_worked_difference(tmp_path):
+    # judge A labelled two generators of the same four units: gen (BLIND_A), gen2 (BLIND_B)
+    u = units({"u1": "gender", "u2": "gender", "u3": "race", "u4": "race"})
+    j = pd.DataFrame(rows("gen", "A", "blind", BLIND_A) + rows("gen2", "A", "blind", BLIND_B))
+    board = _analyze(tmp_path, u, j, "--config", "gen")["leaderboard"]
+    assert [r["config"] for r in board["rows"]] == ["gen", "gen2"]
+    # default rate: gen 6 of 11 valid neutral labels, gen2 8 of 12 (tests/test_latex_tables.py)
+    assert board["rows"][0]["default_rate"]["value"] == pytest.approx(6 / 11)
+    pairs = {p["metric"]: p for p in board["pairs"]}
+    assert set(pairs) == {"default_rate", "success_stereotype", "success_anti", "gap", "a_to_s"}  # no image index: no refusals
+    assert pairs["default_rate"]["difference"]["value"] == pytest.approx(6 / 11 - 8 / 12)
+    # success of the stereotype prompt: gen 9 of 12 labelled s, gen2 10 of 12
+    assert pairs["success_stereotype"]["difference"]["value"] == pytest.approx(9 / 12 - 10 / 12)
+    assert pairs["default_rate"]["n_units"] == 4 and pairs["default_rate"]["seeds"] == [42, 1042, 2042]
+    ps = [p["p"] for p in board["pairs"]]
+    assert [p["p_holm"] for p in board["pairs"]] == pytest.approx(holm(ps))
+    assert not any(p["resolved"] for p in board["pairs"])  # four units resolve nothing
+    table = pd.read_csv(tmp_path / "out/tables/leaderboard_pairs.csv")
+    assert table["difference_pct"].iloc[0] == pytest.approx(100 * (6 / 11 - 8 / 12))
+    for ext in ("csv", "md", "tex"):
+        assert (tmp_path / f"out/tables/leaderboard.{ext}").exists()
+
+
+def test_planted_difference_is_resolved_and_a_copy_is_not(tmp_path):
+    u = synthetic_units(60)
+    base = synthetic_judgements(u, tasks=("blind", "rubric"), judges=("judge-a",), seed=1)
+    j = pd.concat([base.assign(config="genA"), base.assign(config="same"), base.assign(config="genB")], ignore_index=True)
+    flip = j.index[(j["config"] == "genB") & (j["task"] == "blind") & (j["variant"] == "neutral") & (j["value"] != "s")]
+    j.loc[flip[::2], "value"] = "s"  # genB: half of the non-s neutral labels become s
+    # 15 differences: the smallest bootstrap p is 2 / (n + 1), so Holm needs n > 2 x 15 / 0.05
+    board = _analyze(tmp_path, u, j, "--config", "genA", n=1000)["leaderboard"]
+    assert board["min_p_holm"] == pytest.approx(15 * 2 / 1001)
+    by = {(p["a"], p["b"], p["metric"]): p for p in board["pairs"]}
+    planted = by[("genA", "genB", "default_rate")]
+    assert planted["difference"]["value"] < -0.1 and planted["resolved"]
+    copy = by[("genA", "same", "default_rate")]
+    assert copy["difference"]["value"] == 0 and copy["difference"]["ci"] == [0, 0] and not copy["resolved"]
+    assert not by[("genA", "genB", "success_stereotype")]["resolved"]  # untouched variants
+    assert board["correction"] == "holm" and len(board["pairs"]) == 3 * 5
+    assert board["rows"][0]["hedges_g"]["value"] is not None and board["rows"][0]["lean_s"]["value"] is not None
