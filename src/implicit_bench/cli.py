@@ -26,6 +26,8 @@ TOOLS: dict[str, str] = {
     "simulate": "implicit_bench.recovery.cli:simulate_group",
     "plan": "implicit_bench.plan:plan_command",
     "agreement": "implicit_bench.pair_agreement:agreement_command",
+    "diff": "implicit_bench.compare.cli:diff_command",
+    "exps": "implicit_bench.compare.cli:exps_command",
 }
 
 

@@ -1,0 +1,70 @@
+"""``implicit-bench diff`` / ``exps``: changes with intervals and verdicts, by hand, in a git repository."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from implicit_bench.cli import main as cli_main
+from implicit_bench.compare.diff import diff_summaries, verdict
+
+
+def test_verdict_by_hand():
+    # se = 20 / (2 x 1.96) = 5.10 per side; sqrt(2) x 5.10 = 7.22; 20 / 7.22 = 2.77 > 1.96
+    v, z = verdict(50.0, (40, 60), 70.0, (60, 80))
+    assert v == "resolved" and z == pytest.approx(20 / (2**0.5 * 20 / (2 * 1.959964)), rel=1e-4)
+    assert verdict(50.0, (40, 60), 55.0, (45, 65))[0] == "within noise"  # 5 / 7.22 = 0.69
+    assert verdict(50.0, (40, 60), 50.0, (41, 61))[0] == "unchanged"
+    assert verdict(50.0, (None, None), 51.0, (41, 61))[0] == "no interval"
+    assert verdict(None, (None, None), 51.0, (41, 61))[0] == "undefined"
+
+
+def test_diff_rows_list_interval_metrics_and_changed_values():
+    a = {"gap_pct": 30.0, "gap_pct_lo": 25.0, "gap_pct_hi": 35.0, "images": 120, "n_seeds": 3, "simulated": True}
+    b = {"gap_pct": 10.0, "gap_pct_lo": 5.0, "gap_pct_hi": 15.0, "images": 80, "n_seeds": 3, "simulated": True}
+    rows = {r["metric"]: r for r in diff_summaries(a, b)}
+    assert set(rows) == {"gap_pct", "images"}  # unchanged plain values are left out, bounds folded in
+    assert rows["gap_pct"]["a_ci"] == [25.0, 35.0] and rows["gap_pct"]["change"] == -20.0 and rows["gap_pct"]["verdict"] == "resolved"
+    assert rows["images"]["verdict"] == "no interval" and rows["images"]["change"] == -40
+    assert "n_seeds" in {r["metric"] for r in diff_summaries(a, b, everything=True)}
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def _commit(root: Path, summary: dict, params: str, message: str) -> None:
+    (root / "metrics").mkdir(exist_ok=True)
+    (root / "metrics/summary.json").write_text(json.dumps(summary))
+    (root / "params.yaml").write_text(params)
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message)
+
+
+def test_diff_and_exps_commands_on_revisions_and_an_experiment_ref(tmp_path):
+    _git(tmp_path, "init", "-q")
+    base = {"default_rate_pct": 50.0, "default_rate_pct_lo": 40.0, "default_rate_pct_hi": 60.0,
+            "gap_pct": 30.0, "gap_pct_lo": 20.0, "gap_pct_hi": 40.0, "simulated": True}
+    _commit(tmp_path, base, "debias:\n  alpha: 0.5\n", "baseline")
+    exp = {**base, "default_rate_pct": 70.0, "default_rate_pct_lo": 60.0, "default_rate_pct_hi": 80.0, "gap_pct": 33.0}
+    _commit(tmp_path, exp, "debias:\n  alpha: 1\n", "alpha 1")
+    # a DVC experiment is a ref under refs/exps/<2>/<38>/<name>
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    _git(tmp_path, "update-ref", f"refs/exps/{sha[:2]}/{sha[2:]}/alpha-one", sha)
+    _git(tmp_path, "reset", "-q", "--hard", "HEAD~1")
+    res = CliRunner().invoke(cli_main, ["diff", "HEAD", "alpha-one", "--repo", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    lines = {line.split()[0]: line for line in res.output.splitlines() if line.strip()}
+    assert "50 [40, 60]" in lines["default_rate_pct"] and "70 [60, 80]" in lines["default_rate_pct"]
+    assert lines["default_rate_pct"].split()[-1] == "resolved" and "+20" in lines["default_rate_pct"]
+    assert lines["gap_pct"].endswith("within noise") and "SIMULATED" in res.output
+    res = CliRunner().invoke(cli_main, ["exps", "--repo", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    row = next(line for line in res.output.splitlines() if line.startswith("alpha-one"))
+    assert "debias.alpha=1" in row and "70 [60, 80]" in row
+    bad = CliRunner().invoke(cli_main, ["diff", "HEAD", "nope", "--repo", str(tmp_path)])
+    assert bad.exit_code != 0 and "nope: not a git revision nor a DVC experiment" in bad.output
