@@ -170,3 +170,107 @@ def test_success_plot_falls_back_to_a_judge_that_groups_units():
     assert frame["success"].tolist() == [90.0, 50.0]  # percent, not NaN
     bench["by_default_strength"] = other  # the primary judge groups units: its own, unlabelled
     assert plot_frames(bench, None)["success_by_default_strength"]["series"].tolist() == ["stereotype", "anti-stereotype"]
+
+
+# ---- dvc plots diff: the templates separate revisions -------------------------------------
+BAR_PLOTS = {  # plot file -> (y field, x field) of the bar templates (bar_ci, bar_grouped)
+    Path(next(iter(spec["y"]))).name: (next(iter(spec["y"].values())), spec["x"])
+    for _, spec in TOP_PLOTS if spec.get("template") in ("bar_ci", "bar_grouped")
+}
+SHIFT = 7.0  # the second revision adds this to every bar
+
+
+@pytest.fixture(scope="module")
+def plots_diff_page(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dvcplotsdiff")
+    (root / "dvc.yaml").write_text(yaml.safe_dump({"plots": DVC_YAML["plots"]}, sort_keys=False), encoding="utf-8")
+    (root / ".dvc").mkdir()
+    shutil.copytree(REPO_ROOT / ".dvc/plots", root / ".dvc/plots")
+    shutil.copy(REPO_ROOT / ".dvc/config", root / ".dvc/config")
+    shutil.copy(REPO_ROOT / TEMPLATE_PATH, root / TEMPLATE_PATH)
+    (root / "plots").mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    for rev in (0, 1):
+        for name, frame in FIXTURES.items():
+            frame = frame.copy()
+            if name in BAR_PLOTS:
+                x = BAR_PLOTS[name][1]
+                frame[x] = frame[x] + rev * SHIFT
+            frame.to_csv(root / "plots" / name, index=False)
+        subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+        subprocess.run([*git, "commit", "-qm", f"rev {rev}"], cwd=root, check=True)
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "NO_PROXY": "*", "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}
+    dvc = Path(sys.executable).with_name("dvc")
+    subprocess.run([str(dvc), "plots", "diff", "HEAD~1", "HEAD", "-o", "out"], cwd=root, check=True, env=env, capture_output=True, timeout=300)
+    return root / "out" / "index.html"
+
+
+# every bar mark drawn by vega: its facet (rev), datum and the value its pixels encode
+_BARS_JS = """
+(() => {
+  const out = {};
+  for (const [id, view] of Object.entries(window.vegaViews)) {
+    const bars = [];
+    const walk = (node, facet) => {
+      if (!node) return;
+      if (node.marktype === 'group' && node.items) {
+        for (const g of node.items) walk({items: g.items}, (g.datum && g.datum.rev) || facet);
+        return;
+      }
+      if (node.marktype === 'rect' && node.role === 'mark') {
+        for (const it of node.items) bars.push({facet, datum: it.datum, x: it.x, width: it.width});
+        return;
+      }
+      for (const child of (node.items || [])) walk(child, facet);
+    };
+    walk(view.scenegraph().root, null);
+    let scale = null;
+    try { scale = view.scale('x'); } catch (e) {}
+    if (!scale) {
+      try { scale = view.scale('child_x'); } catch (e) {}
+    }
+    out[id] = {bars: bars.map(b => ({facet: b.facet, datum: b.datum,
+                                     value: scale ? scale.invert(b.x + b.width) : null})),
+               domain: scale ? scale.domain() : null};
+  }
+  return JSON.stringify(out);
+})()
+"""
+
+
+@pytest.mark.slow
+def test_dvc_plots_diff_separates_revisions_in_chromium(plots_diff_page):
+    binary = require_chromium()
+    if binary is None:
+        pytest.skip("chromium not installed (apt-get install chromium); CI sets IB_REQUIRE_CHROMIUM=1")
+    artifacts = REPO_ROOT / "tests/artifacts/dvc_plots"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    with Chromium(binary, width=1400, height=1000) as browser:
+        browser.navigate(plots_diff_page)
+        browser.wait_for(f"Object.keys(window.vegaViews || {{}}).length === {len(TOP_PLOTS)}", timeout=60)
+        browser.wait_for(f"document.querySelectorAll('.vega-embed canvas').length === {len(TOP_PLOTS)}", timeout=60)
+        assert not [m for m in browser.console if m.startswith("EXCEPTION")], browser.console
+        drawn = json.loads(browser.evaluate(_BARS_JS))
+        browser.screenshot(artifacts / "diff_page.png", full_page=True)
+    checked = 0
+    for plot in drawn.values():
+        bars = plot["bars"]
+        if not bars or "series" not in bars[0]["datum"]:
+            continue  # the confusion matrix (DVC's own template, faceted by rev already)
+        file = next(name for name, (y, x) in BAR_PLOTS.items() if y in bars[0]["datum"] and x in bars[0]["datum"])
+        y, x = BAR_PLOTS[file]
+        frame = FIXTURES[file]
+        # one bar per (revision, category, series), each in its revision's panel
+        assert len(bars) == 2 * len(frame), (file, len(bars))
+        for bar in bars:
+            assert bar["facet"] == bar["datum"]["rev"] in ("HEAD~1", "HEAD"), bar
+            row = frame[(frame[y].astype(str) == str(bar["datum"][y])) & (frame["series"] == bar["datum"]["series"])]
+            expected = float(row[x].iloc[0]) + (SHIFT if bar["datum"]["rev"] == "HEAD" else 0.0)
+            assert float(bar["datum"][x]) == pytest.approx(expected), (file, bar)
+            assert bar["value"] == pytest.approx(expected, abs=1e-6 + 1e-6 * abs(expected)), (file, bar)  # the pixels, not stacked
+        # the axis ends near the largest bar, not at the sum of two revisions' bars
+        top = float(frame[x].max()) + SHIFT
+        assert plot["domain"][1] < 1.5 * top, (file, plot["domain"])
+        checked += 1
+    assert checked == len(BAR_PLOTS)

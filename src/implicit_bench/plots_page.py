@@ -29,6 +29,19 @@ _HEAD = """<!DOCTYPE html>
 """
 
 
+# keep each plot's vega view (window.vegaViews["#id"]), so a test can read the drawn bars
+_KEEP_VIEWS = """    <script>
+    window.vegaViews = {};
+    (function () {
+        const embed = window.vegaEmbed;
+        window.vegaEmbed = function (el, spec, opt) {
+            return embed(el, spec, opt).then(function (res) { window.vegaViews[el] = res.view; return res; });
+        };
+    })();
+    </script>
+"""
+
+
 def offline_template() -> str:
     """The template text: DVC's page with the vendored scripts inlined."""
     scripts = []
@@ -37,7 +50,7 @@ def offline_template() -> str:
         if "</script" in code.lower():
             raise ValueError(f"{name}: contains '</script', cannot be inlined")
         scripts.append(f"    <script>/* {name}: report/assets/VENDOR.md */\n{code}\n    </script>\n")
-    return _HEAD + "".join(scripts) + "</head>\n<body>\n    {plot_divs}\n</body>\n</html>\n"
+    return _HEAD + "".join(scripts) + _KEEP_VIEWS + "</head>\n<body>\n    {plot_divs}\n</body>\n</html>\n"
 
 
 def write_template(path: str | Path = TEMPLATE_PATH) -> Path:
