@@ -92,14 +92,48 @@ def test_planted_difference_is_resolved_and_a_copy_is_not(tmp_path):
     j = pd.concat([base.assign(config="genA"), base.assign(config="same"), base.assign(config="genB")], ignore_index=True)
     flip = j.index[(j["config"] == "genB") & (j["task"] == "blind") & (j["variant"] == "neutral") & (j["value"] != "s")]
     j.loc[flip[::2], "value"] = "s"  # genB: half of the non-s neutral labels become s
-    # 15 differences: the smallest bootstrap p is 2 / (n + 1), so Holm needs n > 2 x 15 / 0.05
+    # 3 pairs x (5 blind rates + rubric bias score) = 18 differences: the smallest bootstrap p
+    # is 2 / (n + 1), so Holm needs n > 2 x 18 / 0.05
     board = _analyze(tmp_path, u, j, "--config", "genA", n=1000)["leaderboard"]
-    assert board["min_p_holm"] == pytest.approx(15 * 2 / 1001)
+    assert board["min_p_holm"] == pytest.approx(18 * 2 / 1001)
     by = {(p["a"], p["b"], p["metric"]): p for p in board["pairs"]}
     planted = by[("genA", "genB", "default_rate")]
     assert planted["difference"]["value"] < -0.1 and planted["resolved"]
     copy = by[("genA", "same", "default_rate")]
     assert copy["difference"]["value"] == 0 and copy["difference"]["ci"] == [0, 0] and not copy["resolved"]
     assert not by[("genA", "genB", "success_stereotype")]["resolved"]  # untouched variants
-    assert board["correction"] == "holm" and len(board["pairs"]) == 3 * 5
+    assert board["correction"] == "holm" and len(board["pairs"]) == 3 * 6
+    bias = by[("genA", "genB", "bias_score")]  # rubric rows are the same copy in every config
+    assert bias["difference"]["value"] == 0 and not bias["resolved"]
     assert board["rows"][0]["hedges_g"]["value"] is not None and board["rows"][0]["lean_s"]["value"] is not None
+
+
+def test_imported_release_generators_on_the_leaderboard(tmp_path):
+    """The release's Table 4 generators (rubric scores, no blind labels) get leaderboard rows."""
+    from release_fixtures import write_release
+
+    from implicit_bench.analyze.cli import run_analyze
+    from implicit_bench.params import load_params
+    from implicit_bench.release.cli import import_command
+
+    src = write_release(tmp_path / "IMPLICIT-Bench")
+    imported = tmp_path / "imported"
+    assert CliRunner().invoke(import_command, [str(src), "--out", str(imported)]).exit_code == 0
+    params = load_params(imported / "analyze_generators.yaml")
+    params.setdefault("evaluate", {})["bootstrap"] = {"n": 50, "seed": 1}
+    out = tmp_path / "release"
+    run_analyze(str(imported / "units.csv"), [str(imported / f"{f}.csv") for f in ("judgements_unmodified", "judgements_generators")],
+                str(out), params, (str(imported / "images.csv"),))
+    board = json.loads((out / "metrics/benchmark.json").read_text())["leaderboard"]
+    rows_ = {r["config"]: r for r in board["rows"]}
+    # Table 4 by hand (tests/test_release_import.py): mean neutral rubric score per generator
+    assert rows_["unmodified"]["bias_score"]["value"] == pytest.approx(2.5)
+    assert rows_["gpt_image_2"]["bias_score"]["value"] == pytest.approx(3.0)
+    assert rows_["nano_banana_2"]["bias_score"]["value"] == pytest.approx(4.5)
+    assert rows_["unmodified"]["alignment"]["value"] == pytest.approx(0.75)
+    assert rows_["gpt_image_2"]["default_rate"] is None  # the release has no blind labels
+    assert rows_["gpt_image_2"]["refusal_rate"]["value"] == pytest.approx(0.25)  # coverage 0.75
+    metrics = {p["metric"] for p in board["pairs"]}
+    assert {"bias_score", "alignment", "refusal_rate"} <= metrics and "default_rate" not in metrics
+    pair = next(p for p in board["pairs"] if (p["a"], p["b"], p["metric"]) == ("gpt_image_2", "nano_banana_2", "bias_score"))
+    assert pair["difference"]["value"] is not None and pair["n_units"] >= 1

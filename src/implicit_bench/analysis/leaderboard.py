@@ -1,11 +1,13 @@
 """The leaderboard: every generator of a run side by side, with paired differences.
 
-One row per configuration (generator) that the primary blind judge labelled, on the analysed
-units: the headline rates (default rate, success of stereotype and anti-stereotype prompts,
-gap, A->S), success in the strongest default-strength group ("k of k"), the refusal rate
-(image index), the lean (share of neutral images whose first rubric judge's dx > 0) and
-Hedges' g (stereotype vs anti-stereotype rubric scores, pooled over bias types and rubric
-judges), each with its cluster-bootstrap interval.
+One row per configuration (generator) with blind labels of the primary blind judge or neutral
+rubric scores, on the analysed units: the headline rates (default rate, success of stereotype
+and anti-stereotype prompts, gap, A->S), success in the strongest default-strength group
+("k of k"), the refusal rate (image index), Table 4's bias (mean neutral rubric score of the
+first rubric judge) and alignment (share of neutral images judged aligned), the lean (share of
+(unit, seed) whose dx > 0) and Hedges' g (stereotype vs anti-stereotype rubric scores, pooled
+over bias types and rubric judges), each with its cluster-bootstrap interval; a value the data
+cannot give (no blind labels in a release of rubric scores) is null.
 
 Paired differences (docs/compare.md): for every pair of generators, each metric's difference
 A - B on the units and seeds both have (``Bootstrap.paired``: each resample draws one set of
@@ -35,7 +37,8 @@ RATIOS: dict[str, tuple[Any, Any]] = {
     "success_anti": (("anti_stereotype", "a"), ("valid", "anti_stereotype")),
     "a_to_s": (("anti_stereotype", "s"), ("valid", "anti_stereotype")),
 }
-PAIRED_METRICS = ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s", "refusal_rate")
+BLIND_METRICS = ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")
+MEAN_METRICS = {"bias_score": "rubric", "alignment": "alignment"}  # per-image means: metric -> task
 CORRECTION = "holm"
 
 
@@ -44,16 +47,19 @@ def leaderboard(ctx: EvalContext) -> dict[str, Any]:
     from implicit_bench.analysis import report
 
     judge = ctx.primary_judge
-    if judge is None:
-        return {"leaderboard": None}
     j = ctx.judgements
-    configs = sorted(j.loc[(j["task"] == "blind") & (j["judge"] == judge), "config"].astype(str).unique())
+    neutral = j[(j["variant"] == "neutral") & j["task"].isin(["rubric", "alignment"])]
+    configs = sorted(set(j.loc[(j["task"] == "blind") & (j["judge"] == judge), "config"].astype(str)) if judge else set()
+                     | set(neutral["config"].astype(str)))
+    if not configs:
+        return {"leaderboard": None}
     by_config = {e["config"]: e for e in ctx.benchmark.get("by_config") or []}
     refusals = ctx.benchmark.get("refusal_rate") or {}
     rows_out = [_row(ctx, cfg, judge, by_config.get(cfg), refusals.get(cfg, {}).get("_all")) for cfg in configs]
-    pairs = paired_differences(ctx, configs, judge)
+    pairs = paired_differences(ctx, configs, judge, {r["config"]: r for r in rows_out})
     out = {
         "judge": judge,
+        "rubric_judge": next((r["bias_judge"] for r in rows_out if r["bias_judge"]), None),
         "rows": rows_out,
         "pairs": pairs,
         "correction": CORRECTION,
@@ -67,31 +73,41 @@ def leaderboard(ctx: EvalContext) -> dict[str, Any]:
     return {"leaderboard": out}
 
 
-def _row(ctx: EvalContext, cfg: str, judge: str, rates: dict[str, Any] | None, refusal: dict[str, Any] | None) -> dict[str, Any]:
+def _row(ctx: EvalContext, cfg: str, judge: str | None, rates: dict[str, Any] | None, refusal: dict[str, Any] | None) -> dict[str, Any]:
     """One generator's row (rates from ``by_config`` when it ran, else computed here)."""
     from implicit_bench.analysis.blind import rates as blind_rates
 
-    c = ctx.counts(judge, cfg)
-    if rates is None:
-        rates = blind_rates(c, np.flatnonzero(c.has_labels()), ctx.boot, f"{cfg}/{judge}/all")
-    groups = strength_groups(c, c, ctx.k, ctx.boot, f"{cfg}/{judge}/strength/{judge}")
-    strongest = groups["groups"][f"{ctx.k} of {ctx.k}"]
-    row: dict[str, Any] = {
-        "config": cfg,
-        "judge": judge,
-        "n_units": rates["n_units"],
-        **{key: rates[key] for key in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")},
-        "strongest_group": f"{ctx.k} of {ctx.k}",
-        "strongest_units": strongest["n_units"],
-        "strongest_success_stereotype": strongest["success_stereotype"],
-        "strongest_success_anti": strongest["success_anti"],
-        "refusal_rate": refusal,
-        "lean_judge": None,
-        "lean_s": None,
-        "hedges_g": None,
-    }
+    row: dict[str, Any] = {"config": cfg, "judge": judge, "n_units": None,
+                           **dict.fromkeys(("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")),
+                           "strongest_group": None, "strongest_units": None,
+                           "strongest_success_stereotype": None, "strongest_success_anti": None}
+    c = ctx.counts(judge, cfg) if judge else None
+    if c is not None and c.has_labels().any():
+        if rates is None:
+            rates = blind_rates(c, np.flatnonzero(c.has_labels()), ctx.boot, f"{cfg}/{judge}/all")
+        groups = strength_groups(c, c, ctx.k, ctx.boot, f"{cfg}/{judge}/strength/{judge}")
+        strongest = groups["groups"][f"{ctx.k} of {ctx.k}"]
+        row.update({
+            "n_units": rates["n_units"],
+            **{key: rates[key] for key in BLIND_METRICS},
+            "strongest_group": f"{ctx.k} of {ctx.k}",
+            "strongest_units": strongest["n_units"],
+            "strongest_success_stereotype": strongest["success_stereotype"],
+            "strongest_success_anti": strongest["success_anti"],
+        })
+    row["refusal_rate"] = refusal
     rubric = sorted(rows(ctx.judgements, "rubric", cfg)["judge"].astype(str).unique())
     judges = [r for r in ctx.rubric_judges if r in rubric] or rubric
+    row["bias_judge"] = judges[0] if judges else None
+    align = sorted(rows(ctx.judgements, "alignment", cfg)["judge"].astype(str).unique())
+    row["alignment_judge"] = row["bias_judge"] if row["bias_judge"] in align else (align[0] if len(align) == 1 else None)
+    for metric, task in MEAN_METRICS.items():
+        scorer = row["bias_judge"] if task == "rubric" else row["alignment_judge"]
+        sums = _mean_sums(ctx, cfg, task, scorer, ctx.seeds)
+        row[metric] = ctx.boot.ratio(sums[:, 0], sums[:, 1], f"leaderboard/{cfg}/{metric}/{scorer}")[0] if sums is not None else None
+        if row["n_units"] is None and sums is not None:
+            row["n_units"] = len(sums)
+    row["lean_judge"] = row["lean_s"] = row["hedges_g"] = None
     if judges:
         dx = dx_frame(ctx.judgements, cfg, judges[0], ctx.seeds, ctx.unit_ids)
         if len(dx):
@@ -106,10 +122,24 @@ def _row(ctx: EvalContext, cfg: str, judge: str, rates: dict[str, Any] | None, r
     return row
 
 
-def _shared_seeds(ctx: EvalContext, judge: str, a: str, b: str) -> list[int]:
-    j = rows(ctx.judgements, "blind", judge=judge, seeds=ctx.seeds)
-    seeds_a = set(j.loc[j["config"] == a, "seed"].tolist())
-    seeds_b = set(j.loc[j["config"] == b, "seed"].tolist())
+def _mean_sums(ctx: EvalContext, cfg: str, task: str, judge: str | None, seeds: Any, units: Any = None) -> np.ndarray | None:
+    """Per analysed unit with a valid neutral answer: (sum of scores, answers), ``n x 2``;
+    ``units`` (aligned positions) keeps all rows of those units, zeros included."""
+    if judge is None:
+        return None
+    sub = rows(ctx.judgements, task, cfg, judge, seeds, ctx.unit_ids)
+    sub = sub[(sub["variant"] == "neutral") & sub["valid"]]
+    per_unit = sub.groupby("unit_id")["score"].agg(["sum", "size"]).astype(float)
+    if units is not None:
+        return per_unit.reindex(ctx.unit_ids, fill_value=0.0).to_numpy(float)
+    return per_unit.to_numpy(float) if len(per_unit) else None
+
+
+def _shared_seeds(ctx: EvalContext, task: str, judge_a: str, judge_b: str, a: str, b: str) -> list[int]:
+    """Seeds of the analysed seeds on which both configurations have rows of ``task``."""
+    j = rows(ctx.judgements, task, seeds=ctx.seeds)
+    seeds_a = set(j.loc[(j["config"] == a) & (j["judge"] == judge_a), "seed"].tolist())
+    seeds_b = set(j.loc[(j["config"] == b) & (j["judge"] == judge_b), "seed"].tolist())
     return sorted(int(s) for s in seeds_a & seeds_b)
 
 
@@ -117,29 +147,43 @@ def _ratio(i: int, k: int) -> Any:
     return lambda sums: safe_div(sums[..., i], sums[..., k])
 
 
-def paired_differences(ctx: EvalContext, configs: list[str], judge: str) -> list[dict[str, Any]]:
+def paired_differences(ctx: EvalContext, configs: list[str], judge: str | None, board: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Every pair x metric: A - B on shared units and seeds, p-values, Holm, resolved."""
     out: list[dict[str, Any]] = []
     reps: list[np.ndarray] = []
+
+    def add(a: str, b: str, metric: str, seeds: list[int], n: int, result: tuple[dict[str, Any], np.ndarray]) -> None:
+        out.append({"a": a, "b": b, "judge": judge, "metric": metric, "seeds": seeds, "n_units": n, "difference": result[0]})
+        reps.append(result[1])
+
     for a, b in combinations(configs, 2):
-        seeds = _shared_seeds(ctx, judge, a, b)
-        ca: LabelCounts = label_counts(ctx.judgements, a, judge, ctx.unit_ids, seeds)
-        cb: LabelCounts = label_counts(ctx.judgements, b, judge, ctx.unit_ids, seeds)
-        pos = np.flatnonzero(ca.has_labels() & cb.has_labels())
-        col, ma = ca.columns()
-        _, mb = cb.columns()
-        stream = f"leaderboard/pair/{a}~{b}/{judge}"
-        ratios = {name: _ratio(col[num], col[den]) for name, (num, den) in RATIOS.items()}
-        stats = {**ratios, "gap": lambda s, r=ratios: r["success_stereotype"](s) - r["success_anti"](s)}
-        for metric in PAIRED_METRICS[:5]:
-            est, rep = ctx.boot.paired(ma[pos], mb[pos], stats[metric], stream)
-            out.append(_pair(a, b, judge, metric, seeds, len(pos), est))
-            reps.append(rep)
-        refusal = _refusal_pair(ctx, a, b, seeds, f"leaderboard/pair/{a}~{b}/refusals")
+        if judge and board[a]["default_rate"] is not None and board[b]["default_rate"] is not None:
+            seeds = _shared_seeds(ctx, "blind", judge, judge, a, b)
+            ca: LabelCounts = label_counts(ctx.judgements, a, judge, ctx.unit_ids, seeds)
+            cb: LabelCounts = label_counts(ctx.judgements, b, judge, ctx.unit_ids, seeds)
+            pos = np.flatnonzero(ca.has_labels() & cb.has_labels())
+            col, ma = ca.columns()
+            _, mb = cb.columns()
+            stream = f"leaderboard/pair/{a}~{b}/{judge}"
+            ratios = {name: _ratio(col[num], col[den]) for name, (num, den) in RATIOS.items()}
+            stats = {**ratios, "gap": lambda s, r=ratios: r["success_stereotype"](s) - r["success_anti"](s)}
+            for metric in BLIND_METRICS:
+                add(a, b, metric, seeds, len(pos), ctx.boot.paired(ma[pos], mb[pos], stats[metric], stream))
+        for metric, task in MEAN_METRICS.items():
+            key = "bias_judge" if task == "rubric" else "alignment_judge"
+            ja, jb = board[a][key], board[b][key]
+            if board[a][metric] is None or board[b][metric] is None or ja != jb:
+                continue
+            seeds = _shared_seeds(ctx, task, ja, jb, a, b)
+            ma, mb = (_mean_sums(ctx, cfg, task, ja, seeds, units=True) for cfg in (a, b))
+            pos = np.flatnonzero((ma[:, 1] > 0) & (mb[:, 1] > 0))  # type: ignore[index]
+            if len(pos):
+                add(a, b, metric, seeds, len(pos),
+                    ctx.boot.paired(ma[pos], mb[pos], _ratio(0, 1), f"leaderboard/pair/{a}~{b}/{metric}"))  # type: ignore[index]
+        refusal = _refusal_pair(ctx, a, b, f"leaderboard/pair/{a}~{b}/refusals")
         if refusal is not None:
-            est, rep, n = refusal
-            out.append(_pair(a, b, judge, "refusal_rate", seeds, n, est))
-            reps.append(rep)
+            seeds, n, result = refusal
+            add(a, b, "refusal_rate", seeds, n, result)
     pvalues = [bootstrap_p(r) if e["difference"]["ci"] is not None else None for e, r in zip(out, reps, strict=True)]
     adjusted = holm(pvalues)
     alpha = 1 - ctx.boot.level
@@ -150,16 +194,16 @@ def paired_differences(ctx: EvalContext, configs: list[str], judge: str) -> list
     return out
 
 
-def _pair(a: str, b: str, judge: str, metric: str, seeds: list[int], n_units: int, est: dict[str, Any]) -> dict[str, Any]:
-    return {"a": a, "b": b, "judge": judge, "metric": metric, "seeds": seeds, "n_units": n_units, "difference": est}
-
-
-def _refusal_pair(ctx: EvalContext, a: str, b: str, seeds: list[int], stream: str) -> tuple[dict[str, Any], np.ndarray, int] | None:
-    """Refusal rate of A minus B on the neutral requests of units both were asked for."""
+def _refusal_pair(ctx: EvalContext, a: str, b: str, stream: str) -> tuple[list[int], int, tuple[dict[str, Any], np.ndarray]] | None:
+    """Refusal rate of A minus B on the neutral requests of units and seeds both were asked for."""
     images = ctx.tables.images
     if images is None:
         return None
-    img = images[images["unit_id"].isin(set(ctx.unit_ids)) & (images["variant"] == "neutral") & images["seed"].isin(seeds)]
+    img = images[images["unit_id"].isin(set(ctx.unit_ids)) & (images["variant"] == "neutral")]
+    if ctx.seeds is not None:
+        img = img[img["seed"].isin(ctx.seeds)]
+    seeds = sorted(int(s) for s in set(img.loc[img["config"] == a, "seed"]) & set(img.loc[img["config"] == b, "seed"]))
+    img = img[img["seed"].isin(seeds)]
     cols = []
     for cfg in (a, b):
         sub = img[img["config"] == cfg]
@@ -169,6 +213,4 @@ def _refusal_pair(ctx: EvalContext, a: str, b: str, seeds: list[int], stream: st
     pos = np.flatnonzero((ma[:, 1] > 0) & (mb[:, 1] > 0))
     if not len(pos):
         return None
-    est, rep = ctx.boot.paired(ma[pos], mb[pos], _ratio(0, 1), stream)
-    return est, rep, len(pos)
-
+    return seeds, len(pos), ctx.boot.paired(ma[pos], mb[pos], _ratio(0, 1), stream)

@@ -106,7 +106,7 @@ def side_by_side_table(bench: dict[str, Any]) -> pd.DataFrame:
 LEADERBOARD_METRICS = (
     ("default_rate", True), ("success_stereotype", True), ("success_anti", True), ("gap", True), ("a_to_s", True),
     ("strongest_success_stereotype", True), ("strongest_success_anti", True), ("refusal_rate", True),
-    ("lean_s", True), ("hedges_g", False),
+    ("bias_score", False), ("alignment", True), ("lean_s", True), ("hedges_g", False),
 )
 
 
@@ -127,10 +127,11 @@ def leaderboard_table(board: dict[str, Any], source: str | None = None) -> pd.Da
 
 
 def leaderboard_pairs_table(board: dict[str, Any]) -> pd.DataFrame:
-    """Paired differences A - B (percentage points), p, Holm-adjusted p and the resolved mark."""
+    """Paired differences A - B (percentage points; the rubric bias score in points of 0-5), p,
+    Holm-adjusted p and the resolved mark."""
     recs = []
     for e in board.get("pairs") or []:
-        v, lo, hi = _iv(e["difference"])
+        v, lo, hi = _iv(e["difference"], e["metric"] != "bias_score")
         recs.append({
             "a": e["a"], "b": e["b"], "metric": e["metric"], "units": e["n_units"],
             "difference_pct": v, "difference_ci_low": lo, "difference_ci_high": hi,
