@@ -28,6 +28,7 @@ TOOLS: dict[str, str] = {
     "agreement": "implicit_bench.pair_agreement:agreement_command",
     "diff": "implicit_bench.compare.cli:diff_command",
     "exps": "implicit_bench.compare.cli:exps_command",
+    "report": "implicit_bench.compare.report_cli:report_command",
 }
 
 

@@ -21,6 +21,7 @@ from implicit_bench.estimate import Estimate
 from implicit_bench.io import atomic_write_text, write_json
 from implicit_bench.provenance import RANDOM_INIT_WARNING, SIMULATED_NOTE
 from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
+from implicit_bench.report.leaderboard import Run, leaderboard_section
 from implicit_bench.report.summary import (
     esc,
     headline_cards,
@@ -156,9 +157,10 @@ def _inputs_table(inputs: ReportInputs) -> str:
     return f'<table class="inputs">{rows}</table>'
 
 
-def summary_page(inputs: ReportInputs) -> str:
+def summary_page(inputs: ReportInputs, others: list[Run] | None = None, label: str = "this run") -> str:
     """The summary page; no build time in it (the report is a DVC output: a pure function of
-    its inputs; run times go to the run log, implicit_bench.runlog)."""
+    its inputs; run times go to the run log, implicit_bench.runlog). ``others``: runs or
+    imported releases whose generators join the leaderboard, labelled with their source."""
     parts = [f'<div class="warn" id="content-warning"><b>{esc(CONTENT_WARNING)}</b></div>', _simulated_html(inputs),
              _provenance_html(inputs)]
     n_units = len(inputs.units) if inputs.units is not None else 0
@@ -168,6 +170,8 @@ def summary_page(inputs: ReportInputs) -> str:
     )
     parts.append("<h2>Headline metrics</h2>")
     parts.append(headline_cards(inputs.metrics.get("benchmark")))
+    this = Run(label, inputs.metrics.get("benchmark"), bool(simulated_sources(inputs)))
+    parts.append(leaderboard_section([this, *(others or [])]))
     if inputs.metrics.get("recovery", {}).get("simulated"):
         parts.append("<h2>Truth beside estimates (simulated world)</h2>")
         parts.append(recovery_table(inputs.metrics.get("recovery")))
@@ -202,7 +206,7 @@ def summary_page(inputs: ReportInputs) -> str:
             f"<summary><b>metrics/{esc(name)}.json</b></summary>{render_metrics_file(name, payload)}</details></section>"
         )
     parts.append("<h2>Inputs</h2>" + _inputs_table(inputs))
-    return _page("IMPLICIT-Bench report", "".join(parts))
+    return _page("IMPLICIT-Bench report", "".join(parts), scripts=("assets/sort.js",))
 
 
 def units_page(inputs: ReportInputs) -> str:
@@ -217,8 +221,9 @@ def units_page(inputs: ReportInputs) -> str:
     return _page("IMPLICIT-Bench units", body, scripts=("data/index.js", "assets/app.js"))
 
 
-def build_report(params: ReportParams, root: str | Path = ".") -> dict[str, Any]:
-    """Build the site under ``root / params.out``; return a small summary of what was built."""
+def build_report(params: ReportParams, root: str | Path = ".", others: list[Run] | None = None, label: str = "this run") -> dict[str, Any]:
+    """Build the site under ``root / params.out``; return a small summary of what was built.
+    ``others`` join the leaderboard beside this run (``label``): ``implicit-bench report``."""
     t0 = time.perf_counter()
     root = Path(root)
     target = root / params.out
@@ -235,7 +240,7 @@ def _build_into(out: Path, previous: Path, inputs: ReportInputs, params: ReportP
     (out / "data").mkdir()
     (out / "assets").mkdir()
     assets = resources.files("implicit_bench.report") / "assets"
-    for name in ("app.js", "style.css"):
+    for name in ("app.js", "style.css", "sort.js"):
         (out / "assets" / name).write_bytes((assets / name).read_bytes())
 
     unit_ids = set(inputs.units["unit_id"]) if inputs.units is not None else set()
@@ -249,7 +254,7 @@ def _build_into(out: Path, previous: Path, inputs: ReportInputs, params: ReportP
         part = records[chunk * params.chunk_size : (chunk + 1) * params.chunk_size]
         payload = _js_data({r["id"]: r for r in part})
         atomic_write_text(out / f"data/chunk-{chunk:04d}.js", f"IB.addChunk({chunk}, {payload});\n")
-    atomic_write_text(out / "index.html", summary_page(inputs))
+    atomic_write_text(out / "index.html", summary_page(inputs, others, label))
     atomic_write_text(out / "units.html", units_page(inputs))
     t3 = time.perf_counter()
     summary = {

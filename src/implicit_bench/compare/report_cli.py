@@ -1,0 +1,83 @@
+"""``implicit-bench report DIR [DIR...]``: the HTML report of any run, with a multi-run leaderboard.
+
+A DIR is an ``implicit-bench analyze`` output directory (``metrics/``, ``tables/``, ``plots/``;
+bring-your-own judgements, an imported release) or a repository root after ``dvc repro`` (its
+``params.yaml`` ``report`` section is used). The first DIR is the run the report is about; the
+others' generators join its Leaderboard section, labelled with their source (``--label``, else
+the directory name; SIMULATED where their metrics say so).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from implicit_bench.clierrors import FriendlyCommand
+from implicit_bench.errors import InputError
+from implicit_bench.report.inputs import ReportParams
+from implicit_bench.report.leaderboard import Run
+
+
+def _is_simulated(payload: object, depth: int = 0) -> bool:
+    if depth > 3 or not isinstance(payload, dict):
+        return False
+    return payload.get("simulated") is True or any(_is_simulated(v, depth + 1) for v in payload.values())
+
+
+def run_of(path: Path, label: str) -> Run:
+    """A run's leaderboard source from its ``metrics/benchmark.json``."""
+    file = path / "metrics" / "benchmark.json"
+    if not file.exists():
+        raise InputError(file, None, None, "not found: give an analyze output directory or a repository root after dvc repro")
+    try:
+        bench = json.loads(file.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise InputError(file, None, None, f"not valid JSON: {exc}") from None
+    return Run(label, bench, _is_simulated(bench))
+
+
+def params_for(path: Path, out: Path, units: str | None, judgements: tuple[str, ...]) -> tuple[ReportParams, Path]:
+    """Report params and root for DIR: a repository's own ``report`` section, else the
+    layout of an analyze output directory (absolute paths; the unit browser needs ``--units``)."""
+    if (path / "dvc.yaml").exists() and (path / "params.yaml").exists():
+        from implicit_bench.params import load_params, section
+
+        params = section(load_params(path / "params.yaml"), "report", ReportParams, str(path / "params.yaml"))
+        return params.model_copy(update={"out": str(out.resolve())}), path
+    base = path.resolve()
+    found = next((str(base / n) for n in ("units.parquet", "units.csv") if (base / n).exists()), None)
+    params = ReportParams(
+        units=str(Path(units).resolve()) if units else (found or str(base / "units.parquet")),
+        selected_units=str(base / "selected_units.parquet"),
+        judgements=[str(Path(j).resolve()) for j in judgements],
+        image_roots=[],
+        metrics_dir=str(base / "metrics"),
+        plots_dir=str(base / "plots"),
+        dvc_file=str(base / "dvc.yaml"),
+        out=str(out.resolve()),
+    )
+    return params, base
+
+
+@click.command("report", cls=FriendlyCommand)
+@click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Output directory of the site.")
+@click.option("--label", "labels", multiple=True, help="Source label of each DIR, in order (default: the directory name).")
+@click.option("--units", default=None, type=click.Path(exists=True, dir_okay=False), help="UNITS table for the unit browser (analyze outputs).")
+@click.option("--judgements", multiple=True, type=click.Path(exists=True, dir_okay=False), help="JUDGEMENTS table(s) shown in the unit browser.")
+def report_command(dirs: tuple[Path, ...], out: Path, labels: tuple[str, ...], units: str | None, judgements: tuple[str, ...]) -> None:
+    """Render the HTML report of DIR (an analyze output or a repository root); further DIRs
+    join its Leaderboard, side by side, labelled with their source."""
+    from implicit_bench.report.stage import build_report
+
+    if len(labels) > len(dirs):
+        raise click.BadParameter(f"{len(labels)} labels for {len(dirs)} directories", param_hint="--label")
+    names = [*labels, *(d.resolve().name for d in dirs[len(labels):])]
+    others = [run_of(d, name) for d, name in zip(dirs[1:], names[1:], strict=True)]
+    run_of(dirs[0], names[0])  # the first DIR must hold a benchmark too
+    params, root = params_for(dirs[0], out, units, judgements)
+    summary = build_report(params, root, others=others, label=names[0])
+    sources = ", ".join(names)
+    click.echo(f"report: {sources} -> {out}/index.html ({summary['n_units']} units in the browser)")
