@@ -29,6 +29,7 @@ TOOLS: dict[str, str] = {
     "diff": "implicit_bench.compare.cli:diff_command",
     "exps": "implicit_bench.compare.cli:exps_command",
     "report": "implicit_bench.compare.report_cli:report_command",
+    "results": "implicit_bench.compare.cli:results_command",
 }
 
 

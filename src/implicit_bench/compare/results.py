@@ -1,0 +1,135 @@
+"""A results file per run, as lm-evaluation-harness writes one: ``implicit-bench results``.
+
+One JSON file that says what was run and what came out: the headline (``metrics/summary.json``)
+and the leaderboard rows, the params, package versions, every model the params name (backend,
+model id, revision where pinned) and the models the metrics' provenance blocks list, the git
+commit (and whether the work tree was dirty), the run log's timings and model-call counts per
+stage (``logs/runs.jsonl``, last run of each stage) and where the per-sample records are
+(judgement tables with raw answers, image indexes: path, rows, sha256).
+
+It holds wall-clock figures, so it is not a DVC output: it goes to ``logs/`` (gitignored) by
+default, named after the commit. ``simulated`` / ``random_init`` come from the summary.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from implicit_bench.runlog import RUN_LOG
+
+PACKAGES = ("implicit-bench", "numpy", "pandas", "scipy", "scikit-learn", "pyarrow", "pydantic", "dvc", "torch",
+            "torchvision", "diffusers", "transformers", "sentence-transformers", "open-clip-torch", "vllm", "ray", "httpx")
+#: per-sample records: (what, glob) relative to the repository root
+SAMPLES = (
+    ("judgements (every answer, raw text kept)", "data/judgements/*.parquet"),
+    ("debiasing judgements", "data/debias/judgements/*.parquet"),
+    ("image indexes (status, refusal reason, sha256)", "data/images/*/index.parquet"),
+    ("debiasing image indexes", "data/debias/images/*/index.parquet"),
+    ("units analysed", "data/interim/units.parquet"),
+    ("selected units", "data/processed/selected_units.parquet"),
+)
+CATALOGUES = ("generators", "judges", "llms")
+
+
+def _git(root: Path, *args: str) -> str | None:
+    res = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+    return res.stdout.strip() if res.returncode == 0 else None
+
+
+def versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def models(params: dict[str, Any], metrics_dir: Path) -> dict[str, Any]:
+    """Every catalogue entry (backend, model, revision) and the provenance the metrics record."""
+    catalogue = {
+        kind: {name: {k: entry.get(k) for k in ("backend", "model", "revision") if k in entry}
+               for name, entry in (params.get(kind) or {}).items() if isinstance(entry, dict)}
+        for kind in CATALOGUES
+    }
+    provenance: dict[str, Any] = {}
+    for path in sorted(metrics_dir.glob("*.json")):
+        try:
+            prov = json.loads(path.read_text(encoding="utf-8")).get("provenance")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(prov, dict) and (prov.get("models") or prov.get("simulated_models") or prov.get("random_init_models")):
+            provenance[path.name] = {k: prov.get(k) for k in ("models", "simulated_models", "random_init_models") if prov.get(k)}
+    return {"catalogues": catalogue, "provenance": provenance}
+
+
+def run_log(path: Path) -> dict[str, Any]:
+    """The last run of each stage in the run log: when, seconds and model / cache counts."""
+    last: dict[str, Any] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and "stage" in entry:
+                last[str(entry["stage"])] = entry
+    return {"file": str(path), "stages": last}
+
+
+def _rows(path: Path) -> int | None:
+    try:
+        import pyarrow.parquet as pq
+
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    except Exception:  # noqa: BLE001 - a file that is not Parquet: no count
+        return None
+
+
+def samples(root: Path) -> list[dict[str, Any]]:
+    out = []
+    for what, pattern in SAMPLES:
+        for file in sorted(glob.glob(str(root / pattern))):
+            path = Path(file)
+            out.append({"what": what, "path": path.relative_to(root).as_posix(), "rows": _rows(path),
+                        "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
+    return out
+
+
+def results(root: str | Path = ".") -> dict[str, Any]:
+    """The results document of the run in ``root`` (its current outputs and run log)."""
+    root = Path(root)
+    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8")) if (root / "params.yaml").exists() else {}
+    summary_path = root / "metrics" / "summary.json"
+    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else None
+    bench_path = root / "metrics" / "benchmark.json"
+    board = json.loads(bench_path.read_text(encoding="utf-8")).get("leaderboard") if bench_path.exists() else None
+    status = _git(root, "status", "--porcelain", "--untracked-files=no")
+    return {
+        "simulated": bool(summary and summary.get("simulated")),
+        "random_init": bool(summary and summary.get("random_init")),
+        "results": summary,
+        "leaderboard": board,
+        "git": {"commit": _git(root, "rev-parse", "HEAD"), "branch": _git(root, "rev-parse", "--abbrev-ref", "HEAD"),
+                "dirty": None if status is None else bool(status)},
+        "params": params,
+        "versions": versions(),
+        "models": models(params or {}, root / "metrics"),
+        "run_log": run_log(root / RUN_LOG),
+        "samples": samples(root),
+    }
+
+
+def default_path(doc: dict[str, Any]) -> Path:
+    commit = (doc["git"]["commit"] or "nogit")[:12]
+    return Path("logs") / f"results_{commit}{'_dirty' if doc['git']['dirty'] else ''}.json"
