@@ -25,17 +25,25 @@ from typing import Any
 import yaml
 
 from implicit_bench.runlog import RUN_LOG
+from implicit_bench.tables import (
+    DEBIAS_IMAGES_DIR,
+    DEBIAS_JUDGEMENTS_DIR,
+    IMAGE_INDEX_GLOB,
+    JUDGEMENTS_DIR,
+    SELECTED_UNITS_PATH,
+    UNITS_PATH,
+)
 
 PACKAGES = ("implicit-bench", "numpy", "pandas", "scipy", "scikit-learn", "pyarrow", "pydantic", "dvc", "torch",
             "torchvision", "diffusers", "transformers", "sentence-transformers", "open-clip-torch", "vllm", "ray", "httpx")
 #: per-sample records: (what, glob) relative to the repository root
 SAMPLES = (
-    ("judgements (every answer, raw text kept)", "data/judgements/*.parquet"),
-    ("debiasing judgements", "data/debias/judgements/*.parquet"),
-    ("image indexes (status, refusal reason, sha256)", "data/images/*/index.parquet"),
-    ("debiasing image indexes", "data/debias/images/*/index.parquet"),
-    ("units analysed", "data/interim/units.parquet"),
-    ("selected units", "data/processed/selected_units.parquet"),
+    ("judgements (every answer, raw text kept)", f"{JUDGEMENTS_DIR}/*.parquet"),
+    ("debiasing judgements", f"{DEBIAS_JUDGEMENTS_DIR}/*.parquet"),
+    ("image indexes (status, refusal reason, sha256)", IMAGE_INDEX_GLOB),
+    ("debiasing image indexes", f"{DEBIAS_IMAGES_DIR}/*/index.parquet"),
+    ("units analysed", UNITS_PATH),
+    ("selected units", SELECTED_UNITS_PATH),
 )
 CATALOGUES = ("generators", "judges", "llms")
 
