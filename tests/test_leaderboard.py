@@ -137,3 +137,11 @@ def test_imported_release_generators_on_the_leaderboard(tmp_path):
     assert {"bias_score", "alignment", "refusal_rate"} <= metrics and "default_rate" not in metrics
     pair = next(p for p in board["pairs"] if (p["a"], p["b"], p["metric"]) == ("gpt_image_2", "nano_banana_2", "bias_score"))
     assert pair["difference"]["value"] is not None and pair["n_units"] >= 1
+    # ... and the report of that analyze output shows them, labelled with their source
+    site = tmp_path / "site"
+    res = CliRunner().invoke(cli_main, ["report", str(out), "--label", "IMPLICIT-Bench release (fixture)", "--out", str(site)])
+    assert res.exit_code == 0, res.output
+    html = (site / "index.html").read_text(encoding="utf-8")
+    for generator in ("unmodified", "gpt_image_2", "nano_banana_2"):
+        assert f'<td data-sort="IMPLICIT-Bench release (fixture)">IMPLICIT-Bench release (fixture)</td><th data-sort="{generator}">' in html
+    assert "bias score (0-5)" in html and "default rate (%)" not in html  # no blind labels: no empty column
