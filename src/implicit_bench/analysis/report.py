@@ -126,6 +126,10 @@ def leaderboard_table(board: dict[str, Any], source: str | None = None) -> pd.Da
     return pd.DataFrame(recs)
 
 
+def _sig(x: float | None) -> str | None:
+    return None if x is None else f"{x:.3g}"
+
+
 def leaderboard_pairs_table(board: dict[str, Any]) -> pd.DataFrame:
     """Paired differences A - B (percentage points; the rubric bias score in points of 0-5), p,
     Holm-adjusted p and the resolved mark."""
@@ -135,7 +139,8 @@ def leaderboard_pairs_table(board: dict[str, Any]) -> pd.DataFrame:
         recs.append({
             "a": e["a"], "b": e["b"], "metric": e["metric"], "units": e["n_units"],
             "difference_pct": v, "difference_ci_low": lo, "difference_ci_high": hi,
-            "p": e["p"], "p_holm": e["p_holm"], "resolved": e["resolved"],
+            # 3 significant digits as text, so the Markdown / LaTeX cells do not round 0.002 to 0
+            "p": _sig(e["p"]), "p_holm": _sig(e["p_holm"]), "resolved": e["resolved"],
         })
     return pd.DataFrame(recs, columns=["a", "b", "metric", "units", "difference_pct", "difference_ci_low",
                                        "difference_ci_high", "p", "p_holm", "resolved"])
