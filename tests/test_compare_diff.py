@@ -68,3 +68,20 @@ def test_diff_and_exps_commands_on_revisions_and_an_experiment_ref(tmp_path):
     assert "debias.alpha=1" in row and "70 [60, 80]" in row
     bad = CliRunner().invoke(cli_main, ["diff", "HEAD", "nope", "--repo", str(tmp_path)])
     assert bad.exit_code != 0 and "nope: not a git revision nor a DVC experiment" in bad.output
+
+
+def test_detail_file_estimates_are_diffed(tmp_path):
+    _git(tmp_path, "init", "-q")
+    base = {"gap_pct": 30.0, "gap_pct_lo": 20.0, "gap_pct_hi": 40.0}
+    for alpha, ds, ci in ((2.0, 12.5, [9.0, 16.0]), (1.0, 9.0, [5.5, 13.0])):
+        (tmp_path / "metrics").mkdir(exist_ok=True)
+        (tmp_path / "metrics/debias.json").write_text(json.dumps({
+            "alpha": alpha, "configs": {"sv_own": {"bias": 2.0, "dS": {"value": ds, "ci": ci, "n": 60, "level": 0.95}},
+                                        "rewrite": {"dS": {"value": 4.0, "ci": [1.0, 7.0], "n": 60, "level": 0.95}}}}))
+        _commit(tmp_path, base, f"debias:\n  alpha: {alpha}\n", f"alpha {alpha}")
+    res = CliRunner().invoke(cli_main, ["diff", "HEAD~1", "HEAD", "--repo", str(tmp_path), "--detail", "metrics/debias.json"])
+    assert res.exit_code == 0, res.output
+    line = next(row for row in res.output.splitlines() if row.startswith("debias.json:configs.sv_own.dS"))
+    # se = (7 / 3.92, 7.5 / 3.92): sqrt = 2.62; |9 - 12.5| = 3.5 < 1.96 x 2.62 = 5.13
+    assert "12.5 [9, 16]" in line and "9 [5.5, 13]" in line and "-3.5" in line and line.endswith("within noise")
+    assert "configs.rewrite.dS" not in res.output  # unchanged estimates are left out

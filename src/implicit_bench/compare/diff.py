@@ -74,12 +74,29 @@ def diff_summaries(a: dict[str, Any], b: dict[str, Any], level: float = LEVEL, e
     return out
 
 
+def flat_estimates(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """Every ``Estimate`` in a detail metrics file as summary-style keys: ``path``,
+    ``path_lo``, ``path_hi`` (values as stored; a dotted path names each), so
+    ``diff_summaries`` reads them like the headline."""
+    from implicit_bench.estimate import is_estimate
+
+    out: dict[str, Any] = {}
+    if is_estimate(obj):
+        ci = obj.get("ci") or [None, None]
+        key = prefix.rstrip(".")
+        out.update({key: obj.get("value"), f"{key}_lo": ci[0], f"{key}_hi": ci[1]})
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            out.update(flat_estimates(v, f"{prefix}{k}."))
+    return out
+
+
 def _cell(value: Any, ci: list[Any]) -> str:
     if value is None:
         return "-"
-    text = f"{value:g}" if isinstance(value, float) else str(value)
+    text = f"{value:.4g}" if isinstance(value, float) else str(value)
     if ci[0] is not None and ci[1] is not None:
-        text += f" [{ci[0]:g}, {ci[1]:g}]"
+        text += f" [{ci[0]:.4g}, {ci[1]:.4g}]"
     return text
 
 
