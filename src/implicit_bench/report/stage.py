@@ -36,7 +36,7 @@ from implicit_bench.runlog import split_run_state
 
 # every file the report writes (relative POSIX paths); a folder holding others is refused
 REPORT_FILES = (
-    r"index\.html", r"units\.html", r"report\.json", r"assets/(?:app\.js|style\.css)",
+    r"index\.html", r"units\.html", r"report\.json", r"assets/(?:app\.js|style\.css|sort\.js)",
     r"data/index\.js", r"data/chunk-\d{4,}\.js", r"thumbs/[0-9a-f]{2}/[0-9a-f]{32}-\d+q\d+\.jpg",
     r"(?:.*/)?\.[^/]+\.tmp",  # a file of ours half-written when a run was killed
 )
@@ -230,11 +230,12 @@ def build_report(params: ReportParams, root: str | Path = ".", others: list[Run]
     inputs = load_inputs(params, root)
     check_owned(target, REPORT_FILES, "the report")
     with staged_dir(target) as out:
-        summary = _build_into(out, target, inputs, params, t0)
+        summary = _build_into(out, target, inputs, params, t0, others, label)
     return summary
 
 
-def _build_into(out: Path, previous: Path, inputs: ReportInputs, params: ReportParams, t0: float) -> dict[str, Any]:
+def _build_into(out: Path, previous: Path, inputs: ReportInputs, params: ReportParams, t0: float,
+                others: list[Run] | None = None, label: str = "this run") -> dict[str, Any]:
     """Write the site into the fresh folder ``out`` (thumbnails of ``previous`` reused)."""
     _reuse_thumbs(previous, out)
     (out / "data").mkdir()
