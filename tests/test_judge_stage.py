@@ -197,8 +197,10 @@ def test_killed_run_resumes_without_repeating_work(tmp_path):
                           "api_key_env": None, "batch_size": 3}}
         params = _params(judges, tasks={"blind": None})
 
-        def killed(name, make_worker, batches, on_result):
-            DISPATCH(name, make_worker, batches[:2], on_result)  # two batches finish ...
+        def killed(name, make_worker, batches, on_result, **streaming):
+            # an HTTP judge is streamed one request per batch (concurrency 4 in flight)
+            assert streaming == {"concurrency": 4} and all(len(b) == 1 for b in batches)
+            DISPATCH(name, make_worker, batches[:6], on_result, **streaming)  # six answers arrive ...
             raise KeyboardInterrupt  # ... then the run is killed
 
         with pytest.raises(KeyboardInterrupt):

@@ -23,6 +23,7 @@ from typing import Any, Generic, TypeVar
 
 from implicit_bench.errors import InputError
 from implicit_bench.hashing import stable_hash
+from implicit_bench.streaming import stream_map
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -218,6 +219,7 @@ def cached_map(
     encode: Callable[[T, V], Any] | None = None,
     decode: Callable[[Any], V | None] | None = None,
     on_missing: Callable[[int], None] | None = None,
+    concurrency: int = 1,
 ) -> Cached[V]:
     """Look every item's key up; compute the missing ones; store them; values in order.
 
@@ -226,7 +228,10 @@ def cached_map(
     keeps what it finished. ``encode(item, value)`` is the JSON stored (default: the value;
     None: not stored, e.g. a failed call), ``decode(entry)`` the value read back (default: the
     entry; None: unusable, computed again). ``on_missing(n)`` is told the number of distinct
-    misses before the first batch (a progress bar's total).
+    misses before the first batch (a progress bar's total). ``concurrency`` > 1 streams the
+    batches (:mod:`implicit_bench.streaming`): that many ``compute`` calls in flight in threads,
+    each batch stored in this thread as soon as it is done; an exception of ``compute`` is
+    raised once the calls in flight are stored.
     """
     items = list(items)
     keys = [key(item) for item in items]
@@ -239,14 +244,31 @@ def cached_map(
     computed: dict[str, V] = {}
     size = batch_size or max(1, lookup.misses)
     batches = 0
-    for start in range(0, lookup.misses, size):
-        chunk_keys = lookup.missing[start : start + size]
+    failures: list[BaseException] = []
+
+    def done(chunk_keys: list[str], values: Any, error: BaseException | None) -> None:
+        nonlocal batches
+        if error is not None:
+            failures.append(error)
+            return
+        values = list(values)
         chunk = [first[k] for k in chunk_keys]
-        values = list(compute(chunk))
         batches += 1
         if len(values) != len(chunk):
-            raise RuntimeError(f"compute returned {len(values)} values for {len(chunk)} items")
+            failures.append(RuntimeError(f"compute returned {len(values)} values for {len(chunk)} items"))
+            return
         computed.update(zip(chunk_keys, values, strict=True))
         lookup.store((k, v if encode is None else encode(item, v)) for k, item, v in zip(chunk_keys, chunk, values, strict=True))
+
+    chunks = (lookup.missing[start : start + size] for start in range(0, lookup.misses, size))
+    if concurrency <= 1:  # sequential: stop at the first failure, as before
+        for chunk_keys in chunks:
+            done(chunk_keys, compute([first[k] for k in chunk_keys]), None)
+            if failures:
+                raise failures[0]
+    else:
+        stream_map(chunks, lambda keys: compute([first[k] for k in keys]), concurrency, done)
+        if failures:
+            raise failures[0]
     values_out = [lookup.found[k] if k in lookup.found else computed[k] for k in keys]
     return Cached(values_out, keys, [k in lookup.found for k in keys], lookup.hits, lookup.misses, batches)

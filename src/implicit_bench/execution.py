@@ -14,6 +14,11 @@ executors write identical results (only the completion order differs). A worker 
 retried up to ``max_attempts`` times in total; then the item's outcome carries the error and
 the run goes on. With Ray, a crashed actor is restarted and its item retried the same way.
 Progress and ETA are shown with tqdm on stderr.
+
+``concurrency`` > 1 (HTTP backends: the backend's ``concurrency``) streams the items
+(:mod:`implicit_bench.streaming`): in process, one shared worker answers that many items at
+once in threads; with Ray, each actor is a threaded actor taking that many at once. Every
+outcome still reaches ``on_outcome`` in the driver as soon as it is known.
 """
 
 from __future__ import annotations
@@ -97,8 +102,10 @@ def run_items(
     config: ExecutorConfig | None = None,
     on_outcome: Callable[[Outcome], None] | None = None,
     desc: str = "items",
+    concurrency: int = 1,
 ) -> RunStats:
-    """Run ``make_worker()(item.payload)`` for every item; hand each outcome to ``on_outcome``."""
+    """Run ``make_worker()(item.payload)`` for every item; hand each outcome to ``on_outcome``
+    (``concurrency``: items in flight at once per worker, see the module docstring)."""
     config = config or ExecutorConfig()
     on_outcome = on_outcome or (lambda outcome: None)
     stats = RunStats(items=len(items))
@@ -119,7 +126,7 @@ def run_items(
             on_outcome(outcome)
             bar.update(1)
 
-        runner(items, make_worker, config, finish)
+        runner(items, make_worker, config, finish, max(1, int(concurrency)))
     stats.seconds = time.perf_counter() - start
     return stats
 
@@ -138,20 +145,28 @@ def _call(worker: Worker, payload: Any) -> tuple[Any, str | None]:
 
 
 def _run_local(
-    items: Sequence[WorkItem], make_worker: Callable[[], Worker], config: ExecutorConfig, finish: Callable
+    items: Sequence[WorkItem], make_worker: Callable[[], Worker], config: ExecutorConfig, finish: Callable,
+    concurrency: int = 1,
 ) -> None:
+    from implicit_bench.streaming import stream_map
+
     worker = make_worker()
+
+    def attempts(item: WorkItem) -> Outcome:
+        attempt = 0
+        while True:
+            attempt += 1
+            value, error = _call(worker, item.payload)
+            if error is None or attempt >= config.max_attempts:
+                return Outcome(item, value, error, attempt)
+            if config.retry_backoff_s:
+                time.sleep(config.retry_backoff_s * attempt)
+
+    def done(item: WorkItem, outcome: Outcome | None, exc: BaseException | None) -> None:
+        finish(outcome if exc is None else Outcome(item, None, describe_error(exc), 1))
+
     try:
-        for item in items:
-            attempt = 0
-            while True:
-                attempt += 1
-                value, error = _call(worker, item.payload)
-                if error is None or attempt >= config.max_attempts:
-                    finish(Outcome(item, value, error, attempt))
-                    break
-                if config.retry_backoff_s:
-                    time.sleep(config.retry_backoff_s * attempt)
+        stream_map(items, attempts, concurrency, done)
     finally:
         close = getattr(getattr(worker, "__self__", None), "close", None)
         if callable(close):
@@ -173,7 +188,8 @@ def _ray_actor_class(ray: Any) -> Any:
 
 
 def _run_ray(
-    items: Sequence[WorkItem], make_worker: Callable[[], Worker], config: ExecutorConfig, finish: Callable
+    items: Sequence[WorkItem], make_worker: Callable[[], Worker], config: ExecutorConfig, finish: Callable,
+    concurrency: int = 1,
 ) -> None:
     import ray
 
@@ -187,8 +203,10 @@ def _run_ray(
         ray.init(**init_kwargs)
         started_here = True
     actor_cls = _ray_actor_class(ray).options(
-        num_gpus=config.num_gpus, num_cpus=config.num_cpus, max_restarts=config.max_attempts, max_task_retries=0
+        num_gpus=config.num_gpus, num_cpus=config.num_cpus, max_restarts=config.max_attempts, max_task_retries=0,
+        **({"max_concurrency": concurrency} if concurrency > 1 else {}),
     )
+    per_actor = max(config.max_in_flight, concurrency)
     actors = [actor_cls.remote(make_worker) for _ in range(max(1, config.workers))]
     queue: deque[tuple[WorkItem, int]] = deque((item, 1) for item in items)
     pending: dict[Any, tuple[WorkItem, int, Any]] = {}
@@ -197,7 +215,7 @@ def _run_ray(
         ray.get([a.ready.remote() for a in actors])  # model load errors surface here, once
         while queue or pending:
             for idx, actor in enumerate(actors):
-                while queue and load[idx] < config.max_in_flight:
+                while queue and load[idx] < per_actor:
                     item, attempt = queue.popleft()
                     pending[actor.run.remote(item.payload)] = (item, attempt, idx)
                     load[idx] += 1

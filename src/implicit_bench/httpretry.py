@@ -9,7 +9,13 @@
   and HTTP 408, 409, 429 and 5xx; every other status is final at once;
 - before a retry it waits ``Retry-After`` (seconds or an HTTP date; NaN, infinite, negative
   or garbled values are ignored) or else ``backoff_s * 2**(attempt - 1)``, at most
-  ``backoff_max_s``, and never past the deadline; at most ``max_attempts`` attempts in all.
+  ``backoff_max_s``, and never past the deadline; at most ``max_attempts`` attempts in all;
+- every body is bounded: an answer over ``max_response_bytes`` as sent (``Content-Length`` or
+  counted while it streams) or once decompressed (gzip / deflate are decoded here, chunk by
+  chunk with a bounded output, so a gzip bomb stops at the bound) fails the request at once,
+  without a retry; only ``gzip, deflate`` are accepted;
+- with a :class:`implicit_bench.throttle.Throttle` every attempt waits for an in-flight slot
+  and the rpm / tpm quotas, and reports its status back (429 / ``Retry-After``: AIMD decrease).
 
 It returns a :class:`CallResult`: the last response and, unless it is a 2xx, why the call
 failed, with secrets redacted (``redact.redact``). It never raises for HTTP or transport
@@ -22,6 +28,7 @@ from __future__ import annotations
 import email.utils
 import math
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,8 +36,9 @@ from typing import Any
 
 import httpx
 
-from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, StrictModel
+from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt, StrictModel
 from implicit_bench.redact import redact
+from implicit_bench.throttle import Throttle
 
 _sleep = time.sleep  # module level, so tests can record the waits
 RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
@@ -46,6 +54,7 @@ class RetryPolicy:
     backoff_max_s: float = 60.0
     timeout_s: float = 120.0
     deadline_s: float = 600.0
+    max_response_bytes: int = 64 << 20
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -72,13 +81,22 @@ class HttpParams(StrictModel):
     backoff_s: NonNegFloat = 1.0  # wait before retry n: backoff_s * 2**(n-1), or Retry-After
     backoff_max_s: NonNegFloat = 60.0  # longest wait between two attempts
     deadline_s: PositiveFloat = 900.0  # wall-clock budget of one request, retries included
+    max_response_bytes: PositiveInt = 64 << 20  # bound of an answer body, compressed and decompressed
+    max_answer_chars: PositiveInt = 200_000  # longer answer text: an error, never parsed or cached
+    rpm: PositiveFloat | None = None  # requests per rate_window_s (API quota); null: no limit
+    tpm: PositiveFloat | None = None  # estimated tokens per rate_window_s (throttle.estimate_tokens)
+    rate_window_s: PositiveFloat = 60.0  # the quotas' period
 
     def retry_policy(self) -> RetryPolicy:
         """The request bounds of :func:`send` from these keys."""
         return RetryPolicy(
             max_attempts=self.max_retries + 1, backoff_s=self.backoff_s, backoff_max_s=self.backoff_max_s,
-            timeout_s=self.timeout_s, deadline_s=self.deadline_s,
+            timeout_s=self.timeout_s, deadline_s=self.deadline_s, max_response_bytes=self.max_response_bytes,
         )
+
+    def throttle(self, concurrency: int) -> Throttle:
+        """The flow control of one backend instance: ``concurrency`` in flight at most, AIMD, quotas."""
+        return Throttle(concurrency, self.rpm, self.tpm, self.rate_window_s)
 
 
 @dataclass
@@ -96,6 +114,10 @@ class CallResult:
 
 class DeadlineExceeded(Exception):
     """The request's overall deadline passed while an answer was still arriving."""
+
+
+class ResponseTooLarge(Exception):
+    """An answer body passed ``max_response_bytes`` (as sent or decompressed)."""
 
 
 def is_retryable(status: int) -> bool:
@@ -141,19 +163,73 @@ def describe(response: httpx.Response) -> str:
     return redact(f"HTTP {response.status_code}: {' '.join(text.split())[:300]}")
 
 
+def _decoder(encoding: str) -> Any:
+    """A zlib decompressor for a Content-Encoding (None: identity)."""
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return None
+    if encoding in ("gzip", "x-gzip"):
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        return zlib.decompressobj()
+    raise httpx.DecodingError(f"unsupported Content-Encoding {encoding!r}")
+
+
+def read_bounded(chunks: Any, encoding: str, limit: int, check: Callable[[], None] = lambda: None) -> bytes:
+    """The decoded body of raw ``chunks``; :class:`ResponseTooLarge` past ``limit`` bytes, as
+    sent or decoded (each decompression step asks for at most the bytes left, so a bomb
+    never expands in memory). ``check()`` runs after every chunk (the deadline)."""
+    decoder = _decoder(encoding)
+    out: list[bytes] = []
+    raw = size = 0
+
+    def add(data: bytes) -> None:
+        nonlocal size
+        size += len(data)
+        if size > limit:
+            raise ResponseTooLarge(f"answer larger than max_response_bytes={limit} once decompressed")
+        out.append(data)
+
+    for chunk in chunks:
+        raw += len(chunk)
+        if raw > limit:
+            raise ResponseTooLarge(f"answer larger than max_response_bytes={limit}")
+        if decoder is None:
+            add(chunk)
+        else:
+            try:
+                add(decoder.decompress(chunk, limit - size + 1))
+                while decoder.unconsumed_tail:
+                    add(decoder.decompress(decoder.unconsumed_tail, limit - size + 1))
+            except zlib.error as exc:
+                raise httpx.DecodingError(f"undecodable {encoding} body: {exc}") from None
+        check()
+    if decoder is not None:
+        try:
+            add(decoder.flush())
+        except zlib.error as exc:
+            raise httpx.DecodingError(f"undecodable {encoding} body: {exc}") from None
+    return b"".join(out)
+
+
 def _attempt(client: httpx.Client, method: str, url: str, deadline: float, policy: RetryPolicy,
              clock: Callable[[], float], **kwargs: Any) -> httpx.Response:
     remaining = max(deadline - clock(), 0.001)
     timeout = httpx.Timeout(min(policy.timeout_s, remaining))
+    kwargs["headers"] = {**dict(kwargs.get("headers") or {}), "Accept-Encoding": "gzip, deflate"}
     with client.stream(method, url, timeout=timeout, **kwargs) as streamed:
-        chunks = []
-        for chunk in streamed.iter_bytes():
-            chunks.append(chunk)
+        declared = streamed.headers.get("content-length", "")
+        if declared.strip().isdigit() and int(declared) > policy.max_response_bytes:
+            raise ResponseTooLarge(f"answer of {int(declared)} bytes > max_response_bytes={policy.max_response_bytes}")
+
+        def check() -> None:
             if clock() > deadline:
                 raise DeadlineExceeded(f"answer still arriving when the {policy.deadline_s:g} s deadline passed")
+
+        content = read_bounded(streamed.iter_raw(), streamed.headers.get("content-encoding", ""),
+                               policy.max_response_bytes, check)
         headers = [(k, v) for k, v in streamed.headers.multi_items() if k.lower() not in _DROP_HEADERS]
-        return httpx.Response(streamed.status_code, headers=headers, content=b"".join(chunks),
-                              request=streamed.request)
+        return httpx.Response(streamed.status_code, headers=headers, content=content, request=streamed.request)
 
 
 def send(
@@ -164,19 +240,34 @@ def send(
     *,
     sleep: Callable[[float], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    throttle: Throttle | None = None,
+    tokens: float = 0.0,
     **kwargs: Any,
 ) -> CallResult:
-    """One request under ``policy`` (see the module docstring); ``kwargs`` go to httpx."""
+    """One request under ``policy`` (see the module docstring); ``kwargs`` go to httpx.
+
+    ``throttle``: the backend's flow control (every attempt holds a slot; ``tokens`` is the
+    request's estimated token count for a ``tpm`` quota)."""
     deadline = clock() + policy.deadline_s
     last_error = "no attempt made"
     response: httpx.Response | None = None
     for attempt in range(1, policy.max_attempts + 1):
         response = None
         try:
-            response = _attempt(client, method, url, deadline, policy, clock, **kwargs)
+            if throttle is None:
+                response = _attempt(client, method, url, deadline, policy, clock, **kwargs)
+            else:
+                with throttle.slot(tokens) as sent_at:
+                    try:
+                        response = _attempt(client, method, url, deadline, policy, clock, **kwargs)
+                    finally:
+                        throttle.on_answer(sent_at, None if response is None else response.status_code,
+                                           None if response is None else retry_after_s(response.headers.get("Retry-After")))
         except DeadlineExceeded as exc:
             return CallResult(None, attempt, redact(f"deadline exceeded after {attempt} attempt(s): {exc}"))
-        except httpx.TransportError as exc:
+        except ResponseTooLarge as exc:
+            return CallResult(None, attempt, redact(f"{exc} (not retried)"))
+        except (httpx.TransportError, httpx.DecodingError) as exc:
             last_error = redact(f"transport error: {type(exc).__name__}: {' '.join(str(exc).split())}")
         else:
             if 200 <= response.status_code < 300:

@@ -31,7 +31,8 @@ GENERATORS.register("sim", "implicit_bench.generators.sim:SimGenerator")  # simu
 # Config keys that change how fast images are made, never which images: left out of the hash.
 RUNTIME_KEYS = frozenset(
     {"device", "batch_size", "cpu_offload", "threads", "concurrency", "timeout_s", "api_key_env", "base_url", "world",
-     "deadline_s", "backoff_max_s", "max_retries", "backoff_s"}  # every httpretry.HttpParams key
+     "deadline_s", "backoff_max_s", "max_retries", "backoff_s", "max_response_bytes", "max_answer_chars",
+     "rpm", "tpm", "rate_window_s"}  # every httpretry.HttpParams key
 )
 
 

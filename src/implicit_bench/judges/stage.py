@@ -10,7 +10,9 @@
    decoding)``; answers (raw text) found in ``cache/judge.sqlite`` are not asked again.
 3. answer: the missing keys go, batch by batch, to one worker per judge (model loaded once
    per worker) through an executor; every finished batch is written to the cache at once, so
-   a killed run resumes where it stopped.
+   a killed run resumes where it stopped. An HTTP judge (a ``concurrency`` key) is streamed:
+   one request per item, ``concurrency`` in flight at all times, each answer cached as it
+   arrives (:mod:`implicit_bench.streaming`).
 4. assemble: every planned request becomes one JUDGEMENTS row, parsed from its cached answer
    (strict then lenient, :mod:`implicit_bench.judge_tasks`); unreadable answers and failed
    calls are invalid rows (value null, raw kept, error), counted in the metrics.
@@ -18,6 +20,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -291,14 +294,16 @@ class JudgeWorker:
     def __init__(self, config: dict[str, Any], where: str = "judge"):
         self.backend = build_judge(config, where)
         self._stores: dict[str, ImageStore] = {}
+        self._lock = threading.Lock()  # streamed judges answer from several threads
 
     def setup(self) -> None:
         self.backend.load()
 
     def _image(self, call: JudgeCall) -> bytes:
-        store = self._stores.get(call.store)
-        if store is None:
-            store = self._stores[call.store] = ImageStore(call.store)
+        with self._lock:
+            store = self._stores.get(call.store)
+            if store is None:
+                store = self._stores[call.store] = ImageStore(call.store)
         return store.read_bytes(call.image_sha256)
 
     def __call__(self, batch: list[JudgeCall]) -> list[tuple[str, str, str | None]]:
@@ -341,18 +346,20 @@ Dispatch = Callable[
 ]
 
 
-def in_process_dispatch(name, make_worker, batches, on_result, progress: bool = False) -> None:
-    """One worker (one model load) in this process; a batch that raises is recorded as failed."""
+def in_process_dispatch(name, make_worker, batches, on_result, progress: bool = False, concurrency: int = 1) -> None:
+    """One worker (one model load) in this process; a batch that raises is recorded as failed;
+    ``concurrency`` batches in flight at once (streamed, :mod:`implicit_bench.streaming`)."""
+    from implicit_bench.streaming import stream_map
+
     worker = make_worker()
     bar = _progress(sum(len(b) for b in batches), f"judge {name}", progress)
+
+    def done(batch, results, exc) -> None:  # in this thread: the cache is written here only
+        on_result(batch, results, None if exc is None else f"{type(exc).__name__}: {exc}")
+        bar.update(len(batch))
+
     try:
-        for batch in batches:
-            try:
-                results, error = worker(batch), None
-            except Exception as exc:  # noqa: BLE001 - recorded per request, retried next run
-                results, error = None, f"{type(exc).__name__}: {exc}"
-            on_result(batch, results, error)
-            bar.update(len(batch))
+        stream_map(batches, worker, concurrency, done)
     finally:
         bar.close()
         close = getattr(getattr(worker, "__self__", None), "close", None)
@@ -371,7 +378,7 @@ def executor_dispatch(executor: dict[str, Any], progress: bool = True) -> Dispat
 
     config = ExecutorConfig.model_validate({"progress": progress, **executor})
 
-    def dispatch(name, make_worker, batches, on_result) -> None:
+    def dispatch(name, make_worker, batches, on_result, concurrency: int = 1) -> None:
         items = [WorkItem(f"{name}/{i}", batch) for i, batch in enumerate(batches)]
         run_items(
             items,
@@ -379,6 +386,7 @@ def executor_dispatch(executor: dict[str, Any], progress: bool = True) -> Dispat
             config,
             on_outcome=lambda o: on_result(o.item.payload, o.value, o.error),
             desc=f"judge {name} (batches)",
+            concurrency=concurrency,
         )
 
     return dispatch
@@ -399,7 +407,8 @@ def answer_missing(
     """Cached answers of all planned keys (asking the judges for the missing ones).
 
     Every finished batch is written to the cache at once (a killed run loses at most the
-    batches in flight). Returns ``(answers by key, errors by key, requests sent)``.
+    batches in flight); an HTTP judge (``concurrency`` in its config) is streamed one request
+    per batch with ``concurrency`` in flight. Returns ``(answers by key, errors by key, requests sent)``.
     """
     lookup = CacheLookup(cache, (p.key for p in planned), decode=_judge_entry)
     answers = lookup.found
@@ -433,10 +442,12 @@ def answer_missing(
         if not todo:
             continue
         config = judge_configs[judge]
-        size = max(1, int(config.get("batch_size", 8)))
+        streams = int(config.get("concurrency") or 1)  # HTTP judges: streamed, no batch barrier
+        size = 1 if streams > 1 else max(1, int(config.get("batch_size", 8)))
         calls = list(todo.values())
         batches = [calls[i : i + size] for i in range(0, len(calls), size)]
-        dispatch(judge, partial(make_judge_worker, config, f"judges.{judge}"), batches, on_result)
+        extra = {"concurrency": streams} if streams > 1 else {}
+        dispatch(judge, partial(make_judge_worker, config, f"judges.{judge}"), batches, on_result, **extra)
     return answers, errors, sent
 
 

@@ -10,6 +10,7 @@ cached; a cached entry that is not text (written by an older version) is asked a
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -140,11 +141,11 @@ class LLMClient(ABC):
             bar = _progress(missing, desc or f"llm {self.backend}:{self.params.model}", enabled=self.progress and missing > 0)
 
         failed = 0
+        lock = threading.Lock()  # streamed backends answer from several threads
 
         def answer(batch: list[Messages]) -> list[tuple[str, str | None]]:
             nonlocal failed
             results = self._generate(batch, tokens, schema=schema) if schema is not None else self._generate(batch, tokens)
-            self.calls += len(batch)
             if len(results) != len(batch):
                 raise RuntimeError(f"{self.backend}: {len(results)} answers for {len(batch)} requests")
             out = []
@@ -152,10 +153,12 @@ class LLMClient(ABC):
                 if error is None and not isinstance(text, str):  # never cache what is not text
                     text, error = "", f"backend returned {type(text).__name__}, not text"
                 out.append((text if error is None else "", redact(error)))
-            bar.update(len(batch))
-            failed += sum(1 for _, error in out if error is not None)
-            if failed:
-                bar.set_postfix(failed=failed, refresh=False)
+            with lock:
+                self.calls += len(batch)
+                bar.update(len(batch))
+                failed += sum(1 for _, error in out if error is not None)
+                if failed:
+                    bar.set_postfix(failed=failed, refresh=False)
             return out
 
         def encode(messages: Messages, value: tuple[str, str | None]) -> dict[str, Any] | None:
@@ -166,10 +169,15 @@ class LLMClient(ABC):
             return (entry["text"], None) if isinstance(entry, dict) and isinstance(entry.get("text"), str) else None
 
         got = cached_map(self.cache, requests, lambda m: self.key(m, tokens, schema), answer,
-                         batch_size=self.batch_size(), encode=encode, decode=decode, on_missing=start)
+                         batch_size=self.batch_size(), encode=encode, decode=decode, on_missing=start,
+                         concurrency=self.concurrency())
         bar.close()
         return [LLMAnswer(text, cached, error, key, request_hash(m))
                 for m, (text, error), key, cached in zip(requests, got.values, got.keys, got.cached, strict=True)]
 
     def batch_size(self) -> int:
         return 16
+
+    def concurrency(self) -> int:
+        """Batches in flight at once (HTTP backends stream; local models: 1)."""
+        return 1

@@ -10,6 +10,10 @@ transport errors and HTTP 408, 409, 429 and 5xx are retried (``max_retries`` att
 the first, delay ``backoff_s * 2**attempt`` or ``Retry-After``, capped at ``backoff_max_s``),
 other statuses fail at once, and the whole request, retries included, ends at ``deadline_s``.
 A request that still fails comes back as an answer with ``error`` set (redacted; not cached).
+Requests are streamed (``concurrency`` in flight, each answer cached as it arrives:
+:mod:`implicit_bench.streaming`) under the client's :class:`~implicit_bench.throttle.Throttle`
+(``rpm`` / ``tpm`` quotas, AIMD on 429); an answer longer than ``max_answer_chars`` is an
+error, never parsed or cached.
 An answer whose message is not an object, or whose content is neither a string nor a list of
 text parts, is such an error too; a list of text parts is joined.
 """
@@ -26,6 +30,7 @@ from implicit_bench.httpretry import RETRY_STATUS, HttpParams, send
 from implicit_bench.llm.base import LLMClient, LLMParams, Messages
 from implicit_bench.params import NonNegFloat, PositiveInt
 from implicit_bench.redact import redact, register_secret_env
+from implicit_bench.throttle import estimate_tokens
 
 
 class OpenAIParams(LLMParams, HttpParams):
@@ -40,7 +45,7 @@ class OpenAIParams(LLMParams, HttpParams):
     structured_output: bool = False
     seed: int | None = None
     extra_body: dict[str, Any] = {}  # e.g. {"reasoning_effort": "none"} or vLLM guided decoding
-    concurrency: PositiveInt = 4  # parallel requests per batch
+    concurrency: PositiveInt = 4  # requests in flight (streamed; the AIMD window's ceiling)
 
 
 __all__ = ["RETRY_STATUS", "OpenAIClient", "OpenAIParams"]
@@ -55,6 +60,7 @@ class OpenAIClient(LLMClient):
         self.params: OpenAIParams = params
         self._http = httpx.Client(timeout=params.timeout_s)
         self.policy = params.retry_policy()
+        self.throttle = params.throttle(params.concurrency)
         register_secret_env(params.api_key_env)
 
     def identity(self) -> dict[str, Any]:
@@ -76,7 +82,10 @@ class OpenAIClient(LLMClient):
         return self.params.structured_output
 
     def batch_size(self) -> int:
-        return max(1, self.params.concurrency) * 8
+        return 1  # streamed: one request per call, ``concurrency`` of them in flight
+
+    def concurrency(self) -> int:
+        return self.params.concurrency
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
@@ -103,11 +112,15 @@ class OpenAIClient(LLMClient):
 
     def _one(self, messages: Messages, max_tokens: int, schema: dict[str, Any] | None = None) -> tuple[str, str | None]:
         url = self.params.base_url.rstrip("/") + "/chat/completions"
-        result = send(self._http, "POST", url, self.policy, json=self._body(messages, max_tokens, schema),
-                      headers=self._headers())
+        body = self._body(messages, max_tokens, schema)
+        result = send(self._http, "POST", url, self.policy, json=body, headers=self._headers(),
+                      throttle=self.throttle, tokens=estimate_tokens(body["messages"], max_tokens))
         if not result.ok:
             return "", result.error
-        return _content(result.response)
+        text, error = _content(result.response)
+        if error is None and len(text) > self.params.max_answer_chars:
+            return "", f"answer of {len(text)} characters > max_answer_chars={self.params.max_answer_chars} (not parsed)"
+        return text, error
 
     def _generate(
         self, batch: list[Messages], max_tokens: int, schema: dict[str, Any] | list[dict[str, Any] | None] | None = None,
