@@ -2,13 +2,16 @@
 
 ``build_embedder(config)`` returns a ``CachedEmbedder``: ``embed(texts) -> float32 array``
 (one row per text, as the backend returns it; normalisation is the caller's choice). The
-cache key holds the backend, the model reference and the text, so re-runs cost nothing and a
-different model never reuses another's vectors.
+cache key holds the backend, the model reference (and, for the HTTP backend, its ``base_url``:
+two servers may serve different weights under one name) and the text, so re-runs cost nothing
+and a different model never reuses another's vectors. A vector with NaN or infinity is an
+error and is never cached. The ``openai`` backend is streamed: ``concurrency`` batches in flight.
 """
 
 from __future__ import annotations
 
 import base64
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -38,6 +41,7 @@ class CachedEmbedder:
         self._backend = backend
         self.cache = DiskCache(config.cache)
         self.calls = 0
+        self._lock = threading.Lock()
 
     @property
     def backend(self) -> Embedder:
@@ -49,6 +53,8 @@ class CachedEmbedder:
         # The model reference as written in params (a hub id, a directory, or the packaged
         # MiniLM), not a machine-specific resolved path.
         rev = {"revision": self.config.revision} if self.config.revision else {}
+        if self.config.backend == "openai" and self.config.base_url:
+            rev["base_url"] = self.config.base_url.rstrip("/")
         return model_key("embedding", {"backend": self.config.backend, "model": self.config.model, **rev}, text=text)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -56,13 +62,17 @@ class CachedEmbedder:
 
         def compute(chunk: list[str]) -> list[np.ndarray]:
             vectors = np.asarray(self.backend.embed(chunk), dtype=np.float32)
-            self.calls += 1
+            with self._lock:
+                self.calls += 1
             if vectors.shape[0] != len(chunk):
                 raise RuntimeError(f"embedder returned {vectors.shape[0]} vectors for {len(chunk)} texts")
+            if not np.isfinite(vectors).all():  # every backend: a NaN vector is never cached
+                raise RuntimeError(f"embedder {self.config.backend}:{self.config.model} returned NaN/inf values")
             return [_decode(_encode(v)) for v in vectors]  # exactly what a cache hit returns
 
+        streams = self.config.concurrency if self.config.backend == "openai" else 1
         got = cached_map(self.cache, texts, self.key, compute, batch_size=self.config.batch_size,
-                         encode=lambda text, vector: _encode(vector), decode=_decode)
+                         encode=lambda text, vector: _encode(vector), decode=_decode, concurrency=streams)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack(got.values)

@@ -1,4 +1,9 @@
-"""OpenAI-compatible ``/v1/embeddings`` backend (vLLM, text-embeddings-inference, vendors)."""
+"""OpenAI-compatible ``/v1/embeddings`` backend (vLLM, text-embeddings-inference, vendors).
+
+Requests are streamed by ``CachedEmbedder`` (``concurrency`` batches in flight) under this
+backend's :class:`~implicit_bench.throttle.Throttle`; a vector holding NaN or infinity is a
+malformed answer (an error, never cached).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from implicit_bench.embedders.base import EmbedderConfig
 from implicit_bench.errors import ConfigError
 from implicit_bench.httpretry import send
 from implicit_bench.redact import redact, register_secret_env
+from implicit_bench.throttle import estimate_tokens
 
 
 class OpenAIEmbedder:
@@ -30,11 +36,13 @@ class OpenAIEmbedder:
         # the project's one retry policy (implicit_bench.httpretry): Retry-After honoured,
         # only 408/409/429/5xx and transport errors retried, an overall deadline per request
         self.policy = config.retry_policy()
+        self.throttle = config.throttle(config.concurrency)
         register_secret_env(config.api_key_env)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         payload = {"model": self.config.model, "input": list(texts), "encoding_format": "float"}
-        result = send(self.client, "POST", "/embeddings", self.policy, json=payload)
+        result = send(self.client, "POST", "/embeddings", self.policy, json=payload, throttle=self.throttle,
+                      tokens=estimate_tokens(payload["input"]))
         if not result.ok:
             raise RuntimeError(f"{self.config.base_url}/embeddings failed: {result.error}")
         try:
@@ -44,4 +52,7 @@ class OpenAIEmbedder:
             raise RuntimeError(redact(f"{self.config.base_url}/embeddings: malformed answer ({type(exc).__name__}): {result.response.text[:300]}")) from None
         if len(data) != len(texts) or vectors.ndim != 2:
             raise RuntimeError(f"{self.config.base_url}/embeddings returned {len(data)} vectors for {len(texts)} texts")
+        if not np.isfinite(vectors).all():
+            rows = sorted({int(i) for i in np.argwhere(~np.isfinite(vectors))[:, 0]})
+            raise RuntimeError(f"{self.config.base_url}/embeddings: non-finite values (NaN/inf) in vector(s) {rows[:10]}; not cached")
         return vectors

@@ -5,8 +5,10 @@ answer holds ``data[0].b64_json``. Works with OpenAI (GPT Image), and any server
 speaks the same shape.
 
 Refusals (Appendix E.4 step 3): a safety / content-policy rejection (HTTP 400 whose error code
-or message says so), an answer with no image, or an image that does not decode is recorded
-as status ``refused`` with its reason, never imputed. Requests follow the project's one retry
+or message says so) or an answer with no image is recorded as status ``refused`` with its
+reason, never imputed. An image that is there but broken (invalid base64, not an image,
+truncated) is a transport fault, not the model's decision: it is retried under the same
+policy and, if it stays broken, the item is ``failed`` (tried again by the next run). Requests follow the project's one retry
 policy (``implicit_bench.httpretry``): only transport errors and HTTP 408, 409, 429 and 5xx are
 retried (``max_retries`` after the first, ``Retry-After`` honoured, waits capped at ``backoff_max_s``),
 within an overall ``deadline_s`` per request; any other status (401, 404, ...) fails the item
@@ -50,7 +52,7 @@ class OpenAIImagesConfig(GeneratorConfig, HttpParams):
     response_format: str | None = None  # "b64_json" for APIs that need it (DALL-E); GPT Image omits it
     send_seed: bool = False
     extra_body: dict[str, Any] = {}  # any other request field (output_format, moderation, ...)
-    concurrency: PositiveInt = 4  # parallel requests within one batch
+    concurrency: PositiveInt = 4  # requests in flight (streamed by render; the AIMD window's ceiling)
     timeout_s: PositiveFloat = 300.0
     max_retries: NonNegInt = 2  # then the item is failed (and tried again by the next run)
     backoff_s: NonNegFloat = 2.0
@@ -78,6 +80,7 @@ class OpenAIImagesGenerator:
             base_url=config.base_url.rstrip("/"), headers=headers, timeout=config.timeout_s
         )
         self.policy = config.retry_policy()
+        self.throttle = config.throttle(config.concurrency)
         register_secret_env(config.api_key_env)
 
     @property
@@ -96,8 +99,19 @@ class OpenAIImagesGenerator:
         return body
 
     def generate_one(self, request: RenderRequest) -> RenderResult:
-        """One request under the retry policy; a final error is a failed result."""
-        result = send(self.client, "POST", "/images/generations", self.policy, json=self.request_body(request))
+        """One request under the retry policy; a final error is a failed result; a broken
+        image is asked again within the same attempts."""
+        attempts = 0
+        while True:
+            result = send(self.client, "POST", "/images/generations", self.policy, json=self.request_body(request),
+                          throttle=self.throttle)
+            attempts += result.attempts
+            parsed = self._answer(result)
+            if parsed.status != "failed" or not result.ok or attempts >= self.policy.max_attempts:
+                break
+        return parsed if attempts == 1 else replace(parsed, attempts=attempts)
+
+    def _answer(self, result: Any) -> RenderResult:
         response = result.response
         if result.ok:
             parsed = self._parse(response)
@@ -105,7 +119,7 @@ class OpenAIImagesGenerator:
             parsed = RenderResult.refused(redact(f"HTTP {response.status_code}: {_error_reason(response)}"))
         else:
             parsed = RenderResult("failed", None, result.error)
-        return parsed if result.attempts == 1 else replace(parsed, attempts=result.attempts)
+        return parsed
 
     def _parse(self, response: Any) -> RenderResult:
         from PIL import Image, UnidentifiedImageError
@@ -125,8 +139,8 @@ class OpenAIImagesGenerator:
             raw = base64.b64decode(b64, validate=True)
             image = Image.open(io.BytesIO(raw))
             image.load()
-        except (ValueError, UnidentifiedImageError, OSError) as exc:
-            return RenderResult.refused(f"answer image does not decode: {type(exc).__name__}")
+        except (ValueError, UnidentifiedImageError, OSError) as exc:  # a broken answer: retried, never a refusal
+            return RenderResult("failed", None, f"answer image does not decode: {type(exc).__name__}: {str(exc)[:200]}")
         if image.format == "PNG" and image.mode == "RGB":
             return RenderResult("ok", raw, None, image.width, image.height)
         return RenderResult.from_image(image)  # JPEG / WebP / RGBA answers are stored as RGB PNG

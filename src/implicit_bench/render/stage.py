@@ -156,6 +156,7 @@ def render_plan(
     payloads: dict[ImageKey, Any] | None = None,
     fixed_batches: bool = True,
     desc: str = "render",
+    concurrency: int = 1,
 ) -> dict[str, Any]:
     """Render the missing items of ``planned`` into ``store``; return run statistics.
 
@@ -166,6 +167,9 @@ def render_plan(
     ``fixed_batches``: cut the whole plan into batches (an image's numerics do not depend on
     the run); False for backends whose answers do not depend on their batch (HTTP APIs): only
     the missing items are sent, so finished images are never requested (paid for) again.
+
+    ``concurrency`` > 1 (HTTP APIs: the backend's ``concurrency``) streams the batches through
+    the executor: that many in flight at all times, each image written as it arrives.
     """
     done = done_keys(store, planned, settings, verify, retry_failed)
     skipped = sum(1 for item in planned if item.key in done)
@@ -217,7 +221,7 @@ def render_plan(
         store.put_many(rows)
 
     start = time.perf_counter()
-    stats: RunStats = run_items(work, make_worker, executor, on_outcome=write, desc=desc)
+    stats: RunStats = run_items(work, make_worker, executor, on_outcome=write, desc=desc, concurrency=concurrency)
     seconds = time.perf_counter() - start
     rendered = written["ok"]
     return {
@@ -263,6 +267,8 @@ def render_config(
     """Render one named config of ``params`` into ``store_dir``; write its index; its metrics."""
     cfg = validate_config(config, where=f"generators.{name}")
     planned = plan_items(units, name, params.seeds, params.variants)
+    invariant = getattr(GENERATORS.resolve(cfg.backend), "BATCH_INVARIANT", False)
+    streams = int(getattr(cfg, "concurrency", 1) or 1) if invariant else 1  # HTTP APIs: streamed
     with ImageStore(store_dir) as store:
         store.acquire_writer()  # one writer per store: a second render is refused (docs/errors.md)
         run = render_plan(
@@ -271,12 +277,13 @@ def render_config(
             functools.partial(_generate_worker, cfg.model_dump()),
             generator=generator_name(config),
             settings=settings_hash(cfg),
-            batch_size=cfg.batch_size,
+            batch_size=1 if streams > 1 else cfg.batch_size,
             executor=params.executor_for(name),
             verify=params.verify,
             retry_failed=params.retry_failed,
-            fixed_batches=not getattr(GENERATORS.resolve(cfg.backend), "BATCH_INVARIANT", False),
+            fixed_batches=not invariant,
             desc=f"render {name}",
+            concurrency=streams,
         )
         index = store.finalize(keys=[i.key for i in planned])
     return {
