@@ -26,6 +26,7 @@ from implicit_bench.registry import Registry
 GENERATORS: Registry[Generator] = Registry("generator")
 GENERATORS.register("diffusers", "implicit_bench.generators.diffusers_backend:DiffusersGenerator")
 GENERATORS.register("openai_images", "implicit_bench.generators.openai_images:OpenAIImagesGenerator")
+GENERATORS.register("gemini", "implicit_bench.generators.gemini:GeminiImagesGenerator")  # Nano Banana 2
 GENERATORS.register("sim", "implicit_bench.generators.sim:SimGenerator")  # simulated world (docs/world.md)
 
 # Config keys that change how fast images are made, never which images: left out of the hash.
