@@ -257,7 +257,7 @@ def send(
             if throttle is None:
                 response = _attempt(client, method, url, deadline, policy, clock, **kwargs)
             else:
-                with throttle.slot(tokens) as sent_at:
+                with throttle.slot(tokens, pause=attempt == 1) as sent_at:
                     try:
                         response = _attempt(client, method, url, deadline, policy, clock, **kwargs)
                     finally:

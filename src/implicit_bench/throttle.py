@@ -9,8 +9,8 @@ all of its request threads; :func:`implicit_bench.httpretry.send` asks it before
   quota (the 1% headroom absorbs network jitter between our clock and the server's);
 - **AIMD window**: at most ``window`` requests in flight (starts at ``concurrency``). An HTTP
   429 or an answer with ``Retry-After`` halves it (at most once per round trip: only a request
-  sent after the last decrease can lower it again) and pauses new sends until ``Retry-After``
-  has passed; each success then adds ``1 / window`` (one request per round trip of the full
+  sent after the last decrease can lower it again) and pauses new requests (not retries,
+  which wait their own back-off) until ``Retry-After`` has passed; each success then adds ``1 / window`` (one request per round trip of the full
   window) until ``concurrency`` is reached again. A 429 storm slows the run and fails
   nothing: the request itself is retried under the one retry policy.
 
@@ -77,24 +77,25 @@ class Throttle:
         self.decreases = 0
 
     @contextmanager
-    def slot(self, tokens: float = 0.0) -> Any:
-        """Hold one in-flight slot (waiting for the window and the quotas); yields the send time."""
+    def slot(self, tokens: float = 0.0, pause: bool = True) -> Any:
+        """Hold one in-flight slot (waiting for the window and the quotas); yields the send time.
+        ``pause``: also wait out a ``Retry-After`` pause (a retry has already waited its own)."""
         with self._cond:
             while self.in_flight >= max(1, math.floor(self.window)):
                 self._cond.wait()
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
-            self._wait_quota(tokens)
+            self._wait_quota(tokens, pause)
             yield self.clock()
         finally:
             with self._cond:
                 self.in_flight -= 1
                 self._cond.notify_all()
 
-    def _wait_quota(self, tokens: float) -> None:
+    def _wait_quota(self, tokens: float, pause: bool) -> None:
         with self._lock:
-            wait = max(self.pause_until - self.clock(), 0.0)
+            wait = max(self.pause_until - self.clock(), 0.0) if pause else 0.0
             if self.requests is not None:
                 wait = max(wait, self.requests.reserve(1.0))
             if self.tokens is not None and tokens > 0:
