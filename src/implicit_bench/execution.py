@@ -42,6 +42,9 @@ class ExecutorConfig(StrictModel):
     workers: PositiveInt = 1  # Ray actors (each loads the model once)
     num_gpus: NonNegFloat = 0  # per actor
     num_cpus: NonNegFloat = 1  # per actor
+    # per actor: custom Ray resources a node must offer (e.g. {"a100": 1} on `ray start
+    # --resources='{"a100": 1}'` nodes), so GPU work lands only where the hardware is
+    resources: dict[str, NonNegFloat] = {}
     max_in_flight: PositiveInt = 2  # items queued per actor (keeps GPUs busy while results travel)
     runtime_env: dict[str, Any] | None = None  # Ray runtime_env (e.g. working_dir, pip) for clusters
     max_attempts: PositiveInt = 3  # tries per item, first one included
@@ -204,6 +207,7 @@ def _run_ray(
         started_here = True
     actor_cls = _ray_actor_class(ray).options(
         num_gpus=config.num_gpus, num_cpus=config.num_cpus, max_restarts=config.max_attempts, max_task_retries=0,
+        **({"resources": dict(config.resources)} if config.resources else {}),
         **({"max_concurrency": concurrency} if concurrency > 1 else {}),
     )
     per_actor = max(config.max_in_flight, concurrency)
