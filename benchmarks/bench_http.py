@@ -14,7 +14,7 @@ Each backend runs through the code path its stage uses (``run_judge_stage``, ``c
 second achieved against the limit (``concurrency / mean latency``, or the quota).
 
     python benchmarks/bench_http.py unlimited --concurrency 32
-    python benchmarks/bench_http.py quota --rpm 600 --window 10
+    python benchmarks/bench_http.py quota --rpm 1200 --window 20   # 60 requests/s
     python benchmarks/bench_http.py curve --capacity 48            # judge: throughput by concurrency
     python benchmarks/bench_http.py cpu                            # client CPU per 1024x1024 judge request
 
@@ -312,10 +312,10 @@ def main() -> None:
     p.add_argument("--n", type=int, default=1500)
     p.add_argument("--backends", nargs="+", default=list(BACKENDS))
     p = sub.add_parser("quota")
-    p.add_argument("--rpm", type=int, default=600, help="requests per --window seconds")
-    p.add_argument("--window", type=float, default=10.0)
+    p.add_argument("--rpm", type=int, default=1200, help="requests per --window seconds")
+    p.add_argument("--window", type=float, default=20.0)
     p.add_argument("--concurrency", type=int, default=32)
-    p.add_argument("--n", type=int, default=400)
+    p.add_argument("--n", type=int, default=1500)
     p.add_argument("--no-limits", action="store_true", help="do not pass rpm to the client (older checkouts)")
     p.add_argument("--backends", nargs="+", default=list(BACKENDS))
     p = sub.add_parser("curve")

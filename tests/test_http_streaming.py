@@ -20,7 +20,7 @@ from implicit_bench.cache import DiskCache
 from implicit_bench.httpretry import RetryPolicy, read_bounded, send
 from implicit_bench.llm import build_llm
 from implicit_bench.streaming import stream_map
-from implicit_bench.throttle import Throttle, estimate_tokens
+from implicit_bench.throttle import HEADROOM, Throttle, estimate_tokens
 from tests.chat_server import ChatServer, completion
 
 
@@ -192,7 +192,7 @@ def test_throttle_aimd_arithmetic():
     for _ in range(5):
         with rpm.slot():
             pass
-    assert clock[0] - start == pytest.approx(4 / (60 * 0.99 / 60))  # evenly spaced at 99% of the quota
+    assert clock[0] - start == pytest.approx(4 / (60 * HEADROOM / 60))  # evenly spaced at 98% of the quota
 
 
 def test_estimate_tokens_counts_text_and_not_inline_images():

@@ -3,10 +3,11 @@
 One :class:`Throttle` per backend instance (one catalogue entry in one process) is shared by
 all of its request threads; :func:`implicit_bench.httpretry.send` asks it before every attempt:
 
-- **rate limits** (``rpm``, ``tpm``): token buckets that refill at 99% of the quota per
+- **rate limits** (``rpm``, ``tpm``): token buckets that refill at 98% of the quota per
   ``rate_window_s`` (60 s) and hold at most one request (rpm) or one second's tokens (tpm),
   so requests leave evenly spaced and no window of ``rate_window_s`` ever holds more than the
-  quota (the 1% headroom absorbs network jitter between our clock and the server's);
+  quota (the 2% headroom absorbs the delay between our send and the server's count: up to
+  1.2 s in a 60 s window);
 - **AIMD window**: at most ``window`` requests in flight (starts at ``concurrency``). An HTTP
   429 or an answer with ``Retry-After`` halves it (at most once per round trip: only a request
   sent after the last decrease can lower it again) and pauses new requests (not retries,
@@ -28,7 +29,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
 
-HEADROOM = 0.99  # fraction of a quota the buckets refill at
+HEADROOM = 0.98  # fraction of a quota the buckets refill at (the rest absorbs send-to-arrival jitter)
 
 
 class TokenBucket:
