@@ -195,7 +195,8 @@ def run_images(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
 
     units = pd.DataFrame([{"unit_id": f"u{i:05d}", "bias_type": "gender", **{f"prompt_{v}": f"photo {i} {v}" for v in
                            ("neutral", "stereotype", "anti_stereotype")}} for i in range(math.ceil(n / 3))])
-    config = {"backend": "openai_images", "model": "bench", "base_url": url, "api_key_env": None, **http}
+    config = {"backend": "openai_images", "model": "bench", "base_url": url, "api_key_env": None,
+              "batch_size": IMAGE_BATCH[0], **http}
     params = RenderParams(configs={"api": config}, seeds=[42], executor=ExecutorConfig(progress=False))
     result = render_all(params, units, root / "images")["api"]
     return result["items"], result["by_status"]["failed"] + result["by_status"]["refused"]
@@ -211,6 +212,7 @@ def run_embedder(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
     return embedder.calls, 0
 
 
+IMAGE_BATCH = [1]  # render batch size of the image API config (--image-batch-size)
 BACKENDS = {"judge": run_judge, "llm": run_llm, "images": run_images, "embedder": run_embedder}
 
 
@@ -311,6 +313,7 @@ def main() -> None:
     p.add_argument("--concurrency", type=int, default=32)
     p.add_argument("--n", type=int, default=1500)
     p.add_argument("--backends", nargs="+", default=list(BACKENDS))
+    p.add_argument("--image-batch-size", type=int, default=1, help="render batch_size of the image config")
     p = sub.add_parser("quota")
     p.add_argument("--rpm", type=int, default=1200, help="requests per --window seconds")
     p.add_argument("--window", type=float, default=20.0)
@@ -325,6 +328,7 @@ def main() -> None:
     p = sub.add_parser("cpu")
     p.add_argument("--n", type=int, default=20)
     args = parser.parse_args()
+    IMAGE_BATCH[0] = getattr(args, "image_batch_size", 1)
     {"unlimited": unlimited, "quota": quota, "curve": curve, "cpu": cpu}[args.scenario](args)
 
 

@@ -4,10 +4,11 @@ One :class:`Throttle` per backend instance (one catalogue entry in one process) 
 all of its request threads; :func:`implicit_bench.httpretry.send` asks it before every attempt:
 
 - **rate limits** (``rpm``, ``tpm``): token buckets that refill at 98% of the quota per
-  ``rate_window_s`` (60 s) and hold at most one request (rpm) or one second's tokens (tpm),
-  so requests leave evenly spaced and no window of ``rate_window_s`` ever holds more than the
-  quota (the 2% headroom absorbs the delay between our send and the server's count: up to
-  1.2 s in a 60 s window);
+  ``rate_window_s`` (60 s) and bank at most 1% of it (at least one request), so requests
+  leave evenly spaced, a client that fell behind (a busy CPU) catches up by that much, and no
+  window of ``rate_window_s`` holds more than 99% of the quota as sent (the last 1% absorbs the
+  delay between our send and the server's count: 0.6 s in a 60 s window). The bucket starts
+  with one request, so a run never starts with a burst;
 - **AIMD window**: at most ``window`` requests in flight (starts at ``concurrency``). An HTTP
   429 or an answer with ``Retry-After`` halves it (at most once per round trip: only a request
   sent after the last decrease can lower it again) and pauses new requests (not retries,
@@ -67,8 +68,9 @@ class Throttle:
         self.window = float(self.max_window)
         self.clock = clock
         self.sleep = sleep
-        self.requests = TokenBucket(rpm * HEADROOM / rate_window_s, 1.0, clock) if rpm else None
-        self.tokens = TokenBucket(tpm * HEADROOM / rate_window_s, tpm / rate_window_s, clock) if tpm else None
+        burst = (1 - HEADROOM) / 2  # banked at most: 1% of a quota, so a window holds <= 99% of it
+        self.requests = TokenBucket(rpm * HEADROOM / rate_window_s, rpm * burst, clock) if rpm else None
+        self.tokens = TokenBucket(tpm * HEADROOM / rate_window_s, tpm * burst, clock) if tpm else None
         self._cond = threading.Condition()
         self._lock = threading.Lock()  # the buckets: reservations are made in sending order
         self.in_flight = 0
