@@ -12,7 +12,9 @@ Used by ``render`` (image generation) and ``judge`` (VLM calls)::
 ``on_outcome`` **in the driver process**, which does all writing, so the in-process and Ray
 executors write identical results (only the completion order differs). A worker exception is
 retried up to ``max_attempts`` times in total; then the item's outcome carries the error and
-the run goes on. With Ray, a crashed actor is restarted and its item retried the same way.
+the run goes on. With Ray, a crashed actor is restarted and its item retried the same way; an
+item sent to an actor that is being restarted (its node was lost) waits for it, up to a minute,
+without using an attempt.
 Progress and ETA are shown with tqdm on stderr.
 
 ``concurrency`` > 1 (HTTP backends: the backend's ``concurrency``) streams the items
@@ -90,6 +92,7 @@ class RunStats:
 
 
 Worker = Callable[[Any], Any]
+RESTART_WAITS, RESTART_WAIT_S = 240, 0.25  # an item waits up to a minute for a restarting actor
 
 
 def describe_error(exc: BaseException) -> str:
@@ -211,6 +214,9 @@ def _run_ray(
         **({"max_concurrency": concurrency} if concurrency > 1 else {}),
     )
     per_actor = max(config.max_in_flight, concurrency)
+    # an actor being restarted (its node died) answers ActorUnavailableError: wait, do not count
+    restarting = getattr(ray.exceptions, "ActorUnavailableError", ())
+    waits: dict[str, int] = {}
     actors = [actor_cls.remote(make_worker) for _ in range(max(1, config.workers))]
     queue: deque[tuple[WorkItem, int]] = deque((item, 1) for item in items)
     pending: dict[Any, tuple[WorkItem, int, Any]] = {}
@@ -229,6 +235,13 @@ def _run_ray(
                 load[idx] -= 1
                 try:
                     value, error = ray.get(ref)
+                except restarting as exc:  # its node was lost and Ray restarts it: not the item's fault
+                    waits[item.id] = waits.get(item.id, 0) + 1
+                    if waits[item.id] <= RESTART_WAITS:
+                        time.sleep(RESTART_WAIT_S)
+                        queue.appendleft((item, attempt))  # the same attempt, on whichever actor is up
+                        continue
+                    value, error = None, redact(f"worker unavailable: {type(exc).__name__}: {str(exc)[:500]}")
                 except ray.exceptions.RayError as exc:  # actor died (OOM, segfault): retried
                     value, error = None, redact(f"worker crashed: {type(exc).__name__}: {str(exc)[:500]}")
                 if error is None or attempt >= config.max_attempts:
