@@ -114,7 +114,7 @@ def test_judge_keeps_concurrency_in_flight_across_batches(tmp_path):
 
     def answer(body, n):
         with gauge:
-            time.sleep(0.05)
+            time.sleep(0.25)
             return 200, completion('{"choice": "C"}')
 
     with ChatServer(answer) as server:
@@ -293,9 +293,12 @@ def test_embedder_cache_key_includes_base_url_and_streams(tmp_path):
 
     gauge = Gauge()
 
+    together = threading.Barrier(3, timeout=20)  # each answer waits until 3 requests are at the server
+
     def answer(body, n):
         with gauge:
-            time.sleep(0.05)
+            if len(body["input"]) == 2:  # the first embedder's six requests (the second sends one text)
+                together.wait()
             return 200, {"data": [{"index": i, "embedding": [1.0, float(len(t))]} for i, t in enumerate(body["input"])]}
 
     with ChatServer(answer) as one, ChatServer(answer) as two:
