@@ -135,7 +135,8 @@ def is_person_noun(phrase: str) -> bool:
 def correct_word(word: str) -> str:
     """``word`` spelled right: the exception list first, then pyspellchecker for unknown lower-
     case words of at least ``MIN_CORRECTED_LEN`` letters; a capitalised word is corrected only
-    to a country name or a demonym (names are not words of the dictionary)."""
+    to a close country name or demonym (``difflib``, ratio >= 0.85; names are not words of the
+    dictionary)."""
     fixes, keep = _exceptions()
     low = word.lower()
     if low in fixes:
@@ -145,10 +146,13 @@ def correct_word(word: str) -> str:
     speller = _speller()
     if low in speller or low in demonyms() or low in countries() or low in person_nouns():
         return word
+    if word[:1].isupper():  # a name unless it is close to a country or a demonym ("Norweigan")
+        import difflib
+
+        close = difflib.get_close_matches(low, [*demonyms(), *countries()], n=1, cutoff=0.85)
+        return _case_like(close[0], word) if close else word
     fix = speller.correction(low)
     if not fix or fix == low:
-        return word
-    if word[:1].isupper() and not (fix in demonyms() or fix in countries()):
         return word
     return _case_like(fix, word)
 
