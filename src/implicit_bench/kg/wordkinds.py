@@ -39,7 +39,8 @@ def tail_kind(tail: str) -> str:
     if lexicon.is_demonym(tail) or lexicon.demonym_of(tail):
         return "group"
     if lexicon.is_person_noun(tail):
-        return "role"
+        # a word that is also an adjective ("gay", "elderly") describes the person: "a gay person"
+        return "adjective" if len(toks) == 1 and "ADJ" in _pos(last) and lexicon.singular(last) == last else "role"
     if any(t.lower() in CLAUSE_WORDS or t.lower() in stop_words() - INTENSIFIERS for t in toks):
         return "other"
     pos = _pos(last)
