@@ -2,7 +2,7 @@
 PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
-# torch: the CPU build 2.13.0 (local on this project's machines). GPU users: see docs/gpu.md.
+# torch: 2.14.1 + torchvision 0.29.1 as in requirements.lock (a CUDA 13 build that also runs on the CPU). GPU users: see docs/gpu.md.
 TORCH_SPEC ?= torch==2.14.1 torchvision==0.29.1
 
 .PHONY: setup repro test lint bench clean-venv lock dvc-deps

@@ -11,6 +11,7 @@ import pytest
 from implicit_bench.errors import InputError
 from implicit_bench.kg.llm_extractor import messages_for
 from implicit_bench.kg.minimal_pair import MinimalPairParams, extract
+from implicit_bench.kg.normalise import normalise
 from implicit_bench.kg.stage import KGParams, read_pairs, run_kg
 from implicit_bench.kg.stats import kg_graph_stats
 from implicit_bench.kg.table import units_frame, units_from_frame
@@ -121,7 +122,7 @@ def test_minimal_pair_cannot_do_everything():
     assert unit.stereotype_tails == ["She", "her"] and unit.anti_stereotype_tails == ["He", "his"]
 
 
-def test_run_kg_counts_pairs_without_units_and_writes_null_relation():
+def test_run_kg_counts_pairs_without_units_and_extracts_the_relation():
     pairs = [
         crows("cp-1", "Jerome was very fast and athletic.", "Tom was very fast and athletic."),
         stereoset("ss-1", "nurse", "The nurse was caring.", "The nurse was rude.", bias="profession"),
@@ -129,7 +130,9 @@ def test_run_kg_counts_pairs_without_units_and_writes_null_relation():
     ]
     table, records, metrics = run_kg(pairs, KGParams())
     assert list(table["unit_id"]) == ["cp-1-u0", "ss-1-u0"]
-    assert table["relation"].isna().all()  # null, never "nan"
+    # the relation: CrowS-Pairs identity contrast -> has_<bias type>; an adjective contrast -> has_trait
+    assert table["relation"].tolist() == ["has_race_color", "has_trait"]
+    assert metrics["units_by_relation"] == {"has_race_color": 1, "has_trait": 1}
     assert json.loads(table.loc[0, "stereotype_tails"]) == ["Jerome"] and table.loc[0, "stereotype"] == "Jerome"
     assert metrics["pairs_total"] == 3 and metrics["pairs_with_units"] == 2
     assert metrics["pairs_without_units_by_reason"] == {"intersentence": 1}
@@ -138,9 +141,9 @@ def test_run_kg_counts_pairs_without_units_and_writes_null_relation():
     assert records == [{"pair_id": "ss-2", "source": "stereoset", "bias_type": "profession", "level": "pair",
                         "raw": "", "mode": "no_unit", "error": "intersentence"}]
     assert metrics["invalid_records"] == 0
-    # round trip through the table keeps the records identical
+    # round trip through the table keeps the records identical (the extracted units, normalised)
     assert [u.model_dump() for u in units_from_frame(table)] == [
-        u.model_dump() for r in pairs for u in extract(r).units
+        u.model_dump() for u in normalise([u for r in pairs for u in extract(r).units])[0]
     ]
 
 

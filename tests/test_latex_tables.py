@@ -33,7 +33,7 @@ def test_interval_cells_and_percent_columns():
     assert with_intervals(lone)["g"].tolist() == ["0.50 [0.25, 0.75]"]
 
 
-def test_booktabs_table_escapes_and_scales_wide_tables():
+def test_booktabs_table_escapes_and_sets_wide_tables_in_landscape():
     frame = pd.DataFrame({"bias_type": ["physical_appearance"], "share_pct": [12.5], "share_ci_low": [5.0], "share_ci_high": [20.0]})
     tex = to_booktabs(frame, "shares & more", "tab:shares")
     for part in (r"\toprule", r"\midrule", r"\bottomrule", r"\caption{shares \& more}", r"\label{tab:shares}",
@@ -41,7 +41,9 @@ def test_booktabs_table_escapes_and_scales_wide_tables():
         assert part in tex
     assert r"\resizebox" not in tex
     wide = pd.DataFrame({f"c{i}": [1.0] for i in range(9)})
-    assert r"\resizebox{\linewidth}{!}{%" in to_booktabs(wide, "wide", "tab:wide")
+    wide_tex = to_booktabs(wide, "wide", "tab:wide")
+    assert r"\begin{landscape}" in wide_tex and r"\end{landscape}" in wide_tex  # set in landscape,
+    assert r"\resizebox" not in wide_tex  # never shrunk
 
 
 def test_generators_side_by_side_from_one_run(tmp_path):

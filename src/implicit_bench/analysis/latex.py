@@ -5,15 +5,26 @@ column with ``ci_low`` / ``ci_high``: the one spelling of an interval in tables 
 the columns of an ``Estimate``'s ``ci``, docs/metrics.md) becomes one cell
 ``value [lo, hi]``; percentages (``_pct`` columns) get one decimal, other numbers two. The CSV
 keeps the numbers; ``tables/NAME.tex`` is a ``table`` float with ``\\toprule`` / ``\\midrule`` /
-``\\bottomrule`` (needs ``\\usepackage{booktabs}``).
+``\\bottomrule`` (needs ``\\usepackage{booktabs}``). With ``table=NAME`` the caption, label and
+column titles come from the table registry (:mod:`implicit_bench.analysis.table_registry`),
+cells print catalogue names as model names, fraction columns the registry lists become
+percentages, and a wide table is set in landscape (``\\usepackage{pdflscape}``), never shrunk.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import pandas as pd
+
+from implicit_bench.analysis.table_registry import (
+    column_label,
+    not_estimable_columns,
+    paper_table,
+    value_label,
+)
 
 WIDE_COLUMNS = 7
 _BOUNDS = (("_ci_low", "_ci_high"),)
@@ -67,7 +78,7 @@ def with_intervals(frame: pd.DataFrame) -> pd.DataFrame:
     out = out.drop(columns=drop)
     for col in out.columns:
         if col not in {t[0] for t in triples}:
-            digits = 1 if col.endswith("_pct") else 2
+            digits = 1 if "_pct" in col or col.startswith("pct_") else 2
             out[col] = [_fmt(v, digits) for v in out[col]]
     return out.rename(columns={c: c[:-4] + " (%)" for c in out.columns if c.endswith("_pct")})
 
@@ -76,35 +87,112 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
 
 
-def to_booktabs(frame: pd.DataFrame, caption: str, label: str, note: str | None = None,
-                cells: pd.DataFrame | None = None) -> str:
+def stacked(title: str, width: int = 12) -> str:
+    """A column title broken into lines of about ``width`` characters (a one-column tabular,
+    no package needed) so that headers do not set a table's width."""
+    lines: list[str] = []
+    for word in title.split(" "):
+        if lines and len(_visible(lines[-1])) + 1 + len(_visible(word)) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return title if len(lines) == 1 else r"\begin{tabular}[b]{@{}c@{}}" + r" \\ ".join(lines) + r"\end{tabular}"
+
+
+def _visible(tex: str) -> str:
+    """``tex`` as the characters it prints (roughly: commands count as one character)."""
+    tex = tex.replace(r"\begin{tabular}[b]{@{}c@{}}", "").replace(r"\end{tabular}", "")
+    tex = re.sub(r"\\[a-zA-Z]+(\{\})?", "x", tex.replace(r"\%", "%").replace(r"\&", "&").replace(r"\_", "_"))
+    return tex.replace("$", "").replace("{", "").replace("}", "")
+
+
+def printed_cells(frame: pd.DataFrame, table: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(numbers, cells)`` of ``frame`` as table ``table`` prints them: registry fraction
+    columns (and their bounds) scaled to percentages, catalogue names as printed names."""
+    spec = paper_table(table)
+    numbers = frame.copy()
+    for col in spec.fractions:
+        for c in (col, col + "_ci_low", col + "_ci_high"):
+            if c in numbers.columns:
+                numbers[c] = pd.to_numeric(numbers[c], errors="coerce") * 100
+    numbers = numbers.rename(columns={c: c + "_pct" for c in spec.fractions if c in numbers.columns})
+    numbers = numbers.drop(columns=[c for c in spec.drop if c in numbers.columns])
+    cells = with_intervals(numbers)
+    for col in cells.columns:
+        if not pd.api.types.is_numeric_dtype(numbers[col] if col in numbers.columns else cells[col]):
+            cells[col] = [value_label(v) if isinstance(v, str) else v for v in cells[col]]
+        cells[col] = [{"true": "yes", "false": "no"}.get(v, v) if isinstance(v, str) else v for v in cells[col]]
+    for col, reason in not_estimable_columns(list(numbers.columns)).items():
+        if col in cells.columns:
+            cells[col] = "n/a"
+            cells.attrs.setdefault("notes", []).append(f"n/a: {reason}.")
+    return numbers, cells
+
+
+PORTRAIT_PT = 330.0  # article text width (345pt) less a margin
+LANDSCAPE_PT = 530.0  # its text height, the width of a landscape page
+CHAR_PT = 4.6  # mean glyph width at \\small; the estimate decides portrait / landscape / split
+PAD_PT = 12.0  # 2 \\tabcolsep
+
+
+def _width(texts: list[str]) -> float:
+    return max((len(_visible(t)) for t in texts), default=1) * CHAR_PT + PAD_PT
+
+
+def _float(lines: list[str], caption: str, label: str, align: str, header: str, body: list[str], notes: list[str],
+           landscape: bool) -> list[str]:
+    out = [*([r"\begin{landscape}"] if landscape else []), r"\begin{table}" + ("[p]" if landscape else "[t]"),
+           r"\centering", r"\small", rf"\caption{{{caption}}}", rf"\label{{{label}}}", rf"\begin{{tabular}}{{{align}}}",
+           r"\toprule", header + r" \\", r"\midrule", *body, r"\bottomrule", r"\end{tabular}"]
+    out += [rf"\par\smallskip\footnotesize {latex_escape(n)}" for n in notes]
+    out += [r"\end{table}", *([r"\end{landscape}"] if landscape else [])]
+    return lines + out
+
+
+def to_booktabs(frame: pd.DataFrame, caption: str | None = None, label: str | None = None, note: str | list[str] | None = None,
+                cells: pd.DataFrame | None = None, table: str | None = None) -> str:
     """A LaTeX table float (booktabs rules) of ``with_intervals(frame)`` (``cells``, when the
-    caller has it already)."""
-    cells = with_intervals(frame) if cells is None else cells
+    caller has it already). ``table``: the registry name that gives caption, label and column
+    titles (``caption`` / ``label`` override them). A table wider than the text is set in
+    landscape; one wider than a landscape page is split into parts that repeat the leading
+    text columns (labels ``LABEL``, ``LABEL-part2``, ...)."""
+    notes = [note] if isinstance(note, str) else list(note or [])
+    spec = paper_table(table) if table else None
+    if spec is not None:
+        frame, cells = printed_cells(frame, table)  # type: ignore[arg-type]
+        notes = list(dict.fromkeys(cells.attrs.get("notes", []))) + notes
+        caption_tex = caption if caption is not None else spec.caption
+        label = label or spec.label
+    else:
+        cells = with_intervals(frame) if cells is None else cells
+        caption_tex = latex_escape(caption or "")
     bounds = {c for _, lo, hi in interval_columns(frame) for c in (lo, hi)}
     kept = [c for c in frame.columns if c not in bounds]
-    align = "".join("r" if pd.api.types.is_numeric_dtype(frame[c]) else "l" for c in kept) or "l"
-    wide = len(kept) > WIDE_COLUMNS  # scaled to the text width rather than overflowing it
-    header = " & ".join(latex_escape(str(c).replace("_", " ")) for c in cells.columns)
-    body = [" & ".join(latex_escape(v) for v in row) + r" \\" for row in cells.itertuples(index=False)]
-    lines = [
-        r"% generated by implicit-bench (tables/); needs \usepackage{booktabs} (and graphicx when wide)",
-        r"\begin{table}[t]",
-        r"\centering",
-        r"\small",
-        rf"\caption{{{latex_escape(caption)}}}",
-        rf"\label{{{label}}}",
-        *([r"\resizebox{\linewidth}{!}{%"] if wide else []),
-        rf"\begin{{tabular}}{{{align}}}",
-        r"\toprule",
-        header + r" \\",
-        r"\midrule",
-        *(body or [r"\multicolumn{" + str(max(1, len(cells.columns))) + r"}{c}{(no rows)} \\"]),
-        r"\bottomrule",
-        r"\end{tabular}",
-        *(["}"] if wide else []),
-    ]
-    if note:
-        lines.append(rf"\par\smallskip\footnotesize {latex_escape(note)}")
-    lines.append(r"\end{table}")
+    if spec is not None:
+        heads = [stacked(column_label(str(c), table)) for c in kept]
+    else:
+        heads = [latex_escape(str(c).replace("_", " ")) for c in cells.columns]
+    aligns = ["r" if pd.api.types.is_numeric_dtype(frame[c]) else "l" for c in kept] or ["l"]
+    texts = [[latex_escape(v) for v in cells.iloc[:, j]] for j in range(len(cells.columns))]
+    widths = [max(_width(col), _width(h.split(r" \\ "))) for col, h in zip(texts, heads, strict=True)]
+    lead = 0
+    while lead < min(2, len(aligns) - 1) and aligns[lead] == "l":
+        lead += 1
+    parts: list[list[int]] = [list(range(len(kept)))]
+    if spec is not None and sum(widths) > LANDSCAPE_PT and len(kept) > lead + 1:
+        parts, room = [[]], LANDSCAPE_PT - sum(widths[:lead])
+        for j in range(lead, len(kept)):
+            if parts[-1] and sum(widths[k] for k in parts[-1]) + widths[j] > room:
+                parts.append([])
+            parts[-1].append(j)
+        parts = [list(range(lead)) + p for p in parts]
+    lines = [r"% generated by implicit-bench (tables/); needs \usepackage{booktabs} (\usepackage{pdflscape} for a landscape table)"]
+    for i, cols in enumerate(parts):
+        landscape = (sum(widths[j] for j in cols) > PORTRAIT_PT or bool(spec and spec.landscape)) if spec is not None else len(kept) > WIDE_COLUMNS
+        body = [" & ".join(texts[j][r] for j in cols) + r" \\" for r in range(len(cells))]
+        body = body or [r"\multicolumn{" + str(max(1, len(cols))) + r"}{c}{(no rows)} \\"]
+        part_caption = caption_tex if len(parts) == 1 else f"{caption_tex} Part {i + 1} of {len(parts)}."
+        part_label = label if i == 0 else f"{label}-part{i + 1}"
+        lines = _float(lines, part_caption, str(part_label), "".join(aligns[j] for j in cols) or "l",
+                       " & ".join(heads[j] for j in cols), body, notes if i == len(parts) - 1 else [], landscape)
     return "\n".join(lines) + "\n"

@@ -14,7 +14,7 @@ import pandas as pd
 from implicit_bench.analysis.latex import to_booktabs, with_intervals
 from implicit_bench.estimate import Estimate
 from implicit_bench.io import atomic_write_text, write_table
-from implicit_bench.provenance import markdown_banner
+from implicit_bench.provenance import SIMULATED_NOTE, markdown_banner
 
 
 def clean(obj: Any) -> Any:
@@ -355,16 +355,18 @@ def write_tables(
     """
     out = Path(out_dir) / "tables"
     written = []
+    simulated = bool(prov and prov.get("simulated"))
     for name, frame in tables.items():
-        write_table(frame, out / f"{name}.csv")
+        csv_frame = frame.assign(simulated="SIMULATED") if simulated and markdown else frame
+        write_table(csv_frame, out / f"{name}.csv")
         written.append(str(out / f"{name}.csv"))
         if markdown:
             cells = with_intervals(frame) if len(frame.columns) else frame
             md = cells.to_markdown(index=False) if len(frame.columns) else "(empty)"
             atomic_write_text(out / f"{name}.md", markdown_banner(prov) + md + "\n")
-            note = "Computed from randomly initialised models: the numbers mean nothing." if prov and prov.get("random_init") else None
-            tex = to_booktabs(frame, name.replace("_", " "), f"tab:{name}", note,
-                              cells=cells if len(frame.columns) else None)
+            notes = ([f"SIMULATED: {SIMULATED_NOTE}"] if simulated else []) + (
+                ["Computed from randomly initialised models: the numbers mean nothing."] if prov and prov.get("random_init") else [])
+            tex = to_booktabs(frame, note=notes, table=name)
             atomic_write_text(out / f"{name}.tex", tex)
             written += [str(out / f"{name}.md"), str(out / f"{name}.tex")]
     return written

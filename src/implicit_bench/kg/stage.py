@@ -11,12 +11,13 @@ from pydantic import ValidationError
 
 from implicit_bench.errors import InputError
 from implicit_bench.kg.minimal_pair import Extraction, MinimalPairParams, extract
+from implicit_bench.kg.normalise import normalise
 from implicit_bench.kg.stats import kg_graph_stats
 from implicit_bench.kg.table import units_frame
 from implicit_bench.llm import InvalidCounter, llm_entry
 from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
 from implicit_bench.provenance import provenance
-from implicit_bench.records import KGUnit, SourcePair
+from implicit_bench.records import SourcePair
 from implicit_bench.tables import PAIRS
 
 
@@ -75,7 +76,11 @@ def run_kg(
             counter.add(answer)
         counter.check_calls()  # every call failed: exit non-zero, write nothing
     by_id = {p.pair_id: p for p in pairs}
-    units: list[KGUnit] = [u for r in results for u in r.units]
+    units, corrections, fragments, reduced = normalise([u for r in results for u in r.units])
+    for unit in fragments:
+        records.append({"pair_id": unit.source_pair_id, "unit_id": unit.unit_id, "source": unit.source,
+                        "bias_type": unit.bias_type, "level": "unit", "raw": unit.head, "mode": "rejected",
+                        "error": "fragment_head"})
     for r in results:
         if not r.units and r.reason not in ("llm_invalid_answer",):
             pair = by_id[r.pair_id]
@@ -84,6 +89,11 @@ def run_kg(
     table = units_frame(units)
     metrics = kg_metrics(pairs, results, table, counter, records)
     metrics["extractor"] = params.extractor
+    metrics["units_rejected_by_reason"] = {"fragment_head": len(fragments)}
+    metrics["heads_reduced_to_subject"] = reduced
+    metrics["spelling_corrections_total"] = sum(corrections.values())
+    metrics["spelling_corrections"] = [{"from": a, "to": b, "count": n} for (a, b), n in sorted(corrections.items())]
+    metrics["units_by_relation"] = _counts(table["relation"].fillna("none")) if len(table) else {}
     metrics["provenance"] = provenance([("kg_extractor", model_ref)])
     return table, records, metrics
 
@@ -114,6 +124,6 @@ def kg_metrics(
         "units_by_source_and_bias_type": by_source_type,
         "units_without_relation": int(table["relation"].isna().sum()) if len(table) else 0,
         "llm_answers": counter.as_dict(),
-        "invalid_records": sum(1 for r in records if r["level"] != "pair"),
+        "invalid_records": sum(1 for r in records if r["level"] != "pair" and r.get("mode") != "rejected"),
         "graph": kg_graph_stats(table),
     }

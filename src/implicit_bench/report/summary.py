@@ -77,11 +77,27 @@ def fmt_pct(x: float | None) -> str:
     return f"{100 * x:.1f}"
 
 
+def not_estimable_reason(value: Any, point: float | None, ci: tuple[float, float] | None) -> str | None:
+    """Why a quantity is not shown as a finding: the estimate's own ``reason`` (or ``note``) when
+    it has no value, or a degenerate interval (every bootstrap resample gives the point value:
+    the quantity is fixed by construction, e.g. a "0 of 3" group's default rate, or cannot vary,
+    e.g. CLIP's "neither" share). None when the estimate is a finding."""
+    if isinstance(value, dict) and point is None:
+        reason = value.get("reason") or value.get("note")
+        if reason:
+            return str(reason)
+    if point is not None and ci is not None and ci[0] == ci[1] == point:
+        return f"degenerate: every bootstrap resample gives {fmt_num(point)}"
+    return None
+
+
 def fmt_metric(value: Any, extras: bool = True, pct: bool = False) -> str:
     """A metric as text with its interval; ``pct``: a fraction shown as a percentage
     ("52.0% [40.1, 60.3]"), as in tables/*."""
     if isinstance(value, int) and not isinstance(value, bool) and not pct:
         return f'<span class="v">{value:,}</span>'
+    if isinstance(value, dict) and value.get("value") is None and (value.get("reason") or value.get("note")):
+        return f'<span class="v na">n/a</span> <span class="why">({esc(value.get("reason") or value.get("note"))})</span>'
     metric = as_metric(value)
     if metric is None:
         if isinstance(value, list | dict):
@@ -89,6 +105,9 @@ def fmt_metric(value: Any, extras: bool = True, pct: bool = False) -> str:
         return esc("–" if value is None else value)
     point, ci, others = metric
     num = fmt_pct if pct else fmt_num
+    why = not_estimable_reason(value, point, ci)
+    if why:
+        return f'<span class="v na">n/a</span> <span class="why">({esc(why)})</span>'
     text = f'<span class="v">{num(point)}{"%" if pct and point is not None else ""}</span>'
     if ci is not None:
         text += f' <span class="ci">[{num(ci[0])}, {num(ci[1])}]</span>'

@@ -18,6 +18,7 @@ from implicit_bench.triplets.checks import CHECK_COLUMNS, check_triplet
 from implicit_bench.triplets.prompt_stats import prompt_stats
 from implicit_bench.triplets.subset import stratified_subset
 from implicit_bench.triplets.template import TemplateWriterParams
+from implicit_bench.triplets.wellformed import check_table
 
 EXTRA_COLUMNS: tuple[str, ...] = (
     "source_pair_id", "target", "axis", "construction_mode", "shared_frame", "frame_sensitive",
@@ -104,6 +105,7 @@ def triplet_metrics(
         "triplets_total": int(len(table)),
         "triplets_by_bias_type": _counts(table["bias_type"]) if len(table) else {},
         "triplets_invalid": len(invalid),
+        "units_rejected_by_reason": _counts(r.get("reason", "invalid") for r in invalid if r.get("mode") == "rejected"),
         "llm_answers": counter.as_dict(),
         "check_violations": {**flags, "triplets_with_violation": int(len(violating)),
                              "by_bias_type": _counts(violating["bias_type"]) if len(violating) else {}},
@@ -111,6 +113,8 @@ def triplet_metrics(
         "subset_by_bias_type": _counts(chosen["bias_type"]) if len(chosen) else {},
         "prompt_stats": prompt_stats(table) if len(table) else {},
         "prompt_stats_subset": prompt_stats(chosen) if len(chosen) else {},
+        "well_formed": check_table(table),
+        "well_formed_subset": check_table(chosen),
     }
 
 

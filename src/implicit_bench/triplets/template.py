@@ -23,13 +23,17 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Any, Literal
 
 import pandas as pd
 
+from implicit_bench.kg import lexicon
 from implicit_bench.params import StrictModel
 from implicit_bench.records import KGUnit, PromptTriplet
 from implicit_bench.text import stop_words, words
+from implicit_bench.triplets import phrasing
 from implicit_bench.triplets.base import WriteResult
 
 
@@ -38,6 +42,7 @@ class TemplateWriterParams(StrictModel):
     explicit_subject: str = "{attribute} {head}"
     article: Literal["auto", "none"] = "auto"
     predicate_heads: Literal["person", "keep"] = "person"
+    scene_seed: int = 0  # picks each unit's scene from assets/scenes.txt (person mode; triplets/phrasing.py)
 
 
 SINGULAR_PERSONS = frozenset(["man", "woman", "person", "boy", "girl", "kid", "child", "guy", "lady", "gentleman", "teenager", "teen", "baby", "father", "mother", "dad", "mom", "mommy", "daddy", "son", "daughter", "brother", "sister", "husband", "wife", "uncle", "aunt", "grandfather", "grandmother", "friend", "neighbor", "neighbour", "student", "teacher", "doctor", "nurse", "worker", "employee", "boss", "family", "parent", "couple", "male", "female", "adult", "elder", "individual", "player", "driver", "officer", "cop", "customer", "patient", "stranger", "citizen", "immigrant", "foreigner", "native", "resident", "member", "nanny", "maid", "housekeeper", "janitor"])
@@ -63,7 +68,7 @@ def takes_article(head: str) -> bool:
 
 
 def _with_article(subject: str) -> str:
-    return ("an " if subject[:1].lower() in "aeiou" else "a ") + subject
+    return lexicon.with_article(subject)
 
 
 def is_predicate_head(unit: KGUnit) -> bool:
@@ -74,11 +79,15 @@ def is_predicate_head(unit: KGUnit) -> bool:
 
 def _is_name(token: str) -> bool:
     return token[:1].isupper() and token[1:].islower() and token.lower() not in stop_words() \
-        and not token.lower().endswith(DEMONYM_SUFFIXES)
+        and not token.lower().endswith(DEMONYM_SUFFIXES) and not lexicon.is_demonym(token) \
+        and not lexicon.demonym_of(token) and not lexicon.is_person_noun(token) \
+        and "ADJ" not in lexicon.parts_of_speech(token.lower())
 
 
 def person_subject(tails: list[str], bias_type: str | None = None) -> str:
     """A person noun phrase for one side's tails (see the module docstring)."""
+    tails = [re.sub(r"'s$", "", t) for t in tails]  # "prostitute's" -> "prostitute"
+    tails = [lexicon.demonym_of(t) or t for t in tails]  # "Russia" -> "Russian"
     toks = [w for t in tails for w in words(t)]
     lowered = [w.lower() for w in toks]
     if lowered and all(w in FEMALE for w in lowered):
@@ -91,10 +100,14 @@ def person_subject(tails: list[str], bias_type: str | None = None) -> str:
         return f"a person from {name}" if bias_type == "nationality" else f"a person named {name}"
     phrase = " and ".join(tails)
     last = lowered[-1] if lowered else ""
-    if last in PLURAL_PERSONS or (last.endswith("s") and not last.endswith("ss") and phrase[:1].islower()):
-        return phrase  # "crippled people", "janitors"
-    if last in SINGULAR_PERSONS or last.endswith(("man", "woman", "person")):
-        return _with_article(phrase)  # "a teenager", "an elderly person", "an Irishman"
+    pos = lexicon.parts_of_speech(last)
+    one = lexicon.singular(last)
+    if last in PLURAL_PERSONS or (one != last and lexicon.is_person_noun(one)):
+        return phrase  # "crippled people", "janitors", "muslims"
+    if one != last and "NOUN" in pos and "ADJ" in lexicon.parts_of_speech(one):
+        return " ".join([*phrase.split()[:-1], one, "people"])  # "blacks" -> "black people"
+    if lexicon.is_person_noun(phrase) and "ADJ" not in pos:
+        return _with_article(phrase)  # "a teenager", "an elderly person", "an Irishman", "a black rapper"
     return _with_article(f"{phrase} person")
 
 
@@ -136,6 +149,110 @@ def write_one(unit: KGUnit, params: TemplateWriterParams) -> PromptTriplet:
     )
 
 
+def write_person(unit: KGUnit, params: TemplateWriterParams, taken: set[str]) -> PromptTriplet:
+    """The three prompts of ``unit`` with a person subject and one scene (triplets/phrasing.py);
+    raises ``phrasing.Rejected`` with the reason when the unit cannot be written so."""
+    if unit.construction_mode == "identity_instantiation" and unit.source != "stereoset":
+        form = phrasing.crows_head_form(unit.head)
+        s_subject = person_subject(unit.stereotype_tails, unit.bias_type)
+        a_subject = person_subject(unit.anti_stereotype_tails, unit.bias_type)
+        for tails in (unit.stereotype_tails, unit.anti_stereotype_tails):
+            for t in tails:
+                kind = "name" if _is_name(t) or t.lower() in FEMALE | MALE else phrasing.tail_kind(re.sub(r"'s$", "", t))
+                if kind == "other":
+                    raise phrasing.Rejected("attribute_not_a_word", " / ".join(tails))
+                if kind in ("object", "abstract"):
+                    raise phrasing.Rejected("group_not_a_person", " / ".join(tails))
+        if form == "none" and lexicon.is_person_noun(unit.head) and unit.head[:1].islower():
+            return _crows_person_head(unit, params, taken)
+        if s_subject == a_subject:
+            raise phrasing.Rejected("no_contrast", s_subject)
+
+        def crows(subject: str, neutral: bool) -> str:
+            if form == "before":
+                article, _, rest = subject.partition(" ")
+                if article in ("a", "an"):
+                    core = f"{unit.head} {rest}"
+                    return ("an " if core[:1].lower() in "aeiou" else "a ") + core
+                return f"{unit.head} {subject}"
+            return subject
+
+        base_neutral = crows("a person", True)
+        if form == "after":
+            scene = unit.head
+        else:
+            scene = phrasing.pick_scene(unit, params.scene_seed, taken, lambda sc: params.neutral.format(subject=f"{base_neutral} {sc}"))
+        neutral = params.neutral.format(subject=f"{base_neutral} {scene}")
+        return PromptTriplet(unit_id=unit.unit_id, neutral=neutral,
+                             stereotype=params.neutral.format(subject=f"{crows(s_subject, False)} {scene}"),
+                             anti_stereotype=params.neutral.format(subject=f"{crows(a_subject, False)} {scene}"),
+                             writer="template")
+    base = phrasing.head_subject(unit.head)
+    s_subj = phrasing.explicit_subject(base, unit.stereotype_tails)
+    a_subj = phrasing.explicit_subject(base, unit.anti_stereotype_tails)
+    if s_subj.render() == a_subj.render():
+        raise phrasing.Rejected("no_contrast", s_subj.render())
+
+    def with_scene(subject: phrasing.Subject, scene: str) -> str:
+        text = subject.render()
+        if "," in subject.post or subject.post.startswith("with "):  # "..., with oil nearby": scene first
+            core = replace(subject, post="").render()
+            return params.neutral.format(subject=f"{core} {scene}{' ' + subject.post if subject.post else ''}")
+        return params.neutral.format(subject=f"{text} {scene}")
+
+    scene = phrasing.pick_scene(unit, params.scene_seed, taken, lambda sc: with_scene(base, sc))
+    return PromptTriplet(unit_id=unit.unit_id, neutral=with_scene(base, scene), stereotype=with_scene(s_subj, scene),
+                         anti_stereotype=with_scene(a_subj, scene), writer="template")
+
+
+def _side_subject(base: phrasing.Subject, tails: list[str], bias_type: str) -> phrasing.Subject:
+    """One side of a CrowS-Pairs unit whose head is a person noun ("student"): names -> "a
+    student named Jerome", sex words -> "a female student" ("a woman" for man / woman heads),
+    other tails as in ``phrasing.explicit_subject`` ("a Black student")."""
+    toks = [w for t in tails for w in words(t)]
+    lowered = [w.lower() for w in toks]
+    gendered = base.noun.lower() in FEMALE | MALE | {"person", "people"}
+    if lowered and all(w in FEMALE for w in lowered):
+        return phrasing.Subject("woman") if gendered else replace(base, adjectives=("female", *base.adjectives))
+    if lowered and all(w in MALE for w in lowered):
+        return phrasing.Subject("man") if gendered else replace(base, adjectives=("male", *base.adjectives))
+    content = [w for w in toks if w.lower() not in FEMALE | MALE]
+    if 1 <= len(content) <= 2 and all(_is_name(w) for w in content):
+        return replace(base, post=f"named {' '.join(content)}")
+    return phrasing.explicit_subject(base, [re.sub(r"'s$", "", t) for t in tails])
+
+
+def _crows_person_head(unit: KGUnit, params: TemplateWriterParams, taken: set[str]) -> PromptTriplet:
+    base = phrasing.head_subject(unit.head)
+    s_subj = _side_subject(base, unit.stereotype_tails, unit.bias_type)
+    a_subj = _side_subject(base, unit.anti_stereotype_tails, unit.bias_type)
+    if s_subj.render() == a_subj.render():
+        raise phrasing.Rejected("no_contrast", s_subj.render())
+
+    def prompt(subject: phrasing.Subject, scene: str) -> str:
+        if subject.post:
+            return params.neutral.format(subject=f"{subject.render()} {scene}")
+        return params.neutral.format(subject=f"{subject.render()} {scene}")
+
+    scene = phrasing.pick_scene(unit, params.scene_seed, taken, lambda sc: prompt(base, sc))
+    return PromptTriplet(unit_id=unit.unit_id, neutral=prompt(base, scene), stereotype=prompt(s_subj, scene),
+                         anti_stereotype=prompt(a_subj, scene), writer="template")
+
+
 def write(units: list[KGUnit], pairs: pd.DataFrame | None, params: dict[str, Any]) -> list[WriteResult]:
     config = TemplateWriterParams.model_validate(params or {})
-    return [WriteResult(u.unit_id, write_one(u, config)) for u in units]
+    if config.predicate_heads != "person":
+        return [WriteResult(u.unit_id, write_one(u, config)) for u in units]
+    taken: set[str] = set()
+    out: dict[str, WriteResult] = {}
+    for unit in sorted(units, key=lambda u: u.unit_id):  # scene choice independent of row order
+        try:
+            triplet = write_person(unit, config, taken)
+        except phrasing.Rejected as exc:
+            out[unit.unit_id] = WriteResult(unit.unit_id, None, {
+                "unit_id": unit.unit_id, "level": "unit", "mode": "rejected", "reason": exc.reason,
+                "error": str(exc), "head": unit.head, "raw": ""})
+            continue
+        taken.add(triplet.neutral)
+        out[unit.unit_id] = WriteResult(unit.unit_id, triplet)
+    return [out[u.unit_id] for u in units]

@@ -1,0 +1,183 @@
+"""Word knowledge for offline construction: spelling, countries and demonyms, parts of speech,
+person nouns. Each answer comes from a maintained library where one exists:
+
+- spelling: ``pyspellchecker`` (English word frequencies) plus the reviewed exception list
+  ``assets/spelling_exceptions.tsv`` (a correction the library gets wrong, ``Eriteria`` ->
+  ``Eritrea`` not ``criteria``; a word it does not know but that is right, ``abled``);
+- countries and demonyms: ``countryinfo`` (``Yemen`` -> ``Yemeni``), plus the exception list;
+- parts of speech: ``lemminflect``'s lexicon (``getAllLemmas``: NOUN / ADJ / VERB ...);
+- person nouns: ``assets/person_nouns.txt`` (reviewed list: roles, occupations, kin, groups).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+
+LOWER_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+MIN_CORRECTED_LEN = 5  # shorter unknown words are left alone (abbreviations, slang: "bro", "gf")
+
+
+@cache
+def _exceptions() -> tuple[dict[str, str], frozenset[str]]:
+    """(corrections, keep): ``from<TAB>to`` lines and single words the library must not touch."""
+    fixes: dict[str, str] = {}
+    keep: set[str] = set()
+    text = resources.files("implicit_bench.assets").joinpath("spelling_exceptions.tsv").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].rstrip()
+        if not line:
+            continue
+        parts = line.split("\t")
+        if len(parts) == 2 and parts[1].strip():
+            fixes[parts[0].strip().lower()] = parts[1].strip()
+        else:
+            keep.add(parts[0].strip().lower())
+    return fixes, frozenset(keep)
+
+
+@cache
+def _speller():  # noqa: ANN202 - spellchecker.SpellChecker, imported lazily
+    from spellchecker import SpellChecker
+
+    return SpellChecker(distance=2)
+
+
+@cache
+def countries() -> dict[str, str]:
+    """Lower-cased country name (and alternative spellings) -> demonym."""
+    from countryinfo import all_countries
+
+    out: dict[str, str] = {}
+    for c in all_countries():
+        try:
+            demonym, name = c.demonym(), c.name()
+        except Exception:  # noqa: BLE001 - a country without a demonym entry
+            continue
+        if not demonym or not name:
+            continue
+        for spelling in [name, *(c.alt_spellings() or [])]:
+            if spelling and len(spelling) > 3 and not spelling.isupper():
+                out.setdefault(spelling.lower(), demonym)
+    fixes, _ = _exceptions()
+    for k, v in fixes.items():
+        if k.startswith("country:"):
+            out[k[len("country:"):]] = v
+    return out
+
+
+@cache
+def demonyms() -> frozenset[str]:
+    """Lower-cased demonyms (``yemeni``, ``saudi arabian``) and the shipped group adjectives."""
+    fixes, _ = _exceptions()
+    extra = {v.lower() for k, v in fixes.items() if k.startswith("demonym:")}
+    return frozenset({d.lower() for d in countries().values()} | extra)
+
+
+def demonym_of(phrase: str) -> str | None:
+    """The demonym of a country name (``Yemen`` -> ``Yemeni``), else None."""
+    return countries().get(phrase.strip().lower())
+
+
+def is_demonym(phrase: str) -> bool:
+    return phrase.strip().lower() in demonyms()
+
+
+@cache
+def person_nouns() -> frozenset[str]:
+    text = resources.files("implicit_bench.assets").joinpath("person_nouns.txt").read_text(encoding="utf-8")
+    return frozenset(w.strip().lower() for w in text.splitlines() if w.strip() and not w.startswith("#"))
+
+
+@cache
+def parts_of_speech(word: str) -> frozenset[str]:
+    """The universal POS tags lemminflect's lexicon knows for ``word`` (empty when unknown)."""
+    from lemminflect import getAllLemmas
+
+    return frozenset(getAllLemmas(word)) | frozenset(getAllLemmas(word.lower()))
+
+
+def singular(word: str) -> str:
+    """``criminals`` -> ``criminal`` (lemminflect's noun lemma; the word itself otherwise)."""
+    from lemminflect import getAllLemmas
+
+    low = word.lower()
+    lemmas = getAllLemmas(low).get("NOUN")
+    if lemmas:
+        return lemmas[0]
+    if low.endswith("s") and low[:-1] in person_nouns():  # "muslims": not in lemminflect's lexicon
+        return word[:-1]
+    return word
+
+
+@cache
+def _inflect():  # noqa: ANN202 - inflect.engine, imported lazily
+    import inflect
+
+    return inflect.engine()
+
+
+@cache
+def with_article(phrase: str) -> str:
+    """``phrase`` with "a" / "an" as pronounced (inflect: "a Ukrainian man", "an honest person")."""
+    return _inflect().a(phrase)
+
+
+def is_person_noun(phrase: str) -> bool:
+    """A noun phrase naming a person or people: its last word (or its singular) is a person noun."""
+    last = phrase.strip().lower().split()[-1] if phrase.strip() else ""
+    return bool(last) and (last in person_nouns() or singular(last) in person_nouns()
+                           or last.endswith(("man", "men", "woman", "women", "person", "people")))
+
+
+@cache
+def correct_word(word: str) -> str:
+    """``word`` spelled right: the exception list first, then pyspellchecker for unknown lower-
+    case words of at least ``MIN_CORRECTED_LEN`` letters; a capitalised word is corrected only
+    to a close country name or demonym (``difflib``, ratio >= 0.85; names are not words of the
+    dictionary)."""
+    fixes, keep = _exceptions()
+    low = word.lower()
+    if low in fixes:
+        return _case_like(fixes[low], word)
+    if low in keep or len(low) < MIN_CORRECTED_LEN or not low.replace("'", "").isalpha() or "'" in low:
+        return word
+    speller = _speller()
+    if low in speller or low in demonyms() or low in countries() or low in person_nouns():
+        return word
+    if word[:1].isupper():  # a name unless it is close to a country or a demonym ("Norweigan")
+        import difflib
+
+        close = difflib.get_close_matches(low, [*demonyms(), *countries()], n=1, cutoff=0.85)
+        return _case_like(close[0], word) if close else word
+    fix = speller.correction(low)
+    if not fix or fix == low:
+        return word
+    return _case_like(fix, word)
+
+
+def _case_like(fix: str, word: str) -> str:
+    if fix[:1].isupper() or not word[:1].isupper():
+        return fix
+    return fix[:1].upper() + fix[1:]
+
+
+def correct_text(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """``text`` with every misspelled word corrected, and the ``(from, to)`` corrections made.
+    A multi-word exception (``Sierra Leon`` -> ``Sierra Leone``) is applied first."""
+    fixes, _ = _exceptions()
+    made: list[tuple[str, str]] = []
+    for wrong, right in fixes.items():
+        if " " in wrong and re.search(rf"\b{re.escape(wrong)}\b", text, flags=re.IGNORECASE) \
+                and not re.search(rf"\b{re.escape(right)}\b", text, flags=re.IGNORECASE):
+            text = re.sub(rf"\b{re.escape(wrong)}\b", right, text, flags=re.IGNORECASE)
+            made.append((wrong, right))
+
+    def one(m: re.Match[str]) -> str:
+        fixed = correct_word(m.group(0))
+        if fixed != m.group(0):
+            made.append((m.group(0), fixed))
+        return fixed
+
+    return re.sub(r"[A-Za-z]+(?:'[A-Za-z]+)?", one, text), made

@@ -1,0 +1,173 @@
+"""Person subjects and scenes for the template writer (docs/kg.md, "Minimal-pair rules").
+
+A prompt's subject is always a person. From the unit:
+
+- the head as a person: a country becomes its demonym ("Yemen" -> "a Yemeni person"), a demonym
+  gets a noun ("Saudi Arabian" -> "a Saudi Arabian person"), a person noun stays ("a chess
+  player"), a reflexive or sex word becomes "a man" / "a woman"; a head that names no person
+  ("Bible") is rejected (``head_not_a_person``);
+- each side's tails by kind: an adjective goes before the noun ("a friendly Norwegian person");
+  a person noun becomes the role ("a Ghanaian criminal"; on a head that is already a person
+  noun: "an assistant who is an intern"); a concrete non-person noun ("oil", "sweatshops")
+  becomes part of the scene ("..., with sweatshops in the background"); an abstract noun, a
+  verb or a function word is rejected (``attribute_not_visual``, ``attribute_not_a_word``);
+- CrowS-Pairs (the contrast is the group, the head the shared predicate): the group is the
+  subject (``template.person_subject``), an adjectival head goes before it ("a fast and
+  athletic person named Jerome"), a participle or prepositional head after it ("a teenager
+  sitting on a couch"); any other head is a clause and is not drawn;
+- the scene: a CrowS-Pairs head that is a participle or prepositional phrase is the scene;
+  otherwise one of ``assets/scenes.txt`` (everyday settings that name no group or attribute),
+  chosen per unit by a hash of its id, skipping scenes that share a word with the unit's
+  attributes and, where possible, scenes that would repeat another unit's neutral prompt.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import cache
+from importlib import resources
+
+from implicit_bench.hashing import derive_seed
+from implicit_bench.kg import lexicon
+from implicit_bench.kg.wordkinds import (  # noqa: F401 - crows_head_form, tail_kind re-exported
+    INTENSIFIERS,
+    MASS_NOUNS,
+    REFLEXIVE,
+    SEX_ADJECTIVE,
+    crows_head_form,
+    tail_kind,
+)
+from implicit_bench.records import KGUnit
+from implicit_bench.text import stop_words, words
+
+
+class Rejected(Exception):  # noqa: N818 - a reason, not an error
+    """The unit cannot be written as prompts about a person; ``reason`` is counted."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A person noun phrase: determiner, pre-modifiers, noun, post-modifier."""
+
+    noun: str
+    adjectives: tuple[str, ...] = ()
+    plural: bool = False
+    post: str = ""
+
+    def render(self) -> str:
+        core = " ".join([*self.adjectives, self.noun])
+        if not self.plural:
+            core = lexicon.with_article(core)
+        return core + (f" {self.post}" if self.post else "")
+
+
+def _lines(name: str) -> tuple[str, ...]:
+    text = resources.files("implicit_bench.assets").joinpath(name).read_text(encoding="utf-8")
+    return tuple(s.strip() for s in text.splitlines() if s.strip() and not s.startswith("#"))
+
+
+@cache
+def scenes() -> tuple[str, ...]:
+    """Every scene: an activity of ``assets/activities.txt`` at a place of ``assets/scenes.txt``."""
+    return tuple(f"{a} {p}" for a in _lines("activities.txt") for p in _lines("scenes.txt"))
+
+
+def head_subject(head: str) -> Subject:
+    """The person a StereoSet target names (see the module docstring)."""
+    text = head.strip()
+    low = text.lower()
+    if low in REFLEXIVE:
+        return Subject(REFLEXIVE[low])
+    demonym = lexicon.demonym_of(text)
+    if demonym:
+        return Subject("person", (demonym,))
+    if low.endswith(" people") and lexicon.is_demonym(text[: -len(" people")]):
+        return Subject("person", (text[: -len(" people")],))
+    if lexicon.is_demonym(text):
+        return Subject("person", (text,))
+    if low in ("people", "persons", "folks", "individuals"):
+        return Subject("person")
+    if lexicon.is_person_noun(text):
+        toks = text.split()
+        last = toks[-1]
+        single = lexicon.singular(last) if last.lower() not in lexicon.person_nouns() or last.lower().endswith("men") else last
+        if last.lower().endswith("men") and not last.lower().endswith("women"):
+            single = last[:-3] + "man"
+        elif last.lower().endswith("women"):
+            single = last[:-5] + "woman"
+        return Subject(" ".join([*toks[:-1], single]))
+    raise Rejected("head_not_a_person", text)
+
+
+def explicit_subject(base: Subject, tails: list[str]) -> Subject:
+    """``base`` with one side's tails (see the module docstring)."""
+    adjectives: list[str] = []
+    roles: list[str] = []
+    objects: list[str] = []
+    for tail in tails:
+        kind = tail_kind(tail)
+        if kind in ("adjective", "group"):
+            adjectives.append(lexicon.demonym_of(tail) or tail)
+        elif kind == "role" and base.noun != "person" and tail.lower() in SEX_ADJECTIVE:
+            adjectives.append(SEX_ADJECTIVE[tail.lower()])  # "a female doctor", not "a doctor who is a woman"
+        elif kind == "role":
+            toks = [t for t in tail.split() if t.lower() not in INTENSIFIERS | {"also"}]
+            noun = lexicon.singular(toks[-1])
+            noun = "person" if noun.lower() in ("people", "persons") else noun
+            if base.noun != "person" or len(roles):
+                roles.append(" ".join([*toks[:-1], noun]))
+            else:  # "loud man" on "a Ukrainian person": "a loud Ukrainian man"
+                adjectives.extend(toks[:-1])
+                roles.append(noun)
+        elif kind == "object":
+            objects.append(tail)
+        elif kind == "abstract":
+            raise Rejected("attribute_not_visual", tail)
+        else:
+            raise Rejected("attribute_not_a_word", tail)
+    out = base
+    if adjectives:
+        adjectives = [" ".join(t for t in a.split() if t.lower() not in {"also", "usually", "always", "often"}) or a
+                      for a in adjectives]
+        out = replace(out, adjectives=(" and ".join(adjectives), *out.adjectives))
+    if roles:
+        role = " and ".join(roles)
+        if out.noun == "person":
+            out = replace(out, noun=role)
+        else:
+            out = replace(out, post=f"who is {lexicon.with_article(role)}")
+    if objects:
+        thing = " and ".join(o if o.lower() in MASS_NOUNS or o.lower().endswith("s") else lexicon.with_article(o)
+                             for o in objects)
+        out = replace(out, post=(out.post + ", " if out.post else "") + f"with {thing} nearby")
+    return out
+
+
+def pick_scene(unit: KGUnit, seed: int, taken: set[str], prompt_of: callable) -> str:  # type: ignore[valid-type]
+    """A scene from the bank for ``unit``: hashed start, no word shared with its attributes,
+    the first whose neutral prompt (``prompt_of(scene)``) is not ``taken``."""
+    bank = scenes()
+    banned = {w.lower() for t in unit.stereotype_tails + unit.anti_stereotype_tails + [unit.head] for w in words(t)} \
+        - stop_words()
+    start = derive_seed(seed, unit.unit_id) % len(bank)
+    words_of = _scene_words()
+    fallback = None
+    for k in range(len(bank)):
+        i = (start + k) % len(bank)
+        if words_of[i] & banned:
+            continue
+        if prompt_of(bank[i]) not in taken:
+            return bank[i]
+        fallback = fallback or bank[i]
+    return fallback or bank[start]
+
+
+@cache
+def _scene_words() -> tuple[frozenset[str], ...]:
+    return tuple(frozenset(re.findall(r"[a-z]+", s.lower())) for s in scenes())
