@@ -57,6 +57,7 @@ def _run_analyze(
     params = dict(params or {})
     sel_raw = {**block(params, "select", "analyze params"), "units": units, "judgements": list(judgements), "pairs": pairs}
     ev_raw = {**block(params, "evaluate", "analyze params"), "units": units, "judgements": list(judgements), "selected_units": None, "image_index_glob": None}
+    sel_raw.setdefault("extracted", None)  # Table 9's KG units only when the params name them (never the cwd's data/)
     if selection != "none":
         sel_raw["rule"] = selection
     if sel_raw.get("config") is None and ev_raw.get("config") is not None:
