@@ -152,7 +152,9 @@ def _judge_cached(judge: Any, units: pd.DataFrame, root: Path) -> int | None:
 
 
 def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]:
-    from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, needed_llm_work, subset_units
+    from implicit_bench.debias.params import DebiasParams
+    from implicit_bench.debias.rewriting import needed_llm_work
+    from implicit_bench.debias.units import KG_COLUMNS, subset_units
     from implicit_bench.embedders import CachedEmbedder
 
     if "debias" not in params:

@@ -242,9 +242,10 @@ def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[
     """The planted composite S = 100 * E[Y (1 - b / 5)] of each debiasing configuration's images:
     the sim generator's shift from the rewritten or steered prompt embedding (``alpha``:
     ``debias.alpha`` unless given), the scoring judges' planted behaviour."""
+    from implicit_bench.debias.params import DebiasParams
     from implicit_bench.debias.render.stage import plan_inputs
-    from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, subset_units
     from implicit_bench.debias.steering import Encoding, direction, steer
+    from implicit_bench.debias.units import KG_COLUMNS, subset_units
     from implicit_bench.generators import create_generator
     from implicit_bench.params import section
     from implicit_bench.render.stage import RenderParams
@@ -291,7 +292,7 @@ def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[
 def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str, Any],
                    judge_models: dict[str, str]) -> list[dict[str, Any]]:
     """dS per debiasing configuration: planted S of the configuration minus the unmodified one's."""
-    from implicit_bench.debias.stage import DebiasParams
+    from implicit_bench.debias.params import DebiasParams
     from implicit_bench.params import section
 
     if not debias_metrics.get("configs"):
