@@ -360,7 +360,8 @@ def test_blind_cyclic3_asks_three_orders_and_stores_attributes(tmp_path):
     with ChatServer(_cyclic_answer) as server:
         judges = {"api": {"backend": "openai", "model": "vlm-test", "base_url": server.base_url,
                           "max_image_side": 32, "backoff_s": 0.0, "max_retries": 1, "batch_size": 4}}
-        result = run_judge_stage(_params(judges, tasks={"blind": None}, blind_orders="cyclic3"), tmp_path, dispatch=DISPATCH)
+        params = _params(judges, tasks={"blind": None}, blind_orders="cyclic3")
+        result = run_judge_stage(params, tmp_path, dispatch=DISPATCH)
         assert server.hits == 33  # 11 images x 3 orders
         prompts = [r["body"]["messages"][0]["content"][1]["text"] for r in server.requests]
     blind = result.frame
@@ -368,6 +369,9 @@ def test_blind_cyclic3_asks_three_orders_and_stores_attributes(tmp_path):
     # slot A holds a under "ans", neither under "nsa", s under "san": stored as the attribute
     assert (blind["value"] == blind["order"].map({"ans": "a", "nsa": "neither", "san": "s"})).all()
     assert any("A: Neither of the other two descriptions is shown" in p for p in prompts)
+    counts = json.loads((tmp_path / params.metrics).read_text())["counts"]["api"]["blind"]
+    assert {k: v for k, v in counts.items() if k.startswith("order_")} == {
+        "order_sa": 0, "order_as": 0, "order_ans": 11, "order_nsa": 11, "order_san": 11}
 
 
 def test_http_judge_structured_output_sends_each_tasks_schema(tmp_path):

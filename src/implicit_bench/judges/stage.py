@@ -507,17 +507,20 @@ def assemble(
                 "lenient": c["mode_lenient"],
                 "unparsable": c["invalid"] - c["backend_errors"],
                 "backend_errors": c["backend_errors"],
-                **(
-                    {"order_sa": c["order_sa"], "order_as": c["order_as"]}
-                    if tasks[task].option_order
-                    else {}
-                ),
+                **(_order_counts(c) if tasks[task].option_order else {}),
             }
             for task, c in sorted(per_task.items())
         }
         for judge, per_task in sorted(counts.items())
     }
     return frame, summary
+
+
+def _order_counts(c: Counter) -> dict[str, int]:
+    """Rows per option order: ``order_sa`` / ``order_as`` always, and every other order asked
+    (the three cyclic orders ``order_ans`` / ``order_nsa`` / ``order_san`` under ``cyclic3``)."""
+    return {"order_sa": c["order_sa"], "order_as": c["order_as"],
+            **{k: v for k, v in sorted(c.items()) if k.startswith("order_")}}
 
 
 def _model_ref(generator: str) -> str:
