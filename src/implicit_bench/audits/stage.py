@@ -97,7 +97,7 @@ def make_bootstrap(params: BootstrapParams) -> Any:
     """The analysis library's cluster bootstrap (one implementation for the whole project)."""
     from implicit_bench.analysis.bootstrap import Bootstrap
 
-    return Bootstrap(n=params.n, seed=params.seed, level=params.level)
+    return Bootstrap.from_params(params)
 
 
 def negation_report(judgements: pd.DataFrame, units: pd.DataFrame, order_of: OrderOf | None,

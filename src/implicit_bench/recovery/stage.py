@@ -94,19 +94,29 @@ def benchmark_entries(rt: RowTruth, judgements: pd.DataFrame, bench: dict[str, A
     return out
 
 
-def all_units_entries(rt: RowTruth, judgements: pd.DataFrame, config: str, judge: str, unit_ids: list[str],
-                      judge_models: dict[str, str], n_boot: int, seed: int) -> list[dict[str, Any]]:
-    """The headline rates on every planned unit (no selection), with the evaluate stage's
-    estimator and cluster bootstrap: recovery without conditioning on a data-dependent set."""
-    from implicit_bench.analysis.blind import label_counts, rates
+def evaluate_bootstrap(raw: dict[str, Any], path: str) -> Any:
+    """The evaluate stage's bootstrap: the top-level block under ``evaluate.bootstrap``'s own
+    keys, validated by the evaluate params model (as ``stages/evaluate.py`` builds it)."""
     from implicit_bench.analysis.bootstrap import Bootstrap
+    from implicit_bench.analysis.config import EvaluateParams
+    from implicit_bench.params import section
+
+    return Bootstrap.from_params(section(raw, "evaluate", EvaluateParams, path, inherit={"bootstrap": "bootstrap"}).bootstrap)
+
+
+def all_units_entries(rt: RowTruth, judgements: pd.DataFrame, config: str, judge: str, unit_ids: list[str],
+                      judge_models: dict[str, str], boot: Any) -> list[dict[str, Any]]:
+    """The headline rates on every planned unit (no selection), with the evaluate stage's
+    estimator and cluster bootstrap (``boot``: ``evaluate_bootstrap``): recovery without
+    conditioning on a data-dependent set."""
+    from implicit_bench.analysis.blind import label_counts, rates
 
     rows = primary_rows(judgements, judge)
     rows = rows[(rows["config"] == config) & rows["unit_id"].isin(unit_ids)].reset_index(drop=True)
     if rows.empty:
         return []
     counts = label_counts(rows, config, judge, unit_ids)
-    est = rates(counts, np.arange(len(unit_ids)), Bootstrap(n=n_boot, seed=seed), f"recovery/{config}/{judge}/all")
+    est = rates(counts, np.arange(len(unit_ids)), boot, f"recovery/{config}/{judge}/all")
     stored, rendered = blind_truths(rt, rows, rt.judge(judge_models[judge]))
     frame = rows[["variant"]].assign(p_s=stored[:, 0], p_a=stored[:, 1], r_s=rendered[:, 0], r_a=rendered[:, 1])
     mean = frame.groupby("variant").mean()
