@@ -7,7 +7,6 @@ import base64
 import io
 import json
 import logging
-from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +18,7 @@ from implicit_bench.judges.base import JudgeRequest
 from implicit_bench.judges.stage import (
     OUTPUT_COLUMNS,
     JudgeStageParams,
-    in_process_dispatch,
+    executor_dispatch,
     run_judge_stage,
 )
 from implicit_bench.provenance import RANDOM_INIT_MARKER
@@ -27,7 +26,7 @@ from implicit_bench.tiny.stage import build as build_tiny
 from tests.chat_server import ChatServer, completion
 from tests.judge_fixtures import make_inputs, png
 
-DISPATCH = partial(in_process_dispatch, progress=False)
+DISPATCH = executor_dispatch({}, progress=False)  # the production dispatcher (local, its retries)
 
 
 @pytest.fixture(scope="module")
@@ -321,7 +320,7 @@ def test_sigkilled_run_resumes(tmp_path, repo_root):
         script = (
             "import sys; from pathlib import Path; from implicit_bench.judges.stage import *; "
             f"p = JudgeStageParams.model_validate_json({params.model_dump_json()!r}); "
-            f"run_judge_stage(p, Path({str(tmp_path)!r}), dispatch=in_process_dispatch)"
+            f"run_judge_stage(p, Path({str(tmp_path)!r}), dispatch=executor_dispatch({{}}, progress=False))"
         )
         env = {**os.environ, "PYTHONPATH": f"{repo_root / 'src'}{os.pathsep}{repo_root}"}
         proc = subprocess.Popen([sys.executable, "-c", script], env=env)

@@ -341,33 +341,10 @@ Dispatch = Callable[
 ]
 
 
-def in_process_dispatch(name, make_worker, batches, on_result, progress: bool = False) -> None:
-    """One worker (one model load) in this process; a batch that raises is recorded as failed."""
-    worker = make_worker()
-    bar = _progress(sum(len(b) for b in batches), f"judge {name}", progress)
-    try:
-        for batch in batches:
-            try:
-                results, error = worker(batch), None
-            except Exception as exc:  # noqa: BLE001 - recorded per request, retried next run
-                results, error = None, f"{type(exc).__name__}: {exc}"
-            on_result(batch, results, error)
-            bar.update(len(batch))
-    finally:
-        bar.close()
-        close = getattr(getattr(worker, "__self__", None), "close", None)
-        if callable(close):
-            close()
-
-
 def executor_dispatch(executor: dict[str, Any], progress: bool = True) -> Dispatch:
-    """Dispatch through :func:`implicit_bench.execution.run_items` (in-process or Ray actors)."""
-    try:
-        from implicit_bench.execution import ExecutorConfig, WorkItem, run_items
-    except ImportError:  # the shared executor is not installed: local runs only
-        if executor.get("kind", "local") != "local":
-            raise ConfigError("judge.executor: the Ray executor needs implicit_bench.execution") from None
-        return partial(in_process_dispatch, progress=progress)
+    """Dispatch through :func:`implicit_bench.execution.run_items` (in-process or Ray actors,
+    with its retries): the one dispatcher, in production and in the tests."""
+    from implicit_bench.execution import ExecutorConfig, WorkItem, run_items
 
     config = ExecutorConfig.model_validate({"progress": progress, **executor})
 
@@ -394,13 +371,15 @@ def answer_missing(
     planned: list[PlannedJudgement],
     judge_configs: dict[str, dict[str, Any]],
     cache: DiskCache,
-    dispatch: Dispatch = in_process_dispatch,
+    dispatch: Dispatch | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], int]:
     """Cached answers of all planned keys (asking the judges for the missing ones).
 
     Every finished batch is written to the cache at once (a killed run loses at most the
     batches in flight). Returns ``(answers by key, errors by key, requests sent)``.
     """
+    if dispatch is None:
+        dispatch = executor_dispatch({}, progress=False)
     lookup = CacheLookup(cache, (p.key for p in planned), decode=_judge_entry)
     answers = lookup.found
     errors: dict[str, str] = {}
@@ -600,7 +579,6 @@ __all__ = [
     "answer_missing",
     "assemble",
     "executor_dispatch",
-    "in_process_dispatch",
     "make_judge_worker",
     "units_by_id",
     "plan_judgements",
