@@ -162,6 +162,21 @@ def diversity_labels(judgements: pd.DataFrame, units: pd.DataFrame, params: Dive
                                         params.template_variant, params.quantiles, boot, params.min_scene_images))
 
 
+def diversity_metrics(judgements: pd.DataFrame, units: pd.DataFrame, params: DiversityParams,
+                      inputs: list[str], faces: dict[str, Any] | None = None) -> dict[str, Any]:
+    """metrics/diversity.json content without provenance: the one writer of the stage and of
+    ``implicit-bench analyze`` (which has no images, hence no ``faces``)."""
+    boot = make_bootstrap(params.bootstrap)
+    return {
+        "blind_labels": diversity_labels(judgements, units, params, order_function(params.primary_order), boot=boot),
+        "bootstrap": boot.block("units with replacement"),
+        "faces": faces,
+        "inputs": inputs,
+        "include_neither": params.include_neither,
+        "template_variant": params.template_variant,
+    }
+
+
 def face_diversity(units: pd.DataFrame, params: FaceParams) -> dict[str, Any]:
     """Gender and age distributions (face judge) of the neutral images of gender and age units."""
     from implicit_bench.cache import DiskCache
