@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench.booleans import FALSE_WORDS, TRUE_WORDS
 from implicit_bench.debias.configs import (
     TABLE_27,
     BootstrapParams,
@@ -40,8 +41,6 @@ from implicit_bench.estimate import estimate_json, read_estimate
 
 IMAGE_KEY = ["config", "unit_id", "seed"]
 IMAGE_COLUMNS = [*IMAGE_KEY, "bias", "aligned", "rubric_invalid", "alignment_invalid"]
-_TRUE = {"true", "1", "yes"}
-_FALSE = {"false", "0", "no"}
 
 
 # ----- judgements -> one row per image ---------------------------------------------------------
@@ -75,9 +74,9 @@ def _parse_aligned(value: Any, source: str, row: int) -> float:
     if isinstance(value, bool | np.bool_):
         return float(value)
     text = str(value).strip().lower()
-    if text in _TRUE:
+    if text in TRUE_WORDS:
         return 1.0
-    if text in _FALSE:
+    if text in FALSE_WORDS:
         return 0.0
     raise InputError(source, row, "value", f"alignment value {value!r} is not true / false")
 
