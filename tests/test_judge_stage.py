@@ -394,3 +394,18 @@ def test_http_judge_structured_output_sends_each_tasks_schema(tmp_path):
     frame = result.frame
     assert (frame.loc[frame.task == "rubric", "value"] == "4").all()
     assert (~frame.loc[frame.task == "alignment", "valid"]).all()
+
+
+def test_each_judge_is_validated_and_built_once_in_the_stage(tmp_path, monkeypatch):
+    """One validation and one backend per judge in the stage process; the worker that answers
+    builds its own (the model is loaded there): two in all, where three were made."""
+    from implicit_bench.judges import JUDGE_BACKENDS
+
+    calls = []
+    validate = JUDGE_BACKENDS.validate
+    monkeypatch.setattr(JUDGE_BACKENDS, "validate", lambda config, where: calls.append(where) or validate(config, where))
+    make_inputs(tmp_path)
+    with ChatServer(lambda body, n: (200, completion('{"choice": "C"}'))) as server:
+        judges = {"api": {"backend": "openai", "model": "m", "base_url": server.base_url, "api_key_env": None}}
+        run_judge_stage(_params(judges, tasks={"blind": None}), tmp_path, dispatch=DISPATCH)
+    assert calls == ["judges.api", "judges.api"]

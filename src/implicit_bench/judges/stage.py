@@ -43,7 +43,7 @@ from implicit_bench.judge_tasks import (
     task_fields,
     task_registry,
 )
-from implicit_bench.judges import build_judge, judge_params
+from implicit_bench.judges import build_judge, judge_from_params, judge_params
 from implicit_bench.judges.base import JudgeRequest
 from implicit_bench.params import SafeName, StrictModel, check_refs
 from implicit_bench.prompt_fields import unit_fields
@@ -522,15 +522,12 @@ def run_judge_stage(
 ) -> JudgeRunResult:
     """Plan, answer (cache first), assemble, and write the table and the metrics."""
     root = Path(root)
-    backends = {
-        name: build_judge(cfg, f"judges.{name}") for name, cfg in params.judges.items()
-    }
+    validated = {name: judge_params(cfg, f"judges.{name}") for name, cfg in params.judges.items()}
+    backends = {name: judge_from_params(p) for name, p in validated.items()}  # each judge built once
     identities = {
         name: {"identity": b.identity(), "decoding": b.decoding()} for name, b in backends.items()
     }
-    judge_configs = {
-        name: judge_params(cfg, f"judges.{name}").model_dump() for name, cfg in params.judges.items()
-    }
+    judge_configs = {name: p.model_dump() for name, p in validated.items()}
     units = units_by_id(UNITS.read(root / params.units, require=("unit_id",)))
     planned, image_counts, generators = plan_judgements(params, units, identities, root)
     if dispatch is None:
