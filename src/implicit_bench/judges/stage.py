@@ -174,6 +174,34 @@ def _select(select: TaskSelect | None, attr: str, default: list[str]) -> list[st
     return list(default) if chosen is None else list(chosen)
 
 
+def task_selection(
+    params: JudgeStageParams, task_name: str, task: TaskSpec, all_configs: list[str]
+) -> tuple[list[str], list[str], set[str] | None]:
+    """(judges, configurations, variants or None for all) one task asks: the judge stage's
+    planner and ``implicit-bench plan`` read the selection through this one function."""
+    select = params.tasks[task_name]
+    judges = _select(select, "judges", list(params.judges))
+    configs = _select(select, "configs", all_configs)
+    variants = set(_select(select, "variants", task.variants or [])) or None
+    return judges, configs, variants
+
+
+def orders_per_image(params: JudgeStageParams, task: TaskSpec) -> int:
+    """How many option orders one image is asked in for ``task`` (1 unless it has option order)."""
+    if not task.option_order:
+        return 1
+    return {"both": len(ORDERS), "cyclic3": len(CYCLIC_ORDERS)}.get(params.blind_orders, 1)
+
+
+def judge_backends(judges: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """(backend, ``{identity, decoding}``) per judge of the catalogue, each validated and built
+    once (the stage and ``implicit-bench plan`` key the cache with these identities)."""
+    validated = {name: judge_params(cfg, f"judges.{name}") for name, cfg in judges.items()}
+    backends = {name: judge_from_params(p) for name, p in validated.items()}
+    identities = {name: {"identity": b.identity(), "decoding": b.decoding()} for name, b in backends.items()}
+    return backends, identities
+
+
 def plan_judgements(
     params: JudgeStageParams,
     units: dict[str, dict[str, Any]],
@@ -208,12 +236,10 @@ def plan_judgements(
     fields_cache: dict[str, dict[str, str]] = {}
     prompt_cache: dict[tuple[str, str, str | None], tuple[str, str]] = {}
     planned: list[PlannedJudgement] = []
-    for task_name, select in params.tasks.items():
+    for task_name in params.tasks:
         task = tasks[task_name]
-        judges = _select(select, "judges", list(params.judges))
+        judges, configs, variants = task_selection(params, task_name, task, all_configs)
         check_refs(judges, params.judges, f"judge.tasks.{task_name}.judges", "judges")
-        configs = _select(select, "configs", all_configs)
-        variants = set(_select(select, "variants", task.variants or [])) or None
         for config in configs:
             if config not in records_by_config:
                 raise ConfigError(
@@ -522,12 +548,8 @@ def run_judge_stage(
 ) -> JudgeRunResult:
     """Plan, answer (cache first), assemble, and write the table and the metrics."""
     root = Path(root)
-    validated = {name: judge_params(cfg, f"judges.{name}") for name, cfg in params.judges.items()}
-    backends = {name: judge_from_params(p) for name, p in validated.items()}  # each judge built once
-    identities = {
-        name: {"identity": b.identity(), "decoding": b.decoding()} for name, b in backends.items()
-    }
-    judge_configs = {name: p.model_dump() for name, p in validated.items()}
+    backends, identities = judge_backends(params.judges)  # each judge validated and built once
+    judge_configs = {name: b.params.model_dump() for name, b in backends.items()}
     units = units_by_id(UNITS.read(root / params.units, require=("unit_id",)))
     planned, image_counts, generators = plan_judgements(params, units, identities, root)
     if dispatch is None:
