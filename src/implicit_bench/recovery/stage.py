@@ -247,25 +247,21 @@ def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
             "not_covered": [e["estimand"] for e in judged if not e["covered"]]}
 
 
-def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[str, str],
-                        alpha: float | None = None) -> dict[str, float | None]:
+def expected_composites(world_dir: str, params: Any, generators: dict[str, dict[str, Any]],
+                        judge_models: dict[str, str], alpha: float | None = None) -> dict[str, float | None]:
     """The planted composite S = 100 * E[Y (1 - b / 5)] of each debiasing configuration's images:
     the sim generator's shift from the rewritten or steered prompt embedding (``alpha``:
-    ``debias.alpha`` unless given), the scoring judges' planted behaviour."""
-    from implicit_bench.debias.params import DebiasParams
+    ``debias.alpha`` unless given), the scoring judges' planted behaviour. ``params``: the
+    validated ``debias`` section (``DebiasParams``), ``generators``: the catalogue."""
     from implicit_bench.debias.render.stage import plan_inputs
     from implicit_bench.debias.steering import Encoding, direction, steer
     from implicit_bench.debias.units import KG_COLUMNS, subset_units
     from implicit_bench.generators import create_generator
-    from implicit_bench.params import section
-    from implicit_bench.render.stage import RenderParams
     from implicit_bench.tables import LLM_PAIRS, RETRIEVAL, REWRITES, UNITS
     from implicit_bench.world.sampling import tilt
     from implicit_bench.world.truth import variant_matrix
 
-    params = section(raw, "debias", DebiasParams).checked()
-    render = section(raw, "render", RenderParams, attach={"generators": "configs"})
-    gen_cfg = render.configs.get(params.generator) or {}
+    gen_cfg = generators.get(params.generator) or {}
     if gen_cfg.get("backend") != "sim":
         return {}
     alpha = params.alpha if alpha is None else alpha
@@ -303,12 +299,13 @@ def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str
                    judge_models: dict[str, str]) -> list[dict[str, Any]]:
     """dS per debiasing configuration: planted S of the configuration minus the unmodified one's."""
     from implicit_bench.debias.params import DebiasParams
-    from implicit_bench.params import section
+    from implicit_bench.params import catalogue, section
 
     if not debias_metrics.get("configs"):
         return []
-    unmodified = section(raw, "debias", DebiasParams).scoring.unmodified
-    planted = expected_composites(world_dir, raw, judge_models)
+    params = section(raw, "debias", DebiasParams).checked()  # validated once
+    unmodified = params.scoring.unmodified
+    planted = expected_composites(world_dir, params, catalogue(raw, "generators"), judge_models)
     base = planted.get(unmodified)
     out = []
     for name, block in debias_metrics["configs"].items():
