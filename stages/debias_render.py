@@ -7,8 +7,13 @@ from pathlib import Path
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.debias.render.stage import plan_inputs, render_debias_config
-from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, subset_units
+from implicit_bench.debias.render.stage import (
+    KG_COLUMNS,
+    DebiasParams,
+    plan_inputs,
+    render_debias_config,
+    subset_units,
+)
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import check_refs, load_params, section
 from implicit_bench.provenance import provenance

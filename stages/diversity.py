@@ -8,10 +8,8 @@ import click
 from implicit_bench.audits.stage import (
     UNIT_COLUMNS_USED,
     DiversityParams,
-    diversity_labels,
+    diversity_metrics,
     face_diversity,
-    make_bootstrap,
-    order_function,
     upstream_provenance,
 )
 from implicit_bench.clierrors import FriendlyCommand
@@ -30,14 +28,9 @@ def main(params_path: str, units: str, metrics: str) -> None:
     unit_table = UNITS.read(units, require=UNIT_COLUMNS_USED)
     read = existing(params.judgements, "judgements")
     judgements = read_judgements(read)
-    boot = make_bootstrap(params.bootstrap)
+    faces = face_diversity(unit_table, params.faces) if params.faces.enabled else None
     report = {
-        "blind_labels": diversity_labels(judgements, unit_table, params, order_function(params.primary_order), boot=boot),
-        "bootstrap": boot.block("units with replacement"),
-        "faces": face_diversity(unit_table, params.faces) if params.faces.enabled else None,
-        "inputs": read,
-        "include_neither": params.include_neither,
-        "template_variant": params.template_variant,
+        **diversity_metrics(judgements, unit_table, params, read, faces),
         "provenance": upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]),
     }
     write_metrics(metrics, report, "diversity")

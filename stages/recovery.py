@@ -22,6 +22,7 @@ from implicit_bench.recovery.stage import (
     debias_entries,
     diversity_entries,
     estimate_entry,
+    evaluate_bootstrap,
     hedges_truth,
     load_world,
     negation_entries,
@@ -81,13 +82,13 @@ def main(params_path: str, out: str) -> None:
     # evaluate.n_seeds null: the seeds in the judgements (as the evaluate stage does)
     n_seeds = evaluate.get("n_seeds") or bench.get("n_seeds") or int(judgements["seed"].nunique())
     entries = benchmark_entries(rt, judgements, bench, selected, judges, int(n_seeds))
-    boot = {**(raw.get("bootstrap") or {}), **(evaluate.get("bootstrap") or {})}  # as the evaluate stage
+    boot = evaluate_bootstrap(raw, params_path)
     if primary in judges and config:
         entries += all_units_entries(rt, judgements, config, primary, units["unit_id"].astype(str).tolist(), judges,
-                                     int(boot.get("n", 1000)), int(boot.get("seed", 42)))
+                                     boot)
         # judge-error correction from the simulated human rater's calibration set (docs/correction.md)
         corrected, calibration = calibration_entries(rt, judgements, config, primary, units["unit_id"].astype(str).tolist(),
-                                                     world_params, int(boot.get("n", 1000)), int(boot.get("seed", 42)), IMAGES_DIR,
+                                                     world_params, boot.n, boot.seed, IMAGES_DIR,
                                                      selected)
         entries += corrected
     else:

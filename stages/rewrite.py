@@ -10,6 +10,7 @@ from implicit_bench.debias.stage import (
     DebiasParams,
     build_llm,
     read_retrieval,
+    rewriter_block,
     run_rewriting,
     subset_units,
 )
@@ -35,7 +36,7 @@ def main(params_path: str, retrieval_path: str, rewrites_path: str, pairs_path: 
     raw = load_params(params_path)
     params = section(raw, "debias", DebiasParams, params_path).checked()
     llms = catalogue(raw, "llms", params_path)
-    where, block = params.rewriter_block(llms)
+    where, block = rewriter_block(params, llms)
     kg = UNITS.read(params.units, require=KG_COLUMNS)
     subset = subset_units(kg, params.subset)
     retrieval = read_retrieval(retrieval_path)

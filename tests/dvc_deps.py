@@ -60,7 +60,15 @@ class StageNeeds:
 
 # ----- the stages as DVC resolves them ---------------------------------------------------------
 def dvc_stages(root: Path) -> list[StageSpec]:
-    """Every stage of dvc.yaml, foreach entries expanded, with its deps, outs and params."""
+    """Every stage of dvc.yaml, foreach entries expanded, with its deps, outs and params
+    (resolved once per version of dvc.yaml and params.yaml: loading DVC's index takes seconds)."""
+    root = Path(root).resolve()
+    stamp = tuple((root / n).stat().st_mtime_ns if (root / n).exists() else 0 for n in ("dvc.yaml", "params.yaml"))
+    return list(_dvc_stages(root, stamp))
+
+
+@cache
+def _dvc_stages(root: Path, stamp: tuple[int, ...]) -> tuple[StageSpec, ...]:
     from dvc.dependency.param import ParamsDependency
     from dvc.repo import Repo
 
@@ -80,7 +88,7 @@ def dvc_stages(root: Path) -> list[StageSpec]:
                     deps.append(dep.def_path.rstrip("/"))
             outs = [out.def_path.rstrip("/") for out in stage.outs]
             specs.append(StageSpec(stage.addressing, script, deps, outs, params))
-        return specs
+        return tuple(specs)
     finally:
         repo.close()
 
@@ -113,12 +121,14 @@ def _parse(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 
-def constants(path: Path) -> set[str]:
+@cache
+def constants(path: Path) -> frozenset[str]:
     """Every string constant of a source file (f-string parts included)."""
-    return {n.value for n in ast.walk(_parse(path)) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return frozenset({n.value for n in ast.walk(_parse(path)) if isinstance(n, ast.Constant) and isinstance(n.value, str)})
 
 
-def _imported_modules(root: Path, path: Path) -> set[str]:
+@cache
+def _imported_modules(root: Path, path: Path) -> frozenset[str]:
     """Project modules one file imports anywhere in its body, plus its registry strings."""
     tree = _parse(path)
     own = _module_name(root, path)
@@ -152,7 +162,7 @@ def _imported_modules(root: Path, path: Path) -> set[str]:
             prefix = ".".join(parts[:i])
             if module_file(root, prefix) is not None:
                 modules.add(prefix)
-    return modules
+    return frozenset(modules)
 
 
 def _submodules(root: Path, package: str) -> set[str]:
@@ -195,7 +205,8 @@ def package_data(root: Path, closure: set[Path]) -> set[Path]:
     pkg = root / "src" / PACKAGE
     files = [p for p in pkg.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts]
     per_module = {path: constants(path) for path in closure}
-    all_parts = _parts(s for c in per_module.values() for s in c)
+    module_parts = {path: _parts(consts) for path, consts in per_module.items()}
+    all_parts = set().union(*module_parts.values()) if module_parts else set()
     found: set[Path] = set()
     for member in files:
         dirs = member.relative_to(pkg).parent.parts
@@ -203,7 +214,7 @@ def package_data(root: Path, closure: set[Path]) -> set[Path]:
             if any(c.endswith(member.name) and "/" + member.name in "/" + c for c in consts):
                 found.add(member)  # named in full ("stopwords_en.txt", "prompts/negation.txt")
                 continue
-            parts = _parts(consts)
+            parts = module_parts[module]
             if not dirs or not all(d in parts for d in dirs):
                 continue
             if any(c.endswith(member.suffix) for c in consts) and member.stem in all_parts:

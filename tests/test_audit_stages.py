@@ -234,7 +234,11 @@ def test_analyze_extension_on_byo_judgements(tmp_path):
     flips = audit["order_flips"]["judge-a"]
     assert flips["images_both_orders"] == int((j["judge"] == "judge-a").sum())
     assert "judge-a" in _strict(tmp_path / "out" / "metrics" / "negation.json")["by_judge"]
-    assert "judge-b" in _strict(tmp_path / "out" / "metrics" / "diversity.json")["blind_labels"]
+    diversity = _strict(tmp_path / "out" / "metrics" / "diversity.json")
+    assert "judge-b" in diversity["blind_labels"]
+    # one writer: the stage's keys (less its provenance), faces null without images
+    assert list(diversity) == ["blind_labels", "bootstrap", "faces", "inputs", "include_neither", "template_variant"]
+    assert diversity["faces"] is None and diversity["bootstrap"]["n_boot"] == 20
 
 
 def _mgbi_replicates(prim, units, boot):

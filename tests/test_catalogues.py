@@ -45,7 +45,7 @@ def test_max_tokens_is_a_use_site_setting():
 def test_one_subset_model_zero_is_all_and_null_is_rejected():
     assert SubsetParams.model_validate({"max_units": 0}).max_units == 0
     with pytest.raises(ConfigError, match="debias.subset.max_units: .*write 0 for every unit"):
-        from implicit_bench.debias.stage import DebiasParams
+        from implicit_bench.debias.params import DebiasParams
 
         section({"debias": {"subset": {"max_units": None}}}, "debias", DebiasParams)
     from implicit_bench.triplets import subset
@@ -95,7 +95,7 @@ def test_one_bootstrap_block_with_per_stage_overrides():
     from implicit_bench.audits import stage as audits_stage
     from implicit_bench.audits.diversity_study import DiversityStudyParams
     from implicit_bench.debias import configs as debias_configs
-    from implicit_bench.debias.stage import DebiasParams
+    from implicit_bench.debias.params import DebiasParams
     from implicit_bench.params import BootstrapParams
 
     assert audits_stage.BootstrapParams is BootstrapParams and debias_configs.BootstrapParams is BootstrapParams

@@ -9,9 +9,10 @@ import pytest
 from implicit_bench.debias.configs import TABLE_27, BootstrapParams, full_kg_pairs
 from implicit_bench.debias.scoring import (
     config_stats,
+    delta_interval,
     image_scores,
     paired_delta,
-    resample_counts,
+    per_unit_sums,
     score_configs,
     table7_markdown,
 )
@@ -91,13 +92,24 @@ def test_paired_delta_by_hand():
     assert out == pytest.approx([0.0, 40.0, 50.0 / 3.0])
 
 
-def test_resample_counts_are_draws_with_replacement():
-    counts = resample_counts(5, 300, seed=7)
-    assert counts.shape == (300, 5)
-    assert (counts.sum(axis=1) == 5).all()
-    assert np.array_equal(counts, resample_counts(5, 300, seed=7))
-    # each unit is drawn once per resample on average
-    assert counts.mean() == pytest.approx(1.0)
+def test_delta_interval_draws_the_analysis_bootstraps_resamples():
+    """One engine: dS's resamples are analysis.bootstrap's multiplicities of the same stream
+    (draws with replacement, reproducible), fed through paired_delta."""
+    from implicit_bench.analysis.bootstrap import Bootstrap
+
+    images = image_scores(_judgements())
+    own, base = images[images["config"] == "rewrite_own"], images[images["config"] == "unmodified"]
+    boot = BootstrapParams(n=300, seed=7)
+    weights = Bootstrap.from_params(boot).weights(2, "debias/rewrite_own")
+    assert weights.shape == (300, 2) and (weights.sum(axis=1) == 2).all()
+    assert weights.mean() == pytest.approx(1.0)  # each unit drawn once per resample on average
+    sums = [per_unit_sums(f, ["u1", "u2"]) for f in (own, base)]
+    deltas = paired_delta(weights, *sums[0], *sums[1])
+    tail = 2.5
+    expected = np.percentile(deltas[np.isfinite(deltas)], [tail, 100 - tail])
+    ci, n_valid = delta_interval(own, base, boot, "debias/rewrite_own")
+    assert ci == pytest.approx(list(expected)) and n_valid == int(np.isfinite(deltas).sum())
+    assert delta_interval(own, base, boot, "debias/rewrite_own") == (ci, n_valid)
 
 
 def test_score_configs_delta_and_interval():

@@ -184,7 +184,7 @@ import json
 import implicit_bench
 from implicit_bench.debias.configs import TABLE_27
 from implicit_bench.debias.methods import METHODS
-from implicit_bench.debias.stage import DebiasParams
+from implicit_bench.debias.params import DebiasParams
 from implicit_bench.params import load_params, section
 params = section(load_params("params.yaml"), "debias", DebiasParams, "params.yaml").checked()
 spec = params.configs["suffix_fairness"]

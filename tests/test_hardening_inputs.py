@@ -143,7 +143,7 @@ def test_clip_lean_outside_its_range_is_rejected(tmp_path, value, ok):
         ("render", "implicit_bench.render.stage:RenderParams", {"configs": {"t": {}}, "variants": []}, "render.variants"),
         ("subset", "implicit_bench.triplets.subset:SubsetParams", {"max_units": -5}, "subset.max_units"),
         ("kg", "implicit_bench.kg.stage:KGParams", {"max_pairs": -1}, "kg.max_pairs"),
-        ("debias", "implicit_bench.debias.stage:DebiasParams", {"seeds": []}, "debias.seeds"),
+        ("debias", "implicit_bench.debias.params:DebiasParams", {"seeds": []}, "debias.seeds"),
         ("evaluate", "implicit_bench.analysis.config:EvaluateParams", {"seeds": [1, -2]}, "evaluate.seeds.1"),
         ("report", "implicit_bench.report.inputs:ReportParams", {"thumb_quality": 0}, "report.thumb_quality"),
         ("judge_audit", "implicit_bench.audits.stage:JudgeAuditParams", {"confidence": 1.5}, "judge_audit.confidence"),
@@ -292,7 +292,7 @@ def test_missing_column_is_one_line(tmp_path, monkeypatch):
 # ----- item 16: names that would become paths ------------------------------------------------------------
 @pytest.mark.parametrize("name", ["../evil", "a/b", "..", "a\\b", "/abs", ".hidden", ""])
 def test_config_names_with_path_parts_are_rejected(name):
-    from implicit_bench.debias.stage import DebiasParams
+    from implicit_bench.debias.params import DebiasParams
     from implicit_bench.params import section
     from implicit_bench.render.stage import RenderParams
 

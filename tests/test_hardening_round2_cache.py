@@ -7,7 +7,7 @@ import pytest
 
 from implicit_bench.cache import CacheLookup, DiskCache
 from implicit_bench.errors import InputError
-from implicit_bench.judges.stage import JudgeStageParams, in_process_dispatch, run_judge_stage
+from implicit_bench.judges.stage import JudgeStageParams, executor_dispatch, run_judge_stage
 from tests.chat_server import ChatServer, completion
 from tests.judge_fixtures import make_inputs
 
@@ -51,12 +51,12 @@ def test_judge_stage_asks_again_for_a_damaged_entry(tmp_path):
         judges = {"api": {"backend": "openai", "model": "m", "base_url": server.base_url, "api_key_env": None,
                           "backoff_s": 0.0, "max_retries": 0}}
         params = JudgeStageParams(judges=judges, tasks={"rubric": None}, configs=["base"], progress=False)
-        first = run_judge_stage(params, tmp_path, dispatch=in_process_dispatch)
+        first = run_judge_stage(params, tmp_path, dispatch=executor_dispatch({}, progress=False))
         assert first.model_calls == 11
         cache = DiskCache(tmp_path / params.cache)
         keys = list(cache.keys())
         cache._conn().execute("UPDATE entries SET value = 'x{' WHERE key = ?", (keys[0],))  # not JSON
         cache._conn().execute("UPDATE entries SET value = '5' WHERE key = ?", (keys[1],))  # JSON, not an answer
         cache.close()
-        second = run_judge_stage(params, tmp_path, dispatch=in_process_dispatch)
+        second = run_judge_stage(params, tmp_path, dispatch=executor_dispatch({}, progress=False))
     assert second.model_calls == 2 and second.frame["valid"].all()

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 from implicit_bench.failures import LLMUnavailableError, check_failure_rate
-from implicit_bench.judges.stage import JudgeStageParams, in_process_dispatch, run_judge_stage
+from implicit_bench.judges.stage import JudgeStageParams, executor_dispatch, run_judge_stage
 from tests.chat_server import ChatServer, completion
 from tests.judge_fixtures import make_inputs
 
-DISPATCH = in_process_dispatch
+DISPATCH = executor_dispatch({}, progress=False)  # the production dispatcher
 
 
 def _closed_port_url() -> str:

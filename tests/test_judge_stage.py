@@ -7,7 +7,6 @@ import base64
 import io
 import json
 import logging
-from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +18,7 @@ from implicit_bench.judges.base import JudgeRequest
 from implicit_bench.judges.stage import (
     OUTPUT_COLUMNS,
     JudgeStageParams,
-    in_process_dispatch,
+    executor_dispatch,
     run_judge_stage,
 )
 from implicit_bench.provenance import RANDOM_INIT_MARKER
@@ -27,7 +26,7 @@ from implicit_bench.tiny.stage import build as build_tiny
 from tests.chat_server import ChatServer, completion
 from tests.judge_fixtures import make_inputs, png
 
-DISPATCH = partial(in_process_dispatch, progress=False)
+DISPATCH = executor_dispatch({}, progress=False)  # the production dispatcher (local, its retries)
 
 
 @pytest.fixture(scope="module")
@@ -323,7 +322,7 @@ def test_sigkilled_run_resumes(tmp_path, repo_root):
         script = (
             "import sys; from pathlib import Path; from implicit_bench.judges.stage import *; "
             f"p = JudgeStageParams.model_validate_json({params.model_dump_json()!r}); "
-            f"run_judge_stage(p, Path({str(tmp_path)!r}), dispatch=in_process_dispatch)"
+            f"run_judge_stage(p, Path({str(tmp_path)!r}), dispatch=executor_dispatch({{}}, progress=False))"
         )
         env = {**os.environ, "PYTHONPATH": f"{repo_root / 'src'}{os.pathsep}{repo_root}"}
         proc = subprocess.Popen([sys.executable, "-c", script], env=env)
@@ -362,7 +361,8 @@ def test_blind_cyclic3_asks_three_orders_and_stores_attributes(tmp_path):
     with ChatServer(_cyclic_answer) as server:
         judges = {"api": {"backend": "openai", "model": "vlm-test", "base_url": server.base_url,
                           "max_image_side": 32, "backoff_s": 0.0, "max_retries": 1, "batch_size": 4}}
-        result = run_judge_stage(_params(judges, tasks={"blind": None}, blind_orders="cyclic3"), tmp_path, dispatch=DISPATCH)
+        params = _params(judges, tasks={"blind": None}, blind_orders="cyclic3")
+        result = run_judge_stage(params, tmp_path, dispatch=DISPATCH)
         assert server.hits == 33  # 11 images x 3 orders
         prompts = [r["body"]["messages"][0]["content"][1]["text"] for r in server.requests]
     blind = result.frame
@@ -370,6 +370,9 @@ def test_blind_cyclic3_asks_three_orders_and_stores_attributes(tmp_path):
     # slot A holds a under "ans", neither under "nsa", s under "san": stored as the attribute
     assert (blind["value"] == blind["order"].map({"ans": "a", "nsa": "neither", "san": "s"})).all()
     assert any("A: Neither of the other two descriptions is shown" in p for p in prompts)
+    counts = json.loads((tmp_path / params.metrics).read_text())["counts"]["api"]["blind"]
+    assert {k: v for k, v in counts.items() if k.startswith("order_")} == {
+        "order_sa": 0, "order_as": 0, "order_ans": 11, "order_nsa": 11, "order_san": 11}
 
 
 def test_http_judge_structured_output_sends_each_tasks_schema(tmp_path):
@@ -393,3 +396,18 @@ def test_http_judge_structured_output_sends_each_tasks_schema(tmp_path):
     frame = result.frame
     assert (frame.loc[frame.task == "rubric", "value"] == "4").all()
     assert (~frame.loc[frame.task == "alignment", "valid"]).all()
+
+
+def test_each_judge_is_validated_and_built_once_in_the_stage(tmp_path, monkeypatch):
+    """One validation and one backend per judge in the stage process; the worker that answers
+    builds its own (the model is loaded there): two in all, where three were made."""
+    from implicit_bench.judges import JUDGE_BACKENDS
+
+    calls = []
+    validate = JUDGE_BACKENDS.validate
+    monkeypatch.setattr(JUDGE_BACKENDS, "validate", lambda config, where: calls.append(where) or validate(config, where))
+    make_inputs(tmp_path)
+    with ChatServer(lambda body, n: (200, completion('{"choice": "C"}'))) as server:
+        judges = {"api": {"backend": "openai", "model": "m", "base_url": server.base_url, "api_key_env": None}}
+        run_judge_stage(_params(judges, tasks={"blind": None}), tmp_path, dispatch=DISPATCH)
+    assert calls == ["judges.api", "judges.api"]

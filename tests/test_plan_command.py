@@ -60,3 +60,15 @@ def test_subset_larger_than_the_kg_is_capped_and_the_command_prints_json(tmp_pat
     result = CliRunner().invoke(plan_command, ["--json"], catch_exceptions=False)
     out = json.loads(result.output)
     assert out["units"] == 5 and [s["stage"] for s in out["stages"]] == ["kg", "render a", "judge"]
+
+
+def test_plan_reads_the_task_selection_as_the_judge_stage_does(tmp_path):
+    """`variants: []` means every variant in the judge stage's planner; the plan counts it the
+    same way (it read it as no variant), and cyclic3 asks three orders."""
+    _fresh_clone(tmp_path)
+    params = json.loads(json.dumps(PARAMS))
+    params["judge"] = {"tasks": {"alignment": {"judges": ["j2"], "variants": []}, "blind": {"judges": ["j1"]}},
+                       "blind_orders": "cyclic3"}
+    by = {p.stage: p for p in build_plan(params, tmp_path)[0]}
+    # alignment: every variant of the task (30 images) x 1 judge; blind: 30 x 3 orders x 1 judge
+    assert by["judge"].items == 30 + 90

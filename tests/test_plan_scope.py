@@ -4,13 +4,12 @@ only the published index (the current plan); run-state figures stay out of track
 from __future__ import annotations
 
 import json
-from functools import partial
 
 import pandas as pd
 import pytest
 
 from implicit_bench.images import ImageKey, ImageStore, published_stores, read_index, unpublish
-from implicit_bench.judges.stage import JudgeStageParams, in_process_dispatch, run_judge_stage
+from implicit_bench.judges.stage import JudgeStageParams, executor_dispatch, run_judge_stage
 from implicit_bench.runlog import last_run, log_run, split_run_state, write_metrics
 from tests.chat_server import ChatServer, completion
 from tests.judge_fixtures import UNITS, make_inputs
@@ -37,7 +36,7 @@ def test_judge_sees_only_the_published_plan_and_reuses_the_rest(tmp_path):
         judges={"api": {"backend": "openai", "model": "m", "api_key_env": None, "backoff_s": 0.0, "max_retries": 1}},
         tasks={"rubric": None}, configs=None, progress=False,
     )
-    dispatch = partial(in_process_dispatch, progress=False)
+    dispatch = executor_dispatch({}, progress=False)
     with ChatServer(_answer) as server:
         params.judges["api"]["base_url"] = server.base_url
         two = run_judge_stage(params, tmp_path, dispatch=dispatch)

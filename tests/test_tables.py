@@ -252,3 +252,25 @@ def test_read_if_present_is_none_for_a_missing_file_and_read_otherwise(tmp_path)
     RETRIEVAL.write(pd.DataFrame({"unit_id": ["007", "8"], "own_hit": [True, False]}), path)
     frame = RETRIEVAL.read_if_present(path)
     assert frame is not None and frame["unit_id"].tolist() == ["007", "8"]
+
+
+def test_one_boolean_vocabulary_for_tables_stored_answers_and_debias_scoring():
+    """true/false, yes/no, 1/0 (any case) everywhere, from booleans.py; nothing else ("t")."""
+    import pandas as pd
+
+    from implicit_bench.booleans import parse_bool as parse_value
+    from implicit_bench.debias.scoring import _parse_aligned
+    from implicit_bench.errors import InputError
+    from implicit_bench.tables.spec import parse_bool as parse_column
+
+    words = ["true", "YES", "1", "false", "No", "0", "t", "f"]
+    expected = [True, True, True, False, False, False, None, None]
+    assert [parse_value(w) for w in words] == expected
+    parsed, ok = parse_column(pd.Series(words))
+    assert [bool(p) if k else None for p, k in zip(parsed, ok, strict=True)] == expected
+    for word, want in zip(words, expected, strict=True):
+        if want is None:
+            with pytest.raises(InputError):
+                _parse_aligned(word, "j.parquet", 1)
+        else:
+            assert _parse_aligned(word, "j.parquet", 1) == float(want)

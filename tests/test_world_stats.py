@@ -120,3 +120,14 @@ def test_recovery_truth_of_judgement_rows(tmp_path):
     assert np.allclose(rendered[0], [planted["p_s"], planted["p_a"], planted["p_n"]])
     assert np.allclose(stored[0], measure.blind_stored(rendered, JUDGE, kept["order"].to_numpy())[0])
     assert np.isclose(stored.sum(), 1.0)
+
+
+def test_recovery_draws_the_evaluate_stages_bootstrap():
+    """One way to build a Bootstrap from params: the top-level block under evaluate's own keys
+    (level too, which the hand merge dropped)."""
+    from implicit_bench.recovery.stage import evaluate_bootstrap
+
+    raw = {"bootstrap": {"n": 500, "seed": 3, "level": 0.9}, "evaluate": {"bootstrap": {"seed": 11}}}
+    boot = evaluate_bootstrap(raw, "params.yaml")
+    assert (boot.n, boot.seed, boot.level) == (500, 11, 0.9)
+    assert (evaluate_bootstrap({}, "params.yaml").n, evaluate_bootstrap({}, "params.yaml").seed) == (1000, 42)

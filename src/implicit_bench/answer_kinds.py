@@ -23,6 +23,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from implicit_bench.booleans import FALSE_WORDS, TRUE_WORDS
 from implicit_bench.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -34,8 +35,6 @@ if TYPE_CHECKING:
 Problem = tuple["pd.Series", "str | pd.Series"]
 
 _LETTER = re.compile(r"^(?:option\s+)?\(?([A-Za-z])\)?(?:[:.)]\s*.*)?$", re.DOTALL | re.IGNORECASE)
-_TRUE = frozenset({"true", "1", "yes", "t"})
-_FALSE = frozenset({"false", "0", "no", "f"})
 
 
 class AnswerKind:
@@ -217,9 +216,9 @@ class BooleanKind(AnswerKind):
         return "true" if value else "false"
 
     def check_stored(self, values: pd.Series, spec: TaskSpec) -> tuple[list[Problem], pd.Series]:
-        # stored true / false; 1 / 0, yes / no and t / f (any case) are read too
+        # stored true / false; 1 / 0 and yes / no (any case) are read too (booleans.py: one vocabulary)
         text = values.astype(str).str.strip().str.lower()
-        true, known = text.isin(_TRUE), text.isin(_TRUE | _FALSE)
+        true, known = text.isin(TRUE_WORDS), text.isin(TRUE_WORDS | FALSE_WORDS)
         reason = f"{spec.name} value must be true or false, got '" + values.astype(str) + "'"
         return [(~known, reason)], true.astype(float).where(known)
 

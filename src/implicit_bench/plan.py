@@ -101,26 +101,20 @@ def _render(params: dict[str, Any], units: pd.DataFrame | None, n_units: int, ro
     return plans, per_config
 
 
-def _orders(blind_orders: str) -> int:
-    return {"hash": 1, "both": 2, "cyclic3": 3}.get(blind_orders, 1)
-
-
 def _judge(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[str, dict[str, int]], root: Path) -> StagePlan:
     from implicit_bench.judge_tasks import load_task
     from implicit_bench.judges import judge_params
-    from implicit_bench.judges.stage import JudgeStageParams
+    from implicit_bench.judges.stage import JudgeStageParams, orders_per_image, task_selection
 
     judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
     for name, cfg in judge.judges.items():  # refuse what the judge stage would refuse
         judge_params(cfg, f"judges.{name}")
     configs = judge.configs if judge.configs is not None else list(per_config)
     items = 0
-    for task, select in judge.tasks.items():
-        judges = (select.judges if select and select.judges is not None else list(judge.judges))
-        task_configs = select.configs if select and select.configs is not None else configs
+    for task in judge.tasks:  # the judge stage's own selection and orders
         spec = load_task(task)
-        wanted = set(select.variants) if select and select.variants is not None else spec.variants
-        orders = _orders(judge.blind_orders) if spec.option_order else 1
+        judges, task_configs, wanted = task_selection(judge, task, spec, configs)
+        orders = orders_per_image(judge, spec)
         for config in task_configs:
             images = sum(n for v, n in per_config.get(config, {}).items() if wanted is None or v in wanted)
             items += images * orders * len(judges)
@@ -132,14 +126,12 @@ def _judge(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[
 def _judge_cached(judge: Any, units: pd.DataFrame, root: Path) -> int | None:
     """Planned judge requests (of images already published) whose answer is in the cache."""
     from implicit_bench.cache import DiskCache
-    from implicit_bench.judges import build_judge
-    from implicit_bench.judges.stage import plan_judgements
+    from implicit_bench.judges.stage import judge_backends, plan_judgements
 
     if not (root / judge.cache).exists():
         return 0
     try:
-        backends = {n: build_judge(c, f"judges.{n}") for n, c in judge.judges.items()}
-        identities = {n: {"identity": b.identity(), "decoding": b.decoding()} for n, b in backends.items()}
+        _, identities = judge_backends(judge.judges)
         by_id = {str(r["unit_id"]): {**r, "unit_id": str(r["unit_id"])} for r in units.to_dict("records")}
         planned, _, _ = plan_judgements(judge, by_id, identities, root)
     except Exception:  # noqa: BLE001 - stores not rendered yet or a judge not resolvable offline
@@ -152,7 +144,9 @@ def _judge_cached(judge: Any, units: pd.DataFrame, root: Path) -> int | None:
 
 
 def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]:
-    from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, needed_llm_work, subset_units
+    from implicit_bench.debias.params import DebiasParams
+    from implicit_bench.debias.rewriting import needed_llm_work
+    from implicit_bench.debias.units import KG_COLUMNS, subset_units
     from implicit_bench.embedders import CachedEmbedder
 
     if "debias" not in params:

@@ -55,6 +55,12 @@ class Bootstrap:
     method: dict[str, str] = field(default_factory=dict)  # estimand -> "percentile" | "bca" | "studentized"
     _cache: dict[tuple[str, int], dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
 
+    @classmethod
+    def from_params(cls, params: Any) -> Bootstrap:
+        """The bootstrap of a ``bootstrap`` params block (``params.BootstrapParams``: n, seed,
+        level, method): the one way every stage builds it."""
+        return cls(n=params.n, seed=params.seed, level=params.level, method=dict(getattr(params, "method", None) or {}))
+
     def stream_seed(self, stream: str) -> int:
         return derive_seed(self.seed, stream)
 

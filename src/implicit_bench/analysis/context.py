@@ -51,7 +51,7 @@ class EvalContext:
 
     @classmethod
     def build(cls, tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> EvalContext:
-        boot = Bootstrap(params.bootstrap.n, params.bootstrap.seed, params.bootstrap.level, dict(params.bootstrap.method))
+        boot = Bootstrap.from_params(params.bootstrap)
         return cls(tables, analysed.sort_values("unit_id").reset_index(drop=True), params, boot)
 
     # ---- the analysed units and the resolved run ------------------------------------------

@@ -140,7 +140,7 @@ def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | Non
     if "flagged_by" in units.columns:
         metrics["release_flagged_by"] = flagged_by_agreement(units, per_unit, judges)
     if held:
-        boot = Bootstrap(params.bootstrap.n, params.bootstrap.seed, params.bootstrap.level)
+        boot = Bootstrap.from_params(params.bootstrap)
         metrics["held_out"] = held_out(j, config, judges, per_unit, held, boot)
     return SelectionResult(selected, per_unit.reset_index(), metrics)
 

@@ -142,6 +142,9 @@ def analyze(units: str, judgements: tuple[str, ...], out: str, params_path: str 
         boot["seed"] = bootstrap_seed
     ev["bootstrap"] = boot
     params["evaluate"] = ev
+    overrides = {k: v for k, v in (("n", bootstrap_n), ("seed", bootstrap_seed)) if v is not None}
+    if overrides:  # the one top-level block too: the extensions (audits, debias) inherit it
+        params["bootstrap"] = {**block(params, "bootstrap", where), **overrides}
     if retrieval:
         debias = dict(params.get("debias") or {})
         debias["scoring"] = {**(debias.get("scoring") or {}), "retrieval": retrieval}

@@ -17,7 +17,7 @@ from implicit_bench.audits.stage import (
     DiversityParams,
     JudgeAuditParams,
     NegationParams,
-    diversity_labels,
+    diversity_metrics,
     judge_audit,
     make_bootstrap,
     negation_report,
@@ -48,10 +48,7 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
                                             boot=make_bootstrap(neg_p.bootstrap), presence_judge=neg_p.presence_judge)
     write_json(out / "metrics" / "negation.json", {**negation, "inputs": paths})
     write_table(by_strength, out / "plots" / "negation_by_strength.csv")
-    div_boot = make_bootstrap(div_p.bootstrap)
-    diversity = diversity_labels(judgements, units, div_p, order_function(div_p.primary_order), boot=div_boot)
-    write_json(out / "metrics" / "diversity.json", {"blind_labels": diversity, "bootstrap": div_boot.block("units with replacement"),
-                                                     "faces": None, "inputs": paths})
+    write_json(out / "metrics" / "diversity.json", diversity_metrics(judgements, units, div_p, paths))
     rejected = tables.rejects[tables.rejects["table"] == "judgements"] if len(tables.rejects) else tables.rejects
     return {"judges": audit["judges"], "judges_with_orders": audit["judges_with_orders"],
             "rows_left_out": int(len(rejected))}

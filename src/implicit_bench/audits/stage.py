@@ -97,7 +97,7 @@ def make_bootstrap(params: BootstrapParams) -> Any:
     """The analysis library's cluster bootstrap (one implementation for the whole project)."""
     from implicit_bench.analysis.bootstrap import Bootstrap
 
-    return Bootstrap(n=params.n, seed=params.seed, level=params.level)
+    return Bootstrap.from_params(params)
 
 
 def negation_report(judgements: pd.DataFrame, units: pd.DataFrame, order_of: OrderOf | None,
@@ -160,6 +160,21 @@ def diversity_labels(judgements: pd.DataFrame, units: pd.DataFrame, params: Dive
     frame = diversity_frame(primary, units, params.scene_variant, params.template_variant)
     return nan_to_none(diversity_report(frame, params.include_neither, params.scene_variant,
                                         params.template_variant, params.quantiles, boot, params.min_scene_images))
+
+
+def diversity_metrics(judgements: pd.DataFrame, units: pd.DataFrame, params: DiversityParams,
+                      inputs: list[str], faces: dict[str, Any] | None = None) -> dict[str, Any]:
+    """metrics/diversity.json content without provenance: the one writer of the stage and of
+    ``implicit-bench analyze`` (which has no images, hence no ``faces``)."""
+    boot = make_bootstrap(params.bootstrap)
+    return {
+        "blind_labels": diversity_labels(judgements, units, params, order_function(params.primary_order), boot=boot),
+        "bootstrap": boot.block("units with replacement"),
+        "faces": faces,
+        "inputs": inputs,
+        "include_neither": params.include_neither,
+        "template_variant": params.template_variant,
+    }
 
 
 def face_diversity(units: pd.DataFrame, params: FaceParams) -> dict[str, Any]:

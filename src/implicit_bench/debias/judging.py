@@ -9,7 +9,7 @@ from implicit_bench.errors import ConfigError
 from implicit_bench.params import check_refs
 
 if TYPE_CHECKING:
-    from implicit_bench.debias.stage import DebiasParams
+    from implicit_bench.debias.params import DebiasParams
 
 
 def judge_stage_params(name: str, params: DebiasParams, judge: Any, images_dir: str, out_dir: str) -> Any:

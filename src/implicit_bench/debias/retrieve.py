@@ -12,7 +12,7 @@ from implicit_bench.embedders import build_embedder, l2_normalise
 from implicit_bench.provenance import provenance
 
 if TYPE_CHECKING:
-    from implicit_bench.debias.stage import DebiasParams
+    from implicit_bench.debias.params import DebiasParams
 
 
 def run_retrieval(kg: pd.DataFrame, params: DebiasParams) -> tuple[pd.DataFrame, dict[str, Any]]:

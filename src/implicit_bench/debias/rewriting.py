@@ -36,7 +36,7 @@ PAIR_COLUMNS = (
 )
 
 if TYPE_CHECKING:
-    from implicit_bench.debias.stage import DebiasParams
+    from implicit_bench.debias.params import DebiasParams
 
 
 @dataclass(frozen=True)
@@ -236,6 +236,14 @@ def resolve_llm_block(block: dict[str, Any]) -> dict[str, Any]:
     if spec is None or not spec.submodule_search_locations:
         raise InputError("params.yaml", None, "debias.llm.model", f"package '{name}' is not installed")
     return {**block, "model": str(Path(list(spec.submodule_search_locations)[0]))}
+
+
+def rewriter_block(params: DebiasParams, llms: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """(where, params block) of the rewriter LLM in the top-level ``llms`` catalogue (its
+    answer lengths are the use site's ``rewrite_max_tokens`` / ``pair_max_tokens``)."""
+    from implicit_bench.llm import llm_entry
+
+    return f"llms.{params.rewriter}", resolve_llm_block(llm_entry(llms, params.rewriter, "debias.rewriter"))
 
 
 def needed_llm_work(params: DebiasParams) -> tuple[list[str], list[str]]:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench.booleans import FALSE_WORDS, TRUE_WORDS
 from implicit_bench.debias.configs import (
     TABLE_27,
     BootstrapParams,
@@ -40,8 +41,6 @@ from implicit_bench.estimate import estimate_json, read_estimate
 
 IMAGE_KEY = ["config", "unit_id", "seed"]
 IMAGE_COLUMNS = [*IMAGE_KEY, "bias", "aligned", "rubric_invalid", "alignment_invalid"]
-_TRUE = {"true", "1", "yes"}
-_FALSE = {"false", "0", "no"}
 
 
 # ----- judgements -> one row per image ---------------------------------------------------------
@@ -75,9 +74,9 @@ def _parse_aligned(value: Any, source: str, row: int) -> float:
     if isinstance(value, bool | np.bool_):
         return float(value)
     text = str(value).strip().lower()
-    if text in _TRUE:
+    if text in TRUE_WORDS:
         return 1.0
-    if text in _FALSE:
+    if text in FALSE_WORDS:
         return 0.0
     raise InputError(source, row, "value", f"alignment value {value!r} is not true / false")
 
@@ -177,14 +176,6 @@ def per_unit_sums(images: pd.DataFrame, units: list[str]) -> tuple[np.ndarray, n
     return grouped["sum"].to_numpy(float), grouped["count"].to_numpy(float)
 
 
-def resample_counts(n_units: int, n_boot: int, seed: int) -> np.ndarray:
-    """(n_boot, n_units) multiplicities: each row draws n_units units with replacement."""
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_units, size=(n_boot, n_units))
-    flat = (draws + np.arange(n_boot)[:, None] * n_units).ravel()
-    return np.bincount(flat, minlength=n_boot * n_units).reshape(n_boot, n_units)
-
-
 def paired_delta(
     counts: np.ndarray,
     sum_c: np.ndarray,
@@ -201,9 +192,13 @@ def paired_delta(
 
 
 def delta_interval(
-    images_c: pd.DataFrame, images_0: pd.DataFrame, boot: BootstrapParams
+    images_c: pd.DataFrame, images_0: pd.DataFrame, boot: BootstrapParams, stream: str = "debias"
 ) -> tuple[list[float] | None, int]:
-    """Percentile interval of dS over a paired bootstrap of the units of either side."""
+    """Percentile interval of dS over a paired bootstrap of the units of either side: the
+    multiplicities of the analysis library's cluster bootstrap (one engine for the project),
+    drawn on ``stream``."""
+    from implicit_bench.analysis.bootstrap import Bootstrap
+
     units = sorted(set(images_c["unit_id"]) | set(images_0["unit_id"]))
     if not units:
         return None, 0
@@ -211,7 +206,8 @@ def delta_interval(
     sum_0, n_0 = per_unit_sums(images_0, units)
     if n_c.sum() == 0 or n_0.sum() == 0:
         return None, 0
-    deltas = paired_delta(resample_counts(len(units), boot.n, boot.seed), sum_c, n_c, sum_0, n_0)
+    weights = Bootstrap.from_params(boot).weights(len(units), stream)
+    deltas = paired_delta(weights, sum_c, n_c, sum_0, n_0)
     deltas = deltas[np.isfinite(deltas)]
     if deltas.size == 0:
         return None, 0
@@ -292,7 +288,7 @@ def score_configs(
             stats["dS"] = None
         else:
             ok = stats["S"] is not None and base_stats["S"] is not None
-            ci, stats["n_boot_valid"] = delta_interval(frame, base, boot)
+            ci, stats["n_boot_valid"] = delta_interval(frame, base, boot, f"debias/{name}")
             n_paired = len(set(frame["unit_id"]) | set(base["unit_id"]))  # the units resampled
             stats["dS"] = estimate_json(stats["S"] - base_stats["S"] if ok else None, ci, n_paired, boot.level)
         entry.update(stats)

@@ -5,7 +5,9 @@ Layout of a store directory (one per rendering configuration)::
     shards/shard-00000.bin   concatenated PNG bytes, append-only
     journal.jsonl            one line per finished item, written after its bytes
     index.parquet            the logical index (written by ``finalize``): one row per item
-    locations.parquet        sha256 -> shard, offset, length (physical placement)
+
+Physical placement (sha256 -> shard, offset, length) lives in the journal only: nothing reads
+it from another file.
 
 The store keeps every item ever rendered (so a larger plan later reuses them), but
 ``index.parquet`` is the store's **published plan**: ``finalize(keys)`` writes exactly the
@@ -405,17 +407,13 @@ class ImageStore:
         return frame.astype({"seed": "int64", "attempts": "int64"})
 
     def finalize(self, keys: Iterable[ImageKey] | None = None) -> pd.DataFrame:
-        """Write ``index.parquet`` (of ``keys`` when given) and ``locations.parquet``; return the index."""
+        """Write ``index.parquet`` (of ``keys`` when given); return the index."""
         self._close_files()
         try:
             frame = self.index(keys)
             self.root.mkdir(parents=True, exist_ok=True)
             frame.to_parquet(self.root / "index.parquet", index=False)
-            locations = pd.DataFrame(
-                [(sha, *loc) for sha, loc in sorted(self._locations.items())],
-                columns=["sha256", "shard", "offset", "length"],
-            )
-            locations.to_parquet(self.root / "locations.parquet", index=False)
+            (self.root / "locations.parquet").unlink(missing_ok=True)  # written by older versions, read by none
         finally:
             self.release_writer()
         return frame

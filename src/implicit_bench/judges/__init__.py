@@ -25,8 +25,12 @@ def judge_params(config: dict[str, Any], where: str = "judge") -> JudgeParams:
 
 
 def build_judge(config: dict[str, Any], where: str = "judge") -> JudgeBackend:
-    params = judge_params(config, where)
+    return judge_from_params(judge_params(config, where))
+
+
+def judge_from_params(params: JudgeParams) -> JudgeBackend:
+    """The backend of an already validated block (no second validation)."""
     return JUDGE_BACKENDS.resolve(params.backend)(params)
 
 
-__all__ = ["JUDGE_BACKENDS", "JudgeBackend", "JudgeParams", "JudgeRequest", "build_judge", "judge_params"]
+__all__ = ["JUDGE_BACKENDS", "JudgeBackend", "JudgeParams", "JudgeRequest", "build_judge", "judge_from_params", "judge_params"]

@@ -46,7 +46,7 @@ from implicit_bench.judge_tasks import (
     task_fields,
     task_registry,
 )
-from implicit_bench.judges import build_judge, judge_params
+from implicit_bench.judges import build_judge, judge_from_params, judge_params
 from implicit_bench.judges.base import JudgeRequest
 from implicit_bench.params import SafeName, StrictModel, check_refs
 from implicit_bench.prompt_fields import unit_fields
@@ -177,6 +177,34 @@ def _select(select: TaskSelect | None, attr: str, default: list[str]) -> list[st
     return list(default) if chosen is None else list(chosen)
 
 
+def task_selection(
+    params: JudgeStageParams, task_name: str, task: TaskSpec, all_configs: list[str]
+) -> tuple[list[str], list[str], set[str] | None]:
+    """(judges, configurations, variants or None for all) one task asks: the judge stage's
+    planner and ``implicit-bench plan`` read the selection through this one function."""
+    select = params.tasks[task_name]
+    judges = _select(select, "judges", list(params.judges))
+    configs = _select(select, "configs", all_configs)
+    variants = set(_select(select, "variants", task.variants or [])) or None
+    return judges, configs, variants
+
+
+def orders_per_image(params: JudgeStageParams, task: TaskSpec) -> int:
+    """How many option orders one image is asked in for ``task`` (1 unless it has option order)."""
+    if not task.option_order:
+        return 1
+    return {"both": len(ORDERS), "cyclic3": len(CYCLIC_ORDERS)}.get(params.blind_orders, 1)
+
+
+def judge_backends(judges: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """(backend, ``{identity, decoding}``) per judge of the catalogue, each validated and built
+    once (the stage and ``implicit-bench plan`` key the cache with these identities)."""
+    validated = {name: judge_params(cfg, f"judges.{name}") for name, cfg in judges.items()}
+    backends = {name: judge_from_params(p) for name, p in validated.items()}
+    identities = {name: {"identity": b.identity(), "decoding": b.decoding()} for name, b in backends.items()}
+    return backends, identities
+
+
 def plan_judgements(
     params: JudgeStageParams,
     units: dict[str, dict[str, Any]],
@@ -211,12 +239,10 @@ def plan_judgements(
     fields_cache: dict[str, dict[str, str]] = {}
     prompt_cache: dict[tuple[str, str, str | None], tuple[str, str]] = {}
     planned: list[PlannedJudgement] = []
-    for task_name, select in params.tasks.items():
+    for task_name in params.tasks:
         task = tasks[task_name]
-        judges = _select(select, "judges", list(params.judges))
+        judges, configs, variants = task_selection(params, task_name, task, all_configs)
         check_refs(judges, params.judges, f"judge.tasks.{task_name}.judges", "judges")
-        configs = _select(select, "configs", all_configs)
-        variants = set(_select(select, "variants", task.variants or [])) or None
         for config in configs:
             if config not in records_by_config:
                 raise ConfigError(
@@ -346,35 +372,10 @@ Dispatch = Callable[
 ]
 
 
-def in_process_dispatch(name, make_worker, batches, on_result, progress: bool = False, concurrency: int = 1) -> None:
-    """One worker (one model load) in this process; a batch that raises is recorded as failed;
-    ``concurrency`` batches in flight at once (streamed, :mod:`implicit_bench.streaming`)."""
-    from implicit_bench.streaming import stream_map
-
-    worker = make_worker()
-    bar = _progress(sum(len(b) for b in batches), f"judge {name}", progress)
-
-    def done(batch, results, exc) -> None:  # in this thread: the cache is written here only
-        on_result(batch, results, None if exc is None else f"{type(exc).__name__}: {exc}")
-        bar.update(len(batch))
-
-    try:
-        stream_map(batches, worker, concurrency, done)
-    finally:
-        bar.close()
-        close = getattr(getattr(worker, "__self__", None), "close", None)
-        if callable(close):
-            close()
-
-
 def executor_dispatch(executor: dict[str, Any], progress: bool = True) -> Dispatch:
-    """Dispatch through :func:`implicit_bench.execution.run_items` (in-process or Ray actors)."""
-    try:
-        from implicit_bench.execution import ExecutorConfig, WorkItem, run_items
-    except ImportError:  # the shared executor is not installed: local runs only
-        if executor.get("kind", "local") != "local":
-            raise ConfigError("judge.executor: the Ray executor needs implicit_bench.execution") from None
-        return partial(in_process_dispatch, progress=progress)
+    """Dispatch through :func:`implicit_bench.execution.run_items` (in-process or Ray actors,
+    with its retries): the one dispatcher, in production and in the tests."""
+    from implicit_bench.execution import ExecutorConfig, WorkItem, run_items
 
     config = ExecutorConfig.model_validate({"progress": progress, **executor})
 
@@ -402,7 +403,7 @@ def answer_missing(
     planned: list[PlannedJudgement],
     judge_configs: dict[str, dict[str, Any]],
     cache: DiskCache,
-    dispatch: Dispatch = in_process_dispatch,
+    dispatch: Dispatch | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], int]:
     """Cached answers of all planned keys (asking the judges for the missing ones).
 
@@ -410,6 +411,8 @@ def answer_missing(
     batches in flight); an HTTP judge (``concurrency`` in its config) is streamed one request
     per batch with ``concurrency`` in flight. Returns ``(answers by key, errors by key, requests sent)``.
     """
+    if dispatch is None:
+        dispatch = executor_dispatch({}, progress=False)
     lookup = CacheLookup(cache, (p.key for p in planned), decode=_judge_entry)
     answers = lookup.found
     errors: dict[str, str] = {}
@@ -518,17 +521,20 @@ def assemble(
                 "lenient": c["mode_lenient"],
                 "unparsable": c["invalid"] - c["backend_errors"],
                 "backend_errors": c["backend_errors"],
-                **(
-                    {"order_sa": c["order_sa"], "order_as": c["order_as"]}
-                    if tasks[task].option_order
-                    else {}
-                ),
+                **(_order_counts(c) if tasks[task].option_order else {}),
             }
             for task, c in sorted(per_task.items())
         }
         for judge, per_task in sorted(counts.items())
     }
     return frame, summary
+
+
+def _order_counts(c: Counter) -> dict[str, int]:
+    """Rows per option order: ``order_sa`` / ``order_as`` always, and every other order asked
+    (the three cyclic orders ``order_ans`` / ``order_nsa`` / ``order_san`` under ``cyclic3``)."""
+    return {"order_sa": c["order_sa"], "order_as": c["order_as"],
+            **{k: v for k, v in sorted(c.items()) if k.startswith("order_")}}
 
 
 def _model_ref(generator: str) -> str:
@@ -551,15 +557,8 @@ def run_judge_stage(
 ) -> JudgeRunResult:
     """Plan, answer (cache first), assemble, and write the table and the metrics."""
     root = Path(root)
-    backends = {
-        name: build_judge(cfg, f"judges.{name}") for name, cfg in params.judges.items()
-    }
-    identities = {
-        name: {"identity": b.identity(), "decoding": b.decoding()} for name, b in backends.items()
-    }
-    judge_configs = {
-        name: judge_params(cfg, f"judges.{name}").model_dump() for name, cfg in params.judges.items()
-    }
+    backends, identities = judge_backends(params.judges)  # each judge validated and built once
+    judge_configs = {name: b.params.model_dump() for name, b in backends.items()}
     units = units_by_id(UNITS.read(root / params.units, require=("unit_id",)))
     planned, image_counts, generators = plan_judgements(params, units, identities, root)
     if dispatch is None:
@@ -608,7 +607,6 @@ __all__ = [
     "answer_missing",
     "assemble",
     "executor_dispatch",
-    "in_process_dispatch",
     "make_judge_worker",
     "units_by_id",
     "plan_judgements",

@@ -69,19 +69,23 @@ def power_command(params_path: str, units: tuple[int, ...], seeds: int, gap: flo
 def alpha_command(params_path: str, alphas: tuple[float, ...], out: str) -> None:
     """The planted dS of each steering configuration over alpha (SIMULATED; needs the world,
     retrieval and units of a default run: run after `dvc repro`)."""
+    from implicit_bench.debias.params import DebiasParams
+    from implicit_bench.params import catalogue
     from implicit_bench.recovery.stage import expected_composites
 
     raw = load_params(params_path)
+    debias = section(raw, "debias", DebiasParams, params_path).checked()  # validated once, not per alpha
+    generators = catalogue(raw, "generators", params_path)
     world = section(raw, "world", WorldParams, params_path)
     judges = {n: c["model"].split(":", 1)[1] for n, c in (raw.get("judges") or {}).items()
               if isinstance(c, dict) and c.get("backend") == "sim"}
-    unmodified = raw["debias"]["scoring"]["unmodified"]
+    unmodified = debias.scoring.unmodified
     rows = []
     for alpha in alphas:
-        planted = expected_composites(world.out_dir, raw, judges, alpha)
+        planted = expected_composites(world.out_dir, debias, generators, judges, alpha)
         base = planted.get(unmodified)
         for name, s in planted.items():
-            if name != unmodified and s is not None and base is not None and raw["debias"]["configs"][name]["method"] == "steer":
+            if name != unmodified and s is not None and base is not None and debias.configs[name].method == "steer":
                 rows.append({"alpha": alpha, "config": name, "dS": s - base})
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -94,19 +94,29 @@ def benchmark_entries(rt: RowTruth, judgements: pd.DataFrame, bench: dict[str, A
     return out
 
 
-def all_units_entries(rt: RowTruth, judgements: pd.DataFrame, config: str, judge: str, unit_ids: list[str],
-                      judge_models: dict[str, str], n_boot: int, seed: int) -> list[dict[str, Any]]:
-    """The headline rates on every planned unit (no selection), with the evaluate stage's
-    estimator and cluster bootstrap: recovery without conditioning on a data-dependent set."""
-    from implicit_bench.analysis.blind import label_counts, rates
+def evaluate_bootstrap(raw: dict[str, Any], path: str) -> Any:
+    """The evaluate stage's bootstrap: the top-level block under ``evaluate.bootstrap``'s own
+    keys, validated by the evaluate params model (as ``stages/evaluate.py`` builds it)."""
     from implicit_bench.analysis.bootstrap import Bootstrap
+    from implicit_bench.analysis.config import EvaluateParams
+    from implicit_bench.params import section
+
+    return Bootstrap.from_params(section(raw, "evaluate", EvaluateParams, path, inherit={"bootstrap": "bootstrap"}).bootstrap)
+
+
+def all_units_entries(rt: RowTruth, judgements: pd.DataFrame, config: str, judge: str, unit_ids: list[str],
+                      judge_models: dict[str, str], boot: Any) -> list[dict[str, Any]]:
+    """The headline rates on every planned unit (no selection), with the evaluate stage's
+    estimator and cluster bootstrap (``boot``: ``evaluate_bootstrap``): recovery without
+    conditioning on a data-dependent set."""
+    from implicit_bench.analysis.blind import label_counts, rates
 
     rows = primary_rows(judgements, judge)
     rows = rows[(rows["config"] == config) & rows["unit_id"].isin(unit_ids)].reset_index(drop=True)
     if rows.empty:
         return []
     counts = label_counts(rows, config, judge, unit_ids)
-    est = rates(counts, np.arange(len(unit_ids)), Bootstrap(n=n_boot, seed=seed), f"recovery/{config}/{judge}/all")
+    est = rates(counts, np.arange(len(unit_ids)), boot, f"recovery/{config}/{judge}/all")
     stored, rendered = blind_truths(rt, rows, rt.judge(judge_models[judge]))
     frame = rows[["variant"]].assign(p_s=stored[:, 0], p_a=stored[:, 1], r_s=rendered[:, 0], r_a=rendered[:, 1])
     mean = frame.groupby("variant").mean()
@@ -237,24 +247,21 @@ def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
             "not_covered": [e["estimand"] for e in judged if not e["covered"]]}
 
 
-def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[str, str],
-                        alpha: float | None = None) -> dict[str, float | None]:
+def expected_composites(world_dir: str, params: Any, generators: dict[str, dict[str, Any]],
+                        judge_models: dict[str, str], alpha: float | None = None) -> dict[str, float | None]:
     """The planted composite S = 100 * E[Y (1 - b / 5)] of each debiasing configuration's images:
     the sim generator's shift from the rewritten or steered prompt embedding (``alpha``:
-    ``debias.alpha`` unless given), the scoring judges' planted behaviour."""
+    ``debias.alpha`` unless given), the scoring judges' planted behaviour. ``params``: the
+    validated ``debias`` section (``DebiasParams``), ``generators``: the catalogue."""
     from implicit_bench.debias.render.stage import plan_inputs
-    from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, subset_units
     from implicit_bench.debias.steering import Encoding, direction, steer
+    from implicit_bench.debias.units import KG_COLUMNS, subset_units
     from implicit_bench.generators import create_generator
-    from implicit_bench.params import section
-    from implicit_bench.render.stage import RenderParams
     from implicit_bench.tables import LLM_PAIRS, RETRIEVAL, REWRITES, UNITS
     from implicit_bench.world.sampling import tilt
     from implicit_bench.world.truth import variant_matrix
 
-    params = section(raw, "debias", DebiasParams).checked()
-    render = section(raw, "render", RenderParams, attach={"generators": "configs"})
-    gen_cfg = render.configs.get(params.generator) or {}
+    gen_cfg = generators.get(params.generator) or {}
     if gen_cfg.get("backend") != "sim":
         return {}
     alpha = params.alpha if alpha is None else alpha
@@ -291,13 +298,14 @@ def expected_composites(world_dir: str, raw: dict[str, Any], judge_models: dict[
 def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str, Any],
                    judge_models: dict[str, str]) -> list[dict[str, Any]]:
     """dS per debiasing configuration: planted S of the configuration minus the unmodified one's."""
-    from implicit_bench.debias.stage import DebiasParams
-    from implicit_bench.params import section
+    from implicit_bench.debias.params import DebiasParams
+    from implicit_bench.params import catalogue, section
 
     if not debias_metrics.get("configs"):
         return []
-    unmodified = section(raw, "debias", DebiasParams).scoring.unmodified
-    planted = expected_composites(world_dir, raw, judge_models)
+    params = section(raw, "debias", DebiasParams).checked()  # validated once
+    unmodified = params.scoring.unmodified
+    planted = expected_composites(world_dir, params, catalogue(raw, "generators"), judge_models)
     base = planted.get(unmodified)
     out = []
     for name, block in debias_metrics["configs"].items():

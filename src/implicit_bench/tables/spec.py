@@ -21,14 +21,13 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import pandas as pd
 
+from implicit_bench.booleans import FALSE_WORDS, TRUE_WORDS
 from implicit_bench.errors import InputError
 from implicit_bench.io import read_table, write_table
 
 Kind = Literal["text", "int", "float", "bool", "any"]
 READ_SUFFIXES = (".csv", ".csv.gz", ".parquet", ".pq")
 REJECT_COLUMNS = ["table", "file", "row", "field", "reason", "unit_id"]
-_TRUE = {"true", "1", "yes", "t"}
-_FALSE = {"false", "0", "no", "f"}
 _NULL_TOKENS = ("", "nan", "none", "null")
 _SHADOW = {"file": "__file__", "row": "__row__"}  # data columns named like the position columns
 
@@ -181,11 +180,11 @@ def blank(series: pd.Series) -> pd.Series:
 
 
 def parse_bool(series: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """(parsed bool, ok mask) from bools, 0/1 or true/false strings (any case)."""
+    """(parsed bool, ok mask) from bools, 0/1, true/false or yes/no strings (any case; booleans.py)."""
     if pd.api.types.is_bool_dtype(series):
         return series.astype(bool), pd.Series(True, index=series.index)
     text = as_text(series).fillna("").str.lower()
-    return text.isin(_TRUE), text.isin(_TRUE | _FALSE)
+    return text.isin(TRUE_WORDS), text.isin(TRUE_WORDS | FALSE_WORDS)
 
 
 def parse_float(series: pd.Series) -> pd.Series:

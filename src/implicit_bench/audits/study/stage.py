@@ -63,7 +63,7 @@ def run_study(units: pd.DataFrame, params: DiversityStudyParams, render: Any, ro
     scores = face_diversity_scores(frame, params.attributes, params.scene_variant, params.template_variant, params.quantiles)
     from implicit_bench.analysis.bootstrap import Bootstrap
 
-    boot = Bootstrap(n=params.bootstrap.n, seed=params.bootstrap.seed, level=params.bootstrap.level)
+    boot = Bootstrap.from_params(params.bootstrap)
     intervals = study_intervals(boot, frame, scores, params.attributes, params.scene_variant, params.template_variant,
                                 params.quantiles, f"diversity_study/{params.generator}") if len(frame) else None
     return {

@@ -22,6 +22,8 @@ import pandas as pd
 
 from implicit_bench.debias.configs import ConfigSpec
 from implicit_bench.debias.methods import ALPHA_KEY, MethodInputs
+from implicit_bench.debias.params import DebiasParams  # noqa: F401 (the stage script's params model)
+from implicit_bench.debias.units import KG_COLUMNS, subset_units  # noqa: F401 (the stage script's units subset)
 
 
 def _neutral_frame(units: pd.DataFrame, prompts: dict[str, str]) -> pd.DataFrame:
