@@ -14,6 +14,10 @@ from implicit_bench.errors import ConfigError
 
 T = TypeVar("T")
 
+# Catalogue keys that size a run and change no answer (``implicit-bench plan``, docs/experiments.md):
+# taken out before the backend validates its block, so they are in no identity or settings hash.
+COST_KEYS = ("seconds_per_item", "usd_per_item")
+
 
 def import_target(ref: str) -> Any:
     """The object a ``"module:attr"`` string names, importing the module on first use (every
@@ -64,6 +68,7 @@ class Registry(Generic[T]):
         if not isinstance(config, dict) or "backend" not in config:
             raise ConfigError(f"{where}: needs a 'backend' key (one of {', '.join(self.names())})")
         cls = self.resolve(str(config["backend"]))
+        config = {k: v for k, v in config.items() if k not in COST_KEYS}
         try:
             return cls, getattr(cls, model_attr).model_validate(config)
         except ValidationError as exc:
