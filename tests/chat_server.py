@@ -30,7 +30,7 @@ def echo(body: dict[str, Any], n: int) -> tuple[int, Any]:
 
 
 class ChatServer:
-    def __init__(self, answer: Answer = echo, models: list[str] | None = None, delay_s: float = 0.0):
+    def __init__(self, answer: Answer = echo, models: list[str] | None = None, delay_s: float = 0.0, port: int = 0):
         self.answer = answer
         self.models = models  # GET /v1/models lists these (None: no listing, 404), as vLLM does
         self.delay_s = delay_s  # a slow endpoint: every response waits this long
@@ -79,7 +79,7 @@ class ChatServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     def __enter__(self) -> ChatServer:
