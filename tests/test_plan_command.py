@@ -86,3 +86,41 @@ def test_cost_keys_change_no_identity():
 
     plain = {"backend": "diffusers", "model": "m"}
     assert settings_hash({**plain, "seconds_per_item": 48, "usd_per_item": 0.01}) == settings_hash(plain)
+
+
+def test_calibrate_measures_seconds_per_item_with_real_calls(tmp_path, monkeypatch):
+    import yaml
+
+    from tests.chat_server import ChatServer, completion
+
+    _fresh_clone(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    import base64
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8), (10, 20, 30)).save(buf, format="PNG")
+    png = base64.b64encode(buf.getvalue()).decode()
+
+    def answer(body, n):  # the images endpoint for the generator, chat completions for the judges
+        return 200, completion('{"score": 3}') if "messages" in body else {"data": [{"b64_json": png}]}
+
+    with ChatServer(answer, models=["vlm"]) as server:
+        params = {**PARAMS, "kg": {"extractor": "minimal_pair"},
+                  "generators": {"a": {"backend": "openai_images", "model": "img", "base_url": server.base_url,
+                                       "api_key_env": None}},
+                  "judges": {"j1": {"backend": "openai", "model": "vlm", "base_url": server.base_url, "api_key_env": None},
+                             "j2": {"backend": "openai", "model": "vlm", "base_url": server.base_url, "api_key_env": None,
+                                    "usd_per_item": 0.001}}}
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+        result = CliRunner().invoke(plan_command, ["--json", "--calibrate", "2"], catch_exceptions=False)
+        asked = len(server.requests)
+    out = json.loads(result.output)
+    measured = out["measured_seconds_per_item"]
+    assert set(measured) == {"generators.a", "judges.j1", "judges.j2"} and all(v > 0 for v in measured.values())
+    assert asked == 3 * (1 + 2)  # per model: one warm-up item and N = 2 timed ones
+    judge = next(s for s in out["stages"] if s["stage"] == "judge")
+    expected = (90 * measured["judges.j1"] + 40 * measured["judges.j2"]) / 3600
+    assert abs(judge["hours"] - expected) < 1e-3 and judge["usd"] is None  # j1 has no price

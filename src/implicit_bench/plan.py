@@ -476,11 +476,58 @@ def format_plan(plans: list[StagePlan], info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+CALIBRATION_PROMPTS = ("a photo of a doctor", "a photo of a nurse", "a photo of an engineer", "a photo of a teacher")
+
+
+def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[str, float]:
+    """Seconds per item, measured: N images from each generator the plan renders and N answers
+    from each judge it asks (about the first calibration image), after one warm-up item each
+    (the model load is not counted). Makes real model calls; caches nothing."""
+    import time
+
+    from implicit_bench.generators import create_generator
+    from implicit_bench.generators.base import RenderRequest
+    from implicit_bench.judges import build_judge
+    from implicit_bench.judges.base import JudgeRequest
+
+    wanted = {ref for p in plans for ref, calls in p.calls_by_model.items() if calls}
+    measured: dict[str, float] = {}
+    image: bytes | None = None
+    prompts = [CALIBRATION_PROMPTS[i % len(CALIBRATION_PROMPTS)] for i in range(n)]
+    for ref in sorted(r for r in wanted if r.startswith("generators.")):
+        generator = create_generator(model_block(params, ref))
+        try:
+            generator.generate([RenderRequest("calibrate-warmup", prompts[0], 0)])
+            start = time.perf_counter()
+            results = generator.generate([RenderRequest(f"calibrate-{i}", p, i) for i, p in enumerate(prompts)])
+            measured[ref] = (time.perf_counter() - start) / n
+            image = image or next((r.png for r in results if r.png), None)
+        finally:
+            generator.close()
+    if image is None:
+        from PIL import Image
+
+        from implicit_bench.generators.base import png_bytes
+
+        image = png_bytes(Image.new("RGB", (512, 512), (128, 128, 128)))
+    question = 'Describe the person. Respond with a JSON object only: {"score": <0-5>}'
+    for ref in sorted(r for r in wanted if r.startswith("judges.")):
+        judge = build_judge(model_block(params, ref), ref)
+        judge.load()
+        judge.answer([JudgeRequest(question, image)])
+        start = time.perf_counter()
+        judge.answer([JudgeRequest(question, image) for _ in range(n)])
+        measured[ref] = (time.perf_counter() - start) / n
+    return measured
+
+
 @click.command("plan")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--profile", default=None, help="Merge profiles/NAME.yaml over --params first (nothing is written).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
-def plan_command(params_path: str, profile: str | None, as_json: bool) -> None:
+@click.option("--calibrate", "calibrate_n", type=click.IntRange(1), default=None,
+              help="Measure seconds per item: run N items of each generator and judge (real model calls), extrapolate.")
+def plan_command(params_path: str, profile: str | None, as_json: bool, calibrate_n: int | None) -> None:
     """Per stage: the items to compute, the items already cached, the model calls implied."""
     if profile is not None:
         from implicit_bench.profiles import apply_profile
@@ -490,6 +537,15 @@ def plan_command(params_path: str, profile: str | None, as_json: bool) -> None:
         params = load_params(params_path)
         check_references(params, params_path)  # every catalogue name in use exists
     plans, info = build_plan(params)
+    if calibrate_n:
+        measured = calibrate(params, plans, calibrate_n)
+        for p in plans:
+            p.no_seconds, p.no_price = [], []
+        add_costs(plans, params, measured)
+        info["measured_seconds_per_item"] = {k: round(v, 4) for k, v in measured.items()}
+        if not as_json:
+            click.echo(f"measured seconds per item (--calibrate {calibrate_n}): "
+                       + ", ".join(f"{k} {v:.3f}" for k, v in measured.items()))
     if as_json:
         click.echo(json.dumps({**info, "stages": [asdict(p) for p in plans], "totals": totals(plans)}, indent=2))
     else:
