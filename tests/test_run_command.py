@@ -8,7 +8,7 @@ import yaml
 from click.testing import CliRunner
 
 from implicit_bench.cli import main
-from implicit_bench.run import generator_entry, judge_entry
+from implicit_bench.run_model import generator_entry, judge_entry
 from tests.chat_server import ChatServer
 from tests.conftest import REPO_ROOT
 

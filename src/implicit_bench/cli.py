@@ -31,7 +31,7 @@ TOOLS: dict[str, str] = {
     "report": "implicit_bench.compare.report_cli:report_command",
     "results": "implicit_bench.compare.cli:results_command",
     "check": "implicit_bench.preflight:check_command",
-    "run": "implicit_bench.run:run_command",
+    "run": "implicit_bench.run_model:run_command",
 }
 
 

@@ -417,7 +417,7 @@ def model_block(params: dict[str, Any], ref: str) -> dict[str, Any]:
 def add_costs(plans: list[StagePlan], params: dict[str, Any], measured: dict[str, float] | None = None) -> None:
     """Hours and money per stage from each model's ``seconds_per_item`` / ``usd_per_item``
     (catalogue keys the user supplies; ``measured``: seconds per item from ``--calibrate``)."""
-    from implicit_bench.preflight import _is_http
+    from implicit_bench.registry import is_http_block
 
     for plan in plans:
         hours = usd = 0.0
@@ -426,7 +426,7 @@ def add_costs(plans: list[StagePlan], params: dict[str, Any], measured: dict[str
             block = model_block(params, ref)
             seconds = (measured or {}).get(ref, block.get("seconds_per_item"))
             price = block.get("usd_per_item")
-            plan.gpu = plan.gpu and not _is_http(block)
+            plan.gpu = plan.gpu and not is_http_block(block)
             if calls == 0:
                 continue
             if seconds is None:

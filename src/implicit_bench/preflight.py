@@ -31,8 +31,8 @@ import click
 import httpx
 
 from implicit_bench.params import load_params
+from implicit_bench.registry import is_http_block
 
-HTTP_BACKENDS = {"openai", "openai_images", "gemini"}
 DEFAULT_BASE_URL = {"gemini": "https://generativelanguage.googleapis.com/v1beta"}
 DEFAULT_KEY_ENV = {"gemini": "GEMINI_API_KEY"}
 LOCAL_BACKENDS = {"diffusers", "transformers", "sentence_transformers", "open_clip", "llama_cpp"}
@@ -90,10 +90,6 @@ def models_in_use(params: dict[str, Any]) -> list[ModelUse]:
     if isinstance(clip.get("model"), dict):
         used["clip.model"] = clip["model"]
     return [ModelUse(where, dict(block)) for where, block in used.items() if isinstance(block, dict)]
-
-
-def _is_http(block: dict[str, Any]) -> bool:
-    return block.get("backend") in HTTP_BACKENDS or "base_url" in block
 
 
 def _endpoint(block: dict[str, Any]) -> tuple[str, str | None]:
@@ -258,9 +254,9 @@ def preflight(params: dict[str, Any], root: str | Path = ".", timeout: float = 5
               images_to_render: dict[str, int] | None = None) -> list[str]:
     """Every problem, one line each (empty: ready to run)."""
     uses = models_in_use(params)
-    problems = check_http([u for u in uses if _is_http(u.block)], timeout)
+    problems = check_http([u for u in uses if is_http_block(u.block)], timeout)
     for use in uses:
-        if not _is_http(use.block):
+        if not is_http_block(use.block):
             problems += check_local(use)
     if images_to_render:
         problems += check_disk(params, Path(root), images_to_render)

@@ -17,6 +17,14 @@ T = TypeVar("T")
 # Catalogue keys that size a run and change no answer (``implicit-bench plan``, docs/experiments.md):
 # taken out before the backend validates its block, so they are in no identity or settings hash.
 COST_KEYS = ("seconds_per_item", "usd_per_item")
+# Backends that call a model over HTTP (an API or a server such as vLLM): the preflight checks
+# their key and endpoint, and ``plan`` counts their time as API time, not GPU time.
+HTTP_BACKENDS = frozenset({"openai", "openai_images", "gemini"})
+
+
+def is_http_block(block: dict[str, Any]) -> bool:
+    """A backend block that calls its model over HTTP."""
+    return block.get("backend") in HTTP_BACKENDS or "base_url" in block
 
 
 def import_target(ref: str) -> Any:
