@@ -146,8 +146,8 @@ def test_every_profile_and_run_example_is_valid():
         words = shlex.split(cmd)
         if words[:2] == ["implicit-bench", "profile"]:
             names = [w for w in words[2:] if not w.startswith("-")]
-            assert not names or names[0] in known or names[0] in ("NAME", "run"), f"{doc}: {cmd}"
-        elif words[:2] == ["implicit-bench", "run"] and "..." not in cmd and "<" not in cmd:
+            assert not names or names[0] in known or names[0] in ("NAME", "run") or names[0].startswith("run-"), f"{doc}: {cmd}"
+        elif words[:2] == ["implicit-bench", "run"] and len(words) > 2 and "..." not in cmd and "<" not in cmd:
             ctx = run_command.make_context("run", words[2:], resilient_parsing=False)
             assert ctx.params["generators"] and ctx.params["judges"], f"{doc}: {cmd}"
     assert CliRunner  # the flags parse with click's own parser (make_context raises otherwise)
