@@ -135,7 +135,6 @@ def _round_trip() -> YAML:
     rt.preserve_quotes = True
     rt.width = 4096
     rt.indent(mapping=2, sequence=4, offset=2)
-    rt.representer.add_representer(type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null"))
     return rt
 
 
@@ -259,6 +258,18 @@ def write_profile(name: str, params_path: str | Path, target: str | Path, profil
         raise ConfigError(f"{params_path}: the comment-keeping rewrite differs from the composed params (a bug): "
                           f"sections {sorted(k for k in set(got) | set(expected) if got.get(k) != expected.get(k))}")
     atomic_write_text(target, body)
+    _dvc_form(Path(target), name)
+
+
+def _dvc_form(path: Path, name: str) -> None:
+    """Re-dump ``path`` through DVC's own ``-S`` writer (``dvc.utils.hydra.apply_overrides``,
+    setting ``base.profile`` to its value), so params.yaml stays in the form ``dvc exp run -S``
+    writes and an experiment changes only the lines it sets (tests/test_params_form.py)."""
+    try:
+        from dvc.utils.hydra import apply_overrides
+    except ImportError:  # DVC not installed: the ruamel round trip stands
+        return
+    apply_overrides(path, [f"base.profile={name}"])
 
 
 @click.command("profile")
