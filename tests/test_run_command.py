@@ -64,6 +64,10 @@ def test_dry_run_writes_the_overlay_and_the_plan_for_a_hub_id_and_an_openai_comp
     params = yaml.safe_load((tmp_path / "params.yaml").read_text())
     assert params["render"]["run"] == ["tiny-diffusers-pipe"] and params["base"]["profile"] == "run"
     assert "sim_local" in params["generators"]  # the default's entries stay; only the overlay's were added
+    # and back: every key the overlay set (catalogue entries, evaluate.blind_judges, ...) is the default's again
+    back = CliRunner().invoke(main, ["profile", "default"])
+    assert back.exit_code == 0, back.output
+    assert yaml.safe_load((tmp_path / "params.yaml").read_text()) == yaml.safe_load(before)
 
 
 def test_a_failing_preflight_stops_the_run_before_dvc(tmp_path, monkeypatch):

@@ -99,7 +99,9 @@ def restore_default(params: dict[str, Any], defaults: dict[str, Any]) -> dict[st
 def compose(name: str, params_path: str | Path = "params.yaml", profiles_dir: str | Path = "profiles") -> dict[str, Any]:
     """The params of profile ``name`` applied to the default (``default``: the default itself)."""
     chain = profile_chain(name, profiles_dir)
-    params = restore_default(load_params(params_path), default_values(params_path, profiles_dir))
+    defaults = default_values(params_path, profiles_dir)
+    _check_restorable(load_params(params_path), defaults, profiles_dir)
+    params = restore_default(load_params(params_path), defaults)
     for path in chain:
         override = {k: v for k, v in _read_mapping(path).items() if k != "extends"}
         params = deep_merge(params, override)
@@ -109,14 +111,40 @@ def compose(name: str, params_path: str | Path = "params.yaml", profiles_dir: st
     return params
 
 
+def _check_restorable(current: dict[str, Any], defaults: dict[str, Any], profiles_dir: str | Path) -> None:
+    """The keys the current profile set must be in profiles/default.yaml, or no switch is exact."""
+    held = (current.get("base") or {}).get("profile", DEFAULT)
+    if held == DEFAULT or not (Path(profiles_dir) / f"{held}.yaml").exists():
+        return
+    for path in profile_chain(held, profiles_dir):
+        for section_name, value in _read_mapping(path).items():
+            if section_name in ("extends", "base") or section_name in WHOLE_SECTIONS:
+                continue
+            keys = value if isinstance(value, dict) else {None: None}
+            recorded = defaults.get(section_name)
+            missing = [k for k in keys if not isinstance(recorded, dict) or k not in recorded]
+            if section_name not in defaults or (isinstance(value, dict) and missing):
+                where = f"{section_name}.{missing[0]}" if missing and missing[0] is not None else section_name
+                raise ConfigError(f"{path}: sets {where}, which profiles/default.yaml does not record: "
+                                  "switch back with `git checkout params.yaml`, then run `implicit-bench profile --save-default`")
+
+
 def apply_profile(name: str, params_path: str | Path = "params.yaml", profiles_dir: str | Path = "profiles") -> dict[str, Any]:
     """``compose``: kept under its old name for callers (tests, ``plan --profile``)."""
     return compose(name, params_path, profiles_dir)
 
 
+# The keys an `implicit-bench run` overlay sets (run_model.build_overlay) besides catalogue
+# entries: recorded in profiles/default.yaml even before any overlay exists.
+OVERLAY_KEYS: dict[str, set[str]] = {
+    "subset": {"max_units"}, "render": {"run", "seeds"}, "judge": {"tasks", "configs"},
+    "select": {"config", "judges"}, "evaluate": {"config", "blind_judges", "rubric_judges"},
+}
+
+
 def touched_keys(profiles_dir: str | Path = "profiles") -> dict[str, set[str] | None]:
-    """section -> the keys some profile sets (None: the whole section)."""
-    touched: dict[str, set[str] | None] = {}
+    """section -> the keys some profile (or a run overlay) sets (None: the whole section)."""
+    touched: dict[str, set[str] | None] = {k: set(v) for k, v in OVERLAY_KEYS.items()}
     for path in sorted(Path(profiles_dir).glob("*.yaml")):
         if path.name == DEFAULT_FILE:
             continue
