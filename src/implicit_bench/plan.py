@@ -132,9 +132,8 @@ def _judge_formula(judge: Any, per_config: dict[str, dict[str, int]]) -> dict[st
 
 
 def _judge(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[str, dict[str, int]], root: Path) -> StagePlan:
-    from implicit_bench.judges.stage import JudgeStageParams
-
     from implicit_bench.judges import judge_params
+    from implicit_bench.judges.stage import JudgeStageParams
 
     judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
     for name, cfg in judge.judges.items():  # refuse what the judge stage would refuse
