@@ -39,8 +39,9 @@ def recipes(text: str) -> list[str]:
 def _overrides(cmd: str) -> list[str] | None:
     words = shlex.split(cmd)
     out = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-S", "--set-param")]
-    if not out or any("..." in o or o.startswith("section.") for o in out):
-        return None  # no override, or a placeholder (`-S section.key=value`, `-S ...`)
+    placeholder = {"key", "section.key", "param", "KEY"}
+    if not out or any("..." in o or o.startswith("section.") or o.split("=", 1)[0] in placeholder for o in out):
+        return None  # no override, or a placeholder (`-S section.key=value`, `-S key=value`, `-S ...`)
     return out
 
 
