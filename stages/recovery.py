@@ -74,6 +74,10 @@ def main(params_path: str, out: str) -> None:
     bench, audit = _json("metrics/benchmark.json"), _json("metrics/judge_audit.json")
     primary = bench.get("primary_judge")
     config = bench.get("config")
+    if config not in gens:  # e.g. `implicit-bench run` on your own model: no planted truth to recover
+        write_json(out, {"simulated": False, "note": f"the evaluated configuration {config!r} is not a simulated generator"})
+        click.echo(f"recovery: {config} is not simulated: nothing to recover")
+        return
     evaluate = raw.get("evaluate") or {}
     index_paths = sorted(glob.glob(IMAGE_INDEX_GLOB))
     index = IMAGE_INDEX.read_many(index_paths) if index_paths else None

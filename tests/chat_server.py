@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -29,19 +30,42 @@ def echo(body: dict[str, Any], n: int) -> tuple[int, Any]:
 
 
 class ChatServer:
-    def __init__(self, answer: Answer = echo):
+    def __init__(self, answer: Answer = echo, models: list[str] | None = None, delay_s: float = 0.0, port: int = 0):
         self.answer = answer
+        self.models = models  # GET /v1/models lists these (None: no listing, 404), as vLLM does
+        self.delay_s = delay_s  # a slow endpoint: every response waits this long
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                with server._lock:
+                    server.requests.append({"path": self.path, "headers": dict(self.headers), "body": None})
+                if server.delay_s:
+                    time.sleep(server.delay_s)
+                if server.models is None or self.path.rstrip("/") != "/v1/models":
+                    status, data = 404, b'{"error": "not found"}'
+                else:
+                    status = 200
+                    data = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a slow-endpoint test)
+
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
                     n = len(server.requests)
+                if server.delay_s:
+                    time.sleep(server.delay_s)
                 status, payload = server.answer(body, n)
                 data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
                 self.send_response(status)
@@ -55,7 +79,7 @@ class ChatServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     def __enter__(self) -> ChatServer:

@@ -41,6 +41,7 @@ class Workspace:
         self.env = {**os.environ, "PYTHONPATH": str(root / "src"), "PATH": f"{bindir}:{os.environ['PATH']}",
                     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
                     "GIT_COMMITTER_EMAIL": "t@t", "OMP_NUM_THREADS": "1", "IMPLICIT_BENCH_RUN_LOG": ""}
+        self.env.pop("IMPLICIT_BENCH_CACHE_DIR", None)  # the copy's own cache: <root>/cache
 
     def run(self, *cmd: str) -> str:
         done = subprocess.run(cmd, cwd=self.root, env=self.env, capture_output=True, text=True)
@@ -142,10 +143,13 @@ def test_plan_command_sizes_the_run(ws):
     assert render["items"] == len(index) and render["cached"] == len(index) and render["model_calls"] == 0
     judge = next(s for s in out["stages"] if s["stage"] == "judge")
     rows = len(ws.table("data/judgements/judgements.parquet"))
-    # the plan counts every planned image (refusals are not known in advance); every answer
-    # of the images rendered is cached (unique request keys: identical images share answers)
-    assert 0 < judge["cached"] <= rows <= judge["items"]
+    # the requests of the images rendered (refused ones not judged), each looked up in the
+    # cache (unique request keys: identical images share answers)
+    assert 0 < judge["cached"] == judge["items"] <= rows
     assert judge["model_calls"] == judge["items"] - judge["cached"]
+    # a finished run: every stage's calls are stored or cached (refused images are not judged;
+    # CLIP, retrieval and the debiasing judges' caches are looked up too)
+    assert out["totals"]["model_calls"] == 0, [(s["stage"], s["model_calls"]) for s in out["stages"] if s["model_calls"]]
     bigger = json.loads(ws.run("implicit-bench", "plan", "--json", "--params", _seeds_params(ws, [*params["render"]["seeds"], 9042])))
     render2 = next(s for s in bigger["stages"] if s["stage"] == f"render {config}")
     per_seed = len(index) // len(params["render"]["seeds"])
@@ -262,3 +266,47 @@ def test_two_fresh_clones_give_the_same_hashes(ws, tmp_path):
     assert {"data/processed/retrieval.parquet", "data/images"} <= set(theirs)
     differ = {p: (h, ws.baseline.get(p)) for p, h in theirs.items() if p in ws.baseline and ws.baseline[p] != h}
     assert not differ, differ
+
+
+def _queue_done(ws: Workspace, names: list[str], timeout_s: float = 1200) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = ws.run("dvc", "queue", "status")
+        rows = [line for line in status.splitlines() if any(n in line for n in names)]
+        if rows and all("Success" in r or "Failed" in r for r in rows) and len(rows) >= len(names):
+            assert all("Success" in r for r in rows), status
+            return
+        time.sleep(5)
+    raise AssertionError(f"queue not done in {timeout_s} s:\n{ws.run('dvc', 'queue', 'status')}")
+
+
+def test_queued_experiments_share_the_repository_cache_and_two_workers_keep_it_consistent(ws):
+    """Queue workers run in <root>/.dvc/tmp/exps/...: they find the workspace's answers in the
+    one cache of the repository (0 model calls) and two of them at once corrupt nothing."""
+    import sqlite3
+
+    seeds = ws.params()["render"]["seeds"]
+    names = ["q-fewer", "q-first"]
+    ws.run("dvc", "exp", "run", "--queue", "--name", names[0], "-S", f"render.seeds={json.dumps(seeds[:-1])}")
+    ws.run("dvc", "exp", "run", "--queue", "--name", names[1], "-S", f"render.seeds={json.dumps(seeds[:1])}")
+    judge_cache = ws.root / "cache/judge.sqlite"
+    before = sqlite3.connect(judge_cache).execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+    ws.run("dvc", "queue", "start", "-j", "2")
+    try:
+        _queue_done(ws, names)
+    finally:
+        subprocess.run(["dvc", "queue", "stop", "--kill"], cwd=ws.root, env=ws.env, capture_output=True)
+    for name in names:
+        log = ws.run("dvc", "queue", "logs", name)
+        judge_line = next(line for line in log.splitlines() if line.startswith("judge: "))
+        assert ", 0 model calls," in judge_line, judge_line  # every answer came from the shared cache
+        clip_line = next(line for line in log.splitlines() if line.startswith("clip: "))
+        assert "(0 embedded now)" in clip_line, clip_line
+    for path in sorted((ws.root / "cache").glob("*.sqlite")):
+        conn = sqlite3.connect(path)
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok", path
+    after = sqlite3.connect(judge_cache).execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+    assert after == before  # nothing was asked again, nothing lost
+    assert not list((ws.root / ".dvc/tmp/exps").glob("*/cache/*.sqlite"))  # no private caches in the temp workspaces

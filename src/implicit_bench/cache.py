@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from implicit_bench.cache_location import resolve as resolve_cache_path
 from implicit_bench.errors import InputError
 from implicit_bench.hashing import stable_hash
 from implicit_bench.streaming import stream_map
@@ -59,10 +60,14 @@ def _decoded(value: str) -> tuple[bool, Any]:
 
 class DiskCache:
     """A persistent ``key -> JSON value`` map. A file SQLite cannot read is an ``InputError``
-    naming it and how to recover; an entry that is not JSON is a miss."""
+    naming it and how to recover; an entry that is not JSON is a miss.
+
+    ``path`` is resolved by :func:`implicit_bench.cache_location.resolve`: ``cache/NAME`` lives
+    in the repository's one cache directory, shared by every workspace (docs/experiments.md).
+    """
 
     def __init__(self, path: str | Path):
-        self.path = Path(path)
+        self.path = resolve_cache_path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         with self._named(), self._conn() as conn:
@@ -137,7 +142,7 @@ class DiskCache:
 
     def _put_many(self, items: Iterable[tuple[str, Any]]) -> None:
         conn = self._conn()
-        conn.execute("BEGIN")
+        conn.execute("BEGIN IMMEDIATE")  # take the write lock now: two writers wait, never deadlock
         try:
             conn.executemany(
                 "INSERT OR REPLACE INTO entries (key, value) VALUES (?, ?)",

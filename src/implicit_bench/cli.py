@@ -30,6 +30,8 @@ TOOLS: dict[str, str] = {
     "exps": "implicit_bench.compare.cli:exps_command",
     "report": "implicit_bench.compare.report_cli:report_command",
     "results": "implicit_bench.compare.cli:results_command",
+    "check": "implicit_bench.preflight:check_command",
+    "run": "implicit_bench.run_model:run_command",
 }
 
 

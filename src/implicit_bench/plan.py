@@ -15,7 +15,7 @@ not known in advance: every planned image counts as judged.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,12 @@ class StagePlan:
     cached: int | None  # already stored / cached (None: unknown before upstream stages run)
     model_calls: int  # requests that remain: items not cached
     note: str = ""
+    calls_by_model: dict[str, int] = field(default_factory=dict)  # catalogue entry -> its share of model_calls
+    hours: float | None = None  # model_calls x seconds_per_item of each model (None: no figure given)
+    usd: float | None = None  # model_calls x usd_per_item of each model (None: no price given)
+    gpu: bool = True  # the hours are GPU time (a local model), not an API's wall time
+    no_seconds: list[str] = field(default_factory=list)  # models with calls and no seconds_per_item
+    no_price: list[str] = field(default_factory=list)  # models with calls and no usd_per_item
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -97,56 +103,182 @@ def _render(params: dict[str, Any], units: pd.DataFrame | None, n_units: int, ro
                     cached = len(done_keys(store, planned, settings_hash(cfg), False, render.retry_failed))
                 finally:
                     store.close()
-        plans.append(StagePlan(f"render {name}", "image", items, cached, items - (cached or 0)))
+        plans.append(StagePlan(f"render {name}", "image", items, cached, items - (cached or 0),
+                               calls_by_model={f"generators.{name}": items - (cached or 0)}))
     return plans, per_config
 
 
-def _judge(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[str, dict[str, int]], root: Path) -> StagePlan:
+def _judge_formula(judge: Any, per_config: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """config -> judge -> requests, counting every planned image (refusals not known); the
+    judge stage's own selection (``task_selection``) and orders (``orders_per_image``)."""
     from implicit_bench.judge_tasks import load_task
-    from implicit_bench.judges import judge_params
-    from implicit_bench.judges.stage import JudgeStageParams, orders_per_image, task_selection
+    from implicit_bench.judges.stage import orders_per_image, task_selection
 
-    judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
-    for name, cfg in judge.judges.items():  # refuse what the judge stage would refuse
-        judge_params(cfg, f"judges.{name}")
     configs = judge.configs if judge.configs is not None else list(per_config)
-    items = 0
-    for task in judge.tasks:  # the judge stage's own selection and orders
+    out: dict[str, dict[str, int]] = {}
+    for task in judge.tasks:
         spec = load_task(task)
         judges, task_configs, wanted = task_selection(judge, task, spec, configs)
         orders = orders_per_image(judge, spec)
         for config in task_configs:
             images = sum(n for v, n in per_config.get(config, {}).items() if wanted is None or v in wanted)
-            items += images * orders * len(judges)
-    cached = _judge_cached(judge, units, root) if units is not None else None
-    return StagePlan("judge", "judge answer", items, cached, items - (cached or 0),
-                     "cached: answers for images rendered already")
+            for name in judges:
+                out.setdefault(config, {})[name] = out.get(config, {}).get(name, 0) + images * orders
+    return out
 
 
-def _judge_cached(judge: Any, units: pd.DataFrame, root: Path) -> int | None:
-    """Planned judge requests (of images already published) whose answer is in the cache."""
+def _judge(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[str, dict[str, int]], root: Path) -> StagePlan:
+    from implicit_bench.judges import judge_params
+    from implicit_bench.judges.stage import JudgeStageParams
+
+    judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
+    for name, cfg in judge.judges.items():  # refuse what the judge stage would refuse
+        judge_params(cfg, f"judges.{name}")
+    formula = _judge_formula(judge, per_config)
+    exact = _judge_exact(judge, units, root, params) if units is not None else None
+    return _judge_plan("judge", judge, formula, per_config, exact)
+
+
+def _judge_plan(stage: str, judge: Any, formula: dict[str, dict[str, int]], per_config: dict[str, dict[str, int]],
+                exact: JudgeLookup | None) -> StagePlan:
+    """Requests of the images published (refused ones not judged, every answer looked up in the
+    cache) plus, for planned images not rendered yet, every one counted."""
+    by_model: dict[str, int] = {}
+    if exact is None:
+        items = sum(n for per_judge in formula.values() for n in per_judge.values())
+        for per_judge in formula.values():
+            for name, n in per_judge.items():
+                by_model[f"judges.{name}"] = by_model.get(f"judges.{name}", 0) + n
+        return StagePlan(stage, "judge answer", items, None, items, "images not rendered yet: refusals unknown, every one counted",
+                         calls_by_model=by_model)
+    pending = 0
+    for config, per_judge in formula.items():
+        planned_images = sum(per_config.get(config, {}).values())
+        missing = planned_images - exact.covered.get(config, 0)  # planned images not in the store's index
+        if planned_images and missing > 0:
+            for name, n in per_judge.items():
+                extra = round(n * missing / planned_images)
+                pending += extra
+                by_model[f"judges.{name}"] = by_model.get(f"judges.{name}", 0) + extra
+    for name, n in exact.missing_by_judge.items():
+        by_model[f"judges.{name}"] = by_model.get(f"judges.{name}", 0) + n
+    items = exact.distinct + pending
+    note = f"refused images not judged; {exact.refused} refused" + (f"; {pending:,} for images not rendered yet" if pending else "")
+    return StagePlan(stage, "judge answer", items, exact.cached, items - exact.cached, note,
+                     calls_by_model={k: v for k, v in by_model.items() if v})
+
+
+@dataclass
+class JudgeLookup:
+    """The judge requests of the images published in the stores' indexes, looked up in the cache."""
+
+    distinct: int  # distinct request keys (identical requests are asked once)
+    cached: int
+    missing_by_judge: dict[str, int]
+    covered: dict[str, int]  # config -> planned images present in its index (any status)
+    refused: int
+
+
+def _judge_exact(judge: Any, units: pd.DataFrame, root: Path, params: dict[str, Any] | None = None,
+                 planned_keys: set[tuple[str, str, str, int]] | None = None) -> JudgeLookup | None:
+    """``JudgeLookup`` for the images the stores' indexes publish (None: not resolvable yet)."""
     from implicit_bench.cache import DiskCache
-    from implicit_bench.judges.stage import judge_backends, plan_judgements
+    from implicit_bench.judges.stage import judge_backends, plan_judgements, store_configs
 
-    if not (root / judge.cache).exists():
-        return 0
     try:
         _, identities = judge_backends(judge.judges)
         by_id = {str(r["unit_id"]): {**r, "unit_id": str(r["unit_id"])} for r in units.to_dict("records")}
-        planned, _, _ = plan_judgements(judge, by_id, identities, root)
+        planned, image_counts, _ = plan_judgements(judge, by_id, identities, root)
+        configs = store_configs(judge, root)
     except Exception:  # noqa: BLE001 - stores not rendered yet or a judge not resolvable offline
         return None
+    from implicit_bench.images import read_index
+
+    covered, refused = {}, 0
+    wanted = planned_keys if planned_keys is not None else _render_plan_keys(params, units) if params else None
+    for config in configs:
+        index = read_index((root / judge.images_dir / config).resolve())
+        keep = [wanted is None or (config, str(r.unit_id), r.variant, int(r.seed)) in wanted for r in index.itertuples(index=False)]
+        covered[config] = sum(keep)
+        refused += int(((index["status"] == "refused") & pd.Series(keep, index=index.index)).sum())
+    if wanted is not None:
+        planned = [p for p in planned if (p.config, p.unit_id, p.variant, int(p.seed)) in wanted]
+    first: dict[str, str] = {}
+    for p in planned:
+        first.setdefault(p.key, p.judge)
     cache = DiskCache(root / judge.cache)
     try:
-        return len(cache.get_many([p.key for p in planned]))
+        found = cache.get_many(list(first))
     finally:
         cache.close()
+    missing_by_judge: dict[str, int] = {}
+    for key, name in first.items():
+        if key not in found:
+            missing_by_judge[name] = missing_by_judge.get(name, 0) + 1
+    return JudgeLookup(len(first), len(found), missing_by_judge, covered, refused)
+
+
+def _render_plan_keys(params: dict[str, Any], units: pd.DataFrame) -> set[tuple[str, str, str, int]] | None:
+    """(config, unit, variant, seed) of every image the render plan holds."""
+    from implicit_bench.render.stage import RenderParams, plan_items
+
+    try:
+        render = section(params, "render", RenderParams, attach={"generators": "configs"})
+        return {(k.config, str(k.unit_id), k.variant, int(k.seed)) for name in render.selected()
+                for k in (i.key for i in plan_items(units, name, render.seeds, render.variants))}
+    except Exception:  # noqa: BLE001 - a units table without some prompt column: no filter
+        return None
+
+
+def _clip(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[str, dict[str, int]], root: Path) -> StagePlan:
+    """Images to embed: the ok images of the published stores, looked up in the CLIP cache."""
+    images = sum(sum(c.values()) for c in per_config.values())
+    exact = _clip_exact(params, units, root) if units is not None else None
+    if exact is None:
+        return StagePlan("clip", "image embedding", images, None, images, "images not rendered yet: every one counted",
+                         calls_by_model={"clip.model": images})
+    distinct, cached, covered = exact
+    pending = max(0, images - covered)
+    items = distinct + pending
+    return StagePlan("clip", "image embedding", items, cached, items - cached,
+                     "ok images only" + (f"; {pending:,} not rendered yet" if pending else ""),
+                     calls_by_model={"clip.model": items - cached})
+
+
+def _clip_exact(params: dict[str, Any], units: pd.DataFrame, root: Path) -> tuple[int, int, int] | None:
+    from implicit_bench.cache import DiskCache, model_key
+    from implicit_bench.clip import create
+    from implicit_bench.clip.stage import ClipParams
+    from implicit_bench.images import published_stores, read_index
+
+    try:
+        clip = section(params, "clip", ClipParams)
+        identity = create(clip.model).identity()
+        stores = [Path(p) for p in clip.image_stores] or published_stores(root / clip.images_root)
+    except Exception:  # noqa: BLE001 - a backend not importable here
+        return None
+    wanted = _render_plan_keys(params, units)
+    unit_ids = set(units["unit_id"].astype(str))
+    shas, covered = [], 0
+    for store_dir in stores:
+        index = read_index(store_dir)
+        for r in index.itertuples(index=False):
+            if wanted is not None and (r.config, str(r.unit_id), r.variant, int(r.seed)) not in wanted:
+                continue
+            covered += 1
+            if r.status == "ok" and str(r.unit_id) in unit_ids:
+                shas.append(r.sha256)
+    keys = list(dict.fromkeys(model_key("clip_image", identity, item=sha) for sha in dict.fromkeys(shas)))
+    cache = DiskCache(root / clip.cache)
+    try:
+        found = cache.get_many(keys)
+    finally:
+        cache.close()
+    return len(keys), len(found), covered
 
 
 def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]:
-    from implicit_bench.debias.params import DebiasParams
-    from implicit_bench.debias.rewriting import needed_llm_work
-    from implicit_bench.debias.units import KG_COLUMNS, subset_units
+    from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, needed_llm_work, subset_units
     from implicit_bench.embedders import CachedEmbedder
 
     if "debias" not in params:
@@ -166,7 +298,8 @@ def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]
         if Path(debias.embedder.cache).exists() or (root / debias.embedder.cache).exists():
             embedder = CachedEmbedder(debias.embedder.model_copy(update={"cache": str(root / debias.embedder.cache)}))
             cached = len(embedder.cache.get_many({embedder.key(t) for t in texts}))
-        plans.append(StagePlan("retrieve", "text embedding", len(texts), cached, len(texts) - cached))
+        plans.append(StagePlan("retrieve", "text embedding", len(texts), cached, len(texts) - cached,
+                               calls_by_model={"debias.embedder": len(texts) - cached}))
     subset = subset_units(kg, debias.subset) if kg is not None else None
     bound = ""  # the KG is not built yet: at most the plan's units
     if subset is not None:
@@ -177,9 +310,9 @@ def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]
     rewrite_infos, pair_infos = needed_llm_work(debias)
     calls = n_subset * (len(rewrite_infos) + len(pair_infos))
     if calls:
-        plans.append(StagePlan("rewrite", "LLM answer", calls, None, calls, f"{bound}LLM cache checked at run time"))
+        plans.append(StagePlan("rewrite", "LLM answer", calls, None, calls, f"{bound}LLM cache checked at run time",
+                               calls_by_model={f"llms.{debias.rewriter}": calls}))
     seeds = list(debias.seeds)
-    rubric_and_alignment = 2
     for name in debias.configs:
         items = n_subset * len(seeds)
         cached = None
@@ -197,14 +330,39 @@ def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]
                 finally:
                     store.close()
         plans.append(StagePlan(f"debias_render@{name}", "image", items, cached, items - (cached or 0),
-                               f"{bound}stored images counted; settings checked at run time"))
-        plans.append(StagePlan(f"debias_judge@{name}", "judge answer", items * rubric_and_alignment, None,
-                               items * rubric_and_alignment, f"{bound}rubric + alignment"))
+                               f"{bound}stored images counted; settings checked at run time",
+                               calls_by_model={f"generators.{debias.generator}": items - (cached or 0)}))
+        plans.append(_debias_judge(params, debias, name, kg, subset, seeds, items, bound, root))
     if n_kg is None:
         texts = 2 * n_units
         plans.insert(0, StagePlan("retrieve", "text embedding", texts, None, texts,
                                   f"at most; {debias.units} not built yet"))
     return plans
+
+
+def _debias_judge(params: dict[str, Any], debias: Any, name: str, kg: pd.DataFrame | None, subset: pd.DataFrame | None,
+                  seeds: list[int], images: int, bound: str, root: Path) -> StagePlan:
+    """Rubric + alignment answers of one debiasing configuration, looked up in the judge cache."""
+    from implicit_bench.debias.judging import judge_stage_params
+    from implicit_bench.judges.stage import JudgeStageParams
+
+    stage = f"debias_judge@{name}"
+    rubric, alignment = debias.scoring.rubric_judge, debias.scoring.alignment_judge
+    formula = {name: {rubric: images, alignment: images} if rubric != alignment else {rubric: 2 * images}}
+    exact = None
+    if subset is not None and kg is not None:
+        try:
+            judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
+            stage_params = judge_stage_params(name, debias, judge, DEBIAS_IMAGES_DIR, "data/debias/judgements")
+        except Exception:  # noqa: BLE001 - an invalid scoring block: the stage reports it
+            stage_params = None
+        if stage_params is not None:
+            wanted = {(name, str(u), "neutral", int(s)) for u in subset["unit_id"] for s in seeds}
+            exact = _judge_exact(stage_params, kg, root, planned_keys=wanted)
+    plan = _judge_plan(stage, None, formula, {name: {"neutral": images}}, exact)
+    if bound:
+        plan.note = f"{bound}{plan.note}"
+    return plan
 
 
 def _llm_stages(params: dict[str, Any], root: Path) -> list[StagePlan]:
@@ -214,11 +372,13 @@ def _llm_stages(params: dict[str, Any], root: Path) -> list[StagePlan]:
         pairs = _read_json(root / "metrics/sources.json").get("pairs_total")
         max_pairs = int(kg.get("max_pairs") or 0)
         n = min(max_pairs, pairs) if max_pairs and pairs else (max_pairs or pairs or 0)
-        plans.append(StagePlan("kg", "LLM answer", n, None, n, "one extraction per sentence pair"))
+        plans.append(StagePlan("kg", "LLM answer", n, None, n, "one extraction per sentence pair",
+                               calls_by_model={f"llms.{kg['llm']}": n} if kg.get("llm") else {}))
     triplets = params.get("triplets") or {}
     if triplets.get("writer") == "llm":
         units = _read_json(root / "metrics/kg.json").get("units_total") or 0
-        plans.append(StagePlan("triplets", "LLM answer", units, None, units, "one triplet per KG unit"))
+        plans.append(StagePlan("triplets", "LLM answer", units, None, units, "one triplet per KG unit",
+                               calls_by_model={f"llms.{triplets['llm']}": units} if triplets.get("llm") else {}))
     return plans
 
 
@@ -230,36 +390,137 @@ def build_plan(params: dict[str, Any], root: str | Path = ".") -> tuple[list[Sta
     render_plans, per_config = _render(params, units, n_units, root)
     plans += render_plans
     plans.append(_judge(params, units, per_config, root))
-    clip_images = sum(sum(c.values()) for c in per_config.values())
     if "clip" in params:
-        plans.append(StagePlan("clip", "image embedding", clip_images, None, clip_images,
-                               "embedding cache checked at run time"))
+        plans.append(_clip(params, units, per_config, root))
     plans += _debias(params, root, n_units)
+    add_costs(plans, params)
     seeds = (params.get("render") or {}).get("seeds") or []
     info = {"units": n_units, "units_from": source, "seeds": list(seeds), "configs": list(per_config)}
     return plans, info
+
+
+def model_block(params: dict[str, Any], ref: str) -> dict[str, Any]:
+    """The params block a ``calls_by_model`` reference names (``judges.gpt54``, ``clip.model``)."""
+    node: Any = params
+    for part in ref.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else {}
+
+
+def add_costs(plans: list[StagePlan], params: dict[str, Any], measured: dict[str, float] | None = None) -> None:
+    """Hours and money per stage from each model's ``seconds_per_item`` / ``usd_per_item``
+    (catalogue keys the user supplies; ``measured``: seconds per item from ``--calibrate``)."""
+    from implicit_bench.registry import is_http_block
+
+    for plan in plans:
+        hours = usd = 0.0
+        known_h = known_usd = bool(plan.calls_by_model)
+        for ref, calls in plan.calls_by_model.items():
+            block = model_block(params, ref)
+            seconds = (measured or {}).get(ref, block.get("seconds_per_item"))
+            price = block.get("usd_per_item")
+            plan.gpu = plan.gpu and not is_http_block(block)
+            if calls == 0:
+                continue
+            if seconds is None:
+                known_h = False
+                plan.no_seconds.append(ref)
+            else:
+                hours += calls * float(seconds) / 3600
+            if price is None:
+                known_usd = False
+                plan.no_price.append(ref)
+            else:
+                usd += calls * float(price)
+        plan.hours = round(hours, 3) if known_h or plan.model_calls == 0 else None
+        plan.usd = round(usd, 2) if known_usd or plan.model_calls == 0 else None
+
+
+def totals(plans: list[StagePlan]) -> dict[str, Any]:
+    """Calls, GPU-hours (local models), API hours, money; ``unpriced``: stages without a figure."""
+    return {
+        "model_calls": sum(p.model_calls for p in plans),
+        "gpu_hours": round(sum(p.hours or 0 for p in plans if p.gpu), 2),
+        "api_hours": round(sum(p.hours or 0 for p in plans if not p.gpu), 2),
+        "usd": round(sum(p.usd or 0 for p in plans), 2),
+        "no_seconds": sorted({r for p in plans for r in p.no_seconds}),
+        "no_price": sorted({r for p in plans for r in p.no_price}),
+    }
 
 
 def format_plan(plans: list[StagePlan], info: dict[str, Any]) -> str:
     lines = [
         f"units: {info['units']} ({info['units_from']}); render seeds: {info['seeds']}; configs: {', '.join(info['configs'])}",
         "",
-        f"{'stage':<34} {'item':<16} {'items':>9} {'cached':>9} {'model calls':>12}",
+        f"{'stage':<34} {'item':<16} {'items':>9} {'cached':>9} {'model calls':>12} {'hours':>9} {'USD':>10}",
     ]
     for p in plans:
         cached = "-" if p.cached is None else f"{p.cached:,}"
+        hours = "-" if p.hours is None else f"{p.hours:,.2f}"
+        usd = "-" if p.usd is None else f"{p.usd:,.2f}"
         note = f"  ({p.note})" if p.note else ""
-        lines.append(f"{p.stage:<34} {p.item:<16} {p.items:>9,} {cached:>9} {p.model_calls:>12,}{note}")
-    total = sum(p.model_calls for p in plans)
-    lines.append(f"{'total model calls':<34} {'':<16} {'':>9} {'':>9} {total:>12,}")
+        lines.append(f"{p.stage:<34} {p.item:<16} {p.items:>9,} {cached:>9} {p.model_calls:>12,} {hours:>9} {usd:>10}{note}")
+    t = totals(plans)
+    lines.append(f"{'total model calls':<34} {'':<16} {'':>9} {'':>9} {t['model_calls']:>12,}")
+    lines.append(f"GPU-hours (local models): {t['gpu_hours']:,.2f}; API hours: {t['api_hours']:,.2f}; money: ${t['usd']:,.2f}")
+    if t["no_seconds"] or t["no_price"]:
+        lines.append(f"no seconds_per_item (hours '-'; or `plan --calibrate N`): {', '.join(t['no_seconds']) or 'none'}")
+        lines.append(f"no usd_per_item (USD '-'): {', '.join(t['no_price']) or 'none'}")
     return "\n".join(lines)
+
+
+CALIBRATION_PROMPTS = ("a photo of a doctor", "a photo of a nurse", "a photo of an engineer", "a photo of a teacher")
+
+
+def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[str, float]:
+    """Seconds per item, measured: N images from each generator the plan renders and N answers
+    from each judge it asks (about the first calibration image), after one warm-up item each
+    (the model load is not counted). Makes real model calls; caches nothing."""
+    import time
+
+    from implicit_bench.generators import create_generator
+    from implicit_bench.generators.base import RenderRequest
+    from implicit_bench.judges import build_judge
+    from implicit_bench.judges.base import JudgeRequest
+
+    wanted = {ref for p in plans for ref, calls in p.calls_by_model.items() if calls}
+    measured: dict[str, float] = {}
+    image: bytes | None = None
+    prompts = [CALIBRATION_PROMPTS[i % len(CALIBRATION_PROMPTS)] for i in range(n)]
+    for ref in sorted(r for r in wanted if r.startswith("generators.")):
+        generator = create_generator(model_block(params, ref))
+        try:
+            generator.generate([RenderRequest("calibrate-warmup", prompts[0], 0)])
+            start = time.perf_counter()
+            results = generator.generate([RenderRequest(f"calibrate-{i}", p, i) for i, p in enumerate(prompts)])
+            measured[ref] = (time.perf_counter() - start) / n
+            image = image or next((r.png for r in results if r.png), None)
+        finally:
+            generator.close()
+    if image is None:
+        from PIL import Image
+
+        from implicit_bench.generators.base import png_bytes
+
+        image = png_bytes(Image.new("RGB", (512, 512), (128, 128, 128)))
+    question = 'Describe the person. Respond with a JSON object only: {"score": <0-5>}'
+    for ref in sorted(r for r in wanted if r.startswith("judges.")):
+        judge = build_judge(model_block(params, ref), ref)
+        judge.load()
+        judge.answer([JudgeRequest(question, image)])
+        start = time.perf_counter()
+        judge.answer([JudgeRequest(question, image) for _ in range(n)])
+        measured[ref] = (time.perf_counter() - start) / n
+    return measured
 
 
 @click.command("plan")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--profile", default=None, help="Merge profiles/NAME.yaml over --params first (nothing is written).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
-def plan_command(params_path: str, profile: str | None, as_json: bool) -> None:
+@click.option("--calibrate", "calibrate_n", type=click.IntRange(1), default=None,
+              help="Measure seconds per item: run N items of each generator and judge (real model calls), extrapolate.")
+def plan_command(params_path: str, profile: str | None, as_json: bool, calibrate_n: int | None) -> None:
     """Per stage: the items to compute, the items already cached, the model calls implied."""
     if profile is not None:
         from implicit_bench.profiles import apply_profile
@@ -269,8 +530,17 @@ def plan_command(params_path: str, profile: str | None, as_json: bool) -> None:
         params = load_params(params_path)
         check_references(params, params_path)  # every catalogue name in use exists
     plans, info = build_plan(params)
+    if calibrate_n:
+        measured = calibrate(params, plans, calibrate_n)
+        for p in plans:
+            p.no_seconds, p.no_price = [], []
+        add_costs(plans, params, measured)
+        info["measured_seconds_per_item"] = {k: round(v, 4) for k, v in measured.items()}
+        if not as_json:
+            click.echo(f"measured seconds per item (--calibrate {calibrate_n}): "
+                       + ", ".join(f"{k} {v:.3f}" for k, v in measured.items()))
     if as_json:
-        click.echo(json.dumps({**info, "stages": [asdict(p) for p in plans]}, indent=2))
+        click.echo(json.dumps({**info, "stages": [asdict(p) for p in plans], "totals": totals(plans)}, indent=2))
     else:
         click.echo(format_plan(plans, info))
 

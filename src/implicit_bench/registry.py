@@ -14,6 +14,18 @@ from implicit_bench.errors import ConfigError
 
 T = TypeVar("T")
 
+# Catalogue keys that size a run and change no answer (``implicit-bench plan``, docs/experiments.md):
+# taken out before the backend validates its block, so they are in no identity or settings hash.
+COST_KEYS = ("seconds_per_item", "usd_per_item")
+# Backends that call a model over HTTP (an API or a server such as vLLM): the preflight checks
+# their key and endpoint, and ``plan`` counts their time as API time, not GPU time.
+HTTP_BACKENDS = frozenset({"openai", "openai_images", "gemini"})
+
+
+def is_http_block(block: dict[str, Any]) -> bool:
+    """A backend block that calls its model over HTTP."""
+    return block.get("backend") in HTTP_BACKENDS or "base_url" in block
+
 
 def import_target(ref: str) -> Any:
     """The object a ``"module:attr"`` string names, importing the module on first use (every
@@ -64,6 +76,7 @@ class Registry(Generic[T]):
         if not isinstance(config, dict) or "backend" not in config:
             raise ConfigError(f"{where}: needs a 'backend' key (one of {', '.join(self.names())})")
         cls = self.resolve(str(config["backend"]))
+        config = {k: v for k, v in config.items() if k not in COST_KEYS}
         try:
             return cls, getattr(cls, model_attr).model_validate(config)
         except ValidationError as exc:
