@@ -30,6 +30,7 @@ TOOLS: dict[str, str] = {
     "exps": "implicit_bench.compare.cli:exps_command",
     "report": "implicit_bench.compare.report_cli:report_command",
     "results": "implicit_bench.compare.cli:results_command",
+    "calibration": "implicit_bench.analysis.calibration_cli:calibration",
 }
 
 
