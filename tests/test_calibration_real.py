@@ -4,6 +4,7 @@ byte-identical outputs without one, and the CLI recipe of docs/correction.md ("R
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -135,30 +136,42 @@ def test_sample_is_stratified_and_blind():
     assert not ((sheet["unit_id"] == "u4") & (sheet["variant"] == "neutral") & (sheet["seed"] == 2042)).any()
 
 
+def _recipe() -> list[list[str]]:
+    """The commands of docs/correction.md's "Real run" block."""
+    text = (REPO / "docs" / "correction.md").read_text(encoding="utf-8")
+    block = text.split("## Real run", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    return [shlex.split(line) for line in block.splitlines() if line.strip()]
+
+
 def test_recipe_of_docs(tmp_path, monkeypatch):
-    """docs/correction.md, "Real run": sample, label (reference judge, then people), evaluate."""
+    """docs/correction.md, "Real run", command by command: sample, label from a reference judge
+    (the doc's gpt54 is judge B here), label from people's answers, evaluate."""
     _inputs(tmp_path)
     monkeypatch.chdir(tmp_path)
+    commands = _recipe()
+    assert [c[:3] for c in commands] == [["implicit-bench", "calibration", "sample"], ["implicit-bench", "calibration", "label"],
+                                         ["implicit-bench", "calibration", "label"], ["dvc", "repro", "evaluate"]]
     run = CliRunner()
-    res = run.invoke(cli_main, ["calibration", "sample", "--images", "12", "--seed", "7"])
+    res = run.invoke(cli_main, commands[0][1:])
     assert res.exit_code == 0, res.output
-    assert run.invoke(cli_main, ["calibration", "sample", "--images", "12"]).exit_code != 0  # never overwrites labels
+    assert run.invoke(cli_main, commands[0][1:]).exit_code != 0  # never overwrites a sheet (its labels)
     sheet = CALIBRATION.read("calibration.csv")
-    assert len(sheet) == 12 and sheet["reference"].isna().all()
-    res = run.invoke(cli_main, ["calibration", "label", "--from-judge", "B"])
+    # 600 asked, all 35 images judge A answered validly drawn (11 neutral, 12 + 12)
+    assert len(sheet) == 35 and sheet["reference"].isna().all()
+    res = run.invoke(cli_main, [a.replace("gpt54", "B") for a in commands[1][1:]])
     assert res.exit_code == 0, res.output
+    assert "35 of 35 images labelled" in res.output
     labelled = CALIBRATION.read("calibration.csv")
-    assert labelled["reference"].notna().sum() + int(res.output.split(", ")[1].split()[0]) == 12
-    assert set(labelled["source"].dropna()) == {"reference_judge"}
-    # people's answers for two images override nothing already labelled but fill the rest
-    gaps = labelled[labelled["reference"].isna()][["config", "unit_id", "variant", "seed"]].assign(reference="neither")
-    gaps.to_csv("people.csv", index=False)
-    res = run.invoke(cli_main, ["calibration", "label", "--answers", "people.csv"])
+    assert set(labelled["source"]) == {"reference_judge"}
+    # people's answers for three images replace the reference judge's labels there
+    people = labelled.iloc[[0, 5, 20]][["config", "unit_id", "variant", "seed"]].assign(reference="neither")
+    people.to_csv("people.csv", index=False)
+    res = run.invoke(cli_main, commands[2][1:])
     assert res.exit_code == 0, res.output
     final = CALIBRATION.read("calibration.csv")
-    assert final["reference"].notna().all() and (final["source"] == "human").sum() == len(gaps)
-    proc = _evaluate(tmp_path)
+    assert (final["source"] == "human").sum() == 3 and (final.loc[final["source"] == "human", "reference"] == "neither").all()
+    proc = _evaluate(tmp_path)  # dvc repro evaluate runs this script
     assert proc.returncode == 0, proc.stderr
     block = read_json(tmp_path / "metrics" / "benchmark.json")["corrected"]
-    assert block["calibration"]["items"] == 12 and block["config"] == "gen"
+    assert block["calibration"]["items"] == 35 and block["calibration"]["by_source"] == {"human": 3, "reference_judge": 32}
     assert set(block["all"]) >= {"default_rate", "success_stereotype", "success_anti", "gap", "a_to_s"}
