@@ -75,6 +75,8 @@ def label_command(params_path: str, sheet: str | None, judge: str | None, answer
         path = sheet or params.calibration or CALIBRATION_PATH
         if judge == ctx.primary_judge:
             raise ConfigError(f"--from-judge {judge} is the primary judge: its errors cannot be measured against itself")
+        if judge not in set(tables.judgements.loc[tables.judgements["task"] == "blind", "judge"]):
+            raise ConfigError(f"--from-judge {judge}: no blind answers of that judge in {params.judgements}")
         filled, left = label_from_judge(CALIBRATION.read(path), tables.judgements, judge)
     else:
         from implicit_bench.analysis.config import EvaluateParams
