@@ -44,6 +44,11 @@ def main(params_path: str, selection_metrics: str, out: str) -> None:
     write_evaluation(out, ev, tables, sel, judge_provenance(tables))
     dr = (ev.benchmark["default_rate"] or {}).get("value")
     click.echo(f"evaluate: {len(analysed)} units, config {ev.benchmark['config']}, default rate {dr}")
+    corrected = ev.benchmark.get("corrected")
+    if corrected:
+        warning = corrected["warning"]
+        click.echo(f"evaluate: corrected for judge error ({corrected['calibration']['items']} calibration images)"
+                   + (f"; WARNING: {warning}" if warning else f", default rate {corrected['all']['default_rate']['value']}"))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ TOOLS: dict[str, str] = {
     "results": "implicit_bench.compare.cli:results_command",
     "check": "implicit_bench.preflight:check_command",
     "run": "implicit_bench.run_model:run_command",
+    "calibration": "implicit_bench.analysis.calibration_cli:calibration",
 }
 
 

@@ -73,6 +73,9 @@ class EvaluateParams(InputParams):
     bootstrap: BootstrapParams = Field(default_factory=BootstrapParams)
     # registered metrics to run (analysis.metrics.METRICS; with those they require); null: all
     metrics: list[str] | None = None
+    # judge-error calibration table (tables.CALIBRATION; docs/correction.md): corrected rates beside
+    # the judged ones when the file exists; null or absent: none (benchmark.json unchanged)
+    calibration: str | None = None
 
     @field_validator("diagnostic_types")
     @classmethod

@@ -44,6 +44,7 @@ METRICS: dict[str, MetricSpec] = {
     "generators": MetricSpec("implicit_bench.analysis.builtin_metrics:generators"),
     "refusal_rate": MetricSpec("implicit_bench.analysis.refusal_rate:refusal_rate"),
     "leaderboard": MetricSpec("implicit_bench.analysis.leaderboard:leaderboard", requires=("by_config", "refusal_rate")),
+    "corrected": MetricSpec("implicit_bench.analysis.calibration:corrected"),
     "benchmark_plots": MetricSpec(
         "implicit_bench.analysis.builtin_metrics:benchmark_plots", requires=("blind_rates", "strength", "headline", "agreement")
     ),

@@ -18,10 +18,13 @@ that never reads judgements does not depend on the task files. Docs: docs/archit
 
 from __future__ import annotations
 
+import pandas as pd
+
 from implicit_bench.params import SEED_MAX
 from implicit_bench.schema import (
     ALL_VARIANTS,
     BIAS_TYPES,
+    BLIND_LABELS,
     CYCLIC_ORDERS,
     JUDGEMENT_KEY,
     NEGATED_VARIANTS,
@@ -54,6 +57,7 @@ DEBIAS_JUDGEMENTS_DIR = "data/debias/judgements"
 WORLD_DIR = "data/world"
 WORLD_TRUTH_PATH = "data/world/truth.parquet"
 DIVERSITY_IMAGES_DIR = "data/diversity/images"
+CALIBRATION_PATH = "data/raw/calibration.csv"  # user-provided (implicit-bench calibration); optional
 
 
 def _id(name: str) -> Column:
@@ -161,13 +165,37 @@ WORLD_TRUTH = TableSpec(
     doc="the simulated world's planted truth, one row per unit and simulated generator (world)",
 )
 
+CALIBRATION_SOURCES = ("human", "reference_judge")
+
+
+def _labelled_with_source(chk: Checker, frame: pd.DataFrame) -> None:
+    """A reference label needs its source, and a source needs a label."""
+    if "reference" in frame.columns and "source" in frame.columns:
+        chk.check(frame["reference"].notna() & frame["source"].isna(), "source", "a reference label needs its source (human or reference_judge)")
+        chk.check(frame["reference"].isna() & frame["source"].notna(), "reference", "a source without a reference label")
+
+
+CALIBRATION = TableSpec(
+    "calibration", CALIBRATION_PATH,
+    (_id("config"), _id("unit_id"), Column("variant", "text", allowed=VARIANTS), _SEED,
+     Column("reference", "text", nullable=True, allowed=BLIND_LABELS,
+            unknown="reference must be s, a or neither (blank: not labelled yet), got '{}'"),
+     Column("source", "text", nullable=True, allowed=CALIBRATION_SOURCES,
+            unknown="source must be human or reference_judge, got '{}'"),
+     _opt("image_sha256", "text")),
+    key=("config", "unit_id", "variant", "seed"), checks=(_labelled_with_source,), suffixes=(".csv", ".parquet"),
+    doc="judge-error calibration set: image key -> reference label (s, a, neither) and its source "
+        "(implicit-bench calibration sample / label; evaluate; docs/correction.md)",
+)
+
 TABLES: dict[str, TableSpec] = {
     spec.name: spec
     for spec in (PAIRS, PAIR_REJECTS, KG_UNITS, TRIPLETS, UNITS, IMAGE_INDEX, JUDGEMENTS, CLIP_JUDGEMENTS,
-                 DEBIAS_JUDGEMENTS, SELECTED_UNITS, RETRIEVAL, REWRITES, LLM_PAIRS, WORLD_TRUTH)
+                 DEBIAS_JUDGEMENTS, SELECTED_UNITS, RETRIEVAL, REWRITES, LLM_PAIRS, WORLD_TRUTH, CALIBRATION)
 }
 
 __all__ = [
+    "CALIBRATION", "CALIBRATION_PATH", "CALIBRATION_SOURCES",
     "CLIP_JUDGEMENTS", "CLIP_JUDGEMENTS_PATH", "DEBIAS_IMAGES_DIR", "DEBIAS_JUDGEMENTS", "DEBIAS_JUDGEMENTS_DIR",
     "DIVERSITY_IMAGES_DIR", "IMAGES_DIR", "IMAGE_INDEX", "IMAGE_INDEX_GLOB", "JUDGEMENTS", "JUDGEMENTS_DIR", "JUDGEMENTS_PATH",
     "KG_INVALID_PATH", "KG_UNITS", "KG_UNITS_PATH", "LLM_PAIRS", "LLM_PAIRS_PATH", "PAIRS", "PAIRS_PATH",
