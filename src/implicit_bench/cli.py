@@ -28,11 +28,11 @@ TOOLS: dict[str, str] = {
     "agreement": "implicit_bench.pair_agreement:agreement_command",
     "diff": "implicit_bench.compare.cli:diff_command",
     "exps": "implicit_bench.compare.cli:exps_command",
-    "report": "implicit_bench.compare.report_cli:report_command",
+    "report": "implicit_bench.report.cli:report_command",
     "results": "implicit_bench.compare.cli:results_command",
     "check": "implicit_bench.preflight:check_command",
     "run": "implicit_bench.run_model:run_command",
-    "calibration": "implicit_bench.analysis.calibration_cli:calibration",
+    "calibration": "implicit_bench.analysis.cli:calibration",
 }
 
 
