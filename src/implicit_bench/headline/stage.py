@@ -19,6 +19,9 @@ MAX_VALUES = 60
 SOURCES = ("kg", "triplets", "render", "benchmark", "lean", "judge_audit", "negation", "debias", "recovery")
 #: recovery.json's group of judge-corrected rates on the benchmark's (selected) units
 CORRECTED_GROUP = "benchmark corrected for judge error (selected units, primary blind judge)"
+#: ``corrected_source`` when the corrected rates come from benchmark.json's ``corrected`` block
+BENCHMARK_SOURCE = "benchmark.json (calibration table)"
+CORRECTED_RATES = ("default_rate", "success_stereotype", "success_anti", "gap")
 
 
 def _num(x: Any) -> float | None:
@@ -67,6 +70,30 @@ def _best_dS(debias: dict[str, Any], infos: set[str]) -> tuple[str | None, float
     return best
 
 
+def _corrected(bench: dict[str, Any], recovery: dict[str, Any]) -> dict[str, Any]:
+    """``<rate>_corrected_pct`` (+ ``_lo``, ``_hi``). benchmark.json's ``corrected`` block (a
+    calibration table) takes precedence, with ``corrected_source``, the calibration images and
+    the warning beside it; otherwise recovery.json's selected-units group (simulated world),
+    with no extra key (a run without a calibration table keeps its summary byte for byte)."""
+    block = bench.get("corrected")
+    if isinstance(block, dict):
+        rates = block.get("all") or {}
+        out: dict[str, Any] = {}
+        for key in CORRECTED_RATES:
+            out.update(_interval(rates.get(key), f"{key}_corrected"))
+        cal = block.get("calibration") or {}
+        cond = _num(cal.get("condition_number"))
+        return out | {"corrected_source": BENCHMARK_SOURCE, "corrected_calibration_items": cal.get("items"),
+                      "corrected_condition_number": None if cond is None else round(cond, 4),
+                      "corrected_warning": block.get("warning")}
+    corrected = {e.get("estimand"): e.get("estimate") for e in recovery.get("estimands") or []
+                 if isinstance(e, dict) and e.get("group") == CORRECTED_GROUP}
+    out = {}
+    for key in CORRECTED_RATES:
+        out.update(_interval(corrected.get(f"{key} (corrected)"), f"{key}_corrected"))
+    return out
+
+
 def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The summary from the detail metrics (``{stem: content}``); pure, no I/O."""
     bench = metrics.get("benchmark") or {}
@@ -86,10 +113,7 @@ def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
         out.update(_interval(bench.get(key), key))
     out["a_to_s_pct"] = _pct(_value(bench.get("a_to_s")))
     # judge-corrected beside the judged (docs/correction.md): null without a calibration set
-    corrected = {e.get("estimand"): e.get("estimate") for e in (metrics.get("recovery") or {}).get("estimands") or []
-                 if isinstance(e, dict) and e.get("group") == CORRECTED_GROUP}
-    for key in ("default_rate", "success_stereotype", "success_anti", "gap"):
-        out.update(_interval(corrected.get(f"{key} (corrected)"), f"{key}_corrected"))
+    out.update(_corrected(bench, metrics.get("recovery") or {}))
     out.update(_strongest_group(bench))
     agreement = (bench.get("agreement") or [{}])[0] if bench.get("agreement") else {}
     out["blind_agreement_pct"] = _pct(_value(agreement.get("agreement")))

@@ -20,6 +20,7 @@ from implicit_bench.dirswap import check_owned, staged_dir
 from implicit_bench.estimate import Estimate
 from implicit_bench.io import atomic_write_text, write_json
 from implicit_bench.provenance import RANDOM_INIT_WARNING, SIMULATED_NOTE
+from implicit_bench.report.corrected import corrected_section
 from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
 from implicit_bench.report.leaderboard import Run, leaderboard_section
 from implicit_bench.report.summary import (
@@ -170,6 +171,7 @@ def summary_page(inputs: ReportInputs, others: list[Run] | None = None, label: s
     )
     parts.append("<h2>Headline metrics</h2>")
     parts.append(headline_cards(inputs.metrics.get("benchmark")))
+    parts.append(corrected_section(inputs.metrics.get("benchmark")))
     this = Run(label, inputs.metrics.get("benchmark"), bool(simulated_sources(inputs)))
     parts.append(leaderboard_section([this, *(others or [])]))
     if inputs.metrics.get("recovery", {}).get("simulated"):
