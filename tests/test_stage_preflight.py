@@ -149,6 +149,16 @@ def test_each_stage_checks_only_its_own_models():
     assert len(models_in_use(params)) == 5  # `implicit-bench check`: all of them, each once
 
 
+def test_every_stage_with_models_is_a_model_stage_with_a_script():
+    """MODEL_STAGES (the stages that get the hook) covers every stage _stage_models names."""
+    from implicit_bench.preflight import _stage_models
+
+    params = load_params(REPO / "profiles" / "paper.yaml")
+    params["diversity_study"] = {**(params.get("diversity_study") or {}), "enabled": True}
+    assert set(_stage_models(params)) <= set(MODEL_STAGES)
+    assert all((REPO / "stages" / f"{name}.py").is_file() for name in MODEL_STAGES)
+
+
 def test_the_default_simulated_profile_is_unaffected(monkeypatch):
     """The default params: every model stage passes its preflight, with no network, in negligible time."""
 

@@ -31,7 +31,6 @@ from typing import Any
 import httpx
 
 from implicit_bench.registry import is_http_block
-from implicit_bench.stage_preflight import MODEL_STAGES
 
 DEFAULT_BASE_URL = {"gemini": "https://generativelanguage.googleapis.com/v1beta"}
 DEFAULT_KEY_ENV = {"gemini": "GEMINI_API_KEY"}
@@ -52,7 +51,8 @@ def _names(value: Any) -> list[str]:
 
 
 def _stage_models(params: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Stage (script stem) -> {where: backend block} of the models that stage would load."""
+    """Stage (script stem, one of stage_preflight.MODEL_STAGES) -> {where: backend block} of the
+    models that stage would load."""
     cat = {k: params.get(k) or {} for k in ("llms", "generators", "judges")}
     out: dict[str, dict[str, dict[str, Any]]] = {}
 
@@ -94,9 +94,9 @@ def _stage_models(params: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]
 
 def models_in_use(params: dict[str, Any], stage: str | None = None) -> list[ModelUse]:
     """Every backend block a stage of these params would load (each once); ``stage``: that stage's only."""
-    per_stage = _stage_models(params)
+    per_stage = _stage_models(params)  # in pipeline order
     used: dict[str, dict[str, Any]] = {}
-    for name in MODEL_STAGES if stage is None else (stage,):
+    for name in per_stage if stage is None else [stage]:
         used.update(per_stage.get(name, {}))
     return [ModelUse(where, dict(block)) for where, block in used.items() if isinstance(block, dict)]
 
