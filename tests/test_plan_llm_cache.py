@@ -49,3 +49,31 @@ def test_kg_plan_without_the_pairs_table_is_the_estimate(tmp_path):
     params = {"llms": {"t": {"backend": "openai", "model": "m"}}, "kg": {"extractor": "llm", "llm": "t", "max_pairs": 10}}
     [plan] = _llm_stages(params, tmp_path)
     assert (plan.items, plan.cached, plan.model_calls) == (10, None, 10)
+
+
+def test_triplets_plan_counts_the_cached_llm_answers(tmp_path, monkeypatch):
+    from implicit_bench.kg.table import units_frame
+    from implicit_bench.params import SubsetParams
+    from implicit_bench.tables import KG_UNITS_PATH
+    from implicit_bench.triplets.stage import TripletsParams, run_triplets
+    from tests.test_triplets import unit
+
+    monkeypatch.chdir(tmp_path)
+    pairs = _pairs()
+    units = [unit("cp-1-u0", "person", ["fast"], ["slow"]), unit("ss-1-u0", "nurse", ["caring"], ["rude"])]
+    (tmp_path / PAIRS_PATH).parent.mkdir(parents=True)
+    PAIRS.write(pd.DataFrame([p.model_dump() for p in pairs]), tmp_path / PAIRS_PATH)
+    units_frame(units).to_parquet(tmp_path / KG_UNITS_PATH)
+    cache = tmp_path / "llm.sqlite"
+    good = {"neutral": "a person", "stereotype_trigger": "a fast person", "anti_stereotype_trigger": "a slow person"}
+    with ChatServer(lambda body, n: (200, completion(json.dumps(good)))) as server:
+        llms = {"t": {"backend": "openai", "model": "gpt-test", "base_url": server.base_url, "api_key_env": None,
+                      "cache": str(cache)}}
+        params = {"llms": llms, "triplets": {"writer": "llm", "llm": "t"}}
+        pair_table = PAIRS.read(tmp_path / PAIRS_PATH)
+        run_triplets(units[:1], pair_table, TripletsParams(writer="llm", llm="t"), SubsetParams(max_units=0), llms)
+        assert server.hits == 1
+        [plan] = _llm_stages(params, tmp_path)
+        assert server.hits == 1  # the plan asked nothing
+    assert (plan.stage, plan.items, plan.cached, plan.model_calls) == ("triplets", 2, 1, 1)
+    assert plan.calls_by_model == {"llms.t": 1}

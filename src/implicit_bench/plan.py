@@ -426,13 +426,43 @@ def _kg_plan(params: dict[str, Any], root: Path) -> StagePlan:
                      calls_by_model={where: n} if where else {})
 
 
+def _triplets_lookup(params: dict[str, Any], root: Path) -> StagePlan | None:
+    """One triplet per KG unit, the stage's own requests looked up in the LLM cache (None: the
+    KG units or pairs table is not built yet, or the LLM does not resolve here)."""
+    from implicit_bench.kg.table import units_from_frame
+    from implicit_bench.tables import KG_UNITS, KG_UNITS_PATH, PAIRS
+    from implicit_bench.triplets.llm_writer import TripletAnswer, messages_for
+    from implicit_bench.triplets.stage import PAIR_COLUMNS_USED, TripletsParams, _writer_params
+
+    units_path, pairs_path = root / KG_UNITS_PATH, root / PAIRS_PATH
+    if not (units_path.exists() and pairs_path.exists()):
+        return None
+    try:
+        block = _writer_params(section(params, "triplets", TripletsParams), params.get("llms") or {})
+    except Exception:  # noqa: BLE001 - an invalid triplets block: the stage reports it
+        return None
+    where = block.pop("_where")
+    units = units_from_frame(KG_UNITS.read(units_path), units_path)
+    pairs = PAIRS.read(pairs_path, require=PAIR_COLUMNS_USED)
+    sentences = dict(zip(pairs["pair_id"], zip(pairs["stereotype_sentence"], pairs["anti_stereotype_sentence"], strict=True), strict=True))
+    requests = [messages_for(u, sentences.get(u.source_pair_id, ("", ""))) for u in units]
+    found = llm_cache_lookup(block, where, requests, TripletAnswer, root)
+    if found is None:
+        return None
+    distinct, cached = found
+    return StagePlan("triplets", "LLM answer", distinct, cached, distinct - cached, "one triplet per KG unit",
+                     calls_by_model={where: distinct - cached})
+
+
 def _llm_stages(params: dict[str, Any], root: Path) -> list[StagePlan]:
     plans = []
     kg = params.get("kg") or {}
     if kg.get("extractor") == "llm":
         plans.append(_kg_plan(params, root))
     triplets = params.get("triplets") or {}
-    if triplets.get("writer") == "llm":
+    if triplets.get("writer") == "llm" and (looked_up := _triplets_lookup(params, root)) is not None:
+        plans.append(looked_up)
+    elif triplets.get("writer") == "llm":
         units = _read_json(root / "metrics/kg.json").get("units_total") or 0
         plans.append(StagePlan("triplets", "LLM answer", units, None, units, "one triplet per KG unit",
                                calls_by_model={f"llms.{triplets['llm']}": units} if triplets.get("llm") else {}))
