@@ -319,7 +319,8 @@ def test_triplets_stage_with_the_endpoint_down_exits_non_zero(tmp_path, monkeypa
         "backend": "openai", "model": "m", "base_url": _closed_port_url(), "api_key_env": None, "cache": None,
         "max_retries": 0}}}))
     stage = runpy.run_path(str(repo_root / "stages" / "triplets.py"))["main"]
-    result = CliRunner().invoke(stage, ["--units", "kg.parquet", "--pairs", "pairs.parquet"])
+    # --no-preflight: the endpoint goes down after the preflight (that case: tests/test_stage_preflight.py)
+    result = CliRunner().invoke(stage, ["--units", "kg.parquet", "--pairs", "pairs.parquet", "--no-preflight"])
     assert result.exit_code == 1 and "all 1 LLM calls failed" in result.output and "ConnectError" in result.output
     assert not (tmp_path / "data" / "interim" / "units.parquet").exists()  # nothing written
 

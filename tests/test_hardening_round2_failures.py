@@ -50,6 +50,8 @@ def test_judge_stage_command_exits_1_with_the_server_down(tmp_path, monkeypatch,
     make_inputs(tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("IMPLICIT_BENCH_DEBUG", raising=False)
+    # the server goes down after the stage's preflight (that case: tests/test_stage_preflight.py)
+    monkeypatch.setenv("IMPLICIT_BENCH_NO_PREFLIGHT", "1")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({
         "judge": {"tasks": {"rubric": None}, "configs": ["base"], "progress": False},
         "judges": _judges(_closed_port_url())}))

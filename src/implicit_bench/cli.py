@@ -30,7 +30,7 @@ TOOLS: dict[str, str] = {
     "exps": "implicit_bench.compare.cli:exps_command",
     "report": "implicit_bench.report.cli:report_command",
     "results": "implicit_bench.compare.cli:results_command",
-    "check": "implicit_bench.preflight:check_command",
+    "check": "implicit_bench.check:check_command",
     "run": "implicit_bench.run_model:run_command",
     "calibration": "implicit_bench.analysis.cli:calibration",
 }

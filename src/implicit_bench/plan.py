@@ -24,7 +24,14 @@ import pandas as pd
 
 from implicit_bench.params import check_references, load_params, section
 from implicit_bench.schema import VARIANTS
-from implicit_bench.tables import DEBIAS_IMAGES_DIR, IMAGES_DIR, TRIPLETS_PATH, UNITS, UNITS_PATH
+from implicit_bench.tables import (
+    DEBIAS_IMAGES_DIR,
+    IMAGES_DIR,
+    PAIRS_PATH,
+    TRIPLETS_PATH,
+    UNITS,
+    UNITS_PATH,
+)
 
 
 @dataclass
@@ -365,17 +372,97 @@ def _debias_judge(params: dict[str, Any], debias: Any, name: str, kg: pd.DataFra
     return plan
 
 
+def llm_cache_lookup(block: dict[str, Any], where: str, requests: list[Any], schema: Any = None,
+                     root: Path = Path(".")) -> tuple[int, int] | None:
+    """(distinct requests, how many the LLM's disk cache answers) under the stage's own keys
+    (``LLMClient.key``; ``schema``: the answer model of ``chat_json_many``). No model is loaded
+    (clients load lazily) and no cache file is created. None: the block does not resolve here."""
+    from implicit_bench.cache import DiskCache
+    from implicit_bench.cache_location import resolve as resolve_cache_path
+    from implicit_bench.llm import build_llm
+    from implicit_bench.llm.structured import answer_schema
+
+    try:
+        client = build_llm({**block, "cache": None}, where)
+    except Exception:  # noqa: BLE001 - a backend not importable here, a model not resolvable offline
+        return None
+    json_schema = answer_schema(schema) if schema is not None else None
+    keys = list(dict.fromkeys(client.key(m, None, json_schema) for m in requests))
+    cache_path = block.get("cache", "cache/llm.sqlite")
+    path = resolve_cache_path(cache_path, root) if cache_path is not None else None
+    if path is None or not path.exists():
+        return len(keys), 0
+    cache = DiskCache(path)
+    try:
+        return len(keys), len(cache.get_many(keys))
+    finally:
+        cache.close()
+
+
+def _kg_plan(params: dict[str, Any], root: Path) -> StagePlan:
+    """One extraction per sentence pair; looked up in the LLM cache when the pairs table exists."""
+    kg = params.get("kg") or {}
+    where = f"llms.{kg['llm']}" if kg.get("llm") else None
+    max_pairs = int(kg.get("max_pairs") or 0)
+    pairs_path = root / PAIRS_PATH
+    if pairs_path.exists() and where is not None:
+        from implicit_bench.kg.llm_extractor import ExtractionAnswer, messages_for
+        from implicit_bench.kg.stage import KGParams, kg_llm_block, read_pairs
+
+        pairs = read_pairs(pairs_path)
+        pairs = pairs[:max_pairs] if max_pairs else pairs
+        try:
+            block = kg_llm_block(section(params, "kg", KGParams), params.get("llms") or {})
+        except Exception:  # noqa: BLE001 - an invalid kg block: the stage reports it
+            block = None
+        found = llm_cache_lookup(block, where, [messages_for(p) for p in pairs], ExtractionAnswer, root) if block else None
+        if found is not None:
+            distinct, cached = found
+            return StagePlan("kg", "LLM answer", distinct, cached, distinct - cached, "one extraction per sentence pair",
+                             calls_by_model={where: distinct - cached})
+    pairs_total = _read_json(root / "metrics/sources.json").get("pairs_total")
+    n = min(max_pairs, pairs_total) if max_pairs and pairs_total else (max_pairs or pairs_total or 0)
+    return StagePlan("kg", "LLM answer", n, None, n, "one extraction per sentence pair",
+                     calls_by_model={where: n} if where else {})
+
+
+def _triplets_lookup(params: dict[str, Any], root: Path) -> StagePlan | None:
+    """One triplet per KG unit, the stage's own requests looked up in the LLM cache (None: the
+    KG units or pairs table is not built yet, or the LLM does not resolve here)."""
+    from implicit_bench.kg.table import units_from_frame
+    from implicit_bench.tables import KG_UNITS, KG_UNITS_PATH, PAIRS
+    from implicit_bench.triplets.llm_writer import TripletAnswer, messages_for
+    from implicit_bench.triplets.stage import PAIR_COLUMNS_USED, TripletsParams, _writer_params
+
+    units_path, pairs_path = root / KG_UNITS_PATH, root / PAIRS_PATH
+    if not (units_path.exists() and pairs_path.exists()):
+        return None
+    try:
+        block = _writer_params(section(params, "triplets", TripletsParams), params.get("llms") or {})
+    except Exception:  # noqa: BLE001 - an invalid triplets block: the stage reports it
+        return None
+    where = block.pop("_where")
+    units = units_from_frame(KG_UNITS.read(units_path), units_path)
+    pairs = PAIRS.read(pairs_path, require=PAIR_COLUMNS_USED)
+    sentences = dict(zip(pairs["pair_id"], zip(pairs["stereotype_sentence"], pairs["anti_stereotype_sentence"], strict=True), strict=True))
+    requests = [messages_for(u, sentences.get(u.source_pair_id, ("", ""))) for u in units]
+    found = llm_cache_lookup(block, where, requests, TripletAnswer, root)
+    if found is None:
+        return None
+    distinct, cached = found
+    return StagePlan("triplets", "LLM answer", distinct, cached, distinct - cached, "one triplet per KG unit",
+                     calls_by_model={where: distinct - cached})
+
+
 def _llm_stages(params: dict[str, Any], root: Path) -> list[StagePlan]:
     plans = []
     kg = params.get("kg") or {}
     if kg.get("extractor") == "llm":
-        pairs = _read_json(root / "metrics/sources.json").get("pairs_total")
-        max_pairs = int(kg.get("max_pairs") or 0)
-        n = min(max_pairs, pairs) if max_pairs and pairs else (max_pairs or pairs or 0)
-        plans.append(StagePlan("kg", "LLM answer", n, None, n, "one extraction per sentence pair",
-                               calls_by_model={f"llms.{kg['llm']}": n} if kg.get("llm") else {}))
+        plans.append(_kg_plan(params, root))
     triplets = params.get("triplets") or {}
-    if triplets.get("writer") == "llm":
+    if triplets.get("writer") == "llm" and (looked_up := _triplets_lookup(params, root)) is not None:
+        plans.append(looked_up)
+    elif triplets.get("writer") == "llm":
         units = _read_json(root / "metrics/kg.json").get("units_total") or 0
         plans.append(StagePlan("triplets", "LLM answer", units, None, units, "one triplet per KG unit",
                                calls_by_model={f"llms.{triplets['llm']}": units} if triplets.get("llm") else {}))

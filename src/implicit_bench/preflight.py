@@ -1,4 +1,5 @@
-"""``implicit-bench check``: the preflight, before any model call (docs/experiments.md).
+"""The preflight, before any model call: the checks of ``implicit-bench check`` (check.py) and of
+every stage that calls models (stage_preflight.py); docs/experiments.md.
 
 For every model the params use (catalogue entries a stage names, the CLIP model, the
 debiasing embedder) it checks what would otherwise fail minutes or dollars into a run:
@@ -27,10 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import click
 import httpx
 
-from implicit_bench.params import load_params
 from implicit_bench.registry import is_http_block
 
 DEFAULT_BASE_URL = {"gemini": "https://generativelanguage.googleapis.com/v1beta"}
@@ -51,44 +50,54 @@ def _names(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else list(value or [])
 
 
-def models_in_use(params: dict[str, Any]) -> list[ModelUse]:
-    """Every backend block a stage of these params would load (each once)."""
+def _stage_models(params: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Stage (script stem, one of stage_preflight.MODEL_STAGES) -> {where: backend block} of the
+    models that stage would load."""
     cat = {k: params.get(k) or {} for k in ("llms", "generators", "judges")}
-    used: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, dict[str, Any]]] = {}
 
-    def add(kind: str, names: Any) -> None:
+    def add(stage: str, kind: str, names: Any) -> None:
         for name in _names(names):
             if name in cat[kind]:
-                used[f"{kind}.{name}"] = cat[kind][name]
+                out.setdefault(stage, {})[f"{kind}.{name}"] = cat[kind][name]
 
     kg, triplets = params.get("kg") or {}, params.get("triplets") or {}
     if kg.get("extractor") == "llm":
-        add("llms", kg.get("llm"))
+        add("kg", "llms", kg.get("llm"))
     if triplets.get("writer") == "llm":
-        add("llms", triplets.get("llm"))
+        add("triplets", "llms", triplets.get("llm"))
     if "negated_llm" in _names(triplets.get("variant_hooks")):
-        add("llms", (params.get("negation_prompts") or {}).get("llm"))
+        add("triplets", "llms", (params.get("negation_prompts") or {}).get("llm"))
     render = params.get("render") or {}
-    add("generators", render.get("run") if render.get("run") is not None else list(cat["generators"]))
+    add("render", "generators", render.get("run") if render.get("run") is not None else list(cat["generators"]))
     judge = params.get("judge") or {}
     for select in (judge.get("tasks") or {}).values():
-        add("judges", (select or {}).get("judges") if (select or {}).get("judges") is not None else list(cat["judges"]))
+        add("judge", "judges", (select or {}).get("judges") if (select or {}).get("judges") is not None else list(cat["judges"]))
     debias = params.get("debias") or {}
     configs = debias.get("configs") or {}
     if configs:
-        add("generators", debias.get("generator"))
+        add("debias_render", "generators", debias.get("generator"))
         scoring = debias.get("scoring") or {}
-        add("judges", [scoring.get("rubric_judge"), scoring.get("alignment_judge")])
+        add("debias_judge", "judges", [scoring.get("rubric_judge"), scoring.get("alignment_judge")])
         if any(c.get("method") == "rewrite" or c.get("signal") == "llm_pair" for c in configs.values() if isinstance(c, dict)):
-            add("llms", debias.get("rewriter"))
+            add("rewrite", "llms", debias.get("rewriter"))
         if isinstance(debias.get("embedder"), dict):
-            used["debias.embedder"] = debias["embedder"]
+            out.setdefault("retrieve", {})["debias.embedder"] = debias["embedder"]
     study = params.get("diversity_study") or {}
     if study.get("enabled"):
-        add("generators", study.get("generator"))
+        add("diversity_study", "generators", study.get("generator"))
     clip = params.get("clip") or {}
     if isinstance(clip.get("model"), dict):
-        used["clip.model"] = clip["model"]
+        out.setdefault("clip", {})["clip.model"] = clip["model"]
+    return out
+
+
+def models_in_use(params: dict[str, Any], stage: str | None = None) -> list[ModelUse]:
+    """Every backend block a stage of these params would load (each once); ``stage``: that stage's only."""
+    per_stage = _stage_models(params)  # in pipeline order
+    used: dict[str, dict[str, Any]] = {}
+    for name in per_stage if stage is None else [stage]:
+        used.update(per_stage.get(name, {}))
     return [ModelUse(where, dict(block)) for where, block in used.items() if isinstance(block, dict)]
 
 
@@ -134,8 +143,11 @@ def _one_request(base: str, model: str, key: str | None, timeout: float) -> str 
     return None
 
 
-def check_http(uses: list[ModelUse], timeout: float) -> list[str]:
-    """One line per problem of the HTTP backends; endpoint listings fetched once each, in parallel."""
+def check_http(uses: list[ModelUse], timeout: float, probe: bool = True) -> list[str]:
+    """One line per problem of the HTTP backends; endpoint listings fetched once each, in parallel.
+
+    ``probe=False`` (a stage's preflight): an endpoint without a model listing (HTTP 404, 405 or
+    501 to ``GET /models``) passes without the one-token request: no model call at all."""
     problems: list[str] = []
     ready: list[tuple[ModelUse, str, str | None, str | None]] = []
     for use in uses:
@@ -156,6 +168,8 @@ def check_http(uses: list[ModelUse], timeout: float) -> list[str]:
             if model not in got:
                 shown = ", ".join(got[:8]) + (" ..." if len(got) > 8 else "")
                 problems.append(f"{use.where}: {base} does not serve model {model!r} (it lists: {shown or 'nothing'})")
+        elif status in (404, 405, 501) and not probe:
+            continue  # it answered; it has no listing, and a stage's preflight makes no model call
         elif status in (401, 403):
             problems.append(f"{use.where}: {base} refused the key in {env or '(no key)'} (HTTP {status})")
         elif status in (404, 405) and use.block.get("backend") == "openai":
@@ -171,8 +185,9 @@ def _local_path(model: str) -> bool:
     return model.startswith((".", "/", "~")) or model.startswith("models/") or Path(model).exists()
 
 
-def check_local(use: ModelUse) -> list[str]:
-    """A local model resolves: package wheel, directory, or hub id in the local cache."""
+def check_local(use: ModelUse, online: bool = True) -> list[str]:
+    """A local model resolves: package wheel, directory, or hub id in the local cache (``online``:
+    or known to the hub; without it a hub id not cached fails only under HF_HUB_OFFLINE)."""
     block = use.block
     model = str(block.get("model") or "")
     problems = []
@@ -187,14 +202,14 @@ def check_local(use: ModelUse) -> list[str]:
             hint = "run `dvc repro models` (the tiny profile's models)" if model.startswith("models/tiny") else "point model at the directory"
             problems.append(f"{use.where}: local model directory {model} does not exist; {hint}")
     elif block.get("backend") in LOCAL_BACKENDS and "/" in model:
-        problems += _hub(use, model, block.get("revision"))
+        problems += _hub(use, model, block.get("revision"), online)
     device = str(block.get("device") or "")
     if device.startswith("cuda") and not _cuda_available():
         problems.append(f"{use.where}: device {device} requested and no CUDA GPU is visible (set device: auto or cpu)")
     return problems
 
 
-def _hub(use: ModelUse, model: str, revision: str | None) -> list[str]:
+def _hub(use: ModelUse, model: str, revision: str | None, online: bool = True) -> list[str]:
     """A hub id: in the local cache, or (online) known to the hub."""
     try:
         from huggingface_hub import snapshot_download
@@ -213,6 +228,8 @@ def _hub(use: ModelUse, model: str, revision: str | None) -> list[str]:
            "or set model to a local directory")
     if os.environ.get("HF_HUB_OFFLINE", "") in ("1", "true", "TRUE", "yes"):
         return [f"{use.where}: hub model {model} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; {how}"]
+    if not online:
+        return []  # the stage downloads it on first use
     try:
         from huggingface_hub import HfApi
 
@@ -263,37 +280,16 @@ def preflight(params: dict[str, Any], root: str | Path = ".", timeout: float = 5
     return problems
 
 
-def images_still_to_render(params: dict[str, Any], root: str | Path = ".") -> dict[str, int]:
-    """generators name -> images the plan renders that are not stored yet (from ``plan``)."""
-    from implicit_bench.plan import build_plan
-
-    plans, _ = build_plan(params, root)
-    return {p.stage.split(" ", 1)[1]: p.model_calls for p in plans if p.stage.startswith("render ")}
-
-
-@click.command("check")
-@click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--profile", default=None, help="Check the params of this profile (nothing is written).")
-@click.option("--timeout", default=5.0, show_default=True, type=click.FloatRange(0.1, 60),
-              help="Seconds an endpoint has to answer.")
-@click.option("--no-disk", is_flag=True, help="Skip the disk-room check (it needs the plan).")
-def check_command(params_path: str, profile: str | None, timeout: float, no_disk: bool) -> None:
-    """Preflight: keys set, endpoints answer and serve the model, local models resolve, a GPU
-    where cuda is asked, room for the images; one line per problem, exit 1 (before any model call)."""
-    if profile is not None:
-        from implicit_bench.profiles import compose
-
-        params = compose(profile, params_path)
-    else:
-        params = load_params(params_path)
-    images = None if no_disk else images_still_to_render(params)
-    problems = preflight(params, ".", timeout, images)
-    for line in problems:
-        click.echo(f"check: {line}", err=True)
-    n = len(models_in_use(params))
-    if problems:
-        raise SystemExit(1)
-    click.echo(f"check: ok ({n} models in use: keys, endpoints, local models, devices" + ("" if no_disk else ", disk") + ")")
+def preflight_stage(stage: str, params: dict[str, Any], timeout: float = 5.0) -> list[str]:
+    """The cheap preflight of one stage's models (``stage``: the script stem, e.g. ``judge``):
+    keys, endpoints that answer and list the model, local models that resolve; no model call,
+    no model loaded, no hub request."""
+    uses = models_in_use(params, stage)
+    problems = check_http([u for u in uses if is_http_block(u.block)], timeout, probe=False)
+    for use in uses:
+        if not is_http_block(use.block):
+            problems += check_local(use, online=False)
+    return problems
 
 
-__all__ = ["ModelUse", "check_command", "models_in_use", "preflight"]
+__all__ = ["ModelUse", "models_in_use", "preflight", "preflight_stage"]

@@ -140,8 +140,9 @@ def run_command(generators: tuple[str, ...], judges: tuple[str, ...], units: int
                 profile: str, exp_name: str | None, device: str, api_key_env: str | None, dry_run: bool,
                 no_preflight: bool, queue: bool, timeout: float) -> None:
     """Evaluate your model: overlay -> preflight -> plan -> dvc exp run."""
+    from implicit_bench.check import images_still_to_render
     from implicit_bench.plan import build_plan, format_plan
-    from implicit_bench.preflight import images_still_to_render, preflight
+    from implicit_bench.preflight import preflight
     from implicit_bench.profiles import _round_trip, compose, write_profile
 
     overlay_name = f"run-{exp_name}" if exp_name else "run"

@@ -1,0 +1,48 @@
+"""``implicit-bench check``: the preflight of the current params (preflight.py), with the disk check
+for the images the plan still renders (docs/experiments.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from implicit_bench.params import load_params
+from implicit_bench.preflight import models_in_use, preflight
+
+
+def images_still_to_render(params: dict[str, Any], root: str | Path = ".") -> dict[str, int]:
+    """generators name -> images the plan renders that are not stored yet (from ``plan``)."""
+    from implicit_bench.plan import build_plan
+
+    plans, _ = build_plan(params, root)
+    return {p.stage.split(" ", 1)[1]: p.model_calls for p in plans if p.stage.startswith("render ")}
+
+
+@click.command("check")
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option("--profile", default=None, help="Check the params of this profile (nothing is written).")
+@click.option("--timeout", default=5.0, show_default=True, type=click.FloatRange(0.1, 60),
+              help="Seconds an endpoint has to answer.")
+@click.option("--no-disk", is_flag=True, help="Skip the disk-room check (it needs the plan).")
+def check_command(params_path: str, profile: str | None, timeout: float, no_disk: bool) -> None:
+    """Preflight: keys set, endpoints answer and serve the model, local models resolve, a GPU
+    where cuda is asked, room for the images; one line per problem, exit 1 (before any model call)."""
+    if profile is not None:
+        from implicit_bench.profiles import compose
+
+        params = compose(profile, params_path)
+    else:
+        params = load_params(params_path)
+    images = None if no_disk else images_still_to_render(params)
+    problems = preflight(params, ".", timeout, images)
+    for line in problems:
+        click.echo(f"check: {line}", err=True)
+    n = len(models_in_use(params))
+    if problems:
+        raise SystemExit(1)
+    click.echo(f"check: ok ({n} models in use: keys, endpoints, local models, devices" + ("" if no_disk else ", disk") + ")")
+
+
+__all__ = ["check_command", "images_still_to_render"]

@@ -1,0 +1,187 @@
+"""The preflight before each stage that calls models (src/implicit_bench/stage_preflight.py),
+against a real local OpenAI-compatible server (tests/chat_server.py)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from implicit_bench.params import load_params
+from implicit_bench.preflight import models_in_use, preflight_stage
+from implicit_bench.stage_preflight import MODEL_STAGES, SKIP_ENV
+from tests.chat_server import ChatServer
+
+REPO = Path(__file__).resolve().parents[1]
+KEY_ENV = "STAGE_PREFLIGHT_TEST_KEY"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _write_params(where: Path, base_url: str, model: str = "judge-model", key_env: str | None = KEY_ENV,
+                  **extra: object) -> None:
+    params = {
+        "judges": {"api": {"backend": "openai", "model": model, "base_url": base_url, "api_key_env": key_env}},
+        "judge": {"tasks": {"rubric": {"judges": ["api"]}}, "configs": ["base"], "progress": False},
+        **extra,
+    }
+    (where / "params.yaml").write_text(yaml.safe_dump(params))
+
+
+def _judge_stage():
+    import runpy
+
+    return runpy.run_path(str(REPO / "stages" / "judge.py"))["main"]
+
+
+def _run_judge(args: list[str] | None = None):
+    start = time.monotonic()
+    result = CliRunner().invoke(_judge_stage(), args or [])
+    return result, time.monotonic() - start
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(SKIP_ENV, raising=False)
+    monkeypatch.delenv("IMPLICIT_BENCH_DEBUG", raising=False)
+    return tmp_path
+
+
+def test_missing_key_exits_1_with_one_line_and_no_request(workdir, monkeypatch):
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    with ChatServer(models=["judge-model"]) as server:
+        _write_params(workdir, server.base_url)
+        result, took = _run_judge()
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("judge: preflight: judges.api:") and f"{KEY_ENV} is not set" in lines[0]
+    assert server.hits == 0 and took < 10  # never an unauthenticated request
+
+
+def test_unknown_model_exits_1_with_one_line_and_no_model_call(workdir, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    with ChatServer(models=["other-model"]) as server:
+        _write_params(workdir, server.base_url, model="no-such-model")
+        result, took = _run_judge()
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "does not serve model 'no-such-model'" in lines[0] and "other-model" in lines[0], lines
+    assert [r["path"] for r in server.requests] == ["/v1/models"]  # the listing only: 0 model calls
+    assert server.requests[0]["headers"]["Authorization"] == "Bearer sk-test"
+    assert took < 10
+
+
+def test_endpoint_down_exits_1_with_one_line_within_ten_seconds(workdir):
+    _write_params(workdir, f"http://127.0.0.1:{_free_port()}/v1", key_env=None)
+    result, took = _run_judge()
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "cannot be reached" in lines[0], lines
+    assert took < 10
+
+
+def test_a_slow_endpoint_costs_the_timeout_once(workdir, monkeypatch):
+    monkeypatch.setenv("IMPLICIT_BENCH_PREFLIGHT_TIMEOUT", "1")
+    with ChatServer(models=["judge-model"], delay_s=4) as server:
+        _write_params(workdir, server.base_url, key_env=None)
+        result, took = _run_judge()
+    assert result.exit_code == 1 and "did not answer within 1 s" in result.output
+    assert [r["body"] for r in server.requests] == [None]  # GET /models, no model call
+    assert took < 4
+
+
+def test_without_a_listing_the_stage_makes_no_one_token_request(workdir, monkeypatch):
+    """A server with no GET /models (404) answered: the stage goes on, the preflight called no model."""
+    from implicit_bench.preflight import models_in_use as uses
+
+    with ChatServer(models=None) as server:
+        _write_params(workdir, server.base_url, key_env=None)
+        params = load_params("params.yaml")
+        assert preflight_stage("judge", params) == []
+    assert [r["path"] for r in server.requests] == ["/v1/models"]
+    assert [u.where for u in uses(params, "judge")] == ["judges.api"]
+
+
+@pytest.mark.parametrize("how", ["flag", "env", "params"])
+def test_the_three_switches_skip_it(workdir, monkeypatch, how):
+    down = f"http://127.0.0.1:{_free_port()}/v1"
+    args: list[str] = []
+    if how == "flag":
+        args = ["--no-preflight"]
+    elif how == "env":
+        monkeypatch.setenv(SKIP_ENV, "1")
+    _write_params(workdir, down, key_env=None, **({"base": {"preflight": False}} if how == "params" else {}))
+    result, _ = _run_judge(args)
+    assert "preflight" not in result.output  # the stage itself ran (and fails on its missing inputs)
+    assert result.exit_code != 0
+
+
+def test_each_stage_checks_only_its_own_models():
+    params = {
+        "llms": {"kg_llm": {"backend": "openai", "model": "a"}, "rw": {"backend": "openai", "model": "b"}},
+        "generators": {"g": {"backend": "sim", "model": "sim:g"}},
+        "judges": {"j": {"backend": "sim", "model": "sim:j"}},
+        "kg": {"extractor": "llm", "llm": "kg_llm"},
+        "render": {"run": ["g"]},
+        "judge": {"tasks": {"blind": {"judges": ["j"]}}},
+        "debias": {"configs": {"rw": {"method": "rewrite"}}, "rewriter": "rw", "generator": "g",
+                   "embedder": {"backend": "sim", "model": "sim:e"}},
+    }
+    assert [u.where for u in models_in_use(params, "kg")] == ["llms.kg_llm"]
+    assert [u.where for u in models_in_use(params, "rewrite")] == ["llms.rw"]
+    assert [u.where for u in models_in_use(params, "retrieve")] == ["debias.embedder"]
+    assert [u.where for u in models_in_use(params, "debias_render")] == ["generators.g"]
+    assert [u.where for u in models_in_use(params, "triplets")] == []
+    assert len(models_in_use(params)) == 5  # `implicit-bench check`: all of them, each once
+
+
+def test_every_stage_with_models_is_a_model_stage_with_a_script():
+    """MODEL_STAGES (the stages that get the hook) covers every stage _stage_models names."""
+    from implicit_bench.preflight import _stage_models
+
+    params = load_params(REPO / "profiles" / "paper.yaml")
+    params["diversity_study"] = {**(params.get("diversity_study") or {}), "enabled": True}
+    assert set(_stage_models(params)) <= set(MODEL_STAGES)
+    assert all((REPO / "stages" / f"{name}.py").is_file() for name in MODEL_STAGES)
+
+
+def test_the_default_simulated_profile_is_unaffected(monkeypatch):
+    """The default params: every model stage passes its preflight, with no network, in negligible time."""
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the default profile's preflight made a request")
+
+    monkeypatch.setattr(httpx, "get", no_network)
+    monkeypatch.setattr(httpx, "post", no_network)
+    params = load_params(REPO / "params.yaml")
+    start = time.monotonic()
+    for stage in MODEL_STAGES:
+        assert preflight_stage(stage, params) == [], stage
+    assert time.monotonic() - start < 1.0
+
+
+def test_python_stages_script_runs_it_as_dvc_does(tmp_path):
+    """`python stages/judge.py` (DVC's command line) in a fresh process: one line, exit 1, no request."""
+    with ChatServer(models=["judge-model"]) as server:
+        _write_params(tmp_path, server.base_url)
+        env = {k: v for k, v in os.environ.items() if k not in (KEY_ENV, SKIP_ENV)}
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO)])
+        done = subprocess.run([sys.executable, str(REPO / "stages" / "judge.py")], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()] and f"{KEY_ENV} is not set" in done.stderr
+    assert server.hits == 0
