@@ -8,6 +8,7 @@ timeout and every cluster is torn down in a ``finally``/fixture."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -97,7 +98,7 @@ def test_driver_sigkilled_and_rerun_resumes_from_the_cache(cluster, tmp_path):
     ray, c, _ = cluster
     make_inputs(tmp_path)
     started = threading.Event()
-    with ChatServer(_slow(started, after=4)) as server:
+    with ChatServer(_slow(started, after=6)) as server:
         params = _params(server, _executor(c))
         script = (
             "from pathlib import Path; from implicit_bench.judges.stage import *; "
@@ -107,7 +108,7 @@ def test_driver_sigkilled_and_rerun_resumes_from_the_cache(cluster, tmp_path):
         proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": PATH},
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            assert started.wait(90), "the driver asked fewer than 4 judgements in 90 s"
+            assert started.wait(90), "the driver asked fewer than 6 judgements in 90 s"
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(30)
         finally:
@@ -116,11 +117,12 @@ def test_driver_sigkilled_and_rerun_resumes_from_the_cache(cluster, tmp_path):
                 proc.wait(30)
         assert proc.returncode == -signal.SIGKILL
         asked_before = _settle(server)  # the killed driver's actors die with it (Ray owns them)
-        assert 4 <= asked_before < N
+        assert 6 <= asked_before < N
         resumed = run_judge_stage(params, tmp_path)  # the same entry, a new driver on the same cluster
         asked_after = server.hits - asked_before
-    # answers stored before the kill are read back; only the missing ones are asked
-    assert resumed.cache_hits >= 3 and resumed.cache_hits + resumed.model_calls == N
+    # answers stored before the kill are read back (all but the <= 2 in flight, one per actor);
+    # only the missing ones are asked
+    assert resumed.cache_hits >= max(1, asked_before - 2) and resumed.cache_hits + resumed.model_calls == N
     assert asked_after == resumed.model_calls and not resumed.errors
     # at most the two requests in flight at the kill (one per actor) were asked twice
     assert N <= asked_before + asked_after <= N + 2
@@ -131,24 +133,31 @@ def test_worker_node_killed_mid_stage_loses_and_duplicates_nothing(cluster, tmp_
     ray, c, nodes = cluster
     make_inputs(tmp_path)
     started = threading.Event()
-    killed: dict[str, object] = {}
+    out: dict[str, object] = {}
 
-    def kill_a_node():
-        if started.wait(90):
-            victim = nodes.pop(0)
-            c.remove_node(victim)  # its actor dies with it, the request in flight is lost
-            killed["at"] = server.hits
-            nodes.append(c.add_node(num_cpus=1, resources={"gpu_slot": 1}))  # a replacement joins
+    def stage():
+        try:
+            out["result"] = run_judge_stage(params, tmp_path)
+        except BaseException as exc:  # reported below, in the test's thread
+            out["error"] = exc
 
     with ChatServer(_slow(started, after=4)) as server:
         params = _params(server, _executor(c))
-        killer = threading.Thread(target=kill_a_node, daemon=True)
-        killer.start()
-        result = run_judge_stage(params, tmp_path)
-        killer.join(60)
-    assert killed and killed["at"] < N  # killed mid-run
+        runner = threading.Thread(target=stage, daemon=True)
+        runner.start()
+        assert started.wait(90), "the stage asked fewer than 4 judgements in 90 s"
+        victim = nodes.pop(0)
+        c.remove_node(victim)  # its actor dies with it, the request in flight is lost
+        killed_at = server.hits
+        # a replacement node joins (Cluster needs the main thread: signal handlers)
+        nodes.append(c.add_node(num_cpus=1, resources={"gpu_slot": 1}))
+        runner.join(100)
+        assert not runner.is_alive(), "the stage did not finish in 100 s after the node loss"
+    assert "error" not in out, out.get("error")
+    result = out["result"]
+    assert killed_at < N  # killed mid-run
     assert result.model_calls == N and not result.errors  # every batch handed back exactly once
-    assert N <= server.hits <= N + 2  # the lost request (per actor on the node) asked again
+    assert N <= server.hits <= N + 2  # the lost request (one per actor on the node) asked again
     _check_table(tmp_path, params)
 
 
@@ -221,12 +230,8 @@ def test_ray_job_submit_recipe_against_a_local_head(tmp_path):
         _check_table(tmp_path, params)
     finally:
         head.send_signal(signal.SIGTERM)  # --block: ray start stops the head's processes on SIGTERM
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             head.wait(60)
-        except subprocess.TimeoutExpired:
-            pass
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(head.pid, signal.SIGKILL)  # anything of this head still alive (its own group)
-        except ProcessLookupError:
-            pass
         head.wait(30)
