@@ -168,7 +168,7 @@ def _free_port() -> int:
 
 
 def _wait_http(url: str, limit_s: float) -> bool:
-    """True once the server answers at all (Ray >= 2.5x enables token auth: 401 without a token)."""
+    """True once the server answers at all (Ray 2.60 enables token auth: 401 without a token)."""
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         try:
@@ -193,7 +193,7 @@ def test_ray_job_submit_recipe_against_a_local_head(tmp_path):
                                        "dashboard-agent-listen-port", "dashboard-agent-grpc-port",
                                        "runtime-env-agent-port", "metrics-export-port", "ray-client-server-port")}
     temp = tempfile.mkdtemp(prefix="rj", dir="/tmp")  # short: Ray's unix sockets live under it
-    # Ray >= 2.5x turns token authentication on for a new head: the head and the submitting
+    # Ray 2.60 (pinned) turns token authentication on for a new head: the head and the submitting
     # client share a token (here through the environment; `ray get-auth-token` prints a head's)
     env = {**os.environ, "PYTHONPATH": PATH, "RAY_USAGE_STATS_ENABLED": "0",
            "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
