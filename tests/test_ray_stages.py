@@ -120,12 +120,13 @@ def test_driver_sigkilled_and_rerun_resumes_from_the_cache(cluster, tmp_path):
         assert 6 <= asked_before < N
         resumed = run_judge_stage(params, tmp_path)  # the same entry, a new driver on the same cluster
         asked_after = server.hits - asked_before
-    # answers stored before the kill are read back (all but the <= 2 in flight, one per actor);
+    print(f"driver kill: asked before {asked_before}, cache hits {resumed.cache_hits}, asked after {asked_after}")
+    # answers stored before the kill are read back (all but those in flight: at most
+    # workers x max_in_flight = 4 batches handed to the actors and not yet returned);
     # only the missing ones are asked
-    assert resumed.cache_hits >= max(1, asked_before - 2) and resumed.cache_hits + resumed.model_calls == N
+    assert resumed.cache_hits >= max(1, asked_before - 4) and resumed.cache_hits + resumed.model_calls == N
     assert asked_after == resumed.model_calls and not resumed.errors
-    # at most the two requests in flight at the kill (one per actor) were asked twice
-    assert N <= asked_before + asked_after <= N + 2
+    assert N <= asked_before + asked_after <= N + 4  # only requests in flight at the kill asked twice
     _check_table(tmp_path, params)
 
 
@@ -155,6 +156,7 @@ def test_worker_node_killed_mid_stage_loses_and_duplicates_nothing(cluster, tmp_
         assert not runner.is_alive(), "the stage did not finish in 100 s after the node loss"
     assert "error" not in out, out.get("error")
     result = out["result"]
+    print(f"node kill: at request {killed_at}, batches {result.model_calls}, requests {server.hits}")
     assert killed_at < N  # killed mid-run
     assert result.model_calls == N and not result.errors  # every batch handed back exactly once
     assert N <= server.hits <= N + 2  # the lost request (one per actor on the node) asked again
