@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -237,3 +238,4 @@ def test_ray_job_submit_recipe_against_a_local_head(tmp_path):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(head.pid, signal.SIGKILL)  # anything of this head still alive (its own group)
         head.wait(30)
+        shutil.rmtree(temp, ignore_errors=True)
