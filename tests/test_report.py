@@ -196,9 +196,9 @@ def test_bias_type_table_groups_by_own_flag_and_pools_last():
     html = render_table(rows, focus=True)
     order = [html.index(t) for t in ("Recoverable types", ">gender<", "Diagnostic types", ">nationality<", ">race<", "Pooled", "recoverable types")]
     assert order == sorted(order)
-    assert "n_images" not in html and "default_rate" in html and "n_units" in html  # focus: intervals + counts
+    assert "n images" not in html and "default rate" in html and "n units" in html  # focus: intervals + counts (headers in words)
     # rates are percentages, as in tables/* (a fraction 0.5 [0.4, 0.6] reads 50.0% [40.0, 60.0])
-    assert '<span class="v">50.0%</span> <span class="ci">[40.0, 60.0]</span>' in html and "default_rate (%)" in html
+    assert '<span class="v">50.0%</span> <span class="ci">[40.0, 60.0]</span>' in html and "default rate (%)" in html
 
 
 def test_empty_or_undrawable_plot_csv_never_breaks_the_report():

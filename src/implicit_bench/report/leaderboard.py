@@ -54,6 +54,8 @@ def _cell(entry: Any, pct: bool) -> str:
     k = 100.0 if pct else 1.0
     digits = 1 if pct else 2
     ci = "" if e.ci is None else f' <span class="ci">[{e.ci[0] * k:.{digits}f}, {e.ci[1] * k:.{digits}f}]</span>'
+    if e.ci is not None and e.ci[0] == e.ci[1] == e.value:  # degenerate: no interval to show as a finding
+        ci = ' <span class="ci" title="every bootstrap resample gives this value">(n/a: same in every resample)</span>'
     return f'<td data-sort="{e.value * k:.6g}"><span class="v">{e.value * k:.{digits}f}</span>{ci}</td>'
 
 

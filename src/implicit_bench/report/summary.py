@@ -32,7 +32,8 @@ HEADLINE_LABELS = {
 SKIP_KEYS = ("provenance",)
 # fractions shown as percentages (as in tables/*): the headline rates and their per-type rows
 RATE_KEYS = frozenset({"default_rate", "success_stereotype", "success_anti", "gap", "a_to_s",
-                       "share", "s", "a", "neither", "success_s", "success_a"})
+                       "share", "s", "a", "neither", "success_s", "success_a",
+                       "neutral_anti_rate", "neither_neutral", "both_succeed"})
 
 
 def esc(text: Any) -> str:
@@ -179,7 +180,7 @@ def render_table(rows: dict[str, Any], caption: str = "", focus: bool = False) -
         for name in group:
             cells = "".join(f"<td>{fmt_metric(flat[name].get(c), extras=False, pct=_is_rate(c))}</td>" for c in columns)
             body.append(f"<tr><th>{esc(name.lstrip('_').replace('_', ' ') if name.startswith('_') else name)}</th>{cells}</tr>")
-    head = "".join(f"<th>{esc(c)}{' (%)' if _is_rate(c) else ''}</th>" for c in columns)
+    head = "".join(f"<th>{esc(c.replace('_', ' '))}{' (%)' if _is_rate(c) else ''}</th>" for c in columns)
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
     return f'<table class="metrics">{cap}<thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
