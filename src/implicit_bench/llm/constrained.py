@@ -12,11 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-# whitespace characters allowed in a row between JSON tokens (lm-format-enforcer's default is 12):
-# a weak model fills that allowance with newlines after every value (measured with SmolLM2,
-# docs/kg.md), which costs tokens and wall time and changes nothing in the parsed answer
-MAX_CONSECUTIVE_WHITESPACES = 2
-
 
 def tokenizer_data(tokenizer: Any) -> Any:
     """lm-format-enforcer's table of the vocabulary: (id, text, starts-a-word) per regular token.
@@ -45,11 +40,11 @@ def json_schema_processor(data: Any, schema: dict[str, Any]) -> Any:
 
     One enforcer per ``generate`` call: it keys its states by the whole token sequence, so the
     rows of a left-padded batch are followed independently."""
-    from lmformatenforcer import CharacterLevelParserConfig, JsonSchemaParser, TokenEnforcer
+    from lmformatenforcer import JsonSchemaParser, TokenEnforcer
     from transformers import PrefixConstrainedLogitsProcessor
 
     body = schema.get("schema", schema) if "name" in schema else schema
-    enforcer = TokenEnforcer(data, JsonSchemaParser(body, CharacterLevelParserConfig(max_consecutive_whitespaces=MAX_CONSECUTIVE_WHITESPACES)))
+    enforcer = TokenEnforcer(data, JsonSchemaParser(body))
 
     def allowed(batch_id: int, sequence: Any) -> list[int]:
         return enforcer.get_allowed_tokens(sequence.tolist()).allowed_tokens
