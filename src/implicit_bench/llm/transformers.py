@@ -26,6 +26,8 @@ class TransformersParams(LLMParams):
     device: str = "auto"  # auto (cuda if available) | cpu | cuda | cuda:1 ...
     batch_size: PositiveInt = 8
     trust_remote_code: bool = False
+    # constrain greedy decoding to the answer's JSON schema (lm-format-enforcer); docs/llm-backends.md
+    structured_output: bool = False
 
 
 FALLBACK_TEMPLATE = (
@@ -95,9 +97,14 @@ class TransformersClient(LLMClient):
             **model_fingerprint(self._path, params.revision),
             "gguf_file": params.gguf_file,
             "dtype": params.dtype,
+            **({"structured_output": "lm-format-enforcer"} if params.structured_output else {}),
         }
         self._model = None
         self._tokenizer = None
+        self._enforcer_data: Any = None
+
+    def sends_schema(self) -> bool:
+        return self.params.structured_output
 
     def identity(self) -> dict[str, Any]:
         return self._identity
@@ -133,11 +140,20 @@ class TransformersClient(LLMClient):
         model.eval()
         self._model, self._tokenizer, self._device = model, tokenizer, device
 
-    def _generate(self, batch: list[Messages], max_tokens: int) -> list[tuple[str, str | None]]:
+    def _generate(
+        self, batch: list[Messages], max_tokens: int, schema: dict[str, Any] | None = None,
+    ) -> list[tuple[str, str | None]]:
         import torch
 
         self._load()
         tok, model = self._tokenizer, self._model
+        extra: dict[str, Any] = {}
+        if schema is not None and self.params.structured_output:
+            from implicit_bench.llm.constrained import json_schema_processor, tokenizer_data
+
+            if self._enforcer_data is None:
+                self._enforcer_data = tokenizer_data(tok)
+            extra["logits_processor"] = [json_schema_processor(self._enforcer_data, schema)]
         texts = [tok.apply_chat_template(m, tokenize=False, add_generation_prompt=True) for m in batch]
         enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self._device)
         with torch.inference_mode():
@@ -146,6 +162,7 @@ class TransformersClient(LLMClient):
                 max_new_tokens=max_tokens,
                 do_sample=False,
                 pad_token_id=tok.pad_token_id,
+                **extra,
             )
         new = out[:, enc["input_ids"].shape[1] :]
         return [(t, None) for t in tok.batch_decode(new, skip_special_tokens=True)]
