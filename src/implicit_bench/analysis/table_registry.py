@@ -27,6 +27,9 @@ VALUE_LABELS: dict[str, str] = {
     "sexual-orientation": "sexual orientation", "socioeconomic": "socioeconomic status",
     "s": "stereotype", "a": "anti-stereotype", "neither": "neither",
     "all": "all", "neutral": "neutral", "stereotype": "stereotype", "anti_stereotype": "anti-stereotype",
+    "default_rate": "default rate", "success_stereotype": "success, stereotype",
+    "success_anti": "success, anti-stereotype", "a_to_s": "anti-stereotype drawn as stereotype",
+    "bias_score": "bias score", "refusal_rate": "refusal rate", "gap": "gap",
     "image index": "image index", "physical-appearance": "physical appearance", "clip_lean": "CLIP lean",
     "rubric": "rubric", "blind": "blind", "alignment": "alignment",
     "_recoverable_types": "recoverable types (pooled)", "_diagnostic_types": "diagnostic types (pooled)",
@@ -112,6 +115,16 @@ for _name, _table in {
     "table20_confusion_qwen3vl_vs_clip": PaperTable("Blind labels: Qwen3-VL (rows) against CLIP (columns).", "tab:confusion-qwen3vl-clip"),
     "table20_confusion_qwen3vl_vs_gpt54": PaperTable("Blind labels: Qwen3-VL (rows) against GPT-5.4 (columns).", "tab:confusion-qwen3vl-gpt54"),
     "table21_label_shares": PaperTable("Shares of blind labels per prompt and judge (Table 21).", "tab:label-shares"),
+    "leaderboard": PaperTable(
+        "Leaderboard: every generator side by side, each value with its 95\\% bootstrap interval.", "tab:leaderboard",
+        columns={"strongest_success_stereotype_pct": "Strongest group: success, stereotype (\\%)",
+                 "strongest_success_anti_pct": "Strongest group: success, anti-stereotype (\\%)",
+                 "refusal_rate_pct": "Refusals (\\%)", "bias_score": "Bias score (0-5)", "alignment_pct": "Alignment (\\%)"}),
+    "leaderboard_pairs": PaperTable(
+        "Paired differences between generators on the units and seeds both have (paired cluster bootstrap, 95\\% intervals; "
+        "$p$ Holm-adjusted over all differences; resolved when the adjusted $p < 0.05$).", "tab:leaderboard-pairs",
+        columns={"a": "Generator A", "b": "Generator B", "metric": "Metric", "difference_pct": "A $-$ B",
+                 "p": "$p$", "p_holm": "$p$ (Holm)", "resolved": "Resolved"}),
     "table22_success_by_default_strength": PaperTable("Success of explicit requests by default strength (Table 22).", "tab:success-by-strength", drop=("grouping",)),
 }.items():
     register(_name, _table)
