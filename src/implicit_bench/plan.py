@@ -26,6 +26,7 @@ from implicit_bench.params import check_references, load_params, section
 from implicit_bench.schema import VARIANTS
 from implicit_bench.tables import (
     DEBIAS_IMAGES_DIR,
+    DEBIAS_JUDGEMENTS_DIR,
     IMAGES_DIR,
     PAIRS_PATH,
     TRIPLETS_PATH,
@@ -360,7 +361,7 @@ def _debias_judge(params: dict[str, Any], debias: Any, name: str, kg: pd.DataFra
     if subset is not None and kg is not None:
         try:
             judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
-            stage_params = judge_stage_params(name, debias, judge, DEBIAS_IMAGES_DIR, "data/debias/judgements")
+            stage_params = judge_stage_params(name, debias, judge, DEBIAS_IMAGES_DIR, DEBIAS_JUDGEMENTS_DIR)
         except Exception:  # noqa: BLE001 - an invalid scoring block: the stage reports it
             stage_params = None
         if stage_params is not None:

@@ -58,6 +58,8 @@ WORLD_DIR = "data/world"
 WORLD_TRUTH_PATH = "data/world/truth.parquet"
 DIVERSITY_IMAGES_DIR = "data/diversity/images"
 CALIBRATION_PATH = "data/raw/calibration.csv"  # user-provided (implicit-bench calibration); optional
+#: catalogue paths a user provides and no stage writes (so no dvc.yaml output declares them)
+USER_INPUTS = (CALIBRATION_PATH,)
 
 
 def _id(name: str) -> Column:
@@ -195,7 +197,7 @@ TABLES: dict[str, TableSpec] = {
 }
 
 __all__ = [
-    "CALIBRATION", "CALIBRATION_PATH", "CALIBRATION_SOURCES",
+    "CALIBRATION", "CALIBRATION_PATH", "CALIBRATION_SOURCES", "USER_INPUTS",
     "CLIP_JUDGEMENTS", "CLIP_JUDGEMENTS_PATH", "DEBIAS_IMAGES_DIR", "DEBIAS_JUDGEMENTS", "DEBIAS_JUDGEMENTS_DIR",
     "DIVERSITY_IMAGES_DIR", "IMAGES_DIR", "IMAGE_INDEX", "IMAGE_INDEX_GLOB", "JUDGEMENTS", "JUDGEMENTS_DIR", "JUDGEMENTS_PATH",
     "KG_INVALID_PATH", "KG_UNITS", "KG_UNITS_PATH", "LLM_PAIRS", "LLM_PAIRS_PATH", "PAIRS", "PAIRS_PATH",
