@@ -199,7 +199,9 @@ def test_end_to_end_dvc_repro_triplets(repo_root, tmp_path):
     assert kg["pairs_total"] == 5737 and kg["pairs_without_units_by_reason"]["intersentence"] == 2123 - 225
     planned = yaml.safe_load((repo / "params.yaml").read_text())["subset"]["max_units"]
     assert planned >= 11 and len(units) == planned and units["bias_type"].nunique() == 11
-    assert len(triplets) == kg["units_total"]
+    # every KG unit gives a triplet or a rejection counted by reason (nothing dropped silently)
+    rejected = json.loads((repo / "metrics/triplets.json").read_text())["units_rejected_by_reason"]
+    assert len(triplets) + sum(rejected.values()) == kg["units_total"]
     assert "Stage 'triplets' didn't change" in run("dvc", "repro", "triplets")
     run("git", "add", "-A")
     run("git", "commit", "-qm", "repro", "--allow-empty")  # empty when the repo ships dvc.lock
