@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import email.utils
 import math
+import os
 import time
 import zlib
 from collections.abc import Callable
@@ -36,8 +37,9 @@ from typing import Any
 
 import httpx
 
+from implicit_bench.errors import ConfigError
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt, StrictModel
-from implicit_bench.redact import redact
+from implicit_bench.redact import redact, register_secret_env
 from implicit_bench.throttle import Throttle
 
 _sleep = time.sleep  # module level, so tests can record the waits
@@ -97,6 +99,19 @@ class HttpParams(StrictModel):
     def throttle(self, concurrency: int) -> Throttle:
         """The flow control of one backend instance: ``concurrency`` in flight at most, AIMD, quotas."""
         return Throttle(concurrency, self.rpm, self.tpm, self.rate_window_s)
+
+    def client(self, owner: str, auth: Callable[[str], dict[str, str]]) -> httpx.Client:
+        """A JSON client for ``base_url`` carrying the key of ``api_key_env`` in the headers ``auth``
+        builds from it; a missing key is an error naming ``owner`` (never an unauthenticated
+        request), and the key is registered for redaction."""
+        headers = {"Content-Type": "application/json"}
+        if self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise ConfigError(f"{owner}: environment variable {self.api_key_env} is not set")
+            headers.update(auth(key))
+        register_secret_env(self.api_key_env)
+        return httpx.Client(base_url=self.base_url.rstrip("/"), headers=headers, timeout=self.timeout_s)
 
 
 @dataclass

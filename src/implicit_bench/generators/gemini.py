@@ -20,17 +20,15 @@ from __future__ import annotations
 
 import base64
 import io
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Literal
 
-from implicit_bench.errors import ConfigError
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
 from implicit_bench.httpretry import HttpParams, send
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
-from implicit_bench.redact import redact, register_secret_env
+from implicit_bench.redact import redact
 
 
 class GeminiImagesConfig(GeneratorConfig, HttpParams):
@@ -59,19 +57,10 @@ class GeminiImagesGenerator:
     BATCH_INVARIANT = True  # each request stands alone: resume sends only the missing items
 
     def __init__(self, config: GeminiImagesConfig):
-        import httpx
-
         self.config = config
-        headers = {"Content-Type": "application/json"}
-        if config.api_key_env:
-            key = os.environ.get(config.api_key_env)
-            if not key:
-                raise ConfigError(f"generator {config.model}: environment variable {config.api_key_env} is not set")
-            headers["x-goog-api-key"] = key
-        self.client = httpx.Client(base_url=config.base_url.rstrip("/"), headers=headers, timeout=config.timeout_s)
+        self.client = config.client(f"generator {config.model}", lambda key: {"x-goog-api-key": key})
         self.policy = config.retry_policy()
         self.throttle = config.throttle(config.concurrency)
-        register_secret_env(config.api_key_env)
 
     @property
     def name(self) -> str:
