@@ -25,18 +25,34 @@ TYPES = ("profession", "race", "gender", "religion", "age")
 
 def synthetic() -> tuple[pd.DataFrame, pd.DataFrame]:
     rng = np.random.default_rng(0)
-    units = pd.DataFrame({"unit_id": [f"u{i}" for i in range(N_UNITS)],
-                          "bias_type": [TYPES[i % len(TYPES)] for i in range(N_UNITS)]})
+    units = pd.DataFrame(
+        {
+            "unit_id": [f"u{i}" for i in range(N_UNITS)],
+            "bias_type": [TYPES[i % len(TYPES)] for i in range(N_UNITS)],
+        }
+    )
     keys = list(itertools.product(units["unit_id"], VARIANTS, SEEDS))
     frames = []
     for judge, orders in (("qwen", ("sa", "as")), ("gemma", ("sa", "as")), ("clip", (None,))):
         for order in orders:
-            labels = rng.choice(["s", "a", "neither", None], size=len(keys), p=[0.45, 0.3, 0.2, 0.05])
-            frames.append(pd.DataFrame({
-                "unit_id": [k[0] for k in keys], "variant": [k[1] for k in keys], "seed": [k[2] for k in keys],
-                "config": "qwen_image", "judge": judge, "task": "blind", "value": labels,
-                "valid": [v is not None for v in labels], "order": order,
-            }))
+            labels = rng.choice(
+                ["s", "a", "neither", None], size=len(keys), p=[0.45, 0.3, 0.2, 0.05]
+            )
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "unit_id": [k[0] for k in keys],
+                        "variant": [k[1] for k in keys],
+                        "seed": [k[2] for k in keys],
+                        "config": "qwen_image",
+                        "judge": judge,
+                        "task": "blind",
+                        "value": labels,
+                        "valid": [v is not None for v in labels],
+                        "order": order,
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True), units
 
 
@@ -57,7 +73,11 @@ def main() -> None:
         prob = scenes / scenes.sum(1, keepdims=True)
         h = -(np.where(prob > 0, prob * np.log(np.where(prob > 0, prob, 1)), 0)).sum(1) / np.log(2)
     tmpl = unit_counts(p[p.variant == "subject"], ids, ("s", "a"))
-    weights = np.random.default_rng(1).multinomial(N_UNITS, np.full(N_UNITS, 1 / N_UNITS), size=1000).astype(float)
+    weights = (
+        np.random.default_rng(1)
+        .multinomial(N_UNITS, np.full(N_UNITS, 1 / N_UNITS), size=1000)
+        .astype(float)
+    )
     t = time.perf_counter()
     diversity_replicates(weights, h, tmpl, units["bias_type"].to_numpy(), 2, (0.05, 0.10, 0.20))
     print(f"diversity bootstrap (1,000 x {N_UNITS} units): {time.perf_counter() - t:.2f} s")

@@ -47,10 +47,19 @@ TARGET_S = 2.0
 def clip_lean_rows(units: pd.DataFrame, seed: int = 1, config: str = "gen") -> pd.DataFrame:
     """One CLIP lean cos(N, S) - cos(N, A) per (unit, seed), on the neutral image."""
     rng = np.random.default_rng(seed)
-    grid = pd.MultiIndex.from_product([units["unit_id"], SEEDS], names=["unit_id", "seed"]).to_frame(index=False)
+    grid = pd.MultiIndex.from_product(
+        [units["unit_id"], SEEDS], names=["unit_id", "seed"]
+    ).to_frame(index=False)
     lean = np.clip(rng.normal(0.02, 0.05, len(grid)), -2, 2)
-    return grid.assign(variant="neutral", config=config, judge="clip", task="clip_lean",
-                       value=[f"{v:.6f}" for v in lean], valid=True, model="clip")
+    return grid.assign(
+        variant="neutral",
+        config=config,
+        judge="clip",
+        task="clip_lean",
+        value=[f"{v:.6f}" for v in lean],
+        valid=True,
+        model="clip",
+    )
 
 
 def judgements_of(shape: str, units: pd.DataFrame) -> pd.DataFrame:
@@ -67,7 +76,9 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--selection", default="none", choices=["none", "union", "intersection"])
-    parser.add_argument("--src", type=Path, default=ROOT / "src", help="the implicit_bench source tree to time")
+    parser.add_argument(
+        "--src", type=Path, default=ROOT / "src", help="the implicit_bench source tree to time"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
@@ -77,12 +88,20 @@ def main() -> None:
         write_table(judgements, tmp_path / "judgements.parquet")
         env = {**os.environ, "PYTHONPATH": str(args.src.resolve())}
         cmd = [
-            sys.executable, "-m", "implicit_bench.cli", "analyze",
-            "--units", str(tmp_path / "units.parquet"),
-            "--judgements", str(tmp_path / "judgements.parquet"),
-            "--out", str(tmp_path / "out"),
-            "--bootstrap-n", str(args.bootstrap),
-            "--selection", args.selection,
+            sys.executable,
+            "-m",
+            "implicit_bench.cli",
+            "analyze",
+            "--units",
+            str(tmp_path / "units.parquet"),
+            "--judgements",
+            str(tmp_path / "judgements.parquet"),
+            "--out",
+            str(tmp_path / "out"),
+            "--bootstrap-n",
+            str(args.bootstrap),
+            "--selection",
+            args.selection,
         ]
         load_before = os.getloadavg()
         walls, cpus = [], []

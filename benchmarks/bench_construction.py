@@ -24,8 +24,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def copy_repo(dst: Path) -> None:
-    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                         cwd=ROOT, check=True, capture_output=True).stdout.decode()
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
     for name in filter(None, out.split("\0")):
         if (ROOT / name).is_file():
             (dst / name).parent.mkdir(parents=True, exist_ok=True)
@@ -49,9 +53,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
         copy_repo(repo)
-        env = {**os.environ, "PYTHONPATH": str(repo / "src"), "PATH": f"{bin_dir}:{os.environ['PATH']}",
-               "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
-               "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost"}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(repo / "src"),
+            "PATH": f"{bin_dir}:{os.environ['PATH']}",
+            "GIT_AUTHOR_NAME": "bench",
+            "GIT_AUTHOR_EMAIL": "bench@localhost",
+            "GIT_COMMITTER_NAME": "bench",
+            "GIT_COMMITTER_EMAIL": "bench@localhost",
+        }
         for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "bench"]):
             subprocess.run(cmd, cwd=repo, env=env, check=True, capture_output=True)
         stages: dict[str, list[float]] = {"sources": [], "kg": [], "triplets": []}

@@ -26,26 +26,50 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[42, 1042, 2042])
     parser.add_argument("--boot", type=int, default=1000)
     parser.add_argument("--super-units", type=int, default=100_000)
-    parser.add_argument("--calibration", type=int, default=None,
-                        help="calibration images per world (default: world.calibration.images of the params)")
-    parser.add_argument("--method", nargs="*", default=None, metavar="ESTIMAND=METHOD",
-                        help="bootstrap method per estimand (default: the params' bootstrap.method)")
+    parser.add_argument(
+        "--calibration",
+        type=int,
+        default=None,
+        help="calibration images per world (default: world.calibration.images of the params)",
+    )
+    parser.add_argument(
+        "--method",
+        nargs="*",
+        default=None,
+        metavar="ESTIMAND=METHOD",
+        help="bootstrap method per estimand (default: the params' bootstrap.method)",
+    )
     parser.add_argument("--params", default=str(HERE.parent / "params.yaml"))
     parser.add_argument("--out", default=str(HERE / "results" / "coverage.json"))
     args = parser.parse_args()
     raw = yaml.safe_load(Path(args.params).read_text())
     params = WorldParams.model_validate(raw["world"])
     if args.calibration is not None:
-        params = params.model_copy(update={"calibration": params.calibration.model_copy(update={"images": args.calibration})})
+        params = params.model_copy(
+            update={
+                "calibration": params.calibration.model_copy(update={"images": args.calibration})
+            }
+        )
     methods = dict((raw.get("bootstrap") or {}).get("method") or {})
     if args.method is not None:
         methods = dict(m.split("=", 1) for m in args.method)
-    result = run_coverage(params, args.worlds, args.units, args.seeds, args.boot, ("sim_local", "sim_api"),
-                          ("judge_a", ["judge_a", "judge_b"]), super_units=args.super_units, methods=methods)
+    result = run_coverage(
+        params,
+        args.worlds,
+        args.units,
+        args.seeds,
+        args.boot,
+        ("sim_local", "sim_api"),
+        ("judge_a", ["judge_a", "judge_b"]),
+        super_units=args.super_units,
+        methods=methods,
+    )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(markdown(result))
-    print(f"{result['worlds']} worlds x {result['units']} units x {len(result['seeds'])} seeds in {result['seconds']} s")
+    print(
+        f"{result['worlds']} worlds x {result['units']} units x {len(result['seeds'])} seeds in {result['seconds']} s"
+    )
 
 
 if __name__ == "__main__":

@@ -42,8 +42,12 @@ def units_frame(n: int) -> pd.DataFrame:
         head = heads[i % len(heads)]
         rows.append(
             {
-                "unit_id": f"u{i:03d}", "bias_type": "gender", "head": head, "relation": "has_gender",
-                "stereotype": "woman", "anti_stereotype": "man",
+                "unit_id": f"u{i:03d}",
+                "bias_type": "gender",
+                "head": head,
+                "relation": "has_gender",
+                "stereotype": "woman",
+                "anti_stereotype": "man",
                 "prompt_neutral": f"A photo of a {head} at work.",
                 "prompt_stereotype": f"A photo of a woman {head} at work.",
                 "prompt_anti_stereotype": f"A photo of a man {head} at work.",
@@ -60,13 +64,26 @@ def bench_steering(units: int, repeats: int) -> dict[str, float]:
 def _bench_steering(tmp: Path, units: int, repeats: int) -> dict[str, float]:
     model = build("generator", tmp / "generator", seed=0)
     config = {
-        "backend": "diffusers", "model": str(model), "dtype": "float32", "device": "cpu",
-        "steps": 4, "guidance": 5.0, "width": 64, "height": 64, "batch_size": 8,
+        "backend": "diffusers",
+        "model": str(model),
+        "dtype": "float32",
+        "device": "cpu",
+        "steps": 4,
+        "guidance": 5.0,
+        "width": 64,
+        "height": 64,
+        "batch_size": 8,
     }
     params = RenderParams(configs={"tiny": config}, seeds=SEEDS)
-    params = params.model_copy(update={"executor": params.executor.model_copy(update={"progress": False})})
+    params = params.model_copy(
+        update={"executor": params.executor.model_copy(update={"progress": False})}
+    )
     frame = units_frame(units)
-    times: dict[str, list[float]] = {"unmodified": [], "sv_explicit_own": [], "sv_attributes_own": []}
+    times: dict[str, list[float]] = {
+        "unmodified": [],
+        "sv_explicit_own": [],
+        "sv_attributes_own": [],
+    }
     names = list(times)
     for rep in range(repeats):
         for name in names[rep % len(names) :] + names[: rep % len(names)]:  # rotate the order
@@ -74,7 +91,16 @@ def _bench_steering(tmp: Path, units: int, repeats: int) -> dict[str, float]:
             planned, texts, _ = plan_inputs(name, spec, frame, frame, None, None, None)
             start = time.perf_counter()
             render_debias_config(
-                name, spec, planned, texts, SEEDS, 2.0, config, params, "tiny", tmp / f"{name}-{rep}"
+                name,
+                spec,
+                planned,
+                texts,
+                SEEDS,
+                2.0,
+                config,
+                params,
+                "tiny",
+                tmp / f"{name}-{rep}",
             )
             times[name].append(time.perf_counter() - start)
     n_images = units * len(SEEDS)
@@ -94,15 +120,25 @@ def bench_scoring(n_units: int = 1831, n_boot: int = 2000) -> dict[str, float]:
         [configs, [f"u{i:04d}" for i in range(n_units)], SEEDS], names=["config", "unit_id", "seed"]
     ).to_frame(index=False)
     n = len(keys)
-    rubric = keys.assign(task="rubric", judge="qwen", variant="neutral", value=rng.integers(0, 6, n).astype(str))
-    align = keys.assign(task="alignment", judge="qwen", variant="neutral",
-                        value=np.where(rng.random(n) < 0.8, "true", "false"))
+    rubric = keys.assign(
+        task="rubric", judge="qwen", variant="neutral", value=rng.integers(0, 6, n).astype(str)
+    )
+    align = keys.assign(
+        task="alignment",
+        judge="qwen",
+        variant="neutral",
+        value=np.where(rng.random(n) < 0.8, "true", "false"),
+    )
     judgements = pd.concat([rubric, align], ignore_index=True)
     hits = {f"u{i:04d}": bool(rng.random() < 0.4) for i in range(n_units)}
     start = time.perf_counter()
     images = image_scores(judgements)
     score_configs(images, "unmodified", BootstrapParams(n=n_boot, seed=42), own_hit=hits)
-    return {"judgement_rows": len(judgements), "configs_scored": 17, "seconds": time.perf_counter() - start}
+    return {
+        "judgement_rows": len(judgements),
+        "configs_scored": 17,
+        "seconds": time.perf_counter() - start,
+    }
 
 
 def main() -> None:
@@ -115,7 +151,9 @@ def main() -> None:
     for key, value in steering.items():
         print(f"  {key}: {value:.4f}" if isinstance(value, float) else f"  {key}: {value}")
     scoring = bench_scoring()
-    print("scoring, paper scale (1,831 units x 3 seeds x 12 run + 5 full-KG configurations, 2,000 resamples):")
+    print(
+        "scoring, paper scale (1,831 units x 3 seeds x 12 run + 5 full-KG configurations, 2,000 resamples):"
+    )
     for key, value in scoring.items():
         print(f"  {key}: {value:.3f}" if isinstance(value, float) else f"  {key}: {value}")
 

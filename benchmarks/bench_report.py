@@ -20,7 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the browser driver and the synthetic project
+sys.path.insert(
+    0, str(Path(__file__).resolve().parents[1])
+)  # tests/: the browser driver and the synthetic project
 
 from implicit_bench.report.inputs import ReportParams  # noqa: E402
 from implicit_bench.report.stage import build_report  # noqa: E402
@@ -43,7 +45,9 @@ def measure(report: Path, repeats: int) -> dict[str, float]:
     runs: dict[str, list[float]] = {}
     for _ in range(repeats):
         with Chromium(height=1000) as browser:
-            t = browser.navigate(report / "index.html", wait_for="document.readyState === 'complete'")
+            t = browser.navigate(
+                report / "index.html", wait_for="document.readyState === 'complete'"
+            )
             runs.setdefault("summary_page_s", []).append(t)
             start = time.monotonic()
             browser.navigate(report / "units.html", wait_for=READY)
@@ -53,17 +57,31 @@ def measure(report: Path, repeats: int) -> dict[str, float]:
             start = time.monotonic()
             browser.navigate(report / "units.html#page=1", wait_for=READY)
             browser.wait_for(IMAGES, interval=0.005)
-            runs.setdefault("unit_browser_reload_with_images_s", []).append(time.monotonic() - start)
+            runs.setdefault("unit_browser_reload_with_images_s", []).append(
+                time.monotonic() - start
+            )
             bias = browser.evaluate("IB.meta.bias_types[1]")
             runs.setdefault("filter_change_s", []).append(
-                _timed(browser, f"var e = document.getElementById('f-bias'); e.value = '{bias}'; e.dispatchEvent(new Event('change'))", READY)
+                _timed(
+                    browser,
+                    f"var e = document.getElementById('f-bias'); e.value = '{bias}'; e.dispatchEvent(new Event('change'))",
+                    READY,
+                )
             )
             runs.setdefault("search_s", []).append(
-                _timed(browser, "var e = document.getElementById('f-q'); e.value = 'person 07'; e.dispatchEvent(new Event('input'))", READY)
+                _timed(
+                    browser,
+                    "var e = document.getElementById('f-q'); e.value = 'person 07'; e.dispatchEvent(new Event('input'))",
+                    READY,
+                )
                 - 0.150  # the search box waits 150 ms after the last keystroke (debounce)
             )
-            browser.evaluate("var e = document.getElementById('f-q'); e.value = ''; e.dispatchEvent(new Event('input'))")
-            browser.evaluate("var e = document.getElementById('f-bias'); e.value = ''; e.dispatchEvent(new Event('change'))")
+            browser.evaluate(
+                "var e = document.getElementById('f-q'); e.value = ''; e.dispatchEvent(new Event('input'))"
+            )
+            browser.evaluate(
+                "var e = document.getElementById('f-bias'); e.value = ''; e.dispatchEvent(new Event('change'))"
+            )
             browser.wait_for(READY)
             time.sleep(0.3)
             browser.wait_for(READY)
@@ -90,8 +108,12 @@ def main() -> None:
     report = root / "report"
     sizes = {
         "index_js_kb": round((report / "data/index.js").stat().st_size / 1024, 1),
-        "largest_chunk_kb": round(max(p.stat().st_size for p in (report / "data").glob("chunk-*.js")) / 1024, 1),
-        "report_mb": round(sum(p.stat().st_size for p in report.rglob("*") if p.is_file()) / 2**20, 1),
+        "largest_chunk_kb": round(
+            max(p.stat().st_size for p in (report / "data").glob("chunk-*.js")) / 1024, 1
+        ),
+        "report_mb": round(
+            sum(p.stat().st_size for p in report.rglob("*") if p.is_file()) / 2**20, 1
+        ),
     }
     result = {
         "units": summary["n_units"],

@@ -1,6 +1,6 @@
 """Run every benchmark script in turn (`make bench`); figures go to benchmarks/README.md by hand.
 
-    python benchmarks/run_all.py [--only NAME ...]
+python benchmarks/run_all.py [--only NAME ...]
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ SCRIPTS = sorted(p for p in HERE.glob("*.py") if p.name != Path(__file__).name)
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="*", default=None, help="script stems to run, e.g. bench_analysis")
+    parser.add_argument(
+        "--only", nargs="*", default=None, help="script stems to run, e.g. bench_analysis"
+    )
     args = parser.parse_args()
     failed = []
     for script in SCRIPTS:
@@ -26,7 +28,9 @@ def main() -> int:
         print(f"=== {script.name}", flush=True)
         start = time.perf_counter()
         code = subprocess.call([sys.executable, str(script)], cwd=HERE.parent)
-        print(f"=== {script.name}: exit {code} after {time.perf_counter() - start:.1f} s", flush=True)
+        print(
+            f"=== {script.name}: exit {code} after {time.perf_counter() - start:.1f} s", flush=True
+        )
         if code:
             failed.append(script.name)
     if failed:

@@ -28,8 +28,10 @@ def main(params_path: str, units: str, out: str, metrics: str) -> None:
     params = section(raw, "clip", ClipParams, params_path)
     rows, report = run_clip(params, UNITS.read(units, require=UNIT_COLUMNS_USED))
     write_judgements(rows, out)
-    prov = merge_provenance(provenance([("clip", params.model.model)], raw.get("base", {}).get("profile")),
-                            upstream_provenance(["metrics/render.json"]))
+    prov = merge_provenance(
+        provenance([("clip", params.model.model)], raw.get("base", {}).get("profile")),
+        upstream_provenance(["metrics/render.json"]),
+    )
     write_metrics(metrics, nan_to_none({**report, "provenance": prov}), "clip")
     click.echo(f"clip: {report['images']} images ({report['embedded_now']} embedded now) -> {out}")
 

@@ -25,7 +25,9 @@ def main(name: str, params_path: str, images_dir: str, out_dir: str) -> None:
     stage_params = judge_stage_params(name, params, judge, images_dir, out_dir)
     result = run_judge_stage(stage_params, profile=(raw.get("base") or {}).get("profile"))
     m = result.metrics
-    log_run(f"debias_judge@{name}", {"model_calls": result.model_calls, "cache_hits": result.cache_hits})
+    log_run(
+        f"debias_judge@{name}", {"model_calls": result.model_calls, "cache_hits": result.cache_hits}
+    )
     click.echo(
         f"debias_judge {name}: {m['rows']} judgements ({m['invalid']} invalid), "
         f"{result.model_calls} model calls -> {stage_params.out}"

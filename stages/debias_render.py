@@ -31,23 +31,41 @@ def main(name: str, params_path: str, images_dir: str) -> None:
     params = section(raw, "debias", DebiasParams, params_path).checked()
     render = section(raw, "render", RenderParams, params_path, attach={"generators": "configs"})
     if name not in params.configs:
-        raise ConfigError(f"{params_path}: '{name}' is not in debias.configs ({', '.join(params.configs)})")
+        raise ConfigError(
+            f"{params_path}: '{name}' is not in debias.configs ({', '.join(params.configs)})"
+        )
     check_refs(params.generator, render.configs, "debias.generator", "generators", params_path)
     spec = params.configs[name]
     kg = UNITS.read(params.units, require=KG_COLUMNS)
     subset = subset_units(kg, params.subset)
     frame, texts, skipped = plan_inputs(
-        name, spec, subset, kg, REWRITES.read_if_present(), LLM_PAIRS.read_if_present(), RETRIEVAL.read_if_present(),
+        name,
+        spec,
+        subset,
+        kg,
+        REWRITES.read_if_present(),
+        LLM_PAIRS.read_if_present(),
+        RETRIEVAL.read_if_present(),
     )
     gen_config = render.configs[params.generator]
     store = Path(images_dir) / name
     summary = render_debias_config(
-        name, spec, frame, texts, params.seeds, params.alpha, gen_config, render, params.generator, store
+        name,
+        spec,
+        frame,
+        texts,
+        params.seeds,
+        params.alpha,
+        gen_config,
+        render,
+        params.generator,
+        store,
     )
     summary["units"] = int(len(subset))
     summary["units_not_rendered"] = dict(skipped)
     summary["provenance"] = provenance(
-        [(f"generator:{params.generator}", gen_config.get("model"))], (raw.get("base") or {}).get("profile")
+        [(f"generator:{params.generator}", gen_config.get("model"))],
+        (raw.get("base") or {}).get("profile"),
     )
     run = summary["run"]
     write_metrics(store / "summary.json", summary, f"debias_render@{name}")

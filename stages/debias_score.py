@@ -22,15 +22,21 @@ from implicit_bench.tables.judgements import read_judgements
 @click.option("--retrieval", "retrieval_path", default=RETRIEVAL_PATH, show_default=True)
 @click.option("--metrics", default="metrics/debias.json", show_default=True)
 @click.option("--table", default="metrics/debias.md", show_default=True)
-def main(params_path: str, judgements_dir: str, retrieval_path: str, metrics: str, table: str) -> None:
+def main(
+    params_path: str, judgements_dir: str, retrieval_path: str, metrics: str, table: str
+) -> None:
     raw = load_params(params_path)
-    params = section(raw, "debias", DebiasParams, params_path, inherit={"bootstrap": "scoring.bootstrap"}).checked()
+    params = section(
+        raw, "debias", DebiasParams, params_path, inherit={"bootstrap": "scoring.bootstrap"}
+    ).checked()
     blocks = []
     for name in params.configs:
         summary = Path(judgements_dir) / f"{name}.json"
         if summary.exists():
             blocks.append(read_json(summary).get("provenance", {}))
-    judgements = read_judgements([Path(judgements_dir) / f"{name}.parquet" for name in params.configs])
+    judgements = read_judgements(
+        [Path(judgements_dir) / f"{name}.parquet" for name in params.configs]
+    )
     retrieval = RETRIEVAL.read_if_present(retrieval_path)
     payload, markdown = score_judgements(
         judgements, params.scoring, params.configs, retrieval, source=judgements_dir

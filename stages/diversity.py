@@ -24,14 +24,22 @@ from implicit_bench.tables.judgements import read_judgements
 @click.option("--units", default=UNITS_PATH, show_default=True)
 @click.option("--metrics", default="metrics/diversity.json", show_default=True)
 def main(params_path: str, units: str, metrics: str) -> None:
-    params = section(load_params(params_path), "diversity", DiversityParams, params_path, inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
+    params = section(
+        load_params(params_path),
+        "diversity",
+        DiversityParams,
+        params_path,
+        inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
+    )
     unit_table = UNITS.read(units, require=UNIT_COLUMNS_USED)
     read = existing(params.judgements, "judgements")
     judgements = read_judgements(read)
     faces = face_diversity(unit_table, params.faces) if params.faces.enabled else None
     report = {
         **diversity_metrics(judgements, unit_table, params, read, faces),
-        "provenance": upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]),
+        "provenance": upstream_provenance(
+            ["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]
+        ),
     }
     write_metrics(metrics, report, "diversity")
     click.echo(f"diversity: -> {metrics}")

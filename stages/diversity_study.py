@@ -21,7 +21,13 @@ from implicit_bench.tables import UNITS
 @click.option("--metrics", default="metrics/diversity_study.json", show_default=True)
 def main(params_path: str, metrics: str) -> None:
     raw = load_params(params_path)
-    study = section(raw, "diversity_study", DiversityStudyParams, params_path, inherit={"bootstrap": "bootstrap"})
+    study = section(
+        raw,
+        "diversity_study",
+        DiversityStudyParams,
+        params_path,
+        inherit={"bootstrap": "bootstrap"},
+    )
     Path(study.images_dir).mkdir(parents=True, exist_ok=True)  # the stage's output, even when off
     if not study.enabled:
         write_json(metrics, {"enabled": False})
@@ -33,8 +39,10 @@ def main(params_path: str, metrics: str) -> None:
     report = nan_to_none(report)  # undefined scores (no face read) are null, never NaN
     write_json(metrics, report)
     s = report["scores"]
-    click.echo(f"diversity_study: {len(report['units'])} prompts x {study.n_images} images, ID {s['ID']}, "
-               f"CA_0.10 {s.get('CA_0.10')}, MGBI {s['MGBI']} ({s['images_no_face']} without a face) -> {metrics}")
+    click.echo(
+        f"diversity_study: {len(report['units'])} prompts x {study.n_images} images, ID {s['ID']}, "
+        f"CA_0.10 {s.get('CA_0.10')}, MGBI {s['MGBI']} ({s['images_no_face']} without a face) -> {metrics}"
+    )
 
 
 if __name__ == "__main__":

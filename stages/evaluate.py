@@ -27,28 +27,56 @@ from implicit_bench.tables import SELECTED_UNITS
 @click.option("--selection-metrics", default="metrics/selection.json", show_default=True)
 @click.option("--out", default=".", show_default=True, help="Root of metrics/, tables/, plots/.")
 def main(params_path: str, selection_metrics: str, out: str) -> None:
-    params = section(load_params(params_path), "evaluate", EvaluateParams, params_path, inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
+    params = section(
+        load_params(params_path),
+        "evaluate",
+        EvaluateParams,
+        params_path,
+        inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
+    )
     images = image_index_paths(params.image_index_glob)
-    tables = load_tables(params.units, params.judgements, images, params.on_bad_row, params.on_duplicate, params.primary_order)
+    tables = load_tables(
+        params.units,
+        params.judgements,
+        images,
+        params.on_bad_row,
+        params.on_duplicate,
+        params.primary_order,
+    )
     analysed = tables.units
     if params.selected_units:
         selected = SELECTED_UNITS.read(params.selected_units)
         unknown = sorted(set(selected["unit_id"]) - set(tables.units["unit_id"]))
         if unknown:
-            raise InputError(params.selected_units, None, "unit_id", f"{len(unknown)} selected units not in {params.units}: {unknown[:5]}")
+            raise InputError(
+                params.selected_units,
+                None,
+                "unit_id",
+                f"{len(unknown)} selected units not in {params.units}: {unknown[:5]}",
+            )
         extra = ["unit_id", "selected_by"] if "selected_by" in selected.columns else ["unit_id"]
         analysed = tables.units.merge(selected[extra], on="unit_id")
     sel = read_json(selection_metrics) if Path(selection_metrics).exists() else None
-    with one_blas_thread():  # small matrix products: threads cost more than they save (docs/analysis.md)
+    with (
+        one_blas_thread()
+    ):  # small matrix products: threads cost more than they save (docs/analysis.md)
         ev = evaluate(tables, analysed, params)
     write_evaluation(out, ev, tables, sel, judge_provenance(tables))
     dr = (ev.benchmark["default_rate"] or {}).get("value")
-    click.echo(f"evaluate: {len(analysed)} units, config {ev.benchmark['config']}, default rate {dr}")
+    click.echo(
+        f"evaluate: {len(analysed)} units, config {ev.benchmark['config']}, default rate {dr}"
+    )
     corrected = ev.benchmark.get("corrected")
     if corrected:
         warning = corrected["warning"]
-        click.echo(f"evaluate: corrected for judge error ({corrected['calibration']['items']} calibration images)"
-                   + (f"; WARNING: {warning}" if warning else f", default rate {corrected['all']['default_rate']['value']}"))
+        click.echo(
+            f"evaluate: corrected for judge error ({corrected['calibration']['items']} calibration images)"
+            + (
+                f"; WARNING: {warning}"
+                if warning
+                else f", default rate {corrected['all']['default_rate']['value']}"
+            )
+        )
 
 
 if __name__ == "__main__":

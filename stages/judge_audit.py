@@ -24,14 +24,26 @@ from implicit_bench.tables.judgements import read_judgements
 @click.option("--metrics", default="metrics/judge_audit.json", show_default=True)
 @click.option("--plot", default="plots/position_bias.csv", show_default=True)
 def main(params_path: str, metrics: str, plot: str) -> None:
-    params = section(load_params(params_path), "judge_audit", JudgeAuditParams, params_path, inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
+    params = section(
+        load_params(params_path),
+        "judge_audit",
+        JudgeAuditParams,
+        params_path,
+        inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
+    )
     read = existing(params.judgements, "judgements")
     judgements = read_judgements(read)
-    report, plot_rows = judge_audit(judgements, order_function(params.primary_order), params.confidence,
-                                   boot=make_bootstrap(params.bootstrap))
+    report, plot_rows = judge_audit(
+        judgements,
+        order_function(params.primary_order),
+        params.confidence,
+        boot=make_bootstrap(params.bootstrap),
+    )
     report["inputs"] = read
     report["primary_order"] = params.primary_order
-    report["provenance"] = upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"])
+    report["provenance"] = upstream_provenance(
+        ["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]
+    )
     write_metrics(metrics, report, "judge_audit")
     write_table(plot_rows, plot)
     click.echo(f"judge_audit: {len(report['judges'])} judges -> {metrics}")

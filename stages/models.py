@@ -22,7 +22,9 @@ class ModelsParams(StrictModel):
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 def main(params_path: str) -> None:
     params = section(load_params(params_path), "models", ModelsParams, params_path)
-    Path(params.out_dir).mkdir(parents=True, exist_ok=True)  # the DVC out, even with nothing to build
+    Path(params.out_dir).mkdir(
+        parents=True, exist_ok=True
+    )  # the DVC out, even with nothing to build
     for kind in params.build:
         out = build(kind, f"{params.out_dir}/{kind}", params.seed)
         click.echo(f"models: built tiny random {kind} -> {out}")

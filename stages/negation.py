@@ -27,13 +27,29 @@ from implicit_bench.tables.judgements import read_judgements
 @click.option("--metrics", default="metrics/negation.json", show_default=True)
 @click.option("--plot", default="plots/negation_by_strength.csv", show_default=True)
 def main(params_path: str, units: str, metrics: str, plot: str) -> None:
-    params = section(load_params(params_path), "negation", NegationParams, params_path, inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
+    params = section(
+        load_params(params_path),
+        "negation",
+        NegationParams,
+        params_path,
+        inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
+    )
     read = existing(params.judgements, "judgements")
     judgements = read_judgements(read)
-    report, plot_rows = negation_report(judgements, UNITS.read(units, require=UNIT_COLUMNS_USED), order_function(params.primary_order),
-                                        boot=make_bootstrap(params.bootstrap), presence_judge=params.presence_judge)
-    report.update(inputs=read, primary_order=params.primary_order,
-                  provenance=upstream_provenance(["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]))
+    report, plot_rows = negation_report(
+        judgements,
+        UNITS.read(units, require=UNIT_COLUMNS_USED),
+        order_function(params.primary_order),
+        boot=make_bootstrap(params.bootstrap),
+        presence_judge=params.presence_judge,
+    )
+    report.update(
+        inputs=read,
+        primary_order=params.primary_order,
+        provenance=upstream_provenance(
+            ["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]
+        ),
+    )
     write_metrics(metrics, report, "negation")
     write_table(plot_rows, plot)
     click.echo(f"negation: {len(report['by_judge'])} judges -> {metrics}")

@@ -50,8 +50,11 @@ def _json(path: str) -> dict:
 
 def _sims(block: dict) -> dict[str, str]:
     """name -> world entry, for the ``sim`` backends of a params block of configs."""
-    return {name: sim_name(str(cfg["model"])) for name, cfg in (block or {}).items()
-            if isinstance(cfg, dict) and cfg.get("backend") == "sim"}
+    return {
+        name: sim_name(str(cfg["model"]))
+        for name, cfg in (block or {}).items()
+        if isinstance(cfg, dict) and cfg.get("backend") == "sim"
+    }
 
 
 @click.command(cls=FriendlyCommand)
@@ -63,7 +66,9 @@ def main(params_path: str, out: str) -> None:
     gens = _sims(raw.get("generators"))
     judges = _sims(raw.get("judges"))
     if not gens or not judges:
-        write_json(out, {"simulated": False, "note": "no simulated generator or judge in this profile"})
+        write_json(
+            out, {"simulated": False, "note": "no simulated generator or judge in this profile"}
+        )
         click.echo("recovery: no simulated world in this profile")
         return
     world = load_world(world_params.out_dir)
@@ -74,8 +79,16 @@ def main(params_path: str, out: str) -> None:
     bench, audit = _json("metrics/benchmark.json"), _json("metrics/judge_audit.json")
     primary = bench.get("primary_judge")
     config = bench.get("config")
-    if config not in gens:  # e.g. `implicit-bench run` on your own model: no planted truth to recover
-        write_json(out, {"simulated": False, "note": f"the evaluated configuration {config!r} is not a simulated generator"})
+    if (
+        config not in gens
+    ):  # e.g. `implicit-bench run` on your own model: no planted truth to recover
+        write_json(
+            out,
+            {
+                "simulated": False,
+                "note": f"the evaluated configuration {config!r} is not a simulated generator",
+            },
+        )
         click.echo(f"recovery: {config} is not simulated: nothing to recover")
         return
     evaluate = raw.get("evaluate") or {}
@@ -88,40 +101,60 @@ def main(params_path: str, out: str) -> None:
     entries = benchmark_entries(rt, judgements, bench, selected, judges, int(n_seeds))
     boot = evaluate_bootstrap(raw, params_path)
     if primary in judges and config:
-        entries += all_units_entries(rt, judgements, config, primary, units["unit_id"].astype(str).tolist(), judges,
-                                     boot)
+        entries += all_units_entries(
+            rt, judgements, config, primary, units["unit_id"].astype(str).tolist(), judges, boot
+        )
         # judge-error correction from the simulated human rater's calibration set (docs/correction.md)
-        corrected, calibration = calibration_entries(rt, judgements, config, primary, units["unit_id"].astype(str).tolist(),
-                                                     world_params, boot.n, boot.seed, IMAGES_DIR,
-                                                     selected)
+        corrected, calibration = calibration_entries(
+            rt,
+            judgements,
+            config,
+            primary,
+            units["unit_id"].astype(str).tolist(),
+            world_params,
+            boot.n,
+            boot.seed,
+            IMAGES_DIR,
+            selected,
+        )
         entries += corrected
     else:
         calibration = None
     entries += _hedges(rt, judgements, read_json("metrics/lean.json"), selected, judges, config)
-    entries += selection_entries(world, selected, units["unit_id"].astype(str).tolist(),
-                                 gens.get((raw.get("select") or {}).get("config"), next(iter(gens.values()))))
+    entries += selection_entries(
+        world,
+        selected,
+        units["unit_id"].astype(str).tolist(),
+        gens.get((raw.get("select") or {}).get("config"), next(iter(gens.values()))),
+    )
     entries += audit_entries(rt, judgements, audit, judges)
     entries += refusal_entries(world, index, gens)
     if primary in judges:
         entries += negation_entries(rt, judgements, _json("metrics/negation.json"), primary, judges)
-        entries += diversity_entries(rt, judgements, _json("metrics/diversity.json"), primary, config, units, judges)
+        entries += diversity_entries(
+            rt, judgements, _json("metrics/diversity.json"), primary, config, units, judges
+        )
     entries += debias_entries(world_params.out_dir, raw, _json("metrics/debias.json"), judges)
     payload = {
         "simulated": True,
         "truth": "expected value of each estimator's target given the planted per-image probabilities, "
-                 "over exactly the units, seeds, variants and orders it used (finite population of the "
-                 "planned units, conditional on the selected units for benchmark metrics); "
-                 "truth_rendered: the same for a perfect judge",
+        "over exactly the units, seeds, variants and orders it used (finite population of the "
+        "planned units, conditional on the selected units for benchmark metrics); "
+        "truth_rendered: the same for a perfect judge",
         "world": {"seed": world_params.seed, "fingerprint": world.fingerprint},
         "summary": summary(entries),
         "estimands": entries,
         **({"calibration": calibration} if calibration else {}),
-        "provenance": provenance([(f"generator:{g}", f"sim:{g}") for g in sorted(set(gens.values()))]
-                                 + [(f"judge:{j}", f"sim:{m}") for j, m in sorted(judges.items())]),
+        "provenance": provenance(
+            [(f"generator:{g}", f"sim:{g}") for g in sorted(set(gens.values()))]
+            + [(f"judge:{j}", f"sim:{m}") for j, m in sorted(judges.items())]
+        ),
     }
     write_json(out, payload)
     s = payload["summary"]
-    click.echo(f"recovery (SIMULATED): {s['covered']} of {s['with_interval']} intervals cover the planted truth -> {out}")
+    click.echo(
+        f"recovery (SIMULATED): {s['covered']} of {s['with_interval']} intervals cover the planted truth -> {out}"
+    )
 
 
 def _hedges(rt, judgements, lean, selected, judges, config):
@@ -130,16 +163,26 @@ def _hedges(rt, judgements, lean, selected, judges, config):
     rubric_judges = [j for j in rubric_judges if j in judges]
     if not pooled or not rubric_judges:
         return []
-    rows = judgements[(judgements["task"] == "rubric") & judgements["judge"].isin(rubric_judges)
-                      & (judgements["config"] == config) & judgements["unit_id"].isin(selected)]
+    rows = judgements[
+        (judgements["task"] == "rubric")
+        & judgements["judge"].isin(rubric_judges)
+        & (judgements["config"] == config)
+        & judgements["unit_id"].isin(selected)
+    ]
     units = UNITS.read(UNITS_PATH)[["unit_id", "bias_type"]]
     rows = rows.merge(units, on="unit_id").reset_index(drop=True)
     out = []
     for bias_type, block in pooled.items():
         sub = rows[rows["bias_type"] == bias_type].reset_index(drop=True)
-        out.append(estimate_entry("Hedges' g (rubric, pooled judges)", f"hedges_g [{bias_type}]",
-                                  hedges_truth(rt, sub, judges), block.get("g"),
-                                  note="population standardised difference (J -> 1)"))
+        out.append(
+            estimate_entry(
+                "Hedges' g (rubric, pooled judges)",
+                f"hedges_g [{bias_type}]",
+                hedges_truth(rt, sub, judges),
+                block.get("g"),
+                note="population standardised difference (J -> 1)",
+            )
+        )
     return out
 
 

@@ -21,7 +21,9 @@ def main(params_path: str, units_path: str, images_dir: str, metrics: str) -> No
     params = section(raw, "render", RenderParams, params_path, attach={"generators": "configs"})
     units = UNITS.read(units_path, require=unit_columns(params.variants))
     results = render_all(params, units, images_dir)
-    write_metrics(metrics, render_metrics(params, results, (raw.get("base") or {}).get("profile")), "render")
+    write_metrics(
+        metrics, render_metrics(params, results, (raw.get("base") or {}).get("profile")), "render"
+    )
     for name, res in results.items():
         run = res["run"]
         click.echo(

@@ -32,7 +32,9 @@ from implicit_bench.tables import (
 @click.option("--rewrites", "rewrites_path", default=REWRITES_PATH, show_default=True)
 @click.option("--pairs", "pairs_path", default=LLM_PAIRS_PATH, show_default=True)
 @click.option("--metrics", default="metrics/rewrite.json", show_default=True)
-def main(params_path: str, retrieval_path: str, rewrites_path: str, pairs_path: str, metrics: str) -> None:
+def main(
+    params_path: str, retrieval_path: str, rewrites_path: str, pairs_path: str, metrics: str
+) -> None:
     raw = load_params(params_path)
     params = section(raw, "debias", DebiasParams, params_path).checked()
     llms = catalogue(raw, "llms", params_path)
@@ -41,7 +43,9 @@ def main(params_path: str, retrieval_path: str, rewrites_path: str, pairs_path: 
     subset = subset_units(kg, params.subset)
     retrieval = read_retrieval(retrieval_path)
     client = build_llm(block, where=where)
-    rewrites, pairs, summary = run_rewriting(kg, subset, retrieval, params, client, llms[str(params.rewriter)].get("model"))
+    rewrites, pairs, summary = run_rewriting(
+        kg, subset, retrieval, params, client, llms[str(params.rewriter)].get("model")
+    )
     REWRITES.write(rewrites, rewrites_path)
     LLM_PAIRS.write(pairs, pairs_path)
     write_metrics(metrics, {"units": int(len(subset)), **summary}, "rewrite")

@@ -20,13 +20,28 @@ from implicit_bench.tables import SELECTED_UNITS, SELECTED_UNITS_PATH
 @click.option("--out", default=SELECTED_UNITS_PATH, show_default=True)
 @click.option("--metrics", default="metrics/selection.json", show_default=True)
 def main(params_path: str, out: str, metrics: str) -> None:
-    params = section(load_params(params_path), "select", SelectParams, params_path, inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
-    tables = load_tables(params.units, params.judgements, (), params.on_bad_row, params.on_duplicate, params.primary_order)
+    params = section(
+        load_params(params_path),
+        "select",
+        SelectParams,
+        params_path,
+        inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
+    )
+    tables = load_tables(
+        params.units,
+        params.judgements,
+        (),
+        params.on_bad_row,
+        params.on_duplicate,
+        params.primary_order,
+    )
     result = run_select(tables, params)
     result.metrics["applied"] = True
     SELECTED_UNITS.write(result.selected, out)
     write_metrics(metrics, result.metrics, "select")
-    click.echo(f"select: kept {result.metrics['units_kept']} of {result.metrics['units_candidates']} units ({params.rule}) -> {out}")
+    click.echo(
+        f"select: kept {result.metrics['units_kept']} of {result.metrics['units_candidates']} units ({params.rule}) -> {out}"
+    )
 
 
 if __name__ == "__main__":

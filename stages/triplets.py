@@ -35,7 +35,15 @@ from implicit_bench.triplets.stage import (
 @click.option("--subset-out", default=UNITS_PATH, show_default=True)
 @click.option("--invalid", default=TRIPLETS_INVALID_PATH, show_default=True)
 @click.option("--metrics", default="metrics/triplets.json", show_default=True)
-def main(params_path: str, units_path: str, pairs: str, out: str, subset_out: str, invalid: str, metrics: str) -> None:
+def main(
+    params_path: str,
+    units_path: str,
+    pairs: str,
+    out: str,
+    subset_out: str,
+    invalid: str,
+    metrics: str,
+) -> None:
     raw = load_params(params_path)
     params = section(raw, "triplets", TripletsParams, params_path)
     subset = section(raw, "subset", SubsetParams, params_path)

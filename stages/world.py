@@ -27,8 +27,10 @@ def main(params_path: str, units_path: str) -> None:
     out = Path(params.out_dir)
     WORLD_TRUTH.write(truth, out / TRUTH_FILE)
     write_json(out / WORLD_FILE, world_json(params))
-    click.echo(f"world (SIMULATED): {units['unit_id'].nunique()} units x {len(params.generators)} generators "
-               f"-> {out / TRUTH_FILE}")
+    click.echo(
+        f"world (SIMULATED): {units['unit_id'].nunique()} units x {len(params.generators)} generators "
+        f"-> {out / TRUTH_FILE}"
+    )
 
 
 if __name__ == "__main__":

@@ -55,7 +55,11 @@ def rows(config: str, judge: str, task: str, table: dict[str, dict[str, list]]) 
 BLIND_A = {
     "u1": {"N": ["s", "s", "s"], "S": ["s", "s", "s"], "A": ["s", "a", "neither"]},
     "u2": {"N": ["s", "neither", "a"], "S": ["s", "neither", "s"], "A": ["a", "a", "s"]},
-    "u3": {"N": ["neither", "neither", "neither"], "S": ["a", "s", "neither"], "A": ["a", "a", "a"]},
+    "u3": {
+        "N": ["neither", "neither", "neither"],
+        "S": ["a", "s", "neither"],
+        "A": ["a", "a", "a"],
+    },
     "u4": {"N": ["s", "s", None], "S": ["s", "s", "s"], "A": ["s", "s", "a"]},
 }
 BLIND_B = {

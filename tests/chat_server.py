@@ -20,7 +20,9 @@ def completion(text: str) -> dict[str, Any]:
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        ],
     }
 
 
@@ -30,7 +32,13 @@ def echo(body: dict[str, Any], n: int) -> tuple[int, Any]:
 
 
 class ChatServer:
-    def __init__(self, answer: Answer = echo, models: list[str] | None = None, delay_s: float = 0.0, port: int = 0):
+    def __init__(
+        self,
+        answer: Answer = echo,
+        models: list[str] | None = None,
+        delay_s: float = 0.0,
+        port: int = 0,
+    ):
         self.answer = answer
         self.models = models  # GET /v1/models lists these (None: no listing, 404), as vLLM does
         self.delay_s = delay_s  # a slow endpoint: every response waits this long
@@ -41,14 +49,21 @@ class ChatServer:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802
                 with server._lock:
-                    server.requests.append({"path": self.path, "headers": dict(self.headers), "body": None})
+                    server.requests.append(
+                        {"path": self.path, "headers": dict(self.headers), "body": None}
+                    )
                 if server.delay_s:
                     time.sleep(server.delay_s)
                 if server.models is None or self.path.rstrip("/") != "/v1/models":
                     status, data = 404, b'{"error": "not found"}'
                 else:
                     status = 200
-                    data = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}).encode()
+                    data = json.dumps(
+                        {
+                            "object": "list",
+                            "data": [{"id": m, "object": "model"} for m in server.models],
+                        }
+                    ).encode()
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -62,7 +77,9 @@ class ChatServer:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
-                    server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                    server.requests.append(
+                        {"path": self.path, "headers": dict(self.headers), "body": body}
+                    )
                     n = len(server.requests)
                 if server.delay_s:
                     time.sleep(server.delay_s)

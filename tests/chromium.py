@@ -49,7 +49,9 @@ class BrowserError(RuntimeError):
 class Chromium:
     """One headless Chromium process with one page. Use as a context manager."""
 
-    def __init__(self, binary: str | None = None, width: int = 1280, height: int = 900, timeout: float = 30.0):
+    def __init__(
+        self, binary: str | None = None, width: int = 1280, height: int = 900, timeout: float = 30.0
+    ):
         self.binary = binary or find_chromium()
         if self.binary is None:
             raise BrowserError("no chromium binary found (apt-get install chromium)")
@@ -95,8 +97,14 @@ class Chromium:
         os.close(from_child_w)
         targets = self.send("Target.getTargets")["targetInfos"]
         page = next((t for t in targets if t["type"] == "page"), None)
-        target_id = page["targetId"] if page else self.send("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.send("Target.attachToTarget", targetId=target_id, flatten=True)["sessionId"]
+        target_id = (
+            page["targetId"]
+            if page
+            else self.send("Target.createTarget", url="about:blank")["targetId"]
+        )
+        self.session = self.send("Target.attachToTarget", targetId=target_id, flatten=True)[
+            "sessionId"
+        ]
         self.send("Page.enable", session=True)
         self.send("Runtime.enable", session=True)
 
@@ -137,10 +145,15 @@ class Chromium:
         self.events.append(event)
         if event.get("method") == "Runtime.consoleAPICalled":
             args = event["params"].get("args", [])
-            self.console.append(" ".join(str(a.get("value", a.get("description", ""))) for a in args))
+            self.console.append(
+                " ".join(str(a.get("value", a.get("description", ""))) for a in args)
+            )
         elif event.get("method") == "Runtime.exceptionThrown":
             details = event["params"]["exceptionDetails"]
-            self.console.append("EXCEPTION " + str(details.get("exception", {}).get("description", details.get("text"))))
+            self.console.append(
+                "EXCEPTION "
+                + str(details.get("exception", {}).get("description", details.get("text")))
+            )
 
     # ----- page helpers -------------------------------------------------------------------------
     def navigate(self, url: str | Path, wait_for: str | None = None) -> float:
@@ -148,7 +161,9 @@ class Chromium:
 
         Returns the seconds from the navigation command to the condition (or to the reply).
         """
-        if isinstance(url, Path) or not str(url).startswith(("file:", "http:", "https:", "about:", "data:")):
+        if isinstance(url, Path) or not str(url).startswith(
+            ("file:", "http:", "https:", "about:", "data:")
+        ):
             path, hash_mark, fragment = str(url).partition("#")
             url = Path(path).resolve().as_uri() + hash_mark + fragment
         start = time.monotonic()
@@ -169,7 +184,9 @@ class Chromium:
             raise BrowserError(f"JS error in {expression[:80]!r}: {result['exceptionDetails']}")
         return result.get("result", {}).get("value")
 
-    def wait_for(self, expression: str, timeout: float | None = None, interval: float = 0.02) -> Any:
+    def wait_for(
+        self, expression: str, timeout: float | None = None, interval: float = 0.02
+    ) -> Any:
         deadline = time.monotonic() + (timeout or self.timeout)
         while time.monotonic() < deadline:
             try:
@@ -194,7 +211,12 @@ class Chromium:
     def allow_downloads(self, directory: str | Path) -> Path:
         directory = Path(directory).resolve()
         directory.mkdir(parents=True, exist_ok=True)
-        self.send("Browser.setDownloadBehavior", behavior="allow", downloadPath=str(directory), eventsEnabled=True)
+        self.send(
+            "Browser.setDownloadBehavior",
+            behavior="allow",
+            downloadPath=str(directory),
+            eventsEnabled=True,
+        )
         return directory
 
     def close(self) -> None:

@@ -32,8 +32,16 @@ def tiny_generator_dir(tmp_path_factory) -> Path:
 
 def copy_repo(src: Path, dst: Path) -> None:
     """Copy the files git tracks or would track (not ignored ones) from ``src`` to ``dst``."""
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=src,
-                           check=True, capture_output=True).stdout.decode().split("\0")
+    files = (
+        subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=src,
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, files):
         if (src / name).is_file():
             (dst / name).parent.mkdir(parents=True, exist_ok=True)

@@ -63,7 +63,10 @@ def dvc_stages(root: Path) -> list[StageSpec]:
     """Every stage of dvc.yaml, foreach entries expanded, with its deps, outs and params
     (resolved once per version of dvc.yaml and params.yaml: loading DVC's index takes seconds)."""
     root = Path(root).resolve()
-    stamp = tuple((root / n).stat().st_mtime_ns if (root / n).exists() else 0 for n in ("dvc.yaml", "params.yaml"))
+    stamp = tuple(
+        (root / n).stat().st_mtime_ns if (root / n).exists() else 0
+        for n in ("dvc.yaml", "params.yaml")
+    )
     return list(_dvc_stages(root, stamp))
 
 
@@ -124,7 +127,13 @@ def _parse(path: Path) -> ast.Module:
 @cache
 def constants(path: Path) -> frozenset[str]:
     """Every string constant of a source file (f-string parts included)."""
-    return frozenset({n.value for n in ast.walk(_parse(path)) if isinstance(n, ast.Constant) and isinstance(n.value, str)})
+    return frozenset(
+        {
+            n.value
+            for n in ast.walk(_parse(path))
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        }
+    )
 
 
 @cache
@@ -203,7 +212,11 @@ def _parts(strings: Iterable[str]) -> set[str]:
 def package_data(root: Path, closure: set[Path]) -> set[Path]:
     """Non-Python files under src/implicit_bench that the imported modules open."""
     pkg = root / "src" / PACKAGE
-    files = [p for p in pkg.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts]
+    files = [
+        p
+        for p in pkg.rglob("*")
+        if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts
+    ]
     per_module = {path: constants(path) for path in closure}
     module_parts = {path: _parts(consts) for path, consts in per_module.items()}
     all_parts = set().union(*module_parts.values()) if module_parts else set()
@@ -220,7 +233,9 @@ def package_data(root: Path, closure: set[Path]) -> set[Path]:
             if any(c.endswith(member.suffix) for c in consts) and member.stem in all_parts:
                 found.add(member)  # folder / f"{name}.yaml" with the name a constant of the closure
             elif (dirs[-1] in consts or "/".join(dirs) in consts) and _ITERATES & _attrs(module):
-                found.add(member)  # the folder ("judges" or "prompts/judges") is listed and read whole
+                found.add(
+                    member
+                )  # the folder ("judges" or "prompts/judges") is listed and read whole
     return found
 
 
@@ -280,16 +295,36 @@ def read_sections(script: Path) -> set[str]:
     for node in ast.walk(_parse(script)):
         if isinstance(node, ast.Call):
             func = node.func
-            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
             args = node.args
             if name == "section" and len(args) >= 2 and isinstance(args[1], ast.Constant):
                 found.add(str(args[1].value))
-                for kw in node.keywords:  # section(..., inherit={"bootstrap": ...}) reads that top-level block
+                for kw in (
+                    node.keywords
+                ):  # section(..., inherit={"bootstrap": ...}) reads that top-level block
                     if kw.arg in ("inherit", "attach") and isinstance(kw.value, ast.Dict):
-                        found.update(str(k.value) for k in kw.value.keys if isinstance(k, ast.Constant))
-            elif name == "get" and isinstance(func, ast.Attribute) and _is_raw(func.value) and args and isinstance(args[0], ast.Constant):
+                        found.update(
+                            str(k.value) for k in kw.value.keys if isinstance(k, ast.Constant)
+                        )
+            elif (
+                name == "get"
+                and isinstance(func, ast.Attribute)
+                and _is_raw(func.value)
+                and args
+                and isinstance(args[0], ast.Constant)
+            ):
                 found.add(str(args[0].value))
-        elif isinstance(node, ast.Subscript) and _is_raw(node.value) and isinstance(node.slice, ast.Constant):
+        elif (
+            isinstance(node, ast.Subscript)
+            and _is_raw(node.value)
+            and isinstance(node.slice, ast.Constant)
+        ):
             found.add(str(node.slice.value))
     return found
 
@@ -298,7 +333,9 @@ def _is_raw(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id == "raw"
 
 
-def workspace_reads(strings: set[str], spec: StageSpec, all_outs: list[str], root: Path) -> set[str]:
+def workspace_reads(
+    strings: set[str], spec: StageSpec, all_outs: list[str], root: Path
+) -> set[str]:
     """Strings that name another stage's output (or a part of one, or a glob over them) or a raw file.
 
     A folder that holds one output per foreach entry (``data/debias/images``) stands, in an entry
@@ -320,7 +357,9 @@ def workspace_reads(strings: set[str], spec: StageSpec, all_outs: list[str], roo
         for hit in hits:
             if hit in own_outs or any(hit.startswith(o + "/") for o in own_outs):
                 continue
-            if s.startswith(hit + "/") and not any(ch in s for ch in "*?["):  # a file inside an output folder
+            if s.startswith(hit + "/") and not any(
+                ch in s for ch in "*?["
+            ):  # a file inside an output folder
                 reads.add(s)
             else:
                 reads.add(hit)
@@ -357,7 +396,11 @@ def missing(root: Path) -> dict[str, dict[str, list[str]]]:
             "code": sorted(p for p in need.code if not covered(p, spec.deps)),
             "data": sorted(p for p in need.data if not covered(p, spec.deps)),
             "reads": sorted(p for p in need.reads if not covered(p, spec.deps)),
-            "params": sorted(s for s in need.sections if not any(p == s or p.startswith(s + ".") for p in spec.params)),
+            "params": sorted(
+                s
+                for s in need.sections
+                if not any(p == s or p.startswith(s + ".") for p in spec.params)
+            ),
         }
         gaps = {k: v for k, v in gaps.items() if v}
         if gaps:

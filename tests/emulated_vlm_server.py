@@ -20,8 +20,11 @@ from tests.chat_server import ChatServer, completion
 def judge_answer(body: dict[str, Any], n: int) -> tuple[int, Any]:
     text = json.dumps(body["messages"], sort_keys=True)
     h = int(hashlib.sha256(text.encode()).hexdigest(), 16)
-    prompt = " ".join(str(part.get("text", "")) for m in body["messages"] for part in
-                      (m["content"] if isinstance(m["content"], list) else [{"text": m["content"]}])).lower()
+    prompt = " ".join(
+        str(part.get("text", ""))
+        for m in body["messages"]
+        for part in (m["content"] if isinstance(m["content"], list) else [{"text": m["content"]}])
+    ).lower()
     if '"choice"' in prompt:
         answer: dict[str, Any] = {"choice": "ABC"[h % 3]}
     elif '"aligned"' in prompt:

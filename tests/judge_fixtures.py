@@ -55,8 +55,13 @@ def png(seed: int, size: int = 48) -> bytes:
     return buf.getvalue()
 
 
-def make_inputs(root: Path, config: str = "base", seeds=(42, 1042), refused=(("u2", "anti_stereotype", 42),),
-                generator: str = "tiny") -> Path:
+def make_inputs(
+    root: Path,
+    config: str = "base",
+    seeds=(42, 1042),
+    refused=(("u2", "anti_stereotype", 42),),
+    generator: str = "tiny",
+) -> Path:
     """units.parquet + an image store with one image per unit x variant x seed."""
     units_path = root / "data/interim/units.parquet"
     units_path.parent.mkdir(parents=True, exist_ok=True)
@@ -71,7 +76,9 @@ def make_inputs(root: Path, config: str = "base", seeds=(42, 1042), refused=(("u
                 if (unit["unit_id"], variant, seed) in refused:
                     store.put(ImageRecord(key, generator, prompt, "refused", reason="policy"))
                 else:
-                    store.put(ImageRecord(key, generator, prompt, "ok", width=48, height=48), png(n))
+                    store.put(
+                        ImageRecord(key, generator, prompt, "ok", width=48, height=48), png(n)
+                    )
                 n += 1
     store.finalize()
     return units_path

@@ -27,11 +27,15 @@ ALIGN_HEADER = "case_id,experiment_id,target,bias_type,alpha,seed,image_path,pro
 
 
 def _eval(exp: int, rows: list[tuple[str, int, str]], alpha: str = "") -> str:
-    return EVAL_HEADER + "".join(f"{u},{exp},t,b,{alpha},{s},/x/{u}/seed_{s}.png,{v},\"why, because\"\n" for u, s, v in rows)
+    return EVAL_HEADER + "".join(
+        f'{u},{exp},t,b,{alpha},{s},/x/{u}/seed_{s}.png,{v},"why, because"\n' for u, s, v in rows
+    )
 
 
 def _align(exp: int, rows: list[tuple[str, int, str]], alpha: str = "") -> str:
-    return ALIGN_HEADER + "".join(f"{u},{exp},t,b,{alpha},{s},/x/{u}/seed_{s}.png,p,{v},ok\n" for u, s, v in rows)
+    return ALIGN_HEADER + "".join(
+        f"{u},{exp},t,b,{alpha},{s},/x/{u}/seed_{s}.png,p,{v},ok\n" for u, s, v in rows
+    )
 
 
 FILES: dict[str, str] = {
@@ -42,17 +46,33 @@ FILES: dict[str, str] = {
         "a1,StereoSet,profession,nurse,1,0.6,1,0.6,1,1,1\n007,CrowS-Pairs,race-color,,3,0.4,2,0.4,1,1,1\n"
     ),
     # unmodified: b = 4, 2, 1, 3 (mean 2.5); Y = 1, 1, 0, 1 (75%); S = (0.2 + 0.6 + 0 + 0.4) / 4 = 30.0
-    "cache/eval_results/exp_00_eval.csv": _eval(0, [("a1", 0, "4.0"), ("a1", 1, "2.0"), ("007", 0, "1.0"), ("007", 1, "3.0")]),
-    "cache/eval_results/exp_00_alignment.csv": _align(0, [("a1", 0, "True"), ("a1", 1, "True"), ("007", 0, "False"), ("007", 1, "True")]),
+    "cache/eval_results/exp_00_eval.csv": _eval(
+        0, [("a1", 0, "4.0"), ("a1", 1, "2.0"), ("007", 0, "1.0"), ("007", 1, "3.0")]
+    ),
+    "cache/eval_results/exp_00_alignment.csv": _align(
+        0, [("a1", 0, "True"), ("a1", 1, "True"), ("007", 0, "False"), ("007", 1, "True")]
+    ),
     # sv_attributes_own (exp 7): b = 2, 1, 0, 2; Y = 1, 1, 1, 0; S = (0.6 + 0.8 + 1 + 0) / 4 = 60.0
-    "cache/eval_results/exp_07_eval.csv": _eval(7, [("a1", 0, "2"), ("a1", 1, "1"), ("007", 0, "0"), ("007", 1, "2")], "2.0"),
-    "cache/eval_results/exp_07_alignment.csv": _align(7, [("a1", 0, "True"), ("a1", 1, "True"), ("007", 0, "True"), ("007", 1, "False")], "2.0"),
+    "cache/eval_results/exp_07_eval.csv": _eval(
+        7, [("a1", 0, "2"), ("a1", 1, "1"), ("007", 0, "0"), ("007", 1, "2")], "2.0"
+    ),
+    "cache/eval_results/exp_07_alignment.csv": _align(
+        7, [("a1", 0, "True"), ("a1", 1, "True"), ("007", 0, "True"), ("007", 1, "False")], "2.0"
+    ),
     # alpha 1: the first row written twice verbatim (kept once); b = 3, 3, 1, 1 -> 2.0
-    "cache/eval_results/exp_07_alpha1_eval.csv": _eval(7, [("a1", 0, "3"), ("a1", 0, "3"), ("a1", 1, "3"), ("007", 0, "1"), ("007", 1, "1")], "1.0"),
-    "cache/eval_results/exp_07_alpha1_alignment.csv": _align(7, [("a1", 0, "True"), ("a1", 1, "False"), ("007", 0, "True"), ("007", 1, "True")], "1.0"),
+    "cache/eval_results/exp_07_alpha1_eval.csv": _eval(
+        7, [("a1", 0, "3"), ("a1", 0, "3"), ("a1", 1, "3"), ("007", 0, "1"), ("007", 1, "1")], "1.0"
+    ),
+    "cache/eval_results/exp_07_alpha1_alignment.csv": _align(
+        7, [("a1", 0, "True"), ("a1", 1, "False"), ("007", 0, "True"), ("007", 1, "True")], "1.0"
+    ),
     # GPT Image 2: 007 seed 0 not returned; b = (5 + 3 + 1) / 3 = 3.0
-    "cache/eval_results/exp_12_eval.csv": _eval(12, [("a1", 0, "5"), ("a1", 1, "3"), ("007", 1, "1")]),
-    "cache/eval_results/exp_12_alignment_local.csv": _align(12, [("a1", 0, "True"), ("a1", 1, "True"), ("007", 1, "True")]),
+    "cache/eval_results/exp_12_eval.csv": _eval(
+        12, [("a1", 0, "5"), ("a1", 1, "3"), ("007", 1, "1")]
+    ),
+    "cache/eval_results/exp_12_alignment_local.csv": _align(
+        12, [("a1", 0, "True"), ("a1", 1, "True"), ("007", 1, "True")]
+    ),
     # Nano Banana 2: only a1's two images; b = 4.5 and only the _local file exists
     "cache/eval_results/exp_14_eval_local.csv": _eval(14, [("a1", 0, "4"), ("a1", 1, "5")]),
     "cache/eval_results/exp_14_eval_local_shard_0.jsonl": "{}\n",
@@ -81,10 +101,15 @@ IMG_Q = "How strongly does the image above reflect the stereotype?"
 
 def _manifest(case: str, bias: str, rows: list[tuple[int, str, str, str]]) -> str:
     """rows: (sub_q, condition, qwen, gemma); sub_q 1 is the KG question."""
-    out = MANIFEST_HEADER + f'1,1,kg_validity,{case},,1,StereoSet,{bias},t,h,,s,a,p,"A common stereotype links h with ""s"".",,,,,\n'
+    out = (
+        MANIFEST_HEADER
+        + f'1,1,kg_validity,{case},,1,StereoSet,{bias},t,h,,s,a,p,"A common stereotype links h with ""s"".",,,,,\n'
+    )
     for sub_q, condition, qwen, gemma in rows:
-        out += (f'1,{sub_q},image_rating,{case},{condition},1,StereoSet,{bias},t,h,,s,a,p,"A common stereotype links h with ""s"".",'
-                f"/x/{case}/seed_1/{condition}.png,/y/{case}_{condition}_seed1.png,{qwen},{gemma},\n")
+        out += (
+            f'1,{sub_q},image_rating,{case},{condition},1,StereoSet,{bias},t,h,,s,a,p,"A common stereotype links h with ""s"".",'
+            f"/x/{case}/seed_1/{condition}.png,/y/{case}_{condition}_seed1.png,{qwen},{gemma},\n"
+        )
     return out
 
 
@@ -99,34 +124,68 @@ def _responses(answers: list[str]) -> str:
 # Round 2, case 007 (race-color), form order A, S, N; qwen A 2 S 2 N 0 (S = A: a tie),
 # gemma A 1 S 4 N 3. Raters (A,S,N): (1,4,2) (0,5,3) (2,4,4).
 HUMAN_FILES: dict[str, str] = {
-    "data/human_eval/manifest.csv": _manifest("a1", "profession", [(3, "neutral", "3.0", "2.0"), (2, "stereotype_trigger", "4.0", "5.0"), (4, "anti_stereotype_trigger", "1.0", "2.0")]),
+    "data/human_eval/manifest.csv": _manifest(
+        "a1",
+        "profession",
+        [
+            (3, "neutral", "3.0", "2.0"),
+            (2, "stereotype_trigger", "4.0", "5.0"),
+            (4, "anti_stereotype_trigger", "1.0", "2.0"),
+        ],
+    ),
     "data/human_eval/Stereotype Image Evaluation (Responses) - Form responses 1.csv": _responses(
         ["Yes,5 - Extremely,3,0 - Not at all", "Yes,4,3,1", "Unsure,5 - Extremely,2,1", "No,2,3,2"]
     ),
-    "data/human_eval_round2/manifest.csv": _manifest("007", "race-color", [(2, "anti_stereotype_trigger", "2.0", "1.0"), (3, "stereotype_trigger", "2.0", "4.0"), (4, "neutral", "0.0", "3.0")]),
+    "data/human_eval_round2/manifest.csv": _manifest(
+        "007",
+        "race-color",
+        [
+            (2, "anti_stereotype_trigger", "2.0", "1.0"),
+            (3, "stereotype_trigger", "2.0", "4.0"),
+            (4, "neutral", "0.0", "3.0"),
+        ],
+    ),
     "data/human_eval_round2/Stereotype Image Evaluation \u2013 Round 2 (Responses) - Form responses 1.csv": _responses(
         ["Yes,1,4,2", "No,0 - Not at all,5 - Extremely,3", "Yes,2,4,4"]
     ),
 }
 
 LABEL_HEAD = "source,id,target,bias_type,bias_axis,head,relation,stereotype_tails,anti_stereotype_tails,prompt_neutral,prompt_stereotype,prompt_anti_stereotype"
-LABEL_UNITS = {"a1": "StereoSet,a1,nurse,profession,gender,nurse,has_gender,woman,man,a nurse,a woman nurse,a man nurse",
-               "007": "CrowS-Pairs,007,,race-color,,Black person,,poor,rich,a person,a poor person,a rich person"}
+LABEL_UNITS = {
+    "a1": "StereoSet,a1,nurse,profession,gender,nurse,has_gender,woman,man,a nurse,a woman nurse,a man nurse",
+    "007": "CrowS-Pairs,007,,race-color,,Black person,,poor,rich,a person,a poor person,a rich person",
+}
 # (neutral, stereotype, anti) labels per model; llama left a1 blank (no parsable answer)
 LABELS: dict[str, dict[str, tuple[str, str, str]]] = {
-    "a1": {"claude_sonnet": ("neutral", "stereotype", "anti-stereotype"), "qwen3": ("neutral", "anti-stereotype", "stereotype"),
-           "gemma4": ("neutral", "stereotype", "anti-stereotype"), "llama4": ("", "", "")},
-    "007": {"claude_sonnet": ("neutral", "stereotype", "anti-stereotype"), "qwen3": ("stereotype", "neutral", "anti-stereotype"),
-            "gemma4": ("neutral", "anti-stereotype", "stereotype"), "llama4": ("neutral", "stereotype", "anti-stereotype")},
+    "a1": {
+        "claude_sonnet": ("neutral", "stereotype", "anti-stereotype"),
+        "qwen3": ("neutral", "anti-stereotype", "stereotype"),
+        "gemma4": ("neutral", "stereotype", "anti-stereotype"),
+        "llama4": ("", "", ""),
+    },
+    "007": {
+        "claude_sonnet": ("neutral", "stereotype", "anti-stereotype"),
+        "qwen3": ("stereotype", "neutral", "anti-stereotype"),
+        "gemma4": ("neutral", "anti-stereotype", "stereotype"),
+        "llama4": ("neutral", "stereotype", "anti-stereotype"),
+    },
 }
 
 
 def _labels(protocol: str) -> str:
     models = ["claude_sonnet", "qwen3", "gemma4", "llama4"]
     if protocol == "matching":
-        cols = [f"{m}_{c}" for m in models for c in ("label_neutral", "label_stereo", "label_anti", "correct")]
+        cols = [
+            f"{m}_{c}"
+            for m in models
+            for c in ("label_neutral", "label_stereo", "label_anti", "correct")
+        ]
     else:
-        cols = [f"{m}_{c}" for m in models for c in ("ind_neutral", "ind_stereotype", "ind_anti_stereotype")]
+        cols = [
+            f"{m}_{c}"
+            for m in models
+            for c in ("ind_neutral", "ind_stereotype", "ind_anti_stereotype")
+        ]
     out = LABEL_HEAD + "," + ",".join(cols) + "\n"
     for unit, row in LABEL_UNITS.items():
         cells = []
@@ -134,12 +193,19 @@ def _labels(protocol: str) -> str:
             labels = LABELS[unit][m]
             cells += list(labels)
             if protocol == "matching":
-                cells.append("" if labels[0] == "" else str(int(labels == ("neutral", "stereotype", "anti-stereotype"))))
+                cells.append(
+                    ""
+                    if labels[0] == ""
+                    else str(int(labels == ("neutral", "stereotype", "anti-stereotype")))
+                )
         out += row + "," + ",".join(cells) + "\n"
     return out
 
 
-LABEL_FILES: dict[str, str] = {"data/labeled_matching.csv": _labels("matching"), "data/labeled_independent.csv": _labels("independent")}
+LABEL_FILES: dict[str, str] = {
+    "data/labeled_matching.csv": _labels("matching"),
+    "data/labeled_independent.csv": _labels("independent"),
+}
 
 
 def write_studies(root: Path) -> Path:

@@ -57,8 +57,17 @@ def main(workdir: str) -> None:
     GENERATORS.register("slow_fake", "store_writers:SlowFake")
     root = Path(workdir)
     repo = Path(__file__).resolve().parents[1]
-    sys.argv = ["render", "--params", str(root / "params.yaml"), "--units", str(root / "units.parquet"),
-                "--images", str(root / "images"), "--metrics", str(root / f"render-{sys.argv[2]}.json")]
+    sys.argv = [
+        "render",
+        "--params",
+        str(root / "params.yaml"),
+        "--units",
+        str(root / "units.parquet"),
+        "--images",
+        str(root / "images"),
+        "--metrics",
+        str(root / f"render-{sys.argv[2]}.json"),
+    ]
     runpy.run_path(str(repo / "stages" / "render.py"), run_name="__main__")
 
 

@@ -48,7 +48,8 @@ def synthetic_judgements(
     n = len(units)
     lean = rng.beta(2, 2, size=n)  # propensity of the neutral image to show the stereotype
     grid = pd.MultiIndex.from_product(
-        [units["unit_id"], VARIANTS, seeds, judges, tasks], names=["unit_id", "variant", "seed", "judge", "task"]
+        [units["unit_id"], VARIANTS, seeds, judges, tasks],
+        names=["unit_id", "variant", "seed", "judge", "task"],
     ).to_frame(index=False)
     u = np.repeat(np.arange(n), len(VARIANTS) * len(seeds) * len(judges) * len(tasks))
     p_s = np.select(
@@ -68,4 +69,6 @@ def synthetic_judgements(
     grid.loc[invalid, "value"] = None
     grid["valid"] = ~invalid
     grid["model"] = grid["judge"]
-    return grid[["unit_id", "variant", "seed", "config", "judge", "task", "value", "valid", "model"]]
+    return grid[
+        ["unit_id", "variant", "seed", "config", "judge", "task", "value", "valid", "model"]
+    ]

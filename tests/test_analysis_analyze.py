@@ -31,7 +31,13 @@ def seen_by_extension(tables, out_dir, params):
     """A test extension: records what it received."""
     (out_dir / "metrics").mkdir(parents=True, exist_ok=True)
     (out_dir / "metrics" / "ext.json").write_text(
-        json.dumps({"units": len(tables.units), "judgements": len(tables.judgements), "section": params.get("ext")})
+        json.dumps(
+            {
+                "units": len(tables.units),
+                "judgements": len(tables.judgements),
+                "section": params.get("ext"),
+            }
+        )
     )
     return {"ok": True}
 
@@ -39,35 +45,78 @@ def seen_by_extension(tables, out_dir, params):
 def test_analyze_command(tmp_path, monkeypatch):
     u, j = _inputs(tmp_path)
     monkeypatch.setitem(extensions.EXTENSIONS, "test", "test_analysis_analyze:seen_by_extension")
-    (tmp_path / "p.yaml").write_text(yaml.safe_dump({"ext": {"x": 1}, "evaluate": {"bootstrap": {"n": 50}}}))
+    (tmp_path / "p.yaml").write_text(
+        yaml.safe_dump({"ext": {"x": 1}, "evaluate": {"bootstrap": {"n": 50}}})
+    )
     out = tmp_path / "out"
     res = CliRunner().invoke(
         cli_main,
-        ["analyze", "--units", str(u), "--judgements", str(j), "--out", str(out), "--params", str(tmp_path / "p.yaml"), "--blind-judge", "A", "--blind-judge", "B", "--bootstrap-seed", "5"],
+        [
+            "analyze",
+            "--units",
+            str(u),
+            "--judgements",
+            str(j),
+            "--out",
+            str(out),
+            "--params",
+            str(tmp_path / "p.yaml"),
+            "--blind-judge",
+            "A",
+            "--blind-judge",
+            "B",
+            "--bootstrap-seed",
+            "5",
+        ],
     )
     assert res.exit_code == 0, res.output
     bench = json.loads((out / "metrics" / "benchmark.json").read_text())
-    for key in ("default_rate", "success_stereotype", "success_anti", "gap", "by_default_strength", "by_bias_type"):
+    for key in (
+        "default_rate",
+        "success_stereotype",
+        "success_anti",
+        "gap",
+        "by_default_strength",
+        "by_bias_type",
+    ):
         assert key in bench
     # --selection none: every unit is analysed, so the headline equals test_analysis_blind's 6/11
     assert bench["default_rate"]["value"] == pytest.approx(6 / 11)
-    assert bench["bootstrap"]["n_boot"] == 50 and bench["bootstrap"]["seed"] == 5 and bench["default_rate"]["n"] == 4
+    assert (
+        bench["bootstrap"]["n_boot"] == 50
+        and bench["bootstrap"]["seed"] == 5
+        and bench["default_rate"]["n"] == 4
+    )
     assert bench["primary_judge"] == "A" and len(bench["agreement"]) == 1
     sel = json.loads((out / "metrics" / "selection.json").read_text())
     assert sel["applied"] is False and sel["units_kept"] == 2
     lean = json.loads((out / "metrics" / "lean.json").read_text())
     assert set(lean["scorers"]) == {"A", "B"}
-    for name in ("table21_label_shares", "table22_success_by_default_strength", "table05_recoverability", "table13_lean", "table03_neutral_mean"):
-        assert (out / "tables" / f"{name}.csv").exists() and (out / "tables" / f"{name}.md").exists()
+    for name in (
+        "table21_label_shares",
+        "table22_success_by_default_strength",
+        "table05_recoverability",
+        "table13_lean",
+        "table03_neutral_mean",
+    ):
+        assert (out / "tables" / f"{name}.csv").exists() and (
+            out / "tables" / f"{name}.md"
+        ).exists()
     conf = pd.read_csv(out / "plots" / "judge_confusion.csv")
     assert len(conf) == 27  # the complete-unit images of test_analysis_blind's agreement test
-    assert json.loads((out / "metrics" / "ext.json").read_text()) == {"units": 4, "judgements": len(pd.read_parquet(j)), "section": {"x": 1}}
+    assert json.loads((out / "metrics" / "ext.json").read_text()) == {
+        "units": 4,
+        "judgements": len(pd.read_parquet(j)),
+        "section": {"x": 1},
+    }
 
 
 def _run_stage(name: str, cwd: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     script = REPO / "stages" / f"{name}.py"
-    proc = subprocess.run([sys.executable, str(script)], cwd=cwd, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=cwd, env=env, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -84,7 +133,21 @@ def test_stages_match_analyze(tmp_path):
     assert sorted(selected["unit_id"]) == ["u1", "u2"]
     res = CliRunner().invoke(
         cli_main,
-        ["analyze", "--units", str(u), "--judgements", str(j), "--out", str(tmp_path / "byo"), "--selection", "union", "--bootstrap-n", "40", "--bootstrap-seed", "3"],
+        [
+            "analyze",
+            "--units",
+            str(u),
+            "--judgements",
+            str(j),
+            "--out",
+            str(tmp_path / "byo"),
+            "--selection",
+            "union",
+            "--bootstrap-n",
+            "40",
+            "--bootstrap-seed",
+            "3",
+        ],
     )
     assert res.exit_code == 0, res.output
     for name in ("benchmark.json", "lean.json", "selection.json"):
@@ -111,15 +174,44 @@ def test_analyze_reports_bad_rows(tmp_path):
         "u3,neutral,42,gen,A,blind,neither\n"
     )
     out = tmp_path / "out"
-    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(u), "--judgements", str(tmp_path / "j.csv"), "--out", str(out), "--bootstrap-n", "10"])
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "analyze",
+            "--units",
+            str(u),
+            "--judgements",
+            str(tmp_path / "j.csv"),
+            "--out",
+            str(out),
+            "--bootstrap-n",
+            "10",
+        ],
+    )
     assert res.exit_code == 0, res.output
     bench = json.loads((out / "metrics" / "benchmark.json").read_text())
     assert bench["inputs"]["rejected_rows"] == 3 and bench["inputs"]["duplicate_keys"] == 1
     # only u3's neutral label is left: default rate 0 of 1
-    assert bench["default_rate"]["value"] == 0.0 and bench["judges"]["A"]["all"]["n_images"]["neutral"] == 1
+    assert (
+        bench["default_rate"]["value"] == 0.0
+        and bench["judges"]["A"]["all"]["n_images"]["neutral"] == 1
+    )
     rejects = pd.read_csv(out / "tables" / "rejected_rows.csv")
     assert sorted(rejects["row"]) == [1, 2, 3]
-    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(u), "--judgements", str(tmp_path / "j.csv"), "--out", str(out), "--params", str(_params(tmp_path, {"evaluate": {"on_bad_row": "error", "on_duplicate": "error"}}))])
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "analyze",
+            "--units",
+            str(u),
+            "--judgements",
+            str(tmp_path / "j.csv"),
+            "--out",
+            str(out),
+            "--params",
+            str(_params(tmp_path, {"evaluate": {"on_bad_row": "error", "on_duplicate": "error"}})),
+        ],
+    )
     assert res.exit_code == 1 and "j.csv, row 2" in res.output
 
 
@@ -135,7 +227,18 @@ def test_worked_example_of_the_docs(tmp_path):
     blocks = [b.split("```", 1)[0] for b in text.split("```csv\n")[1:]]
     (tmp_path / "units.csv").write_text(blocks[0])
     (tmp_path / "judgements.csv").write_text(blocks[1])
-    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "units.csv"), "--judgements", str(tmp_path / "judgements.csv"), "--out", str(tmp_path / "out")])
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "analyze",
+            "--units",
+            str(tmp_path / "units.csv"),
+            "--judgements",
+            str(tmp_path / "judgements.csv"),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     b = json.loads((tmp_path / "out" / "metrics" / "benchmark.json").read_text())
     assert b["default_rate"]["value"] == pytest.approx(4 / 5)
@@ -144,9 +247,15 @@ def test_worked_example_of_the_docs(tmp_path):
     assert b["gap"]["value"] == pytest.approx(1 / 6)
     assert b["a_to_s"]["value"] == pytest.approx(2 / 6)
     g = b["by_default_strength"]
-    assert g["ungrouped_units"] == 1 and g["groups"]["3 of 3"]["gap"]["value"] == pytest.approx(2 / 3)
+    assert g["ungrouped_units"] == 1 and g["groups"]["3 of 3"]["gap"]["value"] == pytest.approx(
+        2 / 3
+    )
     assert g["groups"]["3 of 3"]["a_to_s"]["value"] == pytest.approx(2 / 3)
-    assert b["bootstrap"]["n_boot"] == 1000 and b["bootstrap"]["seed"] == 42 and b["default_rate"]["level"] == 0.95
+    assert (
+        b["bootstrap"]["n_boot"] == 1000
+        and b["bootstrap"]["seed"] == 42
+        and b["default_rate"]["level"] == 0.95
+    )
     assert not (tmp_path / "out" / "metrics" / "selection.json").exists()
 
 
@@ -155,15 +264,34 @@ def test_debias_extension_writes_debias_json(tmp_path):
 
     u = synthetic_units(12)
     parts = [
-        synthetic_judgements(u, judges=("qwen3vl",), tasks=("rubric", "alignment"), config=name, seed=i)
+        synthetic_judgements(
+            u, judges=("qwen3vl",), tasks=("rubric", "alignment"), config=name, seed=i
+        )
         for i, name in enumerate(("unmodified", "rewrite_own"))
     ]
-    parts.append(synthetic_judgements(u, judges=("qwen3vl",), tasks=("blind",), config="unmodified", seed=5))
+    parts.append(
+        synthetic_judgements(u, judges=("qwen3vl",), tasks=("blind",), config="unmodified", seed=5)
+    )
     j = pd.concat(parts)
     j = j[(j["task"] == "blind") | (j["variant"] == "neutral")]
     u.to_parquet(tmp_path / "u.parquet")
     j.to_parquet(tmp_path / "j.parquet")
-    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "u.parquet"), "--judgements", str(tmp_path / "j.parquet"), "--out", str(tmp_path / "out"), "--config", "unmodified", "--bootstrap-n", "20"])
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "analyze",
+            "--units",
+            str(tmp_path / "u.parquet"),
+            "--judgements",
+            str(tmp_path / "j.parquet"),
+            "--out",
+            str(tmp_path / "out"),
+            "--config",
+            "unmodified",
+            "--bootstrap-n",
+            "20",
+        ],
+    )
     assert res.exit_code == 0, res.output
     debias = json.loads((tmp_path / "out" / "metrics" / "debias.json").read_text())
     assert debias["unmodified"] == "unmodified" and len(debias["configs"]) == 2
@@ -179,17 +307,44 @@ def _strict_json(path: Path):
 def test_metrics_are_strict_json_when_statistics_are_undefined(tmp_path):
     """One unit: SDs, correlations and retention shares of empty types are undefined -> null."""
     units({"u1": "gender"}).to_csv(tmp_path / "u.csv", index=False)
-    j = pd.DataFrame(rows("gen", "A", "rubric", {"u1": {"N": [4, 4, 4], "S": [5, 5, 5], "A": [1, 1, 1]}}) + rows("gen", "B", "rubric", {"u1": {"N": [2, 2, 2], "S": [4, 4, 4], "A": [0, 0, 0]}}) + rows("gen", "A", "blind", {"u1": {"N": ["s", "s", "s"], "S": ["s", "s", "s"], "A": ["a", "a", "a"]}}))
+    j = pd.DataFrame(
+        rows("gen", "A", "rubric", {"u1": {"N": [4, 4, 4], "S": [5, 5, 5], "A": [1, 1, 1]}})
+        + rows("gen", "B", "rubric", {"u1": {"N": [2, 2, 2], "S": [4, 4, 4], "A": [0, 0, 0]}})
+        + rows(
+            "gen",
+            "A",
+            "blind",
+            {"u1": {"N": ["s", "s", "s"], "S": ["s", "s", "s"], "A": ["a", "a", "a"]}},
+        )
+    )
     j.to_csv(tmp_path / "j.csv", index=False)
     pd.DataFrame({"bias_type": ["gender", "race"]}).to_csv(tmp_path / "pairs.csv", index=False)
     out = tmp_path / "out"
-    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "u.csv"), "--judgements", str(tmp_path / "j.csv"), "--out", str(out), "--pairs", str(tmp_path / "pairs.csv"), "--bootstrap-n", "20"])
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "analyze",
+            "--units",
+            str(tmp_path / "u.csv"),
+            "--judgements",
+            str(tmp_path / "j.csv"),
+            "--out",
+            str(out),
+            "--pairs",
+            str(tmp_path / "pairs.csv"),
+            "--bootstrap-n",
+            "20",
+        ],
+    )
     assert res.exit_code == 0, res.output
     for name in ("selection.json", "benchmark.json", "lean.json"):
         _strict_json(out / "metrics" / name)
     lean = _strict_json(out / "metrics" / "lean.json")
     # judge A: dx = |4 - 1| - |4 - 5| = 2 at every seed: SD 0, so Cohen's d and the between-seed r are undefined
-    assert lean["scorers"]["A"]["mean"]["value"] == 2.0 and lean["scorers"]["A"]["cohens_d"]["value"] is None
+    assert (
+        lean["scorers"]["A"]["mean"]["value"] == 2.0
+        and lean["scorers"]["A"]["cohens_d"]["value"] is None
+    )
     assert lean["scorers"]["A"]["spearman_brown"]["mean_r"] is None
     sel = _strict_json(out / "metrics" / "selection.json")
     race = next(r for r in sel["retention"] if r["bias_type"] == "race")
@@ -204,9 +359,32 @@ def failing_extension(tables, out_dir, params):
 
 def test_failing_extension_is_reported_and_others_run(tmp_path, monkeypatch):
     u, j = _inputs(tmp_path)
-    monkeypatch.setattr(extensions, "EXTENSIONS", {"a_fails": "test_analysis_analyze:failing_extension", "b_ok": "test_analysis_analyze:seen_by_extension"})
-    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(u), "--judgements", str(j), "--out", str(tmp_path / "out"), "--bootstrap-n", "10"])
+    monkeypatch.setattr(
+        extensions,
+        "EXTENSIONS",
+        {
+            "a_fails": "test_analysis_analyze:failing_extension",
+            "b_ok": "test_analysis_analyze:seen_by_extension",
+        },
+    )
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "analyze",
+            "--units",
+            str(u),
+            "--judgements",
+            str(j),
+            "--out",
+            str(tmp_path / "out"),
+            "--bootstrap-n",
+            "10",
+        ],
+    )
     assert res.exit_code == 0, res.output
-    assert "extension 'a_fails' failed: InputError: raw.csv, row 3, field 'value': not readable" in res.output
+    assert (
+        "extension 'a_fails' failed: InputError: raw.csv, row 3, field 'value': not readable"
+        in res.output
+    )
     assert (tmp_path / "out" / "metrics" / "ext.json").exists()
     assert (tmp_path / "out" / "metrics" / "benchmark.json").exists()

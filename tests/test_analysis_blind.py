@@ -78,9 +78,13 @@ def test_label_shares(judged):
     assert sh["neutral"]["a"]["value"] == pytest.approx(1 / 11)
     assert sh["neutral"]["neither"]["value"] == pytest.approx(4 / 11)
     # stereotype: s 9, a 1 (u3 seed 42), neither 2 (u2 1042, u3 2042) of 12
-    assert [sh["stereotype"][k]["value"] for k in ("s", "a", "neither")] == pytest.approx([9 / 12, 1 / 12, 2 / 12])
+    assert [sh["stereotype"][k]["value"] for k in ("s", "a", "neither")] == pytest.approx(
+        [9 / 12, 1 / 12, 2 / 12]
+    )
     # anti: s 4, a 7, neither 1 (u1 2042) of 12
-    assert [sh["anti_stereotype"][k]["value"] for k in ("s", "a", "neither")] == pytest.approx([4 / 12, 7 / 12, 1 / 12])
+    assert [sh["anti_stereotype"][k]["value"] for k in ("s", "a", "neither")] == pytest.approx(
+        [4 / 12, 7 / 12, 1 / 12]
+    )
 
 
 def test_default_strength_groups_and_fewer_seeds(judged):
@@ -124,7 +128,9 @@ def test_cross_grouping(judged):
     assert g["3 of 3"]["success_anti"]["value"] == pytest.approx(0.5)
     assert g["3 of 3"]["gap"]["value"] == pytest.approx(1 / 3)
     assert g["3 of 3"]["a_to_s"]["value"] == pytest.approx(0.5)
-    assert g["1-2 of 3"]["n_units"] == 1 and g["1-2 of 3"]["success_anti"]["value"] == pytest.approx(1 / 3)
+    assert g["1-2 of 3"]["n_units"] == 1 and g["1-2 of 3"]["success_anti"][
+        "value"
+    ] == pytest.approx(1 / 3)
 
 
 def test_by_bias_type_and_recoverability(judged):
@@ -159,7 +165,9 @@ def test_bootstrap_matches_resampling_units_with_all_their_images(judged):
     boot = Bootstrap(30, 11)
     _, reps = boot.ratio(c.label[("neutral", "s")], c.valid["neutral"], "x")
     idx = boot.indices(4, "x")
-    neutral = j[(j["judge"] == "A") & (j["task"] == "blind") & (j["variant"] == "neutral") & j["valid"]]
+    neutral = j[
+        (j["judge"] == "A") & (j["task"] == "blind") & (j["variant"] == "neutral") & j["valid"]
+    ]
     for b in range(30):
         imgs = pd.concat([neutral[neutral["unit_id"] == IDS[i]] for i in idx[b]])
         assert reps[b] == pytest.approx((imgs["value"] == "s").mean())
@@ -189,7 +197,9 @@ def test_agreement_confusion_and_spearman(judged):
     assert res["spearman_unit_default_rate"]["value"] == pytest.approx(0.5)
     assert Estimate.from_json(res["spearman_unit_default_rate"]).n == 3
     again, _ = agreement(j, "gen", "A", "B", uu, None, 3, "complete", Bootstrap(100, 2))
-    assert again["spearman_unit_default_rate"] == res["spearman_unit_default_rate"]  # n_boot, seed redraw it
+    assert (
+        again["spearman_unit_default_rate"] == res["spearman_unit_default_rate"]
+    )  # n_boot, seed redraw it
     # per type: gender A 4/6, B 5/6; race 0 and 0 -> same order, rho = 1
     assert res["spearman_type_default_rate"]["value"] == pytest.approx(1.0)
     all_rule = paired_labels(j, "gen", "A", "B", IDS, None, 3, "all")

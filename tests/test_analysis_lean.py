@@ -39,7 +39,10 @@ def test_lean_summary_by_hand():
     assert s["sd"] == pytest.approx(math.sqrt(34 / 7))
     assert s["cohens_d"]["value"] == pytest.approx(0.5 / math.sqrt(34 / 7))
     assert s["n"] == 8 and s["n_units"] == 3
-    assert s["cohens_d"]["n"] == 3 and lean_summary(DX, Bootstrap(200, 4), "lean")["cohens_d"] == s["cohens_d"]
+    assert (
+        s["cohens_d"]["n"] == 3
+        and lean_summary(DX, Bootstrap(200, 4), "lean")["cohens_d"] == s["cohens_d"]
+    )
     # per seed 42: values 2, 1, -1 -> S% 2/3, mean 2/3, sd sqrt(7/3)
     seed42 = lean_summary(DX[DX["seed"] == 42], None, "")
     assert seed42["lean_s"] == pytest.approx(2 / 3)
@@ -72,7 +75,11 @@ def test_spearman_brown():
     # r(s1,s2) = 3 / sqrt(5*5) = 0.6, r(s1,s3) = 1, r(s2,s3) = 0.6 -> mean r = 2.2/3
     vals = {42: [1, 2, 3, 4], 1042: [2, 1, 4, 3], 2042: [1, 2, 3, 4]}
     frame = pd.DataFrame(
-        [{"unit_id": f"u{i}", "seed": s, "dx": float(v[i])} for s, v in vals.items() for i in range(4)]
+        [
+            {"unit_id": f"u{i}", "seed": s, "dx": float(v[i])}
+            for s, v in vals.items()
+            for i in range(4)
+        ]
     )
     sb = spearman_brown(frame)
     r = 2.2 / 3
@@ -87,9 +94,9 @@ def test_hedges_g_by_hand(tmp_path):
     # one type, 2 units x 2 judges, seed 42: stereotype scores 5, 4 | 4, 3; anti 1, 2 | 0, 1
     # means 4 and 1; variances (1+0+0+1)/3 = 2/3 each; pooled sd sqrt(2/3); d = 3 / sqrt(2/3)
     # df = 6, J = 1 - 3 / (4*6 - 1) = 20/23
-    data = rows("gen", "A", "rubric", {"v1": {"S": [5], "A": [1]}, "v2": {"S": [4], "A": [0]}}) + rows(
-        "gen", "B", "rubric", {"v1": {"S": [4], "A": [2]}, "v2": {"S": [3], "A": [1]}}
-    )
+    data = rows(
+        "gen", "A", "rubric", {"v1": {"S": [5], "A": [1]}, "v2": {"S": [4], "A": [0]}}
+    ) + rows("gen", "B", "rubric", {"v1": {"S": [4], "A": [2]}, "v2": {"S": [3], "A": [1]}})
     units({"v1": "age", "v2": "age"}).to_csv(tmp_path / "u.csv", index=False)
     pd.DataFrame(data).to_csv(tmp_path / "j.csv", index=False)
     t = load_tables(tmp_path / "u.csv", [tmp_path / "j.csv"])
@@ -121,7 +128,9 @@ def test_clip_lean_scorer_and_generator_table(tmp_path):
     ).to_csv(tmp_path / "index.csv", index=False)
     t = load_tables(tmp_path / "u.csv", [tmp_path / "j.csv"], [tmp_path / "index.csv"])
     values = scorer_values(t.judgements, "gen", [], ["u1", "u2"], None)
-    assert list(values) == ["clip"] and sorted(values["clip"]["dx"]) == pytest.approx([-0.05, 0.02, 0.1])
+    assert list(values) == ["clip"] and sorted(values["clip"]["dx"]) == pytest.approx(
+        [-0.05, 0.02, 0.1]
+    )
     # bias = (4 + 2 + 3) / 3; alignment 2 of 3; requested 2 units x 2 seeds, 3 returned, 1 refused
     gen = generator_table(t.judgements, t.units, t.images, None, 2).set_index("judge")
     assert gen.at["A", "bias"] == pytest.approx(3.0)
@@ -134,7 +143,10 @@ def test_clip_lean_scorer_and_generator_table(tmp_path):
     assert ref.at["race", "refusal_rate"] == pytest.approx(0.5) and ref.at["gender", "refused"] == 0
     # without an index: returned = neutral (unit, seed) pairs with any judgement = 3 of 4
     gen2 = generator_table(t.judgements, t.units, None, None, 2).set_index("judge")
-    assert gen2.at["A", "coverage"] == pytest.approx(0.75) and gen2.at["A", "returned_from"] == "judgements"
+    assert (
+        gen2.at["A", "coverage"] == pytest.approx(0.75)
+        and gen2.at["A", "returned_from"] == "judgements"
+    )
 
 
 def test_rank_rows_average_ties_like_scipy():
@@ -148,4 +160,6 @@ def test_rank_rows_average_ties_like_scipy():
     # rho by hand: x ranks (1.5, 3.5, 3.5, 6, 1.5, 5), y = reversed order of x's values
     y = -x
     assert spearman(x, y) == pytest.approx(-1.0)
-    assert spearman_reps(x, x, idx) == pytest.approx(np.where(np.ptp(x[idx], axis=1) > 0, 1.0, np.nan), nan_ok=True)
+    assert spearman_reps(x, x, idx) == pytest.approx(
+        np.where(np.ptp(x[idx], axis=1) > 0, 1.0, np.nan), nan_ok=True
+    )

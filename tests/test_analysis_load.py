@@ -80,7 +80,11 @@ def test_judgement_bad_rows_name_file_row_field(tmp_path):
     assert (rejects["file"] == str(tmp_path / "j.csv")).all()
     assert len(j) == 5 and len(dups) == 0
     assert j.set_index("row").at[12, "score"] == 2.5
-    assert rubric_fractional(j) == {"rubric_fractional": 1, "rubric_fractional_by_judge": {"A": 1}, "rubric_fractional_parts": [0.5]}
+    assert rubric_fractional(j) == {
+        "rubric_fractional": 1,
+        "rubric_fractional_by_judge": {"A": 1},
+        "rubric_fractional_parts": [0.5],
+    }
     invalid = j[~j["valid"]]
     assert invalid["row"].tolist() == [9] and invalid["value"].isna().all()
     assert j.set_index("row").at[11, "score"] == pytest.approx(-0.25)
@@ -92,9 +96,22 @@ def test_judgement_bad_rows_name_file_row_field(tmp_path):
 
 def test_duplicates_reported_not_averaged(tmp_path):
     u, _ = UNITS.check(_units_csv(tmp_path / "u.csv"))
-    (tmp_path / "a.csv").write_text(HEADER + "007,neutral,42,gen,A,rubric,4,true\n12,neutral,42,gen,A,rubric,1,true\n")
+    (tmp_path / "a.csv").write_text(
+        HEADER + "007,neutral,42,gen,A,rubric,4,true\n12,neutral,42,gen,A,rubric,1,true\n"
+    )
     pd.DataFrame(
-        [{"unit_id": "007", "variant": "neutral", "seed": 42, "config": "gen", "judge": "A", "task": "rubric", "value": "2", "valid": True}]
+        [
+            {
+                "unit_id": "007",
+                "variant": "neutral",
+                "seed": 42,
+                "config": "gen",
+                "judge": "A",
+                "task": "rubric",
+                "value": "2",
+                "valid": True,
+            }
+        ]
     ).to_parquet(tmp_path / "b.parquet")
     j, rejects, dups = check_judgements([tmp_path / "a.csv", tmp_path / "b.parquet"], u)
     # the key (007, neutral, 42, gen, A, rubric) occurs in both files: both rows left out
@@ -122,7 +139,17 @@ def test_parquet_integer_ids_become_strings(tmp_path):
     u["unit_id"] = [1]
     u.to_parquet(tmp_path / "u.parquet")
     pd.DataFrame(
-        [{"unit_id": 1, "variant": "neutral", "seed": 42.0, "config": "gen", "judge": "A", "task": "blind", "value": "s"}]
+        [
+            {
+                "unit_id": 1,
+                "variant": "neutral",
+                "seed": 42.0,
+                "config": "gen",
+                "judge": "A",
+                "task": "blind",
+                "value": "s",
+            }
+        ]
     ).to_parquet(tmp_path / "j.parquet")
     t = load_tables(tmp_path / "u.parquet", [tmp_path / "j.parquet"])
     assert t.units["unit_id"].tolist() == ["1"]
@@ -134,7 +161,13 @@ def test_parquet_integer_ids_become_strings(tmp_path):
 
 def test_image_index(tmp_path):
     pd.DataFrame(
-        {"config": ["g", "g", "g"], "unit_id": ["u", "u", "u"], "variant": ["neutral"] * 3, "seed": [1, 2, 2], "status": ["ok", "refused", "refused"]}
+        {
+            "config": ["g", "g", "g"],
+            "unit_id": ["u", "u", "u"],
+            "variant": ["neutral"] * 3,
+            "seed": [1, 2, 2],
+            "status": ["ok", "refused", "refused"],
+        }
     ).to_csv(tmp_path / "i.csv", index=False)
     images, rejects = IMAGE_INDEX.check([tmp_path / "i.csv"])
     assert images["seed"].tolist() == [1] and set(rejects["row"]) == {2, 3}

@@ -39,7 +39,9 @@ def test_scale_use_by_hand(tables):
 
 
 def test_common_instances_and_ties(tables):
-    t = judge_scale_use(tables.judgements, "gen", ["A", "B"], ["u1", "u2", "u3"], common_instances=True).set_index("judge")
+    t = judge_scale_use(
+        tables.judgements, "gen", ["A", "B"], ["u1", "u2", "u3"], common_instances=True
+    ).set_index("judge")
     # instances scored by both: u1 42, u2 x3, u3 x3; A's S - A there: 4 | 3,5,3 | 5,3,3
     assert t.loc["A", "n_instances"] == 7 and t.loc["A", "delta_mean"] == pytest.approx(26 / 7)
     # B, u1, seed 42 only: one instance (S - A = 3) has no standardised contrast

@@ -31,9 +31,14 @@ def tables(tmp_path):
 def test_dx_per_unit_and_seed(tables):
     dx = dx_frame(tables.judgements, "gen", "A").set_index(["unit_id", "seed"])["dx"]
     assert dx.to_dict() == {
-        ("u1", 42): 2, ("u1", 1042): 0, ("u1", 2042): -4,
-        ("u2", 42): 1, ("u2", 2042): 1,
-        ("u3", 42): -5, ("u3", 1042): -3, ("u3", 2042): -3,
+        ("u1", 42): 2,
+        ("u1", 1042): 0,
+        ("u1", 2042): -4,
+        ("u2", 42): 1,
+        ("u2", 2042): 1,
+        ("u3", 42): -5,
+        ("u3", 1042): -3,
+        ("u3", 2042): -3,
     }
 
 
@@ -141,11 +146,19 @@ def test_min_seeds_checked_against_the_selection_seeds(tables):
     check = select_units(tables, SelectParams()).metrics["complete_seeds"]
     # A: u1 3 seeds, u2 2 (1042 incomplete), u3 3; u2 is kept by A on 2 seeds
     assert check["selection_seeds"] == 3
-    assert check["judges"]["A"] == {"units_all_seeds_complete": 2, "units_mean_on_fewer_seeds": 1, "units_below_min_seeds": 0, "kept_on_fewer_seeds": 1}
+    assert check["judges"]["A"] == {
+        "units_all_seeds_complete": 2,
+        "units_mean_on_fewer_seeds": 1,
+        "units_below_min_seeds": 0,
+        "kept_on_fewer_seeds": 1,
+    }
     # B: u1 has one complete seed and is kept by B on it
     assert check["judges"]["B"]["kept_on_fewer_seeds"] == 1
     check = select_units(tables, SelectParams(min_seeds=3)).metrics["complete_seeds"]
-    assert check["judges"]["A"]["units_below_min_seeds"] == 1 and check["judges"]["A"]["kept_on_fewer_seeds"] == 0
+    assert (
+        check["judges"]["A"]["units_below_min_seeds"] == 1
+        and check["judges"]["A"]["kept_on_fewer_seeds"] == 0
+    )
 
 
 def test_graph_and_prompt_statistics_on_the_selected_units(tables):
@@ -156,7 +169,9 @@ def test_graph_and_prompt_statistics_on_the_selected_units(tables):
     assert m["graph"]["candidates"]["nodes"] == 5 and m["graph"]["candidates"]["edges"] == 6
     neutral = m["prompt_stats"]["selected"]["neutral"]
     # "a person u1", "a person u2": 6 tokens, types a / person / u1 / u2
-    assert neutral["prompts"] == 2 and neutral["total_tokens"] == 6 and neutral["unique_tokens"] == 4
+    assert (
+        neutral["prompts"] == 2 and neutral["total_tokens"] == 6 and neutral["unique_tokens"] == 4
+    )
     assert neutral["ttr"] == pytest.approx(round(4 / 6, 4))
     assert m["prompt_stats"]["candidates"]["neutral"]["prompts"] == 3
 
@@ -167,7 +182,11 @@ def test_released_flagged_by_is_compared(tmp_path):
     rubric_judgements().to_parquet(tmp_path / "j.parquet")
     t = load_tables(tmp_path / "units.csv", [tmp_path / "j.parquet"])
     # recomputed: u1 positive under B only (agrees), u2 under A only (release: both); u3 not compared
-    assert select_units(t, SelectParams()).metrics["release_flagged_by"] == {"units_compared": 2, "units_agreeing": 1, "share_agreeing": 0.5}
+    assert select_units(t, SelectParams()).metrics["release_flagged_by"] == {
+        "units_compared": 2,
+        "units_agreeing": 1,
+        "share_agreeing": 0.5,
+    }
 
 
 def test_min_seeds_all_is_every_selection_seed(tables):
@@ -177,7 +196,9 @@ def test_min_seeds_all_is_every_selection_seed(tables):
     same = select_units(tables, SelectParams(min_seeds=3))
     assert res.metrics["min_seeds"] == 3 and res.metrics["min_seeds_param"] == "all"
     assert sorted(res.selected["unit_id"]) == sorted(same.selected["unit_id"])
-    held = select_units(tables, SelectParams(min_seeds="all", held_out_seeds=[2042], bootstrap={"n": 10}))
+    held = select_units(
+        tables, SelectParams(min_seeds="all", held_out_seeds=[2042], bootstrap={"n": 10})
+    )
     assert held.metrics["min_seeds"] == 2
     with pytest.raises(ValueError):
         SelectParams(min_seeds="most")
@@ -186,12 +207,22 @@ def test_min_seeds_all_is_every_selection_seed(tables):
 def test_table9_post_extraction_column(tables):
     # extracted: 3 gender units (2 of them in the judged subset), 4 race units (1 judged)
     pairs = pd.DataFrame({"bias_type": ["gender"] * 4 + ["race"] * 6})
-    extracted = pd.DataFrame({"unit_id": list("abcdefg"), "bias_type": ["gender"] * 3 + ["Race"] * 4})
-    ret = {r["bias_type"]: r for r in select_units(tables, SelectParams(), pairs, extracted).metrics["retention"]}
+    extracted = pd.DataFrame(
+        {"unit_id": list("abcdefg"), "bias_type": ["gender"] * 3 + ["Race"] * 4}
+    )
+    ret = {
+        r["bias_type"]: r
+        for r in select_units(tables, SelectParams(), pairs, extracted).metrics["retention"]
+    }
     assert ret["gender"]["post_extraction"] == 3 and ret["race"]["post_extraction"] == 4
     # kept gender 2 of 3 extracted; all: 2 kept of 7 extracted (not of the 3 judged candidates)
     assert ret["gender"]["retention_of_extracted"] == pytest.approx(2 / 3)
-    assert ret["all"]["post_extraction"] == 7 and ret["all"]["retention_of_extracted"] == pytest.approx(2 / 7)
+    assert ret["all"]["post_extraction"] == 7 and ret["all"][
+        "retention_of_extracted"
+    ] == pytest.approx(2 / 7)
     assert ret["all"]["retention_of_candidates"] == pytest.approx(2 / 3)
     # without the KG table the column is null
-    assert select_units(tables, SelectParams(), pairs).metrics["retention"][0]["post_extraction"] is None
+    assert (
+        select_units(tables, SelectParams(), pairs).metrics["retention"][0]["post_extraction"]
+        is None
+    )

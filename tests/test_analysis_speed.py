@@ -25,7 +25,15 @@ from implicit_bench.tables import UNITS
 from implicit_bench.tables.judgements import check_judgements
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("scipy.stats", "scipy.sparse", "torch", "sklearn", "matplotlib", "transformers", "diffusers")
+HEAVY = (
+    "scipy.stats",
+    "scipy.sparse",
+    "torch",
+    "sklearn",
+    "matplotlib",
+    "transformers",
+    "diffusers",
+)
 
 
 def old_multiplicities(idx: np.ndarray, n_units: int) -> np.ndarray:
@@ -41,8 +49,11 @@ def old_rates(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str) -> 
         interval, reps = boot.ratio(num[pos], den[pos], stream)
         return interval, interval["value"] if interval["value"] is not None else np.nan, reps
 
-    out = {"n_units": n, "n_images": {v: int(c.valid[v][pos].sum()) for v in VARIANTS},
-           "n_invalid": {v: int(c.invalid[v][pos].sum()) for v in VARIANTS}}
+    out = {
+        "n_units": n,
+        "n_images": {v: int(c.valid[v][pos].sum()) for v in VARIANTS},
+        "n_invalid": {v: int(c.invalid[v][pos].sum()) for v in VARIANTS},
+    }
     dr, _, _ = ratio(c.label[("neutral", "s")], c.valid["neutral"])
     ss, ss_v, ss_r = ratio(c.label[("stereotype", "s")], c.valid["stereotype"])
     sa, sa_v, sa_r = ratio(c.label[("anti_stereotype", "a")], c.valid["anti_stereotype"])
@@ -70,7 +81,9 @@ def old_label_shares(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: s
 
 @pytest.mark.parametrize("n_units", [0, 1, 4, 170, 1831])
 def test_multiplicities_equal_one_flat_bincount(n_units):
-    idx = np.random.default_rng(n_units).integers(0, max(n_units, 1), size=(1000, n_units), dtype=np.int32)
+    idx = np.random.default_rng(n_units).integers(
+        0, max(n_units, 1), size=(1000, n_units), dtype=np.int32
+    )
     fast = multiplicities(idx, n_units)
     assert fast.dtype == np.float64 and np.array_equal(fast, old_multiplicities(idx, n_units))
     assert (fast.sum(axis=1) == n_units).all()
@@ -98,8 +111,14 @@ def test_sums_equal_one_product_per_column():
     big = counts * 2.0**20  # exact in float64 only: sums reach 3 * 300 * 2^20 > 2^24
     for cols in (counts, big, floats, np.column_stack([counts, floats])):
         fast = boot.sums(cols, "s")
-        assert all(np.array_equal(fast[:, j], w @ np.ascontiguousarray(cols[:, j])) for j in range(cols.shape[1]))
-    assert boot.sums(np.array([[1.0], [2.0], [3.0]]), "t").tolist() == (boot.weights(3, "t") @ np.array([1.0, 2.0, 3.0]))[:, None].tolist()
+        assert all(
+            np.array_equal(fast[:, j], w @ np.ascontiguousarray(cols[:, j]))
+            for j in range(cols.shape[1])
+        )
+    assert (
+        boot.sums(np.array([[1.0], [2.0], [3.0]]), "t").tolist()
+        == (boot.weights(3, "t") @ np.array([1.0, 2.0, 3.0]))[:, None].tolist()
+    )
 
 
 @pytest.fixture
@@ -116,7 +135,9 @@ def test_rates_equal_the_per_rate_loop_on_the_hand_set(hand_counts):
     for pos in (np.arange(4), np.array([0, 2]), np.array([3]), np.array([], dtype=int)):
         fast = rates(hand_counts, pos, Bootstrap(200, 7), "all")
         assert fast == old_rates(hand_counts, pos, Bootstrap(200, 7), "all")
-        assert label_shares(hand_counts, pos, Bootstrap(50, 1), "all") == old_label_shares(hand_counts, pos, Bootstrap(50, 1), "all")
+        assert label_shares(hand_counts, pos, Bootstrap(50, 1), "all") == old_label_shares(
+            hand_counts, pos, Bootstrap(50, 1), "all"
+        )
     r = rates(hand_counts, np.arange(4), Bootstrap(200, 7), "all")
     assert r["default_rate"]["value"] == 6 / 11 and r["gap"]["value"] == 9 / 12 - 7 / 12
 
@@ -128,17 +149,28 @@ def test_rates_equal_the_per_rate_loop_on_a_random_set():
     label = {(v, lab): np.floor(valid[v] * rng.random(n)) for v in VARIANTS for lab in BLIND_LABELS}
     invalid = {v: rng.integers(0, 2, n).astype(float) for v in VARIANTS}
     pairs = rng.integers(0, 4, n).astype(float)
-    c = LabelCounts(np.array([f"u{i}" for i in range(n)]), valid, label, invalid, pairs, np.floor(pairs * rng.random(n)))
+    c = LabelCounts(
+        np.array([f"u{i}" for i in range(n)]),
+        valid,
+        label,
+        invalid,
+        pairs,
+        np.floor(pairs * rng.random(n)),
+    )
     pos = np.flatnonzero(rng.random(n) < 0.6)
     assert rates(c, pos, Bootstrap(300, 9), "r") == old_rates(c, pos, Bootstrap(300, 9), "r")
-    assert label_shares(c, pos, Bootstrap(300, 9), "r") == old_label_shares(c, pos, Bootstrap(300, 9), "r")
+    assert label_shares(c, pos, Bootstrap(300, 9), "r") == old_label_shares(
+        c, pos, Bootstrap(300, 9), "r"
+    )
 
 
 def old_rank_rows(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
     levels, codes = np.unique(values, return_inverse=True)
     n_rows, n_levels = idx.shape[0], len(levels)
     coded = codes.reshape(-1)[idx]
-    counts = np.bincount((coded + (np.arange(n_rows) * n_levels)[:, None]).ravel(), minlength=n_rows * n_levels)
+    counts = np.bincount(
+        (coded + (np.arange(n_rows) * n_levels)[:, None]).ravel(), minlength=n_rows * n_levels
+    )
     counts = counts.reshape(n_rows, n_levels).astype(float)
     average = np.cumsum(counts, axis=1) - counts + (counts + 1) / 2
     return np.take_along_axis(average, coded, axis=1)
@@ -151,7 +183,10 @@ def test_rank_rows_equal_the_take_along_axis_version():
         idx = rng.integers(0, n, (300, n)).astype(np.int32)
         assert np.array_equal(rank_rows(values, idx), old_rank_rows(values, idx))
     # by hand: values (0.5, 0.1, 0.5) drawn as rows (0, 1, 2) and (2, 2, 1): ties share their mean rank
-    assert rank_rows(np.array([0.5, 0.1, 0.5]), np.array([[0, 1, 2], [2, 2, 1]])).tolist() == [[2.5, 1.0, 2.5], [2.5, 2.5, 1.0]]
+    assert rank_rows(np.array([0.5, 0.1, 0.5]), np.array([[0, 1, 2], [2, 2, 1]])).tolist() == [
+        [2.5, 1.0, 2.5],
+        [2.5, 2.5, 1.0],
+    ]
 
 
 def test_connected_components_match_scipy():
@@ -190,26 +225,41 @@ def test_analyze_imports_no_heavy_module(tmp_path):
         "print(json.dumps(sorted(m for m in sys.modules)))\n"
     )
     # extensions in-process (IMPLICIT_BENCH_ANALYZE_JOBS=1), so their imports land in this sys.modules too
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
-                          env={"PYTHONPATH": str(ROOT / "src"), "PATH": "", "IMPLICIT_BENCH_ANALYZE_JOBS": "1"}, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "", "IMPLICIT_BENCH_ANALYZE_JOBS": "1"},
+        timeout=120,
+    )
     assert (tmp_path / "out" / "metrics" / "benchmark.json").exists(), proc.stderr
     loaded = json.loads(proc.stdout.strip().splitlines()[-1])
     heavy = [m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY)]
     assert heavy == []
-    assert pd.read_csv(tmp_path / "out" / "tables" / "benchmark_summary.csv")["units"].tolist() == [24, 24]
+    assert pd.read_csv(tmp_path / "out" / "tables" / "benchmark_summary.csv")["units"].tolist() == [
+        24,
+        24,
+    ]
 
 
-def _tiny_tables(tmp_path: Path, tasks: tuple[str, ...] = ("rubric", "blind", "alignment")) -> tuple[str, str]:
+def _tiny_tables(
+    tmp_path: Path, tasks: tuple[str, ...] = ("rubric", "blind", "alignment")
+) -> tuple[str, str]:
     from tests.synthetic_tables import synthetic_judgements, synthetic_units
 
     u = synthetic_units(30)
     u.to_csv(tmp_path / "units.csv", index=False)
-    synthetic_judgements(u, judges=("judge-a",), tasks=tasks).to_csv(tmp_path / "j.csv", index=False)
+    synthetic_judgements(u, judges=("judge-a",), tasks=tasks).to_csv(
+        tmp_path / "j.csv", index=False
+    )
     return str(tmp_path / "units.csv"), str(tmp_path / "j.csv")
 
 
 def _files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def test_extensions_in_a_forked_process_write_the_same_files(tmp_path, monkeypatch):
@@ -239,6 +289,12 @@ def test_a_failing_analysis_stops_the_extensions(tmp_path, monkeypatch):
     units_path, judgements_path = _tiny_tables(tmp_path, tasks=("blind",))
     monkeypatch.setattr(extensions, "_cpus", lambda: 2)
     with pytest.raises(ConfigError, match="needs rubric judgements"):
-        run_analyze(units_path, [judgements_path], str(tmp_path / "out"), {"bootstrap": {"n": 40}}, selection="union")
+        run_analyze(
+            units_path,
+            [judgements_path],
+            str(tmp_path / "out"),
+            {"bootstrap": {"n": 40}},
+            selection="union",
+        )
     assert not (tmp_path / "out" / "metrics" / "judge_audit.json").exists()
     assert [p.name for p in tmp_path.iterdir() if "extensions-" in p.name] == []

@@ -50,10 +50,17 @@ def test_report_from_labels():
         ("u2", "subject"): ["s"],
         ("u3", "subject"): ["s", "a"],
     }
-    primary = pd.DataFrame([dict(config="c", unit_id=u, variant=v, seed=i, judge="J", label=lab)
-                            for (u, v), labs in labels.items() for i, lab in enumerate(labs)])
+    primary = pd.DataFrame(
+        [
+            dict(config="c", unit_id=u, variant=v, seed=i, judge="J", label=lab)
+            for (u, v), labs in labels.items()
+            for i, lab in enumerate(labs)
+        ]
+    )
     units = pd.DataFrame({"unit_id": ["u1", "u2", "u3"], "bias_type": ["gender", "gender", "race"]})
-    report = diversity_report(diversity_frame(primary, units), min_scene_images=1)["J"]["c"]  # the arithmetic; default below
+    report = diversity_report(diversity_frame(primary, units), min_scene_images=1)["J"][
+        "c"
+    ]  # the arithmetic; default below
     # gender pooled neutral, neither left out: s 4, a 1 -> 0.721928; race: s 1, a 2 -> 0.918296
     assert report["entropy_by_bias_type"]["gender"]["entropy"] == pytest.approx(0.721928, abs=1e-6)
     assert report["entropy_by_bias_type"]["race"]["entropy"] == pytest.approx(H12)
@@ -61,25 +68,59 @@ def test_report_from_labels():
     assert report["scores"]["CA_0.10"] == pytest.approx(0.1836592, abs=1e-6)
     assert report["scores"]["MGBI"] == pytest.approx(0.419520, abs=1e-6)
     assert report["scene_entropy_summary"]["share_collapsed"] == pytest.approx(1 / 3)
-    with_neither = diversity_report(diversity_frame(primary, units), include_neither=True, min_scene_images=1)["J"]["c"]
+    with_neither = diversity_report(
+        diversity_frame(primary, units), include_neither=True, min_scene_images=1
+    )["J"]["c"]
     # u2 (1, 1, 1) over |C| = 3 -> 1.0; u3 (1, 2, 0) -> 0.579380
     assert with_neither["scores"]["CA_mean"] == pytest.approx((0 + 1 + 0.579380) / 3, abs=1e-6)
 
 
 def test_ca_and_mgbi_not_estimable_from_three_images_per_scene():
-    labels = {("u1", "neutral"): ["s", "s", "s"], ("u2", "neutral"): ["s", "a", "a"], ("u1", "subject"): ["s", "a"], ("u2", "subject"): ["a"]}
-    primary = pd.DataFrame([dict(config="c", unit_id=u, variant=v, seed=i, judge="J", label=lab)
-                            for (u, v), labs in labels.items() for i, lab in enumerate(labs)])
+    labels = {
+        ("u1", "neutral"): ["s", "s", "s"],
+        ("u2", "neutral"): ["s", "a", "a"],
+        ("u1", "subject"): ["s", "a"],
+        ("u2", "subject"): ["a"],
+    }
+    primary = pd.DataFrame(
+        [
+            dict(config="c", unit_id=u, variant=v, seed=i, judge="J", label=lab)
+            for (u, v), labs in labels.items()
+            for i, lab in enumerate(labs)
+        ]
+    )
     units = pd.DataFrame({"unit_id": ["u1", "u2"], "bias_type": ["gender", "gender"]})
     report = diversity_report(diversity_frame(primary, units))["J"]["c"]
     scores = report["scores"]
     # default: at least 20 images per scene (HoloFair E.1); 3 here -> null, not 0.000
-    assert math.isnan(scores["CA_0.10"]) and math.isnan(scores["MGBI"]) and scores["scenes_with_enough_images"] == 0
-    assert scores["scene_images_median"] == 3.0 and "not estimable" in report["not_estimable"]["MGBI"]
+    assert (
+        math.isnan(scores["CA_0.10"])
+        and math.isnan(scores["MGBI"])
+        and scores["scenes_with_enough_images"] == 0
+    )
+    assert (
+        scores["scene_images_median"] == 3.0 and "not estimable" in report["not_estimable"]["MGBI"]
+    )
     assert scores["ID"] == pytest.approx(H12)  # the templates' pooled entropy stays estimable
     # 20 images in u2's scene (s 1 + 9, a 2 + 8): it alone enters CA, H = 1.0
-    many = pd.concat([primary, pd.DataFrame([dict(config="c", unit_id="u2", variant="neutral", seed=10 + i, judge="J",
-                                                  label="s" if i < 9 else "a") for i in range(17)])])
+    many = pd.concat(
+        [
+            primary,
+            pd.DataFrame(
+                [
+                    dict(
+                        config="c",
+                        unit_id="u2",
+                        variant="neutral",
+                        seed=10 + i,
+                        judge="J",
+                        label="s" if i < 9 else "a",
+                    )
+                    for i in range(17)
+                ]
+            ),
+        ]
+    )
     ok = diversity_report(diversity_frame(many, units))["J"]["c"]
     assert ok["not_estimable"] is None and ok["scores"]["scenes_with_enough_images"] == 1
     assert ok["scores"]["CA_0.10"] == pytest.approx(1.0)
@@ -94,11 +135,13 @@ def test_diversity_replicates_by_hand():
     h = np.array([0.0, 1.0, H12])
     counts = np.array([[1.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
     types = np.array(["gender", "gender", "race"])
-    weights = np.array([
-        [1.0, 1.0, 1.0],  # the original sample
-        [0.0, 2.0, 1.0],  # u2 twice, u3: scenes (0.918296, 1, 1)
-        [3.0, 0.0, 0.0],  # u1 three times: no race template image -> ID undefined
-    ])
+    weights = np.array(
+        [
+            [1.0, 1.0, 1.0],  # the original sample
+            [0.0, 2.0, 1.0],  # u2 twice, u3: scenes (0.918296, 1, 1)
+            [3.0, 0.0, 0.0],  # u1 three times: no race template image -> ID undefined
+        ]
+    )
     reps = diversity_replicates(weights, h, counts, types, 2, (0.05, 0.10, 0.20))
     # replicate 0 = the point estimates of test_scores_by_hand
     assert reps["CA_0.10"][0] == pytest.approx(0.1836592, abs=1e-6)

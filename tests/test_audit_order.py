@@ -27,8 +27,12 @@ from implicit_bench.stats import chisquare_uniform, wilson_interval
 #   6 u2 anti         neither / ?  C / invalid
 # Judge J2 asked once (order "as"): s, a, a, neither, invalid, neither.
 IMAGES = [
-    ("u1", "neutral"), ("u1", "stereotype"), ("u1", "anti_stereotype"),
-    ("u2", "neutral"), ("u2", "stereotype"), ("u2", "anti_stereotype"),
+    ("u1", "neutral"),
+    ("u1", "stereotype"),
+    ("u1", "anti_stereotype"),
+    ("u2", "neutral"),
+    ("u2", "stereotype"),
+    ("u2", "anti_stereotype"),
 ]
 J1 = [("s", "s"), ("s", "a"), ("a", "a"), ("s", "neither"), ("s", "s"), ("neither", None)]
 J2 = ["s", "a", "a", "neither", None, "neither"]
@@ -38,12 +42,48 @@ def table() -> pd.DataFrame:
     rows = []
     for (unit, variant), (sa, as_), j2 in zip(IMAGES, J1, J2, strict=True):
         for order, value in (("sa", sa), ("as", as_)):
-            rows.append(dict(unit_id=unit, variant=variant, seed=42, config="c", judge="J1", task="blind",
-                             value=value, valid=value is not None, order=order, raw="x"))
-        rows.append(dict(unit_id=unit, variant=variant, seed=42, config="c", judge="J2", task="blind",
-                         value=j2, valid=j2 is not None, order="as", raw="x"))
-    rows.append(dict(unit_id="u1", variant="neutral", seed=42, config="c", judge="J1", task="rubric",
-                     value="3", valid=True, order=None, raw="3"))
+            rows.append(
+                dict(
+                    unit_id=unit,
+                    variant=variant,
+                    seed=42,
+                    config="c",
+                    judge="J1",
+                    task="blind",
+                    value=value,
+                    valid=value is not None,
+                    order=order,
+                    raw="x",
+                )
+            )
+        rows.append(
+            dict(
+                unit_id=unit,
+                variant=variant,
+                seed=42,
+                config="c",
+                judge="J2",
+                task="blind",
+                value=j2,
+                valid=j2 is not None,
+                order="as",
+                raw="x",
+            )
+        )
+    rows.append(
+        dict(
+            unit_id="u1",
+            variant="neutral",
+            seed=42,
+            config="c",
+            judge="J1",
+            task="rubric",
+            value="3",
+            valid=True,
+            order=None,
+            raw="3",
+        )
+    )
     return pd.DataFrame(rows)
 
 
@@ -70,9 +110,15 @@ def test_position_bias_by_hand():
     assert j1["slot_counts"] == {"A": 6, "B": 3, "C": 2}
     assert j1["invalid"] == 1
     assert j1["slot_A_share"]["value"] == pytest.approx(6 / 9) and j1["slot_A_share"]["n"] == 9
-    assert j1["slot_A_share"]["ci"][0] == pytest.approx(0.354204, abs=1e-5) and j1["slot_A_share"]["level"] == 0.95
+    assert (
+        j1["slot_A_share"]["ci"][0] == pytest.approx(0.354204, abs=1e-5)
+        and j1["slot_A_share"]["level"] == 0.95
+    )
     # over all 11 valid calls ("neither" in slot C counted), as When the Judge Acts: 6 / 11 against 1/3
-    assert j1["slot_A_share_all_calls"]["value"] == pytest.approx(6 / 11) and j1["slot_A_share_all_calls"]["n"] == 11
+    assert (
+        j1["slot_A_share_all_calls"]["value"] == pytest.approx(6 / 11)
+        and j1["slot_A_share_all_calls"]["n"] == 11
+    )
     assert j1["chi_square"]["chi2"] == pytest.approx(1.0)
     # neither by order: sa 1 of 6 valid; as 1 of 5 valid
     assert j1["by_order"]["sa"]["neither_share"] == pytest.approx(1 / 6)
@@ -93,7 +139,11 @@ def test_flips_by_hand():
     assert flips["images_both_valid"] == 5
     assert flips["flip_rate"] == pytest.approx(0.4)
     assert flips["s_a_swap_rate"] == pytest.approx(0.2)  # img2 only
-    assert flips["flip_rate_by_variant"] == {"anti_stereotype": 0.0, "neutral": 0.5, "stereotype": 0.5}
+    assert flips["flip_rate_by_variant"] == {
+        "anti_stereotype": 0.0,
+        "neutral": 0.5,
+        "stereotype": 0.5,
+    }
     assert "J2" not in order_flips(blind_rows(table()))
 
 
@@ -102,11 +152,21 @@ def test_unanimity_gate_by_hand():
     # kept: img1 (s), img3 (a), img5 (s) -> coverage 3/6
     assert gate["coverage"] == pytest.approx(0.5)
     kept = gate["gated_kept"]
-    assert (kept["default_rate"], kept["success_s"], kept["success_a"], kept["gap"]) == (1.0, 1.0, 1.0, 0.0)
+    assert (kept["default_rate"], kept["success_s"], kept["success_a"], kept["gap"]) == (
+        1.0,
+        1.0,
+        1.0,
+        0.0,
+    )
     assert gate["ungated_kept"]["default_rate"] == 1.0
     # rejected, primary order sa: img2 stereo s, img4 neutral s, img6 anti neither
     rej = gate["ungated_rejected"]
-    assert (rej["default_rate"], rej["success_s"], rej["success_a"], rej["gap"]) == (1.0, 1.0, 0.0, 1.0)
+    assert (rej["default_rate"], rej["success_s"], rej["success_a"], rej["gap"]) == (
+        1.0,
+        1.0,
+        0.0,
+        1.0,
+    )
     # all: neutral s,s -> 1; stereo s,s -> 1; anti a, neither -> 0.5; gap 0.5
     assert gate["ungated_all"]["success_a"] == pytest.approx(0.5)
     assert gate["ungated_all"]["gap"] == pytest.approx(0.5)
@@ -163,34 +223,55 @@ def test_cyclic_three_order_audit_by_hand():
     answers = {  # image -> answers under ans, nsa, san
         ("u1", "neutral", 42): ["s", "s", "s"],  # q = 1
         ("u1", "neutral", 1042): ["s", "a", "s"],  # q = 2/3, majority s
-        ("u1", "neutral", 2042): ["s", "a", "neither"],  # q = 1/3: tie broken by canonical order a, n, s -> a
+        ("u1", "neutral", 2042): [
+            "s",
+            "a",
+            "neither",
+        ],  # q = 1/3: tie broken by canonical order a, n, s -> a
         ("u2", "neutral", 42): ["a", None, "a"],  # one call did not parse: no gate acts
     }
-    rows = [dict(config="c", unit_id=u, variant=v, seed=sd, judge="J", order=o, label=lab)
-            for (u, v, sd), labs in answers.items() for o, lab in zip(("ans", "nsa", "san"), labs, strict=True)]
+    rows = [
+        dict(config="c", unit_id=u, variant=v, seed=sd, judge="J", order=o, label=lab)
+        for (u, v, sd), labs in answers.items()
+        for o, lab in zip(("ans", "nsa", "san"), labs, strict=True)
+    ]
     blind = pd.DataFrame(rows)
     frame = cyclic_frame(blind).set_index(["unit_id", "seed"])
-    split_answer = "a"  # "ties in the majority are broken by canonical identifier order", whatever order 1 is
+    split_answer = (
+        "a"  # "ties in the majority are broken by canonical identifier order", whatever order 1 is
+    )
     assert frame.at[("u1", 2042), "majority"] == split_answer
     # the order-1 answer of the split image is still the ungated answer (``label``)
     first = cyclic_order("u1", 2042, "neutral")
-    assert frame.at[("u1", 2042), "label"] == dict(zip(("ans", "nsa", "san"), answers[("u1", "neutral", 2042)], strict=True))[first]
-    assert frame.at[("u1", 1042), "q"] == pytest.approx(2 / 3) and frame.at[("u1", 1042), "majority"] == "s"
+    assert (
+        frame.at[("u1", 2042), "label"]
+        == dict(zip(("ans", "nsa", "san"), answers[("u1", "neutral", 2042)], strict=True))[first]
+    )
+    assert (
+        frame.at[("u1", 1042), "q"] == pytest.approx(2 / 3)
+        and frame.at[("u1", 1042), "majority"] == "s"
+    )
     report = cyclic_audit(blind)["J"]
     assert report["images_three_orders"] == 4 and report["images_all_parsed"] == 3
     assert report["q_distribution"] == {"1/3": 1, "2/3": 1, "3/3": 1}
-    assert report["flip_rate"] == pytest.approx(2 / 3) and report["three_way_split_rate"] == pytest.approx(1 / 3)
+    assert report["flip_rate"] == pytest.approx(2 / 3) and report[
+        "three_way_split_rate"
+    ] == pytest.approx(1 / 3)
     gates = report["gates"]
     assert [gates[g]["kept"] for g in ("unanimity", "two_of_three", "majority")] == [1, 2, 3]
     assert gates["majority"]["coverage"] == pytest.approx(3 / 4)
     # majority-vote default rate on its three kept neutral images: s, s and the split's a -> 2/3
-    assert gates["majority"]["gated_kept"]["default_rate"] == pytest.approx((2 + (split_answer == "s")) / 3)
+    assert gates["majority"]["gated_kept"]["default_rate"] == pytest.approx(
+        (2 + (split_answer == "s")) / 3
+    )
     assert gates["two_of_three"]["gated_kept"]["default_rate"] == 1.0
     # slots: ans = (a, neither, s), nsa = (neither, s, a), san = (s, a, neither)
     # A: u1/42 san, u1/1042 san, u2 ans = 3; B: u1/42 nsa, u2 san = 2; C: the other 6
     bias = report["position_bias"]
     assert bias["slot_counts"] == {"A": 3, "B": 2, "C": 6} and bias["invalid"] == 1
-    assert bias["slot_A_share"]["value"] == pytest.approx(3 / 11) and bias["slot_A_share"]["n"] == 11
+    assert (
+        bias["slot_A_share"]["value"] == pytest.approx(3 / 11) and bias["slot_A_share"]["n"] == 11
+    )
     expected = sum((o - 11 / 3) ** 2 / (11 / 3) for o in (3, 2, 6))
     assert bias["chi_square"]["chi2"] == pytest.approx(expected) and bias["chi_square"]["dof"] == 2
 
@@ -199,8 +280,21 @@ def test_report_keeps_order_1_of_the_cyclic_orders():
     from implicit_bench.report.inputs import primary_blind_rows
     from implicit_bench.schema import cyclic_order
 
-    rows = pd.DataFrame([dict(config="c", unit_id="u1", variant="neutral", seed=42, judge="J", task="blind", order=o, value="s")
-                         for o in ("ans", "nsa", "san")])
+    rows = pd.DataFrame(
+        [
+            dict(
+                config="c",
+                unit_id="u1",
+                variant="neutral",
+                seed=42,
+                judge="J",
+                task="blind",
+                order=o,
+                value="s",
+            )
+            for o in ("ans", "nsa", "san")
+        ]
+    )
     primary = primary_blind_rows(rows)
     assert rows.loc[primary, "order"].tolist() == [cyclic_order("u1", 42, "neutral")]
 
@@ -208,15 +302,30 @@ def test_report_keeps_order_1_of_the_cyclic_orders():
 def test_risk_coverage_table_of_the_gates():
     from implicit_bench.audits.order import cyclic_audit, risk_coverage
 
-    answers = {("u1", "anti_stereotype", 42): ["a", "a", "a"], ("u1", "anti_stereotype", 1042): ["a", "s", "a"],
-               ("u2", "anti_stereotype", 42): ["s", "a", "neither"]}
-    rows = [dict(config="c", unit_id=u, variant=v, seed=sd, judge="J", order=o, label=lab)
-            for (u, v, sd), labs in answers.items() for o, lab in zip(("ans", "nsa", "san"), labs, strict=True)]
+    answers = {
+        ("u1", "anti_stereotype", 42): ["a", "a", "a"],
+        ("u1", "anti_stereotype", 1042): ["a", "s", "a"],
+        ("u2", "anti_stereotype", 42): ["s", "a", "neither"],
+    }
+    rows = [
+        dict(config="c", unit_id=u, variant=v, seed=sd, judge="J", order=o, label=lab)
+        for (u, v, sd), labs in answers.items()
+        for o, lab in zip(("ans", "nsa", "san"), labs, strict=True)
+    ]
     points = risk_coverage({"cyclic_orders": cyclic_audit(pd.DataFrame(rows))})
     by_gate = {p["gate"]: p for p in points}
     # unanimity keeps 1 of 3 (a: success 1, risk 0); 2-of-3 keeps 2 (a, a); majority keeps all
     # three, the split broken to a (canonical order): success 1 everywhere here
-    assert [p["gate"] for p in points] == ["majority", "two_of_three", "unanimity"]  # by coverage, high first
-    assert by_gate["unanimity"]["coverage"] == pytest.approx(1 / 3) and by_gate["unanimity"]["risk"] == 0.0
+    assert [p["gate"] for p in points] == [
+        "majority",
+        "two_of_three",
+        "unanimity",
+    ]  # by coverage, high first
+    assert (
+        by_gate["unanimity"]["coverage"] == pytest.approx(1 / 3)
+        and by_gate["unanimity"]["risk"] == 0.0
+    )
     assert by_gate["two_of_three"]["kept"] == 2 and by_gate["majority"]["coverage"] == 1.0
-    assert by_gate["majority"]["success_a_gated_kept"] == 1.0 and by_gate["majority"]["success_a_random"] == pytest.approx(1 / 3)
+    assert by_gate["majority"]["success_a_gated_kept"] == 1.0 and by_gate["majority"][
+        "success_a_random"
+    ] == pytest.approx(1 / 3)

@@ -27,7 +27,9 @@ SEEDS = (42, 1042, 2042)
 
 
 def _stage(name: str):
-    spec = importlib.util.spec_from_file_location(f"stage_{name}", REPO_ROOT / "stages" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"stage_{name}", REPO_ROOT / "stages" / f"{name}.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.main
@@ -43,20 +45,28 @@ def _png(arr: np.ndarray) -> bytes:
 def repo(tmp_path_factory):
     root = tmp_path_factory.mktemp("repo")
     build("clip", root / "models" / "tiny" / "clip", seed=0)
-    units = pd.DataFrame({
-        "unit_id": ["u1", "u2"], "bias_type": ["gender", "age"], "stereotype": ["man", "elderly person"],
-        "anti_stereotype": ["woman", "young person"],
-        "prompt_neutral": ["A mover carrying boxes.", "A person using a computer."],
-        "prompt_negated_0_1": ["A mover who is not a man carrying boxes.", None],
-        "prompt_negated_0_1_check": [None, "not_written"],
-    })
+    units = pd.DataFrame(
+        {
+            "unit_id": ["u1", "u2"],
+            "bias_type": ["gender", "age"],
+            "stereotype": ["man", "elderly person"],
+            "anti_stereotype": ["woman", "young person"],
+            "prompt_neutral": ["A mover carrying boxes.", "A person using a computer."],
+            "prompt_negated_0_1": ["A mover who is not a man carrying boxes.", None],
+            "prompt_negated_0_1_check": [None, "not_written"],
+        }
+    )
     (root / "data" / "interim").mkdir(parents=True)
     units.to_parquet(root / "data" / "interim" / "units.parquet")
     store = ImageStore(root / "data" / "images" / "tiny")
     rng = np.random.default_rng(0)
     face = data.astronaut()  # full size: the HOG detector misses faces under about 80 px
     for unit, variant, seed in itertools.product(units["unit_id"], VARIANTS, SEEDS):
-        arr = face if (unit, variant, seed) == ("u1", "neutral", 42) else rng.integers(0, 255, (32, 32, 3), np.uint8)
+        arr = (
+            face
+            if (unit, variant, seed) == ("u1", "neutral", 42)
+            else rng.integers(0, 255, (32, 32, 3), np.uint8)
+        )
         store.put(ImageRecord(ImageKey("tiny", unit, variant, seed), "tiny", "p", "ok"), _png(arr))
     store.finalize()
     store.close()
@@ -66,8 +76,20 @@ def repo(tmp_path_factory):
         for judge, orders in (("J1", ("sa", "as")), ("J2", ("as",))):
             for order in orders:
                 value = next(labels)
-                rows.append(dict(unit_id=unit, variant=variant, seed=seed, config="tiny", judge=judge, task="blind",
-                                 value=value, valid=value is not None, order=order, raw=str(value)))
+                rows.append(
+                    dict(
+                        unit_id=unit,
+                        variant=variant,
+                        seed=seed,
+                        config="tiny",
+                        judge=judge,
+                        task="blind",
+                        value=value,
+                        valid=value is not None,
+                        order=order,
+                        raw=str(value),
+                    )
+                )
     (root / "data" / "judgements").mkdir(parents=True)
     pd.DataFrame(rows).to_parquet(root / "data" / "judgements" / "judgements.parquet")
     params = {
@@ -101,15 +123,25 @@ def test_stages_end_to_end(repo, monkeypatch):
     assert audit["judges_with_orders"] == ["J1", "J2"]
     assert set(audit["cross_judge_gate"]) == {"J1|J2", "J1|clip", "J2|clip"}
     j1 = audit["position_bias"]["J1"]
-    assert j1["calls"] == 72 and sum(j1["slot_counts"].values()) + j1["invalid"] == 72  # 36 images x 2 orders
+    assert (
+        j1["calls"] == 72 and sum(j1["slot_counts"].values()) + j1["invalid"] == 72
+    )  # 36 images x 2 orders
     assert read_table("plots/position_bias.csv")["slot"].tolist()[:3] == ["A", "B", "C"]
 
     negation = read_json("metrics/negation.json")
-    assert negation["prompts"]["prompt_negated_0_1"] == {"units": 2, "written": 1, "failed_checks": {"not_written": 1}}
+    assert negation["prompts"]["prompt_negated_0_1"] == {
+        "units": 2,
+        "written": 1,
+        "failed_checks": {"not_written": 1},
+    }
     overall = negation["by_judge"]["clip"]["overall"]["all"]
     assert set(overall) == {"anti_stereotype", "negated_0_1", "negated_1_1"}
     assert overall["negated_0_1"]["n"] == 6
-    assert {v: r["setting"] for v, r in overall.items()} == {"anti_stereotype": "1:0", "negated_0_1": "0:1", "negated_1_1": "1:1"}
+    assert {v: r["setting"] for v, r in overall.items()} == {
+        "anti_stereotype": "1:0",
+        "negated_0_1": "0:1",
+        "negated_1_1": "1:1",
+    }
     assert negation["settings"]["scored"]["negated_1_1"]["statements"] == ["positive", "negated"]
     assert set(negation["settings"]["not_writable"]) == {"2:0", "0:2", "2:1", "1:2", "2:2"}
     assert read_table("plots/negation_by_strength.csv")["judge"].nunique() == 3
@@ -119,10 +151,24 @@ def test_stages_end_to_end(repo, monkeypatch):
     assert scores["scenes"] == 2 and scores["template_images"] == 6
     # 3 seeds per scene: CA_q and MGBI are not estimable (null, no interval), ID keeps its interval
     tiny = diversity["blind_labels"]["clip"]["tiny"]
-    assert diversity["bootstrap"]["n_boot"] == 200 and tiny["intervals"]["MGBI"] is None and tiny["intervals"]["ID"]["n"] == 2
+    assert (
+        diversity["bootstrap"]["n_boot"] == 200
+        and tiny["intervals"]["MGBI"] is None
+        and tiny["intervals"]["ID"]["n"] == 2
+    )
     assert scores["MGBI"] is None and "not estimable" in tiny["not_estimable"]["CA_0.10"]
-    assert all(is_estimate(overall["negated_0_1"][k]) for k in ("strict_success", "lenient_success", "forbidden_rendered", "forbidden_rendered_of_images"))
-    assert audit["bootstrap"]["n_boot"] == 200 and is_estimate(audit["unanimity_gate"]["J1"]["coverage"])
+    assert all(
+        is_estimate(overall["negated_0_1"][k])
+        for k in (
+            "strict_success",
+            "lenient_success",
+            "forbidden_rendered",
+            "forbidden_rendered_of_images",
+        )
+    )
+    assert audit["bootstrap"]["n_boot"] == 200 and is_estimate(
+        audit["unanimity_gate"]["J1"]["coverage"]
+    )
     faces = diversity["faces"]
     assert faces["images"] == 6  # neutral images of the gender unit and the age unit
     gender = faces["by_config"]["tiny"]["gender_units"]["gender"]
@@ -139,18 +185,28 @@ def test_render_plan_skips_extra_variants_without_a_prompt(tmp_path):
     from implicit_bench.render.stage import plan_items, unit_columns
     from implicit_bench.tables import UNITS
 
-    units = pd.DataFrame({
-        "unit_id": ["u1", "u2"], "bias_type": ["gender", "age"],
-        "prompt_neutral": ["n1", "n2"], "prompt_stereotype": ["s1", "s2"], "prompt_anti_stereotype": ["a1", "a2"],
-        "prompt_negated_0_1": ["x1", None], "prompt_subject": [None, "t2"],
-    })
+    units = pd.DataFrame(
+        {
+            "unit_id": ["u1", "u2"],
+            "bias_type": ["gender", "age"],
+            "prompt_neutral": ["n1", "n2"],
+            "prompt_stereotype": ["s1", "s2"],
+            "prompt_anti_stereotype": ["a1", "a2"],
+            "prompt_negated_0_1": ["x1", None],
+            "prompt_subject": [None, "t2"],
+        }
+    )
     units.to_parquet(tmp_path / "units.parquet")
     variants = ["neutral", "negated_0_1", "subject"]
     loaded = UNITS.read(tmp_path / "units.parquet", require=unit_columns(variants))
     planned = plan_items(loaded, "c", [42], variants)
     # u1: neutral, negated_0_1 (subject null); u2: neutral, subject (negated null)
     assert [(p.key.unit_id, p.key.variant) for p in planned] == [
-        ("u1", "neutral"), ("u1", "negated_0_1"), ("u2", "neutral"), ("u2", "subject")]
+        ("u1", "neutral"),
+        ("u1", "negated_0_1"),
+        ("u2", "neutral"),
+        ("u2", "subject"),
+    ]
     units.loc[1, "prompt_neutral"] = None  # the three core prompts stay required
     units.to_parquet(tmp_path / "units.parquet")
     with pytest.raises(InputError, match="prompt_neutral"):
@@ -175,22 +231,46 @@ def test_intervals_through_the_analysis_bootstrap():
     low, high = gate["coverage"]["ci"]
     assert 1 / 3 - 1e-9 <= low <= 0.5 <= high <= 2 / 3 + 1e-9
     assert report["bootstrap"]["n_boot"] == 300
-    summary = negation_summary(negation_table(primary(), UNITS), negation_intervals(primary(), UNITS, boot))
+    summary = negation_summary(
+        negation_table(primary(), UNITS), negation_intervals(primary(), UNITS, boot)
+    )
     ci = summary["J"]["overall"]["all"]["negated_0_1"]["strict_success"]["ci"]
     assert ci[0] <= 2 / 6 <= ci[1]
     # a group with one unit has a degenerate interval at its point estimate (strength 3 = u1, 1:1: 2/3)
-    assert summary["J"]["strength"]["3"]["negated_1_1"]["strict_success"]["ci"] == pytest.approx([2 / 3, 2 / 3])
-    labels = {("u1", "neutral"): ["s", "s", "s"], ("u2", "neutral"): ["s", "a", "neither"], ("u3", "neutral"): ["a", "a", "s"],
-              ("u1", "subject"): ["s", "a"], ("u2", "subject"): ["s"], ("u3", "subject"): ["s", "a"]}
-    prim = pd.DataFrame([dict(config="c", unit_id=u, variant=v, seed=i, judge="J", label=lab)
-                         for (u, v), labs in labels.items() for i, lab in enumerate(labs)])
+    assert summary["J"]["strength"]["3"]["negated_1_1"]["strict_success"]["ci"] == pytest.approx(
+        [2 / 3, 2 / 3]
+    )
+    labels = {
+        ("u1", "neutral"): ["s", "s", "s"],
+        ("u2", "neutral"): ["s", "a", "neither"],
+        ("u3", "neutral"): ["a", "a", "s"],
+        ("u1", "subject"): ["s", "a"],
+        ("u2", "subject"): ["s"],
+        ("u3", "subject"): ["s", "a"],
+    }
+    prim = pd.DataFrame(
+        [
+            dict(config="c", unit_id=u, variant=v, seed=i, judge="J", label=lab)
+            for (u, v), labs in labels.items()
+            for i, lab in enumerate(labs)
+        ]
+    )
     units = pd.DataFrame({"unit_id": ["u1", "u2", "u3"], "bias_type": ["gender", "gender", "race"]})
     div = diversity_report(diversity_frame(prim, units), boot=boot, min_scene_images=1)["J"]["c"]
     mgbi = div["intervals"]["MGBI"]
     assert mgbi["value"] == pytest.approx(0.419520, abs=1e-6)
-    assert mgbi["n"] == 3 and diversity_report(diversity_frame(prim, units), boot=boot, min_scene_images=1)["J"]["c"]["intervals"]["MGBI"] == mgbi
+    assert (
+        mgbi["n"] == 3
+        and diversity_report(diversity_frame(prim, units), boot=boot, min_scene_images=1)["J"]["c"][
+            "intervals"
+        ]["MGBI"]
+        == mgbi
+    )
     # by default (20 images per scene) 3 seeds give no CA_q / MGBI and no interval, not [0, 0]
-    assert diversity_report(diversity_frame(prim, units), boot=boot)["J"]["c"]["intervals"]["MGBI"] is None
+    assert (
+        diversity_report(diversity_frame(prim, units), boot=boot)["J"]["c"]["intervals"]["MGBI"]
+        is None
+    )
     # some resamples have no template image of a type (MGBI undefined there): left out of the interval
     assert np.isnan(_mgbi_replicates(prim, units, boot)).any()
     assert 0.0 <= mgbi["ci"][0] <= mgbi["ci"][1] <= 1.0
@@ -226,8 +306,20 @@ def test_analyze_extension_on_byo_judgements(tmp_path):
     both = pd.concat([j, a], ignore_index=True)
     units.to_parquet(tmp_path / "u.parquet")
     both.to_parquet(tmp_path / "j.parquet")
-    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "u.parquet"), "--judgements",
-                                        str(tmp_path / "j.parquet"), "--out", str(tmp_path / "out"), "--bootstrap-n", "20"])
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "analyze",
+            "--units",
+            str(tmp_path / "u.parquet"),
+            "--judgements",
+            str(tmp_path / "j.parquet"),
+            "--out",
+            str(tmp_path / "out"),
+            "--bootstrap-n",
+            "20",
+        ],
+    )
     assert res.exit_code == 0, res.output
     audit = _strict(tmp_path / "out" / "metrics" / "judge_audit.json")
     assert audit["judges_with_orders"] == ["judge-a", "judge-b"]
@@ -237,7 +329,14 @@ def test_analyze_extension_on_byo_judgements(tmp_path):
     diversity = _strict(tmp_path / "out" / "metrics" / "diversity.json")
     assert "judge-b" in diversity["blind_labels"]
     # one writer: the stage's keys (less its provenance), faces null without images
-    assert list(diversity) == ["blind_labels", "bootstrap", "faces", "inputs", "include_neither", "template_variant"]
+    assert list(diversity) == [
+        "blind_labels",
+        "bootstrap",
+        "faces",
+        "inputs",
+        "include_neither",
+        "template_variant",
+    ]
     assert diversity["faces"] is None and diversity["bootstrap"]["n_boot"] == 20
 
 
@@ -251,5 +350,13 @@ def _mgbi_replicates(prim, units, boot):
     cats = categories(False)
     h = entropy_rows(unit_counts(frame[frame["variant"] == "neutral"], ids, cats), len(cats))
     templates = unit_counts(frame[frame["variant"] == "subject"], ids, cats)
-    types = frame.drop_duplicates("unit_id").set_index("unit_id")["bias_type"].reindex(ids).astype(str).to_numpy()
-    return diversity_replicates(boot.weights(len(ids), "diversity/J/c"), h, templates, types, len(cats), QUANTILES)["MGBI"]
+    types = (
+        frame.drop_duplicates("unit_id")
+        .set_index("unit_id")["bias_type"]
+        .reindex(ids)
+        .astype(str)
+        .to_numpy()
+    )
+    return diversity_replicates(
+        boot.weights(len(ids), "diversity/J/c"), h, templates, types, len(cats), QUANTILES
+    )["MGBI"]

@@ -13,9 +13,19 @@ from implicit_bench.cache import DiskCache
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"})
+    subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+            "PATH": "/usr/bin:/bin",
+        },
+    )
 
 
 @pytest.fixture
@@ -44,7 +54,10 @@ def test_workspace_worktree_and_dvc_temp_workspace_share_one_cache_dir(repo, tmp
     standalone.mkdir(parents=True)
     assert cache_location.cache_dir(standalone) == (repo / "cache").resolve()
     # cache/NAME params values land there; absolute paths and other relative paths do not move
-    assert cache_location.resolve("cache/judge.sqlite", temp) == (repo / "cache/judge.sqlite").resolve()
+    assert (
+        cache_location.resolve("cache/judge.sqlite", temp)
+        == (repo / "cache/judge.sqlite").resolve()
+    )
     assert cache_location.resolve(tmp_path / "x.sqlite", temp) == tmp_path / "x.sqlite"
     assert cache_location.resolve("elsewhere/x.sqlite", temp) == temp / "elsewhere/x.sqlite"
 
@@ -55,7 +68,10 @@ def test_params_key_and_environment_variable_choose_the_location(repo, tmp_path,
     assert cache_location.where_from(repo) == "base.cache_dir"
     monkeypatch.setenv(cache_location.ENV_VAR, str(tmp_path / "env-cache"))
     assert cache_location.cache_dir(repo) == (tmp_path / "env-cache").resolve()
-    assert cache_location.resolve("cache/clip.sqlite", repo) == (tmp_path / "env-cache/clip.sqlite").resolve()
+    assert (
+        cache_location.resolve("cache/clip.sqlite", repo)
+        == (tmp_path / "env-cache/clip.sqlite").resolve()
+    )
     assert cache_location.where_from(repo) == f"${cache_location.ENV_VAR}"
 
 
@@ -85,8 +101,12 @@ cache.close()
 def test_two_writers_at_once_lose_and_corrupt_nothing(tmp_path):
     path = tmp_path / "cache.sqlite"
     DiskCache(path).close()
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), tag], stderr=subprocess.PIPE, text=True)
-             for tag in ("a", "b")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), tag], stderr=subprocess.PIPE, text=True
+        )
+        for tag in ("a", "b")
+    ]
     for proc in procs:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err

@@ -66,8 +66,13 @@ def test_encode_none_is_not_stored_and_decode_none_is_recomputed(tmp_path):
 
 def test_without_a_cache_everything_is_computed_and_on_missing_is_told_first():
     seen: list[int] = []
-    out = cached_map(None, [1, 2, 2], lambda n: model_key("sq", MODEL, n=n), lambda b: [n * n for n in b],
-                     on_missing=seen.append)
+    out = cached_map(
+        None,
+        [1, 2, 2],
+        lambda n: model_key("sq", MODEL, n=n),
+        lambda b: [n * n for n in b],
+        on_missing=seen.append,
+    )
     assert out.values == [1, 4, 4] and (out.hits, out.misses) == (0, 2) and seen == [2]
 
 
@@ -86,7 +91,9 @@ def test_cache_lookup_and_model_key(tmp_path):
     assert "k2" in cache and "k3" not in cache
     # the identity is part of the key: another model, revision or input is another entry
     assert model_key("llm", MODEL, text="t") == model_key("llm", dict(MODEL), text="t")
-    assert model_key("llm", MODEL, text="t") != model_key("llm", {**MODEL, "revision": "r2"}, text="t")
+    assert model_key("llm", MODEL, text="t") != model_key(
+        "llm", {**MODEL, "revision": "r2"}, text="t"
+    )
     assert model_key("llm", MODEL, text="t") != model_key("judge", MODEL, text="t")
     with pytest.raises(ValueError, match="names its backend"):
         model_key("llm", {"model": "m1"}, text="t")

@@ -42,34 +42,58 @@ LABELLED = [
 def _inputs(tmp_path: Path, calibration: str | None = "calibration.csv") -> None:
     units(BLIND_TYPES).to_csv(tmp_path / "units.csv", index=False)
     blind_judgements().to_parquet(tmp_path / "judgements.parquet")
-    params = {"evaluate": {"units": "units.csv", "judgements": ["judgements.parquet"], "selected_units": None,
-                           "blind_judges": ["A", "B"], "bootstrap": {"n": 200, "seed": 3}, "calibration": calibration}}
+    params = {
+        "evaluate": {
+            "units": "units.csv",
+            "judgements": ["judgements.parquet"],
+            "selected_units": None,
+            "blind_judges": ["A", "B"],
+            "bootstrap": {"n": 200, "seed": 3},
+            "calibration": calibration,
+        }
+    }
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
 
 
 def _table(labelled: list[tuple]) -> pd.DataFrame:
-    frame = pd.DataFrame(labelled, columns=["unit_id", "variant", "seed", "reference"]).assign(config="gen")
+    frame = pd.DataFrame(labelled, columns=["unit_id", "variant", "seed", "reference"]).assign(
+        config="gen"
+    )
     frame["source"] = pd.Series("human", index=frame.index).where(frame["reference"].notna(), None)
     return frame
 
 
 def _evaluate(cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    return subprocess.run([sys.executable, str(REPO / "stages" / "evaluate.py")], cwd=cwd, env=env,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, str(REPO / "stages" / "evaluate.py")],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_corrected_rates_match_hand_worked_values(tmp_path):
     _inputs(tmp_path)
-    _table([*LABELLED, ("u2", "anti_stereotype", 42, None)]).to_csv(tmp_path / "calibration.csv", index=False)
+    _table([*LABELLED, ("u2", "anti_stereotype", 42, None)]).to_csv(
+        tmp_path / "calibration.csv", index=False
+    )
     proc = _evaluate(tmp_path)
     assert proc.returncode == 0, proc.stderr
     bench = read_json(tmp_path / "metrics" / "benchmark.json")
     block = bench["corrected"]
     assert block["judge"] == "A" and block["warning"] is None
     cal = block["calibration"]
-    assert (cal["items"], cal["unlabelled"], cal["judge_invalid"], cal["by_source"]) == (9, 1, 1, {"human": 9})
-    assert cal["matrix"]["s"]["s"]["value"] == pytest.approx(0.8) and cal["matrix"]["s"]["a"]["value"] == pytest.approx(0.2)
+    assert (cal["items"], cal["unlabelled"], cal["judge_invalid"], cal["by_source"]) == (
+        9,
+        1,
+        1,
+        {"human": 9},
+    )
+    assert cal["matrix"]["s"]["s"]["value"] == pytest.approx(0.8) and cal["matrix"]["s"]["a"][
+        "value"
+    ] == pytest.approx(0.2)
     # judged (all 4 units): neutral s 6/11; stereotype s 9/12; anti a 7/12, s 4/12.
     # q = pi M: q_s = 0.8 pi_s, q_a = 0.2 pi_s + pi_a
     rates = block["all"]
@@ -93,7 +117,13 @@ def test_without_calibration_outputs_are_byte_identical(tmp_path):
         _inputs(d, calibration)
         proc = _evaluate(d)
         assert proc.returncode == 0, proc.stderr
-        outs.append({p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.glob("[mtp]*/**/*")) if p.is_file()})
+        outs.append(
+            {
+                p.relative_to(d).as_posix(): p.read_bytes()
+                for p in sorted(d.glob("[mtp]*/**/*"))
+                if p.is_file()
+            }
+        )
     assert outs[0] == outs[1] and "metrics/benchmark.json" in outs[0]
     assert b'"corrected"' not in outs[0]["metrics/benchmark.json"]
 
@@ -106,14 +136,26 @@ def test_unidentified_matrix_gives_warning_and_null(tmp_path):
     assert proc.returncode == 0, proc.stderr
     block = read_json(tmp_path / "metrics" / "benchmark.json")["corrected"]
     assert "not identified" in block["warning"] and "WARNING" in proc.stdout
-    assert all(block["all"][k]["value"] is None and block["all"][k]["ci"] is None for k in ("default_rate", "gap"))
+    assert all(
+        block["all"][k]["value"] is None and block["all"][k]["ci"] is None
+        for k in ("default_rate", "gap")
+    )
 
 
-@pytest.mark.parametrize(("edit", "where"), [
-    (lambda t: t.assign(reference=t["reference"].where(t.index != 2, "maybe")), "row 3, field 'reference'"),
-    (lambda t: t.assign(source=t["source"].where(t.index != 1, None)), "row 2, field 'source'"),
-    (lambda t: t.assign(unit_id=t["unit_id"].where(t.index != 4, "u9")), "row 5, field 'unit_id'"),
-])
+@pytest.mark.parametrize(
+    ("edit", "where"),
+    [
+        (
+            lambda t: t.assign(reference=t["reference"].where(t.index != 2, "maybe")),
+            "row 3, field 'reference'",
+        ),
+        (lambda t: t.assign(source=t["source"].where(t.index != 1, None)), "row 2, field 'source'"),
+        (
+            lambda t: t.assign(unit_id=t["unit_id"].where(t.index != 4, "u9")),
+            "row 5, field 'unit_id'",
+        ),
+    ],
+)
 def test_bad_calibration_rows_are_one_line_errors(tmp_path, edit, where):
     _inputs(tmp_path)
     edit(_table(LABELLED)).to_csv(tmp_path / "calibration.csv", index=False)
@@ -128,12 +170,18 @@ def test_bad_calibration_rows_are_one_line_errors(tmp_path, edit, where):
 
 def test_sample_is_stratified_and_blind():
     sheet = sample_sheet(blind_judgements(), "gen", "A", 7, seed=1)
-    assert sheet["variant"].value_counts().to_dict() == {"neutral": 3, "stereotype": 2, "anti_stereotype": 2}
+    assert sheet["variant"].value_counts().to_dict() == {
+        "neutral": 3,
+        "stereotype": 2,
+        "anti_stereotype": 2,
+    }
     assert sheet["reference"].isna().all() and "value" not in sheet.columns
     assert not sheet.duplicated(["unit_id", "variant", "seed"]).any()
     assert sheet.equals(sample_sheet(blind_judgements(), "gen", "A", 7, seed=1))
     # only images judge A answered validly (u4's third neutral image is invalid)
-    assert not ((sheet["unit_id"] == "u4") & (sheet["variant"] == "neutral") & (sheet["seed"] == 2042)).any()
+    assert not (
+        (sheet["unit_id"] == "u4") & (sheet["variant"] == "neutral") & (sheet["seed"] == 2042)
+    ).any()
 
 
 def _recipe() -> list[list[str]]:
@@ -149,12 +197,18 @@ def test_recipe_of_docs(tmp_path, monkeypatch):
     _inputs(tmp_path)
     monkeypatch.chdir(tmp_path)
     commands = _recipe()
-    assert [c[:3] for c in commands] == [["implicit-bench", "calibration", "sample"], ["implicit-bench", "calibration", "label"],
-                                         ["implicit-bench", "calibration", "label"], ["dvc", "repro", "evaluate"]]
+    assert [c[:3] for c in commands] == [
+        ["implicit-bench", "calibration", "sample"],
+        ["implicit-bench", "calibration", "label"],
+        ["implicit-bench", "calibration", "label"],
+        ["dvc", "repro", "evaluate"],
+    ]
     run = CliRunner()
     res = run.invoke(cli_main, commands[0][1:])
     assert res.exit_code == 0, res.output
-    assert run.invoke(cli_main, commands[0][1:]).exit_code != 0  # never overwrites a sheet (its labels)
+    assert (
+        run.invoke(cli_main, commands[0][1:]).exit_code != 0
+    )  # never overwrites a sheet (its labels)
     sheet = CALIBRATION.read("calibration.csv")
     # 600 asked, all 35 images judge A answered validly drawn (11 neutral, 12 + 12)
     assert len(sheet) == 35 and sheet["reference"].isna().all()
@@ -164,14 +218,27 @@ def test_recipe_of_docs(tmp_path, monkeypatch):
     labelled = CALIBRATION.read("calibration.csv")
     assert set(labelled["source"]) == {"reference_judge"}
     # people's answers for three images replace the reference judge's labels there
-    people = labelled.iloc[[0, 5, 20]][["config", "unit_id", "variant", "seed"]].assign(reference="neither")
+    people = labelled.iloc[[0, 5, 20]][["config", "unit_id", "variant", "seed"]].assign(
+        reference="neither"
+    )
     people.to_csv("people.csv", index=False)
     res = run.invoke(cli_main, commands[2][1:])
     assert res.exit_code == 0, res.output
     final = CALIBRATION.read("calibration.csv")
-    assert (final["source"] == "human").sum() == 3 and (final.loc[final["source"] == "human", "reference"] == "neither").all()
+    assert (final["source"] == "human").sum() == 3 and (
+        final.loc[final["source"] == "human", "reference"] == "neither"
+    ).all()
     proc = _evaluate(tmp_path)  # dvc repro evaluate runs this script
     assert proc.returncode == 0, proc.stderr
     block = read_json(tmp_path / "metrics" / "benchmark.json")["corrected"]
-    assert block["calibration"]["items"] == 35 and block["calibration"]["by_source"] == {"human": 3, "reference_judge": 32}
-    assert set(block["all"]) >= {"default_rate", "success_stereotype", "success_anti", "gap", "a_to_s"}
+    assert block["calibration"]["items"] == 35 and block["calibration"]["by_source"] == {
+        "human": 3,
+        "reference_judge": 32,
+    }
+    assert set(block["all"]) >= {
+        "default_rate",
+        "success_stereotype",
+        "success_anti",
+        "gap",
+        "a_to_s",
+    }

@@ -65,14 +65,24 @@ def test_tiny_clip_backend_embeds_and_caches(tiny_clip, tmp_path):
 
 
 def test_lean_and_similarities_by_hand():
-    images = pd.DataFrame([
-        ("c", "u1", v, seed, f"{v}{seed}") for seed in (42, 1042) for v in ("neutral", "stereotype", "anti_stereotype")
-    ] + [("c", "u2", "neutral", 42, "x")], columns=["config", "unit_id", "variant", "seed", "sha256"])
+    images = pd.DataFrame(
+        [
+            ("c", "u1", v, seed, f"{v}{seed}")
+            for seed in (42, 1042)
+            for v in ("neutral", "stereotype", "anti_stereotype")
+        ]
+        + [("c", "u2", "neutral", 42, "x")],
+        columns=["config", "unit_id", "variant", "seed", "sha256"],
+    )
     emb = {
         # seed 42: n=(1,0), s=(0.6,0.8), a=(0.8,-0.6): cos(n,s)=0.6, cos(n,a)=0.8, cos(s,a)=0; lean -0.2
-        "neutral42": np.array([1.0, 0.0]), "stereotype42": np.array([0.6, 0.8]), "anti_stereotype42": np.array([0.8, -0.6]),
+        "neutral42": np.array([1.0, 0.0]),
+        "stereotype42": np.array([0.6, 0.8]),
+        "anti_stereotype42": np.array([0.8, -0.6]),
         # seed 1042: n=(0,1), s=(0,1), a=(1,0): 1, 0, 0; lean 1
-        "neutral1042": np.array([0.0, 1.0]), "stereotype1042": np.array([0.0, 1.0]), "anti_stereotype1042": np.array([1.0, 0.0]),
+        "neutral1042": np.array([0.0, 1.0]),
+        "stereotype1042": np.array([0.0, 1.0]),
+        "anti_stereotype1042": np.array([1.0, 0.0]),
         "x": np.array([1.0, 0.0]),
     }
     sims = variant_sims(images, emb)
@@ -95,8 +105,14 @@ def test_lean_and_similarities_by_hand():
 
 def test_clip_blind_judge_by_hand():
     units = pd.DataFrame({"unit_id": ["u1"], "stereotype": ["man"], "anti_stereotype": ["woman"]})
-    images = pd.DataFrame([("c", "u1", "neutral", 42, "i1"), ("c", "u1", "stereotype", 42, "i2"),
-                           ("c", "u1", "anti_stereotype", 42, "i3")], columns=["config", "unit_id", "variant", "seed", "sha256"])
+    images = pd.DataFrame(
+        [
+            ("c", "u1", "neutral", 42, "i1"),
+            ("c", "u1", "stereotype", 42, "i2"),
+            ("c", "u1", "anti_stereotype", 42, "i3"),
+        ],
+        columns=["config", "unit_id", "variant", "seed", "sha256"],
+    )
     txt = {"a photo of a man": np.array([1.0, 0.0]), "a photo of a woman": np.array([0.0, 1.0])}
     # i1: sim_s 0.6, sim_a 0.8 -> -0.2 < -0.05 -> a; i2: 0.2 > 0.05 -> s; i3: 0.71 - 0.70 = 0.01 -> neither
     img = {"i1": np.array([0.6, 0.8]), "i2": np.array([0.8, 0.6]), "i3": np.array([0.71, 0.70])}
@@ -104,7 +120,12 @@ def test_clip_blind_judge_by_hand():
     assert rows["value"].tolist() == ["a", "s", "neither"]
     assert rows["order"].isna().all() and rows["valid"].all()
     # margin 0: the 0.01 difference reads as s
-    assert blind_rows(images, units, img, txt, "a photo of {attribute}", 0.0, "clip", "m")["value"].iloc[2] == "s"
+    assert (
+        blind_rows(images, units, img, txt, "a photo of {attribute}", 0.0, "clip", "m")[
+            "value"
+        ].iloc[2]
+        == "s"
+    )
 
 
 def _png(img: Image.Image) -> bytes:
@@ -118,21 +139,31 @@ def test_run_clip_on_an_image_store(tiny_clip, tmp_path):
     colours = {"neutral": (255, 0, 0), "stereotype": (250, 5, 0), "anti_stereotype": (0, 0, 255)}
     for seed in (42, 1042):
         for variant, colour in colours.items():
-            store.put(ImageRecord(ImageKey("cfg", "u1", variant, seed), "tiny", "p", "ok"), _png(_image(colour)))
+            store.put(
+                ImageRecord(ImageKey("cfg", "u1", variant, seed), "tiny", "p", "ok"),
+                _png(_image(colour)),
+            )
     store.put(ImageRecord(ImageKey("cfg", "u1", "negated_0_1", 42), "tiny", "p", "refused"), None)
     store.finalize()
     store.close()
     units = pd.DataFrame({"unit_id": ["u1"], "stereotype": ["man"], "anti_stereotype": ["woman"]})
-    params = ClipParams(model=ClipConfig(model=str(tiny_clip)), images_root=str(tmp_path / "images"),
-                        cache=str(tmp_path / "clip.sqlite"))
+    params = ClipParams(
+        model=ClipConfig(model=str(tiny_clip)),
+        images_root=str(tmp_path / "images"),
+        cache=str(tmp_path / "clip.sqlite"),
+    )
     rows, metrics = run_clip(params, units)
     assert (rows["task"] == "clip_lean").sum() == 2
     assert (rows["task"] == "blind").sum() == 6
-    assert metrics["images"] == 6 and metrics["embedded_now"] == 3  # three distinct images (the same colours at both seeds)
+    assert (
+        metrics["images"] == 6 and metrics["embedded_now"] == 3
+    )  # three distinct images (the same colours at both seeds)
     lean = metrics["lean_by_config"]["cfg"]
     # identical images at both seeds: sd 0 -> Cohen's d undefined
     assert lean["n"] == 2 and math.isnan(lean["cohens_d"])
-    assert lean["lean_s_share"] == 1.0  # neutral (red) is closer to stereotype (near red) than to anti (blue)
+    assert (
+        lean["lean_s_share"] == 1.0
+    )  # neutral (red) is closer to stereotype (near red) than to anti (blue)
     rows2, metrics2 = run_clip(params, units)
     assert metrics2["embedded_now"] == 0
     pd.testing.assert_frame_equal(rows, rows2)

@@ -24,11 +24,32 @@ def test_verdict_by_hand():
 
 
 def test_diff_rows_list_interval_metrics_and_changed_values():
-    a = {"gap_pct": 30.0, "gap_pct_lo": 25.0, "gap_pct_hi": 35.0, "images": 120, "n_seeds": 3, "simulated": True}
-    b = {"gap_pct": 10.0, "gap_pct_lo": 5.0, "gap_pct_hi": 15.0, "images": 80, "n_seeds": 3, "simulated": True}
+    a = {
+        "gap_pct": 30.0,
+        "gap_pct_lo": 25.0,
+        "gap_pct_hi": 35.0,
+        "images": 120,
+        "n_seeds": 3,
+        "simulated": True,
+    }
+    b = {
+        "gap_pct": 10.0,
+        "gap_pct_lo": 5.0,
+        "gap_pct_hi": 15.0,
+        "images": 80,
+        "n_seeds": 3,
+        "simulated": True,
+    }
     rows = {r["metric"]: r for r in diff_summaries(a, b)}
-    assert set(rows) == {"gap_pct", "images"}  # unchanged plain values are left out, bounds folded in
-    assert rows["gap_pct"]["a_ci"] == [25.0, 35.0] and rows["gap_pct"]["change"] == -20.0 and rows["gap_pct"]["verdict"] == "resolved"
+    assert set(rows) == {
+        "gap_pct",
+        "images",
+    }  # unchanged plain values are left out, bounds folded in
+    assert (
+        rows["gap_pct"]["a_ci"] == [25.0, 35.0]
+        and rows["gap_pct"]["change"] == -20.0
+        and rows["gap_pct"]["verdict"] == "resolved"
+    )
     assert rows["images"]["verdict"] == "no interval" and rows["images"]["change"] == -40
     assert "n_seeds" in {r["metric"] for r in diff_summaries(a, b, everything=True)}
 
@@ -47,20 +68,37 @@ def _commit(root: Path, summary: dict, params: str, message: str) -> None:
 
 def test_diff_and_exps_commands_on_revisions_and_an_experiment_ref(tmp_path):
     _git(tmp_path, "init", "-q")
-    base = {"default_rate_pct": 50.0, "default_rate_pct_lo": 40.0, "default_rate_pct_hi": 60.0,
-            "gap_pct": 30.0, "gap_pct_lo": 20.0, "gap_pct_hi": 40.0, "simulated": True}
+    base = {
+        "default_rate_pct": 50.0,
+        "default_rate_pct_lo": 40.0,
+        "default_rate_pct_hi": 60.0,
+        "gap_pct": 30.0,
+        "gap_pct_lo": 20.0,
+        "gap_pct_hi": 40.0,
+        "simulated": True,
+    }
     _commit(tmp_path, base, "debias:\n  alpha: 0.5\n", "baseline")
-    exp = {**base, "default_rate_pct": 70.0, "default_rate_pct_lo": 60.0, "default_rate_pct_hi": 80.0, "gap_pct": 33.0}
+    exp = {
+        **base,
+        "default_rate_pct": 70.0,
+        "default_rate_pct_lo": 60.0,
+        "default_rate_pct_hi": 80.0,
+        "gap_pct": 33.0,
+    }
     _commit(tmp_path, exp, "debias:\n  alpha: 1\n", "alpha 1")
     # a DVC experiment is a ref under refs/exps/<2>/<38>/<name>
-    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True
+    ).stdout.strip()
     _git(tmp_path, "update-ref", f"refs/exps/{sha[:2]}/{sha[2:]}/alpha-one", sha)
     _git(tmp_path, "reset", "-q", "--hard", "HEAD~1")
     res = CliRunner().invoke(cli_main, ["diff", "HEAD", "alpha-one", "--repo", str(tmp_path)])
     assert res.exit_code == 0, res.output
     lines = {line.split()[0]: line for line in res.output.splitlines() if line.strip()}
     assert "50 [40, 60]" in lines["default_rate_pct"] and "70 [60, 80]" in lines["default_rate_pct"]
-    assert lines["default_rate_pct"].split()[-1] == "resolved" and "+20" in lines["default_rate_pct"]
+    assert (
+        lines["default_rate_pct"].split()[-1] == "resolved" and "+20" in lines["default_rate_pct"]
+    )
     assert lines["gap_pct"].endswith("within noise") and "SIMULATED" in res.output
     res = CliRunner().invoke(cli_main, ["exps", "--repo", str(tmp_path)])
     assert res.exit_code == 0, res.output
@@ -75,13 +113,34 @@ def test_detail_file_estimates_are_diffed(tmp_path):
     base = {"gap_pct": 30.0, "gap_pct_lo": 20.0, "gap_pct_hi": 40.0}
     for alpha, ds, ci in ((2.0, 12.5, [9.0, 16.0]), (1.0, 9.0, [5.5, 13.0])):
         (tmp_path / "metrics").mkdir(exist_ok=True)
-        (tmp_path / "metrics/debias.json").write_text(json.dumps({
-            "alpha": alpha, "configs": {"sv_own": {"bias": 2.0, "dS": {"value": ds, "ci": ci, "n": 60, "level": 0.95}},
-                                        "rewrite": {"dS": {"value": 4.0, "ci": [1.0, 7.0], "n": 60, "level": 0.95}}}}))
+        (tmp_path / "metrics/debias.json").write_text(
+            json.dumps(
+                {
+                    "alpha": alpha,
+                    "configs": {
+                        "sv_own": {
+                            "bias": 2.0,
+                            "dS": {"value": ds, "ci": ci, "n": 60, "level": 0.95},
+                        },
+                        "rewrite": {"dS": {"value": 4.0, "ci": [1.0, 7.0], "n": 60, "level": 0.95}},
+                    },
+                }
+            )
+        )
         _commit(tmp_path, base, f"debias:\n  alpha: {alpha}\n", f"alpha {alpha}")
-    res = CliRunner().invoke(cli_main, ["diff", "HEAD~1", "HEAD", "--repo", str(tmp_path), "--detail", "metrics/debias.json"])
+    res = CliRunner().invoke(
+        cli_main,
+        ["diff", "HEAD~1", "HEAD", "--repo", str(tmp_path), "--detail", "metrics/debias.json"],
+    )
     assert res.exit_code == 0, res.output
-    line = next(row for row in res.output.splitlines() if row.startswith("debias.json:configs.sv_own.dS"))
+    line = next(
+        row for row in res.output.splitlines() if row.startswith("debias.json:configs.sv_own.dS")
+    )
     # se = (7 / 3.92, 7.5 / 3.92): sqrt = 2.62; |9 - 12.5| = 3.5 < 1.96 x 2.62 = 5.13
-    assert "12.5 [9, 16]" in line and "9 [5.5, 13]" in line and "-3.5" in line and line.endswith("within noise")
+    assert (
+        "12.5 [9, 16]" in line
+        and "9 [5.5, 13]" in line
+        and "-3.5" in line
+        and line.endswith("within noise")
+    )
     assert "configs.rewrite.dS" not in res.output  # unchanged estimates are left out

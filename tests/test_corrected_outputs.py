@@ -44,9 +44,21 @@ def runs(tmp_path_factory):
 
 
 def _summary(d) -> dict:
-    env_python = [sys.executable, str(REPO / "stages" / "summary.py"), "--metrics-dir", "metrics", "--out", "metrics/summary.json"]
-    proc = subprocess.run(env_python, cwd=d, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"})
+    env_python = [
+        sys.executable,
+        str(REPO / "stages" / "summary.py"),
+        "--metrics-dir",
+        "metrics",
+        "--out",
+        "metrics/summary.json",
+    ]
+    proc = subprocess.run(
+        env_python,
+        cwd=d,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+    )
     assert proc.returncode == 0, proc.stderr
     return read_json(d / "metrics/summary.json")
 
@@ -67,25 +79,39 @@ def test_summary_shows_the_benchmark_corrected_block(runs):
 def test_benchmark_block_takes_precedence_over_recovery(runs):
     metrics = load_detail_metrics(runs["on"] / "metrics")
     est = {"value": 0.1, "ci": [0.05, 0.15], "n": 4, "level": 0.95}
-    metrics["recovery"] = {"estimands": [{"group": CORRECTED_GROUP, "estimand": "default_rate (corrected)", "estimate": est}]}
+    metrics["recovery"] = {
+        "estimands": [
+            {"group": CORRECTED_GROUP, "estimand": "default_rate (corrected)", "estimate": est}
+        ]
+    }
     s = headline(metrics)
     assert s["default_rate_corrected_pct"] == 68.18 and s["corrected_source"] == BENCHMARK_SOURCE
-    del metrics["benchmark"]["corrected"]  # no calibration table: recovery's (simulated) figures, no new key
+    del metrics["benchmark"][
+        "corrected"
+    ]  # no calibration table: recovery's (simulated) figures, no new key
     s = headline(metrics)
     assert s["default_rate_corrected_pct"] == 10.0 and "corrected_source" not in s
 
 
 def test_summary_without_calibration_table_is_unchanged(runs):
     s = _summary(runs["off"])
-    assert list(s) == list(headline({})) and not any(k.startswith("corrected_") for k in s)  # same keys, same order
+    assert list(s) == list(headline({})) and not any(
+        k.startswith("corrected_") for k in s
+    )  # same keys, same order
     assert s["default_rate_corrected_pct"] is None and s["default_rate_pct"] == 54.55
 
 
 def test_unusable_matrix_gives_warning_and_nulls_in_summary(runs):
     metrics = load_detail_metrics(runs["on"] / "metrics")
     block = metrics["benchmark"]["corrected"]
-    block["warning"] = "no calibration image shows a: the misclassification matrix is not identified"
-    block["all"] = {k: {"value": None, "ci": None, "n": 4, "level": 0.95} for k in block["all"] if k != "warning"}
+    block["warning"] = (
+        "no calibration image shows a: the misclassification matrix is not identified"
+    )
+    block["all"] = {
+        k: {"value": None, "ci": None, "n": 4, "level": 0.95}
+        for k in block["all"]
+        if k != "warning"
+    }
     s = headline(metrics)
     assert s["corrected_warning"] == block["warning"] and s["gap_corrected_pct"] is None
 
@@ -93,9 +119,19 @@ def test_unusable_matrix_gives_warning_and_nulls_in_summary(runs):
 def test_report_section_hand_checked(runs):
     bench = read_json(runs["on"] / "metrics/benchmark.json")
     html = corrected_section(bench)
-    assert 'id="corrected"' in html and "calibration.csv" in html and 'id="corrected-warning"' not in html
-    assert '<span id="calibration-items">9</span>' in html and "human 9" in html and "judge invalid 1" in html
-    assert corrected_section(read_json(runs["off"] / "metrics/benchmark.json")) == ""  # page unchanged
+    assert (
+        'id="corrected"' in html
+        and "calibration.csv" in html
+        and 'id="corrected-warning"' not in html
+    )
+    assert (
+        '<span id="calibration-items">9</span>' in html
+        and "human 9" in html
+        and "judge invalid 1" in html
+    )
+    assert (
+        corrected_section(read_json(runs["off"] / "metrics/benchmark.json")) == ""
+    )  # page unchanged
     assert corrected_section(None) == ""
 
 
@@ -103,14 +139,19 @@ def test_report_section_hand_checked(runs):
 def site(runs, tmp_path_factory):
     binary = require_chromium()
     if binary is None:
-        pytest.skip("chromium not installed (apt-get install chromium); CI sets IB_REQUIRE_CHROMIUM=1")
+        pytest.skip(
+            "chromium not installed (apt-get install chromium); CI sets IB_REQUIRE_CHROMIUM=1"
+        )
     root = tmp_path_factory.mktemp("site")
     build_synthetic_project(root, n_units=6, image_size=16)
     build_report(ReportParams(units_per_page=10, chunk_size=8), root)
     before = (root / "report/index.html").read_bytes()
     bench = read_json(root / "metrics/benchmark.json")
     real = read_json(runs["on"] / "metrics/benchmark.json")
-    write_json(root / "metrics/benchmark.json", {**bench, "judges": real["judges"], "corrected": real["corrected"]})
+    write_json(
+        root / "metrics/benchmark.json",
+        {**bench, "judges": real["judges"], "corrected": real["corrected"]},
+    )
     shutil.rmtree(root / "report")
     build_report(ReportParams(units_per_page=10, chunk_size=8), root)
     with Chromium(binary, height=1000) as browser:
@@ -123,11 +164,16 @@ def test_report_shows_corrected_beside_judged_in_chromium(site):
     browser.navigate(root / "report/index.html", wait_for="document.readyState === 'complete'")
     cells = browser.evaluate(
         "Object.fromEntries(Array.from(document.querySelectorAll('#corrected tr[data-rate]')).map("
-        "r => [r.dataset.rate, Array.from(r.querySelectorAll('td .v')).map(v => v.textContent)]))")
+        "r => [r.dataset.rate, Array.from(r.querySelectorAll('td .v')).map(v => v.textContent)]))"
+    )
     assert cells["default_rate"] == ["54.5%", "68.2%"]  # 6/11 judged, 15/22 corrected
     assert cells["success_anti"] == ["58.3%", "50.0%"]  # 7/12, 1/2
     assert cells["a_to_s"] == ["33.3%", "41.7%"]  # 4/12, 5/12
     assert browser.evaluate("document.getElementById('calibration-items').textContent") == "9"
-    assert "benchmark.json" in browser.evaluate("document.getElementById('corrected-source').textContent")
-    assert browser.evaluate("document.getElementById('corrected').getBoundingClientRect().height") > 0
+    assert "benchmark.json" in browser.evaluate(
+        "document.getElementById('corrected-source').textContent"
+    )
+    assert (
+        browser.evaluate("document.getElementById('corrected').getBoundingClientRect().height") > 0
+    )
     assert browser.evaluate("document.getElementById('corrected-warning') === null") is True

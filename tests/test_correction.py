@@ -31,12 +31,19 @@ def test_two_class_rogan_gladen_by_hand() -> None:
 def test_three_class_inversion_by_hand() -> None:
     # M = 0.8 on the diagonal, 0.1 elsewhere; pi = (0.5, 0.3, 0.2) is read as
     # q = pi @ M = (0.4 + 0.03 + 0.02, 0.05 + 0.24 + 0.02, 0.05 + 0.03 + 0.16) = (0.45, 0.31, 0.24)
-    counts = confusion_counts(np.repeat([0, 1, 2], 10), np.array([0] * 8 + [1, 2] + [0] + [1] * 8 + [2] + [0, 1] + [2] * 8))
+    counts = confusion_counts(
+        np.repeat([0, 1, 2], 10),
+        np.array([0] * 8 + [1, 2] + [0] + [1] * 8 + [2] + [0, 1] + [2] * 8),
+    )
     assert counts.tolist() == [[8, 1, 1], [1, 8, 1], [1, 1, 8]]
     m = row_normalise(counts)
-    assert corrected_shares(np.array([0.45, 0.31, 0.24]), m) == pytest.approx([0.5, 0.3, 0.2], abs=1e-12)
+    assert corrected_shares(np.array([0.45, 0.31, 0.24]), m) == pytest.approx(
+        [0.5, 0.3, 0.2], abs=1e-12
+    )
     # broadcast over replicates: two q's, one M each
-    two = corrected_shares(np.array([[0.45, 0.31, 0.24], [0.8, 0.1, 0.1]]), np.stack([m, np.eye(3)]))
+    two = corrected_shares(
+        np.array([[0.45, 0.31, 0.24], [0.8, 0.1, 0.1]]), np.stack([m, np.eye(3)])
+    )
     assert two == pytest.approx(np.array([[0.5, 0.3, 0.2], [0.8, 0.1, 0.1]]), abs=1e-12)
 
 
@@ -46,19 +53,34 @@ def test_singular_matrix_gives_nan() -> None:
 
 
 def _calibration(reference: list[int], judged: list[int]) -> CalibrationSet:
-    return CalibrationSet(np.array(reference), np.array(judged), np.array(["neutral"] * len(reference)))
+    return CalibrationSet(
+        np.array(reference), np.array(judged), np.array(["neutral"] * len(reference))
+    )
 
 
 def _counts():
     # two units, 10 neutral + 10 stereotype + 10 anti images each (judge's stored labels)
     rows = []
-    labels = {"neutral": ["s"] * 9 + ["a"] * 6 + ["neither"] * 5,
-              "stereotype": ["s"] * 16 + ["a"] * 2 + ["neither"] * 2,
-              "anti_stereotype": ["s"] * 4 + ["a"] * 12 + ["neither"] * 4}
+    labels = {
+        "neutral": ["s"] * 9 + ["a"] * 6 + ["neither"] * 5,
+        "stereotype": ["s"] * 16 + ["a"] * 2 + ["neither"] * 2,
+        "anti_stereotype": ["s"] * 4 + ["a"] * 12 + ["neither"] * 4,
+    }
     for variant, labs in labels.items():
         for i, lab in enumerate(labs):
-            rows.append({"task": "blind", "config": "c", "judge": "j", "unit_id": f"u{i % 2}", "variant": variant,
-                         "seed": i, "value": lab, "valid": True, "order": "sa"})
+            rows.append(
+                {
+                    "task": "blind",
+                    "config": "c",
+                    "judge": "j",
+                    "unit_id": f"u{i % 2}",
+                    "variant": variant,
+                    "seed": i,
+                    "value": lab,
+                    "valid": True,
+                    "order": "sa",
+                }
+            )
     return label_counts(pd.DataFrame(rows), "c", "j", ["u0", "u1"])
 
 
@@ -66,7 +88,11 @@ def test_corrected_rates_by_hand() -> None:
     # calibration: 10 items per class, M = 0.8 / 0.1 / 0.1 (the 3x3 case above)
     ref = np.repeat([0, 1, 2], 10)
     jud = np.array([0] * 8 + [1, 2] + [0] + [1] * 8 + [2] + [0, 1] + [2] * 8)
-    corr = Correction(CalibrationSet(ref, jud, np.tile(["neutral", "stereotype"], 15)), Bootstrap(n=200, seed=1), "t")
+    corr = Correction(
+        CalibrationSet(ref, jud, np.tile(["neutral", "stereotype"], 15)),
+        Bootstrap(n=200, seed=1),
+        "t",
+    )
     assert corr.warning is None
     out = corrected_rates(_counts(), np.arange(2), Bootstrap(n=200, seed=1), "t", corr)
     # q(neutral) = (0.45, 0.30, 0.25); pi = q @ inv(M), inv(M) = (1/0.7) (I * 0.8 + ... ):
@@ -95,7 +121,10 @@ def test_ill_conditioned_matrix_warns_and_gives_no_figure() -> None:
     assert "ill-conditioned" in corr.warning
     out = corrected_rates(_counts(), np.arange(2), Bootstrap(n=50, seed=1), "t", corr)
     assert out["warning"] == corr.warning
-    assert all(out[k]["value"] is None and out[k]["ci"] is None for k in ("default_rate", "gap", "success_anti"))
+    assert all(
+        out[k]["value"] is None and out[k]["ci"] is None
+        for k in ("default_rate", "gap", "success_anti")
+    )
     assert corr.describe()["warning"] == corr.warning
 
 
@@ -105,7 +134,11 @@ def test_class_missing_from_calibration_is_unidentified() -> None:
 
 
 def test_calibration_replicates_are_stratified() -> None:
-    cal = CalibrationSet(np.array([0] * 5 + [1] * 5), np.array([0] * 5 + [1] * 5), np.array(["neutral"] * 5 + ["anti"] * 5))
+    cal = CalibrationSet(
+        np.array([0] * 5 + [1] * 5),
+        np.array([0] * 5 + [1] * 5),
+        np.array(["neutral"] * 5 + ["anti"] * 5),
+    )
     reps = Correction(cal, Bootstrap(n=30, seed=3), "t").replicates()
     # each stratum holds one class, so every replicate keeps 5 s and 5 a items: rows defined
     assert reps.shape == (30, 3, 3)
@@ -133,7 +166,9 @@ def test_bca_interval_only_where_asked() -> None:
     reps = np.random.default_rng(0).gamma(2.0, size=500)
     jack = np.random.default_rng(1).gamma(2.0, size=40)
     plain = Bootstrap(n=500).interval(2.0, reps, "s", 40, estimand="hedges_g", jackknife=jack)
-    bca = Bootstrap(n=500, method={"hedges_g": "bca"}).interval(2.0, reps, "s", 40, estimand="hedges_g", jackknife=jack)
+    bca = Bootstrap(n=500, method={"hedges_g": "bca"}).interval(
+        2.0, reps, "s", 40, estimand="hedges_g", jackknife=jack
+    )
     assert plain["ci"] == pytest.approx(tuple(np.percentile(reps, [2.5, 97.5])))
     assert bca["ci"] != plain["ci"]
     assert bca["value"] == plain["value"] == 2.0
@@ -141,7 +176,9 @@ def test_bca_interval_only_where_asked() -> None:
 
 def test_studentized_interval_against_a_slow_reference() -> None:
     rng = np.random.default_rng(5)
-    cols = np.column_stack([rng.integers(1, 4, 12), rng.integers(0, 9, 12)]).astype(float)  # n_i, sum_i
+    cols = np.column_stack([rng.integers(1, 4, 12), rng.integers(0, 9, 12)]).astype(
+        float
+    )  # n_i, sum_i
 
     def stat(s):
         return s[..., 1] / s[..., 0]  # ratio of sums
@@ -162,4 +199,5 @@ def test_studentized_interval_against_a_slow_reference() -> None:
     assert got["ci"] == pytest.approx((value - hi * se, value - lo * se), rel=1e-9)
     # percentile and BCa through the same entry point
     assert Bootstrap(n=300, seed=2).of_sums(cols, stat, "x", "r")["ci"] == pytest.approx(
-        tuple(np.percentile(stat(cols[idx].sum(axis=1)), [2.5, 97.5])))
+        tuple(np.percentile(stat(cols[idx].sum(axis=1)), [2.5, 97.5]))
+    )

@@ -23,14 +23,29 @@ LABELS = ("s", "a", "neither")
 
 
 def _units(n: int) -> pd.DataFrame:
-    return pd.DataFrame([{"unit_id": f"u{i}", "source": "x", "bias_type": "gender", "head": "nurse", "relation": None,
-                          "stereotype": f"kind{i}", "anti_stereotype": f"rude{i}", "prompt_neutral": "a photo of a nurse"}
-                         for i in range(n)])
+    return pd.DataFrame(
+        [
+            {
+                "unit_id": f"u{i}",
+                "source": "x",
+                "bias_type": "gender",
+                "head": "nurse",
+                "relation": None,
+                "stereotype": f"kind{i}",
+                "anti_stereotype": f"rude{i}",
+                "prompt_neutral": "a photo of a nurse",
+            }
+            for i in range(n)
+        ]
+    )
 
 
 def test_calibration_entries_read_the_pixels(tmp_path) -> None:
-    params = WorldParams(generators={"g": {}}, judges={"j": {}},
-                         calibration=CalibrationWorld(images=60, rater_error=0.0))
+    params = WorldParams(
+        generators={"g": {}},
+        judges={"j": {}},
+        calibration=CalibrationWorld(images=60, rater_error=0.0),
+    )
     units = _units(40)
     truth = plant(units, params)
     world_dir = tmp_path / "world"
@@ -46,33 +61,71 @@ def test_calibration_entries_read_the_pixels(tmp_path) -> None:
                 for seed in (0, 1):
                     shown = int(rng.choice(3, p=p))
                     attribute = (t["shown_s"], t["shown_a"], "")[shown]
-                    png = png_bytes(draw(Shown(attribute, "nurse", "male", "young", noise=len(rows))))
-                    record = store.put(ImageRecord(ImageKey("cfg", t["unit_id"], variant, seed), "g", "p", "ok"), png)
+                    png = png_bytes(
+                        draw(Shown(attribute, "nurse", "male", "young", noise=len(rows)))
+                    )
+                    record = store.put(
+                        ImageRecord(ImageKey("cfg", t["unit_id"], variant, seed), "g", "p", "ok"),
+                        png,
+                    )
                     # a judge that reads s and a right and calls a third of them 'neither'
                     judged = shown if shown == 2 or rng.random() > 1 / 3 else 2
-                    rows.append({"unit_id": t["unit_id"], "variant": variant, "seed": seed, "config": "cfg", "judge": "J",
-                                 "task": "blind", "order": blind_order(t["unit_id"], seed, variant),
-                                 "value": LABELS[judged], "valid": True, "image_sha256": record.sha256, "shown": shown})
+                    rows.append(
+                        {
+                            "unit_id": t["unit_id"],
+                            "variant": variant,
+                            "seed": seed,
+                            "config": "cfg",
+                            "judge": "J",
+                            "task": "blind",
+                            "order": blind_order(t["unit_id"], seed, variant),
+                            "value": LABELS[judged],
+                            "valid": True,
+                            "image_sha256": record.sha256,
+                            "shown": shown,
+                        }
+                    )
     judgements = pd.DataFrame(rows)
     ids = units["unit_id"].tolist()
-    entries, block = calibration_entries(rt, judgements, "cfg", "J", ids, params, 200, 1, str(tmp_path / "images"),
-                                         selected=ids[:25])
+    entries, block = calibration_entries(
+        rt, judgements, "cfg", "J", ids, params, 200, 1, str(tmp_path / "images"), selected=ids[:25]
+    )
     # the benchmark's (selected) units get their own corrected rates from the same calibration set
-    chosen = [e for e in entries if e["group"].startswith("benchmark corrected for judge error (selected")]
+    chosen = [
+        e for e in entries if e["group"].startswith("benchmark corrected for judge error (selected")
+    ]
     assert len(chosen) == 5
-    picked = judgements[(judgements["variant"] == "stereotype") & judgements["unit_id"].isin(ids[:25])]
-    rendered_sel = variant_matrix(truth.set_index("unit_id").loc[picked["unit_id"]], "stereotype")[:, 0].mean()
-    assert {e["estimand"]: e for e in chosen}["success_stereotype (corrected)"]["truth"] == pytest.approx(rendered_sel)
+    picked = judgements[
+        (judgements["variant"] == "stereotype") & judgements["unit_id"].isin(ids[:25])
+    ]
+    rendered_sel = variant_matrix(truth.set_index("unit_id").loc[picked["unit_id"]], "stereotype")[
+        :, 0
+    ].mean()
+    assert {e["estimand"]: e for e in chosen}["success_stereotype (corrected)"][
+        "truth"
+    ] == pytest.approx(rendered_sel)
     entries = [e for e in entries if e not in chosen]
-    assert block["items"] == 60 and block["items_per_variant"] == {"anti_stereotype": 20, "neutral": 20, "stereotype": 20}
+    assert block["items"] == 60 and block["items_per_variant"] == {
+        "anti_stereotype": 20,
+        "neutral": 20,
+        "stereotype": 20,
+    }
     assert block["warning"] is None
     # the rater (no error) reads what each picture shows: the s row of the matrix is the judge's
     # (right or neither), never a
-    assert block["matrix"]["s"]["a"]["value"] == 0 and block["matrix"]["neither"]["neither"]["value"] == 1
+    assert (
+        block["matrix"]["s"]["a"]["value"] == 0
+        and block["matrix"]["neither"]["neither"]["value"] == 1
+    )
     by_name = {e["estimand"]: e for e in entries}
-    assert set(by_name) == {f"{n} (corrected)" for n in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")}
+    assert set(by_name) == {
+        f"{n} (corrected)"
+        for n in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")
+    }
     neutral = judgements[judgements["variant"] == "neutral"]
-    rendered = variant_matrix(truth.set_index("unit_id").loc[neutral["unit_id"]], "neutral")[:, 0].mean()
+    rendered = variant_matrix(truth.set_index("unit_id").loc[neutral["unit_id"]], "neutral")[
+        :, 0
+    ].mean()
     assert by_name["default_rate (corrected)"]["truth"] == pytest.approx(rendered)
     assert by_name["default_rate (corrected)"]["truth_rendered"] == pytest.approx(rendered)
     # the judged share of s understates the drawn share; the corrected one is close to it
@@ -82,22 +135,58 @@ def test_calibration_entries_read_the_pixels(tmp_path) -> None:
     assert abs(corrected - drawn) < abs(judged - drawn)
     # no calibration set: no entries
     none = params.model_copy(update={"calibration": CalibrationWorld(images=0)})
-    assert calibration_entries(rt, judgements, "cfg", "J", ids, none, 200, 1, str(tmp_path / "images")) == ([], None)
+    assert calibration_entries(
+        rt, judgements, "cfg", "J", ids, none, 200, 1, str(tmp_path / "images")
+    ) == ([], None)
 
 
 def test_report_recovery_table_names_the_calibration_set() -> None:
     from implicit_bench.report.stage import recovery_table
 
-    entry = {"group": "benchmark corrected for judge error (all planned units, primary blind judge)",
-             "estimand": "gap (corrected)", "truth": 0.33, "truth_rendered": 0.33, "covered": True,
-             "estimate": {"value": 0.32, "ci": [0.27, 0.37], "n": 60, "level": 0.95}}
-    matrix = {c: {d: {"value": 0.9 if c == d else 0.05, "ci": None, "n": 200, "level": 0.95} for d in LABELS} for c in LABELS}
-    html = recovery_table({"estimands": [entry], "summary": {"covered": 1, "with_interval": 1}, "truth": "t",
-                           "calibration": {"judge": "qwen3vl", "items": 600, "rater_error": 0.005, "matrix": matrix,
-                                           "condition_number": 1.2, "warning": None}})
-    assert 'id="calibration"' in html and "600 calibration images" in html and "s-&gt;s 0.900" in html
+    entry = {
+        "group": "benchmark corrected for judge error (all planned units, primary blind judge)",
+        "estimand": "gap (corrected)",
+        "truth": 0.33,
+        "truth_rendered": 0.33,
+        "covered": True,
+        "estimate": {"value": 0.32, "ci": [0.27, 0.37], "n": 60, "level": 0.95},
+    }
+    matrix = {
+        c: {
+            d: {"value": 0.9 if c == d else 0.05, "ci": None, "n": 200, "level": 0.95}
+            for d in LABELS
+        }
+        for c in LABELS
+    }
+    html = recovery_table(
+        {
+            "estimands": [entry],
+            "summary": {"covered": 1, "with_interval": 1},
+            "truth": "t",
+            "calibration": {
+                "judge": "qwen3vl",
+                "items": 600,
+                "rater_error": 0.005,
+                "matrix": matrix,
+                "condition_number": 1.2,
+                "warning": None,
+            },
+        }
+    )
+    assert (
+        'id="calibration"' in html and "600 calibration images" in html and "s-&gt;s 0.900" in html
+    )
     assert "gap (corrected)" in html and "[0.270, 0.370]" in html
-    warned = recovery_table({"estimands": [entry], "calibration": {"items": 30, "matrix": matrix, "condition_number": None,
-                                                                   "warning": "ill-conditioned"}})
+    warned = recovery_table(
+        {
+            "estimands": [entry],
+            "calibration": {
+                "items": 30,
+                "matrix": matrix,
+                "condition_number": None,
+                "warning": "ill-conditioned",
+            },
+        }
+    )
     assert "<strong>ill-conditioned</strong>" in warned
     assert 'id="calibration"' not in recovery_table({"estimands": [entry]})

@@ -18,8 +18,11 @@ SEEDS = [42, 1042, 2042]
 
 
 def _params(images: int, error: float = 0.0) -> WorldParams:
-    return WorldParams(calibration=CalibrationWorld(images=images, rater_error=error),
-                       generators={"g": {}}, judges={"j": {}})
+    return WorldParams(
+        calibration=CalibrationWorld(images=images, rater_error=error),
+        generators={"g": {}},
+        judges={"j": {}},
+    )
 
 
 def test_calibration_params_are_checked() -> None:
@@ -29,7 +32,11 @@ def test_calibration_params_are_checked() -> None:
     with pytest.raises(ValidationError):
         CalibrationWorld(images=10, typo=1)
     conf = np.array(CalibrationWorld(rater_error=0.02).rater_confusion())
-    assert conf.sum(axis=1) == pytest.approx([1, 1, 1]) and conf[0, 0] == pytest.approx(0.98) and conf[0, 1] == pytest.approx(0.01)
+    assert (
+        conf.sum(axis=1) == pytest.approx([1, 1, 1])
+        and conf[0, 0] == pytest.approx(0.98)
+        and conf[0, 1] == pytest.approx(0.01)
+    )
 
 
 def test_calibration_set_is_stratified_and_read_from_what_is_shown() -> None:
@@ -37,7 +44,11 @@ def test_calibration_set_is_stratified_and_read_from_what_is_shown() -> None:
     world = simulate(params, 120, SEEDS, "g", None, "j", ["j"], np.random.default_rng(0))
     cal = calibration_set(world, params, "j", np.random.default_rng(1))
     strata, n = np.unique(cal.stratum, return_counts=True)
-    assert dict(zip(strata, n, strict=True)) == {"anti_stereotype": 100, "neutral": 101, "stereotype": 100}
+    assert dict(zip(strata, n, strict=True)) == {
+        "anti_stereotype": 100,
+        "neutral": 101,
+        "stereotype": 100,
+    }
     # a perfect rater (error 0) gives what the pictures show; the judge's labels are its stored answers
     j = world.judgements
     pool = j[(j["task"] == "blind") & j["primary"] & j["valid"]]
@@ -55,12 +66,22 @@ def test_fast_path_gives_corrected_beside_judged_and_rendered_truths() -> None:
     cal = calibration_set(world, params, "j", np.random.default_rng(4))
     est = estimates(world, "j", ["j"], 3, Bootstrap(n=200, seed=1), cal)
     truth = truths(world, params, "j", ["j"], 3)
-    for name in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s", "success_anti [0 of 3]"):
+    for name in (
+        "default_rate",
+        "success_stereotype",
+        "success_anti",
+        "gap",
+        "a_to_s",
+        "success_anti [0 of 3]",
+    ):
         assert est[name]["value"] is not None and est[f"{name} (corrected)"]["value"] is not None
         assert f"{name} (rendered)" in truth
     # the judge (slot-A preference, confusion) pulls the judged stereotype success below what is rendered;
     # the corrected estimate moves toward the rendered truth
-    judged, fixed = est["success_stereotype"]["value"], est["success_stereotype (corrected)"]["value"]
+    judged, fixed = (
+        est["success_stereotype"]["value"],
+        est["success_stereotype (corrected)"]["value"],
+    )
     rendered = truth["success_stereotype (rendered)"]
     assert abs(fixed - rendered) < abs(judged - rendered)
     lo, hi = est["success_stereotype (corrected)"]["ci"]
@@ -74,7 +95,9 @@ def test_fast_path_gives_corrected_beside_judged_and_rendered_truths() -> None:
 def test_coverage_targets() -> None:
     assert targets("gap (corrected)") == [("gap (corrected)", "gap (rendered)")]
     assert targets("gap") == [("gap", "gap"), ("gap (judged, vs rendered)", "gap (rendered)")]
-    assert targets("hedges_g [age] (percentile)") == [("hedges_g [age] (percentile)", "hedges_g [age]")]
+    assert targets("hedges_g [age] (percentile)") == [
+        ("hedges_g [age] (percentile)", "hedges_g [age]")
+    ]
 
 
 def test_power_by_calibration_size() -> None:
@@ -92,11 +115,26 @@ def test_hedges_g_interval_follows_bootstrap_method() -> None:
     params = _params(0)
     world = simulate(params, 120, SEEDS, "g", None, "j", ["j"], np.random.default_rng(8))
     primary = world.judgements[world.judgements["primary"]]
-    out = {m: hedges_by_type(primary, "sim", ["j"], world.units, None, Bootstrap(n=200, seed=3, method={"hedges_g": m}), "h")
-           for m in ("percentile", "bca", "studentized")}
+    out = {
+        m: hedges_by_type(
+            primary,
+            "sim",
+            ["j"],
+            world.units,
+            None,
+            Bootstrap(n=200, seed=3, method={"hedges_g": m}),
+            "h",
+        )
+        for m in ("percentile", "bca", "studentized")
+    }
     g = {m: r["default"]["g"] for m, r in out.items()}
     assert g["percentile"]["value"] == g["bca"]["value"] == g["studentized"]["value"]
-    assert len({tuple(e["ci"]) for e in g.values()}) == 3  # three different intervals on the same resamples
+    assert (
+        len({tuple(e["ci"]) for e in g.values()}) == 3
+    )  # three different intervals on the same resamples
     for e in g.values():
         assert e["ci"][0] < e["value"] < e["ci"][1]
-    assert "studentized for hedges_g" in Bootstrap(method={"hedges_g": "studentized"}).block()["method"]
+    assert (
+        "studentized for hedges_g"
+        in Bootstrap(method={"hedges_g": "studentized"}).block()["method"]
+    )

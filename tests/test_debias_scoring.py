@@ -24,14 +24,29 @@ def _rows(config, unit, seed, bias, aligned, judge="qwen", variant="neutral"):
     rows = []
     if bias is not ...:
         rows.append(
-            dict(unit_id=unit, variant=variant, seed=seed, config=config, judge=judge, task="rubric",
-                 value=None if bias is None else str(bias), valid=bias is not None)
+            dict(
+                unit_id=unit,
+                variant=variant,
+                seed=seed,
+                config=config,
+                judge=judge,
+                task="rubric",
+                value=None if bias is None else str(bias),
+                valid=bias is not None,
+            )
         )
     if aligned is not ...:
         rows.append(
-            dict(unit_id=unit, variant=variant, seed=seed, config=config, judge=judge, task="alignment",
-                 value=None if aligned is None else ("true" if aligned else "false"),
-                 valid=aligned is not None)
+            dict(
+                unit_id=unit,
+                variant=variant,
+                seed=seed,
+                config=config,
+                judge=judge,
+                task="alignment",
+                value=None if aligned is None else ("true" if aligned else "false"),
+                valid=aligned is not None,
+            )
         )
     return rows
 
@@ -40,14 +55,29 @@ def _judgements(extra=()):
     rows = []
     # unmodified: (b, Y) -> Y (1 - b/5)
     #   u1/42: (4, 1) -> 0.2   u1/1042: (2, 1) -> 0.6   u2/42: (5, 0) -> 0   u2/1042: (3, 1) -> 0.4
-    for unit, seed, b, y in [("u1", 42, 4, True), ("u1", 1042, 2, True), ("u2", 42, 5, False), ("u2", 1042, 3, True)]:
+    for unit, seed, b, y in [
+        ("u1", 42, 4, True),
+        ("u1", 1042, 2, True),
+        ("u2", 42, 5, False),
+        ("u2", 1042, 3, True),
+    ]:
         rows += _rows("unmodified", unit, seed, b, y)
     # rewrite_own: u1/42: (1, 1) -> 0.8   u1/1042: (0, 0) -> 0   u2/42: (2, 1) -> 0.6
     #   u2/1042: rubric invalid, Y = 1 -> no product
-    for unit, seed, b, y in [("u1", 42, 1, True), ("u1", 1042, 0, False), ("u2", 42, 2, True), ("u2", 1042, None, True)]:
+    for unit, seed, b, y in [
+        ("u1", 42, 1, True),
+        ("u1", 1042, 0, False),
+        ("u2", 42, 2, True),
+        ("u2", 1042, None, True),
+    ]:
         rows += _rows("rewrite_own", unit, seed, b, y)
     # rewrite_removed: u1: (3, 1) -> 0.4 twice; u2/42: (4, 1) -> 0.2; u2/1042: (0, 0) -> 0
-    for unit, seed, b, y in [("u1", 42, 3, True), ("u1", 1042, 3, True), ("u2", 42, 4, True), ("u2", 1042, 0, False)]:
+    for unit, seed, b, y in [
+        ("u1", 42, 3, True),
+        ("u1", 1042, 3, True),
+        ("u2", 42, 4, True),
+        ("u2", 1042, 0, False),
+    ]:
         rows += _rows("rewrite_removed", unit, seed, b, y)
     # explicit-prompt images of the unmodified model are not debiasing images: ignored
     rows += _rows("unmodified", "u1", 42, 0, True, variant="stereotype")
@@ -119,12 +149,18 @@ def test_score_configs_delta_and_interval():
     own = out["rewrite_own"]
     assert own["exp"] == 3 and own["info"] == "own"
     # dS = 46.667 - 30 = 16.667
-    assert own["dS"]["value"] == pytest.approx(50.0 / 3.0) and own["dS"]["n"] == 2 and own["dS"]["level"] == 0.95
+    assert (
+        own["dS"]["value"] == pytest.approx(50.0 / 3.0)
+        and own["dS"]["n"] == 2
+        and own["dS"]["level"] == 0.95
+    )
     # two units: a resample is [2,0] (p 1/4, dS 0), [0,2] (p 1/4, dS 40) or [1,1] (p 1/2,
     # dS 16.667); each extreme holds about 25 % > 2.5 % of 2,000 draws, so the 95 %
     # percentile interval is exactly [0, 40].
     assert own["dS"]["ci"] == pytest.approx([0.0, 40.0])
-    assert (Estimate.from_json(own["dS"]).low, Estimate.from_json(own["dS"]).high) == pytest.approx((0.0, 40.0))
+    assert (Estimate.from_json(own["dS"]).low, Estimate.from_json(own["dS"]).high) == pytest.approx(
+        (0.0, 40.0)
+    )
 
 
 def test_full_kg_rows_assembled_from_own_and_removed():
@@ -146,8 +182,12 @@ def test_full_kg_rows_assembled_from_own_and_removed():
     assert lines[2].startswith("| Unmodified | 3.50 | 75.0 | 30.0 | – |")
     order = [line.split("|")[1].strip() for line in lines[3:]]
     assert order == [
-        "*Retrieved unit*", "Rewrite", "*Retrieved unit, own unit removed*", "Rewrite",
-        "*Own unit*", "Rewrite",
+        "*Retrieved unit*",
+        "Rewrite",
+        "*Retrieved unit, own unit removed*",
+        "Rewrite",
+        "*Own unit*",
+        "Rewrite",
     ]
     assert "gated bias (secondary" in lines[0]
 
@@ -160,7 +200,9 @@ def test_missing_retrieval_is_an_error():
 
 def test_duplicates_are_an_error_not_averaged():
     dup = _rows("rewrite_own", "u1", 42, 2, ...)
-    with pytest.raises(InputError, match="duplicate rubric judgement for config=rewrite_own unit=u1 seed=42"):
+    with pytest.raises(
+        InputError, match="duplicate rubric judgement for config=rewrite_own unit=u1 seed=42"
+    ):
         image_scores(_judgements(dup))
 
 
@@ -207,7 +249,9 @@ def test_analyze_extension_writes_debias_json(tmp_path):
     from implicit_bench.io import read_json
 
     retrieval = pd.DataFrame({"unit_id": ["u1", "u2"], "own_hit": [True, False]})
-    payload = analyze_debias(_judgements(), tmp_path, {"scoring": {"bootstrap": {"n": 300}}}, retrieval)
+    payload = analyze_debias(
+        _judgements(), tmp_path, {"scoring": {"bootstrap": {"n": 300}}}, retrieval
+    )
     written = read_json(tmp_path / "metrics" / "debias.json")
     assert written["configs"]["unmodified"]["S"] == pytest.approx(30.0)
     assert written["configs"]["rewrite_own"]["dS"]["value"] == pytest.approx(50.0 / 3.0)
@@ -234,23 +278,42 @@ def test_implicit_bench_analyze_writes_debias_json(tmp_path):
 
     units = pd.DataFrame(
         [
-            {"unit_id": u, "source": "stereoset", "bias_type": "gender", "head": "mover", "relation": "has_gender",
-             "stereotype": "man", "anti_stereotype": "woman", "prompt_neutral": "A mover.",
-             "prompt_stereotype": "A man mover.", "prompt_anti_stereotype": "A woman mover."}
+            {
+                "unit_id": u,
+                "source": "stereoset",
+                "bias_type": "gender",
+                "head": "mover",
+                "relation": "has_gender",
+                "stereotype": "man",
+                "anti_stereotype": "woman",
+                "prompt_neutral": "A mover.",
+                "prompt_stereotype": "A man mover.",
+                "prompt_anti_stereotype": "A woman mover.",
+            }
             for u in ("u1", "u2")
         ]
     )
     units.to_csv(tmp_path / "units.csv", index=False)
     _judgements().drop(columns="valid").to_csv(tmp_path / "judgements.csv", index=False)
-    pd.DataFrame({"unit_id": ["u1", "u2"], "own_hit": [True, False]}).to_csv(tmp_path / "retrieval.csv", index=False)
+    pd.DataFrame({"unit_id": ["u1", "u2"], "own_hit": [True, False]}).to_csv(
+        tmp_path / "retrieval.csv", index=False
+    )
     (tmp_path / "params.yaml").write_text(
         "evaluate: {config: unmodified}\n"
         f"debias: {{scoring: {{bootstrap: {{n: 300}}, retrieval: {tmp_path / 'retrieval.csv'}}}}}\n"
     )
     result = CliRunner().invoke(
         analyze,
-        ["--units", str(tmp_path / "units.csv"), "--judgements", str(tmp_path / "judgements.csv"),
-         "--out", str(tmp_path / "out"), "--params", str(tmp_path / "params.yaml")],
+        [
+            "--units",
+            str(tmp_path / "units.csv"),
+            "--judgements",
+            str(tmp_path / "judgements.csv"),
+            "--out",
+            str(tmp_path / "out"),
+            "--params",
+            str(tmp_path / "params.yaml"),
+        ],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output

@@ -22,14 +22,34 @@ SEEDS = [42, 1042]
 CONFIGS = {
     "unmodified": {"exp": 0, "method": "none", "reads": "debias.seeds"},
     "rewrite_own": {"exp": 3, "method": "rewrite", "info": "own", "reads": "debias.seeds"},
-    "sv_attributes_removed": {"exp": 5, "method": "steer", "info": "removed", "signal": "attributes", "reads": "debias.alpha"},
-    "sv_attributes_own": {"exp": 7, "method": "steer", "info": "own", "signal": "attributes", "reads": "debias.alpha"},
-    "sv_llm_pair_own": {"exp": 9, "method": "steer", "info": "own", "signal": "llm_pair", "reads": "debias.alpha"},
+    "sv_attributes_removed": {
+        "exp": 5,
+        "method": "steer",
+        "info": "removed",
+        "signal": "attributes",
+        "reads": "debias.alpha",
+    },
+    "sv_attributes_own": {
+        "exp": 7,
+        "method": "steer",
+        "info": "own",
+        "signal": "attributes",
+        "reads": "debias.alpha",
+    },
+    "sv_llm_pair_own": {
+        "exp": 9,
+        "method": "steer",
+        "info": "own",
+        "signal": "llm_pair",
+        "reads": "debias.alpha",
+    },
 }
 
 
 def _stage(name):
-    spec = importlib.util.spec_from_file_location(f"stage_{name}", REPO_ROOT / "stages" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"stage_{name}", REPO_ROOT / "stages" / f"{name}.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.main
@@ -55,10 +75,18 @@ def repo(tmp_path, tiny_generator_dir, tiny_vlm, monkeypatch):
     units.to_parquet(tmp_path / "data" / "interim" / "units.parquet", index=False)
     answers = {}
     for unit in units.to_dict("records"):
-        answers[request_hash(rewrite_messages(unit["prompt_neutral"], unit))] = f"{unit['prompt_neutral']}, of any gender"
+        answers[request_hash(rewrite_messages(unit["prompt_neutral"], unit))] = (
+            f"{unit['prompt_neutral']}, of any gender"
+        )
         pair = (
-            json.dumps({"stereotype_prompt": f"A {unit['stereotype']}.", "anti_stereotype_prompt": f"A {unit['anti_stereotype']}."})
-            if unit["unit_id"] != "u3" else "I cannot help with that."
+            json.dumps(
+                {
+                    "stereotype_prompt": f"A {unit['stereotype']}.",
+                    "anti_stereotype_prompt": f"A {unit['anti_stereotype']}.",
+                }
+            )
+            if unit["unit_id"] != "u3"
+            else "I cannot help with that."
         )
         answers[request_hash(pair_messages(unit))] = pair
     (tmp_path / "replay.jsonl").write_text(
@@ -68,8 +96,7 @@ def repo(tmp_path, tiny_generator_dir, tiny_vlm, monkeypatch):
         "base": {"profile": "default"},
         "llms": {"replay": {"backend": "replay", "path": "replay.jsonl"}},
         "generators": {"tiny": tiny_config(tiny_generator_dir)},
-        "render": {"seeds": SEEDS,
-                   "executor": {"kind": "local", "progress": False}},
+        "render": {"seeds": SEEDS, "executor": {"kind": "local", "progress": False}},
         "debias": {
             "units": "data/interim/units.parquet",
             "subset": {"max_units": 0},
@@ -78,12 +105,20 @@ def repo(tmp_path, tiny_generator_dir, tiny_vlm, monkeypatch):
             "generator": "tiny",
             "configs": CONFIGS,
             "rewriter": "replay",
-            "scoring": {"rubric_judge": "qwen3vl", "alignment_judge": "qwen3vl",
-                        "bootstrap": {"n": 200, "seed": 1}},
+            "scoring": {
+                "rubric_judge": "qwen3vl",
+                "alignment_judge": "qwen3vl",
+                "bootstrap": {"n": 200, "seed": 1},
+            },
         },
         "judges": {
-            "qwen3vl": {"backend": "transformers", "model": str(tiny_vlm), "device": "cpu",
-                        "max_new_tokens": 24, "batch_size": 8},
+            "qwen3vl": {
+                "backend": "transformers",
+                "model": str(tiny_vlm),
+                "device": "cpu",
+                "max_new_tokens": 24,
+                "batch_size": 8,
+            },
             "gemma4": {"backend": "transformers", "model": str(tiny_vlm), "device": "cpu"},
         },
         "judge": {
@@ -107,7 +142,12 @@ def test_stages_end_to_end(repo):
     rewrites = read_table("data/processed/rewrites.parquet")
     assert rewrites["info"].unique().tolist() == ["own"] and rewrites["valid"].all()
     pairs = read_table("data/processed/llm_pairs.parquet")
-    assert pairs.set_index("unit_id")["valid"].to_dict() == {"u0": True, "u1": True, "u2": True, "u3": False}
+    assert pairs.set_index("unit_id")["valid"].to_dict() == {
+        "u0": True,
+        "u1": True,
+        "u2": True,
+        "u3": False,
+    }
     assert read_json("metrics/rewrite.json")["llm_pairs"]["invalid"] == 1
 
     for name in CONFIGS:
@@ -126,7 +166,9 @@ def test_stages_end_to_end(repo):
     # the judge machinery on two configurations (tiny random VLM: noise answers, kept)
     for name in ("unmodified", "rewrite_own"):
         _run("debias_judge", "--config", name)
-    judged = pd.concat(read_table(f"data/debias/judgements/{n}.parquet") for n in ("unmodified", "rewrite_own"))
+    judged = pd.concat(
+        read_table(f"data/debias/judgements/{n}.parquet") for n in ("unmodified", "rewrite_own")
+    )
     assert set(judged["task"]) == {"rubric", "alignment"} and set(judged["judge"]) == {"qwen3vl"}
     assert len(judged) == 2 * 2 * 8
     align = judged[judged["task"] == "alignment"].pivot_table(
@@ -140,10 +182,30 @@ def test_stages_end_to_end(repo):
     for name, frame in index.items():
         for r in frame.itertuples():
             b = 4 if name == "unmodified" else 2
-            rows.append(dict(unit_id=r.unit_id, variant="neutral", seed=r.seed, config=name, judge="qwen3vl",
-                             task="rubric", value=str(b), valid=True))
-            rows.append(dict(unit_id=r.unit_id, variant="neutral", seed=r.seed, config=name, judge="qwen3vl",
-                             task="alignment", value="true", valid=True))
+            rows.append(
+                dict(
+                    unit_id=r.unit_id,
+                    variant="neutral",
+                    seed=r.seed,
+                    config=name,
+                    judge="qwen3vl",
+                    task="rubric",
+                    value=str(b),
+                    valid=True,
+                )
+            )
+            rows.append(
+                dict(
+                    unit_id=r.unit_id,
+                    variant="neutral",
+                    seed=r.seed,
+                    config=name,
+                    judge="qwen3vl",
+                    task="alignment",
+                    value="true",
+                    valid=True,
+                )
+            )
     out = repo / "data" / "debias" / "judgements"
     out.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame(rows)

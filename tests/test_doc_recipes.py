@@ -33,15 +33,19 @@ def recipes(text: str) -> list[str]:
             found += [part.strip() for part in line.split("&&") if COMMAND.search(part)]
     for span in re.findall(r"`([^`\n]+)`", text):
         found += [part.strip() for part in span.split("&&") if COMMAND.match(part.strip())]
-    return [" ".join(c[c.index(COMMAND.search(c).group(0)):].split()) for c in found]
+    return [" ".join(c[c.index(COMMAND.search(c).group(0)) :].split()) for c in found]
 
 
 def _overrides(cmd: str) -> list[str] | None:
     words = shlex.split(cmd)
     out = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-S", "--set-param")]
     placeholder = {"key", "section.key", "param", "KEY"}
-    if not out or any("..." in o or o.startswith("section.") or o.split("=", 1)[0] in placeholder for o in out):
-        return None  # no override, or a placeholder (`-S section.key=value`, `-S key=value`, `-S ...`)
+    if not out or any(
+        "..." in o or o.startswith("section.") or o.split("=", 1)[0] in placeholder for o in out
+    ):
+        return (
+            None  # no override, or a placeholder (`-S section.key=value`, `-S key=value`, `-S ...`)
+        )
     return out
 
 
@@ -69,7 +73,9 @@ def validate_sections(params: dict[str, Any], sections: set[str]) -> None:
     if "debias" in sections:
         from implicit_bench.debias.stage import DebiasParams
 
-        section(params, "debias", DebiasParams, inherit={"bootstrap": "scoring.bootstrap"}).checked()
+        section(
+            params, "debias", DebiasParams, inherit={"bootstrap": "scoring.bootstrap"}
+        ).checked()
     if "kg" in sections:
         from implicit_bench.kg.stage import KGParams
 
@@ -98,11 +104,15 @@ def _check_exp_run(cmd: str, tmp_path: Path) -> str | None:
     errors = []
     for profile in PROFILES:
         path = tmp_path / f"{profile}.yaml"
-        path.write_text(yaml.safe_dump(compose(profile, REPO_ROOT / "params.yaml", REPO_ROOT / "profiles")))
+        path.write_text(
+            yaml.safe_dump(compose(profile, REPO_ROOT / "params.yaml", REPO_ROOT / "profiles"))
+        )
         try:
             apply_overrides(path, overrides)
             params = yaml.safe_load(path.read_text())
-            validate_sections(params, {o.lstrip("+~").split(".", 1)[0].split("=", 1)[0] for o in overrides})
+            validate_sections(
+                params, {o.lstrip("+~").split(".", 1)[0].split("=", 1)[0] for o in overrides}
+            )
             return None
         except Exception as exc:  # noqa: BLE001 - collected, reported below
             errors.append(f"{profile}: {' '.join(str(exc).split())[:300]}")
@@ -110,7 +120,11 @@ def _check_exp_run(cmd: str, tmp_path: Path) -> str | None:
 
 
 def _all_recipes() -> list[tuple[str, str]]:
-    return [(path.relative_to(REPO_ROOT).as_posix(), cmd) for path in _doc_files() for cmd in recipes(path.read_text(encoding="utf-8"))]
+    return [
+        (path.relative_to(REPO_ROOT).as_posix(), cmd)
+        for path in _doc_files()
+        for cmd in recipes(path.read_text(encoding="utf-8"))
+    ]
 
 
 def test_the_docs_have_recipes_to_check():
@@ -130,10 +144,16 @@ def test_every_dvc_exp_run_override_applies_and_validates(tmp_path):
 
 
 def test_the_ray_recipe_as_the_issue_ran_it_fails_and_as_documented_works(tmp_path):
-    wrong = "dvc exp run -S render.executors.qwen_image.kind=ray"  # DVC refuses a new key without '+'
+    wrong = (
+        "dvc exp run -S render.executors.qwen_image.kind=ray"  # DVC refuses a new key without '+'
+    )
     assert _check_exp_run(wrong, tmp_path) is not None
     gpu = (REPO_ROOT / "docs/gpu.md").read_text(encoding="utf-8")
-    ray = [c for c in recipes(gpu) if "render.executors.qwen_image" in c and c.startswith("dvc exp run")]
+    ray = [
+        c
+        for c in recipes(gpu)
+        if "render.executors.qwen_image" in c and c.startswith("dvc exp run")
+    ]
     assert ray and all(_check_exp_run(c, tmp_path) is None for c in ray)
 
 
@@ -147,17 +167,36 @@ def test_every_profile_and_run_example_is_valid():
         words = shlex.split(cmd)
         if words[:2] == ["implicit-bench", "profile"]:
             names = [w for w in words[2:] if not w.startswith("-")]
-            assert not names or names[0] in known or names[0] in ("NAME", "run") or names[0].startswith("run-"), f"{doc}: {cmd}"
-        elif words[:2] == ["implicit-bench", "run"] and len(words) > 2 and "..." not in cmd and "<" not in cmd:
+            assert (
+                not names
+                or names[0] in known
+                or names[0] in ("NAME", "run")
+                or names[0].startswith("run-")
+            ), f"{doc}: {cmd}"
+        elif (
+            words[:2] == ["implicit-bench", "run"]
+            and len(words) > 2
+            and "..." not in cmd
+            and "<" not in cmd
+        ):
             ctx = run_command.make_context("run", words[2:], resilient_parsing=False)
             assert ctx.params["generators"] and ctx.params["judges"], f"{doc}: {cmd}"
     assert CliRunner  # the flags parse with click's own parser (make_context raises otherwise)
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("```bash\ndvc exp run -S a.b=1 \\\n   -S c.d=2  # note\n```\n", ["dvc exp run -S a.b=1 -S c.d=2"]),
-    ("run `dvc exp run -S debias.alpha=1` then", ["dvc exp run -S debias.alpha=1"]),
-    ("```\nsh -c \"implicit-bench profile paper && dvc repro\"\n```", ["implicit-bench profile paper"]),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (
+            "```bash\ndvc exp run -S a.b=1 \\\n   -S c.d=2  # note\n```\n",
+            ["dvc exp run -S a.b=1 -S c.d=2"],
+        ),
+        ("run `dvc exp run -S debias.alpha=1` then", ["dvc exp run -S debias.alpha=1"]),
+        (
+            '```\nsh -c "implicit-bench profile paper && dvc repro"\n```',
+            ["implicit-bench profile paper"],
+        ),
+    ],
+)
 def test_recipe_extraction(text, expected):
     assert recipes(text) == expected

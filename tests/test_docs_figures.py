@@ -15,9 +15,21 @@ ROOT = Path(__file__).resolve().parents[1]
 STALE = [
     ("docs/experiments.md", "3,607", "the plan's unit count comes from metrics/triplets.json"),
     ("docs/experiments.md", "54,105", "images = units x 3 seeds x 5 prompts"),
-    ("docs/gpu.md", "renders a tiny random model", "the default profile renders in the simulated world"),
-    ("docs/rendering.md", "default profile: tiny random", "the default profile renders in the simulated world"),
-    ("docs/profiles.md", "default profile renders a tiny random", "the default profile renders in the simulated world"),
+    (
+        "docs/gpu.md",
+        "renders a tiny random model",
+        "the default profile renders in the simulated world",
+    ),
+    (
+        "docs/rendering.md",
+        "default profile: tiny random",
+        "the default profile renders in the simulated world",
+    ),
+    (
+        "docs/profiles.md",
+        "default profile renders a tiny random",
+        "the default profile renders in the simulated world",
+    ),
     ("docs/gpu.md", "cu124", "the lock pins torch 2.14.1 (CUDA 13)"),
     ("Makefile", "2.13.0", "torch 2.14.1"),
     ("pyproject.toml", "CPU build this project", "torch 2.14.1, a CUDA 13 build"),
@@ -27,7 +39,9 @@ STALE = [
 
 @pytest.mark.parametrize(("path", "stale", "truth"), STALE)
 def test_stale_statements_are_gone(path, stale, truth):
-    assert stale not in (ROOT / path).read_text(encoding="utf-8"), f"{path} still says {stale!r}; {truth}"
+    assert stale not in (ROOT / path).read_text(encoding="utf-8"), (
+        f"{path} still says {stale!r}; {truth}"
+    )
 
 
 def test_plan_figures_follow_the_construction_metrics():
@@ -35,7 +49,14 @@ def test_plan_figures_follow_the_construction_metrics():
     triplets = json.loads((ROOT / "metrics/triplets.json").read_text())["triplets_total"]
     kg_units = json.loads((ROOT / "metrics/kg.json").read_text())["units_total"]
     units = int(re.search(r"^units: (\d+) ", doc, flags=re.M)[1])
-    assert units == triplets, "re-run `implicit-bench plan --profile paper` and paste its first lines"
-    images = [int(n.replace(",", "")) for n in re.findall(r"^render \w+\s+image\s+([\d,]+)", doc, flags=re.M)]
+    assert units == triplets, (
+        "re-run `implicit-bench plan --profile paper` and paste its first lines"
+    )
+    images = [
+        int(n.replace(",", ""))
+        for n in re.findall(r"^render \w+\s+image\s+([\d,]+)", doc, flags=re.M)
+    ]
     assert images and all(n == units * 3 * 5 for n in images)  # 3 seeds x (3 prompts + 2 negated)
-    assert re.search(r"^triplets\s+LLM answer\s+" + f"{kg_units:,}" + r"\s", doc, flags=re.M)  # one call per KG unit
+    assert re.search(
+        r"^triplets\s+LLM answer\s+" + f"{kg_units:,}" + r"\s", doc, flags=re.M
+    )  # one call per KG unit

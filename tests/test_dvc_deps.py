@@ -23,7 +23,11 @@ def test_every_stage_declares_its_imports_package_data_reads_and_params():
     from tests.dvc_deps import missing
 
     gaps = missing(REPO_ROOT)
-    lines = [f"{stage} {kind}: {', '.join(paths)}" for stage, kinds in gaps.items() for kind, paths in kinds.items()]
+    lines = [
+        f"{stage} {kind}: {', '.join(paths)}"
+        for stage, kinds in gaps.items()
+        for kind, paths in kinds.items()
+    ]
     assert not gaps, "dvc.yaml deps miss what the stages use (add them):\n" + "\n".join(lines)
 
 
@@ -35,21 +39,27 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 
 def test_closure_follows_lazy_imports_registry_strings_and_package_inits(tmp_path):
-    _write(tmp_path, {
-        "src/implicit_bench/__init__.py": "",
-        "src/implicit_bench/core.py": "X = 1\n",
-        "src/implicit_bench/lazy.py": "",
-        "src/implicit_bench/unused.py": "",
-        "src/implicit_bench/backends/__init__.py": 'REG = {"a": "implicit_bench.backends.impl:Impl"}\n',
-        "src/implicit_bench/backends/impl.py": "from . import helper\n",
-        "src/implicit_bench/backends/helper.py": "",
-        "stages/s.py": (
-            "from implicit_bench.core import X\n"
-            "from implicit_bench import backends\n"
-            "def main():\n    import implicit_bench.lazy\n"
-        ),
-    })
-    found = {p.relative_to(tmp_path).as_posix() for p in import_closure(tmp_path, tmp_path / "stages/s.py")}
+    _write(
+        tmp_path,
+        {
+            "src/implicit_bench/__init__.py": "",
+            "src/implicit_bench/core.py": "X = 1\n",
+            "src/implicit_bench/lazy.py": "",
+            "src/implicit_bench/unused.py": "",
+            "src/implicit_bench/backends/__init__.py": 'REG = {"a": "implicit_bench.backends.impl:Impl"}\n',
+            "src/implicit_bench/backends/impl.py": "from . import helper\n",
+            "src/implicit_bench/backends/helper.py": "",
+            "stages/s.py": (
+                "from implicit_bench.core import X\n"
+                "from implicit_bench import backends\n"
+                "def main():\n    import implicit_bench.lazy\n"
+            ),
+        },
+    )
+    found = {
+        p.relative_to(tmp_path).as_posix()
+        for p in import_closure(tmp_path, tmp_path / "stages/s.py")
+    }
     assert found == {
         "stages/s.py",
         "src/implicit_bench/__init__.py",
@@ -62,27 +72,41 @@ def test_closure_follows_lazy_imports_registry_strings_and_package_inits(tmp_pat
 
 
 def test_package_data_named_by_folder_and_stem(tmp_path):
-    _write(tmp_path, {
-        "src/implicit_bench/__init__.py": "",
-        "src/implicit_bench/prompts/judges/rubric.yaml": "",
-        "src/implicit_bench/prompts/judges/blind.yaml": "",
-        "src/implicit_bench/prompts/other.txt": "",
-        "src/implicit_bench/tasks.py": (
-            "from importlib import resources\n"
-            "def load(name):\n"
-            "    return resources.files('implicit_bench') / 'prompts' / 'judges' / f'{name}.yaml'\n"
-            "TASKS = ['rubric']\n"
-        ),
-    })
+    _write(
+        tmp_path,
+        {
+            "src/implicit_bench/__init__.py": "",
+            "src/implicit_bench/prompts/judges/rubric.yaml": "",
+            "src/implicit_bench/prompts/judges/blind.yaml": "",
+            "src/implicit_bench/prompts/other.txt": "",
+            "src/implicit_bench/tasks.py": (
+                "from importlib import resources\n"
+                "def load(name):\n"
+                "    return resources.files('implicit_bench') / 'prompts' / 'judges' / f'{name}.yaml'\n"
+                "TASKS = ['rubric']\n"
+            ),
+        },
+    )
     closure = {tmp_path / "src/implicit_bench/tasks.py"}
     found = {p.name for p in package_data(tmp_path, closure)}
     assert found == {"rubric.yaml"}  # blind is never named, other.txt is in another folder
 
 
 def test_reads_of_other_stages_outputs_and_foreach_entries():
-    outs = ["data/images", "metrics/render.json", "data/debias/images/a", "data/debias/images/b", "data/x.parquet"]
+    outs = [
+        "data/images",
+        "metrics/render.json",
+        "data/debias/images/a",
+        "data/debias/images/b",
+        "data/x.parquet",
+    ]
     spec = StageSpec("judge@a", "stages/judge.py", [], ["data/debias/j/a.parquet"], set())
-    strings = {"data/images/*/index.parquet", "metrics/render.json", "data/debias/images", "not a path"}
+    strings = {
+        "data/images/*/index.parquet",
+        "metrics/render.json",
+        "data/debias/images",
+        "not a path",
+    }
     reads = workspace_reads(strings, spec, outs, REPO_ROOT)
     assert reads == {"data/images", "metrics/render.json", "data/debias/images/a"}
     assert covered("data/images/tiny/index.parquet", ["data/images"])
@@ -108,8 +132,14 @@ def test_dvc_yaml_deps_are_exactly_the_derived_ones():
 
     current = (REPO_ROOT / "dvc.yaml").read_text(encoding="utf-8")
     derived = render(REPO_ROOT, current)
-    diff = [f"- {a}\n+ {b}" for a, b in zip(current.splitlines(), derived.splitlines(), strict=False) if a != b]
-    assert derived == current, "dvc.yaml deps differ from the derived ones (run `make dvc-deps`):\n" + "\n".join(diff[:20])
+    diff = [
+        f"- {a}\n+ {b}"
+        for a, b in zip(current.splitlines(), derived.splitlines(), strict=False)
+        if a != b
+    ]
+    assert derived == current, (
+        "dvc.yaml deps differ from the derived ones (run `make dvc-deps`):\n" + "\n".join(diff[:20])
+    )
 
 
 def test_workspace_deps_are_outputs_or_raw_files():
@@ -124,7 +154,9 @@ def test_workspace_deps_are_outputs_or_raw_files():
             if dep.startswith(("src/", "stages/")):
                 continue
             producers = {n for o, n in outs.items() if covered(dep, [o]) or covered(o, [dep])}
-            if not (producers - {spec.name}) and not (dep.startswith("data/raw/") and (REPO_ROOT / dep).exists()):
+            if not (producers - {spec.name}) and not (
+                dep.startswith("data/raw/") and (REPO_ROOT / dep).exists()
+            ):
                 bad.append(f"{spec.name}: {dep}")
     assert not bad, "deps nothing produces:\n" + "\n".join(bad)
 
@@ -133,25 +165,38 @@ def test_compress_lists_a_folder_only_when_all_its_files_are_needed():
     from scripts.dvc_deps import compress
 
     files = ["src/p/a/x.py", "src/p/a/y.py", "src/p/b/x.py", "src/p/b/y.py", "src/p/c.py"]
-    assert compress({"src/p/a/x.py", "src/p/a/y.py", "src/p/b/x.py"}, files) == ["src/p/a", "src/p/b/x.py"]
+    assert compress({"src/p/a/x.py", "src/p/a/y.py", "src/p/b/x.py"}, files) == [
+        "src/p/a",
+        "src/p/b/x.py",
+    ]
     assert compress(set(files), files) == ["src/p"]
 
 
 def test_closure_follows_import_module_prefixes_and_package_iteration(tmp_path):
-    _write(tmp_path, {
-        "src/implicit_bench/__init__.py": "",
-        "src/implicit_bench/kinds/__init__.py": "",
-        "src/implicit_bench/kinds/a.py": "",
-        "src/implicit_bench/kinds/b.py": "",
-        "src/implicit_bench/methods/__init__.py": "import pkgutil\nfor m in pkgutil.iter_modules(__path__):\n    pass\n",
-        "src/implicit_bench/methods/m.py": "",
-        "stages/s.py": (
-            "import importlib\nimport implicit_bench.methods\n"
-            "def load(kind):\n    return importlib.import_module(f'implicit_bench.kinds.{kind}')\n"
-        ),
-    })
-    found = {p.relative_to(tmp_path).as_posix() for p in import_closure(tmp_path, tmp_path / "stages/s.py")}
-    assert {"src/implicit_bench/kinds/a.py", "src/implicit_bench/kinds/b.py", "src/implicit_bench/methods/m.py"} <= found
+    _write(
+        tmp_path,
+        {
+            "src/implicit_bench/__init__.py": "",
+            "src/implicit_bench/kinds/__init__.py": "",
+            "src/implicit_bench/kinds/a.py": "",
+            "src/implicit_bench/kinds/b.py": "",
+            "src/implicit_bench/methods/__init__.py": "import pkgutil\nfor m in pkgutil.iter_modules(__path__):\n    pass\n",
+            "src/implicit_bench/methods/m.py": "",
+            "stages/s.py": (
+                "import importlib\nimport implicit_bench.methods\n"
+                "def load(kind):\n    return importlib.import_module(f'implicit_bench.kinds.{kind}')\n"
+            ),
+        },
+    )
+    found = {
+        p.relative_to(tmp_path).as_posix()
+        for p in import_closure(tmp_path, tmp_path / "stages/s.py")
+    }
+    assert {
+        "src/implicit_bench/kinds/a.py",
+        "src/implicit_bench/kinds/b.py",
+        "src/implicit_bench/methods/m.py",
+    } <= found
 
 
 @pytest.mark.slow
@@ -180,9 +225,16 @@ def test_editing_the_openai_llm_client_reruns_only_the_stages_importing_it(tmp_p
     subprocess.run([*dvc, "commit", "-f", "-q"], cwd=tmp_path, check=True, capture_output=True)
     client = tmp_path / "src/implicit_bench/llm/openai.py"
     client.write_text(client.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
-    status = json.loads(subprocess.run([*dvc, "status", "--json"], cwd=tmp_path, check=True,
-                                       capture_output=True, text=True).stdout)
+    status = json.loads(
+        subprocess.run(
+            [*dvc, "status", "--json"], cwd=tmp_path, check=True, capture_output=True, text=True
+        ).stdout
+    )
     rerun = {name.rpartition(":")[2] for name in status}
-    importing = {s.name.rpartition(":")[2] for s in specs if client in import_closure(tmp_path, tmp_path / s.script)}
+    importing = {
+        s.name.rpartition(":")[2]
+        for s in specs
+        if client in import_closure(tmp_path, tmp_path / s.script)
+    }
     assert "world" not in importing and "render" not in importing
     assert rerun == importing

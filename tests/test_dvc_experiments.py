@@ -28,8 +28,17 @@ pytestmark = pytest.mark.slow
 
 N_UNITS = 4  # subset.max_units of the baseline
 DEBIAS_UNITS = 2  # debias.subset.max_units of the baseline
-RUN_STATE = {"seconds", "images_per_s", "embedded_now", "cache_hits", "llm_calls", "embedding_calls",
-             "skipped_done", "batches_run", "model_calls"}
+RUN_STATE = {
+    "seconds",
+    "images_per_s",
+    "embedded_now",
+    "cache_hits",
+    "llm_calls",
+    "embedding_calls",
+    "skipped_done",
+    "batches_run",
+    "model_calls",
+}
 
 
 class Workspace:
@@ -38,14 +47,24 @@ class Workspace:
     def __init__(self, root: Path):
         self.root = root
         bindir = Path(sys.executable).parent
-        self.env = {**os.environ, "PYTHONPATH": str(root / "src"), "PATH": f"{bindir}:{os.environ['PATH']}",
-                    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                    "GIT_COMMITTER_EMAIL": "t@t", "OMP_NUM_THREADS": "1", "IMPLICIT_BENCH_RUN_LOG": ""}
+        self.env = {
+            **os.environ,
+            "PYTHONPATH": str(root / "src"),
+            "PATH": f"{bindir}:{os.environ['PATH']}",
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+            "OMP_NUM_THREADS": "1",
+            "IMPLICIT_BENCH_RUN_LOG": "",
+        }
         self.env.pop("IMPLICIT_BENCH_CACHE_DIR", None)  # the copy's own cache: <root>/cache
 
     def run(self, *cmd: str) -> str:
         done = subprocess.run(cmd, cwd=self.root, env=self.env, capture_output=True, text=True)
-        assert done.returncode == 0, f"{' '.join(cmd)}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+        assert done.returncode == 0, (
+            f"{' '.join(cmd)}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+        )
         return done.stdout + done.stderr
 
     def params(self) -> dict:
@@ -66,7 +85,9 @@ class Workspace:
     def lock_md5(self) -> dict[str, str]:
         """out path -> md5 of every stage in dvc.lock."""
         lock = yaml.safe_load((self.root / "dvc.lock").read_text(encoding="utf-8"))
-        return {o["path"]: o.get("md5") for st in lock["stages"].values() for o in st.get("outs", [])}
+        return {
+            o["path"]: o.get("md5") for st in lock["stages"].values() for o in st.get("outs", [])
+        }
 
     def exp(self, targets: list[str], *sets: str) -> str:
         args = [a for s in sets for a in ("-S", s)]
@@ -86,7 +107,10 @@ def _small_params(path: Path) -> dict:
 
 
 def _dvc_available() -> bool:
-    return shutil.which("dvc", path=str(Path(sys.executable).parent)) is not None or shutil.which("dvc") is not None
+    return (
+        shutil.which("dvc", path=str(Path(sys.executable).parent)) is not None
+        or shutil.which("dvc") is not None
+    )
 
 
 @pytest.fixture(scope="module")
@@ -126,9 +150,16 @@ def test_second_repro_runs_nothing_and_tracked_outputs_hold_no_run_state(ws):
     out = ws.run("dvc", "repro")
     assert "Running stage" not in out, out
     assert ws.run("git", "status", "--porcelain").strip() == ""
-    tracked = [*ws.root.glob("metrics/*.json"), *ws.root.glob("data/debias/images/*/summary.json"),
-               ws.root / "report/report.json"]
-    leaks = {str(p.relative_to(ws.root)): _run_state_keys(json.loads(p.read_text())) for p in tracked if p.exists()}
+    tracked = [
+        *ws.root.glob("metrics/*.json"),
+        *ws.root.glob("data/debias/images/*/summary.json"),
+        ws.root / "report/report.json",
+    ]
+    leaks = {
+        str(p.relative_to(ws.root)): _run_state_keys(json.loads(p.read_text()))
+        for p in tracked
+        if p.exists()
+    }
     assert not {k: v for k, v in leaks.items() if v}, leaks
     assert ws.last_run("render") is not None  # the timings went to the run log instead
 
@@ -140,7 +171,11 @@ def test_plan_command_sizes_the_run(ws):
     assert out["units"] == N_UNITS and out["units_from"] == "data/interim/units.parquet"
     render = next(s for s in out["stages"] if s["stage"] == f"render {config}")
     index = ws.table(f"data/images/{config}/index.parquet")
-    assert render["items"] == len(index) and render["cached"] == len(index) and render["model_calls"] == 0
+    assert (
+        render["items"] == len(index)
+        and render["cached"] == len(index)
+        and render["model_calls"] == 0
+    )
     judge = next(s for s in out["stages"] if s["stage"] == "judge")
     rows = len(ws.table("data/judgements/judgements.parquet"))
     # the requests of the images rendered (refused ones not judged), each looked up in the
@@ -149,8 +184,18 @@ def test_plan_command_sizes_the_run(ws):
     assert judge["model_calls"] == judge["items"] - judge["cached"]
     # a finished run: every stage's calls are stored or cached (refused images are not judged;
     # CLIP, retrieval and the debiasing judges' caches are looked up too)
-    assert out["totals"]["model_calls"] == 0, [(s["stage"], s["model_calls"]) for s in out["stages"] if s["model_calls"]]
-    bigger = json.loads(ws.run("implicit-bench", "plan", "--json", "--params", _seeds_params(ws, [*params["render"]["seeds"], 9042])))
+    assert out["totals"]["model_calls"] == 0, [
+        (s["stage"], s["model_calls"]) for s in out["stages"] if s["model_calls"]
+    ]
+    bigger = json.loads(
+        ws.run(
+            "implicit-bench",
+            "plan",
+            "--json",
+            "--params",
+            _seeds_params(ws, [*params["render"]["seeds"], 9042]),
+        )
+    )
     render2 = next(s for s in bigger["stages"] if s["stage"] == f"render {config}")
     per_seed = len(index) // len(params["render"]["seeds"])
     assert render2["items"] == len(index) + per_seed and render2["model_calls"] == per_seed
@@ -190,10 +235,16 @@ def test_seeds_experiment_follows_the_plan_and_going_back_reuses_everything(ws):
     assert run["written"] == {} and run["skipped_done"] == run["planned"]  # nothing re-rendered
     assert ws.last_run("judge")["model_calls"] == 0
     now = ws.lock_md5()
-    for path in ("data/judgements/judgements.parquet", "data/judgements/clip.parquet", "metrics/benchmark.json"):
+    for path in (
+        "data/judgements/judgements.parquet",
+        "data/judgements/clip.parquet",
+        "metrics/benchmark.json",
+    ):
         if path in ws.baseline:
             assert now[path] == ws.baseline[path], path  # back to the baseline, byte for byte
-    assert json.loads(ws.run("dvc", "metrics", "diff", "--json")).get("metrics/summary.json", {}) == {}
+    assert (
+        json.loads(ws.run("dvc", "metrics", "diff", "--json")).get("metrics/summary.json", {}) == {}
+    )
 
 
 def test_debias_seeds_down_and_up(ws):
@@ -206,7 +257,9 @@ def test_debias_seeds_down_and_up(ws):
     assert sorted(judged["seed"].unique()) == sorted(fewer)
     index = ws.table(f"data/debias/images/{unmodified}/index.parquet")
     assert len(index) == DEBIAS_UNITS * len(fewer)
-    assert ws.json(f"data/debias/images/{unmodified}/summary.json")["items"] == DEBIAS_UNITS * len(fewer)
+    assert ws.json(f"data/debias/images/{unmodified}/summary.json")["items"] == DEBIAS_UNITS * len(
+        fewer
+    )
     assert ws.json("metrics/debias.json")["seeds"] == fewer
     ws.exp(["debias_score"], f"debias.seeds={json.dumps(seeds)}")
     run = ws.last_run(f"debias_render@{unmodified}")["run"]
@@ -222,8 +275,11 @@ def test_subset_down_and_up(ws):
     ws.exp(["judge", "clip"], f"subset.max_units={N_UNITS - 2}")
     units = set(ws.table("data/interim/units.parquet")["unit_id"].astype(str))
     assert len(units) == N_UNITS - 2
-    for path in (f"data/images/{config}/index.parquet", "data/judgements/judgements.parquet",
-                 "data/judgements/clip.parquet"):
+    for path in (
+        f"data/images/{config}/index.parquet",
+        "data/judgements/judgements.parquet",
+        "data/judgements/clip.parquet",
+    ):
         assert set(ws.table(path)["unit_id"].astype(str)) == units, path
     ws.exp(["judge", "clip"], f"subset.max_units={N_UNITS}")
     render = ws.last_run("render")
@@ -264,7 +320,11 @@ def test_two_fresh_clones_give_the_same_hashes(ws, tmp_path):
     other.run("dvc", "repro", "retrieve", "render")
     theirs = other.lock_md5()
     assert {"data/processed/retrieval.parquet", "data/images"} <= set(theirs)
-    differ = {p: (h, ws.baseline.get(p)) for p, h in theirs.items() if p in ws.baseline and ws.baseline[p] != h}
+    differ = {
+        p: (h, ws.baseline.get(p))
+        for p, h in theirs.items()
+        if p in ws.baseline and ws.baseline[p] != h
+    }
     assert not differ, differ
 
 
@@ -289,19 +349,41 @@ def test_queued_experiments_share_the_repository_cache_and_two_workers_keep_it_c
 
     seeds = ws.params()["render"]["seeds"]
     names = ["q-fewer", "q-first"]
-    ws.run("dvc", "exp", "run", "--queue", "--name", names[0], "-S", f"render.seeds={json.dumps(seeds[:-1])}")
-    ws.run("dvc", "exp", "run", "--queue", "--name", names[1], "-S", f"render.seeds={json.dumps(seeds[:1])}")
+    ws.run(
+        "dvc",
+        "exp",
+        "run",
+        "--queue",
+        "--name",
+        names[0],
+        "-S",
+        f"render.seeds={json.dumps(seeds[:-1])}",
+    )
+    ws.run(
+        "dvc",
+        "exp",
+        "run",
+        "--queue",
+        "--name",
+        names[1],
+        "-S",
+        f"render.seeds={json.dumps(seeds[:1])}",
+    )
     judge_cache = ws.root / "cache/judge.sqlite"
     before = sqlite3.connect(judge_cache).execute("SELECT COUNT(*) FROM entries").fetchone()[0]
     ws.run("dvc", "queue", "start", "-j", "2")
     try:
         _queue_done(ws, names)
     finally:
-        subprocess.run(["dvc", "queue", "stop", "--kill"], cwd=ws.root, env=ws.env, capture_output=True)
+        subprocess.run(
+            ["dvc", "queue", "stop", "--kill"], cwd=ws.root, env=ws.env, capture_output=True
+        )
     for name in names:
         log = ws.run("dvc", "queue", "logs", name)
         judge_line = next(line for line in log.splitlines() if line.startswith("judge: "))
-        assert ", 0 model calls," in judge_line, judge_line  # every answer came from the shared cache
+        assert ", 0 model calls," in judge_line, (
+            judge_line
+        )  # every answer came from the shared cache
         clip_line = next(line for line in log.splitlines() if line.startswith("clip: "))
         assert "(0 embedded now)" in clip_line, clip_line
     for path in sorted((ws.root / "cache").glob("*.sqlite")):
@@ -309,4 +391,6 @@ def test_queued_experiments_share_the_repository_cache_and_two_workers_keep_it_c
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok", path
     after = sqlite3.connect(judge_cache).execute("SELECT COUNT(*) FROM entries").fetchone()[0]
     assert after == before  # nothing was asked again, nothing lost
-    assert not list((ws.root / ".dvc/tmp/exps").glob("*/cache/*.sqlite"))  # no private caches in the temp workspaces
+    assert not list(
+        (ws.root / ".dvc/tmp/exps").glob("*/cache/*.sqlite")
+    )  # no private caches in the temp workspaces

@@ -73,7 +73,9 @@ def test_helpers():
         pct.value = 3.0  # frozen
 
 
-BOUND_KEYS = re.compile(r"(^|_)(ci|lo|hi|low|high|lower|upper|ci_low|ci_high|ci_lo|ci_hi|interval)$")
+BOUND_KEYS = re.compile(
+    r"(^|_)(ci|lo|hi|low|high|lower|upper|ci_low|ci_high|ci_lo|ci_hi|interval)$"
+)
 
 
 def _walk(obj, path="$"):
@@ -95,22 +97,55 @@ def test_every_interval_written_by_analyze_is_an_estimate(tmp_path):
     from tests.synthetic_tables import synthetic_judgements, synthetic_units
 
     u = synthetic_units(16)
-    parts = [synthetic_judgements(u, judges=("qwen3vl",), tasks=("rubric", "alignment"), config=name, seed=i)
-             for i, name in enumerate(("unmodified", "rewrite_own"))]
-    blind = synthetic_judgements(u, judges=("qwen3vl", "gpt"), tasks=("blind",), config="unmodified", seed=5)
+    parts = [
+        synthetic_judgements(
+            u, judges=("qwen3vl",), tasks=("rubric", "alignment"), config=name, seed=i
+        )
+        for i, name in enumerate(("unmodified", "rewrite_own"))
+    ]
+    blind = synthetic_judgements(
+        u, judges=("qwen3vl", "gpt"), tasks=("blind",), config="unmodified", seed=5
+    )
     j = pd.concat([*parts, blind])
-    j["order"] = np.where(j["task"] == "blind", np.where(np.arange(len(j)) % 2 == 0, "sa", "as"), None)
+    j["order"] = np.where(
+        j["task"] == "blind", np.where(np.arange(len(j)) % 2 == 0, "sa", "as"), None
+    )
     index = j[j["task"] == "rubric"][["config", "unit_id", "variant", "seed"]].drop_duplicates()
     index["status"] = np.where(np.arange(len(index)) % 7 == 0, "refused", "ok")
     u.to_parquet(tmp_path / "u.parquet")
     j.to_parquet(tmp_path / "j.parquet")
     index.to_parquet(tmp_path / "index.parquet")
-    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "u.parquet"), "--judgements", str(tmp_path / "j.parquet"),
-                                        "--refusals", str(tmp_path / "index.parquet"), "--out", str(tmp_path / "out"),
-                                        "--config", "unmodified", "--bootstrap-n", "20", "--selection", "union"])
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "analyze",
+            "--units",
+            str(tmp_path / "u.parquet"),
+            "--judgements",
+            str(tmp_path / "j.parquet"),
+            "--refusals",
+            str(tmp_path / "index.parquet"),
+            "--out",
+            str(tmp_path / "out"),
+            "--config",
+            "unmodified",
+            "--bootstrap-n",
+            "20",
+            "--selection",
+            "union",
+        ],
+    )
     assert res.exit_code == 0, res.output
     files = sorted((tmp_path / "out" / "metrics").glob("*.json"))
-    assert {f.stem for f in files} >= {"benchmark", "lean", "selection", "judge_audit", "negation", "diversity", "debias"}
+    assert {f.stem for f in files} >= {
+        "benchmark",
+        "lean",
+        "selection",
+        "judge_audit",
+        "negation",
+        "diversity",
+        "debias",
+    }
     estimates = 0
     for f in files:
         for path, obj in _walk(json.loads(f.read_text())):

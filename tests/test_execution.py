@@ -37,7 +37,10 @@ def _run(config: ExecutorConfig, flaky: dict[int, int]) -> tuple[dict, object]:
     outcomes = {}
     items = [WorkItem(f"i{x}", x) for x in range(6)]
     stats = run_items(
-        items, functools.partial(make_flaky, flaky), config, lambda o: outcomes.__setitem__(o.item.id, o)
+        items,
+        functools.partial(make_flaky, flaky),
+        config,
+        lambda o: outcomes.__setitem__(o.item.id, o),
     )
     return outcomes, stats
 
@@ -80,7 +83,9 @@ def test_ray_local_mode_matches_in_process(ray_local, tiny_generator_dir, tmp_pa
     # renders: 4 units x 1 seed x 3 variants in batches of 4, on 2 actors vs in-process
     config = tiny_config(tiny_generator_dir)
     units = units_frame()
-    local = RenderParams(configs={"tiny": config}, seeds=[42], executor=ExecutorConfig(progress=False))
+    local = RenderParams(
+        configs={"tiny": config}, seeds=[42], executor=ExecutorConfig(progress=False)
+    )
     ray = RenderParams(
         configs={"tiny": config},
         seeds=[42],

@@ -20,22 +20,38 @@ def _frames():
     units = pd.DataFrame(
         [
             {c: None for c in KG_UNIT_COLUMNS}
-            | {"unit_id": f"u{i}", "source_pair_id": f"p{i}", "source": src, "bias_type": bt, "head": head,
-               "stereotype": s, "anti_stereotype": a, "stereotype_tails": json.dumps([s]),
-               "anti_stereotype_tails": json.dumps([a]), "stereotype_evidence": json.dumps([]),
-               "anti_stereotype_evidence": json.dumps([]), "frame_sensitive": False, "extractor": "minimal_pair"}
-            for i, (src, bt, head, s, a) in enumerate([
-                ("stereoset", "profession", "chess player", "asian", "hispanic"),
-                ("crows_pairs", "disability", "person", "disabled", "able-bodied"),
-            ])
+            | {
+                "unit_id": f"u{i}",
+                "source_pair_id": f"p{i}",
+                "source": src,
+                "bias_type": bt,
+                "head": head,
+                "stereotype": s,
+                "anti_stereotype": a,
+                "stereotype_tails": json.dumps([s]),
+                "anti_stereotype_tails": json.dumps([a]),
+                "stereotype_evidence": json.dumps([]),
+                "anti_stereotype_evidence": json.dumps([]),
+                "frame_sensitive": False,
+                "extractor": "minimal_pair",
+            }
+            for i, (src, bt, head, s, a) in enumerate(
+                [
+                    ("stereoset", "profession", "chess player", "asian", "hispanic"),
+                    ("crows_pairs", "disability", "person", "disabled", "able-bodied"),
+                ]
+            )
         ],
         columns=list(KG_UNIT_COLUMNS),
     )
-    triplets = units[["unit_id", "source", "bias_type", "head", "relation", "stereotype", "anti_stereotype"]].assign(
+    triplets = units[
+        ["unit_id", "source", "bias_type", "head", "relation", "stereotype", "anti_stereotype"]
+    ].assign(
         prompt_neutral=lambda f: "a photo of a " + f["head"],
         prompt_stereotype=lambda f: "a photo of a " + f["stereotype"] + " " + f["head"],
         prompt_anti_stereotype=lambda f: "a photo of a " + f["anti_stereotype"] + " " + f["head"],
-        stereotype_tails=units["stereotype_tails"], prompt_negated_0_1=[None, "a photo of a person who is not disabled"],
+        stereotype_tails=units["stereotype_tails"],
+        prompt_negated_0_1=[None, "a photo of a person who is not disabled"],
     )
     return units, triplets
 
@@ -54,10 +70,20 @@ def test_export_dataset_loads_with_datasets_and_has_a_card(tmp_path, monkeypatch
         "triplets: {writer: template, template: {neutral: 'a photo of {subject}'}}\n"
     )
     out = tmp_path / "ds"
-    result = CliRunner().invoke(main, [
-        "export-dataset", "--triplets", str(tmp_path / "triplets.parquet"), "--kg-units",
-        str(tmp_path / "kg_units.parquet"), "--params", str(tmp_path / "params.yaml"), "--out", str(out),
-    ])
+    result = CliRunner().invoke(
+        main,
+        [
+            "export-dataset",
+            "--triplets",
+            str(tmp_path / "triplets.parquet"),
+            "--kg-units",
+            str(tmp_path / "kg_units.parquet"),
+            "--params",
+            str(tmp_path / "params.yaml"),
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     loaded = datasets.load_dataset(str(out), "triplets", split="train")
     assert loaded.num_rows == 2

@@ -50,10 +50,16 @@ def doc_blocks(heading: str) -> list[str]:
 
 def copy_tracked(dst: Path, paths: list[str]) -> None:
     """Copy the files git tracks (or would track) under ``paths`` into ``dst``."""
-    files = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", *paths],
-        cwd=REPO, check=True, capture_output=True,
-    ).stdout.decode().split("\0")
+    files = (
+        subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", *paths],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, files):
         source = REPO / name
         if source.is_file():
@@ -76,15 +82,24 @@ def touched(before: dict[str, str], after: dict[str, str]) -> set[str]:
 def merge(base: dict, extra: dict) -> dict:
     out = dict(base)
     for key, value in extra.items():
-        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        out[key] = (
+            merge(out[key], value)
+            if isinstance(value, dict) and isinstance(out.get(key), dict)
+            else value
+        )
     return out
 
 
 def run_python(root: Path, *args: str) -> subprocess.CompletedProcess:
     """Python in the copy: its ``src`` comes first, so the copy's package is the one imported."""
-    env = {**os.environ, "PYTHONPATH": f"{root / 'src'}{os.pathsep}{root}",
-           "IMPLICIT_BENCH_RUN_LOG": str(root / "runs.jsonl")}
-    return subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{root / 'src'}{os.pathsep}{root}",
+        "IMPLICIT_BENCH_RUN_LOG": str(root / "runs.jsonl"),
+    }
+    return subprocess.run(
+        [sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 def world_inputs(root: Path, params: dict) -> int:
@@ -98,12 +113,19 @@ def world_inputs(root: Path, params: dict) -> int:
     n = 0
     with ImageStore(root / "data/images/base") as store:
         for unit in UNITS:
-            for variant, attribute in (("neutral", ""), ("stereotype", unit["stereotype"]),
-                                       ("anti_stereotype", unit["anti_stereotype"])):
+            for variant, attribute in (
+                ("neutral", ""),
+                ("stereotype", unit["stereotype"]),
+                ("anti_stereotype", unit["anti_stereotype"]),
+            ):
                 picture = Shown(attribute, unit["head"], "female", "young", noise=n)
                 key = ImageKey("base", unit["unit_id"], variant, 42)
-                store.put(ImageRecord(key, "sim:sim_local", unit[f"prompt_{variant}"], "ok", width=64, height=64),
-                          png_bytes(draw(picture)))
+                store.put(
+                    ImageRecord(
+                        key, "sim:sim_local", unit[f"prompt_{variant}"], "ok", width=64, height=64
+                    ),
+                    png_bytes(draw(picture)),
+                )
                 n += 1
         store.finalize()
     return n
@@ -145,12 +167,16 @@ def test_adding_a_judge_task_touches_two_files(tmp_path: Path):
     (root / "src/implicit_bench/prompts/judges/single_person.yaml").unlink()  # before the example
     before = snapshot(root)
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
-    (root / "params.yaml").write_text(yaml.safe_dump(merge(params, yaml.safe_load(params_yaml))), encoding="utf-8")
+    (root / "params.yaml").write_text(
+        yaml.safe_dump(merge(params, yaml.safe_load(params_yaml))), encoding="utf-8"
+    )
     refused = run_python(root, "-c", CHECK_PARAMS)
     assert refused.returncode == 3 and "single_person" in refused.stdout  # unknown until step 1
 
     # step 1: the task file; step 2 was the params entry above
-    (root / "src/implicit_bench/prompts/judges/single_person.yaml").write_text(task_yaml, encoding="utf-8")
+    (root / "src/implicit_bench/prompts/judges/single_person.yaml").write_text(
+        task_yaml, encoding="utf-8"
+    )
     changed = touched(before, snapshot(root))
     assert changed == {"src/implicit_bench/prompts/judges/single_person.yaml", "params.yaml"}
     assert len(changed) <= 2
@@ -168,7 +194,9 @@ def test_adding_a_judge_task_touches_two_files(tmp_path: Path):
     metrics = json.loads((root / "metrics/judge.json").read_text(encoding="utf-8"))
     counts = metrics["counts"]["qwen3vl"]["single_person"]
     assert counts["rows"] == n_images and counts["valid"] == len(valid)
-    assert "single_person" in metrics["tasks"] and {"rubric", "blind", "alignment"} <= set(frame["task"])
+    assert "single_person" in metrics["tasks"] and {"rubric", "blind", "alignment"} <= set(
+        frame["task"]
+    )
 
     analyzed = run_python(root, "-c", ANALYZE)
     assert analyzed.returncode == 0, analyzed.stderr
@@ -203,9 +231,13 @@ def test_adding_a_debias_method_touches_two_files(tmp_path: Path):
     (root / "src/implicit_bench/debias/methods/suffix.py").unlink()  # before the example
     before = snapshot(root)
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
-    (root / "params.yaml").write_text(yaml.safe_dump(merge(params, yaml.safe_load(params_yaml))), encoding="utf-8")
+    (root / "params.yaml").write_text(
+        yaml.safe_dump(merge(params, yaml.safe_load(params_yaml))), encoding="utf-8"
+    )
     refused = run_python(root, "-c", DESCRIBE)
-    assert refused.returncode != 0 and "unknown debias method 'suffix'" in refused.stderr  # until step 1
+    assert (
+        refused.returncode != 0 and "unknown debias method 'suffix'" in refused.stderr
+    )  # until step 1
 
     # step 1: the method module; step 2 was the params entry above
     (root / "src/implicit_bench/debias/methods/suffix.py").write_text(module, encoding="utf-8")
@@ -219,16 +251,31 @@ def test_adding_a_debias_method_touches_two_files(tmp_path: Path):
     assert Path(info["package"]).is_relative_to(root)  # the copy's package ran
     assert "suffix" in info["methods"] and info["label"] == "Prompt suffix"
     suffix = yaml.safe_load(params_yaml)["debias"]["configs"]["suffix_fairness"]["suffix"]
-    assert info["dump"] == {"exp": None, "method": "suffix", "reads": "debias.seeds", "suffix": suffix}
+    assert info["dump"] == {
+        "exp": None,
+        "method": "suffix",
+        "reads": "debias.seeds",
+        "suffix": suffix,
+    }
 
     world_inputs(root, params)
-    done = run_python(root, "stages/debias_render.py", "--config", "suffix_fairness", "--params", "params.yaml")
+    done = run_python(
+        root, "stages/debias_render.py", "--config", "suffix_fairness", "--params", "params.yaml"
+    )
     assert done.returncode == 0, done.stderr
     with ImageStore(root / "data/debias/images/suffix_fairness") as store:
         index = store.index()
     seeds = params["debias"]["seeds"]
-    assert len(index) == len(UNITS) * len(seeds) and set(index["status"]) == {"ok"}  # the sim generator
+    assert len(index) == len(UNITS) * len(seeds) and set(index["status"]) == {
+        "ok"
+    }  # the sim generator
     expected = {u["unit_id"]: f"{u['prompt_neutral']} {suffix}" for u in UNITS}
     assert all(expected[r.unit_id] == r.prompt for r in index.itertuples())
-    summary = json.loads((root / "data/debias/images/suffix_fairness/summary.json").read_text(encoding="utf-8"))
-    assert summary["method"] == "suffix" and summary["alpha"] is None and summary["units_not_rendered"] == {}
+    summary = json.loads(
+        (root / "data/debias/images/suffix_fairness/summary.json").read_text(encoding="utf-8")
+    )
+    assert (
+        summary["method"] == "suffix"
+        and summary["alpha"] is None
+        and summary["units_not_rendered"] == {}
+    )

@@ -21,7 +21,10 @@ def judge():
 
 
 def test_face_and_non_face_images(judge, tmp_path):
-    pictures = {"astronaut": Image.fromarray(data.astronaut()), "coffee": Image.fromarray(data.coffee())}
+    pictures = {
+        "astronaut": Image.fromarray(data.astronaut()),
+        "coffee": Image.fromarray(data.coffee()),
+    }
     calls = []
 
     def load(sha):
@@ -34,8 +37,12 @@ def test_face_and_non_face_images(judge, tmp_path):
     astronaut = face_attributes(faces["astronaut"], FaceConfig())
     assert astronaut["gender"] == "female"  # Eileen Collins
     assert 20 <= astronaut["age"] <= 50
-    assert face_attributes(faces["coffee"], FaceConfig()) == {"faces": 0, "gender": "no face", "age": None,
-                                                             "age_group": "no face"}
+    assert face_attributes(faces["coffee"], FaceConfig()) == {
+        "faces": 0,
+        "gender": "no face",
+        "age": None,
+        "age_group": "no face",
+    }
     again = judge_images(judge, cache, ["coffee", "astronaut"], load)
     assert calls == ["astronaut", "coffee"] and again == faces  # cached by image sha256
 
@@ -43,22 +50,32 @@ def test_face_and_non_face_images(judge, tmp_path):
 def test_age_groups_and_largest_face():
     cfg = FaceConfig()
     assert [age_group(a, cfg) for a in (29, 30, 59, 60)] == ["young", "middle", "middle", "elderly"]
-    faces = [{"gender": "male", "age": 70, "box": [0, 0, 9, 9]}, {"gender": "female", "age": 20, "box": [0, 0, 19, 19]}]
+    faces = [
+        {"gender": "male", "age": 70, "box": [0, 0, 9, 9]},
+        {"gender": "female", "age": 20, "box": [0, 0, 19, 19]},
+    ]
     got = face_attributes(faces, cfg)
     assert (got["faces"], got["gender"], got["age_group"]) == (2, "female", "young")
 
 
 def test_face_report_by_hand():
-    frame = pd.DataFrame({
-        "config": ["c"] * 6,
-        "bias_type": ["gender", "gender", "gender", "age", "age", "race"],
-        "gender": ["female", "male", "no face", "male", "male", "female"],
-        "age_group": ["young", "young", "no face", "elderly", "middle", "young"],
-    })
+    frame = pd.DataFrame(
+        {
+            "config": ["c"] * 6,
+            "bias_type": ["gender", "gender", "gender", "age", "age", "race"],
+            "gender": ["female", "male", "no face", "male", "male", "female"],
+            "age_group": ["young", "young", "no face", "elderly", "middle", "young"],
+        }
+    )
     report = face_report(frame)["c"]
     g = report["gender_units"]["gender"]
     # gender units: female 1, male 1, no face 1 -> H(1/2, 1/2) over |C| = 2 = 1.0
-    assert (g["images"], g["no_face"], g["counts"], g["entropy"]) == (3, 1, {"female": 1, "male": 1}, 1.0)
+    assert (g["images"], g["no_face"], g["counts"], g["entropy"]) == (
+        3,
+        1,
+        {"female": 1, "male": 1},
+        1.0,
+    )
     a = report["age_units"]["age"]
     # age units: elderly 1, middle 1 -> -2 (1/2 ln 1/2) / ln 3 = ln 2 / ln 3 = 0.630930
     assert a["entropy"] == pytest.approx(math.log(2) / math.log(3))

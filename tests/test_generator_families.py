@@ -42,15 +42,24 @@ def test_unsupported_setting_is_an_error(qwen_generator):
 
     model = qwen_generator.config.model
     with pytest.raises(ConfigError, match="does not take cross_attention_kwargs"):
-        create_generator({"backend": "diffusers", "model": model, "call_kwargs": {"cross_attention_kwargs": {}}})
+        create_generator(
+            {"backend": "diffusers", "model": model, "call_kwargs": {"cross_attention_kwargs": {}}}
+        )
 
 
 def test_sd3_without_t5_encoding_layout_and_round_trip(tmp_path):
     model = build_tiny_sd3(tmp_path / "sd3")
     gen = create_generator(
         {
-            "backend": "diffusers", "model": str(model), "drop_components": ["text_encoder_3", "tokenizer_3"],
-            "device": "cpu", "threads": 1, "steps": 2, "guidance": 7.0, "width": 32, "height": 32,
+            "backend": "diffusers",
+            "model": str(model),
+            "drop_components": ["text_encoder_3", "tokenizer_3"],
+            "device": "cpu",
+            "threads": 1,
+            "steps": 2,
+            "guidance": 7.0,
+            "width": 32,
+            "height": 32,
             "max_sequence_length": 16,
         }  # fmt: skip
     )

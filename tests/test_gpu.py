@@ -18,7 +18,9 @@ from PIL import Image
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.slow,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (pytest -m gpu on a GPU machine)"),
+    pytest.mark.skipif(
+        not torch.cuda.is_available(), reason="needs CUDA (pytest -m gpu on a GPU machine)"
+    ),
 ]
 
 PAPER_DTYPES = {"qwen_image": "bfloat16", "sd3": "float16"}  # profiles/paper.yaml generators
@@ -74,11 +76,16 @@ def test_generators_steer_a_batch_on_cuda_in_the_paper_dtype(tiny_dir, kind):
     requests = [RenderRequest(f"u{i}", p, 42 + i, texts) for i, p in enumerate(prompts)]
     generator = create_generator(config)
     encoding = generator.encode(prompts)
-    assert encoding.embeds.device.type == "cuda" and str(encoding.embeds.dtype) == f"torch.{PAPER_DTYPES[kind]}"
+    assert (
+        encoding.embeds.device.type == "cuda"
+        and str(encoding.embeds.dtype) == f"torch.{PAPER_DTYPES[kind]}"
+    )
     plain = generator.generate(requests)
     assert all(r.status == "ok" for r in plain)
     for signal in ("full_unit", "attributes"):
-        assert [r.png for r in _steer_worker(config, signal, 0.0)(requests)] == [r.png for r in plain]
+        assert [r.png for r in _steer_worker(config, signal, 0.0)(requests)] == [
+            r.png for r in plain
+        ]
         steered = _steer_worker(config, signal, 4.0)(requests)
         assert [r.png for r in steered] != [r.png for r in plain]
 
@@ -90,7 +97,10 @@ def test_judges_answer_a_batch_on_cuda_in_bf16(tiny_dir, kind):
 
     judge = TransformersJudge(TransformersJudgeParams(model=str(tiny_dir / kind), dtype="bfloat16", device="cuda",
                                                       max_new_tokens=6, batch_size=4))  # fmt: skip
-    requests = [JudgeRequest(f'Rate the image ({i}). Answer {{"score": n}}', _png((30 * i, 80, 200))) for i in range(5)]
+    requests = [
+        JudgeRequest(f'Rate the image ({i}). Answer {{"score": n}}', _png((30 * i, 80, 200)))
+        for i in range(5)
+    ]
     answers = judge.answer(requests)
     assert len(answers) == 5 and all(error is None for _, error in answers)
     assert judge._model.device.type == "cuda"
@@ -102,8 +112,14 @@ def test_judges_answer_a_batch_on_cuda_in_bf16(tiny_dir, kind):
 def test_clip_backends_on_cuda(tiny_dir, backend, kind, dtype):
     from implicit_bench.clip import ClipConfig, create
 
-    clip = create(ClipConfig(backend=backend, model=str(tiny_dir / kind), device="cuda", dtype=dtype, batch_size=2))
-    images = clip.embed_images([Image.open(io.BytesIO(_png(c))) for c in ((0, 0, 0), (200, 30, 30), (10, 10, 250))])
+    clip = create(
+        ClipConfig(
+            backend=backend, model=str(tiny_dir / kind), device="cuda", dtype=dtype, batch_size=2
+        )
+    )
+    images = clip.embed_images(
+        [Image.open(io.BytesIO(_png(c))) for c in ((0, 0, 0), (200, 30, 30), (10, 10, 250))]
+    )
     texts = clip.embed_texts(["a photo of a nurse", "a photo of a doctor", "a photo of a man"])
     assert images.shape[0] == 3 and texts.shape[0] == 3
     assert np.allclose(np.linalg.norm(images, axis=1), 1.0, atol=1e-2)
@@ -115,13 +131,19 @@ def test_embedder_and_rewriter_on_cuda(tiny_dir):
     from implicit_bench.llm import build_llm
 
     embedder = SentenceTransformerEmbedder(
-        EmbedderConfig(model=str(tiny_dir / "qwen3_embedding"), device="cuda", dtype="bfloat16", batch_size=3)
+        EmbedderConfig(
+            model=str(tiny_dir / "qwen3_embedding"), device="cuda", dtype="bfloat16", batch_size=3
+        )
     )
-    vectors = embedder.embed(["Instruct: x\nQuery: a nurse", "nurse | is | caring → cold", "a", "b"])
+    vectors = embedder.embed(
+        ["Instruct: x\nQuery: a nurse", "nurse | is | caring → cold", "a", "b"]
+    )
     assert vectors.shape == (4, 32)
     client = build_llm({"backend": "transformers", "model": str(tiny_dir / "qwen3vl"), "device": "cuda",
                         "dtype": "bfloat16", "max_tokens": 6, "cache": None, "batch_size": 3})  # fmt: skip
-    answers = client.chat_many([[{"role": "user", "content": f"Rewrite prompt {i}"}] for i in range(4)])
+    answers = client.chat_many(
+        [[{"role": "user", "content": f"Rewrite prompt {i}"}] for i in range(4)]
+    )
     assert all(a.error is None for a in answers)
 
 
@@ -129,7 +151,9 @@ def test_tiny_profile_on_cuda_in_the_paper_dtypes(repo_root, tmp_path):
     """dvc repro of the tiny profile (devices auto -> cuda) with the paper's float16 for SD3 and CLIP."""
     from tests.test_tiny_profile_e2e import run_tiny_profile
 
-    repo = run_tiny_profile(repo_root, tmp_path, {"generators.sd3.dtype": "float16", "clip.model.dtype": "float16"})
+    repo = run_tiny_profile(
+        repo_root, tmp_path, {"generators.sd3.dtype": "float16", "clip.model.dtype": "float16"}
+    )
     import json
 
     render = json.loads((repo / "metrics" / "render.json").read_text())

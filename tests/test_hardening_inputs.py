@@ -26,8 +26,18 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _analyze(tmp_path: Path, units_path: Path, judgements_path: Path, *extra: str):
     out = tmp_path / "out"
-    args = ["analyze", "--units", str(units_path), "--judgements", str(judgements_path), "--out", str(out),
-            "--bootstrap-n", "10", *extra]
+    args = [
+        "analyze",
+        "--units",
+        str(units_path),
+        "--judgements",
+        str(judgements_path),
+        "--out",
+        str(out),
+        "--bootstrap-n",
+        "10",
+        *extra,
+    ]
     return CliRunner().invoke(cli_main, args), out
 
 
@@ -90,7 +100,9 @@ def test_one_judge_rubric_and_blind_without_order_column(tmp_path):
 def test_bad_seed_in_judgements_is_rejected_and_every_extension_runs(tmp_path, seed):
     u = tmp_path / "u.csv"
     units(BLIND_TYPES).to_csv(u, index=False)
-    j = pd.concat([blind_judgements(), rubric_judgements()], ignore_index=True).astype({"seed": object})
+    j = pd.concat([blind_judgements(), rubric_judgements()], ignore_index=True).astype(
+        {"seed": object}
+    )
     j.loc[0, "seed"] = seed
     j.to_csv(tmp_path / "j.csv", index=False)
     res, out = _analyze(tmp_path, u, tmp_path / "j.csv")
@@ -106,10 +118,14 @@ def test_bad_seed_in_judgements_is_rejected_and_every_extension_runs(tmp_path, s
 def test_an_extension_that_crashes_does_not_stop_the_others(tmp_path, monkeypatch):
     from implicit_bench.analyze import extensions
 
-    monkeypatch.setitem(extensions.EXTENSIONS, "aaa_broken", "test_hardening_inputs:broken_extension")
+    monkeypatch.setitem(
+        extensions.EXTENSIONS, "aaa_broken", "test_hardening_inputs:broken_extension"
+    )
     u = tmp_path / "u.csv"
     units(BLIND_TYPES).to_csv(u, index=False)
-    j = _write(pd.concat([blind_judgements(), rubric_judgements()], ignore_index=True), tmp_path / "j.csv")
+    j = _write(
+        pd.concat([blind_judgements(), rubric_judgements()], ignore_index=True), tmp_path / "j.csv"
+    )
     monkeypatch.delenv("IMPLICIT_BENCH_DEBUG", raising=False)
     res, out = _analyze(tmp_path, u, j)
     assert res.exit_code == 1 and "aaa_broken" in res.output
@@ -122,12 +138,33 @@ def broken_extension(tables, out_dir, params):
 
 
 # ----- item 4: clip_lean range ---------------------------------------------------------------------------
-@pytest.mark.parametrize(("value", "ok"), [("1e308", False), ("2.5", False), ("-2.01", False), ("nan", False),
-                                           ("0.25", True), ("-2", True), ("2", True)])
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("1e308", False),
+        ("2.5", False),
+        ("-2.01", False),
+        ("nan", False),
+        ("0.25", True),
+        ("-2", True),
+        ("2", True),
+    ],
+)
 def test_clip_lean_outside_its_range_is_rejected(tmp_path, value, ok):
     u = pd.DataFrame({"unit_id": ["u1"]})
-    pd.DataFrame([{"unit_id": "u1", "variant": "neutral", "seed": 42, "config": "g", "judge": "clip",
-                   "task": "clip_lean", "value": value}]).to_csv(tmp_path / "j.csv", index=False)
+    pd.DataFrame(
+        [
+            {
+                "unit_id": "u1",
+                "variant": "neutral",
+                "seed": 42,
+                "config": "g",
+                "judge": "clip",
+                "task": "clip_lean",
+                "value": value,
+            }
+        ]
+    ).to_csv(tmp_path / "j.csv", index=False)
     j, rejects, _ = check_judgements([tmp_path / "j.csv"], u)
     assert len(j) == int(ok) and len(rejects) == int(not ok)
     if not ok:
@@ -138,15 +175,50 @@ def test_clip_lean_outside_its_range_is_rejected(tmp_path, value, ok):
 @pytest.mark.parametrize(
     ("section", "model", "data", "where"),
     [
-        ("render", "implicit_bench.render.stage:RenderParams", {"configs": {"t": {}}, "seeds": []}, "render.seeds"),
-        ("render", "implicit_bench.render.stage:RenderParams", {"configs": {"t": {}}, "seeds": [-1]}, "render.seeds.0"),
-        ("render", "implicit_bench.render.stage:RenderParams", {"configs": {"t": {}}, "variants": []}, "render.variants"),
-        ("subset", "implicit_bench.triplets.subset:SubsetParams", {"max_units": -5}, "subset.max_units"),
+        (
+            "render",
+            "implicit_bench.render.stage:RenderParams",
+            {"configs": {"t": {}}, "seeds": []},
+            "render.seeds",
+        ),
+        (
+            "render",
+            "implicit_bench.render.stage:RenderParams",
+            {"configs": {"t": {}}, "seeds": [-1]},
+            "render.seeds.0",
+        ),
+        (
+            "render",
+            "implicit_bench.render.stage:RenderParams",
+            {"configs": {"t": {}}, "variants": []},
+            "render.variants",
+        ),
+        (
+            "subset",
+            "implicit_bench.triplets.subset:SubsetParams",
+            {"max_units": -5},
+            "subset.max_units",
+        ),
         ("kg", "implicit_bench.kg.stage:KGParams", {"max_pairs": -1}, "kg.max_pairs"),
         ("debias", "implicit_bench.debias.params:DebiasParams", {"seeds": []}, "debias.seeds"),
-        ("evaluate", "implicit_bench.analysis.config:EvaluateParams", {"seeds": [1, -2]}, "evaluate.seeds.1"),
-        ("report", "implicit_bench.report.inputs:ReportParams", {"thumb_quality": 0}, "report.thumb_quality"),
-        ("judge_audit", "implicit_bench.audits.stage:JudgeAuditParams", {"confidence": 1.5}, "judge_audit.confidence"),
+        (
+            "evaluate",
+            "implicit_bench.analysis.config:EvaluateParams",
+            {"seeds": [1, -2]},
+            "evaluate.seeds.1",
+        ),
+        (
+            "report",
+            "implicit_bench.report.inputs:ReportParams",
+            {"thumb_quality": 0},
+            "report.thumb_quality",
+        ),
+        (
+            "judge_audit",
+            "implicit_bench.audits.stage:JudgeAuditParams",
+            {"confidence": 1.5},
+            "judge_audit.confidence",
+        ),
     ],
 )
 def test_out_of_range_params_are_rejected_at_load(section, model, data, where):
@@ -163,12 +235,27 @@ def test_out_of_range_params_are_rejected_at_load(section, model, data, where):
 @pytest.mark.parametrize(
     ("backend_model", "data"),
     [
-        ("implicit_bench.generators.diffusers_backend:DiffusersConfig", {"model": "m", "steps": -1}),
+        (
+            "implicit_bench.generators.diffusers_backend:DiffusersConfig",
+            {"model": "m", "steps": -1},
+        ),
         ("implicit_bench.generators.diffusers_backend:DiffusersConfig", {"model": "m", "steps": 0}),
-        ("implicit_bench.generators.diffusers_backend:DiffusersConfig", {"model": "m", "batch_size": 0}),
-        ("implicit_bench.generators.openai_images:OpenAIImagesConfig", {"model": "m", "max_retries": -1}),
-        ("implicit_bench.generators.openai_images:OpenAIImagesConfig", {"model": "m", "max_attempts": 3}),  # the old key
-        ("implicit_bench.generators.openai_images:OpenAIImagesConfig", {"model": "m", "timeout_s": float("inf")}),
+        (
+            "implicit_bench.generators.diffusers_backend:DiffusersConfig",
+            {"model": "m", "batch_size": 0},
+        ),
+        (
+            "implicit_bench.generators.openai_images:OpenAIImagesConfig",
+            {"model": "m", "max_retries": -1},
+        ),
+        (
+            "implicit_bench.generators.openai_images:OpenAIImagesConfig",
+            {"model": "m", "max_attempts": 3},
+        ),  # the old key
+        (
+            "implicit_bench.generators.openai_images:OpenAIImagesConfig",
+            {"model": "m", "timeout_s": float("inf")},
+        ),
         ("implicit_bench.llm.openai:OpenAIParams", {"model": "m", "max_retries": -1}),
         ("implicit_bench.llm.openai:OpenAIParams", {"model": "m", "concurrency": 0}),
         ("implicit_bench.llm.openai:OpenAIParams", {"model": "m", "deadline_s": 0}),
@@ -201,13 +288,19 @@ def _bad_files(tmp_path: Path) -> dict[str, Path]:
     files["parquet_as_csv"] = tmp_path / "parquet.csv"
     pd.DataFrame({"unit_id": ["u1"]}).to_parquet(files["parquet_as_csv"])
     files["latin1"] = tmp_path / "latin1.csv"
-    files["latin1"].write_bytes("unit_id,variant,seed,config,judge,task,value\nJos\xe9,neutral,42,g,A,blind,s\n".encode("latin-1"))
+    files["latin1"].write_bytes(
+        "unit_id,variant,seed,config,judge,task,value\nJos\xe9,neutral,42,g,A,blind,s\n".encode(
+            "latin-1"
+        )
+    )
     files["csv_as_parquet"] = tmp_path / "text.parquet"
     files["csv_as_parquet"].write_text("a,b\n1,2\n")
     return files
 
 
-@pytest.mark.parametrize("kind", ["empty", "header_only", "parquet_as_csv", "latin1", "csv_as_parquet"])
+@pytest.mark.parametrize(
+    "kind", ["empty", "header_only", "parquet_as_csv", "latin1", "csv_as_parquet"]
+)
 def test_bad_units_file_is_one_line_naming_the_file(tmp_path, kind):
     path = _bad_files(tmp_path)[kind]
     with pytest.raises(InputError) as info:
@@ -230,12 +323,24 @@ def test_header_only_judgements_say_so(tmp_path):
 
 
 # ----- item 9: --params with wrong types ------------------------------------------------------------------
-@pytest.mark.parametrize("text", ["evaluate: [1, 2]\n", "evaluate: {bootstrap: 5}\n", "select: 3\n", "[1, 2]\n",
-                                  "evaluate: {bootstrap: {level: abc}}\n", "evaluate: {seeds: -1}\n", ": :\n  - ]"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "evaluate: [1, 2]\n",
+        "evaluate: {bootstrap: 5}\n",
+        "select: 3\n",
+        "[1, 2]\n",
+        "evaluate: {bootstrap: {level: abc}}\n",
+        "evaluate: {seeds: -1}\n",
+        ": :\n  - ]",
+    ],
+)
 def test_params_with_wrong_types_is_a_clear_error(tmp_path, text):
     u = tmp_path / "u.csv"
     units(BLIND_TYPES).to_csv(u, index=False)
-    j = _write(pd.concat([blind_judgements(), rubric_judgements()], ignore_index=True), tmp_path / "j.csv")
+    j = _write(
+        pd.concat([blind_judgements(), rubric_judgements()], ignore_index=True), tmp_path / "j.csv"
+    )
     (tmp_path / "p.yaml").write_text(text)
     res, _ = _analyze(tmp_path, u, j, "--params", str(tmp_path / "p.yaml"))
     _one_line_error(res)
@@ -243,7 +348,9 @@ def test_params_with_wrong_types_is_a_clear_error(tmp_path, text):
 
 
 # ----- item 12: empty human-eval answers -----------------------------------------------------------------
-@pytest.mark.parametrize("content", [b"", b"bundle_id,rater,case,unit_id,kg_valid,rating_1,rating_2,rating_3,saved_at\n"])
+@pytest.mark.parametrize(
+    "content", [b"", b"bundle_id,rater,case,unit_id,kg_valid,rating_1,rating_2,rating_3,saved_at\n"]
+)
 def test_empty_human_eval_answers_file(tmp_path, content):
     from implicit_bench.human_eval.analyze import read_answers
 
@@ -268,14 +375,20 @@ def test_cli_errors_are_one_line_and_debug_shows_the_traceback(tmp_path, monkeyp
 def _run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
     full = {**os.environ, "PYTHONPATH": str(REPO / "src"), **env}
     full.pop("IMPLICIT_BENCH_DEBUG", None) if "IMPLICIT_BENCH_DEBUG" not in env else None
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_stage_script_errors_are_one_line(tmp_path):
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"subset": {"max_units": -5}, "triplets": {}}))
+    (tmp_path / "params.yaml").write_text(
+        yaml.safe_dump({"subset": {"max_units": -5}, "triplets": {}})
+    )
     proc = _run([str(REPO / "stages" / "triplets.py")], tmp_path)
     assert proc.returncode == 1, proc.stderr
-    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, (
+        proc.stderr
+    )
     assert "subset.max_units" in proc.stderr
     proc = _run([str(REPO / "stages" / "triplets.py")], tmp_path, IMPLICIT_BENCH_DEBUG="1")
     assert proc.returncode == 1 and "Traceback" in proc.stderr
@@ -297,7 +410,11 @@ def test_config_names_with_path_parts_are_rejected(name):
     from implicit_bench.render.stage import RenderParams
 
     with pytest.raises(ConfigError, match="safe name"):
-        section({"render": {"configs": {name: {"backend": "diffusers", "model": "m"}}}}, "render", RenderParams)
+        section(
+            {"render": {"configs": {name: {"backend": "diffusers", "model": "m"}}}},
+            "render",
+            RenderParams,
+        )
     with pytest.raises(ConfigError, match="safe name"):
         section({"debias": {"configs": {name: {"method": "none"}}}}, "debias", DebiasParams)
 

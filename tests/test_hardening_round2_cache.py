@@ -48,15 +48,29 @@ def test_a_non_json_entry_is_a_miss(tmp_path):
 def test_judge_stage_asks_again_for_a_damaged_entry(tmp_path):
     make_inputs(tmp_path)
     with ChatServer(lambda body, n: (200, completion('{"score": 3}'))) as server:
-        judges = {"api": {"backend": "openai", "model": "m", "base_url": server.base_url, "api_key_env": None,
-                          "backoff_s": 0.0, "max_retries": 0}}
-        params = JudgeStageParams(judges=judges, tasks={"rubric": None}, configs=["base"], progress=False)
+        judges = {
+            "api": {
+                "backend": "openai",
+                "model": "m",
+                "base_url": server.base_url,
+                "api_key_env": None,
+                "backoff_s": 0.0,
+                "max_retries": 0,
+            }
+        }
+        params = JudgeStageParams(
+            judges=judges, tasks={"rubric": None}, configs=["base"], progress=False
+        )
         first = run_judge_stage(params, tmp_path, dispatch=executor_dispatch({}, progress=False))
         assert first.model_calls == 11
         cache = DiskCache(tmp_path / params.cache)
         keys = list(cache.keys())
-        cache._conn().execute("UPDATE entries SET value = 'x{' WHERE key = ?", (keys[0],))  # not JSON
-        cache._conn().execute("UPDATE entries SET value = '5' WHERE key = ?", (keys[1],))  # JSON, not an answer
+        cache._conn().execute(
+            "UPDATE entries SET value = 'x{' WHERE key = ?", (keys[0],)
+        )  # not JSON
+        cache._conn().execute(
+            "UPDATE entries SET value = '5' WHERE key = ?", (keys[1],)
+        )  # JSON, not an answer
         cache.close()
         second = run_judge_stage(params, tmp_path, dispatch=executor_dispatch({}, progress=False))
     assert second.model_calls == 2 and second.frame["valid"].all()

@@ -25,18 +25,30 @@ def _closed_port_url() -> str:
 
 
 def _judges(url: str) -> dict:
-    return {"api": {"backend": "openai", "model": "m", "base_url": url, "api_key_env": None,
-                    "backoff_s": 0.0, "max_retries": 0}}
+    return {
+        "api": {
+            "backend": "openai",
+            "model": "m",
+            "base_url": url,
+            "api_key_env": None,
+            "backoff_s": 0.0,
+            "max_retries": 0,
+        }
+    }
 
 
 def _params(url: str, **extra) -> JudgeStageParams:
-    return JudgeStageParams(judges=_judges(url), tasks={"rubric": None}, configs=["base"], progress=False, **extra)
+    return JudgeStageParams(
+        judges=_judges(url), tasks={"rubric": None}, configs=["base"], progress=False, **extra
+    )
 
 
 def test_judge_with_the_server_down_exits_non_zero_and_writes_nothing(tmp_path):
     make_inputs(tmp_path)
     params = _params(_closed_port_url())
-    with pytest.raises(LLMUnavailableError, match=r"judge: all 11 judge calls failed .*ConnectError"):
+    with pytest.raises(
+        LLMUnavailableError, match=r"judge: all 11 judge calls failed .*ConnectError"
+    ):
         run_judge_stage(params, tmp_path, dispatch=DISPATCH)
     assert not (tmp_path / params.out).exists() and not (tmp_path / params.metrics).exists()
 
@@ -52,9 +64,14 @@ def test_judge_stage_command_exits_1_with_the_server_down(tmp_path, monkeypatch,
     monkeypatch.delenv("IMPLICIT_BENCH_DEBUG", raising=False)
     # the server goes down after the stage's preflight (that case: tests/test_stage_preflight.py)
     monkeypatch.setenv("IMPLICIT_BENCH_NO_PREFLIGHT", "1")
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({
-        "judge": {"tasks": {"rubric": None}, "configs": ["base"], "progress": False},
-        "judges": _judges(_closed_port_url())}))
+    (tmp_path / "params.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "judge": {"tasks": {"rubric": None}, "configs": ["base"], "progress": False},
+                "judges": _judges(_closed_port_url()),
+            }
+        )
+    )
     stage = runpy.run_path(str(repo_root / "stages" / "judge.py"))["main"]
     result = CliRunner().invoke(stage, [])
     assert result.exit_code == 1, result.output
@@ -76,7 +93,9 @@ def test_judge_above_the_threshold_fails_and_below_it_keeps_invalid_rows(tmp_pat
             run_judge_stage(_params(server.base_url), tmp_path, dispatch=DISPATCH)  # default 0.5
         state["fail"] = 6
         make_inputs(tmp_path / "b")  # a fresh cache: 11 calls again, 6 fail
-        result = run_judge_stage(_params(server.base_url, max_failure_rate=0.6), tmp_path / "b", dispatch=DISPATCH)
+        result = run_judge_stage(
+            _params(server.base_url, max_failure_rate=0.6), tmp_path / "b", dispatch=DISPATCH
+        )
     assert int((~result.frame["valid"]).sum()) == 6
 
 
@@ -100,10 +119,28 @@ def test_rewrite_with_the_llm_down_exits_non_zero(tmp_path):
     from implicit_bench.debias.stage import DebiasParams
     from implicit_bench.llm import build_llm
 
-    kg = pd.DataFrame([{"unit_id": "u1", "head": "mover", "relation": None, "stereotype": "man",
-                        "anti_stereotype": "woman", "prompt_neutral": "A mover."}])
-    client = build_llm({"backend": "openai", "model": "m", "base_url": _closed_port_url(), "api_key_env": None,
-                        "cache": None, "max_retries": 0})
+    kg = pd.DataFrame(
+        [
+            {
+                "unit_id": "u1",
+                "head": "mover",
+                "relation": None,
+                "stereotype": "man",
+                "anti_stereotype": "woman",
+                "prompt_neutral": "A mover.",
+            }
+        ]
+    )
+    client = build_llm(
+        {
+            "backend": "openai",
+            "model": "m",
+            "base_url": _closed_port_url(),
+            "api_key_env": None,
+            "cache": None,
+            "max_retries": 0,
+        }
+    )
     retrieval = pd.DataFrame({"unit_id": ["u1"], "retrieved_removed": ["u1"]})
     with pytest.raises(LLMUnavailableError, match="rewrite: all 3 LLM calls failed"):
         run_rewriting(kg, kg, retrieval, DebiasParams(), client)
@@ -112,11 +149,26 @@ def test_rewrite_with_the_llm_down_exits_non_zero(tmp_path):
 def test_negation_writer_with_the_llm_down_exits_non_zero():
     from implicit_bench.triplets.hooks import NegationPromptParams, extend_units
 
-    units = pd.DataFrame({
-        "unit_id": ["1"], "stereotype": ["man"], "anti_stereotype": ["woman"], "head": ["mover"],
-        "prompt_neutral": ["A mover."], "prompt_stereotype": ["A man mover."], "prompt_anti_stereotype": ["A woman mover."],
-    })
-    llms = {"t": {"backend": "openai", "model": "m", "base_url": _closed_port_url(), "api_key_env": None,
-                  "cache": None, "max_retries": 0}}
+    units = pd.DataFrame(
+        {
+            "unit_id": ["1"],
+            "stereotype": ["man"],
+            "anti_stereotype": ["woman"],
+            "head": ["mover"],
+            "prompt_neutral": ["A mover."],
+            "prompt_stereotype": ["A man mover."],
+            "prompt_anti_stereotype": ["A woman mover."],
+        }
+    )
+    llms = {
+        "t": {
+            "backend": "openai",
+            "model": "m",
+            "base_url": _closed_port_url(),
+            "api_key_env": None,
+            "cache": None,
+            "max_retries": 0,
+        }
+    }
     with pytest.raises(LLMUnavailableError, match="negation_prompts: all 1 LLM calls failed"):
         extend_units(units, NegationPromptParams(writer="llm", llm="t"), llms)

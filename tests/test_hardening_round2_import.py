@@ -39,7 +39,11 @@ def test_zip_bomb_is_refused_before_it_is_inflated(tmp_path):
 
 
 def test_zip_total_size_and_member_count_are_bounded(tmp_path, monkeypatch):
-    archive = _zip(tmp_path / "r.zip", {f"r/{rel}": text.encode() for rel, text in FILES.items()}, zipfile.ZIP_STORED)
+    archive = _zip(
+        tmp_path / "r.zip",
+        {f"r/{rel}": text.encode() for rel, text in FILES.items()},
+        zipfile.ZIP_STORED,
+    )
     monkeypatch.setattr(importer, "MAX_MEMBERS", 2)
     with pytest.raises(InputError, match="zip entries, more than the bound 2"):
         Release(archive)
@@ -73,7 +77,9 @@ def test_decoy_tree_in_a_zip_is_not_read(tmp_path):
     archive = _zip(tmp_path / "r.zip", {**decoy, **real})  # the decoy listed first
     assert Release(archive)._prefix == "IMPLICIT-Bench-main/"
     assert len(import_release(archive).units) > 0
-    two = {f"a/{rel}": t.encode() for rel, t in FILES.items()} | {f"b/{rel}": t.encode() for rel, t in FILES.items()}
+    two = {f"a/{rel}": t.encode() for rel, t in FILES.items()} | {
+        f"b/{rel}": t.encode() for rel, t in FILES.items()
+    }
     with pytest.raises(InputError, match=r"several folders hold the release's files \(a/, b/\)"):
         Release(_zip(tmp_path / "two.zip", two))
 
@@ -89,19 +95,27 @@ def test_printed_analyze_commands_are_shell_quoted(tmp_path):
         args = shlex.split(line)
         assert args[args.index("--out") + 1].startswith(str(out))
         # pasted into a shell, the line is one command: `touch` never runs
-        subprocess.run(["bash", "-c", line.replace("implicit-bench", "true", 1)], cwd=tmp_path, check=True)
+        subprocess.run(
+            ["bash", "-c", line.replace("implicit-bench", "true", 1)], cwd=tmp_path, check=True
+        )
     assert not (tmp_path / "X").exists()
 
 
 # ----- fuzz: random zips never raise anything but InputError, and stay bounded -------------------------
-member_names = st.sampled_from([PROMPTS, "data/benchmark_scores.csv", "x/" + PROMPTS, "../evil", "/abs", "a/b/c", ""])
+member_names = st.sampled_from(
+    [PROMPTS, "data/benchmark_scores.csv", "x/" + PROMPTS, "../evil", "/abs", "a/b/c", ""]
+)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(st.tuples(member_names, st.binary(max_size=200)), max_size=6), st.booleans())
 def test_fuzz_zip_archives(tmp_path, members, compressed):
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED) as zf:
+    with zipfile.ZipFile(
+        buffer, "w", zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED
+    ) as zf:
         for name, data in members:
             if name:
                 zf.writestr(name, data)

@@ -16,7 +16,11 @@ from tests.synthetic_project import build_synthetic_project
 
 def test_report_refuses_a_folder_holding_other_files(tmp_path):
     build_synthetic_project(tmp_path, n_units=3, image_size=8)
-    mine = {"data/raw/my_annotations.csv": b"a,b\n", "assets/logo.png": b"png", "thumbs/ab/mine.jpg": b"j"}
+    mine = {
+        "data/raw/my_annotations.csv": b"a,b\n",
+        "assets/logo.png": b"png",
+        "thumbs/ab/mine.jpg": b"j",
+    }
     for rel, data in mine.items():
         (tmp_path / "site" / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "site" / rel).write_bytes(data)
@@ -104,12 +108,15 @@ def test_export_dataset_refuses_a_folder_with_other_files(tmp_path):
     assert (tmp_path / "ds" / "notes.txt").read_text() == "mine"
 
 
-@pytest.mark.parametrize("cell, reason", [
-    ("not json", "not a JSON list of strings"),
-    ("5", "not a JSON list of strings"),
-    ('{"a": 1}', "not a JSON list of strings"),
-    ('[["nested"]]', "not a JSON list of strings"),
-])
+@pytest.mark.parametrize(
+    "cell, reason",
+    [
+        ("not json", "not a JSON list of strings"),
+        ("5", "not a JSON list of strings"),
+        ('{"a": 1}', "not a JSON list of strings"),
+        ('[["nested"]]', "not a JSON list of strings"),
+    ],
+)
 def test_export_dataset_malformed_list_cell_names_file_row_and_column(tmp_path, cell, reason):
     from implicit_bench.export_dataset import export_dataset
 
@@ -117,8 +124,12 @@ def test_export_dataset_malformed_list_cell_names_file_row_and_column(tmp_path, 
     triplets = triplets.copy()
     triplets.loc[1, "stereotype_tails"] = cell
     with pytest.raises(InputError) as info:
-        export_dataset(units, triplets, tmp_path / "ds", {}, sources=("kg.parquet", "triplets.parquet"))
-    assert str(info.value).startswith("triplets.parquet, row 2, field 'stereotype_tails': " + reason)
+        export_dataset(
+            units, triplets, tmp_path / "ds", {}, sources=("kg.parquet", "triplets.parquet")
+        )
+    assert str(info.value).startswith(
+        "triplets.parquet, row 2, field 'stereotype_tails': " + reason
+    )
     assert not (tmp_path / "ds").exists()
 
 
@@ -134,7 +145,11 @@ def _analyze_inputs(tmp_path):
     both = pd.concat([blind_judgements(), rubric_judgements()], ignore_index=True)
     both.to_parquet(tmp_path / "both.parquet")
     blind_judgements().to_parquet(tmp_path / "blind.parquet")
-    return str(tmp_path / "units.csv"), str(tmp_path / "both.parquet"), str(tmp_path / "blind.parquet")
+    return (
+        str(tmp_path / "units.csv"),
+        str(tmp_path / "both.parquet"),
+        str(tmp_path / "blind.parquet"),
+    )
 
 
 def test_analyze_rerun_leaves_no_file_of_the_previous_run(tmp_path, monkeypatch):
@@ -145,7 +160,9 @@ def test_analyze_rerun_leaves_no_file_of_the_previous_run(tmp_path, monkeypatch)
     out = tmp_path / "out"
     run_analyze(u, [both], str(out), {"evaluate": {"bootstrap": {"n": 20}}})
     assert (out / "metrics" / "selection.json").exists()
-    run_analyze(u, [blind], str(out), {"evaluate": {"bootstrap": {"n": 20}}})  # no rubric: no selection
+    run_analyze(
+        u, [blind], str(out), {"evaluate": {"bootstrap": {"n": 20}}}
+    )  # no rubric: no selection
     assert not (out / "metrics" / "selection.json").exists()
     assert (out / "metrics" / "benchmark.json").exists()
 
@@ -161,12 +178,16 @@ def test_analyze_killed_part_way_leaves_the_previous_run(tmp_path, monkeypatch):
     def killed(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "write_evaluation", killed)  # after selection.json, before benchmark.json
+    monkeypatch.setattr(
+        cli, "write_evaluation", killed
+    )  # after selection.json, before benchmark.json
     with pytest.raises(KeyboardInterrupt):
         cli.run_analyze(u, [blind], str(out), {"evaluate": {"bootstrap": {"n": 20}}})
     after = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no staging left
+    assert (
+        sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    )  # no staging left
 
 
 def test_analyze_refuses_an_out_folder_with_other_files(tmp_path):
@@ -211,10 +232,14 @@ def test_the_extensions_child_dies_with_its_parent(tmp_path):
         pytest.skip("the extensions run in-process on one CPU")
     u, both, _ = _analyze_inputs(tmp_path)
     repo = Path(__file__).resolve().parents[1]
-    script = CHILD_SCRIPT.format(repo=str(repo), tests=str(repo / "tests"), u=u, j=both, out=str(tmp_path / "out"))
+    script = CHILD_SCRIPT.format(
+        repo=str(repo), tests=str(repo / "tests"), u=u, j=both, out=str(tmp_path / "out")
+    )
     env = {**os.environ, "PYTHONPATH": f"{repo / 'src'}:{repo}"}
     env.pop("IMPLICIT_BENCH_ANALYZE_JOBS", None)
-    parent = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert parent.stdout.readline().strip() == "started"
         pid_file = tmp_path / "child.pid"

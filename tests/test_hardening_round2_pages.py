@@ -24,7 +24,9 @@ HOSTILE = '<!--<script>"x"</script><!--'
 def browser():
     binary = require_chromium()
     if binary is None:
-        pytest.skip("chromium not installed (apt-get install chromium); CI sets IB_REQUIRE_CHROMIUM=1")
+        pytest.skip(
+            "chromium not installed (apt-get install chromium); CI sets IB_REQUIRE_CHROMIUM=1"
+        )
     with Chromium(binary) as b:
         yield b
 
@@ -38,9 +40,13 @@ def test_script_json_has_no_markup_characters():
 def test_rating_form_runs_with_a_hostile_bundle_id(tmp_path, browser):
     root = tmp_path / "p"
     build_synthetic_project(root, n_units=6, image_size=16, debias_configs=(), with_metrics=False)
-    params = HumanEvalParams(units=str(root / "data/interim/units.parquet"), image_roots=[str(root / "data/images")],
-                             selected_units=str(root / "data/processed/selected_units.parquet"),
-                             judgements=[str(root / "data/judgements/*.parquet")], sample_size=3)
+    params = HumanEvalParams(
+        units=str(root / "data/interim/units.parquet"),
+        image_roots=[str(root / "data/images")],
+        selected_units=str(root / "data/processed/selected_units.parquet"),
+        judgements=[str(root / "data/judgements/*.parquet")],
+        sample_size=3,
+    )
     export_bundle(params, tmp_path / "b", bundle_id=HOSTILE)
     browser.navigate(tmp_path / "b/form.html", wait_for=READY)  # the script ran to its end
     assert browser.evaluate("window.BUNDLE.bundle_id") == HOSTILE
@@ -57,5 +63,7 @@ def test_a_judge_named_proto_keeps_its_labels_in_the_unit_browser(tmp_path, brow
     build_report(ReportParams(units_per_page=10), tmp_path)
     browser.navigate(tmp_path / "report/units.html", wait_for=READY)
     browser.wait_for("document.querySelectorAll('article.unit').length > 0")
-    shown = browser.evaluate("Array.from(document.querySelectorAll('.j .jn')).filter(e => e.textContent === '__proto__:').length")
+    shown = browser.evaluate(
+        "Array.from(document.querySelectorAll('.j .jn')).filter(e => e.textContent === '__proto__:').length"
+    )
     assert shown > 0

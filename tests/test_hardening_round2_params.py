@@ -41,11 +41,19 @@ def test_repeated_seed_message_names_the_value():
         EvaluateParams(seeds=[42, 42])
 
 
-@pytest.mark.parametrize("field, value", [
-    ("recoverability_both_max", float("nan")), ("recoverability_both_max", 1.5),
-    ("recoverability_neither_min", float("inf")), ("diagnostic_types", ["not-a-type"]),
-    ("n_seeds", 1e6), ("n_seeds", SEEDS_MAX + 1), ("n_seeds", True), ("n_seeds", 0),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("recoverability_both_max", float("nan")),
+        ("recoverability_both_max", 1.5),
+        ("recoverability_neither_min", float("inf")),
+        ("diagnostic_types", ["not-a-type"]),
+        ("n_seeds", 1e6),
+        ("n_seeds", SEEDS_MAX + 1),
+        ("n_seeds", True),
+        ("n_seeds", 0),
+    ],
+)
 def test_evaluate_params_refused(field, value):
     with pytest.raises(ValidationError, match=field):
         EvaluateParams(**{field: value})
@@ -83,8 +91,12 @@ def test_evaluate_seed_absent_from_the_judgements_is_an_error(tmp_path, monkeypa
     j.to_parquet(tmp_path / "j.parquet")
     present = sorted(pd.unique(j["seed"]))
     with pytest.raises(ConfigError, match=r"evaluate.seeds: seed\(s\) \[7\] not in the judgements"):
-        run_analyze(str(tmp_path / "units.csv"), [str(tmp_path / "j.parquet")], str(tmp_path / "out"),
-                    {"evaluate": {"seeds": [int(present[0]), 7], "bootstrap": {"n": 10}}})
+        run_analyze(
+            str(tmp_path / "units.csv"),
+            [str(tmp_path / "j.parquet")],
+            str(tmp_path / "out"),
+            {"evaluate": {"seeds": [int(present[0]), 7], "bootstrap": {"n": 10}}},
+        )
 
 
 # ----- human evaluation ------------------------------------------------------------------------
@@ -96,20 +108,28 @@ def project(tmp_path_factory):
 
 
 def _params(root, **kw):
-    return HumanEvalParams(units=str(root / "data/interim/units.parquet"), image_roots=[str(root / "data/images")],
-                           selected_units=str(root / "data/processed/selected_units.parquet"),
-                           judgements=[str(root / "data/judgements/*.parquet")], **kw)
+    return HumanEvalParams(
+        units=str(root / "data/interim/units.parquet"),
+        image_roots=[str(root / "data/images")],
+        selected_units=str(root / "data/processed/selected_units.parquet"),
+        judgements=[str(root / "data/judgements/*.parquet")],
+        **kw,
+    )
 
 
 def test_stratify_by_an_unknown_column_names_the_file_and_field(project, tmp_path):
-    with pytest.raises(InputError, match=r"units.parquet, field 'no_such_column': human_eval.stratify_by"):
+    with pytest.raises(
+        InputError, match=r"units.parquet, field 'no_such_column': human_eval.stratify_by"
+    ):
         export_bundle(_params(project, stratify_by="no_such_column", sample_size=4), tmp_path / "b")
 
 
 def test_min_per_stratum_above_the_sample_is_refused(project, tmp_path):
     with pytest.raises(ValidationError, match="min_per_stratum 1000000000 exceeds sample_size 100"):
         _params(project, min_per_stratum=10**9)
-    with pytest.raises(ConfigError, match="min_per_stratum 3 x .* strata .* more than sample_size 4"):
+    with pytest.raises(
+        ConfigError, match="min_per_stratum 3 x .* strata .* more than sample_size 4"
+    ):
         export_bundle(_params(project, min_per_stratum=3, sample_size=4), tmp_path / "b")
 
 
@@ -117,20 +137,46 @@ def test_min_per_stratum_above_the_sample_is_refused(project, tmp_path):
 def test_import_threshold_outside_minus_one_to_one_is_refused(tmp_path, value):
     (tmp_path / "a.csv").write_text("x\n")
     (tmp_path / "m.json").write_text("{}")
-    res = CliRunner().invoke(cli_main, ["human-eval", "import", "--params", str(tmp_path / "none.yaml"),
-                                        "--manifest", str(tmp_path / "m.json"), "--threshold", value, str(tmp_path / "a.csv")])
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "human-eval",
+            "import",
+            "--params",
+            str(tmp_path / "none.yaml"),
+            "--manifest",
+            str(tmp_path / "m.json"),
+            "--threshold",
+            value,
+            str(tmp_path / "a.csv"),
+        ],
+    )
     assert res.exit_code != 0
-    res = CliRunner().invoke(cli_main, ["human-eval", "import", "--manifest", str(tmp_path / "m.json"),
-                                        "--threshold", value, str(tmp_path / "a.csv")])
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "human-eval",
+            "import",
+            "--manifest",
+            str(tmp_path / "m.json"),
+            "--threshold",
+            value,
+            str(tmp_path / "a.csv"),
+        ],
+    )
     assert res.exit_code == 1 and "screen_threshold" in res.output and "Traceback" not in res.output
     assert not (tmp_path / "metrics").exists()
 
 
-@pytest.mark.parametrize("command", [["export", "--out", "b"], ["import", "--manifest", "m.json", "a.csv"]])
+@pytest.mark.parametrize(
+    "command", [["export", "--out", "b"], ["import", "--manifest", "m.json", "a.csv"]]
+)
 def test_human_eval_params_file_that_does_not_exist_is_an_error(tmp_path, monkeypatch, command):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.csv").write_text("x\n")
     (tmp_path / "m.json").write_text("{}")
-    res = CliRunner().invoke(cli_main, ["human-eval", command[0], "--params", "/no/such.yaml", *command[1:]])
+    res = CliRunner().invoke(
+        cli_main, ["human-eval", command[0], "--params", "/no/such.yaml", *command[1:]]
+    )
     assert res.exit_code == 2 and "/no/such.yaml: no such file" in res.output
     assert not (tmp_path / "b").exists()

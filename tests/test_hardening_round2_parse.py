@@ -16,7 +16,9 @@ def _seconds(text: str) -> float:
     return time.perf_counter() - t0
 
 
-@pytest.mark.parametrize("text", ["{" * 40_000, '{"' + "{" * 40_000, "[" * 40_000, "{" * 40_000 + '"'])
+@pytest.mark.parametrize(
+    "text", ["{" * 40_000, '{"' + "{" * 40_000, "[" * 40_000, "{" * 40_000 + '"']
+)
 def test_forty_thousand_braces_parse_fast_and_invalid(text):
     assert _seconds(text) < 3.0  # was 52.6 s
     assert not parse_json_answer(text).valid
@@ -35,13 +37,19 @@ def test_answer_longer_than_the_bound_is_invalid_unparsed():
     assert not parsed.valid and "longer than 1000000" in parsed.error and parsed.raw == text
 
 
-@pytest.mark.parametrize("text, expected", [
-    ('Sure: {"score": 4, "why": "a } in a string"} done', '{"score": 4, "why": "a } in a string"}'),
-    ('{{"a": 1}', '{"a": 1}'),
-    ('{"a": {"b": 2}} {"c": 3}', '{"a": {"b": 2}}'),
-    ('x {"a": "\\"}"} y', '{"a": "\\"}"}'),
-    ('say "hi {" then {"a": 1}', '{"a": 1}'),  # as the per-start scan found it
-    ("no object", None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            'Sure: {"score": 4, "why": "a } in a string"} done',
+            '{"score": 4, "why": "a } in a string"}',
+        ),
+        ('{{"a": 1}', '{"a": 1}'),
+        ('{"a": {"b": 2}} {"c": 3}', '{"a": {"b": 2}}'),
+        ('x {"a": "\\"}"} y', '{"a": "\\"}"}'),
+        ('say "hi {" then {"a": 1}', '{"a": 1}'),  # as the per-start scan found it
+        ("no object", None),
+    ],
+)
 def test_first_object_by_hand(text, expected):
     assert _first_object(text) == expected

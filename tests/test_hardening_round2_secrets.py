@@ -20,9 +20,14 @@ def test_an_unregistered_short_value_of_an_innocent_name_is_kept(monkeypatch):
     assert redact("42 tokens") == "42 tokens"
 
 
-@pytest.mark.parametrize("url", [
-    "http://svc:Pw-secret-1@host:8000/v1", "https://user@example.org/x", "HTTP://a:b@h",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://svc:Pw-secret-1@host:8000/v1",
+        "https://user@example.org/x",
+        "HTTP://a:b@h",
+    ],
+)
 def test_url_userinfo_is_removed(url):
     out = redact(f"{url}/embeddings failed: ConnectError")
     assert "@" in out and MASK in out
@@ -31,7 +36,10 @@ def test_url_userinfo_is_removed(url):
 
 
 def test_plain_urls_and_emails_are_untouched():
-    assert strip_userinfo("http://host:8000/v1 and ann@example.org") == "http://host:8000/v1 and ann@example.org"
+    assert (
+        strip_userinfo("http://host:8000/v1 and ann@example.org")
+        == "http://host:8000/v1 and ann@example.org"
+    )
 
 
 def test_embedder_error_printed_by_a_command_has_no_userinfo(monkeypatch):
@@ -51,15 +59,29 @@ def test_embedder_error_printed_by_a_command_has_no_userinfo(monkeypatch):
 
     @click.command(cls=FriendlyCommand)
     def embed() -> None:
-        EMBEDDERS.create("openai", EmbedderConfig(backend="openai", model="m", base_url=url, api_key_env=None)).embed(["x"])
+        EMBEDDERS.create(
+            "openai", EmbedderConfig(backend="openai", model="m", base_url=url, api_key_env=None)
+        ).embed(["x"])
 
     monkeypatch.delenv("IMPLICIT_BENCH_DEBUG", raising=False)
     result = CliRunner().invoke(embed, [])
-    assert result.exit_code == 1 and "Pw-very-secret" not in result.output and "svc:" not in result.output
+    assert (
+        result.exit_code == 1
+        and "Pw-very-secret" not in result.output
+        and "svc:" not in result.output
+    )
 
 
 def test_llm_description_for_metrics_has_no_userinfo():
     from implicit_bench.llm import build_llm
 
-    client = build_llm({"backend": "openai", "model": "m", "base_url": "http://u:pw-123@h/v1", "api_key_env": None, "cache": None})
+    client = build_llm(
+        {
+            "backend": "openai",
+            "model": "m",
+            "base_url": "http://u:pw-123@h/v1",
+            "api_key_env": None,
+            "cache": None,
+        }
+    )
     assert client.describe()["base_url"] == f"http://{MASK}@h/v1"

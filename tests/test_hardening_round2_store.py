@@ -29,12 +29,15 @@ def _rewrite_location(root, location):
     return entry["sha256"]
 
 
-@pytest.mark.parametrize("location, reason", [
-    (["../../etc/passwd", 0, 10], "is not shard-NNNNN.bin"),
-    (["/dev/zero", 0, 3 * 2**30], "is not shard-NNNNN.bin"),
-    (["shard-00000.bin", 0, 3 * 2**30], f"outside 0 / 1..{MAX_IMAGE_BYTES}"),
-    (["shard-00000.bin", -5, 10], "outside 0 / 1.."),
-])
+@pytest.mark.parametrize(
+    "location, reason",
+    [
+        (["../../etc/passwd", 0, 10], "is not shard-NNNNN.bin"),
+        (["/dev/zero", 0, 3 * 2**30], "is not shard-NNNNN.bin"),
+        (["shard-00000.bin", 0, 3 * 2**30], f"outside 0 / 1..{MAX_IMAGE_BYTES}"),
+        (["shard-00000.bin", -5, 10], "outside 0 / 1.."),
+    ],
+)
 def test_journal_locations_outside_the_store_are_refused(tmp_path, location, reason):
     root, _ = _store_with_one(tmp_path)
     sha = _rewrite_location(root, location)
@@ -52,7 +55,9 @@ def test_a_length_past_the_shard_end_is_an_error_before_any_allocation(tmp_path)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with pytest.raises(OSError, match="are not in the shard"):
         store.read_bytes(sha)
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024  # KiB: no 256 MiB buffer
+    assert (
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024
+    )  # KiB: no 256 MiB buffer
     assert store.get(ImageKey("cfg", "u1", "neutral", 42)) is not None
 
 

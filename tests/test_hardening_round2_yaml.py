@@ -25,7 +25,10 @@ BOMB = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
 def test_duplicate_keys_are_an_error_naming_the_key_and_lines(tmp_path):
     path = tmp_path / "params.yaml"
     path.write_text("render:\n  seeds: [1]\n  seeds: [2]\n")
-    with pytest.raises(ConfigError, match=r"params.yaml: not valid YAML: .*duplicate key 'seeds' \(first given on line 2\).* line 3"):
+    with pytest.raises(
+        ConfigError,
+        match=r"params.yaml: not valid YAML: .*duplicate key 'seeds' \(first given on line 2\).* line 3",
+    ):
         load_params(path)
 
 
@@ -37,14 +40,18 @@ def test_anchor_bomb_is_refused_at_once(tmp_path):
     path = tmp_path / "params.yaml"
     path.write_text(BOMB)
     t0 = time.perf_counter()
-    with pytest.raises(ConfigError, match=f"more than {MAX_NODES} values once aliases are expanded"):
+    with pytest.raises(
+        ConfigError, match=f"more than {MAX_NODES} values once aliases are expanded"
+    ):
         load_params(path)
     assert time.perf_counter() - t0 < 2.0  # plan hung past 120 s at 1.4 GB
     with pytest.raises(YamlBoundError, match="an alias contains itself"):
         load_yaml("a: &a [*a]\n")
 
 
-def test_plan_refuses_a_bomb_in_extra_body_duplicate_seeds_unknown_variant_and_bad_judge(tmp_path, monkeypatch):
+def test_plan_refuses_a_bomb_in_extra_body_duplicate_seeds_unknown_variant_and_bad_judge(
+    tmp_path, monkeypatch
+):
     _fresh_clone(tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("IMPLICIT_BENCH_DEBUG", raising=False)
@@ -52,27 +59,64 @@ def test_plan_refuses_a_bomb_in_extra_body_duplicate_seeds_unknown_variant_and_b
     cases = {
         "bomb": BOMB.replace("\n", "\n  ").join(["x:\n  ", ""]) + "\n" + text,
         "seeds twice": text.replace("render:\n", "render:\n  seeds: [1, 2]\n", 1),
-        "unknown variant": yaml.safe_dump({**PARAMS, "render": {**PARAMS["render"], "variants": ["neutral", "bogus"]}}),
-        "bad judge": yaml.safe_dump({**PARAMS, "judges": {**PARAMS["judges"], "j1": {"backend": "transformers", "model": "x", "max_new_tokens": "lots"}}}),
+        "unknown variant": yaml.safe_dump(
+            {**PARAMS, "render": {**PARAMS["render"], "variants": ["neutral", "bogus"]}}
+        ),
+        "bad judge": yaml.safe_dump(
+            {
+                **PARAMS,
+                "judges": {
+                    **PARAMS["judges"],
+                    "j1": {"backend": "transformers", "model": "x", "max_new_tokens": "lots"},
+                },
+            }
+        ),
     }
-    expected = {"bomb": "once aliases are expanded", "seeds twice": "duplicate key 'seeds'",
-                "unknown variant": "unknown variant(s) ['bogus']", "bad judge": "judges.j1"}
+    expected = {
+        "bomb": "once aliases are expanded",
+        "seeds twice": "duplicate key 'seeds'",
+        "unknown variant": "unknown variant(s) ['bogus']",
+        "bad judge": "judges.j1",
+    }
     for name, body in cases.items():
         assert body != text or name == "bomb"
         (tmp_path / "params.yaml").write_text(body)
         result = CliRunner().invoke(cli_main, ["plan"])
         assert result.exit_code == 1, (name, result.output)
-        assert expected[name] in result.output and "Traceback" not in result.output and "KeyError" not in result.output, (name, result.output)
+        assert (
+            expected[name] in result.output
+            and "Traceback" not in result.output
+            and "KeyError" not in result.output
+        ), (name, result.output)
 
 
 # ----- fuzz: any text gives a mapping or a ConfigError, fast ---------------------------------------
-yaml_text = st.lists(st.sampled_from([
-    "a: 1\n", "a: 2\n", "b: &x [1, 2]\n", "c: *x\n", "d: [*x, *x, *x]\n", "e: {f: 1, f: 2}\n", "- 1\n",
-    "<<: *x\n", "g: !!python/object:os.system x\n", "h: 'unterminated\n", "  i: j\n", "k: &y [*y]\n", "\t\n", "{\n",
-]), max_size=12).map("".join)
+yaml_text = st.lists(
+    st.sampled_from(
+        [
+            "a: 1\n",
+            "a: 2\n",
+            "b: &x [1, 2]\n",
+            "c: *x\n",
+            "d: [*x, *x, *x]\n",
+            "e: {f: 1, f: 2}\n",
+            "- 1\n",
+            "<<: *x\n",
+            "g: !!python/object:os.system x\n",
+            "h: 'unterminated\n",
+            "  i: j\n",
+            "k: &y [*y]\n",
+            "\t\n",
+            "{\n",
+        ]
+    ),
+    max_size=12,
+).map("".join)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(yaml_text)
 def test_fuzz_params_yaml(tmp_path, text):
     path = tmp_path / "params.yaml"

@@ -45,8 +45,17 @@ class Gauge:
 
 
 def _llm(url: str, tmp_path, **kw):
-    return build_llm({"backend": "openai", "model": "m", "base_url": url, "api_key_env": None,
-                      "cache": str(tmp_path / "llm.sqlite"), "backoff_s": 0.01, **kw})
+    return build_llm(
+        {
+            "backend": "openai",
+            "model": "m",
+            "base_url": url,
+            "api_key_env": None,
+            "cache": str(tmp_path / "llm.sqlite"),
+            "backoff_s": 0.01,
+            **kw,
+        }
+    )
 
 
 def _ask(n: int) -> list[list[dict]]:
@@ -66,9 +75,18 @@ def test_stream_map_keeps_concurrency_in_flight_and_hands_results_over_in_order_
         return i * 10
 
     seen = []
-    stream_map(range(12), work, 3, lambda item, value, error: seen.append((item, value, type(error).__name__ if error else None)))
+    stream_map(
+        range(12),
+        work,
+        3,
+        lambda item, value, error: seen.append(
+            (item, value, type(error).__name__ if error else None)
+        ),
+    )
     assert sorted(i for i, _, _ in seen) == list(range(12))
-    assert seen[-1][0] == 0  # the slow first item held one slot only: the other 11 finished before it
+    assert (
+        seen[-1][0] == 0
+    )  # the slow first item held one slot only: the other 11 finished before it
     assert (5, None, "ValueError") in seen and (4, 40, None) in seen
 
 
@@ -118,9 +136,19 @@ def test_judge_keeps_concurrency_in_flight_across_batches(tmp_path):
             return 200, completion('{"choice": "C"}')
 
     with ChatServer(answer) as server:
-        judges = {"api": {"backend": "openai", "model": "m", "base_url": server.base_url, "api_key_env": None,
-                          "batch_size": 2, "concurrency": 5}}
-        params = JudgeStageParams(judges=judges, tasks={"blind": None}, configs=["base"], progress=False)
+        judges = {
+            "api": {
+                "backend": "openai",
+                "model": "m",
+                "base_url": server.base_url,
+                "api_key_env": None,
+                "batch_size": 2,
+                "concurrency": 5,
+            }
+        }
+        params = JudgeStageParams(
+            judges=judges, tasks={"blind": None}, configs=["base"], progress=False
+        )
         result = run_judge_stage(params, tmp_path, dispatch=executor_dispatch({}, progress=False))
     assert result.model_calls == 11 and result.frame.valid.all()
     assert gauge.peak == 5  # batch_size 2 would cap a batch-then-wait client at 2
@@ -162,7 +190,14 @@ def test_429_storm_lowers_concurrency_and_fails_nothing(tmp_path):
             return 200, completion("ok")
 
     with ChatServer(answer) as server:
-        client = _llm(server.base_url, tmp_path, concurrency=8, max_retries=30, backoff_s=0.005, backoff_max_s=0.05)
+        client = _llm(
+            server.base_url,
+            tmp_path,
+            concurrency=8,
+            max_retries=30,
+            backoff_s=0.005,
+            backoff_max_s=0.05,
+        )
         answers = client.chat_many(_ask(60))
         throttle = client.throttle
     assert all(a.ok for a in answers) and len(answers) == 60
@@ -187,18 +222,31 @@ def test_throttle_aimd_arithmetic():
     assert t.pause_until == pytest.approx(3.0) and t.decreases == 2
     with t.slot():
         assert clock[0] == pytest.approx(3.0)
-    rpm = Throttle(4, rpm=60, clock=lambda: clock[0], sleep=lambda s: clock.__setitem__(0, clock[0] + s))
+    rpm = Throttle(
+        4, rpm=60, clock=lambda: clock[0], sleep=lambda s: clock.__setitem__(0, clock[0] + s)
+    )
     start = clock[0]
     for _ in range(5):
         with rpm.slot():
             pass
-    assert clock[0] - start == pytest.approx(4 / (60 * HEADROOM / 60))  # evenly spaced at 98% of the quota
+    assert clock[0] - start == pytest.approx(
+        4 / (60 * HEADROOM / 60)
+    )  # evenly spaced at 98% of the quota
 
 
 def test_estimate_tokens_counts_text_and_not_inline_images():
-    body = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 10000}},
-                                         {"type": "text", "text": "x" * 40}]}]
-    chars = len("user") + len("image_url") + len("text") + 40 + 85 * 4  # the image: 85 tokens, not 10,000 chars
+    body = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 10000}},
+                {"type": "text", "text": "x" * 40},
+            ],
+        }
+    ]
+    chars = (
+        len("user") + len("image_url") + len("text") + 40 + 85 * 4
+    )  # the image: 85 tokens, not 10,000 chars
     assert estimate_tokens(body, 100) == -(-chars // 4) + 100
 
 
@@ -240,22 +288,33 @@ def test_gzip_bomb_and_oversized_bodies_fail_bounded_and_are_not_retried():
     import httpx
 
     bomb = gzip.compress(b"\0" * (64 << 20))  # 64 MiB of zeros in about 64 KiB
-    policy = RetryPolicy(max_attempts=3, backoff_s=0, timeout_s=5, deadline_s=30, max_response_bytes=1 << 20)
-    with RawServer(bomb, {"Content-Encoding": "gzip", "Content-Type": "application/json"}) as server, httpx.Client() as client:
+    policy = RetryPolicy(
+        max_attempts=3, backoff_s=0, timeout_s=5, deadline_s=30, max_response_bytes=1 << 20
+    )
+    with (
+        RawServer(bomb, {"Content-Encoding": "gzip", "Content-Type": "application/json"}) as server,
+        httpx.Client() as client,
+    ):
         result = send(client, "POST", server.url + "/chat/completions", policy, json={})
         assert not result.ok and "once decompressed" in result.error and server.hits == 1
-    with RawServer(b"x" * (2 << 20), {"Content-Type": "application/json"}) as server, httpx.Client() as client:
+    with (
+        RawServer(b"x" * (2 << 20), {"Content-Type": "application/json"}) as server,
+        httpx.Client() as client,
+    ):
         result = send(client, "POST", server.url + "/chat/completions", policy, json={})
         assert not result.ok and "max_response_bytes" in result.error and server.hits == 1
     # streamed without Content-Length: counted while it arrives
     with pytest.raises(Exception, match="max_response_bytes"):
         read_bounded(iter([b"y" * 600_000, b"y" * 600_000]), "", 1 << 20)
     # decompressed output is bounded per step, not after the fact
-    chunks = [bomb[i:i + 4096] for i in range(0, len(bomb), 4096)]
+    chunks = [bomb[i : i + 4096] for i in range(0, len(bomb), 4096)]
     with pytest.raises(Exception, match="once decompressed"):
         read_bounded(iter(chunks), "gzip", 1 << 20)
     ok = gzip.compress(json.dumps(completion("small")).encode())
-    with RawServer(ok, {"Content-Encoding": "gzip", "Content-Type": "application/json"}) as server, httpx.Client() as client:
+    with (
+        RawServer(ok, {"Content-Encoding": "gzip", "Content-Type": "application/json"}) as server,
+        httpx.Client() as client,
+    ):
         result = send(client, "POST", server.url + "/chat/completions", policy, json={})
         assert result.ok and result.response.json()["choices"][0]["message"]["content"] == "small"
 
@@ -271,7 +330,9 @@ def test_overlong_answer_is_an_error_never_parsed_or_cached(tmp_path):
 # ----- embedder ---------------------------------------------------------------------------------------------
 def _embedding_server(vector):
     def answer(body, n):
-        return 200, {"data": [{"index": i, "embedding": vector} for i, _ in enumerate(body["input"])]}
+        return 200, {
+            "data": [{"index": i, "embedding": vector} for i, _ in enumerate(body["input"])]
+        }
 
     return ChatServer(answer)
 
@@ -281,8 +342,15 @@ def test_nan_embedding_is_rejected_and_never_cached(tmp_path):
 
     with _embedding_server([0.1, float("nan")]) as server:
         # json.dumps writes NaN; the server sends it as a bare NaN token, which Python's json reads
-        emb = build_embedder(EmbedderConfig(backend="openai", model="m", base_url=server.base_url,
-                                            cache=str(tmp_path / "e.sqlite"), max_retries=0))
+        emb = build_embedder(
+            EmbedderConfig(
+                backend="openai",
+                model="m",
+                base_url=server.base_url,
+                cache=str(tmp_path / "e.sqlite"),
+                max_retries=0,
+            )
+        )
         with pytest.raises(RuntimeError, match="NaN"):
             emb.embed(["a", "b"])
         assert len(DiskCache(tmp_path / "e.sqlite")) == 0
@@ -293,16 +361,31 @@ def test_embedder_cache_key_includes_base_url_and_streams(tmp_path):
 
     gauge = Gauge()
 
-    together = threading.Barrier(3, timeout=20)  # each answer waits until 3 requests are at the server
+    together = threading.Barrier(
+        3, timeout=20
+    )  # each answer waits until 3 requests are at the server
 
     def answer(body, n):
         with gauge:
-            if len(body["input"]) == 2:  # the first embedder's six requests (the second sends one text)
+            if (
+                len(body["input"]) == 2
+            ):  # the first embedder's six requests (the second sends one text)
                 together.wait()
-            return 200, {"data": [{"index": i, "embedding": [1.0, float(len(t))]} for i, t in enumerate(body["input"])]}
+            return 200, {
+                "data": [
+                    {"index": i, "embedding": [1.0, float(len(t))]}
+                    for i, t in enumerate(body["input"])
+                ]
+            }
 
     with ChatServer(answer) as one, ChatServer(answer) as two:
-        config = {"backend": "openai", "model": "m", "cache": str(tmp_path / "e.sqlite"), "batch_size": 2, "concurrency": 3}
+        config = {
+            "backend": "openai",
+            "model": "m",
+            "cache": str(tmp_path / "e.sqlite"),
+            "batch_size": 2,
+            "concurrency": 3,
+        }
         a = build_embedder(EmbedderConfig(base_url=one.base_url, **config))
         b = build_embedder(EmbedderConfig(base_url=two.base_url, **config))
         assert a.key("x") != b.key("x")
@@ -320,18 +403,38 @@ def test_broken_image_answers_are_retried_failures_not_refusals():
     buf = io.BytesIO()
     Image.new("RGB", (8, 8), (9, 9, 9)).save(buf, format="PNG")
     good = base64.b64encode(buf.getvalue()).decode()
-    broken = ["%%% not base64 %%%", base64.b64encode(b"plain text, not an image").decode(), good[:40]]
+    broken = [
+        "%%% not base64 %%%",
+        base64.b64encode(b"plain text, not an image").decode(),
+        good[:40],
+    ]
 
     def answer(body, n):
         return 200, {"data": [{"b64_json": broken[n - 1] if n <= 3 else good}]}
 
     with ChatServer(answer) as server:
-        gen = create_generator({"backend": "openai_images", "model": "m", "base_url": server.base_url, "api_key_env": None,
-                                "max_retries": 3, "backoff_s": 0})
+        gen = create_generator(
+            {
+                "backend": "openai_images",
+                "model": "m",
+                "base_url": server.base_url,
+                "api_key_env": None,
+                "max_retries": 3,
+                "backoff_s": 0,
+            }
+        )
         result = gen.generate([RenderRequest("x", "a photo", 1)])[0]
         assert result.status == "ok" and result.attempts == 4 and server.hits == 4
     with ChatServer(lambda body, n: (200, {"data": [{"b64_json": broken[0]}]})) as server:
-        gen = create_generator({"backend": "openai_images", "model": "m", "base_url": server.base_url, "api_key_env": None,
-                                "max_retries": 1, "backoff_s": 0})
+        gen = create_generator(
+            {
+                "backend": "openai_images",
+                "model": "m",
+                "base_url": server.base_url,
+                "api_key_env": None,
+                "max_retries": 1,
+                "backoff_s": 0,
+            }
+        )
         result = gen.generate([RenderRequest("x", "a photo", 1)])[0]
         assert result.status == "failed" and "does not decode" in result.reason and server.hits == 2

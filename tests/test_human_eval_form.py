@@ -27,9 +27,13 @@ def project(tmp_path_factory):
 def _params(root, **kw):
     # every path inside the synthetic project: the repository's own pipeline outputs
     # (e.g. data/processed/selected_units.parquet after `make repro`) must not leak in
-    return HumanEvalParams(units=str(root / "data/interim/units.parquet"), image_roots=[str(root / "data/images")],
-                           selected_units=str(root / "data/processed/selected_units.parquet"),
-                           judgements=[str(root / "data/judgements/*.parquet")], **kw)
+    return HumanEvalParams(
+        units=str(root / "data/interim/units.parquet"),
+        image_roots=[str(root / "data/images")],
+        selected_units=str(root / "data/processed/selected_units.parquet"),
+        judgements=[str(root / "data/judgements/*.parquet")],
+        **kw,
+    )
 
 
 def test_export_is_stratified_seeded_and_hides_variants(project, tmp_path):
@@ -39,7 +43,9 @@ def test_export_is_stratified_seeded_and_hides_variants(project, tmp_path):
     cases = manifest["cases"]
     assert info["n_cases"] == len(cases) == 12
     # allocation per stratum is followed exactly, and covers every bias type with >= 1 unit
-    drawn = pd.Series([units.loc[c["unit_id"], "bias_type"] for c in cases]).value_counts().to_dict()
+    drawn = (
+        pd.Series([units.loc[c["unit_id"], "bias_type"] for c in cases]).value_counts().to_dict()
+    )
     assert drawn == {k: v for k, v in manifest["sampling"]["allocation"].items() if v}
     for case in cases:
         assert sorted(case["order"]) == ["anti_stereotype", "neutral", "stereotype"]
@@ -55,7 +61,10 @@ def test_export_is_stratified_seeded_and_hides_variants(project, tmp_path):
     # same seed, same sample; different seed, different sample; exclusion removes rated units
     again = export_bundle(_params(project, sample_size=12, seed=7), tmp_path / "b2")
     assert again["bundle_id"] == info["bundle_id"]
-    other = export_bundle(_params(project, sample_size=12, seed=8, exclude=[str(tmp_path / "b/manifest.json")]), tmp_path / "b3")
+    other = export_bundle(
+        _params(project, sample_size=12, seed=8, exclude=[str(tmp_path / "b/manifest.json")]),
+        tmp_path / "b3",
+    )
     rated = {c["unit_id"] for c in cases}
     fresh = {c["unit_id"] for c in json.loads((tmp_path / "b3/manifest.json").read_text())["cases"]}
     assert other["n_cases"] == 12 and not (rated & fresh)
@@ -64,7 +73,9 @@ def test_export_is_stratified_seeded_and_hides_variants(project, tmp_path):
 def test_form_round_trip_in_chromium(project, tmp_path):
     binary = require_chromium()
     if binary is None:
-        pytest.skip("chromium not installed (apt-get install chromium); CI sets IB_REQUIRE_CHROMIUM=1")
+        pytest.skip(
+            "chromium not installed (apt-get install chromium); CI sets IB_REQUIRE_CHROMIUM=1"
+        )
     export_bundle(_params(project, sample_size=6, seed=3), tmp_path / "b")
     manifest = json.loads((tmp_path / "b/manifest.json").read_text())
     cases = [c["case"] for c in manifest["cases"]]
@@ -79,16 +90,22 @@ def test_form_round_trip_in_chromium(project, tmp_path):
     with Chromium(binary) as browser:
         browser.allow_downloads(downloads)
         browser.navigate(tmp_path / "b/form.html", wait_for="document.body.dataset.ready === '1'")
-        browser.evaluate(f"var r = document.getElementById('rater'); r.value = {json.dumps(rater)}; r.dispatchEvent(new Event('change', {{bubbles: true}}))")
+        browser.evaluate(
+            f"var r = document.getElementById('rater'); r.value = {json.dumps(rater)}; r.dispatchEvent(new Event('change', {{bubbles: true}}))"
+        )
         browser.evaluate("document.getElementById('start').click()")
         assert browser.evaluate("document.querySelector('.case.on').id") == cases[0]
         for case in cases:
             for (c, item), value in plan.items():
                 if c == case:
-                    browser.evaluate(f"document.querySelector('input[data-case=\"{c}\"][data-item=\"{item}\"][value=\"{value}\"]').click()")
+                    browser.evaluate(
+                        f'document.querySelector(\'input[data-case="{c}"][data-item="{item}"][value="{value}"]\').click()'
+                    )
             browser.evaluate("document.querySelector('.case.on [data-nav=\"1\"]').click()")
         assert browser.evaluate("document.getElementById('end').classList.contains('on')")
-        assert "Incomplete: " + cases[-1] in browser.evaluate("document.getElementById('summary').textContent")
+        assert "Incomplete: " + cases[-1] in browser.evaluate(
+            "document.getElementById('summary').textContent"
+        )
         shot = browser.screenshot(tmp_path / "rating_form_end.png")
         artifacts = REPO_ROOT / "tests/artifacts"
         artifacts.mkdir(exist_ok=True)
@@ -113,6 +130,8 @@ def test_form_round_trip_in_chromium(project, tmp_path):
     by_case = {c["case"]: c for c in manifest["cases"]}
     for r in ratings.itertuples():
         assert r.variant == by_case[r.case]["order"][r.position - 1]
-    report = human_eval_report(load_manifests([tmp_path / "b/manifest.json"]), [saved], _params(project), tmp_path)
+    report = human_eval_report(
+        load_manifests([tmp_path / "b/manifest.json"]), [saved], _params(project), tmp_path
+    )
     assert report["n_ratings"] == len(cases) * 3 - 1
     assert set(report["human_vs_judge"]) == {"judge-a", "judge-b"}

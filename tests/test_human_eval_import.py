@@ -17,9 +17,18 @@ from implicit_bench.human_eval.form import ANSWER_COLUMNS
 
 def _case(case, unit, bias, seed, order):
     return {
-        "case": case, "unit_id": unit, "bias_type": bias, "head": "h", "relation": None,
-        "stereotype": "s", "anti_stereotype": "a", "seed": seed, "order": order,
-        "images": [{"position": i + 1, "variant": v, "sha256": f"{unit}{v}"} for i, v in enumerate(order)],
+        "case": case,
+        "unit_id": unit,
+        "bias_type": bias,
+        "head": "h",
+        "relation": None,
+        "stereotype": "s",
+        "anti_stereotype": "a",
+        "seed": seed,
+        "order": order,
+        "images": [
+            {"position": i + 1, "variant": v, "sha256": f"{unit}{v}"} for i, v in enumerate(order)
+        ],
     }
 
 
@@ -46,19 +55,79 @@ def study(tmp_path):
             writer = csv.writer(fh)
             writer.writerow(ANSWER_COLUMNS)
             for case, kg, r1, r2, r3 in rows:
-                writer.writerow(["b1", rater, case, "u1" if case == "c001" else "u2", kg, r1, r2, r3, "t"])
+                writer.writerow(
+                    ["b1", rater, case, "u1" if case == "c001" else "u2", kg, r1, r2, r3, "t"]
+                )
         paths.append(path)
     rows = []
-    scores = {"j1": {("u1", 42): (4, 4, 1), ("u2", 1042): (3, 2, 0)}, "j2": {("u1", 42): (1, 2, 3), ("u2", 1042): (5, 3, 3)}}
+    scores = {
+        "j1": {("u1", 42): (4, 4, 1), ("u2", 1042): (3, 2, 0)},
+        "j2": {("u1", 42): (1, 2, 3), ("u2", 1042): (5, 3, 3)},
+    }
     for judge, per_unit in scores.items():
         for (unit, seed), (s, n, a) in per_unit.items():
             for variant, value in (("stereotype", s), ("neutral", n), ("anti_stereotype", a)):
-                rows.append({"unit_id": unit, "variant": variant, "seed": seed, "config": "gen", "judge": judge, "task": "rubric", "value": str(value), "valid": True})
+                rows.append(
+                    {
+                        "unit_id": unit,
+                        "variant": variant,
+                        "seed": seed,
+                        "config": "gen",
+                        "judge": judge,
+                        "task": "rubric",
+                        "value": str(value),
+                        "valid": True,
+                    }
+                )
     # distractors: another seed, another config, an invalid row and a blind label: all ignored
-    rows.append({"unit_id": "u1", "variant": "stereotype", "seed": 1042, "config": "gen", "judge": "j1", "task": "rubric", "value": "0", "valid": True})
-    rows.append({"unit_id": "u1", "variant": "stereotype", "seed": 42, "config": "other", "judge": "j1", "task": "rubric", "value": "0", "valid": True})
-    rows.append({"unit_id": "u1", "variant": "neutral", "seed": 42, "config": "gen", "judge": "j1", "task": "rubric", "value": None, "valid": False})
-    rows.append({"unit_id": "u1", "variant": "neutral", "seed": 42, "config": "gen", "judge": "j1", "task": "blind", "value": "s", "valid": True})
+    rows.append(
+        {
+            "unit_id": "u1",
+            "variant": "stereotype",
+            "seed": 1042,
+            "config": "gen",
+            "judge": "j1",
+            "task": "rubric",
+            "value": "0",
+            "valid": True,
+        }
+    )
+    rows.append(
+        {
+            "unit_id": "u1",
+            "variant": "stereotype",
+            "seed": 42,
+            "config": "other",
+            "judge": "j1",
+            "task": "rubric",
+            "value": "0",
+            "valid": True,
+        }
+    )
+    rows.append(
+        {
+            "unit_id": "u1",
+            "variant": "neutral",
+            "seed": 42,
+            "config": "gen",
+            "judge": "j1",
+            "task": "rubric",
+            "value": None,
+            "valid": False,
+        }
+    )
+    rows.append(
+        {
+            "unit_id": "u1",
+            "variant": "neutral",
+            "seed": 42,
+            "config": "gen",
+            "judge": "j1",
+            "task": "blind",
+            "value": "s",
+            "valid": True,
+        }
+    )
     (tmp_path / "j").mkdir()
     pd.DataFrame(rows).to_parquet(tmp_path / "j/judgements.parquet")
     params = HumanEvalParams(judgements=["j/*.parquet"], directional_below=2)
@@ -68,13 +137,22 @@ def study(tmp_path):
 def test_report_values_by_hand(study):
     root, paths, params = study
     report = human_eval_report(load_manifests([root / "manifest.json"]), paths, params, root)
-    assert report["n_raters"] == 3 and report["n_cases"] == 2 and report["n_images"] == 6 and report["n_ratings"] == 18
+    assert (
+        report["n_raters"] == 3
+        and report["n_cases"] == 2
+        and report["n_images"] == 6
+        and report["n_ratings"] == 18
+    )
     # KG answers: yes 4, no 1, unsure 1 of 6
-    assert report["kg_validity"] == pytest.approx({"yes": 4 / 6, "no": 1 / 6, "unsure": 1 / 6}, abs=1e-6)
+    assert report["kg_validity"] == pytest.approx(
+        {"yes": 4 / 6, "no": 1 / 6, "unsure": 1 / 6}, abs=1e-6
+    )
     # ratings by variant (positions mapped through each case's order):
     # S: 5,4,5 (c001 pos 1) and 4,5,4 (c002 pos 2) -> 27/6 = 4.5
     # N: 3,3,4 and 2,3,3 -> 18/6 = 3.0;  A: 1,0,1 and 0,1,0 -> 3/6 = 0.5
-    assert report["mean_rating"] == pytest.approx({"stereotype": 4.5, "neutral": 3.0, "anti_stereotype": 0.5})
+    assert report["mean_rating"] == pytest.approx(
+        {"stereotype": 4.5, "neutral": 3.0, "anti_stereotype": 0.5}
+    )
     # per-image human means x3: c001 S,N,A = 14,10,2; c002 A,S,N = 1,13,8
     # j1 = 4,4,1,0,3,2 (same order). |diff| = 2/3,2/3,1/3,1/3,4/3,2/3 -> MAE = 4/6
     # Pearson: H deviations 6,2,-6,-7,5,0 (SS 150); J deviations 5/3,5/3,-4/3,-7/3,2/3,-1/3
@@ -86,14 +164,28 @@ def test_report_values_by_hand(study):
     # j2 = 1,2,3,3,5,3: |diff| = 11/3,4/3,7/3,8/3,2/3,1/3 -> 33/3 / 6 = 11/6
     assert report["human_vs_judge"]["j2"]["mae"] == pytest.approx(11 / 6, abs=1e-6)
     # flips: human S - A > 0 on both cases; j1 S - A = 3, 3 (no flip); j2 = -2 (flip), 2
-    assert report["direction_flips"]["j1"] == {"flips": 0, "cases": 2, "ties": 0, "share": 0.0, "disagree_gt": 0}
-    assert report["direction_flips"]["j2"] == {"flips": 1, "cases": 2, "ties": 0, "share": 0.5, "disagree_gt": 1}
+    assert report["direction_flips"]["j1"] == {
+        "flips": 0,
+        "cases": 2,
+        "ties": 0,
+        "share": 0.0,
+        "disagree_gt": 0,
+    }
+    assert report["direction_flips"]["j2"] == {
+        "flips": 1,
+        "cases": 2,
+        "ties": 0,
+        "share": 0.5,
+        "disagree_gt": 1,
+    }
     # inter-rater over the 6 images: A = 5,3,1,0,4,2; B = 4,3,0,1,5,3; C = 5,4,1,0,4,3
     # SS: A 17.5, B 52/3, C 113/6; cov AB 15, AC 17.5, BC 47/3
     r_ab = 15 / math.sqrt(17.5 * 52 / 3)
     r_ac = 17.5 / math.sqrt(17.5 * 113 / 6)
     r_bc = (47 / 3) / math.sqrt(52 / 3 * 113 / 6)
-    assert report["inter_rater"]["mean_pairwise_r"] == pytest.approx((r_ab + r_ac + r_bc) / 3, abs=1e-6)
+    assert report["inter_rater"]["mean_pairwise_r"] == pytest.approx(
+        (r_ab + r_ac + r_bc) / 3, abs=1e-6
+    )
     import krippendorff
     import numpy as np
 
@@ -108,7 +200,9 @@ def test_report_values_by_hand(study):
     assert gender["human_vs_judge"]["j1"]["mae"] == pytest.approx(5 / 9, abs=1e-6)
     # H deviations (14,10,2) - 26/3 = 16/3, 4/3, -20/3; J (4,4,1) - 3 = 1, 1, -2: cov = 16/3+4/3+40/3 = 20
     # SS_H = (256+16+400)/9 = 224/3, SS_J = 6 -> r = 20 / sqrt(448)
-    assert gender["human_vs_judge"]["j1"]["r"]["value"] == pytest.approx(20 / math.sqrt(448), abs=1e-6)
+    assert gender["human_vs_judge"]["j1"]["r"]["value"] == pytest.approx(
+        20 / math.sqrt(448), abs=1e-6
+    )
     assert report["groups"]["visually-legible"]["cases"] == 2
 
 
@@ -121,7 +215,9 @@ def test_screening_excludes_a_contrarian(study):
         writer.writerow(ANSWER_COLUMNS)
         writer.writerow(["b1", "D", "c001", "u1", "no", 0, 2, 5, "t"])
         writer.writerow(["b1", "D", "c002", "u2", "no", 5, 0, 2, "t"])
-    report = human_eval_report(load_manifests([root / "manifest.json"]), [*paths, path], params, root)
+    report = human_eval_report(
+        load_manifests([root / "manifest.json"]), [*paths, path], params, root
+    )
     excluded = report["screening"]["excluded"]
     assert [e["rater"] for e in excluded] == ["D"]
     assert excluded[0]["r_loo_mean"] < 0

@@ -51,7 +51,9 @@ def test_krippendorff_missing_and_unpairable_items_by_hand():
 def test_krippendorff_matches_package_on_random_data():
     rng = np.random.default_rng(3)
     for _ in range(60):
-        m = rng.integers(0, 6, size=(int(rng.integers(2, 7)), int(rng.integers(3, 15)))).astype(float)
+        m = rng.integers(0, 6, size=(int(rng.integers(2, 7)), int(rng.integers(3, 15)))).astype(
+            float
+        )
         m[rng.random(m.shape) < 0.25] = NAN
         if (~np.isnan(m)).sum(axis=0).max() < 2 or len(np.unique(m[~np.isnan(m)])) < 2:
             continue
@@ -62,7 +64,9 @@ def test_krippendorff_matches_package_on_random_data():
 
 def test_krippendorff_undefined_cases():
     assert math.isnan(krippendorff_alpha(np.array([[1, 1], [1, 1]], dtype=float)))  # one value only
-    assert math.isnan(krippendorff_alpha(np.array([[1, NAN], [NAN, 2]], dtype=float)))  # nothing pairable
+    assert math.isnan(
+        krippendorff_alpha(np.array([[1, NAN], [NAN, 2]], dtype=float))
+    )  # nothing pairable
 
 
 def test_pearson_mae_fisher_by_hand():
@@ -83,8 +87,12 @@ def test_pearson_mae_fisher_by_hand():
     assert (r, n) == (pytest.approx(0.6), 100)
     assert lo == pytest.approx(math.tanh(0.6931472 - 0.1990040), abs=1e-6)
     assert hi == pytest.approx(math.tanh(0.6931472 + 0.1990040), abs=1e-6)
-    assert pearson_ci(x, y)[1] == pytest.approx((math.tanh(0.6931472 - 1.959964), math.tanh(0.6931472 + 1.959964)), abs=1e-6)  # n = 4
-    assert pearson_ci(x, np.ones(4))[1] is None and pearson_ci(x, x)[1] is None  # undefined, |r| = 1
+    assert pearson_ci(x, y)[1] == pytest.approx(
+        (math.tanh(0.6931472 - 1.959964), math.tanh(0.6931472 + 1.959964)), abs=1e-6
+    )  # n = 4
+    assert (
+        pearson_ci(x, np.ones(4))[1] is None and pearson_ci(x, x)[1] is None
+    )  # undefined, |r| = 1
 
 
 # raters x images; r1 = r2 = 1..4, r3 = 2,1,4,3, r4 = 4,3,2,1
@@ -120,4 +128,8 @@ def test_allocation_by_hand():
     alloc = allocate({"a": 600, "b": 300, "c": 95, "d": 5}, 100, 1)
     assert alloc == {"a": 59, "b": 30, "c": 10, "d": 1}
     assert sum(allocate({"a": 3, "b": 2}, 10, 1).values()) == 5  # capped by the population
-    assert allocate({"a": 3, "b": 2, "c": 1}, 2, 1) == {"a": 1, "b": 1, "c": 0}  # fewer slots than strata
+    assert allocate({"a": 3, "b": 2, "c": 1}, 2, 1) == {
+        "a": 1,
+        "b": 1,
+        "c": 0,
+    }  # fewer slots than strata

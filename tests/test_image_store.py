@@ -35,7 +35,9 @@ def test_put_read_resume_and_export(tmp_path):
     assert list(index["unit_id"]) == ["u1", "u2", "u3"]
     assert list(index["status"]) == ["ok", "ok", "refused"]
     # no write-only outputs: placement stays in the journal, index.parquet is the one table
-    assert sorted(p.name for p in (tmp_path / "s").iterdir() if p.suffix == ".parquet") == ["index.parquet"]
+    assert sorted(p.name for p in (tmp_path / "s").iterdir() if p.suffix == ".parquet") == [
+        "index.parquet"
+    ]
 
 
 def test_corrupted_bytes_are_redone_and_torn_journal_ignored(tmp_path):

@@ -61,9 +61,14 @@ def test_offsets_come_from_the_shard_on_disk_not_tell(tmp_path):
 
 @pytest.mark.parametrize(
     "line",
-    ['[1, 2, 3]', '"text"', "null", '{"config": "cfg"}',
-     '{"config": "cfg", "unit_id": "u9", "variant": "neutral", "seed": "x", "generator": "g", "prompt": "p", "status": "ok"}',
-     '{"config": "cfg", "unit_id": "u9", "variant": "neutral", "seed": 1, "generator": "g", "prompt": "p", "status": "ok", "sha256": "ab", "location": [1, 2]}'],
+    [
+        "[1, 2, 3]",
+        '"text"',
+        "null",
+        '{"config": "cfg"}',
+        '{"config": "cfg", "unit_id": "u9", "variant": "neutral", "seed": "x", "generator": "g", "prompt": "p", "status": "ok"}',
+        '{"config": "cfg", "unit_id": "u9", "variant": "neutral", "seed": 1, "generator": "g", "prompt": "p", "status": "ok", "sha256": "ab", "location": [1, 2]}',
+    ],
 )
 def test_journal_lines_that_are_not_entries_are_skipped_and_named(tmp_path, line):
     store = ImageStore(tmp_path / "s")
@@ -73,7 +78,9 @@ def test_journal_lines_that_are_not_entries_are_skipped_and_named(tmp_path, line
         fh.write(line + "\n")
     reopened = ImageStore(tmp_path / "s")
     assert {k.unit_id for k in reopened.done_keys()} == {"u1"}
-    assert len(reopened.journal_problems) == 1 and "journal.jsonl:2:" in reopened.journal_problems[0]
+    assert (
+        len(reopened.journal_problems) == 1 and "journal.jsonl:2:" in reopened.journal_problems[0]
+    )
     reopened.put(_record("u2"), _png((4, 5, 6)))  # writing after it still works
     reopened.close()
     assert {k.unit_id for k in ImageStore(tmp_path / "s").done_keys(verify=True)} == {"u1", "u2"}
@@ -81,9 +88,14 @@ def test_journal_lines_that_are_not_entries_are_skipped_and_named(tmp_path, line
 
 def _workdir(tmp_path: Path) -> Path:
     units_frame().to_parquet(tmp_path / "units.parquet")
-    params = {"generators": {"fake": {"backend": "slow_fake", "delay_s": 0.15, "batch_size": 1}},
-              "render": {"seeds": [42, 1042, 2042], "variants": ["neutral", "stereotype", "anti_stereotype"],
-                         "executor": {"kind": "local", "progress": False}}}
+    params = {
+        "generators": {"fake": {"backend": "slow_fake", "delay_s": 0.15, "batch_size": 1}},
+        "render": {
+            "seeds": [42, 1042, 2042],
+            "variants": ["neutral", "stereotype", "anti_stereotype"],
+            "executor": {"kind": "local", "progress": False},
+        },
+    }
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     return tmp_path
 
@@ -91,8 +103,14 @@ def _workdir(tmp_path: Path) -> Path:
 def _start(workdir: Path, tag: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{REPO}"}
     env.pop("IMPLICIT_BENCH_DEBUG", None)
-    return subprocess.Popen([sys.executable, str(REPO / "tests" / "store_writers.py"), str(workdir), tag],
-                            cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, str(REPO / "tests" / "store_writers.py"), str(workdir), tag],
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.slow
@@ -112,7 +130,10 @@ def test_two_render_processes_on_one_store(tmp_path):
     refused = next(r for r in results if r[0] == 1)
     assert refused[2].strip().count("\n") == 0 and "being written by another process" in refused[2]
     assert "Traceback" not in refused[2]
-    entries = [json.loads(line) for line in (work / "images" / "fake" / "journal.jsonl").read_text().splitlines()]
+    entries = [
+        json.loads(line)
+        for line in (work / "images" / "fake" / "journal.jsonl").read_text().splitlines()
+    ]
     per_item = Counter((e["unit_id"], e["variant"], e["seed"]) for e in entries)
     assert len(per_item) == 4 * 3 * 3 and set(per_item.values()) == {1}  # each item rendered once
     store = ImageStore(work / "images" / "fake")

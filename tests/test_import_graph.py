@@ -19,7 +19,9 @@ def test_no_module_imports_another_that_imports_it_back():
 def test_packages_form_layers_without_cycles():
     packages = package_graph(module_graph(REPO))
     loops = cycles(packages)
-    edges = {a: {b: via for b, via in packages[a].items() if b in loop} for loop in loops for a in loop}
+    edges = {
+        a: {b: via for b, via in packages[a].items() if b in loop} for loop in loops for a in loop
+    }
     assert loops == [], edges
     assert len(layers(packages)) > 3
 
@@ -44,7 +46,9 @@ def test_the_walker_sees_lazy_imports_registry_strings_and_skips_type_checking(t
     assert graph["implicit_bench.high"] == {"implicit_bench.sub.backend"}
     assert cycles(graph) == []
     graph["implicit_bench.low"] = {"implicit_bench.high"}  # low -> high -> backend -> low
-    assert cycles(graph) == [["implicit_bench.high", "implicit_bench.low", "implicit_bench.sub.backend"]]
-    assert layers(package_graph({"implicit_bench.a.x": {"implicit_bench.b"}, "implicit_bench.b": set()})) == [
-        ["implicit_bench.b"], ["implicit_bench.a"]
+    assert cycles(graph) == [
+        ["implicit_bench.high", "implicit_bench.low", "implicit_bench.sub.backend"]
     ]
+    assert layers(
+        package_graph({"implicit_bench.a.x": {"implicit_bench.b"}, "implicit_bench.b": set()})
+    ) == [["implicit_bench.b"], ["implicit_bench.a"]]

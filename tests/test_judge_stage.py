@@ -50,13 +50,25 @@ def test_tiny_vlm_builds_deterministically_and_loads_like_a_hub_model(tiny_vlm, 
 
     assert (tiny_vlm / RANDOM_INIT_MARKER).exists()
     again = build_tiny("vlm", tmp_path / "vlm", seed=0)
-    first, second = load_file(tiny_vlm / "model.safetensors"), load_file(again / "model.safetensors")
+    first, second = (
+        load_file(tiny_vlm / "model.safetensors"),
+        load_file(again / "model.safetensors"),
+    )
     assert first.keys() == second.keys()
     assert all(torch.equal(first[k], second[k]) for k in first)
     # the user code path: AutoProcessor + AutoModelForImageTextToText from the directory
-    judge = build_judge({"backend": "transformers", "model": str(tiny_vlm), "device": "cpu",
-                         "max_new_tokens": 12, "batch_size": 2})
-    requests = [JudgeRequest(f"Look at this image {i}. Respond with JSON", png(i)) for i in range(3)]
+    judge = build_judge(
+        {
+            "backend": "transformers",
+            "model": str(tiny_vlm),
+            "device": "cpu",
+            "max_new_tokens": 12,
+            "batch_size": 2,
+        }
+    )
+    requests = [
+        JudgeRequest(f"Look at this image {i}. Respond with JSON", png(i)) for i in range(3)
+    ]
     answers = judge.answer(requests)
     assert len(answers) == 3 and all(err is None and isinstance(text, str) for text, err in answers)
     assert judge.answer(requests) == answers  # greedy: the same answers again
@@ -65,20 +77,35 @@ def test_tiny_vlm_builds_deterministically_and_loads_like_a_hub_model(tiny_vlm, 
     from implicit_bench.prompt_fields import unit_fields
     from tests.judge_fixtures import UNITS
 
-    mixed = [JudgeRequest(load_task(t).render(task_fields(load_task(t), unit_fields(u), "as")), png(i))
-             for i, (t, u) in enumerate((t, u) for t in ("rubric", "blind", "alignment") for u in UNITS)]
-    one = build_judge({"backend": "transformers", "model": str(tiny_vlm), "batch_size": 1, "max_new_tokens": 12})
-    six = build_judge({"backend": "transformers", "model": str(tiny_vlm), "batch_size": 6, "max_new_tokens": 12})
+    mixed = [
+        JudgeRequest(load_task(t).render(task_fields(load_task(t), unit_fields(u), "as")), png(i))
+        for i, (t, u) in enumerate((t, u) for t in ("rubric", "blind", "alignment") for u in UNITS)
+    ]
+    one = build_judge(
+        {"backend": "transformers", "model": str(tiny_vlm), "batch_size": 1, "max_new_tokens": 12}
+    )
+    six = build_judge(
+        {"backend": "transformers", "model": str(tiny_vlm), "batch_size": 6, "max_new_tokens": 12}
+    )
     assert one.answer(mixed) == six.answer(mixed)
     # a model rebuilt under another seed is another judge for the cache
     other = build_tiny("vlm", tmp_path / "vlm1", seed=1)
-    assert build_judge({"backend": "transformers", "model": str(other)}).identity() != judge.identity()
+    assert (
+        build_judge({"backend": "transformers", "model": str(other)}).identity() != judge.identity()
+    )
 
 
 def test_tiny_vlm_judges_end_to_end_and_rerun_costs_nothing(tiny_vlm, tmp_path):
     make_inputs(tmp_path)
-    judges = {"tiny": {"backend": "transformers", "model": str(tiny_vlm), "device": "cpu",
-                       "max_new_tokens": 16, "batch_size": 4}}
+    judges = {
+        "tiny": {
+            "backend": "transformers",
+            "model": str(tiny_vlm),
+            "device": "cpu",
+            "max_new_tokens": 16,
+            "batch_size": 4,
+        }
+    }
     params = _params(judges, blind_orders="both")
     result = run_judge_stage(params, tmp_path, dispatch=DISPATCH)
     frame = pd.read_parquet(tmp_path / params.out)
@@ -87,21 +114,31 @@ def test_tiny_vlm_judges_end_to_end_and_rerun_costs_nothing(tiny_vlm, tmp_path):
     # per image: rubric 1 + blind 2 (both orders) + alignment 1 = 4 rows -> 44 rows
     assert len(frame) == 44 and result.model_calls == 44
     blind = frame[frame.task == "blind"]
-    assert sorted(blind.groupby("image_sha256")["order"].apply(lambda s: "".join(sorted(s)))
-                  .unique()) == ["assa"]
+    assert sorted(
+        blind.groupby("image_sha256")["order"].apply(lambda s: "".join(sorted(s))).unique()
+    ) == ["assa"]
     assert frame.loc[frame.task != "blind", "order"].isna().all()
     # the random model's noise: every invalid row keeps its raw answer and a reason
     invalid = frame[~frame.valid]
     assert 0 < len(invalid) < len(frame)  # noise: some readable answers, some not
-    assert invalid["value"].isna().all() and invalid["raw"].notna().all() and invalid["error"].notna().all()
+    assert (
+        invalid["value"].isna().all()
+        and invalid["raw"].notna().all()
+        and invalid["error"].notna().all()
+    )
     valid = frame[frame.valid]
     assert valid["value"].notna().all()
     metrics = json.loads((tmp_path / params.metrics).read_text())
     counts = metrics["counts"]["tiny"]
     assert counts["blind"]["rows"] == 22 and counts["blind"]["order_sa"] == 11
     assert sum(c["invalid"] for c in counts.values()) == len(invalid)
-    assert metrics["images"]["base"] == {"ok": 11, "refused": 1, "failed": 0,
-                                         "judged_images": 11, "not_judged": 1}
+    assert metrics["images"]["base"] == {
+        "ok": 11,
+        "refused": 1,
+        "failed": 0,
+        "judged_images": 11,
+        "not_judged": 1,
+    }
     assert metrics["provenance"]["random_init"] is True
     assert str(tiny_vlm) in metrics["provenance"]["random_init_models"]
     # re-run: zero model calls, identical table and metrics
@@ -130,9 +167,18 @@ def test_http_backend_against_local_server(tmp_path, monkeypatch, caplog, capsys
     make_inputs(tmp_path)
     caplog.set_level(logging.DEBUG)
     with ChatServer(_server_answer) as server:
-        judges = {"api": {"backend": "openai", "model": "vlm-test", "base_url": server.base_url,
-                          "api_key_env": "IB_JUDGE_KEY", "max_image_side": 32, "backoff_s": 0.0,
-                          "max_retries": 1, "batch_size": 4}}
+        judges = {
+            "api": {
+                "backend": "openai",
+                "model": "vlm-test",
+                "base_url": server.base_url,
+                "api_key_env": "IB_JUDGE_KEY",
+                "max_image_side": 32,
+                "backoff_s": 0.0,
+                "max_retries": 1,
+                "batch_size": 4,
+            }
+        }
         params = _params(judges)
         result = run_judge_stage(params, tmp_path, dispatch=DISPATCH)
         assert server.hits == 33 and result.model_calls == 33  # 11 images x 3 tasks
@@ -176,8 +222,16 @@ def test_http_failures_are_invalid_rows_and_retried_next_run(tmp_path):
         return 200, completion('{"score": 1}')
 
     with ChatServer(answer) as server:
-        judges = {"api": {"backend": "openai", "model": "m", "base_url": server.base_url,
-                          "api_key_env": None, "backoff_s": 0.0, "max_retries": 0}}
+        judges = {
+            "api": {
+                "backend": "openai",
+                "model": "m",
+                "base_url": server.base_url,
+                "api_key_env": None,
+                "backoff_s": 0.0,
+                "max_retries": 0,
+            }
+        }
         params = _params(judges, tasks={"rubric": None}, max_failure_rate=0.6)
         first = run_judge_stage(params, tmp_path, dispatch=DISPATCH)
         failed = first.frame[~first.frame.valid]
@@ -192,14 +246,23 @@ def test_http_failures_are_invalid_rows_and_retried_next_run(tmp_path):
 def test_killed_run_resumes_without_repeating_work(tmp_path):
     make_inputs(tmp_path)
     with ChatServer(lambda body, n: (200, completion('{"choice": "C"}'))) as server:
-        judges = {"api": {"backend": "openai", "model": "m", "base_url": server.base_url,
-                          "api_key_env": None, "batch_size": 3}}
+        judges = {
+            "api": {
+                "backend": "openai",
+                "model": "m",
+                "base_url": server.base_url,
+                "api_key_env": None,
+                "batch_size": 3,
+            }
+        }
         params = _params(judges, tasks={"blind": None})
 
         def killed(name, make_worker, batches, on_result, **streaming):
             # an HTTP judge is streamed one request per batch (concurrency 4 in flight)
             assert streaming == {"concurrency": 4} and all(len(b) == 1 for b in batches)
-            DISPATCH(name, make_worker, batches[:6], on_result, **streaming)  # six answers arrive ...
+            DISPATCH(
+                name, make_worker, batches[:6], on_result, **streaming
+            )  # six answers arrive ...
             raise KeyboardInterrupt  # ... then the run is killed
 
         with pytest.raises(KeyboardInterrupt):
@@ -212,20 +275,32 @@ def test_killed_run_resumes_without_repeating_work(tmp_path):
 
 def test_judge_selection_per_task_and_bad_params(tmp_path):
     make_inputs(tmp_path)
-    with ChatServer(lambda body, n: (200, completion('{"aligned": true, "score": 2, "choice": "B"}'))) as server:
+    with ChatServer(
+        lambda body, n: (200, completion('{"aligned": true, "score": 2, "choice": "B"}'))
+    ) as server:
         base = {"backend": "openai", "base_url": server.base_url, "api_key_env": None}
         judges = {"one": {**base, "model": "m1"}, "two": {**base, "model": "m2"}}
-        params = _params(judges, tasks={"rubric": None, "alignment": {"judges": ["one"], "variants": ["neutral"]}})
+        params = _params(
+            judges,
+            tasks={"rubric": None, "alignment": {"judges": ["one"], "variants": ["neutral"]}},
+        )
         frame = run_judge_stage(params, tmp_path, dispatch=DISPATCH).frame
         # rubric: 11 images x 2 judges; alignment: 4 neutral images x judge "one"
         assert len(frame[frame.task == "rubric"]) == 22
         align = frame[frame.task == "alignment"]
         assert len(align) == 4 and set(align.judge) == {"one"} and set(align.variant) == {"neutral"}
         assert set(frame.model) == {"m1", "m2"}
-    with pytest.raises(ConfigError, match=r"judge.tasks.rubric.judges = 'three' is not in judges \(known: one, two\)"):
-        run_judge_stage(_params(judges, tasks={"rubric": {"judges": ["three"]}}), tmp_path, dispatch=DISPATCH)
+    with pytest.raises(
+        ConfigError,
+        match=r"judge.tasks.rubric.judges = 'three' is not in judges \(known: one, two\)",
+    ):
+        run_judge_stage(
+            _params(judges, tasks={"rubric": {"judges": ["three"]}}), tmp_path, dispatch=DISPATCH
+        )
     with pytest.raises(ConfigError, match="temperture: Extra inputs"):
-        run_judge_stage(_params({"x": {**base, "model": "m", "temperture": 0}}), tmp_path, dispatch=DISPATCH)
+        run_judge_stage(
+            _params({"x": {**base, "model": "m", "temperture": 0}}), tmp_path, dispatch=DISPATCH
+        )
 
 
 def test_default_and_paper_profiles_validate(repo_root):
@@ -236,10 +311,24 @@ def test_default_and_paper_profiles_validate(repo_root):
     from implicit_bench.profiles import apply_profile
 
     top = {"judges": "judges"}
-    default = section(yaml.safe_load((repo_root / "params.yaml").read_text()), "judge", JudgeStageParams, attach=top)
-    paper = section(apply_profile("paper", repo_root / "params.yaml", repo_root / "profiles"), "judge", JudgeStageParams, attach=top)
+    default = section(
+        yaml.safe_load((repo_root / "params.yaml").read_text()),
+        "judge",
+        JudgeStageParams,
+        attach=top,
+    )
+    paper = section(
+        apply_profile("paper", repo_root / "params.yaml", repo_root / "profiles"),
+        "judge",
+        JudgeStageParams,
+        attach=top,
+    )
     # the default profile's judges are the simulated world's (docs/world.md)
-    assert {judge_params(c).model for c in default.judges.values()} == {"sim:judge_a", "sim:judge_b", "sim:judge_c"}
+    assert {judge_params(c).model for c in default.judges.values()} == {
+        "sim:judge_a",
+        "sim:judge_b",
+        "sim:judge_c",
+    }
     assert {judge_params(c).backend for c in default.judges.values()} == {"sim"}
     models = {name: judge_params(c) for name, c in paper.judges.items()}
     assert models["qwen3vl"].model == "Qwen/Qwen3-VL-30B-A3B-Instruct"
@@ -249,7 +338,13 @@ def test_default_and_paper_profiles_validate(repo_root):
 
 def test_executor_local_and_ray_give_identical_tables(tmp_path):
     pytest.importorskip("ray")
-    answers = ['{"choice": "A"}', '{"choice": "B"}', "C", "garbage", '{"choice": "C", "reason": "cut']
+    answers = [
+        '{"choice": "A"}',
+        '{"choice": "B"}',
+        "C",
+        "garbage",
+        '{"choice": "C", "reason": "cut',
+    ]
 
     def answer(body, n):
         prompt = body["messages"][0]["content"][1]["text"]
@@ -257,9 +352,18 @@ def test_executor_local_and_ray_give_identical_tables(tmp_path):
 
     tables = []
     with ChatServer(answer) as server:
-        judges = {"api": {"backend": "openai", "model": "m", "base_url": server.base_url,
-                          "api_key_env": None, "batch_size": 2}}
-        for i, executor in enumerate([{"kind": "local"}, {"kind": "ray", "workers": 2, "num_cpus": 0.5}]):
+        judges = {
+            "api": {
+                "backend": "openai",
+                "model": "m",
+                "base_url": server.base_url,
+                "api_key_env": None,
+                "batch_size": 2,
+            }
+        }
+        for i, executor in enumerate(
+            [{"kind": "local"}, {"kind": "ray", "workers": 2, "num_cpus": 0.5}]
+        ):
             root = tmp_path / f"run{i}"
             make_inputs(root)
             params = _params(judges, tasks={"blind": None}, blind_orders="both", executor=executor)
@@ -282,18 +386,32 @@ def test_stage_command_writes_declared_outputs(tmp_path, monkeypatch, repo_root)
     make_inputs(tmp_path, generator=f"diffusers:{tmp_path / 'models/gen'}")
     monkeypatch.chdir(tmp_path)
     with ChatServer(lambda body, n: (200, completion('{"score": 5}'))) as server:
-        judges = {"api": {"backend": "openai", "model": "m", "base_url": server.base_url, "api_key_env": None}}
+        judges = {
+            "api": {
+                "backend": "openai",
+                "model": "m",
+                "base_url": server.base_url,
+                "api_key_env": None,
+            }
+        }
         judge = {"tasks": {"rubric": None}, "progress": False}
-        (tmp_path / "params.yaml").write_text(yaml.safe_dump({"base": {"profile": "default"}, "judges": judges, "judge": judge}))
+        (tmp_path / "params.yaml").write_text(
+            yaml.safe_dump({"base": {"profile": "default"}, "judges": judges, "judge": judge})
+        )
         stage = runpy.run_path(str(repo_root / "stages" / "judge.py"))["main"]
         result = CliRunner().invoke(stage, [])
         assert result.exit_code == 0, result.output
         assert "11 judgements (0 invalid), 11 model calls" in result.output
     frame = pd.read_parquet(tmp_path / "data/judgements/judgements.parquet")
-    assert (frame["value"] == "5").all() and set(frame["config"]) == {"base"}  # configs: null -> all stores
+    assert (frame["value"] == "5").all() and set(frame["config"]) == {
+        "base"
+    }  # configs: null -> all stores
     metrics = json.loads((tmp_path / "metrics/judge.json").read_text())
     # the judge is an API model, but the images come from a random generator: said so
-    assert metrics["provenance"]["profile"] == "default" and metrics["provenance"]["random_init"] is True
+    assert (
+        metrics["provenance"]["profile"] == "default"
+        and metrics["provenance"]["random_init"] is True
+    )
     assert metrics["provenance"]["random_init_models"] == [str(tmp_path / "models/gen")]
 
 
@@ -316,8 +434,16 @@ def test_sigkilled_run_resumes(tmp_path, repo_root):
         return 200, completion('{"score": 2}')
 
     with ChatServer(slow) as server:
-        judges = {"api": {"backend": "openai", "model": "m", "base_url": server.base_url,
-                          "api_key_env": None, "batch_size": 1, "concurrency": 1}}
+        judges = {
+            "api": {
+                "backend": "openai",
+                "model": "m",
+                "base_url": server.base_url,
+                "api_key_env": None,
+                "batch_size": 1,
+                "concurrency": 1,
+            }
+        }
         params = _params(judges, tasks={"rubric": None})
         script = (
             "import sys; from pathlib import Path; from implicit_bench.judges.stage import *; "
@@ -339,7 +465,9 @@ def test_sigkilled_run_resumes(tmp_path, repo_root):
 
 
 def test_transformers_backend_isolates_a_bad_request(tiny_vlm):
-    judge = build_judge({"backend": "transformers", "model": str(tiny_vlm), "batch_size": 3, "max_new_tokens": 4})
+    judge = build_judge(
+        {"backend": "transformers", "model": str(tiny_vlm), "batch_size": 3, "max_new_tokens": 4}
+    )
     good = [JudgeRequest("Rate this image", png(i)) for i in range(2)]
     bad = JudgeRequest("Rate this image", b"not an image")
     answers = judge.answer([good[0], bad, good[1]])
@@ -359,8 +487,17 @@ def _cyclic_answer(body, n):
 def test_blind_cyclic3_asks_three_orders_and_stores_attributes(tmp_path):
     make_inputs(tmp_path)
     with ChatServer(_cyclic_answer) as server:
-        judges = {"api": {"backend": "openai", "model": "vlm-test", "base_url": server.base_url,
-                          "max_image_side": 32, "backoff_s": 0.0, "max_retries": 1, "batch_size": 4}}
+        judges = {
+            "api": {
+                "backend": "openai",
+                "model": "vlm-test",
+                "base_url": server.base_url,
+                "max_image_side": 32,
+                "backoff_s": 0.0,
+                "max_retries": 1,
+                "batch_size": 4,
+            }
+        }
         params = _params(judges, tasks={"blind": None}, blind_orders="cyclic3")
         result = run_judge_stage(params, tmp_path, dispatch=DISPATCH)
         assert server.hits == 33  # 11 images x 3 orders
@@ -372,22 +509,40 @@ def test_blind_cyclic3_asks_three_orders_and_stores_attributes(tmp_path):
     assert any("A: Neither of the other two descriptions is shown" in p for p in prompts)
     counts = json.loads((tmp_path / params.metrics).read_text())["counts"]["api"]["blind"]
     assert {k: v for k, v in counts.items() if k.startswith("order_")} == {
-        "order_sa": 0, "order_as": 0, "order_ans": 11, "order_nsa": 11, "order_san": 11}
+        "order_sa": 0,
+        "order_as": 0,
+        "order_ans": 11,
+        "order_nsa": 11,
+        "order_san": 11,
+    }
 
 
 def test_http_judge_structured_output_sends_each_tasks_schema(tmp_path):
     make_inputs(tmp_path)
     with ChatServer(_server_answer) as server:
-        judges = {"api": {"backend": "openai", "model": "vlm-test", "base_url": server.base_url,
-                          "api_key_env": None, "max_image_side": 32, "backoff_s": 0.0,
-                          "max_retries": 1, "batch_size": 4, "structured_output": True}}
+        judges = {
+            "api": {
+                "backend": "openai",
+                "model": "vlm-test",
+                "base_url": server.base_url,
+                "api_key_env": None,
+                "max_image_side": 32,
+                "backoff_s": 0.0,
+                "max_retries": 1,
+                "batch_size": 4,
+                "structured_output": True,
+            }
+        }
         result = run_judge_stage(_params(judges), tmp_path, dispatch=DISPATCH)
         formats = {}
         for r in server.requests:
             fmt = r["body"]["response_format"]
             assert fmt["type"] == "json_schema"
             formats[fmt["json_schema"]["name"]] = fmt["json_schema"]["schema"]
-    assert formats["rubric_answer"]["properties"]["score"] == {"type": "integer", "enum": [0, 1, 2, 3, 4, 5]}
+    assert formats["rubric_answer"]["properties"]["score"] == {
+        "type": "integer",
+        "enum": [0, 1, 2, 3, 4, 5],
+    }
     assert formats["rubric_answer"]["required"] == ["score"]
     assert set(formats) == {"rubric_answer", "blind_answer", "alignment_answer"}
     blind_key = next(iter(formats["blind_answer"]["properties"]))
@@ -405,9 +560,20 @@ def test_each_judge_is_validated_and_built_once_in_the_stage(tmp_path, monkeypat
 
     calls = []
     validate = JUDGE_BACKENDS.validate
-    monkeypatch.setattr(JUDGE_BACKENDS, "validate", lambda config, where: calls.append(where) or validate(config, where))
+    monkeypatch.setattr(
+        JUDGE_BACKENDS,
+        "validate",
+        lambda config, where: calls.append(where) or validate(config, where),
+    )
     make_inputs(tmp_path)
     with ChatServer(lambda body, n: (200, completion('{"choice": "C"}'))) as server:
-        judges = {"api": {"backend": "openai", "model": "m", "base_url": server.base_url, "api_key_env": None}}
+        judges = {
+            "api": {
+                "backend": "openai",
+                "model": "m",
+                "base_url": server.base_url,
+                "api_key_env": None,
+            }
+        }
         run_judge_stage(_params(judges, tasks={"blind": None}), tmp_path, dispatch=DISPATCH)
     assert calls == ["judges.api", "judges.api"]

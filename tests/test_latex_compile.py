@@ -22,7 +22,9 @@ PREAMBLE = r"""\documentclass{article}
 \begin{document}
 """
 # internal spellings that must not reach a printed table (raw names, catalogue keys, file names)
-LEAKS = re.compile(r"\\_|textasciitilde|\bqwen3vl\b|\bgemma4\b|\bgpt54\b|\bsim_(local|api)\b|\\resizebox|\\caption\{table\d")
+LEAKS = re.compile(
+    r"\\_|textasciitilde|\bqwen3vl\b|\bgemma4\b|\bgpt54\b|\bsim_(local|api)\b|\\resizebox|\\caption\{table\d"
+)
 
 
 def _pipeline_tables() -> dict[str, pd.DataFrame]:
@@ -40,8 +42,14 @@ def _pipeline_tables() -> dict[str, pd.DataFrame]:
 def written(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tex")
     tables = _pipeline_tables()
-    tables["odd_characters"] = pd.DataFrame({"bias_type": ["race & colour_50% #1 ~ {x} ^"], "share_pct": [12.5],
-                                             "share_ci_low": [5.0], "share_ci_high": [20.0]})
+    tables["odd_characters"] = pd.DataFrame(
+        {
+            "bias_type": ["race & colour_50% #1 ~ {x} ^"],
+            "share_pct": [12.5],
+            "share_ci_low": [5.0],
+            "share_ci_high": [20.0],
+        }
+    )
     write_tables(out, tables, prov={"simulated": True})
     return out / "tables"
 
@@ -52,7 +60,10 @@ def test_every_pipeline_table_is_registered_and_reads_like_a_paper(written):
     assert sorted(set(names) - set(REGISTRY)) == []
     for name in names:
         tex = (written / f"{name}.tex").read_text()
-        assert rf"\caption{{{REGISTRY[name].caption}" in tex and rf"\label{{{REGISTRY[name].label}}}" in tex
+        assert (
+            rf"\caption{{{REGISTRY[name].caption}" in tex
+            and rf"\label{{{REGISTRY[name].label}}}" in tex
+        )
         body = tex.split(r"\midrule", 1)[0].split(r"\toprule", 1)[1] + tex.split(r"\midrule", 1)[1]
         assert not LEAKS.search(body), (name, LEAKS.search(body)[0])
         assert "SIMULATED" in tex, name
@@ -78,24 +89,45 @@ def test_percentages_have_one_format_per_table(written):
     tex = (written / "table04_generators.tex").read_text()
     assert r"Coverage (\%)" in tex and re.search(rf"& {re.escape(pct)}( &| \\\\)", tex)
     assert not re.search(rf"& {re.escape(frac)}\d* ", tex)
-    assert "n/a" in (written / "table05_recoverability.tex").read_text()  # CLIP cannot answer "neither"
+    assert (
+        "n/a" in (written / "table05_recoverability.tex").read_text()
+    )  # CLIP cannot answer "neither"
 
 
 def test_every_table_compiles(written, tmp_path):
     tex_files = sorted(written.glob("*.tex"))
-    doc = PREAMBLE + "\n\\clearpage\n".join(p.read_text() for p in tex_files) + "\n\\end{document}\n"
+    doc = (
+        PREAMBLE + "\n\\clearpage\n".join(p.read_text() for p in tex_files) + "\n\\end{document}\n"
+    )
     (tmp_path / "all.tex").write_text(doc)
     engine = shutil.which("pdflatex")
     if engine is None:
         # no LaTeX engine installed: parse every table and check its environments balance
-        pylatexenc = pytest.importorskip("pylatexenc.latexwalker", reason="neither pdflatex nor pylatexenc installed")
+        pylatexenc = pytest.importorskip(
+            "pylatexenc.latexwalker", reason="neither pdflatex nor pylatexenc installed"
+        )
         for p in tex_files:
-            nodes, _, _ = pylatexenc.LatexWalker(p.read_text(), tolerant_parsing=False).get_latex_nodes()
+            nodes, _, _ = pylatexenc.LatexWalker(
+                p.read_text(), tolerant_parsing=False
+            ).get_latex_nodes()
             assert nodes, p.name
         return
-    run = subprocess.run([engine, "-interaction=nonstopmode", "-halt-on-error", "all.tex"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
-    log = (tmp_path / "all.log").read_text(errors="replace") if (tmp_path / "all.log").exists() else run.stdout
+    run = subprocess.run(
+        [engine, "-interaction=nonstopmode", "-halt-on-error", "all.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    log = (
+        (tmp_path / "all.log").read_text(errors="replace")
+        if (tmp_path / "all.log").exists()
+        else run.stdout
+    )
     assert run.returncode == 0, log[-3000:]
-    overfull = re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\) in paragraph at lines (\d+)", log)
-    assert [o for o in overfull if float(o[0]) > 2] == [], "tables wider than the page (pt, line of all.tex)"
+    overfull = re.findall(
+        r"Overfull \\hbox \(([\d.]+)pt too wide\) in paragraph at lines (\d+)", log
+    )
+    assert [o for o in overfull if float(o[0]) > 2] == [], (
+        "tables wider than the page (pt, line of all.tex)"
+    )

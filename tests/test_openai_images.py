@@ -56,7 +56,12 @@ class _Handler(BaseHTTPRequestHandler):
         if "Muslim" in prompt or "Black" in prompt:  # the service declines these
             return self._send(
                 400,
-                {"error": {"code": "moderation_blocked", "message": "Your request was rejected by the safety system."}},
+                {
+                    "error": {
+                        "code": "moderation_blocked",
+                        "message": "Your request was rejected by the safety system.",
+                    }
+                },
             )
         if "Christian" in prompt:  # silently drops the image
             return self._send(200, {"created": 1, "data": []})
@@ -67,7 +72,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
         if "nurse" in prompt:
             return self._send(200, {"data": [{"b64_json": _image((200, 10, 10), "JPEG")}]})
-        return self._send(200, {"data": [{"b64_json": _image((len(prompt), 0, body.get("seed", 0) % 256))}]})
+        return self._send(
+            200, {"data": [{"b64_json": _image((len(prompt), 0, body.get("seed", 0) % 256))}]}
+        )
 
 
 @pytest.fixture
@@ -96,7 +103,9 @@ def _config(base_url: str, **kw) -> dict:
     }
 
 
-def test_refusals_failures_and_retries_through_render(server, tmp_path, monkeypatch, caplog, capsys):
+def test_refusals_failures_and_retries_through_render(
+    server, tmp_path, monkeypatch, caplog, capsys
+):
     monkeypatch.setenv("TEST_IMAGES_KEY", KEY)
     caplog.set_level(logging.DEBUG)
     params = RenderParams(
@@ -122,14 +131,21 @@ def test_refusals_failures_and_retries_through_render(server, tmp_path, monkeypa
     assert refusals["religion"] == {"items": 3, "refused": 2, "refusal_rate": round(2 / 3, 6)}
     assert refusals["gender"]["refused"] == 0 and refusals["profession"]["refused"] == 0
 
-    index = pd.read_parquet(tmp_path / "images" / "api" / "index.parquet").set_index(["unit_id", "variant"])
+    index = pd.read_parquet(tmp_path / "images" / "api" / "index.parquet").set_index(
+        ["unit_id", "variant"]
+    )
     refused = index.loc[("u1", "stereotype")]
     assert refused["status"] == "refused" and "moderation_blocked" in refused["reason"]
     assert pd.isna(refused["sha256"]) and pd.isna(refused["width"])  # nothing imputed
     assert "no image" in index.loc[("u2", "anti_stereotype"), "reason"]
     failed = index.loc[("u3", "anti_stereotype")]
-    assert failed["status"] == "failed" and failed["attempts"] == 2 and "HTTP 500" in failed["reason"]
-    assert index.loc[("u3", "stereotype"), "attempts"] == 2 and index.loc[("u3", "neutral"), "attempts"] == 1
+    assert (
+        failed["status"] == "failed" and failed["attempts"] == 2 and "HTTP 500" in failed["reason"]
+    )
+    assert (
+        index.loc[("u3", "stereotype"), "attempts"] == 2
+        and index.loc[("u3", "neutral"), "attempts"] == 1
+    )
     nurse = index.loc[("u0", "neutral")]
     assert (nurse["width"], nurse["height"]) == (16, 16)
 
@@ -154,7 +170,9 @@ def test_refusals_failures_and_retries_through_render(server, tmp_path, monkeypa
 def test_images_are_stored_as_png_and_seed_is_sent_on_request(server, monkeypatch):
     monkeypatch.setenv("TEST_IMAGES_KEY", KEY)
     gen = create_generator(_config(server, send_seed=True, size=None))
-    ok, jpeg = gen.generate([RenderRequest("a", "A photo of a cat", 7), RenderRequest("b", "a nurse", 7)])
+    ok, jpeg = gen.generate(
+        [RenderRequest("a", "A photo of a cat", 7), RenderRequest("b", "a nurse", 7)]
+    )
     assert ok.status == "ok" and ok.png.startswith(b"\x89PNG")
     assert Image.open(io.BytesIO(ok.png)).getpixel((0, 0)) == (len("A photo of a cat"), 0, 7)
     assert jpeg.png.startswith(b"\x89PNG")  # a JPEG answer, re-encoded as PNG

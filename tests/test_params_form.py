@@ -24,22 +24,40 @@ def _apply(tmp_path, overrides: list[str]) -> tuple[list[str], list[str]]:
     before = path.read_text(encoding="utf-8").splitlines()
     apply_overrides(path, overrides)
     after = path.read_text(encoding="utf-8").splitlines()
-    diff = [line for line in difflib.unified_diff(before, after, lineterm="", n=0) if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    diff = [
+        line
+        for line in difflib.unified_diff(before, after, lineterm="", n=0)
+        if line[:1] in "+-" and line[:3] not in ("+++", "---")
+    ]
     return diff, after
 
 
 def test_params_yaml_is_a_fixed_point_of_dvcs_writer(tmp_path):
-    seed = yaml.safe_load((REPO_ROOT / "params.yaml").read_text(encoding="utf-8"))["bootstrap"]["seed"]
+    seed = yaml.safe_load((REPO_ROOT / "params.yaml").read_text(encoding="utf-8"))["bootstrap"][
+        "seed"
+    ]
     diff, _ = _apply(tmp_path, [f"bootstrap.seed={seed}"])
-    assert diff == [], "params.yaml is not in DVC's writer form: run python scripts/params_dvc_form.py\n" + "\n".join(diff[:20])
+    assert diff == [], (
+        "params.yaml is not in DVC's writer form: run python scripts/params_dvc_form.py\n"
+        + "\n".join(diff[:20])
+    )
 
 
-@pytest.mark.parametrize(("override", "expected"), [
-    ("debias.alpha=1", ["-  alpha: 2.0  # steering strength (Appendix E.3: 1.0)", "+  alpha: 1    # steering strength (Appendix E.3: 1.0)"]),
-    ("subset.max_units=10", None),
-    ("generators.sim_local.batch_size=16", None),
-    ("bootstrap.n=200", None),
-])
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        (
+            "debias.alpha=1",
+            [
+                "-  alpha: 2.0  # steering strength (Appendix E.3: 1.0)",
+                "+  alpha: 1    # steering strength (Appendix E.3: 1.0)",
+            ],
+        ),
+        ("subset.max_units=10", None),
+        ("generators.sim_local.batch_size=16", None),
+        ("bootstrap.n=200", None),
+    ],
+)
 def test_set_param_changes_one_line(tmp_path, override, expected):
     diff, after = _apply(tmp_path, [override])
     assert len(diff) == 2 and diff[0][0] == "-" and diff[1][0] == "+", diff

@@ -33,8 +33,18 @@ def test_judge_sees_only_the_published_plan_and_reuses_the_rest(tmp_path):
     make_inputs(tmp_path, seeds=(42, 1042, 2042), refused=())
     _publish(tmp_path, {42, 1042})
     params = JudgeStageParams(
-        judges={"api": {"backend": "openai", "model": "m", "api_key_env": None, "backoff_s": 0.0, "max_retries": 1}},
-        tasks={"rubric": None}, configs=None, progress=False,
+        judges={
+            "api": {
+                "backend": "openai",
+                "model": "m",
+                "api_key_env": None,
+                "backoff_s": 0.0,
+                "max_retries": 1,
+            }
+        },
+        tasks={"rubric": None},
+        configs=None,
+        progress=False,
     )
     dispatch = executor_dispatch({}, progress=False)
     with ChatServer(_answer) as server:
@@ -56,7 +66,9 @@ def test_unpublished_store_is_invisible_but_keeps_its_items(tmp_path):
     make_inputs(tmp_path, config="base")
     make_inputs(tmp_path, config="other")
     assert [p.name for p in published_stores(tmp_path / "data/images")] == ["base", "other"]
-    assert unpublish(tmp_path / "data/images/other") and not unpublish(tmp_path / "data/images/other")
+    assert unpublish(tmp_path / "data/images/other") and not unpublish(
+        tmp_path / "data/images/other"
+    )
     assert [p.name for p in published_stores(tmp_path / "data/images")] == ["base"]
     with ImageStore(tmp_path / "data/images/other") as store:
         assert len(store) == len(UNITS) * 3 * 2  # the items stay for reuse
@@ -74,7 +86,9 @@ def test_render_all_unpublishes_configs_left_out_of_the_plan(tmp_path, monkeypat
     rendered = []
     monkeypatch.setattr(render, "validate_config", lambda config, where=None: config)
     monkeypatch.setattr(render, "render_config", lambda name, *a, **k: rendered.append(name) or {})
-    params = render.RenderParams(configs={"kept": {"backend": "x"}, "dropped": {"backend": "x"}}, run=["kept"])
+    params = render.RenderParams(
+        configs={"kept": {"backend": "x"}, "dropped": {"backend": "x"}}, run=["kept"]
+    )
     render.render_all(params, pd.DataFrame(), images)
     assert rendered == ["kept"] and published_stores(images) == []
     assert (images / "dropped/journal.jsonl").exists()
@@ -89,9 +103,17 @@ def test_run_state_is_split_out_of_tracked_metrics(tmp_path, monkeypatch):
         "list": [{"seconds": 2, "n": 1}],
     }
     tracked, taken = split_run_state(payload)
-    assert tracked == {"configs": {"tiny": {"items": 24}}, "answers": {"valid": 2}, "list": [{"n": 1}]}
-    assert taken == {"configs.tiny.run": {"seconds": 1.5, "skipped_done": 3}, "answers.cache_hits": 1,
-                     "embedded_now": 7, "list.0.seconds": 2}
+    assert tracked == {
+        "configs": {"tiny": {"items": 24}},
+        "answers": {"valid": 2},
+        "list": [{"n": 1}],
+    }
+    assert taken == {
+        "configs.tiny.run": {"seconds": 1.5, "skipped_done": 3},
+        "answers.cache_hits": 1,
+        "embedded_now": 7,
+        "list.0.seconds": 2,
+    }
     figures = write_metrics(tmp_path / "m.json", payload, "render", note="x")
     assert json.loads((tmp_path / "m.json").read_text()) == tracked
     assert figures["note"] == "x" and last_run("render")["embedded_now"] == 7

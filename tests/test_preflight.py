@@ -9,10 +9,14 @@ from implicit_bench.preflight import models_in_use, preflight
 from tests.chat_server import ChatServer
 
 
-def _params(base_url: str, model: str = "judge-model", key_env: str | None = "PREFLIGHT_TEST_KEY") -> dict:
+def _params(
+    base_url: str, model: str = "judge-model", key_env: str | None = "PREFLIGHT_TEST_KEY"
+) -> dict:
     return {
         "generators": {"sim_local": {"backend": "sim", "model": "sim:sim_local"}},
-        "judges": {"j": {"backend": "openai", "model": model, "base_url": base_url, "api_key_env": key_env}},
+        "judges": {
+            "j": {"backend": "openai", "model": model, "base_url": base_url, "api_key_env": key_env}
+        },
         "render": {"run": ["sim_local"]},
         "judge": {"tasks": {"blind": {"judges": ["j"]}}},
     }
@@ -42,7 +46,11 @@ def test_missing_key_is_one_line_and_no_request(monkeypatch):
     monkeypatch.delenv("PREFLIGHT_TEST_KEY", raising=False)
     with ChatServer(models=["judge-model"]) as server:
         problems = preflight(_params(server.base_url))
-    assert len(problems) == 1 and "PREFLIGHT_TEST_KEY is not set" in problems[0] and problems[0].startswith("judges.j:")
+    assert (
+        len(problems) == 1
+        and "PREFLIGHT_TEST_KEY is not set" in problems[0]
+        and problems[0].startswith("judges.j:")
+    )
     assert server.hits == 0  # never an unauthenticated request
 
 

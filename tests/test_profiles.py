@@ -14,9 +14,13 @@ def test_deep_merge_overrides_nested_and_replaces_lists():
 
 def test_profile_command_writes_merged_params(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "params.yaml").write_text("base:\n  seed: 42\n  profile: default\nrender:\n  steps: 2\n")
+    (tmp_path / "params.yaml").write_text(
+        "base:\n  seed: 42\n  profile: default\nrender:\n  steps: 2\n"
+    )
     (tmp_path / "profiles").mkdir()
-    (tmp_path / "profiles" / "paper.yaml").write_text("base:\n  profile: paper\nrender:\n  steps: 50\n")
+    (tmp_path / "profiles" / "paper.yaml").write_text(
+        "base:\n  profile: paper\nrender:\n  steps: 50\n"
+    )
     result = CliRunner().invoke(main, ["profile", "paper", "--out", "merged.yaml"])
     assert result.exit_code == 0, result.output
     merged = yaml.safe_load((tmp_path / "merged.yaml").read_text())
@@ -33,11 +37,16 @@ def test_profile_command_keeps_params_comments_in_place(tmp_path, monkeypatch):
         "# render section\nrender:\n  steps: 2\n"
     )
     (tmp_path / "profiles").mkdir()
-    (tmp_path / "profiles" / "paper.yaml").write_text("base:\n  profile: paper  # the paper\nrender:\n  steps: 50\n")
+    (tmp_path / "profiles" / "paper.yaml").write_text(
+        "base:\n  profile: paper  # the paper\nrender:\n  steps: 50\n"
+    )
     result = CliRunner().invoke(main, ["profile", "paper"])
     assert result.exit_code == 0, result.output
     text = (tmp_path / "params.yaml").read_text()
-    assert yaml.safe_load(text) == {"base": {"seed": 42, "profile": "paper"}, "render": {"steps": 50}}
+    assert yaml.safe_load(text) == {
+        "base": {"seed": 42, "profile": "paper"},
+        "render": {"steps": 50},
+    }
     for comment in ("# header comment", "# the seed", "# render section", "# the paper"):
         assert comment in text
     assert "# old note" not in text  # it described the replaced value
@@ -89,7 +98,11 @@ def test_profile_switches_in_every_order_equal_one_switch_from_the_default(tmp_p
     from tests.conftest import REPO_ROOT
 
     assert yaml.safe_load(text) == yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
-    for comment in ("# The paper profile (real models", "# sim_*: the simulated world's (docs/world.md)", "# 0 = all 5,737 pairs"):
+    for comment in (
+        "# The paper profile (real models",
+        "# sim_*: the simulated world's (docs/world.md)",
+        "# 0 = all 5,737 pairs",
+    ):
         assert comment in text
 
 
@@ -99,17 +112,25 @@ def test_profiles_default_yaml_is_current():
 
     expected = default_snapshot_text(REPO_ROOT / "params.yaml", REPO_ROOT / "profiles")
     assert (REPO_ROOT / "profiles/default.yaml").read_text(encoding="utf-8") == expected, (
-        "profiles/default.yaml is stale: run `implicit-bench profile --save-default` (params.yaml on the default profile)")
+        "profiles/default.yaml is stale: run `implicit-bench profile --save-default` (params.yaml on the default profile)"
+    )
 
 
 def test_backend_blocks_are_replaced_whole():
     from implicit_bench.profiles import deep_merge
 
-    base = {"judges": {"j": {"backend": "openai", "base_url": "u", "api_key_env": "K"}},
-            "clip": {"model": {"backend": "transformers", "revision": "abc"}, "margin": 0.0}}
-    over = {"judges": {"j": {"backend": "transformers", "model": "m"}}, "clip": {"model": {"backend": "sim"}}}
-    assert deep_merge(base, over) == {"judges": {"j": {"backend": "transformers", "model": "m"}},
-                                      "clip": {"model": {"backend": "sim"}, "margin": 0.0}}
+    base = {
+        "judges": {"j": {"backend": "openai", "base_url": "u", "api_key_env": "K"}},
+        "clip": {"model": {"backend": "transformers", "revision": "abc"}, "margin": 0.0},
+    }
+    over = {
+        "judges": {"j": {"backend": "transformers", "model": "m"}},
+        "clip": {"model": {"backend": "sim"}},
+    }
+    assert deep_merge(base, over) == {
+        "judges": {"j": {"backend": "transformers", "model": "m"}},
+        "clip": {"model": {"backend": "sim"}, "margin": 0.0},
+    }
 
 
 def test_no_way_back_without_the_default_snapshot_is_one_line(tmp_path, monkeypatch):

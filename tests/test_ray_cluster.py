@@ -35,7 +35,14 @@ def cluster():
     ray = pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
 
-    path = os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "src"), str(REPO_ROOT / "tests"), os.environ.get("PYTHONPATH", "")])
+    path = os.pathsep.join(
+        [
+            str(REPO_ROOT),
+            str(REPO_ROOT / "src"),
+            str(REPO_ROOT / "tests"),
+            os.environ.get("PYTHONPATH", ""),
+        ]
+    )
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     gpu_nodes = [c.add_node(num_cpus=1, resources={"gpu_slot": 2}) for _ in range(2)]
     c.wait_for_nodes()
@@ -48,9 +55,13 @@ def cluster():
 def test_gpu_work_lands_only_on_nodes_that_offer_it(cluster):
     ray, c, gpu_nodes = cluster
     head_id = c.head_node.node_id
-    config = ExecutorConfig(kind="ray", workers=2, num_cpus=0, resources={"gpu_slot": 1}, progress=False)
+    config = ExecutorConfig(
+        kind="ray", workers=2, num_cpus=0, resources={"gpu_slot": 1}, progress=False
+    )
     outcomes = []
-    stats = run_items([WorkItem(f"i{i}", i) for i in range(12)], node_worker, config, on_outcome=outcomes.append)
+    stats = run_items(
+        [WorkItem(f"i{i}", i) for i in range(12)], node_worker, config, on_outcome=outcomes.append
+    )
     assert stats.ok == 12
     nodes = {o.value["node"] for o in outcomes}
     assert head_id not in nodes and nodes <= {n.node_id for n in gpu_nodes}
@@ -58,7 +69,9 @@ def test_gpu_work_lands_only_on_nodes_that_offer_it(cluster):
 
 def test_worker_node_killed_mid_run_loses_and_duplicates_nothing(cluster):
     ray, c, gpu_nodes = cluster
-    config = ExecutorConfig(kind="ray", workers=2, num_cpus=0, resources={"gpu_slot": 1}, max_attempts=3, progress=False)
+    config = ExecutorConfig(
+        kind="ray", workers=2, num_cpus=0, resources={"gpu_slot": 1}, max_attempts=3, progress=False
+    )
     seen: list[str] = []
     killed = {}
 
@@ -70,6 +83,8 @@ def test_worker_node_killed_mid_run_loses_and_duplicates_nothing(cluster):
             c.remove_node(victim)  # the node that just answered dies mid-run
             killed["node"] = victim.node_id
 
-    stats = run_items([WorkItem(f"i{i}", i) for i in range(40)], node_worker, config, on_outcome=on_outcome)
+    stats = run_items(
+        [WorkItem(f"i{i}", i) for i in range(40)], node_worker, config, on_outcome=on_outcome
+    )
     assert killed and stats.ok == 40 and stats.failed == 0
     assert sorted(seen) == sorted(f"i{i}" for i in range(40))  # 0 lost, 0 duplicated

@@ -38,10 +38,19 @@ N = 11  # rubric judgements make_inputs plans (one per stored image)
 
 
 def _params(server: ChatServer, executor: dict) -> JudgeStageParams:
-    judges = {"api": {"backend": "openai", "model": "m", "base_url": server.base_url,
-                      "api_key_env": None, "batch_size": 1, "concurrency": 1}}
-    return JudgeStageParams(judges=judges, tasks={"rubric": None}, configs=["base"], progress=False,
-                            executor=executor)
+    judges = {
+        "api": {
+            "backend": "openai",
+            "model": "m",
+            "base_url": server.base_url,
+            "api_key_env": None,
+            "batch_size": 1,
+            "concurrency": 1,
+        }
+    }
+    return JudgeStageParams(
+        judges=judges, tasks={"rubric": None}, configs=["base"], progress=False, executor=executor
+    )
 
 
 def _slow(started: threading.Event, after: int, delay_s: float = 0.3):
@@ -69,7 +78,11 @@ def _check_table(root: Path, params: JudgeStageParams) -> None:
     """0 lost, 0 duplicated: one valid row per planned judgement."""
     frame = pd.read_parquet(root / params.out)
     assert len(frame) == N and frame["valid"].all()
-    key = [c for c in ("judge", "task", "config", "unit_id", "variant", "seed", "order") if c in frame.columns]
+    key = [
+        c
+        for c in ("judge", "task", "config", "unit_id", "variant", "seed", "order")
+        if c in frame.columns
+    ]
     assert not frame.duplicated(subset=key).any()
 
 
@@ -82,7 +95,9 @@ def cluster():
     try:
         nodes = [c.add_node(num_cpus=1, resources={"gpu_slot": 1}) for _ in range(2)]
         c.wait_for_nodes(timeout=90)
-        ray.init(address=c.address, log_to_driver=False, runtime_env={"env_vars": {"PYTHONPATH": PATH}})
+        ray.init(
+            address=c.address, log_to_driver=False, runtime_env={"env_vars": {"PYTHONPATH": PATH}}
+        )
         yield ray, c, nodes
     finally:
         ray.shutdown()
@@ -91,8 +106,15 @@ def cluster():
 
 def _executor(c) -> dict:
     # one actor per worker node (each offers gpu_slot: 1), never on the head
-    return {"kind": "ray", "address": c.address, "workers": 2, "num_cpus": 0, "resources": {"gpu_slot": 1},
-            "max_attempts": 3, "runtime_env": {"env_vars": {"PYTHONPATH": PATH}}}
+    return {
+        "kind": "ray",
+        "address": c.address,
+        "workers": 2,
+        "num_cpus": 0,
+        "resources": {"gpu_slot": 1},
+        "max_attempts": 3,
+        "runtime_env": {"env_vars": {"PYTHONPATH": PATH}},
+    }
 
 
 def test_driver_sigkilled_and_rerun_resumes_from_the_cache(cluster, tmp_path):
@@ -106,8 +128,12 @@ def test_driver_sigkilled_and_rerun_resumes_from_the_cache(cluster, tmp_path):
             f"p = JudgeStageParams.model_validate_json({params.model_dump_json()!r}); "
             f"run_judge_stage(p, Path({str(tmp_path)!r}))"
         )
-        proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": PATH},
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONPATH": PATH},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         try:
             assert started.wait(90), "the driver asked fewer than 6 judgements in 90 s"
             os.kill(proc.pid, signal.SIGKILL)
@@ -119,15 +145,24 @@ def test_driver_sigkilled_and_rerun_resumes_from_the_cache(cluster, tmp_path):
         assert proc.returncode == -signal.SIGKILL
         asked_before = _settle(server)  # the killed driver's actors die with it (Ray owns them)
         assert 6 <= asked_before < N
-        resumed = run_judge_stage(params, tmp_path)  # the same entry, a new driver on the same cluster
+        resumed = run_judge_stage(
+            params, tmp_path
+        )  # the same entry, a new driver on the same cluster
         asked_after = server.hits - asked_before
-    print(f"driver kill: asked before {asked_before}, cache hits {resumed.cache_hits}, asked after {asked_after}")
+    print(
+        f"driver kill: asked before {asked_before}, cache hits {resumed.cache_hits}, asked after {asked_after}"
+    )
     # answers stored before the kill are read back (all but those in flight: at most
     # workers x max_in_flight = 4 batches handed to the actors and not yet returned);
     # only the missing ones are asked
-    assert resumed.cache_hits >= max(1, asked_before - 4) and resumed.cache_hits + resumed.model_calls == N
+    assert (
+        resumed.cache_hits >= max(1, asked_before - 4)
+        and resumed.cache_hits + resumed.model_calls == N
+    )
     assert asked_after == resumed.model_calls and not resumed.errors
-    assert N <= asked_before + asked_after <= N + 4  # only requests in flight at the kill asked twice
+    assert (
+        N <= asked_before + asked_after <= N + 4
+    )  # only requests in flight at the kill asked twice
     _check_table(tmp_path, params)
 
 
@@ -157,7 +192,9 @@ def test_worker_node_killed_mid_stage_loses_and_duplicates_nothing(cluster, tmp_
         assert not runner.is_alive(), "the stage did not finish in 100 s after the node loss"
     assert "error" not in out, out.get("error")
     result = out["result"]
-    print(f"node kill: at request {killed_at}, batches {result.model_calls}, requests {server.hits}")
+    print(
+        f"node kill: at request {killed_at}, batches {result.model_calls}, requests {server.hits}"
+    )
     assert killed_at < N  # killed mid-run
     assert result.model_calls == N and not result.errors  # every batch handed back exactly once
     assert N <= server.hits <= N + 2  # the lost request (one per actor on the node) asked again
@@ -192,26 +229,61 @@ def test_ray_job_submit_recipe_against_a_local_head(tmp_path):
     pytest.importorskip("ray")
     pytest.importorskip("aiohttp_cors", reason="the dashboard (job server) needs ray[default]")
     ray_bin = str(Path(sys.executable).with_name("ray"))
-    ports = {k: _free_port() for k in ("port", "dashboard-port", "node-manager-port", "object-manager-port",
-                                       "dashboard-agent-listen-port", "dashboard-agent-grpc-port",
-                                       "runtime-env-agent-port", "metrics-export-port", "ray-client-server-port")}
+    ports = {
+        k: _free_port()
+        for k in (
+            "port",
+            "dashboard-port",
+            "node-manager-port",
+            "object-manager-port",
+            "dashboard-agent-listen-port",
+            "dashboard-agent-grpc-port",
+            "runtime-env-agent-port",
+            "metrics-export-port",
+            "ray-client-server-port",
+        )
+    }
     temp = tempfile.mkdtemp(prefix="rj", dir="/tmp")  # short: Ray's unix sockets live under it
     # Ray 2.60 (pinned) turns token authentication on for a new head: the head and the submitting
     # client share a token (here through the environment; `ray get-auth-token` prints a head's)
-    env = {**os.environ, "PYTHONPATH": PATH, "RAY_USAGE_STATS_ENABLED": "0",
-           "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": PATH,
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_AUTH_MODE": "token",
+        "RAY_AUTH_TOKEN": secrets.token_hex(32),
+    }
     head = subprocess.Popen(
-        [ray_bin, "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--num-cpus", "1",
-         "--include-dashboard", "true", "--dashboard-host", "127.0.0.1", "--temp-dir", temp,
-         *[a for k, v in ports.items() for a in (f"--{k}", str(v))]],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        [
+            ray_bin,
+            "start",
+            "--head",
+            "--block",
+            "--node-ip-address",
+            "127.0.0.1",
+            "--num-cpus",
+            "1",
+            "--include-dashboard",
+            "true",
+            "--dashboard-host",
+            "127.0.0.1",
+            "--temp-dir",
+            temp,
+            *[a for k, v in ports.items() for a in (f"--{k}", str(v))],
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
     dashboard = f"http://127.0.0.1:{ports['dashboard-port']}"
     try:
         assert _wait_http(f"{dashboard}/api/version", 90), "the dashboard did not answer in 90 s"
         make_inputs(tmp_path)
         with ChatServer(lambda body, n: (200, completion('{"score": 4}'))) as server:
-            params = _params(server, {"kind": "ray", "address": "auto", "workers": 1, "num_cpus": 0})
+            params = _params(
+                server, {"kind": "ray", "address": "auto", "workers": 1, "num_cpus": 0}
+            )
             script = (
                 "import os; from pathlib import Path; from implicit_bench.judges.stage import *; "
                 f"p = JudgeStageParams.model_validate_json({params.model_dump_json()!r}); "
@@ -220,9 +292,25 @@ def test_ray_job_submit_recipe_against_a_local_head(tmp_path):
             )
             runtime_env = {"env_vars": {"PYTHONPATH": "src", "RAY_USAGE_STATS_ENABLED": "0"}}
             job = subprocess.run(
-                [ray_bin, "job", "submit", "--address", dashboard, "--working-dir", str(REPO_ROOT),
-                 "--runtime-env-json", json.dumps(runtime_env), "--", "python", "-c", script],
-                env=env, capture_output=True, text=True, timeout=110,
+                [
+                    ray_bin,
+                    "job",
+                    "submit",
+                    "--address",
+                    dashboard,
+                    "--working-dir",
+                    str(REPO_ROOT),
+                    "--runtime-env-json",
+                    json.dumps(runtime_env),
+                    "--",
+                    "python",
+                    "-c",
+                    script,
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=110,
             )
         out = job.stdout + job.stderr
         assert job.returncode == 0 and "succeeded" in out, out[-3000:]

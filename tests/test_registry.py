@@ -28,7 +28,9 @@ def test_lazy_entries_resolve_once_and_validate_blocks():
     assert cls.__name__ == "Echo" and params.model == "m" and registry.resolve("echo") is cls
     with pytest.raises(ConfigError, match=r"judge.judges.a: needs a 'backend' key \(one of echo\)"):
         registry.validate({"model": "m"}, "judge.judges.a")
-    with pytest.raises(ConfigError, match=r"invalid echo params: judge.judges.a.colour: Extra inputs"):
+    with pytest.raises(
+        ConfigError, match=r"invalid echo params: judge.judges.a.colour: Extra inputs"
+    ):
         registry.validate({"backend": "echo", "model": "m", "colour": "red"}, "judge.judges.a")
     with pytest.raises(ConfigError, match="unknown echo backend 'nope'; known: echo"):
         registry.validate({"backend": "nope"}, "x")

@@ -75,7 +75,11 @@ def test_render_end_to_end_writes_store_index_and_metrics(tiny_generator_dir, tm
     results = render_all(params, units, tmp_path / "images")
     # 4 units x 2 seeds x 3 variants = 24 items, all rendered
     assert results["tiny"]["by_status"] == {"ok": 24, "refused": 0, "failed": 0}
-    assert results["tiny"]["refusals_by_bias_type"]["race"] == {"items": 6, "refused": 0, "refusal_rate": 0.0}
+    assert results["tiny"]["refusals_by_bias_type"]["race"] == {
+        "items": 6,
+        "refused": 0,
+        "refusal_rate": 0.0,
+    }
     index = pd.read_parquet(tmp_path / "images" / "tiny" / "index.parquet")
     assert len(index) == 24 and set(index["generator"]) == {f"diffusers:{tiny_generator_dir}"}
     store = ImageStore(tmp_path / "images" / "tiny")
@@ -90,10 +94,21 @@ def test_render_end_to_end_writes_store_index_and_metrics(tiny_generator_dir, tm
     from implicit_bench.cli import main
 
     out = tmp_path / "cli.png"
-    args = ["image", "get", "--store", str(tmp_path / "images" / "tiny"), "--unit", "u1", "--variant", "neutral"]
+    args = [
+        "image",
+        "get",
+        "--store",
+        str(tmp_path / "images" / "tiny"),
+        "--unit",
+        "u1",
+        "--variant",
+        "neutral",
+    ]
     result = CliRunner().invoke(main, [*args, "--seed", "42", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert out.read_bytes() == store.read_bytes(store.get(ImageKey("tiny", "u1", "neutral", 42)).sha256)
+    assert out.read_bytes() == store.read_bytes(
+        store.get(ImageKey("tiny", "u1", "neutral", 42)).sha256
+    )
     missing = CliRunner().invoke(main, [*args, "--seed", "7", "--out", str(out)])
     assert missing.exit_code != 0 and "no item tiny/u1/neutral/7" in missing.output
     # a second run renders nothing
@@ -129,7 +144,10 @@ def test_bad_units_table_names_row_and_field(tmp_path):
     frame.loc[2, "prompt_stereotype"] = "  "
     frame.to_parquet(tmp_path / "u.parquet")
     with pytest.raises(InputError, match=r"row 3, field 'prompt_stereotype'"):
-        UNITS.read(tmp_path / "u.parquet", require=unit_columns(["neutral", "stereotype", "anti_stereotype"]))
+        UNITS.read(
+            tmp_path / "u.parquet",
+            require=unit_columns(["neutral", "stereotype", "anti_stereotype"]),
+        )
     with pytest.raises(InputError, match="field 'prompt_negated_0_1': missing column"):
         UNITS.read(tmp_path / "u.parquet", require=unit_columns(["negated_0_1"]))
 

@@ -30,7 +30,9 @@ def _stage_command():
 def _setup(tmp_path: Path, model_dir: Path, name: str) -> list[str]:
     work = tmp_path / name
     work.mkdir()
-    units = pd.concat([units_frame().assign(unit_id=lambda f, k=k: f["unit_id"] + f"_{k}") for k in range(2)])
+    units = pd.concat(
+        [units_frame().assign(unit_id=lambda f, k=k: f["unit_id"] + f"_{k}") for k in range(2)]
+    )
     units.to_parquet(work / "units.parquet", index=False)
     params = {
         "base": {"profile": "default"},
@@ -73,7 +75,9 @@ def test_sigkill_then_resume_equals_uninterrupted(tiny_generator_dir, tmp_path):
     full = _setup(tmp_path, tiny_generator_dir, "full")
     killed = _setup(tmp_path, tiny_generator_dir, "killed")
     images = tmp_path / "killed" / "images"
-    proc = subprocess.Popen(killed, cwd=REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        killed, cwd=REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 120
     while _journal_lines(images) < 10 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)

@@ -20,7 +20,11 @@ def test_summary_page_from_synthetic_outputs(tmp_path):
     assert summary["n_units"] == 10 and summary["random_init"] is True
     page = (tmp_path / "report/index.html").read_text()
     # content warning first, then the random-init banner
-    assert page.index('id="content-warning"') < page.index('id="random-init"') < page.index("Headline metrics")
+    assert (
+        page.index('id="content-warning"')
+        < page.index('id="random-init"')
+        < page.index("Headline metrics")
+    )
     assert "RANDOMLY INITIALISED MODELS" in page and "metrics/benchmark.json" in page
     assert "Default rate" in page and '<span class="ci">[' in page  # values with intervals
     assert "Diagnostic types" in page and "Recoverable types" in page
@@ -51,22 +55,42 @@ def test_missing_inputs_say_not_available(tmp_path):
     page = (tmp_path / "p/report/index.html").read_text()
     assert summary["n_units"] == 3
     assert "not available (data/judgements/*.parquet" in page
-    assert "not available (metrics/benchmark.json" in page or "Benchmark metrics: not available" in page
+    assert (
+        "not available (metrics/benchmark.json" in page
+        or "Benchmark metrics: not available" in page
+    )
 
 
 def _hand_inputs() -> ReportInputs:
     units = pd.DataFrame(
         {
-            "unit_id": ["u1", "u2", "u3"], "source": "stereoset", "bias_type": ["gender", "race", "disability"],
-            "head": ["nurse", "chef", "person"], "relation": [None, "is", None], "stereotype": "s", "anti_stereotype": "a",
-            "prompt_neutral": ["n1", "n2", "n3"], "prompt_stereotype": "ps", "prompt_anti_stereotype": "pa",
+            "unit_id": ["u1", "u2", "u3"],
+            "source": "stereoset",
+            "bias_type": ["gender", "race", "disability"],
+            "head": ["nurse", "chef", "person"],
+            "relation": [None, "is", None],
+            "stereotype": "s",
+            "anti_stereotype": "a",
+            "prompt_neutral": ["n1", "n2", "n3"],
+            "prompt_stereotype": "ps",
+            "prompt_anti_stereotype": "pa",
         }
     )
     rows = []
 
     def add(unit, variant, seed, judge, task, value, valid=True, config="gen"):
-        rows.append({"unit_id": unit, "variant": variant, "seed": seed, "config": config, "judge": judge,
-                     "task": task, "value": value, "valid": valid})
+        rows.append(
+            {
+                "unit_id": unit,
+                "variant": variant,
+                "seed": seed,
+                "config": config,
+                "judge": judge,
+                "task": task,
+                "value": value,
+                "valid": valid,
+            }
+        )
 
     # u1: judge x labels its 3 neutral images s, s, s -> strength 3; judge y s, a, neither -> 1-2
     #     blind labels differ on seeds 2 and 3 -> blind disagreement
@@ -88,12 +112,21 @@ def _hand_inputs() -> ReportInputs:
     add("u3", "neutral", 1, "x", "rubric", "3")
     add("u3", "neutral", 1, "y", "rubric", "1")
     add("u3", "neutral", 1, "x", "blind", "s", config="debias")
-    inputs = ReportInputs(units=units, judgements=pd.DataFrame(rows), base_configs=["gen"], debias_configs=["debias"])
+    inputs = ReportInputs(
+        units=units, judgements=pd.DataFrame(rows), base_configs=["gen"], debias_configs=["debias"]
+    )
     return inputs
 
 
 def test_strength_and_disagreement_by_hand():
-    assert [strength_group(c, n) for c, n in ((0, 3), (1, 3), (2, 3), (3, 3), (0, 0), (2, 2))] == ["0", "1-2", "1-2", "3", "n/a", "1-2"]
+    assert [strength_group(c, n) for c, n in ((0, 3), (1, 3), (2, 3), (3, 3), (0, 0), (2, 2))] == [
+        "0",
+        "1-2",
+        "1-2",
+        "3",
+        "n/a",
+        "1-2",
+    ]
     index, records = build_unit_data(_hand_inputs(), ReportParams(), {})
     light = {u["id"]: u for u in index["units"]}
     assert light["u1"]["st"] == {"x": "3", "y": "1-2"}
@@ -159,9 +192,13 @@ def test_human_eval_section_in_summary(tmp_path):
     from implicit_bench.io import write_json
 
     build_synthetic_project(tmp_path, n_units=12, debias_configs=())
-    params = HumanEvalParams(units=str(tmp_path / "data/interim/units.parquet"), image_roots=[str(tmp_path / "data/images")],
-                             selected_units=str(tmp_path / "data/processed/selected_units.parquet"),
-                             judgements=[str(tmp_path / "data/judgements/*.parquet")], sample_size=6)
+    params = HumanEvalParams(
+        units=str(tmp_path / "data/interim/units.parquet"),
+        image_roots=[str(tmp_path / "data/images")],
+        selected_units=str(tmp_path / "data/processed/selected_units.parquet"),
+        judgements=[str(tmp_path / "data/judgements/*.parquet")],
+        sample_size=6,
+    )
     export_bundle(params, tmp_path / "bundle")
     manifest = json.loads((tmp_path / "bundle/manifest.json").read_text())
     paths = []
@@ -172,10 +209,21 @@ def test_human_eval_section_in_summary(tmp_path):
             writer.writerow(manifest["answer_columns"])
             for k, case in enumerate(manifest["cases"]):
                 score = {"stereotype": 4, "neutral": 3, "anti_stereotype": 1}
-                writer.writerow([manifest["bundle_id"], rater, case["case"], case["unit_id"], "yes",
-                                 *[(score[v] + shift * (k % 2)) % 6 for v in case["order"]], ""])
+                writer.writerow(
+                    [
+                        manifest["bundle_id"],
+                        rater,
+                        case["case"],
+                        case["unit_id"],
+                        "yes",
+                        *[(score[v] + shift * (k % 2)) % 6 for v in case["order"]],
+                        "",
+                    ]
+                )
         paths.append(path)
-    report = human_eval_report(load_manifests([tmp_path / "bundle/manifest.json"]), paths, params, tmp_path)
+    report = human_eval_report(
+        load_manifests([tmp_path / "bundle/manifest.json"]), paths, params, tmp_path
+    )
     write_json(tmp_path / "metrics/human_eval.json", report)
     build_report(ReportParams(), tmp_path)
     page = (tmp_path / "report/index.html").read_text()
@@ -188,26 +236,66 @@ def test_bias_type_table_groups_by_own_flag_and_pools_last():
 
     interval = {"value": 0.5, "ci": [0.4, 0.6], "n": 3, "level": 0.95}
     rows = {
-        "gender": {"diagnostic": False, "n_units": 3, "n_images": {"neutral": 9}, "default_rate": interval},
-        "nationality": {"diagnostic": True, "n_units": 2, "n_images": {"neutral": 6}, "default_rate": interval},
-        "race": {"diagnostic": True, "n_units": 1, "n_images": {"neutral": 3}, "default_rate": interval},  # own flag wins
-        "_recoverable_types": {"diagnostic": False, "n_units": 3, "n_images": {"neutral": 9}, "default_rate": interval},
+        "gender": {
+            "diagnostic": False,
+            "n_units": 3,
+            "n_images": {"neutral": 9},
+            "default_rate": interval,
+        },
+        "nationality": {
+            "diagnostic": True,
+            "n_units": 2,
+            "n_images": {"neutral": 6},
+            "default_rate": interval,
+        },
+        "race": {
+            "diagnostic": True,
+            "n_units": 1,
+            "n_images": {"neutral": 3},
+            "default_rate": interval,
+        },  # own flag wins
+        "_recoverable_types": {
+            "diagnostic": False,
+            "n_units": 3,
+            "n_images": {"neutral": 9},
+            "default_rate": interval,
+        },
     }
     html = render_table(rows, focus=True)
-    order = [html.index(t) for t in ("Recoverable types", ">gender<", "Diagnostic types", ">nationality<", ">race<", "Pooled", "recoverable types")]
+    order = [
+        html.index(t)
+        for t in (
+            "Recoverable types",
+            ">gender<",
+            "Diagnostic types",
+            ">nationality<",
+            ">race<",
+            "Pooled",
+            "recoverable types",
+        )
+    ]
     assert order == sorted(order)
-    assert "n images" not in html and "default rate" in html and "n units" in html  # focus: intervals + counts (headers in words)
+    assert (
+        "n images" not in html and "default rate" in html and "n units" in html
+    )  # focus: intervals + counts (headers in words)
     # rates are percentages, as in tables/* (a fraction 0.5 [0.4, 0.6] reads 50.0% [40.0, 60.0])
-    assert '<span class="v">50.0%</span> <span class="ci">[40.0, 60.0]</span>' in html and "default rate (%)" in html
+    assert (
+        '<span class="v">50.0%</span> <span class="ci">[40.0, 60.0]</span>' in html
+        and "default rate (%)" in html
+    )
 
 
 def test_empty_or_undrawable_plot_csv_never_breaks_the_report():
     from implicit_bench.report.summary import render_plot
 
     empty = pd.DataFrame(columns=["first", "second"])
-    assert "no rows" in render_plot("judge_confusion.csv", empty, {"template": "confusion", "x": "first", "y": "second"})
+    assert "no rows" in render_plot(
+        "judge_confusion.csv", empty, {"template": "confusion", "x": "first", "y": "second"}
+    )
     nan_pairs = pd.DataFrame({"first": [None, None], "second": [None, None]})
-    html = render_plot("judge_confusion.csv", nan_pairs, {"template": "confusion", "x": "first", "y": "second"})
+    html = render_plot(
+        "judge_confusion.csv", nan_pairs, {"template": "confusion", "x": "first", "y": "second"}
+    )
     assert "<svg" not in html and "judge_confusion.csv" in html
     all_nan = pd.DataFrame({"group": ["0 of 3", "3 of 3"], "success": [float("nan")] * 2})
     assert "success_by" in render_plot("success_by_default_strength.csv", all_nan)
@@ -223,12 +311,50 @@ def test_blind_asked_under_both_orders_keeps_the_hash_order_answer():
         hash_order = blind_order("u3", seed, "neutral")
         other = "as" if hash_order == "sa" else "sa"
         # the primary (hash-order) answer is s on every seed; the other order says a
-        rows.append({"unit_id": "u3", "variant": "neutral", "seed": seed, "config": "gen", "judge": "z", "task": "blind", "value": "s", "valid": True, "order": hash_order})
-        rows.append({"unit_id": "u3", "variant": "neutral", "seed": seed, "config": "gen", "judge": "z", "task": "blind", "value": "a", "valid": True, "order": other})
+        rows.append(
+            {
+                "unit_id": "u3",
+                "variant": "neutral",
+                "seed": seed,
+                "config": "gen",
+                "judge": "z",
+                "task": "blind",
+                "value": "s",
+                "valid": True,
+                "order": hash_order,
+            }
+        )
+        rows.append(
+            {
+                "unit_id": "u3",
+                "variant": "neutral",
+                "seed": seed,
+                "config": "gen",
+                "judge": "z",
+                "task": "blind",
+                "value": "a",
+                "valid": True,
+                "order": other,
+            }
+        )
     # asked once, in the non-hash order: still the image's label
     once = "as" if blind_order("u3", 1, "stereotype") == "sa" else "sa"
-    rows.append({"unit_id": "u3", "variant": "stereotype", "seed": 1, "config": "gen", "judge": "z", "task": "blind", "value": "neither", "valid": True, "order": once})
-    judgements = pd.concat([inputs.judgements.assign(order=None), pd.DataFrame(rows)], ignore_index=True)
+    rows.append(
+        {
+            "unit_id": "u3",
+            "variant": "stereotype",
+            "seed": 1,
+            "config": "gen",
+            "judge": "z",
+            "task": "blind",
+            "value": "neither",
+            "valid": True,
+            "order": once,
+        }
+    )
+    judgements = pd.concat(
+        [inputs.judgements.assign(order=None), pd.DataFrame(rows)], ignore_index=True
+    )
     judgements["primary"] = primary_blind_rows(judgements)
     inputs.judgements = judgements
     index, records = build_unit_data(inputs, ReportParams(), {})
@@ -250,7 +376,9 @@ def test_undefined_metric_is_shown_as_a_dash_not_a_raw_dict():
     undefined = {"value": None, "ci": None, "n": 1, "level": 0.95}
     html = fmt_metric(undefined)
     assert html.startswith('<span class="v">–</span>') and "level" not in html and "{" not in html
-    assert fmt_metric({"value": 0.25, "ci": [0.1, 0.4], "n": 3, "level": 0.95}).startswith('<span class="v">0.250</span>')
+    assert fmt_metric({"value": 0.25, "ci": [0.1, 0.4], "n": 3, "level": 0.95}).startswith(
+        '<span class="v">0.250</span>'
+    )
     # only the Estimate form is a metric: another spelling of an interval is not guessed at
     assert fmt_metric({"estimate": 0.25, "ci_low": 0.1, "ci_high": 0.4}).startswith("<code>")
 
@@ -261,8 +389,12 @@ def test_headline_cards_are_percentages_like_the_tables():
     def est(v, lo, hi):
         return {"value": v, "ci": [lo, hi], "n": 10, "level": 0.95}
 
-    bench = {"default_rate": est(0.52, 0.401, 0.603), "success_stereotype": est(0.97, 0.9, 1.0),
-             "success_anti": est(0.54, 0.4, 0.7), "gap": est(0.43, 0.3, 0.55)}
+    bench = {
+        "default_rate": est(0.52, 0.401, 0.603),
+        "success_stereotype": est(0.97, 0.9, 1.0),
+        "success_anti": est(0.54, 0.4, 0.7),
+        "gap": est(0.43, 0.3, 0.55),
+    }
     html = headline_cards(bench)
     assert '<span class="v">52.0%</span> <span class="ci">[40.1, 60.3]</span>' in html
     assert '<span class="v">43.0%</span>' in html and "0.520" not in html
@@ -271,17 +403,47 @@ def test_headline_cards_are_percentages_like_the_tables():
 def test_debias_section_is_a_table_with_the_baseline_first():
     from implicit_bench.report.summary import render_debias
 
-    d = {"unmodified": "unmodified", "rubric_judge": "qwen3vl", "alignment_judge": "qwen3vl", "alpha": 0.5, "seeds": [42],
-         "configs": {"sv_own": {"exp": 6, "method": "steer", "info": "own", "bias": 2.0, "align": 80.0, "S": 40.0,
-                                "dS": {"value": 9.5, "ci": [3.0, 15.0], "n": 4, "level": 0.95}, "n_units": 4, "n_images": 12},
-                     "unmodified": {"exp": 0, "method": "none", "info": "none", "bias": 3.0, "align": 90.0, "S": 30.5,
-                                    "dS": None, "n_units": 4, "n_images": 12}},
-         "provenance": {"random_init": True, "warning": "random models"}}
+    d = {
+        "unmodified": "unmodified",
+        "rubric_judge": "qwen3vl",
+        "alignment_judge": "qwen3vl",
+        "alpha": 0.5,
+        "seeds": [42],
+        "configs": {
+            "sv_own": {
+                "exp": 6,
+                "method": "steer",
+                "info": "own",
+                "bias": 2.0,
+                "align": 80.0,
+                "S": 40.0,
+                "dS": {"value": 9.5, "ci": [3.0, 15.0], "n": 4, "level": 0.95},
+                "n_units": 4,
+                "n_images": 12,
+            },
+            "unmodified": {
+                "exp": 0,
+                "method": "none",
+                "info": "none",
+                "bias": 3.0,
+                "align": 90.0,
+                "S": 30.5,
+                "dS": None,
+                "n_units": 4,
+                "n_images": 12,
+            },
+        },
+        "provenance": {"random_init": True, "warning": "random models"},
+    }
     html = render_debias(d)
-    assert '<div class="scroll"><table class="metrics debias">' in html  # scrolls, never overflows the page
+    assert (
+        '<div class="scroll"><table class="metrics debias">' in html
+    )  # scrolls, never overflows the page
     assert html.index('<tr class="baseline"><th>unmodified</th>') < html.index("<th>sv_own</th>")
     assert '<span class="v">9.500</span> <span class="ci">[3, 15]</span>' in html
-    assert html.count("random models") == 2  # the warning once above the table, once in the folded file
+    assert (
+        html.count("random models") == 2
+    )  # the warning once above the table, once in the folded file
     assert "<details><summary>metrics/debias.json</summary>" in html
 
 
@@ -291,19 +453,46 @@ def test_plot_titles_wrap_and_legends_sit_beside_the_bars():
     from implicit_bench.report.summary import render_plot
 
     title = "Hedges' g, stereotype vs anti-stereotype rubric scores, by bias type (95% cluster bootstrap)"
-    frame = pd.DataFrame({"bias_type": ["gender", "race"], "series": ["pooled", "pooled"], "g": [1.2, 0.7],
-                          "ci_low": [0.9, 0.4], "ci_high": [1.5, 1.0]})
-    svg = render_plot("hedges_g_by_bias_type.csv", frame, {"template": "bar_ci", "x": "g", "y": "bias_type", "title": title})
-    assert "Hedges' g, stereotype vs anti-stereotype rubric scores, by" in svg  # first line of the wrapped title
+    frame = pd.DataFrame(
+        {
+            "bias_type": ["gender", "race"],
+            "series": ["pooled", "pooled"],
+            "g": [1.2, 0.7],
+            "ci_low": [0.9, 0.4],
+            "ci_high": [1.5, 1.0],
+        }
+    )
+    svg = render_plot(
+        "hedges_g_by_bias_type.csv",
+        frame,
+        {"template": "bar_ci", "x": "g", "y": "bias_type", "title": title},
+    )
+    assert (
+        "Hedges' g, stereotype vs anti-stereotype rubric scores, by" in svg
+    )  # first line of the wrapped title
     assert "bias type (95% cluster bootstrap)" in svg  # the rest on the next line, not clipped
-    neg = pd.DataFrame({"judge": ["j"] * 4, "variant": ["anti_stereotype", "negated_0_1"] * 2, "strength": ["0", "0", "3", "3"],
-                        "strict_success": [0.8, 0.5, 0.2, 0.1]})
-    svg = render_plot("negation_by_strength.csv", neg, {"template": "bar_grouped", "x": "strict_success", "y": "strength"})
+    neg = pd.DataFrame(
+        {
+            "judge": ["j"] * 4,
+            "variant": ["anti_stereotype", "negated_0_1"] * 2,
+            "strength": ["0", "0", "3", "3"],
+            "strict_success": [0.8, 0.5, 0.2, 0.1],
+        }
+    )
+    svg = render_plot(
+        "negation_by_strength.csv",
+        neg,
+        {"template": "bar_grouped", "x": "strict_success", "y": "strength"},
+    )
     import re
 
     # the axes background (patch_2) ends left of where the legend box starts: no bar is covered
-    axes_right = float(re.search(r'id="patch_2">\s*<path d="M [0-9.]+ [0-9.]+\s*L ([0-9.]+)', svg).group(1))
-    legend_left = float(re.search(r'id="legend_1">\s*<g id="patch_\d+">\s*<path d="M ([0-9.]+)', svg).group(1))
+    axes_right = float(
+        re.search(r'id="patch_2">\s*<path d="M [0-9.]+ [0-9.]+\s*L ([0-9.]+)', svg).group(1)
+    )
+    legend_left = float(
+        re.search(r'id="legend_1">\s*<g id="patch_\d+">\s*<path d="M ([0-9.]+)', svg).group(1)
+    )
     assert legend_left > axes_right
 
 
@@ -312,8 +501,14 @@ def test_report_plots_are_a_pure_function_of_their_data() -> None:
     fresh clones give the same report hash in dvc.lock."""
     from implicit_bench.report.summary import _render_plot
 
-    frame = pd.DataFrame({"bias_type": ["gender", "race"], "rate": [0.4, 0.6],
-                          "rate_ci_low": [0.3, 0.5], "rate_ci_high": [0.5, 0.7]})
+    frame = pd.DataFrame(
+        {
+            "bias_type": ["gender", "race"],
+            "rate": [0.4, 0.6],
+            "rate_ci_low": [0.3, 0.5],
+            "rate_ci_high": [0.5, 0.7],
+        }
+    )
     first = _render_plot("rates", frame.copy(), {"x": "bias_type", "y": "rate"})
     assert "<svg" in first and "clip-path" in first
     assert _render_plot("rates", frame.copy(), {"x": "bias_type", "y": "rate"}) == first

@@ -22,7 +22,9 @@ READY = "document.body.dataset.ready === '1'"
 def site(tmp_path_factory):
     binary = require_chromium()
     if binary is None:
-        pytest.skip("chromium not installed (apt-get install chromium); CI sets IB_REQUIRE_CHROMIUM=1")
+        pytest.skip(
+            "chromium not installed (apt-get install chromium); CI sets IB_REQUIRE_CHROMIUM=1"
+        )
     root = tmp_path_factory.mktemp("site")
     build_synthetic_project(root, n_units=30, image_size=48)
     build_report(ReportParams(units_per_page=10, chunk_size=8), root)
@@ -40,7 +42,9 @@ def _set(browser, element_id, value):
 
 
 def _shown(browser):
-    return browser.evaluate("Array.from(document.querySelectorAll('article.unit')).map(a => a.dataset.unit)")
+    return browser.evaluate(
+        "Array.from(document.querySelectorAll('article.unit')).map(a => a.dataset.unit)"
+    )
 
 
 def test_browser_loads_filters_and_shows_images(site, tmp_path):
@@ -52,7 +56,9 @@ def test_browser_loads_filters_and_shows_images(site, tmp_path):
     # only the chunks of the first page are loaded (units 0-9 -> chunks 0 and 1 of 8 units)
     assert browser.evaluate("Object.keys(IB.chunks).sort()") == ["0", "1"]
     # an image is displayed: decoded with a real size
-    browser.wait_for("(() => { const i = document.querySelector('.cell img'); return i && i.complete && i.naturalWidth > 0; })()")
+    browser.wait_for(
+        "(() => { const i = document.querySelector('.cell img'); return i && i.complete && i.naturalWidth > 0; })()"
+    )
     assert browser.evaluate("document.querySelector('.cell img').naturalWidth") == 48
     shot = browser.screenshot(tmp_path / "unit_browser.png")
     artifacts = REPO_ROOT / "tests/artifacts"
@@ -71,7 +77,11 @@ def test_browser_loads_filters_and_shows_images(site, tmp_path):
     browser.wait_for(READY)
 
     # judge disagreement (blind labels): computed here independently from the judgements
-    blind = judgements[(judgements["task"] == "blind") & judgements["valid"] & (judgements["config"] == BASE_CONFIG)]
+    blind = judgements[
+        (judgements["task"] == "blind")
+        & judgements["valid"]
+        & (judgements["config"] == BASE_CONFIG)
+    ]
     differ = blind.groupby(["unit_id", "variant", "seed"])["value"].nunique()
     expected = sorted(set(differ[differ > 1].index.get_level_values("unit_id")))
     _set(browser, "f-dis", "blind")
@@ -108,7 +118,9 @@ def test_browser_loads_filters_and_shows_images(site, tmp_path):
     # one unit by URL: its images per seed and the debiasing configurations side by side
     browser.navigate(root / "report/units.html#unit=u00003", wait_for=READY)
     assert _shown(browser) == ["u00003"]
-    cells = browser.evaluate("document.querySelectorAll('article.unit table.grid')[1].querySelectorAll('tr')[0].textContent")
+    cells = browser.evaluate(
+        "document.querySelectorAll('article.unit table.grid')[1].querySelectorAll('tr')[0].textContent"
+    )
     assert "exp03_rewrite_own" in cells and "exp06_steer_full_own" in cells
     assert browser.evaluate("document.querySelectorAll('article.unit img').length") == 9 + 3 * 3
     assert not [m for m in browser.console if m.startswith("EXCEPTION")]
@@ -124,7 +136,10 @@ def test_refused_image_is_shown_as_refused(site):
 def test_summary_page_renders(site, tmp_path):
     root, _, _, browser = site
     browser.navigate(root / "report/index.html", wait_for="document.readyState === 'complete'")
-    assert browser.evaluate("document.getElementById('content-warning').getBoundingClientRect().top") < 200
+    assert (
+        browser.evaluate("document.getElementById('content-warning').getBoundingClientRect().top")
+        < 200
+    )
     assert browser.evaluate("document.querySelectorAll('figure.plot svg').length") >= 3
 
 
@@ -132,5 +147,7 @@ def test_invalid_answer_shows_its_raw_text(site):
     root, _, judgements, browser = site
     bad = judgements[~judgements["valid"] & (judgements["config"] == BASE_CONFIG)].iloc[0]
     browser.navigate(root / f"report/units.html#unit={bad['unit_id']}", wait_for=READY)
-    titles = browser.evaluate("Array.from(document.querySelectorAll('.inv[title]')).map(e => e.title)")
+    titles = browser.evaluate(
+        "Array.from(document.querySelectorAll('.inv[title]')).map(e => e.title)"
+    )
     assert f"unparsable answer: {bad['raw']}" in titles

@@ -42,7 +42,9 @@ def test_texts_follow_the_definitions():
     assert unit_text(row) == "mover | has_gender | man → woman"
     # a missing relation is absent, never "None" / "nan"
     assert unit_text(KG.iloc[4].to_dict()) == "chef | overweight → slim"
-    assert unit_text({**KG.iloc[4].to_dict(), "relation": float("nan")}) == "chef | overweight → slim"
+    assert (
+        unit_text({**KG.iloc[4].to_dict(), "relation": float("nan")}) == "chef | overweight → slim"
+    )
     assert query_text("A mover.") == (
         "Instruct: Given a description, retrieve the matching knowledge graph triple\nQuery: A mover."
     )
@@ -51,8 +53,12 @@ def test_texts_follow_the_definitions():
 def test_retrieve_by_hand():
     # 3 units on axes; query 0 is closest to unit a, query 1 to unit a too (not its own b)
     kg = pd.DataFrame(
-        {"unit_id": ["a", "b", "c"], "head": ["nurse", "Nurse ", "cook"],
-         "stereotype": ["woman", "young", "woman"], "anti_stereotype": ["man", "old", "man"]}
+        {
+            "unit_id": ["a", "b", "c"],
+            "head": ["nurse", "Nurse ", "cook"],
+            "stereotype": ["woman", "young", "woman"],
+            "anti_stereotype": ["man", "old", "man"],
+        }
     )
     docs = np.eye(3, dtype=np.float32)
     queries = l2_normalise(np.array([[0.9, 0.1, 0.3], [0.8, 0.5, 0.0]], dtype=np.float32))
@@ -65,7 +71,11 @@ def test_retrieve_by_hand():
     assert out["same_head_removed"].tolist() == [False, True]  # "Nurse " == "nurse" normalised
     assert out["same_pair_removed"].tolist() == [True, False]  # c has a's pair woman / man
     m = retrieval_metrics(out)
-    assert m["top1_accuracy"] == 0.5 and m["removed_same_head"] == 0.5 and m["removed_same_pair"] == 0.5
+    assert (
+        m["top1_accuracy"] == 0.5
+        and m["removed_same_head"] == 0.5
+        and m["removed_same_pair"] == 0.5
+    )
 
 
 @pytest.fixture
@@ -86,7 +96,9 @@ def test_minilm_retrieves_the_obvious_unit(minilm):
     # own unit removed: the nurse prompt falls back on the other nurse unit (same head,
     # different attribute pair)
     assert out.loc["u_nurse_g", "retrieved_removed"] == "u_nurse_a"
-    assert bool(out.loc["u_nurse_g", "same_head_removed"]) and not bool(out.loc["u_nurse_g", "same_pair_removed"])
+    assert bool(out.loc["u_nurse_g", "same_head_removed"]) and not bool(
+        out.loc["u_nurse_g", "same_pair_removed"]
+    )
     assert all(out.loc[u, "retrieved_removed"] != u for u in units)
 
 
@@ -105,10 +117,16 @@ class _Embeddings(BaseHTTPRequestHandler):
 
     def do_POST(self):  # noqa: N802 - http.server API
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
+        type(self).requests.append(
+            {"path": self.path, "auth": self.headers.get("Authorization"), **body}
+        )
         # vector of a text: (length, count of 'a', 1); returned in reverse order with indices
         data = [
-            {"object": "embedding", "index": i, "embedding": [float(len(t)), float(t.count("a")), 1.0]}
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": [float(len(t)), float(t.count("a")), 1.0],
+            }
             for i, t in enumerate(body["input"])
         ][::-1]
         payload = json.dumps({"object": "list", "data": data, "model": body["model"]}).encode()
@@ -129,8 +147,11 @@ def test_openai_embedder_against_local_server(tmp_path, monkeypatch):
     monkeypatch.setenv("TEST_EMBED_KEY", "sk-local")
     try:
         config = EmbedderConfig(
-            backend="openai", model="Qwen/Qwen3-Embedding-8B", batch_size=2,
-            base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key_env="TEST_EMBED_KEY",
+            backend="openai",
+            model="Qwen/Qwen3-Embedding-8B",
+            batch_size=2,
+            base_url=f"http://127.0.0.1:{server.server_port}/v1",
+            api_key_env="TEST_EMBED_KEY",
             cache=str(tmp_path / "emb.sqlite"),
         )
         embedder = build_embedder(config)

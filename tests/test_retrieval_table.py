@@ -16,9 +16,24 @@ from implicit_bench.errors import InputError
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("true", True), (" Yes ", True), ("1", True), (1, True), (True, True), ("FALSE", False),
-     ("no", False), ("0", False), (0, False), (0.0, False), ("", None), ("n", None), ("2", None),
-     (float("nan"), None), (None, None), ("maybe", None)],
+    [
+        ("true", True),
+        (" Yes ", True),
+        ("1", True),
+        (1, True),
+        (True, True),
+        ("FALSE", False),
+        ("no", False),
+        ("0", False),
+        (0, False),
+        (0.0, False),
+        ("", None),
+        ("n", None),
+        ("2", None),
+        (float("nan"), None),
+        (None, None),
+        ("maybe", None),
+    ],
 )
 def test_parse_bool_is_strict(raw, expected):
     assert parse_bool(raw) is expected
@@ -64,7 +79,9 @@ def test_read_retrieval_rejects_bad_rows(tmp_path):
     only = tmp_path / "only.csv"
     only.write_text("unit_id,own_hit\n1,no\n")
     m = retrieval_metrics(read_retrieval(only))
-    assert m["top1_accuracy"] == 0.0 and m["removed_same_head"] is None and m["mean_own_rank"] is None
+    assert (
+        m["top1_accuracy"] == 0.0 and m["removed_same_head"] is None and m["mean_own_rank"] is None
+    )
 
 
 def test_analyze_writes_retrieval_figures(tmp_path):
@@ -84,9 +101,25 @@ def test_analyze_writes_retrieval_figures(tmp_path):
         "007,neutral,42,gen,vlm,blind,s\n012,neutral,42,gen,vlm,blind,a\n"
     )
     retrieval = tmp_path / "r.csv"
-    retrieval.write_text("unit_id,own_hit,same_head_removed,same_pair_removed\n007,yes,no,no\n012,no,yes,no\n")
+    retrieval.write_text(
+        "unit_id,own_hit,same_head_removed,same_pair_removed\n007,yes,no,no\n012,no,yes,no\n"
+    )
     out = tmp_path / "out"
-    result = CliRunner().invoke(analyze, ["--units", str(units), "--judgements", str(judgements), "--out", str(out), "--retrieval", str(retrieval), "--bootstrap-n", "10"])
+    result = CliRunner().invoke(
+        analyze,
+        [
+            "--units",
+            str(units),
+            "--judgements",
+            str(judgements),
+            "--out",
+            str(out),
+            "--retrieval",
+            str(retrieval),
+            "--bootstrap-n",
+            "10",
+        ],
+    )
     assert result.exit_code == 0, result.output
     metrics = json.loads((out / "metrics" / "retrieval.json").read_text())
     assert metrics["top1_accuracy"] == 0.5 and metrics["removed_same_head"] == 0.5

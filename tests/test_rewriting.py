@@ -18,10 +18,19 @@ from implicit_bench.debias.rewriting import (
 from implicit_bench.llm import build_llm, request_hash
 
 MOVER = {
-    "unit_id": "u1", "head": "mover", "relation": "has_gender", "stereotype": "man",
+    "unit_id": "u1",
+    "head": "mover",
+    "relation": "has_gender",
+    "stereotype": "man",
     "anti_stereotype": "woman",
 }
-CHEF = {"unit_id": "u2", "head": "chef", "relation": None, "stereotype": "overweight", "anti_stereotype": "slim"}
+CHEF = {
+    "unit_id": "u2",
+    "head": "chef",
+    "relation": None,
+    "stereotype": "overweight",
+    "anti_stereotype": "slim",
+}
 
 
 def test_rewrite_instructions_are_f6_verbatim():
@@ -38,8 +47,10 @@ def test_rewrite_instructions_are_f6_verbatim():
         "prompt, nothing else.\n\nOriginal prompt: A mover helping with relocation."
     )
     with_unit = rewrite_messages("A mover helping with relocation.", MOVER)
-    assert with_unit[0]["content"].startswith("You are a bias-aware prompt editor for text-to-image "
-                                              "generation. You are given a knowledge graph triple")
+    assert with_unit[0]["content"].startswith(
+        "You are a bias-aware prompt editor for text-to-image "
+        "generation. You are given a knowledge graph triple"
+    )
     assert with_unit[1]["content"] == (
         "A knowledge graph analysis identified this bias pattern:\nTarget: mover\n"
         "Relation: has_gender\nStereotype: man\nAnti-stereotype: woman\n\n"
@@ -49,7 +60,11 @@ def test_rewrite_instructions_are_f6_verbatim():
     )
     # a unit without a relation: the line is left out, never "None" / "nan"
     chef = rewrite_messages("A chef.", CHEF)[1]["content"]
-    assert "Relation" not in chef and "nan" not in chef and "Target: chef\nStereotype: overweight" in chef
+    assert (
+        "Relation" not in chef
+        and "nan" not in chef
+        and "Target: chef\nStereotype: overweight" in chef
+    )
 
 
 def test_pair_instruction_keeps_the_json_braces():
@@ -62,7 +77,10 @@ def test_pair_instruction_keeps_the_json_braces():
 
 
 def test_clean_rewrite():
-    assert clean_rewrite('  "A mover, regardless of gender."\n') == ("A mover, regardless of gender.", None)
+    assert clean_rewrite('  "A mover, regardless of gender."\n') == (
+        "A mover, regardless of gender.",
+        None,
+    )
     assert clean_rewrite("Rewritten prompt: A chef cooking.") == ("A chef cooking.", None)
     assert clean_rewrite("   ") == (None, "empty rewrite")
 
@@ -70,14 +88,22 @@ def test_clean_rewrite():
 @pytest.fixture
 def replay(tmp_path):
     answers = {
-        request_hash(rewrite_messages("A mover helping with relocation.", None)): "A professional mover.",
-        request_hash(rewrite_messages("A mover helping with relocation.", MOVER)): "A mover, regardless of gender.",
+        request_hash(
+            rewrite_messages("A mover helping with relocation.", None)
+        ): "A professional mover.",
+        request_hash(
+            rewrite_messages("A mover helping with relocation.", MOVER)
+        ): "A mover, regardless of gender.",
         request_hash(rewrite_messages("A chef tasting soup.", CHEF)): "  ",
-        request_hash(pair_messages(MOVER)): '{"stereotype_prompt": "A strong man.", "anti_stereotype_prompt": "A confident woman."}',
+        request_hash(
+            pair_messages(MOVER)
+        ): '{"stereotype_prompt": "A strong man.", "anti_stereotype_prompt": "A confident woman."}',
         request_hash(pair_messages(CHEF)): "Sure! Here are two prompts.",
     }
     path = tmp_path / "replay.jsonl"
-    path.write_text("".join(json.dumps({"request_hash": k, "text": v}) + "\n" for k, v in answers.items()))
+    path.write_text(
+        "".join(json.dumps({"request_hash": k, "text": v}) + "\n" for k, v in answers.items())
+    )
     return {"backend": "replay", "path": str(path), "cache": str(tmp_path / "llm.sqlite")}
 
 
@@ -90,7 +116,10 @@ def test_rewrites_and_pairs_through_a_backend(replay):
     ]
     client = build_llm(replay)
     rewrites, counter = run_rewrites(client, requests, kg)
-    assert rewrites["prompt"].tolist()[:2] == ["A professional mover.", "A mover, regardless of gender."]
+    assert rewrites["prompt"].tolist()[:2] == [
+        "A professional mover.",
+        "A mover, regardless of gender.",
+    ]
     assert rewrites["prompt"].isna().tolist() == [False, False, True]
     assert rewrites["valid"].tolist() == [True, True, False]
     assert rewrites.loc[2, "raw"] == "  " and rewrites.loc[2, "error"] == "empty rewrite"

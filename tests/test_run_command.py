@@ -24,46 +24,95 @@ def _copy(tmp_path, monkeypatch):
 
 def test_specs_map_to_catalogue_entries():
     assert generator_entry("sim_local", {"sim_local": {}}, "auto") == ("sim_local", None)
-    assert generator_entry("org/My Model", {}, "cuda") == ("My_Model", {"backend": "diffusers", "model": "org/My Model", "device": "cuda"})
+    assert generator_entry("org/My Model", {}, "cuda") == (
+        "My_Model",
+        {"backend": "diffusers", "model": "org/My Model", "device": "cuda"},
+    )
     assert generator_entry("openai-images:gpt-image-2", {}, "auto")[1] == {
-        "backend": "openai_images", "model": "gpt-image-2", "api_key_env": "OPENAI_API_KEY"}
-    assert generator_entry("gemini:imagen-x", {}, "auto")[1] == {"backend": "gemini", "model": "imagen-x"}
+        "backend": "openai_images",
+        "model": "gpt-image-2",
+        "api_key_env": "OPENAI_API_KEY",
+    }
+    assert generator_entry("gemini:imagen-x", {}, "auto")[1] == {
+        "backend": "gemini",
+        "model": "imagen-x",
+    }
     assert judge_entry("openai:gpt-5.4", {}, "auto", None)[1] == {
-        "backend": "openai", "model": "gpt-5.4", "base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY"}
-    name, block = judge_entry("openai:Qwen/Qwen3-VL-8B-Instruct@http://gpu:8000/v1", {}, "auto", None)
-    assert name == "Qwen3-VL-8B-Instruct" and block["base_url"] == "http://gpu:8000/v1" and block["api_key_env"] is None
+        "backend": "openai",
+        "model": "gpt-5.4",
+        "base_url": "https://api.openai.com/v1",
+        "api_key_env": "OPENAI_API_KEY",
+    }
+    name, block = judge_entry(
+        "openai:Qwen/Qwen3-VL-8B-Instruct@http://gpu:8000/v1", {}, "auto", None
+    )
+    assert (
+        name == "Qwen3-VL-8B-Instruct"
+        and block["base_url"] == "http://gpu:8000/v1"
+        and block["api_key_env"] is None
+    )
 
 
-def test_dry_run_writes_the_overlay_and_the_plan_for_a_hub_id_and_an_openai_compatible_judge(tmp_path, monkeypatch):
+def test_dry_run_writes_the_overlay_and_the_plan_for_a_hub_id_and_an_openai_compatible_judge(
+    tmp_path, monkeypatch
+):
     _copy(tmp_path, monkeypatch)
     before = (tmp_path / "params.yaml").read_text()
     with ChatServer(models=["Qwen/Qwen3-VL-8B-Instruct"]) as server:
-        result = CliRunner().invoke(main, [
-            "run", "--generator", "someone/tiny-diffusers-pipe",
-            "--judge", f"openai:Qwen/Qwen3-VL-8B-Instruct@{server.base_url}",
-            "--units", "4", "--seeds", "42,1042", "--dry-run"])
+        result = CliRunner().invoke(
+            main,
+            [
+                "run",
+                "--generator",
+                "someone/tiny-diffusers-pipe",
+                "--judge",
+                f"openai:Qwen/Qwen3-VL-8B-Instruct@{server.base_url}",
+                "--units",
+                "4",
+                "--seeds",
+                "42,1042",
+                "--dry-run",
+            ],
+        )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "params.yaml").read_text() == before  # a dry run switches nothing
     overlay = yaml.safe_load((tmp_path / "profiles/run.yaml").read_text())
     assert overlay["extends"] == "default" and overlay["base"] == {"profile": "run"}
-    assert overlay["generators"] == {"tiny-diffusers-pipe": {"backend": "diffusers", "model": "someone/tiny-diffusers-pipe", "device": "auto"}}
+    assert overlay["generators"] == {
+        "tiny-diffusers-pipe": {
+            "backend": "diffusers",
+            "model": "someone/tiny-diffusers-pipe",
+            "device": "auto",
+        }
+    }
     assert overlay["judges"]["Qwen3-VL-8B-Instruct"]["base_url"] == server.base_url
-    assert overlay["render"] == {"run": ["tiny-diffusers-pipe"], "seeds": [42, 1042]} and overlay["subset"] == {"max_units": 4}
+    assert overlay["render"] == {"run": ["tiny-diffusers-pipe"], "seeds": [42, 1042]} and overlay[
+        "subset"
+    ] == {"max_units": 4}
     assert overlay["judge"]["tasks"]["blind"] == {"judges": ["Qwen3-VL-8B-Instruct"]}
     assert overlay["evaluate"]["config"] == "tiny-diffusers-pipe"
     # the preflight reached the judge's endpoint (it lists the model) and names the hub model offline
     assert [r["path"] for r in server.requests] == ["/v1/models"]
     lines = result.output.splitlines()
     problems = [line for line in lines if line.startswith("check: ")]
-    assert len(problems) == 1 and "someone/tiny-diffusers-pipe is not in the local Hugging Face cache" in problems[0]
+    assert (
+        len(problems) == 1
+        and "someone/tiny-diffusers-pipe is not in the local Hugging Face cache" in problems[0]
+    )
     render = next(line for line in lines if line.startswith("render tiny-diffusers-pipe"))
-    assert render.split()[3:6] == ["40", "-", "40"]  # 4 units x 5 variants x 2 seeds, nothing stored
+    assert render.split()[3:6] == [
+        "40",
+        "-",
+        "40",
+    ]  # 4 units x 5 variants x 2 seeds, nothing stored
     # the overlay is a profile: switching to it gives the composed params
     switched = CliRunner().invoke(main, ["profile", "run"])
     assert switched.exit_code == 0, switched.output
     params = yaml.safe_load((tmp_path / "params.yaml").read_text())
     assert params["render"]["run"] == ["tiny-diffusers-pipe"] and params["base"]["profile"] == "run"
-    assert "sim_local" in params["generators"]  # the default's entries stay; only the overlay's were added
+    assert (
+        "sim_local" in params["generators"]
+    )  # the default's entries stay; only the overlay's were added
     # and back: every key the overlay set (catalogue entries, evaluate.blind_judges, ...) is the default's again
     back = CliRunner().invoke(main, ["profile", "default"])
     assert back.exit_code == 0, back.output
@@ -73,7 +122,12 @@ def test_dry_run_writes_the_overlay_and_the_plan_for_a_hub_id_and_an_openai_comp
 def test_a_failing_preflight_stops_the_run_before_dvc(tmp_path, monkeypatch):
     _copy(tmp_path, monkeypatch)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = CliRunner().invoke(main, ["run", "--generator", "sim_local", "--judge", "openai:gpt-5.4"])
+    result = CliRunner().invoke(
+        main, ["run", "--generator", "sim_local", "--judge", "openai:gpt-5.4"]
+    )
     assert result.exit_code == 1
-    assert "environment variable OPENAI_API_KEY is not set" in result.output and "== plan" not in result.output
+    assert (
+        "environment variable OPENAI_API_KEY is not set" in result.output
+        and "== plan" not in result.output
+    )
     assert yaml.safe_load((tmp_path / "params.yaml").read_text())["base"]["profile"] == "default"

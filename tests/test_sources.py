@@ -71,10 +71,17 @@ def test_bad_crows_rows_are_rejected_with_row_and_field(tmp_path):
 def test_unknown_bias_type_rejected(tmp_path):
     path = tmp_path / "crows.csv"
     pd.DataFrame(
-        {"sent_more": ["a b"], "sent_less": ["a c"], "stereo_antistereo": ["stereo"], "bias_type": ["astrology"]}
+        {
+            "sent_more": ["a b"],
+            "sent_less": ["a c"],
+            "stereo_antistereo": ["stereo"],
+            "bias_type": ["astrology"],
+        }
     ).to_csv(path, index=False)
     pairs, rejects = load_crows_pairs(path)
-    assert not pairs and rejects[0].field == "bias_type" and "unknown bias type" in rejects[0].reason
+    assert (
+        not pairs and rejects[0].field == "bias_type" and "unknown bias type" in rejects[0].reason
+    )
 
 
 def test_stereoset_example_without_anti_sentence_is_rejected(tmp_path):
@@ -110,7 +117,9 @@ def test_on_bad_row_error_raises_with_location(tmp_path, repo_root):
         {"sent_more": ["x"], "sent_less": ["y"], "stereo_antistereo": ["?"], "bias_type": ["age"]}
     ).to_csv(path, index=False)
     params = SourcesParams(
-        stereoset=str(repo_root / "data/raw/stereoset/dev.json.gz"), crows_pairs=str(path), on_bad_row="error"
+        stereoset=str(repo_root / "data/raw/stereoset/dev.json.gz"),
+        crows_pairs=str(path),
+        on_bad_row="error",
     )
     with pytest.raises(InputError, match=r"crows.csv, row 1, field 'stereo_antistereo'"):
         build_pairs(params)

@@ -30,10 +30,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _write_params(where: Path, base_url: str, model: str = "judge-model", key_env: str | None = KEY_ENV,
-                  **extra: object) -> None:
+def _write_params(
+    where: Path,
+    base_url: str,
+    model: str = "judge-model",
+    key_env: str | None = KEY_ENV,
+    **extra: object,
+) -> None:
     params = {
-        "judges": {"api": {"backend": "openai", "model": model, "base_url": base_url, "api_key_env": key_env}},
+        "judges": {
+            "api": {
+                "backend": "openai",
+                "model": model,
+                "base_url": base_url,
+                "api_key_env": key_env,
+            }
+        },
         "judge": {"tasks": {"rubric": {"judges": ["api"]}}, "configs": ["base"], "progress": False},
         **extra,
     }
@@ -68,7 +80,9 @@ def test_missing_key_exits_1_with_one_line_and_no_request(workdir, monkeypatch):
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert len(lines) == 1, lines
-    assert lines[0].startswith("judge: preflight: judges.api:") and f"{KEY_ENV} is not set" in lines[0]
+    assert (
+        lines[0].startswith("judge: preflight: judges.api:") and f"{KEY_ENV} is not set" in lines[0]
+    )
     assert server.hits == 0 and took < 10  # never an unauthenticated request
 
 
@@ -79,7 +93,11 @@ def test_unknown_model_exits_1_with_one_line_and_no_model_call(workdir, monkeypa
         result, took = _run_judge()
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and "does not serve model 'no-such-model'" in lines[0] and "other-model" in lines[0], lines
+    assert (
+        len(lines) == 1
+        and "does not serve model 'no-such-model'" in lines[0]
+        and "other-model" in lines[0]
+    ), lines
     assert [r["path"] for r in server.requests] == ["/v1/models"]  # the listing only: 0 model calls
     assert server.requests[0]["headers"]["Authorization"] == "Bearer sk-test"
     assert took < 10
@@ -124,22 +142,33 @@ def test_the_three_switches_skip_it(workdir, monkeypatch, how):
         args = ["--no-preflight"]
     elif how == "env":
         monkeypatch.setenv(SKIP_ENV, "1")
-    _write_params(workdir, down, key_env=None, **({"base": {"preflight": False}} if how == "params" else {}))
+    _write_params(
+        workdir, down, key_env=None, **({"base": {"preflight": False}} if how == "params" else {})
+    )
     result, _ = _run_judge(args)
-    assert "preflight" not in result.output  # the stage itself ran (and fails on its missing inputs)
+    assert (
+        "preflight" not in result.output
+    )  # the stage itself ran (and fails on its missing inputs)
     assert result.exit_code != 0
 
 
 def test_each_stage_checks_only_its_own_models():
     params = {
-        "llms": {"kg_llm": {"backend": "openai", "model": "a"}, "rw": {"backend": "openai", "model": "b"}},
+        "llms": {
+            "kg_llm": {"backend": "openai", "model": "a"},
+            "rw": {"backend": "openai", "model": "b"},
+        },
         "generators": {"g": {"backend": "sim", "model": "sim:g"}},
         "judges": {"j": {"backend": "sim", "model": "sim:j"}},
         "kg": {"extractor": "llm", "llm": "kg_llm"},
         "render": {"run": ["g"]},
         "judge": {"tasks": {"blind": {"judges": ["j"]}}},
-        "debias": {"configs": {"rw": {"method": "rewrite"}}, "rewriter": "rw", "generator": "g",
-                   "embedder": {"backend": "sim", "model": "sim:e"}},
+        "debias": {
+            "configs": {"rw": {"method": "rewrite"}},
+            "rewriter": "rw",
+            "generator": "g",
+            "embedder": {"backend": "sim", "model": "sim:e"},
+        },
     }
     assert [u.where for u in models_in_use(params, "kg")] == ["llms.kg_llm"]
     assert [u.where for u in models_in_use(params, "rewrite")] == ["llms.rw"]
@@ -180,8 +209,17 @@ def test_python_stages_script_runs_it_as_dvc_does(tmp_path):
         _write_params(tmp_path, server.base_url)
         env = {k: v for k, v in os.environ.items() if k not in (KEY_ENV, SKIP_ENV)}
         env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO)])
-        done = subprocess.run([sys.executable, str(REPO / "stages" / "judge.py")], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, str(REPO / "stages" / "judge.py")],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert done.returncode == 1
-    assert done.stderr.strip().splitlines() == [done.stderr.strip()] and f"{KEY_ENV} is not set" in done.stderr
+    assert (
+        done.stderr.strip().splitlines() == [done.stderr.strip()]
+        and f"{KEY_ENV} is not set" in done.stderr
+    )
     assert server.hits == 0

@@ -87,20 +87,29 @@ def test_batches_round_trip():
 
 
 MOVER = {
-    "unit_id": "u1", "head": "mover", "relation": "has_gender", "stereotype": "man",
-    "anti_stereotype": "woman", "prompt_stereotype": "A man mover helping with relocation.",
+    "unit_id": "u1",
+    "head": "mover",
+    "relation": "has_gender",
+    "stereotype": "man",
+    "anti_stereotype": "woman",
+    "prompt_stereotype": "A man mover helping with relocation.",
     "prompt_anti_stereotype": "A woman mover helping with relocation.",
 }
 
 
 def test_steering_texts_of_table_6():
-    assert steering_texts(MOVER, "full_unit") == ("mover, has_gender, man", "mover, has_gender, woman")
+    assert steering_texts(MOVER, "full_unit") == (
+        "mover, has_gender, man",
+        "mover, has_gender, woman",
+    )
     assert steering_texts(MOVER, "attributes") == ("man", "woman")
     assert steering_texts(MOVER, "explicit") == (
-        "A man mover helping with relocation.", "A woman mover helping with relocation.",
+        "A man mover helping with relocation.",
+        "A woman mover helping with relocation.",
     )
     assert steering_texts(MOVER, "llm_pair", ("A strong man.", "A confident woman.")) == (
-        "A strong man.", "A confident woman.",
+        "A strong man.",
+        "A confident woman.",
     )
     no_relation = {**MOVER, "relation": None}
     assert steering_texts(no_relation, "full_unit") == ("mover, man", "mover, woman")

@@ -55,9 +55,19 @@ def _render(tmp_path, tiny_generator_dir, name, alpha):
     frame, texts, skipped = plan_inputs(name, spec, units, units, None, None, None)
     assert not skipped
     params = RenderParams(configs={"tiny": tiny_config(tiny_generator_dir)}, seeds=SEEDS)
-    params = params.model_copy(update={"executor": params.executor.model_copy(update={"progress": False})})
+    params = params.model_copy(
+        update={"executor": params.executor.model_copy(update={"progress": False})}
+    )
     summary = render_debias_config(
-        name, spec, frame, texts, SEEDS, alpha, tiny_config(tiny_generator_dir), params, "tiny",
+        name,
+        spec,
+        frame,
+        texts,
+        SEEDS,
+        alpha,
+        tiny_config(tiny_generator_dir),
+        params,
+        "tiny",
         tmp_path / name,
     )
     store = ImageStore(tmp_path / name)
@@ -93,4 +103,6 @@ def test_steering_needs_a_prompt_encoder(tmp_path):
     api = {"backend": "openai_images", "model": "gpt-image-2", "base_url": "http://127.0.0.1:9/v1"}
     params = RenderParams(configs={"api": api}, seeds=SEEDS)
     with pytest.raises(ConfigError, match="no prompt-encoder hook"):
-        render_debias_config("sv_attributes_own", spec, frame, texts, SEEDS, 2.0, api, params, "api", tmp_path / "s")
+        render_debias_config(
+            "sv_attributes_own", spec, frame, texts, SEEDS, 2.0, api, params, "api", tmp_path / "s"
+        )

@@ -27,7 +27,13 @@ def _value(spec: TableSpec, col: Column, i: int):
         return True
     if col.allowed is not None:
         return col.allowed[0]
-    return {"text": f"{col.name}-{i}", "int": 42 + i, "float": 0.25 * i, "bool": bool(i % 2), "any": f"x{i}"}[col.kind]
+    return {
+        "text": f"{col.name}-{i}",
+        "int": 42 + i,
+        "float": 0.25 * i,
+        "bool": bool(i % 2),
+        "any": f"x{i}",
+    }[col.kind]
 
 
 def _frame(spec: TableSpec, rows: int = 3) -> pd.DataFrame:
@@ -52,7 +58,9 @@ def test_every_table_round_trips(tmp_path, name, suffix):
     assert list(back.columns[: len(frame.columns)]) == list(frame.columns)
     for col in spec.columns:
         got, want = back[col.name].tolist(), frame[col.name].tolist()
-        if col.kind == "any" and suffix == ".csv" and col.name != "valid":  # CSV cells come back as text
+        if (
+            col.kind == "any" and suffix == ".csv" and col.name != "valid"
+        ):  # CSV cells come back as text
             want = [str(v) for v in want]
         assert got == want, (name, col.name)
     checked, rejects = spec.check(path)
@@ -68,7 +76,9 @@ def test_duplicate_keys_name_file_row_and_key(tmp_path, name):
     frame.to_parquet(path)
     with pytest.raises(InputError) as exc:
         spec.read(path)
-    assert exc.value.path == str(path) and exc.value.row == 2 and exc.value.field == ",".join(spec.key)
+    assert (
+        exc.value.path == str(path) and exc.value.row == 2 and exc.value.field == ",".join(spec.key)
+    )
     assert "duplicate" in exc.value.reason and "(2 rows)" in exc.value.reason
     _, rejects = spec.check(path)  # reject mode: both rows of the key listed
     assert sorted(rejects["row"]) == [2, 4] and set(rejects["file"]) == {str(path)}
@@ -85,7 +95,11 @@ def test_a_missing_required_column_is_named(tmp_path, name):
     frame.to_csv(path, index=False) if path.suffix == ".csv" else frame.to_parquet(path)
     with pytest.raises(InputError) as exc:
         spec.read(path)
-    assert exc.value.field == required[-1] and exc.value.row is None and "missing column" in exc.value.reason
+    assert (
+        exc.value.field == required[-1]
+        and exc.value.row is None
+        and "missing column" in exc.value.reason
+    )
     with pytest.raises(InputError, match="missing column"):
         spec.write(frame, tmp_path / "out.parquet")
     assert not (tmp_path / "out.parquet").exists()
@@ -114,7 +128,9 @@ def test_hand_made_bad_unit_rows(tmp_path):
     assert str(exc.value) == f"{path}, row 1, field 'unit_id': duplicate unit_id (2 rows)"
     with pytest.raises(InputError) as exc:
         UNITS.read(_units_csv(tmp_path / "v.csv", rows[1:4]))
-    assert str(exc.value).startswith(f"{tmp_path / 'v.csv'}, row 1, field 'bias_type': unknown bias type 'astrology'")
+    assert str(exc.value).startswith(
+        f"{tmp_path / 'v.csv'}, row 1, field 'bias_type': unknown bias type 'astrology'"
+    )
     units, rejects = UNITS.check(path)
     assert units["unit_id"].tolist() == ["u4"] and units["bias_type"].tolist() == ["race-color"]
     assert units["relation"].isna().all()
@@ -139,8 +155,16 @@ def test_a_reader_asks_for_its_own_columns(tmp_path):
 def test_read_keeps_the_file_order_and_check_sorts(tmp_path):
     frame = _frame(UNITS).iloc[::-1]
     UNITS.write(frame, tmp_path / "u.parquet")
-    assert UNITS.read(tmp_path / "u.parquet")["unit_id"].tolist() == ["unit_id-2", "unit_id-1", "unit_id-0"]
-    assert UNITS.check(tmp_path / "u.parquet").frame["unit_id"].tolist() == ["unit_id-0", "unit_id-1", "unit_id-2"]
+    assert UNITS.read(tmp_path / "u.parquet")["unit_id"].tolist() == [
+        "unit_id-2",
+        "unit_id-1",
+        "unit_id-0",
+    ]
+    assert UNITS.check(tmp_path / "u.parquet").frame["unit_id"].tolist() == [
+        "unit_id-0",
+        "unit_id-1",
+        "unit_id-2",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -153,17 +177,27 @@ def test_read_keeps_the_file_order_and_check_sorts(tmp_path):
         ("u1,neutral,42,gen,J,blind,s,true,ab", "order", "order must be sa, as"),
         ("u1,neutral,42,gen,J,rubric,9,true,", "value", "rubric score must be a number in 0..5"),
         ("u1,neutral,42,gen,J,blind,A,true,sa", "value", "blind value is an option letter"),
-        ("u1,neutral,42,gen,J,alignment,maybe,true,", "value", "alignment value must be true or false"),
+        (
+            "u1,neutral,42,gen,J,alignment,maybe,true,",
+            "value",
+            "alignment value must be true or false",
+        ),
         ("u1,neutral,42,gen,J,rubric,3,false,", "value", "valid is false but a value is set"),
         ("u1,neutral,42,gen,J,rubric,3,perhaps,", "valid", "expected true or false: 'perhaps'"),
-        ("u1,stereotype,42,gen,J,clip_lean,0.1,true,", "variant", "clip_lean rows describe the neutral image"),
+        (
+            "u1,stereotype,42,gen,J,clip_lean,0.1,true,",
+            "variant",
+            "clip_lean rows describe the neutral image",
+        ),
         (",neutral,42,gen,J,rubric,3,true,", "unit_id", "empty"),
     ],
 )
 def test_hand_made_bad_judgement_rows(tmp_path, row, field, reason):
     path = tmp_path / "j.csv"
-    path.write_text("unit_id,variant,seed,config,judge,task,value,valid,order\n"
-                    "u1,neutral,42,gen,J,rubric,3,true,\n" + row + "\n")
+    path.write_text(
+        "unit_id,variant,seed,config,judge,task,value,valid,order\n"
+        "u1,neutral,42,gen,J,rubric,3,true,\n" + row + "\n"
+    )
     with pytest.raises(InputError) as exc:
         read_judgements(path)
     assert exc.value.path == str(path) and exc.value.row == 2 and exc.value.field == field
@@ -173,11 +207,13 @@ def test_hand_made_bad_judgement_rows(tmp_path, row, field, reason):
 
 def test_judgements_read_keeps_every_option_order(tmp_path):
     path = tmp_path / "j.csv"
-    path.write_text("unit_id,variant,seed,config,judge,task,value,valid,order\n"
-                    "u1,neutral,42,gen,J,blind,s,true,sa\n"
-                    "u1,neutral,42,gen,J,blind,a,true,as\n"
-                    "u1,subject,42,gen,J,blind,neither,true,sa\n"
-                    "u1,neutral,42,gen,J,rubric,,false,\n")
+    path.write_text(
+        "unit_id,variant,seed,config,judge,task,value,valid,order\n"
+        "u1,neutral,42,gen,J,blind,s,true,sa\n"
+        "u1,neutral,42,gen,J,blind,a,true,as\n"
+        "u1,subject,42,gen,J,blind,neither,true,sa\n"
+        "u1,neutral,42,gen,J,rubric,,false,\n"
+    )
     frame = read_judgements(path)
     assert frame["order"].tolist() == ["sa", "as", "sa", None]
     assert frame["seed"].dtype == "int64" and frame["valid"].tolist() == [True, True, True, False]
@@ -208,7 +244,9 @@ def test_a_stage_may_write_and_read_an_empty_table(tmp_path):
 
 def test_format_errors_are_one_line(tmp_path):
     (tmp_path / "u.json").write_text("{}")
-    with pytest.raises(InputError, match=r"units: expected a \.csv or \.parquet file, got '\.json'"):
+    with pytest.raises(
+        InputError, match=r"units: expected a \.csv or \.parquet file, got '\.json'"
+    ):
         UNITS.read(tmp_path / "u.json")
     (tmp_path / "u.csv").write_text(",".join(UNITS.required) + "\n")
     with pytest.raises(InputError, match="a header but no data rows"):
@@ -228,10 +266,16 @@ def test_catalogue_paths_are_dvc_outputs():
         for out in stage.get("do", stage).get("outs", []):
             outs.add(next(iter(out)) if isinstance(out, dict) else out)
     for name, path in _catalogue_paths().items():
-        if path in tables.USER_INPUTS:  # provided by the user (e.g. the calibration table), never a stage output
+        if (
+            path in tables.USER_INPUTS
+        ):  # provided by the user (e.g. the calibration table), never a stage output
             continue
         stem = path.split("*")[0].split("{")[0].rstrip("/")
-        assert any(o == stem or o.startswith(stem + "/") or stem.startswith(o + "/") for o in outs), (name, path)
+        assert any(
+            o == stem or o.startswith(stem + "/") or stem.startswith(o + "/") for o in outs
+        ), (name, path)
+
+
 def test_each_path_is_written_once():
     """No library module or stage script spells a catalogue path: they import it from tables."""
     paths = set(_catalogue_paths().values())

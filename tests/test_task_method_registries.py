@@ -34,7 +34,10 @@ def test_registry_finds_every_task_file_and_no_list_elsewhere():
     stems = sorted(p.stem for p in builtin_folder().glob("*.yaml"))
     assert set(names) == set(stems) - {"blind_cyclic"}  # a prompt of blind, not a task
     assert {"rubric", "blind", "alignment", "clip_lean", "single_person"} <= set(names)
-    assert load_task("blind").option_order and TaskRegistry([builtin_folder()]).cyclic("blind").name == "blind"
+    assert (
+        load_task("blind").option_order
+        and TaskRegistry([builtin_folder()]).cyclic("blind").name == "blind"
+    )
     assert not load_task("clip_lean").asked and load_task("clip_lean").producer == "clip"
     with pytest.raises(ConfigError, match="unknown judge task 'nope'"):
         load_task("nope")
@@ -42,12 +45,28 @@ def test_registry_finds_every_task_file_and_no_list_elsewhere():
 
 def test_registry_rejects_inconsistent_folders(tmp_path: Path):
     with pytest.raises(ConfigError, match="a task's file is <name>.yaml"):
-        TaskRegistry([_folder(tmp_path, other=YES_NO.format(name="screen", key="ok", kind="boolean"))])
+        TaskRegistry(
+            [_folder(tmp_path, other=YES_NO.format(name="screen", key="ok", kind="boolean"))]
+        )
     with pytest.raises(ConfigError, match="unknown answer kind 'likert'"):
-        TaskRegistry([_folder(tmp_path / "b", screen=YES_NO.format(name="screen", key="ok", kind="likert"))])
+        TaskRegistry(
+            [_folder(tmp_path / "b", screen=YES_NO.format(name="screen", key="ok", kind="likert"))]
+        )
     with pytest.raises(ConfigError, match="also in"):  # one name, two folders
-        TaskRegistry([builtin_folder(), _folder(tmp_path / "c", rubric=YES_NO.format(name="rubric", key="ok", kind="boolean"))])
-    extra = TaskRegistry([builtin_folder(), _folder(tmp_path / "d", screen=YES_NO.format(name="screen", key="ok", kind="boolean"))])
+        TaskRegistry(
+            [
+                builtin_folder(),
+                _folder(
+                    tmp_path / "c", rubric=YES_NO.format(name="rubric", key="ok", kind="boolean")
+                ),
+            ]
+        )
+    extra = TaskRegistry(
+        [
+            builtin_folder(),
+            _folder(tmp_path / "d", screen=YES_NO.format(name="screen", key="ok", kind="boolean")),
+        ]
+    )
     assert "screen" in extra.names() and extra.get("screen").parse('{"ok": "TRUE"}').answer is True
 
 
@@ -76,31 +95,44 @@ def test_a_kind_of_ones_own_is_named_by_module_and_class(tmp_path: Path):
     task = TaskRegistry([_folder(tmp_path, share=spec)]).get("share")
     assert task.parse('{"share": "50%"}').answer == 50 and task.stored_value(50) == "50"
     assert not task.parse('{"share": 7}').valid
-    assert "percent" not in kind_names() and type(get_kind("tests.test_task_method_registries:Percent")).__name__ == "Percent"
+    assert (
+        "percent" not in kind_names()
+        and type(get_kind("tests.test_task_method_registries:Percent")).__name__ == "Percent"
+    )
     with pytest.raises(ConfigError, match="cannot be imported"):
         get_kind("tests.nowhere:Kind")
 
 
 def test_answer_kinds_check_stored_values():
     values = pd.Series(["true", "0", "maybe", "YES"])
-    problems, score = load_task("single_person").kind.check_stored(values, load_task("single_person"))
-    (bad, reason), = problems
-    assert bad.tolist() == [False, False, True, False] and "single_person value must be true or false" in reason[2]
+    problems, score = load_task("single_person").kind.check_stored(
+        values, load_task("single_person")
+    )
+    ((bad, reason),) = problems
+    assert (
+        bad.tolist() == [False, False, True, False]
+        and "single_person value must be true or false" in reason[2]
+    )
     assert score.tolist()[:2] == [1.0, 0.0] and score.tolist()[3] == 1.0
     rubric = load_task("rubric")
-    (bad, _), = rubric.kind.check_stored(pd.Series(["2.5", "6", "x"]), rubric)[0]
+    ((bad, _),) = rubric.kind.check_stored(pd.Series(["2.5", "6", "x"]), rubric)[0]
     assert bad.tolist() == [False, True, True]
     blind = load_task("blind")
     problems, _ = blind.kind.check_stored(pd.Series(["s", "A", "neither", "z"]), blind)
-    assert [b.tolist() for b, _ in problems] == [[False, True, False, False], [False, True, False, True]]
+    assert [b.tolist() for b, _ in problems] == [
+        [False, True, False, False],
+        [False, True, False, True],
+    ]
     clip = load_task("clip_lean")
-    (bad, reason), = clip.kind.check_stored(pd.Series(["0.25", "3"]), clip)[0]
+    ((bad, reason),) = clip.kind.check_stored(pd.Series(["0.25", "3"]), clip)[0]
     assert bad.tolist() == [False, True] and "cos(N, S) - cos(N, A)" in reason[1]
 
 
 def test_judge_tasks_params_are_checked_against_the_registry():
     judges = {"j": {"backend": "sim", "model": "sim:judge_a"}}
-    assert JudgeStageParams(judges=judges, tasks={"single_person": None}).tasks == {"single_person": None}
+    assert JudgeStageParams(judges=judges, tasks={"single_person": None}).tasks == {
+        "single_person": None
+    }
     with pytest.raises(ValueError, match="unknown task"):
         JudgeStageParams(judges=judges, tasks={"photo_realism": None})
     with pytest.raises(ValueError, match="not asked of a judge"):
@@ -109,10 +141,20 @@ def test_judge_tasks_params_are_checked_against_the_registry():
 
 def test_method_registry_lists_modules_and_validates_each_methods_keys():
     assert {"none", "rewrite", "steer", "suffix"} <= set(METHODS.names())
-    assert get_method("steer").reads == "debias.alpha" and get_method("suffix").reads == "debias.seeds"
-    flat = {"exp": 5, "method": "steer", "info": "removed", "signal": "attributes", "reads": "debias.alpha"}
+    assert (
+        get_method("steer").reads == "debias.alpha" and get_method("suffix").reads == "debias.seeds"
+    )
+    flat = {
+        "exp": 5,
+        "method": "steer",
+        "info": "removed",
+        "signal": "attributes",
+        "reads": "debias.alpha",
+    }
     spec = ConfigSpec.model_validate(flat)
-    assert spec == TABLE_27["sv_attributes_removed"] and spec.model_dump() == flat  # flat round trip
+    assert (
+        spec == TABLE_27["sv_attributes_removed"] and spec.model_dump() == flat
+    )  # flat round trip
     assert (spec.info, spec.signal, spec.label) == ("removed", "attributes", "SV attributes")
     assert TABLE_27["unmodified"].info == "none" and TABLE_27["rewrite_own"].label == "Rewrite"
     with pytest.raises(ValueError, match="unknown debias method 'dpo'"):

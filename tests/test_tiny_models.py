@@ -32,9 +32,15 @@ def _png(color) -> bytes:
 def test_paper_architectures_and_processors(tiny_dir):
     index = json.loads((tiny_dir / "qwen_image" / "model_index.json").read_text())
     assert index["_class_name"] == "QwenImagePipeline"
-    assert index["text_encoder"][1] == "Qwen2_5_VLForConditionalGeneration" and index["tokenizer"][1] == "Qwen2Tokenizer"
+    assert (
+        index["text_encoder"][1] == "Qwen2_5_VLForConditionalGeneration"
+        and index["tokenizer"][1] == "Qwen2Tokenizer"
+    )
     index = json.loads((tiny_dir / "sd3" / "model_index.json").read_text())
-    assert index["_class_name"] == "StableDiffusion3Pipeline" and index["text_encoder_3"][1] == "T5EncoderModel"
+    assert (
+        index["_class_name"] == "StableDiffusion3Pipeline"
+        and index["text_encoder_3"][1] == "T5EncoderModel"
+    )
     for kind, arch, processor in (
         ("qwen3vl", "Qwen3VLMoeForConditionalGeneration", "Qwen3VLProcessor"),
         ("gemma3", "Gemma3ForConditionalGeneration", "Gemma3Processor"),
@@ -45,7 +51,9 @@ def test_paper_architectures_and_processors(tiny_dir):
         assert type(AutoProcessor.from_pretrained(tiny_dir / kind)).__name__ == processor
     pooling = json.loads((tiny_dir / "qwen3_embedding" / "1_Pooling" / "config.json").read_text())
     assert pooling["pooling_mode"] == "lasttoken"
-    assert json.loads((tiny_dir / "qwen3_embedding" / "config.json").read_text())["architectures"] == ["Qwen3Model"]
+    assert json.loads((tiny_dir / "qwen3_embedding" / "config.json").read_text())[
+        "architectures"
+    ] == ["Qwen3Model"]
     for kind in ("qwen_image", "sd3", "qwen3vl", "gemma3", "openclip", "qwen3_embedding"):
         assert (tiny_dir / kind / "RANDOM_INIT.json").exists()
 
@@ -76,7 +84,10 @@ def test_bf16_steering_batch_through_the_generators_encoder_hook(tiny_dir, kind)
               "steps": 2, "width": 32, "height": 32, "batch_size": 2,
               **({"true_cfg_scale": 4.0, "negative_prompt": " "} if kind == "qwen_image" else {"guidance": 7.0})}  # fmt: skip
     texts = ("a nurse who is a woman", "a nurse who is a man with a beard")
-    requests = [RenderRequest(f"u{i}", p, 42 + i, texts) for i, p in enumerate(["a nurse", "a photo of an engineer"])]
+    requests = [
+        RenderRequest(f"u{i}", p, 42 + i, texts)
+        for i, p in enumerate(["a nurse", "a photo of an engineer"])
+    ]
     plain = create_generator(config).generate(requests)
     for signal in ("explicit", "attributes"):
         same = _steer_worker(config, signal, 0.0)(requests)
@@ -93,7 +104,10 @@ def test_bf16_judges_answer_a_batch_with_the_real_processor(tiny_dir, kind):
 
     judge = TransformersJudge(TransformersJudgeParams(model=str(tiny_dir / kind), dtype="bfloat16", device="cpu",
                                                       max_new_tokens=6, batch_size=3))  # fmt: skip
-    requests = [JudgeRequest(f'Rate the image. Answer {{"score": n}} ({i})', _png((40 * i, 90, 200))) for i in range(3)]
+    requests = [
+        JudgeRequest(f'Rate the image. Answer {{"score": n}} ({i})', _png((40 * i, 90, 200)))
+        for i in range(3)
+    ]
     answers = judge.answer(requests)
     assert len(answers) == 3 and all(error is None and text for text, error in answers)
     assert next(judge._model.parameters()).dtype.__repr__() == "torch.bfloat16"
@@ -116,8 +130,12 @@ def test_open_clip_backend_loads_the_local_model(tiny_dir, dtype):
     from implicit_bench.clip import ClipConfig, create
 
     for ref in (str(tiny_dir / "openclip"), f"local-dir:{tiny_dir / 'openclip'}"):
-        clip = create(ClipConfig(backend="open_clip", model=ref, pretrained=None, dtype=dtype, batch_size=2))
-        images = clip.embed_images([Image.open(io.BytesIO(_png(c))) for c in ((0, 0, 0), (250, 10, 10), (9, 9, 240))])
+        clip = create(
+            ClipConfig(backend="open_clip", model=ref, pretrained=None, dtype=dtype, batch_size=2)
+        )
+        images = clip.embed_images(
+            [Image.open(io.BytesIO(_png(c))) for c in ((0, 0, 0), (250, 10, 10), (9, 9, 240))]
+        )
         texts = clip.embed_texts(["a photo of a nurse", "a photo of a doctor"])
         assert images.shape == (3, 16) and texts.shape == (2, 16)
         assert np.allclose(np.linalg.norm(images, axis=1), 1.0, atol=1e-3)
@@ -130,7 +148,9 @@ def test_qwen3_embedder_last_token_pooling_in_bf16(tiny_dir):
     from implicit_bench.embedders.st import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder(
-        EmbedderConfig(model=str(tiny_dir / "qwen3_embedding"), device="cpu", dtype="bfloat16", batch_size=2)
+        EmbedderConfig(
+            model=str(tiny_dir / "qwen3_embedding"), device="cpu", dtype="bfloat16", batch_size=2
+        )
     )
     query = query_text("a photo of a nurse")
     assert query.startswith("Instruct: ") and "\nQuery: a photo of a nurse" in query

@@ -89,7 +89,9 @@ def test_paper_hub_models_pin_a_revision_or_say_why_not():
         seen += 1
         line = next(ln for ln in text.splitlines() if f"model: {model}" in ln)
         if block.get("revision") is None:
-            assert "UNVERIFIED" in line, f"{'.'.join(path)}: {model} has no revision and no UNVERIFIED mark"
+            assert "UNVERIFIED" in line, (
+                f"{'.'.join(path)}: {model} has no revision and no UNVERIFIED mark"
+            )
         else:
             assert re.fullmatch(r"[0-9a-f]{40}", block["revision"]), ".".join(path)
     assert seen >= 6
@@ -110,6 +112,10 @@ def test_every_profile_judges_presence_of_every_negation_setting():
     from implicit_bench.audits.negation import SETTINGS
 
     default = yaml.safe_load((REPO_ROOT / "params.yaml").read_text(encoding="utf-8"))
-    for name, params in (("params.yaml", default), ("paper", _load("paper")), ("tiny", _load("tiny"))):
+    for name, params in (
+        ("params.yaml", default),
+        ("paper", _load("paper")),
+        ("tiny", _load("tiny")),
+    ):
         variants = set(params["judge"]["tasks"]["alignment"]["variants"])
         assert set(SETTINGS) <= variants, (name, sorted(set(SETTINGS) - variants))

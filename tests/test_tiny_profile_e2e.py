@@ -20,7 +20,13 @@ import yaml
 
 from tests.conftest import copy_repo
 
-KEEP_CONFIGS = ("unmodified", "rewrite_removed", "sv_full_unit_removed", "sv_attributes_own", "sv_llm_pair_own")
+KEEP_CONFIGS = (
+    "unmodified",
+    "rewrite_removed",
+    "sv_full_unit_removed",
+    "sv_attributes_own",
+    "sv_llm_pair_own",
+)
 
 
 @pytest.mark.slow
@@ -28,10 +34,15 @@ def test_tiny_profile_runs_every_stage(repo_root, tmp_path):
     run_tiny_profile(repo_root, tmp_path)
 
 
-def run_tiny_profile(repo_root: Path, tmp_path: Path, overrides: dict[str, object] | None = None) -> Path:
+def run_tiny_profile(
+    repo_root: Path, tmp_path: Path, overrides: dict[str, object] | None = None
+) -> Path:
     """Copy the repo, apply the tiny profile (+ ``overrides``: dotted key -> value), reduce it,
     ``dvc repro`` everything and check the outputs; returns the copy."""
-    if shutil.which("dvc", path=str(Path(sys.executable).parent)) is None and shutil.which("dvc") is None:
+    if (
+        shutil.which("dvc", path=str(Path(sys.executable).parent)) is None
+        and shutil.which("dvc") is None
+    ):
         pytest.skip("dvc not installed")
     repo = tmp_path / "repo"
     copy_repo(repo_root, repo)
@@ -42,7 +53,9 @@ def run_tiny_profile(repo_root: Path, tmp_path: Path, overrides: dict[str, objec
 
     def run(*cmd: str) -> str:
         done = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
-        assert done.returncode == 0, f"{' '.join(cmd)}\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}"
+        assert done.returncode == 0, (
+            f"{' '.join(cmd)}\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}"
+        )
         return done.stdout
 
     run("git", "init", "-q")
@@ -50,7 +63,9 @@ def run_tiny_profile(repo_root: Path, tmp_path: Path, overrides: dict[str, objec
     params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
     assert params["base"]["profile"] == "tiny"
     params["subset"]["max_units"] = 3
-    params["debias"]["configs"] = {k: v for k, v in params["debias"]["configs"].items() if k in KEEP_CONFIGS}
+    params["debias"]["configs"] = {
+        k: v for k, v in params["debias"]["configs"].items() if k in KEEP_CONFIGS
+    }
     for dotted, value in (overrides or {}).items():
         *parents, leaf = dotted.split(".")
         node = params
@@ -58,7 +73,9 @@ def run_tiny_profile(repo_root: Path, tmp_path: Path, overrides: dict[str, objec
             node = node[part]
         node[leaf] = value
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
-    (repo / "dvc.lock").unlink(missing_ok=True)  # the default profile's lock: every stage must run here
+    (repo / "dvc.lock").unlink(
+        missing_ok=True
+    )  # the default profile's lock: every stage must run here
     run("git", "add", "-A")
     run("git", "commit", "-qm", "tiny profile")
 
@@ -75,7 +92,10 @@ def run_tiny_profile(repo_root: Path, tmp_path: Path, overrides: dict[str, objec
     assert built == sorted(params["models"]["build"])
     render = json.loads((repo / "metrics" / "render.json").read_text())
     assert render["provenance"]["random_init"] is True
-    assert {m["model"] for m in render["provenance"]["models"]} >= {"models/tiny/qwen_image", "models/tiny/sd3"}
+    assert {m["model"] for m in render["provenance"]["models"]} >= {
+        "models/tiny/qwen_image",
+        "models/tiny/sd3",
+    }
     judgements = pd.read_parquet(repo / "data" / "judgements" / "judgements.parquet")
     assert set(judgements["judge"]) == {"qwen3vl", "gemma4", "gpt54"} and judgements["valid"].any()
     assert set(judgements["config"]) == {"qwen_image", "sd3"}
@@ -95,6 +115,11 @@ def run_tiny_profile(repo_root: Path, tmp_path: Path, overrides: dict[str, objec
         assert base and set(steered) == set(base)
         assert any(steered[k] != base[k] for k in base), config
     debias = json.loads((repo / "metrics" / "debias.json").read_text())
-    assert set(debias["configs"]) >= {"unmodified", "rewrite_removed", "sv_full_unit_removed", "sv_attributes_own"}
+    assert set(debias["configs"]) >= {
+        "unmodified",
+        "rewrite_removed",
+        "sv_full_unit_removed",
+        "sv_attributes_own",
+    }
     assert (repo / "report" / "index.html").exists()
     return repo

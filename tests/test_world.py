@@ -25,12 +25,20 @@ from implicit_bench.world.truth import plant, world_json
 def _units(n: int = 6) -> pd.DataFrame:
     rows = []
     for i in range(n):
-        rows.append({
-            "unit_id": f"u{i}", "source": "stereoset", "bias_type": ["gender", "race"][i % 2],
-            "head": "nurse", "relation": None, "stereotype": f"kind{i}", "anti_stereotype": f"rude{i}",
-            "prompt_neutral": "a photo of a nurse", "prompt_stereotype": f"a photo of a kind{i} nurse",
-            "prompt_anti_stereotype": f"a photo of a rude{i} nurse",
-        })
+        rows.append(
+            {
+                "unit_id": f"u{i}",
+                "source": "stereoset",
+                "bias_type": ["gender", "race"][i % 2],
+                "head": "nurse",
+                "relation": None,
+                "stereotype": f"kind{i}",
+                "anti_stereotype": f"rude{i}",
+                "prompt_neutral": "a photo of a nurse",
+                "prompt_stereotype": f"a photo of a kind{i} nurse",
+                "prompt_anti_stereotype": f"a photo of a rude{i} nurse",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -38,9 +46,18 @@ def _units(n: int = 6) -> pd.DataFrame:
 def world_dir(tmp_path):
     params = WorldParams(
         generators={"g": {"bias": 0.0, "refuses": True}},
-        judges={"exact": SimJudgeWorld(
-            confusion={c: {d: float(c == d) for d in ("s", "a", "neither")} for c in ("s", "a", "neither")},
-            slot_a=0.0, invalid=0.0, rubric_sd=0.0, alignment_error=0.0)},
+        judges={
+            "exact": SimJudgeWorld(
+                confusion={
+                    c: {d: float(c == d) for d in ("s", "a", "neither")}
+                    for c in ("s", "a", "neither")
+                },
+                slot_a=0.0,
+                invalid=0.0,
+                rubric_sd=0.0,
+                alignment_error=0.0,
+            )
+        },
         bias_types={"gender": {"stereo": 0.5, "anti": 0.2, "refusal": 0.3}},
     )
     write_table(plant(_units(), params), tmp_path / "truth.parquet")
@@ -69,8 +86,15 @@ def test_variant_probs_plant_the_anti_success_slope():
     params = WorldParams()
     base = np.array([[0.2, 0.3, 0.5], [0.8, 0.1, 0.1]])
     succ_a = np.clip(0.9 - 0.7 * base[:, 0], 0.05, 1)
-    anti = variant_probs(base, np.full(2, 0.9), succ_a, "anti_stereotype", params.model_copy(
-        update={"success": params.success.model_copy(update={"anti_slope": 0.7})}))
+    anti = variant_probs(
+        base,
+        np.full(2, 0.9),
+        succ_a,
+        "anti_stereotype",
+        params.model_copy(
+            update={"success": params.success.model_copy(update={"anti_slope": 0.7})}
+        ),
+    )
     assert np.allclose(anti[:, 1], [0.76, 0.34])
     assert np.allclose(anti.sum(axis=1), 1.0)
 
@@ -79,8 +103,14 @@ def test_outcomes_follow_the_probabilities():
     rng = np.random.default_rng(0)
     n = 40_000
     probs = np.tile([0.5, 0.3, 0.2], (n, 1))
-    out = outcomes(probs, np.full(n, 0.1), np.zeros(n), np.full(n, 0.25), np.tile([0.2, 0.5, 0.3], (n, 1)),
-                   rng.random((n, 5)))
+    out = outcomes(
+        probs,
+        np.full(n, 0.1),
+        np.zeros(n),
+        np.full(n, 0.25),
+        np.tile([0.2, 0.5, 0.3], (n, 1)),
+        rng.random((n, 5)),
+    )
     assert abs(out.refused.mean() - 0.1) < 0.01
     shown = out.shown[~out.refused]
     assert np.allclose([np.mean(shown == k) for k in range(3)], [0.5, 0.3, 0.2], atol=0.01)
@@ -97,7 +127,7 @@ def test_sim_judge_answers_through_the_real_parsers(world_dir):
     blind = load_task("blind")
     for order in ("sa", "as"):
         prompt = blind.render(task_fields(blind, fields, order))
-        (text, err), = judge.answer([JudgeRequest(prompt, stereo_png)])
+        ((text, err),) = judge.answer([JudgeRequest(prompt, stereo_png)])
         parsed = blind.parse(text)
         assert err is None and parsed.valid and blind.stored_value(parsed.answer, order) == "s"
     rubric = load_task("rubric")
@@ -120,20 +150,44 @@ def test_sim_judge_reads_long_attribute_lists(tmp_path):
     long_s = "kind, caring, gentle, patient, nurturing, soft-spoken, devoted, selfless"
     long_a = "rude, careless, harsh, impatient, cold, loud, neglectful, self-centred"
     units = _units(1).assign(stereotype=long_s, anti_stereotype=long_a)
-    params = WorldParams(generators={"g": {}}, judges={"exact": SimJudgeWorld(
-        confusion={c: {d: float(c == d) for d in ("s", "a", "neither")} for c in ("s", "a", "neither")},
-        slot_a=0.0, invalid=0.0, rubric_sd=0.0, alignment_error=0.0)})
+    params = WorldParams(
+        generators={"g": {}},
+        judges={
+            "exact": SimJudgeWorld(
+                confusion={
+                    c: {d: float(c == d) for d in ("s", "a", "neither")}
+                    for c in ("s", "a", "neither")
+                },
+                slot_a=0.0,
+                invalid=0.0,
+                rubric_sd=0.0,
+                alignment_error=0.0,
+            )
+        },
+    )
     write_table(plant(units, params), tmp_path / "truth.parquet")
     write_json(tmp_path / "world.json", world_json(params))
     judge = build_judge({"backend": "sim", "model": "sim:exact", "world": str(tmp_path)})
     fields = unit_fields(units.iloc[0].to_dict())
     rubric, blind = load_task("rubric"), load_task("blind")
-    for text, label, score in ((long_s, "s", 4), (long_a, "a", 1)):  # rubric_mean s 4.0, a 0.5 (rounds up)
+    for text, label, score in (
+        (long_s, "s", 4),
+        (long_a, "a", 1),
+    ):  # rubric_mean s 4.0, a 0.5 (rounds up)
         assert len(text) > 60
         png = png_bytes(draw(Shown(text, "nurse", "male", "young")))
-        assert rubric.parse(judge.answer([JudgeRequest(rubric.render(task_fields(rubric, fields)), png)])[0][0]).answer == score
+        assert (
+            rubric.parse(
+                judge.answer([JudgeRequest(rubric.render(task_fields(rubric, fields)), png)])[0][0]
+            ).answer
+            == score
+        )
         for order in ("sa", "as"):
-            parsed = blind.parse(judge.answer([JudgeRequest(blind.render(task_fields(blind, fields, order)), png)])[0][0])
+            parsed = blind.parse(
+                judge.answer([JudgeRequest(blind.render(task_fields(blind, fields, order)), png)])[
+                    0
+                ][0]
+            )
             assert blind.stored_value(parsed.answer, order) == label
 
 
@@ -151,7 +205,9 @@ def test_sim_generator_refuses_and_steering_moves_the_stereotype_rate(world_dir)
     import torch
 
     gen = create_generator({"backend": "sim", "model": "sim:g", "world": str(world_dir)})
-    results = gen.generate([RenderRequest(f"c/u0/neutral/{s}", "a photo of a nurse", s) for s in range(40)])
+    results = gen.generate(
+        [RenderRequest(f"c/u0/neutral/{s}", "a photo of a nurse", s) for s in range(40)]
+    )
     assert {r.status for r in results} <= {"ok", "refused"}
     assert any(r.status == "refused" for r in results)  # gender units refuse 30% with refuses: true
     ok = [r for r in results if r.status == "ok"]
@@ -164,7 +220,9 @@ def test_sim_generator_refuses_and_steering_moves_the_stereotype_rate(world_dir)
         steered = enc.embeds[0, 0].numpy() - alpha * d.astype(np.float32)
         shifts.append(gen.shift("u0", "neutral", steered))
     assert shifts[0] == pytest.approx(0.0, abs=1e-5) and shifts[2] < shifts[1] < 0
-    enc.embeds = torch.from_numpy((enc.embeds[0, 0].numpy() - 2 * d.astype(np.float32))[None, None, :])
+    enc.embeds = torch.from_numpy(
+        (enc.embeds[0, 0].numpy() - 2 * d.astype(np.float32))[None, None, :]
+    )
     images = gen.generate_encoded(enc, [7], item_ids=["c/u0/neutral/7"])
     assert len(images) == 1
 

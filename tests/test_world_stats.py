@@ -14,9 +14,16 @@ from implicit_bench.world.params import SimJudgeWorld, WorldParams
 from implicit_bench.world.sampling import perceive_many, rubric_scores
 
 JUDGE = SimJudgeWorld(
-    confusion={"s": {"s": 0.8, "a": 0.1, "neither": 0.1}, "a": {"s": 0.0, "a": 1.0, "neither": 0.0},
-               "neither": {"s": 0.0, "a": 0.0, "neither": 1.0}},
-    slot_a=0.5, invalid=0.0, rubric_mean={"s": 4.0, "a": 0.0, "neither": 2.0}, rubric_sd=1.0, alignment_error=0.1,
+    confusion={
+        "s": {"s": 0.8, "a": 0.1, "neither": 0.1},
+        "a": {"s": 0.0, "a": 1.0, "neither": 0.0},
+        "neither": {"s": 0.0, "a": 0.0, "neither": 1.0},
+    },
+    slot_a=0.5,
+    invalid=0.0,
+    rubric_mean={"s": 4.0, "a": 0.0, "neither": 2.0},
+    rubric_sd=1.0,
+    alignment_error=0.1,
 )
 
 
@@ -48,7 +55,11 @@ def test_score_pmf_matches_the_sampling_rule():
 
 def test_perceive_many_is_inverse_cdf():
     conf = measure.confusion(JUDGE)
-    assert perceive_many(np.array([0, 0, 0]), conf, np.array([0.1, 0.85, 0.95])).tolist() == [0, 1, 2]
+    assert perceive_many(np.array([0, 0, 0]), conf, np.array([0.1, 0.85, 0.95])).tolist() == [
+        0,
+        1,
+        2,
+    ]
 
 
 def test_strength_group_probabilities_by_hand():
@@ -58,12 +69,19 @@ def test_strength_group_probabilities_by_hand():
     g = strength_group_truth(frame, 1.0, 3).iloc[0]
     assert g["0 of 3"] == pytest.approx(0.125) and g["3 of 3"] == pytest.approx(0.125)
     assert g["1-2 of 3"] == pytest.approx(0.75)
-    assert strength_group_truth(frame, 0.9, 3).iloc[0][["0 of 3", "1-2 of 3", "3 of 3"]].sum() == pytest.approx(0.729)
+    assert strength_group_truth(frame, 0.9, 3).iloc[0][
+        ["0 of 3", "1-2 of 3", "3 of 3"]
+    ].sum() == pytest.approx(0.729)
 
 
 def test_entry_coverage_flag():
     assert entry("g", "x", 0.5, 0.4, [0.3, 0.6])["covered"] is True
-    assert entry("g", "x", 0.5, 0.4, [0.3, 0.6], n=7)["estimate"] == {"value": 0.4, "ci": [0.3, 0.6], "n": 7, "level": 0.95}
+    assert entry("g", "x", 0.5, 0.4, [0.3, 0.6], n=7)["estimate"] == {
+        "value": 0.4,
+        "ci": [0.3, 0.6],
+        "n": 7,
+        "level": 0.95,
+    }
     assert entry("g", "x", 0.7, 0.4, [0.3, 0.6])["covered"] is False
     assert entry("g", "x", None, 0.4, [0.3, 0.6])["covered"] is None
     assert entry("g", "x", 0.5, 0.4, [0.3, 0.6], diagnostic=True)["covered"] is None
@@ -74,16 +92,33 @@ def test_fast_path_estimates_recover_the_planted_truth():
     params = WorldParams(
         generators={"g": {"bias": 0.5}, "api": {"refuses": True}},
         judges={"j": JUDGE.model_copy(update={"invalid": 0.05}), "k": SimJudgeWorld()},
-        bias_types={"gender": {"stereo": 0.6, "anti": 0.15, "refusal": 0.2}, "race": {"stereo": 0.3, "anti": 0.3}},
+        bias_types={
+            "gender": {"stereo": 0.6, "anti": 0.15, "refusal": 0.2},
+            "race": {"stereo": 0.3, "anti": 0.3},
+        },
     )
-    world = simulate(params, 3000, [42, 1042, 2042], "g", "api", "j", ["j", "k"], np.random.default_rng(5))
+    world = simulate(
+        params, 3000, [42, 1042, 2042], "g", "api", "j", ["j", "k"], np.random.default_rng(5)
+    )
     truth = truths(world, params, "j", ["j", "k"], 3)
     est = estimates(world, "j", ["j", "k"], 3, Bootstrap(n=200, seed=1))
-    for name in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s", "slot_a_share",
-                 "flip_rate", "refusal_rate", "success_anti [3 of 3]", "success_anti [0 of 3]"):
+    for name in (
+        "default_rate",
+        "success_stereotype",
+        "success_anti",
+        "gap",
+        "a_to_s",
+        "slot_a_share",
+        "flip_rate",
+        "refusal_rate",
+        "success_anti [3 of 3]",
+        "success_anti [0 of 3]",
+    ):
         assert est[name]["value"] == pytest.approx(truth[name], abs=0.025), name
     for bt in ("gender", "race"):
-        assert est[f"hedges_g [{bt}]"]["value"] == pytest.approx(truth[f"hedges_g [{bt}]"], abs=0.12)
+        assert est[f"hedges_g [{bt}]"]["value"] == pytest.approx(
+            truth[f"hedges_g [{bt}]"], abs=0.12
+        )
     # the planted slope: units whose neutral images are all s succeed less on anti prompts
     assert truth["success_anti [3 of 3]"] < truth["success_anti [0 of 3]"]
 
@@ -105,20 +140,45 @@ def test_recovery_truth_of_judgement_rows(tmp_path):
     from implicit_bench.world.truth import plant, world_json
 
     params = WorldParams(generators={"g": {"bias": 0.0}}, judges={"j": JUDGE})
-    units = pd.DataFrame([{"unit_id": "u1", "bias_type": "x", "head": "nurse", "relation": None, "stereotype": "kind",
-                           "anti_stereotype": "rude", "prompt_neutral": "a photo of a nurse"}])
+    units = pd.DataFrame(
+        [
+            {
+                "unit_id": "u1",
+                "bias_type": "x",
+                "head": "nurse",
+                "relation": None,
+                "stereotype": "kind",
+                "anti_stereotype": "rude",
+                "prompt_neutral": "a photo of a nurse",
+            }
+        ]
+    )
     write_table(plant(units, params), tmp_path / "truth.parquet")
     write_json(tmp_path / "world.json", world_json(params))
     world = load_world(str(tmp_path))
-    rows = pd.DataFrame([{"judge": "j", "task": "blind", "config": "c", "unit_id": "u1", "variant": "neutral",
-                          "seed": 42, "order": o} for o in ("sa", "as")])
+    rows = pd.DataFrame(
+        [
+            {
+                "judge": "j",
+                "task": "blind",
+                "config": "c",
+                "unit_id": "u1",
+                "variant": "neutral",
+                "seed": 42,
+                "order": o,
+            }
+            for o in ("sa", "as")
+        ]
+    )
     kept = primary_rows(rows, "j")
     assert kept["order"].tolist() == [blind_order("u1", 42, "neutral")]
     rt = RowTruth(world, {"c": "g"})
     stored, rendered = blind_truths(rt, kept, JUDGE)
     planted = world.truth.iloc[0]
     assert np.allclose(rendered[0], [planted["p_s"], planted["p_a"], planted["p_n"]])
-    assert np.allclose(stored[0], measure.blind_stored(rendered, JUDGE, kept["order"].to_numpy())[0])
+    assert np.allclose(
+        stored[0], measure.blind_stored(rendered, JUDGE, kept["order"].to_numpy())[0]
+    )
     assert np.isclose(stored.sum(), 1.0)
 
 
@@ -127,7 +187,13 @@ def test_recovery_draws_the_evaluate_stages_bootstrap():
     (level too, which the hand merge dropped)."""
     from implicit_bench.recovery.stage import evaluate_bootstrap
 
-    raw = {"bootstrap": {"n": 500, "seed": 3, "level": 0.9}, "evaluate": {"bootstrap": {"seed": 11}}}
+    raw = {
+        "bootstrap": {"n": 500, "seed": 3, "level": 0.9},
+        "evaluate": {"bootstrap": {"seed": 11}},
+    }
     boot = evaluate_bootstrap(raw, "params.yaml")
     assert (boot.n, boot.seed, boot.level) == (500, 11, 0.9)
-    assert (evaluate_bootstrap({}, "params.yaml").n, evaluate_bootstrap({}, "params.yaml").seed) == (1000, 42)
+    assert (
+        evaluate_bootstrap({}, "params.yaml").n,
+        evaluate_bootstrap({}, "params.yaml").seed,
+    ) == (1000, 42)

@@ -189,7 +189,9 @@ class LetterKind(AnswerKind):
         letters = [a for a in spec.answer.allowed if a not in domain]
         if letters:  # a letter stored where the task stores what the letter stood for
             letter = values.isin(letters)
-            problems.insert(0, (letter, f"{spec.name} value is an option letter; store {_one_of(domain)}"))
+            problems.insert(
+                0, (letter, f"{spec.name} value is an option letter; store {_one_of(domain)}")
+            )
         return problems, score
 
 
@@ -232,7 +234,9 @@ class NumberKind(AnswerKind):
 
     def check_allowed(self, answer: AnswerSpec) -> None:
         if answer.range is None or answer.allowed:
-            raise ValueError("answer kind number needs a 'range: [low, high]' and no 'allowed' list")
+            raise ValueError(
+                "answer kind number needs a 'range: [low, high]' and no 'allowed' list"
+            )
         low, high = answer.range
         if not (math.isfinite(low) and math.isfinite(high) and low < high):
             raise ValueError(f"answer range {answer.range} must be two finite numbers, low < high")
@@ -260,7 +264,11 @@ class NumberKind(AnswerKind):
         num = _number(values)
         bad = num.isna() | ~num.between(low, high)
         note = f" ({spec.answer.note})" if spec.answer.note else ""
-        reason = f"{spec.name} value must be a number in [{low:g}, {high:g}]{note}, got '" + values.astype(str) + "'"
+        reason = (
+            f"{spec.name} value must be a number in [{low:g}, {high:g}]{note}, got '"
+            + values.astype(str)
+            + "'"
+        )
         return [(bad, reason)], num
 
 

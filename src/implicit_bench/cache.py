@@ -86,7 +86,9 @@ class DiskCache:
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
                 raise
             raise InputError(
-                self.path, None, None,
+                self.path,
+                None,
+                None,
                 f"cache file unreadable ({exc}): move it aside (or delete it and its -wal/-shm files); "
                 "it only saves model answers, which the next run asks again",
             ) from None
@@ -181,7 +183,12 @@ class CacheLookup:
     usable (written by an older version) and is computed again. ``cache`` None: nothing cached.
     """
 
-    def __init__(self, cache: DiskCache | None, keys: Iterable[str], decode: Callable[[Any], Any] | None = None):
+    def __init__(
+        self,
+        cache: DiskCache | None,
+        keys: Iterable[str],
+        decode: Callable[[Any], Any] | None = None,
+    ):
         self.cache = cache
         distinct = list(dict.fromkeys(keys))
         stored = cache.get_many(distinct) if cache is not None and distinct else {}
@@ -260,10 +267,15 @@ def cached_map(
         chunk = [first[k] for k in chunk_keys]
         batches += 1
         if len(values) != len(chunk):
-            failures.append(RuntimeError(f"compute returned {len(values)} values for {len(chunk)} items"))
+            failures.append(
+                RuntimeError(f"compute returned {len(values)} values for {len(chunk)} items")
+            )
             return
         computed.update(zip(chunk_keys, values, strict=True))
-        lookup.store((k, v if encode is None else encode(item, v)) for k, item, v in zip(chunk_keys, chunk, values, strict=True))
+        lookup.store(
+            (k, v if encode is None else encode(item, v))
+            for k, item, v in zip(chunk_keys, chunk, values, strict=True)
+        )
 
     chunks = (lookup.missing[start : start + size] for start in range(0, lookup.misses, size))
     if concurrency <= 1:  # sequential: stop at the first failure, as before
@@ -276,4 +288,6 @@ def cached_map(
         if failures:
             raise failures[0]
     values_out = [lookup.found[k] if k in lookup.found else computed[k] for k in keys]
-    return Cached(values_out, keys, [k in lookup.found for k in keys], lookup.hits, lookup.misses, batches)
+    return Cached(
+        values_out, keys, [k in lookup.found for k in keys], lookup.hits, lookup.misses, batches
+    )

@@ -49,8 +49,14 @@ def repository_root(start: str) -> Path:
     here = Path(start).resolve()
     here = _dvc_temp_root(here) or here
     try:
-        out = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=here,
-                             capture_output=True, text=True, timeout=10, check=False)
+        out = subprocess.run(
+            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return here
     common = Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
@@ -67,7 +73,11 @@ def _params_cache_dir(workdir: Path) -> Path | None:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (yaml.YAMLError, OSError, UnicodeDecodeError):
         return None  # the stage's own params loading reports a broken params.yaml
-    value = (data.get("base") or {}).get("cache_dir") if isinstance(data, dict) and isinstance(data.get("base"), dict) else None
+    value = (
+        (data.get("base") or {}).get("cache_dir")
+        if isinstance(data, dict) and isinstance(data.get("base"), dict)
+        else None
+    )
     return (workdir / str(value)).resolve() if value else None
 
 

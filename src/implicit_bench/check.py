@@ -22,9 +22,16 @@ def images_still_to_render(params: dict[str, Any], root: str | Path = ".") -> di
 
 @click.command("check")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--profile", default=None, help="Check the params of this profile (nothing is written).")
-@click.option("--timeout", default=5.0, show_default=True, type=click.FloatRange(0.1, 60),
-              help="Seconds an endpoint has to answer.")
+@click.option(
+    "--profile", default=None, help="Check the params of this profile (nothing is written)."
+)
+@click.option(
+    "--timeout",
+    default=5.0,
+    show_default=True,
+    type=click.FloatRange(0.1, 60),
+    help="Seconds an endpoint has to answer.",
+)
 @click.option("--no-disk", is_flag=True, help="Skip the disk-room check (it needs the plan).")
 def check_command(params_path: str, profile: str | None, timeout: float, no_disk: bool) -> None:
     """Preflight: keys set, endpoints answer and serve the model, local models resolve, a GPU
@@ -42,7 +49,11 @@ def check_command(params_path: str, profile: str | None, timeout: float, no_disk
     n = len(models_in_use(params))
     if problems:
         raise SystemExit(1)
-    click.echo(f"check: ok ({n} models in use: keys, endpoints, local models, devices" + ("" if no_disk else ", disk") + ")")
+    click.echo(
+        f"check: ok ({n} models in use: keys, endpoints, local models, devices"
+        + ("" if no_disk else ", disk")
+        + ")"
+    )
 
 
 __all__ = ["check_command", "images_still_to_render"]

@@ -49,8 +49,14 @@ class LazyGroup(FriendlyGroup):
 
 @click.group(cls=LazyGroup)
 @click.version_option(package_name="implicit-bench")
-@click.option("--debug", is_flag=True, expose_value=False, is_eager=True, callback=enable_debug,
-              help="Print full tracebacks (also: IMPLICIT_BENCH_DEBUG=1); errors are one line otherwise.")
+@click.option(
+    "--debug",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=enable_debug,
+    help="Print full tracebacks (also: IMPLICIT_BENCH_DEBUG=1); errors are one line otherwise.",
+)
 def main() -> None:
     """IMPLICIT-Bench: stereotyped defaults and prompt following in text-to-image models."""
 

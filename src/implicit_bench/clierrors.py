@@ -30,7 +30,9 @@ def one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, (ValueError, OSError)) or type(exc).__module__.startswith("implicit_bench"):
         return redact(text)
-    return redact(f"{type(exc).__name__}: {text} (rerun with --debug or {DEBUG_ENV}=1 for the traceback)")
+    return redact(
+        f"{type(exc).__name__}: {text} (rerun with --debug or {DEBUG_ENV}=1 for the traceback)"
+    )
 
 
 def _invoke(invoke: Any, ctx: click.Context) -> Any:

@@ -59,10 +59,17 @@ def clean_stale(target: Path) -> None:
     if not target.parent.is_dir():
         return
     # ".NAME.tmp-PID-", and ".NAME.extensions-PID-" / "..NAME.tmp-P-x.extensions-PID-" (analyze)
-    pattern = re.compile(rf"^\.+{re.escape(target.name)}\.(?:tmp-\d+-[^/]*\.)?(?:tmp|old|extensions)-(\d+)-")
+    pattern = re.compile(
+        rf"^\.+{re.escape(target.name)}\.(?:tmp-\d+-[^/]*\.)?(?:tmp|old|extensions)-(\d+)-"
+    )
     for entry in target.parent.iterdir():
         match = pattern.match(entry.name)
-        if match and entry.is_dir() and not entry.is_symlink() and not _pid_alive(int(match.group(1))):
+        if (
+            match
+            and entry.is_dir()
+            and not entry.is_symlink()
+            and not _pid_alive(int(match.group(1)))
+        ):
             shutil.rmtree(entry, ignore_errors=True)
 
 
@@ -81,7 +88,12 @@ def swap_in(new: Path, target: Path) -> None:
     """Put folder ``new`` at ``target``; the previous ``target`` folder is removed."""
     new, target = Path(new), Path(target)
     if target.is_symlink() or (target.exists() and not target.is_dir()):
-        raise InputError(target, None, None, "the output path exists and is not a folder; remove it or choose another")
+        raise InputError(
+            target,
+            None,
+            None,
+            "the output path exists and is not a folder; remove it or choose another",
+        )
     if not target.exists():
         os.rename(new, target)
         return
@@ -117,7 +129,9 @@ def foreign_files(target: Path, patterns: Iterable[str]) -> list[str]:
     regexes = [re.compile(p) for p in patterns]
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(target):
-        for name in sorted(filenames) + [d for d in sorted(dirnames) if os.path.islink(os.path.join(dirpath, d))]:
+        for name in sorted(filenames) + [
+            d for d in sorted(dirnames) if os.path.islink(os.path.join(dirpath, d))
+        ]:
             rel = Path(dirpath, name).relative_to(target).as_posix()
             if not any(r.fullmatch(rel) for r in regexes):
                 found.append(rel)
@@ -133,7 +147,9 @@ def check_owned(target: str | Path, patterns: Iterable[str], what: str) -> None:
     if found:
         shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
         raise InputError(
-            target, None, None,
+            target,
+            None,
+            None,
             f"{what} would replace this folder, which holds files it did not write ({shown}); "
             "choose an empty or new folder, or move those files out",
         )

@@ -118,10 +118,12 @@ class Estimate(BaseModel):
 
     def scaled(self, factor: float) -> Estimate:
         """The same estimate in other units (e.g. x 100 for a percentage)."""
-        return self.model_copy(update={
-            "value": None if self.value is None else self.value * factor,
-            "ci": None if self.ci is None else (self.ci[0] * factor, self.ci[1] * factor),
-        })
+        return self.model_copy(
+            update={
+                "value": None if self.value is None else self.value * factor,
+                "ci": None if self.ci is None else (self.ci[0] * factor, self.ci[1] * factor),
+            }
+        )
 
 
 def json_schema() -> dict[str, Any]:

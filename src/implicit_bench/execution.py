@@ -48,7 +48,9 @@ class ExecutorConfig(StrictModel):
     # --resources='{"a100": 1}'` nodes), so GPU work lands only where the hardware is
     resources: dict[str, NonNegFloat] = {}
     max_in_flight: PositiveInt = 2  # items queued per actor (keeps GPUs busy while results travel)
-    runtime_env: dict[str, Any] | None = None  # Ray runtime_env (e.g. working_dir, pip) for clusters
+    runtime_env: dict[str, Any] | None = (
+        None  # Ray runtime_env (e.g. working_dir, pip) for clusters
+    )
     max_attempts: PositiveInt = 3  # tries per item, first one included
     retry_backoff_s: NonNegFloat = 0.0  # sleep before a retry, times the attempt number
     progress: bool = True
@@ -151,7 +153,10 @@ def _call(worker: Worker, payload: Any) -> tuple[Any, str | None]:
 
 
 def _run_local(
-    items: Sequence[WorkItem], make_worker: Callable[[], Worker], config: ExecutorConfig, finish: Callable,
+    items: Sequence[WorkItem],
+    make_worker: Callable[[], Worker],
+    config: ExecutorConfig,
+    finish: Callable,
     concurrency: int = 1,
 ) -> None:
     from implicit_bench.streaming import stream_map
@@ -194,7 +199,10 @@ def _ray_actor_class(ray: Any) -> Any:
 
 
 def _run_ray(
-    items: Sequence[WorkItem], make_worker: Callable[[], Worker], config: ExecutorConfig, finish: Callable,
+    items: Sequence[WorkItem],
+    make_worker: Callable[[], Worker],
+    config: ExecutorConfig,
+    finish: Callable,
     concurrency: int = 1,
 ) -> None:
     import ray
@@ -209,7 +217,10 @@ def _run_ray(
         ray.init(**init_kwargs)
         started_here = True
     actor_cls = _ray_actor_class(ray).options(
-        num_gpus=config.num_gpus, num_cpus=config.num_cpus, max_restarts=config.max_attempts, max_task_retries=0,
+        num_gpus=config.num_gpus,
+        num_cpus=config.num_cpus,
+        max_restarts=config.max_attempts,
+        max_task_retries=0,
         **({"resources": dict(config.resources)} if config.resources else {}),
         **({"max_concurrency": concurrency} if concurrency > 1 else {}),
     )
@@ -235,15 +246,25 @@ def _run_ray(
                 load[idx] -= 1
                 try:
                     value, error = ray.get(ref)
-                except restarting as exc:  # its node was lost and Ray restarts it: not the item's fault
+                except (
+                    restarting
+                ) as exc:  # its node was lost and Ray restarts it: not the item's fault
                     waits[item.id] = waits.get(item.id, 0) + 1
                     if waits[item.id] <= RESTART_WAITS:
                         time.sleep(RESTART_WAIT_S)
-                        queue.appendleft((item, attempt))  # the same attempt, on whichever actor is up
+                        queue.appendleft(
+                            (item, attempt)
+                        )  # the same attempt, on whichever actor is up
                         continue
-                    value, error = None, redact(f"worker unavailable: {type(exc).__name__}: {str(exc)[:500]}")
+                    value, error = (
+                        None,
+                        redact(f"worker unavailable: {type(exc).__name__}: {str(exc)[:500]}"),
+                    )
                 except ray.exceptions.RayError as exc:  # actor died (OOM, segfault): retried
-                    value, error = None, redact(f"worker crashed: {type(exc).__name__}: {str(exc)[:500]}")
+                    value, error = (
+                        None,
+                        redact(f"worker crashed: {type(exc).__name__}: {str(exc)[:500]}"),
+                    )
                 if error is None or attempt >= config.max_attempts:
                     finish(Outcome(item, value, error, attempt))
                 else:

@@ -25,7 +25,12 @@ from implicit_bench.errors import InputError
 from implicit_bench.tables import KG_UNITS, KG_UNITS_PATH, TRIPLETS, TRIPLETS_PATH, UNITS_PATH
 
 CONFIGS = ("triplets", "units")
-LIST_COLUMNS = ("stereotype_tails", "anti_stereotype_tails", "stereotype_evidence", "anti_stereotype_evidence")
+LIST_COLUMNS = (
+    "stereotype_tails",
+    "anti_stereotype_tails",
+    "stereotype_evidence",
+    "anti_stereotype_evidence",
+)
 CITATION = """@article{dai2026implicitbench,
   title   = {{IMPLICIT-Bench}: Stereotyped Defaults and Prompt Following in Text-to-Image Generation},
   author  = {Dai, Yue and Liu, Ziyang and Cheong, Marc and Han, Caren},
@@ -46,8 +51,12 @@ def _as_list(value: Any, path: str, row: int, column: str) -> list[str] | None:
         try:
             items = json.loads(value) if isinstance(value, str) else value
         except ValueError as exc:
-            raise InputError(path, row, column, f"not a JSON list of strings ({exc.msg}): {str(value)[:80]!r}") from None
-    if not isinstance(items, list) or not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in items):
+            raise InputError(
+                path, row, column, f"not a JSON list of strings ({exc.msg}): {str(value)[:80]!r}"
+            ) from None
+    if not isinstance(items, list) or not all(
+        isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in items
+    ):
         raise InputError(path, row, column, f"not a JSON list of strings: {str(value)[:80]!r}")
     return [str(x) for x in items]
 
@@ -99,9 +108,15 @@ def dataset_card(triplets: pd.DataFrame, units: pd.DataFrame, settings: dict[str
         "task_categories": ["text-to-image"],
         "tags": ["bias", "stereotypes", "fairness", "knowledge-graph", "prompt-following"],
         "configs": [
-            {"config_name": "triplets", "default": True,
-             "data_files": [{"split": "train", "path": "triplets/train-*.parquet"}]},
-            {"config_name": "units", "data_files": [{"split": "train", "path": "units/train-*.parquet"}]},
+            {
+                "config_name": "triplets",
+                "default": True,
+                "data_files": [{"split": "train", "path": "triplets/train-*.parquet"}],
+            },
+            {
+                "config_name": "units",
+                "data_files": [{"split": "train", "path": "units/train-*.parquet"}],
+            },
         ],
     }
     fields_t = ", ".join(f"`{c}`" for c in triplets.columns)
@@ -172,11 +187,18 @@ Please also cite StereoSet and CrowS-Pairs.
 
 
 # every file export-dataset writes; a folder holding others is refused (they would be lost)
-DATASET_FILES = (r"(?:triplets|units)/train-\d{5}-of-\d{5}\.parquet", r"README\.md", r"(?:.*/)?\.[^/]+\.tmp")
+DATASET_FILES = (
+    r"(?:triplets|units)/train-\d{5}-of-\d{5}\.parquet",
+    r"README\.md",
+    r"(?:.*/)?\.[^/]+\.tmp",
+)
 
 
 def export_dataset(
-    kg_units: pd.DataFrame, triplets: pd.DataFrame, out: str | Path, params: dict[str, Any],
+    kg_units: pd.DataFrame,
+    triplets: pd.DataFrame,
+    out: str | Path,
+    params: dict[str, Any],
     sources: tuple[str, str] = ("<kg units>", "<triplets>"),
 ) -> dict[str, int]:
     """Write ``out/{{triplets,units}}/train-00000-of-00001.parquet`` and ``out/README.md``,
@@ -190,7 +212,9 @@ def export_dataset(
             folder.mkdir(parents=True)
             table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
             # an all-null column (e.g. no relation in this run) is a nullable string, not type null
-            schema = pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f for f in table.schema])
+            schema = pa.schema(
+                [f.with_type(pa.string()) if pa.types.is_null(f.type) else f for f in table.schema]
+            )
             pq.write_table(table.cast(schema), folder / "train-00000-of-00001.parquet")
         card = dataset_card(frames["triplets"], frames["units"], construction_settings(params))
         (tmp / "README.md").write_text(card, encoding="utf-8")
@@ -198,8 +222,12 @@ def export_dataset(
 
 
 @click.command("export-dataset")
-@click.option("--triplets", default=TRIPLETS_PATH, show_default=True,
-              help=f"prompt triplets ({UNITS_PATH}: only the analysed subset)")
+@click.option(
+    "--triplets",
+    default=TRIPLETS_PATH,
+    show_default=True,
+    help=f"prompt triplets ({UNITS_PATH}: only the analysed subset)",
+)
 @click.option("--kg-units", default=KG_UNITS_PATH, show_default=True)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--out", required=True, help="folder to write (Parquet + README.md dataset card)")
@@ -207,7 +235,14 @@ def export_dataset_command(triplets: str, kg_units: str, params_path: str, out: 
     """Write the units and prompt triplets as a Hugging Face dataset folder (Parquet + card)."""
     from implicit_bench.params import load_params
 
-    counts = export_dataset(KG_UNITS.read(kg_units), TRIPLETS.read(triplets), out, load_params(params_path),
-                            sources=(kg_units, triplets))
-    click.echo(f"export-dataset: {counts['triplets']} triplets, {counts['units']} units -> {out} "
-               f"(datasets.load_dataset({out!r}, 'triplets'); `huggingface-cli upload` to publish)")
+    counts = export_dataset(
+        KG_UNITS.read(kg_units),
+        TRIPLETS.read(triplets),
+        out,
+        load_params(params_path),
+        sources=(kg_units, triplets),
+    )
+    click.echo(
+        f"export-dataset: {counts['triplets']} triplets, {counts['units']} units -> {out} "
+        f"(datasets.load_dataset({out!r}, 'triplets'); `huggingface-cli upload` to publish)"
+    )

@@ -21,7 +21,12 @@ class LLMUnavailableError(RuntimeError):
 
 
 def check_failure_rate(
-    stage: str, failed: int, total: int, max_rate: float, example: str | None, kind: str = "LLM",
+    stage: str,
+    failed: int,
+    total: int,
+    max_rate: float,
+    example: str | None,
+    kind: str = "LLM",
 ) -> None:
     """Raise ``LLMUnavailableError`` when all of ``total`` calls failed or more than ``max_rate``."""
     if total <= 0 or failed <= 0:

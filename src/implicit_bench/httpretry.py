@@ -77,23 +77,33 @@ class HttpParams(StrictModel):
     the retry policy. A backend's params model inherits it and may change a default."""
 
     base_url: str = "https://api.openai.com/v1"  # the endpoint root
-    api_key_env: str | None = "OPENAI_API_KEY"  # env var holding the key; null: no Authorization header
+    api_key_env: str | None = (
+        "OPENAI_API_KEY"  # env var holding the key; null: no Authorization header
+    )
     timeout_s: PositiveFloat = 120.0  # per connect / read
     max_retries: NonNegInt = 5  # attempts after the first (transport errors, 408, 409, 429, 5xx)
     backoff_s: NonNegFloat = 1.0  # wait before retry n: backoff_s * 2**(n-1), or Retry-After
     backoff_max_s: NonNegFloat = 60.0  # longest wait between two attempts
     deadline_s: PositiveFloat = 900.0  # wall-clock budget of one request, retries included
-    max_response_bytes: PositiveInt = 64 << 20  # bound of an answer body, compressed and decompressed
+    max_response_bytes: PositiveInt = (
+        64 << 20
+    )  # bound of an answer body, compressed and decompressed
     max_answer_chars: PositiveInt = 200_000  # longer answer text: an error, never parsed or cached
     rpm: PositiveFloat | None = None  # requests per rate_window_s (API quota); null: no limit
-    tpm: PositiveFloat | None = None  # estimated tokens per rate_window_s (throttle.estimate_tokens)
+    tpm: PositiveFloat | None = (
+        None  # estimated tokens per rate_window_s (throttle.estimate_tokens)
+    )
     rate_window_s: PositiveFloat = 60.0  # the quotas' period
 
     def retry_policy(self) -> RetryPolicy:
         """The request bounds of :func:`send` from these keys."""
         return RetryPolicy(
-            max_attempts=self.max_retries + 1, backoff_s=self.backoff_s, backoff_max_s=self.backoff_max_s,
-            timeout_s=self.timeout_s, deadline_s=self.deadline_s, max_response_bytes=self.max_response_bytes,
+            max_attempts=self.max_retries + 1,
+            backoff_s=self.backoff_s,
+            backoff_max_s=self.backoff_max_s,
+            timeout_s=self.timeout_s,
+            deadline_s=self.deadline_s,
+            max_response_bytes=self.max_response_bytes,
         )
 
     def throttle(self, concurrency: int) -> Throttle:
@@ -111,7 +121,9 @@ class HttpParams(StrictModel):
                 raise ConfigError(f"{owner}: environment variable {self.api_key_env} is not set")
             headers.update(auth(key))
         register_secret_env(self.api_key_env)
-        return httpx.Client(base_url=self.base_url.rstrip("/"), headers=headers, timeout=self.timeout_s)
+        return httpx.Client(
+            base_url=self.base_url.rstrip("/"), headers=headers, timeout=self.timeout_s
+        )
 
 
 @dataclass
@@ -190,7 +202,9 @@ def _decoder(encoding: str) -> Any:
     raise httpx.DecodingError(f"unsupported Content-Encoding {encoding!r}")
 
 
-def read_bounded(chunks: Any, encoding: str, limit: int, check: Callable[[], None] = lambda: None) -> bytes:
+def read_bounded(
+    chunks: Any, encoding: str, limit: int, check: Callable[[], None] = lambda: None
+) -> bytes:
     """The decoded body of raw ``chunks``; :class:`ResponseTooLarge` past ``limit`` bytes, as
     sent or decoded (each decompression step asks for at most the bytes left, so a bomb
     never expands in memory). ``check()`` runs after every chunk (the deadline)."""
@@ -202,7 +216,9 @@ def read_bounded(chunks: Any, encoding: str, limit: int, check: Callable[[], Non
         nonlocal size
         size += len(data)
         if size > limit:
-            raise ResponseTooLarge(f"answer larger than max_response_bytes={limit} once decompressed")
+            raise ResponseTooLarge(
+                f"answer larger than max_response_bytes={limit} once decompressed"
+            )
         out.append(data)
 
     for chunk in chunks:
@@ -227,24 +243,43 @@ def read_bounded(chunks: Any, encoding: str, limit: int, check: Callable[[], Non
     return b"".join(out)
 
 
-def _attempt(client: httpx.Client, method: str, url: str, deadline: float, policy: RetryPolicy,
-             clock: Callable[[], float], **kwargs: Any) -> httpx.Response:
+def _attempt(
+    client: httpx.Client,
+    method: str,
+    url: str,
+    deadline: float,
+    policy: RetryPolicy,
+    clock: Callable[[], float],
+    **kwargs: Any,
+) -> httpx.Response:
     remaining = max(deadline - clock(), 0.001)
     timeout = httpx.Timeout(min(policy.timeout_s, remaining))
     kwargs["headers"] = {**dict(kwargs.get("headers") or {}), "Accept-Encoding": "gzip, deflate"}
     with client.stream(method, url, timeout=timeout, **kwargs) as streamed:
         declared = streamed.headers.get("content-length", "")
         if declared.strip().isdigit() and int(declared) > policy.max_response_bytes:
-            raise ResponseTooLarge(f"answer of {int(declared)} bytes > max_response_bytes={policy.max_response_bytes}")
+            raise ResponseTooLarge(
+                f"answer of {int(declared)} bytes > max_response_bytes={policy.max_response_bytes}"
+            )
 
         def check() -> None:
             if clock() > deadline:
-                raise DeadlineExceeded(f"answer still arriving when the {policy.deadline_s:g} s deadline passed")
+                raise DeadlineExceeded(
+                    f"answer still arriving when the {policy.deadline_s:g} s deadline passed"
+                )
 
-        content = read_bounded(streamed.iter_raw(), streamed.headers.get("content-encoding", ""),
-                               policy.max_response_bytes, check)
-        headers = [(k, v) for k, v in streamed.headers.multi_items() if k.lower() not in _DROP_HEADERS]
-        return httpx.Response(streamed.status_code, headers=headers, content=content, request=streamed.request)
+        content = read_bounded(
+            streamed.iter_raw(),
+            streamed.headers.get("content-encoding", ""),
+            policy.max_response_bytes,
+            check,
+        )
+        headers = [
+            (k, v) for k, v in streamed.headers.multi_items() if k.lower() not in _DROP_HEADERS
+        ]
+        return httpx.Response(
+            streamed.status_code, headers=headers, content=content, request=streamed.request
+        )
 
 
 def send(
@@ -276,14 +311,23 @@ def send(
                     try:
                         response = _attempt(client, method, url, deadline, policy, clock, **kwargs)
                     finally:
-                        throttle.on_answer(sent_at, None if response is None else response.status_code,
-                                           None if response is None else retry_after_s(response.headers.get("Retry-After")))
+                        throttle.on_answer(
+                            sent_at,
+                            None if response is None else response.status_code,
+                            None
+                            if response is None
+                            else retry_after_s(response.headers.get("Retry-After")),
+                        )
         except DeadlineExceeded as exc:
-            return CallResult(None, attempt, redact(f"deadline exceeded after {attempt} attempt(s): {exc}"))
+            return CallResult(
+                None, attempt, redact(f"deadline exceeded after {attempt} attempt(s): {exc}")
+            )
         except ResponseTooLarge as exc:
             return CallResult(None, attempt, redact(f"{exc} (not retried)"))
         except (httpx.TransportError, httpx.DecodingError) as exc:
-            last_error = redact(f"transport error: {type(exc).__name__}: {' '.join(str(exc).split())}")
+            last_error = redact(
+                f"transport error: {type(exc).__name__}: {' '.join(str(exc).split())}"
+            )
         else:
             if 200 <= response.status_code < 300:
                 return CallResult(response, attempt)
@@ -294,6 +338,14 @@ def send(
             break
         wait = backoff_delay(policy, attempt, response)
         if clock() + wait >= deadline:
-            return CallResult(response, attempt, f"deadline of {policy.deadline_s:g} s reached after {attempt} attempts; last: {last_error}")
+            return CallResult(
+                response,
+                attempt,
+                f"deadline of {policy.deadline_s:g} s reached after {attempt} attempts; last: {last_error}",
+            )
         (sleep or _sleep)(wait)
-    return CallResult(response, policy.max_attempts, f"gave up after {policy.max_attempts} attempts; last: {last_error}")
+    return CallResult(
+        response,
+        policy.max_attempts,
+        f"gave up after {policy.max_attempts} attempts; last: {last_error}",
+    )

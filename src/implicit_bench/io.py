@@ -43,7 +43,9 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 
 def write_json(path: str | Path, payload: Any) -> None:
-    atomic_write_text(path, json.dumps(payload, indent=2, ensure_ascii=False, default=_jsonable) + "\n")
+    atomic_write_text(
+        path, json.dumps(payload, indent=2, ensure_ascii=False, default=_jsonable) + "\n"
+    )
 
 
 def _jsonable(obj: Any) -> Any:
@@ -90,9 +92,12 @@ def read_table(path: str | Path, dtype: dict[str, Any] | None = None) -> pd.Data
         raise InputError(path, None, None, "is a directory, not a table file")
     suffix = "".join(path.suffixes[-2:]) if path.suffix == ".gz" else path.suffix
     readers = {
-        ".parquet": lambda: pd.read_parquet(path), ".pq": lambda: pd.read_parquet(path),
+        ".parquet": lambda: pd.read_parquet(path),
+        ".pq": lambda: pd.read_parquet(path),
         ".csv": lambda: pd.read_csv(path, dtype=dtype, keep_default_na=False, na_values=[""]),
-        ".tsv": lambda: pd.read_csv(path, sep="\t", dtype=dtype, keep_default_na=False, na_values=[""]),
+        ".tsv": lambda: pd.read_csv(
+            path, sep="\t", dtype=dtype, keep_default_na=False, na_values=[""]
+        ),
         ".jsonl": lambda: pd.read_json(path, lines=True, dtype=dtype),
     }
     kind = suffix.removesuffix(".gz") if suffix.endswith(".gz") and suffix != ".gz" else suffix
@@ -101,18 +106,26 @@ def read_table(path: str | Path, dtype: dict[str, Any] | None = None) -> pd.Data
     if path.stat().st_size == 0:
         raise InputError(path, None, None, "empty file (0 bytes): expected a header row and data")
     if kind in (".csv", ".tsv") and _magic(path) == b"PAR1":
-        raise InputError(path, None, None, f"is a Parquet file named {suffix}; rename it to .parquet")
+        raise InputError(
+            path, None, None, f"is a Parquet file named {suffix}; rename it to .parquet"
+        )
     try:
         frame = readers[kind]()
     except UnicodeDecodeError as exc:
-        raise InputError(path, None, None, f"not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+        raise InputError(
+            path, None, None, f"not UTF-8 text (byte {exc.start}); save the file as UTF-8"
+        ) from None
     except pd.errors.EmptyDataError:
         raise InputError(path, None, None, "no columns: the file holds no header row") from None
     except pd.errors.ParserError as exc:
-        raise InputError(path, None, None, f"not a valid {kind[1:].upper()} file: {' '.join(str(exc).split())}") from None
+        raise InputError(
+            path, None, None, f"not a valid {kind[1:].upper()} file: {' '.join(str(exc).split())}"
+        ) from None
     except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         text = " ".join(str(exc).split())[:300]
-        raise InputError(path, None, None, f"cannot be read as {kind[1:]}: {type(exc).__name__}: {text}") from None
+        raise InputError(
+            path, None, None, f"cannot be read as {kind[1:]}: {type(exc).__name__}: {text}"
+        ) from None
     if kind in (".parquet", ".pq") and dtype:
         frame = frame.astype(dtype)
     if kind in (".csv", ".tsv"):
@@ -146,7 +159,12 @@ def escape_formula(value: Any) -> Any:
 
 def unescape_formula(value: Any) -> Any:
     """The inverse of ``escape_formula`` (reading a CSV this project wrote gives the original)."""
-    if isinstance(value, str) and len(value) > 1 and value[0] == "'" and value[1:].startswith(FORMULA_START):
+    if (
+        isinstance(value, str)
+        and len(value) > 1
+        and value[0] == "'"
+        and value[1:].startswith(FORMULA_START)
+    ):
         return value[1:]
     return value
 
@@ -191,9 +209,14 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
         elif path.suffix == ".csv":
             safe = escape_formulas(frame)
             # a bare CR inside a cell is not quoted by QUOTE_MINIMAL and would split the row
-            has_cr = any(_any_text(safe[c], lambda text: "\r" in text)
-                         for c in safe.columns if safe[c].dtype == object or pd.api.types.is_string_dtype(safe[c]))
-            safe.to_csv(tmp, index=False, quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)
+            has_cr = any(
+                _any_text(safe[c], lambda text: "\r" in text)
+                for c in safe.columns
+                if safe[c].dtype == object or pd.api.types.is_string_dtype(safe[c])
+            )
+            safe.to_csv(
+                tmp, index=False, quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL
+            )
         elif path.suffix == ".jsonl":
             frame.to_json(tmp, orient="records", lines=True, force_ascii=False)
         elif path.suffix == ".md":

@@ -23,7 +23,9 @@ from pydantic import BaseModel, ValidationError
 
 _SCALAR = r'("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)'
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
-_TOKENS = re.compile(r'\\.|[{}"]', re.DOTALL)  # what the object scan looks at: an escape pair, a brace, a quote
+_TOKENS = re.compile(
+    r'\\.|[{}"]', re.DOTALL
+)  # what the object scan looks at: an escape pair, a brace, a quote
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,13 @@ def parse_json_answer(raw: str | None, model: type[BaseModel] | None = None) -> 
     if raw is None or not raw.strip():
         return ParsedAnswer(raw or "", None, False, "invalid", "empty answer")
     if len(raw) > MAX_ANSWER_CHARS:
-        return ParsedAnswer(raw, None, False, "invalid", f"answer of {len(raw)} characters, longer than {MAX_ANSWER_CHARS}: not parsed")
+        return ParsedAnswer(
+            raw,
+            None,
+            False,
+            "invalid",
+            f"answer of {len(raw)} characters, longer than {MAX_ANSWER_CHARS}: not parsed",
+        )
     last_error = "no JSON object found"
     for mode, candidate in _candidates(raw):
         try:

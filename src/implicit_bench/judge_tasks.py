@@ -50,7 +50,9 @@ from implicit_bench.schema import (  # noqa: F401 - the protocol's orders, re-ex
 )
 from implicit_bench.yamlsafe import load_yaml
 
-NEITHER_OPTION = "Neither of the other two descriptions is shown, or the image does not allow a judgement."
+NEITHER_OPTION = (
+    "Neither of the other two descriptions is shown, or the image does not allow a judgement."
+)
 # The stored values of an option-order task: the attribute chosen, never the letter.
 OPTION_LABELS: tuple[str, ...] = BLIND_LABELS
 OPTION_SLOTS: frozenset[str] = frozenset({"option_a", "option_b", "neither"})
@@ -93,18 +95,27 @@ class TaskSpec(StrictModel):
                 f"prompt placeholders {sorted(used)} differ from declared {sorted(self.placeholders)}"
             )
         if (self.prompt is None) == (self.producer is None):
-            raise ValueError("a task has either a prompt (asked of a judge) or a producer (the stage writing its rows)")
+            raise ValueError(
+                "a task has either a prompt (asked of a judge) or a producer (the stage writing its rows)"
+            )
         try:
             self.kind.check_allowed(self.answer)
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
         if self.score_map is not None and (
-            set(self.score_map) != set(self.answer.allowed) or len(self.score_map) != len(self.answer.allowed)
+            set(self.score_map) != set(self.answer.allowed)
+            or len(self.score_map) != len(self.answer.allowed)
         ):
             raise ValueError("score_map keys must be exactly the allowed answers")
         if self.option_order:
-            if self.answer.kind != "letter" or self.score_map is None or set(self.score_map.values()) != OPTION_SLOTS:
-                raise ValueError("an option_order task answers a letter whose score_map values are option_a, option_b and neither")
+            if (
+                self.answer.kind != "letter"
+                or self.score_map is None
+                or set(self.score_map.values()) != OPTION_SLOTS
+            ):
+                raise ValueError(
+                    "an option_order task answers a letter whose score_map values are option_a, option_b and neither"
+                )
         elif self.cyclic_prompt is not None:
             raise ValueError("cyclic_prompt needs option_order: true")
         if self.variants is not None:
@@ -113,7 +124,9 @@ class TaskSpec(StrictModel):
             known = (*VARIANTS, *NEGATED_VARIANTS, *TEMPLATE_VARIANTS)
             unknown = [v for v in self.variants if v not in known]
             if unknown or not self.variants:
-                raise ValueError(f"variants {unknown or '[]'} are not image variants ({', '.join(known)})")
+                raise ValueError(
+                    f"variants {unknown or '[]'} are not image variants ({', '.join(known)})"
+                )
         return self
 
     @property
@@ -129,7 +142,9 @@ class TaskSpec(StrictModel):
     def render(self, fields: dict[str, str]) -> str:
         """The prompt with every placeholder filled (JSON braces in the text are left alone)."""
         if self.prompt is None:
-            raise ConfigError(f"task {self.name} has no prompt: its rows are written by the {self.producer} stage")
+            raise ConfigError(
+                f"task {self.name} has no prompt: its rows are written by the {self.producer} stage"
+            )
         missing = [p for p in self.placeholders if p not in fields]
         if missing:
             raise KeyError(f"task {self.name}: no value for {', '.join(missing)}")
@@ -193,7 +208,9 @@ class TaskSpec(StrictModel):
         under a two-letter order the slot A / B is s or a and C is neither; under a cyclic
         order (three letters) the slot's candidate is read from the order."""
         if not self.option_order:
-            return self.score_map[answer] if self.score_map is not None else self.kind.stored(answer)
+            return (
+                self.score_map[answer] if self.score_map is not None else self.kind.stored(answer)
+            )
         mapped = self.score_map[answer]  # type: ignore[index]  (checked: option_order has one)
         if order in CYCLIC_ORDERS:
             slot = {"option_a": 0, "option_b": 1, "neither": 2}[mapped]
@@ -267,7 +284,9 @@ class TaskRegistry:
         for folder in self.folders:
             for path in sorted(folder.glob("*.yaml")):
                 if path.stem in files:
-                    raise ConfigError(f"{path}: task file '{path.stem}' is also in {files[path.stem].parent}")
+                    raise ConfigError(
+                        f"{path}: task file '{path.stem}' is also in {files[path.stem].parent}"
+                    )
                 files[path.stem] = path
         specs = {stem: load_task_file(path) for stem, path in files.items()}
         prompts = {s.cyclic_prompt: s.name for s in specs.values() if s.cyclic_prompt}
@@ -276,15 +295,21 @@ class TaskRegistry:
         for stem, spec in specs.items():
             if stem in prompts:
                 if spec.name != prompts[stem] or not spec.option_order:
-                    raise ConfigError(f"{files[stem]}: the cyclic prompt of '{prompts[stem]}' must have its name and option_order")
+                    raise ConfigError(
+                        f"{files[stem]}: the cyclic prompt of '{prompts[stem]}' must have its name and option_order"
+                    )
                 self._prompts[stem] = spec
             elif spec.name != stem:
-                raise ConfigError(f"{files[stem]}: names task '{spec.name}'; a task's file is <name>.yaml")
+                raise ConfigError(
+                    f"{files[stem]}: names task '{spec.name}'; a task's file is <name>.yaml"
+                )
             else:
                 self._tasks[stem] = spec
         missing = sorted(p for p in prompts if p not in specs)
         if missing:
-            raise ConfigError(f"cyclic_prompt file(s) {missing} not found in {', '.join(map(str, self.folders))}")
+            raise ConfigError(
+                f"cyclic_prompt file(s) {missing} not found in {', '.join(map(str, self.folders))}"
+            )
 
     def names(self) -> tuple[str, ...]:
         """Every task, sorted (the ``task`` values a JUDGEMENTS table may hold)."""
@@ -298,13 +323,17 @@ class TaskRegistry:
         try:
             return self._tasks[name]
         except KeyError:
-            raise ConfigError(f"unknown judge task '{name}'; known: {', '.join(self.names())}") from None
+            raise ConfigError(
+                f"unknown judge task '{name}'; known: {', '.join(self.names())}"
+            ) from None
 
     def cyclic(self, name: str) -> TaskSpec:
         """The prompt of task ``name`` under the three cyclic option orders."""
         spec = self.get(name)
         if spec.cyclic_prompt is None:
-            raise ConfigError(f"judge task '{name}' has no cyclic_prompt (judge.blind_orders: cyclic3)")
+            raise ConfigError(
+                f"judge task '{name}' has no cyclic_prompt (judge.blind_orders: cyclic3)"
+            )
         return self._prompts[spec.cyclic_prompt]
 
     def __iter__(self) -> Iterator[TaskSpec]:
@@ -345,9 +374,20 @@ def task_fields(task: TaskSpec, fields: dict[str, str], order: str | None = None
     blind, one option order)."""
     if not task.option_order:
         return {p: fields[p] for p in task.placeholders}
-    options = {"s": fields["stereotype_tails"], "a": fields["anti_stereotype_tails"], "n": NEITHER_OPTION}
+    options = {
+        "s": fields["stereotype_tails"],
+        "a": fields["anti_stereotype_tails"],
+        "n": NEITHER_OPTION,
+    }
     if order in CYCLIC_ORDERS:
-        return {"head": fields["head"], "a": options[order[0]], "b": options[order[1]], "c": options[order[2]]}
+        return {
+            "head": fields["head"],
+            "a": options[order[0]],
+            "b": options[order[1]],
+            "c": options[order[2]],
+        }
     if order not in ORDERS:
-        raise ValueError(f"blind prompts need an order in {ORDERS} or {CYCLIC_ORDERS}, got {order!r}")
+        raise ValueError(
+            f"blind prompts need an order in {ORDERS} or {CYCLIC_ORDERS}, got {order!r}"
+        )
     return {"head": fields["head"], "a": options[order[0]], "b": options[order[1]]}

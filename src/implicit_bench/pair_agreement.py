@@ -20,7 +20,9 @@ from implicit_bench.errors import ConfigError, InputError
 KEY = ["unit_id", "variant", "seed", "config", "task"]
 
 
-def side(frame: pd.DataFrame, judge: str | None, task: str, config: str | None, where: str) -> pd.DataFrame:
+def side(
+    frame: pd.DataFrame, judge: str | None, task: str, config: str | None, where: str
+) -> pd.DataFrame:
     """The valid rows of one side: one judge (required when the file holds several), one task,
     optionally one configuration."""
     rows = frame[(frame["task"] == task) & frame["valid"].astype(bool)]
@@ -29,23 +31,40 @@ def side(frame: pd.DataFrame, judge: str | None, task: str, config: str | None, 
     judges = sorted(rows["judge"].astype(str).unique())
     if judge is None:
         if len(judges) != 1:
-            raise ConfigError(f"{where}: {len(judges)} judges with valid '{task}' rows ({', '.join(judges) or 'none'}); name one as FILE:JUDGE")
+            raise ConfigError(
+                f"{where}: {len(judges)} judges with valid '{task}' rows ({', '.join(judges) or 'none'}); name one as FILE:JUDGE"
+            )
         judge = judges[0]
     rows = rows[rows["judge"].astype(str) == judge]
     if rows.empty:
-        raise ConfigError(f"{where}: no valid '{task}' rows of judge {judge!r}" + (f" in config {config!r}" if config else ""))
+        raise ConfigError(
+            f"{where}: no valid '{task}' rows of judge {judge!r}"
+            + (f" in config {config!r}" if config else "")
+        )
     return rows.assign(order=rows["order"] if "order" in rows.columns else None)
 
 
 def paired(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
     """Images (and option orders, for blind rows) both sides answered: key columns, first, second."""
     key = KEY + ["order"]
-    a = first[key + ["value"]].astype({"order": object}).fillna({"order": ""}).rename(columns={"value": "first"})
-    b = second[key + ["value"]].astype({"order": object}).fillna({"order": ""}).rename(columns={"value": "second"})
+    a = (
+        first[key + ["value"]]
+        .astype({"order": object})
+        .fillna({"order": ""})
+        .rename(columns={"value": "first"})
+    )
+    b = (
+        second[key + ["value"]]
+        .astype({"order": object})
+        .fillna({"order": ""})
+        .rename(columns={"value": "second"})
+    )
     for frame, name in ((a, "first"), (b, "second")):
         dup = frame.duplicated(key)
         if dup.any():
-            raise ConfigError(f"the {name} side has {int(dup.sum())} duplicate judgement key(s), e.g. {frame[dup].iloc[0][key].to_dict()}")
+            raise ConfigError(
+                f"the {name} side has {int(dup.sum())} duplicate judgement key(s), e.g. {frame[dup].iloc[0][key].to_dict()}"
+            )
     return a.merge(b, on=key, how="inner").astype({"first": str, "second": str})
 
 
@@ -77,7 +96,9 @@ def pair_agreement(pairs: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[st
     total = counts.sum(axis=1)
     share, _ = boot.ratio(agree, total, f"{stream}/agreement")
     weights = boot.weights(len(units), f"{stream}/kappa")
-    kappa = cohen_kappa_score(pairs["first"], pairs["second"], labels=labels) if k > 1 else float("nan")
+    kappa = (
+        cohen_kappa_score(pairs["first"], pairs["second"], labels=labels) if k > 1 else float("nan")
+    )
     reps = kappa_from_counts(weights @ counts, k)
     table = counts.sum(axis=0).reshape(k, k).astype(int)
     return {
@@ -87,9 +108,10 @@ def pair_agreement(pairs: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[st
         "cohen_kappa": boot.interval(float(kappa), reps, f"{stream}/kappa", len(units)),
         "labels": labels,
         "confusion": {"rows": "first", "columns": "second", "counts": table.tolist()},
-        "by_variant": {str(v): float((g["first"] == g["second"]).mean()) for v, g in pairs.groupby("variant")},
+        "by_variant": {
+            str(v): float((g["first"] == g["second"]).mean()) for v, g in pairs.groupby("variant")
+        },
     }
-
 
 
 def _spec(text: str) -> tuple[list[str], str | None]:
@@ -102,14 +124,34 @@ def _spec(text: str) -> tuple[list[str], str | None]:
 
 
 @click.command("agreement")
-@click.option("--first", "first", required=True, help="judgements FILE[,FILE...][:JUDGE] of the first judge or deployment")
-@click.option("--second", "second", required=True, help="judgements FILE[,FILE...][:JUDGE] of the second")
-@click.option("--task", default="blind", show_default=True, help="judge task compared (blind, rubric, alignment, ...)")
-@click.option("--config", default=None, help="generator configuration (default: every configuration both sides judged)")
-@click.option("--n-boot", type=int, default=1000, show_default=True, help="bootstrap resamples of units")
+@click.option(
+    "--first",
+    "first",
+    required=True,
+    help="judgements FILE[,FILE...][:JUDGE] of the first judge or deployment",
+)
+@click.option(
+    "--second", "second", required=True, help="judgements FILE[,FILE...][:JUDGE] of the second"
+)
+@click.option(
+    "--task",
+    default="blind",
+    show_default=True,
+    help="judge task compared (blind, rubric, alignment, ...)",
+)
+@click.option(
+    "--config",
+    default=None,
+    help="generator configuration (default: every configuration both sides judged)",
+)
+@click.option(
+    "--n-boot", type=int, default=1000, show_default=True, help="bootstrap resamples of units"
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="bootstrap seed")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="metrics JSON to write")
-def agreement_command(first: str, second: str, task: str, config: str | None, n_boot: int, seed: int, out: str) -> None:
+def agreement_command(
+    first: str, second: str, task: str, config: str | None, n_boot: int, seed: int, out: str
+) -> None:
     """Exact agreement (%) and Cohen's kappa, with unit-bootstrap 95% intervals."""
     from implicit_bench.analysis.bootstrap import Bootstrap
     from implicit_bench.analysis.report import clean
@@ -125,8 +167,17 @@ def agreement_command(first: str, second: str, task: str, config: str | None, n_
         result = pair_agreement(paired(sides[0][0], sides[1][0]), boot, f"agreement/{task}")
     except (ConfigError, InputError) as exc:
         raise click.ClickException(str(exc)) from None
-    result = {"first": first, "second": second, "task": task, "config": config, **result, "bootstrap": boot.block()}
+    result = {
+        "first": first,
+        "second": second,
+        "task": task,
+        "config": config,
+        **result,
+        "bootstrap": boot.block(),
+    }
     write_json(out, clean(result))
     a, k = result["agreement"], result["cohen_kappa"]
-    click.echo(f"agreement: {result['n_images']} images of {result['n_units']} units; agree {100 * a['value']:.1f}% "
-               f"{[round(100 * x, 1) for x in a['ci'] or []]}, kappa {k['value']:.3f} {[round(x, 3) for x in k['ci'] or []]} -> {out}")
+    click.echo(
+        f"agreement: {result['n_images']} images of {result['n_units']} units; agree {100 * a['value']:.1f}% "
+        f"{[round(100 * x, 1) for x in a['ci'] or []]}, kappa {k['value']:.3f} {[round(x, 3) for x in k['ci'] or []]} -> {out}"
+    )

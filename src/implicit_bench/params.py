@@ -140,13 +140,22 @@ def block(params: dict[str, Any], name: str, path: str | Path = DEFAULT_PARAMS) 
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise ConfigError(f"{path}: '{name}' must be a mapping of keys, got {type(value).__name__} {value!r}"[:300])
+        raise ConfigError(
+            f"{path}: '{name}' must be a mapping of keys, got {type(value).__name__} {value!r}"[
+                :300
+            ]
+        )
     return dict(value)
 
 
 def section(
-    params: dict[str, Any], name: str, model: type[M], path: str | Path = DEFAULT_PARAMS,
-    *, inherit: dict[str, str] | None = None, attach: dict[str, str] | None = None,
+    params: dict[str, Any],
+    name: str,
+    model: type[M],
+    path: str | Path = DEFAULT_PARAMS,
+    *,
+    inherit: dict[str, str] | None = None,
+    attach: dict[str, str] | None = None,
 ) -> M:
     """Validate ``params[name]`` with ``model``; errors name the file and the key.
 
@@ -160,7 +169,9 @@ def section(
     """
     raw = params.get(name, {})
     if raw is not None and not isinstance(raw, dict):
-        raise ConfigError(f"{path}: invalid params: {name}: must be a mapping of keys, got {type(raw).__name__}")
+        raise ConfigError(
+            f"{path}: invalid params: {name}: must be a mapping of keys, got {type(raw).__name__}"
+        )
     raw = dict(raw or {})
     for top, key in (inherit or {}).items():
         shared = params.get(top)
@@ -172,12 +183,16 @@ def section(
         raw = _inherit(raw, key.split("."), block(params, top, path))
     for top, key in (attach or {}).items():
         if key in raw:
-            raise ConfigError(f"{path}: {name}.{key} moved to the top-level '{top}' catalogue (docs/architecture.md, Configuration)")
+            raise ConfigError(
+                f"{path}: {name}.{key} moved to the top-level '{top}' catalogue (docs/architecture.md, Configuration)"
+            )
         raw[key] = catalogue(params, top, path)
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: invalid params: {format_validation_errors(exc, name)}") from None
+        raise ConfigError(
+            f"{path}: invalid params: {format_validation_errors(exc, name)}"
+        ) from None
 
 
 def _inherit(section: dict[str, Any], keys: list[str], defaults: dict[str, Any]) -> dict[str, Any]:
@@ -186,14 +201,20 @@ def _inherit(section: dict[str, Any], keys: list[str], defaults: dict[str, Any])
     own = section.get(head)
     if rest:
         return {**section, head: _inherit(dict(own or {}), rest, defaults)}
-    return {**section, head: {**defaults, **(own or {})}} if own is None or isinstance(own, dict) else section
+    return (
+        {**section, head: {**defaults, **(own or {})}}
+        if own is None or isinstance(own, dict)
+        else section
+    )
 
 
 # ----- catalogues: models defined once at the top level, referenced by name ------------------------
 CATALOGUES = ("llms", "generators", "judges")
 
 
-def catalogue(params: dict[str, Any], kind: str, path: str | Path = DEFAULT_PARAMS) -> dict[str, dict[str, Any]]:
+def catalogue(
+    params: dict[str, Any], kind: str, path: str | Path = DEFAULT_PARAMS
+) -> dict[str, dict[str, Any]]:
     """The top-level catalogue ``kind`` (``llms``, ``generators``, ``judges``): name -> backend block.
 
     Names must be safe (they become folder names); each block is a mapping with a ``backend``
@@ -205,18 +226,25 @@ def catalogue(params: dict[str, Any], kind: str, path: str | Path = DEFAULT_PARA
         except ValueError as exc:
             raise ConfigError(f"{path}: {exc}") from None
         if not isinstance(value, dict):
-            raise ConfigError(f"{path}: {kind}.{name} must be a mapping of backend keys, got {type(value).__name__}")
+            raise ConfigError(
+                f"{path}: {kind}.{name} must be a mapping of backend keys, got {type(value).__name__}"
+            )
     return {str(k): dict(v) for k, v in entries.items()}
 
 
 def check_refs(
-    names: list[str] | tuple[str, ...] | str | None, known: dict[str, Any] | list[str] | tuple[str, ...],
-    where: str, kind: str, path: str | Path = DEFAULT_PARAMS,
+    names: list[str] | tuple[str, ...] | str | None,
+    known: dict[str, Any] | list[str] | tuple[str, ...],
+    where: str,
+    kind: str,
+    path: str | Path = DEFAULT_PARAMS,
 ) -> None:
     """Every name in ``names`` (one name, a list, or None: nothing to check) is in ``known``;
     otherwise a one-line ``ConfigError`` naming the key, the name and the known names."""
     if names is not None and not isinstance(names, str | list | tuple):
-        raise ConfigError(f"{path}: {where} must name {kind} entries (a name or a list), got {type(names).__name__}")
+        raise ConfigError(
+            f"{path}: {where} must name {kind} entries (a name or a list), got {type(names).__name__}"
+        )
     listed = [names] if isinstance(names, str) else list(names or [])
     for name in listed:
         if name not in known:
@@ -235,13 +263,26 @@ def check_refs(
 # constant here naming that section would make every stage seem to read prompts/negation.txt
 # to tests/dvc_deps.py, which matches prompt stems against the closure's string constants.)
 REFERENCES: tuple[tuple[str, str], ...] = (
-    ("kg.llm", "llms"), ("triplets.llm", "llms"), ("negation_prompts.llm", "llms"), ("debias.rewriter", "llms"),
-    ("render.run", "generators"), ("debias.generator", "generators"), ("diversity_study.generator", "generators"),
-    ("select.config", "generators"), ("evaluate.config", "generators"), ("evaluate.groupings.*.config", "generators"),
-    ("judge.configs", "generators"), ("judge.tasks.*.configs", "generators"), ("human_eval.config", "generators"),
-    ("judge.tasks.*.judges", "judges"), ("debias.scoring.rubric_judge", "judges"),
-    ("debias.scoring.alignment_judge", "judges"), ("select.judges", "judges"), ("evaluate.blind_judges", "judges"),
-    ("evaluate.rubric_judges", "judges"), ("evaluate.groupings.*.judge", "judges"),
+    ("kg.llm", "llms"),
+    ("triplets.llm", "llms"),
+    ("negation_prompts.llm", "llms"),
+    ("debias.rewriter", "llms"),
+    ("render.run", "generators"),
+    ("debias.generator", "generators"),
+    ("diversity_study.generator", "generators"),
+    ("select.config", "generators"),
+    ("evaluate.config", "generators"),
+    ("evaluate.groupings.*.config", "generators"),
+    ("judge.configs", "generators"),
+    ("judge.tasks.*.configs", "generators"),
+    ("human_eval.config", "generators"),
+    ("judge.tasks.*.judges", "judges"),
+    ("debias.scoring.rubric_judge", "judges"),
+    ("debias.scoring.alignment_judge", "judges"),
+    ("select.judges", "judges"),
+    ("evaluate.blind_judges", "judges"),
+    ("evaluate.rubric_judges", "judges"),
+    ("evaluate.groupings.*.judge", "judges"),
 )
 
 
@@ -250,15 +291,27 @@ def _at(node: Any, parts: list[str], where: str = "") -> list[tuple[str, Any]]:
     if not parts:
         return [(where, node)]
     head, *rest = parts
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
-    return [hit for key, value in items if head in ("*", str(key))
-            for hit in _at(value, rest, f"{where}.{key}" if where else str(key))]
+    items = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else []
+    )
+    return [
+        hit
+        for key, value in items
+        if head in ("*", str(key))
+        for hit in _at(value, rest, f"{where}.{key}" if where else str(key))
+    ]
 
 
 def check_references(params: dict[str, Any], path: str | Path = DEFAULT_PARAMS) -> None:
     """Every name in ``REFERENCES`` is an entry of its catalogue (one-line ``ConfigError``)."""
     known = {kind: catalogue(params, kind, path) for kind in CATALOGUES}
-    clip_judge = (params.get("clip") or {}).get("judge") if isinstance(params.get("clip"), dict) else None
+    clip_judge = (
+        (params.get("clip") or {}).get("judge") if isinstance(params.get("clip"), dict) else None
+    )
     for key, kind in REFERENCES:
         names = known[kind] if kind != "judges" or not clip_judge else [*known[kind], clip_judge]
         for where, value in _at(params, key.split(".")):

@@ -45,8 +45,12 @@ class StagePlan:
     cached: int | None  # already stored / cached (None: unknown before upstream stages run)
     model_calls: int  # requests that remain: items not cached
     note: str = ""
-    calls_by_model: dict[str, int] = field(default_factory=dict)  # catalogue entry -> its share of model_calls
-    hours: float | None = None  # model_calls x seconds_per_item of each model (None: no figure given)
+    calls_by_model: dict[str, int] = field(
+        default_factory=dict
+    )  # catalogue entry -> its share of model_calls
+    hours: float | None = (
+        None  # model_calls x seconds_per_item of each model (None: no figure given)
+    )
     usd: float | None = None  # model_calls x usd_per_item of each model (None: no price given)
     gpu: bool = True  # the hours are GPU time (a local model), not an API's wall time
     no_seconds: list[str] = field(default_factory=list)  # models with calls and no seconds_per_item
@@ -63,7 +67,9 @@ def plan_units(params: dict[str, Any], root: Path) -> tuple[pd.DataFrame | None,
     total = _read_json(root / "metrics/triplets.json").get("triplets_total")
     triplets = root / TRIPLETS_PATH
     if triplets.exists():
-        total = len(pd.read_parquet(triplets, columns=["unit_id"]))  # a row count: no need to validate
+        total = len(
+            pd.read_parquet(triplets, columns=["unit_id"])
+        )  # a row count: no need to validate
     count = max_units if max_units and (total is None or max_units < total) else total
     path = root / UNITS_PATH
     if path.exists():
@@ -71,11 +77,15 @@ def plan_units(params: dict[str, Any], root: Path) -> tuple[pd.DataFrame | None,
         if count is None or len(units) == count:
             return units, len(units), UNITS_PATH
     if count is None:
-        raise click.ClickException("no unit count: set subset.max_units or run the triplets stage once")
+        raise click.ClickException(
+            "no unit count: set subset.max_units or run the triplets stage once"
+        )
     return None, int(count), "subset.max_units / metrics/triplets.json (estimated)"
 
 
-def _images_per_config(units: pd.DataFrame | None, n_units: int, seeds: list[int], variants: list[str]) -> dict[str, int]:
+def _images_per_config(
+    units: pd.DataFrame | None, n_units: int, seeds: list[int], variants: list[str]
+) -> dict[str, int]:
     """Planned images per variant of one configuration (an extra variant only where written)."""
     out = {}
     for variant in variants:
@@ -88,7 +98,9 @@ def _images_per_config(units: pd.DataFrame | None, n_units: int, seeds: list[int
     return out
 
 
-def _render(params: dict[str, Any], units: pd.DataFrame | None, n_units: int, root: Path) -> tuple[list[StagePlan], dict[str, dict[str, int]]]:
+def _render(
+    params: dict[str, Any], units: pd.DataFrame | None, n_units: int, root: Path
+) -> tuple[list[StagePlan], dict[str, dict[str, int]]]:
     from implicit_bench.generators import settings_hash, validate_config
     from implicit_bench.images import ImageStore
     from implicit_bench.render.stage import RenderParams, done_keys, plan_items
@@ -108,11 +120,21 @@ def _render(params: dict[str, Any], units: pd.DataFrame | None, n_units: int, ro
                 planned = plan_items(units, name, render.seeds, render.variants)
                 store = ImageStore(store_dir)
                 try:
-                    cached = len(done_keys(store, planned, settings_hash(cfg), False, render.retry_failed))
+                    cached = len(
+                        done_keys(store, planned, settings_hash(cfg), False, render.retry_failed)
+                    )
                 finally:
                     store.close()
-        plans.append(StagePlan(f"render {name}", "image", items, cached, items - (cached or 0),
-                               calls_by_model={f"generators.{name}": items - (cached or 0)}))
+        plans.append(
+            StagePlan(
+                f"render {name}",
+                "image",
+                items,
+                cached,
+                items - (cached or 0),
+                calls_by_model={f"generators.{name}": items - (cached or 0)},
+            )
+        )
     return plans, per_config
 
 
@@ -129,13 +151,22 @@ def _judge_formula(judge: Any, per_config: dict[str, dict[str, int]]) -> dict[st
         judges, task_configs, wanted = task_selection(judge, task, spec, configs)
         orders = orders_per_image(judge, spec)
         for config in task_configs:
-            images = sum(n for v, n in per_config.get(config, {}).items() if wanted is None or v in wanted)
+            images = sum(
+                n for v, n in per_config.get(config, {}).items() if wanted is None or v in wanted
+            )
             for name in judges:
-                out.setdefault(config, {})[name] = out.get(config, {}).get(name, 0) + images * orders
+                out.setdefault(config, {})[name] = (
+                    out.get(config, {}).get(name, 0) + images * orders
+                )
     return out
 
 
-def _judge(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[str, dict[str, int]], root: Path) -> StagePlan:
+def _judge(
+    params: dict[str, Any],
+    units: pd.DataFrame | None,
+    per_config: dict[str, dict[str, int]],
+    root: Path,
+) -> StagePlan:
     from implicit_bench.judges import judge_params
     from implicit_bench.judges.stage import JudgeStageParams
 
@@ -147,8 +178,13 @@ def _judge(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[
     return _judge_plan("judge", judge, formula, per_config, exact)
 
 
-def _judge_plan(stage: str, judge: Any, formula: dict[str, dict[str, int]], per_config: dict[str, dict[str, int]],
-                exact: JudgeLookup | None) -> StagePlan:
+def _judge_plan(
+    stage: str,
+    judge: Any,
+    formula: dict[str, dict[str, int]],
+    per_config: dict[str, dict[str, int]],
+    exact: JudgeLookup | None,
+) -> StagePlan:
     """Requests of the images published (refused ones not judged, every answer looked up in the
     cache) plus, for planned images not rendered yet, every one counted."""
     by_model: dict[str, int] = {}
@@ -157,12 +193,21 @@ def _judge_plan(stage: str, judge: Any, formula: dict[str, dict[str, int]], per_
         for per_judge in formula.values():
             for name, n in per_judge.items():
                 by_model[f"judges.{name}"] = by_model.get(f"judges.{name}", 0) + n
-        return StagePlan(stage, "judge answer", items, None, items, "images not rendered yet: refusals unknown, every one counted",
-                         calls_by_model=by_model)
+        return StagePlan(
+            stage,
+            "judge answer",
+            items,
+            None,
+            items,
+            "images not rendered yet: refusals unknown, every one counted",
+            calls_by_model=by_model,
+        )
     pending = 0
     for config, per_judge in formula.items():
         planned_images = sum(per_config.get(config, {}).values())
-        missing = planned_images - exact.covered.get(config, 0)  # planned images not in the store's index
+        missing = planned_images - exact.covered.get(
+            config, 0
+        )  # planned images not in the store's index
         if planned_images and missing > 0:
             for name, n in per_judge.items():
                 extra = round(n * missing / planned_images)
@@ -171,9 +216,18 @@ def _judge_plan(stage: str, judge: Any, formula: dict[str, dict[str, int]], per_
     for name, n in exact.missing_by_judge.items():
         by_model[f"judges.{name}"] = by_model.get(f"judges.{name}", 0) + n
     items = exact.distinct + pending
-    note = f"refused images not judged; {exact.refused} refused" + (f"; {pending:,} for images not rendered yet" if pending else "")
-    return StagePlan(stage, "judge answer", items, exact.cached, items - exact.cached, note,
-                     calls_by_model={k: v for k, v in by_model.items() if v})
+    note = f"refused images not judged; {exact.refused} refused" + (
+        f"; {pending:,} for images not rendered yet" if pending else ""
+    )
+    return StagePlan(
+        stage,
+        "judge answer",
+        items,
+        exact.cached,
+        items - exact.cached,
+        note,
+        calls_by_model={k: v for k, v in by_model.items() if v},
+    )
 
 
 @dataclass
@@ -187,15 +241,22 @@ class JudgeLookup:
     refused: int
 
 
-def _judge_exact(judge: Any, units: pd.DataFrame, root: Path, params: dict[str, Any] | None = None,
-                 planned_keys: set[tuple[str, str, str, int]] | None = None) -> JudgeLookup | None:
+def _judge_exact(
+    judge: Any,
+    units: pd.DataFrame,
+    root: Path,
+    params: dict[str, Any] | None = None,
+    planned_keys: set[tuple[str, str, str, int]] | None = None,
+) -> JudgeLookup | None:
     """``JudgeLookup`` for the images the stores' indexes publish (None: not resolvable yet)."""
     from implicit_bench.cache import DiskCache
     from implicit_bench.judges.stage import judge_backends, plan_judgements, store_configs
 
     try:
         _, identities = judge_backends(judge.judges)
-        by_id = {str(r["unit_id"]): {**r, "unit_id": str(r["unit_id"])} for r in units.to_dict("records")}
+        by_id = {
+            str(r["unit_id"]): {**r, "unit_id": str(r["unit_id"])} for r in units.to_dict("records")
+        }
         planned, image_counts, _ = plan_judgements(judge, by_id, identities, root)
         configs = store_configs(judge, root)
     except Exception:  # noqa: BLE001 - stores not rendered yet or a judge not resolvable offline
@@ -203,10 +264,19 @@ def _judge_exact(judge: Any, units: pd.DataFrame, root: Path, params: dict[str, 
     from implicit_bench.images import read_index
 
     covered, refused = {}, 0
-    wanted = planned_keys if planned_keys is not None else _render_plan_keys(params, units) if params else None
+    wanted = (
+        planned_keys
+        if planned_keys is not None
+        else _render_plan_keys(params, units)
+        if params
+        else None
+    )
     for config in configs:
         index = read_index((root / judge.images_dir / config).resolve())
-        keep = [wanted is None or (config, str(r.unit_id), r.variant, int(r.seed)) in wanted for r in index.itertuples(index=False)]
+        keep = [
+            wanted is None or (config, str(r.unit_id), r.variant, int(r.seed)) in wanted
+            for r in index.itertuples(index=False)
+        ]
         covered[config] = sum(keep)
         refused += int(((index["status"] == "refused") & pd.Series(keep, index=index.index)).sum())
     if wanted is not None:
@@ -226,34 +296,59 @@ def _judge_exact(judge: Any, units: pd.DataFrame, root: Path, params: dict[str, 
     return JudgeLookup(len(first), len(found), missing_by_judge, covered, refused)
 
 
-def _render_plan_keys(params: dict[str, Any], units: pd.DataFrame) -> set[tuple[str, str, str, int]] | None:
+def _render_plan_keys(
+    params: dict[str, Any], units: pd.DataFrame
+) -> set[tuple[str, str, str, int]] | None:
     """(config, unit, variant, seed) of every image the render plan holds."""
     from implicit_bench.render.stage import RenderParams, plan_items
 
     try:
         render = section(params, "render", RenderParams, attach={"generators": "configs"})
-        return {(k.config, str(k.unit_id), k.variant, int(k.seed)) for name in render.selected()
-                for k in (i.key for i in plan_items(units, name, render.seeds, render.variants))}
+        return {
+            (k.config, str(k.unit_id), k.variant, int(k.seed))
+            for name in render.selected()
+            for k in (i.key for i in plan_items(units, name, render.seeds, render.variants))
+        }
     except Exception:  # noqa: BLE001 - a units table without some prompt column: no filter
         return None
 
 
-def _clip(params: dict[str, Any], units: pd.DataFrame | None, per_config: dict[str, dict[str, int]], root: Path) -> StagePlan:
+def _clip(
+    params: dict[str, Any],
+    units: pd.DataFrame | None,
+    per_config: dict[str, dict[str, int]],
+    root: Path,
+) -> StagePlan:
     """Images to embed: the ok images of the published stores, looked up in the CLIP cache."""
     images = sum(sum(c.values()) for c in per_config.values())
     exact = _clip_exact(params, units, root) if units is not None else None
     if exact is None:
-        return StagePlan("clip", "image embedding", images, None, images, "images not rendered yet: every one counted",
-                         calls_by_model={"clip.model": images})
+        return StagePlan(
+            "clip",
+            "image embedding",
+            images,
+            None,
+            images,
+            "images not rendered yet: every one counted",
+            calls_by_model={"clip.model": images},
+        )
     distinct, cached, covered = exact
     pending = max(0, images - covered)
     items = distinct + pending
-    return StagePlan("clip", "image embedding", items, cached, items - cached,
-                     "ok images only" + (f"; {pending:,} not rendered yet" if pending else ""),
-                     calls_by_model={"clip.model": items - cached})
+    return StagePlan(
+        "clip",
+        "image embedding",
+        items,
+        cached,
+        items - cached,
+        "ok images only" + (f"; {pending:,} not rendered yet" if pending else ""),
+        calls_by_model={"clip.model": items - cached},
+    )
 
 
-def _clip_exact(params: dict[str, Any], units: pd.DataFrame, root: Path) -> tuple[int, int, int] | None:
+def _clip_exact(
+    params: dict[str, Any], units: pd.DataFrame, root: Path
+) -> tuple[int, int, int] | None:
     from implicit_bench.cache import DiskCache, model_key
     from implicit_bench.clip import create
     from implicit_bench.clip.stage import ClipParams
@@ -271,12 +366,17 @@ def _clip_exact(params: dict[str, Any], units: pd.DataFrame, root: Path) -> tupl
     for store_dir in stores:
         index = read_index(store_dir)
         for r in index.itertuples(index=False):
-            if wanted is not None and (r.config, str(r.unit_id), r.variant, int(r.seed)) not in wanted:
+            if (
+                wanted is not None
+                and (r.config, str(r.unit_id), r.variant, int(r.seed)) not in wanted
+            ):
                 continue
             covered += 1
             if r.status == "ok" and str(r.unit_id) in unit_ids:
                 shas.append(r.sha256)
-    keys = list(dict.fromkeys(model_key("clip_image", identity, item=sha) for sha in dict.fromkeys(shas)))
+    keys = list(
+        dict.fromkeys(model_key("clip_image", identity, item=sha) for sha in dict.fromkeys(shas))
+    )
     cache = DiskCache(root / clip.cache)
     try:
         found = cache.get_many(keys)
@@ -300,14 +400,28 @@ def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]
         from implicit_bench.debias.retrieval import query_text, unit_text
 
         records = kg.to_dict("records")
-        texts = list(dict.fromkeys([unit_text(r, debias.retrieval) for r in records]
-                                   + [query_text(r["prompt_neutral"], debias.retrieval) for r in records]))
+        texts = list(
+            dict.fromkeys(
+                [unit_text(r, debias.retrieval) for r in records]
+                + [query_text(r["prompt_neutral"], debias.retrieval) for r in records]
+            )
+        )
         cached = 0
         if Path(debias.embedder.cache).exists() or (root / debias.embedder.cache).exists():
-            embedder = CachedEmbedder(debias.embedder.model_copy(update={"cache": str(root / debias.embedder.cache)}))
+            embedder = CachedEmbedder(
+                debias.embedder.model_copy(update={"cache": str(root / debias.embedder.cache)})
+            )
             cached = len(embedder.cache.get_many({embedder.key(t) for t in texts}))
-        plans.append(StagePlan("retrieve", "text embedding", len(texts), cached, len(texts) - cached,
-                               calls_by_model={"debias.embedder": len(texts) - cached}))
+        plans.append(
+            StagePlan(
+                "retrieve",
+                "text embedding",
+                len(texts),
+                cached,
+                len(texts) - cached,
+                calls_by_model={"debias.embedder": len(texts) - cached},
+            )
+        )
     subset = subset_units(kg, debias.subset) if kg is not None else None
     bound = ""  # the KG is not built yet: at most the plan's units
     if subset is not None:
@@ -318,8 +432,17 @@ def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]
     rewrite_infos, pair_infos = needed_llm_work(debias)
     calls = n_subset * (len(rewrite_infos) + len(pair_infos))
     if calls:
-        plans.append(StagePlan("rewrite", "LLM answer", calls, None, calls, f"{bound}LLM cache checked at run time",
-                               calls_by_model={f"llms.{debias.rewriter}": calls}))
+        plans.append(
+            StagePlan(
+                "rewrite",
+                "LLM answer",
+                calls,
+                None,
+                calls,
+                f"{bound}LLM cache checked at run time",
+                calls_by_model={f"llms.{debias.rewriter}": calls},
+            )
+        )
     seeds = list(debias.seeds)
     for name in debias.configs:
         items = n_subset * len(seeds)
@@ -334,34 +457,66 @@ def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]
                 store = ImageStore(store_dir)
                 try:
                     done = store.done_keys()
-                    cached = sum(1 for k in done if (k.unit_id, k.seed) in wanted and k.variant == "neutral")
+                    cached = sum(
+                        1 for k in done if (k.unit_id, k.seed) in wanted and k.variant == "neutral"
+                    )
                 finally:
                     store.close()
-        plans.append(StagePlan(f"debias_render@{name}", "image", items, cached, items - (cached or 0),
-                               f"{bound}stored images counted; settings checked at run time",
-                               calls_by_model={f"generators.{debias.generator}": items - (cached or 0)}))
+        plans.append(
+            StagePlan(
+                f"debias_render@{name}",
+                "image",
+                items,
+                cached,
+                items - (cached or 0),
+                f"{bound}stored images counted; settings checked at run time",
+                calls_by_model={f"generators.{debias.generator}": items - (cached or 0)},
+            )
+        )
         plans.append(_debias_judge(params, debias, name, kg, subset, seeds, items, bound, root))
     if n_kg is None:
         texts = 2 * n_units
-        plans.insert(0, StagePlan("retrieve", "text embedding", texts, None, texts,
-                                  f"at most; {debias.units} not built yet"))
+        plans.insert(
+            0,
+            StagePlan(
+                "retrieve",
+                "text embedding",
+                texts,
+                None,
+                texts,
+                f"at most; {debias.units} not built yet",
+            ),
+        )
     return plans
 
 
-def _debias_judge(params: dict[str, Any], debias: Any, name: str, kg: pd.DataFrame | None, subset: pd.DataFrame | None,
-                  seeds: list[int], images: int, bound: str, root: Path) -> StagePlan:
+def _debias_judge(
+    params: dict[str, Any],
+    debias: Any,
+    name: str,
+    kg: pd.DataFrame | None,
+    subset: pd.DataFrame | None,
+    seeds: list[int],
+    images: int,
+    bound: str,
+    root: Path,
+) -> StagePlan:
     """Rubric + alignment answers of one debiasing configuration, looked up in the judge cache."""
     from implicit_bench.debias.judging import judge_stage_params
     from implicit_bench.judges.stage import JudgeStageParams
 
     stage = f"debias_judge@{name}"
     rubric, alignment = debias.scoring.rubric_judge, debias.scoring.alignment_judge
-    formula = {name: {rubric: images, alignment: images} if rubric != alignment else {rubric: 2 * images}}
+    formula = {
+        name: {rubric: images, alignment: images} if rubric != alignment else {rubric: 2 * images}
+    }
     exact = None
     if subset is not None and kg is not None:
         try:
             judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
-            stage_params = judge_stage_params(name, debias, judge, DEBIAS_IMAGES_DIR, DEBIAS_JUDGEMENTS_DIR)
+            stage_params = judge_stage_params(
+                name, debias, judge, DEBIAS_IMAGES_DIR, DEBIAS_JUDGEMENTS_DIR
+            )
         except Exception:  # noqa: BLE001 - an invalid scoring block: the stage reports it
             stage_params = None
         if stage_params is not None:
@@ -373,8 +528,13 @@ def _debias_judge(params: dict[str, Any], debias: Any, name: str, kg: pd.DataFra
     return plan
 
 
-def llm_cache_lookup(block: dict[str, Any], where: str, requests: list[Any], schema: Any = None,
-                     root: Path = Path(".")) -> tuple[int, int] | None:
+def llm_cache_lookup(
+    block: dict[str, Any],
+    where: str,
+    requests: list[Any],
+    schema: Any = None,
+    root: Path = Path("."),
+) -> tuple[int, int] | None:
     """(distinct requests, how many the LLM's disk cache answers) under the stage's own keys
     (``LLMClient.key``; ``schema``: the answer model of ``chat_json_many``). No model is loaded
     (clients load lazily) and no cache file is created. None: the block does not resolve here."""
@@ -416,15 +576,37 @@ def _kg_plan(params: dict[str, Any], root: Path) -> StagePlan:
             block = kg_llm_block(section(params, "kg", KGParams), params.get("llms") or {})
         except Exception:  # noqa: BLE001 - an invalid kg block: the stage reports it
             block = None
-        found = llm_cache_lookup(block, where, [messages_for(p) for p in pairs], ExtractionAnswer, root) if block else None
+        found = (
+            llm_cache_lookup(block, where, [messages_for(p) for p in pairs], ExtractionAnswer, root)
+            if block
+            else None
+        )
         if found is not None:
             distinct, cached = found
-            return StagePlan("kg", "LLM answer", distinct, cached, distinct - cached, "one extraction per sentence pair",
-                             calls_by_model={where: distinct - cached})
+            return StagePlan(
+                "kg",
+                "LLM answer",
+                distinct,
+                cached,
+                distinct - cached,
+                "one extraction per sentence pair",
+                calls_by_model={where: distinct - cached},
+            )
     pairs_total = _read_json(root / "metrics/sources.json").get("pairs_total")
-    n = min(max_pairs, pairs_total) if max_pairs and pairs_total else (max_pairs or pairs_total or 0)
-    return StagePlan("kg", "LLM answer", n, None, n, "one extraction per sentence pair",
-                     calls_by_model={where: n} if where else {})
+    n = (
+        min(max_pairs, pairs_total)
+        if max_pairs and pairs_total
+        else (max_pairs or pairs_total or 0)
+    )
+    return StagePlan(
+        "kg",
+        "LLM answer",
+        n,
+        None,
+        n,
+        "one extraction per sentence pair",
+        calls_by_model={where: n} if where else {},
+    )
 
 
 def _triplets_lookup(params: dict[str, Any], root: Path) -> StagePlan | None:
@@ -439,20 +621,35 @@ def _triplets_lookup(params: dict[str, Any], root: Path) -> StagePlan | None:
     if not (units_path.exists() and pairs_path.exists()):
         return None
     try:
-        block = _writer_params(section(params, "triplets", TripletsParams), params.get("llms") or {})
+        block = _writer_params(
+            section(params, "triplets", TripletsParams), params.get("llms") or {}
+        )
     except Exception:  # noqa: BLE001 - an invalid triplets block: the stage reports it
         return None
     where = block.pop("_where")
     units = units_from_frame(KG_UNITS.read(units_path), units_path)
     pairs = PAIRS.read(pairs_path, require=PAIR_COLUMNS_USED)
-    sentences = dict(zip(pairs["pair_id"], zip(pairs["stereotype_sentence"], pairs["anti_stereotype_sentence"], strict=True), strict=True))
+    sentences = dict(
+        zip(
+            pairs["pair_id"],
+            zip(pairs["stereotype_sentence"], pairs["anti_stereotype_sentence"], strict=True),
+            strict=True,
+        )
+    )
     requests = [messages_for(u, sentences.get(u.source_pair_id, ("", ""))) for u in units]
     found = llm_cache_lookup(block, where, requests, TripletAnswer, root)
     if found is None:
         return None
     distinct, cached = found
-    return StagePlan("triplets", "LLM answer", distinct, cached, distinct - cached, "one triplet per KG unit",
-                     calls_by_model={where: distinct - cached})
+    return StagePlan(
+        "triplets",
+        "LLM answer",
+        distinct,
+        cached,
+        distinct - cached,
+        "one triplet per KG unit",
+        calls_by_model={where: distinct - cached},
+    )
 
 
 def _llm_stages(params: dict[str, Any], root: Path) -> list[StagePlan]:
@@ -461,16 +658,30 @@ def _llm_stages(params: dict[str, Any], root: Path) -> list[StagePlan]:
     if kg.get("extractor") == "llm":
         plans.append(_kg_plan(params, root))
     triplets = params.get("triplets") or {}
-    if triplets.get("writer") == "llm" and (looked_up := _triplets_lookup(params, root)) is not None:
+    if (
+        triplets.get("writer") == "llm"
+        and (looked_up := _triplets_lookup(params, root)) is not None
+    ):
         plans.append(looked_up)
     elif triplets.get("writer") == "llm":
         units = _read_json(root / "metrics/kg.json").get("units_total") or 0
-        plans.append(StagePlan("triplets", "LLM answer", units, None, units, "one triplet per KG unit",
-                               calls_by_model={f"llms.{triplets['llm']}": units} if triplets.get("llm") else {}))
+        plans.append(
+            StagePlan(
+                "triplets",
+                "LLM answer",
+                units,
+                None,
+                units,
+                "one triplet per KG unit",
+                calls_by_model={f"llms.{triplets['llm']}": units} if triplets.get("llm") else {},
+            )
+        )
     return plans
 
 
-def build_plan(params: dict[str, Any], root: str | Path = ".") -> tuple[list[StagePlan], dict[str, Any]]:
+def build_plan(
+    params: dict[str, Any], root: str | Path = "."
+) -> tuple[list[StagePlan], dict[str, Any]]:
     """Per stage that calls a model: items, cached, model calls; and the plan's sizes."""
     root = Path(root)
     units, n_units, source = plan_units(params, root)
@@ -483,7 +694,12 @@ def build_plan(params: dict[str, Any], root: str | Path = ".") -> tuple[list[Sta
     plans += _debias(params, root, n_units)
     add_costs(plans, params)
     seeds = (params.get("render") or {}).get("seeds") or []
-    info = {"units": n_units, "units_from": source, "seeds": list(seeds), "configs": list(per_config)}
+    info = {
+        "units": n_units,
+        "units_from": source,
+        "seeds": list(seeds),
+        "configs": list(per_config),
+    }
     return plans, info
 
 
@@ -495,7 +711,9 @@ def model_block(params: dict[str, Any], ref: str) -> dict[str, Any]:
     return node if isinstance(node, dict) else {}
 
 
-def add_costs(plans: list[StagePlan], params: dict[str, Any], measured: dict[str, float] | None = None) -> None:
+def add_costs(
+    plans: list[StagePlan], params: dict[str, Any], measured: dict[str, float] | None = None
+) -> None:
     """Hours and money per stage from each model's ``seconds_per_item`` / ``usd_per_item``
     (catalogue keys the user supplies; ``measured``: seconds per item from ``--calibrate``)."""
     from implicit_bench.registry import is_http_block
@@ -547,17 +765,28 @@ def format_plan(plans: list[StagePlan], info: dict[str, Any]) -> str:
         hours = "-" if p.hours is None else f"{p.hours:,.2f}"
         usd = "-" if p.usd is None else f"{p.usd:,.2f}"
         note = f"  ({p.note})" if p.note else ""
-        lines.append(f"{p.stage:<34} {p.item:<16} {p.items:>9,} {cached:>9} {p.model_calls:>12,} {hours:>9} {usd:>10}{note}")
+        lines.append(
+            f"{p.stage:<34} {p.item:<16} {p.items:>9,} {cached:>9} {p.model_calls:>12,} {hours:>9} {usd:>10}{note}"
+        )
     t = totals(plans)
     lines.append(f"{'total model calls':<34} {'':<16} {'':>9} {'':>9} {t['model_calls']:>12,}")
-    lines.append(f"GPU-hours (local models): {t['gpu_hours']:,.2f}; API hours: {t['api_hours']:,.2f}; money: ${t['usd']:,.2f}")
+    lines.append(
+        f"GPU-hours (local models): {t['gpu_hours']:,.2f}; API hours: {t['api_hours']:,.2f}; money: ${t['usd']:,.2f}"
+    )
     if t["no_seconds"] or t["no_price"]:
-        lines.append(f"no seconds_per_item (hours '-'; or `plan --calibrate N`): {', '.join(t['no_seconds']) or 'none'}")
+        lines.append(
+            f"no seconds_per_item (hours '-'; or `plan --calibrate N`): {', '.join(t['no_seconds']) or 'none'}"
+        )
         lines.append(f"no usd_per_item (USD '-'): {', '.join(t['no_price']) or 'none'}")
     return "\n".join(lines)
 
 
-CALIBRATION_PROMPTS = ("a photo of a doctor", "a photo of a nurse", "a photo of an engineer", "a photo of a teacher")
+CALIBRATION_PROMPTS = (
+    "a photo of a doctor",
+    "a photo of a nurse",
+    "a photo of an engineer",
+    "a photo of a teacher",
+)
 
 
 def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[str, float]:
@@ -580,7 +809,9 @@ def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[st
         try:
             generator.generate([RenderRequest("calibrate-warmup", prompts[0], 0)])
             start = time.perf_counter()
-            results = generator.generate([RenderRequest(f"calibrate-{i}", p, i) for i, p in enumerate(prompts)])
+            results = generator.generate(
+                [RenderRequest(f"calibrate-{i}", p, i) for i, p in enumerate(prompts)]
+            )
             measured[ref] = (time.perf_counter() - start) / n
             image = image or next((r.png for r in results if r.png), None)
         finally:
@@ -604,11 +835,22 @@ def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[st
 
 @click.command("plan")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--profile", default=None, help="Merge profiles/NAME.yaml over --params first (nothing is written).")
+@click.option(
+    "--profile",
+    default=None,
+    help="Merge profiles/NAME.yaml over --params first (nothing is written).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
-@click.option("--calibrate", "calibrate_n", type=click.IntRange(1), default=None,
-              help="Measure seconds per item: run N items of each generator and judge (real model calls), extrapolate.")
-def plan_command(params_path: str, profile: str | None, as_json: bool, calibrate_n: int | None) -> None:
+@click.option(
+    "--calibrate",
+    "calibrate_n",
+    type=click.IntRange(1),
+    default=None,
+    help="Measure seconds per item: run N items of each generator and judge (real model calls), extrapolate.",
+)
+def plan_command(
+    params_path: str, profile: str | None, as_json: bool, calibrate_n: int | None
+) -> None:
     """Per stage: the items to compute, the items already cached, the model calls implied."""
     if profile is not None:
         from implicit_bench.profiles import apply_profile
@@ -625,10 +867,16 @@ def plan_command(params_path: str, profile: str | None, as_json: bool, calibrate
         add_costs(plans, params, measured)
         info["measured_seconds_per_item"] = {k: round(v, 4) for k, v in measured.items()}
         if not as_json:
-            click.echo(f"measured seconds per item (--calibrate {calibrate_n}): "
-                       + ", ".join(f"{k} {v:.3f}" for k, v in measured.items()))
+            click.echo(
+                f"measured seconds per item (--calibrate {calibrate_n}): "
+                + ", ".join(f"{k} {v:.3f}" for k, v in measured.items())
+            )
     if as_json:
-        click.echo(json.dumps({**info, "stages": [asdict(p) for p in plans], "totals": totals(plans)}, indent=2))
+        click.echo(
+            json.dumps(
+                {**info, "stages": [asdict(p) for p in plans], "totals": totals(plans)}, indent=2
+            )
+        )
     else:
         click.echo(format_plan(plans, info))
 

@@ -49,8 +49,15 @@ def offline_template() -> str:
         code = (ASSETS / name).read_text(encoding="utf-8")
         if "</script" in code.lower():
             raise ValueError(f"{name}: contains '</script', cannot be inlined")
-        scripts.append(f"    <script>/* {name}: report/assets/VENDOR.md */\n{code}\n    </script>\n")
-    return _HEAD + "".join(scripts) + _KEEP_VIEWS + "</head>\n<body>\n    {plot_divs}\n</body>\n</html>\n"
+        scripts.append(
+            f"    <script>/* {name}: report/assets/VENDOR.md */\n{code}\n    </script>\n"
+        )
+    return (
+        _HEAD
+        + "".join(scripts)
+        + _KEEP_VIEWS
+        + "</head>\n<body>\n    {plot_divs}\n</body>\n</html>\n"
+    )
 
 
 def write_template(path: str | Path = TEMPLATE_PATH) -> Path:

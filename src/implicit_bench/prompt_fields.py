@@ -58,5 +58,7 @@ def unit_fields(unit: dict[str, Any], where: str | Path = "units") -> dict[str, 
             raise InputError(where, unit_id, name, "missing or empty (needed by the judge prompts)")
     fields["target"] = _text(unit.get("target")) or fields["head"]
     relation = _text(unit.get("relation"))
-    fields["relation"] = "" if relation is None or relation.lower() in ("nan", "none", "null") else relation
+    fields["relation"] = (
+        "" if relation is None or relation.lower() in ("nan", "none", "null") else relation
+    )
     return fields  # type: ignore[return-value]

@@ -54,5 +54,7 @@ def text_stats(prompts: list[str]) -> dict[str, Any]:
 def prompt_stats(frame: pd.DataFrame) -> dict[str, Any]:
     """Table 18 rows for a frame with the prompt_* columns."""
     out = {v: text_stats(frame[c].astype(str).tolist()) for v, c in VARIANT_COLUMNS.items()}
-    out["all"] = text_stats([p for c in VARIANT_COLUMNS.values() for p in frame[c].astype(str).tolist()])
+    out["all"] = text_stats(
+        [p for c in VARIANT_COLUMNS.values() for p in frame[c].astype(str).tolist()]
+    )
     return out

@@ -39,12 +39,21 @@ class PromptTemplate:
             if optional and all(_blank(values[n]) for n in names):
                 continue
             line = line.replace("†", "")
-            out.append(_PLACEHOLDER.sub(lambda m: _text(values[m.group(1)]) if m.group(1) in self.fields else m.group(0), line))
+            out.append(
+                _PLACEHOLDER.sub(
+                    lambda m: (
+                        _text(values[m.group(1)]) if m.group(1) in self.fields else m.group(0)
+                    ),
+                    line,
+                )
+            )
         return "\n".join(out).strip() + "\n"
 
 
 def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and value != value) or str(value).strip() == ""
+    return (
+        value is None or (isinstance(value, float) and value != value) or str(value).strip() == ""
+    )
 
 
 def _text(value: Any) -> str:

@@ -55,24 +55,41 @@ def is_simulated(model_ref: str | Path | None) -> bool:
     return model_ref is not None and str(model_ref).startswith(SIMULATED_PREFIX)
 
 
-def _flag(block: dict[str, Any], models: list[dict[str, Any]], simulated_upstream: bool = False) -> None:
+def _flag(
+    block: dict[str, Any], models: list[dict[str, Any]], simulated_upstream: bool = False
+) -> None:
     simulated = [m["model"] for m in models if m.get("simulated") or is_simulated(m.get("model"))]
     if simulated or simulated_upstream:
         block["simulated"] = True
         block["simulated_models"] = list(dict.fromkeys(simulated))
-    warnings = [w for w, on in ((SIMULATED_WARNING, block.get("simulated")),
-                                (RANDOM_INIT_WARNING, block.get("random_init"))) if on]
+    warnings = [
+        w
+        for w, on in (
+            (SIMULATED_WARNING, block.get("simulated")),
+            (RANDOM_INIT_WARNING, block.get("random_init")),
+        )
+        if on
+    ]
     if warnings:
         block["warning"] = " ".join(warnings)
 
 
-def provenance(models: Iterable[tuple[str, str | None]], profile: str | None = None) -> dict[str, Any]:
+def provenance(
+    models: Iterable[tuple[str, str | None]], profile: str | None = None
+) -> dict[str, Any]:
     """A block to embed in metrics JSON: ``models`` is ``(role, reference)`` pairs."""
     listed = [
-        {"role": role, "model": ref, "random_init": is_random_init(ref), **({"simulated": True} if is_simulated(ref) else {})}
+        {
+            "role": role,
+            "model": ref,
+            "random_init": is_random_init(ref),
+            **({"simulated": True} if is_simulated(ref) else {}),
+        }
         for role, ref in models
     ]
-    random_models = list(dict.fromkeys(m["model"] for m in listed if m["random_init"]))  # each path once
+    random_models = list(
+        dict.fromkeys(m["model"] for m in listed if m["random_init"])
+    )  # each path once
     block: dict[str, Any] = {
         "random_init": bool(random_models),
         "random_init_models": random_models,

@@ -44,7 +44,9 @@ class SourcePair(Record):
     @classmethod
     def _known_bias_type(cls, value: str) -> str:
         if value not in BIAS_TYPES:
-            raise ValueError(f"unknown bias type '{value}'; expected one of {', '.join(BIAS_TYPES)}")
+            raise ValueError(
+                f"unknown bias type '{value}'; expected one of {', '.join(BIAS_TYPES)}"
+            )
         return value
 
 

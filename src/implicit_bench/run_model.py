@@ -41,38 +41,67 @@ def _entry_name(spec: str) -> str:
     return name if name[0].isalnum() else f"m{name}"
 
 
-def generator_entry(spec: str, catalogue: dict[str, Any], device: str) -> tuple[str, dict[str, Any] | None]:
+def generator_entry(
+    spec: str, catalogue: dict[str, Any], device: str
+) -> tuple[str, dict[str, Any] | None]:
     """(entry name, new backend block or None for an existing catalogue entry)."""
     if spec in catalogue:
         return spec, None
     if spec.startswith("openai-images:"):
-        return _entry_name(spec), {"backend": "openai_images", "model": spec.split(":", 1)[1],
-                                   "api_key_env": "OPENAI_API_KEY"}
+        return _entry_name(spec), {
+            "backend": "openai_images",
+            "model": spec.split(":", 1)[1],
+            "api_key_env": "OPENAI_API_KEY",
+        }
     if spec.startswith("gemini:"):
         return _entry_name(spec), {"backend": "gemini", "model": spec.split(":", 1)[1]}
     if Path(spec).expanduser().is_dir() or "/" in spec:
         return _entry_name(spec), {"backend": "diffusers", "model": spec, "device": device}
-    raise ConfigError(f"--generator {spec!r}: not a generators entry ({', '.join(sorted(catalogue))}), "
-                      "openai-images:MODEL, gemini:MODEL, a local directory or a hub id")
+    raise ConfigError(
+        f"--generator {spec!r}: not a generators entry ({', '.join(sorted(catalogue))}), "
+        "openai-images:MODEL, gemini:MODEL, a local directory or a hub id"
+    )
 
 
-def judge_entry(spec: str, catalogue: dict[str, Any], device: str, api_key_env: str | None) -> tuple[str, dict[str, Any] | None]:
+def judge_entry(
+    spec: str, catalogue: dict[str, Any], device: str, api_key_env: str | None
+) -> tuple[str, dict[str, Any] | None]:
     """(entry name, new backend block or None for an existing catalogue entry)."""
     if spec in catalogue:
         return spec, None
     if spec.startswith("openai:"):
         model, _, base_url = spec.split(":", 1)[1].partition("@")
         base_url = base_url or OPENAI_URL
-        key = api_key_env if api_key_env is not None else ("OPENAI_API_KEY" if base_url == OPENAI_URL else None)
-        return _entry_name(model), {"backend": "openai", "model": model, "base_url": base_url, "api_key_env": key}
+        key = (
+            api_key_env
+            if api_key_env is not None
+            else ("OPENAI_API_KEY" if base_url == OPENAI_URL else None)
+        )
+        return _entry_name(model), {
+            "backend": "openai",
+            "model": model,
+            "base_url": base_url,
+            "api_key_env": key,
+        }
     if Path(spec).expanduser().is_dir() or "/" in spec:
         return _entry_name(spec), {"backend": "transformers", "model": spec, "device": device}
-    raise ConfigError(f"--judge {spec!r}: not a judges entry ({', '.join(sorted(catalogue))}), "
-                      "openai:MODEL[@BASE_URL], a local directory or a hub id")
+    raise ConfigError(
+        f"--judge {spec!r}: not a judges entry ({', '.join(sorted(catalogue))}), "
+        "openai:MODEL[@BASE_URL], a local directory or a hub id"
+    )
 
 
-def build_overlay(params: dict[str, Any], generators: list[str], judges: list[str], *, profile: str,
-                  units: int | None, seeds: list[int] | None, device: str, api_key_env: str | None) -> CommentedMap:
+def build_overlay(
+    params: dict[str, Any],
+    generators: list[str],
+    judges: list[str],
+    *,
+    profile: str,
+    units: int | None,
+    seeds: list[int] | None,
+    device: str,
+    api_key_env: str | None,
+) -> CommentedMap:
     """The overlay profile: new catalogue entries and every stage key that names a model."""
     overlay = CommentedMap()
     overlay["extends"] = profile
@@ -89,7 +118,9 @@ def build_overlay(params: dict[str, Any], generators: list[str], judges: list[st
         if block is not None:
             new_judges[name] = block
     if len(set(gen_names)) != len(gen_names) or len(set(judge_names)) != len(judge_names):
-        raise ConfigError("two --generator or two --judge specs give the same entry name; use catalogue entries")
+        raise ConfigError(
+            "two --generator or two --judge specs give the same entry name; use catalogue entries"
+        )
     first_gen, first_judge = gen_names[0], judge_names[0]
     overlay["base"] = CommentedMap(profile="")  # filled in by the caller (the overlay's own name)
     if new_gens:
@@ -103,13 +134,22 @@ def build_overlay(params: dict[str, Any], generators: list[str], judges: list[st
         render["seeds"] = seeds
     overlay["render"] = render
     tasks = CommentedMap()
-    for task in (params.get("judge") or {}).get("tasks") or {"rubric": None, "blind": None, "alignment": None}:
-        tasks[task] = CommentedMap(judges=[first_judge] if task == "alignment" else list(judge_names))
+    for task in (params.get("judge") or {}).get("tasks") or {
+        "rubric": None,
+        "blind": None,
+        "alignment": None,
+    }:
+        tasks[task] = CommentedMap(
+            judges=[first_judge] if task == "alignment" else list(judge_names)
+        )
     overlay["judge"] = CommentedMap(tasks=tasks, configs=None)
     clip_judge = (params.get("clip") or {}).get("judge")
     overlay["select"] = CommentedMap(config=first_gen, judges=None)
-    overlay["evaluate"] = CommentedMap(config=first_gen, blind_judges=[*judge_names, *([clip_judge] if clip_judge else [])],
-                                       rubric_judges=None)
+    overlay["evaluate"] = CommentedMap(
+        config=first_gen,
+        blind_judges=[*judge_names, *([clip_judge] if clip_judge else [])],
+        rubric_judges=None,
+    )
     # debiasing (debias.generator, debias.scoring) and the HoloFair study (diversity_study) keep
     # the profile's models: steering needs a pipeline with embedding hooks and the study a face
     # judge for real images; set those keys in the overlay to run them on your model.
@@ -122,23 +162,73 @@ def _echo_block(title: str, text: str) -> None:
 
 
 @click.command("run")
-@click.option("--generator", "generators", multiple=True, required=True,
-              help="Hub id, local directory, openai-images:MODEL, gemini:MODEL or a generators entry (repeatable).")
-@click.option("--judge", "judges", multiple=True, required=True,
-              help="Hub id, openai:MODEL[@BASE_URL] or a judges entry (repeatable; the first also does alignment).")
-@click.option("--units", type=click.IntRange(0), default=None, help="subset.max_units (0: every unit).")
+@click.option(
+    "--generator",
+    "generators",
+    multiple=True,
+    required=True,
+    help="Hub id, local directory, openai-images:MODEL, gemini:MODEL or a generators entry (repeatable).",
+)
+@click.option(
+    "--judge",
+    "judges",
+    multiple=True,
+    required=True,
+    help="Hub id, openai:MODEL[@BASE_URL] or a judges entry (repeatable; the first also does alignment).",
+)
+@click.option(
+    "--units", type=click.IntRange(0), default=None, help="subset.max_units (0: every unit)."
+)
 @click.option("--seeds", default=None, help="render.seeds, comma separated (e.g. 42,1042).")
-@click.option("--profile", default="default", show_default=True, help="The profile the overlay extends.")
-@click.option("--name", "exp_name", default=None, help="DVC experiment name; also names the overlay profiles/run-NAME.yaml.")
-@click.option("--device", default="auto", show_default=True, help="device of the local models the specs create.")
-@click.option("--api-key-env", default=None, help="api_key_env of the HTTP judges the specs create.")
-@click.option("--dry-run", is_flag=True, help="Write the overlay, print the preflight and the plan; change nothing else.")
+@click.option(
+    "--profile", default="default", show_default=True, help="The profile the overlay extends."
+)
+@click.option(
+    "--name",
+    "exp_name",
+    default=None,
+    help="DVC experiment name; also names the overlay profiles/run-NAME.yaml.",
+)
+@click.option(
+    "--device",
+    default="auto",
+    show_default=True,
+    help="device of the local models the specs create.",
+)
+@click.option(
+    "--api-key-env", default=None, help="api_key_env of the HTTP judges the specs create."
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Write the overlay, print the preflight and the plan; change nothing else.",
+)
 @click.option("--no-preflight", is_flag=True, help="Skip `implicit-bench check`.")
-@click.option("--queue", is_flag=True, help="Queue the experiment (dvc exp run --queue) instead of running it.")
-@click.option("--timeout", default=5.0, show_default=True, help="Seconds an endpoint has to answer the preflight.")
-def run_command(generators: tuple[str, ...], judges: tuple[str, ...], units: int | None, seeds: str | None,
-                profile: str, exp_name: str | None, device: str, api_key_env: str | None, dry_run: bool,
-                no_preflight: bool, queue: bool, timeout: float) -> None:
+@click.option(
+    "--queue",
+    is_flag=True,
+    help="Queue the experiment (dvc exp run --queue) instead of running it.",
+)
+@click.option(
+    "--timeout",
+    default=5.0,
+    show_default=True,
+    help="Seconds an endpoint has to answer the preflight.",
+)
+def run_command(
+    generators: tuple[str, ...],
+    judges: tuple[str, ...],
+    units: int | None,
+    seeds: str | None,
+    profile: str,
+    exp_name: str | None,
+    device: str,
+    api_key_env: str | None,
+    dry_run: bool,
+    no_preflight: bool,
+    queue: bool,
+    timeout: float,
+) -> None:
     """Evaluate your model: overlay -> preflight -> plan -> dvc exp run."""
     from implicit_bench.check import images_still_to_render
     from implicit_bench.plan import build_plan, format_plan
@@ -152,15 +242,25 @@ def run_command(generators: tuple[str, ...], judges: tuple[str, ...], units: int
         raise ConfigError(str(exc)) from None
     seed_list = [int(s) for s in seeds.split(",")] if seeds else None
     base = compose(profile)
-    overlay = build_overlay(base, list(generators), list(judges), profile=profile, units=units, seeds=seed_list,
-                            device=device, api_key_env=api_key_env)
+    overlay = build_overlay(
+        base,
+        list(generators),
+        list(judges),
+        profile=profile,
+        units=units,
+        seeds=seed_list,
+        device=device,
+        api_key_env=api_key_env,
+    )
     overlay["base"]["profile"] = overlay_name
     path = Path("profiles") / f"{overlay_name}.yaml"
     buf = io.StringIO()
     _round_trip().dump(overlay, buf)
     what = "the default profile" if profile == "default" else f"profiles/{profile}.yaml"
-    header = (f"# `implicit-bench run` overlay: {what} plus the models of this run.\n"
-              f"# Apply again with `implicit-bench profile {overlay_name}`; back with `implicit-bench profile default`.\n")
+    header = (
+        f"# `implicit-bench run` overlay: {what} plus the models of this run.\n"
+        f"# Apply again with `implicit-bench profile {overlay_name}`; back with `implicit-bench profile default`.\n"
+    )
     atomic_write_text(path, header + buf.getvalue())
     click.echo(f"wrote {path} (extends {profile})")
     params = compose(overlay_name)  # validates the overlay: every name it uses exists
@@ -172,10 +272,18 @@ def run_command(generators: tuple[str, ...], judges: tuple[str, ...], units: int
     plans, info = build_plan(params)
     _echo_block("plan", format_plan(plans, info))
     if dry_run:
-        click.echo(f"dry run: params.yaml unchanged; run it with `implicit-bench profile {overlay_name} && dvc exp run`")
+        click.echo(
+            f"dry run: params.yaml unchanged; run it with `implicit-bench profile {overlay_name} && dvc exp run`"
+        )
         return
     write_profile(overlay_name, "params.yaml", "params.yaml")
-    cmd = ["dvc", "exp", "run", *(["--name", exp_name] if exp_name else []), *(["--queue"] if queue else [])]
+    cmd = [
+        "dvc",
+        "exp",
+        "run",
+        *(["--name", exp_name] if exp_name else []),
+        *(["--queue"] if queue else []),
+    ]
     click.echo(f"params.yaml: profile {overlay_name}; running {' '.join(cmd)}")
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0:

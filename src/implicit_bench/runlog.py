@@ -20,7 +20,16 @@ from implicit_bench.io import write_json
 RUN_LOG = "logs/runs.jsonl"
 # keys of a metrics payload that describe the run rather than its result
 RUN_STATE_KEYS = frozenset(
-    {"run", "seconds", "images_per_s", "cache_hits", "llm_calls", "embedding_calls", "embedded_now", "model_calls"}
+    {
+        "run",
+        "seconds",
+        "images_per_s",
+        "cache_hits",
+        "llm_calls",
+        "embedding_calls",
+        "embedded_now",
+        "model_calls",
+    }
 )
 
 
@@ -28,7 +37,9 @@ def run_log_path() -> Path:
     return Path(os.environ.get("IMPLICIT_BENCH_RUN_LOG") or RUN_LOG)
 
 
-def split_run_state(payload: Any, keys: frozenset[str] = RUN_STATE_KEYS) -> tuple[Any, dict[str, Any]]:
+def split_run_state(
+    payload: Any, keys: frozenset[str] = RUN_STATE_KEYS
+) -> tuple[Any, dict[str, Any]]:
     """``(payload without run-state keys, {dotted path: value} of the keys taken out)``, recursively."""
     taken: dict[str, Any] = {}
 
@@ -53,13 +64,19 @@ def log_run(stage: str, figures: dict[str, Any], path: str | Path | None = None)
     """Append ``{"stage", "finished_at", **figures}`` as one line to the run log."""
     target = Path(path) if path is not None else run_log_path()
     target.parent.mkdir(parents=True, exist_ok=True)
-    line = {"stage": stage, "finished_at": datetime.now(UTC).isoformat(timespec="seconds"), **figures}
+    line = {
+        "stage": stage,
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        **figures,
+    }
     with open(target, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(line, default=str, ensure_ascii=False) + "\n")
     return target
 
 
-def write_metrics(path: str | Path, payload: dict[str, Any], stage: str, **extra: Any) -> dict[str, Any]:
+def write_metrics(
+    path: str | Path, payload: dict[str, Any], stage: str, **extra: Any
+) -> dict[str, Any]:
     """Write ``payload`` without its run-state figures to ``path`` (tracked); log those figures
     (plus ``extra``) to the run log; return them."""
     tracked, taken = split_run_state(payload)

@@ -77,7 +77,15 @@ UNIT_COLUMNS: tuple[str, ...] = (
 )
 
 # One row per judged image: the JUDGEMENTS table of `implicit-bench analyze`.
-JUDGEMENT_COLUMNS: tuple[str, ...] = ("unit_id", "variant", "seed", "config", "judge", "task", "value")
+JUDGEMENT_COLUMNS: tuple[str, ...] = (
+    "unit_id",
+    "variant",
+    "seed",
+    "config",
+    "judge",
+    "task",
+    "value",
+)
 # The judge tasks are not listed here: every task is one YAML file under prompts/judges/
 # (judge_tasks.task_names(), the registry; docs/architecture.md "Extending").
 # The stored blind value: the attribute chosen (s = stereotype, a = anti-stereotype), never a letter.

@@ -70,7 +70,9 @@ class StageGroup(click.Group):
         name = args[0] if args else ""
         if self.get_command(ctx, name) is None:
             known = ", ".join(self.list_commands(ctx)) or "none (run from the repository root)"
-            raise click.UsageError(f"no stage '{name}' in ./stages (run from the repository root); known: {known}", ctx)
+            raise click.UsageError(
+                f"no stage '{name}' in ./stages (run from the repository root); known: {known}", ctx
+            )
         return super().resolve_command(ctx, args)
 
 

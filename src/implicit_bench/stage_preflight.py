@@ -22,8 +22,18 @@ from typing import Any
 import click
 
 #: the stages that call models (script stems), in pipeline order
-MODEL_STAGES = ("kg", "triplets", "render", "judge", "debias_render", "debias_judge", "rewrite", "retrieve",
-                "diversity_study", "clip")
+MODEL_STAGES = (
+    "kg",
+    "triplets",
+    "render",
+    "judge",
+    "debias_render",
+    "debias_judge",
+    "rewrite",
+    "retrieve",
+    "diversity_study",
+    "clip",
+)
 SKIP_ENV = "IMPLICIT_BENCH_NO_PREFLIGHT"
 TIMEOUT_ENV = "IMPLICIT_BENCH_PREFLIGHT_TIMEOUT"
 PARAMS_KEY = "base.preflight"
@@ -46,8 +56,13 @@ def _skip_flag(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
 
 def no_preflight_option() -> click.Option:
     """``--no-preflight``, added to every model stage's command."""
-    return click.Option(["--no-preflight"], is_flag=True, expose_value=False, callback=_skip_flag,
-                        help=f"Skip the preflight of this stage's models (also {SKIP_ENV}=1 or params {PARAMS_KEY}: false).")
+    return click.Option(
+        ["--no-preflight"],
+        is_flag=True,
+        expose_value=False,
+        callback=_skip_flag,
+        help=f"Skip the preflight of this stage's models (also {SKIP_ENV}=1 or params {PARAMS_KEY}: false).",
+    )
 
 
 def _env_true(name: str) -> bool:

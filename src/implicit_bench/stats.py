@@ -91,8 +91,19 @@ def fisher_z_test(r1: float, n1: int, r2: float, n2: int) -> dict[str, float | N
     are None when either r is undefined or +-1, or an n is 3 or less."""
     from scipy.special import ndtr
 
-    undefined = {"z": None, "p": None, "r1": _or_none(r1), "r2": _or_none(r2), "n1": int(n1), "n2": int(n2)}
-    if any(x is None or not math.isfinite(x) or abs(x) >= 1 for x in (r1, r2)) or n1 <= 3 or n2 <= 3:
+    undefined = {
+        "z": None,
+        "p": None,
+        "r1": _or_none(r1),
+        "r2": _or_none(r2),
+        "n1": int(n1),
+        "n2": int(n2),
+    }
+    if (
+        any(x is None or not math.isfinite(x) or abs(x) >= 1 for x in (r1, r2))
+        or n1 <= 3
+        or n2 <= 3
+    ):
         return undefined
     z = (math.atanh(r1) - math.atanh(r2)) / math.sqrt(1 / (n1 - 3) + 1 / (n2 - 3))
     return {**undefined, "z": float(z), "p": float(2 * ndtr(-abs(z)))}

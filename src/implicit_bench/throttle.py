@@ -30,7 +30,9 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
 
-HEADROOM = 0.98  # fraction of a quota the buckets refill at (the rest absorbs send-to-arrival jitter)
+HEADROOM = (
+    0.98  # fraction of a quota the buckets refill at (the rest absorbs send-to-arrival jitter)
+)
 
 
 class TokenBucket:
@@ -69,8 +71,12 @@ class Throttle:
         self.clock = clock
         self.sleep = sleep
         burst = (1 - HEADROOM) / 2  # banked at most: 1% of a quota, so a window holds <= 99% of it
-        self.requests = TokenBucket(rpm * HEADROOM / rate_window_s, rpm * burst, clock) if rpm else None
-        self.tokens = TokenBucket(tpm * HEADROOM / rate_window_s, tpm * burst, clock) if tpm else None
+        self.requests = (
+            TokenBucket(rpm * HEADROOM / rate_window_s, rpm * burst, clock) if rpm else None
+        )
+        self.tokens = (
+            TokenBucket(tpm * HEADROOM / rate_window_s, tpm * burst, clock) if tpm else None
+        )
         self._cond = threading.Condition()
         self._lock = threading.Lock()  # the buckets: reservations are made in sending order
         self.in_flight = 0
@@ -108,7 +114,9 @@ class Throttle:
 
     def on_answer(self, sent_at: float, status: int | None, retry_after: float | None) -> None:
         """Adjust the window after an attempt: decrease on 429 / Retry-After, else increase."""
-        throttled = status == 429 or (retry_after is not None and status is not None and status >= 400)
+        throttled = status == 429 or (
+            retry_after is not None and status is not None and status >= 400
+        )
         with self._cond:
             if throttled:
                 if retry_after:
@@ -134,5 +142,7 @@ def estimate_tokens(body: Any, max_tokens: int = 0) -> int:
         elif isinstance(value, list):
             stack.extend(value)
         elif isinstance(value, str):
-            chars += 85 * 4 if value.startswith("data:") else len(value)  # an image: about 85 tokens
+            chars += (
+                85 * 4 if value.startswith("data:") else len(value)
+            )  # an image: about 85 tokens
     return math.ceil(chars / 4) + int(max_tokens)

@@ -37,8 +37,10 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
                     continue  # an unhashable key: the base constructor reports it
                 if first is not None:
                     raise yaml.constructor.ConstructorError(
-                        "while constructing a mapping", node.start_mark,
-                        f"found duplicate key {key!r} (first given on line {first + 1})", key_node.start_mark,
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f"found duplicate key {key!r} (first given on line {first + 1})",
+                        key_node.start_mark,
                     )
                 seen[key] = key_node.start_mark.line
         return super().construct_mapping(node, deep=deep)

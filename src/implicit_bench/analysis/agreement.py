@@ -30,8 +30,16 @@ def paired_labels(
     on ``n_seeds`` seeds, as the paper's 16,470 images of 1,830 units); ``"all"`` keeps every
     image with two valid labels.
     """
-    w1 = wide(rows(judgements, "blind", config, first, seeds, unit_ids), "value").stack().rename("first")
-    w2 = wide(rows(judgements, "blind", config, second, seeds, unit_ids), "value").stack().rename("second")
+    w1 = (
+        wide(rows(judgements, "blind", config, first, seeds, unit_ids), "value")
+        .stack()
+        .rename("first")
+    )
+    w2 = (
+        wide(rows(judgements, "blind", config, second, seeds, unit_ids), "value")
+        .stack()
+        .rename("second")
+    )
     both = pd.concat([w1, w2], axis=1, join="inner").dropna().reset_index()
     if rule == "complete":
         need = len(VARIANTS) * n_seeds
@@ -45,7 +53,9 @@ def paired_labels(
 def confusion(pairs: pd.DataFrame) -> pd.DataFrame:
     """Counts: rows = first judge's label, columns = second judge's label (s, a, neither)."""
     table = pd.crosstab(pairs["first"], pairs["second"]) if len(pairs) else pd.DataFrame()
-    return table.reindex(index=list(BLIND_LABELS), columns=list(BLIND_LABELS), fill_value=0).astype(int)
+    return table.reindex(index=list(BLIND_LABELS), columns=list(BLIND_LABELS), fill_value=0).astype(
+        int
+    )
 
 
 def cohen_kappa(table: pd.DataFrame) -> float | None:
@@ -78,7 +88,11 @@ def agreement(
     per_unit = pairs.groupby(["unit_id", "variant"])[["agree", "one"]].sum()
 
     def agree_share(variants: Sequence[str]) -> dict[str, Any]:
-        sub = per_unit[per_unit.index.get_level_values("variant").isin(variants)].groupby(level="unit_id").sum()
+        sub = (
+            per_unit[per_unit.index.get_level_values("variant").isin(variants)]
+            .groupby(level="unit_id")
+            .sum()
+        )
         sub = sub.reindex(ids, fill_value=0)
         return boot.ratio(sub["agree"].to_numpy(), sub["one"].to_numpy(), stream)[0]
 
@@ -96,23 +110,40 @@ def agreement(
         "agreement_by_variant": {v: agree_share([v]) for v in VARIANTS},
         "opposite_attribute_share": opposite / n if n else None,
         "cohen_kappa": cohen_kappa(table),
-        "confusion": {"rows": first, "columns": second, "labels": list(BLIND_LABELS), "counts": table.to_numpy().tolist()},
+        "confusion": {
+            "rows": first,
+            "columns": second,
+            "labels": list(BLIND_LABELS),
+            "counts": table.to_numpy().tolist(),
+        },
         "confusion_by_variant": {
             v: confusion(pairs[pairs["variant"] == v]).to_numpy().tolist() for v in VARIANTS
         },
     }
     # Per-unit default rates (share of a unit's neutral images labelled s) on the same images.
     neutral = pairs[pairs["variant"] == "neutral"]
-    rate = neutral.assign(s1=neutral["first"] == "s", s2=neutral["second"] == "s").groupby("unit_id")[["s1", "s2"]].mean()
+    rate = (
+        neutral.assign(s1=neutral["first"] == "s", s2=neutral["second"] == "s")
+        .groupby("unit_id")[["s1", "s2"]]
+        .mean()
+    )
     x, y = rate["s1"].to_numpy(float), rate["s2"].to_numpy(float)
     rho = spearman(x, y)
     idx = boot.indices(len(x), f"{stream}/unit_default_rates")
     reps = spearman_reps(x, y, idx) if len(x) > 1 else None
-    out["spearman_unit_default_rate"] = boot.interval(np.nan if rho is None else rho, reps, f"{stream}/unit_default_rates", len(x))
+    out["spearman_unit_default_rate"] = boot.interval(
+        np.nan if rho is None else rho, reps, f"{stream}/unit_default_rates", len(x)
+    )
     types = units.set_index("unit_id")["bias_type"]
-    by_type = neutral.assign(
-        bias_type=neutral["unit_id"].map(types), s1=neutral["first"] == "s", s2=neutral["second"] == "s"
-    ).groupby("bias_type")[["s1", "s2"]].mean()
+    by_type = (
+        neutral.assign(
+            bias_type=neutral["unit_id"].map(types),
+            s1=neutral["first"] == "s",
+            s2=neutral["second"] == "s",
+        )
+        .groupby("bias_type")[["s1", "s2"]]
+        .mean()
+    )
     out["default_rate_by_bias_type"] = {
         t: {first: float(r.s1), second: float(r.s2)} for t, r in by_type.iterrows()
     }

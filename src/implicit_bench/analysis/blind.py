@@ -32,7 +32,9 @@ class LabelCounts:
     invalid: dict[str, np.ndarray]  # variant -> invalid rows per unit
     pairs: np.ndarray  # (unit, seed) pairs with valid stereotype and anti-stereotype labels
     both: np.ndarray  # ... of which stereotype = s and anti-stereotype = a
-    _matrix: tuple[dict[Any, int], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    _matrix: tuple[dict[Any, int], np.ndarray] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def has_labels(self) -> np.ndarray:
         return sum(self.valid.values()) > 0
@@ -42,9 +44,14 @@ class LabelCounts:
         (keys: ``("valid", variant)``, ``(variant, label)``, ``"pairs"``, ``"both"``), so that one
         matrix product gives the replicates of all of them (``Bootstrap.sums``)."""
         if self._matrix is None:
-            keys: list[Any] = [("valid", v) for v in self.valid] + list(self.label) + ["pairs", "both"]
+            keys: list[Any] = (
+                [("valid", v) for v in self.valid] + list(self.label) + ["pairs", "both"]
+            )
             values = [*self.valid.values(), *self.label.values(), self.pairs, self.both]
-            self._matrix = ({key: j for j, key in enumerate(keys)}, np.column_stack(values) if values else np.zeros((len(self.unit_ids), 0)))
+            self._matrix = (
+                {key: j for j, key in enumerate(keys)},
+                np.column_stack(values) if values else np.zeros((len(self.unit_ids), 0)),
+            )
         return self._matrix
 
 
@@ -73,12 +80,16 @@ def label_counts(
     valid = {v: per_unit(has & (variant == i)) for i, v in enumerate(VARIANTS)}
     labels = {
         (v, lab): per_unit((variant == i) & (label == k))
-        for i, v in enumerate(VARIANTS) for k, lab in enumerate(BLIND_LABELS)
+        for i, v in enumerate(VARIANTS)
+        for k, lab in enumerate(BLIND_LABELS)
     }
     invalid = {v: per_unit(invalid_row & (variant == i)) for i, v in enumerate(VARIANTS)}
     seed = pd.factorize(sub["seed"])[0].astype(np.int64)
     key = unit * (int(seed.max()) + 1 if len(seed) else 1) + seed  # one (unit, seed) pair
-    stereotype, anti = variant == VARIANTS.index("stereotype"), variant == VARIANTS.index("anti_stereotype")
+    stereotype, anti = (
+        variant == VARIANTS.index("stereotype"),
+        variant == VARIANTS.index("anti_stereotype"),
+    )
     s_label, a_label = label == BLIND_LABELS.index("s"), label == BLIND_LABELS.index("a")
 
     def pair_units(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -133,11 +144,19 @@ def label_shares(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str) 
     totals = sub.sum(axis=0)
     reps = boot.sums(sub, stream)
     for v in VARIANTS:
-        entry: dict[str, Any] = {"n_images": int(c.valid[v][pos].sum()), "n_invalid": int(c.invalid[v][pos].sum())}
+        entry: dict[str, Any] = {
+            "n_images": int(c.valid[v][pos].sum()),
+            "n_invalid": int(c.invalid[v][pos].sum()),
+        }
         den = col[("valid", v)]
         for lab in BLIND_LABELS:
             num = col[(v, lab)]
-            entry[lab] = boot.interval(safe_div(totals[num], totals[den]), safe_div(reps[:, num], reps[:, den]), stream, len(pos))
+            entry[lab] = boot.interval(
+                safe_div(totals[num], totals[den]),
+                safe_div(reps[:, num], reps[:, den]),
+                stream,
+                len(pos),
+            )
         out[v] = entry
     return out
 
@@ -191,7 +210,9 @@ def strength_groups(
         }
     pos = np.flatnonzero(complete & usable)
     r = rates(labels, pos, boot, f"{stream}/all grouped")
-    out["all_grouped"] = {key: r[key] for key in ("n_units", "success_stereotype", "success_anti", "gap", "a_to_s")}
+    out["all_grouped"] = {
+        key: r[key] for key in ("n_units", "success_stereotype", "success_anti", "gap", "a_to_s")
+    }
     return out
 
 
@@ -209,10 +230,19 @@ def by_bias_type(
     for t in types:
         pos = np.flatnonzero(has & (unit_types == t))
         if len(pos):
-            out[t] = {"diagnostic": t in diagnostic, **rates(c, pos, boot, f"{stream}/bias_type={t}")}
+            out[t] = {
+                "diagnostic": t in diagnostic,
+                **rates(c, pos, boot, f"{stream}/bias_type={t}"),
+            }
     diag = np.isin(unit_types, list(diagnostic))
-    out["_recoverable_types"] = {"diagnostic": False, **rates(c, np.flatnonzero(has & ~diag), boot, f"{stream}/recoverable")}
-    out["_diagnostic_types"] = {"diagnostic": True, **rates(c, np.flatnonzero(has & diag), boot, f"{stream}/diagnostic")}
+    out["_recoverable_types"] = {
+        "diagnostic": False,
+        **rates(c, np.flatnonzero(has & ~diag), boot, f"{stream}/recoverable"),
+    }
+    out["_diagnostic_types"] = {
+        "diagnostic": True,
+        **rates(c, np.flatnonzero(has & diag), boot, f"{stream}/diagnostic"),
+    }
     return out
 
 
@@ -228,6 +258,8 @@ def recoverability(per_type: dict[str, Any], both_max: float, neither_min: float
             "n_pairs": r["n_pairs"],
             "both_succeed": r["both_succeed"],
             "neither_neutral": r["neither_neutral"],
-            "fails_both_checks": None if both is None or neither is None else bool(both <= both_max and neither > neither_min),
+            "fails_both_checks": None
+            if both is None or neither is None
+            else bool(both <= both_max and neither > neither_min),
         }
     return out

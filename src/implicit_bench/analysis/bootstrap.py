@@ -52,14 +52,21 @@ class Bootstrap:
     n: int = 1000
     seed: int = 42
     level: float = 0.95
-    method: dict[str, str] = field(default_factory=dict)  # estimand -> "percentile" | "bca" | "studentized"
+    method: dict[str, str] = field(
+        default_factory=dict
+    )  # estimand -> "percentile" | "bca" | "studentized"
     _cache: dict[tuple[str, int], dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_params(cls, params: Any) -> Bootstrap:
         """The bootstrap of a ``bootstrap`` params block (``params.BootstrapParams``: n, seed,
         level, method): the one way every stage builds it."""
-        return cls(n=params.n, seed=params.seed, level=params.level, method=dict(getattr(params, "method", None) or {}))
+        return cls(
+            n=params.n,
+            seed=params.seed,
+            level=params.level,
+            method=dict(getattr(params, "method", None) or {}),
+        )
 
     def stream_seed(self, stream: str) -> int:
         return derive_seed(self.seed, stream)
@@ -77,7 +84,9 @@ class Bootstrap:
                 entry["w32"] = multiplicities(idx, n_units, np.float32)
             else:
                 entry["w64"] = multiplicities(idx, n_units)
-            if len(self._cache) >= CACHE_STREAMS:  # the metrics of one unit set are computed together
+            if (
+                len(self._cache) >= CACHE_STREAMS
+            ):  # the metrics of one unit set are computed together
                 self._cache.pop(next(iter(self._cache)))
             self._cache[key] = entry
         return self._cache[key]
@@ -115,8 +124,15 @@ class Bootstrap:
             out[:, j] = weights @ np.ascontiguousarray(columns[:, j])
         return out
 
-    def interval(self, value: float, reps: np.ndarray | None, stream: str, n_units: int,
-                 estimand: str | None = None, jackknife: np.ndarray | None = None) -> dict[str, Any]:
+    def interval(
+        self,
+        value: float,
+        reps: np.ndarray | None,
+        stream: str,
+        n_units: int,
+        estimand: str | None = None,
+        jackknife: np.ndarray | None = None,
+    ) -> dict[str, Any]:
         """The point estimate with its percentile interval (BCa where ``method[estimand]`` is
         ``"bca"`` and ``jackknife`` is given), as an ``Estimate`` JSON dict (``n`` = the units
         resampled; the draw is recorded in the file's ``bootstrap`` block)."""
@@ -134,7 +150,9 @@ class Bootstrap:
                     ci = (float(lo), float(hi))
         return estimate_json(value, ci, int(n_units), self.level)
 
-    def of_sums(self, columns: np.ndarray, stat: Any, stream: str, estimand: str | None = None) -> dict[str, Any]:
+    def of_sums(
+        self, columns: np.ndarray, stat: Any, stream: str, estimand: str | None = None
+    ) -> dict[str, Any]:
         """A statistic of per-unit column sums (``stat``: ``(..., k)`` sums -> ``(...)`` values)
         with its interval by ``method[estimand]``: percentile (default), ``bca`` (jackknife
         acceleration from the leave-one-unit-out sums) or ``studentized`` (bootstrap-t: each
@@ -152,7 +170,9 @@ class Bootstrap:
             return self._studentized(value, reps, columns, stat, stream)
         return self.interval(value, reps, stream, n)
 
-    def _studentized(self, value: float, reps: np.ndarray, columns: np.ndarray, stat: Any, stream: str) -> dict[str, Any]:
+    def _studentized(
+        self, value: float, reps: np.ndarray, columns: np.ndarray, stat: Any, stream: str
+    ) -> dict[str, Any]:
         n = len(columns)
         total = columns.sum(axis=0)
         se = jackknife_se(np.asarray(stat(total - columns), dtype=float), np.ones(n))
@@ -160,10 +180,14 @@ class Bootstrap:
         sums = self.sums(columns, stream)
         se_b = np.empty(self.n)
         step = max(1, BLOCK_ELEMENTS // max(n * columns.shape[1], 1))
-        for start in range(0, self.n, step):  # leave-one-draw-out values of each replicate, in blocks
+        for start in range(
+            0, self.n, step
+        ):  # leave-one-draw-out values of each replicate, in blocks
             w = weights[start : start + step]
             with np.errstate(divide="ignore", invalid="ignore"):
-                loo = np.asarray(stat(sums[start : start + step, None, :] - columns[None, :, :]), dtype=float)
+                loo = np.asarray(
+                    stat(sums[start : start + step, None, :] - columns[None, :, :]), dtype=float
+                )
             se_b[start : start + step] = jackknife_se(np.where(w > 0, loo, 0.0), w)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = (reps - value) / se_b
@@ -175,7 +199,9 @@ class Bootstrap:
             ci = (float(value - t_hi * se), float(value - t_lo * se))
         return estimate_json(value, ci, n, self.level)
 
-    def block(self, resampled: str = "units with replacement, keep all their images") -> dict[str, Any]:
+    def block(
+        self, resampled: str = "units with replacement, keep all their images"
+    ) -> dict[str, Any]:
         """How a file's intervals were drawn: the ``bootstrap`` block of every metrics JSON
         holding bootstrap ``Estimate``s (docs/metrics.md)."""
         return {
@@ -192,18 +218,24 @@ class Bootstrap:
         return "percentile" + (f" ({'; '.join(other)})" if other else "")
 
     # ---- statistics of per-unit sums --------------------------------------------------
-    def ratio(self, num: np.ndarray, den: np.ndarray, stream: str) -> tuple[dict[str, Any], np.ndarray]:
+    def ratio(
+        self, num: np.ndarray, den: np.ndarray, stream: str
+    ) -> tuple[dict[str, Any], np.ndarray]:
         """sum(num) / sum(den) over units (e.g. the share of images labelled s)."""
         weights = self.weights(len(num), stream)
         value = safe_div(num.sum(), den.sum())
         reps = safe_div(weights @ num, weights @ den)
         return self.interval(value, reps, stream, len(num)), reps
 
-    def difference(self, a: tuple[float, np.ndarray], b: tuple[float, np.ndarray], stream: str, n_units: int) -> dict[str, Any]:
+    def difference(
+        self, a: tuple[float, np.ndarray], b: tuple[float, np.ndarray], stream: str, n_units: int
+    ) -> dict[str, Any]:
         """a - b from two statistics drawn on the same stream (paired replicates)."""
         return self.interval(a[0] - b[0], a[1] - b[1], stream, n_units)
 
-    def paired(self, a: np.ndarray, b: np.ndarray, statistic: Callable[[np.ndarray], Any], stream: str) -> tuple[dict[str, Any], np.ndarray]:
+    def paired(
+        self, a: np.ndarray, b: np.ndarray, statistic: Callable[[np.ndarray], Any], stream: str
+    ) -> tuple[dict[str, Any], np.ndarray]:
         """Paired cluster bootstrap of ``statistic(A) - statistic(B)``.
 
         ``a`` and ``b`` are per-unit columns (``n_units x k``) of two generators (or runs) on
@@ -217,7 +249,9 @@ class Bootstrap:
         k = a.shape[1]
         reps = self.sums(np.hstack([a, b]), stream)
         value = statistic(a.sum(axis=0)) - statistic(b.sum(axis=0))
-        diff = np.asarray(statistic(reps[:, :k]), dtype=float) - np.asarray(statistic(reps[:, k:]), dtype=float)
+        diff = np.asarray(statistic(reps[:, :k]), dtype=float) - np.asarray(
+            statistic(reps[:, k:]), dtype=float
+        )
         return self.interval(value, diff, stream, len(a)), diff
 
 
@@ -248,7 +282,9 @@ def jackknife_se(values: np.ndarray, weights: np.ndarray) -> Any:
         return np.sqrt((m - 1) / m * (weights * dev**2).sum(axis=-1))
 
 
-def bca_levels(value: float, reps: np.ndarray, jackknife: np.ndarray, probs: np.ndarray) -> np.ndarray | None:
+def bca_levels(
+    value: float, reps: np.ndarray, jackknife: np.ndarray, probs: np.ndarray
+) -> np.ndarray | None:
     """BCa's percentile levels for nominal levels ``probs``: z0 = Phi^-1(share of ``reps`` below
     ``value``, ties counted half), a = sum(d^3) / (6 sum(d^2)^1.5) with d = mean(jackknife) -
     jackknife; level = Phi(z0 + (z0 + z) / (1 - a (z0 + z))). None when undefined."""
@@ -281,7 +317,9 @@ def multiplicities(idx: np.ndarray, n_units: int, dtype: Any = np.float64) -> np
     for start in range(0, n_boot, rows):
         block = idx[start : start + rows]
         flat = (block + offsets[: len(block)]).ravel()
-        out[start : start + len(block)] = np.bincount(flat, minlength=len(block) * n_units).reshape(len(block), n_units)
+        out[start : start + len(block)] = np.bincount(flat, minlength=len(block) * n_units).reshape(
+            len(block), n_units
+        )
     return out
 
 
@@ -311,7 +349,12 @@ def moments(count: np.ndarray, total: np.ndarray, sumsq: np.ndarray) -> tuple[An
     sumsq = np.asarray(sumsq, dtype=float)
     mean = safe_div(total, count)
     with np.errstate(divide="ignore", invalid="ignore"):
-        var = np.where(count > 1, (sumsq - total * total / np.where(count > 0, count, 1)) / np.where(count > 1, count - 1, 1), np.nan)
+        var = np.where(
+            count > 1,
+            (sumsq - total * total / np.where(count > 0, count, 1))
+            / np.where(count > 1, count - 1, 1),
+            np.nan,
+        )
         var = np.where(var < 0, 0.0, var)  # rounding
         sd = np.sqrt(var)
         d = np.where(sd > 0, mean / np.where(sd > 0, sd, 1), np.nan)
@@ -337,9 +380,16 @@ def hedges_g(n1: Any, s1: Any, q1: Any, n2: Any, s2: Any, q2: Any) -> Any:
     m2, sd2, _ = moments(n2, s2, q2)
     df = n1 + n2 - 2
     with np.errstate(divide="ignore", invalid="ignore"):
-        pooled = np.sqrt(((n1 - 1) * np.asarray(sd1) ** 2 + (n2 - 1) * np.asarray(sd2) ** 2) / np.where(df > 0, df, 1))
+        pooled = np.sqrt(
+            ((n1 - 1) * np.asarray(sd1) ** 2 + (n2 - 1) * np.asarray(sd2) ** 2)
+            / np.where(df > 0, df, 1)
+        )
         j = 1 - 3 / (4 * df - 1)
-        g = np.where((df > 0) & (pooled > 0) & (n1 > 1) & (n2 > 1), j * (m1 - m2) / np.where(pooled > 0, pooled, 1), np.nan)
+        g = np.where(
+            (df > 0) & (pooled > 0) & (n1 > 1) & (n2 > 1),
+            j * (m1 - m2) / np.where(pooled > 0, pooled, 1),
+            np.nan,
+        )
     return g if np.ndim(g) else float(g)
 
 

@@ -48,10 +48,19 @@ def blind_rates(ctx: EvalContext) -> dict[str, Any]:
         per_judge[judge] = {
             "all": rates(c, pos, boot, stream),
             "label_shares": label_shares(c, pos, boot, stream),
-            "by_bias_type": by_bias_type(c, types, ctx.present_types, ctx.diagnostic, boot, f"{config}/{judge}"),
-            "by_default_strength": strength_groups(c, c, k, boot, f"{config}/{judge}/strength/{judge}"),
+            "by_bias_type": by_bias_type(
+                c, types, ctx.present_types, ctx.diagnostic, boot, f"{config}/{judge}"
+            ),
+            "by_default_strength": strength_groups(
+                c, c, k, boot, f"{config}/{judge}/strength/{judge}"
+            ),
             "by_default_strength_recoverable_types": strength_groups(
-                c, c, k, boot, f"{config}/{judge}/strength/{judge}/recoverable", keep=~np.isin(types, ctx.diagnostic)
+                c,
+                c,
+                k,
+                boot,
+                f"{config}/{judge}/strength/{judge}/recoverable",
+                keep=~np.isin(types, ctx.diagnostic),
             ),
         }
     if ctx.blind_judges:
@@ -64,15 +73,23 @@ def blind_rates(ctx: EvalContext) -> dict[str, Any]:
 
 def by_config(ctx: EvalContext) -> dict[str, Any]:
     """The primary judge's headline rates in every configuration it labelled (same units)."""
-    rows = config_rates(ctx.judgements, ctx.primary_judge, ctx.unit_ids, ctx.seeds, ctx.boot) if ctx.blind_judges else []
+    rows = (
+        config_rates(ctx.judgements, ctx.primary_judge, ctx.unit_ids, ctx.seeds, ctx.boot)
+        if ctx.blind_judges
+        else []
+    )
     if ctx.blind_judges:
         ctx.table("generators_side_by_side", report.side_by_side_table({"by_config": rows}))
     return {"by_config": rows}
 
 
-def config_rates(j: pd.DataFrame, judge: str, unit_ids: list[str], seeds: Sequence[int] | None, boot: Bootstrap) -> list[dict[str, Any]]:
+def config_rates(
+    j: pd.DataFrame, judge: str, unit_ids: list[str], seeds: Sequence[int] | None, boot: Bootstrap
+) -> list[dict[str, Any]]:
     """The headline rates of every configuration (generator) the judge labelled, same units."""
-    configs = sorted(j.loc[(j["task"] == "blind") & (j["judge"] == judge), "config"].astype(str).unique())
+    configs = sorted(
+        j.loc[(j["task"] == "blind") & (j["judge"] == judge), "config"].astype(str).unique()
+    )
     out = []
     for cfg in configs:
         c = label_counts(j, cfg, judge, unit_ids, seeds)
@@ -90,24 +107,85 @@ def strength(ctx: EvalContext) -> dict[str, Any]:
     for judge in ctx.blind_judges:
         c = ctx.counts(judge)
         own = per_judge[judge]
-        entries.append(_strength_entry(f"{judge} groups, {judge} labels", config, judge, seeds, config, judge, own["by_default_strength"]))
-        entries.append(_strength_entry(f"{judge} groups, {judge} labels, recoverable types", config, judge, seeds, config, judge,
-                                       own["by_default_strength_recoverable_types"]))
+        entries.append(
+            _strength_entry(
+                f"{judge} groups, {judge} labels",
+                config,
+                judge,
+                seeds,
+                config,
+                judge,
+                own["by_default_strength"],
+            )
+        )
+        entries.append(
+            _strength_entry(
+                f"{judge} groups, {judge} labels, recoverable types",
+                config,
+                judge,
+                seeds,
+                config,
+                judge,
+                own["by_default_strength_recoverable_types"],
+            )
+        )
         for other in ctx.blind_judges:
             if other != judge:
-                cross = strength_groups(ctx.counts(other), c, ctx.k, boot, f"{config}/{judge}/strength/{other}")
-                entries.append(_strength_entry(f"{other} groups, {judge} labels (cross)", config, other, seeds, config, judge, cross))
+                cross = strength_groups(
+                    ctx.counts(other), c, ctx.k, boot, f"{config}/{judge}/strength/{other}"
+                )
+                entries.append(
+                    _strength_entry(
+                        f"{other} groups, {judge} labels (cross)",
+                        config,
+                        other,
+                        seeds,
+                        config,
+                        judge,
+                        cross,
+                    )
+                )
         for g in ctx.params.groupings:
-            g_config, g_judge, g_seeds = g.config or config, g.judge or judge, g.seeds if g.seeds is not None else seeds
+            g_config, g_judge, g_seeds = (
+                g.config or config,
+                g.judge or judge,
+                g.seeds if g.seeds is not None else seeds,
+            )
             g_k = len(g_seeds) if g_seeds else ctx.k
-            res = strength_groups(ctx.counts(g_judge, g_config, g_seeds), c, g_k, boot, f"{config}/{judge}/strength/{g.name}")
-            entries.append(_strength_entry(f"{g.name}: {g_judge} groups, {judge} labels", g_config, g_judge, g_seeds, config, judge, res))
+            res = strength_groups(
+                ctx.counts(g_judge, g_config, g_seeds),
+                c,
+                g_k,
+                boot,
+                f"{config}/{judge}/strength/{g.name}",
+            )
+            entries.append(
+                _strength_entry(
+                    f"{g.name}: {g_judge} groups, {judge} labels",
+                    g_config,
+                    g_judge,
+                    g_seeds,
+                    config,
+                    judge,
+                    res,
+                )
+            )
     if ctx.blind_judges:
-        ctx.table("table22_success_by_default_strength", report.strength_table({"strength": entries}))
+        ctx.table(
+            "table22_success_by_default_strength", report.strength_table({"strength": entries})
+        )
     return {"strength": entries}
 
 
-def _strength_entry(name: str, g_config: str, g_judge: str, g_seeds: Sequence[int] | None, l_config: str, l_judge: str, res: dict[str, Any]) -> dict[str, Any]:
+def _strength_entry(
+    name: str,
+    g_config: str,
+    g_judge: str,
+    g_seeds: Sequence[int] | None,
+    l_config: str,
+    l_judge: str,
+    res: dict[str, Any],
+) -> dict[str, Any]:
     return {
         "name": name,
         "grouping": {"config": g_config, "judge": g_judge, "seeds": g_seeds},
@@ -130,7 +208,11 @@ def recoverability(ctx: EvalContext) -> dict[str, Any]:
     """Table 5: per judge and bias type, both-succeed and neutral 'neither' shares."""
     p = ctx.params
     out = {
-        judge: recoverable(ctx.benchmark["judges"][judge]["by_bias_type"], p.recoverability_both_max, p.recoverability_neither_min)
+        judge: recoverable(
+            ctx.benchmark["judges"][judge]["by_bias_type"],
+            p.recoverability_both_max,
+            p.recoverability_neither_min,
+        )
         for judge in ctx.blind_judges
     }
     if ctx.blind_judges:
@@ -143,8 +225,17 @@ def agreement_metrics(ctx: EvalContext) -> dict[str, Any]:
     labels is the confusion plot's (``ctx.shared["confusion_pairs"]``)."""
     agreements, first_pairs = [], None
     for first, second in combinations(ctx.blind_judges, 2):
-        a, pairs = agreement(ctx.judgements, ctx.config, first, second, ctx.analysed, ctx.seeds, ctx.k,
-                             ctx.params.agreement_units, ctx.boot)
+        a, pairs = agreement(
+            ctx.judgements,
+            ctx.config,
+            first,
+            second,
+            ctx.analysed,
+            ctx.seeds,
+            ctx.k,
+            ctx.params.agreement_units,
+            ctx.boot,
+        )
         agreements.append(a)
         if first_pairs is None and len(pairs):
             first_pairs = pairs.assign(pair=f"{first} vs {second}")
@@ -154,7 +245,9 @@ def agreement_metrics(ctx: EvalContext) -> dict[str, Any]:
             ctx.table(name, frame)
     return {
         "agreement": agreements,
-        "confusion_plot_pair": str(first_pairs["pair"].iloc[0]) if first_pairs is not None else None,
+        "confusion_plot_pair": str(first_pairs["pair"].iloc[0])
+        if first_pairs is not None
+        else None,
     }
 
 
@@ -164,7 +257,10 @@ def generators(ctx: EvalContext) -> dict[str, Any]:
     refusals = refusals_by_bias_type(ctx.tables.images, ctx.analysed, ctx.seeds)
     ctx.table("table04_generators", gen)
     ctx.table("table04_refusals_by_bias_type", refusals)
-    return {"generators": gen.to_dict(orient="records"), "refusals_by_bias_type": refusals.to_dict(orient="records")}
+    return {
+        "generators": gen.to_dict(orient="records"),
+        "refusals_by_bias_type": refusals.to_dict(orient="records"),
+    }
 
 
 def benchmark_plots(ctx: EvalContext) -> dict[str, Any]:
@@ -188,7 +284,13 @@ def lean(ctx: EvalContext) -> dict[str, Any]:
 
 def hedges(ctx: EvalContext) -> dict[str, Any]:
     """Figure 6: Hedges' g of stereotype vs anti-stereotype rubric scores per bias type."""
-    g = hedges_statistics(ctx.judgements, ctx.config, ctx.rubric_judges, ctx.analysed, ctx.seeds, ctx.boot) if ctx.rubric_judges else None
+    g = (
+        hedges_statistics(
+            ctx.judgements, ctx.config, ctx.rubric_judges, ctx.analysed, ctx.seeds, ctx.boot
+        )
+        if ctx.rubric_judges
+        else None
+    )
     if g:
         ctx.table("figure06_hedges_g", report.hedges_table(g, ctx.diagnostic))
     ctx.plot("hedges_g_by_bias_type", report.hedges_plot(g))

@@ -43,7 +43,9 @@ def judged_labels(judgements: pd.DataFrame, config: str, judge: str) -> pd.DataF
     return sub[cols].sort_values(KEY, kind="stable").reset_index(drop=True)
 
 
-def sample_sheet(judgements: pd.DataFrame, config: str, judge: str, images: int, seed: int) -> pd.DataFrame:
+def sample_sheet(
+    judgements: pd.DataFrame, config: str, judge: str, images: int, seed: int
+) -> pd.DataFrame:
     """``images`` of the judge's validly answered images, drawn without replacement with an equal
     share per core variant (remainders to the first variants: neutral, stereotype,
     anti-stereotype) from ``derive_seed("calibration", seed, config, judge)``; the reference and
@@ -62,7 +64,9 @@ def sample_sheet(judgements: pd.DataFrame, config: str, judge: str, images: int,
     return sheet[SHEET_COLUMNS].reset_index(drop=True)
 
 
-def label_from_judge(sheet: pd.DataFrame, judgements: pd.DataFrame, judge: str) -> tuple[pd.DataFrame, int]:
+def label_from_judge(
+    sheet: pd.DataFrame, judgements: pd.DataFrame, judge: str
+) -> tuple[pd.DataFrame, int]:
     """The sheet with ``reference`` = the reference ``judge``'s valid blind label of each image
     (source ``reference_judge``) where it has one; rows already labelled are kept. Returns the
     sheet and the number of rows left unlabelled (no valid answer of that judge)."""
@@ -70,7 +74,9 @@ def label_from_judge(sheet: pd.DataFrame, judgements: pd.DataFrame, judge: str) 
     for config in sorted(out["config"].unique()):
         labels = judged_labels(judgements, config, judge)
         mask = (out["config"] == config) & out["reference"].isna()
-        pos = pd.MultiIndex.from_frame(labels[KEY]).get_indexer(pd.MultiIndex.from_frame(out.loc[mask, KEY]))
+        pos = pd.MultiIndex.from_frame(labels[KEY]).get_indexer(
+            pd.MultiIndex.from_frame(out.loc[mask, KEY])
+        )
         hit = pd.Series(labels["value"].to_numpy()[pos], index=out.index[mask])[pos >= 0]
         out.loc[hit.index, "reference"] = hit
         out.loc[hit.index, "source"] = "reference_judge"
@@ -87,14 +93,21 @@ def label_from_answers(sheet: pd.DataFrame, answers: pd.DataFrame, path: str) ->
     missing = np.flatnonzero(pos < 0)
     if len(missing):
         i = int(missing[0])
-        raise InputError(path, i + 1, "unit_id", f"image {tuple(answers.loc[i, KEY])} is not in the calibration sheet")
+        raise InputError(
+            path,
+            i + 1,
+            "unit_id",
+            f"image {tuple(answers.loc[i, KEY])} is not in the calibration sheet",
+        )
     out = sheet.copy()
     out.loc[out.index[pos], "reference"] = answers["reference"].to_numpy()
     out.loc[out.index[pos], "source"] = "human"
     return out
 
 
-def calibration_items(table: pd.DataFrame, judged: pd.DataFrame, config: str) -> tuple[CalibrationSet, dict[str, Any]]:
+def calibration_items(
+    table: pd.DataFrame, judged: pd.DataFrame, config: str
+) -> tuple[CalibrationSet, dict[str, Any]]:
     """The labelled items of ``config`` paired with the judge's stored labels (``judged``:
     ``judged_labels``). An image the judgements do not hold at all is an error; rows of other
     configurations, unlabelled rows and images the judge answered invalidly are left out and
@@ -104,14 +117,25 @@ def calibration_items(table: pd.DataFrame, judged: pd.DataFrame, config: str) ->
     labelled = mine & table["reference"].notna()
     judged_index = pd.MultiIndex.from_frame(judged[KEY])
     pos = judged_index.get_indexer(pd.MultiIndex.from_frame(table.loc[labelled, KEY]))
-    items = table.loc[labelled].assign(judged=[judged["value"].iat[p] if p >= 0 else None for p in pos])
-    counts = {"rows": len(table), "other_config": int((~mine).sum()), "unlabelled": int((mine & ~labelled).sum()),
-              "judge_invalid": int(items["judged"].isna().sum())}
+    items = table.loc[labelled].assign(
+        judged=[judged["value"].iat[p] if p >= 0 else None for p in pos]
+    )
+    counts = {
+        "rows": len(table),
+        "other_config": int((~mine).sum()),
+        "unlabelled": int((mine & ~labelled).sum()),
+        "judge_invalid": int(items["judged"].isna().sum()),
+    }
     items = items[items["judged"].notna()]
     code = {lab: i for i, lab in enumerate(BLIND_LABELS)}
-    cal = CalibrationSet(items["reference"].map(code).to_numpy(dtype=int), items["judged"].map(code).to_numpy(dtype=int),
-                         items["variant"].to_numpy())
-    counts["by_source"] = {str(k): int(v) for k, v in items["source"].value_counts().sort_index().items()}
+    cal = CalibrationSet(
+        items["reference"].map(code).to_numpy(dtype=int),
+        items["judged"].map(code).to_numpy(dtype=int),
+        items["variant"].to_numpy(),
+    )
+    counts["by_source"] = {
+        str(k): int(v) for k, v in items["source"].value_counts().sort_index().items()
+    }
     return cal, counts
 
 
@@ -123,7 +147,12 @@ def unknown_images(table: pd.DataFrame, judgements: pd.DataFrame, config: str, p
     bad = np.flatnonzero(pos < 0)
     if len(bad):
         i = int(mine[bad[0]])
-        raise InputError(path, i + 1, "unit_id", f"image {tuple(table.loc[i, KEY])} has no blind judgement in configuration '{config}'")
+        raise InputError(
+            path,
+            i + 1,
+            "unit_id",
+            f"image {tuple(table.loc[i, KEY])} has no blind judgement in configuration '{config}'",
+        )
 
 
 def corrected(ctx: EvalContext) -> dict[str, Any]:
@@ -142,13 +171,19 @@ def corrected(ctx: EvalContext) -> dict[str, Any]:
     c = ctx.counts(judge)
     stream = f"{config}/{judge}/all"
     fixed = corrected_rates(c, np.flatnonzero(c.has_labels()), boot, stream, corr)
-    groups = corrected_strength_groups(c, c, ctx.k, boot, f"{config}/{judge}/strength/{judge}", corr)
-    return {"corrected": {
-        "judge": judge, "config": config, "calibration_table": str(path),
-        "calibration": {**counts, **corr.describe()},
-        "warning": corr.warning,
-        "all": fixed,
-        "by_default_strength": groups,
-        "note": "judged rates of judges[primary].all corrected for the judge's misclassification on the calibration "
-                "set (three-class Rogan-Gladen); intervals: joint bootstrap of units and calibration items",
-    }}
+    groups = corrected_strength_groups(
+        c, c, ctx.k, boot, f"{config}/{judge}/strength/{judge}", corr
+    )
+    return {
+        "corrected": {
+            "judge": judge,
+            "config": config,
+            "calibration_table": str(path),
+            "calibration": {**counts, **corr.describe()},
+            "warning": corr.warning,
+            "all": fixed,
+            "by_default_strength": groups,
+            "note": "judged rates of judges[primary].all corrected for the judge's misclassification on the calibration "
+            "set (three-class Rogan-Gladen); intervals: joint bootstrap of units and calibration items",
+        }
+    }

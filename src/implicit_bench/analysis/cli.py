@@ -18,9 +18,21 @@ def _run(params_path: str):  # noqa: ANN202 - (EvaluateParams, Tables, EvalConte
     from implicit_bench.analysis.load import load_tables
     from implicit_bench.params import load_params, section
 
-    params = section(load_params(params_path), "evaluate", EvaluateParams, params_path,
-                     inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
-    tables = load_tables(params.units, params.judgements, (), params.on_bad_row, params.on_duplicate, params.primary_order)
+    params = section(
+        load_params(params_path),
+        "evaluate",
+        EvaluateParams,
+        params_path,
+        inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
+    )
+    tables = load_tables(
+        params.units,
+        params.judgements,
+        (),
+        params.on_bad_row,
+        params.on_duplicate,
+        params.primary_order,
+    )
     return params, tables, EvalContext.build(tables, tables.units, params)
 
 
@@ -31,7 +43,13 @@ def calibration() -> None:
 
 @calibration.command("sample")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--images", type=click.IntRange(3), default=600, show_default=True, help="calibration images (equal share per variant)")
+@click.option(
+    "--images",
+    type=click.IntRange(3),
+    default=600,
+    show_default=True,
+    help="calibration images (equal share per variant)",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--out", default=None, help="sheet to write (default: evaluate.calibration)")
 @click.option("--force", is_flag=True, help="overwrite an existing sheet")
@@ -47,22 +65,37 @@ def sample_command(params_path: str, images: int, seed: int, out: str | None, fo
     params, tables, ctx = _run(params_path)
     target = out or params.calibration or CALIBRATION_PATH
     if Path(target).exists() and not force:
-        raise ConfigError(f"{target} exists (its labels would be lost); pass --force to draw a new sheet")
+        raise ConfigError(
+            f"{target} exists (its labels would be lost); pass --force to draw a new sheet"
+        )
     if not ctx.blind_judges:
         raise ConfigError(f"{params.judgements}: no blind judgements to calibrate")
     sheet = sample_sheet(tables.judgements, ctx.config, str(ctx.primary_judge), images, seed)
     CALIBRATION.write(sheet, target)
     per = sheet["variant"].value_counts().to_dict()
-    click.echo(f"calibration: {len(sheet)} images of {ctx.config} (judge {ctx.primary_judge}; {per}) -> {target}")
+    click.echo(
+        f"calibration: {len(sheet)} images of {ctx.config} (judge {ctx.primary_judge}; {per}) -> {target}"
+    )
 
 
 @calibration.command("label")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--sheet", default=None, help="calibration sheet (default: evaluate.calibration)")
-@click.option("--from-judge", "judge", default=None, help="reference judge: its valid blind answers become the labels")
-@click.option("--answers", default=None, type=click.Path(exists=True, dir_okay=False),
-              help="people's answers: CSV with config, unit_id, variant, seed, reference (s, a, neither)")
-def label_command(params_path: str, sheet: str | None, judge: str | None, answers: str | None) -> None:
+@click.option(
+    "--from-judge",
+    "judge",
+    default=None,
+    help="reference judge: its valid blind answers become the labels",
+)
+@click.option(
+    "--answers",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="people's answers: CSV with config, unit_id, variant, seed, reference (s, a, neither)",
+)
+def label_command(
+    params_path: str, sheet: str | None, judge: str | None, answers: str | None
+) -> None:
     """Fill the sheet's reference labels (source reference_judge or human)."""
     from implicit_bench.analysis.calibration import label_from_answers, label_from_judge
     from implicit_bench.errors import ConfigError
@@ -74,18 +107,29 @@ def label_command(params_path: str, sheet: str | None, judge: str | None, answer
         params, tables, ctx = _run(params_path)
         path = sheet or params.calibration or CALIBRATION_PATH
         if judge == ctx.primary_judge:
-            raise ConfigError(f"--from-judge {judge} is the primary judge: its errors cannot be measured against itself")
+            raise ConfigError(
+                f"--from-judge {judge} is the primary judge: its errors cannot be measured against itself"
+            )
         if judge not in set(tables.judgements.loc[tables.judgements["task"] == "blind", "judge"]):
-            raise ConfigError(f"--from-judge {judge}: no blind answers of that judge in {params.judgements}")
+            raise ConfigError(
+                f"--from-judge {judge}: no blind answers of that judge in {params.judgements}"
+            )
         filled, left = label_from_judge(CALIBRATION.read(path), tables.judgements, judge)
     else:
         from implicit_bench.analysis.config import EvaluateParams
         from implicit_bench.params import load_params, section
 
-        params = section(load_params(params_path), "evaluate", EvaluateParams, params_path,
-                         inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
+        params = section(
+            load_params(params_path),
+            "evaluate",
+            EvaluateParams,
+            params_path,
+            inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
+        )
         path = sheet or params.calibration or CALIBRATION_PATH
-        people = CALIBRATION.read(answers, require=("config", "unit_id", "variant", "seed", "reference"))
+        people = CALIBRATION.read(
+            answers, require=("config", "unit_id", "variant", "seed", "reference")
+        )
         blank = people.index[people["reference"].isna()]
         if len(blank):
             from implicit_bench.errors import InputError
@@ -94,4 +138,6 @@ def label_command(params_path: str, sheet: str | None, judge: str | None, answer
         filled = label_from_answers(CALIBRATION.read(path), people, answers)
         left = int(filled["reference"].isna().sum())
     CALIBRATION.write(filled, path)
-    click.echo(f"calibration: {len(filled) - left} of {len(filled)} images labelled, {left} without a label -> {path}")
+    click.echo(
+        f"calibration: {len(filled) - left} of {len(filled)} images labelled, {left} without a label -> {path}"
+    )

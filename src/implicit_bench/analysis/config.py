@@ -31,9 +31,13 @@ class InputParams(StrictModel):
 
 class SelectParams(InputParams):
     units: str = UNITS_PATH
-    judgements: list[str] = Field(default_factory=lambda: [JUDGEMENTS_PATH, CLIP_JUDGEMENTS_PATH])  # clip's: when the clip stage ran
+    judgements: list[str] = Field(
+        default_factory=lambda: [JUDGEMENTS_PATH, CLIP_JUDGEMENTS_PATH]
+    )  # clip's: when the clip stage ran
     pairs: str | None = PAIRS_PATH  # raw upstream counts of Table 9 (optional)
-    extracted: str | None = KG_UNITS_PATH  # post-extraction units of Table 9 (optional: every unit the KG stage wrote)
+    extracted: str | None = (
+        KG_UNITS_PATH  # post-extraction units of Table 9 (optional: every unit the KG stage wrote)
+    )
     config: str | None = None  # generator configuration used for selection (None: the only one)
     judges: list[str] | None = None  # rubric judges (None: every rubric judge of that config)
     rule: Literal["union", "intersection"] = "union"
@@ -57,7 +61,9 @@ class GroupingParams(StrictModel):
 class EvaluateParams(InputParams):
     units: str = UNITS_PATH
     selected_units: str | None = SELECTED_UNITS_PATH  # None: every unit
-    judgements: list[str] = Field(default_factory=lambda: [JUDGEMENTS_PATH, CLIP_JUDGEMENTS_PATH])  # clip's: when the clip stage ran
+    judgements: list[str] = Field(
+        default_factory=lambda: [JUDGEMENTS_PATH, CLIP_JUDGEMENTS_PATH]
+    )  # clip's: when the clip stage ran
     image_index_glob: str | None = IMAGE_INDEX_GLOB  # refusals (Table 4), if present
     config: str | None = None  # configuration analysed (None: the only one with blind labels)
     blind_judges: list[str] | None = None  # first = primary (None: every blind judge, sorted)

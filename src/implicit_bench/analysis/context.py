@@ -23,7 +23,9 @@ from implicit_bench.errors import ConfigError
 from implicit_bench.schema import BIAS_TYPES
 
 
-def n_seeds_of(judgements: pd.DataFrame, config: str, seeds: list[int] | None, n_seeds: int | None) -> int:
+def n_seeds_of(
+    judgements: pd.DataFrame, config: str, seeds: list[int] | None, n_seeds: int | None
+) -> int:
     """k of the "k of n" scale: the analysed seeds, else ``evaluate.n_seeds``, else (null) the
     seeds present in the configuration's judgements, so k follows ``render.seeds``."""
     if seeds:
@@ -43,11 +45,15 @@ class EvalContext:
     analysed: pd.DataFrame
     params: EvaluateParams
     boot: Bootstrap
-    results: dict[str, dict[str, Any]] = field(default_factory=lambda: {"benchmark": {}, "lean": {}})
+    results: dict[str, dict[str, Any]] = field(
+        default_factory=lambda: {"benchmark": {}, "lean": {}}
+    )
     tables_out: dict[str, pd.DataFrame] = field(default_factory=dict)
     plots: dict[str, pd.DataFrame] = field(default_factory=dict)
     shared: dict[str, Any] = field(default_factory=dict)  # values a metric hands to later ones
-    _counts: dict[tuple[str, str, tuple[int, ...] | None], LabelCounts] = field(default_factory=dict, repr=False)
+    _counts: dict[tuple[str, str, tuple[int, ...] | None], LabelCounts] = field(
+        default_factory=dict, repr=False
+    )
 
     @classmethod
     def build(cls, tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> EvalContext:
@@ -113,8 +119,12 @@ class EvalContext:
         if self.task != "blind":
             return []
         j = self.judgements
-        judges = resolve_judges(j, "blind", self.config, self.params.blind_judges, "evaluate.blind_judges")
-        if self.params.blind_judges is None:  # judges shown the A/B options (rows with an order) first
+        judges = resolve_judges(
+            j, "blind", self.config, self.params.blind_judges, "evaluate.blind_judges"
+        )
+        if (
+            self.params.blind_judges is None
+        ):  # judges shown the A/B options (rows with an order) first
             asked = set(j.loc[(j["task"] == "blind") & j["order"].notna(), "judge"].astype(str))
             judges = sorted(judges, key=lambda name: (name not in asked, name))
         return judges
@@ -128,9 +138,13 @@ class EvalContext:
         j = self.judgements
         if not ((j["task"] == "rubric") & (j["config"] == self.config)).any():
             return []
-        return resolve_judges(j, "rubric", self.config, self.params.rubric_judges, "evaluate.rubric_judges")
+        return resolve_judges(
+            j, "rubric", self.config, self.params.rubric_judges, "evaluate.rubric_judges"
+        )
 
-    def counts(self, judge: str, config: str | None = None, seeds: Sequence[int] | None = None) -> LabelCounts:
+    def counts(
+        self, judge: str, config: str | None = None, seeds: Sequence[int] | None = None
+    ) -> LabelCounts:
         """Blind label counts of ``judge`` on the analysed units (memoised); ``config`` and
         ``seeds`` default to the analysed ones."""
         config = config or self.config

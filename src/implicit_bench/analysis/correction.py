@@ -51,7 +51,9 @@ class CalibrationSet:
     def __post_init__(self) -> None:
         n = len(self.reference)
         if len(self.judged) != n or len(self.stratum) != n:
-            raise ValueError("reference, judged and stratum must have one entry per calibration item")
+            raise ValueError(
+                "reference, judged and stratum must have one entry per calibration item"
+            )
 
     def __len__(self) -> int:
         return len(self.reference)
@@ -105,15 +107,28 @@ def matrix_json(counts: np.ndarray, level: float = 0.95) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for i, ref in enumerate(BLIND_LABELS):
         n = int(counts[i].sum())
-        out[ref] = {lab: estimate_json(counts[i, j] / n if n else None, wilson_interval(int(counts[i, j]), n, level),
-                                       n, level) for j, lab in enumerate(BLIND_LABELS)}
+        out[ref] = {
+            lab: estimate_json(
+                counts[i, j] / n if n else None,
+                wilson_interval(int(counts[i, j]), n, level),
+                n,
+                level,
+            )
+            for j, lab in enumerate(BLIND_LABELS)
+        }
     return out
 
 
 class Correction:
     """A judge's misclassification matrix from a calibration set and its bootstrap replicates."""
 
-    def __init__(self, calibration: CalibrationSet, boot: Bootstrap, stream: str, max_condition: float = MAX_CONDITION):
+    def __init__(
+        self,
+        calibration: CalibrationSet,
+        boot: Bootstrap,
+        stream: str,
+        max_condition: float = MAX_CONDITION,
+    ):
         self.calibration = calibration
         self.boot = boot
         self.stream = f"{stream}/calibration"
@@ -130,8 +145,10 @@ class Correction:
         if empty:
             return f"no calibration image shows {', '.join(empty)}: the misclassification matrix is not identified"
         if self.condition > self.max_condition:
-            return (f"misclassification matrix ill-conditioned (condition number {self.condition:.3g} > "
-                    f"{self.max_condition:g}): the judge cannot tell the classes apart; no corrected figure")
+            return (
+                f"misclassification matrix ill-conditioned (condition number {self.condition:.3g} > "
+                f"{self.max_condition:g}): the judge cannot tell the classes apart; no corrected figure"
+            )
         return None
 
     def replicates(self) -> np.ndarray:
@@ -140,29 +157,40 @@ class Correction:
         if self._reps is None:
             cal = self.calibration
             rng = np.random.default_rng(derive_seed(self.boot.seed, self.stream))
-            codes = (np.asarray(cal.reference, dtype=np.int64) * K + np.asarray(cal.judged, dtype=np.int64))
+            codes = np.asarray(cal.reference, dtype=np.int64) * K + np.asarray(
+                cal.judged, dtype=np.int64
+            )
             counts = np.zeros((self.boot.n, K * K))
             for stratum in sorted(set(np.asarray(cal.stratum).tolist())):
                 items = codes[np.asarray(cal.stratum) == stratum]
                 draw = items[rng.integers(0, len(items), size=(self.boot.n, len(items)))]
                 offsets = (np.arange(self.boot.n, dtype=np.int64) * K * K)[:, None]
-                counts += np.bincount((draw + offsets).ravel(), minlength=self.boot.n * K * K).reshape(self.boot.n, K * K)
+                counts += np.bincount(
+                    (draw + offsets).ravel(), minlength=self.boot.n * K * K
+                ).reshape(self.boot.n, K * K)
             self._reps = row_normalise(counts.reshape(self.boot.n, K, K))
         return self._reps
 
     def describe(self) -> dict[str, Any]:
         """The JSON block: items per stratum, the matrix with per-cell intervals, condition number."""
         strata, n = np.unique(np.asarray(self.calibration.stratum), return_counts=True)
-        return {"items": len(self.calibration), "items_per_variant": {str(s): int(k) for s, k in zip(strata, n, strict=True)},
-                "matrix": matrix_json(self.counts, self.boot.level), "condition_number": _finite(self.condition),
-                "max_condition": self.max_condition, "warning": self.warning}
+        return {
+            "items": len(self.calibration),
+            "items_per_variant": {str(s): int(k) for s, k in zip(strata, n, strict=True)},
+            "matrix": matrix_json(self.counts, self.boot.level),
+            "condition_number": _finite(self.condition),
+            "max_condition": self.max_condition,
+            "warning": self.warning,
+        }
 
 
 def _finite(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
-def corrected_rates(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str, corr: Correction) -> dict[str, Any]:
+def corrected_rates(
+    c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str, corr: Correction
+) -> dict[str, Any]:
     """Default rate, success of both prompts, gap and a->s of the units at ``pos``, corrected
     for the judge's misclassification; the units' resamples are ``analysis.blind.rates``'s
     (same ``stream``), paired with the calibration resamples. ``{"warning": ...}`` and null
@@ -191,15 +219,23 @@ def corrected_rates(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: st
     out["default_rate"] = est(pi["neutral"][0], pi_reps["neutral"][:, 0])
     out["success_stereotype"] = est(pi["stereotype"][0], pi_reps["stereotype"][:, 0])
     out["success_anti"] = est(pi["anti_stereotype"][1], pi_reps["anti_stereotype"][:, 1])
-    out["gap"] = est(pi["stereotype"][0] - pi["anti_stereotype"][1],
-                     pi_reps["stereotype"][:, 0] - pi_reps["anti_stereotype"][:, 1])
+    out["gap"] = est(
+        pi["stereotype"][0] - pi["anti_stereotype"][1],
+        pi_reps["stereotype"][:, 0] - pi_reps["anti_stereotype"][:, 1],
+    )
     out["a_to_s"] = est(pi["anti_stereotype"][0], pi_reps["anti_stereotype"][:, 0])
     out["undefined_replicates"] = int((~np.isfinite(pi_reps["neutral"][:, 0])).sum())
     return out
 
 
-def corrected_strength_groups(grouping: LabelCounts, labels: LabelCounts, k: int, boot: Bootstrap, stream: str,
-                              corr: Correction) -> dict[str, Any]:
+def corrected_strength_groups(
+    grouping: LabelCounts,
+    labels: LabelCounts,
+    k: int,
+    boot: Bootstrap,
+    stream: str,
+    corr: Correction,
+) -> dict[str, Any]:
     """``analysis.blind.strength_groups`` with corrected rates: the groups are the judged ones
     (how many of a unit's k neutral images the grouping judge labels s), the rates within them
     are corrected (same streams as the judged groups, so paired with them)."""

@@ -56,10 +56,16 @@ def generator_table(
         rubric = rows(jc, "rubric")
         for judge in sorted(rubric["judge"].unique()) or [None]:
             r = rubric[(rubric["judge"] == judge) & rubric["valid"]]
-            a_judge = judge if judge in align_judges else (align_judges[0] if len(align_judges) == 1 else None)
+            a_judge = (
+                judge
+                if judge in align_judges
+                else (align_judges[0] if len(align_judges) == 1 else None)
+            )
             a = align[(align["judge"] == a_judge) & align["valid"]] if a_judge else align.iloc[0:0]
             # E.4 step 2, the alignment gate: bias over the images judged aligned only
-            passed = set(zip(a.loc[a["score"] == 1, "unit_id"], a.loc[a["score"] == 1, "seed"], strict=True))
+            passed = set(
+                zip(a.loc[a["score"] == 1, "unit_id"], a.loc[a["score"] == 1, "seed"], strict=True)
+            )
             gated = r[[k in passed for k in zip(r["unit_id"], r["seed"], strict=True)]]
             records.append(
                 {
@@ -83,7 +89,9 @@ def generator_table(
     return pd.DataFrame(records)
 
 
-def _neutral_images(images: pd.DataFrame | None, unit_ids: set[str], seeds: Sequence[int] | None) -> pd.DataFrame | None:
+def _neutral_images(
+    images: pd.DataFrame | None, unit_ids: set[str], seeds: Sequence[int] | None
+) -> pd.DataFrame | None:
     if images is None:
         return None
     img = images[images["unit_id"].isin(unit_ids) & (images["variant"] == "neutral")]
@@ -92,7 +100,9 @@ def _neutral_images(images: pd.DataFrame | None, unit_ids: set[str], seeds: Sequ
     return img
 
 
-def refusals_by_bias_type(images: pd.DataFrame | None, units: pd.DataFrame, seeds: Sequence[int] | None) -> pd.DataFrame:
+def refusals_by_bias_type(
+    images: pd.DataFrame | None, units: pd.DataFrame, seeds: Sequence[int] | None
+) -> pd.DataFrame:
     """Neutral requests, refusals and failures per (configuration, bias type)."""
     cols = ["config", "bias_type", "requests", "ok", "refused", "failed", "refusal_rate"]
     img = _neutral_images(images, set(units["unit_id"]), seeds)

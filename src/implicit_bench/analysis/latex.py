@@ -28,8 +28,19 @@ from implicit_bench.analysis.table_registry import (
 
 WIDE_COLUMNS = 7
 _BOUNDS = (("_ci_low", "_ci_high"),)
-_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "–": "--"}
+_LATEX_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "–": "--",
+}
 
 
 def interval_columns(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
@@ -45,7 +56,11 @@ def interval_columns(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
                 break
     if "ci_low" in cols and "ci_high" in cols:
         bound = {c for t in found for c in t}
-        values = [c for c in cols if c not in bound | {"ci_low", "ci_high"} and pd.api.types.is_float_dtype(frame[c])]
+        values = [
+            c
+            for c in cols
+            if c not in bound | {"ci_low", "ci_high"} and pd.api.types.is_float_dtype(frame[c])
+        ]
         if len(values) == 1:
             found.append((values[0], "ci_low", "ci_high"))
     return found
@@ -72,7 +87,11 @@ def with_intervals(frame: pd.DataFrame) -> pd.DataFrame:
         cells = []
         for v, a, b in zip(frame[col], frame[lo], frame[hi], strict=True):
             value = _fmt(v, digits)
-            cells.append(value if value == "–" or _fmt(a, digits) == "–" else f"{value} [{_fmt(a, digits)}, {_fmt(b, digits)}]")
+            cells.append(
+                value
+                if value == "–" or _fmt(a, digits) == "–"
+                else f"{value} [{_fmt(a, digits)}, {_fmt(b, digits)}]"
+            )
         out[col] = cells
     drop = [c for _, lo, hi in triples for c in (lo, hi)]
     out = out.drop(columns=drop)
@@ -96,13 +115,19 @@ def stacked(title: str, width: int = 12) -> str:
             lines[-1] += " " + word
         else:
             lines.append(word)
-    return title if len(lines) == 1 else r"\begin{tabular}[b]{@{}c@{}}" + r" \\ ".join(lines) + r"\end{tabular}"
+    return (
+        title
+        if len(lines) == 1
+        else r"\begin{tabular}[b]{@{}c@{}}" + r" \\ ".join(lines) + r"\end{tabular}"
+    )
 
 
 def _visible(tex: str) -> str:
     """``tex`` as the characters it prints (roughly: commands count as one character)."""
     tex = tex.replace(r"\begin{tabular}[b]{@{}c@{}}", "").replace(r"\end{tabular}", "")
-    tex = re.sub(r"\\[a-zA-Z]+(\{\})?", "x", tex.replace(r"\%", "%").replace(r"\&", "&").replace(r"\_", "_"))
+    tex = re.sub(
+        r"\\[a-zA-Z]+(\{\})?", "x", tex.replace(r"\%", "%").replace(r"\&", "&").replace(r"\_", "_")
+    )
     return tex.replace("$", "").replace("{", "").replace("}", "")
 
 
@@ -115,13 +140,20 @@ def printed_cells(frame: pd.DataFrame, table: str) -> tuple[pd.DataFrame, pd.Dat
         for c in (col, col + "_ci_low", col + "_ci_high"):
             if c in numbers.columns:
                 numbers[c] = pd.to_numeric(numbers[c], errors="coerce") * 100
-    numbers = numbers.rename(columns={c: c + "_pct" for c in spec.fractions if c in numbers.columns})
+    numbers = numbers.rename(
+        columns={c: c + "_pct" for c in spec.fractions if c in numbers.columns}
+    )
     numbers = numbers.drop(columns=[c for c in spec.drop if c in numbers.columns])
     cells = with_intervals(numbers)
     for col in cells.columns:
-        if not pd.api.types.is_numeric_dtype(numbers[col] if col in numbers.columns else cells[col]):
+        if not pd.api.types.is_numeric_dtype(
+            numbers[col] if col in numbers.columns else cells[col]
+        ):
             cells[col] = [value_label(v) if isinstance(v, str) else v for v in cells[col]]
-        cells[col] = [{"true": "yes", "false": "no"}.get(v, v) if isinstance(v, str) else v for v in cells[col]]
+        cells[col] = [
+            {"true": "yes", "false": "no"}.get(v, v) if isinstance(v, str) else v
+            for v in cells[col]
+        ]
     for col, reason in not_estimable_columns(list(numbers.columns)).items():
         if col in cells.columns:
             cells[col] = "n/a"
@@ -139,18 +171,44 @@ def _width(texts: list[str]) -> float:
     return max((len(_visible(t)) for t in texts), default=1) * CHAR_PT + PAD_PT
 
 
-def _float(lines: list[str], caption: str, label: str, align: str, header: str, body: list[str], notes: list[str],
-           landscape: bool) -> list[str]:
-    out = [*([r"\begin{landscape}"] if landscape else []), r"\begin{table}" + ("[p]" if landscape else "[t]"),
-           r"\centering", r"\small", rf"\caption{{{caption}}}", rf"\label{{{label}}}", rf"\begin{{tabular}}{{{align}}}",
-           r"\toprule", header + r" \\", r"\midrule", *body, r"\bottomrule", r"\end{tabular}"]
+def _float(
+    lines: list[str],
+    caption: str,
+    label: str,
+    align: str,
+    header: str,
+    body: list[str],
+    notes: list[str],
+    landscape: bool,
+) -> list[str]:
+    out = [
+        *([r"\begin{landscape}"] if landscape else []),
+        r"\begin{table}" + ("[p]" if landscape else "[t]"),
+        r"\centering",
+        r"\small",
+        rf"\caption{{{caption}}}",
+        rf"\label{{{label}}}",
+        rf"\begin{{tabular}}{{{align}}}",
+        r"\toprule",
+        header + r" \\",
+        r"\midrule",
+        *body,
+        r"\bottomrule",
+        r"\end{tabular}",
+    ]
     out += [rf"\par\smallskip\footnotesize {latex_escape(n)}" for n in notes]
     out += [r"\end{table}", *([r"\end{landscape}"] if landscape else [])]
     return lines + out
 
 
-def to_booktabs(frame: pd.DataFrame, caption: str | None = None, label: str | None = None, note: str | list[str] | None = None,
-                cells: pd.DataFrame | None = None, table: str | None = None) -> str:
+def to_booktabs(
+    frame: pd.DataFrame,
+    caption: str | None = None,
+    label: str | None = None,
+    note: str | list[str] | None = None,
+    cells: pd.DataFrame | None = None,
+    table: str | None = None,
+) -> str:
     """A LaTeX table float (booktabs rules) of ``with_intervals(frame)`` (``cells``, when the
     caller has it already). ``table``: the registry name that gives caption, label and column
     titles (``caption`` / ``label`` override them). A table wider than the text is set in
@@ -174,7 +232,9 @@ def to_booktabs(frame: pd.DataFrame, caption: str | None = None, label: str | No
         heads = [latex_escape(str(c).replace("_", " ")) for c in cells.columns]
     aligns = ["r" if pd.api.types.is_numeric_dtype(frame[c]) else "l" for c in kept] or ["l"]
     texts = [[latex_escape(v) for v in cells.iloc[:, j]] for j in range(len(cells.columns))]
-    widths = [max(_width(col), _width(h.split(r" \\ "))) for col, h in zip(texts, heads, strict=True)]
+    widths = [
+        max(_width(col), _width(h.split(r" \\ "))) for col, h in zip(texts, heads, strict=True)
+    ]
     lead = 0
     while lead < min(2, len(aligns) - 1) and aligns[lead] == "l":
         lead += 1
@@ -186,13 +246,29 @@ def to_booktabs(frame: pd.DataFrame, caption: str | None = None, label: str | No
                 parts.append([])
             parts[-1].append(j)
         parts = [list(range(lead)) + p for p in parts]
-    lines = [r"% generated by implicit-bench (tables/); needs \usepackage{booktabs} (\usepackage{pdflscape} for a landscape table)"]
+    lines = [
+        r"% generated by implicit-bench (tables/); needs \usepackage{booktabs} (\usepackage{pdflscape} for a landscape table)"
+    ]
     for i, cols in enumerate(parts):
-        landscape = (sum(widths[j] for j in cols) > PORTRAIT_PT or bool(spec and spec.landscape)) if spec is not None else len(kept) > WIDE_COLUMNS
+        landscape = (
+            (sum(widths[j] for j in cols) > PORTRAIT_PT or bool(spec and spec.landscape))
+            if spec is not None
+            else len(kept) > WIDE_COLUMNS
+        )
         body = [" & ".join(texts[j][r] for j in cols) + r" \\" for r in range(len(cells))]
         body = body or [r"\multicolumn{" + str(max(1, len(cols))) + r"}{c}{(no rows)} \\"]
-        part_caption = caption_tex if len(parts) == 1 else f"{caption_tex} Part {i + 1} of {len(parts)}."
+        part_caption = (
+            caption_tex if len(parts) == 1 else f"{caption_tex} Part {i + 1} of {len(parts)}."
+        )
         part_label = label if i == 0 else f"{label}-part{i + 1}"
-        lines = _float(lines, part_caption, str(part_label), "".join(aligns[j] for j in cols) or "l",
-                       " & ".join(heads[j] for j in cols), body, notes if i == len(parts) - 1 else [], landscape)
+        lines = _float(
+            lines,
+            part_caption,
+            str(part_label),
+            "".join(aligns[j] for j in cols) or "l",
+            " & ".join(heads[j] for j in cols),
+            body,
+            notes if i == len(parts) - 1 else [],
+            landscape,
+        )
     return "\n".join(lines) + "\n"

@@ -49,13 +49,19 @@ def leaderboard(ctx: EvalContext) -> dict[str, Any]:
     judge = ctx.primary_judge
     j = ctx.judgements
     neutral = j[(j["variant"] == "neutral") & j["task"].isin(["rubric", "alignment"])]
-    configs = sorted(set(j.loc[(j["task"] == "blind") & (j["judge"] == judge), "config"].astype(str)) if judge else set()
-                     | set(neutral["config"].astype(str)))
+    configs = sorted(
+        set(j.loc[(j["task"] == "blind") & (j["judge"] == judge), "config"].astype(str))
+        if judge
+        else set() | set(neutral["config"].astype(str))
+    )
     if not configs:
         return {"leaderboard": None}
     by_config = {e["config"]: e for e in ctx.benchmark.get("by_config") or []}
     refusals = ctx.benchmark.get("refusal_rate") or {}
-    rows_out = [_row(ctx, cfg, judge, by_config.get(cfg), refusals.get(cfg, {}).get("_all")) for cfg in configs]
+    rows_out = [
+        _row(ctx, cfg, judge, by_config.get(cfg), refusals.get(cfg, {}).get("_all"))
+        for cfg in configs
+    ]
     pairs = paired_differences(ctx, configs, judge, {r["config"]: r for r in rows_out})
     out = {
         "judge": judge,
@@ -73,38 +79,58 @@ def leaderboard(ctx: EvalContext) -> dict[str, Any]:
     return {"leaderboard": out}
 
 
-def _row(ctx: EvalContext, cfg: str, judge: str | None, rates: dict[str, Any] | None, refusal: dict[str, Any] | None) -> dict[str, Any]:
+def _row(
+    ctx: EvalContext,
+    cfg: str,
+    judge: str | None,
+    rates: dict[str, Any] | None,
+    refusal: dict[str, Any] | None,
+) -> dict[str, Any]:
     """One generator's row (rates from ``by_config`` when it ran, else computed here)."""
     from implicit_bench.analysis.blind import rates as blind_rates
 
-    row: dict[str, Any] = {"config": cfg, "judge": judge, "n_units": None,
-                           **dict.fromkeys(("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")),
-                           "strongest_group": None, "strongest_units": None,
-                           "strongest_success_stereotype": None, "strongest_success_anti": None}
+    row: dict[str, Any] = {
+        "config": cfg,
+        "judge": judge,
+        "n_units": None,
+        **dict.fromkeys(("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")),
+        "strongest_group": None,
+        "strongest_units": None,
+        "strongest_success_stereotype": None,
+        "strongest_success_anti": None,
+    }
     c = ctx.counts(judge, cfg) if judge else None
     if c is not None and c.has_labels().any():
         if rates is None:
             rates = blind_rates(c, np.flatnonzero(c.has_labels()), ctx.boot, f"{cfg}/{judge}/all")
         groups = strength_groups(c, c, ctx.k, ctx.boot, f"{cfg}/{judge}/strength/{judge}")
         strongest = groups["groups"][f"{ctx.k} of {ctx.k}"]
-        row.update({
-            "n_units": rates["n_units"],
-            **{key: rates[key] for key in BLIND_METRICS},
-            "strongest_group": f"{ctx.k} of {ctx.k}",
-            "strongest_units": strongest["n_units"],
-            "strongest_success_stereotype": strongest["success_stereotype"],
-            "strongest_success_anti": strongest["success_anti"],
-        })
+        row.update(
+            {
+                "n_units": rates["n_units"],
+                **{key: rates[key] for key in BLIND_METRICS},
+                "strongest_group": f"{ctx.k} of {ctx.k}",
+                "strongest_units": strongest["n_units"],
+                "strongest_success_stereotype": strongest["success_stereotype"],
+                "strongest_success_anti": strongest["success_anti"],
+            }
+        )
     row["refusal_rate"] = refusal
     rubric = sorted(rows(ctx.judgements, "rubric", cfg)["judge"].astype(str).unique())
     judges = [r for r in ctx.rubric_judges if r in rubric] or rubric
     row["bias_judge"] = judges[0] if judges else None
     align = sorted(rows(ctx.judgements, "alignment", cfg)["judge"].astype(str).unique())
-    row["alignment_judge"] = row["bias_judge"] if row["bias_judge"] in align else (align[0] if len(align) == 1 else None)
+    row["alignment_judge"] = (
+        row["bias_judge"] if row["bias_judge"] in align else (align[0] if len(align) == 1 else None)
+    )
     for metric, task in MEAN_METRICS.items():
         scorer = row["bias_judge"] if task == "rubric" else row["alignment_judge"]
         sums = _mean_sums(ctx, cfg, task, scorer, ctx.seeds)
-        row[metric] = ctx.boot.ratio(sums[:, 0], sums[:, 1], f"leaderboard/{cfg}/{metric}/{scorer}")[0] if sums is not None else None
+        row[metric] = (
+            ctx.boot.ratio(sums[:, 0], sums[:, 1], f"leaderboard/{cfg}/{metric}/{scorer}")[0]
+            if sums is not None
+            else None
+        )
         if row["n_units"] is None and sums is not None:
             row["n_units"] = len(sums)
     row["lean_judge"] = row["lean_s"] = row["hedges_g"] = None
@@ -113,16 +139,28 @@ def _row(ctx: EvalContext, cfg: str, judge: str | None, rates: dict[str, Any] | 
         if len(dx):
             per_unit = dx.assign(pos=dx["dx"] > 0).groupby("unit_id")["pos"].agg(["sum", "size"])
             row["lean_judge"] = judges[0]
-            row["lean_s"] = ctx.boot.ratio(per_unit["sum"].to_numpy(float), per_unit["size"].to_numpy(float),
-                                           f"leaderboard/{cfg}/lean/{judges[0]}")[0]
-        pooled = hedges_by_type(ctx.judgements, cfg, judges, ctx.analysed.assign(bias_type="_all"), ctx.seeds, ctx.boot,
-                                f"leaderboard/{cfg}/hedges")
+            row["lean_s"] = ctx.boot.ratio(
+                per_unit["sum"].to_numpy(float),
+                per_unit["size"].to_numpy(float),
+                f"leaderboard/{cfg}/lean/{judges[0]}",
+            )[0]
+        pooled = hedges_by_type(
+            ctx.judgements,
+            cfg,
+            judges,
+            ctx.analysed.assign(bias_type="_all"),
+            ctx.seeds,
+            ctx.boot,
+            f"leaderboard/{cfg}/hedges",
+        )
         if "_all" in pooled:
             row["hedges_g"] = pooled["_all"]["g"]
     return row
 
 
-def _mean_sums(ctx: EvalContext, cfg: str, task: str, judge: str | None, seeds: Any, units: Any = None) -> np.ndarray | None:
+def _mean_sums(
+    ctx: EvalContext, cfg: str, task: str, judge: str | None, seeds: Any, units: Any = None
+) -> np.ndarray | None:
     """Per analysed unit with a valid neutral answer: (sum of scores, answers), ``n x 2``;
     ``units`` (aligned positions) keeps all rows of those units, zeros included."""
     if judge is None:
@@ -135,7 +173,9 @@ def _mean_sums(ctx: EvalContext, cfg: str, task: str, judge: str | None, seeds: 
     return per_unit.to_numpy(float) if len(per_unit) else None
 
 
-def _shared_seeds(ctx: EvalContext, task: str, judge_a: str, judge_b: str, a: str, b: str) -> list[int]:
+def _shared_seeds(
+    ctx: EvalContext, task: str, judge_a: str, judge_b: str, a: str, b: str
+) -> list[int]:
     """Seeds of the analysed seeds on which both configurations have rows of ``task``."""
     j = rows(ctx.judgements, task, seeds=ctx.seeds)
     seeds_a = set(j.loc[(j["config"] == a) & (j["judge"] == judge_a), "seed"].tolist())
@@ -147,13 +187,32 @@ def _ratio(i: int, k: int) -> Any:
     return lambda sums: safe_div(sums[..., i], sums[..., k])
 
 
-def paired_differences(ctx: EvalContext, configs: list[str], judge: str | None, board: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def paired_differences(
+    ctx: EvalContext, configs: list[str], judge: str | None, board: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Every pair x metric: A - B on shared units and seeds, p-values, Holm, resolved."""
     out: list[dict[str, Any]] = []
     reps: list[np.ndarray] = []
 
-    def add(a: str, b: str, metric: str, seeds: list[int], n: int, result: tuple[dict[str, Any], np.ndarray]) -> None:
-        out.append({"a": a, "b": b, "judge": judge, "metric": metric, "seeds": seeds, "n_units": n, "difference": result[0]})
+    def add(
+        a: str,
+        b: str,
+        metric: str,
+        seeds: list[int],
+        n: int,
+        result: tuple[dict[str, Any], np.ndarray],
+    ) -> None:
+        out.append(
+            {
+                "a": a,
+                "b": b,
+                "judge": judge,
+                "metric": metric,
+                "seeds": seeds,
+                "n_units": n,
+                "difference": result[0],
+            }
+        )
         reps.append(result[1])
 
     for a, b in combinations(configs, 2):
@@ -166,9 +225,19 @@ def paired_differences(ctx: EvalContext, configs: list[str], judge: str | None, 
             _, mb = cb.columns()
             stream = f"leaderboard/pair/{a}~{b}/{judge}"
             ratios = {name: _ratio(col[num], col[den]) for name, (num, den) in RATIOS.items()}
-            stats = {**ratios, "gap": lambda s, r=ratios: r["success_stereotype"](s) - r["success_anti"](s)}
+            stats = {
+                **ratios,
+                "gap": lambda s, r=ratios: r["success_stereotype"](s) - r["success_anti"](s),
+            }
             for metric in BLIND_METRICS:
-                add(a, b, metric, seeds, len(pos), ctx.boot.paired(ma[pos], mb[pos], stats[metric], stream))
+                add(
+                    a,
+                    b,
+                    metric,
+                    seeds,
+                    len(pos),
+                    ctx.boot.paired(ma[pos], mb[pos], stats[metric], stream),
+                )
         for metric, task in MEAN_METRICS.items():
             key = "bias_judge" if task == "rubric" else "alignment_judge"
             ja, jb = board[a][key], board[b][key]
@@ -178,13 +247,24 @@ def paired_differences(ctx: EvalContext, configs: list[str], judge: str | None, 
             ma, mb = (_mean_sums(ctx, cfg, task, ja, seeds, units=True) for cfg in (a, b))
             pos = np.flatnonzero((ma[:, 1] > 0) & (mb[:, 1] > 0))  # type: ignore[index]
             if len(pos):
-                add(a, b, metric, seeds, len(pos),
-                    ctx.boot.paired(ma[pos], mb[pos], _ratio(0, 1), f"leaderboard/pair/{a}~{b}/{metric}"))  # type: ignore[index]
+                add(
+                    a,
+                    b,
+                    metric,
+                    seeds,
+                    len(pos),
+                    ctx.boot.paired(
+                        ma[pos], mb[pos], _ratio(0, 1), f"leaderboard/pair/{a}~{b}/{metric}"
+                    ),
+                )  # type: ignore[index]
         refusal = _refusal_pair(ctx, a, b, f"leaderboard/pair/{a}~{b}/refusals")
         if refusal is not None:
             seeds, n, result = refusal
             add(a, b, "refusal_rate", seeds, n, result)
-    pvalues = [bootstrap_p(r) if e["difference"]["ci"] is not None else None for e, r in zip(out, reps, strict=True)]
+    pvalues = [
+        bootstrap_p(r) if e["difference"]["ci"] is not None else None
+        for e, r in zip(out, reps, strict=True)
+    ]
     adjusted = holm(pvalues)
     alpha = 1 - ctx.boot.level
     for e, p, q in zip(out, pvalues, adjusted, strict=True):
@@ -194,7 +274,9 @@ def paired_differences(ctx: EvalContext, configs: list[str], judge: str | None, 
     return out
 
 
-def _refusal_pair(ctx: EvalContext, a: str, b: str, stream: str) -> tuple[list[int], int, tuple[dict[str, Any], np.ndarray]] | None:
+def _refusal_pair(
+    ctx: EvalContext, a: str, b: str, stream: str
+) -> tuple[list[int], int, tuple[dict[str, Any], np.ndarray]] | None:
     """Refusal rate of A minus B on the neutral requests of units and seeds both were asked for."""
     images = ctx.tables.images
     if images is None:
@@ -202,12 +284,19 @@ def _refusal_pair(ctx: EvalContext, a: str, b: str, stream: str) -> tuple[list[i
     img = images[images["unit_id"].isin(set(ctx.unit_ids)) & (images["variant"] == "neutral")]
     if ctx.seeds is not None:
         img = img[img["seed"].isin(ctx.seeds)]
-    seeds = sorted(int(s) for s in set(img.loc[img["config"] == a, "seed"]) & set(img.loc[img["config"] == b, "seed"]))
+    seeds = sorted(
+        int(s)
+        for s in set(img.loc[img["config"] == a, "seed"]) & set(img.loc[img["config"] == b, "seed"])
+    )
     img = img[img["seed"].isin(seeds)]
     cols = []
     for cfg in (a, b):
         sub = img[img["config"] == cfg]
-        per_unit = sub.assign(refused=sub["status"] == "refused").groupby("unit_id")["refused"].agg(["sum", "size"])
+        per_unit = (
+            sub.assign(refused=sub["status"] == "refused")
+            .groupby("unit_id")["refused"]
+            .agg(["sum", "size"])
+        )
         cols.append(per_unit.reindex(ctx.unit_ids, fill_value=0).to_numpy(float))
     ma, mb = cols
     pos = np.flatnonzero((ma[:, 1] > 0) & (mb[:, 1] > 0))

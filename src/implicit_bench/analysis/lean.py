@@ -37,7 +37,9 @@ def scorer_values(
     clip = clip[clip["valid"]]
     for judge, grp in clip.groupby("judge", sort=True):
         name = judge if judge not in out else f"{judge} (clip_lean)"
-        out[name] = grp[["unit_id", "seed", "score"]].rename(columns={"score": "dx"}).reset_index(drop=True)
+        out[name] = (
+            grp[["unit_id", "seed", "score"]].rename(columns={"score": "dx"}).reset_index(drop=True)
+        )
     return out
 
 
@@ -49,7 +51,12 @@ def _with_terms(values: pd.DataFrame) -> pd.DataFrame:
 
 
 def _unit_sums(values: pd.DataFrame, unit_ids: Sequence[str]) -> pd.DataFrame:
-    return _with_terms(values).groupby("unit_id")[SUM_COLUMNS].sum().reindex(list(unit_ids), fill_value=0.0)
+    return (
+        _with_terms(values)
+        .groupby("unit_id")[SUM_COLUMNS]
+        .sum()
+        .reindex(list(unit_ids), fill_value=0.0)
+    )
 
 
 def lean_summary(values: pd.DataFrame, boot: Bootstrap | None, stream: str) -> dict[str, Any]:
@@ -65,7 +72,9 @@ def _summary(sums: pd.DataFrame, boot: Bootstrap | None, stream: str) -> dict[st
     mean, sd, d = moments(n.sum(), total.sum(), sq.sum())
     out: dict[str, Any] = {"n": int(n.sum()), "n_units": n_units, "sd": _f(sd)}
     if boot is None:
-        out.update(lean_s=_f(pos.sum() / n.sum()) if n.sum() else None, mean=_f(mean), cohens_d=_f(d))
+        out.update(
+            lean_s=_f(pos.sum() / n.sum()) if n.sum() else None, mean=_f(mean), cohens_d=_f(d)
+        )
         return out
     reps = boot.sums(np.column_stack([n, total, sq, pos]), stream)
     wn, wt, wq, wp = (reps[:, k] for k in range(4))
@@ -107,13 +116,23 @@ def spearman_brown(values: pd.DataFrame) -> dict[str, Any]:
         n = len(sub)
         pairs[f"{s1}~{s2}"] = {
             "n_units": n,
-            "r": pearson(n, x.sum(), y.sum(), (x * x).sum(), (y * y).sum(), (x * y).sum()) if n else None,
+            "r": pearson(n, x.sum(), y.sum(), (x * x).sum(), (y * y).sum(), (x * y).sum())
+            if n
+            else None,
         }
     rs = [p["r"] for p in pairs.values() if p["r"] is not None and np.isfinite(p["r"])]
     k = len(seeds)
     mean_r = float(np.mean(rs)) if rs else None
-    rel = None if mean_r is None or 1 + (k - 1) * mean_r == 0 else k * mean_r / (1 + (k - 1) * mean_r)
-    return {"seeds": [int(s) for s in seeds], "k": k, "pairwise": pairs, "mean_r": mean_r, "reliability": rel}
+    rel = (
+        None if mean_r is None or 1 + (k - 1) * mean_r == 0 else k * mean_r / (1 + (k - 1) * mean_r)
+    )
+    return {
+        "seeds": [int(s) for s in seeds],
+        "k": k,
+        "pairwise": pairs,
+        "mean_r": mean_r,
+        "reliability": rel,
+    }
 
 
 def lean_statistics(
@@ -128,7 +147,9 @@ def lean_statistics(
     for name, v in values.items():
         stream = f"lean/{config}/{name}"
         entry = lean_summary(v, boot, stream)
-        entry["per_seed"] = {str(int(s)): lean_summary(g, None, "") for s, g in v.groupby("seed", sort=True)}
+        entry["per_seed"] = {
+            str(int(s)): lean_summary(g, None, "") for s, g in v.groupby("seed", sort=True)
+        }
         # one groupby for every bias type (each (type, unit) group holds the same rows, in the
         # same order, as in a groupby per type); then each type's own resamples
         typed = _with_terms(v).assign(bias_type=v["unit_id"].map(types))
@@ -167,12 +188,24 @@ def hedges_by_type(
 
 
 def _hedges_rows(
-    judgements: pd.DataFrame, config: str, judges: Sequence[str], units: pd.DataFrame, seeds: Sequence[int] | None,
+    judgements: pd.DataFrame,
+    config: str,
+    judges: Sequence[str],
+    units: pd.DataFrame,
+    seeds: Sequence[int] | None,
 ) -> pd.DataFrame:
     """The valid explicit-prompt rubric rows of ``judges``, with ``sq``, ``one`` and ``bias_type``."""
     sub = rows(judgements, "rubric", config, seeds=seeds, units=units["unit_id"])
-    sub = sub[sub["valid"] & sub["judge"].isin(list(judges)) & sub["variant"].isin(["stereotype", "anti_stereotype"])]
-    return sub.assign(sq=sub["score"] ** 2, one=1.0, bias_type=sub["unit_id"].map(units.set_index("unit_id")["bias_type"]))
+    sub = sub[
+        sub["valid"]
+        & sub["judge"].isin(list(judges))
+        & sub["variant"].isin(["stereotype", "anti_stereotype"])
+    ]
+    return sub.assign(
+        sq=sub["score"] ** 2,
+        one=1.0,
+        bias_type=sub["unit_id"].map(units.set_index("unit_id")["bias_type"]),
+    )
 
 
 def _g_of_sums(sums: np.ndarray) -> Any:
@@ -183,14 +216,17 @@ def _g_of_sums(sums: np.ndarray) -> Any:
 def _hedges_of_rows(sub: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[str, Any]:
     # one groupby for every type (the rows of a (type, unit, variant) group, in the same order,
     # as a groupby per type), then per type its own resamples and one product (Bootstrap.sums)
-    sums = sub.groupby(["bias_type", "unit_id", "variant"], observed=True)[["one", "score", "sq"]].sum()
+    sums = sub.groupby(["bias_type", "unit_id", "variant"], observed=True)[
+        ["one", "score", "sq"]
+    ].sum()
     sums = sums.unstack("variant", fill_value=0.0)
     out: dict[str, Any] = {}
     for t in sums.index.get_level_values("bias_type").unique():
         block = sums.loc[t]
         parts = [
             block[(c, v)].to_numpy() if (c, v) in block.columns else np.zeros(len(block))
-            for v in ("stereotype", "anti_stereotype") for c in ("one", "score", "sq")
+            for v in ("stereotype", "anti_stereotype")
+            for c in ("one", "score", "sq")
         ]
         columns = np.column_stack(parts)
         g_reps = _g_of_sums(boot.sums(columns, f"{stream}/bias_type={t}"))
@@ -216,17 +252,29 @@ def hedges_statistics(
     boot: Bootstrap,
 ) -> dict[str, Any]:
     """Figure 6: pooled g per type, g per judge per type, Spearman of per-type g between judges."""
-    pooled = _hedges_rows(judgements, config, judges, units, seeds)  # each judge's rows: a subset, same order
+    pooled = _hedges_rows(
+        judgements, config, judges, units, seeds
+    )  # each judge's rows: a subset, same order
     out: dict[str, Any] = {
         "judges": list(judges),
         "pooled": _hedges_of_rows(pooled, boot, f"hedges/{config}/pooled"),
-        "per_judge": {j: _hedges_of_rows(pooled[pooled["judge"] == j], boot, f"hedges/{config}/{j}") for j in judges},
+        "per_judge": {
+            j: _hedges_of_rows(pooled[pooled["judge"] == j], boot, f"hedges/{config}/{j}")
+            for j in judges
+        },
     }
     spear = {}
     for a, b in combinations(judges, 2):
         ga, gb = out["per_judge"][a], out["per_judge"][b]
-        common = [t for t in ga if t in gb and ga[t]["g"]["value"] is not None and gb[t]["g"]["value"] is not None]
-        rho = spearman(np.array([ga[t]["g"]["value"] for t in common]), np.array([gb[t]["g"]["value"] for t in common]))
+        common = [
+            t
+            for t in ga
+            if t in gb and ga[t]["g"]["value"] is not None and gb[t]["g"]["value"] is not None
+        ]
+        rho = spearman(
+            np.array([ga[t]["g"]["value"] for t in common]),
+            np.array([gb[t]["g"]["value"] for t in common]),
+        )
         spear[f"{a}~{b}"] = estimate_json(rho, n=len(common))
     out["spearman_between_judges"] = spear
     return out

@@ -52,14 +52,26 @@ class Tables:
         counted here under ``duplicates``, not ``rejected``. ``conserved`` checks the sum.
         """
         out: dict[str, dict[str, int]] = {}
-        kept = {"units": len(self.units), "judgements": len(self.judgements),
-                "images": 0 if self.images is None else len(self.images)}
+        kept = {
+            "units": len(self.units),
+            "judgements": len(self.judgements),
+            "images": 0 if self.images is None else len(self.images),
+        }
         for table, rows_in in self.rows_in.items():
-            rej = self.rejects[self.rejects["table"] == table] if len(self.rejects) else self.rejects
-            dup = int(rej["reason"].astype(str).str.startswith("duplicate").sum()) if len(rej) else 0
+            rej = (
+                self.rejects[self.rejects["table"] == table] if len(self.rejects) else self.rejects
+            )
+            dup = (
+                int(rej["reason"].astype(str).str.startswith("duplicate").sum()) if len(rej) else 0
+            )
             secondary = self.secondary_order_rows if table == "judgements" else 0
-            entry = {"rows_in": rows_in, "analysed": kept[table], "rejected": len(rej) - dup,
-                     "duplicates": dup, "secondary_order": secondary}
+            entry = {
+                "rows_in": rows_in,
+                "analysed": kept[table],
+                "rejected": len(rej) - dup,
+                "duplicates": dup,
+                "secondary_order": secondary,
+            }
             entry["conserved"] = int(rows_in == kept[table] + len(rej) + secondary)
             out[table] = entry
         return out
@@ -79,13 +91,16 @@ class Tables:
             "judgements": int(len(j)),
             "judgements_invalid": int(len(invalid)),
             **rubric_fractional(j),
-            "invalid_by_task": {k: int(v) for k, v in invalid["task"].value_counts().sort_index().items()},
+            "invalid_by_task": {
+                k: int(v) for k, v in invalid["task"].value_counts().sort_index().items()
+            },
             "rejected_rows": int(len(self.rejects)),
             "rejected_by_table": {
                 k: int(v) for k, v in self.rejects["table"].value_counts().sort_index().items()
             },
             "rejected_by_reason": [
-                {"table": r.table, "reason": r.reason, "rows": int(r.rows)} for r in by_reason.itertuples()
+                {"table": r.table, "reason": r.reason, "rows": int(r.rows)}
+                for r in by_reason.itertuples()
             ],
             "duplicate_keys": int(len(self.duplicates)),
             "duplicate_rows": int(self.duplicates["n_rows"].sum()) if len(self.duplicates) else 0,
@@ -105,7 +120,9 @@ def rubric_fractional(judgements: pd.DataFrame) -> dict[str, Any]:
     parts = sorted({round(float(v) % 1, 3) for v in frac["score"]})
     return {
         "rubric_fractional": int(len(frac)),
-        "rubric_fractional_by_judge": {str(k): int(v) for k, v in frac["judge"].astype(str).value_counts().sort_index().items()},
+        "rubric_fractional_by_judge": {
+            str(k): int(v) for k, v in frac["judge"].astype(str).value_counts().sort_index().items()
+        },
         "rubric_fractional_parts": parts,
     }
 
@@ -130,11 +147,14 @@ def load_tables(
     )
     images, i_rejects = None, pd.DataFrame(columns=REJECT_COLUMNS)
     if image_paths:
-        checked, i_rejects = IMAGE_INDEX.check(list(image_paths), on_bad_row, require=IMAGE_COLUMNS, sort=False)
+        checked, i_rejects = IMAGE_INDEX.check(
+            list(image_paths), on_bad_row, require=IMAGE_COLUMNS, sort=False
+        )
         images = checked.reindex(columns=[*IMAGE_COLUMNS, "reason"])
         images.attrs["rows_in"] = checked.attrs["rows_in"]
     rejects = pd.concat(
-        [r for r in (unit_rejects, j_rejects, i_rejects) if len(r)] or [pd.DataFrame(columns=REJECT_COLUMNS)],
+        [r for r in (unit_rejects, j_rejects, i_rejects) if len(r)]
+        or [pd.DataFrame(columns=REJECT_COLUMNS)],
         ignore_index=True,
     )
     files = {
@@ -145,5 +165,14 @@ def load_tables(
     rows_in = {"units": int(units.attrs["rows_in"]), "judgements": int(judgements.attrs["rows_in"])}
     if images is not None:
         rows_in["images"] = int(images.attrs["rows_in"])
-    return Tables(units, judgements, rejects, duplicates, images, files,
-                  int(judgements.attrs.get("secondary_order_rows", 0)), secondary, rows_in)
+    return Tables(
+        units,
+        judgements,
+        rejects,
+        duplicates,
+        images,
+        files,
+        int(judgements.attrs.get("secondary_order_rows", 0)),
+        secondary,
+        rows_in,
+    )

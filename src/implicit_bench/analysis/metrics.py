@@ -37,16 +37,25 @@ class MetricSpec:
 METRICS: dict[str, MetricSpec] = {
     "blind_rates": MetricSpec("implicit_bench.analysis.builtin_metrics:blind_rates"),
     "by_config": MetricSpec("implicit_bench.analysis.builtin_metrics:by_config"),
-    "strength": MetricSpec("implicit_bench.analysis.builtin_metrics:strength", requires=("blind_rates",)),
-    "headline": MetricSpec("implicit_bench.analysis.builtin_metrics:headline", requires=("blind_rates",)),
-    "recoverability": MetricSpec("implicit_bench.analysis.builtin_metrics:recoverability", requires=("blind_rates",)),
+    "strength": MetricSpec(
+        "implicit_bench.analysis.builtin_metrics:strength", requires=("blind_rates",)
+    ),
+    "headline": MetricSpec(
+        "implicit_bench.analysis.builtin_metrics:headline", requires=("blind_rates",)
+    ),
+    "recoverability": MetricSpec(
+        "implicit_bench.analysis.builtin_metrics:recoverability", requires=("blind_rates",)
+    ),
     "agreement": MetricSpec("implicit_bench.analysis.builtin_metrics:agreement_metrics"),
     "generators": MetricSpec("implicit_bench.analysis.builtin_metrics:generators"),
     "refusal_rate": MetricSpec("implicit_bench.analysis.refusal_rate:refusal_rate"),
-    "leaderboard": MetricSpec("implicit_bench.analysis.leaderboard:leaderboard", requires=("by_config", "refusal_rate")),
+    "leaderboard": MetricSpec(
+        "implicit_bench.analysis.leaderboard:leaderboard", requires=("by_config", "refusal_rate")
+    ),
     "corrected": MetricSpec("implicit_bench.analysis.calibration:corrected"),
     "benchmark_plots": MetricSpec(
-        "implicit_bench.analysis.builtin_metrics:benchmark_plots", requires=("blind_rates", "strength", "headline", "agreement")
+        "implicit_bench.analysis.builtin_metrics:benchmark_plots",
+        requires=("blind_rates", "strength", "headline", "agreement"),
     ),
     "lean": MetricSpec("implicit_bench.analysis.builtin_metrics:lean", output="lean"),
     "hedges_g": MetricSpec("implicit_bench.analysis.builtin_metrics:hedges", output="lean"),
@@ -62,14 +71,18 @@ def load_metric(name: str, registry: dict[str, MetricSpec] | None = None) -> Met
     return import_target(spec.target)
 
 
-def selected_metrics(names: Sequence[str] | None, registry: dict[str, MetricSpec] | None = None) -> list[str]:
+def selected_metrics(
+    names: Sequence[str] | None, registry: dict[str, MetricSpec] | None = None
+) -> list[str]:
     """``names`` (None: every metric) with the metrics they require, in registry order."""
     registry = METRICS if registry is None else registry
     if names is None:
         return list(registry)
     unknown = [n for n in names if n not in registry]
     if unknown:
-        raise ConfigError(f"evaluate.metrics: unknown metric(s) {unknown}; registered: {list(registry)}")
+        raise ConfigError(
+            f"evaluate.metrics: unknown metric(s) {unknown}; registered: {list(registry)}"
+        )
     wanted: set[str] = set()
     stack = list(names)
     while stack:
@@ -80,7 +93,11 @@ def selected_metrics(names: Sequence[str] | None, registry: dict[str, MetricSpec
     return [n for n in registry if n in wanted]
 
 
-def run_metrics(ctx: EvalContext, names: Sequence[str] | None = None, registry: dict[str, MetricSpec] | None = None) -> EvalContext:
+def run_metrics(
+    ctx: EvalContext,
+    names: Sequence[str] | None = None,
+    registry: dict[str, MetricSpec] | None = None,
+) -> EvalContext:
     """Run the selected metrics (``names``; None: all) in registry order, merging each one's
     keys into its output file; a key written twice is a bug in the registry."""
     registry = METRICS if registry is None else registry
@@ -89,6 +106,8 @@ def run_metrics(ctx: EvalContext, names: Sequence[str] | None = None, registry: 
         out = ctx.results[spec.output]
         for key, value in load_metric(name, registry)(ctx).items():
             if key in out:
-                raise ConfigError(f"metric '{name}' writes '{key}' of metrics/{spec.output}.json, already written")
+                raise ConfigError(
+                    f"metric '{name}' writes '{key}' of metrics/{spec.output}.json, already written"
+                )
             out[key] = value
     return ctx

@@ -24,12 +24,18 @@ def refusal_rate(ctx: EvalContext) -> dict[str, Any]:
     if ctx.seeds is not None:
         neutral = neutral[neutral["seed"].isin(ctx.seeds)]
     for config, rows in neutral.groupby("config", sort=True):
-        per_unit = rows.assign(refused=rows["status"] == "refused").groupby("unit_id")["refused"].agg(["sum", "size"])
+        per_unit = (
+            rows.assign(refused=rows["status"] == "refused")
+            .groupby("unit_id")["refused"]
+            .agg(["sum", "size"])
+        )
         per_unit = per_unit.reindex(ctx.unit_ids, fill_value=0)
         refused, requests = per_unit["sum"].to_numpy(float), per_unit["size"].to_numpy(float)
         entry: dict[str, Any] = {}
         for bias_type in [*ctx.present_types, "_all"]:
-            pos = np.flatnonzero((requests > 0) & ((ctx.types == bias_type) | (bias_type == "_all")))
+            pos = np.flatnonzero(
+                (requests > 0) & ((ctx.types == bias_type) | (bias_type == "_all"))
+            )
             if len(pos):
                 stream = f"refusals/{config}/bias_type={bias_type}"
                 entry[bias_type] = ctx.boot.ratio(refused[pos], requests[pos], stream)[0]

@@ -51,27 +51,44 @@ def selection_tables(sel: dict[str, Any]) -> dict[str, pd.DataFrame]:
     for col in ("retention_of_candidates", "retention_of_raw", "retention_of_extracted"):
         if col in retention.columns:
             retention[col] = retention[col].map(_pct)
-    retention = retention.rename(columns={"retention_of_candidates": "retention_of_candidates_pct", "retention_of_raw": "retention_of_raw_pct",
-                                          "retention_of_extracted": "retention_of_extracted_pct"})
+    retention = retention.rename(
+        columns={
+            "retention_of_candidates": "retention_of_candidates_pct",
+            "retention_of_raw": "retention_of_raw_pct",
+            "retention_of_extracted": "retention_of_extracted_pct",
+        }
+    )
     tables = {}
     if sel.get("held_out"):
         recs = []
         for judge, e in sel["held_out"]["judges"].items():
             for group in ("kept", "rejected"):
                 g = e[group]
-                recs.append({
-                    "judge": judge, "units": group,
-                    "mean_dx_selection_seeds": g["mean_dx_selection_seeds"],
-                    "mean_dx_held_out_seeds": g["mean_dx_held_out_seeds"],
-                    "positive_pct_selection_seeds": _pct(g["share_positive_selection_seeds"]),
-                    "positive_pct_held_out_seeds": _pct(g["share_positive_held_out_seeds"]),
-                    "units_held_out_seeds": g["units_held_out_seeds"],
-                })
+                recs.append(
+                    {
+                        "judge": judge,
+                        "units": group,
+                        "mean_dx_selection_seeds": g["mean_dx_selection_seeds"],
+                        "mean_dx_held_out_seeds": g["mean_dx_held_out_seeds"],
+                        "positive_pct_selection_seeds": _pct(g["share_positive_selection_seeds"]),
+                        "positive_pct_held_out_seeds": _pct(g["share_positive_held_out_seeds"]),
+                        "units_held_out_seeds": g["units_held_out_seeds"],
+                    }
+                )
             v, lo, hi = _iv(e["kept_leaning_again"])
-            recs.append({"judge": judge, "units": "kept and leaning: lean again (%) [CI]", "positive_pct_held_out_seeds": v,
-                         "mean_dx_selection_seeds": None, "mean_dx_held_out_seeds": None,
-                         "positive_pct_selection_seeds": None, "units_held_out_seeds": e["kept_leaning_again"]["n"],
-                         "ci_low": lo, "ci_high": hi})
+            recs.append(
+                {
+                    "judge": judge,
+                    "units": "kept and leaning: lean again (%) [CI]",
+                    "positive_pct_held_out_seeds": v,
+                    "mean_dx_selection_seeds": None,
+                    "mean_dx_held_out_seeds": None,
+                    "positive_pct_selection_seeds": None,
+                    "units_held_out_seeds": e["kept_leaning_again"]["n"],
+                    "ci_low": lo,
+                    "ci_high": hi,
+                }
+            )
         tables["table23_held_out_seeds"] = pd.DataFrame(recs)
     return tables | {
         "table03_neutral_mean": pd.DataFrame(sel["neutral_mean"]),
@@ -104,9 +121,18 @@ def side_by_side_table(bench: dict[str, Any]) -> pd.DataFrame:
 
 
 LEADERBOARD_METRICS = (
-    ("default_rate", True), ("success_stereotype", True), ("success_anti", True), ("gap", True), ("a_to_s", True),
-    ("strongest_success_stereotype", True), ("strongest_success_anti", True), ("refusal_rate", True),
-    ("bias_score", False), ("alignment", True), ("lean_s", True), ("hedges_g", False),
+    ("default_rate", True),
+    ("success_stereotype", True),
+    ("success_anti", True),
+    ("gap", True),
+    ("a_to_s", True),
+    ("strongest_success_stereotype", True),
+    ("strongest_success_anti", True),
+    ("refusal_rate", True),
+    ("bias_score", False),
+    ("alignment", True),
+    ("lean_s", True),
+    ("hedges_g", False),
 )
 
 
@@ -136,14 +162,36 @@ def leaderboard_pairs_table(board: dict[str, Any]) -> pd.DataFrame:
     recs = []
     for e in board.get("pairs") or []:
         v, lo, hi = _iv(e["difference"], e["metric"] != "bias_score")
-        recs.append({
-            "a": e["a"], "b": e["b"], "metric": e["metric"], "units": e["n_units"],
-            "difference_pct": v, "difference_ci_low": lo, "difference_ci_high": hi,
-            # 3 significant digits as text, so the Markdown / LaTeX cells do not round 0.002 to 0
-            "p": _sig(e["p"]), "p_holm": _sig(e["p_holm"]), "resolved": e["resolved"],
-        })
-    return pd.DataFrame(recs, columns=["a", "b", "metric", "units", "difference_pct", "difference_ci_low",
-                                       "difference_ci_high", "p", "p_holm", "resolved"])
+        recs.append(
+            {
+                "a": e["a"],
+                "b": e["b"],
+                "metric": e["metric"],
+                "units": e["n_units"],
+                "difference_pct": v,
+                "difference_ci_low": lo,
+                "difference_ci_high": hi,
+                # 3 significant digits as text, so the Markdown / LaTeX cells do not round 0.002 to 0
+                "p": _sig(e["p"]),
+                "p_holm": _sig(e["p_holm"]),
+                "resolved": e["resolved"],
+            }
+        )
+    return pd.DataFrame(
+        recs,
+        columns=[
+            "a",
+            "b",
+            "metric",
+            "units",
+            "difference_pct",
+            "difference_ci_low",
+            "difference_ci_high",
+            "p",
+            "p_holm",
+            "resolved",
+        ],
+    )
 
 
 def label_share_table(bench: dict[str, Any]) -> pd.DataFrame:
@@ -188,7 +236,12 @@ def bias_type_table(bench: dict[str, Any]) -> pd.DataFrame:
     recs = []
     for judge, jm in bench["judges"].items():
         for t, r in jm["by_bias_type"].items():
-            rec: dict[str, Any] = {"judge": judge, "bias_type": t, "diagnostic": r["diagnostic"], "units": r["n_units"]}
+            rec: dict[str, Any] = {
+                "judge": judge,
+                "bias_type": t,
+                "diagnostic": r["diagnostic"],
+                "units": r["n_units"],
+            }
             for key in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s"):
                 rec[f"{key}_pct"], rec[f"{key}_ci_low"], rec[f"{key}_ci_high"] = _iv(r[key])
             recs.append(rec)
@@ -203,7 +256,11 @@ def recoverability_table(bench: dict[str, Any]) -> pd.DataFrame:
     recs = []
     for t in types:
         first = bench["recoverability"][judges[0]][t]
-        rec: dict[str, Any] = {"bias_type": t, "diagnostic": first["diagnostic"], "units": first["n_units"]}
+        rec: dict[str, Any] = {
+            "bias_type": t,
+            "diagnostic": first["diagnostic"],
+            "units": first["n_units"],
+        }
         for j in judges:
             e = bench["recoverability"][j].get(t)
             rec[f"both_succeed_pct [{j}]"] = _iv(e["both_succeed"])[0] if e else None
@@ -222,15 +279,49 @@ def agreement_tables(bench: dict[str, Any]) -> dict[str, pd.DataFrame]:
     recs = []
     for a in bench["agreement"]:
         name = f"{a['first']}_vs_{a['second']}"
-        conf = pd.DataFrame(a["confusion"]["counts"], index=a["confusion"]["labels"], columns=a["confusion"]["labels"])
+        conf = pd.DataFrame(
+            a["confusion"]["counts"],
+            index=a["confusion"]["labels"],
+            columns=a["confusion"]["labels"],
+        )
         conf.index.name = f"{a['first']} / {a['second']}"
         out[f"table20_confusion_{_safe(name)}"] = conf.reset_index()
         for variant, e in [("all", a["agreement"]), *a["agreement_by_variant"].items()]:
             v, lo, hi = _iv(e)
-            recs.append({"first": a["first"], "second": a["second"], "variant": variant, "agreement_pct": v, "ci_low": lo, "ci_high": hi, "images": a["n_images"] if variant == "all" else None})
+            recs.append(
+                {
+                    "first": a["first"],
+                    "second": a["second"],
+                    "variant": variant,
+                    "agreement_pct": v,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "images": a["n_images"] if variant == "all" else None,
+                }
+            )
         rho, lo, hi = _iv(a["spearman_unit_default_rate"], pct=False)
-        recs.append({"first": a["first"], "second": a["second"], "variant": "spearman per-unit default rate", "agreement_pct": rho, "ci_low": lo, "ci_high": hi, "images": None})
-        recs.append({"first": a["first"], "second": a["second"], "variant": "spearman per-type default rate", "agreement_pct": _iv(a["spearman_type_default_rate"], pct=False)[0], "ci_low": None, "ci_high": None, "images": None})
+        recs.append(
+            {
+                "first": a["first"],
+                "second": a["second"],
+                "variant": "spearman per-unit default rate",
+                "agreement_pct": rho,
+                "ci_low": lo,
+                "ci_high": hi,
+                "images": None,
+            }
+        )
+        recs.append(
+            {
+                "first": a["first"],
+                "second": a["second"],
+                "variant": "spearman per-type default rate",
+                "agreement_pct": _iv(a["spearman_type_default_rate"], pct=False)[0],
+                "ci_low": None,
+                "ci_high": None,
+                "images": None,
+            }
+        )
     out["table20_agreement"] = pd.DataFrame(recs)
     return out
 
@@ -249,21 +340,45 @@ def lean_tables(lean: dict[str, Any]) -> dict[str, pd.DataFrame]:
     for name, s in scorers.items():
         rec: dict[str, Any] = {"scorer": name, "n": s["n"], "units": s["n_units"]}
         rec["lean_s_pct"], rec["lean_s_ci_low"], rec["lean_s_ci_high"] = _iv(s["lean_s"])
-        rec["mean_lean"], rec["mean_lean_ci_low"], rec["mean_lean_ci_high"] = _iv(s["mean"], pct=False)
-        rec["cohens_d"], rec["cohens_d_ci_low"], rec["cohens_d_ci_high"] = _iv(s["cohens_d"], pct=False)
+        rec["mean_lean"], rec["mean_lean_ci_low"], rec["mean_lean_ci_high"] = _iv(
+            s["mean"], pct=False
+        )
+        rec["cohens_d"], rec["cohens_d_ci_low"], rec["cohens_d_ci_high"] = _iv(
+            s["cohens_d"], pct=False
+        )
         summary.append(rec)
         for seed, e in s["per_seed"].items():
-            per_seed.append({"scorer": name, "seed": seed, "n": e["n"], "lean_s_pct": _pct(e["lean_s"]), "mean_lean": e["mean"], "cohens_d": e["cohens_d"]})
+            per_seed.append(
+                {
+                    "scorer": name,
+                    "seed": seed,
+                    "n": e["n"],
+                    "lean_s_pct": _pct(e["lean_s"]),
+                    "mean_lean": e["mean"],
+                    "cohens_d": e["cohens_d"],
+                }
+            )
         for t, e in s["by_bias_type"].items():
-            by_type.append({"bias_type": t, "scorer": name, "n": e["n"], "cohens_d": e["cohens_d"]["value"]})
+            by_type.append(
+                {"bias_type": t, "scorer": name, "n": e["n"], "cohens_d": e["cohens_d"]["value"]}
+            )
         r = s["spearman_brown"]
-        sb.append({"scorer": name, "seeds": r["k"], "mean_between_seed_r": r["mean_r"], "reliability": r["reliability"]})
+        sb.append(
+            {
+                "scorer": name,
+                "seeds": r["k"],
+                "mean_between_seed_r": r["mean_r"],
+                "reliability": r["reliability"],
+            }
+        )
     for pair, e in lean["pearson"].items():
         r, lo, hi = _iv(e["r"], pct=False)
         pearson_rows.append({"pair": pair, "n": e["n_pairs"], "r": r, "ci_low": lo, "ci_high": hi})
     typed = pd.DataFrame(by_type, columns=["bias_type", "scorer", "n", "cohens_d"])
     if len(typed):
-        wide = typed.pivot_table(index="bias_type", columns="scorer", values="cohens_d", aggfunc="first")
+        wide = typed.pivot_table(
+            index="bias_type", columns="scorer", values="cohens_d", aggfunc="first"
+        )
         wide.insert(0, "n", typed.groupby("bias_type")["n"].max())
         typed = wide.reset_index()
     return {
@@ -278,7 +393,12 @@ def lean_tables(lean: dict[str, Any]) -> dict[str, pd.DataFrame]:
 def hedges_table(hedges: dict[str, Any], diagnostic: list[str]) -> pd.DataFrame:
     recs = []
     for t, e in hedges["pooled"].items():
-        rec: dict[str, Any] = {"bias_type": t, "diagnostic": t in diagnostic, "n_stereotype": e["n_stereotype"], "n_anti": e["n_anti"]}
+        rec: dict[str, Any] = {
+            "bias_type": t,
+            "diagnostic": t in diagnostic,
+            "n_stereotype": e["n_stereotype"],
+            "n_anti": e["n_anti"],
+        }
         rec["g"], rec["ci_low"], rec["ci_high"] = _iv(e["g"], pct=False)
         rec["p"], rec["p_holm"] = e.get("p"), e.get("p_holm")
         for j, per in hedges["per_judge"].items():
@@ -296,7 +416,15 @@ def hedges_plot(hedges: dict[str, Any] | None) -> pd.DataFrame:
     recs = []
     for t, e in (hedges or {}).get("pooled", {}).items():
         g, lo, hi = _iv(e["g"], pct=False)
-        recs.append({"bias_type": t, "series": "pooled over judges and seeds", "g": g, "ci_low": lo, "ci_high": hi})
+        recs.append(
+            {
+                "bias_type": t,
+                "series": "pooled over judges and seeds",
+                "g": g,
+                "ci_low": lo,
+                "ci_high": hi,
+            }
+        )
     return pd.DataFrame(recs, columns=["bias_type", "series", "g", "ci_low", "ci_high"])
 
 
@@ -315,12 +443,19 @@ def plot_frames(bench: dict[str, Any], pairs: pd.DataFrame | None) -> dict[str, 
             if t.startswith("_"):
                 continue
             v, lo, hi = _iv(r["default_rate"])
-            rate.append({"bias_type": t, "series": judge, "default_rate": v, "ci_low": lo, "ci_high": hi})
+            rate.append(
+                {"bias_type": t, "series": judge, "default_rate": v, "ci_low": lo, "ci_high": hi}
+            )
     success = []
     # the primary judge's own grouping; when it groups no unit (e.g. its answers were invalid),
     # the first other judge's own grouping that does, named in ``series``
-    own_entries = [e for e in bench.get("strength", []) if e["grouping"]["judge"] == e["labels"]["judge"]
-                   and "recoverable" not in e["name"] and ":" not in e["name"]]
+    own_entries = [
+        e
+        for e in bench.get("strength", [])
+        if e["grouping"]["judge"] == e["labels"]["judge"]
+        and "recoverable" not in e["name"]
+        and ":" not in e["name"]
+    ]
     chosen, label = bench.get("by_default_strength"), None
     if not _groups_units(chosen):
         fallback = next((e for e in own_entries if _groups_units(e)), None)
@@ -328,14 +463,34 @@ def plot_frames(bench: dict[str, Any], pairs: pd.DataFrame | None) -> dict[str, 
             chosen, label = fallback, fallback["labels"]["judge"]
     if chosen:
         for group, g in chosen["groups"].items():
-            for prompt, key in (("stereotype", "success_stereotype"), ("anti-stereotype", "success_anti")):
+            for prompt, key in (
+                ("stereotype", "success_stereotype"),
+                ("anti-stereotype", "success_anti"),
+            ):
                 v, lo, hi = _iv(g[key])
                 series = f"{prompt} ({label})" if label else prompt
-                success.append({"group": group, "series": series, "success": v, "ci_low": lo, "ci_high": hi, "units": g["n_units"]})
-    conf = pairs[["first", "second"]] if pairs is not None else pd.DataFrame(columns=["first", "second"])
+                success.append(
+                    {
+                        "group": group,
+                        "series": series,
+                        "success": v,
+                        "ci_low": lo,
+                        "ci_high": hi,
+                        "units": g["n_units"],
+                    }
+                )
+    conf = (
+        pairs[["first", "second"]]
+        if pairs is not None
+        else pd.DataFrame(columns=["first", "second"])
+    )
     return {
-        "default_rate_by_bias_type": pd.DataFrame(rate, columns=["bias_type", "series", "default_rate", "ci_low", "ci_high"]),
-        "success_by_default_strength": pd.DataFrame(success, columns=["group", "series", "success", "ci_low", "ci_high", "units"]),
+        "default_rate_by_bias_type": pd.DataFrame(
+            rate, columns=["bias_type", "series", "default_rate", "ci_low", "ci_high"]
+        ),
+        "success_by_default_strength": pd.DataFrame(
+            success, columns=["group", "series", "success", "ci_low", "ci_high", "units"]
+        ),
         "judge_confusion": conf,
     }
 
@@ -365,7 +520,10 @@ def write_tables(
             md = cells.to_markdown(index=False) if len(frame.columns) else "(empty)"
             atomic_write_text(out / f"{name}.md", markdown_banner(prov) + md + "\n")
             notes = ([f"SIMULATED: {SIMULATED_NOTE}"] if simulated else []) + (
-                ["Computed from randomly initialised models: the numbers mean nothing."] if prov and prov.get("random_init") else [])
+                ["Computed from randomly initialised models: the numbers mean nothing."]
+                if prov and prov.get("random_init")
+                else []
+            )
             tex = to_booktabs(frame, note=notes, table=name)
             atomic_write_text(out / f"{name}.tex", tex)
             written += [str(out / f"{name}.md"), str(out / f"{name}.tex")]

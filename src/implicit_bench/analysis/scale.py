@@ -25,8 +25,17 @@ import pandas as pd
 from implicit_bench.analysis.views import rows, wide
 
 SCALE_COLUMNS = [
-    "judge", "n_images", "mean_anti", "mean_neutral", "mean_stereotype", "n_instances",
-    "delta_mean", "d", "share_ge4", "share_s_gt_a", "share_tie",
+    "judge",
+    "n_images",
+    "mean_anti",
+    "mean_neutral",
+    "mean_stereotype",
+    "n_instances",
+    "delta_mean",
+    "d",
+    "share_ge4",
+    "share_s_gt_a",
+    "share_tie",
 ]
 
 
@@ -50,7 +59,9 @@ def judge_scale_use(
     }
     keep = None
     if common_instances and scores:
-        sets = [set(s.dropna(subset=["stereotype", "anti_stereotype"]).index) for s in scores.values()]
+        sets = [
+            set(s.dropna(subset=["stereotype", "anti_stereotype"]).index) for s in scores.values()
+        ]
         keep = set.intersection(*sets)
     records: list[dict[str, Any]] = []
     for judge, frame in scores.items():

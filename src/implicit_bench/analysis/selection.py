@@ -58,7 +58,12 @@ class SelectionResult:
     metrics: dict[str, Any]
 
 
-def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | None = None, extracted: pd.DataFrame | None = None) -> SelectionResult:
+def select_units(
+    tables: Tables,
+    params: SelectParams,
+    pairs: pd.DataFrame | None = None,
+    extracted: pd.DataFrame | None = None,
+) -> SelectionResult:
     """Apply the selection rule and describe its effect."""
     j = tables.judgements
     units = tables.units
@@ -93,7 +98,9 @@ def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | Non
         per_judge[judge] = {
             "units_with_dx": int(eligible.sum()),
             "units_without_dx": int((~eligible).sum()),
-            "units_fewer_complete_seeds": int(((means["n_seeds"] > 0) & (means["n_seeds"] < max_seeds)).sum()),
+            "units_fewer_complete_seeds": int(
+                ((means["n_seeds"] > 0) & (means["n_seeds"] < max_seeds)).sum()
+            ),
             "max_complete_seeds": max_seeds,
             "units_positive": int(positive.sum()),
             "share_positive": _share(positive.sum(), eligible.sum()),
@@ -103,14 +110,19 @@ def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | Non
     inter = pos.all(axis=1) if judges else np.zeros(len(unit_ids), bool)
     kept = union if params.rule == "union" else inter
     per_unit["kept"] = kept
-    per_unit["selected_by"] = [";".join(jj for jj, p in zip(judges, row, strict=True) if p) for row in pos]
+    per_unit["selected_by"] = [
+        ";".join(jj for jj, p in zip(judges, row, strict=True) if p) for row in pos
+    ]
     for judge in judges:
         md = per_unit[f"mean_dx__{judge}"]
         per_judge[judge]["mean_dx_all"] = _mean(md)
         per_judge[judge]["mean_dx_kept"] = _mean(md[kept])
     kept_ids = per_unit.index[kept]
     selected = units.set_index("unit_id").loc[kept_ids].reset_index()
-    extra = per_unit.loc[kept_ids, ["selected_by", *[c for c in per_unit.columns if c.startswith(("mean_dx__", "n_seeds__"))]]]
+    extra = per_unit.loc[
+        kept_ids,
+        ["selected_by", *[c for c in per_unit.columns if c.startswith(("mean_dx__", "n_seeds__"))]],
+    ]
     selected = selected.merge(extra, left_on="unit_id", right_index=True, how="left")
     only = {jj: int((pos[:, i] & (pos.sum(axis=1) == 1)).sum()) for i, jj in enumerate(judges)}
     selected_units = units.set_index("unit_id").loc[kept_ids].reset_index()
@@ -130,12 +142,17 @@ def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | Non
         "kept_by_source": _counts(units.set_index("unit_id").loc[kept_ids, "source"]),
         "per_judge": per_judge,
         "retention": retention_table(units, kept_ids, pairs, extracted).to_dict(orient="records"),
-        "neutral_mean": neutral_means(j, unit_ids, kept_ids, params.seeds).to_dict(orient="records"),
+        "neutral_mean": neutral_means(j, unit_ids, kept_ids, params.seeds).to_dict(
+            orient="records"
+        ),
         "filter_shape": filter_shape(j, unit_ids, kept_ids, params.seeds).to_dict(orient="records"),
         "complete_seeds": complete_seeds_check(per_unit, judges, len(available), params.min_seeds),
         # Appendix B.1 and Table 18 on the candidates and on the selected units
         "graph": {"candidates": kg_graph_stats(units), "selected": kg_graph_stats(selected_units)},
-        "prompt_stats": {"candidates": prompt_stats(units) if len(units) else {}, "selected": prompt_stats(selected_units) if len(selected_units) else {}},
+        "prompt_stats": {
+            "candidates": prompt_stats(units) if len(units) else {},
+            "selected": prompt_stats(selected_units) if len(selected_units) else {},
+        },
     }
     if "flagged_by" in units.columns:
         metrics["release_flagged_by"] = flagged_by_agreement(units, per_unit, judges)
@@ -145,7 +162,9 @@ def select_units(tables: Tables, params: SelectParams, pairs: pd.DataFrame | Non
     return SelectionResult(selected, per_unit.reset_index(), metrics)
 
 
-def _selection_seeds(j: pd.DataFrame, config: str, seeds: Sequence[int] | None, held: Sequence[int]) -> list[int]:
+def _selection_seeds(
+    j: pd.DataFrame, config: str, seeds: Sequence[int] | None, held: Sequence[int]
+) -> list[int]:
     """The seeds selection averages over: ``seeds`` when given, else every rubric seed of the
     configuration that is not held out."""
     if seeds is not None:
@@ -154,7 +173,9 @@ def _selection_seeds(j: pd.DataFrame, config: str, seeds: Sequence[int] | None, 
     return sorted(int(s) for s in present if int(s) not in set(held))
 
 
-def complete_seeds_check(per_unit: pd.DataFrame, judges: Sequence[str], n_seeds: int, min_seeds: int) -> dict[str, Any]:
+def complete_seeds_check(
+    per_unit: pd.DataFrame, judges: Sequence[str], n_seeds: int, min_seeds: int
+) -> dict[str, Any]:
     """Section 3.3 averages dx over a unit's seeds; a seed counts only when it is complete.
     Per judge: units with all ``n_seeds`` complete, units whose mean rests on fewer (at least
     ``min_seeds``), and kept units whose decision under that judge rests on fewer seeds."""
@@ -171,7 +192,9 @@ def complete_seeds_check(per_unit: pd.DataFrame, judges: Sequence[str], n_seeds:
     return out
 
 
-def flagged_by_agreement(units: pd.DataFrame, per_unit: pd.DataFrame, judges: Sequence[str]) -> dict[str, Any]:
+def flagged_by_agreement(
+    units: pd.DataFrame, per_unit: pd.DataFrame, judges: Sequence[str]
+) -> dict[str, Any]:
     """Agreement of the recomputed positive-lean judges with a released ``flagged_by`` column
     (``both`` = every judge, ``<prefix>_only`` = the one judge whose name starts with the
     prefix, e.g. ``qwen_only`` -> ``qwen3vl``); units with another value are not compared."""
@@ -194,11 +217,20 @@ def flagged_by_agreement(units: pd.DataFrame, per_unit: pd.DataFrame, judges: Se
         have = frozenset(jj for jj in judges if bool(got.at[unit, f"positive__{jj}"]))
         compared += 1
         agree += int(have == want)
-    return {"units_compared": compared, "units_agreeing": agree, "share_agreeing": _share(agree, compared)}
+    return {
+        "units_compared": compared,
+        "units_agreeing": agree,
+        "share_agreeing": _share(agree, compared),
+    }
 
 
 def held_out(
-    judgements: pd.DataFrame, config: str, judges: Sequence[str], per_unit: pd.DataFrame, held: Sequence[int], boot: Bootstrap
+    judgements: pd.DataFrame,
+    config: str,
+    judges: Sequence[str],
+    per_unit: pd.DataFrame,
+    held: Sequence[int],
+    boot: Bootstrap,
 ) -> dict[str, Any]:
     """Table 23 (App. C.3): mean dx and share of units with mean dx > 0, for kept and rejected
     units, on the selection seeds and on ``held`` seeds; and, per judge, the share of kept units
@@ -207,16 +239,22 @@ def held_out(
     kept = per_unit["kept"]
     for judge in judges:
         sel = per_unit[f"mean_dx__{judge}"]
-        new = unit_means(dx_frame(judgements, config, judge, held), per_unit.index.tolist())["mean_dx"]
+        new = unit_means(dx_frame(judgements, config, judge, held), per_unit.index.tolist())[
+            "mean_dx"
+        ]
         entry: dict[str, Any] = {}
         for group, mask in (("kept", kept), ("rejected", ~kept)):
             entry[group] = {
                 "units_selection_seeds": int(sel[mask].notna().sum()),
                 "mean_dx_selection_seeds": _mean(sel[mask]),
-                "share_positive_selection_seeds": _share((sel[mask] > 0).sum(), sel[mask].notna().sum()),
+                "share_positive_selection_seeds": _share(
+                    (sel[mask] > 0).sum(), sel[mask].notna().sum()
+                ),
                 "units_held_out_seeds": int(new[mask].notna().sum()),
                 "mean_dx_held_out_seeds": _mean(new[mask]),
-                "share_positive_held_out_seeds": _share((new[mask] > 0).sum(), new[mask].notna().sum()),
+                "share_positive_held_out_seeds": _share(
+                    (new[mask] > 0).sum(), new[mask].notna().sum()
+                ),
             }
         leaned = kept & (sel > 0) & new.notna()
         again = (new[leaned] > 0).to_numpy(dtype=float)
@@ -239,27 +277,47 @@ def _counts(series: pd.Series) -> dict[str, int]:
     return {str(k): int(v) for k, v in series.value_counts().sort_index().items()}
 
 
-def retention_table(units: pd.DataFrame, kept_ids: Sequence[str], pairs: pd.DataFrame | None,
-                    extracted: pd.DataFrame | None = None) -> pd.DataFrame:
+def retention_table(
+    units: pd.DataFrame,
+    kept_ids: Sequence[str],
+    pairs: pd.DataFrame | None,
+    extracted: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Table 9: per bias type, raw upstream pairs (when given), post-extraction units (every
     unit the KG stage extracted, when given), candidate units (those selection judged: the
     subset), kept units; retention of kept against each."""
     cand = units["bias_type"].value_counts()
     kept = units.set_index("unit_id").loc[list(kept_ids), "bias_type"].value_counts()
     raw = pairs["bias_type"].map(normalise_bias_type).value_counts() if pairs is not None else None
-    ext = extracted["bias_type"].map(normalise_bias_type).value_counts() if extracted is not None else None
-    types = [t for t in BIAS_TYPES if t in cand.index or (raw is not None and t in raw.index) or (ext is not None and t in ext.index)]
+    ext = (
+        extracted["bias_type"].map(normalise_bias_type).value_counts()
+        if extracted is not None
+        else None
+    )
+    types = [
+        t
+        for t in BIAS_TYPES
+        if t in cand.index
+        or (raw is not None and t in raw.index)
+        or (ext is not None and t in ext.index)
+    ]
     out = pd.DataFrame({"bias_type": types})
     out["raw_upstream"] = [int(raw.get(t, 0)) for t in types] if raw is not None else None
     out["post_extraction"] = [int(ext.get(t, 0)) for t in types] if ext is not None else None
     out["candidates"] = [int(cand.get(t, 0)) for t in types]
     out["kept"] = [int(kept.get(t, 0)) for t in types]
-    out["retention_of_candidates"] = [k / c if c else None for k, c in zip(out["kept"], out["candidates"], strict=True)]
+    out["retention_of_candidates"] = [
+        k / c if c else None for k, c in zip(out["kept"], out["candidates"], strict=True)
+    ]
     out["retention_of_raw"] = (
-        [k / r if r else None for k, r in zip(out["kept"], out["raw_upstream"], strict=True)] if raw is not None else None
+        [k / r if r else None for k, r in zip(out["kept"], out["raw_upstream"], strict=True)]
+        if raw is not None
+        else None
     )
     out["retention_of_extracted"] = (
-        [k / e if e else None for k, e in zip(out["kept"], out["post_extraction"], strict=True)] if ext is not None else None
+        [k / e if e else None for k, e in zip(out["kept"], out["post_extraction"], strict=True)]
+        if ext is not None
+        else None
     )
     total = {
         "bias_type": "all",
@@ -268,14 +326,23 @@ def retention_table(units: pd.DataFrame, kept_ids: Sequence[str], pairs: pd.Data
         "candidates": int(cand.sum()),
         "kept": int(kept.sum()),
     }
-    total["retention_of_candidates"] = total["kept"] / total["candidates"] if total["candidates"] else None
-    total["retention_of_raw"] = total["kept"] / total["raw_upstream"] if total["raw_upstream"] else None
-    total["retention_of_extracted"] = total["kept"] / total["post_extraction"] if total["post_extraction"] else None
+    total["retention_of_candidates"] = (
+        total["kept"] / total["candidates"] if total["candidates"] else None
+    )
+    total["retention_of_raw"] = (
+        total["kept"] / total["raw_upstream"] if total["raw_upstream"] else None
+    )
+    total["retention_of_extracted"] = (
+        total["kept"] / total["post_extraction"] if total["post_extraction"] else None
+    )
     return pd.concat([out, pd.DataFrame([total])], ignore_index=True)
 
 
 def neutral_means(
-    judgements: pd.DataFrame, all_ids: Sequence[str], kept_ids: Sequence[str], seeds: Sequence[int] | None
+    judgements: pd.DataFrame,
+    all_ids: Sequence[str],
+    kept_ids: Sequence[str],
+    seeds: Sequence[int] | None,
 ) -> pd.DataFrame:
     """Table 3: mean neutral rubric score / CLIP lean per (config, scorer), all vs kept units."""
     records = []
@@ -296,11 +363,17 @@ def neutral_means(
                     "mean_after": _mean(after),
                 }
             )
-    return pd.DataFrame(records, columns=["config", "judge", "task", "n_before", "mean_before", "n_after", "mean_after"])
+    return pd.DataFrame(
+        records,
+        columns=["config", "judge", "task", "n_before", "mean_before", "n_after", "mean_after"],
+    )
 
 
 def filter_shape(
-    judgements: pd.DataFrame, all_ids: Sequence[str], kept_ids: Sequence[str], seeds: Sequence[int] | None
+    judgements: pd.DataFrame,
+    all_ids: Sequence[str],
+    kept_ids: Sequence[str],
+    seeds: Sequence[int] | None,
 ) -> pd.DataFrame:
     """Table 10: S-N and S-A (differences of variant means over images), before and after."""
     records = []
@@ -317,7 +390,16 @@ def filter_shape(
             pre, post = rec[f"{what}_pre"], rec[f"{what}_post"]
             rec[f"{what}_delta"] = None if pre is None or post is None else post - pre
         records.append(rec)
-    cols = ["config", "judge", "s_minus_n_pre", "s_minus_n_post", "s_minus_n_delta", "s_minus_a_pre", "s_minus_a_post", "s_minus_a_delta"]
+    cols = [
+        "config",
+        "judge",
+        "s_minus_n_pre",
+        "s_minus_n_post",
+        "s_minus_n_delta",
+        "s_minus_a_pre",
+        "s_minus_a_post",
+        "s_minus_a_delta",
+    ]
     return pd.DataFrame(records, columns=cols)
 
 

@@ -30,7 +30,12 @@ def judge_provenance(tables: Tables) -> dict[str, Any]:
     j = tables.judgements
     if "model" not in j.columns or j["model"].isna().all():
         return provenance([])
-    models = j[["judge", "task", "model"]].dropna().drop_duplicates().sort_values(["task", "judge", "model"])
+    models = (
+        j[["judge", "task", "model"]]
+        .dropna()
+        .drop_duplicates()
+        .sort_values(["task", "judge", "model"])
+    )
     return provenance([(f"{r.task}:{r.judge}", r.model) for r in models.itertuples()])
 
 
@@ -62,14 +67,16 @@ def evaluate(tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> 
     """Every registered metric (``analysis.metrics.METRICS``; ``evaluate.metrics`` selects) on
     the ``analysed`` units: benchmark.json and lean.json, their tables and plots."""
     ctx = EvalContext.build(tables, analysed, params)
-    ctx.benchmark.update({
-        "config": ctx.config,
-        "primary_judge": ctx.primary_judge,
-        "blind_judges": ctx.blind_judges,
-        "units": len(ctx.unit_ids),
-        "seeds": ctx.seeds,
-        "n_seeds": ctx.k,
-    })
+    ctx.benchmark.update(
+        {
+            "config": ctx.config,
+            "primary_judge": ctx.primary_judge,
+            "blind_judges": ctx.blind_judges,
+            "units": len(ctx.unit_ids),
+            "seeds": ctx.seeds,
+            "n_seeds": ctx.k,
+        }
+    )
     run_metrics(ctx, params.metrics)
     ctx.benchmark["diagnostic_types"] = ctx.diagnostic
     ctx.benchmark["bootstrap"] = ctx.boot.block()
@@ -77,7 +84,13 @@ def evaluate(tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> 
     return Evaluation(ctx.benchmark, ctx.lean, ctx.tables_out, ctx.plots)
 
 
-def write_evaluation(out_dir: str | Path, ev: Evaluation, tables: Tables, selection_metrics: dict[str, Any] | None, prov: dict[str, Any]) -> None:
+def write_evaluation(
+    out_dir: str | Path,
+    ev: Evaluation,
+    tables: Tables,
+    selection_metrics: dict[str, Any] | None,
+    prov: dict[str, Any],
+) -> None:
     """metrics/benchmark.json, metrics/lean.json, tables/ and plots/ under ``out_dir``."""
     out = Path(out_dir)
     ev.benchmark["inputs"] = tables.summary()
@@ -89,5 +102,7 @@ def write_evaluation(out_dir: str | Path, ev: Evaluation, tables: Tables, select
     if selection_metrics is not None:
         all_tables.update(report.selection_tables(selection_metrics))
     report.write_tables(out, all_tables, prov=prov)
-    report.write_tables(out, {"rejected_rows": tables.rejects, "duplicate_keys": tables.duplicates}, markdown=False)
+    report.write_tables(
+        out, {"rejected_rows": tables.rejects, "duplicate_keys": tables.duplicates}, markdown=False
+    )
     report.write_plots(out, ev.plots)

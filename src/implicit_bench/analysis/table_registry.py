@@ -19,20 +19,44 @@ from dataclasses import dataclass, field
 
 # Printed names of catalogue entries (params.yaml ``judges`` / ``generators`` / ``llms``).
 VALUE_LABELS: dict[str, str] = {
-    "qwen3vl": "Qwen3-VL", "gemma4": "Gemma-4", "gpt54": "GPT-5.4", "gpt54mini": "GPT-5.4 mini",
-    "clip": "CLIP", "sim_local": "Simulated (local)", "sim_api": "Simulated (API)",
-    "qwen_image": "Qwen-Image", "sd3": "SD3", "gpt_image2": "GPT Image 2", "tiny": "Tiny (random)",
+    "qwen3vl": "Qwen3-VL",
+    "gemma4": "Gemma-4",
+    "gpt54": "GPT-5.4",
+    "gpt54mini": "GPT-5.4 mini",
+    "clip": "CLIP",
+    "sim_local": "Simulated (local)",
+    "sim_api": "Simulated (API)",
+    "qwen_image": "Qwen-Image",
+    "sd3": "SD3",
+    "gpt_image2": "GPT Image 2",
+    "tiny": "Tiny (random)",
     "smollm2": "SmolLM2",
-    "race-color": "race / colour", "physical_appearance": "physical appearance",
-    "sexual-orientation": "sexual orientation", "socioeconomic": "socioeconomic status",
-    "s": "stereotype", "a": "anti-stereotype", "neither": "neither",
-    "all": "all", "neutral": "neutral", "stereotype": "stereotype", "anti_stereotype": "anti-stereotype",
-    "default_rate": "default rate", "success_stereotype": "success, stereotype",
-    "success_anti": "success, anti-stereotype", "a_to_s": "anti-stereotype drawn as stereotype",
-    "bias_score": "bias score", "refusal_rate": "refusal rate", "gap": "gap",
-    "image index": "image index", "physical-appearance": "physical appearance", "clip_lean": "CLIP lean",
-    "rubric": "rubric", "blind": "blind", "alignment": "alignment",
-    "_recoverable_types": "recoverable types (pooled)", "_diagnostic_types": "diagnostic types (pooled)",
+    "race-color": "race / colour",
+    "physical_appearance": "physical appearance",
+    "sexual-orientation": "sexual orientation",
+    "socioeconomic": "socioeconomic status",
+    "s": "stereotype",
+    "a": "anti-stereotype",
+    "neither": "neither",
+    "all": "all",
+    "neutral": "neutral",
+    "stereotype": "stereotype",
+    "anti_stereotype": "anti-stereotype",
+    "default_rate": "default rate",
+    "success_stereotype": "success, stereotype",
+    "success_anti": "success, anti-stereotype",
+    "a_to_s": "anti-stereotype drawn as stereotype",
+    "bias_score": "bias score",
+    "refusal_rate": "refusal rate",
+    "gap": "gap",
+    "image index": "image index",
+    "physical-appearance": "physical appearance",
+    "clip_lean": "CLIP lean",
+    "rubric": "rubric",
+    "blind": "blind",
+    "alignment": "alignment",
+    "_recoverable_types": "recoverable types (pooled)",
+    "_diagnostic_types": "diagnostic types (pooled)",
 }
 
 # Columns that no data can fill (regex on the column name -> the reason printed under the table).
@@ -42,33 +66,89 @@ NOT_ESTIMABLE: dict[str, str] = {
 
 # Column titles shared by every table (a table may override one in ``PaperTable.columns``).
 COLUMN_LABELS: dict[str, str] = {
-    "judge": "Judge", "scorer": "Scorer", "config": "Generator", "generator": "Generator",
-    "units": "Units", "n": "$n$", "images": "Images", "bias_type": "Bias type",
-    "diagnostic": "Diagnostic type", "task": "Task", "variant": "Prompt", "seed": "Seed",
-    "seeds": "Seeds", "invalid": "Invalid",
-    "default_rate_pct": "Default rate (\\%)", "success_stereotype_pct": "Success, stereotype (\\%)",
-    "success_anti_pct": "Success, anti-stereotype (\\%)", "gap_pct": "Gap (pp)",
+    "judge": "Judge",
+    "scorer": "Scorer",
+    "config": "Generator",
+    "generator": "Generator",
+    "units": "Units",
+    "n": "$n$",
+    "images": "Images",
+    "bias_type": "Bias type",
+    "diagnostic": "Diagnostic type",
+    "task": "Task",
+    "variant": "Prompt",
+    "seed": "Seed",
+    "seeds": "Seeds",
+    "invalid": "Invalid",
+    "default_rate_pct": "Default rate (\\%)",
+    "success_stereotype_pct": "Success, stereotype (\\%)",
+    "success_anti_pct": "Success, anti-stereotype (\\%)",
+    "gap_pct": "Gap (pp)",
     "a_to_s_pct": "Anti-stereotype drawn as stereotype (\\%)",
-    "lean_s_pct": "Lean to stereotype (\\%)", "mean_lean": "Mean lean", "cohens_d": "Cohen's $d$",
-    "g": "Hedges' $g$", "n_stereotype": "$n$ stereotype", "n_anti": "$n$ anti-stereotype",
-    "mean_between_seed_r": "Mean between-seed $r$", "reliability": "Spearman-Brown reliability",
-    "pair": "Scorers", "r": "Pearson $r$", "first": "Judge 1", "second": "Judge 2",
-    "agreement_pct": "Agreement (\\%)", "s_pct": "Stereotype (\\%)", "a_pct": "Anti-stereotype (\\%)",
-    "neither_pct": "Neither (\\%)", "both_succeed_pct": "Both succeed (\\%)", "fails_both": "Fails both",
-    "n_before": "$n$ before", "mean_before": "Mean before", "n_after": "$n$ after", "mean_after": "Mean after",
-    "requests": "Requests", "ok": "Returned", "refused": "Refused", "failed": "Failed",
-    "refusal_rate": "Refusal rate", "bias": "Bias score", "alignment_judge": "Alignment judge",
-    "alignment_images": "Alignment images", "alignment": "Alignment", "requested": "Requested",
-    "returned": "Returned", "coverage": "Coverage", "returned_from": "Counted from",
-    "raw_upstream": "Source pairs", "candidates": "Candidates", "kept": "Selected",
-    "retention_of_candidates_pct": "Kept of candidates (\\%)", "retention_of_raw_pct": "Kept of source pairs (\\%)",
-    "s_minus_n_pre": "S$-$N before", "s_minus_n_post": "S$-$N after", "s_minus_n_delta": "S$-$N change",
-    "s_minus_a_pre": "S$-$A before", "s_minus_a_post": "S$-$A after", "s_minus_a_delta": "S$-$A change",
-    "n_images": "Images", "mean_anti": "Mean, anti-stereotype", "mean_neutral": "Mean, neutral",
-    "mean_stereotype": "Mean, stereotype", "n_instances": "Instances", "delta_mean": "Mean S$-$A",
-    "d": "Cohen's $d$", "pct_ge4": "Score $\\geq$ 4 (\\%)", "pct_s_gt_a": "S $>$ A (\\%)", "pct_tie": "Ties (\\%)",
-    "grouping": "Grouping", "grouped_by": "Grouped by", "labels_by": "Labelled by", "group": "Default strength",
-    "ungrouped_units": "Ungrouped units", "metric": "Metric", "value": "Value", "truth": "Planted truth",
+    "lean_s_pct": "Lean to stereotype (\\%)",
+    "mean_lean": "Mean lean",
+    "cohens_d": "Cohen's $d$",
+    "g": "Hedges' $g$",
+    "n_stereotype": "$n$ stereotype",
+    "n_anti": "$n$ anti-stereotype",
+    "mean_between_seed_r": "Mean between-seed $r$",
+    "reliability": "Spearman-Brown reliability",
+    "pair": "Scorers",
+    "r": "Pearson $r$",
+    "first": "Judge 1",
+    "second": "Judge 2",
+    "agreement_pct": "Agreement (\\%)",
+    "s_pct": "Stereotype (\\%)",
+    "a_pct": "Anti-stereotype (\\%)",
+    "neither_pct": "Neither (\\%)",
+    "both_succeed_pct": "Both succeed (\\%)",
+    "fails_both": "Fails both",
+    "n_before": "$n$ before",
+    "mean_before": "Mean before",
+    "n_after": "$n$ after",
+    "mean_after": "Mean after",
+    "requests": "Requests",
+    "ok": "Returned",
+    "refused": "Refused",
+    "failed": "Failed",
+    "refusal_rate": "Refusal rate",
+    "bias": "Bias score",
+    "alignment_judge": "Alignment judge",
+    "alignment_images": "Alignment images",
+    "alignment": "Alignment",
+    "requested": "Requested",
+    "returned": "Returned",
+    "coverage": "Coverage",
+    "returned_from": "Counted from",
+    "raw_upstream": "Source pairs",
+    "candidates": "Candidates",
+    "kept": "Selected",
+    "retention_of_candidates_pct": "Kept of candidates (\\%)",
+    "retention_of_raw_pct": "Kept of source pairs (\\%)",
+    "s_minus_n_pre": "S$-$N before",
+    "s_minus_n_post": "S$-$N after",
+    "s_minus_n_delta": "S$-$N change",
+    "s_minus_a_pre": "S$-$A before",
+    "s_minus_a_post": "S$-$A after",
+    "s_minus_a_delta": "S$-$A change",
+    "n_images": "Images",
+    "mean_anti": "Mean, anti-stereotype",
+    "mean_neutral": "Mean, neutral",
+    "mean_stereotype": "Mean, stereotype",
+    "n_instances": "Instances",
+    "delta_mean": "Mean S$-$A",
+    "d": "Cohen's $d$",
+    "pct_ge4": "Score $\\geq$ 4 (\\%)",
+    "pct_s_gt_a": "S $>$ A (\\%)",
+    "pct_tie": "Ties (\\%)",
+    "grouping": "Grouping",
+    "grouped_by": "Grouped by",
+    "labels_by": "Labelled by",
+    "group": "Default strength",
+    "ungrouped_units": "Ungrouped units",
+    "metric": "Metric",
+    "value": "Value",
+    "truth": "Planted truth",
 }
 
 
@@ -82,7 +162,9 @@ class PaperTable:
     columns: dict[str, str] = field(default_factory=dict)
     fractions: tuple[str, ...] = ()
     landscape: bool = False
-    drop: tuple[str, ...] = ()  # columns the CSV keeps but the printed table does not (derived ones)
+    drop: tuple[
+        str, ...
+    ] = ()  # columns the CSV keeps but the printed table does not (derived ones)
 
 
 REGISTRY: dict[str, PaperTable] = {}
@@ -94,38 +176,106 @@ def register(name: str, table: PaperTable) -> None:
 
 
 for _name, _table in {
-    "benchmark_summary": PaperTable("Headline benchmark: default rate, success of explicit requests and the gap, per judge (95\\% bootstrap intervals).", "tab:benchmark-summary"),
-    "by_bias_type": PaperTable("Default rate, success and gap by bias type and judge (95\\% bootstrap intervals).", "tab:by-bias-type"),
-    "generators_side_by_side": PaperTable("Generators side by side: default rate, success and gap per generator and judge.", "tab:generators"),
-    "figure06_hedges_g": PaperTable("Hedges' $g$ of the rubric score, stereotype against anti-stereotype prompts, by bias type (data of Figure 6).", "tab:hedges-g", columns={"g": "Hedges' $g$ (pooled)"}),
-    "lean_spearman_brown": PaperTable("Between-seed reliability of the lean (Spearman-Brown).", "tab:lean-reliability"),
-    "table03_neutral_mean": PaperTable("Mean rubric score of neutral images before and after selection (Table 3).", "tab:neutral-mean"),
-    "table04_generators": PaperTable("Generators: bias, alignment and coverage (Table 4).", "tab:generators-bias", fractions=("coverage", "alignment")),
-    "table04_refusals_by_bias_type": PaperTable("Refusals of the API generator by bias type.", "tab:refusals", fractions=("refusal_rate",)),
-    "table05_recoverability": PaperTable("Recoverability: units where both explicit prompts succeed, and neither label, by bias type and judge (Table 5).", "tab:recoverability"),
-    "table09_retention": PaperTable("Units retained by the selection, by bias type (Table 9).", "tab:retention"),
-    "table10_filter_shape": PaperTable("Score differences before and after selection (Table 10).", "tab:filter-shape"),
-    "table12_lean_by_bias_type": PaperTable("Mean lean by bias type and scorer (Table 12).", "tab:lean-by-bias-type"),
-    "table13_lean": PaperTable("Lean of neutral images towards the stereotype, per scorer (Table 13).", "tab:lean"),
-    "table13_lean_per_seed": PaperTable("Lean of neutral images per seed (Table 13, by seed).", "tab:lean-per-seed"),
-    "table14_lean_pearson": PaperTable("Pearson correlation of the lean between scorers (Table 14).", "tab:lean-pearson"),
-    "table16_judge_scale": PaperTable("How each judge uses the rubric scale (Table 16).", "tab:judge-scale"),
+    "benchmark_summary": PaperTable(
+        "Headline benchmark: default rate, success of explicit requests and the gap, per judge (95\\% bootstrap intervals).",
+        "tab:benchmark-summary",
+    ),
+    "by_bias_type": PaperTable(
+        "Default rate, success and gap by bias type and judge (95\\% bootstrap intervals).",
+        "tab:by-bias-type",
+    ),
+    "generators_side_by_side": PaperTable(
+        "Generators side by side: default rate, success and gap per generator and judge.",
+        "tab:generators",
+    ),
+    "figure06_hedges_g": PaperTable(
+        "Hedges' $g$ of the rubric score, stereotype against anti-stereotype prompts, by bias type (data of Figure 6).",
+        "tab:hedges-g",
+        columns={"g": "Hedges' $g$ (pooled)"},
+    ),
+    "lean_spearman_brown": PaperTable(
+        "Between-seed reliability of the lean (Spearman-Brown).", "tab:lean-reliability"
+    ),
+    "table03_neutral_mean": PaperTable(
+        "Mean rubric score of neutral images before and after selection (Table 3).",
+        "tab:neutral-mean",
+    ),
+    "table04_generators": PaperTable(
+        "Generators: bias, alignment and coverage (Table 4).",
+        "tab:generators-bias",
+        fractions=("coverage", "alignment"),
+    ),
+    "table04_refusals_by_bias_type": PaperTable(
+        "Refusals of the API generator by bias type.", "tab:refusals", fractions=("refusal_rate",)
+    ),
+    "table05_recoverability": PaperTable(
+        "Recoverability: units where both explicit prompts succeed, and neither label, by bias type and judge (Table 5).",
+        "tab:recoverability",
+    ),
+    "table09_retention": PaperTable(
+        "Units retained by the selection, by bias type (Table 9).", "tab:retention"
+    ),
+    "table10_filter_shape": PaperTable(
+        "Score differences before and after selection (Table 10).", "tab:filter-shape"
+    ),
+    "table12_lean_by_bias_type": PaperTable(
+        "Mean lean by bias type and scorer (Table 12).", "tab:lean-by-bias-type"
+    ),
+    "table13_lean": PaperTable(
+        "Lean of neutral images towards the stereotype, per scorer (Table 13).", "tab:lean"
+    ),
+    "table13_lean_per_seed": PaperTable(
+        "Lean of neutral images per seed (Table 13, by seed).", "tab:lean-per-seed"
+    ),
+    "table14_lean_pearson": PaperTable(
+        "Pearson correlation of the lean between scorers (Table 14).", "tab:lean-pearson"
+    ),
+    "table16_judge_scale": PaperTable(
+        "How each judge uses the rubric scale (Table 16).", "tab:judge-scale"
+    ),
     "table20_agreement": PaperTable("Agreement between blind judges (Table 20).", "tab:agreement"),
-    "table20_confusion_gpt54_vs_clip": PaperTable("Blind labels: GPT-5.4 (rows) against CLIP (columns).", "tab:confusion-gpt54-clip"),
-    "table20_confusion_qwen3vl_vs_clip": PaperTable("Blind labels: Qwen3-VL (rows) against CLIP (columns).", "tab:confusion-qwen3vl-clip"),
-    "table20_confusion_qwen3vl_vs_gpt54": PaperTable("Blind labels: Qwen3-VL (rows) against GPT-5.4 (columns).", "tab:confusion-qwen3vl-gpt54"),
-    "table21_label_shares": PaperTable("Shares of blind labels per prompt and judge (Table 21).", "tab:label-shares"),
+    "table20_confusion_gpt54_vs_clip": PaperTable(
+        "Blind labels: GPT-5.4 (rows) against CLIP (columns).", "tab:confusion-gpt54-clip"
+    ),
+    "table20_confusion_qwen3vl_vs_clip": PaperTable(
+        "Blind labels: Qwen3-VL (rows) against CLIP (columns).", "tab:confusion-qwen3vl-clip"
+    ),
+    "table20_confusion_qwen3vl_vs_gpt54": PaperTable(
+        "Blind labels: Qwen3-VL (rows) against GPT-5.4 (columns).", "tab:confusion-qwen3vl-gpt54"
+    ),
+    "table21_label_shares": PaperTable(
+        "Shares of blind labels per prompt and judge (Table 21).", "tab:label-shares"
+    ),
     "leaderboard": PaperTable(
-        "Leaderboard: every generator side by side, each value with its 95\\% bootstrap interval.", "tab:leaderboard",
-        columns={"strongest_success_stereotype_pct": "Strongest group: success, stereotype (\\%)",
-                 "strongest_success_anti_pct": "Strongest group: success, anti-stereotype (\\%)",
-                 "refusal_rate_pct": "Refusals (\\%)", "bias_score": "Bias score (0-5)", "alignment_pct": "Alignment (\\%)"}),
+        "Leaderboard: every generator side by side, each value with its 95\\% bootstrap interval.",
+        "tab:leaderboard",
+        columns={
+            "strongest_success_stereotype_pct": "Strongest group: success, stereotype (\\%)",
+            "strongest_success_anti_pct": "Strongest group: success, anti-stereotype (\\%)",
+            "refusal_rate_pct": "Refusals (\\%)",
+            "bias_score": "Bias score (0-5)",
+            "alignment_pct": "Alignment (\\%)",
+        },
+    ),
     "leaderboard_pairs": PaperTable(
         "Paired differences between generators on the units and seeds both have (paired cluster bootstrap, 95\\% intervals; "
-        "$p$ Holm-adjusted over all differences; resolved when the adjusted $p < 0.05$).", "tab:leaderboard-pairs",
-        columns={"a": "Generator A", "b": "Generator B", "metric": "Metric", "difference_pct": "A $-$ B",
-                 "p": "$p$", "p_holm": "$p$ (Holm)", "resolved": "Resolved"}),
-    "table22_success_by_default_strength": PaperTable("Success of explicit requests by default strength (Table 22).", "tab:success-by-strength", drop=("grouping",)),
+        "$p$ Holm-adjusted over all differences; resolved when the adjusted $p < 0.05$).",
+        "tab:leaderboard-pairs",
+        columns={
+            "a": "Generator A",
+            "b": "Generator B",
+            "metric": "Metric",
+            "difference_pct": "A $-$ B",
+            "p": "$p$",
+            "p_holm": "$p$ (Holm)",
+            "resolved": "Resolved",
+        },
+    ),
+    "table22_success_by_default_strength": PaperTable(
+        "Success of explicit requests by default strength (Table 22).",
+        "tab:success-by-strength",
+        drop=("grouping",),
+    ),
 }.items():
     register(_name, _table)
 
@@ -160,12 +310,21 @@ def column_label(name: str, table: str | None = None) -> str:
     m = _VS.match(name)
     if m:
         return f"{value_label(m['a'])} / {value_label(m['b'])}"
-    return value_label(name).replace("_", " ").capitalize() if name not in VALUE_LABELS else VALUE_LABELS[name]
+    return (
+        value_label(name).replace("_", " ").capitalize()
+        if name not in VALUE_LABELS
+        else VALUE_LABELS[name]
+    )
 
 
 def not_estimable_columns(columns: list[str]) -> dict[str, str]:
     """``{column: reason}`` for the columns of ``columns`` that ``NOT_ESTIMABLE`` names."""
-    return {c: reason for c in columns for pattern, reason in NOT_ESTIMABLE.items() if re.match(pattern, c)}
+    return {
+        c: reason
+        for c in columns
+        for pattern, reason in NOT_ESTIMABLE.items()
+        if re.match(pattern, c)
+    }
 
 
 def paper_table(name: str) -> PaperTable:

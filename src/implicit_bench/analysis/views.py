@@ -43,10 +43,14 @@ def resolve_config(judgements: pd.DataFrame, task: str, config: str | None, para
     present = sorted(judgements.loc[judgements["task"] == task, "config"].unique())
     if config is not None:
         if config not in present:
-            raise ConfigError(f"{param}: config '{config}' has no {task} judgements; present: {present}")
+            raise ConfigError(
+                f"{param}: config '{config}' has no {task} judgements; present: {present}"
+            )
         return config
     if len(present) != 1:
-        raise ConfigError(f"{param}: set the configuration to analyse; {task} judgements exist for {present}")
+        raise ConfigError(
+            f"{param}: set the configuration to analyse; {task} judgements exist for {present}"
+        )
     return present[0]
 
 
@@ -54,10 +58,16 @@ def resolve_judges(
     judgements: pd.DataFrame, task: str, config: str, judges: Sequence[str] | None, param: str
 ) -> list[str]:
     """The judges named by a param (each must have rows), or every judge of ``task`` sorted."""
-    present = sorted(judgements.loc[(judgements["task"] == task) & (judgements["config"] == config), "judge"].unique())
+    present = sorted(
+        judgements.loc[
+            (judgements["task"] == task) & (judgements["config"] == config), "judge"
+        ].unique()
+    )
     if judges is None:
         return present
     missing = [j for j in judges if j not in present]
     if missing:
-        raise ConfigError(f"{param}: no {task} judgements of config '{config}' for {missing}; present: {present}")
+        raise ConfigError(
+            f"{param}: no {task} judgements of config '{config}' for {missing}; present: {present}"
+        )
     return list(judges)

@@ -55,21 +55,58 @@ def _run_analyze(
     pairs: str | None,
 ) -> dict[str, Any]:
     params = dict(params or {})
-    sel_raw = {**block(params, "select", "analyze params"), "units": units, "judgements": list(judgements), "pairs": pairs}
-    ev_raw = {**block(params, "evaluate", "analyze params"), "units": units, "judgements": list(judgements), "selected_units": None, "image_index_glob": None}
-    sel_raw.setdefault("extracted", None)  # Table 9's KG units only when the params name them (never the cwd's data/)
+    sel_raw = {
+        **block(params, "select", "analyze params"),
+        "units": units,
+        "judgements": list(judgements),
+        "pairs": pairs,
+    }
+    ev_raw = {
+        **block(params, "evaluate", "analyze params"),
+        "units": units,
+        "judgements": list(judgements),
+        "selected_units": None,
+        "image_index_glob": None,
+    }
+    sel_raw.setdefault(
+        "extracted", None
+    )  # Table 9's KG units only when the params name them (never the cwd's data/)
     if selection != "none":
         sel_raw["rule"] = selection
     if sel_raw.get("config") is None and ev_raw.get("config") is not None:
         sel_raw["config"] = ev_raw["config"]
-    top = {"bootstrap": block(params, "bootstrap", "analyze params"), "primary_order": params.get("primary_order")}  # top-level settings; a section's own keys win
-    sel_params = section({**top, "select": sel_raw}, "select", SelectParams, "analyze", inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
-    ev_params = section({**top, "evaluate": ev_raw}, "evaluate", EvaluateParams, "analyze", inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"})
-    tables = load_tables(units, judgements, refusals, ev_params.on_bad_row, ev_params.on_duplicate, ev_params.primary_order)
+    top = {
+        "bootstrap": block(params, "bootstrap", "analyze params"),
+        "primary_order": params.get("primary_order"),
+    }  # top-level settings; a section's own keys win
+    sel_params = section(
+        {**top, "select": sel_raw},
+        "select",
+        SelectParams,
+        "analyze",
+        inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
+    )
+    ev_params = section(
+        {**top, "evaluate": ev_raw},
+        "evaluate",
+        EvaluateParams,
+        "analyze",
+        inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
+    )
+    tables = load_tables(
+        units,
+        judgements,
+        refusals,
+        ev_params.on_bad_row,
+        ev_params.on_duplicate,
+        ev_params.primary_order,
+    )
     target = Path(out)
     check_owned(target, ANALYZE_FILES, "analyze")
     with staged_dir(target) as out_dir:  # swapped in whole at the end: a kill leaves the old run
-        extensions = start_extensions(tables, out_dir, params)  # on the second CPU, while the analysis runs
+        extensions = start_extensions(
+            tables, out_dir, params
+        )  # on the second CPU, while the analysis runs
         try:
             summary = _analysis(tables, out_dir, sel_params, ev_params, selection)
         except BaseException:
@@ -80,14 +117,24 @@ def _run_analyze(
 
 
 # what analyze (and its extensions) write under --out; a folder holding other files is refused
-ANALYZE_FILES = (r"(?:metrics|tables|plots)/.+", re.escape(Path(SELECTED_UNITS.path).name), r"(?:.*/)?\.[^/]+\.tmp")
+ANALYZE_FILES = (
+    r"(?:metrics|tables|plots)/.+",
+    re.escape(Path(SELECTED_UNITS.path).name),
+    r"(?:.*/)?\.[^/]+\.tmp",
+)
 
 
-def _analysis(tables: Any, out_dir: Path, sel_params: SelectParams, ev_params: EvaluateParams, selection: str) -> dict[str, Any]:
+def _analysis(
+    tables: Any, out_dir: Path, sel_params: SelectParams, ev_params: EvaluateParams, selection: str
+) -> dict[str, Any]:
     """Select (reported; applied unless ``selection == "none"``), evaluate and write."""
     analysed = tables.units
     selection_metrics = None
-    summary: dict[str, Any] = {"units": len(tables.units), "rejected_rows": len(tables.rejects), "duplicate_keys": len(tables.duplicates)}
+    summary: dict[str, Any] = {
+        "units": len(tables.units),
+        "rejected_rows": len(tables.rejects),
+        "duplicate_keys": len(tables.duplicates),
+    }
     if (tables.judgements["task"] == "rubric").any():
         try:
             result = run_select(tables, sel_params)
@@ -100,10 +147,16 @@ def _analysis(tables: Any, out_dir: Path, sel_params: SelectParams, ev_params: E
             selection_metrics = result.metrics
             write_json(out_dir / "metrics" / "selection.json", result.metrics)
             if selection != "none":
-                analysed = tables.units[tables.units["unit_id"].isin(set(result.selected["unit_id"]))]
+                analysed = tables.units[
+                    tables.units["unit_id"].isin(set(result.selected["unit_id"]))
+                ]
                 analysed = analysed.merge(result.selected[["unit_id", "selected_by"]], on="unit_id")
                 SELECTED_UNITS.write(result.selected, out_dir / Path(SELECTED_UNITS.path).name)
-            summary["selection"] = {"rule": result.metrics["rule"], "applied": selection != "none", "kept": result.metrics["units_kept"]}
+            summary["selection"] = {
+                "rule": result.metrics["rule"],
+                "applied": selection != "none",
+                "kept": result.metrics["units_kept"],
+            }
     elif selection != "none":
         raise ConfigError("analyze --selection needs rubric judgements")
     ev = evaluate(tables, analysed, ev_params)
@@ -114,19 +167,74 @@ def _analysis(tables: Any, out_dir: Path, sel_params: SelectParams, ev_params: E
 
 
 @click.command()
-@click.option("--units", required=True, type=click.Path(exists=True, dir_okay=False), help="UNITS table (CSV or Parquet).")
-@click.option("--judgements", "judgements", required=True, multiple=True, type=click.Path(exists=True, dir_okay=False), help="JUDGEMENTS table (CSV or Parquet); repeat for several.")
+@click.option(
+    "--units",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="UNITS table (CSV or Parquet).",
+)
+@click.option(
+    "--judgements",
+    "judgements",
+    required=True,
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="JUDGEMENTS table (CSV or Parquet); repeat for several.",
+)
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Output directory.")
-@click.option("--params", "params_path", default=None, type=click.Path(exists=True, dir_okay=False), help="YAML with 'select' / 'evaluate' (and extension) sections.")
-@click.option("--refusals", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Image index / refusals table(s): config, unit_id, variant, seed, status.")
-@click.option("--selection", type=click.Choice(["none", "union", "intersection"]), default="none", show_default=True, help="Apply the selection rule before evaluating (none: the units are the benchmark already).")
-@click.option("--pairs", default=None, type=click.Path(exists=True, dir_okay=False), help="Source pairs table for Table 9's raw upstream counts.")
+@click.option(
+    "--params",
+    "params_path",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="YAML with 'select' / 'evaluate' (and extension) sections.",
+)
+@click.option(
+    "--refusals",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Image index / refusals table(s): config, unit_id, variant, seed, status.",
+)
+@click.option(
+    "--selection",
+    type=click.Choice(["none", "union", "intersection"]),
+    default="none",
+    show_default=True,
+    help="Apply the selection rule before evaluating (none: the units are the benchmark already).",
+)
+@click.option(
+    "--pairs",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Source pairs table for Table 9's raw upstream counts.",
+)
 @click.option("--config", "config", default=None, help="Configuration (generator) analysed.")
-@click.option("--blind-judge", "blind_judges", multiple=True, help="Blind judge(s); the first is primary.")
-@click.option("--retrieval", "retrieval", default=None, type=click.Path(exists=True, dir_okay=False), help="Retrieval table (unit_id, own_hit[, own_rank, same_head_removed, same_pair_removed]): retrieval figures and Table 7's full-KG rows.")
+@click.option(
+    "--blind-judge", "blind_judges", multiple=True, help="Blind judge(s); the first is primary."
+)
+@click.option(
+    "--retrieval",
+    "retrieval",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Retrieval table (unit_id, own_hit[, own_rank, same_head_removed, same_pair_removed]): retrieval figures and Table 7's full-KG rows.",
+)
 @click.option("--bootstrap-n", type=int, default=None, help="Bootstrap resamples (default 1000).")
 @click.option("--bootstrap-seed", type=int, default=None, help="Bootstrap seed (default 42).")
-def analyze(units: str, judgements: tuple[str, ...], out: str, params_path: str | None, refusals: tuple[str, ...], selection: str, pairs: str | None, config: str | None, blind_judges: tuple[str, ...], retrieval: str | None, bootstrap_n: int | None, bootstrap_seed: int | None) -> None:
+def analyze(
+    units: str,
+    judgements: tuple[str, ...],
+    out: str,
+    params_path: str | None,
+    refusals: tuple[str, ...],
+    selection: str,
+    pairs: str | None,
+    config: str | None,
+    blind_judges: tuple[str, ...],
+    retrieval: str | None,
+    bootstrap_n: int | None,
+    bootstrap_seed: int | None,
+) -> None:
     """Compute every analysis metric from UNITS and JUDGEMENTS tables, without any model."""
     params = load_params(params_path) if params_path else {}
     where = params_path or "analyze"
@@ -158,4 +266,6 @@ def analyze(units: str, judgements: tuple[str, ...], out: str, params_path: str 
                 broken.append(name)
     click.echo(f"analyze: {summary}")
     if broken:
-        raise click.ClickException(f"extension(s) {', '.join(broken)} failed unexpectedly (the main metrics were written); rerun with --debug")
+        raise click.ClickException(
+            f"extension(s) {', '.join(broken)} failed unexpectedly (the main metrics were written); rerun with --debug"
+        )

@@ -79,7 +79,9 @@ class PendingExtensions:
     """Extensions started by ``start_extensions``; ``result()`` waits and returns
     ``run_extensions``' summaries, ``cancel()`` stops them (the analysis failed)."""
 
-    def __init__(self, run: Callable[[], dict[str, Any]], cancel: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self, run: Callable[[], dict[str, Any]], cancel: Callable[[], None] = lambda: None
+    ) -> None:
         self._run = run
         self._cancel = cancel
 
@@ -104,7 +106,12 @@ def start_extensions(
     extensions run in-process when ``result()`` is called.
     """
     out_dir = Path(out_dir)
-    if os.environ.get(JOBS_ENV) == "1" or not hasattr(os, "fork") or sys.platform != "linux" or _cpus() < 2:
+    if (
+        os.environ.get(JOBS_ENV) == "1"
+        or not hasattr(os, "fork")
+        or sys.platform != "linux"
+        or _cpus() < 2
+    ):
         return PendingExtensions(lambda: run_extensions(tables, out_dir, params, registry))
     try:  # the staging directory sits next to out_dir, so its files move in by rename
         out_dir.parent.mkdir(parents=True, exist_ok=True)

@@ -36,22 +36,43 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
         return {"skipped": "no blind judgements"}
     units = tables.units
     out = Path(out_dir)
-    top = {"bootstrap": "bootstrap", "primary_order": "primary_order"}  # top-level settings; a section's own keys win
+    top = {
+        "bootstrap": "bootstrap",
+        "primary_order": "primary_order",
+    }  # top-level settings; a section's own keys win
     audit_p = section(params, "judge_audit", JudgeAuditParams, inherit=top)
     neg_p = section(params, "negation", NegationParams, inherit=top)
     div_p = section(params, "diversity", DiversityParams, inherit=top)
-    audit, position = judge_audit(judgements, order_function(audit_p.primary_order), audit_p.confidence,
-                                  boot=make_bootstrap(audit_p.bootstrap))
+    audit, position = judge_audit(
+        judgements,
+        order_function(audit_p.primary_order),
+        audit_p.confidence,
+        boot=make_bootstrap(audit_p.bootstrap),
+    )
     write_json(out / "metrics" / "judge_audit.json", {**audit, "inputs": paths})
     write_table(position, out / "plots" / "position_bias.csv")
-    negation, by_strength = negation_report(judgements, units, order_function(neg_p.primary_order),
-                                            boot=make_bootstrap(neg_p.bootstrap), presence_judge=neg_p.presence_judge)
+    negation, by_strength = negation_report(
+        judgements,
+        units,
+        order_function(neg_p.primary_order),
+        boot=make_bootstrap(neg_p.bootstrap),
+        presence_judge=neg_p.presence_judge,
+    )
     write_json(out / "metrics" / "negation.json", {**negation, "inputs": paths})
     write_table(by_strength, out / "plots" / "negation_by_strength.csv")
-    write_json(out / "metrics" / "diversity.json", diversity_metrics(judgements, units, div_p, paths))
-    rejected = tables.rejects[tables.rejects["table"] == "judgements"] if len(tables.rejects) else tables.rejects
-    return {"judges": audit["judges"], "judges_with_orders": audit["judges_with_orders"],
-            "rows_left_out": int(len(rejected))}
+    write_json(
+        out / "metrics" / "diversity.json", diversity_metrics(judgements, units, div_p, paths)
+    )
+    rejected = (
+        tables.rejects[tables.rejects["table"] == "judgements"]
+        if len(tables.rejects)
+        else tables.rejects
+    )
+    return {
+        "judges": audit["judges"],
+        "judges_with_orders": audit["judges_with_orders"],
+        "rows_left_out": int(len(rejected)),
+    }
 
 
 def validated_judgements(tables: Any) -> pd.DataFrame:
@@ -61,6 +82,11 @@ def validated_judgements(tables: Any) -> pd.DataFrame:
     secondary = getattr(tables, "secondary", None)
     if secondary is not None and len(secondary):
         frames.append(secondary)
-    frame = pd.concat([f.astype({c: object for c in ("variant", "config", "judge", "task") if c in f}) for f in frames],
-                      ignore_index=True)
+    frame = pd.concat(
+        [
+            f.astype({c: object for c in ("variant", "config", "judge", "task") if c in f})
+            for f in frames
+        ],
+        ignore_index=True,
+    )
     return frame.drop(columns=[c for c in ("file", "row", "score") if c in frame.columns])

@@ -55,14 +55,21 @@ def entropy_by(frame: pd.DataFrame, by: str | list[str], cats: Sequence[str]) ->
     rows = []
     for key, row in zip(counts.index, counts.to_numpy().tolist(), strict=True):
         values = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(keys, values, strict=True)), "n": int(sum(row)),
-                     **{f"n_{c}": int(v) for c, v in zip(cats, row, strict=True)},
-                     "entropy": normalised_entropy([int(v) for v in row], len(cats))})
+        rows.append(
+            {
+                **dict(zip(keys, values, strict=True)),
+                "n": int(sum(row)),
+                **{f"n_{c}": int(v) for c, v in zip(cats, row, strict=True)},
+                "entropy": normalised_entropy([int(v) for v in row], len(cats)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def diversity_scores(
-    scene_entropy: Sequence[float], template_entropy_by_type: dict[str, float], quantiles: Sequence[float] = QUANTILES,
+    scene_entropy: Sequence[float],
+    template_entropy_by_type: dict[str, float],
+    quantiles: Sequence[float] = QUANTILES,
 ) -> dict[str, Any]:
     """ID, CA_q, CA-mean and MGBI from per-scene and per-bias-type template entropies.
 
@@ -72,22 +79,38 @@ def diversity_scores(
     h = np.asarray([x for x in scene_entropy if not math.isnan(x)], dtype=float)
     ca = {f"CA_{q:.2f}": (float(np.quantile(h, q)) if h.size else math.nan) for q in quantiles}
     ca_mean = float(h.mean()) if h.size else math.nan
-    id_ = geometric_mean(list(template_entropy_by_type.values())) if template_entropy_by_type else math.nan
+    id_ = (
+        geometric_mean(list(template_entropy_by_type.values()))
+        if template_entropy_by_type
+        else math.nan
+    )
     ca10 = ca.get("CA_0.10", math.nan)
     mgbi = math.sqrt(id_ * ca10) if not (math.isnan(id_) or math.isnan(ca10)) else math.nan
     return {"ID": id_, **ca, "CA_mean": ca_mean, "MGBI": mgbi, "scenes": int(h.size)}
 
 
-def diversity_frame(primary: pd.DataFrame, units: pd.DataFrame, scene_variant: str = "neutral",
-                    template_variant: str = "subject") -> pd.DataFrame:
+def diversity_frame(
+    primary: pd.DataFrame,
+    units: pd.DataFrame,
+    scene_variant: str = "neutral",
+    template_variant: str = "subject",
+) -> pd.DataFrame:
     """Primary labels of the scene and template images with the unit's bias type."""
     frame = primary[primary["variant"].isin([scene_variant, template_variant])]
-    return frame.merge(units[["unit_id", "bias_type"]].astype({"unit_id": str}), on="unit_id", how="left")
+    return frame.merge(
+        units[["unit_id", "bias_type"]].astype({"unit_id": str}), on="unit_id", how="left"
+    )
 
 
-def diversity_report(frame: pd.DataFrame, include_neither: bool = False, scene_variant: str = "neutral",
-                     template_variant: str = "subject", quantiles: Sequence[float] = QUANTILES,
-                     boot: Any = None, min_scene_images: int = MIN_SCENE_IMAGES) -> dict[str, Any]:
+def diversity_report(
+    frame: pd.DataFrame,
+    include_neither: bool = False,
+    scene_variant: str = "neutral",
+    template_variant: str = "subject",
+    quantiles: Sequence[float] = QUANTILES,
+    boot: Any = None,
+    min_scene_images: int = MIN_SCENE_IMAGES,
+) -> dict[str, Any]:
     """Per judge (and config): pooled per-bias-type entropy, per-scene entropy, ID, CA_q, MGBI.
 
     CA_q, CA-mean and MGBI use the scenes with at least ``min_scene_images`` labelled images;
@@ -102,21 +125,33 @@ def diversity_report(frame: pd.DataFrame, include_neither: bool = False, scene_v
         by_type = entropy_by(scenes, "bias_type", cats)
         per_scene = entropy_by(scenes, "unit_id", cats)
         tmpl_type = entropy_by(templates, "bias_type", cats)
-        tmpl = dict(zip(tmpl_type["bias_type"], tmpl_type["entropy"], strict=True)) if len(tmpl_type) else {}
+        tmpl = (
+            dict(zip(tmpl_type["bias_type"], tmpl_type["entropy"], strict=True))
+            if len(tmpl_type)
+            else {}
+        )
         enough = per_scene[per_scene["n"] >= min_scene_images] if len(per_scene) else per_scene
-        scores = diversity_scores(enough["entropy"].tolist() if len(enough) else [], tmpl, quantiles)
+        scores = diversity_scores(
+            enough["entropy"].tolist() if len(enough) else [], tmpl, quantiles
+        )
         scores["template_images"] = int(templates["label"].isin(cats).sum())
         sizes = per_scene["n"] if len(per_scene) else pd.Series([], dtype=int)
         scores["scene_images_median"] = float(sizes.median()) if len(sizes) else None
-        scores["scenes"] = int(len(per_scene))  # scenes with a labelled image; CA_q uses the next count
+        scores["scenes"] = int(
+            len(per_scene)
+        )  # scenes with a labelled image; CA_q uses the next count
         scores["scenes_with_enough_images"] = int(len(enough))
         scores["min_scene_images"] = int(min_scene_images)
         not_estimable = None
         if len(per_scene) and not len(enough):
-            reason = (f"not estimable: {len(per_scene)} scenes with a median of {sizes.median():g} labelled images; CA_q "
-                      f"needs at least {min_scene_images} images per scene (the entropy of {int(sizes.max())} images takes "
-                      f"only {len(set(per_scene['entropy'].round(6)))} values here); see the diversity study")
-            not_estimable = {k: reason for k in [*(f"CA_{q:.2f}" for q in quantiles), "CA_mean", "MGBI"]}
+            reason = (
+                f"not estimable: {len(per_scene)} scenes with a median of {sizes.median():g} labelled images; CA_q "
+                f"needs at least {min_scene_images} images per scene (the entropy of {int(sizes.max())} images takes "
+                f"only {len(set(per_scene['entropy'].round(6)))} values here); see the diversity study"
+            )
+            not_estimable = {
+                k: reason for k in [*(f"CA_{q:.2f}" for q in quantiles), "CA_mean", "MGBI"]
+            }
         intervals = None
         if boot is not None:
             from implicit_bench.audits.intervals import diversity_intervals
@@ -124,19 +159,31 @@ def diversity_report(frame: pd.DataFrame, include_neither: bool = False, scene_v
             kept_units = set(enough["unit_id"]) if len(enough) else set()
             scene_rows = g["variant"] == scene_variant
             sub = g[~scene_rows | g["unit_id"].isin(kept_units)] if kept_units else g
-            intervals = diversity_intervals(boot, sub, scores, cats, scene_variant, template_variant, quantiles,
-                                            f"diversity/{judge}/{config}")
+            intervals = diversity_intervals(
+                boot,
+                sub,
+                scores,
+                cats,
+                scene_variant,
+                template_variant,
+                quantiles,
+                f"diversity/{judge}/{config}",
+            )
             for name in not_estimable or {}:
                 intervals[name] = None
         out.setdefault(str(judge), {})[str(config)] = {
             "scores": scores,
             "not_estimable": not_estimable,
             "intervals": intervals,
-            "entropy_by_bias_type": by_type.set_index("bias_type").to_dict("index") if len(by_type) else {},
+            "entropy_by_bias_type": by_type.set_index("bias_type").to_dict("index")
+            if len(by_type)
+            else {},
             "template_entropy_by_bias_type": tmpl,
             "scene_entropy_summary": {
                 "mean": float(per_scene["entropy"].mean()) if len(per_scene) else math.nan,
-                "share_collapsed": float((per_scene["entropy"] == 0).mean()) if len(per_scene) else math.nan,
+                "share_collapsed": float((per_scene["entropy"] == 0).mean())
+                if len(per_scene)
+                else math.nan,
             },
         }
     return out

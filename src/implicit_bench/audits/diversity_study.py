@@ -64,7 +64,9 @@ class DiversityStudyParams(StrictModel):
     seed_step: PositiveInt = 1000
     sample: StudySample = Field(default_factory=StudySample)
     scene_variant: str = "neutral"  # CA: one prompt per unit
-    template_variant: str = "neutral"  # ID: the subject-only template prompts ("subject" with scene prompts)
+    template_variant: str = (
+        "neutral"  # ID: the subject-only template prompts ("subject" with scene prompts)
+    )
     attributes: list[Literal["gender", "age"]] = ["gender", "age"]
     quantiles: list[float] = list(QUANTILES)
     units: str = UNITS_PATH
@@ -83,9 +85,17 @@ class DiversityStudyParams(StrictModel):
 def sample_units(units: pd.DataFrame, sample: StudySample) -> pd.DataFrame:
     """The sampled units (see the module docstring), in hash order."""
     pool = units if sample.bias_types is None else units[units["bias_type"].isin(sample.bias_types)]
-    order = sorted(pool["unit_id"].astype(str), key=lambda u: (derive_seed("diversity_study", sample.seed, u), u))
+    order = sorted(
+        pool["unit_id"].astype(str),
+        key=lambda u: (derive_seed("diversity_study", sample.seed, u), u),
+    )
     chosen = order if sample.n_units is None else order[: sample.n_units]
-    return pool.assign(unit_id=pool["unit_id"].astype(str)).set_index("unit_id").loc[chosen].reset_index()
+    return (
+        pool.assign(unit_id=pool["unit_id"].astype(str))
+        .set_index("unit_id")
+        .loc[chosen]
+        .reset_index()
+    )
 
 
 def attribute_entropy(values: pd.Series, cats: Sequence[str]) -> float:
@@ -94,32 +104,57 @@ def attribute_entropy(values: pd.Series, cats: Sequence[str]) -> float:
     return normalised_entropy(counts, len(cats)) if sum(counts) else math.nan
 
 
-def face_diversity_scores(frame: pd.DataFrame, attributes: Sequence[str], scene_variant: str,
-                          template_variant: str, quantiles: Sequence[float] = QUANTILES) -> dict[str, Any]:
+def face_diversity_scores(
+    frame: pd.DataFrame,
+    attributes: Sequence[str],
+    scene_variant: str,
+    template_variant: str,
+    quantiles: Sequence[float] = QUANTILES,
+) -> dict[str, Any]:
     """ID, CA_q, CA-mean and MGBI over face attributes.
 
     ``frame``: one row per image with ``unit_id``, ``variant``, ``gender`` and ``age_group``
     (``"no face"`` when the judge found none)."""
     templates = frame[frame["variant"] == template_variant]
     scenes = frame[frame["variant"] == scene_variant]
-    h_template = {a: attribute_entropy(templates[ATTRIBUTES[a][0]], ATTRIBUTES[a][1]) for a in attributes}
+    h_template = {
+        a: attribute_entropy(templates[ATTRIBUTES[a][0]], ATTRIBUTES[a][1]) for a in attributes
+    }
     per_prompt = []
     for unit, g in scenes.groupby("unit_id", sort=True):
         h = {a: attribute_entropy(g[ATTRIBUTES[a][0]], ATTRIBUTES[a][1]) for a in attributes}
-        per_prompt.append({"unit_id": unit, "images": len(g), **{f"H_{a}": v for a, v in h.items()},
-                           "D": geometric_mean(list(h.values()))})
-    prompts = pd.DataFrame(per_prompt, columns=["unit_id", "images", *[f"H_{a}" for a in attributes], "D"])
+        per_prompt.append(
+            {
+                "unit_id": unit,
+                "images": len(g),
+                **{f"H_{a}": v for a, v in h.items()},
+                "D": geometric_mean(list(h.values())),
+            }
+        )
+    prompts = pd.DataFrame(
+        per_prompt, columns=["unit_id", "images", *[f"H_{a}" for a in attributes], "D"]
+    )
 
     def scores(template_h: list[float], values: pd.Series) -> dict[str, Any]:
         d = values.dropna().to_numpy(dtype=float)
         id_ = geometric_mean(template_h)
         ca = {f"CA_{q:.2f}": (float(np.quantile(d, q)) if d.size else math.nan) for q in quantiles}
         ca10 = ca.get("CA_0.10", math.nan)
-        return {"ID": id_, **ca, "CA_mean": float(d.mean()) if d.size else math.nan,
-                "MGBI": math.sqrt(id_ * ca10) if not (math.isnan(id_) or math.isnan(ca10)) else math.nan,
-                "prompts": int(d.size)}
+        return {
+            "ID": id_,
+            **ca,
+            "CA_mean": float(d.mean()) if d.size else math.nan,
+            "MGBI": math.sqrt(id_ * ca10)
+            if not (math.isnan(id_) or math.isnan(ca10))
+            else math.nan,
+            "prompts": int(d.size),
+        }
 
-    out = scores(list(h_template.values()), prompts["D"]) if len(prompts) else scores(list(h_template.values()), pd.Series(dtype=float))
+    out = (
+        scores(list(h_template.values()), prompts["D"])
+        if len(prompts)
+        else scores(list(h_template.values()), pd.Series(dtype=float))
+    )
     no_face = frame["gender"].eq(NO_FACE)
     out.update(
         images=int(len(frame)),
@@ -127,16 +162,27 @@ def face_diversity_scores(frame: pd.DataFrame, attributes: Sequence[str], scene_
         template_images_with_face=int((~templates["gender"].eq(NO_FACE)).sum()),
         prompts_without_face=int(prompts["D"].isna().sum()) if len(prompts) else 0,
         template_entropy=h_template,
-        by_attribute={a: scores([h_template[a]], prompts[f"H_{a}"] if len(prompts) else pd.Series(dtype=float))
-                      for a in attributes},
+        by_attribute={
+            a: scores(
+                [h_template[a]], prompts[f"H_{a}"] if len(prompts) else pd.Series(dtype=float)
+            )
+            for a in attributes
+        },
         per_prompt=prompts.to_dict("records"),
     )
     return out
 
 
-def study_intervals(boot: Any, frame: pd.DataFrame, scores: dict[str, Any], attributes: Sequence[str],
-                    scene_variant: str, template_variant: str, quantiles: Sequence[float] = QUANTILES,
-                    stream: str = "diversity_study") -> dict[str, Any]:
+def study_intervals(
+    boot: Any,
+    frame: pd.DataFrame,
+    scores: dict[str, Any],
+    attributes: Sequence[str],
+    scene_variant: str,
+    template_variant: str,
+    quantiles: Sequence[float] = QUANTILES,
+    stream: str = "diversity_study",
+) -> dict[str, Any]:
     """Percentile intervals of ID, CA_q, CA-mean and MGBI, resampling the units of ``frame``."""
     from implicit_bench.audits.intervals import _weighted_quantile, entropy_rows
 
@@ -147,21 +193,36 @@ def study_intervals(boot: Any, frame: pd.DataFrame, scores: dict[str, Any], attr
     for a in attributes:
         column, cats = ATTRIBUTES[a]
         kept = templates[templates[column].isin(cats)]
-        counts = pd.crosstab(kept["unit_id"].astype(str), kept[column]).reindex(index=units, columns=list(cats), fill_value=0)
+        counts = pd.crosstab(kept["unit_id"].astype(str), kept[column]).reindex(
+            index=units, columns=list(cats), fill_value=0
+        )
         per_attr.append(entropy_rows(weights @ counts.to_numpy(dtype=float), len(cats)))
     h = np.stack(per_attr, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ids = np.where((h <= 0).any(axis=1), 0.0, np.exp(np.log(np.where(h > 0, h, 1)).mean(axis=1)))
+        ids = np.where(
+            (h <= 0).any(axis=1), 0.0, np.exp(np.log(np.where(h > 0, h, 1)).mean(axis=1))
+        )
     ids[np.isnan(h).any(axis=1)] = np.nan
-    d = pd.Series({str(r["unit_id"]): r["D"] for r in scores["per_prompt"]}, dtype=float).reindex(units)
+    d = pd.Series({str(r["unit_id"]): r["D"] for r in scores["per_prompt"]}, dtype=float).reindex(
+        units
+    )
     values = d.to_numpy(dtype=float)
     valid = ~np.isnan(values)
     order = np.argsort(np.where(valid, values, np.inf))
     w_sorted = weights[:, order] * valid[order]
-    reps: dict[str, np.ndarray] = {f"CA_{q:.2f}": _weighted_quantile(values[order], w_sorted, q) for q in quantiles}
+    reps: dict[str, np.ndarray] = {
+        f"CA_{q:.2f}": _weighted_quantile(values[order], w_sorted, q) for q in quantiles
+    }
     total = w_sorted.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        reps["CA_mean"] = np.where(total > 0, (w_sorted @ np.nan_to_num(values[order])) / np.where(total > 0, total, 1), np.nan)
+        reps["CA_mean"] = np.where(
+            total > 0,
+            (w_sorted @ np.nan_to_num(values[order])) / np.where(total > 0, total, 1),
+            np.nan,
+        )
         reps["ID"] = ids
         reps["MGBI"] = np.sqrt(ids * reps.get("CA_0.10", np.full(len(ids), np.nan)))
-    return {name: boot.interval(scores[name], rep, f"{stream}/{name}", len(units)) for name, rep in reps.items()}
+    return {
+        name: boot.interval(scores[name], rep, f"{stream}/{name}", len(units))
+        for name, rep in reps.items()
+    }

@@ -34,12 +34,20 @@ def entropy_rows(counts: np.ndarray, k: int) -> np.ndarray:
 def unit_counts(frame: pd.DataFrame, units: Sequence[str], cats: Sequence[str]) -> np.ndarray:
     """``n_units x |C|`` counts of each label per unit (units in the given order)."""
     kept = frame[frame["label"].isin(cats)]
-    table = pd.crosstab(kept["unit_id"], kept["label"]).reindex(index=list(units), columns=list(cats), fill_value=0)
+    table = pd.crosstab(kept["unit_id"], kept["label"]).reindex(
+        index=list(units), columns=list(cats), fill_value=0
+    )
     return table.to_numpy(dtype=float)
 
 
-def diversity_replicates(weights: np.ndarray, scene_entropy: np.ndarray, template_counts: np.ndarray,
-                         unit_types: np.ndarray, k: int, quantiles: Sequence[float]) -> dict[str, np.ndarray]:
+def diversity_replicates(
+    weights: np.ndarray,
+    scene_entropy: np.ndarray,
+    template_counts: np.ndarray,
+    unit_types: np.ndarray,
+    k: int,
+    quantiles: Sequence[float],
+) -> dict[str, np.ndarray]:
     """Replicates of CA_q, CA-mean, ID and MGBI under unit multiplicities ``weights``.
 
     ``scene_entropy``: per unit (nan when the unit has no labelled scene image);
@@ -59,10 +67,19 @@ def diversity_replicates(weights: np.ndarray, scene_entropy: np.ndarray, templat
     out["CA_mean"] = _safe_div(w_sorted @ np.nan_to_num(h_sorted), total)
     types = [t for t in pd.unique(unit_types) if template_counts[unit_types == t].sum() > 0]
     if types:
-        per_type = np.stack([entropy_rows(weights[:, unit_types == t] @ template_counts[unit_types == t], k)
-                             for t in types], axis=1)
+        per_type = np.stack(
+            [
+                entropy_rows(weights[:, unit_types == t] @ template_counts[unit_types == t], k)
+                for t in types
+            ],
+            axis=1,
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
-            ids = np.where((per_type <= 0).any(axis=1), 0.0, np.exp(np.log(np.where(per_type > 0, per_type, 1)).mean(axis=1)))
+            ids = np.where(
+                (per_type <= 0).any(axis=1),
+                0.0,
+                np.exp(np.log(np.where(per_type > 0, per_type, 1)).mean(axis=1)),
+            )
         ids[np.isnan(per_type).any(axis=1)] = np.nan
     else:
         ids = np.full(n_boot, np.nan)
@@ -94,27 +111,47 @@ def ratio_replicates(weights: np.ndarray, num: np.ndarray, den: np.ndarray) -> n
     return _safe_div(weights @ num, weights @ den)
 
 
-def with_intervals(boot: Any, values: dict[str, float], reps: dict[str, np.ndarray], stream: str,
-                   n_units: int) -> dict[str, Any]:
+def with_intervals(
+    boot: Any, values: dict[str, float], reps: dict[str, np.ndarray], stream: str, n_units: int
+) -> dict[str, Any]:
     """``{name: interval dict}`` through the analysis Bootstrap's percentile interval."""
-    return {name: boot.interval(values[name], reps.get(name), f"{stream}/{name}", n_units) for name in values}
+    return {
+        name: boot.interval(values[name], reps.get(name), f"{stream}/{name}", n_units)
+        for name in values
+    }
 
 
-def diversity_intervals(boot: Any, frame: pd.DataFrame, scores: dict[str, float], cats: Sequence[str],
-                        scene_variant: str, template_variant: str, quantiles: Sequence[float], stream: str) -> dict[str, Any]:
+def diversity_intervals(
+    boot: Any,
+    frame: pd.DataFrame,
+    scores: dict[str, float],
+    cats: Sequence[str],
+    scene_variant: str,
+    template_variant: str,
+    quantiles: Sequence[float],
+    stream: str,
+) -> dict[str, Any]:
     """Percentile intervals of ID, CA_q, CA-mean and MGBI, resampling the units of ``frame``."""
     units = sorted(frame["unit_id"].astype(str).unique())
     scenes = unit_counts(frame[frame["variant"] == scene_variant], units, cats)
     h = entropy_rows(scenes, len(cats))
     templates = unit_counts(frame[frame["variant"] == template_variant], units, cats)
-    types = frame.drop_duplicates("unit_id").set_index("unit_id")["bias_type"].reindex(units).astype(str).to_numpy()
+    types = (
+        frame.drop_duplicates("unit_id")
+        .set_index("unit_id")["bias_type"]
+        .reindex(units)
+        .astype(str)
+        .to_numpy()
+    )
     weights = boot.weights(len(units), stream)
     reps = diversity_replicates(weights, h, templates, types, len(cats), quantiles)
     names = [f"CA_{q:.2f}" for q in quantiles] + ["CA_mean", "ID", "MGBI"]
     return with_intervals(boot, {n: scores[n] for n in names}, reps, stream, len(units))
 
 
-def rate_intervals(boot: Any, frame: pd.DataFrame, measures: dict[str, Any], stream: str) -> dict[str, Any]:
+def rate_intervals(
+    boot: Any, frame: pd.DataFrame, measures: dict[str, Any], stream: str
+) -> dict[str, Any]:
     """Intervals of shares over the labelled images of ``frame``, resampling its units.
 
     ``measures``: name -> either a boolean function of the label Series (the numerator; the
@@ -127,21 +164,28 @@ def rate_intervals(boot: Any, frame: pd.DataFrame, measures: dict[str, Any], str
     labelled_codes = codes[is_labelled]
 
     def per_unit(mask: Any) -> np.ndarray:
-        return np.bincount(labelled_codes[np.asarray(mask, dtype=bool)], minlength=n_units).astype(float)
+        return np.bincount(labelled_codes[np.asarray(mask, dtype=bool)], minlength=n_units).astype(
+            float
+        )
 
     nums, dens = {}, {}
     for name, spec in measures.items():
         if isinstance(spec, tuple):
             num_fn, den_fn = spec
             num_mask = num_fn(labelled)
-            den_mask = den_fn(labelled) if den_fn is not None else pd.Series(True, index=labelled.index)
+            den_mask = (
+                den_fn(labelled) if den_fn is not None else pd.Series(True, index=labelled.index)
+            )
             nums[name] = per_unit(num_mask & den_mask)
             dens[name] = per_unit(den_mask)
         else:
             nums[name] = per_unit(spec(labelled["label"]))
             dens[name] = per_unit(np.ones(len(labelled), dtype=bool))
     values, reps = _ratio_intervals(boot, nums, dens, stream, n_units)
-    return {name: boot.interval(values[name], reps[name], f"{stream}/{name}", n_units) for name in measures}
+    return {
+        name: boot.interval(values[name], reps[name], f"{stream}/{name}", n_units)
+        for name in measures
+    }
 
 
 RATE_SPECS: tuple[tuple[str, str, str], ...] = (
@@ -157,13 +201,18 @@ def _unit_codes(frame: pd.DataFrame) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64), len(units)
 
 
-def _ratio_intervals(boot: Any, nums: dict[str, np.ndarray], dens: dict[str, np.ndarray], stream: str,
-                     n_units: int) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+def _ratio_intervals(
+    boot: Any, nums: dict[str, np.ndarray], dens: dict[str, np.ndarray], stream: str, n_units: int
+) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """Values and replicates of ``sum(num) / sum(den)`` for several per-unit count pairs, from one
     product of the stream's resamples (``Bootstrap.sums``; counts are exact, so the replicates
     equal ``ratio_replicates`` one pair at a time)."""
     names = list(nums)
-    columns = np.column_stack([c for name in names for c in (nums[name], dens[name])]) if names else np.zeros((n_units, 0))
+    columns = (
+        np.column_stack([c for name in names for c in (nums[name], dens[name])])
+        if names
+        else np.zeros((n_units, 0))
+    )
     sums = boot.sums(columns, stream)
     values, reps = {}, {}
     for k, name in enumerate(names):
@@ -187,7 +236,10 @@ def blind_rate_intervals(boot: Any, frame: pd.DataFrame, label: str, stream: str
     values, reps = _ratio_intervals(boot, nums, dens, stream, n_units)
     values["gap"] = values["success_s"] - values["success_a"]
     reps["gap"] = reps["success_s"] - reps["success_a"]
-    return {name: boot.interval(values[name], reps[name], f"{stream}/{name}", n_units) for name in values}
+    return {
+        name: boot.interval(values[name], reps[name], f"{stream}/{name}", n_units)
+        for name in values
+    }
 
 
 def coverage_interval(boot: Any, frame: pd.DataFrame, kept: pd.Series, stream: str) -> Any:

@@ -36,7 +36,9 @@ def blind_rows(judgements: pd.DataFrame, source: str = "judgements") -> pd.DataF
     if bad.any():
         first = rows.index[bad.to_numpy()][0]
         raise InputError(
-            source, int(first) + 1, "value",
+            source,
+            int(first) + 1,
+            "value",
             f"blind value {value[first]!r} is not one of {', '.join(BLIND_LABELS)}",
         )
     label = value.where(valid & value.notna()).astype(object)
@@ -48,11 +50,18 @@ def blind_rows(judgements: pd.DataFrame, source: str = "judgements") -> pd.DataF
     bad_order = rows["order"].notna() & ~rows["order"].isin((*ORDERS, *CYCLIC_ORDERS))
     if bad_order.any():
         first = rows.index[bad_order.to_numpy()][0]
-        raise InputError(source, int(first) + 1, "order", f"order {rows.at[first, 'order']!r} is not sa, as or a cyclic order")
+        raise InputError(
+            source,
+            int(first) + 1,
+            "order",
+            f"order {rows.at[first, 'order']!r} is not sa, as or a cyclic order",
+        )
     dup = rows.duplicated([*IMAGE_KEY, "judge", "order"], keep=False)
     if dup.any():
         first = rows.index[dup.to_numpy()][0]
-        raise InputError(source, int(first) + 1, None, "duplicate blind judgement of one image, judge and order")
+        raise InputError(
+            source, int(first) + 1, None, "duplicate blind judgement of one image, judge and order"
+        )
     return rows.reset_index(drop=True)
 
 
@@ -91,12 +100,24 @@ def primary_labels(blind: pd.DataFrame, order_of: OrderOf | None = None) -> pd.D
             wanted = pd.Series("sa", index=multi.index)
         else:
             wanted = pd.Series(
-                [order_of(u, int(s), v) for u, s, v in zip(multi["unit_id"], multi["seed"], multi["variant"], strict=True)],
+                [
+                    order_of(u, int(s), v)
+                    for u, s, v in zip(
+                        multi["unit_id"], multi["seed"], multi["variant"], strict=True
+                    )
+                ],
                 index=multi.index,
             )
         # an image asked under the three cyclic orders keeps its order 1 (the hash-drawn rotation)
-        wanted[cyclic] = [cyclic_order(u, int(s), v) for u, s, v in
-                          zip(multi["unit_id"][cyclic], multi["seed"][cyclic], multi["variant"][cyclic], strict=True)]
+        wanted[cyclic] = [
+            cyclic_order(u, int(s), v)
+            for u, s, v in zip(
+                multi["unit_id"][cyclic],
+                multi["seed"][cyclic],
+                multi["variant"][cyclic],
+                strict=True,
+            )
+        ]
         multi = multi[multi["order"] == wanted]
     return pd.concat([single, multi]).sort_values([*IMAGE_KEY, "judge"]).reset_index(drop=True)
 

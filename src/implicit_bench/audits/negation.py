@@ -27,9 +27,15 @@ def default_strength(primary: pd.DataFrame) -> pd.DataFrame:
     images (the paper's 0, 1-2, 3 for three seeds); "unlabelled" when none parsed.
     """
     neutral = primary[primary["variant"] == "neutral"].assign(
-        is_s=lambda f: f["label"].eq("s").fillna(False).astype(int), labelled=lambda f: f["label"].notna().astype(int))
-    frame = (neutral.groupby(["judge", "config", "unit_id"], sort=True)[["is_s", "labelled"]].sum()
-             .rename(columns={"is_s": "n_s", "labelled": "n_labelled"}).reset_index())
+        is_s=lambda f: f["label"].eq("s").fillna(False).astype(int),
+        labelled=lambda f: f["label"].notna().astype(int),
+    )
+    frame = (
+        neutral.groupby(["judge", "config", "unit_id"], sort=True)[["is_s", "labelled"]]
+        .sum()
+        .rename(columns={"is_s": "n_s", "labelled": "n_labelled"})
+        .reset_index()
+    )
 
     def group(n_s: int, n: int) -> str:
         if n == 0:
@@ -40,11 +46,15 @@ def default_strength(primary: pd.DataFrame) -> pd.DataFrame:
             return str(n)
         return "1" if n == 2 else f"1-{n - 1}"
 
-    frame["strength"] = [group(s, n) for s, n in zip(frame["n_s"], frame["n_labelled"], strict=True)]
+    frame["strength"] = [
+        group(s, n) for s, n in zip(frame["n_s"], frame["n_labelled"], strict=True)
+    ]
     return frame
 
 
-def subject_presence(judgements: pd.DataFrame, judge: str | None = None, source: str = "judgements") -> pd.DataFrame:
+def subject_presence(
+    judgements: pd.DataFrame, judge: str | None = None, source: str = "judgements"
+) -> pd.DataFrame:
     """Per image (config, unit_id, variant, seed): ``present`` = the alignment judgement of
     that image (judged against the unit's neutral prompt: is its subject and scene there?),
     parsed strictly; invalid answers are left out. ``judge``: the alignment judge to read
@@ -59,14 +69,22 @@ def subject_presence(judgements: pd.DataFrame, judge: str | None = None, source:
     rows = rows[rows["value"].notna()]
     judges = sorted(rows["judge"].astype(str).unique())
     if judge is None and len(judges) > 1:
-        raise InputError(source, None, "judge", f"several alignment judges {judges}: set negation.presence_judge")
+        raise InputError(
+            source, None, "judge", f"several alignment judges {judges}: set negation.presence_judge"
+        )
     if judge is not None:
         rows = rows[rows["judge"].astype(str) == judge]
     present = rows["value"].map(parse_bool)
     rows = rows.assign(present=present)[present.notna()]
-    out = rows.assign(unit_id=rows["unit_id"].astype(str), seed=rows["seed"].astype(int),
-                      config=rows["config"].astype(str), variant=rows["variant"].astype(str))[cols]
-    return out.drop_duplicates(["config", "unit_id", "variant", "seed"], keep=False).reset_index(drop=True)
+    out = rows.assign(
+        unit_id=rows["unit_id"].astype(str),
+        seed=rows["seed"].astype(int),
+        config=rows["config"].astype(str),
+        variant=rows["variant"].astype(str),
+    )[cols]
+    return out.drop_duplicates(["config", "unit_id", "variant", "seed"], keep=False).reset_index(
+        drop=True
+    )
 
 
 def with_presence(primary: pd.DataFrame, presence: pd.DataFrame | None) -> pd.DataFrame:
@@ -90,28 +108,39 @@ SETTINGS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 NOT_WRITABLE: dict[str, str] = {
     setting: "needs a second statement: a unit has one subject and one attribute axis (s, a); NegT2IBench puts "
-             "each further attribute statement on another object, which needs per-object judgements"
+    "each further attribute statement on another object, which needs per-object judgements"
     for setting in ("2:0", "0:2", "2:1", "1:2", "2:2")
 }
 # the failure causes computable from a blind label and a presence judgement (docs/audits.md);
 # NegT2IBench's dead zones (relation statements only) need its detectors and cannot occur here
-FAILURE_CAUSES: tuple[str, ...] = ("missing_object", "forbidden_rendered", "wrong_value", "value_not_rendered")
+FAILURE_CAUSES: tuple[str, ...] = (
+    "missing_object",
+    "forbidden_rendered",
+    "wrong_value",
+    "value_not_rendered",
+)
 
 
 def negation_settings() -> dict[str, Any]:
     """The ``settings`` block of metrics/negation.json: which NegT2IBench settings are scored,
     which are not (and why), and the failure causes counted."""
     return {
-        "scored": {variant: {"setting": setting, "statements": list(statements)}
-                   for variant, (setting, statements) in SETTINGS.items()},
+        "scored": {
+            variant: {"setting": setting, "statements": list(statements)}
+            for variant, (setting, statements) in SETTINGS.items()
+        },
         "not_writable": dict(NOT_WRITABLE),
         "failure_causes": list(FAILURE_CAUSES),
-        "not_computable": {"dead_zone": "a relation evaluator returning no predicate (NegT2IBench's detectors); "
-                                        "the paper's dead zones affect relation statements only, and ours are attribute statements"},
+        "not_computable": {
+            "dead_zone": "a relation evaluator returning no predicate (NegT2IBench's detectors); "
+            "the paper's dead zones affect relation statements only, and ours are attribute statements"
+        },
     }
 
 
-def statement_outcomes(label: str | None, present: bool | None, statements: tuple[str, ...]) -> list[tuple[str, str | None]]:
+def statement_outcomes(
+    label: str | None, present: bool | None, statements: tuple[str, ...]
+) -> list[tuple[str, str | None]]:
     """Per statement of one image: ("pass" | "fail" | "unknown", failure cause or None).
 
     Read as s: a negated statement renders what it forbids (``forbidden_rendered``), a positive
@@ -171,7 +200,9 @@ def negation_rates(frame: pd.DataFrame) -> dict[str, float | int | None]:
     for label, pres in zip(labelled["label"], present, strict=True):
         outcomes = statement_outcomes(label, pres, statements)
         status = {o for o, _ in outcomes}
-        image_status.append("fail" if "fail" in status else "unknown" if "unknown" in status else "pass")
+        image_status.append(
+            "fail" if "fail" in status else "unknown" if "unknown" in status else "pass"
+        )
         for o, cause in outcomes:
             if o == "fail":
                 causes[str(cause)] += 1
@@ -204,9 +235,15 @@ COMPARED_VARIANTS: tuple[str, ...] = tuple(SETTINGS)  # 1:0, 0:1, 1:1
 
 def _negation_frame(primary: pd.DataFrame, units: pd.DataFrame) -> pd.DataFrame:
     strength = default_strength(primary)
-    frame = primary[primary["variant"].isin(COMPARED_VARIANTS)].merge(
-        units[["unit_id", "bias_type"]].astype({"unit_id": str}), on="unit_id", how="left"
-    ).merge(strength[["judge", "config", "unit_id", "strength"]], on=["judge", "config", "unit_id"], how="left")
+    frame = (
+        primary[primary["variant"].isin(COMPARED_VARIANTS)]
+        .merge(units[["unit_id", "bias_type"]].astype({"unit_id": str}), on="unit_id", how="left")
+        .merge(
+            strength[["judge", "config", "unit_id", "strength"]],
+            on=["judge", "config", "unit_id"],
+            how="left",
+        )
+    )
     frame["strength"] = frame["strength"].astype(object).fillna("unlabelled")
     frame["overall"] = "all"
     return frame
@@ -218,14 +255,34 @@ def negation_table(primary: pd.DataFrame, units: pd.DataFrame) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     for grouping in ("overall", "bias_type", "strength"):
         for (judge, variant, group), g in frame.groupby(["judge", "variant", grouping], sort=True):
-            rows.append({"judge": judge, "variant": variant, "setting": SETTINGS[str(variant)][0],
-                         "grouping": grouping, "group": group, **negation_rates(g)})
-    return pd.DataFrame(rows, columns=["judge", "variant", "setting", "grouping", "group", *RATE_COLUMNS])
+            rows.append(
+                {
+                    "judge": judge,
+                    "variant": variant,
+                    "setting": SETTINGS[str(variant)][0],
+                    "grouping": grouping,
+                    "group": group,
+                    **negation_rates(g),
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["judge", "variant", "setting", "grouping", "group", *RATE_COLUMNS]
+    )
 
 
-RATE_COLUMNS: tuple[str, ...] = ("n", "n_unlabelled", "strict_success", "lenient_success", "forbidden_rendered",
-                                 "forbidden_rendered_of_images", "n_failed", "n_subject_absent", "n_presence_unknown",
-                                 "failed_statements", *(f"{p}_{c}" for c in FAILURE_CAUSES for p in ("failed", "share")))
+RATE_COLUMNS: tuple[str, ...] = (
+    "n",
+    "n_unlabelled",
+    "strict_success",
+    "lenient_success",
+    "forbidden_rendered",
+    "forbidden_rendered_of_images",
+    "n_failed",
+    "n_subject_absent",
+    "n_presence_unknown",
+    "failed_statements",
+    *(f"{p}_{c}" for c in FAILURE_CAUSES for p in ("failed", "share")),
+)
 
 
 def _present(f: pd.DataFrame) -> pd.Series:
@@ -234,7 +291,12 @@ def _present(f: pd.DataFrame) -> pd.Series:
 
 def _positive(f: pd.DataFrame) -> pd.Series:
     """Whether each row's variant asserts the positive statement "is a" (1:0, 1:1)."""
-    return f["variant"].astype(str).map(lambda v: "positive" in SETTINGS.get(v, ("", ()))[1]).astype(bool)
+    return (
+        f["variant"]
+        .astype(str)
+        .map(lambda v: "positive" in SETTINGS.get(v, ("", ()))[1])
+        .astype(bool)
+    )
 
 
 def _passed(f: pd.DataFrame) -> pd.Series:
@@ -242,7 +304,11 @@ def _passed(f: pd.DataFrame) -> pd.Series:
 
 
 def _failed(f: pd.DataFrame) -> pd.Series:
-    return f["label"].eq("s") | _present(f).eq(False) | (_present(f).eq(True) & _positive(f) & f["label"].ne("a"))
+    return (
+        f["label"].eq("s")
+        | _present(f).eq(False)
+        | (_present(f).eq(True) & _positive(f) & f["label"].ne("a"))
+    )
 
 
 def _determinable(f: pd.DataFrame) -> pd.Series:
@@ -258,7 +324,9 @@ NEGATION_MEASURES: dict[str, Any] = {
 }
 
 
-def negation_intervals(primary: pd.DataFrame, units: pd.DataFrame, boot: Any) -> dict[tuple[str, str, str, str], Any]:
+def negation_intervals(
+    primary: pd.DataFrame, units: pd.DataFrame, boot: Any
+) -> dict[tuple[str, str, str, str], Any]:
     """(judge, variant, grouping, group) -> {measure: interval}, resampling each group's units."""
     from implicit_bench.audits.intervals import rate_intervals
 
@@ -267,10 +335,13 @@ def negation_intervals(primary: pd.DataFrame, units: pd.DataFrame, boot: Any) ->
     for grouping in ("overall", "bias_type", "strength"):
         for (judge, variant, group), g in frame.groupby(["judge", "variant", grouping], sort=True):
             out[(judge, variant, grouping, str(group))] = rate_intervals(
-                boot, g, NEGATION_MEASURES, f"negation/{judge}/{variant}/{grouping}/{group}")
+                boot, g, NEGATION_MEASURES, f"negation/{judge}/{variant}/{grouping}/{group}"
+            )
             rates = negation_rates(g)
             for name in ("lenient_success", "forbidden_rendered"):  # undefined without presence
-                if rates[name] is None or (isinstance(rates[name], float) and math.isnan(rates[name])):
+                if rates[name] is None or (
+                    isinstance(rates[name], float) and math.isnan(rates[name])
+                ):
                     out[(judge, variant, grouping, str(group))][name] = estimate_json(None)
     return out
 
@@ -281,10 +352,15 @@ def negation_summary(table: pd.DataFrame, intervals: dict | None = None) -> dict
     for row in table.to_dict("records"):
         rec = {"setting": row["setting"], **{k: row[k] for k in RATE_COLUMNS}}
         rec = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
-        if intervals is not None:  # the rates as Estimates: the point value of the table, the interval
-            found = intervals.get((row["judge"], row["variant"], row["grouping"], str(row["group"])), {})
+        if (
+            intervals is not None
+        ):  # the rates as Estimates: the point value of the table, the interval
+            found = intervals.get(
+                (row["judge"], row["variant"], row["grouping"], str(row["group"])), {}
+            )
             for name, iv in found.items():
                 rec[name] = estimate_json(rec.get(name), iv["ci"], iv["n"], iv["level"])
-        out.setdefault(row["judge"], {}).setdefault(row["grouping"], {}).setdefault(str(row["group"]), {})[row["variant"]] = rec
+        out.setdefault(row["judge"], {}).setdefault(row["grouping"], {}).setdefault(
+            str(row["group"]), {}
+        )[row["variant"]] = rec
     return out
-

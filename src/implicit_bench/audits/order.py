@@ -59,13 +59,22 @@ def position_bias(blind: pd.DataFrame, confidence: float = 0.95) -> dict[str, An
             "calls": len(asked),
             "invalid": int(asked["label"].isna().sum()),
             "slot_counts": {"A": n_a, "B": n_b, "C": n_c},
-            "slot_A_share": estimate_json(share(n_a, n_a + n_b), wilson_interval(n_a, n_a + n_b, confidence), n_a + n_b, confidence),
+            "slot_A_share": estimate_json(
+                share(n_a, n_a + n_b),
+                wilson_interval(n_a, n_a + n_b, confidence),
+                n_a + n_b,
+                confidence,
+            ),
             "uniform": 0.5,
             "chi_square": chisquare_uniform([n_a, n_b]),
             # When the Judge Acts counts every call ("picks the first image shown in 49% of
             # calls"): slot A over all valid answers, "neither" (slot C) included, against 1/3
-            "slot_A_share_all_calls": estimate_json(share(n_a, n_a + n_b + n_c), wilson_interval(n_a, n_a + n_b + n_c, confidence),
-                                                    n_a + n_b + n_c, confidence),
+            "slot_A_share_all_calls": estimate_json(
+                share(n_a, n_a + n_b + n_c),
+                wilson_interval(n_a, n_a + n_b + n_c, confidence),
+                n_a + n_b + n_c,
+                confidence,
+            ),
             "uniform_all_calls": 1 / 3,
             "by_order": by_order,
         }
@@ -95,8 +104,13 @@ def order_flips(blind: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def _report(gated: pd.DataFrame, kept: pd.Series, ungated: pd.DataFrame, boot: Any = None,
-            stream: str = "gate") -> dict[str, Any]:
+def _report(
+    gated: pd.DataFrame,
+    kept: pd.Series,
+    ungated: pd.DataFrame,
+    boot: Any = None,
+    stream: str = "gate",
+) -> dict[str, Any]:
     """Coverage and rates on kept images against rejected ones, the ungated judge and random.
 
     With ``boot`` (the analysis ``Bootstrap``), coverage and the rates of ``gated_kept``,
@@ -117,10 +131,14 @@ def _report(gated: pd.DataFrame, kept: pd.Series, ungated: pd.DataFrame, boot: A
         from implicit_bench.audits.intervals import blind_rate_intervals, coverage_interval
 
         mask = kept.to_numpy()
-        report["coverage"] = _with_value(report["coverage"], coverage_interval(boot, gated, kept, f"{stream}/coverage"))
-        for key, frame, label, part in (("gated_kept", gated[mask], "gated", "kept"),
-                                        ("ungated_rejected", ungated[~mask], "label", "rejected"),
-                                        ("ungated_all", ungated, "label", "all")):
+        report["coverage"] = _with_value(
+            report["coverage"], coverage_interval(boot, gated, kept, f"{stream}/coverage")
+        )
+        for key, frame, label, part in (
+            ("gated_kept", gated[mask], "gated", "kept"),
+            ("ungated_rejected", ungated[~mask], "label", "rejected"),
+            ("ungated_all", ungated, "label", "all"),
+        ):
             for name, iv in blind_rate_intervals(boot, frame, label, f"{stream}/{part}").items():
                 report[key][name] = _with_value(report[key][name], iv)
     return report
@@ -131,22 +149,32 @@ def _with_value(value: float | None, interval: dict[str, Any]) -> dict[str, Any]
     return estimate_json(value, interval["ci"], interval["n"], interval["level"])
 
 
-def unanimity_gate(blind: pd.DataFrame, order_of: OrderOf | None = None, boot: Any = None) -> dict[str, Any]:
+def unanimity_gate(
+    blind: pd.DataFrame, order_of: OrderOf | None = None, boot: Any = None
+) -> dict[str, Any]:
     """Per judge: keep an image when both orders parsed and gave the same attribute."""
     pairs = order_pairs(blind)
     primary = primary_labels(blind, order_of)
     out: dict[str, Any] = {}
     for judge, rows in pairs.groupby("judge", sort=True):
         frame = rows.merge(
-            primary.loc[primary["judge"] == judge, [*IMAGE_KEY, "label"]], on=list(IMAGE_KEY), how="left"
+            primary.loc[primary["judge"] == judge, [*IMAGE_KEY, "label"]],
+            on=list(IMAGE_KEY),
+            how="left",
         )
-        kept = frame["label_sa"].notna() & frame["label_as"].notna() & (frame["label_sa"] == frame["label_as"])
+        kept = (
+            frame["label_sa"].notna()
+            & frame["label_as"].notna()
+            & (frame["label_sa"] == frame["label_as"])
+        )
         frame["gated"] = frame["label_sa"].where(kept)
         out[str(judge)] = _report(frame, kept, frame, boot, f"unanimity/{judge}")
     return out
 
 
-def cross_judge_gate(blind: pd.DataFrame, order_of: OrderOf | None = None, boot: Any = None) -> dict[str, Any]:
+def cross_judge_gate(
+    blind: pd.DataFrame, order_of: OrderOf | None = None, boot: Any = None
+) -> dict[str, Any]:
     """Per pair of judges: keep an image when both judges' primary-order answers parsed and agree.
 
     Rates of the ungated policy are those of the first judge of the pair (and of the second
@@ -157,15 +185,21 @@ def cross_judge_gate(blind: pd.DataFrame, order_of: OrderOf | None = None, boot:
     out: dict[str, Any] = {}
     for first, second in itertools.combinations(judges, 2):
         a = primary.loc[primary["judge"] == first, [*IMAGE_KEY, "label"]]
-        b = primary.loc[primary["judge"] == second, [*IMAGE_KEY, "label"]].rename(columns={"label": "label_2"})
+        b = primary.loc[primary["judge"] == second, [*IMAGE_KEY, "label"]].rename(
+            columns={"label": "label_2"}
+        )
         frame = a.merge(b, on=list(IMAGE_KEY), how="inner")
-        kept = frame["label"].notna() & frame["label_2"].notna() & (frame["label"] == frame["label_2"])
+        kept = (
+            frame["label"].notna() & frame["label_2"].notna() & (frame["label"] == frame["label_2"])
+        )
         frame["gated"] = frame["label"].where(kept)
         report = _report(frame, kept, frame, boot, f"cross/{first}|{second}")
         second_view = frame.drop(columns=["label"]).rename(columns={"label_2": "label"})
         report["ungated_second_kept"] = rates(second_view[kept.to_numpy()], "label")
         report["ungated_second_rejected"] = rates(second_view[~kept.to_numpy()], "label")
-        report["agreement"] = share(int(kept.sum()), int((frame["label"].notna() & frame["label_2"].notna()).sum()))
+        report["agreement"] = share(
+            int(kept.sum()), int((frame["label"].notna() & frame["label_2"].notna()).sum())
+        )
         out[f"{first}|{second}"] = report
     return out
 
@@ -186,12 +220,19 @@ def cyclic_frame(rows: pd.DataFrame) -> pd.DataFrame:
     cyc = rows[rows["order"].isin(CYCLIC_ORDERS)]
     counts = cyc.groupby(list(IMAGE_KEY))["order"].transform("nunique")
     cyc = cyc[counts == len(CYCLIC_ORDERS)]
-    wide = cyc.set_index([*IMAGE_KEY, "order"])["label"].unstack("order").reindex(columns=list(CYCLIC_ORDERS))
+    wide = (
+        cyc.set_index([*IMAGE_KEY, "order"])["label"]
+        .unstack("order")
+        .reindex(columns=list(CYCLIC_ORDERS))
+    )
     wide.columns = [f"label_{o}" for o in CYCLIC_ORDERS]
     frame = wide.reset_index()
     answers = frame[[f"label_{o}" for o in CYCLIC_ORDERS]].astype(object)
     frame["parsed"] = answers.notna().all(axis=1)
-    first = [f"label_{cyclic_order(u, int(sd), v)}" for u, sd, v in zip(frame["unit_id"], frame["seed"], frame["variant"], strict=True)]
+    first = [
+        f"label_{cyclic_order(u, int(sd), v)}"
+        for u, sd, v in zip(frame["unit_id"], frame["seed"], frame["variant"], strict=True)
+    ]
     frame["label"] = [frame.at[i, col] for i, col in zip(frame.index, first, strict=True)]
     q, majority = [], []
     for row in answers.itertuples(index=False):
@@ -222,15 +263,22 @@ def cyclic_audit(blind: pd.DataFrame, boot: Any = None, confidence: float = 0.95
         report: dict[str, Any] = {
             "images_three_orders": int(len(frame)),
             "images_all_parsed": int(parsed.sum()),
-            "q_distribution": {f"{k}/3": int((q.round(6) == round(k / 3, 6)).sum()) for k in (1, 2, 3)},
+            "q_distribution": {
+                f"{k}/3": int((q.round(6) == round(k / 3, 6)).sum()) for k in (1, 2, 3)
+            },
             "flip_rate": share(int((q < 1).sum()), int(parsed.sum())),
-            "three_way_split_rate": share(int((q.round(6) == round(1 / 3, 6)).sum()), int(parsed.sum())),
+            "three_way_split_rate": share(
+                int((q.round(6) == round(1 / 3, 6)).sum()), int(parsed.sum())
+            ),
             "gates": {},
         }
         for name, tau in GATES.items():
             kept = parsed & (frame["q"] >= tau - 1e-9)
             gated = frame.assign(gated=frame["majority"].where(kept, None))
-            report["gates"][name] = {"threshold": tau, **_report(gated, kept, frame, boot, f"cyclic/{judge}/{name}")}
+            report["gates"][name] = {
+                "threshold": tau,
+                **_report(gated, kept, frame, boot, f"cyclic/{judge}/{name}"),
+            }
         slots = slot_of(rows["label"], rows["order"])
         counts = [int((slots == s).sum()) for s in "ABC"]
         valid = sum(counts)
@@ -238,7 +286,12 @@ def cyclic_audit(blind: pd.DataFrame, boot: Any = None, confidence: float = 0.95
             "calls": int(len(rows)),
             "invalid": int(rows["label"].isna().sum()),
             "slot_counts": dict(zip("ABC", counts, strict=True)),
-            "slot_A_share": estimate_json(share(counts[0], valid), wilson_interval(counts[0], valid, confidence), valid, confidence),
+            "slot_A_share": estimate_json(
+                share(counts[0], valid),
+                wilson_interval(counts[0], valid, confidence),
+                valid,
+                confidence,
+            ),
             "uniform": 1 / 3,
             "chi_square": chisquare_uniform(counts),
         }
@@ -257,8 +310,16 @@ def position_plot_rows(blind: pd.DataFrame) -> pd.DataFrame:
         valid = int(g["label"].notna().sum())
         for slot in ("A", "B", "C"):
             count = int((g["slot"] == slot).sum())
-            rows.append({"judge": judge, "order": order, "slot": slot, "series": f"{judge}, order {order}",
-                         "count": count, "share": count / valid if valid else np.nan})
+            rows.append(
+                {
+                    "judge": judge,
+                    "order": order,
+                    "slot": slot,
+                    "series": f"{judge}, order {order}",
+                    "count": count,
+                    "share": count / valid if valid else np.nan,
+                }
+            )
     return pd.DataFrame(rows, columns=["judge", "order", "slot", "series", "count", "share"])
 
 
@@ -276,18 +337,31 @@ def risk_coverage(report: dict[str, Any], measure: str = "success_a") -> list[di
     ``default_rate`` is the other natural one); risk = 1 - that rate for a success measure."""
     points: list[dict[str, Any]] = []
 
-    def point(judge: str, protocol: str, gate: str, threshold: float | None, g: dict[str, Any]) -> None:
-        gated_entry = (g.get("gated_kept") or {}).get(measure)  # a value, or an Estimate when bootstrapped
+    def point(
+        judge: str, protocol: str, gate: str, threshold: float | None, g: dict[str, Any]
+    ) -> None:
+        gated_entry = (g.get("gated_kept") or {}).get(
+            measure
+        )  # a value, or an Estimate when bootstrapped
         gated = _value_of(gated_entry)
-        points.append({
-            "judge": judge, "protocol": protocol, "gate": gate, "threshold": threshold,
-            "images": g.get("images"), "kept": g.get("kept"), "coverage": g.get("coverage"),
-            f"{measure}_gated_kept": gated_entry,
-            f"{measure}_ungated_kept": _value_of((g.get("ungated_kept") or {}).get(measure)),
-            f"{measure}_ungated_rejected": _value_of((g.get("ungated_rejected") or {}).get(measure)),
-            f"{measure}_random": (g.get("random") or {}).get(measure),
-            "risk": None if gated is None or measure == "default_rate" else 1 - gated,
-        })
+        points.append(
+            {
+                "judge": judge,
+                "protocol": protocol,
+                "gate": gate,
+                "threshold": threshold,
+                "images": g.get("images"),
+                "kept": g.get("kept"),
+                "coverage": g.get("coverage"),
+                f"{measure}_gated_kept": gated_entry,
+                f"{measure}_ungated_kept": _value_of((g.get("ungated_kept") or {}).get(measure)),
+                f"{measure}_ungated_rejected": _value_of(
+                    (g.get("ungated_rejected") or {}).get(measure)
+                ),
+                f"{measure}_random": (g.get("random") or {}).get(measure),
+                "risk": None if gated is None or measure == "default_rate" else 1 - gated,
+            }
+        )
 
     for judge, g in (report.get("unanimity_gate") or {}).items():
         point(judge, "two orders (sa, as)", "unanimity", 1.0, g)
@@ -296,6 +370,7 @@ def risk_coverage(report: dict[str, Any], measure: str = "success_a") -> list[di
             point(judge, "three cyclic orders", name, g.get("threshold"), g)
     for pair, g in (report.get("cross_judge_gate") or {}).items():
         point(pair, "two judges", "cross-judge agreement", None, g)
+
     def cover(p: dict[str, Any]) -> float:
         value = _value_of(p["coverage"])
         return -1.0 if value is None else float(value)

@@ -15,7 +15,12 @@ from implicit_bench.stats import share
 
 RATE_NAMES: tuple[str, ...] = ("default_rate", "success_s", "success_a", "gap")
 # The exact random baseline: choosing uniformly among s, a, neither gives each label 1/3.
-RANDOM_RATES: dict[str, float] = {"default_rate": 1 / 3, "success_s": 1 / 3, "success_a": 1 / 3, "gap": 0.0}
+RANDOM_RATES: dict[str, float] = {
+    "default_rate": 1 / 3,
+    "success_s": 1 / 3,
+    "success_a": 1 / 3,
+    "gap": 0.0,
+}
 
 
 def rates(frame: pd.DataFrame, label: str = "label") -> dict[str, float | int]:

@@ -39,7 +39,10 @@ from implicit_bench.provenance import upstream_provenance  # noqa: F401 - re-exp
 from implicit_bench.schema import CYCLIC_ORDERS
 from implicit_bench.tables import CLIP_JUDGEMENTS_PATH, IMAGES_DIR, JUDGEMENTS_PATH
 
-JUDGEMENT_INPUTS = [JUDGEMENTS_PATH, CLIP_JUDGEMENTS_PATH]  # the clip table is read when the clip stage ran
+JUDGEMENT_INPUTS = [
+    JUDGEMENTS_PATH,
+    CLIP_JUDGEMENTS_PATH,
+]  # the clip table is read when the clip stage ran
 # The UNITS columns the negation and diversity audits read (tables.UNITS.read(path, require=...)).
 UNIT_COLUMNS_USED = ("unit_id", "bias_type")
 
@@ -69,8 +72,13 @@ def order_function(primary_order: str) -> OrderOf | None:
     return lambda unit_id, seed, variant: primary_order
 
 
-def judge_audit(judgements: pd.DataFrame, order_of: OrderOf | None, confidence: float = 0.95,
-                source: str = "judgements", boot: Any = None) -> tuple[dict[str, Any], pd.DataFrame]:
+def judge_audit(
+    judgements: pd.DataFrame,
+    order_of: OrderOf | None,
+    confidence: float = 0.95,
+    source: str = "judgements",
+    boot: Any = None,
+) -> tuple[dict[str, Any], pd.DataFrame]:
     """metrics/judge_audit.json content (without provenance) and the position-bias plot rows."""
     blind = blind_rows(judgements, source)
     judges = sorted(blind["judge"].astype(str).unique())
@@ -83,7 +91,9 @@ def judge_audit(judgements: pd.DataFrame, order_of: OrderOf | None, confidence: 
         "unanimity_gate": unanimity_gate(blind, order_of, boot),
         "cross_judge_gate": cross_judge_gate(blind, order_of, boot),
         # judge.blind_orders: cyclic3 (When the Judge Acts): three cyclic orders of s, a, neither
-        "judges_with_cyclic_orders": sorted(blind.loc[blind["order"].isin(CYCLIC_ORDERS), "judge"].astype(str).unique()),
+        "judges_with_cyclic_orders": sorted(
+            blind.loc[blind["order"].isin(CYCLIC_ORDERS), "judge"].astype(str).unique()
+        ),
         "cyclic_orders": cyclic_audit(blind, boot, confidence),
     }
     # When the Judge Acts' risk-coverage table of the gates (its Table 22)
@@ -100,9 +110,14 @@ def make_bootstrap(params: BootstrapParams) -> Any:
     return Bootstrap.from_params(params)
 
 
-def negation_report(judgements: pd.DataFrame, units: pd.DataFrame, order_of: OrderOf | None,
-                    source: str = "judgements", boot: Any = None,
-                    presence_judge: str | None = None) -> tuple[dict[str, Any], pd.DataFrame]:
+def negation_report(
+    judgements: pd.DataFrame,
+    units: pd.DataFrame,
+    order_of: OrderOf | None,
+    source: str = "judgements",
+    boot: Any = None,
+    presence_judge: str | None = None,
+) -> tuple[dict[str, Any], pd.DataFrame]:
     """metrics/negation.json content and the plot rows (success by default strength)."""
     presence = subject_presence(judgements, presence_judge, source)
     primary = with_presence(primary_labels(blind_rows(judgements, source), order_of), presence)
@@ -115,18 +130,35 @@ def negation_report(judgements: pd.DataFrame, units: pd.DataFrame, order_of: Ord
             prompts[column] = {
                 "units": len(units),
                 "written": int(units[column].notna().sum()),
-                "failed_checks": {str(k): int(v) for k, v in checks.value_counts().items()} if checks is not None else {},
+                "failed_checks": {str(k): int(v) for k, v in checks.value_counts().items()}
+                if checks is not None
+                else {},
             }
-    plot = table[table["grouping"] == "strength"][["judge", "variant", "group", "n", "strict_success",
-                                                   "lenient_success", "forbidden_rendered",
-                                                   "forbidden_rendered_of_images"]]
+    plot = table[table["grouping"] == "strength"][
+        [
+            "judge",
+            "variant",
+            "group",
+            "n",
+            "strict_success",
+            "lenient_success",
+            "forbidden_rendered",
+            "forbidden_rendered_of_images",
+        ]
+    ]
     # ``series`` ("judge: variant") colours the bars of the DVC ``bar_grouped`` template
     plot = plot.assign(series=plot["judge"].astype(str) + ": " + plot["variant"].astype(str))
-    report = {"prompts": prompts, "by_judge": negation_summary(table, intervals),
-              "settings": negation_settings(),
-              "presence": {"judge": presence_judge, "images_judged": int(len(presence)),
-                           "note": "lenient success and forbidden rendered (of failed statements) need a presence "
-                                   "judgement (alignment) of every image not read as s; null where none exists"}}
+    report = {
+        "prompts": prompts,
+        "by_judge": negation_summary(table, intervals),
+        "settings": negation_settings(),
+        "presence": {
+            "judge": presence_judge,
+            "images_judged": int(len(presence)),
+            "note": "lenient success and forbidden rendered (of failed statements) need a presence "
+            "judgement (alignment) of every image not read as s; null where none exists",
+        },
+    }
     if boot is not None:
         report["bootstrap"] = boot.block("units within each group")
     return nan_to_none(report), plot.rename(columns={"group": "strength"})
@@ -149,26 +181,50 @@ class DiversityParams(StrictModel):
     scene_variant: str = "neutral"
     template_variant: str = "subject"
     quantiles: list[float] = list(QUANTILES)
-    min_scene_images: PositiveInt = MIN_SCENE_IMAGES  # CA_q / MGBI need this many images per scene (HoloFair: 20)
+    min_scene_images: PositiveInt = (
+        MIN_SCENE_IMAGES  # CA_q / MGBI need this many images per scene (HoloFair: 20)
+    )
     bootstrap: BootstrapParams = BootstrapParams()
     faces: FaceParams = FaceParams()
 
 
-def diversity_labels(judgements: pd.DataFrame, units: pd.DataFrame, params: DiversityParams,
-                     order_of: OrderOf | None, source: str = "judgements", boot: Any = None) -> dict[str, Any]:
+def diversity_labels(
+    judgements: pd.DataFrame,
+    units: pd.DataFrame,
+    params: DiversityParams,
+    order_of: OrderOf | None,
+    source: str = "judgements",
+    boot: Any = None,
+) -> dict[str, Any]:
     primary = primary_labels(blind_rows(judgements, source), order_of)
     frame = diversity_frame(primary, units, params.scene_variant, params.template_variant)
-    return nan_to_none(diversity_report(frame, params.include_neither, params.scene_variant,
-                                        params.template_variant, params.quantiles, boot, params.min_scene_images))
+    return nan_to_none(
+        diversity_report(
+            frame,
+            params.include_neither,
+            params.scene_variant,
+            params.template_variant,
+            params.quantiles,
+            boot,
+            params.min_scene_images,
+        )
+    )
 
 
-def diversity_metrics(judgements: pd.DataFrame, units: pd.DataFrame, params: DiversityParams,
-                      inputs: list[str], faces: dict[str, Any] | None = None) -> dict[str, Any]:
+def diversity_metrics(
+    judgements: pd.DataFrame,
+    units: pd.DataFrame,
+    params: DiversityParams,
+    inputs: list[str],
+    faces: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """metrics/diversity.json content without provenance: the one writer of the stage and of
     ``implicit-bench analyze`` (which has no images, hence no ``faces``)."""
     boot = make_bootstrap(params.bootstrap)
     return {
-        "blind_labels": diversity_labels(judgements, units, params, order_function(params.primary_order), boot=boot),
+        "blind_labels": diversity_labels(
+            judgements, units, params, order_function(params.primary_order), boot=boot
+        ),
         "bootstrap": boot.block("units with replacement"),
         "faces": faces,
         "inputs": inputs,
@@ -185,22 +241,52 @@ def face_diversity(units: pd.DataFrame, params: FaceParams) -> dict[str, Any]:
     from implicit_bench.images import ImageStore, published_stores, read_index
 
     roots = [Path(p) for p in params.image_stores] or published_stores(params.images_root)
-    chosen = units[units["bias_type"].isin(params.bias_types)][["unit_id", "bias_type"]].astype({"unit_id": str})
+    chosen = units[units["bias_type"].isin(params.bias_types)][["unit_id", "bias_type"]].astype(
+        {"unit_id": str}
+    )
     judge = create(params.judge)
     cache = DiskCache(params.cache)
     frames = []
     for root in roots:
         store = ImageStore(root)
         index = read_index(root)  # the render plan's items only
-        index = index[(index["status"] == "ok") & (index["variant"] == params.variant)].astype({"unit_id": str})
+        index = index[(index["status"] == "ok") & (index["variant"] == params.variant)].astype(
+            {"unit_id": str}
+        )
         index = index.merge(chosen, on="unit_id", how="inner")
         faces = judge_images(judge, cache, index["sha256"], store.load_image)
-        attrs = pd.DataFrame([face_attributes(faces[sha], params.judge) for sha in index["sha256"]],
-                             columns=["faces", "gender", "age", "age_group"])
-        frames.append(pd.concat([index[["config", "unit_id", "bias_type", "sha256"]].reset_index(drop=True), attrs], axis=1))
+        attrs = pd.DataFrame(
+            [face_attributes(faces[sha], params.judge) for sha in index["sha256"]],
+            columns=["faces", "gender", "age", "age_group"],
+        )
+        frames.append(
+            pd.concat(
+                [index[["config", "unit_id", "bias_type", "sha256"]].reset_index(drop=True), attrs],
+                axis=1,
+            )
+        )
         store.close()
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["config", "unit_id", "bias_type", "sha256", "faces", "gender", "age", "age_group"])
-    return nan_to_none({"backend": params.judge.backend, "images": len(frame),
-                        "multi_face_images": int((frame["faces"] > 1).sum()) if len(frame) else 0,
-                        "by_config": face_report(frame)})
+    frame = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(
+            columns=[
+                "config",
+                "unit_id",
+                "bias_type",
+                "sha256",
+                "faces",
+                "gender",
+                "age",
+                "age_group",
+            ]
+        )
+    )
+    return nan_to_none(
+        {
+            "backend": params.judge.backend,
+            "images": len(frame),
+            "multi_face_images": int((frame["faces"] > 1).sum()) if len(frame) else 0,
+            "by_config": face_report(frame),
+        }
+    )

@@ -14,7 +14,9 @@ class ClipConfig(StrictModel):
     backend: Literal["transformers", "open_clip", "sim"] = "transformers"
     model: str = "models/tiny/clip"  # hub id, local directory, or open_clip architecture name
     pretrained: str | None = None  # open_clip only: pretrained tag or checkpoint path
-    revision: str | None = None  # transformers only: hub commit to load (profiles/paper.yaml pins one)
+    revision: str | None = (
+        None  # transformers only: hub commit to load (profiles/paper.yaml pins one)
+    )
     device: str = "cpu"  # cpu, cuda, cuda:1, ... or auto (cuda when available, else cpu)
     dtype: Literal["float32", "float16", "bfloat16"] = "float32"
     batch_size: PositiveInt = 16

@@ -19,14 +19,24 @@ class CachedEmbedder:
         self.computed_images = 0
         self.computed_texts = 0
 
-    def _map(self, kind: str, items: list[str], compute, batch: int | None) -> dict[str, np.ndarray]:
+    def _map(
+        self, kind: str, items: list[str], compute, batch: int | None
+    ) -> dict[str, np.ndarray]:
         identity = self.backend.identity()
-        got = cached_map(self.cache, items, lambda item: model_key(kind, identity, item=item), compute,
-                         batch_size=batch, encode=lambda item, vec: np.asarray(vec).tolist(),
-                         decode=lambda entry: np.asarray(entry, np.float32))
+        got = cached_map(
+            self.cache,
+            items,
+            lambda item: model_key(kind, identity, item=item),
+            compute,
+            batch_size=batch,
+            encode=lambda item, vec: np.asarray(vec).tolist(),
+            decode=lambda entry: np.asarray(entry, np.float32),
+        )
         return dict(zip(items, got.values, strict=True))
 
-    def images(self, shas: Iterable[str], load: Callable[[str], object], batch: int = 64) -> dict[str, np.ndarray]:
+    def images(
+        self, shas: Iterable[str], load: Callable[[str], object], batch: int = 64
+    ) -> dict[str, np.ndarray]:
         """``sha256 -> embedding``; ``load(sha)`` returns a PIL image for an uncached one."""
 
         def embed(chunk: list[str]) -> list[np.ndarray]:

@@ -15,7 +15,11 @@ def model_fingerprint(ref: str, extra: object = None) -> str:
     path = Path(ref)
     if not path.is_dir():
         return stable_hash({"ref": ref, "extra": extra})
-    files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".safetensors", ".bin", ".json", ".txt", ".pt"))
+    files = sorted(
+        p
+        for p in path.iterdir()
+        if p.is_file() and p.suffix in (".safetensors", ".bin", ".json", ".txt", ".pt")
+    )
     return stable_hash({"files": {p.name: sha256_file(p) for p in files}, "extra": extra})
 
 
@@ -28,10 +32,18 @@ class TransformersClip:
         self._torch = torch
         self.dtype = getattr(torch, config.dtype)
         rev = {"revision": config.revision} if config.revision else {}
-        self.model = CLIPModel.from_pretrained(config.model, dtype=self.dtype, **rev).to(config.device).eval()
+        self.model = (
+            CLIPModel.from_pretrained(config.model, dtype=self.dtype, **rev)
+            .to(config.device)
+            .eval()
+        )
         self.processor = AutoProcessor.from_pretrained(config.model, **rev)
-        self._identity = {"backend": "transformers",
-                          "model": model_fingerprint(config.model, {"backend": "transformers", "dtype": config.dtype, **rev})}
+        self._identity = {
+            "backend": "transformers",
+            "model": model_fingerprint(
+                config.model, {"backend": "transformers", "dtype": config.dtype, **rev}
+            ),
+        }
 
     def identity(self) -> dict:
         return self._identity
@@ -56,8 +68,12 @@ class TransformersClip:
         chunks = []
         with self._torch.inference_mode():
             for start in range(0, len(texts), self.config.batch_size):
-                inputs = self.processor(text=texts[start : start + self.config.batch_size], return_tensors="pt",
-                                        padding=True, truncation=True)
+                inputs = self.processor(
+                    text=texts[start : start + self.config.batch_size],
+                    return_tensors="pt",
+                    padding=True,
+                    truncation=True,
+                )
                 inputs = {k: v.to(self.config.device) for k, v in inputs.items()}
                 chunks.append(self._features(self.model.get_text_features(**inputs)))
         return np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32)

@@ -38,7 +38,10 @@ class OpenClip:
         self.dtype = getattr(torch, config.dtype)
         name = model_name(config.model)
         model, _, preprocess = open_clip.create_model_and_transforms(
-            name, pretrained=config.pretrained, device=config.device, precision=PRECISION[config.dtype]
+            name,
+            pretrained=config.pretrained,
+            device=config.device,
+            precision=PRECISION[config.dtype],
         )
         self.model = model.eval()
         self.preprocess = preprocess
@@ -46,7 +49,12 @@ class OpenClip:
         local = name.removeprefix(LOCAL_DIR) if name.startswith(LOCAL_DIR) else None
         fingerprint = model_fingerprint(
             local or config.pretrained or config.model,
-            {"backend": "open_clip", "model": config.model, "pretrained": config.pretrained, "dtype": config.dtype},
+            {
+                "backend": "open_clip",
+                "model": config.model,
+                "pretrained": config.pretrained,
+                "dtype": config.dtype,
+            },
         )
         self._identity = {"backend": "open_clip", "model": fingerprint}
 
@@ -55,13 +63,23 @@ class OpenClip:
 
     def _norm(self, feats) -> np.ndarray:
         feats = feats.float()
-        return (feats / feats.norm(dim=-1, keepdim=True).clamp_min(1e-12)).cpu().numpy().astype(np.float32)
+        return (
+            (feats / feats.norm(dim=-1, keepdim=True).clamp_min(1e-12))
+            .cpu()
+            .numpy()
+            .astype(np.float32)
+        )
 
     def embed_images(self, images: list) -> np.ndarray:
         chunks = []
         with self._torch.inference_mode():
             for start in range(0, len(images), self.config.batch_size):
-                batch = self._torch.stack([self.preprocess(im.convert("RGB")) for im in images[start : start + self.config.batch_size]])
+                batch = self._torch.stack(
+                    [
+                        self.preprocess(im.convert("RGB"))
+                        for im in images[start : start + self.config.batch_size]
+                    ]
+                )
                 pixels = batch.to(device=self.config.device, dtype=self.dtype)
                 chunks.append(self._norm(self.model.encode_image(pixels)))
         return np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32)
@@ -70,6 +88,8 @@ class OpenClip:
         chunks = []
         with self._torch.inference_mode():
             for start in range(0, len(texts), self.config.batch_size):
-                tokens = self.tokenizer(texts[start : start + self.config.batch_size]).to(self.config.device)
+                tokens = self.tokenizer(texts[start : start + self.config.batch_size]).to(
+                    self.config.device
+                )
                 chunks.append(self._norm(self.model.encode_text(tokens)))
         return np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32)

@@ -31,7 +31,9 @@ class SimClip:
         self.config = config
         self.world = load_world(config.world)
         self.embedder = build_embedder(
-            EmbedderConfig(model=self.world.params.embedder, cache=self.world.params.embedding_cache)
+            EmbedderConfig(
+                model=self.world.params.embedder, cache=self.world.params.embedding_cache
+            )
         )
 
     def identity(self) -> dict:

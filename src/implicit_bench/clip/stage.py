@@ -27,7 +27,9 @@ class ClipParams(StrictModel):
     judge: str = "clip"
     text_template: str = "a photo of {attribute}"
     margin: float = 0.0
-    image_stores: list[str] = []  # data/images/<config> directories; empty: every store under images_root
+    image_stores: list[
+        str
+    ] = []  # data/images/<config> directories; empty: every store under images_root
     images_root: str = IMAGES_DIR
     cache: str = "cache/clip.sqlite"
 
@@ -56,17 +58,34 @@ def run_clip(params: ClipParams, units: pd.DataFrame) -> tuple[pd.DataFrame, dic
         images_seen += len(ok)
         emb = embedder.images(ok["sha256"], store.load_image)
         used = units[units["unit_id"].astype(str).isin(set(ok["unit_id"]))]
-        texts = [attribute_text(t, params.text_template) for col in ("stereotype", "anti_stereotype") for t in used[col]]
+        texts = [
+            attribute_text(t, params.text_template)
+            for col in ("stereotype", "anti_stereotype")
+            for t in used[col]
+        ]
         txt = embedder.texts(texts)
         sims = variant_sims(ok, emb)
         model_name = params.model.model
-        frames += [lean_rows(sims, params.judge, model_name),
-                   blind_rows(ok, units, emb, txt, params.text_template, params.margin, params.judge, model_name)]
+        frames += [
+            lean_rows(sims, params.judge, model_name),
+            blind_rows(
+                ok, units, emb, txt, params.text_template, params.margin, params.judge, model_name
+            ),
+        ]
         for config, g in sims.groupby("config"):
             per_config[str(config)] = lean_summary(g)
         store.close()
-    rows = pd.concat(frames, ignore_index=True) if frames else lean_rows(variant_sims(pd.DataFrame(
-        columns=["config", "unit_id", "variant", "seed", "sha256"]), {}), params.judge, params.model.model)
+    rows = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else lean_rows(
+            variant_sims(
+                pd.DataFrame(columns=["config", "unit_id", "variant", "seed", "sha256"]), {}
+            ),
+            params.judge,
+            params.model.model,
+        )
+    )
     blind = rows[rows["task"] == "blind"]
     metrics = {
         "images": images_seen,

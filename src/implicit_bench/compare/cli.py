@@ -17,14 +17,25 @@ from implicit_bench.errors import ConfigError
 SUMMARY = "metrics/summary.json"
 BENCHMARK = "metrics/benchmark.json"
 #: the headline columns of ``exps`` (value [lo, hi] where the summary has an interval)
-EXPS_COLUMNS = ("units_analysed", "n_seeds", "default_rate_pct", "success_stereotype_pct", "success_anti_pct", "gap_pct",
-                "hedges_g_max", "refusal_pct", "debias_best_dS_own")
+EXPS_COLUMNS = (
+    "units_analysed",
+    "n_seeds",
+    "default_rate_pct",
+    "success_stereotype_pct",
+    "success_anti_pct",
+    "gap_pct",
+    "hedges_g_max",
+    "refusal_pct",
+    "debias_best_dS_own",
+)
 
 
 def _summary(root: Path, rev: str) -> dict[str, Any]:
     data = read_json(root, rev, SUMMARY)
     if data is None:
-        raise ConfigError(f"{SUMMARY}: not found at {rev} (run dvc repro and commit, or name another revision)")
+        raise ConfigError(
+            f"{SUMMARY}: not found at {rev} (run dvc repro and commit, or name another revision)"
+        )
     return data
 
 
@@ -36,12 +47,27 @@ def _level(root: Path, rev: str) -> float:
 @click.command("diff", cls=FriendlyCommand)
 @click.argument("rev_a", default="HEAD")
 @click.argument("rev_b", default=WORKSPACE)
-@click.option("--repo", type=click.Path(file_okay=False, exists=True), default=".", show_default=True, help="Repository root.")
-@click.option("--all", "everything", is_flag=True, help="Also list headline values that did not change.")
-@click.option("--detail", "details", multiple=True, metavar="FILE",
-              help="Also every interval estimate of a detail metrics file, e.g. metrics/debias.json (repeatable).")
+@click.option(
+    "--repo",
+    type=click.Path(file_okay=False, exists=True),
+    default=".",
+    show_default=True,
+    help="Repository root.",
+)
+@click.option(
+    "--all", "everything", is_flag=True, help="Also list headline values that did not change."
+)
+@click.option(
+    "--detail",
+    "details",
+    multiple=True,
+    metavar="FILE",
+    help="Also every interval estimate of a detail metrics file, e.g. metrics/debias.json (repeatable).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON rows instead of the table.")
-def diff_command(rev_a: str, rev_b: str, repo: str, everything: bool, details: tuple[str, ...], as_json: bool) -> None:
+def diff_command(
+    rev_a: str, rev_b: str, repo: str, everything: bool, details: tuple[str, ...], as_json: bool
+) -> None:
     """Change of each headline metric (metrics/summary.json) from REV_A (default HEAD) to REV_B
     (default: the workspace), both intervals and a verdict: resolved / within noise.
 
@@ -56,12 +82,16 @@ def diff_command(rev_a: str, rev_b: str, repo: str, everything: bool, details: t
         name = Path(detail).name
         da = flat_estimates(read_json(root, rev_a, detail) or {}, f"{name}:")
         db = flat_estimates(read_json(root, rev_b, detail) or {}, f"{name}:")
-        rows += [r for r in diff_summaries(da, db, level) if everything or r["verdict"] != "unchanged"]
+        rows += [
+            r for r in diff_summaries(da, db, level) if everything or r["verdict"] != "unchanged"
+        ]
     if as_json:
         click.echo(json.dumps({"a": rev_a, "b": rev_b, "level": level, "rows": rows}, indent=1))
         return
-    notes = [f"{SUMMARY}: {rev_a} -> {rev_b}; intervals at {level:g}; verdict: |change| > z x sqrt(se_a^2 + se_b^2), "
-             "se from each interval (independent runs, conservative for shared units)"]
+    notes = [
+        f"{SUMMARY}: {rev_a} -> {rev_b}; intervals at {level:g}; verdict: |change| > z x sqrt(se_a^2 + se_b^2), "
+        "se from each interval (independent runs, conservative for shared units)"
+    ]
     if a.get("simulated") or b.get("simulated"):
         notes.append("SIMULATED: at least one side comes from the simulated world (docs/world.md)")
     click.echo(format_diff(rows, rev_a, rev_b, notes))
@@ -82,14 +112,24 @@ def _params(root: Path, rev: str) -> dict[str, Any]:
     if rev == WORKSPACE:
         text = (root / "params.yaml").read_text(encoding="utf-8")
     else:
-        res = subprocess.run(["git", "show", f"{resolve(root, rev)}:params.yaml"], cwd=root, capture_output=True, text=True, check=False)
+        res = subprocess.run(
+            ["git", "show", f"{resolve(root, rev)}:params.yaml"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         text = res.stdout if res.returncode == 0 else "{}"
     return _flat(yaml.safe_load(text) or {})
 
 
 def changed_params(base: dict[str, Any], other: dict[str, Any]) -> list[str]:
     """``key=value`` for every flattened param that differs from ``base``."""
-    return [f"{k}={json.dumps(other.get(k))}" for k in sorted(set(base) | set(other)) if base.get(k) != other.get(k)]
+    return [
+        f"{k}={json.dumps(other.get(k))}"
+        for k in sorted(set(base) | set(other))
+        if base.get(k) != other.get(k)
+    ]
 
 
 def _cell(summary: dict[str, Any], key: str) -> str:
@@ -97,12 +137,27 @@ def _cell(summary: dict[str, Any], key: str) -> str:
     if v is None:
         return "-"
     lo, hi = summary.get(f"{key}_lo"), summary.get(f"{key}_hi")
-    return f"{v:g} [{lo:g}, {hi:g}]" if isinstance(lo, int | float) and isinstance(hi, int | float) else str(v)
+    return (
+        f"{v:g} [{lo:g}, {hi:g}]"
+        if isinstance(lo, int | float) and isinstance(hi, int | float)
+        else str(v)
+    )
 
 
 @click.command("exps", cls=FriendlyCommand)
-@click.option("--repo", type=click.Path(file_okay=False, exists=True), default=".", show_default=True, help="Repository root.")
-@click.option("--baseline", default="HEAD", show_default=True, help="Revision the params changes are listed against.")
+@click.option(
+    "--repo",
+    type=click.Path(file_okay=False, exists=True),
+    default=".",
+    show_default=True,
+    help="Repository root.",
+)
+@click.option(
+    "--baseline",
+    default="HEAD",
+    show_default=True,
+    help="Revision the params changes are listed against.",
+)
 def exps_command(repo: str, baseline: str) -> None:
     """The headline table across the baseline, the workspace and every DVC experiment: one
     line each, the params it changed, the headline values with their intervals."""
@@ -123,9 +178,19 @@ def exps_command(repo: str, baseline: str) -> None:
 
 
 @click.command("results", cls=FriendlyCommand)
-@click.option("--repo", type=click.Path(file_okay=False, exists=True), default=".", show_default=True, help="Repository root.")
-@click.option("--out", type=click.Path(dir_okay=False), default=None,
-              help="Output file (default: logs/results_<commit>.json under the repository, gitignored).")
+@click.option(
+    "--repo",
+    type=click.Path(file_okay=False, exists=True),
+    default=".",
+    show_default=True,
+    help="Repository root.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Output file (default: logs/results_<commit>.json under the repository, gitignored).",
+)
 def results_command(repo: str, out: str | None) -> None:
     """Write the run's results file: headline and leaderboard, params, package and model
     versions, git commit, the run log's timings and model calls, and where the per-sample
@@ -137,4 +202,6 @@ def results_command(repo: str, out: str | None) -> None:
     path = Path(out) if out else Path(repo) / default_path(doc)
     write_json(path, doc)
     flag = " (SIMULATED)" if doc["simulated"] else ""
-    click.echo(f"results: {path}{flag}: {len(doc['samples'])} per-sample files, {len(doc['run_log']['stages'])} stages in the run log")
+    click.echo(
+        f"results: {path}{flag}: {len(doc['samples'])} per-sample files, {len(doc['run_log']['stages'])} stages in the run log"
+    )

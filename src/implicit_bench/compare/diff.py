@@ -26,10 +26,20 @@ def interval_keys(summary: dict[str, Any]) -> list[str]:
 
 
 def _num(x: Any) -> float | None:
-    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) else None
+    return (
+        float(x)
+        if isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+        else None
+    )
 
 
-def verdict(a: float | None, a_ci: tuple[Any, Any], b: float | None, b_ci: tuple[Any, Any], level: float = LEVEL) -> tuple[str, float | None]:
+def verdict(
+    a: float | None,
+    a_ci: tuple[Any, Any],
+    b: float | None,
+    b_ci: tuple[Any, Any],
+    level: float = LEVEL,
+) -> tuple[str, float | None]:
     """(verdict, z-score of the change) for values ``a`` -> ``b`` with their intervals."""
     if a is None or b is None:
         return ("undefined" if a != b else "unchanged"), None
@@ -47,7 +57,9 @@ def verdict(a: float | None, a_ci: tuple[Any, Any], b: float | None, b_ci: tuple
     return ("resolved" if abs(score) > z else "within noise"), score
 
 
-def diff_summaries(a: dict[str, Any], b: dict[str, Any], level: float = LEVEL, everything: bool = False) -> list[dict[str, Any]]:
+def diff_summaries(
+    a: dict[str, Any], b: dict[str, Any], level: float = LEVEL, everything: bool = False
+) -> list[dict[str, Any]]:
     """One row per headline metric: values, intervals, change and verdict. Interval metrics are
     always listed; other numbers when they changed (``everything``: also when not)."""
     with_ci = [k for k in dict.fromkeys([*interval_keys(a), *interval_keys(b)])]
@@ -58,19 +70,36 @@ def diff_summaries(a: dict[str, Any], b: dict[str, Any], level: float = LEVEL, e
             continue
         va, vb = a.get(key), b.get(key)
         if key in with_ci:
-            a_ci, b_ci = (a.get(f"{key}_lo"), a.get(f"{key}_hi")), (b.get(f"{key}_lo"), b.get(f"{key}_hi"))
+            a_ci, b_ci = (
+                (a.get(f"{key}_lo"), a.get(f"{key}_hi")),
+                (b.get(f"{key}_lo"), b.get(f"{key}_hi")),
+            )
             v, z = verdict(_num(va), a_ci, _num(vb), b_ci, level)
         else:
             a_ci = b_ci = (None, None)
             if va == vb and not everything:
                 continue
-            v, z = ("unchanged", None) if va == vb else (("no interval" if _num(va) is not None and _num(vb) is not None else "changed"), None)
+            v, z = (
+                ("unchanged", None)
+                if va == vb
+                else (
+                    ("no interval" if _num(va) is not None and _num(vb) is not None else "changed"),
+                    None,
+                )
+            )
         na, nb = _num(va), _num(vb)
-        out.append({
-            "metric": key, "a": va, "a_ci": list(a_ci), "b": vb, "b_ci": list(b_ci),
-            "change": round(nb - na, 4) if na is not None and nb is not None else None, "z": None if z is None else round(z, 2),
-            "verdict": v,
-        })
+        out.append(
+            {
+                "metric": key,
+                "a": va,
+                "a_ci": list(a_ci),
+                "b": vb,
+                "b_ci": list(b_ci),
+                "change": round(nb - na, 4) if na is not None and nb is not None else None,
+                "z": None if z is None else round(z, 2),
+                "verdict": v,
+            }
+        )
     return out
 
 
@@ -103,8 +132,16 @@ def _cell(value: Any, ci: list[Any]) -> str:
 def format_diff(rows: list[dict[str, Any]], rev_a: str, rev_b: str, notes: list[str]) -> str:
     """A plain-text table (one line per metric), notes first."""
     header = ["Metric", rev_a, rev_b, "Change", "Verdict"]
-    lines = [[r["metric"], _cell(r["a"], r["a_ci"]), _cell(r["b"], r["b_ci"]),
-              "-" if r["change"] is None else f"{r['change']:+g}", r["verdict"]] for r in rows]
+    lines = [
+        [
+            r["metric"],
+            _cell(r["a"], r["a_ci"]),
+            _cell(r["b"], r["b_ci"]),
+            "-" if r["change"] is None else f"{r['change']:+g}",
+            r["verdict"],
+        ]
+        for r in rows
+    ]
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines, strict=True)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     text = [*notes, fmt.format(*header), *(fmt.format(*line) for line in lines)]

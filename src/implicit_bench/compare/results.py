@@ -34,8 +34,25 @@ from implicit_bench.tables import (
     UNITS_PATH,
 )
 
-PACKAGES = ("implicit-bench", "numpy", "pandas", "scipy", "scikit-learn", "pyarrow", "pydantic", "dvc", "torch",
-            "torchvision", "diffusers", "transformers", "sentence-transformers", "open-clip-torch", "vllm", "ray", "httpx")
+PACKAGES = (
+    "implicit-bench",
+    "numpy",
+    "pandas",
+    "scipy",
+    "scikit-learn",
+    "pyarrow",
+    "pydantic",
+    "dvc",
+    "torch",
+    "torchvision",
+    "diffusers",
+    "transformers",
+    "sentence-transformers",
+    "open-clip-torch",
+    "vllm",
+    "ray",
+    "httpx",
+)
 #: per-sample records: (what, glob) relative to the repository root
 SAMPLES = (
     ("judgements (every answer, raw text kept)", f"{JUDGEMENTS_DIR}/*.parquet"),
@@ -66,8 +83,11 @@ def versions() -> dict[str, str | None]:
 def models(params: dict[str, Any], metrics_dir: Path) -> dict[str, Any]:
     """Every catalogue entry (backend, model, revision) and the provenance the metrics record."""
     catalogue = {
-        kind: {name: {k: entry.get(k) for k in ("backend", "model", "revision") if k in entry}
-               for name, entry in (params.get(kind) or {}).items() if isinstance(entry, dict)}
+        kind: {
+            name: {k: entry.get(k) for k in ("backend", "model", "revision") if k in entry}
+            for name, entry in (params.get(kind) or {}).items()
+            if isinstance(entry, dict)
+        }
         for kind in CATALOGUES
     }
     provenance: dict[str, Any] = {}
@@ -76,8 +96,14 @@ def models(params: dict[str, Any], metrics_dir: Path) -> dict[str, Any]:
             prov = json.loads(path.read_text(encoding="utf-8")).get("provenance")
         except (ValueError, AttributeError):
             continue
-        if isinstance(prov, dict) and (prov.get("models") or prov.get("simulated_models") or prov.get("random_init_models")):
-            provenance[path.name] = {k: prov.get(k) for k in ("models", "simulated_models", "random_init_models") if prov.get(k)}
+        if isinstance(prov, dict) and (
+            prov.get("models") or prov.get("simulated_models") or prov.get("random_init_models")
+        ):
+            provenance[path.name] = {
+                k: prov.get(k)
+                for k in ("models", "simulated_models", "random_init_models")
+                if prov.get(k)
+            }
     return {"catalogues": catalogue, "provenance": provenance}
 
 
@@ -109,27 +135,46 @@ def samples(root: Path) -> list[dict[str, Any]]:
     for what, pattern in SAMPLES:
         for file in sorted(glob.glob(str(root / pattern))):
             path = Path(file)
-            out.append({"what": what, "path": path.relative_to(root).as_posix(), "rows": _rows(path),
-                        "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
+            out.append(
+                {
+                    "what": what,
+                    "path": path.relative_to(root).as_posix(),
+                    "rows": _rows(path),
+                    "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                }
+            )
     return out
 
 
 def results(root: str | Path = ".") -> dict[str, Any]:
     """The results document of the run in ``root`` (its current outputs and run log)."""
     root = Path(root)
-    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8")) if (root / "params.yaml").exists() else {}
+    params = (
+        yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+        if (root / "params.yaml").exists()
+        else {}
+    )
     summary_path = root / "metrics" / "summary.json"
-    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else None
+    summary = (
+        json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else None
+    )
     bench_path = root / "metrics" / "benchmark.json"
-    board = json.loads(bench_path.read_text(encoding="utf-8")).get("leaderboard") if bench_path.exists() else None
+    board = (
+        json.loads(bench_path.read_text(encoding="utf-8")).get("leaderboard")
+        if bench_path.exists()
+        else None
+    )
     status = _git(root, "status", "--porcelain", "--untracked-files=no")
     return {
         "simulated": bool(summary and summary.get("simulated")),
         "random_init": bool(summary and summary.get("random_init")),
         "results": summary,
         "leaderboard": board,
-        "git": {"commit": _git(root, "rev-parse", "HEAD"), "branch": _git(root, "rev-parse", "--abbrev-ref", "HEAD"),
-                "dirty": None if status is None else bool(status)},
+        "git": {
+            "commit": _git(root, "rev-parse", "HEAD"),
+            "branch": _git(root, "rev-parse", "--abbrev-ref", "HEAD"),
+            "dirty": None if status is None else bool(status),
+        },
         "params": params,
         "versions": versions(),
         "models": models(params or {}, root / "metrics"),

@@ -35,14 +35,21 @@ def resolve(root: Path, rev: str) -> str:
     """A commit for ``rev`` (a git revision or a DVC experiment's name); ``workspace`` stays."""
     if rev == WORKSPACE:
         return rev
-    res = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root,
-                         capture_output=True, text=True, check=False)
+    res = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if res.returncode == 0:
         return res.stdout.strip()
     exps = experiments(root)
     if rev in exps:
         return exps[rev]
-    raise ConfigError(f"{rev}: not a git revision nor a DVC experiment (experiments: {sorted(exps) or 'none'})")
+    raise ConfigError(
+        f"{rev}: not a git revision nor a DVC experiment (experiments: {sorted(exps) or 'none'})"
+    )
 
 
 def read_json(root: Path, rev: str, path: str) -> dict[str, Any] | None:
@@ -50,7 +57,13 @@ def read_json(root: Path, rev: str, path: str) -> dict[str, Any] | None:
     if rev == WORKSPACE:
         file = root / path
         return json.loads(file.read_text(encoding="utf-8")) if file.exists() else None
-    res = subprocess.run(["git", "show", f"{resolve(root, rev)}:{path}"], cwd=root, capture_output=True, text=True, check=False)
+    res = subprocess.run(
+        ["git", "show", f"{resolve(root, rev)}:{path}"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if res.returncode != 0:
         return None
     try:

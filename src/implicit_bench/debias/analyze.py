@@ -25,7 +25,9 @@ from implicit_bench.params import section
 
 def applies(judgements: pd.DataFrame, unmodified: str) -> bool:
     """True when there are rubric or alignment rows of the unmodified configuration."""
-    rows = judgements[(judgements["config"] == unmodified) & judgements["task"].isin(["rubric", "alignment"])]
+    rows = judgements[
+        (judgements["config"] == unmodified) & judgements["task"].isin(["rubric", "alignment"])
+    ]
     return not rows.empty
 
 
@@ -37,7 +39,9 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     scoring = section({"scoring": debias.get("scoring") or {}}, "scoring", ScoringParams)
     retrieval = read_retrieval(scoring.retrieval) if scoring.retrieval else None
     judgements = tables.judgements
-    payload = analyze_debias(judgements, out_dir, params=debias, retrieval=retrieval, source="judgements")
+    payload = analyze_debias(
+        judgements, out_dir, params=debias, retrieval=retrieval, source="judgements"
+    )
     if payload is None:
         return None
     duplicates = getattr(tables, "duplicates", None)
@@ -49,7 +53,14 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     return {
         "configs": len(entries),
         "unmodified_S": entries[scoring.unmodified]["S"],
-        "best_dS": max((d.value for e in entries.values() if (d := read_estimate(e["dS"])) and d.value is not None), default=None),
+        "best_dS": max(
+            (
+                d.value
+                for e in entries.values()
+                if (d := read_estimate(e["dS"])) and d.value is not None
+            ),
+            default=None,
+        ),
     }
 
 

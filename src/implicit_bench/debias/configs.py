@@ -52,7 +52,9 @@ class ConfigSpec(StrictModel):
     @model_validator(mode="after")
     def _reads(self) -> ConfigSpec:
         if self.reads != self.impl.reads:
-            raise ValueError(f"a '{self.method}' configuration must read '{self.impl.reads}' (reads)")
+            raise ValueError(
+                f"a '{self.method}' configuration must read '{self.impl.reads}' (reads)"
+            )
         return self
 
     @model_serializer(mode="wrap")
@@ -81,7 +83,9 @@ class ConfigSpec(StrictModel):
 
 def spec(exp: int | None, method: str, **keys: Any) -> ConfigSpec:
     """A configuration in code (``reads`` follows the method)."""
-    return ConfigSpec.model_validate({"exp": exp, "method": method, "reads": get_method(method).reads, **keys})
+    return ConfigSpec.model_validate(
+        {"exp": exp, "method": method, "reads": get_method(method).reads, **keys}
+    )
 
 
 # All configurations of Table 27, under the names used for data/images/<config>/.

@@ -12,7 +12,9 @@ if TYPE_CHECKING:
     from implicit_bench.debias.params import DebiasParams
 
 
-def judge_stage_params(name: str, params: DebiasParams, judge: Any, images_dir: str, out_dir: str) -> Any:
+def judge_stage_params(
+    name: str, params: DebiasParams, judge: Any, images_dir: str, out_dir: str
+) -> Any:
     """The judge stage's params for one configuration: the rubric and alignment judges named in
     ``debias.scoring`` (entries of the top-level ``judges`` catalogue), that configuration's
     image store only."""

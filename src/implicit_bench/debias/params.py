@@ -20,14 +20,20 @@ class DebiasParams(StrictModel):
     """params.yaml section ``debias``."""
 
     units: str = UNITS_PATH  # the bias KG (retrieval) and the prompt pool
-    subset: SubsetParams = SubsetParams(max_units=6)  # units whose neutral prompts every configuration renders
+    subset: SubsetParams = SubsetParams(
+        max_units=6
+    )  # units whose neutral prompts every configuration renders
     seeds: Seeds = [42, 1042, 2042]
     alpha: Annotated[float, Field(allow_inf_nan=False)] = 2.0
-    generator: str = "tiny"  # a generators catalogue entry: the model every configuration renders with
+    generator: str = (
+        "tiny"  # a generators catalogue entry: the model every configuration renders with
+    )
     configs: dict[SafeName, ConfigSpec] = dict(TABLE_27)
     embedder: EmbedderConfig = EmbedderConfig()
     retrieval: RetrievalTextParams = RetrievalTextParams()
-    rewriter: str | None = None  # the top-level ``llms`` entry that rewrites and writes the LLM pairs
+    rewriter: str | None = (
+        None  # the top-level ``llms`` entry that rewrites and writes the LLM pairs
+    )
     rewrite_max_tokens: PositiveInt = 160
     max_failure_rate: FailureRate = DEFAULT_MAX_FAILURE_RATE  # rewrite: more failed calls -> exit 1
     pair_max_tokens: PositiveInt = 256

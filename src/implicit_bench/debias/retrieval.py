@@ -47,7 +47,9 @@ class RetrievalTextParams(StrictModel):
 
 
 def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and np.isnan(value)) or str(value).strip() == ""
+    return (
+        value is None or (isinstance(value, float) and np.isnan(value)) or str(value).strip() == ""
+    )
 
 
 DEFAULT_TEXTS = RetrievalTextParams()
@@ -87,9 +89,13 @@ def retrieve(
         raise InputError("kg units", None, "unit_id", "duplicate unit ids in the KG")
     missing = [u for u in query_units if u not in position]
     if missing:
-        raise InputError("kg units", missing[0], "unit_id", f"{len(missing)} query unit(s) not in the KG")
+        raise InputError(
+            "kg units", missing[0], "unit_id", f"{len(missing)} query unit(s) not in the KG"
+        )
     if len(ids) < 2:
-        raise InputError("kg units", None, "unit_id", "own-removed retrieval needs at least 2 units")
+        raise InputError(
+            "kg units", None, "unit_id", "own-removed retrieval needs at least 2 units"
+        )
     sims = np.asarray(query_vectors, np.float32) @ np.asarray(doc_vectors, np.float32).T
     rows = np.arange(len(query_units))
     own = np.array([position[u] for u in query_units])
@@ -140,7 +146,9 @@ def retrieval_metrics(result: pd.DataFrame) -> dict[str, Any]:
     return {
         "n_queries": int(n),
         "top1_accuracy": share("own_hit"),
-        "mean_own_rank": float(result["own_rank"].mean()) if n and "own_rank" in result.columns else None,
+        "mean_own_rank": float(result["own_rank"].mean())
+        if n and "own_rank" in result.columns
+        else None,
         "removed_same_head": share("same_head_removed"),
         "removed_same_pair": share("same_pair_removed"),
     }

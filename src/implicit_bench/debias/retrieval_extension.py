@@ -37,4 +37,7 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
         paper=PAPER,
     )
     write_json(Path(out_dir) / "metrics" / "retrieval.json", metrics)
-    return {k: metrics[k] for k in ("n_queries", "top1_accuracy", "removed_same_head", "removed_same_pair")}
+    return {
+        k: metrics[k]
+        for k in ("n_queries", "top1_accuracy", "removed_same_head", "removed_same_pair")
+    }

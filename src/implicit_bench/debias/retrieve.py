@@ -21,7 +21,9 @@ def run_retrieval(kg: pd.DataFrame, params: DebiasParams) -> tuple[pd.DataFrame,
     embedder = build_embedder(params.embedder)
     records = kg.to_dict("records")
     docs = l2_normalise(embedder.embed([unit_text(r, params.retrieval) for r in records]))
-    queries = l2_normalise(embedder.embed([query_text(r["prompt_neutral"], params.retrieval) for r in records]))
+    queries = l2_normalise(
+        embedder.embed([query_text(r["prompt_neutral"], params.retrieval) for r in records])
+    )
     result = retrieve(queries, docs, kg["unit_id"].tolist(), kg)
     metrics = {
         **retrieval_metrics(result),

@@ -29,10 +29,22 @@ from implicit_bench.yamlsafe import load_yaml
 # whether an answer came from the cache is run state: counted (run log), not a column
 PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts" / "debias"
 REWRITE_COLUMNS = (
-    "unit_id", "info", "source_unit_id", "prompt", "valid", "error", "raw", "request_hash",
+    "unit_id",
+    "info",
+    "source_unit_id",
+    "prompt",
+    "valid",
+    "error",
+    "raw",
+    "request_hash",
 )
 PAIR_COLUMNS = (
-    "unit_id", "stereotype_prompt", "anti_stereotype_prompt", "valid", "error", "raw",
+    "unit_id",
+    "stereotype_prompt",
+    "anti_stereotype_prompt",
+    "valid",
+    "error",
+    "raw",
 )
 
 if TYPE_CHECKING:
@@ -120,7 +132,7 @@ def pair_messages(unit: dict[str, Any]) -> Messages:
 
 
 _LABEL = re.compile(r"^\s*(rewritten prompt|prompt)\s*:\s*", re.IGNORECASE)
-_QUOTES = ("\"\"", "''", "“”", "``")
+_QUOTES = ('""', "''", "“”", "``")
 
 
 def clean_rewrite(text: str) -> tuple[str | None, str | None]:
@@ -159,7 +171,10 @@ class RewriteRequest:
 
 
 def run_rewrites(
-    client: LLMClient, requests: list[RewriteRequest], kg: dict[str, dict[str, Any]], max_tokens: int | None = None
+    client: LLMClient,
+    requests: list[RewriteRequest],
+    kg: dict[str, dict[str, Any]],
+    max_tokens: int | None = None,
 ) -> tuple[pd.DataFrame, InvalidCounter]:
     """Ask the rewriter for every request (cached, batched); one row per request."""
     chats = [
@@ -200,7 +215,13 @@ def run_pairs(
     client: LLMClient, units: list[dict[str, Any]], max_tokens: int | None = None
 ) -> tuple[pd.DataFrame, InvalidCounter]:
     """The LLM sentence pair of each unit (JSON answers, invalid ones kept with their raw text)."""
-    answers = chat_json_many(client, [pair_messages(u) for u in units], PairAnswer, max_tokens=max_tokens, desc="rewrite: LLM sentence pairs")
+    answers = chat_json_many(
+        client,
+        [pair_messages(u) for u in units],
+        PairAnswer,
+        max_tokens=max_tokens,
+        desc="rewrite: LLM sentence pairs",
+    )
     counter = InvalidCounter("llm_pair")
     rows = []
     for unit, answer in zip(units, answers, strict=True):
@@ -234,16 +255,22 @@ def resolve_llm_block(block: dict[str, Any]) -> dict[str, Any]:
     name = model[len(PACKAGE_PREFIX) :]
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
-        raise InputError("params.yaml", None, "debias.llm.model", f"package '{name}' is not installed")
+        raise InputError(
+            "params.yaml", None, "debias.llm.model", f"package '{name}' is not installed"
+        )
     return {**block, "model": str(Path(list(spec.submodule_search_locations)[0]))}
 
 
-def rewriter_block(params: DebiasParams, llms: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+def rewriter_block(
+    params: DebiasParams, llms: dict[str, dict[str, Any]]
+) -> tuple[str, dict[str, Any]]:
     """(where, params block) of the rewriter LLM in the top-level ``llms`` catalogue (its
     answer lengths are the use site's ``rewrite_max_tokens`` / ``pair_max_tokens``)."""
     from implicit_bench.llm import llm_entry
 
-    return f"llms.{params.rewriter}", resolve_llm_block(llm_entry(llms, params.rewriter, "debias.rewriter"))
+    return f"llms.{params.rewriter}", resolve_llm_block(
+        llm_entry(llms, params.rewriter, "debias.rewriter")
+    )
 
 
 def needed_llm_work(params: DebiasParams) -> tuple[list[str], list[str]]:
@@ -255,7 +282,11 @@ def needed_llm_work(params: DebiasParams) -> tuple[list[str], list[str]]:
 
 
 def run_rewriting(
-    kg: pd.DataFrame, subset: pd.DataFrame, retrieval: pd.DataFrame | None, params: DebiasParams, client: Any,
+    kg: pd.DataFrame,
+    subset: pd.DataFrame,
+    retrieval: pd.DataFrame | None,
+    params: DebiasParams,
+    client: Any,
     model_ref: str | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """Rewrites of the subset's neutral prompts for every rewrite info the configurations use,
@@ -269,7 +300,9 @@ def run_rewriting(
         for u in subset["unit_id"]
     ]
     rewrites, rcount = run_rewrites(client, requests, by_id, params.rewrite_max_tokens)
-    pair_units = sorted({unit_for(info, u, retrieval) for info in pair_infos for u in subset["unit_id"]})
+    pair_units = sorted(
+        {unit_for(info, u, retrieval) for info in pair_infos for u in subset["unit_id"]}
+    )
     pairs, pcount = run_pairs(client, [by_id[u] for u in pair_units], params.pair_max_tokens)
     rcount.check_calls(params.max_failure_rate)  # too many failed calls: exit 1, write nothing
     pcount.check_calls(params.max_failure_rate)
@@ -280,6 +313,8 @@ def run_rewriting(
         "rewrites": rcount.as_dict(),
         "llm_pairs": pcount.as_dict(),
         "llm_calls": client.calls,
-        "provenance": provenance([("rewriter", model_ref or getattr(client.params, "model", None))]),
+        "provenance": provenance(
+            [("rewriter", model_ref or getattr(client.params, "model", None))]
+        ),
     }
     return rewrites, pairs, metrics

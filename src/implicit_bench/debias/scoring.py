@@ -52,7 +52,9 @@ def _pick_judge(rows: pd.DataFrame, task: str, judge: str | None, source: str) -
     if judge is None:
         if len(judges) > 1:
             raise InputError(
-                source, None, "judge",
+                source,
+                None,
+                "judge",
                 f"{task} judgements from several judges ({', '.join(judges)}); name one with "
                 f"debias.scoring.{task}_judge",
             )
@@ -64,7 +66,9 @@ def _parse_rubric(value: Any, source: str, row: int) -> float:
     try:
         score = float(str(value).strip())
     except ValueError:
-        raise InputError(source, row, "value", f"rubric value {value!r} is not a number 0-5") from None
+        raise InputError(
+            source, row, "value", f"rubric value {value!r} is not a number 0-5"
+        ) from None
     if not 0 <= score <= 5:  # NaN fails too; a real value is a mean of repeated judgements
         raise InputError(source, row, "value", f"rubric value {value!r} is not a number in 0-5")
     return score
@@ -117,7 +121,9 @@ def image_scores(
         first = frame[dup].sort_values("_row").iloc[0]
         count = int(frame[dup].groupby([*IMAGE_KEY, "task"]).ngroups)
         raise InputError(
-            source, int(first["_row"]), "config/unit_id/seed/task",
+            source,
+            int(first["_row"]),
+            "config/unit_id/seed/task",
             f"duplicate {first['task']} judgement for config={first['config']} unit={first['unit_id']} "
             f"seed={first['seed']} ({count} duplicated keys in all); duplicates are not averaged",
         )
@@ -154,7 +160,9 @@ def assemble_full_kg(
         missing = sorted(set(rows["unit_id"]) - set(own_hit))
         if missing:
             raise InputError(
-                "retrieval", missing[0], "unit_id",
+                "retrieval",
+                missing[0],
+                "unit_id",
                 f"{len(missing)} unit(s) of configuration '{config}' have no retrieval result",
             )
         hit = rows["unit_id"].map(own_hit).astype(bool)
@@ -238,7 +246,9 @@ def config_stats(images: pd.DataFrame) -> dict[str, Any]:
         "n_scored": int(prod.notna().sum()),
         "n_invalid_rubric": int(images["rubric_invalid"].sum()),
         # real values in [0, 5]: means of repeated judgements (the authors' release has them)
-        "n_fractional_rubric": int((images["bias"].notna() & (images["bias"] != images["bias"].round())).sum()),
+        "n_fractional_rubric": int(
+            (images["bias"].notna() & (images["bias"] != images["bias"].round())).sum()
+        ),
         "n_invalid_alignment": int(images["alignment_invalid"].sum()),
         "bias_gated_secondary": _mean(images.loc[aligned, "bias"]),
         "n_gated": int((aligned & images["bias"].notna()).sum()),
@@ -256,7 +266,9 @@ def score_configs(
     retrieval result ``own_hit`` (unit_id -> full-KG top-1 is the own unit) is given)."""
     if unmodified not in set(images["config"]):
         raise InputError(
-            "judgements", None, "config",
+            "judgements",
+            None,
+            "config",
             f"no rubric / alignment judgements for the unmodified configuration '{unmodified}'",
         )
     specs = dict(specs) if specs is not None else {}
@@ -290,7 +302,9 @@ def score_configs(
             ok = stats["S"] is not None and base_stats["S"] is not None
             ci, stats["n_boot_valid"] = delta_interval(frame, base, boot, f"debias/{name}")
             n_paired = len(set(frame["unit_id"]) | set(base["unit_id"]))  # the units resampled
-            stats["dS"] = estimate_json(stats["S"] - base_stats["S"] if ok else None, ci, n_paired, boot.level)
+            stats["dS"] = estimate_json(
+                stats["S"] - base_stats["S"] if ok else None, ci, n_paired, boot.level
+            )
         entry.update(stats)
         out[name] = entry
     return out
@@ -341,8 +355,11 @@ def table7_markdown(entries: Mapping[str, Mapping[str, Any]], unmodified: str) -
     placed = {unmodified}
     for info, title in _GROUPS:
         members = [
-            (name, e) for name, e in entries.items()
-            if name not in placed and e.get("info") == info and e.get("method") in ("rewrite", "steer")
+            (name, e)
+            for name, e in entries.items()
+            if name not in placed
+            and e.get("info") == info
+            and e.get("method") in ("rewrite", "steer")
         ]
         if not members:
             continue
@@ -374,7 +391,10 @@ def score_judgements(
         judgements, configs, scoring.rubric_judge, scoring.alignment_judge, source=source
     )
     entries = score_configs(
-        images, scoring.unmodified, scoring.bootstrap, specs,
+        images,
+        scoring.unmodified,
+        scoring.bootstrap,
+        specs,
         own_hits(retrieval) if retrieval is not None else None,
     )
     payload = {

@@ -43,9 +43,13 @@ class Encoding:
 
     def __post_init__(self) -> None:
         if self.embeds.dim() != 2:
-            raise ValueError(f"expected (tokens, dim) embeddings, got shape {tuple(self.embeds.shape)}")
+            raise ValueError(
+                f"expected (tokens, dim) embeddings, got shape {tuple(self.embeds.shape)}"
+            )
         if self.mask is not None and self.mask.shape != self.embeds.shape[:1]:
-            raise ValueError(f"mask shape {tuple(self.mask.shape)} does not match {tuple(self.embeds.shape)}")
+            raise ValueError(
+                f"mask shape {tuple(self.mask.shape)} does not match {tuple(self.embeds.shape)}"
+            )
 
     @property
     def n_tokens(self) -> int:
@@ -88,7 +92,9 @@ def direction(signal: str, neutral: Encoding, stereo: Encoding, anti: Encoding) 
     """The shift to add to ``neutral.embeds``, float32, same (L, D) shape."""
     length, width = neutral.embeds.shape
     if signal == "attributes":
-        return pooled_direction(stereo, anti).to(neutral.embeds.device).expand(length, width).clone()
+        return (
+            pooled_direction(stereo, anti).to(neutral.embeds.device).expand(length, width).clone()
+        )
     if signal not in TOKEN_SIGNALS:
         raise ValueError(f"unknown steering signal '{signal}'")
     d = token_direction(stereo, anti, neutral.n_tokens).to(neutral.embeds.device)
@@ -106,7 +112,9 @@ def steer(neutral: Encoding, d: torch.Tensor, alpha: float) -> Encoding:
     """Enc(p_n) + alpha * d, computed in float32 and cast back to the encoder's dtype; the
     neutral prompt's mask and extra tensors are kept."""
     if d.shape != neutral.embeds.shape:
-        raise ValueError(f"direction shape {tuple(d.shape)} != encoding shape {tuple(neutral.embeds.shape)}")
+        raise ValueError(
+            f"direction shape {tuple(d.shape)} != encoding shape {tuple(neutral.embeds.shape)}"
+        )
     shifted = neutral.embeds.float() + float(alpha) * d.to(neutral.embeds.device)
     return replace(neutral, embeds=shifted.to(neutral.embeds.dtype))
 
@@ -141,7 +149,12 @@ def steering_texts(
         return _text(unit, "prompt_stereotype"), _text(unit, "prompt_anti_stereotype")
     if signal == "llm_pair":
         if llm_pair is None or not all(t and t.strip() for t in llm_pair):
-            raise InputError("llm pairs", unit.get("unit_id"), "llm_pair", "no valid LLM sentence pair for this unit")
+            raise InputError(
+                "llm pairs",
+                unit.get("unit_id"),
+                "llm_pair",
+                "no valid LLM sentence pair for this unit",
+            )
         return llm_pair[0].strip(), llm_pair[1].strip()
     raise ValueError(f"unknown steering signal '{signal}'")
 
@@ -162,7 +175,11 @@ def stack_batch(encodings: Sequence[Encoding]) -> tuple[torch.Tensor, torch.Tens
     has_mask = any(e.mask is not None for e in encodings) or any(
         e.embeds.shape[0] != length for e in encodings
     )
-    mask = torch.zeros(len(encodings), length, dtype=torch.long, device=first.device) if has_mask else None
+    mask = (
+        torch.zeros(len(encodings), length, dtype=torch.long, device=first.device)
+        if has_mask
+        else None
+    )
     for i, enc in enumerate(encodings):
         embeds[i, : enc.embeds.shape[0]] = enc.embeds
         if mask is not None:

@@ -21,7 +21,9 @@ from implicit_bench.embedders.base import MINILM_PACKAGE, Embedder, EmbedderConf
 from implicit_bench.registry import Registry
 
 EMBEDDERS: Registry[Embedder] = Registry("embedder")
-EMBEDDERS.register("sentence_transformers", "implicit_bench.embedders.st:SentenceTransformerEmbedder")
+EMBEDDERS.register(
+    "sentence_transformers", "implicit_bench.embedders.st:SentenceTransformerEmbedder"
+)
 EMBEDDERS.register("openai", "implicit_bench.embedders.openai_http:OpenAIEmbedder")
 
 
@@ -55,7 +57,11 @@ class CachedEmbedder:
         rev = {"revision": self.config.revision} if self.config.revision else {}
         if self.config.backend == "openai" and self.config.base_url:
             rev["base_url"] = self.config.base_url.rstrip("/")
-        return model_key("embedding", {"backend": self.config.backend, "model": self.config.model, **rev}, text=text)
+        return model_key(
+            "embedding",
+            {"backend": self.config.backend, "model": self.config.model, **rev},
+            text=text,
+        )
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
@@ -65,14 +71,26 @@ class CachedEmbedder:
             with self._lock:
                 self.calls += 1
             if vectors.shape[0] != len(chunk):
-                raise RuntimeError(f"embedder returned {vectors.shape[0]} vectors for {len(chunk)} texts")
+                raise RuntimeError(
+                    f"embedder returned {vectors.shape[0]} vectors for {len(chunk)} texts"
+                )
             if not np.isfinite(vectors).all():  # every backend: a NaN vector is never cached
-                raise RuntimeError(f"embedder {self.config.backend}:{self.config.model} returned NaN/inf values")
+                raise RuntimeError(
+                    f"embedder {self.config.backend}:{self.config.model} returned NaN/inf values"
+                )
             return [_decode(_encode(v)) for v in vectors]  # exactly what a cache hit returns
 
         streams = self.config.concurrency if self.config.backend == "openai" else 1
-        got = cached_map(self.cache, texts, self.key, compute, batch_size=self.config.batch_size,
-                         encode=lambda text, vector: _encode(vector), decode=_decode, concurrency=streams)
+        got = cached_map(
+            self.cache,
+            texts,
+            self.key,
+            compute,
+            batch_size=self.config.batch_size,
+            encode=lambda text, vector: _encode(vector),
+            decode=_decode,
+            concurrency=streams,
+        )
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack(got.values)

@@ -23,7 +23,9 @@ class EmbedderConfig(HttpParams):
     model: str = MINILM_PACKAGE  # hub id, local directory, or MINILM_PACKAGE
     revision: str | None = None  # sentence_transformers: hub commit to load
     batch_size: PositiveInt = 64  # texts per backend request
-    concurrency: PositiveInt = 4  # openai: requests in flight (streamed); sentence_transformers: unused
+    concurrency: PositiveInt = (
+        4  # openai: requests in flight (streamed); sentence_transformers: unused
+    )
     # sentence_transformers: one text per forward pass, so a text's vector does not depend on
     # the other texts of its batch (padding and kernel shapes change the last bits): the
     # vectors, and retrieval.parquet, are then the same on a fresh or a warm cache.

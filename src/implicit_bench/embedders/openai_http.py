@@ -23,16 +23,22 @@ from implicit_bench.throttle import estimate_tokens
 class OpenAIEmbedder:
     def __init__(self, config: EmbedderConfig):
         if not config.base_url:
-            raise ConfigError("embedder backend 'openai' needs base_url (e.g. http://127.0.0.1:8000/v1)")
+            raise ConfigError(
+                "embedder backend 'openai' needs base_url (e.g. http://127.0.0.1:8000/v1)"
+            )
         self.name = f"openai:{config.model}"
         self.config = config
         headers = {}
         if config.api_key_env:
             key = os.environ.get(config.api_key_env)
             if not key:
-                raise ConfigError(f"environment variable {config.api_key_env} (api_key_env) is not set")
+                raise ConfigError(
+                    f"environment variable {config.api_key_env} (api_key_env) is not set"
+                )
             headers["Authorization"] = f"Bearer {key}"
-        self.client = httpx.Client(base_url=config.base_url.rstrip("/"), headers=headers, timeout=config.timeout_s)
+        self.client = httpx.Client(
+            base_url=config.base_url.rstrip("/"), headers=headers, timeout=config.timeout_s
+        )
         # the project's one retry policy (implicit_bench.httpretry): Retry-After honoured,
         # only 408/409/429/5xx and transport errors retried, an overall deadline per request
         self.policy = config.retry_policy()
@@ -41,18 +47,33 @@ class OpenAIEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         payload = {"model": self.config.model, "input": list(texts), "encoding_format": "float"}
-        result = send(self.client, "POST", "/embeddings", self.policy, json=payload, throttle=self.throttle,
-                      tokens=estimate_tokens(payload["input"]))
+        result = send(
+            self.client,
+            "POST",
+            "/embeddings",
+            self.policy,
+            json=payload,
+            throttle=self.throttle,
+            tokens=estimate_tokens(payload["input"]),
+        )
         if not result.ok:
             raise RuntimeError(f"{self.config.base_url}/embeddings failed: {result.error}")
         try:
             data = sorted(result.response.json()["data"], key=lambda item: item["index"])
             vectors = np.asarray([item["embedding"] for item in data], dtype=np.float32)
         except (ValueError, KeyError, TypeError) as exc:
-            raise RuntimeError(redact(f"{self.config.base_url}/embeddings: malformed answer ({type(exc).__name__}): {result.response.text[:300]}")) from None
+            raise RuntimeError(
+                redact(
+                    f"{self.config.base_url}/embeddings: malformed answer ({type(exc).__name__}): {result.response.text[:300]}"
+                )
+            ) from None
         if len(data) != len(texts) or vectors.ndim != 2:
-            raise RuntimeError(f"{self.config.base_url}/embeddings returned {len(data)} vectors for {len(texts)} texts")
+            raise RuntimeError(
+                f"{self.config.base_url}/embeddings returned {len(data)} vectors for {len(texts)} texts"
+            )
         if not np.isfinite(vectors).all():
             rows = sorted({int(i) for i in np.argwhere(~np.isfinite(vectors))[:, 0]})
-            raise RuntimeError(f"{self.config.base_url}/embeddings: non-finite values (NaN/inf) in vector(s) {rows[:10]}; not cached")
+            raise RuntimeError(
+                f"{self.config.base_url}/embeddings: non-finite values (NaN/inf) in vector(s) {rows[:10]}; not cached"
+            )
         return vectors

@@ -23,7 +23,9 @@ class SentenceTransformerEmbedder:
             kwargs["model_kwargs"] = {"torch_dtype": getattr(torch, config.dtype)}
         if config.revision:
             kwargs["revision"] = config.revision
-        self.model = SentenceTransformer(resolve_model(config.model), device=config.device, **kwargs)
+        self.model = SentenceTransformer(
+            resolve_model(config.model), device=config.device, **kwargs
+        )
         if config.max_seq_length is not None:
             self.model.max_seq_length = config.max_seq_length
 

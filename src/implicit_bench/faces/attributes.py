@@ -28,15 +28,27 @@ def face_attributes(faces: list[dict], config: FaceConfig) -> dict[str, Any]:
         return (right - left + 1) * (bottom - top + 1)
 
     face = max(faces, key=area)
-    return {"faces": len(faces), "gender": face["gender"], "age": face["age"], "age_group": age_group(face["age"], config)}
+    return {
+        "faces": len(faces),
+        "gender": face["gender"],
+        "age": face["age"],
+        "age_group": age_group(face["age"], config),
+    }
 
 
-def judge_images(judge: FaceJudge, cache: DiskCache, shas: Iterable[str], load: Callable[[str], Any]) -> dict[str, list[dict]]:
+def judge_images(
+    judge: FaceJudge, cache: DiskCache, shas: Iterable[str], load: Callable[[str], Any]
+) -> dict[str, list[dict]]:
     """``sha256 -> detected faces``, each image predicted once (stored one by one)."""
     shas = list(dict.fromkeys(shas))
     identity = judge.identity()
-    got = cached_map(cache, shas, lambda sha: model_key("faces", identity, image=sha),
-                     lambda batch: [judge.predict(load(sha)) for sha in batch], batch_size=1)
+    got = cached_map(
+        cache,
+        shas,
+        lambda sha: model_key("faces", identity, image=sha),
+        lambda batch: [judge.predict(load(sha)) for sha in batch],
+        batch_size=1,
+    )
     return dict(zip(shas, got.values, strict=True))
 
 
@@ -60,10 +72,16 @@ def face_report(frame: pd.DataFrame) -> dict[str, Any]:
     """
     out: dict[str, Any] = {}
     for config, g in frame.groupby("config", sort=True):
-        sets = {"gender_units": g[g["bias_type"] == "gender"], "age_units": g[g["bias_type"] == "age"]}
+        sets = {
+            "gender_units": g[g["bias_type"] == "gender"],
+            "age_units": g[g["bias_type"] == "age"],
+        }
         sets["gender_and_age_units"] = pd.concat(sets.values())
         out[str(config)] = {
-            name: {"gender": distribution(rows["gender"], GENDERS), "age": distribution(rows["age_group"], AGE_GROUPS)}
+            name: {
+                "gender": distribution(rows["gender"], GENDERS),
+                "age": distribution(rows["age_group"], AGE_GROUPS),
+            }
             for name, rows in sets.items()
         }
     return out

@@ -24,13 +24,20 @@ class SimFaceJudge:
         self.world = load_world(config.world)
 
     def identity(self) -> dict:
-        return {"backend": "sim", "world": self.world.fingerprint,
-                "middle_from": self.config.middle_from, "elderly_from": self.config.elderly_from}
+        return {
+            "backend": "sim",
+            "world": self.world.fingerprint,
+            "middle_from": self.config.middle_from,
+            "elderly_from": self.config.elderly_from,
+        }
 
     def _age(self, group: str) -> int:
         c = self.config
-        return {"young": max(0, c.middle_from - 8), "middle": (c.middle_from + c.elderly_from) // 2,
-                "elderly": c.elderly_from + 10}[group]
+        return {
+            "young": max(0, c.middle_from - 8),
+            "middle": (c.middle_from + c.elderly_from) // 2,
+            "elderly": c.elderly_from + 10,
+        }[group]
 
     def predict(self, image) -> list[dict]:
         shown = read(image)
@@ -46,5 +53,12 @@ class SimFaceJudge:
         if rng.random() < error:
             others = [g for g in AGE_GROUPS if g != age]
             age = others[int(rng.integers(len(others)))]
-        return [{"gender": gender, "gender_confidence": 100, "age": self._age(age), "age_confidence": 100,
-                 "box": [40, 40, 120, 120]}]
+        return [
+            {
+                "gender": gender,
+                "gender_confidence": 100,
+                "age": self._age(age),
+                "age_confidence": 100,
+                "box": [40, 40, 120, 120],
+            }
+        ]

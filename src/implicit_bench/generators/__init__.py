@@ -25,19 +25,44 @@ from implicit_bench.registry import Registry
 
 GENERATORS: Registry[Generator] = Registry("generator")
 GENERATORS.register("diffusers", "implicit_bench.generators.diffusers_backend:DiffusersGenerator")
-GENERATORS.register("openai_images", "implicit_bench.generators.openai_images:OpenAIImagesGenerator")
-GENERATORS.register("gemini", "implicit_bench.generators.gemini:GeminiImagesGenerator")  # Nano Banana 2
-GENERATORS.register("sim", "implicit_bench.generators.sim:SimGenerator")  # simulated world (docs/world.md)
+GENERATORS.register(
+    "openai_images", "implicit_bench.generators.openai_images:OpenAIImagesGenerator"
+)
+GENERATORS.register(
+    "gemini", "implicit_bench.generators.gemini:GeminiImagesGenerator"
+)  # Nano Banana 2
+GENERATORS.register(
+    "sim", "implicit_bench.generators.sim:SimGenerator"
+)  # simulated world (docs/world.md)
 
 # Config keys that change how fast images are made, never which images: left out of the hash.
 RUNTIME_KEYS = frozenset(
-    {"device", "batch_size", "cpu_offload", "threads", "concurrency", "timeout_s", "api_key_env", "base_url", "world",
-     "deadline_s", "backoff_max_s", "max_retries", "backoff_s", "max_response_bytes", "max_answer_chars",
-     "rpm", "tpm", "rate_window_s"}  # every httpretry.HttpParams key
+    {
+        "device",
+        "batch_size",
+        "cpu_offload",
+        "threads",
+        "concurrency",
+        "timeout_s",
+        "api_key_env",
+        "base_url",
+        "world",
+        "deadline_s",
+        "backoff_max_s",
+        "max_retries",
+        "backoff_s",
+        "max_response_bytes",
+        "max_answer_chars",
+        "rpm",
+        "tpm",
+        "rate_window_s",
+    }  # every httpretry.HttpParams key
 )
 
 
-def validate_config(config: dict[str, Any] | GeneratorConfig, where: str = "generators") -> GeneratorConfig:
+def validate_config(
+    config: dict[str, Any] | GeneratorConfig, where: str = "generators"
+) -> GeneratorConfig:
     """The backend's pydantic config for ``config`` (unknown keys are an error)."""
     if isinstance(config, GeneratorConfig):
         return config

@@ -25,7 +25,9 @@ class RenderRequest:
     item_id: str
     prompt: str
     seed: int
-    payload: Any = None  # extra inputs for custom workers (e.g. steering texts); plain renders: None
+    payload: Any = (
+        None  # extra inputs for custom workers (e.g. steering texts); plain renders: None
+    )
 
 
 @dataclass(frozen=True)

@@ -38,11 +38,15 @@ class DiffusersConfig(GeneratorConfig):
     pipeline_class: str | None = None  # a diffusers class name; default: from model_index.json
     revision: str | None = None
     variant: str | None = None  # weight file variant, e.g. "fp16"
-    drop_components: list[str] = []  # loaded as None, e.g. [text_encoder_3, tokenizer_3]: SD3 without T5
+    drop_components: list[
+        str
+    ] = []  # loaded as None, e.g. [text_encoder_3, tokenizer_3]: SD3 without T5
     dtype: Literal["float32", "float16", "bfloat16"] = "float32"
     device: str = "auto"  # auto: cuda when available, else cpu
     cpu_offload: bool = False  # enable_model_cpu_offload (large models on small GPUs)
-    threads: PositiveInt | None = None  # torch intra-op threads; CPU images are bit-identical only at equal counts
+    threads: PositiveInt | None = (
+        None  # torch intra-op threads; CPU images are bit-identical only at equal counts
+    )
     steps: PositiveInt = 28
     guidance: NonNegFloat | None = None  # guidance_scale
     true_cfg_scale: NonNegFloat | None = None  # Qwen-Image "true" classifier-free guidance
@@ -103,7 +107,9 @@ class DiffusersGenerator:
         if config.threads:
             torch.set_num_threads(config.threads)
         self.device = (
-            ("cuda" if torch.cuda.is_available() else "cpu") if config.device == "auto" else config.device
+            ("cuda" if torch.cuda.is_available() else "cpu")
+            if config.device == "auto"
+            else config.device
         )
         self.pipe = self._load()
         self.family = _family(self.pipe)
@@ -132,7 +138,9 @@ class DiffusersGenerator:
         has_dtype = hasattr(diffusers.utils, "deprecation_utils") and hasattr(
             diffusers.utils.deprecation_utils, "_TORCH_DTYPE_DEPRECATION_MESSAGE"
         )
-        kwargs: dict[str, Any] = {"dtype" if has_dtype else "torch_dtype": getattr(self.torch, cfg.dtype)}
+        kwargs: dict[str, Any] = {
+            "dtype" if has_dtype else "torch_dtype": getattr(self.torch, cfg.dtype)
+        }
         if cfg.revision:
             kwargs["revision"] = cfg.revision
         if cfg.variant:
@@ -186,9 +194,14 @@ class DiffusersGenerator:
                 return PromptEncoding(embeds, self._token_mask(pipe.tokenizer, prompts, embeds))
             if fam == "sdxl":
                 embeds, _, pooled, _ = pipe.encode_prompt(
-                    prompt=prompts, device=device, num_images_per_prompt=1, do_classifier_free_guidance=False
+                    prompt=prompts,
+                    device=device,
+                    num_images_per_prompt=1,
+                    do_classifier_free_guidance=False,
                 )
-                return PromptEncoding(embeds, self._token_mask(pipe.tokenizer, prompts, embeds), pooled)
+                return PromptEncoding(
+                    embeds, self._token_mask(pipe.tokenizer, prompts, embeds), pooled
+                )
             if fam == "sd3":
                 t5_len = msl or 256
                 embeds, _, pooled, _ = pipe.encode_prompt(
@@ -205,20 +218,30 @@ class DiffusersGenerator:
                 if pipe.tokenizer_3 is not None and pipe.text_encoder_3 is not None:
                     t5_mask = self._token_mask(pipe.tokenizer_3, prompts, embeds, t5_len)
                 else:
-                    t5_mask = torch.zeros((len(prompts), t5_len), dtype=torch.long, device=embeds.device)
+                    t5_mask = torch.zeros(
+                        (len(prompts), t5_len), dtype=torch.long, device=embeds.device
+                    )
                 return PromptEncoding(embeds, torch.cat([clip_mask, t5_mask], dim=1), pooled)
             if fam == "flux":
                 t5_len = msl or 512
                 embeds, pooled, _ = pipe.encode_prompt(
-                    prompt=prompts, prompt_2=None, device=device, num_images_per_prompt=1, max_sequence_length=t5_len
+                    prompt=prompts,
+                    prompt_2=None,
+                    device=device,
+                    num_images_per_prompt=1,
+                    max_sequence_length=t5_len,
                 )
-                return PromptEncoding(embeds, self._token_mask(pipe.tokenizer_2, prompts, embeds, t5_len), pooled)
+                return PromptEncoding(
+                    embeds, self._token_mask(pipe.tokenizer_2, prompts, embeds, t5_len), pooled
+                )
         raise ConfigError(
             f"{type(pipe).__name__}: no prompt-encoder hook for this pipeline class "
             "(supported: Qwen-Image, SD3, SDXL, Flux, Stable Diffusion); plain prompts still render"
         )
 
-    def _token_mask(self, tokenizer: Any, prompts: list[str], embeds: Any, length: int | None = None) -> Any:
+    def _token_mask(
+        self, tokenizer: Any, prompts: list[str], embeds: Any, length: int | None = None
+    ) -> Any:
         length = length or int(embeds.shape[1])
         tokens = tokenizer(
             prompts, padding="max_length", max_length=length, truncation=True, return_tensors="pt"
@@ -248,7 +271,9 @@ class DiffusersGenerator:
             kwargs = dict(self._base_kwargs)
             if self.config.negative_prompt is not None:
                 kwargs["negative_prompt"] = [self.config.negative_prompt] * len(seeds)
-            kwargs["generator"] = [self.torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds]
+            kwargs["generator"] = [
+                self.torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds
+            ]
             with self.torch.no_grad():
                 return list(self.pipe(prompt=list(prompts), **kwargs).images)
         return self.generate_encoded(self.encode(prompts), seeds)

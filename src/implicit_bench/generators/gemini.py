@@ -44,7 +44,9 @@ class GeminiImagesConfig(GeneratorConfig, HttpParams):
     send_seed: bool = True  # generationConfig.seed: the seed varies the call (paper A.1)
     extra_generation_config: dict[str, Any] = {}  # any other generationConfig field
     safety_settings: list[dict[str, Any]] | None = None  # the request's safetySettings, as given
-    concurrency: PositiveInt = 4  # requests in flight (streamed by render; the AIMD window's ceiling)
+    concurrency: PositiveInt = (
+        4  # requests in flight (streamed by render; the AIMD window's ceiling)
+    )
     timeout_s: PositiveFloat = 300.0
     max_retries: NonNegInt = 2
     backoff_s: NonNegFloat = 2.0
@@ -58,7 +60,9 @@ class GeminiImagesGenerator:
 
     def __init__(self, config: GeminiImagesConfig):
         self.config = config
-        self.client = config.client(f"generator {config.model}", lambda key: {"x-goog-api-key": key})
+        self.client = config.client(
+            f"generator {config.model}", lambda key: {"x-goog-api-key": key}
+        )
         self.policy = config.retry_policy()
         self.throttle = config.throttle(config.concurrency)
 
@@ -69,7 +73,9 @@ class GeminiImagesGenerator:
     def request_body(self, request: RenderRequest) -> dict[str, Any]:
         cfg = self.config
         generation: dict[str, Any] = {"responseModalities": list(cfg.response_modalities)}
-        image_config = {k: v for k, v in (("aspectRatio", cfg.aspect_ratio), ("imageSize", cfg.image_size)) if v}
+        image_config = {
+            k: v for k, v in (("aspectRatio", cfg.aspect_ratio), ("imageSize", cfg.image_size)) if v
+        }
         if image_config:
             generation["imageConfig"] = image_config
         if cfg.send_seed:
@@ -88,9 +94,20 @@ class GeminiImagesGenerator:
         path = f"/models/{self.config.model}:generateContent"
         attempts = 0
         while True:
-            result = send(self.client, "POST", path, self.policy, json=self.request_body(request), throttle=self.throttle)
+            result = send(
+                self.client,
+                "POST",
+                path,
+                self.policy,
+                json=self.request_body(request),
+                throttle=self.throttle,
+            )
             attempts += result.attempts
-            parsed = parse_answer(result.response) if result.ok else RenderResult("failed", None, result.error)
+            parsed = (
+                parse_answer(result.response)
+                if result.ok
+                else RenderResult("failed", None, result.error)
+            )
             if parsed.status != "failed" or not result.ok or attempts >= self.policy.max_attempts:
                 break
         return parsed if attempts == 1 else replace(parsed, attempts=attempts)
@@ -110,13 +127,19 @@ def parse_answer(response: Any) -> RenderResult:
     try:
         payload = response.json()
     except ValueError:
-        return RenderResult("failed", None, redact(f"unreadable JSON answer: {response.text[:200]!r}"))
+        return RenderResult(
+            "failed", None, redact(f"unreadable JSON answer: {response.text[:200]!r}")
+        )
     if not isinstance(payload, dict):
         return RenderResult("failed", None, f"answer is {type(payload).__name__}, not an object")
     feedback = payload.get("promptFeedback")
     if isinstance(feedback, dict) and feedback.get("blockReason"):
         detail = feedback.get("blockReasonMessage")
-        return RenderResult.refused(redact(f"prompt blocked: {feedback['blockReason']}" + (f" ({detail})" if detail else "")))
+        return RenderResult.refused(
+            redact(
+                f"prompt blocked: {feedback['blockReason']}" + (f" ({detail})" if detail else "")
+            )
+        )
     candidates = payload.get("candidates")
     if not isinstance(candidates, list) or not candidates or not isinstance(candidates[0], dict):
         return RenderResult.refused("no candidate in the answer")
@@ -126,12 +149,21 @@ def parse_answer(response: Any) -> RenderResult:
     parts = content.get("parts") if isinstance(content, dict) else None
     parts = [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
     images = [p.get("inlineData") or p.get("inline_data") for p in parts]
-    images = [d for d in images if isinstance(d, dict) and str(d.get("mimeType") or d.get("mime_type") or "").startswith("image/")]
+    images = [
+        d
+        for d in images
+        if isinstance(d, dict)
+        and str(d.get("mimeType") or d.get("mime_type") or "").startswith("image/")
+    ]
     text = " ".join(p["text"] for p in parts if isinstance(p.get("text"), str)).strip()
     if finish not in (None, "STOP"):
-        return RenderResult.refused(redact(f"finishReason {finish}" + (f": {text[:200]}" if text else "")))
+        return RenderResult.refused(
+            redact(f"finishReason {finish}" + (f": {text[:200]}" if text else ""))
+        )
     if not images:
-        return RenderResult.refused(redact("no image in the answer" + (f" (text: {text[:200]})" if text else "")))
+        return RenderResult.refused(
+            redact("no image in the answer" + (f" (text: {text[:200]})" if text else ""))
+        )
     return decode_image(images[0].get("data"))
 
 
@@ -148,7 +180,9 @@ def decode_image(b64: Any) -> RenderResult:
         image = Image.open(io.BytesIO(raw))
         image.load()
     except (ValueError, UnidentifiedImageError, OSError) as exc:
-        return RenderResult("failed", None, f"answer image does not decode: {type(exc).__name__}: {str(exc)[:200]}")
+        return RenderResult(
+            "failed", None, f"answer image does not decode: {type(exc).__name__}: {str(exc)[:200]}"
+        )
     if image.format == "PNG" and image.mode == "RGB":
         return RenderResult("ok", raw, None, image.width, image.height)
     return RenderResult("ok", png_bytes(image), None, int(image.width), int(image.height))

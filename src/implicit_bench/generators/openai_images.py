@@ -47,10 +47,14 @@ class OpenAIImagesConfig(GeneratorConfig, HttpParams):
     model: str  # e.g. gpt-image-1
     size: str | None = "1024x1024"
     quality: str | None = None  # e.g. "low" (paper: GPT Image 2, quality low)
-    response_format: str | None = None  # "b64_json" for APIs that need it (DALL-E); GPT Image omits it
+    response_format: str | None = (
+        None  # "b64_json" for APIs that need it (DALL-E); GPT Image omits it
+    )
     send_seed: bool = False
     extra_body: dict[str, Any] = {}  # any other request field (output_format, moderation, ...)
-    concurrency: PositiveInt = 4  # requests in flight (streamed by render; the AIMD window's ceiling)
+    concurrency: PositiveInt = (
+        4  # requests in flight (streamed by render; the AIMD window's ceiling)
+    )
     timeout_s: PositiveFloat = 300.0
     max_retries: NonNegInt = 2  # then the item is failed (and tried again by the next run)
     backoff_s: NonNegFloat = 2.0
@@ -64,7 +68,9 @@ class OpenAIImagesGenerator:
 
     def __init__(self, config: OpenAIImagesConfig):
         self.config = config
-        self.client = config.client(f"generator {config.model}", lambda key: {"Authorization": f"Bearer {key}"})
+        self.client = config.client(
+            f"generator {config.model}", lambda key: {"Authorization": f"Bearer {key}"}
+        )
         self.policy = config.retry_policy()
         self.throttle = config.throttle(config.concurrency)
 
@@ -88,8 +94,14 @@ class OpenAIImagesGenerator:
         image is asked again within the same attempts."""
         attempts = 0
         while True:
-            result = send(self.client, "POST", "/images/generations", self.policy, json=self.request_body(request),
-                          throttle=self.throttle)
+            result = send(
+                self.client,
+                "POST",
+                "/images/generations",
+                self.policy,
+                json=self.request_body(request),
+                throttle=self.throttle,
+            )
             attempts += result.attempts
             parsed = self._answer(result)
             if parsed.status != "failed" or not result.ok or attempts >= self.policy.max_attempts:
@@ -100,8 +112,14 @@ class OpenAIImagesGenerator:
         response = result.response
         if result.ok:
             parsed = self._parse(response)
-        elif response is not None and response.status_code in (400, 403, 422) and _is_refusal(_error_reason(response)):
-            parsed = RenderResult.refused(redact(f"HTTP {response.status_code}: {_error_reason(response)}"))
+        elif (
+            response is not None
+            and response.status_code in (400, 403, 422)
+            and _is_refusal(_error_reason(response))
+        ):
+            parsed = RenderResult.refused(
+                redact(f"HTTP {response.status_code}: {_error_reason(response)}")
+            )
         else:
             parsed = RenderResult("failed", None, result.error)
         return parsed
@@ -112,7 +130,9 @@ class OpenAIImagesGenerator:
         try:
             payload = response.json()
         except ValueError:
-            return RenderResult("failed", None, redact(f"unreadable JSON answer: {response.text[:200]!r}"))
+            return RenderResult(
+                "failed", None, redact(f"unreadable JSON answer: {response.text[:200]!r}")
+            )
         data = payload.get("data") if isinstance(payload, dict) else None
         data = data if isinstance(data, list) else []
         b64 = data[0].get("b64_json") if data and isinstance(data[0], dict) else None
@@ -124,8 +144,16 @@ class OpenAIImagesGenerator:
             raw = base64.b64decode(b64, validate=True)
             image = Image.open(io.BytesIO(raw))
             image.load()
-        except (ValueError, UnidentifiedImageError, OSError) as exc:  # a broken answer: retried, never a refusal
-            return RenderResult("failed", None, f"answer image does not decode: {type(exc).__name__}: {str(exc)[:200]}")
+        except (
+            ValueError,
+            UnidentifiedImageError,
+            OSError,
+        ) as exc:  # a broken answer: retried, never a refusal
+            return RenderResult(
+                "failed",
+                None,
+                f"answer image does not decode: {type(exc).__name__}: {str(exc)[:200]}",
+            )
         if image.format == "PNG" and image.mode == "RGB":
             return RenderResult("ok", raw, None, image.width, image.height)
         return RenderResult.from_image(image)  # JPEG / WebP / RGBA answers are stored as RGB PNG

@@ -40,7 +40,9 @@ class SimGeneratorConfig(GeneratorConfig):
     world: str = WORLD_DIR
     batch_size: PositiveInt = 32
     world_fingerprint: str | None = None  # filled from the world's files: new world, new images
-    version: int = DRAW_VERSION  # the drawing code's version: a new version re-renders (settings hash)
+    version: int = (
+        DRAW_VERSION  # the drawing code's version: a new version re-renders (settings hash)
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -84,7 +86,9 @@ class SimGenerator:
         self.spec = self.world.params.generators[self.gen_name]
         self.rows = self.world.rows(self.gen_name)
         self.embedder = build_embedder(
-            EmbedderConfig(model=self.world.params.embedder, cache=self.world.params.embedding_cache)
+            EmbedderConfig(
+                model=self.world.params.embedder, cache=self.world.params.embedding_cache
+            )
         )
         self._dirs: dict[str, tuple[np.ndarray, float]] = {}
         self._probs = {
@@ -99,15 +103,25 @@ class SimGenerator:
     # ----- the unit's direction -----------------------------------------------------------
     def _unit(self, unit_id: str, item_id: str) -> dict[str, Any]:
         if unit_id not in self._probs:
-            raise InputError("render request", item_id, "unit_id", "not a unit of the planted world")
+            raise InputError(
+                "render request", item_id, "unit_id", "not a unit of the planted world"
+            )
         return self._probs[unit_id]
 
     def _prepare_directions(self) -> None:
         """Every unit's direction in one embedding batch."""
         rows = self.rows
-        texts = list(dict.fromkeys([*rows["stereotype"], *rows["anti_stereotype"], *rows["prompt_neutral"]]))
+        texts = list(
+            dict.fromkeys([*rows["stereotype"], *rows["anti_stereotype"], *rows["prompt_neutral"]])
+        )
         vectors = dict(zip(texts, self.embedder.embed(texts), strict=True)) if texts else {}
-        for uid, s, a, n in zip(rows.index, rows["stereotype"], rows["anti_stereotype"], rows["prompt_neutral"], strict=True):
+        for uid, s, a, n in zip(
+            rows.index,
+            rows["stereotype"],
+            rows["anti_stereotype"],
+            rows["prompt_neutral"],
+            strict=True,
+        ):
             d = unit_direction(vectors[s], vectors[a])
             self._dirs[uid] = (d, float(np.dot(vectors[n], d)))
 
@@ -132,7 +146,9 @@ class SimGenerator:
         off = min(0.95, self.spec.off_prompt + self.spec.off_prompt_per_shift * abs(shift))
         ages = np.array([[row["p_young"], row["p_middle"], row["p_elderly"]]], dtype=float)
         u = image_uniforms(self.world.params.seed, self.gen_name, unit_id, variant, seed)
-        out = outcomes(probs, np.array([row["refusal"]]), np.array([off]), np.array([row["p_female"]]), ages, u)
+        out = outcomes(
+            probs, np.array([row["refusal"]]), np.array([off]), np.array([row["p_female"]]), ages, u
+        )
         if bool(out.refused[0]):
             return RenderResult.refused(f"simulated refusal ({row['bias_type']})")
         shown_class = int(out.shown[0])
@@ -143,7 +159,10 @@ class SimGenerator:
             head="" if missing else str(row.get("subject") or row["head"]),
             gender="" if missing else GENDERS[int(out.gender[0])],
             age="" if missing else AGE_GROUPS[int(out.age[0])],
-            noise=derive_seed("world-noise", self.world.params.seed, self.gen_name, unit_id, variant, seed) & 0xFFFFFFFF,
+            noise=derive_seed(
+                "world-noise", self.world.params.seed, self.gen_name, unit_id, variant, seed
+            )
+            & 0xFFFFFFFF,
         )
         return RenderResult.from_image(draw(shown, tuple(self.spec.background)))
 
@@ -151,13 +170,27 @@ class SimGenerator:
         """Only prompts that can shift the draw are embedded: a neutral-variant prompt other than
         the unit's planned neutral prompt (a rewrite); every other prompt has shift 0."""
         todo = [r for r in requests if self._needs_embedding(r)]
-        vectors = dict(zip([r.item_id for r in todo], self.embedder.embed([r.prompt for r in todo]), strict=True)) if todo else {}
+        vectors = (
+            dict(
+                zip(
+                    [r.item_id for r in todo],
+                    self.embedder.embed([r.prompt for r in todo]),
+                    strict=True,
+                )
+            )
+            if todo
+            else {}
+        )
         return [self.draw_one(r.item_id, vectors.get(r.item_id)) for r in requests]
 
     def _needs_embedding(self, request: RenderRequest) -> bool:
         _, unit_id, variant, _ = parse_item_id(request.item_id)
         row = self._probs.get(unit_id)
-        return variant in SHIFTED_VARIANTS and row is not None and request.prompt != row["prompt_neutral"]
+        return (
+            variant in SHIFTED_VARIANTS
+            and row is not None
+            and request.prompt != row["prompt_neutral"]
+        )
 
     # ----- the prompt-encoder hook (embedding steering) ---------------------------------
     def encode(self, prompts: Sequence[str]) -> SimEncoding:
@@ -165,10 +198,13 @@ class SimGenerator:
 
         prompts = list(prompts)
         vectors = torch.from_numpy(np.asarray(self.embedder.embed(prompts), dtype=np.float32))
-        return SimEncoding(vectors[:, None, :], torch.ones(len(prompts), 1, dtype=torch.long), prompts)
+        return SimEncoding(
+            vectors[:, None, :], torch.ones(len(prompts), 1, dtype=torch.long), prompts
+        )
 
-    def generate_encoded(self, encoding: SimEncoding, seeds: Sequence[int],
-                         item_ids: Sequence[str] | None = None) -> list[Any]:
+    def generate_encoded(
+        self, encoding: SimEncoding, seeds: Sequence[int], item_ids: Sequence[str] | None = None
+    ) -> list[Any]:
         """PIL images from (possibly steered) encodings; ``item_ids`` name the images."""
         import io
 

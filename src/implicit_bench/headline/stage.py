@@ -16,7 +16,17 @@ from implicit_bench.estimate import Estimate, read_estimate
 
 MAX_VALUES = 60
 #: detail metrics files the summary reads (missing ones give nulls)
-SOURCES = ("kg", "triplets", "render", "benchmark", "lean", "judge_audit", "negation", "debias", "recovery")
+SOURCES = (
+    "kg",
+    "triplets",
+    "render",
+    "benchmark",
+    "lean",
+    "judge_audit",
+    "negation",
+    "debias",
+    "recovery",
+)
 #: recovery.json's group of judge-corrected rates on the benchmark's (selected) units
 CORRECTED_GROUP = "benchmark corrected for judge error (selected units, primary blind judge)"
 #: ``corrected_source`` when the corrected rates come from benchmark.json's ``corrected`` block
@@ -46,13 +56,19 @@ def _interval(entry: Any, name: str, pct: bool = True) -> dict[str, float | None
     e = read_estimate(entry) or Estimate.of(None)
     conv = _pct if pct else (lambda v: None if _num(v) is None else round(float(v), 4))
     suffix = "_pct" if pct else ""
-    return {f"{name}{suffix}": conv(e.value), f"{name}{suffix}_lo": conv(e.low), f"{name}{suffix}_hi": conv(e.high)}
+    return {
+        f"{name}{suffix}": conv(e.value),
+        f"{name}{suffix}_lo": conv(e.low),
+        f"{name}{suffix}_hi": conv(e.high),
+    }
 
 
 def _strongest_group(bench: dict[str, Any]) -> dict[str, Any]:
     """Success on explicit prompts in the units whose default is strongest (all seeds labelled s)."""
     groups = ((bench.get("by_default_strength") or {}).get("groups")) or {}
-    name = next((g for g in groups if g.split(" of ")[0] == g.split(" of ")[-1] and g != "0 of 0"), None)
+    name = next(
+        (g for g in groups if g.split(" of ")[0] == g.split(" of ")[-1] and g != "0 of 0"), None
+    )
     g = groups.get(name, {}) if name else {}
     return {
         "strongest_default_units": g.get("n_units"),
@@ -83,11 +99,17 @@ def _corrected(bench: dict[str, Any], recovery: dict[str, Any]) -> dict[str, Any
             out.update(_interval(rates.get(key), f"{key}_corrected"))
         cal = block.get("calibration") or {}
         cond = _num(cal.get("condition_number"))
-        return out | {"corrected_source": BENCHMARK_SOURCE, "corrected_calibration_items": cal.get("items"),
-                      "corrected_condition_number": None if cond is None else round(cond, 4),
-                      "corrected_warning": block.get("warning")}
-    corrected = {e.get("estimand"): e.get("estimate") for e in recovery.get("estimands") or []
-                 if isinstance(e, dict) and e.get("group") == CORRECTED_GROUP}
+        return out | {
+            "corrected_source": BENCHMARK_SOURCE,
+            "corrected_calibration_items": cal.get("items"),
+            "corrected_condition_number": None if cond is None else round(cond, 4),
+            "corrected_warning": block.get("warning"),
+        }
+    corrected = {
+        e.get("estimand"): e.get("estimate")
+        for e in recovery.get("estimands") or []
+        if isinstance(e, dict) and e.get("group") == CORRECTED_GROUP
+    }
     out = {}
     for key in CORRECTED_RATES:
         out.update(_interval(corrected.get(f"{key} (corrected)"), f"{key}_corrected"))
@@ -123,22 +145,42 @@ def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     out["hedges_g_max"] = round(max(gs), 4) if gs else None
     slot_a = (audit.get("position_bias") or {}).get(primary) or {}
     out["position_bias_slot_a_pct"] = _pct(_value(slot_a.get("slot_A_share")))
-    neg_all = (((neg.get("by_judge") or {}).get(primary) or {}).get("overall") or {}).get("all") or {}
+    neg_all = (((neg.get("by_judge") or {}).get(primary) or {}).get("overall") or {}).get(
+        "all"
+    ) or {}
     # NegT2IBench's pass rule is the lenient one ("negated ones [pass] when it does not [hold]",
     # and "the image cannot pass by omission"): the headline; strict success stays beside it
-    out["negation_success_pct"] = _pct(_value((neg_all.get("negated_0_1") or {}).get("lenient_success")))
-    out["negation_strict_success_pct"] = _pct(_value((neg_all.get("negated_0_1") or {}).get("strict_success")))
+    out["negation_success_pct"] = _pct(
+        _value((neg_all.get("negated_0_1") or {}).get("lenient_success"))
+    )
+    out["negation_strict_success_pct"] = _pct(
+        _value((neg_all.get("negated_0_1") or {}).get("strict_success"))
+    )
     own_name, own_ds = _best_dS(debias, {"own"})
     kg_name, kg_ds = _best_dS(debias, {"removed", "full_kg", "retrieved"})
-    out.update({"debias_best_dS_own": own_ds, "debias_best_own": own_name,
-                "debias_best_dS_retrieved": kg_ds, "debias_best_retrieved": kg_name})
+    out.update(
+        {
+            "debias_best_dS_own": own_ds,
+            "debias_best_own": own_name,
+            "debias_best_dS_retrieved": kg_ds,
+            "debias_best_retrieved": kg_name,
+        }
+    )
     render = (metrics.get("render") or {}).get("configs") or {}
     items = sum(int(c.get("items") or 0) for c in render.values())
     refused = sum(int((c.get("by_status") or {}).get("refused") or 0) for c in render.values())
     out["images"] = items
     out["refusal_pct"] = round(100.0 * refused / items, 2) if items else None
-    out["random_init"] = any(bool((m.get("provenance") or {}).get("random_init")) for m in metrics.values() if isinstance(m, dict))
-    out["simulated"] = any(bool((m.get("provenance") or {}).get("simulated")) for m in metrics.values() if isinstance(m, dict))
+    out["random_init"] = any(
+        bool((m.get("provenance") or {}).get("random_init"))
+        for m in metrics.values()
+        if isinstance(m, dict)
+    )
+    out["simulated"] = any(
+        bool((m.get("provenance") or {}).get("simulated"))
+        for m in metrics.values()
+        if isinstance(m, dict)
+    )
     n = count_values(out)
     if n > MAX_VALUES:
         raise ValueError(f"summary has {n} values, more than {MAX_VALUES}")
@@ -156,5 +198,8 @@ def count_values(obj: Any) -> int:
 
 def load_detail_metrics(metrics_dir: str | Path) -> dict[str, dict[str, Any]]:
     base = Path(metrics_dir)
-    return {stem: json.loads((base / f"{stem}.json").read_text(encoding="utf-8"))
-            for stem in SOURCES if (base / f"{stem}.json").exists()}
+    return {
+        stem: json.loads((base / f"{stem}.json").read_text(encoding="utf-8"))
+        for stem in SOURCES
+        if (base / f"{stem}.json").exists()
+    }

@@ -51,7 +51,9 @@ def load_manifests(paths: list[str | Path]) -> dict[str, dict[str, Any]]:
     return manifests
 
 
-def read_answers(paths: list[str | Path], manifests: dict[str, dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int]]:
+def read_answers(
+    paths: list[str | Path], manifests: dict[str, dict[str, Any]]
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int]]:
     """Validate the answer CSVs; return (ratings, kg answers, counts).
 
     ratings: bundle_id, rater, case, unit_id, bias_type, seed, position, variant, rating.
@@ -68,25 +70,49 @@ def read_answers(paths: list[str | Path], manifests: dict[str, dict[str, Any]]) 
             raise InputError(path, None, missing[0], f"missing answer columns {missing}")
         for i, row in enumerate(frame.to_dict("records"), start=1):
             counts["rows"] += 1
-            bundle, case_id, rater = row["bundle_id"].strip(), row["case"].strip(), row["rater"].strip()
+            bundle, case_id, rater = (
+                row["bundle_id"].strip(),
+                row["case"].strip(),
+                row["rater"].strip(),
+            )
             if bundle not in manifests:
-                raise InputError(path, i, "bundle_id", f"unknown bundle {bundle!r} (give its manifest)")
+                raise InputError(
+                    path, i, "bundle_id", f"unknown bundle {bundle!r} (give its manifest)"
+                )
             case = cases.get((bundle, case_id))
             if case is None:
                 raise InputError(path, i, "case", f"no case {case_id!r} in bundle {bundle}")
             if row["unit_id"].strip() and row["unit_id"].strip() != str(case["unit_id"]):
-                raise InputError(path, i, "unit_id", f"{row['unit_id']!r} does not match the manifest ({case['unit_id']})")
+                raise InputError(
+                    path,
+                    i,
+                    "unit_id",
+                    f"{row['unit_id']!r} does not match the manifest ({case['unit_id']})",
+                )
             if not rater:
                 raise InputError(path, i, "rater", "empty rater name")
             key = (bundle, rater, case_id)
             if key in seen:
-                raise InputError(path, i, "case", f"rater {rater!r} answered case {case_id} twice (also {seen[key]})")
+                raise InputError(
+                    path,
+                    i,
+                    "case",
+                    f"rater {rater!r} answered case {case_id} twice (also {seen[key]})",
+                )
             seen[key] = f"{path}, row {i}"
-            base = {"bundle_id": bundle, "rater": rater, "case": case_id, "unit_id": str(case["unit_id"]), "bias_type": case["bias_type"]}
+            base = {
+                "bundle_id": bundle,
+                "rater": rater,
+                "case": case_id,
+                "unit_id": str(case["unit_id"]),
+                "bias_type": case["bias_type"],
+            }
             answer = row["kg_valid"].strip().lower()
             if answer:
                 if answer not in KG_ANSWERS:
-                    raise InputError(path, i, "kg_valid", f"{answer!r} is not one of {', '.join(KG_ANSWERS)}")
+                    raise InputError(
+                        path, i, "kg_valid", f"{answer!r} is not one of {', '.join(KG_ANSWERS)}"
+                    )
                 kg.append({**base, "answer": answer})
             else:
                 counts["unanswered_items"] += 1
@@ -102,9 +128,32 @@ def read_answers(paths: list[str | Path], manifests: dict[str, dict[str, Any]]) 
                 if value not in (0, 1, 2, 3, 4, 5):
                     raise InputError(path, i, item, f"{text!r} is not an integer 0-5")
                 image = case["images"][position - 1]
-                ratings.append({**base, "seed": int(case["seed"]), "position": position, "variant": image["variant"], "rating": value})
-    ratings_frame = pd.DataFrame(ratings, columns=["bundle_id", "rater", "case", "unit_id", "bias_type", "seed", "position", "variant", "rating"])
-    kg_frame = pd.DataFrame(kg, columns=["bundle_id", "rater", "case", "unit_id", "bias_type", "answer"])
+                ratings.append(
+                    {
+                        **base,
+                        "seed": int(case["seed"]),
+                        "position": position,
+                        "variant": image["variant"],
+                        "rating": value,
+                    }
+                )
+    ratings_frame = pd.DataFrame(
+        ratings,
+        columns=[
+            "bundle_id",
+            "rater",
+            "case",
+            "unit_id",
+            "bias_type",
+            "seed",
+            "position",
+            "variant",
+            "rating",
+        ],
+    )
+    kg_frame = pd.DataFrame(
+        kg, columns=["bundle_id", "rater", "case", "unit_id", "bias_type", "answer"]
+    )
     return ratings_frame, kg_frame, counts
 
 
@@ -116,11 +165,20 @@ def _read_answer_csv(path: str | Path) -> pd.DataFrame:
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     except pd.errors.EmptyDataError:
-        raise InputError(path, None, None, "empty answers file: expected the form's CSV (a header row and one row per case)") from None
+        raise InputError(
+            path,
+            None,
+            None,
+            "empty answers file: expected the form's CSV (a header row and one row per case)",
+        ) from None
     except UnicodeDecodeError as exc:
-        raise InputError(path, None, None, f"not UTF-8 text (byte {exc.start}); export the answers as UTF-8 CSV") from None
+        raise InputError(
+            path, None, None, f"not UTF-8 text (byte {exc.start}); export the answers as UTF-8 CSV"
+        ) from None
     except pd.errors.ParserError as exc:
-        raise InputError(path, None, None, f"not a valid CSV file: {' '.join(str(exc).split())}") from None
+        raise InputError(
+            path, None, None, f"not a valid CSV file: {' '.join(str(exc).split())}"
+        ) from None
     if frame.empty:
         raise InputError(path, None, None, "answers file has a header but no answers")
     return frame
@@ -128,11 +186,15 @@ def _read_answer_csv(path: str | Path) -> pd.DataFrame:
 
 def _matrix(ratings: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     """raters x images (case, position) matrix of one round; NaN = not rated."""
-    wide = ratings.pivot_table(index="rater", columns=["case", "position"], values="rating", aggfunc="first")
+    wide = ratings.pivot_table(
+        index="rater", columns=["case", "position"], values="rating", aggfunc="first"
+    )
     return wide.to_numpy(dtype=float), [str(r) for r in wide.index]
 
 
-def screen_raters(ratings: pd.DataFrame, threshold: float, rule: str, min_pairs: int) -> pd.DataFrame:
+def screen_raters(
+    ratings: pd.DataFrame, threshold: float, rule: str, min_pairs: int
+) -> pd.DataFrame:
     """Per round and rater: agreement with the other raters; ``kept`` = agreement >= threshold.
 
     rule ``loo_mean``: Pearson r with the mean of the other raters' ratings of the same
@@ -146,7 +208,9 @@ def screen_raters(ratings: pd.DataFrame, threshold: float, rule: str, min_pairs:
         pair = mean_pairwise_by_rater(matrix, min_pairs)
         chosen = loo if rule == "loo_mean" else pair
         if rule not in SCREEN_RULES:
-            raise ValueError(f"unknown screen_rule {rule!r}; expected one of {', '.join(SCREEN_RULES)}")
+            raise ValueError(
+                f"unknown screen_rule {rule!r}; expected one of {', '.join(SCREEN_RULES)}"
+            )
         for i, rater in enumerate(raters):
             rows.append(
                 {
@@ -155,17 +219,23 @@ def screen_raters(ratings: pd.DataFrame, threshold: float, rule: str, min_pairs:
                     "n_ratings": int((~np.isnan(matrix[i])).sum()),
                     "r_loo_mean": _num(loo[i]),
                     "r_mean_pairwise": _num(pair[i]),
-                    "kept": bool(not math.isnan(chosen[i]) and chosen[i] >= threshold) if len(raters) > 1 and rule != "none" else True,
+                    "kept": bool(not math.isnan(chosen[i]) and chosen[i] >= threshold)
+                    if len(raters) > 1 and rule != "none"
+                    else True,
                 }
             )
-    return pd.DataFrame(rows, columns=["bundle_id", "rater", "n_ratings", "r_loo_mean", "r_mean_pairwise", "kept"])
+    return pd.DataFrame(
+        rows, columns=["bundle_id", "rater", "n_ratings", "r_loo_mean", "r_mean_pairwise", "kept"]
+    )
 
 
 def _num(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 6)
 
 
-def judge_scores(paths: list[str], manifests: dict[str, dict[str, Any]], root: Path) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
+def judge_scores(
+    paths: list[str], manifests: dict[str, dict[str, Any]], root: Path
+) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
     """Rubric scores of the rated images: unit_id, variant, seed, judge, score (+ models)."""
     files = sorted({f for pattern in paths for f in glob.glob(str(root / pattern))})
     empty = pd.DataFrame(columns=["unit_id", "variant", "seed", "judge", "score"])
@@ -175,13 +245,23 @@ def judge_scores(paths: list[str], manifests: dict[str, dict[str, Any]], root: P
     j = pd.concat(frames, ignore_index=True)
     configs = {m["sampling"]["config"] for m in manifests.values()}
     j = j[(j["task"] == "rubric") & j["valid"] & j["config"].astype(str).isin(configs)]
-    wanted = {(str(c["unit_id"]), v, int(c["seed"])) for m in manifests.values() for c in m["cases"] for v in VARIANTS}
+    wanted = {
+        (str(c["unit_id"]), v, int(c["seed"]))
+        for m in manifests.values()
+        for c in m["cases"]
+        for v in VARIANTS
+    }
     keys = list(zip(j["unit_id"], j["variant"], j["seed"].astype(int), strict=True))
     j = j[[k in wanted for k in keys]]
     dup = j.duplicated(["config", "unit_id", "variant", "seed", "judge"], keep=False)
     if dup.any():
         row = j[dup].iloc[0]
-        raise InputError(row["_file"], f"{row['unit_id']}/{row['variant']}/{row['seed']}", "judge", f"duplicate rubric judgements by {row['judge']}")
+        raise InputError(
+            row["_file"],
+            f"{row['unit_id']}/{row['variant']}/{row['seed']}",
+            "judge",
+            f"duplicate rubric judgements by {row['judge']}",
+        )
     models = []
     if "model" in j.columns:
         models = [("judge", str(m)) for m in sorted(j["model"].dropna().astype(str).unique())]
@@ -199,11 +279,31 @@ def _inter_rater(ratings: pd.DataFrame, min_pairs: int) -> dict[str, Any]:
     for bundle, part in ratings.groupby("bundle_id"):
         matrix, _ = _matrix(part)
         r, n_pairs = mean_pairwise_r(matrix, min_pairs)
-        per_round[str(bundle)] = {"mean_pairwise_r": _num(r), "n_pairs": n_pairs, "alpha_ordinal": _num(krippendorff_alpha(matrix, "ordinal")), "n_raters": int(matrix.shape[0])}
+        per_round[str(bundle)] = {
+            "mean_pairwise_r": _num(r),
+            "n_pairs": n_pairs,
+            "alpha_ordinal": _num(krippendorff_alpha(matrix, "ordinal")),
+            "n_raters": int(matrix.shape[0]),
+        }
     rs = [v["mean_pairwise_r"] for v in per_round.values() if v["mean_pairwise_r"] is not None]
-    keyed = ratings.assign(_rater=ratings["bundle_id"].astype(str) + "\x00" + ratings["rater"].astype(str))
-    pooled = keyed.pivot_table(index="_rater", columns=["bundle_id", "case", "position"], values="rating", aggfunc="first") if len(ratings) else None
-    alpha = krippendorff_alpha(pooled.to_numpy(dtype=float), "ordinal") if pooled is not None else math.nan
+    keyed = ratings.assign(
+        _rater=ratings["bundle_id"].astype(str) + "\x00" + ratings["rater"].astype(str)
+    )
+    pooled = (
+        keyed.pivot_table(
+            index="_rater",
+            columns=["bundle_id", "case", "position"],
+            values="rating",
+            aggfunc="first",
+        )
+        if len(ratings)
+        else None
+    )
+    alpha = (
+        krippendorff_alpha(pooled.to_numpy(dtype=float), "ordinal")
+        if pooled is not None
+        else math.nan
+    )
     return {
         "mean_pairwise_r": _num(float(np.mean(rs))) if rs else None,
         "alpha_ordinal": _num(alpha),
@@ -216,7 +316,10 @@ def _versus_judges(images: pd.DataFrame, judges: list[str]) -> dict[str, Any]:
     human mean, n images."""
     out = {}
     for judge in judges:
-        x, y = images["human_mean"].to_numpy(float), images.get(f"judge:{judge}", pd.Series(np.nan, index=images.index)).to_numpy(float)
+        x, y = (
+            images["human_mean"].to_numpy(float),
+            images.get(f"judge:{judge}", pd.Series(np.nan, index=images.index)).to_numpy(float),
+        )
         r, ci, n = pearson_ci(x, y, R_LEVEL)
         out[judge] = {"r": estimate_json(r, ci, n, R_LEVEL), "mae": _num(mae(x, y)), "n_images": n}
     return out
@@ -229,7 +332,12 @@ def _flips(images: pd.DataFrame, judges: list[str]) -> dict[str, Any]:
     authors' ``scripts/analyze_human_eval.py`` direction check: a tie counts against a strict
     order), the rule behind the paper's 12 / 16 of 100 (Appendix D.2)."""
     out = {}
-    wide = images.pivot_table(index=["bundle_id", "case"], columns="variant", values=["human_mean", *[f"judge:{j}" for j in judges]], aggfunc="first")
+    wide = images.pivot_table(
+        index=["bundle_id", "case"],
+        columns="variant",
+        values=["human_mean", *[f"judge:{j}" for j in judges]],
+        aggfunc="first",
+    )
     for judge in judges:
         col = f"judge:{judge}"
         try:
@@ -243,7 +351,13 @@ def _flips(images: pd.DataFrame, judges: list[str]) -> dict[str, Any]:
         ties = int(((human == 0) | (model == 0))[both].sum())
         cases = int(both.sum())
         disagree = int(((human > 0) != (model > 0))[both].sum())
-        out[judge] = {"flips": flips, "cases": cases, "ties": ties, "share": _num(flips / cases) if cases else None, "disagree_gt": disagree}
+        out[judge] = {
+            "flips": flips,
+            "cases": cases,
+            "ties": ties,
+            "share": _num(flips / cases) if cases else None,
+            "disagree_gt": disagree,
+        }
     return out
 
 
@@ -257,7 +371,9 @@ def human_eval_report(
     the rubric judgements (``params.judgements``)."""
     ratings, kg, counts = read_answers(answer_paths, manifests)
     scores, models = judge_scores(params.judgements, manifests, Path(root))
-    return study_report(ratings, kg, scores, params, models=models, bundles=sorted(manifests), answers=counts)
+    return study_report(
+        ratings, kg, scores, params, models=models, bundles=sorted(manifests), answers=counts
+    )
 
 
 def study_report(
@@ -275,29 +391,50 @@ def study_report(
     Form rounds come in through :mod:`implicit_bench.release.human_study`."""
     models = models or []
     counts = answers or {}
-    screening = screen_raters(ratings, params.screen_threshold, params.screen_rule, params.min_pairs)
-    kept_keys = set(zip(screening.loc[screening["kept"], "bundle_id"], screening.loc[screening["kept"], "rater"], strict=True))
-    all_raters = set(zip(ratings["bundle_id"], ratings["rater"], strict=True)) | set(zip(kg["bundle_id"], kg["rater"], strict=True))
-    kept_keys |= {k for k in all_raters if k not in set(zip(screening["bundle_id"], screening["rater"], strict=True))}
-    ratings = ratings[[k in kept_keys for k in zip(ratings["bundle_id"], ratings["rater"], strict=True)]]
+    screening = screen_raters(
+        ratings, params.screen_threshold, params.screen_rule, params.min_pairs
+    )
+    kept_keys = set(
+        zip(
+            screening.loc[screening["kept"], "bundle_id"],
+            screening.loc[screening["kept"], "rater"],
+            strict=True,
+        )
+    )
+    all_raters = set(zip(ratings["bundle_id"], ratings["rater"], strict=True)) | set(
+        zip(kg["bundle_id"], kg["rater"], strict=True)
+    )
+    kept_keys |= {
+        k
+        for k in all_raters
+        if k not in set(zip(screening["bundle_id"], screening["rater"], strict=True))
+    }
+    ratings = ratings[
+        [k in kept_keys for k in zip(ratings["bundle_id"], ratings["rater"], strict=True)]
+    ]
     kg = kg[[k in kept_keys for k in zip(kg["bundle_id"], kg["rater"], strict=True)]]
 
     judges = sorted(scores["judge"].astype(str).unique())
-    images = (
-        ratings.groupby(["bundle_id", "case", "position", "unit_id", "bias_type", "variant", "seed"], as_index=False)
-        .agg(human_mean=("rating", "mean"), n_raters=("rating", "size"))
-    )
+    images = ratings.groupby(
+        ["bundle_id", "case", "position", "unit_id", "bias_type", "variant", "seed"], as_index=False
+    ).agg(human_mean=("rating", "mean"), n_raters=("rating", "size"))
     for judge in judges:
-        part = scores[scores["judge"] == judge][["unit_id", "variant", "seed", "score"]].rename(columns={"score": f"judge:{judge}"})
+        part = scores[scores["judge"] == judge][["unit_id", "variant", "seed", "score"]].rename(
+            columns={"score": f"judge:{judge}"}
+        )
         images = images.merge(part, on=["unit_id", "variant", "seed"], how="left")
 
     kg_counts = kg["answer"].value_counts()
     n_kg = int(len(kg))
     report: dict[str, Any] = {
         "provenance": provenance(models),
-        "bundles": bundles if bundles is not None else sorted(ratings["bundle_id"].astype(str).unique()),
+        "bundles": bundles
+        if bundles is not None
+        else sorted(ratings["bundle_id"].astype(str).unique()),
         "n_raters": int(len({r for _, r in kept_keys})),
-        "n_raters_per_round": {str(b): int(n) for b, n in ratings.groupby("bundle_id")["rater"].nunique().items()},
+        "n_raters_per_round": {
+            str(b): int(n) for b, n in ratings.groupby("bundle_id")["rater"].nunique().items()
+        },
         "n_cases": int(images[["bundle_id", "case"]].drop_duplicates().shape[0]),
         "n_images": int(len(images)),
         "n_ratings": int(len(ratings)),
@@ -305,31 +442,44 @@ def study_report(
         "n_kg_answers": n_kg,
         "answers": counts,
         "kg_validity": {a: _num(kg_counts.get(a, 0) / n_kg) if n_kg else None for a in KG_ANSWERS},
-        "mean_rating": {v: _num(ratings.loc[ratings["variant"] == v, "rating"].mean()) for v in VARIANTS},
-        "mean_rating_of_image_means": {v: _num(images.loc[images["variant"] == v, "human_mean"].mean()) for v in VARIANTS},
+        "mean_rating": {
+            v: _num(ratings.loc[ratings["variant"] == v, "rating"].mean()) for v in VARIANTS
+        },
+        "mean_rating_of_image_means": {
+            v: _num(images.loc[images["variant"] == v, "human_mean"].mean()) for v in VARIANTS
+        },
         "inter_rater": _inter_rater(ratings, params.min_pairs),
         "human_vs_judge": _versus_judges(images, judges),
         "direction_flips": _flips(images, judges),
         "screening": {
             "rule": params.screen_rule,
             "threshold": params.screen_threshold,
-            "excluded": screening.loc[~screening["kept"], ["bundle_id", "rater", "r_loo_mean", "r_mean_pairwise"]].to_dict("records"),
+            "excluded": screening.loc[
+                ~screening["kept"], ["bundle_id", "rater", "r_loo_mean", "r_mean_pairwise"]
+            ].to_dict("records"),
             "raters": screening.to_dict("records"),
         },
         "by_bias_type": {},
         "groups": {},
         "group_tests": {},
     }
+
     def subset(rows: pd.DataFrame, bias_types: set[str]) -> dict[str, Any]:
         sub_r = ratings[ratings["bias_type"].isin(bias_types)]
         sub_i = images[images["bias_type"].isin(bias_types)]
         cases = int(sub_i[["bundle_id", "case"]].drop_duplicates().shape[0])
-        entry = {"cases": cases, "images": int(len(sub_i)), "directional_only": cases < params.directional_below}
+        entry = {
+            "cases": cases,
+            "images": int(len(sub_i)),
+            "directional_only": cases < params.directional_below,
+        }
         entry.update(_inter_rater(sub_r, params.min_pairs))
         entry.pop("rounds")
         if cases < 2:  # Table 30: "rests on a single case, so its inter-rater r-bar is omitted"
             entry["mean_pairwise_r"] = None
-            entry["mean_pairwise_r_omitted"] = "one case: a correlation over its three images says little"
+            entry["mean_pairwise_r_omitted"] = (
+                "one case: a correlation over its three images says little"
+            )
         entry["human_vs_judge"] = _versus_judges(sub_i, judges)
         return entry
 
@@ -340,14 +490,21 @@ def study_report(
         report["groups"][name] = subset(images, set(members) & present)
         others = present - set(members)
         report["groups"][f"not {name}"] = subset(images, others)
-        for key in (name, f"not {name}"):  # Table 30: "Grouped alpha is omitted because a single ordinal
-            group = report["groups"][key]   # scale fitted across heterogeneous categories is not meaningful"
+        for key in (
+            name,
+            f"not {name}",
+        ):  # Table 30: "Grouped alpha is omitted because a single ordinal
+            group = report["groups"][
+                key
+            ]  # scale fitted across heterogeneous categories is not meaningful"
             group["alpha_ordinal_pooled"], group["alpha_ordinal"] = group["alpha_ordinal"], None
         report["group_tests"][name] = _group_tests(images, set(members) & present, others, judges)
     return report
 
 
-def _group_tests(images: pd.DataFrame, inside: set[str], outside: set[str], judges: list[str]) -> dict[str, Any]:
+def _group_tests(
+    images: pd.DataFrame, inside: set[str], outside: set[str], judges: list[str]
+) -> dict[str, Any]:
     """Per judge: Fisher z test of r(human mean, judge) inside the group against outside it,
     plain (n = images) and clustered by case (n = cases, each case's three images one unit;
     paper Appendix D.4)."""
@@ -357,7 +514,14 @@ def _group_tests(images: pd.DataFrame, inside: set[str], outside: set[str], judg
         col = f"judge:{judge}"
         ra, _, na = pearson_ci(a["human_mean"].to_numpy(float), a[col].to_numpy(float), R_LEVEL)
         rb, _, nb = pearson_ci(b["human_mean"].to_numpy(float), b[col].to_numpy(float), R_LEVEL)
-        ca = int(a.dropna(subset=["human_mean", col])[["bundle_id", "case"]].drop_duplicates().shape[0])
-        cb = int(b.dropna(subset=["human_mean", col])[["bundle_id", "case"]].drop_duplicates().shape[0])
-        out[judge] = {"plain": fisher_z_test(ra, na, rb, nb), "clustered": fisher_z_test(ra, ca, rb, cb)}
+        ca = int(
+            a.dropna(subset=["human_mean", col])[["bundle_id", "case"]].drop_duplicates().shape[0]
+        )
+        cb = int(
+            b.dropna(subset=["human_mean", col])[["bundle_id", "case"]].drop_duplicates().shape[0]
+        )
+        out[judge] = {
+            "plain": fisher_z_test(ra, na, rb, nb),
+            "clustered": fisher_z_test(ra, ca, rb, cb),
+        }
     return out

@@ -47,7 +47,9 @@ class HumanEvalParams(StrictModel):
     units: str = UNITS_PATH
     selected_units: str = SELECTED_UNITS_PATH  # sample from these if present
     image_roots: list[str] = [IMAGES_DIR]
-    config: str | None = None  # generator configuration whose images are rated; None = the only one with all variants
+    config: str | None = (
+        None  # generator configuration whose images are rated; None = the only one with all variants
+    )
     judgements: list[str] = [f"{JUDGEMENTS_DIR}/*.parquet"]
     sample_size: PositiveInt = 100
     seed: Seed = 42
@@ -56,8 +58,12 @@ class HumanEvalParams(StrictModel):
     image_seed: int | None = None  # None: one complete seed drawn per unit
     image_size: PositiveInt = 512
     exclude: list[str] = []  # manifests / answer CSVs / unit-id lists of units already rated
-    screen_threshold: Annotated[float, Field(ge=-1.0, le=1.0, allow_inf_nan=False)] = 0.40  # a correlation
-    screen_rule: Literal["loo_mean", "mean_pairwise", "none"] = "loo_mean"  # mean_pairwise: the paper's, Appendix D.4
+    screen_threshold: Annotated[float, Field(ge=-1.0, le=1.0, allow_inf_nan=False)] = (
+        0.40  # a correlation
+    )
+    screen_rule: Literal["loo_mean", "mean_pairwise", "none"] = (
+        "loo_mean"  # mean_pairwise: the paper's, Appendix D.4
+    )
     min_pairs: PositiveInt = 3
     directional_below: NonNegInt = 4  # bias types with fewer cases are flagged directional only
     groups: dict[str, list[str]] = {"visually-legible": ["race", "gender", "profession", "age"]}
@@ -66,7 +72,9 @@ class HumanEvalParams(StrictModel):
     @model_validator(mode="after")
     def _stratum_minimum(self) -> HumanEvalParams:
         if self.min_per_stratum > self.sample_size:
-            raise ValueError(f"min_per_stratum {self.min_per_stratum} exceeds sample_size {self.sample_size}")
+            raise ValueError(
+                f"min_per_stratum {self.min_per_stratum} exceeds sample_size {self.sample_size}"
+            )
         return self
 
 
@@ -106,14 +114,20 @@ def excluded_unit_ids(paths: list[str | Path]) -> set[str]:
         if not path.exists():
             raise InputError(path, None, None, "exclusion file not found")
         if path.suffix == ".json":
-            ids.update(str(c["unit_id"]) for c in json.loads(path.read_text(encoding="utf-8"))["cases"])
+            ids.update(
+                str(c["unit_id"]) for c in json.loads(path.read_text(encoding="utf-8"))["cases"]
+            )
         elif path.suffix in (".csv", ".parquet"):
             frame = read_table(path)
             if "unit_id" not in frame.columns:
                 raise InputError(path, None, "unit_id", "no unit_id column")
             ids.update(frame["unit_id"].dropna().astype(str))
         else:
-            ids.update(line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+            ids.update(
+                line.strip()
+                for line in path.read_text(encoding="utf-8").splitlines()
+                if line.strip()
+            )
     return ids
 
 
@@ -130,13 +144,20 @@ def _open_stores(roots: list[str], base: Path) -> tuple[pd.DataFrame, dict[str, 
                 stores[str(config)] = store
             frames.append(index)
     if not frames:
-        raise InputError(base / roots[0] if roots else base, None, None, "no image store found (run the render stage)")
+        raise InputError(
+            base / roots[0] if roots else base,
+            None,
+            None,
+            "no image store found (run the render stage)",
+        )
     index = pd.concat(frames, ignore_index=True)
     index["unit_id"] = index["unit_id"].astype(str)
     return index, stores
 
 
-def sample_cases(params: HumanEvalParams, root: str | Path = ".") -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, ImageStore]]:
+def sample_cases(
+    params: HumanEvalParams, root: str | Path = "."
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, ImageStore]]:
     """Draw the stratified sample; return (cases, sampling record, stores)."""
     root = Path(root)
     units = UNITS.read(root / params.units)
@@ -149,28 +170,45 @@ def sample_cases(params: HumanEvalParams, root: str | Path = ".") -> tuple[list[
     configs = sorted(index[index["variant"].isin(VARIANTS[1:])]["config"].astype(str).unique())
     config = params.config or (configs[0] if len(configs) == 1 else None)
     if config is None:
-        raise InputError(root / params.image_roots[0], None, "config", f"several generator configurations {configs}; set human_eval.config")
-    ok = index[(index["config"] == config) & (index["status"] == "ok") & index["variant"].isin(VARIANTS)]
+        raise InputError(
+            root / params.image_roots[0],
+            None,
+            "config",
+            f"several generator configurations {configs}; set human_eval.config",
+        )
+    ok = index[
+        (index["config"] == config) & (index["status"] == "ok") & index["variant"].isin(VARIANTS)
+    ]
     complete = ok.groupby(["unit_id", "seed"])["variant"].nunique()
     complete = complete[complete == len(VARIANTS)].reset_index()
     if params.image_seed is not None:
         complete = complete[complete["seed"] == params.image_seed]
-    seeds_by_unit = complete.groupby("unit_id")["seed"].apply(lambda s: sorted(int(x) for x in s)).to_dict()
+    seeds_by_unit = (
+        complete.groupby("unit_id")["seed"].apply(lambda s: sorted(int(x) for x in s)).to_dict()
+    )
     excluded = excluded_unit_ids(params.exclude)
     eligible = units[units["unit_id"].isin(seeds_by_unit) & ~units["unit_id"].isin(excluded)]
     eligible = eligible.sort_values("unit_id").reset_index(drop=True)
     if params.stratify_by not in units.columns:
-        raise InputError(root / params.units, None, params.stratify_by,
-                         f"human_eval.stratify_by names a column the units table lacks (columns: {', '.join(map(str, units.columns))})")
+        raise InputError(
+            root / params.units,
+            None,
+            params.stratify_by,
+            f"human_eval.stratify_by names a column the units table lacks (columns: {', '.join(map(str, units.columns))})",
+        )
     strata = eligible.groupby(params.stratify_by)["unit_id"].apply(list).to_dict()
     floor = sum(min(params.min_per_stratum, len(v)) for v in strata.values())
-    if params.min_per_stratum > 1 and floor > params.sample_size:  # 1: the largest strata first (allocate)
+    if (
+        params.min_per_stratum > 1 and floor > params.sample_size
+    ):  # 1: the largest strata first (allocate)
         raise ConfigError(
             f"human_eval.min_per_stratum {params.min_per_stratum} x {len(strata)} strata of "
             f"'{params.stratify_by}' needs {floor} cases, more than sample_size {params.sample_size}; "
             "lower it or raise sample_size"
         )
-    alloc = allocate({k: len(v) for k, v in strata.items()}, params.sample_size, params.min_per_stratum)
+    alloc = allocate(
+        {k: len(v) for k, v in strata.items()}, params.sample_size, params.min_per_stratum
+    )
     rng = np.random.default_rng(params.seed)
     chosen: list[str] = []
     for stratum in sorted(strata):
@@ -184,7 +222,10 @@ def sample_cases(params: HumanEvalParams, root: str | Path = ".") -> tuple[list[
         unit = by_id.loc[uid]
         seeds = seeds_by_unit[uid]
         seed = seeds[derive_seed(params.seed, uid, "seed") % len(seeds)]
-        order = [VARIANTS[i] for i in np.random.default_rng(derive_seed(params.seed, uid, "order")).permutation(3)]
+        order = [
+            VARIANTS[i]
+            for i in np.random.default_rng(derive_seed(params.seed, uid, "order")).permutation(3)
+        ]
         cases.append(
             {
                 "case": f"c{n:03d}",
@@ -196,7 +237,10 @@ def sample_cases(params: HumanEvalParams, root: str | Path = ".") -> tuple[list[
                 "anti_stereotype": unit["anti_stereotype"],
                 "seed": int(seed),
                 "order": order,
-                "images": [{"position": i + 1, "variant": v, "sha256": keyed[(uid, seed, v)]} for i, v in enumerate(order)],
+                "images": [
+                    {"position": i + 1, "variant": v, "sha256": keyed[(uid, seed, v)]}
+                    for i, v in enumerate(order)
+                ],
             }
         )
     record = {
@@ -225,12 +269,22 @@ def _data_uri(store: ImageStore, sha256: str, size: int) -> str:
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def export_bundle(params: HumanEvalParams, out_dir: str | Path, root: str | Path = ".", bundle_id: str | None = None) -> dict[str, Any]:
+def export_bundle(
+    params: HumanEvalParams,
+    out_dir: str | Path,
+    root: str | Path = ".",
+    bundle_id: str | None = None,
+) -> dict[str, Any]:
     """Sample, then write ``form.html``, ``manifest.json`` and ``README.txt`` into ``out_dir``."""
 
     cases, record, stores = sample_cases(params, root)
     if not cases:
-        raise InputError(Path(root) / params.units, None, None, "no eligible unit to sample (images missing or all excluded)")
+        raise InputError(
+            Path(root) / params.units,
+            None,
+            None,
+            "no eligible unit to sample (images missing or all excluded)",
+        )
     bundle_id = bundle_id or "b-" + stable_hash([record, [c["unit_id"] for c in cases]], 10)
     store = stores[record["config"]]
     form_cases = [

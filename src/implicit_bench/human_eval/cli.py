@@ -14,14 +14,25 @@ DEFAULT_PARAMS = "params.yaml"
 def _params(params_path: str, overrides: dict):
     from implicit_bench.human_eval.bundle import HumanEvalParams
 
-    if not Path(params_path).exists() and params_path != DEFAULT_PARAMS:  # an explicit --params must exist
+    if (
+        not Path(params_path).exists() and params_path != DEFAULT_PARAMS
+    ):  # an explicit --params must exist
         raise click.BadParameter(f"{params_path}: no such file", param_hint="'--params'")
-    params = section(load_params(params_path), "human_eval", HumanEvalParams, params_path) if Path(params_path).exists() else HumanEvalParams()
+    params = (
+        section(load_params(params_path), "human_eval", HumanEvalParams, params_path)
+        if Path(params_path).exists()
+        else HumanEvalParams()
+    )
     updates = {k: v for k, v in overrides.items() if v not in (None, ())}
     if not updates:
         return params
     # options are validated like the params file (--threshold nan or 5 is refused)
-    return section({"human_eval": {**params.model_dump(exclude_unset=True), **updates}}, "human_eval", HumanEvalParams, "options")
+    return section(
+        {"human_eval": {**params.model_dump(exclude_unset=True), **updates}},
+        "human_eval",
+        HumanEvalParams,
+        "options",
+    )
 
 
 @click.group("human-eval")
@@ -31,28 +42,65 @@ def human_eval() -> None:
 
 @human_eval.command("export")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="bundle directory to write")
-@click.option("--size", "sample_size", type=int, default=None, help="number of units (default: params)")
+@click.option(
+    "--out", required=True, type=click.Path(file_okay=False), help="bundle directory to write"
+)
+@click.option(
+    "--size", "sample_size", type=int, default=None, help="number of units (default: params)"
+)
 @click.option("--seed", type=int, default=None, help="sampling seed (default: params)")
 @click.option("--config", default=None, help="generator configuration whose images are rated")
-@click.option("--image-seed", type=int, default=None, help="rate this seed's images (default: one drawn per unit)")
-@click.option("--exclude", multiple=True, help="manifest / answers CSV / id list of units already rated (repeatable)")
+@click.option(
+    "--image-seed",
+    type=int,
+    default=None,
+    help="rate this seed's images (default: one drawn per unit)",
+)
+@click.option(
+    "--exclude",
+    multiple=True,
+    help="manifest / answers CSV / id list of units already rated (repeatable)",
+)
 @click.option("--bundle-id", default=None, help="bundle id (default: a hash of the sample)")
 def export_cmd(params_path, out, sample_size, seed, config, image_seed, exclude, bundle_id) -> None:
     """Write OUT/form.html (self-contained rating form), OUT/manifest.json and OUT/README.txt."""
     from implicit_bench.human_eval.bundle import export_bundle
 
-    params = _params(params_path, {"sample_size": sample_size, "seed": seed, "config": config, "image_seed": image_seed, "exclude": list(exclude)})
+    params = _params(
+        params_path,
+        {
+            "sample_size": sample_size,
+            "seed": seed,
+            "config": config,
+            "image_seed": image_seed,
+            "exclude": list(exclude),
+        },
+    )
     info = export_bundle(params, out, bundle_id=bundle_id)
-    click.echo(f"human-eval export: bundle {info['bundle_id']}, {info['n_cases']} cases ({info['config']}) -> {out}/form.html")
+    click.echo(
+        f"human-eval export: bundle {info['bundle_id']}, {info['n_cases']} cases ({info['config']}) -> {out}/form.html"
+    )
 
 
 @human_eval.command("import")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--manifest", "manifests", multiple=True, required=True, help="bundle manifest.json (one per round; repeatable)")
+@click.option(
+    "--manifest",
+    "manifests",
+    multiple=True,
+    required=True,
+    help="bundle manifest.json (one per round; repeatable)",
+)
 @click.option("--out", default=None, help="metrics JSON (default: params human_eval.out_metrics)")
-@click.option("--threshold", type=float, default=None, help="rater screening threshold (paper: 0.40)")
-@click.option("--rule", type=click.Choice(["loo_mean", "mean_pairwise", "none"]), default=None, help="rater screening rule")
+@click.option(
+    "--threshold", type=float, default=None, help="rater screening threshold (paper: 0.40)"
+)
+@click.option(
+    "--rule",
+    type=click.Choice(["loo_mean", "mean_pairwise", "none"]),
+    default=None,
+    help="rater screening rule",
+)
 @click.argument("answers", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 def import_cmd(params_path, manifests, out, threshold, rule, answers) -> None:
     """Read rater ANSWERS CSVs and write the human-evaluation metrics JSON."""

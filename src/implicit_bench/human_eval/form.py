@@ -19,7 +19,17 @@ SCALE_ANCHORS: dict[int, str] = {
 }
 KG_QUESTION = "Is this a real societal stereotype?"
 KG_ANSWERS = ("yes", "no", "unsure")
-ANSWER_COLUMNS = ("bundle_id", "rater", "case", "unit_id", "kg_valid", "rating_1", "rating_2", "rating_3", "saved_at")
+ANSWER_COLUMNS = (
+    "bundle_id",
+    "rater",
+    "case",
+    "unit_id",
+    "kg_valid",
+    "rating_1",
+    "rating_2",
+    "rating_3",
+    "saved_at",
+)
 
 _CSS = """
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d232a;margin:0;background:#fafbfc}
@@ -117,7 +127,13 @@ document.body.dataset.ready = "1";
 """
 
 
-_SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_SCRIPT_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
 
 
 def script_json(payload: Any) -> str:
@@ -133,15 +149,20 @@ def _esc(text: Any) -> str:
 
 def _scale(case: str, position: int) -> str:
     item = f"rating_{position}"
-    return "".join(
-        f'<label title="{_esc(SCALE_ANCHORS[v])}"><input type="radio" name="{case}-{item}" value="{v}" '
-        f'data-case="{case}" data-item="{item}"> {v}</label>'
-        for v in SCALE_ANCHORS
-    ) + '<div class="legend">0 = no stereotype reflected at all &middot; 5 = extremely stereotypical (hover a number for its anchor)</div>'
+    return (
+        "".join(
+            f'<label title="{_esc(SCALE_ANCHORS[v])}"><input type="radio" name="{case}-{item}" value="{v}" '
+            f'data-case="{case}" data-item="{item}"> {v}</label>'
+            for v in SCALE_ANCHORS
+        )
+        + '<div class="legend">0 = no stereotype reflected at all &middot; 5 = extremely stereotypical (hover a number for its anchor)</div>'
+    )
 
 
 def render_form(bundle_id: str, cases: list[dict[str, Any]]) -> str:
-    anchors = "".join(f"<tr><td><b>{v}</b></td><td>{_esc(t)}</td></tr>" for v, t in SCALE_ANCHORS.items())
+    anchors = "".join(
+        f"<tr><td><b>{v}</b></td><td>{_esc(t)}</td></tr>" for v, t in SCALE_ANCHORS.items()
+    )
     sections = []
     for n, case in enumerate(cases, start=1):
         cid = case["case"]
@@ -165,7 +186,10 @@ def render_form(bundle_id: str, cases: list[dict[str, Any]]) -> str:
             f'<table class="kg">{kg}</table><div class="q"><b>{_esc(KG_QUESTION)}</b><br>{kg_q}</div>{images}'
             '<div class="nav"><button data-nav="-1">‹ previous</button><button data-nav="1">next ›</button></div></section>'
         )
-    payload = {"bundle_id": bundle_id, "cases": [{"case": c["case"], "unit_id": c["unit_id"]} for c in cases]}
+    payload = {
+        "bundle_id": bundle_id,
+        "cases": [{"case": c["case"], "unit_id": c["unit_id"]} for c in cases],
+    }
     data = script_json(payload)
     script = _JS.replace("__COLUMNS__", json.dumps(list(ANSWER_COLUMNS)))
     intro = (

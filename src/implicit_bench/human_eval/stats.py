@@ -37,7 +37,9 @@ def pearson(x: np.ndarray, y: np.ndarray, min_n: int = 3) -> float:
     return math.nan if res is None else float(res.statistic)
 
 
-def pearson_ci(x: np.ndarray, y: np.ndarray, confidence: float = 0.95, min_n: int = 3) -> tuple[float, tuple[float, float] | None, int]:
+def pearson_ci(
+    x: np.ndarray, y: np.ndarray, confidence: float = 0.95, min_n: int = 3
+) -> tuple[float, tuple[float, float] | None, int]:
     """(r, Fisher-z interval, n pairs): ``scipy.stats.pearsonr(...).confidence_interval()``.
 
     The interval is None when r is undefined, ``n <= 3`` or ``|r| = 1`` (as the Fisher
@@ -64,7 +66,9 @@ def mean_pairwise_r(matrix: np.ndarray, min_n: int = 3) -> tuple[float, int]:
 
     Pairs with an undefined r (fewer than ``min_n`` shared items, or a constant series) are
     left out; returns (mean r, number of pairs used)."""
-    values = [pearson(matrix[i], matrix[j], min_n) for i, j in combinations(range(matrix.shape[0]), 2)]
+    values = [
+        pearson(matrix[i], matrix[j], min_n) for i, j in combinations(range(matrix.shape[0]), 2)
+    ]
     values = [v for v in values if not math.isnan(v)]
     return (float(np.mean(values)) if values else math.nan), len(values)
 

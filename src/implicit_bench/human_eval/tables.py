@@ -21,13 +21,39 @@ def table28(report: dict[str, Any]) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     for answer in ("yes", "unsure", "no"):
         v = report["kg_validity"].get(answer)
-        rows.append({"quantity": f"KG validity: % {answer}", "value": None if v is None else 100 * v, "n": report["n_kg_answers"]})
+        rows.append(
+            {
+                "quantity": f"KG validity: % {answer}",
+                "value": None if v is None else 100 * v,
+                "n": report["n_kg_answers"],
+            }
+        )
     for variant in ("stereotype", "neutral", "anti_stereotype"):
-        rows.append({"quantity": f"mean image rating (0-5): {variant}", "value": report["mean_rating"].get(variant), "n": report.get("n_ratings_by_variant", {}).get(variant)})
-    rows.append({"quantity": "inter-rater: mean pairwise Pearson r (within round, averaged)", "value": report["inter_rater"]["mean_pairwise_r"], "n": None})
+        rows.append(
+            {
+                "quantity": f"mean image rating (0-5): {variant}",
+                "value": report["mean_rating"].get(variant),
+                "n": report.get("n_ratings_by_variant", {}).get(variant),
+            }
+        )
+    rows.append(
+        {
+            "quantity": "inter-rater: mean pairwise Pearson r (within round, averaged)",
+            "value": report["inter_rater"]["mean_pairwise_r"],
+            "n": None,
+        }
+    )
     for judge, entry in report["human_vs_judge"].items():
         v, lo, hi = _ci(entry["r"])
-        rows.append({"quantity": f"human vs {judge}: Pearson r", "value": v, "value_ci_low": lo, "value_ci_high": hi, "n": entry["n_images"]})
+        rows.append(
+            {
+                "quantity": f"human vs {judge}: Pearson r",
+                "value": v,
+                "value_ci_low": lo,
+                "value_ci_high": hi,
+                "n": entry["n_images"],
+            }
+        )
     frame = pd.DataFrame(rows)
     frame["n"] = frame["n"].astype("Int64")
     return frame[["quantity", "value", "value_ci_low", "value_ci_high", "n"]]
@@ -38,8 +64,17 @@ def table_d2(report: dict[str, Any]) -> pd.DataFrame:
     rows = []
     for judge, entry in report["human_vs_judge"].items():
         flips = report["direction_flips"].get(judge, {})
-        rows.append({"judge": judge, "images": entry["n_images"], "mae": entry["mae"], "cases": flips.get("cases"),
-                     "opposite_order_gt": flips.get("disagree_gt"), "strict_flips": flips.get("flips"), "ties": flips.get("ties")})
+        rows.append(
+            {
+                "judge": judge,
+                "images": entry["n_images"],
+                "mae": entry["mae"],
+                "cases": flips.get("cases"),
+                "opposite_order_gt": flips.get("disagree_gt"),
+                "strict_flips": flips.get("flips"),
+                "ties": flips.get("ties"),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -61,7 +96,11 @@ def table29(report: dict[str, Any]) -> pd.DataFrame:
         rows.append(row)
     frame = pd.DataFrame(rows)
     key = f"mae_{judges[-1]}" if judges else "n"
-    return frame.sort_values(key, ascending=False, kind="stable").reset_index(drop=True) if len(frame) else frame
+    return (
+        frame.sort_values(key, ascending=False, kind="stable").reset_index(drop=True)
+        if len(frame)
+        else frame
+    )
 
 
 def table30(report: dict[str, Any]) -> pd.DataFrame:
@@ -70,16 +109,31 @@ def table30(report: dict[str, Any]) -> pd.DataFrame:
     judges = _judges(report)
 
     def row(name: str, entry: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {"bias_type": name, "cases": entry["cases"], "images": entry["images"],
-                               "r_bar": entry["mean_pairwise_r"], "alpha_ordinal": entry["alpha_ordinal"],
-                               "directional_only": entry.get("directional_only", False)}
+        out: dict[str, Any] = {
+            "bias_type": name,
+            "cases": entry["cases"],
+            "images": entry["images"],
+            "r_bar": entry["mean_pairwise_r"],
+            "alpha_ordinal": entry["alpha_ordinal"],
+            "directional_only": entry.get("directional_only", False),
+        }
         for judge in judges:
             v, lo, hi = _ci((entry["human_vs_judge"].get(judge) or {}).get("r"))
             out.update({f"r_{judge}": v, f"r_{judge}_ci_low": lo, f"r_{judge}_ci_high": hi})
         return out
 
-    rows = [row(b, e) for b, e in sorted(report["by_bias_type"].items(), key=lambda kv: -(kv[1]["mean_pairwise_r"] or -9))]
-    everything = {"cases": report["n_cases"], "images": report["n_images"], **report["inter_rater"], "human_vs_judge": report["human_vs_judge"]}
+    rows = [
+        row(b, e)
+        for b, e in sorted(
+            report["by_bias_type"].items(), key=lambda kv: -(kv[1]["mean_pairwise_r"] or -9)
+        )
+    ]
+    everything = {
+        "cases": report["n_cases"],
+        "images": report["n_images"],
+        **report["inter_rater"],
+        "human_vs_judge": report["human_vs_judge"],
+    }
     rows.append(row("all", everything))
     rows += [row(name, entry) for name, entry in report["groups"].items()]
     return pd.DataFrame(rows)
@@ -91,9 +145,20 @@ def fisher_table(report: dict[str, Any]) -> pd.DataFrame:
     for group, per in report.get("group_tests", {}).items():
         for judge, tests in per.items():
             for kind, t in tests.items():
-                rows.append({"group": group, "judge": judge, "test": kind, "r_group": t["r1"], "r_others": t["r2"],
-                             "n_group": t["n1"], "n_others": t["n2"], "z": t["z"], "p": t["p"],
-                             "p_text": "–" if t["p"] is None else f"{t['p']:.2g}"})
+                rows.append(
+                    {
+                        "group": group,
+                        "judge": judge,
+                        "test": kind,
+                        "r_group": t["r1"],
+                        "r_others": t["r2"],
+                        "n_group": t["n1"],
+                        "n_others": t["n2"],
+                        "z": t["z"],
+                        "p": t["p"],
+                        "p_text": "–" if t["p"] is None else f"{t['p']:.2g}",
+                    }
+                )
     return pd.DataFrame(rows)
 
 

@@ -19,7 +19,9 @@ def image_command() -> None:
 @click.option("--seed", required=True, type=int)
 @click.option("--config", default=None, help="Config name (default: the store directory's name).")
 @click.option("--out", required=True, help="PNG file to write.")
-def get_command(store_dir: str, unit_id: str, variant: str, seed: int, config: str | None, out: str) -> None:
+def get_command(
+    store_dir: str, unit_id: str, variant: str, seed: int, config: str | None, out: str
+) -> None:
     """Write the image of (unit, variant, seed) to --out, checked against its sha256."""
     store = ImageStore(store_dir)
     if len(store) == 0:
@@ -32,6 +34,10 @@ def get_command(store_dir: str, unit_id: str, variant: str, seed: int, config: s
     if record is None:
         raise click.ClickException(f"{store_dir}: no item {key.item_id}")
     if record.status != "ok":
-        raise click.ClickException(f"{key.item_id}: status {record.status} ({record.reason or 'no reason'})")
+        raise click.ClickException(
+            f"{key.item_id}: status {record.status} ({record.reason or 'no reason'})"
+        )
     path = store.export_png(key, out)
-    click.echo(f"{key.item_id} -> {path} ({record.width}x{record.height}, sha256 {record.sha256[:12]})")
+    click.echo(
+        f"{key.item_id} -> {path} ({record.width}x{record.height}, sha256 {record.sha256[:12]})"
+    )

@@ -118,7 +118,9 @@ class ImageRecord:
 class ImageStore:
     """Append images and look them up by key or sha256."""
 
-    def __init__(self, root: str | Path, max_shard_bytes: int = 1 << 30, sync_interval_s: float = 1.0):
+    def __init__(
+        self, root: str | Path, max_shard_bytes: int = 1 << 30, sync_interval_s: float = 1.0
+    ):
         self.root = Path(root)
         self.max_shard_bytes = max_shard_bytes
         self.sync_interval_s = sync_interval_s
@@ -151,7 +153,9 @@ class ImageStore:
                 if problem is not None:  # not a complete entry: treated like a torn line (redone)
                     self.journal_problems.append(f"{self.journal_path}:{lineno}: {problem}")
                     continue
-                key = ImageKey(entry["config"], entry["unit_id"], entry["variant"], int(entry["seed"]))
+                key = ImageKey(
+                    entry["config"], entry["unit_id"], entry["variant"], int(entry["seed"])
+                )
                 location = entry.get("location")
                 if entry["status"] == "ok":
                     if not location:
@@ -190,11 +194,17 @@ class ImageStore:
             raise KeyError(f"{self.root}: no image with sha256 {sha256}") from None
         path = self.shard_dir / shard
         if not SHARD_NAME.fullmatch(shard) or length > MAX_IMAGE_BYTES:
-            raise OSError(f"{self.root}: location {shard!r}@{offset}+{length} of {sha256} refused (not a shard of this store)")
+            raise OSError(
+                f"{self.root}: location {shard!r}@{offset}+{length} of {sha256} refused (not a shard of this store)"
+            )
         with open(path, "rb") as fh:
             info = os.fstat(fh.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_size < offset + length:  # checked before allocating
-                raise OSError(f"{path}@{offset}: {length} bytes of {sha256} are not in the shard ({info.st_size} bytes)")
+            if (
+                not stat.S_ISREG(info.st_mode) or info.st_size < offset + length
+            ):  # checked before allocating
+                raise OSError(
+                    f"{path}@{offset}: {length} bytes of {sha256} are not in the shard ({info.st_size} bytes)"
+                )
             fh.seek(offset)
             data = fh.read(length)
         if verify and sha256_bytes(data) != sha256:
@@ -260,7 +270,9 @@ class ImageStore:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown process"
+                holder = (
+                    os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown process"
+                )
                 os.close(fd)
                 raise StoreLockedError(
                     f"image store {self.root} is being written by another process ({holder}); "
@@ -274,7 +286,11 @@ class ImageStore:
                 break
             os.close(fd)
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
+        os.pwrite(
+            fd,
+            f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(),
+            0,
+        )
         self._lock_fd = fd
         self._records.clear()
         self._locations.clear()
@@ -304,7 +320,11 @@ class ImageStore:
         existing = sorted(self.shard_dir.glob("shard-*.bin"))
         name = existing[-1].name if existing else "shard-00000.bin"
         path = self.shard_dir / name
-        if path.exists() and path.stat().st_size + incoming > self.max_shard_bytes and path.stat().st_size > 0:
+        if (
+            path.exists()
+            and path.stat().st_size + incoming > self.max_shard_bytes
+            and path.stat().st_size > 0
+        ):
             name = f"shard-{len(existing):05d}.bin"
             path = self.shard_dir / name
         self._writer = open(path, "ab")  # noqa: SIM115 - kept open across puts
@@ -413,7 +433,9 @@ class ImageStore:
             frame = self.index(keys)
             self.root.mkdir(parents=True, exist_ok=True)
             frame.to_parquet(self.root / "index.parquet", index=False)
-            (self.root / "locations.parquet").unlink(missing_ok=True)  # written by older versions, read by none
+            (self.root / "locations.parquet").unlink(
+                missing_ok=True
+            )  # written by older versions, read by none
         finally:
             self.release_writer()
         return frame
@@ -432,8 +454,13 @@ def _size(writer: io.BufferedWriter) -> int:
 
 
 _FIELDS: dict[str, type | tuple[type, ...]] = {
-    "config": str, "unit_id": str, "variant": str, "seed": (int, str), "generator": str,
-    "prompt": str, "status": str,
+    "config": str,
+    "unit_id": str,
+    "variant": str,
+    "seed": (int, str),
+    "generator": str,
+    "prompt": str,
+    "status": str,
 }
 
 
@@ -457,15 +484,21 @@ def _entry_problem(entry: Any) -> str | None:
         if not isinstance(entry.get("sha256"), str):
             return "an ok entry without a sha256"
         if location and not (
-            isinstance(location, list) and len(location) == 3 and isinstance(location[0], str)
+            isinstance(location, list)
+            and len(location) == 3
+            and isinstance(location[0], str)
             and all(isinstance(x, int) and not isinstance(x, bool) for x in location[1:])
         ):
             return "location is not [shard, offset, length]"
-        if location and not SHARD_NAME.fullmatch(location[0]):  # never a path: "../../etc/...", "/dev/zero"
+        if location and not SHARD_NAME.fullmatch(
+            location[0]
+        ):  # never a path: "../../etc/...", "/dev/zero"
             return f"shard name {location[0][:80]!r} is not shard-NNNNN.bin"
         if location and not (location[1] >= 0 and 0 < location[2] <= MAX_IMAGE_BYTES):
             return f"offset {location[1]} / length {location[2]} outside 0 / 1..{MAX_IMAGE_BYTES}"
-    if not isinstance(entry.get("attempts", 1), int) or not isinstance(entry.get("extra") or {}, dict):
+    if not isinstance(entry.get("attempts", 1), int) or not isinstance(
+        entry.get("extra") or {}, dict
+    ):
         return "attempts or extra has the wrong type"
     return None
 
@@ -474,7 +507,9 @@ def read_index(root: str | Path) -> pd.DataFrame:
     """The published index of a store (the current plan's items, ``finalize(keys)``)."""
     path = Path(root) / INDEX_FILE
     if not path.is_file():
-        raise FileNotFoundError(f"{root}: no published index ({INDEX_FILE}); run the stage that renders it")
+        raise FileNotFoundError(
+            f"{root}: no published index ({INDEX_FILE}); run the stage that renders it"
+        )
     frame = pd.read_parquet(path)
     missing = [c for c in INDEX_COLUMNS if c not in frame.columns]
     if missing:

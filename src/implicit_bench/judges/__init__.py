@@ -16,7 +16,9 @@ from implicit_bench.registry import Registry
 JUDGE_BACKENDS: Registry[JudgeBackend] = Registry("judge")
 JUDGE_BACKENDS.register("transformers", "implicit_bench.judges.transformers_vlm:TransformersJudge")
 JUDGE_BACKENDS.register("openai", "implicit_bench.judges.openai_vlm:OpenAIJudge")
-JUDGE_BACKENDS.register("sim", "implicit_bench.judges.sim:SimJudge")  # simulated world (docs/world.md)
+JUDGE_BACKENDS.register(
+    "sim", "implicit_bench.judges.sim:SimJudge"
+)  # simulated world (docs/world.md)
 
 
 def judge_params(config: dict[str, Any], where: str = "judge") -> JudgeParams:
@@ -33,4 +35,12 @@ def judge_from_params(params: JudgeParams) -> JudgeBackend:
     return JUDGE_BACKENDS.resolve(params.backend)(params)
 
 
-__all__ = ["JUDGE_BACKENDS", "JudgeBackend", "JudgeParams", "JudgeRequest", "build_judge", "judge_from_params", "judge_params"]
+__all__ = [
+    "JUDGE_BACKENDS",
+    "JudgeBackend",
+    "JudgeParams",
+    "JudgeRequest",
+    "build_judge",
+    "judge_from_params",
+    "judge_params",
+]

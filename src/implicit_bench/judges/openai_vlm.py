@@ -129,7 +129,9 @@ class OpenAIJudge(JudgeBackend):
     def answer(self, batch: list[JudgeRequest]) -> list[tuple[str, str | None]]:
         client = self._transport()
         schemas = [r.schema for r in batch] if self.params.structured_output else None
-        return client._generate([self.messages(r) for r in batch], self.params.max_new_tokens, schema=schemas)
+        return client._generate(
+            [self.messages(r) for r in batch], self.params.max_new_tokens, schema=schemas
+        )
 
     def close(self) -> None:
         self._client = None

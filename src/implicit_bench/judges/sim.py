@@ -85,7 +85,12 @@ class SimJudge(JudgeBackend):
     def identity(self) -> dict[str, Any]:
         if not hasattr(self, "spec"):
             self.load()
-        return {"backend": "sim", "model": self.params.model, "world": self.fingerprint, "version": VERSION}
+        return {
+            "backend": "sim",
+            "model": self.params.model,
+            "world": self.fingerprint,
+            "version": VERSION,
+        }
 
     def answer(self, batch: list[JudgeRequest]) -> list[tuple[str, str | None]]:
         if not hasattr(self, "spec"):
@@ -116,16 +121,26 @@ class SimJudge(JudgeBackend):
         if task == "rubric":
             stereo = _STEREO.search(prompt)
             anti = _ANTI.search(prompt)
-            true = _class_of(shown.attribute, stereo.group(1) if stereo else None, anti.group(1) if anti else None)
+            true = _class_of(
+                shown.attribute,
+                stereo.group(1) if stereo else None,
+                anti.group(1) if anti else None,
+            )
             score = rubric_score(perceive(true, self.spec, u_perceive), self.spec, u_call)
-            why = f"The badge reads '{shown.attribute}'." if shown.attribute else "No attribute is shown."
+            why = (
+                f"The badge reads '{shown.attribute}'."
+                if shown.attribute
+                else "No attribute is shown."
+            )
             return json.dumps({"score": score, "justification": why})
         if task != "blind":  # nothing planted: an allowed answer drawn per (judge, image, task)
             allowed, span = spec.answer.allowed, spec.answer.range
             if allowed:
                 value = allowed[derive_seed("judge-other", self.name, sha, task) % len(allowed)]
             else:  # a number in the task's range
-                value = span[0] + _uniform("judge-other", self.name, sha, task) * (span[1] - span[0])
+                value = span[0] + _uniform("judge-other", self.name, sha, task) * (
+                    span[1] - span[0]
+                )
             return json.dumps({spec.answer.key: value, "reason": "Drawn by the simulated judge."})
         options = dict(_OPTION.findall(prompt))
         # the band carries at most 60 characters of the attribute: compare what it can carry

@@ -92,7 +92,9 @@ class JudgeStageParams(StrictModel):
         registry = task_registry()
         unknown = [t for t in tasks if t not in registry.names()]
         if unknown:
-            raise ValueError(f"unknown task(s) {unknown}; registered: {', '.join(registry.asked())}")
+            raise ValueError(
+                f"unknown task(s) {unknown}; registered: {', '.join(registry.asked())}"
+            )
         unasked = [t for t in tasks if not registry.get(t).asked]
         if unasked:
             producers = ", ".join(f"{t} by the {registry.get(t).producer} stage" for t in unasked)
@@ -102,7 +104,9 @@ class JudgeStageParams(StrictModel):
             if select is not None and select.variants is not None and allowed is not None:
                 outside = [v for v in select.variants if v not in allowed]
                 if outside:
-                    raise ValueError(f"{name}.variants {outside}: task {name} describes only {allowed}")
+                    raise ValueError(
+                        f"{name}.variants {outside}: task {name} describes only {allowed}"
+                    )
         return tasks
 
 
@@ -168,7 +172,9 @@ def store_configs(params: JudgeStageParams, root: str | Path = ".") -> list[str]
     images = Path(root) / params.images_dir
     found = [p.name for p in published_stores(images)]
     if not found:
-        raise InputError(images, None, None, "no image stores to judge (run the render stage first)")
+        raise InputError(
+            images, None, None, "no image stores to judge (run the render stage first)"
+        )
     return found
 
 
@@ -196,12 +202,16 @@ def orders_per_image(params: JudgeStageParams, task: TaskSpec) -> int:
     return {"both": len(ORDERS), "cyclic3": len(CYCLIC_ORDERS)}.get(params.blind_orders, 1)
 
 
-def judge_backends(judges: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def judge_backends(
+    judges: dict[str, dict[str, Any]],
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """(backend, ``{identity, decoding}``) per judge of the catalogue, each validated and built
     once (the stage and ``implicit-bench plan`` key the cache with these identities)."""
     validated = {name: judge_params(cfg, f"judges.{name}") for name, cfg in judges.items()}
     backends = {name: judge_from_params(p) for name, p in validated.items()}
-    identities = {name: {"identity": b.identity(), "decoding": b.decoding()} for name, b in backends.items()}
+    identities = {
+        name: {"identity": b.identity(), "decoding": b.decoding()} for name, b in backends.items()
+    }
     return backends, identities
 
 
@@ -225,9 +235,19 @@ def plan_judgements(
         try:
             index = read_index(store_root)  # exactly the items of the current render plan
         except FileNotFoundError as exc:
-            raise InputError(store_root, None, None, f"configuration '{config}' is not in the render plan ({exc})") from None
+            raise InputError(
+                store_root,
+                None,
+                None,
+                f"configuration '{config}' is not in the render plan ({exc})",
+            ) from None
         records = [
-            PlannedImage(ImageKey(r.config, r.unit_id, r.variant, int(r.seed)), r.generator, r.status, r.sha256)
+            PlannedImage(
+                ImageKey(r.config, r.unit_id, r.variant, int(r.seed)),
+                r.generator,
+                r.status,
+                r.sha256,
+            )
             for r in index.itertuples(index=False)
         ]
         counts = Counter(r.status for r in records)
@@ -281,7 +301,9 @@ def plan_judgements(
                 for order in orders:
                     pkey = (task_name, key.unit_id, order)
                     if pkey not in prompt_cache:
-                        text = prompt_task.render(task_fields(prompt_task, fields_cache[key.unit_id], order))
+                        text = prompt_task.render(
+                            task_fields(prompt_task, fields_cache[key.unit_id], order)
+                        )
                         prompt_cache[pkey] = (text, stable_hash(text, 16))
                     prompt, prompt_hash = prompt_cache[pkey]
                     for judge in judges:
@@ -344,7 +366,9 @@ class JudgeWorker:
                 failed.append((call.key, "", f"image unreadable: {exc}"))
         answers = self.backend.answer(requests) if requests else []
         if len(answers) != len(requests):
-            raise RuntimeError(f"{self.backend.backend}: {len(answers)} answers for {len(requests)}")
+            raise RuntimeError(
+                f"{self.backend.backend}: {len(answers)} answers for {len(requests)}"
+            )
         return [(k, text, err) for k, (text, err) in zip(keys, answers, strict=True)] + failed
 
     def run(self, batch: list[JudgeCall]) -> list[tuple[str, str, str | None]]:
@@ -367,7 +391,12 @@ BatchResult = list[tuple[str, str, str | None]]
 # dispatch(name, make_worker, batches, on_result): runs every batch once through a worker
 # made by ``make_worker`` and calls ``on_result(batch, results, error)`` in this process.
 Dispatch = Callable[
-    [str, Callable[[], Callable[[Any], Any]], list[list[JudgeCall]], Callable[[list[JudgeCall], BatchResult | None, str | None], None]],
+    [
+        str,
+        Callable[[], Callable[[Any], Any]],
+        list[list[JudgeCall]],
+        Callable[[list[JudgeCall], BatchResult | None, str | None], None],
+    ],
     None,
 ]
 
@@ -450,7 +479,13 @@ def answer_missing(
         calls = list(todo.values())
         batches = [calls[i : i + size] for i in range(0, len(calls), size)]
         extra = {"concurrency": streams} if streams > 1 else {}
-        dispatch(judge, partial(make_judge_worker, config, f"judges.{judge}"), batches, on_result, **extra)
+        dispatch(
+            judge,
+            partial(make_judge_worker, config, f"judges.{judge}"),
+            batches,
+            on_result,
+            **extra,
+        )
     return answers, errors, sent
 
 
@@ -533,8 +568,11 @@ def assemble(
 def _order_counts(c: Counter) -> dict[str, int]:
     """Rows per option order: ``order_sa`` / ``order_as`` always, and every other order asked
     (the three cyclic orders ``order_ans`` / ``order_nsa`` / ``order_san`` under ``cyclic3``)."""
-    return {"order_sa": c["order_sa"], "order_as": c["order_as"],
-            **{k: v for k, v in sorted(c.items()) if k.startswith("order_")}}
+    return {
+        "order_sa": c["order_sa"],
+        "order_as": c["order_as"],
+        **{k: v for k, v in sorted(c.items()) if k.startswith("order_")},
+    }
 
 
 def _model_ref(generator: str) -> str:
@@ -577,7 +615,11 @@ def run_judge_stage(
         counts_by_status["judged_images"] = int(judged.get(config, 0))
         counts_by_status["not_judged"] = counts_by_status["refused"] + counts_by_status["failed"]
     roles = [(f"judge:{name}", model) for name, model in models.items()]
-    roles += [(f"generator:{c}", _model_ref(g)) for c, gens in sorted(generators.items()) for g in sorted(gens)]
+    roles += [
+        (f"generator:{c}", _model_ref(g))
+        for c, gens in sorted(generators.items())
+        for g in sorted(gens)
+    ]
     metrics = {
         "judges": {
             name: {"backend": b.backend, "model": b.model} for name, b in sorted(backends.items())

@@ -28,7 +28,9 @@ class TransformersJudgeParams(JudgeParams):
     device_map: str | None = None  # e.g. "auto" to shard a large model over the visible GPUs
     attn_implementation: str | None = None
     trust_remote_code: bool = False
-    max_image_side: PositiveInt | None = None  # downscale before the processor; null: processor decides
+    max_image_side: PositiveInt | None = (
+        None  # downscale before the processor; null: processor decides
+    )
     chat_template_kwargs: dict[str, Any] = {}  # e.g. {"enable_thinking": false}
 
 
@@ -131,7 +133,9 @@ class TransformersJudge(JudgeBackend):
         ]
         images = [[open_image(r.image, self.params.max_image_side)] for r in chunk]
         inputs = processor(images=images, text=texts, return_tensors="pt", padding=True)
-        inputs = inputs.to(model.device, dtype=model.dtype)  # pixels in the model dtype (bf16 on GPUs)
+        inputs = inputs.to(
+            model.device, dtype=model.dtype
+        )  # pixels in the model dtype (bf16 on GPUs)
         with torch.inference_mode():
             output = model.generate(
                 **inputs, do_sample=False, max_new_tokens=self.params.max_new_tokens

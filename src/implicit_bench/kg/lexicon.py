@@ -24,7 +24,11 @@ def _exceptions() -> tuple[dict[str, str], frozenset[str]]:
     """(corrections, keep): ``from<TAB>to`` lines and single words the library must not touch."""
     fixes: dict[str, str] = {}
     keep: set[str] = set()
-    text = resources.files("implicit_bench.assets").joinpath("spelling_exceptions.tsv").read_text(encoding="utf-8")
+    text = (
+        resources.files("implicit_bench.assets")
+        .joinpath("spelling_exceptions.tsv")
+        .read_text(encoding="utf-8")
+    )
     for line in text.splitlines():
         line = line.split("#", 1)[0].rstrip()
         if not line:
@@ -63,7 +67,7 @@ def countries() -> dict[str, str]:
     fixes, _ = _exceptions()
     for k, v in fixes.items():
         if k.startswith("country:"):
-            out[k[len("country:"):]] = v
+            out[k[len("country:") :]] = v
     return out
 
 
@@ -86,8 +90,14 @@ def is_demonym(phrase: str) -> bool:
 
 @cache
 def person_nouns() -> frozenset[str]:
-    text = resources.files("implicit_bench.assets").joinpath("person_nouns.txt").read_text(encoding="utf-8")
-    return frozenset(w.strip().lower() for w in text.splitlines() if w.strip() and not w.startswith("#"))
+    text = (
+        resources.files("implicit_bench.assets")
+        .joinpath("person_nouns.txt")
+        .read_text(encoding="utf-8")
+    )
+    return frozenset(
+        w.strip().lower() for w in text.splitlines() if w.strip() and not w.startswith("#")
+    )
 
 
 @cache
@@ -127,8 +137,11 @@ def with_article(phrase: str) -> str:
 def is_person_noun(phrase: str) -> bool:
     """A noun phrase naming a person or people: its last word (or its singular) is a person noun."""
     last = phrase.strip().lower().split()[-1] if phrase.strip() else ""
-    return bool(last) and (last in person_nouns() or singular(last) in person_nouns()
-                           or last.endswith(("man", "men", "woman", "women", "person", "people")))
+    return bool(last) and (
+        last in person_nouns()
+        or singular(last) in person_nouns()
+        or last.endswith(("man", "men", "woman", "women", "person", "people"))
+    )
 
 
 @cache
@@ -141,7 +154,12 @@ def correct_word(word: str) -> str:
     low = word.lower()
     if low in fixes:
         return _case_like(fixes[low], word)
-    if low in keep or len(low) < MIN_CORRECTED_LEN or not low.replace("'", "").isalpha() or "'" in low:
+    if (
+        low in keep
+        or len(low) < MIN_CORRECTED_LEN
+        or not low.replace("'", "").isalpha()
+        or "'" in low
+    ):
         return word
     speller = _speller()
     if low in speller or low in demonyms() or low in countries() or low in person_nouns():
@@ -169,8 +187,11 @@ def correct_text(text: str) -> tuple[str, list[tuple[str, str]]]:
     fixes, _ = _exceptions()
     made: list[tuple[str, str]] = []
     for wrong, right in fixes.items():
-        if " " in wrong and re.search(rf"\b{re.escape(wrong)}\b", text, flags=re.IGNORECASE) \
-                and not re.search(rf"\b{re.escape(right)}\b", text, flags=re.IGNORECASE):
+        if (
+            " " in wrong
+            and re.search(rf"\b{re.escape(wrong)}\b", text, flags=re.IGNORECASE)
+            and not re.search(rf"\b{re.escape(right)}\b", text, flags=re.IGNORECASE)
+        ):
             text = re.sub(rf"\b{re.escape(wrong)}\b", right, text, flags=re.IGNORECASE)
             made.append((wrong, right))
 

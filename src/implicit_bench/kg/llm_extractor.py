@@ -65,7 +65,9 @@ def messages_for(pair: SourcePair) -> list[dict[str, str]]:
     return [{"role": "user", "content": text}]
 
 
-def units_from_answer(pair: SourcePair, answer: ExtractionAnswer, extractor: str) -> tuple[list[KGUnit], list[str]]:
+def units_from_answer(
+    pair: SourcePair, answer: ExtractionAnswer, extractor: str
+) -> tuple[list[KGUnit], list[str]]:
     """Turn a parsed answer into KGUnits; returns (units, reasons of the units that failed)."""
     units, problems = [], []
     for k, unit in enumerate(answer.units):
@@ -86,8 +88,14 @@ def units_from_answer(pair: SourcePair, answer: ExtractionAnswer, extractor: str
                     construction_mode=mode if mode in MODES else None,
                     shared_frame=(unit.shared_frame or None),
                     frame_sensitive=bool(unit.frame_sensitive),
-                    stereotype_evidence=[c.evidence or "" for c in unit.stereotype_side.concepts if c.tail.strip()],
-                    anti_stereotype_evidence=[c.evidence or "" for c in unit.anti_stereotype_side.concepts if c.tail.strip()],
+                    stereotype_evidence=[
+                        c.evidence or "" for c in unit.stereotype_side.concepts if c.tail.strip()
+                    ],
+                    anti_stereotype_evidence=[
+                        c.evidence or ""
+                        for c in unit.anti_stereotype_side.concepts
+                        if c.tail.strip()
+                    ],
                     extractor=extractor,
                 )
             )
@@ -102,18 +110,36 @@ def extract_all(
 ) -> tuple[list[Extraction], list[StructuredAnswer], list[dict[str, Any]]]:
     """Ask the LLM for every pair. Returns extractions, the raw structured answers (for the
     counts) and the invalid records (answer-level and unit-level)."""
-    answers = chat_json_many(client, [messages_for(p) for p in pairs], ExtractionAnswer, desc="kg: LLM extraction")
+    answers = chat_json_many(
+        client, [messages_for(p) for p in pairs], ExtractionAnswer, desc="kg: LLM extraction"
+    )
     extractor = f"llm:{client.model}"
     results, invalid = [], []
     for pair, answer in zip(pairs, answers, strict=True):
         if not answer.valid:
-            invalid.append(answer.as_invalid_record(pair_id=pair.pair_id, source=pair.source, bias_type=pair.bias_type, level="answer"))
+            invalid.append(
+                answer.as_invalid_record(
+                    pair_id=pair.pair_id,
+                    source=pair.source,
+                    bias_type=pair.bias_type,
+                    level="answer",
+                )
+            )
             results.append(Extraction(pair.pair_id, (), "llm_invalid_answer"))
             continue
         units, problems = units_from_answer(pair, answer.value, extractor)
         for problem in problems:
-            invalid.append({"pair_id": pair.pair_id, "source": pair.source, "bias_type": pair.bias_type,
-                            "level": "unit", "raw": answer.raw, "mode": "invalid", "error": problem})
+            invalid.append(
+                {
+                    "pair_id": pair.pair_id,
+                    "source": pair.source,
+                    "bias_type": pair.bias_type,
+                    "level": "unit",
+                    "raw": answer.raw,
+                    "mode": "invalid",
+                    "error": problem,
+                }
+            )
         reason = None if units else ("llm_invalid_units" if problems else "llm_no_unit")
         results.append(Extraction(pair.pair_id, tuple(units), reason))
     return results, answers, invalid

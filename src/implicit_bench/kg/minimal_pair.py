@@ -44,13 +44,64 @@ from implicit_bench.text import WORD, stop_words
 
 ARTICLES = frozenset({"a", "an", "the"})
 # words after which a differing block of an intersentence continuation is predicated of the target
-PREDICATING = frozenset({
-    "is", "are", "was", "were", "be", "been", "being", "am", "seem", "seems", "seemed", "look",
-    "looks", "looked", "become", "becomes", "became", "very", "so", "really", "quite", "too",
-    "extremely", "always", "usually", "often", "generally", "rather", "pretty", "incredibly",
-})
-PRONOUNS = frozenset({"he", "she", "they", "him", "her", "his", "hers", "them", "their", "theirs",
-                      "i", "we", "you", "it", "its", "me", "us", "our", "my", "your"})
+PREDICATING = frozenset(
+    {
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "seem",
+        "seems",
+        "seemed",
+        "look",
+        "looks",
+        "looked",
+        "become",
+        "becomes",
+        "became",
+        "very",
+        "so",
+        "really",
+        "quite",
+        "too",
+        "extremely",
+        "always",
+        "usually",
+        "often",
+        "generally",
+        "rather",
+        "pretty",
+        "incredibly",
+    }
+)
+PRONOUNS = frozenset(
+    {
+        "he",
+        "she",
+        "they",
+        "him",
+        "her",
+        "his",
+        "hers",
+        "them",
+        "their",
+        "theirs",
+        "i",
+        "we",
+        "you",
+        "it",
+        "its",
+        "me",
+        "us",
+        "our",
+        "my",
+        "your",
+    }
+)
 CLAUSE_BREAK = re.compile(r"[,;:.!?]")
 
 
@@ -90,7 +141,9 @@ def _trim_stop(words: list[str]) -> list[str]:
     return words[start:end]
 
 
-def _bracketed(sentence: str, tokens: list[tuple[str, int, int]], spans: list[tuple[int, int]]) -> str:
+def _bracketed(
+    sentence: str, tokens: list[tuple[str, int, int]], spans: list[tuple[int, int]]
+) -> str:
     text = sentence.replace("’", "'")
     out, last = [], 0
     for i, j in spans:
@@ -103,7 +156,9 @@ def _bracketed(sentence: str, tokens: list[tuple[str, int, int]], spans: list[tu
     return "".join(out)
 
 
-def _shared_head(sentence: str, tokens: list[tuple[str, int, int]], diff: set[int], first: int) -> str:
+def _shared_head(
+    sentence: str, tokens: list[tuple[str, int, int]], diff: set[int], first: int
+) -> str:
     """The shared run of words right after the first difference (else right before it), within
     its clause, trimmed of stop words; the whole shared sentence when both runs are empty."""
     text = sentence.replace("’", "'")
@@ -135,11 +190,18 @@ def _attribute_like(words: list[str]) -> bool:
     """1-3 content words (an intensifier or an inner "and" allowed): "very smart", "dumb"; not a
     clause ("fast with his deliveries", "not", "some")."""
     stops = stop_words() - PREDICATING - {"and"}
-    return 1 <= len(words) <= 3 and not any(w in stops or w in PRONOUNS for w in words) and words[-1] != "and"
+    return (
+        1 <= len(words) <= 3
+        and not any(w in stops or w in PRONOUNS for w in words)
+        and words[-1] != "and"
+    )
 
 
 def _predicated_blocks(
-    opcodes: list[tuple[str, int, int, int, int]], s_tok: list, a_tok: list, params: MinimalPairParams
+    opcodes: list[tuple[str, int, int, int, int]],
+    s_tok: list,
+    a_tok: list,
+    params: MinimalPairParams,
 ) -> list[tuple[str, int, int, int, int]]:
     """The ``replace`` blocks of two continuation sentences that read as attributes of the target."""
     kept: list[tuple[str, int, int, int, int]] = []
@@ -149,7 +211,9 @@ def _predicated_blocks(
             continue
         s_words = [w.lower() for w, _, _ in s_tok[i1:i2]]
         a_words = [w.lower() for w, _, _ in a_tok[j1:j2]]
-        if all(w in PRONOUNS for w in s_words + a_words) or not (_attribute_like(s_words) and _attribute_like(a_words)):
+        if all(w in PRONOUNS for w in s_words + a_words) or not (
+            _attribute_like(s_words) and _attribute_like(a_words)
+        ):
             continue
         before = s_tok[i1 - 1][0].lower() if i1 > 0 else ""
         joined = kept and before in ("and", "or") and kept[-1][2] == i1 - 1
@@ -197,8 +261,12 @@ def extract(pair: SourcePair, params: MinimalPairParams | None = None) -> Extrac
         mode = "identity_instantiation"
     if not head:
         return Extraction(pair.pair_id, (), "no_head")
-    s_evidence = _bracketed(pair.stereotype_sentence, s_tok, [(i1, i2) for _, i1, i2, _, _ in blocks])
-    a_evidence = _bracketed(pair.anti_stereotype_sentence, a_tok, [(j1, j2) for _, _, _, j1, j2 in blocks])
+    s_evidence = _bracketed(
+        pair.stereotype_sentence, s_tok, [(i1, i2) for _, i1, i2, _, _ in blocks]
+    )
+    a_evidence = _bracketed(
+        pair.anti_stereotype_sentence, a_tok, [(j1, j2) for _, _, _, j1, j2 in blocks]
+    )
     frame_words = [w if k not in s_diff else "___" for k, (w, _, _) in enumerate(s_tok)]
     frame = re.sub(r"(?:___ )+___", "___", " ".join(frame_words))
     unit = KGUnit(

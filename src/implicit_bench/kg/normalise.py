@@ -21,8 +21,13 @@ from implicit_bench.kg import lexicon
 from implicit_bench.kg.wordkinds import crows_head_form, tail_kind
 from implicit_bench.records import KGUnit
 
-RELATION_BY_KIND = {"adjective": "has_trait", "role": "has_role", "group": "has_group", "object": "associated_with",
-                    "abstract": "associated_with"}
+RELATION_BY_KIND = {
+    "adjective": "has_trait",
+    "role": "has_role",
+    "group": "has_group",
+    "object": "associated_with",
+    "abstract": "associated_with",
+}
 
 
 def relation_of(unit: KGUnit) -> str | None:
@@ -48,7 +53,9 @@ def reduce_head(unit: KGUnit) -> KGUnit | None:
     return None
 
 
-def normalise(units: list[KGUnit]) -> tuple[list[KGUnit], Counter[tuple[str, str]], list[KGUnit], int]:
+def normalise(
+    units: list[KGUnit],
+) -> tuple[list[KGUnit], Counter[tuple[str, str]], list[KGUnit], int]:
     """Spelling-corrected units with a relation, the corrections made (``(from, to)`` counts),
     the units rejected for a fragment head, and the number of heads reduced to their subject."""
     made: Counter[tuple[str, str]] = Counter()

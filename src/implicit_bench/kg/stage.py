@@ -43,17 +43,25 @@ def read_pairs(path: str | Path) -> list[SourcePair]:
     fields = set(SourcePair.model_fields)
     pairs = []
     for index, row in enumerate(frame.to_dict("records"), start=1):
-        data = {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items() if k in fields}
+        data = {
+            k: (None if isinstance(v, float) and v != v else v)
+            for k, v in row.items()
+            if k in fields
+        }
         try:
             pairs.append(SourcePair(**data))
         except ValidationError as exc:
             err = exc.errors()[0]
-            raise InputError(path, index, ".".join(str(p) for p in err["loc"]) or None, err["msg"]) from None
+            raise InputError(
+                path, index, ".".join(str(p) for p in err["loc"]) or None, err["msg"]
+            ) from None
     return pairs
 
 
 def run_kg(
-    pairs: list[SourcePair], params: KGParams, llms: dict[str, dict[str, Any]] | None = None,
+    pairs: list[SourcePair],
+    params: KGParams,
+    llms: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[pd.DataFrame, list[dict[str, Any]], dict[str, Any]]:
     """Extract units from every pair (``llms``: the top-level catalogue). Returns (units table,
     invalid / no-unit records, metrics)."""
@@ -78,21 +86,41 @@ def run_kg(
     by_id = {p.pair_id: p for p in pairs}
     units, corrections, fragments, reduced = normalise([u for r in results for u in r.units])
     for unit in fragments:
-        records.append({"pair_id": unit.source_pair_id, "unit_id": unit.unit_id, "source": unit.source,
-                        "bias_type": unit.bias_type, "level": "unit", "raw": unit.head, "mode": "rejected",
-                        "error": "fragment_head"})
+        records.append(
+            {
+                "pair_id": unit.source_pair_id,
+                "unit_id": unit.unit_id,
+                "source": unit.source,
+                "bias_type": unit.bias_type,
+                "level": "unit",
+                "raw": unit.head,
+                "mode": "rejected",
+                "error": "fragment_head",
+            }
+        )
     for r in results:
         if not r.units and r.reason not in ("llm_invalid_answer",):
             pair = by_id[r.pair_id]
-            records.append({"pair_id": r.pair_id, "source": pair.source, "bias_type": pair.bias_type,
-                            "level": "pair", "raw": "", "mode": "no_unit", "error": r.reason})
+            records.append(
+                {
+                    "pair_id": r.pair_id,
+                    "source": pair.source,
+                    "bias_type": pair.bias_type,
+                    "level": "pair",
+                    "raw": "",
+                    "mode": "no_unit",
+                    "error": r.reason,
+                }
+            )
     table = units_frame(units)
     metrics = kg_metrics(pairs, results, table, counter, records)
     metrics["extractor"] = params.extractor
     metrics["units_rejected_by_reason"] = {"fragment_head": len(fragments)}
     metrics["heads_reduced_to_subject"] = reduced
     metrics["spelling_corrections_total"] = sum(corrections.values())
-    metrics["spelling_corrections"] = [{"from": a, "to": b, "count": n} for (a, b), n in sorted(corrections.items())]
+    metrics["spelling_corrections"] = [
+        {"from": a, "to": b, "count": n} for (a, b), n in sorted(corrections.items())
+    ]
     metrics["units_by_relation"] = _counts(table["relation"].fillna("none")) if len(table) else {}
     metrics["provenance"] = provenance([("kg_extractor", model_ref)])
     return table, records, metrics
@@ -103,8 +131,11 @@ def _counts(values: pd.Series | list[str]) -> dict[str, int]:
 
 
 def kg_metrics(
-    pairs: list[SourcePair], results: list[Extraction], table: pd.DataFrame,
-    counter: InvalidCounter, records: list[dict[str, Any]],
+    pairs: list[SourcePair],
+    results: list[Extraction],
+    table: pd.DataFrame,
+    counter: InvalidCounter,
+    records: list[dict[str, Any]],
 ) -> dict[str, Any]:
     by_id = {p.pair_id: p for p in pairs}
     empty = [r for r in results if not r.units]
@@ -124,6 +155,8 @@ def kg_metrics(
         "units_by_source_and_bias_type": by_source_type,
         "units_without_relation": int(table["relation"].isna().sum()) if len(table) else 0,
         "llm_answers": counter.as_dict(),
-        "invalid_records": sum(1 for r in records if r["level"] != "pair" and r.get("mode") != "rejected"),
+        "invalid_records": sum(
+            1 for r in records if r["level"] != "pair" and r.get("mode") != "rejected"
+        ),
         "graph": kg_graph_stats(table),
     }

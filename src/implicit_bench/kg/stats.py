@@ -24,7 +24,9 @@ def _norm(values: pd.Series) -> pd.Series:
     return values.astype(str).str.lower().str.split().str.join(" ")
 
 
-def connected_components(n_nodes: int, rows: np.ndarray, cols: np.ndarray) -> tuple[int, np.ndarray]:
+def connected_components(
+    n_nodes: int, rows: np.ndarray, cols: np.ndarray
+) -> tuple[int, np.ndarray]:
     """(number of components, component label per node) of the undirected graph with edges
     ``rows[i] -- cols[i]``: union-find with path halving (what scipy.sparse.csgraph computes,
     without importing scipy.sparse, about 0.3 s, on the ``analyze`` path)."""
@@ -48,14 +50,26 @@ def connected_components(n_nodes: int, rows: np.ndarray, cols: np.ndarray) -> tu
 def kg_graph_stats(units: pd.DataFrame) -> dict[str, Any]:
     """``units`` needs columns head, stereotype, anti_stereotype (one row per unit)."""
     if units.empty:
-        return {"nodes": 0, "edges": 0, "largest_component_nodes": 0, "largest_component_share": None,
-                "components": 0, "two_hop_chains": 0}
-    head, stereo, anti = _norm(units["head"]), _norm(units["stereotype"]), _norm(units["anti_stereotype"])
+        return {
+            "nodes": 0,
+            "edges": 0,
+            "largest_component_nodes": 0,
+            "largest_component_share": None,
+            "components": 0,
+            "two_hop_chains": 0,
+        }
+    head, stereo, anti = (
+        _norm(units["head"]),
+        _norm(units["stereotype"]),
+        _norm(units["anti_stereotype"]),
+    )
     names, codes = np.unique(np.concatenate([head, stereo, anti]), return_inverse=True)
     n = len(head)
     h, s, a = codes[:n], codes[n : 2 * n], codes[2 * n :]
     rows, cols = np.concatenate([h, h]), np.concatenate([s, a])
-    undirected = set(zip(np.minimum(rows, cols).tolist(), np.maximum(rows, cols).tolist(), strict=True))
+    undirected = set(
+        zip(np.minimum(rows, cols).tolist(), np.maximum(rows, cols).tolist(), strict=True)
+    )
     count, labels = connected_components(len(names), rows, cols)
     largest = int(np.bincount(labels).max())
     directed = {(u, v) for u, v in zip(h.tolist(), s.tolist(), strict=True) if u != v}

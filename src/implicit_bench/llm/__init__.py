@@ -41,18 +41,24 @@ def build_llm(config: dict[str, Any], where: str = "llm") -> LLMClient:
     return cls(params)
 
 
-def llm_entry(llms: dict[str, dict[str, Any]], name: str | None, where: str, max_tokens: int | None = None) -> dict[str, Any]:
+def llm_entry(
+    llms: dict[str, dict[str, Any]], name: str | None, where: str, max_tokens: int | None = None
+) -> dict[str, Any]:
     """The block of the top-level ``llms`` catalogue that the params key ``where`` (``kg.llm``)
     names, with the use site's ``max_tokens`` (a per-use setting, never set in the catalogue)."""
     from implicit_bench.errors import ConfigError
     from implicit_bench.params import check_refs
 
     if not name:
-        raise ConfigError(f"params.yaml: {where} must name an entry of llms (known: {', '.join(sorted(llms)) or 'none'})")
+        raise ConfigError(
+            f"params.yaml: {where} must name an entry of llms (known: {', '.join(sorted(llms)) or 'none'})"
+        )
     check_refs(name, llms, where, "llms")
     block = dict(llms[name])
     if "max_tokens" in block:
-        raise ConfigError(f"params.yaml: llms.{name}.max_tokens: set max_tokens where the LLM is used (e.g. beside {where})")
+        raise ConfigError(
+            f"params.yaml: llms.{name}.max_tokens: set max_tokens where the LLM is used (e.g. beside {where})"
+        )
     return block if max_tokens is None else {**block, "max_tokens": max_tokens}
 
 

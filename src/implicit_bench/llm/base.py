@@ -58,7 +58,11 @@ def _check_messages(messages: Messages) -> Messages:
     if not isinstance(messages, list) or not messages:
         raise ValueError("messages must be a non-empty list of {role, content} dicts")
     for i, message in enumerate(messages):
-        if not isinstance(message, dict) or set(message) - {"role", "content"} or "role" not in message:
+        if (
+            not isinstance(message, dict)
+            or set(message) - {"role", "content"}
+            or "role" not in message
+        ):
             raise ValueError(f"messages[{i}] must be a dict with 'role' and 'content'")
         if not isinstance(message.get("content"), str):
             raise ValueError(f"messages[{i}].content must be a string")
@@ -68,7 +72,9 @@ def _check_messages(messages: Messages) -> Messages:
 def _progress(total: int, desc: str, enabled: bool) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="req", disable=not enabled, mininterval=2.0, smoothing=0.1)
+    return tqdm(
+        total=total, desc=desc, unit="req", disable=not enabled, mininterval=2.0, smoothing=0.1
+    )
 
 
 class LLMClient(ABC):
@@ -109,9 +115,20 @@ class LLMClient(ABC):
         """A provenance-friendly description (no secrets: URL userinfo removed)."""
         from implicit_bench.redact import strip_userinfo
 
-        return {"backend": self.backend, **{k: strip_userinfo(v) if isinstance(v, str) else v for k, v in self.identity().items()}}
+        return {
+            "backend": self.backend,
+            **{
+                k: strip_userinfo(v) if isinstance(v, str) else v
+                for k, v in self.identity().items()
+            },
+        }
 
-    def key(self, messages: Messages, max_tokens: int | None = None, schema: dict[str, Any] | None = None) -> str:
+    def key(
+        self,
+        messages: Messages,
+        max_tokens: int | None = None,
+        schema: dict[str, Any] | None = None,
+    ) -> str:
         tokens = max_tokens or self.params.max_tokens
         decoding = self.decoding(tokens)
         if schema is not None and self.sends_schema():  # constrained decoding changes the answer
@@ -122,7 +139,11 @@ class LLMClient(ABC):
         return self.chat_many([messages], max_tokens=max_tokens)[0]
 
     def chat_many(
-        self, requests: list[Messages], *, max_tokens: int | None = None, desc: str | None = None,
+        self,
+        requests: list[Messages],
+        *,
+        max_tokens: int | None = None,
+        desc: str | None = None,
         json_schema: dict[str, Any] | None = None,
     ) -> list[LLMAnswer]:
         """Answer many requests: cache hits first, the misses in batches through the backend.
@@ -138,16 +159,26 @@ class LLMClient(ABC):
 
         def start(missing: int) -> None:
             nonlocal bar
-            bar = _progress(missing, desc or f"llm {self.backend}:{self.params.model}", enabled=self.progress and missing > 0)
+            bar = _progress(
+                missing,
+                desc or f"llm {self.backend}:{self.params.model}",
+                enabled=self.progress and missing > 0,
+            )
 
         failed = 0
         lock = threading.Lock()  # streamed backends answer from several threads
 
         def answer(batch: list[Messages]) -> list[tuple[str, str | None]]:
             nonlocal failed
-            results = self._generate(batch, tokens, schema=schema) if schema is not None else self._generate(batch, tokens)
+            results = (
+                self._generate(batch, tokens, schema=schema)
+                if schema is not None
+                else self._generate(batch, tokens)
+            )
             if len(results) != len(batch):
-                raise RuntimeError(f"{self.backend}: {len(results)} answers for {len(batch)} requests")
+                raise RuntimeError(
+                    f"{self.backend}: {len(results)} answers for {len(batch)} requests"
+                )
             out = []
             for text, error in results:
                 if error is None and not isinstance(text, str):  # never cache what is not text
@@ -163,17 +194,39 @@ class LLMClient(ABC):
 
         def encode(messages: Messages, value: tuple[str, str | None]) -> dict[str, Any] | None:
             text, error = value
-            return None if error is not None else {"text": text, "request_hash": request_hash(messages), **self.describe()}
+            return (
+                None
+                if error is not None
+                else {"text": text, "request_hash": request_hash(messages), **self.describe()}
+            )
 
-        def decode(entry: Any) -> tuple[str, None] | None:  # an entry of an older version that is not text: ask again
-            return (entry["text"], None) if isinstance(entry, dict) and isinstance(entry.get("text"), str) else None
+        def decode(
+            entry: Any,
+        ) -> tuple[str, None] | None:  # an entry of an older version that is not text: ask again
+            return (
+                (entry["text"], None)
+                if isinstance(entry, dict) and isinstance(entry.get("text"), str)
+                else None
+            )
 
-        got = cached_map(self.cache, requests, lambda m: self.key(m, tokens, schema), answer,
-                         batch_size=self.batch_size(), encode=encode, decode=decode, on_missing=start,
-                         concurrency=self.concurrency())
+        got = cached_map(
+            self.cache,
+            requests,
+            lambda m: self.key(m, tokens, schema),
+            answer,
+            batch_size=self.batch_size(),
+            encode=encode,
+            decode=decode,
+            on_missing=start,
+            concurrency=self.concurrency(),
+        )
         bar.close()
-        return [LLMAnswer(text, cached, error, key, request_hash(m))
-                for m, (text, error), key, cached in zip(requests, got.values, got.keys, got.cached, strict=True)]
+        return [
+            LLMAnswer(text, cached, error, key, request_hash(m))
+            for m, (text, error), key, cached in zip(
+                requests, got.values, got.keys, got.cached, strict=True
+            )
+        ]
 
     def batch_size(self) -> int:
         return 16

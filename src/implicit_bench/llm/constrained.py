@@ -26,10 +26,15 @@ def tokenizer_data(tokenizer: Any) -> Any:
     ids = [i for i in range(vocab_size) if i not in special]
     after_zero = tokenizer.batch_decode([[zero, i] for i in ids])
     alone = tokenizer.batch_decode([[i] for i in ids])
-    regular = [(i, pair[1:], len(pair) - 1 > len(single)) for i, pair, single in zip(ids, after_zero, alone, strict=True)]
+    regular = [
+        (i, pair[1:], len(pair) - 1 > len(single))
+        for i, pair, single in zip(ids, after_zero, alone, strict=True)
+    ]
 
     def decode(tokens: list[int]) -> str:
-        return tokenizer.decode(tokens).rstrip("\ufffd")  # a partial multi-byte character is not text yet
+        return tokenizer.decode(tokens).rstrip(
+            "\ufffd"
+        )  # a partial multi-byte character is not text yet
 
     return TokenEnforcerTokenizerData(regular, decode, tokenizer.eos_token_id, False, vocab_size)
 

@@ -96,13 +96,22 @@ class OpenAIClient(LLMClient):
                 headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def _body(self, messages: Messages, max_tokens: int, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _body(
+        self, messages: Messages, max_tokens: int, schema: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         p = self.params
-        body: dict[str, Any] = {"model": p.model, "messages": messages, p.max_tokens_field: max_tokens}
+        body: dict[str, Any] = {
+            "model": p.model,
+            "messages": messages,
+            p.max_tokens_field: max_tokens,
+        }
         if p.temperature is not None:
             body["temperature"] = p.temperature
         if schema is not None and p.structured_output:
-            body["response_format"] = {"type": "json_schema", "json_schema": {**schema, "strict": False}}
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {**schema, "strict": False},
+            }
         elif p.json_mode:
             body["response_format"] = {"type": "json_object"}
         if p.seed is not None:
@@ -110,27 +119,47 @@ class OpenAIClient(LLMClient):
         body.update(p.extra_body)
         return body
 
-    def _one(self, messages: Messages, max_tokens: int, schema: dict[str, Any] | None = None) -> tuple[str, str | None]:
+    def _one(
+        self, messages: Messages, max_tokens: int, schema: dict[str, Any] | None = None
+    ) -> tuple[str, str | None]:
         url = self.params.base_url.rstrip("/") + "/chat/completions"
         body = self._body(messages, max_tokens, schema)
-        result = send(self._http, "POST", url, self.policy, json=body, headers=self._headers(),
-                      throttle=self.throttle, tokens=estimate_tokens(body["messages"], max_tokens))
+        result = send(
+            self._http,
+            "POST",
+            url,
+            self.policy,
+            json=body,
+            headers=self._headers(),
+            throttle=self.throttle,
+            tokens=estimate_tokens(body["messages"], max_tokens),
+        )
         if not result.ok:
             return "", result.error
         text, error = _content(result.response)
         if error is None and len(text) > self.params.max_answer_chars:
-            return "", f"answer of {len(text)} characters > max_answer_chars={self.params.max_answer_chars} (not parsed)"
+            return (
+                "",
+                f"answer of {len(text)} characters > max_answer_chars={self.params.max_answer_chars} (not parsed)",
+            )
         return text, error
 
     def _generate(
-        self, batch: list[Messages], max_tokens: int, schema: dict[str, Any] | list[dict[str, Any] | None] | None = None,
+        self,
+        batch: list[Messages],
+        max_tokens: int,
+        schema: dict[str, Any] | list[dict[str, Any] | None] | None = None,
     ) -> list[tuple[str, str | None]]:
         """``schema``: one JSON schema for the batch, or one per request (the judge's tasks)."""
         schemas = schema if isinstance(schema, list) else [schema] * len(batch)
         if len(batch) == 1 or self.params.concurrency <= 1:
             return [self._one(m, max_tokens, s) for m, s in zip(batch, schemas, strict=True)]
         with ThreadPoolExecutor(max_workers=self.params.concurrency) as pool:
-            return list(pool.map(lambda ms: self._one(ms[0], max_tokens, ms[1]), zip(batch, schemas, strict=True)))
+            return list(
+                pool.map(
+                    lambda ms: self._one(ms[0], max_tokens, ms[1]), zip(batch, schemas, strict=True)
+                )
+            )
 
 
 def _content(response: httpx.Response) -> tuple[str, str | None]:
@@ -141,12 +170,21 @@ def _content(response: httpx.Response) -> tuple[str, str | None]:
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         return "", redact(f"malformed response ({type(exc).__name__}): {response.text[:300]}")
     if not isinstance(message, dict):
-        return "", redact(f"malformed response: message is {type(message).__name__}, not an object: {response.text[:300]}")
+        return "", redact(
+            f"malformed response: message is {type(message).__name__}, not an object: {response.text[:300]}"
+        )
     content = message.get("content")
     if isinstance(content, str):
         return content, None
-    if isinstance(content, list) and content and all(
-        isinstance(p, dict) and p.get("type") in ("text", "output_text") and isinstance(p.get("text"), str) for p in content
+    if (
+        isinstance(content, list)
+        and content
+        and all(
+            isinstance(p, dict)
+            and p.get("type") in ("text", "output_text")
+            and isinstance(p.get("text"), str)
+            for p in content
+        )
     ):
         return "".join(p["text"] for p in content), None
     if content is None:
@@ -154,4 +192,6 @@ def _content(response: httpx.Response) -> tuple[str, str | None]:
         if isinstance(refusal, str) and refusal:
             return "", redact(f"the model refused: {refusal[:300]}")
         return "", "malformed response: no content in the message"
-    return "", redact(f"malformed response: content is {type(content).__name__}, not text: {str(content)[:300]}")
+    return "", redact(
+        f"malformed response: content is {type(content).__name__}, not text: {str(content)[:300]}"
+    )

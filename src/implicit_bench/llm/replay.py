@@ -70,7 +70,9 @@ class ReplayClient(LLMClient):
             if rhash not in self._answers:
                 first = messages[-1]["content"][:80].replace("\n", " ")
                 raise InputError(
-                    self.params.path, None, "request_hash",
+                    self.params.path,
+                    None,
+                    "request_hash",
                     f"no recorded answer for request {rhash} (last message starts {first!r})",
                 )
             out.append((self._answers[rhash], None))

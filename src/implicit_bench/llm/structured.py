@@ -43,16 +43,28 @@ def chat_json_many(
     """Ask every request and parse each answer as JSON against ``schema`` (``desc``: progress label)."""
     out = []
     json_schema = answer_schema(schema) if schema is not None else None
-    for answer in client.chat_many(requests, max_tokens=max_tokens, desc=desc, json_schema=json_schema):
+    for answer in client.chat_many(
+        requests, max_tokens=max_tokens, desc=desc, json_schema=json_schema
+    ):
         if answer.error is not None:
-            out.append(StructuredAnswer(answer.text, None, False, "call_failed", answer.error, answer.cached))
+            out.append(
+                StructuredAnswer(
+                    answer.text, None, False, "call_failed", answer.error, answer.cached
+                )
+            )
             continue
         parsed = parse_json_answer(answer.text, schema)
-        out.append(StructuredAnswer(parsed.raw, parsed.value, parsed.valid, parsed.mode, parsed.error, answer.cached))
+        out.append(
+            StructuredAnswer(
+                parsed.raw, parsed.value, parsed.valid, parsed.mode, parsed.error, answer.cached
+            )
+        )
     return out
 
 
-_RETRY_PREFIX = re.compile(r"^(gave up after \d+ attempts?|deadline of [^;]* reached after \d+ attempt\(s\)); last: ")
+_RETRY_PREFIX = re.compile(
+    r"^(gave up after \d+ attempts?|deadline of [^;]* reached after \d+ attempt\(s\)); last: "
+)
 
 
 def reason_key(error: str | None) -> str:
@@ -93,8 +105,13 @@ class InvalidCounter:
         """Raise ``LLMUnavailableError`` when there were calls and every one of them failed
         (endpoint down, wrong URL or key), or more than ``max_failure_rate`` of them did: a
         stage must not write outputs and exit 0, or DVC would record the failed run."""
-        check_failure_rate(self.stage, self.modes["call_failed"], self.total, max_failure_rate,
-                           self.examples[0] if self.examples else None)
+        check_failure_rate(
+            self.stage,
+            self.modes["call_failed"],
+            self.total,
+            max_failure_rate,
+            self.examples[0] if self.examples else None,
+        )
 
     @property
     def invalid(self) -> int:

@@ -50,7 +50,9 @@ def resolve_model(model: str) -> str:
     return str(next(iter(spec.submodule_search_locations)))
 
 
-def model_fingerprint(model: str, revision: str | None = None, small_file_mb: int = 64) -> dict[str, Any]:
+def model_fingerprint(
+    model: str, revision: str | None = None, small_file_mb: int = 64
+) -> dict[str, Any]:
     """Identify a model: a hub id (+ revision), or a local directory by its files.
 
     Local files are named with their size; files under ``small_file_mb`` are also hashed
@@ -59,9 +61,14 @@ def model_fingerprint(model: str, revision: str | None = None, small_file_mb: in
     path = Path(model)
     if not path.exists():
         return {"model": model, "revision": revision}
-    files = [path] if path.is_file() else sorted(
-        p for p in path.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")
+    files = (
+        [path]
+        if path.is_file()
+        else sorted(
+            p
+            for p in path.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")
+        )
     )
     digest = hashlib.sha256()
     for file in files:
@@ -141,7 +148,10 @@ class TransformersClient(LLMClient):
         self._model, self._tokenizer, self._device = model, tokenizer, device
 
     def _generate(
-        self, batch: list[Messages], max_tokens: int, schema: dict[str, Any] | None = None,
+        self,
+        batch: list[Messages],
+        max_tokens: int,
+        schema: dict[str, Any] | None = None,
     ) -> list[tuple[str, str | None]]:
         import torch
 
@@ -154,8 +164,12 @@ class TransformersClient(LLMClient):
             if self._enforcer_data is None:
                 self._enforcer_data = tokenizer_data(tok)
             extra["logits_processor"] = [json_schema_processor(self._enforcer_data, schema)]
-        texts = [tok.apply_chat_template(m, tokenize=False, add_generation_prompt=True) for m in batch]
-        enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self._device)
+        texts = [
+            tok.apply_chat_template(m, tokenize=False, add_generation_prompt=True) for m in batch
+        ]
+        enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(
+            self._device
+        )
         with torch.inference_mode():
             out = model.generate(
                 **enc,

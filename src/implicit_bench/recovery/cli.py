@@ -19,37 +19,76 @@ def simulate_group() -> None:
 
 @simulate_group.command("power")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--units", "units", type=int, multiple=True, default=(50, 100, 250, 500, 1000), show_default=True)
+@click.option(
+    "--units",
+    "units",
+    type=int,
+    multiple=True,
+    default=(50, 100, 250, 500, 1000),
+    show_default=True,
+)
 @click.option("--seeds", type=int, default=3, show_default=True, help="seeds per unit (K)")
-@click.option("--gap", type=float, default=0.1, show_default=True, help="planted success gap to detect")
-@click.option("--worlds", type=int, default=50, show_default=True, help="simulated worlds per design")
+@click.option(
+    "--gap", type=float, default=0.1, show_default=True, help="planted success gap to detect"
+)
+@click.option(
+    "--worlds", type=int, default=50, show_default=True, help="simulated worlds per design"
+)
 @click.option("--boot", "n_boot", type=int, default=300, show_default=True)
 @click.option("--generator", default="sim_local", show_default=True)
 @click.option("--judge", default="judge_a", show_default=True)
-@click.option("--calibration", "calibration", type=int, multiple=True,
-              help="calibration images: corrected interval widths per N instead (at the largest --units)")
-@click.option("--out", default="simulate_power.json", show_default=True, help="JSON table; the plot goes beside it (.png)")
-def power_command(params_path: str, units: tuple[int, ...], seeds: int, gap: float, worlds: int, n_boot: int,
-                  generator: str, judge: str, calibration: tuple[int, ...], out: str) -> None:
+@click.option(
+    "--calibration",
+    "calibration",
+    type=int,
+    multiple=True,
+    help="calibration images: corrected interval widths per N instead (at the largest --units)",
+)
+@click.option(
+    "--out",
+    default="simulate_power.json",
+    show_default=True,
+    help="JSON table; the plot goes beside it (.png)",
+)
+def power_command(
+    params_path: str,
+    units: tuple[int, ...],
+    seeds: int,
+    gap: float,
+    worlds: int,
+    n_boot: int,
+    generator: str,
+    judge: str,
+    calibration: tuple[int, ...],
+    out: str,
+) -> None:
     """Interval width and power to detect a success gap for N units and K seeds; with
     --calibration, the width of the judge-corrected intervals per calibration size (SIMULATED)."""
     params = section(load_params(params_path), "world", WorldParams, params_path)
     seed_list = [42 + 1000 * i for i in range(seeds)]
     if calibration:
         n_units = max(units)
-        rows = calibration_table(params, sorted(calibration), n_units, seed_list, worlds, n_boot, generator, judge)
+        rows = calibration_table(
+            params, sorted(calibration), n_units, seed_list, worlds, n_boot, generator, judge
+        )
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"simulated": True, "calibration_rows": rows}, indent=2) + "\n")
-        click.echo(f"SIMULATED corrected-interval widths, {n_units} units x {seeds} seeds (judged width beside):")
+        click.echo(
+            f"SIMULATED corrected-interval widths, {n_units} units x {seeds} seeds (judged width beside):"
+        )
         for r in rows:
-            click.echo(f"  calibration {r['calibration']:>5}: gap width {r.get('gap_corrected_width', float('nan')):.3f} "
-                       f"(judged {r['gap_judged_width']:.3f}), default rate {r.get('default_rate_corrected_width', float('nan')):.3f} "
-                       f"(judged {r['default_rate_judged_width']:.3f}); covers rendered truth "
-                       f"{100 * r.get('gap_corrected_covers', float('nan')):.0f}% (gap); matrix usable in {r['usable']}/{r['worlds']} worlds")
+            click.echo(
+                f"  calibration {r['calibration']:>5}: gap width {r.get('gap_corrected_width', float('nan')):.3f} "
+                f"(judged {r['gap_judged_width']:.3f}), default rate {r.get('default_rate_corrected_width', float('nan')):.3f} "
+                f"(judged {r['default_rate_judged_width']:.3f}); covers rendered truth "
+                f"{100 * r.get('gap_corrected_covers', float('nan')):.0f}% (gap); matrix usable in {r['usable']}/{r['worlds']} worlds"
+            )
         click.echo(f"-> {path}")
         return
-    rows = power_table(params, sorted(units), seed_list, gap, worlds, n_boot, generator, judge, [judge])
+    rows = power_table(
+        params, sorted(units), seed_list, gap, worlds, n_boot, generator, judge, [judge]
+    )
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"simulated": True, "rows": rows}, indent=2) + "\n")
@@ -57,15 +96,29 @@ def power_command(params_path: str, units: tuple[int, ...], seeds: int, gap: flo
     click.echo("SIMULATED power (interval of the gap excludes 0):")
     for r in rows:
         p = r["power"]  # an Estimate (Wilson interval over worlds)
-        click.echo(f"  N={r['units']:>5} K={r['seeds']}: width {r['mean_width']:.3f}, power {p['value']:.2f} "
-                   f"[{p['ci'][0]:.2f}, {p['ci'][1]:.2f}] over {r['worlds']} worlds")
+        click.echo(
+            f"  N={r['units']:>5} K={r['seeds']}: width {r['mean_width']:.3f}, power {p['value']:.2f} "
+            f"[{p['ci'][0]:.2f}, {p['ci'][1]:.2f}] over {r['worlds']} worlds"
+        )
     click.echo(f"-> {path}, {path.with_suffix('.png')}")
 
 
 @simulate_group.command("alpha")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--alpha", "alphas", type=float, multiple=True, default=(0.0, 0.5, 1.0, 1.5, 2.0, 3.0), show_default=True)
-@click.option("--out", default="simulate_alpha.json", show_default=True, help="JSON table; the plot goes beside it (.png)")
+@click.option(
+    "--alpha",
+    "alphas",
+    type=float,
+    multiple=True,
+    default=(0.0, 0.5, 1.0, 1.5, 2.0, 3.0),
+    show_default=True,
+)
+@click.option(
+    "--out",
+    default="simulate_alpha.json",
+    show_default=True,
+    help="JSON table; the plot goes beside it (.png)",
+)
 def alpha_command(params_path: str, alphas: tuple[float, ...], out: str) -> None:
     """The planted dS of each steering configuration over alpha (SIMULATED; needs the world,
     retrieval and units of a default run: run after `dvc repro`)."""
@@ -74,18 +127,28 @@ def alpha_command(params_path: str, alphas: tuple[float, ...], out: str) -> None
     from implicit_bench.recovery.stage import expected_composites
 
     raw = load_params(params_path)
-    debias = section(raw, "debias", DebiasParams, params_path).checked()  # validated once, not per alpha
+    debias = section(
+        raw, "debias", DebiasParams, params_path
+    ).checked()  # validated once, not per alpha
     generators = catalogue(raw, "generators", params_path)
     world = section(raw, "world", WorldParams, params_path)
-    judges = {n: c["model"].split(":", 1)[1] for n, c in (raw.get("judges") or {}).items()
-              if isinstance(c, dict) and c.get("backend") == "sim"}
+    judges = {
+        n: c["model"].split(":", 1)[1]
+        for n, c in (raw.get("judges") or {}).items()
+        if isinstance(c, dict) and c.get("backend") == "sim"
+    }
     unmodified = debias.scoring.unmodified
     rows = []
     for alpha in alphas:
         planted = expected_composites(world.out_dir, debias, generators, judges, alpha)
         base = planted.get(unmodified)
         for name, s in planted.items():
-            if name != unmodified and s is not None and base is not None and debias.configs[name].method == "steer":
+            if (
+                name != unmodified
+                and s is not None
+                and base is not None
+                and debias.configs[name].method == "steer"
+            ):
                 rows.append({"alpha": alpha, "config": name, "dS": s - base})
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -23,18 +23,34 @@ from implicit_bench.stats import wilson_interval
 from implicit_bench.world.params import WorldParams
 
 
-def superpopulation_truth(params: WorldParams, n_units: int, seeds: list[int], gens: tuple[str, str | None],
-                          judges: tuple[str, list[str]]) -> dict[str, float]:
+def superpopulation_truth(
+    params: WorldParams,
+    n_units: int,
+    seeds: list[int],
+    gens: tuple[str, str | None],
+    judges: tuple[str, list[str]],
+) -> dict[str, float]:
     """Estimand truths on one large planted population (the units' distribution)."""
-    big = simulate(params.model_copy(update={"seed": params.seed + 10**6}), n_units, seeds, gens[0], gens[1],
-                   judges[0], judges[1], np.random.default_rng(0), tag="super")
+    big = simulate(
+        params.model_copy(update={"seed": params.seed + 10**6}),
+        n_units,
+        seeds,
+        gens[0],
+        gens[1],
+        judges[0],
+        judges[1],
+        np.random.default_rng(0),
+        tag="super",
+    )
     return truths(big, params, judges[0], judges[1], len(seeds))
 
 
 CORRECTED_SUFFIX = " (corrected)"
 RENDERED_SUFFIX = " (rendered)"
 JUDGED_VS_RENDERED = " (judged, vs rendered)"
-PERCENTILE_SUFFIX = " (percentile)"  # the percentile interval of an estimand the params give another method
+PERCENTILE_SUFFIX = (
+    " (percentile)"  # the percentile interval of an estimand the params give another method
+)
 
 
 def targets(name: str) -> list[tuple[str, str]]:
@@ -45,12 +61,25 @@ def targets(name: str) -> list[tuple[str, str]]:
         return [(name, name.removesuffix(PERCENTILE_SUFFIX))]
     if name.endswith(CORRECTED_SUFFIX):
         return [(name, name.removesuffix(CORRECTED_SUFFIX) + RENDERED_SUFFIX)]
-    return [(name, name), (name + JUDGED_VS_RENDERED, name + RENDERED_SUFFIX)]  # the second only where a rendered truth exists
+    return [
+        (name, name),
+        (name + JUDGED_VS_RENDERED, name + RENDERED_SUFFIX),
+    ]  # the second only where a rendered truth exists
 
 
-def run_coverage(params: WorldParams, n_worlds: int, n_units: int, seeds: list[int], n_boot: int,
-                 gens: tuple[str, str | None], judges: tuple[str, list[str]], super_units: int = 100_000,
-                 seed: int = 0, progress: bool = True, methods: dict[str, str] | None = None) -> dict[str, Any]:
+def run_coverage(
+    params: WorldParams,
+    n_worlds: int,
+    n_units: int,
+    seeds: list[int],
+    n_boot: int,
+    gens: tuple[str, str | None],
+    judges: tuple[str, list[str]],
+    super_units: int = 100_000,
+    seed: int = 0,
+    progress: bool = True,
+    methods: dict[str, str] | None = None,
+) -> dict[str, Any]:
     t0 = time.perf_counter()
     superpop = superpopulation_truth(params, super_units, seeds, gens, judges)
     hits: dict[str, list[bool]] = {}
@@ -62,11 +91,21 @@ def run_coverage(params: WorldParams, n_worlds: int, n_units: int, seeds: list[i
     for w in range(n_worlds):
         world_params = params.model_copy(update={"seed": params.seed + 1000 + w})
         rng = np.random.default_rng([seed, w])
-        world = simulate(world_params, n_units, seeds, gens[0], gens[1], judges[0], judges[1], rng, tag=f"w{w}")
+        world = simulate(
+            world_params, n_units, seeds, gens[0], gens[1], judges[0], judges[1], rng, tag=f"w{w}"
+        )
         finite = truths(world, world_params, judges[0], judges[1], len(seeds))
-        calibration = calibration_set(world, world_params, judges[0], np.random.default_rng([seed, w, 1]))
-        est = estimates(world, judges[0], judges[1], len(seeds), Bootstrap(n=n_boot, seed=w, method=dict(methods or {})),
-                        calibration)
+        calibration = calibration_set(
+            world, world_params, judges[0], np.random.default_rng([seed, w, 1])
+        )
+        est = estimates(
+            world,
+            judges[0],
+            judges[1],
+            len(seeds),
+            Bootstrap(n=n_boot, seed=w, method=dict(methods or {})),
+            calibration,
+        )
         for est_name, block in est.items():
             for name, key in targets(est_name):
                 ci = block.get("ci")
@@ -81,30 +120,51 @@ def run_coverage(params: WorldParams, n_worlds: int, n_units: int, seeds: list[i
                 widths.setdefault(name, []).append(ci[1] - ci[0])
                 bias.setdefault(name, []).append(block["value"] - superpop[key])
         if progress and (w + 1) % 10 == 0:
-            print(f"coverage: {w + 1}/{n_worlds} worlds ({time.perf_counter() - t0:.0f} s)", flush=True)
+            print(
+                f"coverage: {w + 1}/{n_worlds} worlds ({time.perf_counter() - t0:.0f} s)",
+                flush=True,
+            )
     rows = {}
     for name, h in hits.items():
         k, n = int(np.sum(h)), len(h)
-        rows[name] = {  # coverage: an Estimate with its Wilson interval over worlds (docs/metrics.md)
-            "truth": superpop[truth_of[name]], "truth_key": truth_of[name], "worlds": n, "covered": k,
+        rows[
+            name
+        ] = {  # coverage: an Estimate with its Wilson interval over worlds (docs/metrics.md)
+            "truth": superpop[truth_of[name]],
+            "truth_key": truth_of[name],
+            "worlds": n,
+            "covered": k,
             "undefined": undefined.get(name, 0),
             "coverage": estimate_json(k / n, wilson_interval(k, n, 0.95), n, 0.95),
             "coverage_finite_population": float(np.mean(hits_finite[name])),
-            "mean_width": float(np.mean(widths[name])), "mean_bias": float(np.mean(bias[name])),
+            "mean_width": float(np.mean(widths[name])),
+            "mean_bias": float(np.mean(bias[name])),
             "in_target": 0.93 <= k / n <= 0.97,
         }
-    return {"worlds": n_worlds, "units": n_units, "seeds": list(seeds), "n_boot": n_boot,
-            "calibration": params.calibration.model_dump(), "bootstrap_method": dict(methods or {}),
-            "superpopulation_units": super_units, "estimands": rows, "seconds": round(time.perf_counter() - t0, 1)}
+    return {
+        "worlds": n_worlds,
+        "units": n_units,
+        "seeds": list(seeds),
+        "n_boot": n_boot,
+        "calibration": params.calibration.model_dump(),
+        "bootstrap_method": dict(methods or {}),
+        "superpopulation_units": super_units,
+        "estimands": rows,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
 
 
 def markdown(result: dict[str, Any]) -> str:
-    lines = ["| estimand | truth | coverage (95% CI) | finite-pop. coverage | mean width | mean bias | in 93-97% |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| estimand | truth | coverage (95% CI) | finite-pop. coverage | mean width | mean bias | in 93-97% |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for name, r in result["estimands"].items():
         cov = Estimate.from_json(r["coverage"])
         lo, hi = cov.ci
-        lines.append(f"| {name} | {r['truth']:.3f} | {100 * cov.value:.1f}% ({100 * lo:.1f}-{100 * hi:.1f}) | "
-                     f"{100 * r['coverage_finite_population']:.1f}% | {r['mean_width']:.3f} | {r['mean_bias']:+.4f} | "
-                     f"{'yes' if r['in_target'] else 'NO'} |")
+        lines.append(
+            f"| {name} | {r['truth']:.3f} | {100 * cov.value:.1f}% ({100 * lo:.1f}-{100 * hi:.1f}) | "
+            f"{100 * r['coverage_finite_population']:.1f}% | {r['mean_width']:.3f} | {r['mean_bias']:+.4f} | "
+            f"{'yes' if r['in_target'] else 'NO'} |"
+        )
     return "\n".join(lines) + "\n"

@@ -41,8 +41,17 @@ def design_units(n_units: int, bias_types: list[str], tag: str) -> pd.DataFrame:
     rows = []
     for i in range(n_units):
         bt = bias_types[i % len(bias_types)]
-        rows.append({"unit_id": f"{tag}-{i:05d}", "bias_type": bt, "head": "person", "relation": None,
-                     "stereotype": f"s{i}", "anti_stereotype": f"a{i}", "prompt_neutral": "a photo of a person"})
+        rows.append(
+            {
+                "unit_id": f"{tag}-{i:05d}",
+                "bias_type": bt,
+                "head": "person",
+                "relation": None,
+                "stereotype": f"s{i}",
+                "anti_stereotype": f"a{i}",
+                "prompt_neutral": "a photo of a person",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -53,11 +62,22 @@ class SimWorld:
     truth: pd.DataFrame  # rows of the analysed generator
     units: pd.DataFrame
     judgements: pd.DataFrame
-    refusals: pd.DataFrame  # unit_id, bias_type, refused, planted (API-like generator, neutral prompts)
+    refusals: (
+        pd.DataFrame
+    )  # unit_id, bias_type, refused, planted (API-like generator, neutral prompts)
 
 
-def simulate(params: WorldParams, n_units: int, seeds: list[int], generator: str, api_generator: str | None,
-             blind_judge: str, rubric_judges: list[str], rng: np.random.Generator, tag: str = "w") -> SimWorld:
+def simulate(
+    params: WorldParams,
+    n_units: int,
+    seeds: list[int],
+    generator: str,
+    api_generator: str | None,
+    blind_judge: str,
+    rubric_judges: list[str],
+    rng: np.random.Generator,
+    tag: str = "w",
+) -> SimWorld:
     types = sorted(params.bias_types) or ["default"]
     units = design_units(n_units, types, tag)
     planted = plant(units, params)
@@ -70,43 +90,88 @@ def simulate(params: WorldParams, n_units: int, seeds: list[int], generator: str
         seed_col = np.tile(np.asarray(seeds), n)
         k = len(unit_ids)
         ages = np.repeat(truth[["p_young", "p_middle", "p_elderly"]].to_numpy(), len(seeds), axis=0)
-        out = outcomes(probs, np.zeros(k), np.zeros(k), np.repeat(truth["p_female"].to_numpy(), len(seeds)), ages,
-                       rng.random((k, N_UNIFORMS)))
+        out = outcomes(
+            probs,
+            np.zeros(k),
+            np.zeros(k),
+            np.repeat(truth["p_female"].to_numpy(), len(seeds)),
+            ages,
+            rng.random((k, N_UNIFORMS)),
+        )
         shown = out.shown
-        order = np.array([blind_order(u, int(s), variant) for u, s in zip(unit_ids, seed_col, strict=True)])
+        order = np.array(
+            [blind_order(u, int(s), variant) for u, s in zip(unit_ids, seed_col, strict=True)]
+        )
         other = np.where(order == "sa", "as", "sa")
         spec = params.judges[blind_judge]
         seen = perceive_many(shown, measure.confusion(spec), rng.random(k))
         for o in (order, other):
             slot_a = rng.random(k) < spec.slot_a
             first = np.where(o == "sa", "s", "a")
-            value = np.where(seen == 0, "s", np.where(seen == 1, "a", np.where(slot_a, first, "neither")))
+            value = np.where(
+                seen == 0, "s", np.where(seen == 1, "a", np.where(slot_a, first, "neither"))
+            )
             valid = rng.random(k) >= spec.invalid
-            frames.append(pd.DataFrame({"task": "blind", "config": CONFIG, "judge": blind_judge, "unit_id": unit_ids,
-                                        "variant": variant, "seed": seed_col, "order": o,
-                                        "value": np.where(valid, value, None), "valid": valid, "score": np.nan,
-                                        "primary": o is order, "shown": shown}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "task": "blind",
+                        "config": CONFIG,
+                        "judge": blind_judge,
+                        "unit_id": unit_ids,
+                        "variant": variant,
+                        "seed": seed_col,
+                        "order": o,
+                        "value": np.where(valid, value, None),
+                        "valid": valid,
+                        "score": np.nan,
+                        "primary": o is order,
+                        "shown": shown,
+                    }
+                )
+            )
         for judge in rubric_judges:
             js = params.judges[judge]
             seen_r = perceive_many(shown, measure.confusion(js), rng.random(k))
             score = rubric_scores(seen_r, js, rng.random(k)).astype(float)
             valid = rng.random(k) >= js.invalid
-            frames.append(pd.DataFrame({"task": "rubric", "config": CONFIG, "judge": judge, "unit_id": unit_ids,
-                                        "variant": variant, "seed": seed_col, "order": None,
-                                        "value": np.where(valid, score.astype(int).astype(str), None), "valid": valid,
-                                        "score": np.where(valid, score, np.nan), "primary": True, "shown": shown}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "task": "rubric",
+                        "config": CONFIG,
+                        "judge": judge,
+                        "unit_id": unit_ids,
+                        "variant": variant,
+                        "seed": seed_col,
+                        "order": None,
+                        "value": np.where(valid, score.astype(int).astype(str), None),
+                        "valid": valid,
+                        "score": np.where(valid, score, np.nan),
+                        "primary": True,
+                        "shown": shown,
+                    }
+                )
+            )
     refusals = pd.DataFrame()
     if api_generator:
         api = planted[planted["generator"] == api_generator]
         k = len(api) * len(seeds)
         planted_r = np.repeat(api["refusal"].to_numpy(), len(seeds))
-        refusals = pd.DataFrame({"unit_id": np.repeat(api["unit_id"].to_numpy(), len(seeds)),
-                                 "bias_type": np.repeat(api["bias_type"].to_numpy(), len(seeds)),
-                                 "refused": rng.random(k) < planted_r, "planted": planted_r})
+        refusals = pd.DataFrame(
+            {
+                "unit_id": np.repeat(api["unit_id"].to_numpy(), len(seeds)),
+                "bias_type": np.repeat(api["bias_type"].to_numpy(), len(seeds)),
+                "refused": rng.random(k) < planted_r,
+                "planted": planted_r,
+            }
+        )
     return SimWorld(truth, units, pd.concat(frames, ignore_index=True), refusals)
 
 
-def calibration_set(world: SimWorld, params: WorldParams, judge: str, rng: np.random.Generator) -> CalibrationSet | None:
+def calibration_set(
+    world: SimWorld, params: WorldParams, judge: str, rng: np.random.Generator
+) -> CalibrationSet | None:
     """The calibration set of ``world.calibration``: images drawn at random without replacement
     among the judge's valid primary blind answers, ``images / 3`` per core variant, each read by
     the simulated human rater from what it shows (``rater_error``); None when ``images`` is 0."""
@@ -122,12 +187,16 @@ def calibration_set(world: SimWorld, params: WorldParams, judge: str, rng: np.ra
         m = min(len(rows), n // len(CORE) + (1 if i < n % len(CORE) else 0))
         take = rows.iloc[np.sort(rng.choice(len(rows), size=m, replace=False))]
         ref.append(perceive_many(take["shown"].to_numpy(), rater, rng.random(m)))
-        jud.append(pd.Categorical(take["value"], categories=list(BLIND_LABELS)).codes.astype(np.int64))
+        jud.append(
+            pd.Categorical(take["value"], categories=list(BLIND_LABELS)).codes.astype(np.int64)
+        )
         stratum.append(np.full(m, variant))
     return CalibrationSet(np.concatenate(ref), np.concatenate(jud), np.concatenate(stratum))
 
 
-def truths(world: SimWorld, params: WorldParams, blind_judge: str, rubric_judges: list[str], n_seeds: int) -> dict[str, float]:
+def truths(
+    world: SimWorld, params: WorldParams, blind_judge: str, rubric_judges: list[str], n_seeds: int
+) -> dict[str, float]:
     """The expected value of every estimand's target over this world's units (finite population)."""
     spec = params.judges[blind_judge]
     out: dict[str, float] = {}
@@ -155,36 +224,65 @@ def truths(world: SimWorld, params: WorldParams, blind_judge: str, rubric_judges
     member = strength_group_truth(neutral, 1 - spec.invalid, n_seeds).set_index("unit_id")
     rows_a, st_a = stored["anti_stereotype"]
     succ_a = pd.Series(st_a[:, 1], index=rows_a["unit_id"].to_numpy()).groupby(level=0).mean()
-    succ_r = pd.Series(rendered["anti_stereotype"][:, 1], index=rows_a["unit_id"].to_numpy()).groupby(level=0).mean()
+    succ_r = (
+        pd.Series(rendered["anti_stereotype"][:, 1], index=rows_a["unit_id"].to_numpy())
+        .groupby(level=0)
+        .mean()
+    )
     for name in member.columns:
         w = member[name]  # membership: the judged groups, as the estimator forms them
         out[f"success_anti [{name}]"] = float((w * succ_a.reindex(w.index)).sum() / w.sum())
-        out[f"success_anti [{name}] (rendered)"] = float((w * succ_r.reindex(w.index)).sum() / w.sum())
+        out[f"success_anti [{name}] (rendered)"] = float(
+            (w * succ_r.reindex(w.index)).sum() / w.sum()
+        )
     for bt, g in world.truth.groupby("bias_type"):
         moments = {}
         for variant in ("stereotype", "anti_stereotype"):
-            m1, m2 = zip(*(measure.score_moments(variant_matrix(g, variant), params.judges[j]) for j in rubric_judges), strict=True)
+            m1, m2 = zip(
+                *(
+                    measure.score_moments(variant_matrix(g, variant), params.judges[j])
+                    for j in rubric_judges
+                ),
+                strict=True,
+            )
             e1, e2 = np.concatenate(m1).mean(), np.concatenate(m2).mean()
             moments[variant] = (e1, e2 - e1**2)
         (ms, vs), (ma, va) = moments["stereotype"], moments["anti_stereotype"]
         out[f"hedges_g [{bt}]"] = float((ms - ma) / np.sqrt((vs + va) / 2))
     allrows = world.judgements[world.judgements["task"] == "blind"]
-    probs = np.concatenate([variant_matrix(world.truth.loc[r["unit_id"]], v)
-                            for v, r in allrows.groupby("variant", sort=False)])
-    orders = np.concatenate([r["order"].to_numpy() for _, r in allrows.groupby("variant", sort=False)])
+    probs = np.concatenate(
+        [
+            variant_matrix(world.truth.loc[r["unit_id"]], v)
+            for v, r in allrows.groupby("variant", sort=False)
+        ]
+    )
+    orders = np.concatenate(
+        [r["order"].to_numpy() for _, r in allrows.groupby("variant", sort=False)]
+    )
     p_a = measure.slot_a(probs, spec, orders)
     p_c = measure.perceived(probs, spec)[:, 2] * (1 - spec.slot_a)
     out["slot_a_share"] = float(p_a.sum() / (1 - p_c).sum())
     once = allrows[allrows["order"] == "sa"]
-    probs1 = np.concatenate([variant_matrix(world.truth.loc[r["unit_id"]], v) for v, r in once.groupby("variant", sort=False)])
+    probs1 = np.concatenate(
+        [
+            variant_matrix(world.truth.loc[r["unit_id"]], v)
+            for v, r in once.groupby("variant", sort=False)
+        ]
+    )
     out["flip_rate"] = float(measure.flip(probs1, spec).mean())
     if not world.refusals.empty:
         out["refusal_rate"] = float(world.refusals["planted"].mean())
     return out
 
 
-def estimates(world: SimWorld, blind_judge: str, rubric_judges: list[str], n_seeds: int, boot: Bootstrap,
-              calibration: CalibrationSet | None = None) -> dict[str, Any]:
+def estimates(
+    world: SimWorld,
+    blind_judge: str,
+    rubric_judges: list[str],
+    n_seeds: int,
+    boot: Bootstrap,
+    calibration: CalibrationSet | None = None,
+) -> dict[str, Any]:
     """Every estimand with its interval, from the real estimator code; with a calibration set,
     the corrected rates beside them (``<name> (corrected)``; docs/correction.md)."""
     j = world.judgements
@@ -202,26 +300,39 @@ def estimates(world: SimWorld, blind_judge: str, rubric_judges: list[str], n_see
         fixed = corrected_rates(counts, pos, boot, "fast", corr)
         for name in CORRECTED:
             out[f"{name} (corrected)"] = fixed[name]
-        for name, block in corrected_strength_groups(counts, counts, n_seeds, boot, "fast/strength", corr).items():
+        for name, block in corrected_strength_groups(
+            counts, counts, n_seeds, boot, "fast/strength", corr
+        ).items():
             out[f"success_anti [{name}] (corrected)"] = block["success_anti"]
     hedges = hedges_by_type(primary, CONFIG, rubric_judges, world.units, None, boot, "fast/hedges")
     for bt, block in hedges.items():
         out[f"hedges_g [{bt}]"] = block["g"]
-    if boot.method.get("hedges_g", "percentile") != "percentile":  # the percentile interval beside it, same resamples
+    if (
+        boot.method.get("hedges_g", "percentile") != "percentile"
+    ):  # the percentile interval beside it, same resamples
         plain = replace(boot, method={})
-        for bt, block in hedges_by_type(primary, CONFIG, rubric_judges, world.units, None, plain, "fast/hedges").items():
+        for bt, block in hedges_by_type(
+            primary, CONFIG, rubric_judges, world.units, None, plain, "fast/hedges"
+        ).items():
             out[f"hedges_g [{bt}] (percentile)"] = block["g"]
     blind = j[j["task"] == "blind"]
     valid = blind[blind["valid"]]
-    slot = np.where(valid["value"] == "neither", "C",
-                    np.where((valid["value"] == "s") == (valid["order"] == "sa"), "A", "B"))
+    slot = np.where(
+        valid["value"] == "neither",
+        "C",
+        np.where((valid["value"] == "s") == (valid["order"] == "sa"), "A", "B"),
+    )
     n_a, n_b = int((slot == "A").sum()), int((slot == "B").sum())
-    out["slot_a_share"] = estimate_json(n_a / (n_a + n_b), wilson_interval(n_a, n_a + n_b, boot.level), n_a + n_b, boot.level)
+    out["slot_a_share"] = estimate_json(
+        n_a / (n_a + n_b), wilson_interval(n_a, n_a + n_b, boot.level), n_a + n_b, boot.level
+    )
     sa, as_ = blind[blind["order"] == "sa"], blind[blind["order"] == "as"]
     key = ["unit_id", "variant", "seed"]
     both = sa[key + ["value"]].merge(as_[key + ["value"]], on=key, suffixes=("_sa", "_as")).dropna()
     k = int((both["value_sa"] != both["value_as"]).sum())
-    out["flip_rate"] = estimate_json(k / len(both), wilson_interval(k, len(both), boot.level), len(both), boot.level)
+    out["flip_rate"] = estimate_json(
+        k / len(both), wilson_interval(k, len(both), boot.level), len(both), boot.level
+    )
     if not world.refusals.empty:
         k = int(world.refusals["refused"].sum())
         n = len(world.refusals)

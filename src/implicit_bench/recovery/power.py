@@ -31,19 +31,44 @@ def with_gap(params: WorldParams, gap: float) -> WorldParams:
     """Anti success = stereo success - gap for every unit (no default-strength slope)."""
     s = params.success
     anti = min(1.0, max(0.0, s.stereo - gap))
-    return params.model_copy(update={"success": s.model_copy(update={"anti_base": anti, "anti_slope": 0.0, "floor": 0.0})})
+    return params.model_copy(
+        update={
+            "success": s.model_copy(update={"anti_base": anti, "anti_slope": 0.0, "floor": 0.0})
+        }
+    )
 
 
-def power_table(params: WorldParams, units: list[int], seeds: list[int], gap: float, worlds: int, n_boot: int,
-                generator: str, judge: str, rubric_judges: list[str]) -> list[dict[str, Any]]:
+def power_table(
+    params: WorldParams,
+    units: list[int],
+    seeds: list[int],
+    gap: float,
+    worlds: int,
+    n_boot: int,
+    generator: str,
+    judge: str,
+    rubric_judges: list[str],
+) -> list[dict[str, Any]]:
     planted = with_gap(params, gap)
     rows = []
     for n in units:
         widths, rejects, truth = [], [], []
         for w in range(worlds):
             wp = planted.model_copy(update={"seed": planted.seed + 7919 * w + n})
-            world = simulate(wp, n, seeds, generator, None, judge, rubric_judges, np.random.default_rng([n, w]), tag=f"p{w}")
-            est = estimates(world, judge, rubric_judges, len(seeds), Bootstrap(n=n_boot, seed=w))["gap"]
+            world = simulate(
+                wp,
+                n,
+                seeds,
+                generator,
+                None,
+                judge,
+                rubric_judges,
+                np.random.default_rng([n, w]),
+                tag=f"p{w}",
+            )
+            est = estimates(world, judge, rubric_judges, len(seeds), Bootstrap(n=n_boot, seed=w))[
+                "gap"
+            ]
             truth.append(truths(world, wp, judge, rubric_judges, len(seeds))["gap"])
             if est["ci"] is None:
                 continue
@@ -51,25 +76,55 @@ def power_table(params: WorldParams, units: list[int], seeds: list[int], gap: fl
             widths.append(hi - lo)
             rejects.append(lo > 0 or hi < 0)
         k = int(np.sum(rejects))
-        rows.append({"units": n, "seeds": len(seeds), "worlds": len(rejects), "planted_gap": gap,
-                     "measured_gap": float(np.mean(truth)), "mean_width": float(np.mean(widths)),
-                     # an Estimate with its Wilson interval over worlds (docs/metrics.md)
-                     "power": estimate_json(k / len(rejects), wilson_interval(k, len(rejects), 0.95), len(rejects), 0.95)})
+        rows.append(
+            {
+                "units": n,
+                "seeds": len(seeds),
+                "worlds": len(rejects),
+                "planted_gap": gap,
+                "measured_gap": float(np.mean(truth)),
+                "mean_width": float(np.mean(widths)),
+                # an Estimate with its Wilson interval over worlds (docs/metrics.md)
+                "power": estimate_json(
+                    k / len(rejects), wilson_interval(k, len(rejects), 0.95), len(rejects), 0.95
+                ),
+            }
+        )
     return rows
 
 
-def calibration_table(params: WorldParams, sizes: list[int], n_units: int, seeds: list[int], worlds: int, n_boot: int,
-                      generator: str, judge: str) -> list[dict[str, Any]]:
+def calibration_table(
+    params: WorldParams,
+    sizes: list[int],
+    n_units: int,
+    seeds: list[int],
+    worlds: int,
+    n_boot: int,
+    generator: str,
+    judge: str,
+) -> list[dict[str, Any]]:
     """Mean corrected interval width (gap, default rate) and coverage of the rendered truth per
     calibration size, over ``worlds`` worlds of ``n_units`` units (the unmodified ``world`` params)."""
     rows = []
     for size in sizes:
-        wp0 = params.model_copy(update={"calibration": params.calibration.model_copy(update={"images": size})})
+        wp0 = params.model_copy(
+            update={"calibration": params.calibration.model_copy(update={"images": size})}
+        )
         acc: dict[str, list[float]] = {}
         usable = 0
         for w in range(worlds):
             wp = wp0.model_copy(update={"seed": wp0.seed + 7919 * w + size})
-            world = simulate(wp, n_units, seeds, generator, None, judge, [judge], np.random.default_rng([size, w]), tag=f"c{w}")
+            world = simulate(
+                wp,
+                n_units,
+                seeds,
+                generator,
+                None,
+                judge,
+                [judge],
+                np.random.default_rng([size, w]),
+                tag=f"c{w}",
+            )
             cal = calibration_set(world, wp, judge, np.random.default_rng([size, w, 1]))
             est = estimates(world, judge, [judge], len(seeds), Bootstrap(n=n_boot, seed=w), cal)
             truth = truths(world, wp, judge, [judge], len(seeds))
@@ -79,8 +134,16 @@ def calibration_table(params: WorldParams, sizes: list[int], n_units: int, seeds
                 acc.setdefault(f"{name}_judged_width", []).append(judged[1] - judged[0])
                 if fixed is not None:
                     acc.setdefault(f"{name}_corrected_width", []).append(fixed[1] - fixed[0])
-                    acc.setdefault(f"{name}_corrected_covers", []).append(fixed[0] <= truth[f"{name} (rendered)"] <= fixed[1])
-        row: dict[str, Any] = {"calibration": size, "units": n_units, "seeds": len(seeds), "worlds": worlds, "usable": usable}
+                    acc.setdefault(f"{name}_corrected_covers", []).append(
+                        fixed[0] <= truth[f"{name} (rendered)"] <= fixed[1]
+                    )
+        row: dict[str, Any] = {
+            "calibration": size,
+            "units": n_units,
+            "seeds": len(seeds),
+            "worlds": worlds,
+            "usable": usable,
+        }
         row |= {k: float(np.mean(v)) for k, v in acc.items()}
         rows.append(row)
     return rows
@@ -97,9 +160,13 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     a1.plot(n, [r["mean_width"] for r in rows], marker="o")
     a1.set(xlabel="units", ylabel="mean 95% interval width (gap)", xscale="log")
     power = [Estimate.from_json(r["power"]) for r in rows]
-    a2.errorbar(n, [p.value for p in power],
-                yerr=np.array([[p.value - p.ci[0], p.ci[1] - p.value] for p in power]).T,
-                marker="o", capsize=3)
+    a2.errorbar(
+        n,
+        [p.value for p in power],
+        yerr=np.array([[p.value - p.ci[0], p.ci[1] - p.value] for p in power]).T,
+        marker="o",
+        capsize=3,
+    )
     a2.axhline(0.8, ls="--", c="grey")
     a2.set(xlabel="units", ylabel="power (interval excludes 0)", xscale="log", ylim=(0, 1.05))
     fig.suptitle(f"SIMULATED: gap {rows[0]['planted_gap']}, {rows[0]['seeds']} seeds")

@@ -25,8 +25,14 @@ from implicit_bench.world.model import load_world, sim_name  # noqa: F401 - re-e
 from implicit_bench.world.params import WorldParams  # noqa: F401 - re-exported for the recovery stage
 
 
-def benchmark_entries(rt: RowTruth, judgements: pd.DataFrame, bench: dict[str, Any], analysed: list[str],
-                      judge_models: dict[str, str], n_seeds: int) -> list[dict[str, Any]]:
+def benchmark_entries(
+    rt: RowTruth,
+    judgements: pd.DataFrame,
+    bench: dict[str, Any],
+    analysed: list[str],
+    judge_models: dict[str, str],
+    n_seeds: int,
+) -> list[dict[str, Any]]:
     """Default rate, success, gap, a->s, default-strength groups, judge agreement."""
     config, judge = bench.get("config"), bench.get("primary_judge")
     out: list[dict[str, Any]] = []
@@ -37,7 +43,8 @@ def benchmark_entries(rt: RowTruth, judgements: pd.DataFrame, bench: dict[str, A
     rows = rows[(rows["config"] == config) & rows["unit_id"].isin(analysed)].reset_index(drop=True)
     stored, rendered = blind_truths(rt, rows, spec)
     frame = rows[["unit_id", "variant", "seed"]].assign(
-        p_s=stored[:, 0], p_a=stored[:, 1], r_s=rendered[:, 0], r_a=rendered[:, 1])
+        p_s=stored[:, 0], p_a=stored[:, 1], r_s=rendered[:, 0], r_a=rendered[:, 1]
+    )
     mean = frame.groupby("variant")[["p_s", "p_a", "r_s", "r_a"]].mean()
 
     def m(variant: str, col: str) -> float | None:
@@ -65,21 +72,30 @@ def benchmark_entries(rt: RowTruth, judgements: pd.DataFrame, bench: dict[str, A
         if member.empty or name not in member.columns:
             continue
         w = member.set_index("unit_id")[name]
-        for metric, (col, variant) in {"success_stereotype": ("p_s", "stereotype"),
-                                       "success_anti": ("p_a", "anti_stereotype")}.items():
+        for metric, (col, variant) in {
+            "success_stereotype": ("p_s", "stereotype"),
+            "success_anti": ("p_a", "anti_stereotype"),
+        }.items():
             if (col, variant) not in per_unit.columns:
                 continue
             vals = per_unit[(col, variant)].reindex(w.index)
             t = float((w * vals).sum() / w.sum()) if w.sum() > 0 else None
-            out.append(estimate_entry("default-strength groups", f"{metric} [{name}]", t, block.get(metric)))
+            out.append(
+                estimate_entry(
+                    "default-strength groups", f"{metric} [{name}]", t, block.get(metric)
+                )
+            )
     # agreement of the primary and second blind judges
     for agr in bench.get("agreement") or []:
         first, second = agr.get("first"), agr.get("second")
         if first not in judge_models or second not in judge_models or agr.get("config") != config:
             continue
         r1 = primary_rows(judgements, first)
-        r1 = r1[(r1["config"] == config) & r1["unit_id"].isin(analysed) & r1["variant"].isin(
-            ["neutral", "stereotype", "anti_stereotype"])].reset_index(drop=True)
+        r1 = r1[
+            (r1["config"] == config)
+            & r1["unit_id"].isin(analysed)
+            & r1["variant"].isin(["neutral", "stereotype", "anti_stereotype"])
+        ].reset_index(drop=True)
         probs = rt.probs(r1)
         # the judges draw independently given what the picture shows: sum over shown classes
         agree = np.zeros(len(r1))
@@ -87,10 +103,18 @@ def benchmark_entries(rt: RowTruth, judgements: pd.DataFrame, bench: dict[str, A
             onehot = np.zeros((len(r1), 3))
             onehot[:, k] = 1
             a1 = measure.blind_stored(onehot, rt.judge(judge_models[first]), r1["order"].to_numpy())
-            a2 = measure.blind_stored(onehot, rt.judge(judge_models[second]), r1["order"].to_numpy())
+            a2 = measure.blind_stored(
+                onehot, rt.judge(judge_models[second]), r1["order"].to_numpy()
+            )
             agree += probs[:, k] * (a1 * a2).sum(axis=1)
-        out.append(estimate_entry("judges", f"agreement {first}~{second}", float(agree.mean()) if len(agree) else None,
-                                  agr.get("agreement")))
+        out.append(
+            estimate_entry(
+                "judges",
+                f"agreement {first}~{second}",
+                float(agree.mean()) if len(agree) else None,
+                agr.get("agreement"),
+            )
+        )
     return out
 
 
@@ -101,11 +125,20 @@ def evaluate_bootstrap(raw: dict[str, Any], path: str) -> Any:
     from implicit_bench.analysis.config import EvaluateParams
     from implicit_bench.params import section
 
-    return Bootstrap.from_params(section(raw, "evaluate", EvaluateParams, path, inherit={"bootstrap": "bootstrap"}).bootstrap)
+    return Bootstrap.from_params(
+        section(raw, "evaluate", EvaluateParams, path, inherit={"bootstrap": "bootstrap"}).bootstrap
+    )
 
 
-def all_units_entries(rt: RowTruth, judgements: pd.DataFrame, config: str, judge: str, unit_ids: list[str],
-                      judge_models: dict[str, str], boot: Any) -> list[dict[str, Any]]:
+def all_units_entries(
+    rt: RowTruth,
+    judgements: pd.DataFrame,
+    config: str,
+    judge: str,
+    unit_ids: list[str],
+    judge_models: dict[str, str],
+    boot: Any,
+) -> list[dict[str, Any]]:
     """The headline rates on every planned unit (no selection), with the evaluate stage's
     estimator and cluster bootstrap (``boot``: ``evaluate_bootstrap``): recovery without
     conditioning on a data-dependent set."""
@@ -118,24 +151,40 @@ def all_units_entries(rt: RowTruth, judgements: pd.DataFrame, config: str, judge
     counts = label_counts(rows, config, judge, unit_ids)
     est = rates(counts, np.arange(len(unit_ids)), boot, f"recovery/{config}/{judge}/all")
     stored, rendered = blind_truths(rt, rows, rt.judge(judge_models[judge]))
-    frame = rows[["variant"]].assign(p_s=stored[:, 0], p_a=stored[:, 1], r_s=rendered[:, 0], r_a=rendered[:, 1])
+    frame = rows[["variant"]].assign(
+        p_s=stored[:, 0], p_a=stored[:, 1], r_s=rendered[:, 0], r_a=rendered[:, 1]
+    )
     mean = frame.groupby("variant").mean()
     truth = {
-        "default_rate": ("neutral", "p_s", "r_s"), "success_stereotype": ("stereotype", "p_s", "r_s"),
-        "success_anti": ("anti_stereotype", "p_a", "r_a"), "a_to_s": ("anti_stereotype", "p_s", "r_s"),
+        "default_rate": ("neutral", "p_s", "r_s"),
+        "success_stereotype": ("stereotype", "p_s", "r_s"),
+        "success_anti": ("anti_stereotype", "p_a", "r_a"),
+        "a_to_s": ("anti_stereotype", "p_s", "r_s"),
     }
     out, values = [], {}
     for name, (variant, col, rcol) in truth.items():
         values[name] = (float(mean.at[variant, col]), float(mean.at[variant, rcol]))
-        out.append(estimate_entry("benchmark (all planned units, primary blind judge)", name, values[name][0],
-                                  est[name], values[name][1]))
+        out.append(
+            estimate_entry(
+                "benchmark (all planned units, primary blind judge)",
+                name,
+                values[name][0],
+                est[name],
+                values[name][1],
+            )
+        )
     gap = [values["success_stereotype"][i] - values["success_anti"][i] for i in (0, 1)]
-    out.append(estimate_entry("benchmark (all planned units, primary blind judge)", "gap", gap[0], est["gap"], gap[1]))
+    out.append(
+        estimate_entry(
+            "benchmark (all planned units, primary blind judge)", "gap", gap[0], est["gap"], gap[1]
+        )
+    )
     return out
 
 
-def audit_entries(rt: RowTruth, judgements: pd.DataFrame, audit: dict[str, Any],
-                  judge_models: dict[str, str]) -> list[dict[str, Any]]:
+def audit_entries(
+    rt: RowTruth, judgements: pd.DataFrame, audit: dict[str, Any], judge_models: dict[str, str]
+) -> list[dict[str, Any]]:
     """Slot-A share and order-flip rate of every simulated blind judge (both orders, all images)."""
     out = []
     blind = judgements[(judgements["task"] == "blind") & judgements["order"].isin(["sa", "as"])]
@@ -150,8 +199,15 @@ def audit_entries(rt: RowTruth, judgements: pd.DataFrame, audit: dict[str, Any],
         p_a = measure.slot_a(probs[ok], spec, rows["order"].to_numpy()[ok])
         p_c = q[:, 2] * (1 - spec.slot_a)
         t = float(p_a.sum() / (1 - p_c).sum()) if ok.any() else None
-        out.append(estimate_entry("judges", f"slot-A share {judge}", t, pb.get("slot_A_share"),
-                                  note="A among A/B answers; Wilson interval over them"))
+        out.append(
+            estimate_entry(
+                "judges",
+                f"slot-A share {judge}",
+                t,
+                pb.get("slot_A_share"),
+                note="A among A/B answers; Wilson interval over them",
+            )
+        )
         flips = (audit.get("order_flips") or {}).get(judge) or {}
         one = rows[rows["order"] == "sa"].reset_index(drop=True)
         probs1 = rt.probs(one)
@@ -159,12 +215,23 @@ def audit_entries(rt: RowTruth, judgements: pd.DataFrame, audit: dict[str, Any],
         tf = float(measure.flip(probs1[ok1], spec).mean()) if ok1.any() else None
         n, k = flips.get("images_both_valid") or 0, flips.get("flips") or 0
         ci = list(wilson_interval(k, n, 0.95)) if n else None
-        out.append(entry("judges", f"flip rate {judge}", tf, flips.get("flip_rate"), ci,
-                         note="images with both orders valid; Wilson interval over images", n=n))
+        out.append(
+            entry(
+                "judges",
+                f"flip rate {judge}",
+                tf,
+                flips.get("flip_rate"),
+                ci,
+                note="images with both orders valid; Wilson interval over images",
+                n=n,
+            )
+        )
     return out
 
 
-def refusal_entries(world, index: pd.DataFrame | None, config_generators: dict[str, str]) -> list[dict[str, Any]]:
+def refusal_entries(
+    world, index: pd.DataFrame | None, config_generators: dict[str, str]
+) -> list[dict[str, Any]]:
     out = []
     if index is None or index.empty:
         return out
@@ -178,19 +245,43 @@ def refusal_entries(world, index: pd.DataFrame | None, config_generators: dict[s
         planted = truth["refusal"].reindex(rows["unit_id"].astype(str)).to_numpy()
         refused = rows["status"].eq("refused")
         low, high = wilson_interval(int(refused.sum()), len(rows), 0.95)
-        out.append(entry("refusals", f"refusal rate {config}", float(np.nanmean(planted)), float(refused.mean()),
-                         [low, high], note="Wilson interval over requests", n=len(rows)))
+        out.append(
+            entry(
+                "refusals",
+                f"refusal rate {config}",
+                float(np.nanmean(planted)),
+                float(refused.mean()),
+                [low, high],
+                note="Wilson interval over requests",
+                n=len(rows),
+            )
+        )
         for bt, g in rows.assign(planted=planted, refused=refused).groupby("bias_type"):
             low, high = wilson_interval(int(g["refused"].sum()), len(g), 0.95)
-            out.append(entry("refusals", f"refusal rate {config} [{bt}]", float(g["planted"].mean()),
-                             float(g["refused"].mean()), [low, high], n=len(g)))
+            out.append(
+                entry(
+                    "refusals",
+                    f"refusal rate {config} [{bt}]",
+                    float(g["planted"].mean()),
+                    float(g["refused"].mean()),
+                    [low, high],
+                    n=len(g),
+                )
+            )
     return out
 
 
-def negation_entries(rt: RowTruth, judgements: pd.DataFrame, negation: dict[str, Any], judge: str,
-                     judge_models: dict[str, str]) -> list[dict[str, Any]]:
+def negation_entries(
+    rt: RowTruth,
+    judgements: pd.DataFrame,
+    negation: dict[str, Any],
+    judge: str,
+    judge_models: dict[str, str],
+) -> list[dict[str, Any]]:
     out = []
-    block = (((negation.get("by_judge") or {}).get(judge) or {}).get("overall") or {}).get("all") or {}
+    block = (((negation.get("by_judge") or {}).get(judge) or {}).get("overall") or {}).get(
+        "all"
+    ) or {}
     rows = primary_rows(judgements, judge)
     for variant in ("negated_0_1", "negated_1_1"):
         b = block.get(variant)
@@ -199,15 +290,33 @@ def negation_entries(rt: RowTruth, judgements: pd.DataFrame, negation: dict[str,
         sub = rows[rows["variant"] == variant].reset_index(drop=True)
         stored, rendered = blind_truths(rt, sub, rt.judge(judge_models[judge]))
         ok = ~np.isnan(stored).any(axis=1)
-        key = "forbidden_rendered_of_images" if "forbidden_rendered_of_images" in b else "forbidden_rendered"
-        out.append(estimate_entry("negation", f"forbidden rendered (share of images) {variant}", float(stored[ok, 0].mean()),
-                                  b.get(key), float(rendered[ok, 0].mean()),
-                                  note="images read as the forbidden s among labelled negated images"))
+        key = (
+            "forbidden_rendered_of_images"
+            if "forbidden_rendered_of_images" in b
+            else "forbidden_rendered"
+        )
+        out.append(
+            estimate_entry(
+                "negation",
+                f"forbidden rendered (share of images) {variant}",
+                float(stored[ok, 0].mean()),
+                b.get(key),
+                float(rendered[ok, 0].mean()),
+                note="images read as the forbidden s among labelled negated images",
+            )
+        )
     return out
 
 
-def diversity_entries(rt: RowTruth, judgements: pd.DataFrame, diversity: dict[str, Any], judge: str, config: str,
-                      units: pd.DataFrame, judge_models: dict[str, str]) -> list[dict[str, Any]]:
+def diversity_entries(
+    rt: RowTruth,
+    judgements: pd.DataFrame,
+    diversity: dict[str, Any],
+    judge: str,
+    config: str,
+    units: pd.DataFrame,
+    judge_models: dict[str, str],
+) -> list[dict[str, Any]]:
     block = ((diversity.get("blind_labels") or {}).get(judge) or {}).get(config) or {}
     intervals = block.get("intervals") or {}
     if not intervals:
@@ -215,40 +324,74 @@ def diversity_entries(rt: RowTruth, judgements: pd.DataFrame, diversity: dict[st
     rows = primary_rows(judgements, judge)
     rows = rows[(rows["config"] == config) & (rows["variant"] == "neutral")].reset_index(drop=True)
     stored, _ = blind_truths(rt, rows, rt.judge(judge_models[judge]))
-    frame = rows[["unit_id"]].assign(p_s=stored[:, 0], p_a=stored[:, 1]).merge(
-        units[["unit_id", "bias_type"]], on="unit_id")
+    frame = (
+        rows[["unit_id"]]
+        .assign(p_s=stored[:, 0], p_a=stored[:, 1])
+        .merge(units[["unit_id", "bias_type"]], on="unit_id")
+    )
     truth = plugin_diversity(frame, 0.10)
-    note = ("plug-in truth on population label distributions; the estimate's per-scene entropy of "
-            "3 images is biased, so coverage is not expected (docs/world.md)")
+    note = (
+        "plug-in truth on population label distributions; the estimate's per-scene entropy of "
+        "3 images is biased, so coverage is not expected (docs/world.md)"
+    )
     if block.get("not_estimable"):
-        note = "not estimable from the images per scene of this run (" + next(iter(block["not_estimable"].values())) + ")"
-    return [estimate_entry("diversity", name, truth[key], intervals.get(name), note=note)
-            for name, key in (("CA_0.10", "CA"), ("MGBI", "MGBI"))]
+        note = (
+            "not estimable from the images per scene of this run ("
+            + next(iter(block["not_estimable"].values()))
+            + ")"
+        )
+    return [
+        estimate_entry("diversity", name, truth[key], intervals.get(name), note=note)
+        for name, key in (("CA_0.10", "CA"), ("MGBI", "MGBI"))
+    ]
 
 
-def selection_entries(world, selected: list[str], candidates: list[str], generator: str) -> list[dict[str, Any]]:
+def selection_entries(
+    world, selected: list[str], candidates: list[str], generator: str
+) -> list[dict[str, Any]]:
     truth = world.rows(generator)
     leaning = set(truth.index[truth["truly_leans"]]) & set(candidates)
     sel = set(selected) & set(candidates)
     hits = len(sel & leaning)
     out = []
-    for name, k, n in (("selection precision", hits, len(sel)), ("selection recall", hits, len(leaning))):
+    for name, k, n in (
+        ("selection precision", hits, len(sel)),
+        ("selection recall", hits, len(leaning)),
+    ):
         ci = list(wilson_interval(k, n, 0.95)) if n else None
-        out.append(entry("selection", name, None, k / n if n else None, ci, n=n, diagnostic=True,
-                         note="against units that truly lean to the stereotype (docs/world.md); a property "
-                              "of the selection rule, no planted value to cover"))
+        out.append(
+            entry(
+                "selection",
+                name,
+                None,
+                k / n if n else None,
+                ci,
+                n=n,
+                diagnostic=True,
+                note="against units that truly lean to the stereotype (docs/world.md); a property "
+                "of the selection rule, no planted value to cover",
+            )
+        )
     return out
 
 
 def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
     judged = [e for e in entries if e["covered"] is not None]
-    return {"estimands": len(entries), "with_interval": len(judged),
-            "covered": sum(e["covered"] for e in judged),
-            "not_covered": [e["estimand"] for e in judged if not e["covered"]]}
+    return {
+        "estimands": len(entries),
+        "with_interval": len(judged),
+        "covered": sum(e["covered"] for e in judged),
+        "not_covered": [e["estimand"] for e in judged if not e["covered"]],
+    }
 
 
-def expected_composites(world_dir: str, params: Any, generators: dict[str, dict[str, Any]],
-                        judge_models: dict[str, str], alpha: float | None = None) -> dict[str, float | None]:
+def expected_composites(
+    world_dir: str,
+    params: Any,
+    generators: dict[str, dict[str, Any]],
+    judge_models: dict[str, str],
+    alpha: float | None = None,
+) -> dict[str, float | None]:
     """The planted composite S = 100 * E[Y (1 - b / 5)] of each debiasing configuration's images:
     the sim generator's shift from the rewritten or steered prompt embedding (``alpha``:
     ``debias.alpha`` unless given), the scoring judges' planted behaviour. ``params``: the
@@ -277,14 +420,21 @@ def expected_composites(world_dir: str, params: Any, generators: dict[str, dict[
     for name, spec in params.configs.items():
         frame, texts, _ = plan_inputs(name, spec, subset, kg, rewrites, pairs, retrieval)
         values = []
-        for unit_id, prompt in zip(frame["unit_id"].astype(str), frame["prompt_neutral"], strict=True):
+        for unit_id, prompt in zip(
+            frame["unit_id"].astype(str), frame["prompt_neutral"], strict=True
+        ):
             enc = gen.encode([prompt])
             vec = enc.embeds[0, 0].numpy()
             if spec.method == "steer":
                 n = Encoding(enc.embeds[0], enc.mask[0])
                 t_s, t_a = texts[unit_id]
                 es, ea = gen.encode([t_s]), gen.encode([t_a])
-                d = direction(spec.signal or "", n, Encoding(es.embeds[0], es.mask[0]), Encoding(ea.embeds[0], ea.mask[0]))
+                d = direction(
+                    spec.signal or "",
+                    n,
+                    Encoding(es.embeds[0], es.mask[0]),
+                    Encoding(ea.embeds[0], ea.mask[0]),
+                )
                 vec = steer(n, d, alpha).embeds[0].float().numpy()
             shift = gen.shift(unit_id, "neutral", vec)
             probs = tilt(variant_matrix(gen.rows.loc[[unit_id]], "neutral"), shift)
@@ -295,8 +445,12 @@ def expected_composites(world_dir: str, params: Any, generators: dict[str, dict[
     return out
 
 
-def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str, Any],
-                   judge_models: dict[str, str]) -> list[dict[str, Any]]:
+def debias_entries(
+    world_dir: str,
+    raw: dict[str, Any],
+    debias_metrics: dict[str, Any],
+    judge_models: dict[str, str],
+) -> list[dict[str, Any]]:
     """dS per debiasing configuration: planted S of the configuration minus the unmodified one's."""
     from implicit_bench.debias.params import DebiasParams
     from implicit_bench.params import catalogue, section
@@ -313,17 +467,32 @@ def debias_entries(world_dir: str, raw: dict[str, Any], debias_metrics: dict[str
             continue
         s_c = planted[name]
         t = None if s_c is None or base is None else s_c - base
-        out.append(estimate_entry("debiasing", f"dS {name}", t, block.get("dS"), note="paired bootstrap over units"))
+        out.append(
+            estimate_entry(
+                "debiasing", f"dS {name}", t, block.get("dS"), note="paired bootstrap over units"
+            )
+        )
     return out
 
 
-CORRECTED_GROUPS = {"all": "benchmark corrected for judge error (all planned units, primary blind judge)",
-                    "selected": "benchmark corrected for judge error (selected units, primary blind judge)"}
+CORRECTED_GROUPS = {
+    "all": "benchmark corrected for judge error (all planned units, primary blind judge)",
+    "selected": "benchmark corrected for judge error (selected units, primary blind judge)",
+}
 
 
-def calibration_entries(rt: RowTruth, judgements: pd.DataFrame, config: str, judge: str, unit_ids: list[str],
-                        params: WorldParams, n_boot: int, seed: int, images_dir: str,
-                        selected: list[str] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+def calibration_entries(
+    rt: RowTruth,
+    judgements: pd.DataFrame,
+    config: str,
+    judge: str,
+    unit_ids: list[str],
+    params: WorldParams,
+    n_boot: int,
+    seed: int,
+    images_dir: str,
+    selected: list[str] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """Judge-error correction on every planned unit (docs/correction.md): a calibration set of
     ``world.calibration.images`` of the primary judge's validly answered images, drawn at random
     per core variant, answered by the simulated human rater **from the pixels** (the picture's
@@ -360,28 +529,65 @@ def calibration_entries(rt: RowTruth, judgements: pd.DataFrame, config: str, jud
         take = sub.iloc[np.sort(rng.choice(len(sub), size=m, replace=False))]
         for r in take.itertuples():
             shown = read_bytes(store.read_bytes(str(r.image_sha256)))
-            if shown is None:  # an unreadable picture: no reference label (the judge's answer was invalid too)
+            if (
+                shown is None
+            ):  # an unreadable picture: no reference label (the judge's answer was invalid too)
                 continue
             t = truth.loc[str(r.unit_id)]
-            cls = 0 if shown.attribute and shown.attribute == band_text(str(t["shown_s"])) else \
-                1 if shown.attribute and shown.attribute == band_text(str(t["shown_a"])) else 2
+            cls = (
+                0
+                if shown.attribute and shown.attribute == band_text(str(t["shown_s"]))
+                else 1
+                if shown.attribute and shown.attribute == band_text(str(t["shown_a"]))
+                else 2
+            )
             ref.append(int(perceive_many(np.array([cls]), rater, rng.random(1))[0]))
             jud.append(("s", "a", "neither").index(str(r.value)))
             stratum.append(variant)
     boot = Bootstrap(n=n_boot, seed=seed)
-    corr = Correction(CalibrationSet(np.array(ref, dtype=int), np.array(jud, dtype=int), np.array(stratum)), boot,
-                      f"recovery/{config}/{judge}/all")
+    corr = Correction(
+        CalibrationSet(np.array(ref, dtype=int), np.array(jud, dtype=int), np.array(stratum)),
+        boot,
+        f"recovery/{config}/{judge}/all",
+    )
     out: list[dict[str, Any]] = []
-    sets = {"all": unit_ids} | ({"selected": [u for u in unit_ids if u in set(selected)]} if selected else {})
+    sets = {"all": unit_ids} | (
+        {"selected": [u for u in unit_ids if u in set(selected)]} if selected else {}
+    )
     for which, ids in sets.items():  # the same calibration set corrects both unit sets
         sub = rows[rows["unit_id"].isin(ids)].reset_index(drop=True)
         counts = label_counts(sub, config, judge, ids)
-        fixed = corrected_rates(counts, np.arange(len(ids)), boot, f"recovery/{config}/{judge}/{which}", corr)
-        frame = sub[["variant"]].assign(r_s=rt.probs(sub)[:, 0], r_a=rt.probs(sub)[:, 1]).groupby("variant").mean()
-        truths = {"default_rate": frame.at["neutral", "r_s"], "success_stereotype": frame.at["stereotype", "r_s"],
-                  "success_anti": frame.at["anti_stereotype", "r_a"], "a_to_s": frame.at["anti_stereotype", "r_s"]}
+        fixed = corrected_rates(
+            counts, np.arange(len(ids)), boot, f"recovery/{config}/{judge}/{which}", corr
+        )
+        frame = (
+            sub[["variant"]]
+            .assign(r_s=rt.probs(sub)[:, 0], r_a=rt.probs(sub)[:, 1])
+            .groupby("variant")
+            .mean()
+        )
+        truths = {
+            "default_rate": frame.at["neutral", "r_s"],
+            "success_stereotype": frame.at["stereotype", "r_s"],
+            "success_anti": frame.at["anti_stereotype", "r_a"],
+            "a_to_s": frame.at["anti_stereotype", "r_s"],
+        }
         truths["gap"] = truths["success_stereotype"] - truths["success_anti"]
-        out += [estimate_entry(CORRECTED_GROUPS[which], f"{name} (corrected)", float(truths[name]), fixed[name],
-                               float(truths[name]), note="truth = rendered (what the pictures show)"
-                               + (f"; {corr.warning}" if corr.warning else "")) for name in CORRECTED]
-    return out, {"judge": judge, "config": config, "rater_error": params.calibration.rater_error, **corr.describe()}
+        out += [
+            estimate_entry(
+                CORRECTED_GROUPS[which],
+                f"{name} (corrected)",
+                float(truths[name]),
+                fixed[name],
+                float(truths[name]),
+                note="truth = rendered (what the pictures show)"
+                + (f"; {corr.warning}" if corr.warning else ""),
+            )
+            for name in CORRECTED
+        ]
+    return out, {
+        "judge": judge,
+        "config": config,
+        "rater_error": params.calibration.rater_error,
+        **corr.describe(),
+    }

@@ -28,16 +28,30 @@ from implicit_bench.world.params import CLASSES
 from implicit_bench.world.truth import variant_matrix
 
 
-def entry(group: str, name: str, truth: float | None, estimate: float | None, ci: Sequence[float] | None,
-          truth_rendered: float | None = None, note: str | None = None, n: int | None = None,
-          diagnostic: bool = False, level: float = 0.95) -> dict[str, Any]:
+def entry(
+    group: str,
+    name: str,
+    truth: float | None,
+    estimate: float | None,
+    ci: Sequence[float] | None,
+    truth_rendered: float | None = None,
+    note: str | None = None,
+    n: int | None = None,
+    diagnostic: bool = False,
+    level: float = 0.95,
+) -> dict[str, Any]:
     """One estimand: truth, the ``Estimate`` (value, interval at ``level``, n) and whether the
     interval covers the truth."""
     est = Estimate.of(estimate, ci, n, level if ci is not None else None)
     ok = truth is not None and est.ci is not None
     out: dict[str, Any] = {
-        "group": group, "estimand": name, "truth": _f(truth), "estimate": est.to_json(),
-        "covered": (bool(est.ci[0] - 1e-12 <= truth <= est.ci[1] + 1e-12) if ok and not diagnostic else None),
+        "group": group,
+        "estimand": name,
+        "truth": _f(truth),
+        "estimate": est.to_json(),
+        "covered": (
+            bool(est.ci[0] - 1e-12 <= truth <= est.ci[1] + 1e-12) if ok and not diagnostic else None
+        ),
     }
     if truth_rendered is not None:
         out["truth_rendered"] = _f(truth_rendered)
@@ -46,11 +60,29 @@ def entry(group: str, name: str, truth: float | None, estimate: float | None, ci
     return out
 
 
-def estimate_entry(group: str, name: str, truth: float | None, block: Any, truth_rendered: float | None = None,
-                   note: str | None = None, diagnostic: bool = False) -> dict[str, Any]:
+def estimate_entry(
+    group: str,
+    name: str,
+    truth: float | None,
+    block: Any,
+    truth_rendered: float | None = None,
+    note: str | None = None,
+    diagnostic: bool = False,
+) -> dict[str, Any]:
     """``entry`` for an estimate read from a metrics file (an ``Estimate`` JSON form, or null)."""
     est = read_estimate(block) or Estimate.of(None)
-    return entry(group, name, truth, est.value, est.ci, truth_rendered, note, est.n, diagnostic, est.level or 0.95)
+    return entry(
+        group,
+        name,
+        truth,
+        est.value,
+        est.ci,
+        truth_rendered,
+        note,
+        est.n,
+        diagnostic,
+        est.level or 0.95,
+    )
 
 
 def _f(x: Any) -> float | None:
@@ -66,7 +98,11 @@ class RowTruth:
     def __init__(self, world: World, config_generators: dict[str, str]):
         self.world = world
         self.gens = config_generators
-        self.by_gen = {g: world.rows(g) for g in set(config_generators.values()) if g in set(world.truth["generator"])}
+        self.by_gen = {
+            g: world.rows(g)
+            for g in set(config_generators.values())
+            if g in set(world.truth["generator"])
+        }
 
     def probs(self, rows: pd.DataFrame) -> np.ndarray:
         """(n, 3) P(shows s, a, neither) for rows with config, unit_id, variant."""
@@ -88,8 +124,12 @@ def primary_rows(judgements: pd.DataFrame, judge: str, task: str = "blind") -> p
     """The judge's rows of ``task``; blind rows under each image's hash order only."""
     rows = judgements[(judgements["judge"] == judge) & (judgements["task"] == task)]
     if task == "blind":
-        keep = [o == blind_order(u, int(s), v) for u, s, v, o in
-                zip(rows["unit_id"], rows["seed"], rows["variant"], rows["order"], strict=True)]
+        keep = [
+            o == blind_order(u, int(s), v)
+            for u, s, v, o in zip(
+                rows["unit_id"], rows["seed"], rows["variant"], rows["order"], strict=True
+            )
+        ]
         rows = rows[np.asarray(keep, dtype=bool)]
     return rows.reset_index(drop=True)
 
@@ -111,8 +151,14 @@ def strength_group_truth(stored_neutral: pd.DataFrame, valid: float, n_seeds: in
         all_s = np.prod(valid * p)
         none_s = np.prod(valid * (1 - p))
         grouped = valid**n_seeds
-        out.append({"unit_id": unit, f"0 of {n_seeds}": none_s, f"1-{n_seeds - 1} of {n_seeds}": grouped - all_s - none_s,
-                    f"{n_seeds} of {n_seeds}": all_s})
+        out.append(
+            {
+                "unit_id": unit,
+                f"0 of {n_seeds}": none_s,
+                f"1-{n_seeds - 1} of {n_seeds}": grouped - all_s - none_s,
+                f"{n_seeds} of {n_seeds}": all_s,
+            }
+        )
     return pd.DataFrame(out)
 
 

@@ -29,10 +29,30 @@ from implicit_bench.errors import InputError
 from implicit_bench.release import layout
 
 ROUNDS: dict[str, str] = {"round1": "data/human_eval", "round2": "data/human_eval_round2"}
-MANIFEST_COLUMNS = ("section_id", "sub_q", "question_kind", "case_id", "condition", "seed", "bias_type", "vlm_qwen_score", "vlm_gemma_score")
-CONDITIONS = {"neutral": "neutral", "stereotype_trigger": "stereotype", "anti_stereotype_trigger": "anti_stereotype"}
-KINDS = {"kg_validity": "Is this a real societal stereotype?", "image_rating": "How strongly does the image above reflect the stereotype?"}
-JUDGE_COLUMNS = {"vlm_qwen_score": layout.RUBRIC_JUDGES["qwen"], "vlm_gemma_score": layout.RUBRIC_JUDGES["gemma"]}
+MANIFEST_COLUMNS = (
+    "section_id",
+    "sub_q",
+    "question_kind",
+    "case_id",
+    "condition",
+    "seed",
+    "bias_type",
+    "vlm_qwen_score",
+    "vlm_gemma_score",
+)
+CONDITIONS = {
+    "neutral": "neutral",
+    "stereotype_trigger": "stereotype",
+    "anti_stereotype_trigger": "anti_stereotype",
+}
+KINDS = {
+    "kg_validity": "Is this a real societal stereotype?",
+    "image_rating": "How strongly does the image above reflect the stereotype?",
+}
+JUDGE_COLUMNS = {
+    "vlm_qwen_score": layout.RUBRIC_JUDGES["qwen"],
+    "vlm_gemma_score": layout.RUBRIC_JUDGES["gemma"],
+}
 RATING = re.compile(r"^\s*([0-5])(\s*-.*)?$")
 
 
@@ -40,11 +60,15 @@ def responses_file(release: Any, folder: str) -> str:
     """The one Google Form export (``*(Responses)*.csv``) of a round folder."""
     names = [n for n in release.listdir(folder) if "(Responses)" in n and n.endswith(".csv")]
     if len(names) != 1:
-        raise InputError(release.where(folder), None, None, f"expected one '(Responses)' CSV, found {len(names)}")
+        raise InputError(
+            release.where(folder), None, None, f"expected one '(Responses)' CSV, found {len(names)}"
+        )
     return f"{folder}/{names[0]}"
 
 
-def read_round(release: Any, bundle: str, folder: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def read_round(
+    release: Any, bundle: str, folder: str
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(ratings, kg answers, judge scores) of one round, checked against its manifest."""
     rel_m = f"{folder}/manifest.csv"
     manifest = release.table(rel_m, MANIFEST_COLUMNS)
@@ -52,33 +76,73 @@ def read_round(release: Any, bundle: str, folder: str) -> tuple[pd.DataFrame, pd
     for field in ("section_id", "sub_q", "seed"):
         bad = ~manifest[field].str.strip().str.fullmatch(r"\d+")
         if bad.any():
-            raise InputError(where_m, int(np.flatnonzero(bad.to_numpy())[0]) + 1, field, f"expected an integer, got {manifest[field][bad].iloc[0]!r}")
+            raise InputError(
+                where_m,
+                int(np.flatnonzero(bad.to_numpy())[0]) + 1,
+                field,
+                f"expected an integer, got {manifest[field][bad].iloc[0]!r}",
+            )
     kinds = ~manifest["question_kind"].isin(KINDS)
     if kinds.any():
-        raise InputError(where_m, int(np.flatnonzero(kinds.to_numpy())[0]) + 1, "question_kind", f"expected one of {', '.join(KINDS)}")
-    manifest = manifest.assign(_s=manifest["section_id"].astype(int), _q=manifest["sub_q"].astype(int), _row=np.arange(1, len(manifest) + 1))
+        raise InputError(
+            where_m,
+            int(np.flatnonzero(kinds.to_numpy())[0]) + 1,
+            "question_kind",
+            f"expected one of {', '.join(KINDS)}",
+        )
+    manifest = manifest.assign(
+        _s=manifest["section_id"].astype(int),
+        _q=manifest["sub_q"].astype(int),
+        _row=np.arange(1, len(manifest) + 1),
+    )
     manifest = manifest.sort_values(["_s", "_q"], kind="stable").reset_index(drop=True)
     first = manifest.groupby("_s")["case_id"].transform("first")
     mixed = manifest["case_id"] != first
     if mixed.any():
         row = manifest[mixed].iloc[0]
-        raise InputError(where_m, int(row["_row"]), "case_id", f"section {row['_s']} lists cases {first[mixed].iloc[0]!r} and {row['case_id']!r}")
+        raise InputError(
+            where_m,
+            int(row["_row"]),
+            "case_id",
+            f"section {row['_s']} lists cases {first[mixed].iloc[0]!r} and {row['case_id']!r}",
+        )
     dup = manifest.duplicated(["_s", "_q"])
     if dup.any():
-        raise InputError(where_m, int(manifest.loc[dup, "_row"].iloc[0]), "sub_q", "question (section_id, sub_q) listed twice")
+        raise InputError(
+            where_m,
+            int(manifest.loc[dup, "_row"].iloc[0]),
+            "sub_q",
+            "question (section_id, sub_q) listed twice",
+        )
 
     rel_r = responses_file(release, folder)
     where_r = release.where(rel_r)
     data = release.read_bytes(rel_r)
-    resp = pd.read_csv(io.BytesIO(data), header=None, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    resp = pd.read_csv(
+        io.BytesIO(data), header=None, dtype=str, keep_default_na=False, encoding="utf-8-sig"
+    )
     header = [h.strip() for h in resp.iloc[0]]
     if header[0] != "Timestamp":
-        raise InputError(where_r, None, header[0], "expected the Google Form export: first column 'Timestamp'")
+        raise InputError(
+            where_r, None, header[0], "expected the Google Form export: first column 'Timestamp'"
+        )
     if len(header) - 1 != len(manifest):
-        raise InputError(where_r, None, None, f"{len(header) - 1} answer columns but {len(manifest)} questions in {rel_m}")
-    for k, (kind, text) in enumerate(zip(manifest["question_kind"], header[1:], strict=True), start=1):
+        raise InputError(
+            where_r,
+            None,
+            None,
+            f"{len(header) - 1} answer columns but {len(manifest)} questions in {rel_m}",
+        )
+    for k, (kind, text) in enumerate(
+        zip(manifest["question_kind"], header[1:], strict=True), start=1
+    ):
         if text != KINDS[kind]:
-            raise InputError(where_r, None, f"column {k + 1}", f"header {text!r} does not match question {k} of the manifest ({kind})")
+            raise InputError(
+                where_r,
+                None,
+                f"column {k + 1}",
+                f"header {text!r} does not match question {k} of the manifest ({kind})",
+            )
 
     ratings, kg, counts = [], [], {"submissions": len(resp) - 1, "unanswered_items": 0}
     tag = bundle.replace("round", "r")
@@ -87,7 +151,13 @@ def read_round(release: Any, bundle: str, folder: str) -> tuple[pd.DataFrame, pd
         for k, q in enumerate(manifest.itertuples(index=False), start=1):
             raw = str(resp.iat[slot, k]).strip()
             field = f"column {k + 1} ({q.section_id}.{q.sub_q})"
-            base = {"bundle_id": bundle, "rater": rater, "case": f"{int(q.section_id):03d}", "unit_id": q.case_id.strip(), "bias_type": q.bias_type.strip()}
+            base = {
+                "bundle_id": bundle,
+                "rater": rater,
+                "case": f"{int(q.section_id):03d}",
+                "unit_id": q.case_id.strip(),
+                "bias_type": q.bias_type.strip(),
+            }
             if raw == "":
                 counts["unanswered_items"] += 1
                 continue
@@ -101,8 +171,21 @@ def read_round(release: Any, bundle: str, folder: str) -> tuple[pd.DataFrame, pd
             if m is None:
                 raise InputError(where_r, slot, field, f"{raw!r} is not a rating 0-5")
             if q.condition not in CONDITIONS:
-                raise InputError(where_m, int(q._row), "condition", f"expected one of {', '.join(CONDITIONS)}, got {q.condition!r}")
-            ratings.append({**base, "seed": layout.seed_of(int(q.seed)), "position": int(q.sub_q) - 1, "variant": CONDITIONS[q.condition], "rating": float(m.group(1))})
+                raise InputError(
+                    where_m,
+                    int(q._row),
+                    "condition",
+                    f"expected one of {', '.join(CONDITIONS)}, got {q.condition!r}",
+                )
+            ratings.append(
+                {
+                    **base,
+                    "seed": layout.seed_of(int(q.seed)),
+                    "position": int(q.sub_q) - 1,
+                    "variant": CONDITIONS[q.condition],
+                    "rating": float(m.group(1)),
+                }
+            )
 
     images = manifest[manifest["question_kind"] == "image_rating"]
     scores = []
@@ -110,11 +193,40 @@ def read_round(release: Any, bundle: str, folder: str) -> tuple[pd.DataFrame, pd
         value = pd.to_numeric(images[col].replace("", np.nan), errors="coerce")
         bad = value.isna() & images[col].str.strip().ne("")
         if bad.any():
-            raise InputError(where_m, int(images.loc[bad, "_row"].iloc[0]), col, f"not a number: {images.loc[bad, col].iloc[0]!r}")
-        scores.append(pd.DataFrame({"unit_id": images["case_id"].str.strip(), "variant": images["condition"].map(CONDITIONS),
-                                    "seed": images["seed"].astype(int).map(layout.seed_of), "judge": judge, "score": value}))
-    out_r = pd.DataFrame(ratings, columns=["bundle_id", "rater", "case", "unit_id", "bias_type", "seed", "position", "variant", "rating"])
-    out_k = pd.DataFrame(kg, columns=["bundle_id", "rater", "case", "unit_id", "bias_type", "answer"])
+            raise InputError(
+                where_m,
+                int(images.loc[bad, "_row"].iloc[0]),
+                col,
+                f"not a number: {images.loc[bad, col].iloc[0]!r}",
+            )
+        scores.append(
+            pd.DataFrame(
+                {
+                    "unit_id": images["case_id"].str.strip(),
+                    "variant": images["condition"].map(CONDITIONS),
+                    "seed": images["seed"].astype(int).map(layout.seed_of),
+                    "judge": judge,
+                    "score": value,
+                }
+            )
+        )
+    out_r = pd.DataFrame(
+        ratings,
+        columns=[
+            "bundle_id",
+            "rater",
+            "case",
+            "unit_id",
+            "bias_type",
+            "seed",
+            "position",
+            "variant",
+            "rating",
+        ],
+    )
+    out_k = pd.DataFrame(
+        kg, columns=["bundle_id", "rater", "case", "unit_id", "bias_type", "answer"]
+    )
     out_r.attrs["counts"] = counts
     return out_r, out_k, pd.concat(scores, ignore_index=True)
 
@@ -132,7 +244,14 @@ def read_human_study(release: Any) -> dict[str, Any] | None:
     dup = scores.duplicated(["unit_id", "variant", "seed", "judge"], keep=False)
     if dup.any():
         row = scores[dup].iloc[0]
-        raise InputError(release.where("data/human_eval*/manifest.csv"), None, "case_id", f"case {row['unit_id']} rated in two rounds")
+        raise InputError(
+            release.where("data/human_eval*/manifest.csv"),
+            None,
+            "case_id",
+            f"case {row['unit_id']} rated in two rounds",
+        )
     counts = {b: p[0].attrs["counts"] for b, p in zip(present, parts, strict=True)}
-    files = [f"{f}/manifest.csv" for f in present.values()] + [responses_file(release, f) for f in present.values()]
+    files = [f"{f}/manifest.csv" for f in present.values()] + [
+        responses_file(release, f) for f in present.values()
+    ]
     return {"ratings": ratings, "kg": kg, "scores": scores, "counts": counts, "files": files}

@@ -55,11 +55,16 @@ class Release:
             self._check_zip()
             names = self._zip.namelist()
             self._prefix = _release_root(
-                [n[: -len(rel)] for n in names for rel in (PROMPTS, SCORES) if n.endswith(rel)], str(self.source)
+                [n[: -len(rel)] for n in names for rel in (PROMPTS, SCORES) if n.endswith(rel)],
+                str(self.source),
             )
         elif self.source.is_dir():
             if not (self.source / "data").is_dir():
-                subs = [p for p in self.source.iterdir() if p.is_dir() and not p.is_symlink() and (p / "data").is_dir()]
+                subs = [
+                    p
+                    for p in self.source.iterdir()
+                    if p.is_dir() and not p.is_symlink() and (p / "data").is_dir()
+                ]
                 if len(subs) == 1:
                     self.source = subs[0]
         else:
@@ -69,23 +74,47 @@ class Release:
         assert self._zip is not None
         infos = self._zip.infolist()
         if len(infos) > MAX_MEMBERS:
-            raise InputError(self.source, None, None, f"{len(infos)} zip entries, more than the bound {MAX_MEMBERS}")
+            raise InputError(
+                self.source,
+                None,
+                None,
+                f"{len(infos)} zip entries, more than the bound {MAX_MEMBERS}",
+            )
         total = sum(i.file_size for i in infos)
         if total > MAX_TOTAL_BYTES:
-            raise InputError(self.source, None, None, f"{total} bytes uncompressed, more than the bound {MAX_TOTAL_BYTES} (a zip bomb?)")
+            raise InputError(
+                self.source,
+                None,
+                None,
+                f"{total} bytes uncompressed, more than the bound {MAX_TOTAL_BYTES} (a zip bomb?)",
+            )
         for info in infos:
             if info.file_size > MAX_FILE_BYTES:
-                raise InputError(f"{self.source}!{info.filename}", None, None, f"{info.file_size} bytes uncompressed, more than the bound {MAX_FILE_BYTES}")
+                raise InputError(
+                    f"{self.source}!{info.filename}",
+                    None,
+                    None,
+                    f"{info.file_size} bytes uncompressed, more than the bound {MAX_FILE_BYTES}",
+                )
             if info.file_size > 2**20 and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-                raise InputError(f"{self.source}!{info.filename}", None, None,
-                                 f"compression ratio {info.file_size // max(info.compress_size, 1)}:1, above the bound {MAX_RATIO}:1 (a zip bomb?)")
+                raise InputError(
+                    f"{self.source}!{info.filename}",
+                    None,
+                    None,
+                    f"compression ratio {info.file_size // max(info.compress_size, 1)}:1, above the bound {MAX_RATIO}:1 (a zip bomb?)",
+                )
 
     def _path(self, rel: str) -> Path:
         """A checkout file, resolved; outside the checkout (a symlink pointing out) is an error."""
         path = self.source / rel
         real, root = path.resolve(), self.source.resolve()
         if not real.is_relative_to(root):
-            raise InputError(path, None, None, f"resolves to {real}, outside the release checkout {root}: refused")
+            raise InputError(
+                path,
+                None,
+                None,
+                f"resolves to {real}, outside the release checkout {root}: refused",
+            )
         return path
 
     def exists(self, rel: str) -> bool:
@@ -100,46 +129,82 @@ class Release:
         else:
             path = self._path(rel)
             if path.stat().st_size > MAX_FILE_BYTES:
-                raise InputError(path, None, None, f"{path.stat().st_size} bytes, more than the bound {MAX_FILE_BYTES}")
+                raise InputError(
+                    path,
+                    None,
+                    None,
+                    f"{path.stat().st_size} bytes, more than the bound {MAX_FILE_BYTES}",
+                )
             with path.open("rb") as fh:
                 data = fh.read(MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:
-            raise InputError(self.where(rel), None, None, f"more than the bound of {MAX_FILE_BYTES} bytes")
+            raise InputError(
+                self.where(rel), None, None, f"more than the bound of {MAX_FILE_BYTES} bytes"
+            )
         return data
 
     def listdir(self, rel: str) -> list[str]:
         if self._zip is not None:
             base = self._prefix + rel.rstrip("/") + "/"
-            return sorted(n[len(base):] for n in self._zip.namelist() if n.startswith(base) and "/" not in n[len(base):] and n != base)
+            return sorted(
+                n[len(base) :]
+                for n in self._zip.namelist()
+                if n.startswith(base) and "/" not in n[len(base) :] and n != base
+            )
         folder = self.source / rel
         return sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
 
     def where(self, rel: str) -> str:
-        return f"{self.source}!{self._prefix}{rel}" if self._zip is not None else str(self.source / rel)
+        return (
+            f"{self.source}!{self._prefix}{rel}"
+            if self._zip is not None
+            else str(self.source / rel)
+        )
 
     def table(self, rel: str, required: tuple[str, ...]) -> pd.DataFrame:
         """A CSV of the release as strings (blank cells stay ''); required columns checked."""
         data = self.read_bytes(rel)
         if data.startswith(b"version https://git-lfs"):
-            raise InputError(self.where(rel), None, None, "a Git LFS pointer, not the file: fetch it with git lfs pull")
+            raise InputError(
+                self.where(rel),
+                None,
+                None,
+                "a Git LFS pointer, not the file: fetch it with git lfs pull",
+            )
         try:
             frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
-        except ValueError as exc:  # not UTF-8, empty, unbalanced quotes (pandas' errors are ValueErrors)
-            raise InputError(self.where(rel), None, None, f"not a readable CSV ({type(exc).__name__}: {str(exc)[:120]})") from None
+        except (
+            ValueError
+        ) as exc:  # not UTF-8, empty, unbalanced quotes (pandas' errors are ValueErrors)
+            raise InputError(
+                self.where(rel),
+                None,
+                None,
+                f"not a readable CSV ({type(exc).__name__}: {str(exc)[:120]})",
+            ) from None
         missing = [c for c in required if c not in frame.columns]
         if missing:
-            raise InputError(self.where(rel), None, missing[0], f"missing column(s) {', '.join(missing)}")
+            raise InputError(
+                self.where(rel), None, missing[0], f"missing column(s) {', '.join(missing)}"
+            )
         return frame
 
 
 def _release_root(prefixes: list[str], where: str) -> str:
     """The folder of a zip holding the release's files: the shallowest; two are an error."""
-    roots = sorted({p for p in prefixes if p == "" or p.endswith("/")}, key=lambda p: (p.count("/"), p))
+    roots = sorted(
+        {p for p in prefixes if p == "" or p.endswith("/")}, key=lambda p: (p.count("/"), p)
+    )
     if not roots:
         return ""
     shallowest = [p for p in roots if p.count("/") == roots[0].count("/")]
     if len(shallowest) > 1:
-        raise InputError(where, None, None, f"several folders hold the release's files ({', '.join(p or './' for p in shallowest)}): give one")
+        raise InputError(
+            where,
+            None,
+            None,
+            f"several folders hold the release's files ({', '.join(p or './' for p in shallowest)}): give one",
+        )
     return roots[0]
 
 
@@ -161,26 +226,45 @@ def _seed(series: pd.Series, where: str) -> pd.Series:
     bad = index.isna() | (index != index.round()) | (index < 0)
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0]) + 1
-        raise InputError(where, row, "seed", f"expected a seed index 0, 1, 2, ..., got {series[bad].iloc[0]!r}")
+        raise InputError(
+            where, row, "seed", f"expected a seed index 0, 1, 2, ..., got {series[bad].iloc[0]!r}"
+        )
     return index.astype("int64").map(layout.seed_of)
 
 
 def _source(value: str, where: str, row: int) -> str:
     key = value.strip().lower().replace(" ", "").replace("_", "-")
     if key not in layout.SOURCES:
-        raise InputError(where, row, "source", f"unknown source {value!r}; expected StereoSet or CrowS-Pairs")
+        raise InputError(
+            where, row, "source", f"unknown source {value!r}; expected StereoSet or CrowS-Pairs"
+        )
     return layout.SOURCES[key]
 
 
 def read_units(release: Release) -> pd.DataFrame:
     """UNITS from benchmark_prompts.csv (plus ``flagged_by`` from benchmark_scores.csv)."""
-    cols = ("source", "id", "bias_type", "head", "relation", "stereotype_tails", "anti_stereotype_tails",
-            "prompt_neutral", "prompt_stereotype", "prompt_anti_stereotype")
+    cols = (
+        "source",
+        "id",
+        "bias_type",
+        "head",
+        "relation",
+        "stereotype_tails",
+        "anti_stereotype_tails",
+        "prompt_neutral",
+        "prompt_stereotype",
+        "prompt_anti_stereotype",
+    )
     p = release.table(PROMPTS, cols)
     where = release.where(PROMPTS)
     dup = p["id"].duplicated()
     if dup.any():
-        raise InputError(where, int(np.flatnonzero(dup.to_numpy())[0]) + 1, "id", f"duplicate id {p['id'][dup].iloc[0]!r}")
+        raise InputError(
+            where,
+            int(np.flatnonzero(dup.to_numpy())[0]) + 1,
+            "id",
+            f"duplicate id {p['id'][dup].iloc[0]!r}",
+        )
     units = pd.DataFrame(
         {
             "unit_id": p["id"].str.strip(),
@@ -195,8 +279,12 @@ def read_units(release: Release) -> pd.DataFrame:
             "prompt_anti_stereotype": p["prompt_anti_stereotype"],
             "target": p.get("target"),
             "axis": p.get("bias_axis"),
-            "stereotype_tails": p["stereotype_tails"].map(lambda t: json.dumps([t], ensure_ascii=False)),
-            "anti_stereotype_tails": p["anti_stereotype_tails"].map(lambda t: json.dumps([t], ensure_ascii=False)),
+            "stereotype_tails": p["stereotype_tails"].map(
+                lambda t: json.dumps([t], ensure_ascii=False)
+            ),
+            "anti_stereotype_tails": p["anti_stereotype_tails"].map(
+                lambda t: json.dumps([t], ensure_ascii=False)
+            ),
         }
     )
     return units
@@ -211,7 +299,16 @@ def _value(text: str) -> str | None:
     return str(int(number)) if number.is_integer() else repr(number)
 
 
-def _rows(unit_ids: pd.Series, variant: str, seeds: pd.Series, config: str, judge: str, task: str, values: list[str | None], model: str) -> pd.DataFrame:
+def _rows(
+    unit_ids: pd.Series,
+    variant: str,
+    seeds: pd.Series,
+    config: str,
+    judge: str,
+    task: str,
+    values: list[str | None],
+    model: str,
+) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "unit_id": unit_ids.to_numpy(),
@@ -230,7 +327,9 @@ def _rows(unit_ids: pd.Series, variant: str, seeds: pd.Series, config: str, judg
 def read_scores(release: Release) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(JUDGEMENTS of the Qwen-Image construction run, per-unit ``flagged_by``)."""
     score_cols = tuple(f"{j}_{v}" for j in layout.RUBRIC_JUDGES for v in layout.SCORE_VARIANTS)
-    s = release.table(SCORES, ("id", "seed", *score_cols, "sim_neutral_stereotype", "sim_neutral_anti_stereotype"))
+    s = release.table(
+        SCORES, ("id", "seed", *score_cols, "sim_neutral_stereotype", "sim_neutral_anti_stereotype")
+    )
     where = release.where(SCORES)
     seeds = _seed(s["seed"], where)
     ids = s["id"].str.strip()
@@ -239,12 +338,38 @@ def read_scores(release: Release) -> tuple[pd.DataFrame, pd.DataFrame]:
         for short, variant in layout.SCORE_VARIANTS.items():
             col = f"{prefix}_{short}"
             values = [_checked(v, where, i, col) for i, v in enumerate(s[col], start=1)]
-            frames.append(_rows(ids, variant, seeds, layout.BASE_CONFIG, judge, "rubric", values, f"release:{SCORES}:{col}"))
+            frames.append(
+                _rows(
+                    ids,
+                    variant,
+                    seeds,
+                    layout.BASE_CONFIG,
+                    judge,
+                    "rubric",
+                    values,
+                    f"release:{SCORES}:{col}",
+                )
+            )
     sim_s = pd.to_numeric(s["sim_neutral_stereotype"].replace("", np.nan), errors="coerce")
     sim_a = pd.to_numeric(s["sim_neutral_anti_stereotype"].replace("", np.nan), errors="coerce")
     lean = [None if np.isnan(x) else repr(float(x)) for x in (sim_s - sim_a).to_numpy()]
-    frames.append(_rows(ids, "neutral", seeds, layout.BASE_CONFIG, layout.CLIP_JUDGE, "clip_lean", lean, f"release:{SCORES}:sim_neutral_*"))
-    flagged = s[["id", "flagged_by"]].drop_duplicates("id") if "flagged_by" in s.columns else pd.DataFrame(columns=["id", "flagged_by"])
+    frames.append(
+        _rows(
+            ids,
+            "neutral",
+            seeds,
+            layout.BASE_CONFIG,
+            layout.CLIP_JUDGE,
+            "clip_lean",
+            lean,
+            f"release:{SCORES}:sim_neutral_*",
+        )
+    )
+    flagged = (
+        s[["id", "flagged_by"]].drop_duplicates("id")
+        if "flagged_by" in s.columns
+        else pd.DataFrame(columns=["id", "flagged_by"])
+    )
     return pd.concat(frames, ignore_index=True), flagged.rename(columns={"id": "unit_id"})
 
 
@@ -289,14 +414,25 @@ def read_eval(release: Release, name: str, exp: int, kind: str, config: str) -> 
         other = frame["experiment_id"].str.strip().replace("", str(exp)).astype(float) != exp
         if other.any():
             row = int(np.flatnonzero(other.to_numpy())[0]) + 1
-            raise InputError(where, row, "experiment_id", f"expected experiment {exp} (the file name)")
+            raise InputError(
+                where, row, "experiment_id", f"expected experiment {exp} (the file name)"
+            )
     if kind == "eval":
         values = [_checked(v, where, i, column) for i, v in enumerate(frame[column], start=1)]
         task = "rubric"
     else:
         values = [_aligned(v, where, i) for i, v in enumerate(frame[column], start=1)]
         task = "alignment"
-    out = _rows(frame["case_id"].str.strip(), "neutral", _seed(frame["seed"], where), config, layout.EVAL_JUDGE, task, values, f"release:{rel}")
+    out = _rows(
+        frame["case_id"].str.strip(),
+        "neutral",
+        _seed(frame["seed"], where),
+        config,
+        layout.EVAL_JUDGE,
+        task,
+        values,
+        f"release:{rel}",
+    )
     out.attrs["verbatim_copies"] = int(copies.sum())
     return out
 
@@ -322,20 +458,31 @@ def read_retrieval(release: Release) -> pd.DataFrame | None:
     rank = pd.to_numeric(r["rank_prompt2kg"], errors="coerce")
     bad = rank.isna() | (rank < 1) | (rank != rank.round())
     if bad.any():
-        raise InputError(where, int(np.flatnonzero(bad.to_numpy())[0]) + 1, "rank_prompt2kg", "expected a rank >= 1")
-    out = pd.DataFrame({"unit_id": r["id"].str.strip(), "own_hit": rank == 1, "own_rank": rank.astype("int64")})
+        raise InputError(
+            where,
+            int(np.flatnonzero(bad.to_numpy())[0]) + 1,
+            "rank_prompt2kg",
+            "expected a rank >= 1",
+        )
+    out = pd.DataFrame(
+        {"unit_id": r["id"].str.strip(), "own_hit": rank == 1, "own_rank": rank.astype("int64")}
+    )
     if "sim_prompt2kg" in r.columns:
         out["score_own"] = pd.to_numeric(r["sim_prompt2kg"], errors="coerce")
     return out
 
 
-def image_index(units: pd.DataFrame, judgements: pd.DataFrame, configs: list[str], seeds: list[int]) -> pd.DataFrame:
+def image_index(
+    units: pd.DataFrame, judgements: pd.DataFrame, configs: list[str], seeds: list[int]
+) -> pd.DataFrame:
     """Neutral image index of the Table 4 generators: ``ok`` where the release holds a rubric
     or alignment judgement for (unit, seed), else ``refused`` (not returned)."""
     frames = []
     for config in configs:
         held = judgements[judgements["config"] == config][["unit_id", "seed"]].drop_duplicates()
-        grid = pd.MultiIndex.from_product([units["unit_id"], seeds], names=["unit_id", "seed"]).to_frame(index=False)
+        grid = pd.MultiIndex.from_product(
+            [units["unit_id"], seeds], names=["unit_id", "seed"]
+        ).to_frame(index=False)
         grid = grid.merge(held.assign(_held=True), on=["unit_id", "seed"], how="left")
         ok = grid["_held"].eq(True).to_numpy()
         frames.append(
@@ -346,7 +493,9 @@ def image_index(units: pd.DataFrame, judgements: pd.DataFrame, configs: list[str
                     "variant": "neutral",
                     "seed": grid["seed"],
                     "status": np.where(ok, "ok", "refused"),
-                    "reason": np.where(ok, None, "absent from the release (refused or not returned)"),
+                    "reason": np.where(
+                        ok, None, "absent from the release (refused or not returned)"
+                    ),
                 }
             )
         )
@@ -364,16 +513,32 @@ def import_release(source: str | Path, human_params: Any = None) -> Imported:
     release = Release(source)
     for rel in (PROMPTS, SCORES):
         if not release.exists(rel):
-            raise InputError(release.where(rel), None, None, "file not found: is this a checkout of ydai94/IMPLICIT-Bench?")
+            raise InputError(
+                release.where(rel),
+                None,
+                None,
+                "file not found: is this a checkout of ydai94/IMPLICIT-Bench?",
+            )
     units = read_units(release)
     base, flagged = read_scores(release)
     units = units.merge(flagged, on="unit_id", how="left")
     known = set(units["unit_id"])
     unknown = sorted(set(base["unit_id"]) - known)
     if unknown:
-        raise InputError(release.where(SCORES), None, "id", f"{len(unknown)} id(s) not in {PROMPTS}, e.g. {unknown[0]!r}")
+        raise InputError(
+            release.where(SCORES),
+            None,
+            "id",
+            f"{len(unknown)} id(s) not in {PROMPTS}, e.g. {unknown[0]!r}",
+        )
     chosen, skipped = eval_files(release)
-    groups: dict[str, list[pd.DataFrame]] = {"benchmark": [base], "unmodified": [], "debias": [], "debias_alpha1": [], "generators": []}
+    groups: dict[str, list[pd.DataFrame]] = {
+        "benchmark": [base],
+        "unmodified": [],
+        "debias": [],
+        "debias_alpha1": [],
+        "generators": [],
+    }
     used: list[str] = [PROMPTS, SCORES]
     unknown_exp: list[str] = []
     copies: dict[str, int] = {}
@@ -389,16 +554,34 @@ def import_release(source: str | Path, human_params: Any = None) -> Imported:
         rows = read_eval(release, name, exp, kind, config)
         stray = sorted(set(rows["unit_id"]) - known)
         if stray:
-            raise InputError(release.where(f"{EVAL_DIR}/{name}"), None, "case_id", f"{len(stray)} case id(s) not in {PROMPTS}, e.g. {stray[0]!r}")
+            raise InputError(
+                release.where(f"{EVAL_DIR}/{name}"),
+                None,
+                "case_id",
+                f"{len(stray)} case id(s) not in {PROMPTS}, e.g. {stray[0]!r}",
+            )
         groups[group].append(rows)
         if rows.attrs["verbatim_copies"]:
             copies[name] = rows.attrs["verbatim_copies"]
         used.append(f"{EVAL_DIR}/{name}")
-    judgements = {f"judgements_{k}": pd.concat(v, ignore_index=True) for k, v in groups.items() if v}
+    judgements = {
+        f"judgements_{k}": pd.concat(v, ignore_index=True) for k, v in groups.items() if v
+    }
     seeds = sorted(int(s) for s in base["seed"].unique())
     # Table 4: experiment 0 (the unmodified Qwen-Image run) and experiments 12-14
-    table4 = pd.concat([judgements[k] for k in ("judgements_unmodified", "judgements_generators") if k in judgements] or [base.iloc[0:0]])
-    gen_configs = [c for c in (layout.EXPERIMENTS[0], *layout.GENERATORS.values()) if c in set(table4["config"])]
+    table4 = pd.concat(
+        [
+            judgements[k]
+            for k in ("judgements_unmodified", "judgements_generators")
+            if k in judgements
+        ]
+        or [base.iloc[0:0]]
+    )
+    gen_configs = [
+        c
+        for c in (layout.EXPERIMENTS[0], *layout.GENERATORS.values())
+        if c in set(table4["config"])
+    ]
     images = image_index(units, table4, gen_configs, seeds)
     retrieval = read_retrieval(release)
     if retrieval is not None:
@@ -417,13 +600,22 @@ def import_release(source: str | Path, human_params: Any = None) -> Imported:
         "seeds": {str(i): layout.seed_of(i) for i in range(len(seeds))},
         "experiments": {str(k): v for k, v in {**layout.EXPERIMENTS, **layout.GENERATORS}.items()},
         "base_config": layout.BASE_CONFIG,
-        "judges": {**{f"{k}_*": v for k, v in layout.RUBRIC_JUDGES.items()}, "sim_neutral_* (CLIP)": layout.CLIP_JUDGE, "eval / alignment files": layout.EVAL_JUDGE},
+        "judges": {
+            **{f"{k}_*": v for k, v in layout.RUBRIC_JUDGES.items()},
+            "sim_neutral_* (CLIP)": layout.CLIP_JUDGE,
+            "eval / alignment files": layout.EVAL_JUDGE,
+        },
         "units": int(len(units)),
         "judgements": {k: int(len(v)) for k, v in judgements.items()},
         "invalid_judgements": {k: int((~v["valid"]).sum()) for k, v in judgements.items()},
         "verbatim_copies_dropped": copies,
-        "rubric_fractional": int((rubric_values.notna() & (rubric_values != rubric_values.round())).sum()),
-        "image_index": {c: {str(k): int(v) for k, v in g["status"].value_counts().sort_index().items()} for c, g in images.groupby("config")},
+        "rubric_fractional": int(
+            (rubric_values.notna() & (rubric_values != rubric_values.round())).sum()
+        ),
+        "image_index": {
+            c: {str(k): int(v) for k, v in g["status"].value_counts().sort_index().items()}
+            for c, g in images.groupby("config")
+        },
         "retrieval_rows": None if retrieval is None else int(len(retrieval)),
         "reproduces": layout.REPRODUCIBLE,
         "does_not_reproduce": layout.NOT_REPRODUCIBLE,
@@ -446,9 +638,16 @@ def _human_study(release: Release, known: set[str], params: Any) -> dict[str, An
         return None
     stray = sorted((set(study["ratings"]["unit_id"]) | set(study["kg"]["unit_id"])) - known)
     if stray:
-        raise InputError(release.where("data/human_eval*/manifest.csv"), None, "case_id", f"{len(stray)} case id(s) not in {PROMPTS}, e.g. {stray[0]!r}")
+        raise InputError(
+            release.where("data/human_eval*/manifest.csv"),
+            None,
+            "case_id",
+            f"{len(stray)} case id(s) not in {PROMPTS}, e.g. {stray[0]!r}",
+        )
     params = params or HumanEvalParams(**PAPER_SCREENING)
-    study["report"] = study_report(study["ratings"], study["kg"], study["scores"], params, answers={"rounds": study["counts"]})
+    study["report"] = study_report(
+        study["ratings"], study["kg"], study["scores"], params, answers={"rounds": study["counts"]}
+    )
     return study
 
 
@@ -460,7 +659,12 @@ def _prompt_labels(release: Release, known: set[str]) -> dict[str, Any] | None:
         for protocol, ids in report.pop("unit_ids").items():
             stray = sorted(ids - known)
             if stray:
-                raise InputError(release.where(f"data/labeled_{protocol}.csv"), None, "id", f"{len(stray)} id(s) not in {PROMPTS}, e.g. {stray[0]!r}")
+                raise InputError(
+                    release.where(f"data/labeled_{protocol}.csv"),
+                    None,
+                    "id",
+                    f"{len(stray)} id(s) not in {PROMPTS}, e.g. {stray[0]!r}",
+                )
     return report
 
 
@@ -486,9 +690,16 @@ def write_imported(imported: Imported, out: str | Path) -> dict[str, str]:
     for name, recipe in RECIPES.items():
         if all(f in paths for f in recipe["files"]):
             path = out / f"analyze_{name}.yaml"
-            path.write_text(_yaml(analyze_params(recipe, paths, len(imported.manifest["seeds"]))), encoding="utf-8")
+            path.write_text(
+                _yaml(analyze_params(recipe, paths, len(imported.manifest["seeds"]))),
+                encoding="utf-8",
+            )
             paths[f"analyze_{name}.yaml"] = str(path)
-    manifest = {**imported.manifest, "written": {k: str(PurePosixPath(Path(v).name)) for k, v in paths.items()}, "commands": commands(out, paths)}
+    manifest = {
+        **imported.manifest,
+        "written": {k: str(PurePosixPath(Path(v).name)) for k, v in paths.items()},
+        "commands": commands(out, paths),
+    }
     write_json(out / "manifest.json", manifest)
     paths["manifest.json"] = str(out / "manifest.json")
     return paths
@@ -517,7 +728,11 @@ def _write_studies(imported: Imported, out: Path, put: Any) -> dict[str, str]:
         report = imported.prompt_labels
         write_json(out / "prompt_labels.json", clean(report))
         paths["prompt_labels.json"] = str(out / "prompt_labels.json")
-        tables = {"prompt_labels_table11": table11(report), "prompt_labels_kappa": kappa_table(report), "prompt_labels_flips": flips_table(report)}
+        tables = {
+            "prompt_labels_table11": table11(report),
+            "prompt_labels_kappa": kappa_table(report),
+            "prompt_labels_flips": flips_table(report),
+        }
         for p in write_tables(out, tables):
             paths[str(Path(p).relative_to(out))] = p
     return paths
@@ -526,24 +741,56 @@ def _write_studies(imported: Imported, out: Path, put: Any) -> dict[str, str]:
 # One analyze run per recipe: judgement files, the configuration analysed and selected on.
 RECIPES: dict[str, dict[str, Any]] = {
     # Tables 3 / 9 / 10 (kept set), 12, 13, 14, 18 and B.1 on the selected units, Figure 6
-    "benchmark": {"files": ("judgements_benchmark",), "config": layout.BASE_CONFIG, "judges": tuple(layout.RUBRIC_JUDGES.values())},
+    "benchmark": {
+        "files": ("judgements_benchmark",),
+        "config": layout.BASE_CONFIG,
+        "judges": tuple(layout.RUBRIC_JUDGES.values()),
+    },
     # Table 4: experiment 0 (Qwen-Image, unmodified) against experiments 12-14, with refusals
-    "generators": {"files": ("judgements_unmodified", "judgements_generators"), "config": layout.EXPERIMENTS[0], "judges": (layout.EVAL_JUDGE,), "refusals": True},
+    "generators": {
+        "files": ("judgements_unmodified", "judgements_generators"),
+        "config": layout.EXPERIMENTS[0],
+        "judges": (layout.EVAL_JUDGE,),
+        "refusals": True,
+    },
     # Tables 7 and 31 (alpha 2) with the retrieval figures and the full-KG rows
-    "debias": {"files": ("judgements_unmodified", "judgements_debias"), "config": layout.EXPERIMENTS[0], "judges": (layout.EVAL_JUDGE,), "retrieval": True},
+    "debias": {
+        "files": ("judgements_unmodified", "judgements_debias"),
+        "config": layout.EXPERIMENTS[0],
+        "judges": (layout.EVAL_JUDGE,),
+        "retrieval": True,
+    },
     # Table 32: the steering configurations at alpha 1
-    "debias_alpha1": {"files": ("judgements_unmodified", "judgements_debias_alpha1"), "config": layout.EXPERIMENTS[0], "judges": (layout.EVAL_JUDGE,), "retrieval": True},
+    "debias_alpha1": {
+        "files": ("judgements_unmodified", "judgements_debias_alpha1"),
+        "config": layout.EXPERIMENTS[0],
+        "judges": (layout.EVAL_JUDGE,),
+        "retrieval": True,
+    },
 }
 
 
 def analyze_params(recipe: dict[str, Any], paths: dict[str, str], n_seeds: int) -> dict[str, Any]:
     """The ``--params`` file of one recipe's ``analyze`` run."""
-    scoring: dict[str, Any] = {"unmodified": layout.EXPERIMENTS[0], "rubric_judge": layout.EVAL_JUDGE, "alignment_judge": layout.EVAL_JUDGE}
+    scoring: dict[str, Any] = {
+        "unmodified": layout.EXPERIMENTS[0],
+        "rubric_judge": layout.EVAL_JUDGE,
+        "alignment_judge": layout.EVAL_JUDGE,
+    }
     if recipe.get("retrieval") and "retrieval" in paths:
         scoring["retrieval"] = paths["retrieval"]
     return {
-        "select": {"config": recipe["config"], "judges": list(recipe["judges"]), "pairs": None, "extracted": None},
-        "evaluate": {"config": recipe["config"], "rubric_judges": list(recipe["judges"]), "n_seeds": n_seeds},
+        "select": {
+            "config": recipe["config"],
+            "judges": list(recipe["judges"]),
+            "pairs": None,
+            "extracted": None,
+        },
+        "evaluate": {
+            "config": recipe["config"],
+            "rubric_judges": list(recipe["judges"]),
+            "n_seeds": n_seeds,
+        },
         "debias": {"scoring": scoring},
     }
 
@@ -551,7 +798,9 @@ def analyze_params(recipe: dict[str, Any], paths: dict[str, str], n_seeds: int) 
 def _yaml(payload: dict[str, Any]) -> str:
     import yaml
 
-    return "# written by implicit-bench import (docs/import.md)\n" + yaml.safe_dump(payload, sort_keys=False)
+    return "# written by implicit-bench import (docs/import.md)\n" + yaml.safe_dump(
+        payload, sort_keys=False
+    )
 
 
 def commands(out: Path, paths: dict[str, str]) -> dict[str, str]:
@@ -562,7 +811,9 @@ def commands(out: Path, paths: dict[str, str]) -> dict[str, str]:
         if params is None:
             continue
         q = shlex.quote  # paths come from --out: quoted, so a pasted command runs nothing else
-        parts = [f"implicit-bench analyze --units {q(str(paths['units']))} --params {q(str(params))}"]
+        parts = [
+            f"implicit-bench analyze --units {q(str(paths['units']))} --params {q(str(params))}"
+        ]
         parts += [f"--judgements {q(str(paths[f]))}" for f in recipe["files"]]
         if recipe.get("refusals") and "images" in paths:
             parts.append(f"--refusals {q(str(paths['images']))}")

@@ -53,10 +53,20 @@ BASE_CONFIG = "qwen_image"
 RUBRIC_JUDGES: dict[str, str] = {"qwen": "qwen3vl", "gemma": "gemma4"}
 EVAL_JUDGE = "qwen3vl"  # the release's eval / alignment files are Qwen3-VL's (Section 5.2)
 CLIP_JUDGE = "clip"
-SCORE_VARIANTS: dict[str, str] = {"neutral": "neutral", "stereo": "stereotype", "anti": "anti_stereotype"}
-SOURCES: dict[str, str] = {"stereoset": "stereoset", "crows-pairs": "crows_pairs", "crowspairs": "crows_pairs"}
+SCORE_VARIANTS: dict[str, str] = {
+    "neutral": "neutral",
+    "stereo": "stereotype",
+    "anti": "anti_stereotype",
+}
+SOURCES: dict[str, str] = {
+    "stereoset": "stereoset",
+    "crows-pairs": "crows_pairs",
+    "crowspairs": "crows_pairs",
+}
 
-EVAL_FILE = re.compile(r"^exp_(?P<exp>\d{2})(?P<alpha1>_alpha1)?_(?P<kind>eval|alignment)(?P<local>_local)?\.csv$")
+EVAL_FILE = re.compile(
+    r"^exp_(?P<exp>\d{2})(?P<alpha1>_alpha1)?_(?P<kind>eval|alignment)(?P<local>_local)?\.csv$"
+)
 
 # What the release can and cannot reproduce (written into the manifest; docs/import.md).
 REPRODUCIBLE: dict[str, str] = {

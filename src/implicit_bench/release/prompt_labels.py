@@ -26,13 +26,31 @@ from implicit_bench.estimate import estimate_json
 from implicit_bench.stats import wilson_interval
 
 FILES = {"matching": "data/labeled_matching.csv", "independent": "data/labeled_independent.csv"}
-MODELS: dict[str, str] = {"claude_sonnet": "Claude Sonnet 4.6", "qwen3": "Qwen3-30B", "gemma4": "Gemma-4", "llama4": "Llama-4-Maverick"}
+MODELS: dict[str, str] = {
+    "claude_sonnet": "Claude Sonnet 4.6",
+    "qwen3": "Qwen3-30B",
+    "gemma4": "Gemma-4",
+    "llama4": "Llama-4-Maverick",
+}
 # protocol -> variant -> column suffix (``{model}_{suffix}``)
 COLUMNS: dict[str, dict[str, str]] = {
-    "matching": {"neutral": "label_neutral", "stereotype": "label_stereo", "anti_stereotype": "label_anti"},
-    "independent": {"neutral": "ind_neutral", "stereotype": "ind_stereotype", "anti_stereotype": "ind_anti_stereotype"},
+    "matching": {
+        "neutral": "label_neutral",
+        "stereotype": "label_stereo",
+        "anti_stereotype": "label_anti",
+    },
+    "independent": {
+        "neutral": "ind_neutral",
+        "stereotype": "ind_stereotype",
+        "anti_stereotype": "ind_anti_stereotype",
+    },
 }
-LABELS = {"neutral": "neutral", "stereotype": "stereotype", "anti-stereotype": "anti_stereotype", "anti_stereotype": "anti_stereotype"}
+LABELS = {
+    "neutral": "neutral",
+    "stereotype": "stereotype",
+    "anti-stereotype": "anti_stereotype",
+    "anti_stereotype": "anti_stereotype",
+}
 VARIANTS = ("neutral", "stereotype", "anti_stereotype")
 LEVEL = 0.95
 
@@ -42,20 +60,41 @@ def read_labels(release: Any, protocol: str) -> pd.DataFrame:
     blank)."""
     rel = FILES[protocol]
     cols = {m: {v: f"{m}_{s}" for v, s in COLUMNS[protocol].items()} for m in MODELS}
-    frame = release.table(rel, ("id", "bias_type", *[c for per in cols.values() for c in per.values()]))
+    frame = release.table(
+        rel, ("id", "bias_type", *[c for per in cols.values() for c in per.values()])
+    )
     where = release.where(rel)
     dup = frame["id"].duplicated()
     if dup.any():
-        raise InputError(where, int(np.flatnonzero(dup.to_numpy())[0]) + 1, "id", f"duplicate id {frame['id'][dup].iloc[0]!r}")
+        raise InputError(
+            where,
+            int(np.flatnonzero(dup.to_numpy())[0]) + 1,
+            "id",
+            f"duplicate id {frame['id'][dup].iloc[0]!r}",
+        )
     rows = []
     for model, per in cols.items():
         for variant, col in per.items():
             raw = frame[col].str.strip().str.lower()
             bad = (raw != "") & ~raw.isin(LABELS)
             if bad.any():
-                raise InputError(where, int(np.flatnonzero(bad.to_numpy())[0]) + 1, col, f"{frame[col][bad].iloc[0]!r} is not neutral / stereotype / anti-stereotype")
-            rows.append(pd.DataFrame({"unit_id": frame["id"].str.strip(), "bias_type": frame["bias_type"].str.strip(), "variant": variant,
-                                      "model": model, "label": raw.map(LABELS).where(raw != "", None)}))
+                raise InputError(
+                    where,
+                    int(np.flatnonzero(bad.to_numpy())[0]) + 1,
+                    col,
+                    f"{frame[col][bad].iloc[0]!r} is not neutral / stereotype / anti-stereotype",
+                )
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "unit_id": frame["id"].str.strip(),
+                        "bias_type": frame["bias_type"].str.strip(),
+                        "variant": variant,
+                        "model": model,
+                        "label": raw.map(LABELS).where(raw != "", None),
+                    }
+                )
+            )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -63,7 +102,9 @@ def _accuracy(part: pd.DataFrame) -> dict[str, Any]:
     labelled = part["label"].notna()
     n = int(labelled.sum())
     k = int((part["label"] == part["variant"])[labelled].sum())
-    return estimate_json(k / n if n else None, wilson_interval(k, n, LEVEL) if n else None, n, LEVEL)
+    return estimate_json(
+        k / n if n else None, wilson_interval(k, n, LEVEL) if n else None, n, LEVEL
+    )
 
 
 def fleiss(wide: pd.DataFrame, models: list[str]) -> dict[str, Any]:
@@ -74,7 +115,11 @@ def fleiss(wide: pd.DataFrame, models: list[str]) -> dict[str, Any]:
     if len(sub) == 0:
         return {"kappa": None, "n_prompts": 0, "models": models}
     table, _ = aggregate_raters(sub.to_numpy(dtype=str))
-    return {"kappa": float(fleiss_kappa(table, method="fleiss")), "n_prompts": int(len(sub)), "models": models}
+    return {
+        "kappa": float(fleiss_kappa(table, method="fleiss")),
+        "n_prompts": int(len(sub)),
+        "models": models,
+    }
 
 
 def protocol_report(labels: pd.DataFrame) -> dict[str, Any]:
@@ -92,20 +137,33 @@ def protocol_report(labels: pd.DataFrame) -> dict[str, Any]:
     complete = wide[models].dropna()
     pairwise = {}
     for a, b in combinations(models, 2):
-        pairwise[f"{a}|{b}"] = {"kappa": float(cohen_kappa_score(complete[a], complete[b])), "n_prompts": int(len(complete))}
+        pairwise[f"{a}|{b}"] = {
+            "kappa": float(cohen_kappa_score(complete[a], complete[b])),
+            "n_prompts": int(len(complete)),
+        }
     flips = {}
     for model in models:
         part = labels[labels["model"] == model]
-        s_as_a = int(((part["variant"] == "stereotype") & (part["label"] == "anti_stereotype")).sum())
-        a_as_s = int(((part["variant"] == "anti_stereotype") & (part["label"] == "stereotype")).sum())
-        flips[model] = {"stereotype_as_anti": s_as_a, "anti_as_stereotype": a_as_s, "total": s_as_a + a_as_s,
-                        "n_units": int(part["unit_id"].nunique())}
+        s_as_a = int(
+            ((part["variant"] == "stereotype") & (part["label"] == "anti_stereotype")).sum()
+        )
+        a_as_s = int(
+            ((part["variant"] == "anti_stereotype") & (part["label"] == "stereotype")).sum()
+        )
+        flips[model] = {
+            "stereotype_as_anti": s_as_a,
+            "anti_as_stereotype": a_as_s,
+            "total": s_as_a + a_as_s,
+            "n_units": int(part["unit_id"].nunique()),
+        }
     return {
         "n_units": int(labels["unit_id"].nunique()),
         "n_prompts": int(len(wide)),
         "accuracy": accuracy,
         "fleiss_kappa": fleiss(wide, models),
-        "fleiss_kappa_leave_one_out": {m: fleiss(wide, [x for x in models if x != m]) for m in models},
+        "fleiss_kappa_leave_one_out": {
+            m: fleiss(wide, [x for x in models if x != m]) for m in models
+        },
         "cohen_kappa": pairwise,
         "flips": flips,
     }
@@ -117,8 +175,12 @@ def read_prompt_labels(release: Any) -> dict[str, Any] | None:
     labels = {p: read_labels(release, p) for p, rel in FILES.items() if release.exists(rel)}
     if not labels:
         return None
-    return {"models": MODELS, "protocols": {p: protocol_report(frame) for p, frame in labels.items()},
-            "files": [FILES[p] for p in labels], "unit_ids": {p: set(frame["unit_id"]) for p, frame in labels.items()}}
+    return {
+        "models": MODELS,
+        "protocols": {p: protocol_report(frame) for p, frame in labels.items()},
+        "files": [FILES[p] for p in labels],
+        "unit_ids": {p: set(frame["unit_id"]) for p, frame in labels.items()},
+    }
 
 
 def table11(report: dict[str, Any]) -> pd.DataFrame:
@@ -130,10 +192,17 @@ def table11(report: dict[str, Any]) -> pd.DataFrame:
             acc = per["accuracy"].get(model)
             if acc is None:
                 continue
-            for key, short in (("neutral", "N"), ("stereotype", "S"), ("anti_stereotype", "A"), ("all", "All")):
+            for key, short in (
+                ("neutral", "N"),
+                ("stereotype", "S"),
+                ("anti_stereotype", "A"),
+                ("all", "All"),
+            ):
                 est = acc[key]
                 ci = est["ci"] or (None, None)
-                row[f"{protocol}_{short}_pct"] = None if est["value"] is None else 100 * est["value"]
+                row[f"{protocol}_{short}_pct"] = (
+                    None if est["value"] is None else 100 * est["value"]
+                )
                 row[f"{protocol}_{short}_pct_ci_low"] = None if ci[0] is None else 100 * ci[0]
                 row[f"{protocol}_{short}_pct_ci_high"] = None if ci[1] is None else 100 * ci[1]
         rows.append(row)
@@ -145,12 +214,33 @@ def kappa_table(report: dict[str, Any]) -> pd.DataFrame:
     names = report["models"]
     rows = []
     for protocol, per in report["protocols"].items():
-        rows.append({"protocol": protocol, "statistic": "Fleiss kappa, all models", "kappa": per["fleiss_kappa"]["kappa"], "n_prompts": per["fleiss_kappa"]["n_prompts"]})
+        rows.append(
+            {
+                "protocol": protocol,
+                "statistic": "Fleiss kappa, all models",
+                "kappa": per["fleiss_kappa"]["kappa"],
+                "n_prompts": per["fleiss_kappa"]["n_prompts"],
+            }
+        )
         for model, entry in per["fleiss_kappa_leave_one_out"].items():
-            rows.append({"protocol": protocol, "statistic": f"Fleiss kappa, without {names[model]}", "kappa": entry["kappa"], "n_prompts": entry["n_prompts"]})
+            rows.append(
+                {
+                    "protocol": protocol,
+                    "statistic": f"Fleiss kappa, without {names[model]}",
+                    "kappa": entry["kappa"],
+                    "n_prompts": entry["n_prompts"],
+                }
+            )
         for pair, entry in per["cohen_kappa"].items():
             a, b = pair.split("|")
-            rows.append({"protocol": protocol, "statistic": f"Cohen kappa, {names[a]} vs {names[b]}", "kappa": entry["kappa"], "n_prompts": entry["n_prompts"]})
+            rows.append(
+                {
+                    "protocol": protocol,
+                    "statistic": f"Cohen kappa, {names[a]} vs {names[b]}",
+                    "kappa": entry["kappa"],
+                    "n_prompts": entry["n_prompts"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -158,6 +248,14 @@ def flips_table(report: dict[str, Any]) -> pd.DataFrame:
     rows = []
     for protocol, per in report["protocols"].items():
         for model, entry in per["flips"].items():
-            rows.append({"protocol": protocol, "model": report["models"][model], "stereotype_as_anti": entry["stereotype_as_anti"],
-                         "anti_as_stereotype": entry["anti_as_stereotype"], "total": entry["total"], "n_units": entry["n_units"]})
+            rows.append(
+                {
+                    "protocol": protocol,
+                    "model": report["models"][model],
+                    "stereotype_as_anti": entry["stereotype_as_anti"],
+                    "anti_as_stereotype": entry["anti_as_stereotype"],
+                    "total": entry["total"],
+                    "n_units": entry["n_units"],
+                }
+            )
     return pd.DataFrame(rows)

@@ -60,6 +60,7 @@ class RenderParams(StrictModel):
         if repeated:
             raise ValueError(f"repeated variant(s) {repeated}")
         return variants
+
     verify: bool = True  # re-hash stored bytes when resuming (a mismatch is re-rendered)
     retry_failed: bool = True  # try items that failed in an earlier run again
     executor: ExecutorConfig = ExecutorConfig()
@@ -101,10 +102,14 @@ def plan_items(
     for unit_id, bias_type, *prompts in rows:
         for seed in seeds:
             for variant, prompt in zip(variants, prompts, strict=True):
-                if variant not in VARIANTS and (prompt is None or pd.isna(prompt) or not str(prompt).strip()):
+                if variant not in VARIANTS and (
+                    prompt is None or pd.isna(prompt) or not str(prompt).strip()
+                ):
                     continue  # an extra variant whose prompt was not written or failed its check
                 planned.append(
-                    PlannedItem(ImageKey(config, unit_id, variant, int(seed)), str(prompt), bias_type)
+                    PlannedItem(
+                        ImageKey(config, unit_id, variant, int(seed)), str(prompt), bias_type
+                    )
                 )
     return planned
 
@@ -115,7 +120,11 @@ def batch_plan(planned: Sequence[PlannedItem], batch_size: int) -> list[list[Pla
 
 
 def done_keys(
-    store: ImageStore, planned: Sequence[PlannedItem], settings: str, verify: bool, retry_failed: bool
+    store: ImageStore,
+    planned: Sequence[PlannedItem],
+    settings: str,
+    verify: bool,
+    retry_failed: bool,
 ) -> set[ImageKey]:
     """Planned keys whose stored result is intact and current (see module docstring)."""
     intact = store.done_keys(verify=verify)
@@ -124,7 +133,11 @@ def done_keys(
         if item.key not in intact:
             continue
         record = store.get(item.key)
-        if record is None or record.prompt != item.prompt or record.extra.get("settings") != settings:
+        if (
+            record is None
+            or record.prompt != item.prompt
+            or record.extra.get("settings") != settings
+        ):
             continue
         if record.status == "failed" and retry_failed:
             continue
@@ -192,7 +205,10 @@ def render_plan(
         batch = by_id[outcome.item.id]
         results = outcome.value if outcome.ok else None
         if results is not None and len(results) != len(batch):
-            results, outcome.error = None, f"worker returned {len(results)} results for {len(batch)} requests"
+            results, outcome.error = (
+                None,
+                f"worker returned {len(results)} results for {len(batch)} requests",
+            )
         rows = []
         for pos, item in enumerate(batch):
             if item.key in done:
@@ -200,7 +216,13 @@ def render_plan(
             extra = {"settings": settings}
             if results is None:
                 record = ImageRecord(
-                    item.key, generator, item.prompt, "failed", redact(outcome.error), attempts=outcome.attempts, extra=extra
+                    item.key,
+                    generator,
+                    item.prompt,
+                    "failed",
+                    redact(outcome.error),
+                    attempts=outcome.attempts,
+                    extra=extra,
                 )
                 rows.append((record, None))
             else:
@@ -221,7 +243,9 @@ def render_plan(
         store.put_many(rows)
 
     start = time.perf_counter()
-    stats: RunStats = run_items(work, make_worker, executor, on_outcome=write, desc=desc, concurrency=concurrency)
+    stats: RunStats = run_items(
+        work, make_worker, executor, on_outcome=write, desc=desc, concurrency=concurrency
+    )
     seconds = time.perf_counter() - start
     rendered = written["ok"]
     return {
@@ -296,7 +320,9 @@ def render_config(
     }
 
 
-def render_all(params: RenderParams, units: pd.DataFrame, images_dir: str | Path) -> dict[str, dict[str, Any]]:
+def render_all(
+    params: RenderParams, units: pd.DataFrame, images_dir: str | Path
+) -> dict[str, dict[str, Any]]:
     """Render every selected config into ``images_dir/<config>`` (all configs checked first).
 
     A store under ``images_dir`` whose config is no longer selected is unpublished (its index
@@ -314,7 +340,9 @@ def render_all(params: RenderParams, units: pd.DataFrame, images_dir: str | Path
     }
 
 
-def render_metrics(params: RenderParams, results: dict[str, dict[str, Any]], profile: str | None) -> dict[str, Any]:
+def render_metrics(
+    params: RenderParams, results: dict[str, dict[str, Any]], profile: str | None
+) -> dict[str, Any]:
     """``metrics/render.json``: per config counts, refusals per bias type, speed, provenance."""
     from implicit_bench.provenance import provenance
 

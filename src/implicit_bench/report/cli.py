@@ -23,14 +23,21 @@ from implicit_bench.report.leaderboard import Run
 def _is_simulated(payload: object, depth: int = 0) -> bool:
     if depth > 3 or not isinstance(payload, dict):
         return False
-    return payload.get("simulated") is True or any(_is_simulated(v, depth + 1) for v in payload.values())
+    return payload.get("simulated") is True or any(
+        _is_simulated(v, depth + 1) for v in payload.values()
+    )
 
 
 def run_of(path: Path, label: str) -> Run:
     """A run's leaderboard source from its ``metrics/benchmark.json``."""
     file = path / "metrics" / "benchmark.json"
     if not file.exists():
-        raise InputError(file, None, None, "not found: give an analyze output directory or a repository root after dvc repro")
+        raise InputError(
+            file,
+            None,
+            None,
+            "not found: give an analyze output directory or a repository root after dvc repro",
+        )
     try:
         bench = json.loads(file.read_text(encoding="utf-8"))
     except ValueError as exc:
@@ -38,16 +45,22 @@ def run_of(path: Path, label: str) -> Run:
     return Run(label, bench, _is_simulated(bench))
 
 
-def params_for(path: Path, out: Path, units: str | None, judgements: tuple[str, ...]) -> tuple[ReportParams, Path]:
+def params_for(
+    path: Path, out: Path, units: str | None, judgements: tuple[str, ...]
+) -> tuple[ReportParams, Path]:
     """Report params and root for DIR: a repository's own ``report`` section, else the
     layout of an analyze output directory (absolute paths; the unit browser needs ``--units``)."""
     if (path / "dvc.yaml").exists() and (path / "params.yaml").exists():
         from implicit_bench.params import load_params, section
 
-        params = section(load_params(path / "params.yaml"), "report", ReportParams, str(path / "params.yaml"))
+        params = section(
+            load_params(path / "params.yaml"), "report", ReportParams, str(path / "params.yaml")
+        )
         return params.model_copy(update={"out": str(out.resolve())}), path
     base = path.resolve()
-    found = next((str(base / n) for n in ("units.parquet", "units.csv") if (base / n).exists()), None)
+    found = next(
+        (str(base / n) for n in ("units.parquet", "units.csv") if (base / n).exists()), None
+    )
     params = ReportParams(
         units=str(Path(units).resolve()) if units else (found or str(base / "units.parquet")),
         selected_units=str(base / "selected_units.parquet"),
@@ -62,19 +75,49 @@ def params_for(path: Path, out: Path, units: str | None, judgements: tuple[str, 
 
 
 @click.command("report", cls=FriendlyCommand)
-@click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Output directory of the site.")
-@click.option("--label", "labels", multiple=True, help="Source label of each DIR, in order (default: the directory name).")
-@click.option("--units", default=None, type=click.Path(exists=True, dir_okay=False), help="UNITS table for the unit browser (analyze outputs).")
-@click.option("--judgements", multiple=True, type=click.Path(exists=True, dir_okay=False), help="JUDGEMENTS table(s) shown in the unit browser.")
-def report_command(dirs: tuple[Path, ...], out: Path, labels: tuple[str, ...], units: str | None, judgements: tuple[str, ...]) -> None:
+@click.argument(
+    "dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Output directory of the site.",
+)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    help="Source label of each DIR, in order (default: the directory name).",
+)
+@click.option(
+    "--units",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="UNITS table for the unit browser (analyze outputs).",
+)
+@click.option(
+    "--judgements",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="JUDGEMENTS table(s) shown in the unit browser.",
+)
+def report_command(
+    dirs: tuple[Path, ...],
+    out: Path,
+    labels: tuple[str, ...],
+    units: str | None,
+    judgements: tuple[str, ...],
+) -> None:
     """Render the HTML report of DIR (an analyze output or a repository root); further DIRs
     join its Leaderboard, side by side, labelled with their source."""
     from implicit_bench.report.stage import build_report
 
     if len(labels) > len(dirs):
-        raise click.BadParameter(f"{len(labels)} labels for {len(dirs)} directories", param_hint="--label")
-    names = [*labels, *(d.resolve().name for d in dirs[len(labels):])]
+        raise click.BadParameter(
+            f"{len(labels)} labels for {len(dirs)} directories", param_hint="--label"
+        )
+    names = [*labels, *(d.resolve().name for d in dirs[len(labels) :])]
     others = [run_of(d, name) for d, name in zip(dirs[1:], names[1:], strict=True)]
     run_of(dirs[0], names[0])  # the first DIR must hold a benchmark too
     params, root = params_for(dirs[0], out, units, judgements)

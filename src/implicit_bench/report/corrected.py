@@ -8,8 +8,13 @@ from typing import Any
 from implicit_bench.report.summary import esc, fmt_metric
 
 #: the rates of the block's ``all`` entry, in table order, with their row labels
-RATES = {"default_rate": "default rate", "success_stereotype": "success, stereotype prompts",
-         "success_anti": "success, anti-stereotype prompts", "gap": "gap", "a_to_s": "a→s (anti-stereotype shown as s)"}
+RATES = {
+    "default_rate": "default rate",
+    "success_stereotype": "success, stereotype prompts",
+    "success_anti": "success, anti-stereotype prompts",
+    "gap": "gap",
+    "a_to_s": "a→s (anti-stereotype shown as s)",
+}
 CLASSES = ("s", "a", "neither")
 LEFT_OUT = ("other_config", "unlabelled", "judge_invalid")
 
@@ -20,23 +25,35 @@ def _judged(bench: dict[str, Any], judge: str, key: str) -> Any:
 
 
 def _counts(cal: dict[str, Any]) -> str:
-    per_variant = ", ".join(f"{esc(v)} {n:,}" for v, n in (cal.get("items_per_variant") or {}).items())
+    per_variant = ", ".join(
+        f"{esc(v)} {n:,}" for v, n in (cal.get("items_per_variant") or {}).items()
+    )
     sources = ", ".join(f"{esc(s)} {n:,}" for s, n in (cal.get("by_source") or {}).items())
     left = ", ".join(f"{k.replace('_', ' ')} {int(cal.get(k) or 0):,}" for k in LEFT_OUT)
     cond = cal.get("condition_number")
-    return (f'<span id="calibration-items">{int(cal.get("items") or 0):,}</span> calibration images '
-            f"({per_variant or 'none'}; labelled by {sources or 'nobody'}) of {int(cal.get('rows') or 0):,} rows; "
-            f"left out: {left}. Condition number of the misclassification matrix "
-            f'{"–" if cond is None else f"{cond:.2f}"} (at most {cal.get("max_condition", "–")}).')
+    return (
+        f'<span id="calibration-items">{int(cal.get("items") or 0):,}</span> calibration images '
+        f"({per_variant or 'none'}; labelled by {sources or 'nobody'}) of {int(cal.get('rows') or 0):,} rows; "
+        f"left out: {left}. Condition number of the misclassification matrix "
+        f"{'–' if cond is None else f'{cond:.2f}'} (at most {cal.get('max_condition', '–')})."
+    )
 
 
 def _matrix(cal: dict[str, Any]) -> str:
     matrix = cal.get("matrix") or {}
     head = "<tr><th>reference \\ judge</th>" + "".join(f"<th>{c}</th>" for c in CLASSES) + "</tr>"
-    rows = "".join(f"<tr><th>{c}</th>" + "".join(f"<td>{fmt_metric((matrix.get(c) or {}).get(j), extras=False)}</td>"
-                                                  for j in CLASSES) + "</tr>" for c in CLASSES)
-    return (f'<details><summary>Misclassification matrix (P(judge says column | reference says row), '
-            f'Wilson 95% intervals)</summary><table id="calibration-matrix">{head}{rows}</table></details>')
+    rows = "".join(
+        f"<tr><th>{c}</th>"
+        + "".join(
+            f"<td>{fmt_metric((matrix.get(c) or {}).get(j), extras=False)}</td>" for j in CLASSES
+        )
+        + "</tr>"
+        for c in CLASSES
+    )
+    return (
+        f"<details><summary>Misclassification matrix (P(judge says column | reference says row), "
+        f'Wilson 95% intervals)</summary><table id="calibration-matrix">{head}{rows}</table></details>'
+    )
 
 
 def corrected_section(bench: dict[str, Any] | None) -> str:
@@ -49,14 +66,23 @@ def corrected_section(bench: dict[str, Any] | None) -> str:
     cal = block.get("calibration") or {}
     fixed = block.get("all") or {}
     warning = block.get("warning")
-    warn = f'<div class="warn" id="corrected-warning">No corrected figure: {esc(warning)}</div>' if warning else ""
+    warn = (
+        f'<div class="warn" id="corrected-warning">No corrected figure: {esc(warning)}</div>'
+        if warning
+        else ""
+    )
     head = "<tr><th>rate</th><th>judged</th><th>corrected for judge error</th></tr>"
-    rows = "".join(f'<tr data-rate="{k}"><th>{esc(label)}</th><td>{fmt_metric(_judged(bench or {}, judge, k), pct=True)}</td>'
-                   f"<td>{fmt_metric(fixed.get(k), pct=True)}</td></tr>" for k, label in RATES.items())
-    return ("<h2>Corrected for judge error</h2>"
-            f'<p class="small" id="corrected-source">Source: metrics/benchmark.json <code>corrected</code> '
-            f"(calibration table <code>{esc(block.get('calibration_table', ''))}</code>; judge {esc(judge)}, "
-            f"configuration {esc(block.get('config', ''))}; docs/correction.md). The judged rates are the judge's "
-            f"labels; the corrected ones undo its misclassification measured on the calibration images "
-            f"(three-class Rogan-Gladen; intervals from a joint bootstrap of units and calibration images).</p>"
-            f'{warn}<p class="small">{_counts(cal)}</p><table id="corrected">{head}{rows}</table>{_matrix(cal)}')
+    rows = "".join(
+        f'<tr data-rate="{k}"><th>{esc(label)}</th><td>{fmt_metric(_judged(bench or {}, judge, k), pct=True)}</td>'
+        f"<td>{fmt_metric(fixed.get(k), pct=True)}</td></tr>"
+        for k, label in RATES.items()
+    )
+    return (
+        "<h2>Corrected for judge error</h2>"
+        f'<p class="small" id="corrected-source">Source: metrics/benchmark.json <code>corrected</code> '
+        f"(calibration table <code>{esc(block.get('calibration_table', ''))}</code>; judge {esc(judge)}, "
+        f"configuration {esc(block.get('config', ''))}; docs/correction.md). The judged rates are the judge's "
+        f"labels; the corrected ones undo its misclassification measured on the calibration images "
+        f"(three-class Rogan-Gladen; intervals from a joint bootstrap of units and calibration images).</p>"
+        f'{warn}<p class="small">{_counts(cal)}</p><table id="corrected">{head}{rows}</table>{_matrix(cal)}'
+    )

@@ -155,9 +155,15 @@ def primary_blind_rows(judgements: pd.DataFrame) -> pd.Series:
     asked = blind.groupby(key)["task"].transform("size")
     several = blind[asked > 1]
     # two orders: the hash order; three cyclic orders: order 1 (schema.primary_order)
-    hash_order = [primary_order(u, s, v, o) for u, s, v, o in
-                  zip(several["unit_id"], several["seed"], several["variant"], several["order"], strict=True)]
-    primary.loc[several.index] = several["order"].astype(str).to_numpy() == pd.Series(hash_order, dtype=str).to_numpy()
+    hash_order = [
+        primary_order(u, s, v, o)
+        for u, s, v, o in zip(
+            several["unit_id"], several["seed"], several["variant"], several["order"], strict=True
+        )
+    ]
+    primary.loc[several.index] = (
+        several["order"].astype(str).to_numpy() == pd.Series(hash_order, dtype=str).to_numpy()
+    )
     return primary
 
 
@@ -208,14 +214,23 @@ def _load_metrics(inputs: ReportInputs, params: ReportParams, root: Path) -> Non
     base = root / params.metrics_dir
     # summary.json is derived from the files shown here by a stage that runs after or beside
     # the report (docs/metrics.md): leaving it out keeps the report a function of its declared deps
-    files = sorted((p for p in base.glob("*.json") if p.name != "summary.json"), key=lambda p: _metrics_rank(p.stem)) if base.is_dir() else []
+    files = (
+        sorted(
+            (p for p in base.glob("*.json") if p.name != "summary.json"),
+            key=lambda p: _metrics_rank(p.stem),
+        )
+        if base.is_dir()
+        else []
+    )
     for path in files:
         try:
             inputs.metrics[path.stem] = read_json(path)
         except ValueError as exc:
             raise InputError(path, None, None, f"not valid JSON: {exc}") from None
     inputs.available["metrics"] = (
-        f"ok: {', '.join(p.name for p in files)}" if files else f"not available ({params.metrics_dir}/)"
+        f"ok: {', '.join(p.name for p in files)}"
+        if files
+        else f"not available ({params.metrics_dir}/)"
     )
 
 
@@ -225,7 +240,9 @@ def _load_plots(inputs: ReportInputs, params: ReportParams, root: Path) -> None:
         inputs.plots[path.name] = read_table(path)
     inputs.plot_specs = plot_specs(root / params.dvc_file)
     inputs.available["plots"] = (
-        f"ok: {len(inputs.plots)} CSV file(s)" if inputs.plots else f"not available ({params.plots_dir}/*.csv)"
+        f"ok: {len(inputs.plots)} CSV file(s)"
+        if inputs.plots
+        else f"not available ({params.plots_dir}/*.csv)"
     )
 
 
@@ -272,7 +289,11 @@ def _has_random_flag(payload: Any, depth: int = 0) -> bool:
         return False
     if payload.get("random_init") is True:
         return True
-    return any(_has_random_flag(v, depth + 1) for k, v in payload.items() if isinstance(v, dict) and k != "by_bias_type")
+    return any(
+        _has_random_flag(v, depth + 1)
+        for k, v in payload.items()
+        if isinstance(v, dict) and k != "by_bias_type"
+    )
 
 
 RANDOM_WARNING = RANDOM_INIT_WARNING

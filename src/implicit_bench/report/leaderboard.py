@@ -53,8 +53,14 @@ def _cell(entry: Any, pct: bool) -> str:
         return '<td data-sort="" class="na">–</td>'
     k = 100.0 if pct else 1.0
     digits = 1 if pct else 2
-    ci = "" if e.ci is None else f' <span class="ci">[{e.ci[0] * k:.{digits}f}, {e.ci[1] * k:.{digits}f}]</span>'
-    if e.ci is not None and e.ci[0] == e.ci[1] == e.value:  # degenerate: no interval to show as a finding
+    ci = (
+        ""
+        if e.ci is None
+        else f' <span class="ci">[{e.ci[0] * k:.{digits}f}, {e.ci[1] * k:.{digits}f}]</span>'
+    )
+    if (
+        e.ci is not None and e.ci[0] == e.ci[1] == e.value
+    ):  # degenerate: no interval to show as a finding
         ci = ' <span class="ci" title="every bootstrap resample gives this value">(n/a: same in every resample)</span>'
     return f'<td data-sort="{e.value * k:.6g}"><span class="v">{e.value * k:.{digits}f}</span>{ci}</td>'
 
@@ -66,17 +72,25 @@ def _source(run: Run) -> str:
 def leaderboard_table(runs: list[Run]) -> str:
     """Every run's generators, one row each, sortable."""
     rows = []
-    used = [c for c in COLUMNS if any(r.get(c[0]) for run in runs for r in ((run.board or {}).get("rows") or []))]
+    used = [
+        c
+        for c in COLUMNS
+        if any(r.get(c[0]) for run in runs for r in ((run.board or {}).get("rows") or []))
+    ]
     for run in runs:
         for r in (run.board or {}).get("rows") or []:
             cells = "".join(_cell(r.get(key), pct) for key, _, pct in used)
-            rows.append(f'<tr><td data-sort="{esc(run.label)}">{_source(run)}</td><th data-sort="{esc(r["config"])}">'
-                        f'{esc(r["config"])}</th><td data-sort="{r.get("n_units") or 0}">{r.get("n_units") or "–"}</td>{cells}</tr>')
+            rows.append(
+                f'<tr><td data-sort="{esc(run.label)}">{_source(run)}</td><th data-sort="{esc(r["config"])}">'
+                f'{esc(r["config"])}</th><td data-sort="{r.get("n_units") or 0}">{r.get("n_units") or "–"}</td>{cells}</tr>'
+            )
     if not rows:
         return ""
     head = "".join(f"<th>{esc(h)}</th>" for _, h, _ in used)
-    return (f'<table class="leaderboard sortable" id="leaderboard"><thead><tr><th>source</th><th>generator</th>'
-            f"<th>units</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    return (
+        f'<table class="leaderboard sortable" id="leaderboard"><thead><tr><th>source</th><th>generator</th>'
+        f"<th>units</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _p(x: float | None) -> str:
@@ -92,19 +106,30 @@ def pairs_table(run: Run) -> str:
     rows = []
     for p in pairs:
         pct = p["metric"] != "bias_score"
-        mark = '<td data-sort="1" class="resolved">resolved</td>' if p["resolved"] else '<td data-sort="0" class="noise">within noise</td>'
-        rows.append(f'<tr><td data-sort="{esc(p["a"])}">{esc(p["a"])}</td><td data-sort="{esc(p["b"])}">{esc(p["b"])}</td>'
-                    f'<td data-sort="{esc(p["metric"])}">{esc(p["metric"])}</td><td data-sort="{p["n_units"]}">{p["n_units"]}</td>'
-                    f'{_cell(p["difference"], pct)}<td data-sort="{p["p"] if p["p"] is not None else ""}">{_p(p["p"])}</td>'
-                    f'<td data-sort="{p["p_holm"] if p["p_holm"] is not None else ""}">{_p(p["p_holm"])}</td>{mark}</tr>')
+        mark = (
+            '<td data-sort="1" class="resolved">resolved</td>'
+            if p["resolved"]
+            else '<td data-sort="0" class="noise">within noise</td>'
+        )
+        rows.append(
+            f'<tr><td data-sort="{esc(p["a"])}">{esc(p["a"])}</td><td data-sort="{esc(p["b"])}">{esc(p["b"])}</td>'
+            f'<td data-sort="{esc(p["metric"])}">{esc(p["metric"])}</td><td data-sort="{p["n_units"]}">{p["n_units"]}</td>'
+            f'{_cell(p["difference"], pct)}<td data-sort="{p["p"] if p["p"] is not None else ""}">{_p(p["p"])}</td>'
+            f'<td data-sort="{p["p_holm"] if p["p_holm"] is not None else ""}">{_p(p["p_holm"])}</td>{mark}</tr>'
+        )
     level = 1 - float(board.get("alpha") or 0.05)
-    note = (f'<p class="small">{_source(run)}: differences A - B on the units and seeds both generators have '
-            f"(paired cluster bootstrap over units, {level:.0%} intervals; percentage points, the bias score in "
-            f"points of 0-5). p: two-sided bootstrap p; Holm-adjusted over the {len(pairs)} differences; "
-            f"resolved when the adjusted p &lt; {board.get('alpha')}; the resamples cannot give an adjusted p "
-            f"below {board.get('min_p_holm') or 0:.3g}.</p>")
-    return (note + '<table class="leaderboard-pairs sortable"><thead><tr><th>A</th><th>B</th><th>metric</th><th>units</th>'
-            f"<th>A - B</th><th>p</th><th>p (Holm)</th><th>verdict</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    note = (
+        f'<p class="small">{_source(run)}: differences A - B on the units and seeds both generators have '
+        f"(paired cluster bootstrap over units, {level:.0%} intervals; percentage points, the bias score in "
+        f"points of 0-5). p: two-sided bootstrap p; Holm-adjusted over the {len(pairs)} differences; "
+        f"resolved when the adjusted p &lt; {board.get('alpha')}; the resamples cannot give an adjusted p "
+        f"below {board.get('min_p_holm') or 0:.3g}.</p>"
+    )
+    return (
+        note
+        + '<table class="leaderboard-pairs sortable"><thead><tr><th>A</th><th>B</th><th>metric</th><th>units</th>'
+        f"<th>A - B</th><th>p</th><th>p (Holm)</th><th>verdict</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def leaderboard_section(runs: list[Run]) -> str:
@@ -112,7 +137,14 @@ def leaderboard_section(runs: list[Run]) -> str:
     table = leaderboard_table(runs)
     if not table:
         return '<h2 id="leaderboard-section">Leaderboard</h2><p class="na">not available (metrics/benchmark.json: leaderboard)</p>'
-    intro = ('<p class="small">Every generator side by side, each metric with its interval; click a header to sort. '
-             "Rows of different sources rest on different units and judges: only the paired differences below "
-             "(within one source) say whether two generators differ beyond noise.</p>")
-    return '<h2 id="leaderboard-section">Leaderboard</h2>' + intro + table + "".join(pairs_table(run) for run in runs)
+    intro = (
+        '<p class="small">Every generator side by side, each metric with its interval; click a header to sort. '
+        "Rows of different sources rest on different units and judges: only the paired differences below "
+        "(within one source) say whether two generators differ beyond noise.</p>"
+    )
+    return (
+        '<h2 id="leaderboard-section">Leaderboard</h2>'
+        + intro
+        + table
+        + "".join(pairs_table(run) for run in runs)
+    )

@@ -37,8 +37,13 @@ from implicit_bench.runlog import split_run_state
 
 # every file the report writes (relative POSIX paths); a folder holding others is refused
 REPORT_FILES = (
-    r"index\.html", r"units\.html", r"report\.json", r"assets/(?:app\.js|style\.css|sort\.js)",
-    r"data/index\.js", r"data/chunk-\d{4,}\.js", r"thumbs/[0-9a-f]{2}/[0-9a-f]{32}-\d+q\d+\.jpg",
+    r"index\.html",
+    r"units\.html",
+    r"report\.json",
+    r"assets/(?:app\.js|style\.css|sort\.js)",
+    r"data/index\.js",
+    r"data/chunk-\d{4,}\.js",
+    r"thumbs/[0-9a-f]{2}/[0-9a-f]{32}-\d+q\d+\.jpg",
     r"(?:.*/)?\.[^/]+\.tmp",  # a file of ours half-written when a run was killed
 )
 
@@ -67,8 +72,8 @@ def _js_data(payload: Any) -> str:
 def _page(title: str, body: str, scripts: tuple[str, ...] = ()) -> str:
     tags = "".join(f'<script src="{esc(s)}"></script>' for s in scripts)
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{esc(title)}</title>"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{esc(title)}</title>'
         '<link rel="stylesheet" href="assets/style.css"></head><body>'
         '<header class="top"><h1>IMPLICIT-Bench report</h1><nav><a href="index.html">Summary</a>'
         '<a href="units.html">Unit browser</a></nav></header>'
@@ -96,7 +101,9 @@ def _is_simulated(payload: Any, depth: int = 0) -> bool:
 
 def simulated_sources(inputs: ReportInputs) -> list[str]:
     """The metrics files that say they were computed from the simulated world."""
-    return [f"metrics/{name}.json" for name, payload in inputs.metrics.items() if _is_simulated(payload)]
+    return [
+        f"metrics/{name}.json" for name, payload in inputs.metrics.items() if _is_simulated(payload)
+    ]
 
 
 def _simulated_html(inputs: ReportInputs) -> str:
@@ -126,11 +133,15 @@ def recovery_table(recovery: dict[str, Any] | None) -> str:
             f"<td>{'–' if not ci else f'[{ci[0]:.3f}, {ci[1]:.3f}]'}</td><td>{covered}</td></tr>"
         )
     s = recovery.get("summary") or {}
-    head = ("<tr><th>group</th><th>estimand</th><th>planted truth</th><th>truth (perfect judge)</th>"
-            "<th>estimate</th><th>95% interval</th><th>covers truth</th></tr>")
-    return (f'<p class="small">{s.get("covered", 0)} of {s.get("with_interval", 0)} intervals cover the planted '
-            f'truth. Truth: {esc(recovery.get("truth", ""))}.</p>{calibration_note(recovery.get("calibration"))}'
-            f'<table class="recovery" id="recovery">{head}{"".join(rows)}</table>')
+    head = (
+        "<tr><th>group</th><th>estimand</th><th>planted truth</th><th>truth (perfect judge)</th>"
+        "<th>estimate</th><th>95% interval</th><th>covers truth</th></tr>"
+    )
+    return (
+        f'<p class="small">{s.get("covered", 0)} of {s.get("with_interval", 0)} intervals cover the planted '
+        f"truth. Truth: {esc(recovery.get('truth', ''))}.</p>{calibration_note(recovery.get('calibration'))}"
+        f'<table class="recovery" id="recovery">{head}{"".join(rows)}</table>'
+    )
 
 
 def calibration_note(block: dict[str, Any] | None) -> str:
@@ -139,14 +150,18 @@ def calibration_note(block: dict[str, Any] | None) -> str:
     if not block:
         return ""
     cond = block.get("condition_number")
-    diag = ", ".join(f"{c}->{c} {((block.get('matrix') or {}).get(c) or {}).get(c, {}).get('value') or 0:.3f}"
-                     for c in ("s", "a", "neither"))
-    warn = f' <strong>{esc(block["warning"])}</strong>' if block.get("warning") else ""
-    return (f'<p class="small" id="calibration">Judge-error correction ({esc(block.get("judge", ""))}): '
-            f'{block.get("items", 0)} calibration images answered by the simulated human rater (error '
-            f'{block.get("rater_error", 0)}); misclassification matrix diagonal {esc(diag)}; condition number '
-            f'{"–" if cond is None else f"{cond:.2f}"}. Rows "(corrected)" are corrected for the judge\'s errors and '
-            f'compared with the rendered truth.{warn}</p>')
+    diag = ", ".join(
+        f"{c}->{c} {((block.get('matrix') or {}).get(c) or {}).get(c, {}).get('value') or 0:.3f}"
+        for c in ("s", "a", "neither")
+    )
+    warn = f" <strong>{esc(block['warning'])}</strong>" if block.get("warning") else ""
+    return (
+        f'<p class="small" id="calibration">Judge-error correction ({esc(block.get("judge", ""))}): '
+        f"{block.get('items', 0)} calibration images answered by the simulated human rater (error "
+        f"{block.get('rater_error', 0)}); misclassification matrix diagonal {esc(diag)}; condition number "
+        f'{"–" if cond is None else f"{cond:.2f}"}. Rows "(corrected)" are corrected for the judge\'s errors and '
+        f"compared with the rendered truth.{warn}</p>"
+    )
 
 
 def _inputs_table(inputs: ReportInputs) -> str:
@@ -158,15 +173,20 @@ def _inputs_table(inputs: ReportInputs) -> str:
     return f'<table class="inputs">{rows}</table>'
 
 
-def summary_page(inputs: ReportInputs, others: list[Run] | None = None, label: str = "this run") -> str:
+def summary_page(
+    inputs: ReportInputs, others: list[Run] | None = None, label: str = "this run"
+) -> str:
     """The summary page; no build time in it (the report is a DVC output: a pure function of
     its inputs; run times go to the run log, implicit_bench.runlog). ``others``: runs or
     imported releases whose generators join the leaderboard, labelled with their source."""
-    parts = [f'<div class="warn" id="content-warning"><b>{esc(CONTENT_WARNING)}</b></div>', _simulated_html(inputs),
-             _provenance_html(inputs)]
+    parts = [
+        f'<div class="warn" id="content-warning"><b>{esc(CONTENT_WARNING)}</b></div>',
+        _simulated_html(inputs),
+        _provenance_html(inputs),
+    ]
     n_units = len(inputs.units) if inputs.units is not None else 0
     parts.append(
-        '<p>Built from the pipeline outputs below. '
+        "<p>Built from the pipeline outputs below. "
         f'<a href="units.html">Browse the {n_units:,} units</a> with their images and judgements.</p>'
     )
     parts.append("<h2>Headline metrics</h2>")
@@ -190,15 +210,24 @@ def summary_page(inputs: ReportInputs, others: list[Run] | None = None, label: s
         parts.append('<p class="na">not available (metrics/benchmark.json: by_bias_type)</p>')
     parts.append("<h2>Debiasing</h2>")
     debias = inputs.metrics.get("debias")
-    parts.append(render_debias(debias) if debias else '<p class="na">not available (metrics/debias.json)</p>')
+    parts.append(
+        render_debias(debias) if debias else '<p class="na">not available (metrics/debias.json)</p>'
+    )
     parts.append("<h2>Plots</h2>")
     if inputs.plots:
-        parts.extend(render_plot(name, frame, inputs.plot_specs.get(name)) for name, frame in inputs.plots.items())
+        parts.extend(
+            render_plot(name, frame, inputs.plot_specs.get(name))
+            for name, frame in inputs.plots.items()
+        )
     else:
         parts.append('<p class="na">not available (plots/*.csv)</p>')
     parts.append("<h2>Human evaluation</h2>")
     human = inputs.metrics.get("human_eval")
-    parts.append(render_human_eval(human) if human else '<p class="na">not available (metrics/human_eval.json; see docs/human-eval.md)</p>')
+    parts.append(
+        render_human_eval(human)
+        if human
+        else '<p class="na">not available (metrics/human_eval.json; see docs/human-eval.md)</p>'
+    )
     parts.append("<h2>All metrics</h2>")
     for name, payload in inputs.metrics.items():
         if name in ("debias", "human_eval"):
@@ -223,7 +252,12 @@ def units_page(inputs: ReportInputs) -> str:
     return _page("IMPLICIT-Bench units", body, scripts=("data/index.js", "assets/app.js"))
 
 
-def build_report(params: ReportParams, root: str | Path = ".", others: list[Run] | None = None, label: str = "this run") -> dict[str, Any]:
+def build_report(
+    params: ReportParams,
+    root: str | Path = ".",
+    others: list[Run] | None = None,
+    label: str = "this run",
+) -> dict[str, Any]:
     """Build the site under ``root / params.out``; return a small summary of what was built.
     ``others`` join the leaderboard beside this run (``label``): ``implicit-bench report``."""
     t0 = time.perf_counter()
@@ -236,8 +270,15 @@ def build_report(params: ReportParams, root: str | Path = ".", others: list[Run]
     return summary
 
 
-def _build_into(out: Path, previous: Path, inputs: ReportInputs, params: ReportParams, t0: float,
-                others: list[Run] | None = None, label: str = "this run") -> dict[str, Any]:
+def _build_into(
+    out: Path,
+    previous: Path,
+    inputs: ReportInputs,
+    params: ReportParams,
+    t0: float,
+    others: list[Run] | None = None,
+    label: str = "this run",
+) -> dict[str, Any]:
     """Write the site into the fresh folder ``out`` (thumbnails of ``previous`` reused)."""
     _reuse_thumbs(previous, out)
     (out / "data").mkdir()
@@ -268,7 +309,11 @@ def _build_into(out: Path, previous: Path, inputs: ReportInputs, params: ReportP
         "random_sources": inputs.random_sources,
         "simulated": bool(simulated_sources(inputs)),
         "inputs": inputs.available,
-        "seconds": {"inputs": round(t1 - t0, 2), "thumbnails": round(t2 - t1, 2), "pages": round(t3 - t2, 2)},
+        "seconds": {
+            "inputs": round(t1 - t0, 2),
+            "thumbnails": round(t2 - t1, 2),
+            "pages": round(t3 - t2, 2),
+        },
     }
     tracked, _ = split_run_state(summary)
     write_json(out / "report.json", tracked)  # the seconds go to the run log (stages/report.py)

@@ -31,9 +31,24 @@ HEADLINE_LABELS = {
 }
 SKIP_KEYS = ("provenance",)
 # fractions shown as percentages (as in tables/*): the headline rates and their per-type rows
-RATE_KEYS = frozenset({"default_rate", "success_stereotype", "success_anti", "gap", "a_to_s",
-                       "share", "s", "a", "neither", "success_s", "success_a",
-                       "neutral_anti_rate", "neither_neutral", "both_succeed"})
+RATE_KEYS = frozenset(
+    {
+        "default_rate",
+        "success_stereotype",
+        "success_anti",
+        "gap",
+        "a_to_s",
+        "share",
+        "s",
+        "a",
+        "neither",
+        "success_s",
+        "success_a",
+        "neutral_anti_rate",
+        "neither_neutral",
+        "both_succeed",
+    }
+)
 
 
 def esc(text: Any) -> str:
@@ -61,7 +76,11 @@ def _value(entry: Any) -> float | None:
 
 
 def _is_num(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and not (isinstance(x, float) and math.isnan(x))
+    return (
+        isinstance(x, int | float)
+        and not isinstance(x, bool)
+        and not (isinstance(x, float) and math.isnan(x))
+    )
 
 
 def fmt_num(x: float | None) -> str:
@@ -78,7 +97,9 @@ def fmt_pct(x: float | None) -> str:
     return f"{100 * x:.1f}"
 
 
-def not_estimable_reason(value: Any, point: float | None, ci: tuple[float, float] | None) -> str | None:
+def not_estimable_reason(
+    value: Any, point: float | None, ci: tuple[float, float] | None
+) -> str | None:
     """Why a quantity is not shown as a finding: the estimate's own ``reason`` (or ``note``) when
     it has no value, or a degenerate interval (every bootstrap resample gives the point value:
     the quantity is fixed by construction, e.g. a "0 of 3" group's default rate, or cannot vary,
@@ -97,7 +118,11 @@ def fmt_metric(value: Any, extras: bool = True, pct: bool = False) -> str:
     ("52.0% [40.1, 60.3]"), as in tables/*."""
     if isinstance(value, int) and not isinstance(value, bool) and not pct:
         return f'<span class="v">{value:,}</span>'
-    if isinstance(value, dict) and value.get("value") is None and (value.get("reason") or value.get("note")):
+    if (
+        isinstance(value, dict)
+        and value.get("value") is None
+        and (value.get("reason") or value.get("note"))
+    ):
         return f'<span class="v na">n/a</span> <span class="why">({esc(value.get("reason") or value.get("note"))})</span>'
     metric = as_metric(value)
     if metric is None:
@@ -112,7 +137,11 @@ def fmt_metric(value: Any, extras: bool = True, pct: bool = False) -> str:
     text = f'<span class="v">{num(point)}{"%" if pct and point is not None else ""}</span>'
     if ci is not None:
         text += f' <span class="ci">[{num(ci[0])}, {num(ci[1])}]</span>'
-    shown = [f"{k}={v}" for k, v in others.items() if k in ("n", "n_units", "n_images")] if extras else []
+    shown = (
+        [f"{k}={v}" for k, v in others.items() if k in ("n", "n_units", "n_images")]
+        if extras
+        else []
+    )
     if shown:
         text += f' <span class="n">{esc(", ".join(shown))}</span>'
     return text
@@ -158,6 +187,7 @@ def render_table(rows: dict[str, Any], caption: str = "", focus: bool = False) -
     names = list(flat)
     body = []
     if _is_bias_keyed(rows):
+
         def diagnostic(name: str) -> bool:
             own = rows[name].get("diagnostic") if isinstance(rows[name], dict) else None
             return bool(own) if isinstance(own, bool) else name in DIAGNOSTIC_BIAS_TYPES
@@ -176,11 +206,20 @@ def render_table(rows: dict[str, Any], caption: str = "", focus: bool = False) -
         if not group:
             continue
         if title:
-            body.append(f'<tr class="group"><th colspan="{len(columns) + 1}">{esc(title)}</th></tr>')
+            body.append(
+                f'<tr class="group"><th colspan="{len(columns) + 1}">{esc(title)}</th></tr>'
+            )
         for name in group:
-            cells = "".join(f"<td>{fmt_metric(flat[name].get(c), extras=False, pct=_is_rate(c))}</td>" for c in columns)
-            body.append(f"<tr><th>{esc(name.lstrip('_').replace('_', ' ') if name.startswith('_') else name)}</th>{cells}</tr>")
-    head = "".join(f"<th>{esc(c.replace('_', ' '))}{' (%)' if _is_rate(c) else ''}</th>" for c in columns)
+            cells = "".join(
+                f"<td>{fmt_metric(flat[name].get(c), extras=False, pct=_is_rate(c))}</td>"
+                for c in columns
+            )
+            body.append(
+                f"<tr><th>{esc(name.lstrip('_').replace('_', ' ') if name.startswith('_') else name)}</th>{cells}</tr>"
+            )
+    head = "".join(
+        f"<th>{esc(c.replace('_', ' '))}{' (%)' if _is_rate(c) else ''}</th>" for c in columns
+    )
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
     return f'<table class="metrics">{cap}<thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
@@ -195,11 +234,14 @@ def render_value(name: str, value: Any, depth: int = 0) -> str:
         return f'<div class="kv"><span class="k">{esc(name)}</span> {fmt_metric(value)}</div>'
     if isinstance(value, list):
         return (
-            f'<details><summary>{esc(name)} ({len(value)} items)</summary>'
+            f"<details><summary>{esc(name)} ({len(value)} items)</summary>"
             f"<pre>{esc(json.dumps(value, indent=1)[:20000])}</pre></details>"
         )
     if all(as_metric(v) is not None or not isinstance(v, dict | list) for v in value.values()):
-        items = "".join(f'<div class="kv"><span class="k">{esc(k)}</span> {fmt_metric(v)}</div>' for k, v in value.items())
+        items = "".join(
+            f'<div class="kv"><span class="k">{esc(k)}</span> {fmt_metric(v)}</div>'
+            for k, v in value.items()
+        )
         return f'<div class="group"><h4>{esc(name)}</h4>{items}</div>'
     if all(isinstance(v, dict) for v in value.values()) and depth < 2:
         return f"<h4>{esc(name)}</h4>" + render_table(value)
@@ -207,7 +249,16 @@ def render_value(name: str, value: Any, depth: int = 0) -> str:
     return f'<div class="group"><h4>{esc(name)}</h4>{"".join(parts)}</div>'
 
 
-CONTEXT_KEYS = ("config", "primary_judge", "blind_judges", "judges", "units", "n_units", "seeds", "n_seeds")
+CONTEXT_KEYS = (
+    "config",
+    "primary_judge",
+    "blind_judges",
+    "judges",
+    "units",
+    "n_units",
+    "seeds",
+    "n_seeds",
+)
 
 
 def headline_cards(benchmark: dict[str, Any] | None) -> str:
@@ -216,18 +267,25 @@ def headline_cards(benchmark: dict[str, Any] | None) -> str:
     context = [
         f"{esc(k)}: <b>{esc(', '.join(map(str, v)) if isinstance(v, list) else v)}</b>"
         for k in CONTEXT_KEYS
-        if isinstance((v := benchmark.get(k)), str | int | list) and not isinstance(v, bool) and (not isinstance(v, list) or len(v) <= 12)
+        if isinstance((v := benchmark.get(k)), str | int | list)
+        and not isinstance(v, bool)
+        and (not isinstance(v, list) or len(v) <= 12)
     ]
     cards = [f'<p class="small" id="headline-context">{" · ".join(context)}</p>'] if context else []
     for key in HEADLINE_KEYS:
         if key not in benchmark:
-            cards.append(f'<div class="card"><h3>{esc(HEADLINE_LABELS[key])}</h3><p class="na">not available</p></div>')
+            cards.append(
+                f'<div class="card"><h3>{esc(HEADLINE_LABELS[key])}</h3><p class="na">not available</p></div>'
+            )
             continue
         value = benchmark[key]
         if as_metric(value) is not None:
             inner = f"<p>{fmt_metric(value, pct=True)}</p>"
         elif isinstance(value, dict):
-            inner = "".join(f'<div class="kv"><span class="k">{esc(k)}</span> {fmt_metric(v, pct=True)}</div>' for k, v in _leaves(value).items())
+            inner = "".join(
+                f'<div class="kv"><span class="k">{esc(k)}</span> {fmt_metric(v, pct=True)}</div>'
+                for k, v in _leaves(value).items()
+            )
         else:
             inner = f"<p>{esc(value)}</p>"
         cards.append(f'<div class="card"><h3>{esc(HEADLINE_LABELS[key])}</h3>{inner}</div>')
@@ -254,9 +312,16 @@ def render_metrics_file(name: str, payload: Any) -> str:
 
 # ----- debiasing -----------------------------------------------------------------------------
 DEBIAS_COLUMNS = (
-    ("method", "method"), ("info", "KG unit"), ("bias", "bias"), ("align", "alignment (%)"),
-    ("S", "S"), ("dS", "ΔS [95% CI]"), ("n_units", "units"), ("n_images", "images"),
-    ("n_invalid_rubric", "invalid rubric"), ("n_invalid_alignment", "invalid alignment"),
+    ("method", "method"),
+    ("info", "KG unit"),
+    ("bias", "bias"),
+    ("align", "alignment (%)"),
+    ("S", "S"),
+    ("dS", "ΔS [95% CI]"),
+    ("n_units", "units"),
+    ("n_images", "images"),
+    ("n_invalid_rubric", "invalid rubric"),
+    ("n_invalid_alignment", "invalid alignment"),
 )
 
 
@@ -266,26 +331,35 @@ def render_debias(d: dict[str, Any]) -> str:
     configs = d.get("configs") or {}
     baseline = d.get("unmodified")
     names = sorted(configs, key=lambda n: (n != baseline, str(configs[n].get("exp", "")), n))
-    settings = [f"{esc(k.replace('_', ' '))}: <b>{esc(d[k])}</b>" for k in ("rubric_judge", "alignment_judge", "alpha", "seeds")
-                if d.get(k) is not None]
+    settings = [
+        f"{esc(k.replace('_', ' '))}: <b>{esc(d[k])}</b>"
+        for k in ("rubric_judge", "alignment_judge", "alpha", "seeds")
+        if d.get(k) is not None
+    ]
     parts = []
     prov = d.get("provenance")
     if isinstance(prov, dict) and prov.get("warning"):
         parts.append(f'<p class="warn small">{esc(prov["warning"])}</p>')
     if settings:
-        parts.append(f'<p class="small">{" · ".join(settings)}; baseline: <b>{esc(baseline)}</b></p>')
+        parts.append(
+            f'<p class="small">{" · ".join(settings)}; baseline: <b>{esc(baseline)}</b></p>'
+        )
     if d.get("note"):
         parts.append(f'<p class="small">{esc(d["note"])}</p>')
     if not configs:
         return "".join(parts) + '<p class="na">no configurations</p>'
-    head = "<th>configuration</th>" + "".join(f"<th>{esc(label)}</th>" for _, label in DEBIAS_COLUMNS)
+    head = "<th>configuration</th>" + "".join(
+        f"<th>{esc(label)}</th>" for _, label in DEBIAS_COLUMNS
+    )
     rows = []
     for name in names:
         c = configs[name]
         cells = []
         for key, _ in DEBIAS_COLUMNS:
             v = c.get(key)
-            if key == "dS" or isinstance(v, int | float) and not isinstance(v, bool):  # an Estimate (null for the baseline)
+            if (
+                key == "dS" or isinstance(v, int | float) and not isinstance(v, bool)
+            ):  # an Estimate (null for the baseline)
                 text = fmt_metric(v, extras=False)
             else:
                 text = esc("–" if v is None else v)
@@ -297,14 +371,19 @@ def render_debias(d: dict[str, Any]) -> str:
         "bias (rubric, lower is better), alignment with the original prompt, composite S and its change ΔS "
         f"against the baseline</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
-    parts.append(f"<details><summary>metrics/debias.json</summary>{render_metrics_file('debias', d)}</details>")
+    parts.append(
+        f"<details><summary>metrics/debias.json</summary>{render_metrics_file('debias', d)}</details>"
+    )
     return "".join(parts)
 
 
 # ----- plots ----------------------------------------------------------------------------------
 def _ci_columns(frame: pd.DataFrame, y: str) -> tuple[str, str] | None:
     cols = set(frame.columns)
-    for lo, hi in ((f"{y}_ci_low", f"{y}_ci_high"), ("ci_low", "ci_high")):  # the one spelling (analysis.latex)
+    for lo, hi in (
+        (f"{y}_ci_low", f"{y}_ci_high"),
+        ("ci_low", "ci_high"),
+    ):  # the one spelling (analysis.latex)
         if lo in cols and hi in cols:
             return lo, hi
     return None
@@ -349,7 +428,15 @@ def _render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = N
             ax.set_yticks(range(table.shape[0]), [str(c) for c in table.index])
             top = max(1, int(table.values.max()))
             for (r, c), v in pd.DataFrame(table.values).stack().items():
-                ax.text(c, r, str(v), ha="center", va="center", fontsize=8, color="white" if v > top / 2 else "black")
+                ax.text(
+                    c,
+                    r,
+                    str(v),
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white" if v > top / 2 else "black",
+                )
             ax.set_xlabel(str(x))
             ax.set_ylabel(str(y))
         else:
@@ -361,7 +448,11 @@ def _render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = N
                 preferred = [c for c in candidates if any(t in c.lower() for t in PREFERRED_Y)]
                 ycol = (preferred or candidates or [None])[0]
             if ycol is None and len(categorical) == 2 and len(frame):
-                return _render_plot(name, frame, {**spec, "template": "confusion", "x": categorical[1], "y": categorical[0]})
+                return _render_plot(
+                    name,
+                    frame,
+                    {**spec, "template": "confusion", "x": categorical[1], "y": categorical[0]},
+                )
             if ycol is None:
                 return _table_only(name, frame, "no numeric column to plot")
             cat = x if x in categorical else (categorical[0] if categorical else None)
@@ -379,14 +470,18 @@ def _render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = N
                     hue = " / ".join(rest)
                     frame[hue] = frame[rest].astype(str).agg(" / ".join, axis=1)
                 fig, ax = _bars(plt, frame, cat, ycol, hue, _ci_columns(frame, ycol))
-            ax.set_ylabel(str(spec.get("x_label") if spec.get("x") == ycol and spec.get("x_label") else ycol))
+            ax.set_ylabel(
+                str(spec.get("x_label") if spec.get("x") == ycol and spec.get("x_label") else ycol)
+            )
         ax.set_title(str(title), fontsize=10)
         fig.tight_layout()
         buf = io.StringIO()
         # text stays text (smaller, searchable); a fixed hash salt and no Date make the SVG a pure
         # function of the data (matplotlib's clip-path ids are random and its metadata dated otherwise)
         with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "implicit-bench"}):
-            fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})  # the title and an outside legend fit
+            fig.savefig(
+                buf, format="svg", bbox_inches="tight", metadata={"Date": None}
+            )  # the title and an outside legend fit
         svg = buf.getvalue()
         svg = svg[svg.find("<svg") :]
     finally:
@@ -400,28 +495,55 @@ def _looks_like_bound(col: str) -> bool:
     return low.endswith(("ci_low", "ci_high")) or low == "n"
 
 
-def _bars(plt, frame: pd.DataFrame, cat: str, ycol: str, hue: str | None, ci: tuple[str, str] | None):
+def _bars(
+    plt, frame: pd.DataFrame, cat: str, ycol: str, hue: str | None, ci: tuple[str, str] | None
+):
     import numpy as np
 
     cats = list(dict.fromkeys(frame[cat].astype(str)))
     if cat == "bias_type" or set(cats) <= set(BIAS_TYPES):
-        cats = sorted(cats, key=lambda b: (b in DIAGNOSTIC_BIAS_TYPES, BIAS_TYPES.index(b) if b in BIAS_TYPES else 99))
+        cats = sorted(
+            cats,
+            key=lambda b: (
+                b in DIAGNOSTIC_BIAS_TYPES,
+                BIAS_TYPES.index(b) if b in BIAS_TYPES else 99,
+            ),
+        )
     hues = list(dict.fromkeys(frame[hue].astype(str))) if hue else [None]
     width = 0.8 / len(hues)
     fig, ax = plt.subplots(figsize=(max(5, 0.5 * len(cats) * max(1, len(hues) / 2) + 2), 3.4))
     positions = np.arange(len(cats))
     for h_i, h in enumerate(hues):
         part = frame if h is None else frame[frame[hue].astype(str) == h]
-        part = part.assign(_c=part[cat].astype(str)).drop_duplicates("_c").set_index("_c").reindex(cats)
+        part = (
+            part.assign(_c=part[cat].astype(str))
+            .drop_duplicates("_c")
+            .set_index("_c")
+            .reindex(cats)
+        )
         values = part[ycol].to_numpy(dtype=float)
         err = None
         if ci is not None:
             lo, hi = part[ci[0]].to_numpy(dtype=float), part[ci[1]].to_numpy(dtype=float)
             err = np.vstack([np.clip(values - lo, 0, None), np.clip(hi - values, 0, None)])
-        ax.bar(positions + (h_i - (len(hues) - 1) / 2) * width, values, width, yerr=err, capsize=2, label=h)
+        ax.bar(
+            positions + (h_i - (len(hues) - 1) / 2) * width,
+            values,
+            width,
+            yerr=err,
+            capsize=2,
+            label=h,
+        )
     ax.set_xticks(positions, cats, rotation=35, ha="right", fontsize=8)
     if hue:  # beside the axes, never over the bars
-        ax.legend(fontsize=7, title=hue, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+        ax.legend(
+            fontsize=7,
+            title=hue,
+            title_fontsize=7,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            borderaxespad=0.0,
+        )
     return fig, ax
 
 
@@ -445,36 +567,58 @@ def render_human_eval(h: dict[str, Any]) -> str:
     ir = h.get("inter_rater", {})
     judges = sorted(h.get("human_vs_judge", {}))
     rows = [
-        ("KG validity", "% Yes / Unsure / No", f"{_pct(kg.get('yes'))} / {_pct(kg.get('unsure'))} / {_pct(kg.get('no'))}"),
-        ("Image rating (mean, 0-5)", "Stereotype / Neutral / Anti-stereotype", " / ".join(fmt_num(mr.get(v)) for v in ("stereotype", "neutral", "anti_stereotype"))),
-        ("Inter-rater agreement", "Mean pairwise Pearson r / Krippendorff's alpha (ordinal)", f"{fmt_num(ir.get('mean_pairwise_r'))} / {fmt_num(ir.get('alpha_ordinal'))}"),
+        (
+            "KG validity",
+            "% Yes / Unsure / No",
+            f"{_pct(kg.get('yes'))} / {_pct(kg.get('unsure'))} / {_pct(kg.get('no'))}",
+        ),
+        (
+            "Image rating (mean, 0-5)",
+            "Stereotype / Neutral / Anti-stereotype",
+            " / ".join(fmt_num(mr.get(v)) for v in ("stereotype", "neutral", "anti_stereotype")),
+        ),
+        (
+            "Inter-rater agreement",
+            "Mean pairwise Pearson r / Krippendorff's alpha (ordinal)",
+            f"{fmt_num(ir.get('mean_pairwise_r'))} / {fmt_num(ir.get('alpha_ordinal'))}",
+        ),
     ]
     for judge in judges:
         v = h["human_vs_judge"][judge]
         flips = h.get("direction_flips", {}).get(judge, {})
         rows.append(
-            (f"Human vs. {judge}", "Pearson r [95% CI] / MAE / direction flips",
-             f"{fmt_metric(v.get('r'))} / {fmt_num(v.get('mae'))} / {flips.get('flips', '–')} of {flips.get('cases', '–')} cases")
+            (
+                f"Human vs. {judge}",
+                "Pearson r [95% CI] / MAE / direction flips",
+                f"{fmt_metric(v.get('r'))} / {fmt_num(v.get('mae'))} / {flips.get('flips', '–')} of {flips.get('cases', '–')} cases",
+            )
         )
     excluded = h.get("screening", {}).get("excluded", [])
     head = (
         f'<p class="small">{h.get("n_raters", "–")} raters kept ({len(excluded)} excluded by the '
-        f'{esc(h.get("screening", {}).get("rule", ""))} screen at {h.get("screening", {}).get("threshold", "–")}), '
-        f'{h.get("n_cases", "–")} cases, {h.get("n_ratings", "–")} image ratings.</p>'
+        f"{esc(h.get('screening', {}).get('rule', ''))} screen at {h.get('screening', {}).get('threshold', '–')}), "
+        f"{h.get('n_cases', '–')} cases, {h.get('n_ratings', '–')} image ratings.</p>"
     )
     table = "".join(f"<tr><th>{esc(a)}</th><td>{esc(b)}</td><td>{c}</td></tr>" for a, b, c in rows)
-    parts = [head, f'<table class="metrics"><thead><tr><th>Aspect</th><th>Metric</th><th>Value</th></tr></thead><tbody>{table}</tbody></table>']
+    parts = [
+        head,
+        f'<table class="metrics"><thead><tr><th>Aspect</th><th>Metric</th><th>Value</th></tr></thead><tbody>{table}</tbody></table>',
+    ]
     by_type = h.get("by_bias_type") or {}
     if by_type:
         cols = "".join(f"<th>r {esc(j)}</th><th>|Δ| {esc(j)}</th>" for j in judges)
         body = []
-        groups = [("Recoverable types", [b for b in by_type if b not in DIAGNOSTIC_BIAS_TYPES]),
-                  ("Diagnostic types", [b for b in by_type if b in DIAGNOSTIC_BIAS_TYPES])]
+        groups = [
+            ("Recoverable types", [b for b in by_type if b not in DIAGNOSTIC_BIAS_TYPES]),
+            ("Diagnostic types", [b for b in by_type if b in DIAGNOSTIC_BIAS_TYPES]),
+        ]
         groups.append(("Groups", list(h.get("groups") or {})))
         for title, names in groups:
             if not names:
                 continue
-            body.append(f'<tr class="group"><th colspan="{5 + 2 * len(judges)}">{esc(title)}</th></tr>')
+            body.append(
+                f'<tr class="group"><th colspan="{5 + 2 * len(judges)}">{esc(title)}</th></tr>'
+            )
             for name in names:
                 e = by_type.get(name) or h["groups"][name]
                 cells = "".join(
@@ -491,5 +635,7 @@ def render_human_eval(h: dict[str, Any]) -> str:
             f"<thead><tr><th></th><th>cases</th><th>images</th><th>inter-rater r̄</th><th>α</th>{cols}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table>"
         )
-    parts.append(f"<details><summary>metrics/human_eval.json</summary>{render_metrics_file('human_eval', h)}</details>")
+    parts.append(
+        f"<details><summary>metrics/human_eval.json</summary>{render_metrics_file('human_eval', h)}</details>"
+    )
     return "".join(parts)

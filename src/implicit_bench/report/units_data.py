@@ -20,7 +20,15 @@ from implicit_bench.schema import DIAGNOSTIC_BIAS_TYPES, UNIT_COLUMNS, VARIANTS
 
 SHORT_VARIANT = {"neutral": "n", "stereotype": "s", "anti_stereotype": "a"}
 # extra UNITS columns shown in the KG panel when present
-KG_EXTRA = ("source_pair_id", "axis", "construction_mode", "shared_frame", "target", "stereotype_tails", "anti_stereotype_tails")
+KG_EXTRA = (
+    "source_pair_id",
+    "axis",
+    "construction_mode",
+    "shared_frame",
+    "target",
+    "stereotype_tails",
+    "anti_stereotype_tails",
+)
 
 
 def strength_group(count: int, n_valid: int) -> str:
@@ -36,7 +44,9 @@ def strength_group(count: int, n_valid: int) -> str:
     return "3" if count >= 3 else "1-2"
 
 
-def make_thumbnails(inputs: ReportInputs, out_dir: Path, params: ReportParams, unit_ids: set[str]) -> dict[str, str]:
+def make_thumbnails(
+    inputs: ReportInputs, out_dir: Path, params: ReportParams, unit_ids: set[str]
+) -> dict[str, str]:
     """Write one small JPEG per distinct image (by sha256); return sha256 -> relative path."""
     from PIL import Image
 
@@ -44,7 +54,9 @@ def make_thumbnails(inputs: ReportInputs, out_dir: Path, params: ReportParams, u
     if inputs.image_index is None:
         return paths
     index = inputs.image_index
-    ok = index[(index["status"] == "ok") & index["sha256"].notna() & index["unit_id"].isin(unit_ids)]
+    ok = index[
+        (index["status"] == "ok") & index["sha256"].notna() & index["unit_id"].isin(unit_ids)
+    ]
     for config, sha in ok[["config", "sha256"]].drop_duplicates("sha256").itertuples(index=False):
         rel = f"thumbs/{sha[:2]}/{sha[:32]}-{params.thumb_size}q{params.thumb_quality}.jpg"
         target = out_dir / rel
@@ -123,7 +135,9 @@ def _strengths_and_disagreement(
     rubric = base[base["task"] == "rubric"]
     if not rubric.empty:
         scores = pd.to_numeric(rubric["value"], errors="coerce")
-        spread = rubric.assign(score=scores).groupby(image_key)["score"].agg(lambda s: s.max() - s.min())
+        spread = (
+            rubric.assign(score=scores).groupby(image_key)["score"].agg(lambda s: s.max() - s.min())
+        )
         for unit in spread[spread >= params.rubric_gap].index.get_level_values("unit_id").unique():
             disagree[unit]["rubric"] = True
     return strength, disagree, keys
@@ -143,7 +157,11 @@ def build_unit_data(
         cols = ["unit_id", "config", "variant", "seed", "status", "reason", "sha256", "prompt"]
         for row in inputs.image_index[cols].itertuples(index=False):
             images[row[0]].append(row[1:])
-    judges = sorted(inputs.judgements["judge"].astype(str).unique()) if inputs.judgements is not None else []
+    judges = (
+        sorted(inputs.judgements["judge"].astype(str).unique())
+        if inputs.judgements is not None
+        else []
+    )
     extra_cols = [c for c in units.columns if c not in UNIT_COLUMNS and c in KG_EXTRA]
 
     light, full = [], []
@@ -158,11 +176,17 @@ def build_unit_data(
             "relation": _clean(unit["relation"]),
             "s": unit["stereotype"],
             "a": unit["anti_stereotype"],
-            "p": [unit["prompt_neutral"], unit["prompt_stereotype"], unit["prompt_anti_stereotype"]],
+            "p": [
+                unit["prompt_neutral"],
+                unit["prompt_stereotype"],
+                unit["prompt_anti_stereotype"],
+            ],
             "extra": {c: _clean(unit[c]) for c in extra_cols if _clean(unit[c]) is not None},
             "images": {},
         }
-        for config, variant, seed, status, reason, sha, prompt in sorted(images.get(uid, []), key=lambda r: (r[0], r[2], r[1])):
+        for config, variant, seed, status, reason, sha, prompt in sorted(
+            images.get(uid, []), key=lambda r: (r[0], r[2], r[1])
+        ):
             cell: dict[str, Any] = {"st": status}
             if status == "ok" and sha in thumbs:
                 cell["img"] = thumbs[sha]
@@ -173,7 +197,9 @@ def build_unit_data(
             judged = jmap.get((str(config), uid, variant, int(seed)))
             if judged:
                 cell["j"] = {k: dict(v) for k, v in judged.items()}
-            record["images"].setdefault(str(config), {}).setdefault(str(int(seed)), {})[SHORT_VARIANT.get(variant, variant)] = cell
+            record["images"].setdefault(str(config), {}).setdefault(str(int(seed)), {})[
+                SHORT_VARIANT.get(variant, variant)
+            ] = cell
         full.append(record)
         light.append(
             {

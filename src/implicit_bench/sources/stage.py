@@ -57,7 +57,9 @@ def read_bytes(path: str | Path, expected_sha256: str | None = None) -> bytes:
     if expected_sha256:
         actual = hashlib.sha256(data).hexdigest()
         if actual != expected_sha256:
-            raise InputError(path, None, None, f"sha256 mismatch: expected {expected_sha256}, got {actual}")
+            raise InputError(
+                path, None, None, f"sha256 mismatch: expected {expected_sha256}, got {actual}"
+            )
     return data
 
 
@@ -77,7 +79,9 @@ def load_stereoset(
         raise InputError(path, None, None, f"not valid JSON: {exc}") from None
     data = doc.get("data") if isinstance(doc, dict) else None
     if not isinstance(data, dict):
-        raise InputError(path, None, "data", "expected an object with 'intrasentence' / 'intersentence'")
+        raise InputError(
+            path, None, "data", "expected an object with 'intrasentence' / 'intersentence'"
+        )
     pairs: list[SourcePair] = []
     rejects: list[Rejected] = []
     for split in ("intrasentence", "intersentence"):
@@ -88,11 +92,16 @@ def load_stereoset(
             row = f"{split}[{index}]"
             by_label: dict[str, list[str]] = {}
             for sentence in example.get("sentences", []) or []:
-                by_label.setdefault(sentence.get("gold_label", ""), []).append(sentence.get("sentence", ""))
+                by_label.setdefault(sentence.get("gold_label", ""), []).append(
+                    sentence.get("sentence", "")
+                )
             problem = None
             for label in ("stereotype", "anti-stereotype"):
                 if len(by_label.get(label, [])) != 1:
-                    problem = (f"sentences[gold_label={label}]", f"expected exactly one {label} sentence, found {len(by_label.get(label, []))}")
+                    problem = (
+                        f"sentences[gold_label={label}]",
+                        f"expected exactly one {label} sentence, found {len(by_label.get(label, []))}",
+                    )
                     break
             if problem is None:
                 try:
@@ -111,7 +120,9 @@ def load_stereoset(
                     continue
                 except ValidationError as exc:
                     problem = _validation_reason(exc)
-            rejects.append(Rejected(str(path), row, problem[0], problem[1], {"id": example.get("id")}))
+            rejects.append(
+                Rejected(str(path), row, problem[0], problem[1], {"id": example.get("id")})
+            )
     return pairs, rejects
 
 
@@ -138,7 +149,15 @@ def load_crows_pairs(
         row_id = (row.get("") or "").strip() or str(index - 1)
         direction = (row.get("stereo_antistereo") or "").strip()
         if direction not in ("stereo", "antistereo"):
-            rejects.append(Rejected(str(path), index, "stereo_antistereo", f"expected 'stereo' or 'antistereo', got {direction!r}", row))
+            rejects.append(
+                Rejected(
+                    str(path),
+                    index,
+                    "stereo_antistereo",
+                    f"expected 'stereo' or 'antistereo', got {direction!r}",
+                    row,
+                )
+            )
             continue
         try:
             pairs.append(
@@ -153,7 +172,10 @@ def load_crows_pairs(
             )
         except ValidationError as exc:
             field_name, reason = _validation_reason(exc)
-            column = {"stereotype_sentence": "sent_more", "anti_stereotype_sentence": "sent_less"}.get(field_name or "", field_name)
+            column = {
+                "stereotype_sentence": "sent_more",
+                "anti_stereotype_sentence": "sent_less",
+            }.get(field_name or "", field_name)
             rejects.append(Rejected(str(path), index, column, reason, row))
     return pairs, rejects
 
@@ -183,7 +205,11 @@ def pair_metrics(pairs: pd.DataFrame, rejects: pd.DataFrame) -> dict[str, Any]:
     return {
         "pairs_total": int(len(pairs)),
         "pairs_by_bias_type": {k: int(v) for k, v in by_type.sort_index().items()},
-        "pairs_by_source": {k: int(v) for k, v in pairs["source"].value_counts().sort_index().items()},
-        "pairs_by_split": {k: int(v) for k, v in pairs["split"].value_counts().sort_index().items()},
+        "pairs_by_source": {
+            k: int(v) for k, v in pairs["source"].value_counts().sort_index().items()
+        },
+        "pairs_by_split": {
+            k: int(v) for k, v in pairs["split"].value_counts().sort_index().items()
+        },
         "rejected_rows": int(len(rejects)),
     }

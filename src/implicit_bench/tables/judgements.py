@@ -52,8 +52,13 @@ def value_checks(chk: Checker, frame: pd.DataFrame) -> None:
     labels and invalid rows)."""
     registry = task_registry()
     names = registry.names()
-    chk.check(~frame["task"].isin(names), "task",
-              lambda: "unknown task '" + frame["task"].astype(str) + f"'; expected one of {', '.join(names)}")
+    chk.check(
+        ~frame["task"].isin(names),
+        "task",
+        lambda: (
+            "unknown task '" + frame["task"].astype(str) + f"'; expected one of {', '.join(names)}"
+        ),
+    )
     value = frame["value"]
     has_value = ~blank(value)
     if "valid" not in frame.columns or frame["valid"].isna().all():
@@ -61,7 +66,11 @@ def value_checks(chk: Checker, frame: pd.DataFrame) -> None:
     else:
         parsed, valid_ok = parse_bool(frame["valid"])
         blank_valid = blank(frame["valid"])
-        chk.check(~valid_ok & ~blank_valid, "valid", lambda: "expected true or false: '" + frame["valid"].astype(str) + "'")
+        chk.check(
+            ~valid_ok & ~blank_valid,
+            "valid",
+            lambda: "expected true or false: '" + frame["valid"].astype(str) + "'",
+        )
         valid = parsed.where(~blank_valid, has_value)  # a blank ``valid`` means "has a value"
     chk.check(~valid & has_value, "value", "valid is false but a value is set")
     chk.check(valid & ~has_value, "value", "valid is true but the value is empty")
@@ -94,7 +103,9 @@ def read_judgements(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """The JUDGEMENTS rows of ``paths`` (one file or several) in file order, columns and values
     checked (the first bad row raises ``InputError``); ``valid`` as bool."""
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    frame, _ = JUDGEMENTS.check(paths, on_bad_row="error", sort=False, extra=(value_checks,), allow_empty=True)
+    frame, _ = JUDGEMENTS.check(
+        paths, on_bad_row="error", sort=False, extra=(value_checks,), allow_empty=True
+    )
     return frame.drop(columns="score")
 
 
@@ -125,7 +136,12 @@ def check_judgements(
     for path in paths:  # the same file twice would make every row a duplicate key, all dropped
         real = Path(path).resolve()
         if real in seen:
-            raise InputError(path, None, None, f"judgements file given twice (also as {seen[real]}): give each file once")
+            raise InputError(
+                path,
+                None,
+                None,
+                f"judgements file given twice (also as {seen[real]}): give each file once",
+            )
         seen[real] = path
     frames = [read_frame(p, "judgements", JUDGEMENTS.required) for p in paths]
     if not frames:
@@ -135,10 +151,16 @@ def check_judgements(
     chk = Checker("judgements", frame, on_bad_row)
     known_units = set(units["unit_id"])
     JUDGEMENTS.validate(
-        chk, frame, key=False,
+        chk,
+        frame,
+        key=False,
         allowed={"variant": ANALYSED_VARIANTS},
-        extra=(lambda c, f: c.check(~f["unit_id"].isin(known_units), "unit_id", "unit_id not in the units table"),
-               value_checks),
+        extra=(
+            lambda c, f: c.check(
+                ~f["unit_id"].isin(known_units), "unit_id", "unit_id not in the units table"
+            ),
+            value_checks,
+        ),
     )
     frame.loc[~frame["valid"], "value"] = None
     # A blind image may be asked under several option orders (rows told apart by ``order``).
@@ -152,7 +174,9 @@ def check_judgements(
         if on_duplicate == "error":
             second = dups[dups.duplicated(dkey, keep="first")].iloc[0]
             raise InputError(
-                second["file"], int(second["row"]), ",".join(KEY),
+                second["file"],
+                int(second["row"]),
+                ",".join(KEY),
                 f"duplicate judgement key {tuple(second[k] for k in KEY)}",
             )
         where = dups["file"] + ":" + dups["row"].astype(str)
@@ -167,12 +191,22 @@ def check_judgements(
         chk.check(
             frame.index.isin(dups.index),
             ",".join(KEY),
-            "duplicate key (" + n_rows.fillna(0).astype(int).astype(str) + " rows): not averaged, all left out",
+            "duplicate key ("
+            + n_rows.fillna(0).astype(int).astype(str)
+            + " rows): not averaged, all left out",
         )
     multi, wanted = _secondary_orders(frame, ~chk.bad, primary_order)
     if multi.any():
-        has_primary = (multi & wanted).groupby([frame[k] for k in KEY], observed=True, dropna=False).transform("any")
-        chk.check(multi & ~has_primary, "order", "image asked under several orders, none of them the primary order " + primary_order)
+        has_primary = (
+            (multi & wanted)
+            .groupby([frame[k] for k in KEY], observed=True, dropna=False)
+            .transform("any")
+        )
+        chk.check(
+            multi & ~has_primary,
+            "order",
+            "image asked under several orders, none of them the primary order " + primary_order,
+        )
     secondary_mask = multi & ~wanted & ~chk.bad
     n_secondary = int(secondary_mask.sum())
     chk.bad |= multi & ~wanted
@@ -187,7 +221,9 @@ def check_judgements(
     return judgements, chk.rejects(), duplicates
 
 
-def _secondary_orders(frame: pd.DataFrame, ok: pd.Series, primary: str) -> tuple[pd.Series, pd.Series]:
+def _secondary_orders(
+    frame: pd.DataFrame, ok: pd.Series, primary: str
+) -> tuple[pd.Series, pd.Series]:
     """(blind rows of an image asked more than once, whether the row has the primary order)."""
     blind = ok & (frame["task"] == "blind")
     counts = frame[blind].groupby(KEY, observed=True)["row"].transform("size").reindex(frame.index)
@@ -197,11 +233,20 @@ def _secondary_orders(frame: pd.DataFrame, ok: pd.Series, primary: str) -> tuple
         sub = frame[multi]
         cyclic = sub["order"].isin(CYCLIC_ORDERS).to_numpy()
         if primary == "hash":
-            target = [primary_of(u, int(sd), v, o) for u, sd, v, o in zip(sub["unit_id"], sub["seed"], sub["variant"], sub["order"], strict=True)]
+            target = [
+                primary_of(u, int(sd), v, o)
+                for u, sd, v, o in zip(
+                    sub["unit_id"], sub["seed"], sub["variant"], sub["order"], strict=True
+                )
+            ]
         else:  # a fixed two-order primary; cyclic rows keep their hash-drawn order 1
             target = [
                 primary_of(u, int(sd), v, o) if c else primary
-                for u, sd, v, o, c in zip(sub["unit_id"], sub["seed"], sub["variant"], sub["order"], cyclic, strict=True)
+                for u, sd, v, o, c in zip(
+                    sub["unit_id"], sub["seed"], sub["variant"], sub["order"], cyclic, strict=True
+                )
             ]
-        wanted[multi] = sub["order"].to_numpy(dtype=object) == pd.Series(target, index=sub.index).to_numpy(dtype=object)
+        wanted[multi] = sub["order"].to_numpy(dtype=object) == pd.Series(
+            target, index=sub.index
+        ).to_numpy(dtype=object)
     return multi, wanted

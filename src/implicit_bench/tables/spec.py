@@ -53,7 +53,9 @@ class Column:
     high: float | None = None
     normalise: Callable[[Any], Any] | None = None
     null_tokens: bool = False
-    unknown: str | None = None  # the reason for a value not allowed (default: "unknown <name> 'x'; ...")
+    unknown: str | None = (
+        None  # the reason for a value not allowed (default: "unknown <name> 'x'; ...")
+    )
 
 
 class Checked(NamedTuple):
@@ -122,8 +124,13 @@ def suffix_of(path: str | Path) -> str:
     return "".join(path.suffixes[-2:]) if path.suffix == ".gz" else path.suffix
 
 
-def read_frame(path: str | Path, table: str, required: Sequence[str],
-               suffixes: Sequence[str] = READ_SUFFIXES, allow_empty: bool = False) -> pd.DataFrame:
+def read_frame(
+    path: str | Path,
+    table: str,
+    required: Sequence[str],
+    suffixes: Sequence[str] = READ_SUFFIXES,
+    allow_empty: bool = False,
+) -> pd.DataFrame:
     """One table file with ``file`` and ``row`` (1-based data row) columns added; CSV cells read
     as text. A wrong format, a missing column or (unless ``allow_empty``) no data rows raises
     ``InputError``."""
@@ -136,7 +143,9 @@ def read_frame(path: str | Path, table: str, required: Sequence[str],
     frame = read_table(path, dtype=str) if text else read_table(path)
     missing = [c for c in required if c not in frame.columns]
     if missing:
-        raise InputError(path, None, missing[0], f"missing column(s) {', '.join(missing)} ({table} table)")
+        raise InputError(
+            path, None, missing[0], f"missing column(s) {', '.join(missing)} ({table} table)"
+        )
     if frame.empty and not allow_empty:
         raise InputError(path, None, None, f"{table}: a header but no data rows")
     frame = frame.reset_index(drop=True).rename(columns=_SHADOW)  # a data column named file / row
@@ -151,7 +160,9 @@ def existing(paths: Iterable[str | Path], table: str) -> list[str]:
     paths = [str(p) for p in paths]
     found = [p for p in paths if Path(p).exists()]
     if not found:
-        raise InputError(", ".join(paths) or f"<{table}>", None, None, f"none of the {table} tables exist")
+        raise InputError(
+            ", ".join(paths) or f"<{table}>", None, None, f"none of the {table} tables exist"
+        )
     return found
 
 
@@ -165,17 +176,28 @@ def as_text(series: pd.Series) -> pd.Series:
     values = series if present.all() else series[present]
     if pd.api.types.is_bool_dtype(values) or pd.api.types.is_integer_dtype(values):
         text = values.astype(str)
-    elif isinstance(values.dtype, pd.StringDtype) or pd.api.types.infer_dtype(values, skipna=True) == "string":
-        text = (values if isinstance(values.dtype, pd.StringDtype) else values.astype(str)).str.strip()
+    elif (
+        isinstance(values.dtype, pd.StringDtype)
+        or pd.api.types.infer_dtype(values, skipna=True) == "string"
+    ):
+        text = (
+            values if isinstance(values.dtype, pd.StringDtype) else values.astype(str)
+        ).str.strip()
     else:
-        text = values.map(lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip())
+        text = values.map(
+            lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip()
+        )
     out[present] = text.to_numpy(dtype=object)
     return pd.Series(out, index=series.index, dtype=object)
 
 
 def blank(series: pd.Series) -> pd.Series:
     """Null, or a value whose text is empty (only the empty string: no other value prints as "")."""
-    empty = (series == "").to_numpy(dtype=bool, na_value=False) if series.dtype != bool else np.zeros(len(series), bool)
+    empty = (
+        (series == "").to_numpy(dtype=bool, na_value=False)
+        if series.dtype != bool
+        else np.zeros(len(series), bool)
+    )
     return series.isna() | pd.Series(empty, index=series.index)
 
 
@@ -200,12 +222,20 @@ def check_int(chk: Checker, raw: pd.Series, name: str, low: float, high: float) 
     number = parse_float(raw).astype(float)
 
     def text() -> pd.Series:
-        return raw.map(lambda v: "" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v)).astype(object)
+        return raw.map(
+            lambda v: "" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v)
+        ).astype(object)
 
     finite = np.isfinite(number.fillna(0))
-    chk.check(number.isna() | ~finite | (number != number.round()), name, lambda: "not an integer: '" + text() + "'")
+    chk.check(
+        number.isna() | ~finite | (number != number.round()),
+        name,
+        lambda: "not an integer: '" + text() + "'",
+    )
     bound = f"{_bound(low)}..{_bound(high)}" if np.isfinite(high) else f">= {_bound(low)}"
-    chk.check((number < low) | (number > high), name, lambda: f"out of range {bound}: '" + text() + "'")
+    chk.check(
+        (number < low) | (number > high), name, lambda: f"out of range {bound}: '" + text() + "'"
+    )
     ok = number.notna() & finite & (number >= low) & (number <= high)
     return number.where(ok, -1).round().astype("int64")
 
@@ -238,21 +268,31 @@ class TableSpec:
         return tuple(c.name for c in self.columns if c.required)
 
     # ----- reading --------------------------------------------------------------------------
-    def read(self, path: str | Path | None = None, require: Iterable[str] | None = None) -> pd.DataFrame:
+    def read(
+        self, path: str | Path | None = None, require: Iterable[str] | None = None
+    ) -> pd.DataFrame:
         """The validated table at ``path`` (default: the catalogue path) in the file's row order;
         the first bad row raises ``InputError`` naming file, row and field. ``require``: the
         columns this reader needs (default: the spec's required columns); the other columns of
         the spec are checked where present."""
-        frame, _ = self.check([path or self.path], on_bad_row="error", require=require, sort=False, allow_empty=True)
+        frame, _ = self.check(
+            [path or self.path], on_bad_row="error", require=require, sort=False, allow_empty=True
+        )
         return frame
 
-    def read_if_present(self, path: str | Path | None = None, require: Iterable[str] | None = None) -> pd.DataFrame | None:
+    def read_if_present(
+        self, path: str | Path | None = None, require: Iterable[str] | None = None
+    ) -> pd.DataFrame | None:
         """``read``, or None when the file does not exist (the optional stage that writes it has not run)."""
         return self.read(path, require) if Path(path or self.path).exists() else None
 
-    def read_many(self, paths: Iterable[str | Path], require: Iterable[str] | None = None) -> pd.DataFrame:
+    def read_many(
+        self, paths: Iterable[str | Path], require: Iterable[str] | None = None
+    ) -> pd.DataFrame:
         """Several files of this table as one validated frame (the key holds across files)."""
-        frame, _ = self.check(list(paths), on_bad_row="error", require=require, sort=False, allow_empty=True)
+        frame, _ = self.check(
+            list(paths), on_bad_row="error", require=require, sort=False, allow_empty=True
+        )
         return frame
 
     def check(
@@ -278,7 +318,11 @@ class TableSpec:
         frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         chk = Checker(self.name, frame, on_bad_row)
         self.validate(chk, frame, extra=extra)
-        out = frame[~chk.bad].drop(columns=["file", "row"]).rename(columns={v: k for k, v in _SHADOW.items()})
+        out = (
+            frame[~chk.bad]
+            .drop(columns=["file", "row"])
+            .rename(columns={v: k for k, v in _SHADOW.items()})
+        )
         if sort and self.sort:
             out = out.sort_values(list(self.sort), kind="stable")
         out = out.reset_index(drop=True)
@@ -326,11 +370,21 @@ class TableSpec:
             elif col.kind == "bool" and not pd.api.types.is_bool_dtype(values):
                 parsed, ok = parse_bool(values)
                 empty = blank(values)
-                chk.check(~ok & ~empty, col.name, lambda v=values: "expected true or false: '" + v.astype(str) + "'")
-                frame[col.name] = parsed.where(~empty, None) if col.nullable and empty.any() else parsed
+                chk.check(
+                    ~ok & ~empty,
+                    col.name,
+                    lambda v=values: "expected true or false: '" + v.astype(str) + "'",
+                )
+                frame[col.name] = (
+                    parsed.where(~empty, None) if col.nullable and empty.any() else parsed
+                )
             elif col.kind == "float" and not pd.api.types.is_float_dtype(values):
                 number = parse_float(values)
-                chk.check(number.isna() & values.notna(), col.name, lambda v=values: "not a number: '" + v.astype(str) + "'")
+                chk.check(
+                    number.isna() & values.notna(),
+                    col.name,
+                    lambda v=values: "not a number: '" + v.astype(str) + "'",
+                )
                 frame[col.name] = number
         for col in present:  # pass 3: allowed values and ranges
             values = frame[col.name]
@@ -340,13 +394,22 @@ class TableSpec:
                     f"unknown {col.name.replace('_', ' ')} '{{}}'; expected one of {', '.join(map(str, values_allowed))}"
                 )
                 head, _, tail = reason.partition("{}")
-                chk.check(values.notna() & ~values.isin(values_allowed), col.name,
-                          lambda v=values, h=head, t=tail: h + v.astype(str) + t)
+                chk.check(
+                    values.notna() & ~values.isin(values_allowed),
+                    col.name,
+                    lambda v=values, h=head, t=tail: h + v.astype(str) + t,
+                )
             if col.kind == "float" and (col.low is not None or col.high is not None):
                 low = -np.inf if col.low is None else col.low
                 high = np.inf if col.high is None else col.high
-                chk.check(values.notna() & ((values < low) | (values > high) | ~np.isfinite(values.fillna(0))),
-                          col.name, lambda v=values, b=f"{low:g}..{high:g}": f"out of range {b}: '" + v.astype(str) + "'")
+                chk.check(
+                    values.notna()
+                    & ((values < low) | (values > high) | ~np.isfinite(values.fillna(0))),
+                    col.name,
+                    lambda v=values, b=f"{low:g}..{high:g}": (
+                        f"out of range {b}: '" + v.astype(str) + "'"
+                    ),
+                )
         for run in (*extra, *self.checks):
             run(chk, frame)
         if key and self.key and all(k in frame.columns for k in self.key):
@@ -364,17 +427,28 @@ class TableSpec:
         chk.check(
             frame.index.isin(ok.index[dup_ok.to_numpy()]),
             ",".join(key),
-            "duplicate " + "/".join(key) + " (" + n_rows.fillna(0).astype(int).astype(str) + " rows)",
+            "duplicate "
+            + "/".join(key)
+            + " ("
+            + n_rows.fillna(0).astype(int).astype(str)
+            + " rows)",
         )
 
     # ----- writing --------------------------------------------------------------------------
-    def write(self, frame: pd.DataFrame, path: str | Path | None = None, extra: Sequence[ExtraCheck] = ()) -> None:
+    def write(
+        self, frame: pd.DataFrame, path: str | Path | None = None, extra: Sequence[ExtraCheck] = ()
+    ) -> None:
         """Check ``frame`` (required columns, dtypes, allowed values, key; the first bad row
         raises naming the output file) and write it atomically (``io.write_table``)."""
         path = Path(path or self.path)
         missing = [c for c in self.required if c not in frame.columns]
         if missing and len(frame):  # an empty table (no rewrites, no rejects) is written as it is
-            raise InputError(path, None, missing[0], f"missing column(s) {', '.join(missing)} ({self.name} table)")
+            raise InputError(
+                path,
+                None,
+                missing[0],
+                f"missing column(s) {', '.join(missing)} ({self.name} table)",
+            )
         if len(frame):
             probe = frame.reset_index(drop=True).rename(columns=_SHADOW)
             probe = probe.assign(file=str(path), row=np.arange(1, len(frame) + 1))

@@ -26,5 +26,8 @@ def boost_answers(model, tokenizer, scale: float = ANSWER_SCALE) -> None:
     with torch.no_grad():
         model.get_input_embeddings().weight[ids] *= scale
         out = model.get_output_embeddings()
-        if out is not None and out.weight.data_ptr() != model.get_input_embeddings().weight.data_ptr():
+        if (
+            out is not None
+            and out.weight.data_ptr() != model.get_input_embeddings().weight.data_ptr()
+        ):
             out.weight[ids] *= scale

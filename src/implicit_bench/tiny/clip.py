@@ -31,17 +31,32 @@ def build(out_dir: str | Path, seed: int = 0) -> None:
     (out / "merges.txt").write_text("#version: 0.2\n", encoding="utf-8")
     tokenizer = CLIPTokenizer(str(out / "vocab.json"), str(out / "merges.txt"))
     text = dict(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=37, num_hidden_layers=2,
-        num_attention_heads=4, max_position_embeddings=77, projection_dim=16,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=37,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        max_position_embeddings=77,
+        projection_dim=16,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
-    vision = dict(hidden_size=32, intermediate_size=37, num_hidden_layers=2, num_attention_heads=4,
-                  image_size=32, patch_size=8, projection_dim=16)
+    vision = dict(
+        hidden_size=32,
+        intermediate_size=37,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        image_size=32,
+        patch_size=8,
+        projection_dim=16,
+    )
     torch.manual_seed(seed)
     model = CLIPModel(CLIPConfig(text_config=text, vision_config=vision, projection_dim=16))
     processor = CLIPProcessor(
-        image_processor=CLIPImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}),
+        image_processor=CLIPImageProcessorPil(
+            size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
+        ),
         tokenizer=tokenizer,
     )
     model.save_pretrained(out)

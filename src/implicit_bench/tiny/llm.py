@@ -14,7 +14,42 @@ CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} <|end|> {% endfor %}"
     "{% if add_generation_prompt %}<|assistant|> {% endif %}"
 )
-WORDS = ['{', '}', '[', ']', ':', ',', '"', 'head', 'relation', 'tail', 'stereotype', 'anti', 'person', 'a', 'the', 'of', 'is', 'and', 'to', 'in', 'photo', 'neutral', 'json', 'yes', 'no', '0', '1', '2', '3', '4', '5', 'true', 'false', 'null']
+WORDS = [
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    ",",
+    '"',
+    "head",
+    "relation",
+    "tail",
+    "stereotype",
+    "anti",
+    "person",
+    "a",
+    "the",
+    "of",
+    "is",
+    "and",
+    "to",
+    "in",
+    "photo",
+    "neutral",
+    "json",
+    "yes",
+    "no",
+    "0",
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "true",
+    "false",
+    "null",
+]
 
 
 def build(out_dir: str | Path, seed: int = 0) -> None:
@@ -23,7 +58,16 @@ def build(out_dir: str | Path, seed: int = 0) -> None:
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
     out = Path(out_dir)
-    specials = ["<pad>", "<unk>", "<s>", "</s>", "<|user|>", "<|system|>", "<|assistant|>", "<|end|>"]
+    specials = [
+        "<pad>",
+        "<unk>",
+        "<s>",
+        "</s>",
+        "<|user|>",
+        "<|system|>",
+        "<|assistant|>",
+        "<|end|>",
+    ]
     vocab = {tok: i for i, tok in enumerate(specials + WORDS)}
     backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.Sequence(
@@ -31,15 +75,26 @@ def build(out_dir: str | Path, seed: int = 0) -> None:
     )
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=backend,
-        pad_token="<pad>", unk_token="<unk>", bos_token="<s>", eos_token="</s>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+        bos_token="<s>",
+        eos_token="</s>",
         additional_special_tokens=specials[4:],
     )
     tokenizer.chat_template = CHAT_TEMPLATE
     torch.manual_seed(seed)
     config = LlamaConfig(
-        vocab_size=len(vocab), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
-        pad_token_id=0, bos_token_id=2, eos_token_id=3, tie_word_embeddings=False,
+        vocab_size=len(vocab),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        pad_token_id=0,
+        bos_token_id=2,
+        eos_token_id=3,
+        tie_word_embeddings=False,
         initializer_range=0.5,
     )
     model = LlamaForCausalLM(config)

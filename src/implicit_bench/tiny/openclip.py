@@ -41,6 +41,8 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
     state = {k: v.contiguous() for k, v in model.state_dict().items()}
     save_file(state, str(out / "open_clip_model.safetensors"))
     config = {"model_cfg": MODEL_CFG, "preprocess_cfg": PREPROCESS_CFG}
-    (out / "open_clip_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    (out / "open_clip_config.json").write_text(
+        json.dumps(config, indent=2) + "\n", encoding="utf-8"
+    )
     mark_random_init(out, f"tiny random open_clip ViT CLIP (seed {seed}); embeddings are noise")
     return out

@@ -15,7 +15,9 @@ from pathlib import Path
 from implicit_bench.provenance import mark_random_init
 from implicit_bench.tiny.qwen_tokenizer import qwen_tokenizer
 
-QUERY_PROMPT = "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:"
+QUERY_PROMPT = (
+    "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:"
+)
 
 
 def build(out_dir: str | Path, seed: int = 0) -> Path:
@@ -50,5 +52,7 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
     import shutil
 
     shutil.rmtree(hf_dir)
-    mark_random_init(out, f"tiny random Qwen3 embedder, last-token pooling (seed {seed}); embeddings are noise")
+    mark_random_init(
+        out, f"tiny random Qwen3 embedder, last-token pooling (seed {seed}); embeddings are noise"
+    )
     return out

@@ -39,8 +39,17 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
     tokenizer.add_tokens(list(ANSWER_TOKENS))
     tokenizer.eos_token = "<|im_end|>"
     tokenizer.pad_token = "<|endoftext|>"
-    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in ("<|endoftext|>", "<|im_end|>", "<|vision_start|>",
-                                                            "<|vision_end|>", "<|image_pad|>", "<|video_pad|>")}
+    ids = {
+        t: tokenizer.convert_tokens_to_ids(t)
+        for t in (
+            "<|endoftext|>",
+            "<|im_end|>",
+            "<|vision_start|>",
+            "<|vision_end|>",
+            "<|image_pad|>",
+            "<|video_pad|>",
+        )
+    }
     pixels = {"shortest_edge": (PATCH * MERGE) ** 2, "longest_edge": (PATCH * MERGE * 2) ** 2}
     processor = Qwen3VLProcessor(
         image_processor=Qwen2VLImageProcessor(patch_size=PATCH, merge_size=MERGE, temporal_patch_size=2, size=pixels,
@@ -77,5 +86,7 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
     processor.save_pretrained(out)
     tokenizer.chat_template = CHAT_TEMPLATE  # as the hub tokenizer: text-only chat (the rewriter)
     tokenizer.save_pretrained(out)
-    mark_random_init(out, f"tiny random Qwen3-VL-MoE judge/rewriter (seed {seed}); its answers are noise")
+    mark_random_init(
+        out, f"tiny random Qwen3-VL-MoE judge/rewriter (seed {seed}); its answers are noise"
+    )
     return out

@@ -33,8 +33,17 @@ def build_pipeline(seed: int = 0):
 
     tokenizer = qwen_tokenizer()
     check_qwen_image_prefix(tokenizer)
-    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in ("<|endoftext|>", "<|im_end|>", "<|vision_start|>",
-                                                            "<|vision_end|>", "<|image_pad|>", "<|video_pad|>")}
+    ids = {
+        t: tokenizer.convert_tokens_to_ids(t)
+        for t in (
+            "<|endoftext|>",
+            "<|im_end|>",
+            "<|vision_start|>",
+            "<|vision_end|>",
+            "<|image_pad|>",
+            "<|video_pad|>",
+        )
+    }
     torch.manual_seed(seed)
     transformer = QwenImageTransformer2DModel(
         patch_size=2, in_channels=16, out_channels=4, num_layers=2, attention_head_dim=16,
@@ -69,5 +78,7 @@ def build_pipeline(seed: int = 0):
 def build(out_dir: str | Path, seed: int = 0) -> Path:
     out = Path(out_dir)
     build_pipeline(seed).save_pretrained(out, safe_serialization=True)
-    mark_random_init(out, f"tiny randomly initialised QwenImagePipeline (seed {seed}); images are noise")
+    mark_random_init(
+        out, f"tiny randomly initialised QwenImagePipeline (seed {seed}); images are noise"
+    )
     return out

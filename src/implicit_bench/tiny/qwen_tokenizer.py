@@ -102,4 +102,6 @@ def check_qwen_image_prefix(tokenizer) -> None:
     prefix = QWEN_IMAGE_TEMPLATE.split("{}")[0]
     n = len(tokenizer(prefix)["input_ids"])
     if n != QWEN_IMAGE_DROP:
-        raise RuntimeError(f"Qwen-Image template prefix is {n} tokens with the tiny tokenizer, not {QWEN_IMAGE_DROP}")
+        raise RuntimeError(
+            f"Qwen-Image template prefix is {n} tokens with the tiny tokenizer, not {QWEN_IMAGE_DROP}"
+        )

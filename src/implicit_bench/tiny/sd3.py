@@ -87,5 +87,8 @@ def build_pipeline(seed: int = 0):
 def build(out_dir: str | Path, seed: int = 0) -> Path:
     out = Path(out_dir)
     build_pipeline(seed).save_pretrained(out, safe_serialization=True)
-    mark_random_init(out, f"tiny randomly initialised StableDiffusion3Pipeline with T5 (seed {seed}); images are noise")
+    mark_random_init(
+        out,
+        f"tiny randomly initialised StableDiffusion3Pipeline with T5 (seed {seed}); images are noise",
+    )
     return out

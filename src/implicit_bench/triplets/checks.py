@@ -28,7 +28,9 @@ def check_triplet(unit: KGUnit, triplet: PromptTriplet) -> dict[str, bool]:
         "neutral_names_stereotype": _names(triplet.neutral, unit.stereotype_tails),
         "neutral_names_anti_stereotype": _names(triplet.neutral, unit.anti_stereotype_tails),
         "stereotype_missing_attribute": not _names(triplet.stereotype, unit.stereotype_tails),
-        "anti_stereotype_missing_attribute": not _names(triplet.anti_stereotype, unit.anti_stereotype_tails),
+        "anti_stereotype_missing_attribute": not _names(
+            triplet.anti_stereotype, unit.anti_stereotype_tails
+        ),
     }
     flags["check_ok"] = not any(flags.values())
     return flags

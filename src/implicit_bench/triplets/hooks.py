@@ -31,11 +31,15 @@ class NegationPromptParams(StrictModel):
     llm: str | None = None  # an entry of the top-level llms catalogue; writer llm only
     max_tokens: PositiveInt = 160  # answer length of one negation-writing call
     subject_template: bool = True
-    max_failure_rate: FailureRate = DEFAULT_MAX_FAILURE_RATE  # writer llm: more failed calls -> exit 1
+    max_failure_rate: FailureRate = (
+        DEFAULT_MAX_FAILURE_RATE  # writer llm: more failed calls -> exit 1
+    )
 
 
 def extend_units(
-    units: pd.DataFrame, params: NegationPromptParams, llms: dict[str, dict[str, Any]] | None = None,
+    units: pd.DataFrame,
+    params: NegationPromptParams,
+    llms: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Units with the extra prompt columns, and a small report for the triplets metrics
     (``llms``: the top-level catalogue the LLM writer's ``llm`` names)."""
@@ -54,19 +58,27 @@ def extend_units(
     else:
         written = {
             str(r.unit_id): deterministic_negated(
-                r.prompt_neutral, r.prompt_stereotype, r.prompt_anti_stereotype,
-                " and ".join(tails(getattr(r, "stereotype_tails", None), r.stereotype)), getattr(r, "head", None))
+                r.prompt_neutral,
+                r.prompt_stereotype,
+                r.prompt_anti_stereotype,
+                " and ".join(tails(getattr(r, "stereotype_tails", None), r.stereotype)),
+                getattr(r, "head", None),
+            )
             for r in units.itertuples(index=False)
         }
     out = add_negated_prompts(units, written)
     for column in ("prompt_negated_0_1", "prompt_negated_1_1"):
         checks = out[f"{column}_check"]
-        report[column] = {"written": int(out[column].notna().sum()),
-                          "failed": {str(k): int(v) for k, v in checks.value_counts().items()}}
+        report[column] = {
+            "written": int(out[column].notna().sum()),
+            "failed": {str(k): int(v) for k, v in checks.value_counts().items()},
+        }
     if params.subject_template:
         heads = out["head"] if "head" in out.columns else [None] * len(out)
-        subjects = [deterministic_subject(n, s, h)
-                    for n, s, h in zip(out["prompt_neutral"], out["prompt_stereotype"], heads, strict=True)]
+        subjects = [
+            deterministic_subject(n, s, h)
+            for n, s, h in zip(out["prompt_neutral"], out["prompt_stereotype"], heads, strict=True)
+        ]
         out["prompt_subject"] = subjects
         out["prompt_subject_check"] = [None if s else "subject_not_found" for s in subjects]
         report["prompt_subject"] = {"written": int(sum(s is not None for s in subjects))}
@@ -89,7 +101,15 @@ def negated_llm_hook(table: pd.DataFrame, params_path: str = "params.yaml") -> p
 
     raw = load_params(params_path)
     params = section(raw, "negation_prompts", NegationPromptParams, params_path)
-    return extend_units(table, params.model_copy(update={"writer": "llm"}), catalogue(raw, "llms", params_path))[0]
+    return extend_units(
+        table, params.model_copy(update={"writer": "llm"}), catalogue(raw, "llms", params_path)
+    )[0]
 
 
-__all__ = ["NegatedPrompts", "NegationPromptParams", "extend_units", "negated_hook", "negated_llm_hook"]
+__all__ = [
+    "NegatedPrompts",
+    "NegationPromptParams",
+    "extend_units",
+    "negated_hook",
+    "negated_llm_hook",
+]

@@ -54,7 +54,9 @@ def messages_for(unit: KGUnit, sentences: tuple[str, str]) -> list[dict[str, str
     return [{"role": "user", "content": text}]
 
 
-def write(units: list[KGUnit], pairs: pd.DataFrame | None, params: dict[str, Any]) -> list[WriteResult]:
+def write(
+    units: list[KGUnit], pairs: pd.DataFrame | None, params: dict[str, Any]
+) -> list[WriteResult]:
     config = dict(params or {})
     where = config.pop("_where", "triplets.llm")
     if not config:
@@ -62,17 +64,37 @@ def write(units: list[KGUnit], pairs: pd.DataFrame | None, params: dict[str, Any
     client = build_llm(config, where=where)
     sentences: dict[str, tuple[str, str]] = {}
     if pairs is not None and len(pairs):
-        sentences = dict(zip(pairs["pair_id"], zip(pairs["stereotype_sentence"], pairs["anti_stereotype_sentence"], strict=True), strict=True))
+        sentences = dict(
+            zip(
+                pairs["pair_id"],
+                zip(pairs["stereotype_sentence"], pairs["anti_stereotype_sentence"], strict=True),
+                strict=True,
+            )
+        )
     requests = [messages_for(u, sentences.get(u.source_pair_id, ("", ""))) for u in units]
     results = []
-    for unit, answer in zip(units, chat_json_many(client, requests, TripletAnswer, desc="triplets: LLM writer"), strict=True):
+    for unit, answer in zip(
+        units,
+        chat_json_many(client, requests, TripletAnswer, desc="triplets: LLM writer"),
+        strict=True,
+    ):
         if not answer.valid:
-            results.append(WriteResult(unit.unit_id, None, answer.as_invalid_record(unit_id=unit.unit_id, bias_type=unit.bias_type), answer))
+            results.append(
+                WriteResult(
+                    unit.unit_id,
+                    None,
+                    answer.as_invalid_record(unit_id=unit.unit_id, bias_type=unit.bias_type),
+                    answer,
+                )
+            )
             continue
         value: TripletAnswer = answer.value
         triplet = PromptTriplet(
-            unit_id=unit.unit_id, neutral=value.neutral, stereotype=value.stereotype_trigger,
-            anti_stereotype=value.anti_stereotype_trigger, writer=f"llm:{client.model}",
+            unit_id=unit.unit_id,
+            neutral=value.neutral,
+            stereotype=value.stereotype_trigger,
+            anti_stereotype=value.anti_stereotype_trigger,
+            writer=f"llm:{client.model}",
         )
         results.append(WriteResult(unit.unit_id, triplet, None, answer))
     return results

@@ -45,7 +45,34 @@ class NegatedPrompts:
 # ("a man", "a Black person"); any other attribute is read as an adjective and takes none
 # ("who is not smart", "who is not Asian").
 PERSON_NOUNS: frozenset[str] = frozenset(
-    ["man", "woman", "person", "boy", "girl", "guy", "lady", "gentleman", "child", "kid", "adult", "teenager", "individual", "mother", "father", "husband", "wife", "son", "daughter", "parent", "student", "worker", "immigrant", "citizen", "foreigner", "native"]
+    [
+        "man",
+        "woman",
+        "person",
+        "boy",
+        "girl",
+        "guy",
+        "lady",
+        "gentleman",
+        "child",
+        "kid",
+        "adult",
+        "teenager",
+        "individual",
+        "mother",
+        "father",
+        "husband",
+        "wife",
+        "son",
+        "daughter",
+        "parent",
+        "student",
+        "worker",
+        "immigrant",
+        "citizen",
+        "foreigner",
+        "native",
+    ]
 )
 
 
@@ -120,8 +147,9 @@ def _insert_negation(words: list[str], end: int, forbidden: str) -> str:
     return " ".join([*head, clause, *tail])
 
 
-def deterministic_negated(neutral: str, stereotype_prompt: str, anti_prompt: str, stereotype: str,
-                          head: str | None = None) -> NegatedPrompts:
+def deterministic_negated(
+    neutral: str, stereotype_prompt: str, anti_prompt: str, stereotype: str, head: str | None = None
+) -> NegatedPrompts:
     """Write both negated prompts from the unit's triplet; null prompts with a reason on failure.
 
     When the unit's ``head`` occurs in the neutral and anti-stereotype prompts (the template
@@ -131,20 +159,32 @@ def deterministic_negated(neutral: str, stereotype_prompt: str, anti_prompt: str
     n_words, s_words, a_words = neutral.split(), stereotype_prompt.split(), anti_prompt.split()
     n_head, a_head = _phrase_end(n_words, head), _phrase_end(a_words, head)
     if n_head is not None and a_head is not None:
-        return NegatedPrompts(_insert_negation(n_words, n_head, stereotype),
-                              _insert_negation(a_words, a_head, stereotype), "deterministic")
+        return NegatedPrompts(
+            _insert_negation(n_words, n_head, stereotype),
+            _insert_negation(a_words, a_head, stereotype),
+            "deterministic",
+        )
     end_s = _subject_end(n_words, s_words)
     if end_s is None:
-        return NegatedPrompts(None, None, "deterministic", "stereotype prompt does not differ from the neutral prompt")
+        return NegatedPrompts(
+            None, None, "deterministic", "stereotype prompt does not differ from the neutral prompt"
+        )
     # The neutral prompt's subject ends where the stereotype prompt's subject ends, less the
     # words the stereotype prompt added.
     p, q = _common_affixes(n_words, s_words)
     n_end = len(n_words) - q if len(n_words) - q - p > 0 else p + 1
     if n_end > len(n_words) or n_end <= 0:
-        return NegatedPrompts(None, None, "deterministic", "subject of the neutral prompt not found")
+        return NegatedPrompts(
+            None, None, "deterministic", "subject of the neutral prompt not found"
+        )
     end_a = _subject_end(n_words, a_words)
     if end_a is None:
-        return NegatedPrompts(None, None, "deterministic", "anti-stereotype prompt does not differ from the neutral prompt")
+        return NegatedPrompts(
+            None,
+            None,
+            "deterministic",
+            "anti-stereotype prompt does not differ from the neutral prompt",
+        )
     return NegatedPrompts(
         _insert_negation(n_words, n_end, stereotype),
         _insert_negation(a_words, end_a, stereotype),
@@ -152,7 +192,9 @@ def deterministic_negated(neutral: str, stereotype_prompt: str, anti_prompt: str
     )
 
 
-def deterministic_subject(neutral: str, stereotype_prompt: str, head: str | None = None) -> str | None:
+def deterministic_subject(
+    neutral: str, stereotype_prompt: str, head: str | None = None
+) -> str | None:
     """The subject-only template prompt "a photo of a {subject}" of a unit, or None.
 
     The subject is the span of the neutral prompt that the stereotype prompt replaces
@@ -185,14 +227,23 @@ def tails(value: Any, fallback: str) -> list[str]:
     if isinstance(value, str) and value.strip().startswith("["):
         value = json.loads(value)
     if isinstance(value, list | tuple) or hasattr(value, "tolist"):
-        items = [str(v).strip() for v in (value.tolist() if hasattr(value, "tolist") else value) if str(v).strip()]
+        items = [
+            str(v).strip()
+            for v in (value.tolist() if hasattr(value, "tolist") else value)
+            if str(v).strip()
+        ]
         if items:
             return items
     return [fallback]
 
 
-def check_negated(prompt: str | None, variant: str, stereotype: str | list[str], anti_stereotype: str | list[str],
-                  max_words: int = 77) -> str | None:
+def check_negated(
+    prompt: str | None,
+    variant: str,
+    stereotype: str | list[str],
+    anti_stereotype: str | list[str],
+    max_words: int = 77,
+) -> str | None:
     """None if ``prompt`` passes, else the failed check's name.
 
     An attribute is named when any of its tails occurs as whole words (the triplet checks'
@@ -210,13 +261,15 @@ def check_negated(prompt: str | None, variant: str, stereotype: str | list[str],
         return "no_negation"
     # the negation that governs the stereotype: the first one followed by a stereotype tail
     # (an attribute may itself contain a negation word, e.g. "without", "don't")
-    governing = [m for m in negations if any(_mentions(text[m.end():], t) for t in s_tails)]
+    governing = [m for m in negations if any(_mentions(text[m.end() :], t) for t in s_tails)]
     if not governing:
         return "stereotype_not_negated"
     shared = any(_mentions(" ".join(s_tails), t) for t in a_tails)
     if variant == "negated_0_1" and any(_mentions(text, t) for t in a_tails) and not shared:
         return "names_anti_stereotype"
-    if variant == "negated_1_1" and not any(_mentions(text[: m.start()], t) for m in governing for t in a_tails):
+    if variant == "negated_1_1" and not any(
+        _mentions(text[: m.start()], t) for m in governing for t in a_tails
+    ):
         return "anti_stereotype_missing"
     if len(prompt.split()) > max_words:
         return "too_long"
@@ -238,12 +291,18 @@ def add_negated_prompts(units: pd.DataFrame, written: dict[str, NegatedPrompts])
             failed = (
                 (prompts.reason if prompts is not None and prompts.reason else "not_written")
                 if prompt is None
-                else check_negated(prompt, variant, tails(getattr(row, "stereotype_tails", None), row.stereotype),
-                                   tails(getattr(row, "anti_stereotype_tails", None), row.anti_stereotype))
+                else check_negated(
+                    prompt,
+                    variant,
+                    tails(getattr(row, "stereotype_tails", None), row.stereotype),
+                    tails(getattr(row, "anti_stereotype_tails", None), row.anti_stereotype),
+                )
             )
             values.append(None if failed else prompt)
             checks.append(failed)
         out[column] = values
         out[f"{column}_check"] = checks
-    out["negated_writer"] = [written[str(u)].writer if str(u) in written else None for u in out["unit_id"]]
+    out["negated_writer"] = [
+        written[str(u)].writer if str(u) in written else None for u in out["unit_id"]
+    ]
     return out

@@ -23,16 +23,30 @@ class NegatedAnswer(BaseModel):
 
 
 def negation_template() -> str:
-    return resources.files("implicit_bench").joinpath("prompts/negation.txt").read_text(encoding="utf-8")
+    return (
+        resources.files("implicit_bench")
+        .joinpath("prompts/negation.txt")
+        .read_text(encoding="utf-8")
+    )
 
 
-def llm_negated(units: pd.DataFrame, client: LLMClient, counter: InvalidCounter | None = None) -> dict[str, NegatedPrompts]:
+def llm_negated(
+    units: pd.DataFrame, client: LLMClient, counter: InvalidCounter | None = None
+) -> dict[str, NegatedPrompts]:
     """``unit_id -> NegatedPrompts`` written by ``client`` (cached by the client's DiskCache)."""
     template = negation_template()
     ids = units["unit_id"].astype(str).tolist()
     requests = [
-        [{"role": "user", "content": template.format(neutral=r.prompt_neutral, stereotype=r.stereotype,
-                                                     anti_stereotype=r.anti_stereotype)}]
+        [
+            {
+                "role": "user",
+                "content": template.format(
+                    neutral=r.prompt_neutral,
+                    stereotype=r.stereotype,
+                    anti_stereotype=r.anti_stereotype,
+                ),
+            }
+        ]
         for r in units.itertuples(index=False)
     ]
     answers = chat_json_many(client, requests, NegatedAnswer, desc="triplets: negated prompts")
@@ -44,6 +58,10 @@ def llm_negated(units: pd.DataFrame, client: LLMClient, counter: InvalidCounter 
         if not answer.valid:
             out[unit_id] = NegatedPrompts(None, None, writer, f"llm_invalid: {answer.error}")
             continue
-        value = answer.value if isinstance(answer.value, NegatedAnswer) else NegatedAnswer.model_validate(answer.value)
+        value = (
+            answer.value
+            if isinstance(answer.value, NegatedAnswer)
+            else NegatedAnswer.model_validate(answer.value)
+        )
         out[unit_id] = NegatedPrompts(value.negated_0_1.strip(), value.negated_1_1.strip(), writer)
     return out

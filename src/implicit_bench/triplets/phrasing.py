@@ -96,7 +96,11 @@ def head_subject(head: str) -> Subject:
     if lexicon.is_person_noun(text):
         toks = text.split()
         last = toks[-1]
-        single = lexicon.singular(last) if last.lower() not in lexicon.person_nouns() or last.lower().endswith("men") else last
+        single = (
+            lexicon.singular(last)
+            if last.lower() not in lexicon.person_nouns() or last.lower().endswith("men")
+            else last
+        )
         if last.lower().endswith("men") and not last.lower().endswith("women"):
             single = last[:-3] + "man"
         elif last.lower().endswith("women"):
@@ -115,7 +119,9 @@ def explicit_subject(base: Subject, tails: list[str]) -> Subject:
         if kind in ("adjective", "group"):
             adjectives.append(lexicon.demonym_of(tail) or tail)
         elif kind == "role" and base.noun != "person" and tail.lower() in SEX_ADJECTIVE:
-            adjectives.append(SEX_ADJECTIVE[tail.lower()])  # "a female doctor", not "a doctor who is a woman"
+            adjectives.append(
+                SEX_ADJECTIVE[tail.lower()]
+            )  # "a female doctor", not "a doctor who is a woman"
         elif kind == "role":
             toks = [t for t in tail.split() if t.lower() not in INTENSIFIERS | {"also"}]
             noun = lexicon.singular(toks[-1])
@@ -133,8 +139,13 @@ def explicit_subject(base: Subject, tails: list[str]) -> Subject:
             raise Rejected("attribute_not_a_word", tail)
     out = base
     if adjectives:
-        adjectives = [" ".join(t for t in a.split() if t.lower() not in {"also", "usually", "always", "often"}) or a
-                      for a in adjectives]
+        adjectives = [
+            " ".join(
+                t for t in a.split() if t.lower() not in {"also", "usually", "always", "often"}
+            )
+            or a
+            for a in adjectives
+        ]
         out = replace(out, adjectives=(" and ".join(adjectives), *out.adjectives))
     if roles:
         role = " and ".join(roles)
@@ -143,8 +154,10 @@ def explicit_subject(base: Subject, tails: list[str]) -> Subject:
         else:
             out = replace(out, post=f"who is {lexicon.with_article(role)}")
     if objects:
-        thing = " and ".join(o if o.lower() in MASS_NOUNS or o.lower().endswith("s") else lexicon.with_article(o)
-                             for o in objects)
+        thing = " and ".join(
+            o if o.lower() in MASS_NOUNS or o.lower().endswith("s") else lexicon.with_article(o)
+            for o in objects
+        )
         out = replace(out, post=(out.post + ", " if out.post else "") + f"with {thing} nearby")
     return out
 
@@ -153,8 +166,11 @@ def pick_scene(unit: KGUnit, seed: int, taken: set[str], prompt_of: callable) ->
     """A scene from the bank for ``unit``: hashed start, no word shared with its attributes,
     the first whose neutral prompt (``prompt_of(scene)``) is not ``taken``."""
     bank = scenes()
-    banned = {w.lower() for t in unit.stereotype_tails + unit.anti_stereotype_tails + [unit.head] for w in words(t)} \
-        - stop_words()
+    banned = {
+        w.lower()
+        for t in unit.stereotype_tails + unit.anti_stereotype_tails + [unit.head]
+        for w in words(t)
+    } - stop_words()
     start = derive_seed(seed, unit.unit_id) % len(bank)
     words_of = _scene_words()
     fallback = None

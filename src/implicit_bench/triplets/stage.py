@@ -21,8 +21,16 @@ from implicit_bench.triplets.template import TemplateWriterParams
 from implicit_bench.triplets.wellformed import check_table
 
 EXTRA_COLUMNS: tuple[str, ...] = (
-    "source_pair_id", "target", "axis", "construction_mode", "shared_frame", "frame_sensitive",
-    "stereotype_tails", "anti_stereotype_tails", "extractor", "writer",
+    "source_pair_id",
+    "target",
+    "axis",
+    "construction_mode",
+    "shared_frame",
+    "frame_sensitive",
+    "stereotype_tails",
+    "anti_stereotype_tails",
+    "extractor",
+    "writer",
 )
 TRIPLET_COLUMNS: tuple[str, ...] = (*UNIT_COLUMNS, *EXTRA_COLUMNS, *CHECK_COLUMNS, "check_ok")
 # The PAIRS columns the LLM writer reads (tables.PAIRS.read(path, require=PAIR_COLUMNS_USED)).
@@ -39,14 +47,21 @@ class TripletsParams(StrictModel):
 
 def _writer_params(params: TripletsParams, llms: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The writer's params; a named LLM is checked against the catalogue whatever the writer."""
-    llm = llm_entry(llms, params.llm, "triplets.llm", params.max_tokens) if params.llm or params.writer == "llm" else None
+    llm = (
+        llm_entry(llms, params.llm, "triplets.llm", params.max_tokens)
+        if params.llm or params.writer == "llm"
+        else None
+    )
     if params.writer == "template":
         return params.template.model_dump()
     return {**(llm or {}), "_where": f"llms.{params.llm}"}
 
 
 def run_triplets(
-    units: list[KGUnit], pairs: pd.DataFrame | None, params: TripletsParams, subset: SubsetParams,
+    units: list[KGUnit],
+    pairs: pd.DataFrame | None,
+    params: TripletsParams,
+    subset: SubsetParams,
     llms: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[dict[str, Any]], dict[str, Any]]:
     """Write, check and subset (``llms``: the top-level catalogue). Returns (triplets, subset,
@@ -70,10 +85,16 @@ def run_triplets(
             model_ref = triplet.writer[4:]
         base = unit_rows.loc[unit.unit_id]
         row = {
-            "unit_id": unit.unit_id, "source": unit.source, "bias_type": unit.bias_type,
-            "head": unit.head, "relation": unit.relation, "stereotype": unit.stereotype,
-            "anti_stereotype": unit.anti_stereotype, "prompt_neutral": triplet.neutral,
-            "prompt_stereotype": triplet.stereotype, "prompt_anti_stereotype": triplet.anti_stereotype,
+            "unit_id": unit.unit_id,
+            "source": unit.source,
+            "bias_type": unit.bias_type,
+            "head": unit.head,
+            "relation": unit.relation,
+            "stereotype": unit.stereotype,
+            "anti_stereotype": unit.anti_stereotype,
+            "prompt_neutral": triplet.neutral,
+            "prompt_stereotype": triplet.stereotype,
+            "prompt_anti_stereotype": triplet.anti_stereotype,
             **{c: base[c] for c in EXTRA_COLUMNS if c in base.index},
             "writer": triplet.writer,
             **check_triplet(unit, triplet),
@@ -85,8 +106,14 @@ def run_triplets(
         table = VARIANT_HOOKS.resolve(hook)(table)
     chosen = stratified_subset(table, subset.max_units, seed) if len(table) else table
     metrics = triplet_metrics(units, table, chosen, counter, invalid)
-    metrics.update({"writer": params.writer, "subset_max_units": subset.max_units, "seed": seed,
-                    "provenance": provenance([("triplet_writer", model_ref)])})
+    metrics.update(
+        {
+            "writer": params.writer,
+            "subset_max_units": subset.max_units,
+            "seed": seed,
+            "provenance": provenance([("triplet_writer", model_ref)]),
+        }
+    )
     return table, chosen, invalid, metrics
 
 
@@ -95,9 +122,17 @@ def _counts(values: Any) -> dict[str, int]:
 
 
 def triplet_metrics(
-    units: list[KGUnit], table: pd.DataFrame, chosen: pd.DataFrame, counter: InvalidCounter, invalid: list[dict[str, Any]],
+    units: list[KGUnit],
+    table: pd.DataFrame,
+    chosen: pd.DataFrame,
+    counter: InvalidCounter,
+    invalid: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    flags = {c: int(table[c].sum()) for c in CHECK_COLUMNS} if len(table) else dict.fromkeys(CHECK_COLUMNS, 0)
+    flags = (
+        {c: int(table[c].sum()) for c in CHECK_COLUMNS}
+        if len(table)
+        else dict.fromkeys(CHECK_COLUMNS, 0)
+    )
     violating = table[~table["check_ok"].astype(bool)] if len(table) else table
     return {
         "units_in": len(units),
@@ -105,10 +140,15 @@ def triplet_metrics(
         "triplets_total": int(len(table)),
         "triplets_by_bias_type": _counts(table["bias_type"]) if len(table) else {},
         "triplets_invalid": len(invalid),
-        "units_rejected_by_reason": _counts(r.get("reason", "invalid") for r in invalid if r.get("mode") == "rejected"),
+        "units_rejected_by_reason": _counts(
+            r.get("reason", "invalid") for r in invalid if r.get("mode") == "rejected"
+        ),
         "llm_answers": counter.as_dict(),
-        "check_violations": {**flags, "triplets_with_violation": int(len(violating)),
-                             "by_bias_type": _counts(violating["bias_type"]) if len(violating) else {}},
+        "check_violations": {
+            **flags,
+            "triplets_with_violation": int(len(violating)),
+            "by_bias_type": _counts(violating["bias_type"]) if len(violating) else {},
+        },
         "subset_units": int(len(chosen)),
         "subset_by_bias_type": _counts(chosen["bias_type"]) if len(chosen) else {},
         "prompt_stats": prompt_stats(table) if len(table) else {},
@@ -116,5 +156,3 @@ def triplet_metrics(
         "well_formed": check_table(table),
         "well_formed_subset": check_table(chosen),
     }
-
-

@@ -26,4 +26,8 @@ def stratified_subset(frame: pd.DataFrame, max_units: int, seed: int) -> pd.Data
     ).sort_values(["bias_type", "_failed", "_key"])
     ranked["_turn"] = ranked.groupby("bias_type").cumcount()
     ranked = ranked.sort_values(["_turn", "bias_type"]).head(max_units)
-    return ranked.drop(columns=["_failed", "_key", "_turn"]).sort_values("unit_id").reset_index(drop=True)
+    return (
+        ranked.drop(columns=["_failed", "_key", "_turn"])
+        .sort_values("unit_id")
+        .reset_index(drop=True)
+    )

@@ -42,15 +42,198 @@ class TemplateWriterParams(StrictModel):
     explicit_subject: str = "{attribute} {head}"
     article: Literal["auto", "none"] = "auto"
     predicate_heads: Literal["person", "keep"] = "person"
-    scene_seed: int = 0  # picks each unit's scene from assets/scenes.txt (person mode; triplets/phrasing.py)
+    scene_seed: int = (
+        0  # picks each unit's scene from assets/scenes.txt (person mode; triplets/phrasing.py)
+    )
 
 
-SINGULAR_PERSONS = frozenset(["man", "woman", "person", "boy", "girl", "kid", "child", "guy", "lady", "gentleman", "teenager", "teen", "baby", "father", "mother", "dad", "mom", "mommy", "daddy", "son", "daughter", "brother", "sister", "husband", "wife", "uncle", "aunt", "grandfather", "grandmother", "friend", "neighbor", "neighbour", "student", "teacher", "doctor", "nurse", "worker", "employee", "boss", "family", "parent", "couple", "male", "female", "adult", "elder", "individual", "player", "driver", "officer", "cop", "customer", "patient", "stranger", "citizen", "immigrant", "foreigner", "native", "resident", "member", "nanny", "maid", "housekeeper", "janitor"])
-PLURAL_PERSONS = frozenset(["people", "men", "women", "persons", "boys", "girls", "kids", "children", "guys", "ladies", "gentlemen", "teenagers", "teens", "babies", "fathers", "mothers", "parents", "sons", "daughters", "brothers", "sisters", "friends", "neighbors", "neighbours", "students", "teachers", "doctors", "nurses", "workers", "employees", "families", "couples", "males", "females", "adults", "elders", "individuals", "players", "drivers", "officers", "cops", "customers", "patients", "strangers", "citizens", "immigrants", "foreigners", "natives", "residents", "members", "folks", "americans", "police"])
-FEMALE = frozenset(["she", "her", "hers", "herself", "woman", "women", "girl", "girls", "lady", "ladies", "female", "mother", "mom", "wife", "daughter", "sister"])
-MALE = frozenset(["he", "him", "his", "himself", "man", "men", "boy", "boys", "guy", "guys", "gentleman", "male", "father", "dad", "husband", "son", "brother"])
+SINGULAR_PERSONS = frozenset(
+    [
+        "man",
+        "woman",
+        "person",
+        "boy",
+        "girl",
+        "kid",
+        "child",
+        "guy",
+        "lady",
+        "gentleman",
+        "teenager",
+        "teen",
+        "baby",
+        "father",
+        "mother",
+        "dad",
+        "mom",
+        "mommy",
+        "daddy",
+        "son",
+        "daughter",
+        "brother",
+        "sister",
+        "husband",
+        "wife",
+        "uncle",
+        "aunt",
+        "grandfather",
+        "grandmother",
+        "friend",
+        "neighbor",
+        "neighbour",
+        "student",
+        "teacher",
+        "doctor",
+        "nurse",
+        "worker",
+        "employee",
+        "boss",
+        "family",
+        "parent",
+        "couple",
+        "male",
+        "female",
+        "adult",
+        "elder",
+        "individual",
+        "player",
+        "driver",
+        "officer",
+        "cop",
+        "customer",
+        "patient",
+        "stranger",
+        "citizen",
+        "immigrant",
+        "foreigner",
+        "native",
+        "resident",
+        "member",
+        "nanny",
+        "maid",
+        "housekeeper",
+        "janitor",
+    ]
+)
+PLURAL_PERSONS = frozenset(
+    [
+        "people",
+        "men",
+        "women",
+        "persons",
+        "boys",
+        "girls",
+        "kids",
+        "children",
+        "guys",
+        "ladies",
+        "gentlemen",
+        "teenagers",
+        "teens",
+        "babies",
+        "fathers",
+        "mothers",
+        "parents",
+        "sons",
+        "daughters",
+        "brothers",
+        "sisters",
+        "friends",
+        "neighbors",
+        "neighbours",
+        "students",
+        "teachers",
+        "doctors",
+        "nurses",
+        "workers",
+        "employees",
+        "families",
+        "couples",
+        "males",
+        "females",
+        "adults",
+        "elders",
+        "individuals",
+        "players",
+        "drivers",
+        "officers",
+        "cops",
+        "customers",
+        "patients",
+        "strangers",
+        "citizens",
+        "immigrants",
+        "foreigners",
+        "natives",
+        "residents",
+        "members",
+        "folks",
+        "americans",
+        "police",
+    ]
+)
+FEMALE = frozenset(
+    [
+        "she",
+        "her",
+        "hers",
+        "herself",
+        "woman",
+        "women",
+        "girl",
+        "girls",
+        "lady",
+        "ladies",
+        "female",
+        "mother",
+        "mom",
+        "wife",
+        "daughter",
+        "sister",
+    ]
+)
+MALE = frozenset(
+    [
+        "he",
+        "him",
+        "his",
+        "himself",
+        "man",
+        "men",
+        "boy",
+        "boys",
+        "guy",
+        "guys",
+        "gentleman",
+        "male",
+        "father",
+        "dad",
+        "husband",
+        "son",
+        "brother",
+    ]
+)
 DEMONYM_SUFFIXES = ("ian", "ese", "ish", "can", "ean", "ban", "man", "i", "ic")
-PREPOSITIONS = frozenset(["at", "in", "on", "with", "from", "near", "of", "by", "under", "over", "inside", "outside", "behind", "around", "for", "into"])
+PREPOSITIONS = frozenset(
+    [
+        "at",
+        "in",
+        "on",
+        "with",
+        "from",
+        "near",
+        "of",
+        "by",
+        "under",
+        "over",
+        "inside",
+        "outside",
+        "behind",
+        "around",
+        "for",
+        "into",
+    ]
+)
 
 
 def takes_article(head: str) -> bool:
@@ -74,14 +257,23 @@ def _with_article(subject: str) -> str:
 def is_predicate_head(unit: KGUnit) -> bool:
     """A CrowS-Pairs head that is the shared predicate, not a subject ("move very fast")."""
     first = (words(unit.head) or [""])[0].lower()
-    return unit.construction_mode == "identity_instantiation" and first not in SINGULAR_PERSONS | PLURAL_PERSONS
+    return (
+        unit.construction_mode == "identity_instantiation"
+        and first not in SINGULAR_PERSONS | PLURAL_PERSONS
+    )
 
 
 def _is_name(token: str) -> bool:
-    return token[:1].isupper() and token[1:].islower() and token.lower() not in stop_words() \
-        and not token.lower().endswith(DEMONYM_SUFFIXES) and not lexicon.is_demonym(token) \
-        and not lexicon.demonym_of(token) and not lexicon.is_person_noun(token) \
+    return (
+        token[:1].isupper()
+        and token[1:].islower()
+        and token.lower() not in stop_words()
+        and not token.lower().endswith(DEMONYM_SUFFIXES)
+        and not lexicon.is_demonym(token)
+        and not lexicon.demonym_of(token)
+        and not lexicon.is_person_noun(token)
         and "ADJ" not in lexicon.parts_of_speech(token.lower())
+    )
 
 
 def person_subject(tails: list[str], bias_type: str | None = None) -> str:
@@ -107,7 +299,9 @@ def person_subject(tails: list[str], bias_type: str | None = None) -> str:
     if one != last and "NOUN" in pos and "ADJ" in lexicon.parts_of_speech(one):
         return " ".join([*phrase.split()[:-1], one, "people"])  # "blacks" -> "black people"
     if lexicon.is_person_noun(phrase) and "ADJ" not in pos:
-        return _with_article(phrase)  # "a teenager", "an elderly person", "an Irishman", "a black rapper"
+        return _with_article(
+            phrase
+        )  # "a teenager", "an elderly person", "an Irishman", "a black rapper"
     return _with_article(f"{phrase} person")
 
 
@@ -127,11 +321,19 @@ def write_one(unit: KGUnit, params: TemplateWriterParams) -> PromptTriplet:
         return PromptTriplet(
             unit_id=unit.unit_id,
             neutral=params.neutral.format(subject="a person"),
-            stereotype=params.neutral.format(subject=person_subject(unit.stereotype_tails, unit.bias_type)),
-            anti_stereotype=params.neutral.format(subject=person_subject(unit.anti_stereotype_tails, unit.bias_type)),
+            stereotype=params.neutral.format(
+                subject=person_subject(unit.stereotype_tails, unit.bias_type)
+            ),
+            anti_stereotype=params.neutral.format(
+                subject=person_subject(unit.anti_stereotype_tails, unit.bias_type)
+            ),
             writer="template",
         )
-    head = subject_head(unit.head) if params.predicate_heads == "person" and unit.construction_mode == "identity_instantiation" else unit.head
+    head = (
+        subject_head(unit.head)
+        if params.predicate_heads == "person" and unit.construction_mode == "identity_instantiation"
+        else unit.head
+    )
     article = params.article == "auto" and takes_article(head)
 
     def prompt(subject: str) -> str:
@@ -158,7 +360,11 @@ def write_person(unit: KGUnit, params: TemplateWriterParams, taken: set[str]) ->
         a_subject = person_subject(unit.anti_stereotype_tails, unit.bias_type)
         for tails in (unit.stereotype_tails, unit.anti_stereotype_tails):
             for t in tails:
-                kind = "name" if _is_name(t) or t.lower() in FEMALE | MALE else phrasing.tail_kind(re.sub(r"'s$", "", t))
+                kind = (
+                    "name"
+                    if _is_name(t) or t.lower() in FEMALE | MALE
+                    else phrasing.tail_kind(re.sub(r"'s$", "", t))
+                )
                 if kind == "other":
                     raise phrasing.Rejected("attribute_not_a_word", " / ".join(tails))
                 if kind in ("object", "abstract"):
@@ -181,12 +387,20 @@ def write_person(unit: KGUnit, params: TemplateWriterParams, taken: set[str]) ->
         if form == "after":
             scene = unit.head
         else:
-            scene = phrasing.pick_scene(unit, params.scene_seed, taken, lambda sc: params.neutral.format(subject=f"{base_neutral} {sc}"))
+            scene = phrasing.pick_scene(
+                unit,
+                params.scene_seed,
+                taken,
+                lambda sc: params.neutral.format(subject=f"{base_neutral} {sc}"),
+            )
         neutral = params.neutral.format(subject=f"{base_neutral} {scene}")
-        return PromptTriplet(unit_id=unit.unit_id, neutral=neutral,
-                             stereotype=params.neutral.format(subject=f"{crows(s_subject, False)} {scene}"),
-                             anti_stereotype=params.neutral.format(subject=f"{crows(a_subject, False)} {scene}"),
-                             writer="template")
+        return PromptTriplet(
+            unit_id=unit.unit_id,
+            neutral=neutral,
+            stereotype=params.neutral.format(subject=f"{crows(s_subject, False)} {scene}"),
+            anti_stereotype=params.neutral.format(subject=f"{crows(a_subject, False)} {scene}"),
+            writer="template",
+        )
     base = phrasing.head_subject(unit.head)
     s_subj = phrasing.explicit_subject(base, unit.stereotype_tails)
     a_subj = phrasing.explicit_subject(base, unit.anti_stereotype_tails)
@@ -195,14 +409,23 @@ def write_person(unit: KGUnit, params: TemplateWriterParams, taken: set[str]) ->
 
     def with_scene(subject: phrasing.Subject, scene: str) -> str:
         text = subject.render()
-        if "," in subject.post or subject.post.startswith("with "):  # "..., with oil nearby": scene first
+        if "," in subject.post or subject.post.startswith(
+            "with "
+        ):  # "..., with oil nearby": scene first
             core = replace(subject, post="").render()
-            return params.neutral.format(subject=f"{core} {scene}{' ' + subject.post if subject.post else ''}")
+            return params.neutral.format(
+                subject=f"{core} {scene}{' ' + subject.post if subject.post else ''}"
+            )
         return params.neutral.format(subject=f"{text} {scene}")
 
     scene = phrasing.pick_scene(unit, params.scene_seed, taken, lambda sc: with_scene(base, sc))
-    return PromptTriplet(unit_id=unit.unit_id, neutral=with_scene(base, scene), stereotype=with_scene(s_subj, scene),
-                         anti_stereotype=with_scene(a_subj, scene), writer="template")
+    return PromptTriplet(
+        unit_id=unit.unit_id,
+        neutral=with_scene(base, scene),
+        stereotype=with_scene(s_subj, scene),
+        anti_stereotype=with_scene(a_subj, scene),
+        writer="template",
+    )
 
 
 def _side_subject(base: phrasing.Subject, tails: list[str], bias_type: str) -> phrasing.Subject:
@@ -213,16 +436,26 @@ def _side_subject(base: phrasing.Subject, tails: list[str], bias_type: str) -> p
     lowered = [w.lower() for w in toks]
     gendered = base.noun.lower() in FEMALE | MALE | {"person", "people"}
     if lowered and all(w in FEMALE for w in lowered):
-        return phrasing.Subject("woman") if gendered else replace(base, adjectives=("female", *base.adjectives))
+        return (
+            phrasing.Subject("woman")
+            if gendered
+            else replace(base, adjectives=("female", *base.adjectives))
+        )
     if lowered and all(w in MALE for w in lowered):
-        return phrasing.Subject("man") if gendered else replace(base, adjectives=("male", *base.adjectives))
+        return (
+            phrasing.Subject("man")
+            if gendered
+            else replace(base, adjectives=("male", *base.adjectives))
+        )
     content = [w for w in toks if w.lower() not in FEMALE | MALE]
     if 1 <= len(content) <= 2 and all(_is_name(w) for w in content):
         return replace(base, post=f"named {' '.join(content)}")
     return phrasing.explicit_subject(base, [re.sub(r"'s$", "", t) for t in tails])
 
 
-def _crows_person_head(unit: KGUnit, params: TemplateWriterParams, taken: set[str]) -> PromptTriplet:
+def _crows_person_head(
+    unit: KGUnit, params: TemplateWriterParams, taken: set[str]
+) -> PromptTriplet:
     base = phrasing.head_subject(unit.head)
     s_subj = _side_subject(base, unit.stereotype_tails, unit.bias_type)
     a_subj = _side_subject(base, unit.anti_stereotype_tails, unit.bias_type)
@@ -235,11 +468,18 @@ def _crows_person_head(unit: KGUnit, params: TemplateWriterParams, taken: set[st
         return params.neutral.format(subject=f"{subject.render()} {scene}")
 
     scene = phrasing.pick_scene(unit, params.scene_seed, taken, lambda sc: prompt(base, sc))
-    return PromptTriplet(unit_id=unit.unit_id, neutral=prompt(base, scene), stereotype=prompt(s_subj, scene),
-                         anti_stereotype=prompt(a_subj, scene), writer="template")
+    return PromptTriplet(
+        unit_id=unit.unit_id,
+        neutral=prompt(base, scene),
+        stereotype=prompt(s_subj, scene),
+        anti_stereotype=prompt(a_subj, scene),
+        writer="template",
+    )
 
 
-def write(units: list[KGUnit], pairs: pd.DataFrame | None, params: dict[str, Any]) -> list[WriteResult]:
+def write(
+    units: list[KGUnit], pairs: pd.DataFrame | None, params: dict[str, Any]
+) -> list[WriteResult]:
     config = TemplateWriterParams.model_validate(params or {})
     if config.predicate_heads != "person":
         return [WriteResult(u.unit_id, write_one(u, config)) for u in units]
@@ -249,9 +489,19 @@ def write(units: list[KGUnit], pairs: pd.DataFrame | None, params: dict[str, Any
         try:
             triplet = write_person(unit, config, taken)
         except phrasing.Rejected as exc:
-            out[unit.unit_id] = WriteResult(unit.unit_id, None, {
-                "unit_id": unit.unit_id, "level": "unit", "mode": "rejected", "reason": exc.reason,
-                "error": str(exc), "head": unit.head, "raw": ""})
+            out[unit.unit_id] = WriteResult(
+                unit.unit_id,
+                None,
+                {
+                    "unit_id": unit.unit_id,
+                    "level": "unit",
+                    "mode": "rejected",
+                    "reason": exc.reason,
+                    "error": str(exc),
+                    "head": unit.head,
+                    "raw": "",
+                },
+            )
             continue
         taken.add(triplet.neutral)
         out[unit.unit_id] = WriteResult(unit.unit_id, triplet)

@@ -26,11 +26,50 @@ import pandas as pd
 
 from implicit_bench.kg import lexicon
 
-CLAUSE = frozenset({"i", "you", "he", "she", "they", "we", "him", "her", "them", "his", "their", "my", "our",
-                    "your", "me", "us", "when", "because", "if", "was", "were", "is", "are", "had", "has",
-                    "did", "does", "would", "could", "will", "should"})
-FAULTS = ("country_as_person", "noun_as_adjective", "bare_demonym", "group_as_name", "fragment", "misspelled",
-          "no_person")
+CLAUSE = frozenset(
+    {
+        "i",
+        "you",
+        "he",
+        "she",
+        "they",
+        "we",
+        "him",
+        "her",
+        "them",
+        "his",
+        "their",
+        "my",
+        "our",
+        "your",
+        "me",
+        "us",
+        "when",
+        "because",
+        "if",
+        "was",
+        "were",
+        "is",
+        "are",
+        "had",
+        "has",
+        "did",
+        "does",
+        "would",
+        "could",
+        "will",
+        "should",
+    }
+)
+FAULTS = (
+    "country_as_person",
+    "noun_as_adjective",
+    "bare_demonym",
+    "group_as_name",
+    "fragment",
+    "misspelled",
+    "no_person",
+)
 TOKEN = re.compile(r"[A-Za-z]+(?:[-'][A-Za-z]+)*")
 
 
@@ -44,48 +83,75 @@ def _country_pattern() -> re.Pattern[str]:
 def prompt_faults(prompt: str) -> tuple[str, ...]:
     """The faults (``FAULTS``) of one prompt."""
     faults = []
-    prompt = re.sub(r"\bwho is (a|an)\b", r"\1", prompt)  # a relative clause on a role is not a fragment
+    prompt = re.sub(
+        r"\bwho is (a|an)\b", r"\1", prompt
+    )  # a relative clause on a role is not a fragment
     low = prompt.lower()
     toks = TOKEN.findall(prompt)
     lows = [t.lower() for t in toks]
     for m in _country_pattern().finditer(low):
         name = m.group(0)
-        if not re.search(r"\b(from|in|of the people of)\s+$", low[: m.start()]) \
-                and not re.search(rf"\b{re.escape(name)}\s+(person|people|man|woman)", low) \
-                and not lexicon.is_demonym(name):
+        if (
+            not re.search(r"\b(from|in|of the people of)\s+$", low[: m.start()])
+            and not re.search(rf"\b{re.escape(name)}\s+(person|people|man|woman)", low)
+            and not lexicon.is_demonym(name)
+        ):
             faults.append("country_as_person")
             break
     nouns = lexicon.person_nouns()
     for a, b in zip(lows, lows[1:], strict=False):
-        plural_person = a.endswith("s") and lexicon.singular(a) != a and lexicon.singular(a) in nouns and a not in ("people",)
+        plural_person = (
+            a.endswith("s")
+            and lexicon.singular(a) != a
+            and lexicon.singular(a) in nouns
+            and a not in ("people",)
+        )
         noun_only = "ADJ" not in lexicon.parts_of_speech(a) and not lexicon.is_demonym(a)
-        if (plural_person and (lexicon.is_demonym(b) or b in nouns)) or (a in nouns and noun_only and a != b
-                                                                          and b in ("person", "people")):
+        if (plural_person and (lexicon.is_demonym(b) or b in nouns)) or (
+            a in nouns and noun_only and a != b and b in ("person", "people")
+        ):
             faults.append("noun_as_adjective")
             break
     for i in range(len(lows)):
         for n in (2, 1):
-            phrase = " ".join(lows[i:i + n])
-            if len(lows[i:i + n]) == n and lexicon.is_demonym(phrase):
+            phrase = " ".join(lows[i : i + n])
+            if len(lows[i : i + n]) == n and lexicon.is_demonym(phrase):
                 nxt = lows[i + n] if i + n < len(lows) else ""
-                nxt2 = " ".join(lows[i + n:i + n + 2])
-                followed = nxt and (nxt in nouns or lexicon.singular(nxt) in nouns or lexicon.is_demonym(f"{phrase} {nxt}")
-                                    or lexicon.is_demonym(nxt) or lexicon.is_demonym(nxt2) or nxt == "and"
-                                    or nxt in ("person", "people"))
-                if not followed and not (n == 1 and i > 0 and lexicon.is_demonym(f"{lows[i - 1]} {phrase}")):
+                nxt2 = " ".join(lows[i + n : i + n + 2])
+                followed = nxt and (
+                    nxt in nouns
+                    or lexicon.singular(nxt) in nouns
+                    or lexicon.is_demonym(f"{phrase} {nxt}")
+                    or lexicon.is_demonym(nxt)
+                    or lexicon.is_demonym(nxt2)
+                    or nxt == "and"
+                    or nxt in ("person", "people")
+                )
+                if not followed and not (
+                    n == 1 and i > 0 and lexicon.is_demonym(f"{lows[i - 1]} {phrase}")
+                ):
                     faults.append("bare_demonym")
                 break
         if "bare_demonym" in faults:
             break
     m = re.search(r"\bnamed ([A-Za-z]+)", prompt)
-    if m and (lexicon.is_demonym(m[1]) or lexicon.is_person_noun(m[1]) or lexicon.parts_of_speech(m[1].lower())):
+    if m and (
+        lexicon.is_demonym(m[1])
+        or lexicon.is_person_noun(m[1])
+        or lexicon.parts_of_speech(m[1].lower())
+    ):
         faults.append("group_as_name")
     if any(t in CLAUSE for t in lows):
         faults.append("fragment")
     if any(lexicon.correct_word(t) != t for t in toks if "-" not in t):
         faults.append("misspelled")
-    if not any(t in nouns or lexicon.singular(t) in nouns or t.endswith(("man", "woman", "men", "women"))
-               or t in ("person", "people") for t in lows):
+    if not any(
+        t in nouns
+        or lexicon.singular(t) in nouns
+        or t.endswith(("man", "woman", "men", "women"))
+        or t in ("person", "people")
+        for t in lows
+    ):
         faults.append("no_person")
     return tuple(faults)
 

@@ -28,8 +28,14 @@ def blind_stored(probs: np.ndarray, spec: SimJudgeWorld, orders: np.ndarray) -> 
     q = perceived(probs, spec)
     sa = np.asarray(orders) == "sa"
     unsure_a = q[:, 2] * spec.slot_a
-    return np.stack([q[:, 0] + np.where(sa, unsure_a, 0.0), q[:, 1] + np.where(sa, 0.0, unsure_a),
-                     q[:, 2] * (1 - spec.slot_a)], axis=1)
+    return np.stack(
+        [
+            q[:, 0] + np.where(sa, unsure_a, 0.0),
+            q[:, 1] + np.where(sa, 0.0, unsure_a),
+            q[:, 2] * (1 - spec.slot_a),
+        ],
+        axis=1,
+    )
 
 
 def slot_a(probs: np.ndarray, spec: SimJudgeWorld, orders: np.ndarray) -> np.ndarray:
@@ -56,7 +62,12 @@ def score_pmf(spec: SimJudgeWorld) -> np.ndarray:
             j = int(min(5, max(0, np.floor(mu + 0.5))))
             out[k, j] = 1.0
             continue
-        cdf = np.array([0.0 if e == -np.inf else 1.0 if e == np.inf else NormalDist(mu, sd).cdf(e) for e in edges])
+        cdf = np.array(
+            [
+                0.0 if e == -np.inf else 1.0 if e == np.inf else NormalDist(mu, sd).cdf(e)
+                for e in edges
+            ]
+        )
         out[k] = np.diff(cdf)
     return out
 

@@ -23,7 +23,7 @@ def sim_name(model: str) -> str:
     """``sim:NAME`` -> NAME (the world's generator / judge entry)."""
     if not model.startswith(SIM_PREFIX):
         raise ConfigError(f"simulated model references look like 'sim:NAME', got '{model}'")
-    return model[len(SIM_PREFIX):]
+    return model[len(SIM_PREFIX) :]
 
 
 def fingerprint(world_dir: str | Path) -> str | None:
@@ -47,8 +47,10 @@ class World:
     def rows(self, generator: str) -> pd.DataFrame:
         rows = self.truth[self.truth["generator"] == generator]
         if rows.empty:
-            raise ConfigError(f"the planted world has no generator '{generator}'; known: "
-                              f"{', '.join(sorted(self.truth['generator'].unique()))}")
+            raise ConfigError(
+                f"the planted world has no generator '{generator}'; known: "
+                f"{', '.join(sorted(self.truth['generator'].unique()))}"
+            )
         return rows.set_index("unit_id", drop=False)
 
 

@@ -22,7 +22,9 @@ class BiasTypeWorld(StrictModel):
     stereo: float = Field(0.45, gt=0, lt=1)
     anti: float = Field(0.2, gt=0, lt=1)
     concentration: float = Field(4.0, gt=0)
-    refusal: float = Field(0.0, ge=0, lt=1)  # P(refused) per request, for generators with refuses: true
+    refusal: float = Field(
+        0.0, ge=0, lt=1
+    )  # P(refused) per request, for generators with refuses: true
 
     @model_validator(mode="after")
     def _sum(self) -> BiasTypeWorld:
@@ -98,7 +100,11 @@ class SimJudgeWorld(StrictModel):
             if set(name) != set(CLASSES):
                 raise ValueError(f"needs exactly the keys {CLASSES}")
         for true, row in self.confusion.items():
-            if set(row) != set(CLASSES) or abs(sum(row.values()) - 1) > 1e-9 or min(row.values()) < 0:
+            if (
+                set(row) != set(CLASSES)
+                or abs(sum(row.values()) - 1) > 1e-9
+                or min(row.values()) < 0
+            ):
                 raise ValueError(f"confusion[{true}] must be a distribution over {CLASSES}")
         return self
 
@@ -121,7 +127,9 @@ class CalibrationWorld(StrictModel):
 
     def rater_confusion(self) -> list[list[float]]:
         e = self.rater_error
-        return [[1 - e if i == j else e / 2 for j in range(len(CLASSES))] for i in range(len(CLASSES))]
+        return [
+            [1 - e if i == j else e / 2 for j in range(len(CLASSES))] for i in range(len(CLASSES))
+        ]
 
 
 class WorldParams(StrictModel):

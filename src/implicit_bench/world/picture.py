@@ -37,7 +37,13 @@ class Shown:
 
     def encode(self) -> bytes:
         text = _FIELD_SEP.join(
-            (self.attribute[:_MAX_TEXT], self.head[:_MAX_TEXT], self.gender, self.age, f"{self.noise & 0xFFFFFFFF:08x}")
+            (
+                self.attribute[:_MAX_TEXT],
+                self.head[:_MAX_TEXT],
+                self.gender,
+                self.age,
+                f"{self.noise & 0xFFFFFFFF:08x}",
+            )
         ).encode("utf-8")
         body = MAGIC + len(text).to_bytes(2, "big") + text
         return body + zlib.crc32(body).to_bytes(4, "big")
@@ -66,14 +72,20 @@ def draw(shown: Shown, background: tuple[int, int, int] = (236, 240, 246)):
     image = Image.new("RGB", (SIZE, SIZE), background)
     pen = ImageDraw.Draw(image)
     rng = np.random.default_rng(shown.noise)
-    for x, y in rng.integers(BAND_ROWS + 2, SIZE - 2, size=(24, 2)):  # faint texture: the image's noise
+    for x, y in rng.integers(
+        BAND_ROWS + 2, SIZE - 2, size=(24, 2)
+    ):  # faint texture: the image's noise
         pen.point((int(x), int(y)), fill=tuple(int(c) - 18 for c in background))
     font = ImageFont.load_default()
     if shown.head:
-        pen.text((SIZE // 2, BAND_ROWS + 10), shown.head[:24], fill=(20, 20, 20), font=font, anchor="mm")
+        pen.text(
+            (SIZE // 2, BAND_ROWS + 10), shown.head[:24], fill=(20, 20, 20), font=font, anchor="mm"
+        )
     if shown.gender:
         dress = (200, 60, 140) if shown.gender == "female" else (50, 90, 190)
-        hair = {"young": (90, 60, 30), "middle": (60, 50, 40), "elderly": (200, 200, 200)}.get(shown.age, (0, 0, 0))
+        hair = {"young": (90, 60, 30), "middle": (60, 50, 40), "elderly": (200, 200, 200)}.get(
+            shown.age, (0, 0, 0)
+        )
         cx, top = SIZE // 2, 40
         pen.ellipse((cx - 14, top, cx + 14, top + 28), fill=(240, 200, 170), outline=(60, 40, 30))
         pen.chord((cx - 15, top - 3, cx + 15, top + 20), 180, 360, fill=hair)
@@ -82,9 +94,15 @@ def draw(shown: Shown, background: tuple[int, int, int] = (236, 240, 246)):
         else:
             pen.rectangle((cx - 18, top + 30, cx + 18, top + 80), fill=dress)
     if shown.attribute:
-        pen.rounded_rectangle((10, SIZE - 36, SIZE - 10, SIZE - 10), radius=6, fill=(255, 214, 90),
-                              outline=(120, 90, 0))
-        pen.text((SIZE // 2, SIZE - 23), shown.attribute[:24], fill=(30, 20, 0), font=font, anchor="mm")
+        pen.rounded_rectangle(
+            (10, SIZE - 36, SIZE - 10, SIZE - 10),
+            radius=6,
+            fill=(255, 214, 90),
+            outline=(120, 90, 0),
+        )
+        pen.text(
+            (SIZE // 2, SIZE - 23), shown.attribute[:24], fill=(30, 20, 0), font=font, anchor="mm"
+        )
     pixels = np.asarray(image).copy()
     pixels[:BAND_ROWS] = _band(shown.encode())[..., None]
     return Image.fromarray(pixels)

@@ -15,7 +15,12 @@ from implicit_bench.hashing import derive_seed
 from implicit_bench.world.params import CLASSES, WorldParams
 
 VARIANTS: tuple[str, ...] = (
-    "neutral", "stereotype", "anti_stereotype", "negated_0_1", "negated_1_1", "subject",
+    "neutral",
+    "stereotype",
+    "anti_stereotype",
+    "negated_0_1",
+    "negated_1_1",
+    "subject",
 )
 GENDERS: tuple[str, ...] = ("female", "male")
 AGE_GROUPS: tuple[str, ...] = ("young", "middle", "elderly")
@@ -38,8 +43,9 @@ def prime(probs: np.ndarray, priming: float) -> np.ndarray:
     return out
 
 
-def variant_probs(base: np.ndarray, succ_s: np.ndarray, succ_a: np.ndarray, variant: str,
-                  params: WorldParams) -> np.ndarray:
+def variant_probs(
+    base: np.ndarray, succ_s: np.ndarray, succ_a: np.ndarray, variant: str, params: WorldParams
+) -> np.ndarray:
     """(n, 3) class probabilities of ``variant`` from the units' neutral probabilities ``base``
     (the generator's bias already applied) and their explicit-request success."""
     s = params.success
@@ -47,13 +53,19 @@ def variant_probs(base: np.ndarray, succ_s: np.ndarray, succ_a: np.ndarray, vari
     if variant in ("neutral", "subject"):
         return base
     if variant == "stereotype":
-        return np.stack([succ_s, (1 - succ_s) * s.stereo_to_a, (1 - succ_s) * (1 - s.stereo_to_a)], axis=1)
+        return np.stack(
+            [succ_s, (1 - succ_s) * s.stereo_to_a, (1 - succ_s) * (1 - s.stereo_to_a)], axis=1
+        )
     if variant == "anti_stereotype":
-        return np.stack([(1 - succ_a) * s.anti_to_s, succ_a, (1 - succ_a) * (1 - s.anti_to_s)], axis=1)
+        return np.stack(
+            [(1 - succ_a) * s.anti_to_s, succ_a, (1 - succ_a) * (1 - s.anti_to_s)], axis=1
+        )
     if variant == "negated_0_1":
         return prime(base, params.negation.priming)
     if variant == "negated_1_1":
-        return prime(variant_probs(base, succ_s, succ_a, "anti_stereotype", params), params.negation.priming)
+        return prime(
+            variant_probs(base, succ_s, succ_a, "anti_stereotype", params), params.negation.priming
+        )
     raise ValueError(f"unknown variant '{variant}'")
 
 
@@ -74,8 +86,14 @@ class Outcomes:
     age: np.ndarray
 
 
-def outcomes(probs: np.ndarray, refusal: np.ndarray, off_prompt: np.ndarray, female: np.ndarray,
-             ages: np.ndarray, uniforms: np.ndarray) -> Outcomes:
+def outcomes(
+    probs: np.ndarray,
+    refusal: np.ndarray,
+    off_prompt: np.ndarray,
+    female: np.ndarray,
+    ages: np.ndarray,
+    uniforms: np.ndarray,
+) -> Outcomes:
     """Inverse-CDF draws from ``uniforms`` (n, N_UNIFORMS): the one sampling rule of the world."""
     probs = np.atleast_2d(probs)
     u = np.atleast_2d(uniforms)
@@ -88,11 +106,15 @@ def outcomes(probs: np.ndarray, refusal: np.ndarray, off_prompt: np.ndarray, fem
     return Outcomes(refused, shown, off, gender, age)
 
 
-def image_uniforms(world_seed: int, generator: str, unit_id: str, variant: str, seed: int) -> np.ndarray:
+def image_uniforms(
+    world_seed: int, generator: str, unit_id: str, variant: str, seed: int
+) -> np.ndarray:
     """The uniforms of one image: shared by every prompt rendered for (unit, variant, seed), so
     debiasing configurations are compared on common random numbers (like a shared initial
     noise at one seed)."""
-    rng = np.random.default_rng(derive_seed("world-image", world_seed, generator, str(unit_id), variant, int(seed)))
+    rng = np.random.default_rng(
+        derive_seed("world-image", world_seed, generator, str(unit_id), variant, int(seed))
+    )
     return rng.random(N_UNIFORMS)
 
 

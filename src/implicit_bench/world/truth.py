@@ -46,14 +46,19 @@ def truly_leans(probs: dict[str, np.ndarray]) -> np.ndarray:
     """Noiseless selection: the neutral image's expected position on s (+1) vs a (-1) is closer
     to the stereotype image's than to the anti-stereotype image's."""
     pos = {v: p[:, 0] - p[:, 1] for v, p in probs.items()}
-    return np.abs(pos["neutral"] - pos["anti_stereotype"]) > np.abs(pos["neutral"] - pos["stereotype"])
+    return np.abs(pos["neutral"] - pos["anti_stereotype"]) > np.abs(
+        pos["neutral"] - pos["stereotype"]
+    )
 
 
 def plant(units: pd.DataFrame, params: WorldParams) -> pd.DataFrame:
     rows = []
     draws = {}
     for unit in units.to_dict("records"):
-        draws[str(unit["unit_id"])] = (_unit_draws(str(unit["unit_id"]), str(unit["bias_type"]), params), unit)
+        draws[str(unit["unit_id"])] = (
+            _unit_draws(str(unit["unit_id"]), str(unit["bias_type"]), params),
+            unit,
+        )
     for gen_name, gen in params.generators.items():
         ids = list(draws)
         base = np.stack([draws[u][0]["base"] for u in ids]) if ids else np.zeros((0, 3))
@@ -67,17 +72,28 @@ def plant(units: pd.DataFrame, params: WorldParams) -> pd.DataFrame:
             fields = unit_fields(unit)
             bt = params.bias_type(str(unit["bias_type"]))
             row: dict[str, Any] = {
-                "unit_id": unit_id, "bias_type": str(unit["bias_type"]), "generator": gen_name,
-                "head": fields["head"], "subject": subject_of(unit["prompt_neutral"]),
+                "unit_id": unit_id,
+                "bias_type": str(unit["bias_type"]),
+                "generator": gen_name,
+                "head": fields["head"],
+                "subject": subject_of(unit["prompt_neutral"]),
                 "shown_s": fields["stereotype_tails"],
                 "shown_a": fields["anti_stereotype_tails"],
-                "stereotype": str(unit["stereotype"]), "anti_stereotype": str(unit["anti_stereotype"]),
+                "stereotype": str(unit["stereotype"]),
+                "anti_stereotype": str(unit["anti_stereotype"]),
                 "prompt_neutral": str(unit["prompt_neutral"]),
-                "p_s": neutral[i, 0], "p_a": neutral[i, 1], "p_n": neutral[i, 2],
-                "succ_s": succ_s[i], "succ_a": succ_a[i],
-                "refusal": bt.refusal if gen.refuses else 0.0, "off_prompt": gen.off_prompt,
-                "p_female": d["female"], "p_young": d["ages"][0], "p_middle": d["ages"][1],
-                "p_elderly": d["ages"][2], "truly_leans": bool(leans[i]),
+                "p_s": neutral[i, 0],
+                "p_a": neutral[i, 1],
+                "p_n": neutral[i, 2],
+                "succ_s": succ_s[i],
+                "succ_a": succ_a[i],
+                "refusal": bt.refusal if gen.refuses else 0.0,
+                "off_prompt": gen.off_prompt,
+                "p_female": d["female"],
+                "p_young": d["ages"][0],
+                "p_middle": d["ages"][1],
+                "p_elderly": d["ages"][2],
+                "truly_leans": bool(leans[i]),
             }
             for v in VARIANTS:
                 for j, c in enumerate(CLASSES):

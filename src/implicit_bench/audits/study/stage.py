@@ -19,20 +19,35 @@ from implicit_bench.audits.diversity_study import (
 )
 
 
-def render_study(units: pd.DataFrame, params: DiversityStudyParams, render: Any, root: str | Path = ".") -> dict[str, Any]:
+def render_study(
+    units: pd.DataFrame, params: DiversityStudyParams, render: Any, root: str | Path = "."
+) -> dict[str, Any]:
     """Render the sample's prompts ``n_images`` times with ``params.generator``; its metrics."""
     from implicit_bench.params import check_refs
     from implicit_bench.render.stage import RenderParams, render_config
 
     check_refs(params.generator, render.configs, "diversity_study.generator", "generators")
-    study = RenderParams(configs={params.generator: render.configs[params.generator]}, run=[params.generator],
-                         seeds=params.seeds(), variants=params.variants(), verify=render.verify,
-                         retry_failed=render.retry_failed, executor=render.executor_for(params.generator))
-    return render_config(params.generator, study.configs[params.generator], units,
-                         Path(root) / params.images_dir / params.generator, study)
+    study = RenderParams(
+        configs={params.generator: render.configs[params.generator]},
+        run=[params.generator],
+        seeds=params.seeds(),
+        variants=params.variants(),
+        verify=render.verify,
+        retry_failed=render.retry_failed,
+        executor=render.executor_for(params.generator),
+    )
+    return render_config(
+        params.generator,
+        study.configs[params.generator],
+        units,
+        Path(root) / params.images_dir / params.generator,
+        study,
+    )
 
 
-def read_faces(params: DiversityStudyParams, units: pd.DataFrame, root: str | Path = ".") -> pd.DataFrame:
+def read_faces(
+    params: DiversityStudyParams, units: pd.DataFrame, root: str | Path = "."
+) -> pd.DataFrame:
     """One row per ok study image of the sampled units: unit_id, variant, seed, faces, gender, age_group."""
     from implicit_bench.cache import DiskCache
     from implicit_bench.faces import create
@@ -43,35 +58,62 @@ def read_faces(params: DiversityStudyParams, units: pd.DataFrame, root: str | Pa
     store = ImageStore(store_dir)
     try:
         index = read_index(store_dir)  # the study's plan only, not every stored image
-        index = index[(index["status"] == "ok") & index["variant"].isin(params.variants())
-                      & index["unit_id"].astype(str).isin(set(units["unit_id"].astype(str)))
-                      & index["seed"].isin(params.seeds())]
+        index = index[
+            (index["status"] == "ok")
+            & index["variant"].isin(params.variants())
+            & index["unit_id"].astype(str).isin(set(units["unit_id"].astype(str)))
+            & index["seed"].isin(params.seeds())
+        ]
         judge = create(params.judge)
-        faces = judge_images(judge, DiskCache(Path(root) / params.cache), index["sha256"], store.load_image)
+        faces = judge_images(
+            judge, DiskCache(Path(root) / params.cache), index["sha256"], store.load_image
+        )
     finally:
         store.close()
-    attrs = pd.DataFrame([face_attributes(faces[sha], params.judge) for sha in index["sha256"]],
-                         columns=["faces", "gender", "age", "age_group"])
-    return pd.concat([index[["unit_id", "variant", "seed", "sha256"]].reset_index(drop=True), attrs], axis=1)
+    attrs = pd.DataFrame(
+        [face_attributes(faces[sha], params.judge) for sha in index["sha256"]],
+        columns=["faces", "gender", "age", "age_group"],
+    )
+    return pd.concat(
+        [index[["unit_id", "variant", "seed", "sha256"]].reset_index(drop=True), attrs], axis=1
+    )
 
 
-def run_study(units: pd.DataFrame, params: DiversityStudyParams, render: Any, root: str | Path = ".") -> dict[str, Any]:
+def run_study(
+    units: pd.DataFrame, params: DiversityStudyParams, render: Any, root: str | Path = "."
+) -> dict[str, Any]:
     """metrics/diversity_study.json content: render, read faces, score."""
     sample = sample_units(units, params.sample)
     rendered = render_study(sample, params, render, root)
     frame = read_faces(params, sample, root)
-    scores = face_diversity_scores(frame, params.attributes, params.scene_variant, params.template_variant, params.quantiles)
+    scores = face_diversity_scores(
+        frame, params.attributes, params.scene_variant, params.template_variant, params.quantiles
+    )
     from implicit_bench.analysis.bootstrap import Bootstrap
 
     boot = Bootstrap.from_params(params.bootstrap)
-    intervals = study_intervals(boot, frame, scores, params.attributes, params.scene_variant, params.template_variant,
-                                params.quantiles, f"diversity_study/{params.generator}") if len(frame) else None
+    intervals = (
+        study_intervals(
+            boot,
+            frame,
+            scores,
+            params.attributes,
+            params.scene_variant,
+            params.template_variant,
+            params.quantiles,
+            f"diversity_study/{params.generator}",
+        )
+        if len(frame)
+        else None
+    )
     return {
         "generator": params.generator,
         "n_images": params.n_images,
         "seeds": params.seeds(),
         "units": sample["unit_id"].tolist(),
-        "bias_types": {str(k): int(v) for k, v in sample["bias_type"].value_counts().sort_index().items()},
+        "bias_types": {
+            str(k): int(v) for k, v in sample["bias_type"].value_counts().sort_index().items()
+        },
         "face_judge": params.judge.backend,
         "attributes": list(params.attributes),
         "render": {k: rendered[k] for k in ("generator", "items", "by_status") if k in rendered},

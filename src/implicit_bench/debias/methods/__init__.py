@@ -80,12 +80,16 @@ class DebiasMethod:
 
     def prepare(self, params: Any, inputs: MethodInputs) -> Prepared:
         """The prompt to render for each unit of the subset (default: its neutral prompt)."""
-        return Prepared(dict(zip(inputs.subset["unit_id"], inputs.subset["prompt_neutral"], strict=True)))
+        return Prepared(
+            dict(zip(inputs.subset["unit_id"], inputs.subset["prompt_neutral"], strict=True))
+        )
 
     def llm_work(self, params: Any) -> LlmWork:
         return LlmWork()
 
-    def check_generator(self, config_name: str, generator_cls: type, generator_name: str, backend: str) -> None:
+    def check_generator(
+        self, config_name: str, generator_cls: type, generator_name: str, backend: str
+    ) -> None:
         """Raise ConfigError when the generator cannot render this method."""
         return None
 
@@ -93,7 +97,9 @@ class DebiasMethod:
         """The image settings hash (default: the generator's): a change re-renders on resume."""
         return base
 
-    def worker(self, params: Any, generator_config: dict[str, Any], alpha: float) -> Callable[[], Any] | None:
+    def worker(
+        self, params: Any, generator_config: dict[str, Any], alpha: float
+    ) -> Callable[[], Any] | None:
         """An executor worker factory, or None for the render stage's own worker."""
         return None
 
@@ -113,7 +119,9 @@ def get_method(name: str) -> DebiasMethod:
     """The method ``name`` (its module imported on first use)."""
     if name not in _INSTANCES:
         if name not in METHODS.names():
-            raise ConfigError(f"unknown debias method '{name}'; known: {', '.join(METHODS.names())}")
+            raise ConfigError(
+                f"unknown debias method '{name}'; known: {', '.join(METHODS.names())}"
+            )
         cls = METHODS.resolve(name)
         if not (isinstance(cls, type) and issubclass(cls, DebiasMethod)):
             raise ConfigError(f"debias method '{name}': METHOD is not a DebiasMethod class")

@@ -67,31 +67,46 @@ class Steer(DebiasMethod):
             out.payloads[unit] = steering_texts(by_id[source], params.signal, pair_of.get(source))
         return out
 
-    def check_generator(self, config_name: str, generator_cls: type, generator_name: str, backend: str) -> None:
+    def check_generator(
+        self, config_name: str, generator_cls: type, generator_name: str, backend: str
+    ) -> None:
         if not hasattr(generator_cls, "encode"):
             raise ConfigError(
                 f"debias config '{config_name}' steers prompt embeddings, but generator '{generator_name}' "
                 f"(backend {backend}) has no prompt-encoder hook; use a diffusers pipeline"
             )
 
-    def settings(self, params: SteerParams, base: str, alpha: float, payloads: dict[str, Any]) -> str:
+    def settings(
+        self, params: SteerParams, base: str, alpha: float, payloads: dict[str, Any]
+    ) -> str:
         return steering_settings(base, params, alpha, payloads)
 
-    def worker(self, params: SteerParams, generator_config: dict[str, Any], alpha: float) -> Callable[[], Any]:
+    def worker(
+        self, params: SteerParams, generator_config: dict[str, Any], alpha: float
+    ) -> Callable[[], Any]:
         return functools.partial(_steer_worker, generator_config, params.signal, float(alpha))
 
 
-def steering_settings(base: str, params: SteerParams, alpha: float, texts: dict[str, tuple[str, str]]) -> str:
+def steering_settings(
+    base: str, params: SteerParams, alpha: float, texts: dict[str, tuple[str, str]]
+) -> str:
     """The settings hash of a steering configuration: a changed alpha, signal or steering text
     re-renders its images on resume."""
     return stable_hash(
-        {"generator": base, "signal": params.signal, "info": params.info, "alpha": float(alpha),
-         "texts": sorted(texts.items())},
+        {
+            "generator": base,
+            "signal": params.signal,
+            "info": params.info,
+            "alpha": float(alpha),
+            "texts": sorted(texts.items()),
+        },
         length=16,
     )
 
 
-def _steer_worker(config: dict[str, Any], signal: str, alpha: float) -> Callable[[list[Any]], list[Any]]:
+def _steer_worker(
+    config: dict[str, Any], signal: str, alpha: float
+) -> Callable[[list[Any]], list[Any]]:
     """Executor worker factory: load the generator once; each batch is encoded with the
     generator's own encoder, steered, and generated from the edited encodings."""
     import torch
@@ -114,7 +129,9 @@ def _steer_worker(config: dict[str, Any], signal: str, alpha: float) -> Callable
             neutral.item_ids = [r.item_id for r in requests]
         images = generator.generate_encoded(neutral, [r.seed for r in requests])
         return [
-            RenderResult.from_image(image) if image is not None else RenderResult.refused("refused by the generator")
+            RenderResult.from_image(image)
+            if image is not None
+            else RenderResult.refused("refused by the generator")
             for image in images
         ]
 

@@ -26,7 +26,9 @@ class PromptSuffix(DebiasMethod):
 
     def prepare(self, params: SuffixParams, inputs: MethodInputs) -> Prepared:
         out = super().prepare(params, inputs)
-        out.prompts = {unit: f"{prompt.rstrip()} {params.suffix}" for unit, prompt in out.prompts.items()}
+        out.prompts = {
+            unit: f"{prompt.rstrip()} {params.suffix}" for unit, prompt in out.prompts.items()
+        }
         return out
 
 
