@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.clip.stage import UNIT_COLUMNS_USED, ClipParams, run_clip
 from implicit_bench.io import nan_to_none
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import merge_provenance, provenance, upstream_provenance
 from implicit_bench.runlog import write_metrics
+from implicit_bench.stage_preflight import ModelStageCommand
 from implicit_bench.tables import CLIP_JUDGEMENTS_PATH, UNITS, UNITS_PATH
 from implicit_bench.tables.judgements import write_judgements
 
 
-@click.command(cls=FriendlyCommand)
+@click.command(cls=ModelStageCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--units", default=UNITS_PATH, show_default=True)
 @click.option("--out", default=CLIP_JUDGEMENTS_PATH, show_default=True)

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.debias.stage import DebiasParams, judge_stage_params
 from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
 from implicit_bench.params import load_params, section
 from implicit_bench.runlog import log_run
+from implicit_bench.stage_preflight import ModelStageCommand
 from implicit_bench.tables import DEBIAS_IMAGES_DIR, DEBIAS_JUDGEMENTS_DIR
 
 
-@click.command(cls=FriendlyCommand)
+@click.command(cls=ModelStageCommand)
 @click.option("--config", "name", required=True, help="a debias.configs entry")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--images", "images_dir", default=DEBIAS_IMAGES_DIR, show_default=True)

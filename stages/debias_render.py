@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.debias.render.stage import (
     KG_COLUMNS,
     DebiasParams,
@@ -19,10 +18,11 @@ from implicit_bench.params import check_refs, load_params, section
 from implicit_bench.provenance import provenance
 from implicit_bench.render.stage import RenderParams
 from implicit_bench.runlog import write_metrics
+from implicit_bench.stage_preflight import ModelStageCommand
 from implicit_bench.tables import DEBIAS_IMAGES_DIR, LLM_PAIRS, RETRIEVAL, REWRITES, UNITS
 
 
-@click.command(cls=FriendlyCommand)
+@click.command(cls=ModelStageCommand)
 @click.option("--config", "name", required=True, help="a debias.configs entry")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--images", "images_dir", default=DEBIAS_IMAGES_DIR, show_default=True)

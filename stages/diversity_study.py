@@ -8,15 +8,15 @@ from pathlib import Path
 import click
 
 from implicit_bench.audits.study.stage import DiversityStudyParams, run_study
-from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import nan_to_none, write_json
 from implicit_bench.params import load_params, section
 from implicit_bench.provenance import upstream_provenance
 from implicit_bench.render.stage import RenderParams
+from implicit_bench.stage_preflight import ModelStageCommand
 from implicit_bench.tables import UNITS
 
 
-@click.command(cls=FriendlyCommand)
+@click.command(cls=ModelStageCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--metrics", default="metrics/diversity_study.json", show_default=True)
 def main(params_path: str, metrics: str) -> None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
 from implicit_bench.params import load_params, section
 from implicit_bench.runlog import log_run
+from implicit_bench.stage_preflight import ModelStageCommand
 
 
-@click.command(cls=FriendlyCommand)
+@click.command(cls=ModelStageCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 def main(params_path: str) -> None:
     raw = load_params(params_path)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.params import load_params, section
 from implicit_bench.render.stage import RenderParams, render_all, render_metrics, unit_columns
 from implicit_bench.runlog import write_metrics
+from implicit_bench.stage_preflight import ModelStageCommand
 from implicit_bench.tables import IMAGES_DIR, UNITS, UNITS_PATH
 
 
-@click.command(cls=FriendlyCommand)
+@click.command(cls=ModelStageCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--units", "units_path", default=UNITS_PATH, show_default=True)
 @click.option("--images", "images_dir", default=IMAGES_DIR, show_default=True)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, run_retrieval
 from implicit_bench.params import load_params, section
 from implicit_bench.runlog import write_metrics
+from implicit_bench.stage_preflight import ModelStageCommand
 from implicit_bench.tables import RETRIEVAL, RETRIEVAL_PATH, UNITS
 
 
-@click.command(cls=FriendlyCommand)
+@click.command(cls=ModelStageCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--out", default=RETRIEVAL_PATH, show_default=True)
 @click.option("--metrics", default="metrics/retrieval.json", show_default=True)

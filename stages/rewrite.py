@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.debias.stage import (
     KG_COLUMNS,
     DebiasParams,
@@ -16,6 +15,7 @@ from implicit_bench.debias.stage import (
 )
 from implicit_bench.params import catalogue, load_params, section
 from implicit_bench.runlog import write_metrics
+from implicit_bench.stage_preflight import ModelStageCommand
 from implicit_bench.tables import (
     LLM_PAIRS,
     LLM_PAIRS_PATH,
@@ -26,7 +26,7 @@ from implicit_bench.tables import (
 )
 
 
-@click.command(cls=FriendlyCommand)
+@click.command(cls=ModelStageCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--retrieval", "retrieval_path", default=RETRIEVAL_PATH, show_default=True)
 @click.option("--rewrites", "rewrites_path", default=REWRITES_PATH, show_default=True)

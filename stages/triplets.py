@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import write_jsonl
 from implicit_bench.params import SubsetParams, catalogue, load_params, section
 from implicit_bench.runlog import write_metrics
+from implicit_bench.stage_preflight import ModelStageCommand
 from implicit_bench.tables import (
     KG_UNITS,
     KG_UNITS_PATH,
@@ -27,7 +27,7 @@ from implicit_bench.triplets.stage import (
 )
 
 
-@click.command(cls=FriendlyCommand)
+@click.command(cls=ModelStageCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--units", "units_path", default=KG_UNITS_PATH, show_default=True)
 @click.option("--pairs", default=PAIRS_PATH, show_default=True)

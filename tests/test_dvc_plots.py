@@ -224,12 +224,9 @@ def test_dvc_plots_show_renders_every_plot_offline_in_chromium(plots_page, tmp_p
 
 
 def _strength(n_units: int, s: float | None, a: float | None) -> dict:
-    iv = lambda v: {
-        "value": v,
-        "ci": [v, v] if v is not None else None,
-        "n": n_units,
-        "level": 0.95,
-    }  # noqa: E731  (an Estimate)
+    def iv(v: float | None) -> dict:  # an Estimate
+        return {"value": v, "ci": [v, v] if v is not None else None, "n": n_units, "level": 0.95}
+
     return {
         "groups": {
             "3 of 3": {"n_units": n_units, "success_stereotype": iv(s), "success_anti": iv(a)}

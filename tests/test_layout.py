@@ -38,10 +38,12 @@ def test_test_scaffolding_is_not_imported_by_the_package_or_the_stages():
 
 
 # Modules every stage script may import besides entry modules: the shared infrastructure
-# (click errors, params, table and JSON I/O, run log, provenance, protocol constants).
+# (click errors and the model stages' command class, params, table and JSON I/O, run log,
+# provenance, protocol constants).
 SHARED = {
     "implicit_bench.clierrors", "implicit_bench.errors", "implicit_bench.params", "implicit_bench.io",
     "implicit_bench.runlog", "implicit_bench.provenance", "implicit_bench.schema", "implicit_bench.tables",
+    "implicit_bench.stage_preflight",
 }  # fmt: skip
 
 

@@ -223,3 +223,14 @@ def test_python_stages_script_runs_it_as_dvc_does(tmp_path):
         and f"{KEY_ENV} is not set" in done.stderr
     )
     assert server.hits == 0
+
+
+def test_model_stages_and_only_they_carry_the_preflight():
+    """The model stages' scripts use ModelStageCommand; the others stay plain FriendlyCommands,
+    so the preflight modules are not in their import closure (their DVC deps)."""
+    for script in sorted((REPO / "stages").glob("*.py")):
+        text = script.read_text(encoding="utf-8")
+        if "@click.command" not in text:
+            continue
+        is_model = "cls=ModelStageCommand" in text
+        assert is_model == (script.stem in MODEL_STAGES), script.name

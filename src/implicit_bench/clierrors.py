@@ -47,25 +47,14 @@ def _invoke(invoke: Any, ctx: click.Context) -> Any:
 
 
 class FriendlyCommand(click.Command):
-    """A click command whose errors are one line (see the module docstring); a stage script that
-    calls models also gets ``--no-preflight`` and runs its preflight first (stage_preflight.py)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        from implicit_bench.stage_preflight import no_preflight_option, stage_of
-
-        self.model_stage = stage_of(self.callback)
-        if self.model_stage is not None:
-            self.params.append(no_preflight_option())
+    """A click command whose errors are one line (see the module docstring). A stage script that
+    calls models uses its subclass :class:`~implicit_bench.stage_preflight.ModelStageCommand`."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        return _invoke(self._preflight_then_invoke, ctx)
+        return _invoke(self.run_callback, ctx)
 
-    def _preflight_then_invoke(self, ctx: click.Context) -> Any:
-        if self.model_stage is not None:
-            from implicit_bench.stage_preflight import run
-
-            run(self.model_stage, ctx)
+    def run_callback(self, ctx: click.Context) -> Any:
+        """The command's own work (click's ``invoke``); subclasses add steps before it."""
         return super().invoke(ctx)
 
 

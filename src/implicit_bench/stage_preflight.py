@@ -1,10 +1,12 @@
 """The preflight before a stage that calls models (``python stages/NAME.py``, DVC, ``implicit-bench stage``).
 
-Every stage script is a :class:`~implicit_bench.clierrors.FriendlyCommand`; for a script under
-``stages/`` whose stem is in :data:`MODEL_STAGES` that class adds ``--no-preflight`` and, before
-the stage's own code runs, calls :func:`run` : the cheap checks of ``implicit-bench check`` for
-the catalogue entries that stage uses (:func:`implicit_bench.preflight.preflight_stage`). One
-line per problem on stderr, exit status 1, before any model call (docs/experiments.md).
+A stage script that calls models (its stem is in :data:`MODEL_STAGES`) is a
+:class:`ModelStageCommand`: a :class:`~implicit_bench.clierrors.FriendlyCommand` that adds
+``--no-preflight`` and, before the stage's own code runs, calls :func:`run` : the cheap checks
+of ``implicit-bench check`` for the catalogue entries that stage uses
+(:func:`implicit_bench.preflight.preflight_stage`). One line per problem on stderr, exit status
+1, before any model call (docs/experiments.md). The other stages are plain ``FriendlyCommand``s,
+so neither this module nor the preflight is in their import closure (their DVC deps).
 
 Skipped with ``--no-preflight``, the environment variable ``IMPLICIT_BENCH_NO_PREFLIGHT=1``, or
 the params key ``base.preflight: false``; ``IMPLICIT_BENCH_PREFLIGHT_TIMEOUT`` sets the seconds
@@ -20,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+from implicit_bench.clierrors import FriendlyCommand
 
 #: the stages that call models (script stems), in pipeline order
 MODEL_STAGES = (
@@ -40,13 +44,17 @@ PARAMS_KEY = "base.preflight"
 DEFAULT_TIMEOUT = 5.0
 
 
-def stage_of(callback: Callable[..., Any] | None) -> str | None:
-    """The model stage a click callback belongs to (its file is ``stages/<stem>.py``), else None."""
+def stage_of(callback: Callable[..., Any] | None) -> str:
+    """The model stage a click callback belongs to: its file is ``stages/<stem>.py`` with the stem
+    in :data:`MODEL_STAGES` (anything else is a programming error, raised at import)."""
     code = getattr(callback, "__code__", None)
-    if code is None:
-        return None
-    path = Path(code.co_filename)
-    return path.stem if path.parent.name == "stages" and path.stem in MODEL_STAGES else None
+    path = Path(code.co_filename) if code is not None else None
+    if path is None or path.parent.name != "stages" or path.stem not in MODEL_STAGES:
+        raise ValueError(
+            f"ModelStageCommand on {path}: only stages/<name>.py with <name> in MODEL_STAGES "
+            f"({', '.join(MODEL_STAGES)}) run a preflight"
+        )
+    return path.stem
 
 
 def _skip_flag(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
@@ -89,3 +97,17 @@ def run(stage: str, ctx: click.Context) -> None:
         click.echo(f"{stage}: preflight: {line}", err=True)
     if problems:
         sys.exit(1)
+
+
+class ModelStageCommand(FriendlyCommand):
+    """The command class of a stage that calls models: one-line errors, ``--no-preflight``, and
+    the stage's preflight (:func:`run`) before its own code."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.model_stage = stage_of(self.callback)
+        self.params.append(no_preflight_option())
+
+    def run_callback(self, ctx: click.Context) -> Any:
+        run(self.model_stage, ctx)
+        return super().run_callback(ctx)
