@@ -190,3 +190,24 @@ def test_report_recovery_table_names_the_calibration_set() -> None:
     )
     assert "<strong>ill-conditioned</strong>" in warned
     assert 'id="calibration"' not in recovery_table({"estimands": [entry]})
+
+
+def test_report_recovery_table_shows_not_estimable_rows_as_na_with_the_reason() -> None:
+    """A row without an estimate (CA_q, MGBI on 3 images a scene) reads "n/a" and says why; no
+    "–" or 0.000 [0.000, 0.000] stands in for it (issue 25)."""
+    from implicit_bench.report.stage import recovery_table
+
+    entry = {
+        "group": "diversity",
+        "estimand": "MGBI",
+        "truth": 0.536,
+        "estimate": {"value": None, "ci": None, "n": None, "level": None},
+        "covered": None,
+        "note": "not estimable from the images per scene of this run",
+    }
+    html = recovery_table({"estimands": [entry]})
+    row = html[html.index("<th>MGBI</th>") :]
+    row = row[: row.index("</tr>")]
+    assert row.count("<td>n/a</td>") == 4  # truth (perfect judge), estimate, interval, covers
+    assert "not estimable from the images per scene of this run" in row
+    assert "0.000" not in row and "–" not in row

@@ -120,26 +120,33 @@ def recovery_table(recovery: dict[str, Any] | None) -> str:
         return '<p class="na">not available (metrics/recovery.json)</p>'
 
     def num(x: Any) -> str:
-        return "–" if x is None else f"{x:.3f}"
+        return "n/a" if x is None else f"{x:.3f}"
 
     rows = []
     for e in recovery["estimands"]:
         est = Estimate.from_json(e["estimate"])
         ci = est.ci
-        covered = {True: "yes", False: "NO", None: "–"}[e.get("covered")]
+        covered = {True: "yes", False: "NO", None: "n/a"}[e.get("covered")]
+        if est.value is None:
+            estimate, interval = "n/a", "n/a"
+        else:
+            estimate = num(est.value)
+            interval = "n/a (one value)" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
         rows.append(
             f"<tr><td>{esc(e['group'])}</td><th>{esc(e['estimand'])}</th><td>{num(e.get('truth'))}</td>"
-            f"<td>{num(e.get('truth_rendered'))}</td><td>{num(est.value)}</td>"
-            f"<td>{'–' if not ci else f'[{ci[0]:.3f}, {ci[1]:.3f}]'}</td><td>{covered}</td></tr>"
+            f"<td>{num(e.get('truth_rendered'))}</td><td>{estimate}</td><td>{interval}</td>"
+            f'<td>{covered}</td><td class="small">{esc(e.get("note") or "")}</td></tr>'
         )
     s = recovery.get("summary") or {}
     head = (
         "<tr><th>group</th><th>estimand</th><th>planted truth</th><th>truth (perfect judge)</th>"
-        "<th>estimate</th><th>95% interval</th><th>covers truth</th></tr>"
+        "<th>estimate</th><th>95% interval</th><th>covers truth</th><th>note</th></tr>"
     )
     return (
         f'<p class="small">{s.get("covered", 0)} of {s.get("with_interval", 0)} intervals cover the planted '
-        f"truth. Truth: {esc(recovery.get('truth', ''))}.</p>{calibration_note(recovery.get('calibration'))}"
+        f"truth. Truth: {esc(recovery.get('truth', ''))}. n/a: not estimable from this run or not "
+        f"defined for the row (the note says which); truth (perfect judge): what the pictures show, "
+        f"for the rates a blind judge reads.</p>{calibration_note(recovery.get('calibration'))}"
         f'<table class="recovery" id="recovery">{head}{"".join(rows)}</table>'
     )
 
