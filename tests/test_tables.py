@@ -25,6 +25,8 @@ def _value(spec: TableSpec, col: Column, i: int):
         return {"task": "rubric", "value": "3"}[col.name]  # a rubric score
     if spec.name.endswith("judgements") and col.name == "valid":
         return True
+    if spec.name == "calibration" and col.name == "raters":  # JSON rater -> label
+        return f'{{"rater-{i}": "s"}}'
     if col.allowed is not None:
         return col.allowed[0]
     return {

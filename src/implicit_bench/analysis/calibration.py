@@ -27,6 +27,7 @@ from implicit_bench.analysis.correction import (
 from implicit_bench.analysis.views import rows
 from implicit_bench.errors import InputError
 from implicit_bench.hashing import derive_seed
+from implicit_bench.human_eval.rater_agreement import long_from_raters, rater_agreement
 from implicit_bench.schema import BLIND_LABELS, VARIANTS
 from implicit_bench.tables import CALIBRATION
 
@@ -102,6 +103,8 @@ def label_from_answers(sheet: pd.DataFrame, answers: pd.DataFrame, path: str) ->
     out = sheet.copy()
     out.loc[out.index[pos], "reference"] = answers["reference"].to_numpy()
     out.loc[out.index[pos], "source"] = "human"
+    if "raters" in out.columns:  # a bundle import's rater labels no longer apply
+        out.loc[out.index[pos], "raters"] = None
     return out
 
 
@@ -111,7 +114,8 @@ def calibration_items(
     """The labelled items of ``config`` paired with the judge's stored labels (``judged``:
     ``judged_labels``). An image the judgements do not hold at all is an error; rows of other
     configurations, unlabelled rows and images the judge answered invalidly are left out and
-    counted."""
+    counted. With a ``raters`` column (``human-eval import``), ``raters`` has the agreement of
+    the people who labelled the items (Cohen's kappa per rater pair)."""
     table = table.reset_index(drop=True)
     mine = table["config"] == config
     labelled = mine & table["reference"].notna()
@@ -136,6 +140,9 @@ def calibration_items(
     counts["by_source"] = {
         str(k): int(v) for k, v in items["source"].value_counts().sort_index().items()
     }
+    if "raters" in items.columns and items["raters"].notna().any():
+        long = long_from_raters(items["raters"].set_axis(items[KEY].astype(str).agg("|".join, 1)))
+        counts["raters"] = rater_agreement(long)
     return cal, counts
 
 

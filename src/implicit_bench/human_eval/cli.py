@@ -62,10 +62,36 @@ def human_eval() -> None:
     help="manifest / answers CSV / id list of units already rated (repeatable)",
 )
 @click.option("--bundle-id", default=None, help="bundle id (default: a hash of the sample)")
-def export_cmd(params_path, out, sample_size, seed, config, image_seed, exclude, bundle_id) -> None:
+@click.option(
+    "--calibration",
+    "sheet",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="calibration sheet (implicit-bench calibration sample): a bundle of its images with "
+    "the blind A / B / C question instead of the 0-5 ratings",
+)
+def export_cmd(
+    params_path, out, sample_size, seed, config, image_seed, exclude, bundle_id, sheet
+) -> None:
     """Write OUT/form.html (self-contained rating form), OUT/manifest.json and OUT/README.txt."""
     from implicit_bench.human_eval.bundle import export_bundle
 
+    if sheet is not None:
+        from implicit_bench.human_eval.blind_bundle import export_calibration_bundle
+
+        if sample_size is not None or image_seed is not None or exclude or config is not None:
+            raise click.UsageError(
+                "--calibration takes the sheet's images: --size, --config, --image-seed and "
+                "--exclude do not apply"
+            )
+        info = export_calibration_bundle(
+            _params(params_path, {"seed": seed}), sheet, out, bundle_id=bundle_id
+        )
+        click.echo(
+            f"human-eval export: calibration bundle {info['bundle_id']}, {info['n_items']} "
+            f"images of {sheet} -> {out}/form.html"
+        )
+        return
     params = _params(
         params_path,
         {
@@ -101,12 +127,24 @@ def export_cmd(params_path, out, sample_size, seed, config, image_seed, exclude,
     default=None,
     help="rater screening rule",
 )
+@click.option(
+    "--sheet",
+    default=None,
+    help="calibration bundles: the calibration table to label (default: the manifest's sheet)",
+)
 @click.argument("answers", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-def import_cmd(params_path, manifests, out, threshold, rule, answers) -> None:
-    """Read rater ANSWERS CSVs and write the human-evaluation metrics JSON."""
+def import_cmd(params_path, manifests, out, threshold, rule, sheet, answers) -> None:
+    """Read rater ANSWERS CSVs and write the human-evaluation metrics JSON; for calibration
+    bundles, write people's blind labels into the calibration table instead."""
+    import json
+
     from implicit_bench.human_eval.analyze import human_eval_report, load_manifests
     from implicit_bench.io import write_json
 
+    kinds = {json.loads(Path(m).read_text(encoding="utf-8")).get("kind") for m in manifests}
+    if "calibration" in kinds:
+        _import_calibration(list(manifests), list(answers), sheet, out, len(kinds) > 1)
+        return
     params = _params(params_path, {"screen_threshold": threshold, "screen_rule": rule})
     report = human_eval_report(load_manifests(list(manifests)), list(answers), params)
     target = out or params.out_metrics
@@ -118,4 +156,31 @@ def import_cmd(params_path, manifests, out, threshold, rule, answers) -> None:
         f"{report['n_cases']} cases, {report['n_ratings']} ratings; KG yes/unsure/no {kg['yes']}/{kg['unsure']}/{kg['no']}; "
         f"mean S/N/A {mr['stereotype']}/{mr['neutral']}/{mr['anti_stereotype']}; "
         f"inter-rater r {report['inter_rater']['mean_pairwise_r']}, alpha {report['inter_rater']['alpha_ordinal']} -> {target}"
+    )
+
+
+def _import_calibration(
+    manifests: list[str], answers: list[str], sheet: str | None, out: str | None, mixed: bool
+) -> None:
+    """``human-eval import`` of calibration bundles: label the sheet, report agreement."""
+    from implicit_bench.human_eval.blind_import import (
+        import_calibration,
+        load_calibration_manifests,
+    )
+    from implicit_bench.io import write_json
+    from implicit_bench.tables import CALIBRATION
+
+    if mixed:
+        raise click.UsageError("import rating bundles and calibration bundles separately")
+    table, path, report = import_calibration(load_calibration_manifests(manifests), answers, sheet)
+    CALIBRATION.write(table, path)
+    if out:
+        write_json(out, report)
+    agree = report["agreement"]
+    click.echo(
+        f"human-eval import: {report['answers']} answers of {agree['raters']} raters -> "
+        f"{report['images_labelled']} images labelled (source human; {report['ties']} ties "
+        f"broken at random) in {path}; {agree['images_two_or_more_raters']} images with two or "
+        f"more raters, mean Cohen's kappa {agree['mean_kappa']}"
+        + (f"; report -> {out}" if out else "")
     )

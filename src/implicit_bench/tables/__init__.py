@@ -18,6 +18,8 @@ that never reads judgements does not depend on the task files. Docs: docs/archit
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 from implicit_bench.params import SEED_MAX
@@ -309,6 +311,23 @@ def _labelled_with_source(chk: Checker, frame: pd.DataFrame) -> None:
             "reference",
             "a source without a reference label",
         )
+    if "raters" in frame.columns:
+        chk.check(
+            frame["raters"].map(_bad_raters),
+            "raters",
+            "raters must be a JSON object of rater -> s, a or neither (human-eval import)",
+        )
+
+
+def _bad_raters(text: object) -> bool:
+    """True for a ``raters`` cell that is not blank and not a JSON object of labels."""
+    if text is None or (isinstance(text, float) and text != text) or text == "":
+        return False
+    try:
+        value = json.loads(str(text))
+    except json.JSONDecodeError:
+        return True
+    return not isinstance(value, dict) or not set(map(str, value.values())) <= set(BLIND_LABELS)
 
 
 CALIBRATION = TableSpec(
@@ -334,6 +353,7 @@ CALIBRATION = TableSpec(
             unknown="source must be human or reference_judge, got '{}'",
         ),
         _opt("image_sha256", "text"),
+        _opt("raters", "text"),  # human-eval import: JSON rater -> label
     ),
     key=("config", "unit_id", "variant", "seed"),
     checks=(_labelled_with_source,),
