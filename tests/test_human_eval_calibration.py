@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -27,6 +28,7 @@ from implicit_bench.human_eval.blind_import import (
 from implicit_bench.human_eval.rater_agreement import rater_agreement
 from implicit_bench.io import read_json
 from implicit_bench.judge_tasks import load_task
+from implicit_bench.report.corrected import corrected_section
 from implicit_bench.tables import CALIBRATION
 from tests.chromium import Chromium, require_chromium
 from tests.synthetic_project import build_synthetic_project
@@ -147,6 +149,10 @@ def test_form_in_chromium_then_import_then_corrected_block(workspace, tmp_path):
             "r.dispatchEvent(new Event('change', {bubbles: true}))"
         )
         browser.evaluate("document.getElementById('start').click()")
+        shot = browser.screenshot(tmp_path / "calibration_form_item.png")
+        artifacts = REPO / "tests/artifacts"
+        artifacts.mkdir(exist_ok=True)
+        shutil.copy(shot, artifacts / shot.name)
         for it in items:
             assert browser.evaluate("document.querySelector('.case.on').id") == it["item"]
             if it["item"] in plan:
@@ -232,6 +238,10 @@ def test_form_in_chromium_then_import_then_corrected_block(workspace, tmp_path):
         for lab in counts.columns:
             share = counts.loc[ref, lab] / counts.loc[ref].sum()
             assert cal["matrix"][ref][lab]["value"] == pytest.approx(share)
+    # the report's "Corrected for judge error" section names the people's agreement
+    html = corrected_section(bench)
+    assert "Labelled by 2 people; 4 images with two or more raters" in html
+    assert "mean Cohen's kappa 0.50 over 1 pair of raters" in html
     judged_all = bench["judges"]["judge-a"]["all"]
     assert set(block["all"]) >= {"default_rate", "success_stereotype", "gap"}
     if (counts.to_numpy() == 0).sum() == counts.size - len(counts) == 6:  # M = identity

@@ -39,6 +39,20 @@ def _counts(cal: dict[str, Any]) -> str:
     )
 
 
+def _raters(cal: dict[str, Any]) -> str:
+    """The people's agreement (``human-eval import``'s ``raters`` column), or ""."""
+    agree = cal.get("raters")
+    if not isinstance(agree, dict):
+        return ""
+    kappa, pairs = agree.get("mean_kappa"), len(agree.get("pairs") or [])
+    return (
+        f' <span id="calibration-raters">Labelled by {int(agree.get("raters") or 0):,} people; '
+        f"{int(agree.get('images_two_or_more_raters') or 0):,} images with two or more raters, "
+        f"mean Cohen's kappa {'–' if kappa is None else f'{kappa:.2f}'} over {pairs} "
+        f"pair{'' if pairs == 1 else 's'} of raters.</span>"
+    )
+
+
 def _matrix(cal: dict[str, Any]) -> str:
     matrix = cal.get("matrix") or {}
     head = "<tr><th>reference \\ judge</th>" + "".join(f"<th>{c}</th>" for c in CLASSES) + "</tr>"
@@ -84,5 +98,5 @@ def corrected_section(bench: dict[str, Any] | None) -> str:
         f"configuration {esc(block.get('config', ''))}; docs/correction.md). The judged rates are the judge's "
         f"labels; the corrected ones undo its misclassification measured on the calibration images "
         f"(three-class Rogan-Gladen; intervals from a joint bootstrap of units and calibration images).</p>"
-        f'{warn}<p class="small">{_counts(cal)}</p><table id="corrected">{head}{rows}</table>{_matrix(cal)}'
+        f'{warn}<p class="small">{_counts(cal)}{_raters(cal)}</p><table id="corrected">{head}{rows}</table>{_matrix(cal)}'
     )
