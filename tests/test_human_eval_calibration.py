@@ -357,3 +357,24 @@ def test_bad_raters_cell_in_the_table_names_file_row_and_field(tmp_path):
     table.to_csv(path, index=False)
     with pytest.raises(InputError, match=r"calibration.csv, row 2, field 'raters'"):
         CALIBRATION.read(path)
+
+
+def test_manifest_errors_name_the_file(workspace, tmp_path):
+    from implicit_bench.errors import InputError
+    from implicit_bench.human_eval.blind_import import read_manifest
+
+    with pytest.raises(InputError, match=r"nope.json: manifest not found"):
+        read_manifest(tmp_path / "nope.json")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(InputError, match=r"bad.json: not a JSON manifest"):
+        read_manifest(tmp_path / "bad.json")
+    rating = tmp_path / "rating.json"
+    rating.write_text(json.dumps({"bundle_id": "b1", "cases": [], "sampling": {}}))
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "human-eval", "import", "--manifest", str(rating),
+            "--manifest", str(workspace / "bundle/manifest.json"), str(rating),
+        ],
+    )  # fmt: skip
+    assert res.exit_code != 0 and "separately" in res.output

@@ -35,11 +35,25 @@ def is_calibration(manifest: dict[str, Any]) -> bool:
     return manifest.get("kind") == KIND
 
 
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """One bundle manifest; a missing file or one that is not a JSON object names the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, None, None, "manifest not found")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(path, None, None, f"not a JSON manifest ({exc})") from None
+    if not isinstance(data, dict):
+        raise InputError(path, None, None, "not a bundle manifest (expected a JSON object)")
+    return data
+
+
 def load_calibration_manifests(paths: list[str | Path]) -> dict[str, dict[str, Any]]:
     """Calibration-bundle manifests by bundle id (a rating bundle's manifest is an error)."""
     manifests: dict[str, dict[str, Any]] = {}
     for path in paths:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = read_manifest(path)
         if not is_calibration(data):
             raise InputError(path, None, "kind", "not a calibration-bundle manifest")
         for key in ("bundle_id", "items", "sheet"):

@@ -136,12 +136,11 @@ def export_cmd(
 def import_cmd(params_path, manifests, out, threshold, rule, sheet, answers) -> None:
     """Read rater ANSWERS CSVs and write the human-evaluation metrics JSON; for calibration
     bundles, write people's blind labels into the calibration table instead."""
-    import json
-
     from implicit_bench.human_eval.analyze import human_eval_report, load_manifests
+    from implicit_bench.human_eval.blind_import import read_manifest
     from implicit_bench.io import write_json
 
-    kinds = {json.loads(Path(m).read_text(encoding="utf-8")).get("kind") for m in manifests}
+    kinds = {read_manifest(m).get("kind") for m in manifests}
     if "calibration" in kinds:
         _import_calibration(list(manifests), list(answers), sheet, out, len(kinds) > 1)
         return
