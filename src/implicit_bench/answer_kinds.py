@@ -218,7 +218,8 @@ class BooleanKind(AnswerKind):
         return "true" if value else "false"
 
     def check_stored(self, values: pd.Series, spec: TaskSpec) -> tuple[list[Problem], pd.Series]:
-        # stored true / false; 1 / 0 and yes / no (any case) are read too (booleans.py: one vocabulary)
+        # stored true / false; 1 / 0 and yes / no (any case) are
+        # read too (booleans.py: one vocabulary)
         text = values.astype(str).str.strip().str.lower()
         true, known = text.isin(TRUE_WORDS), text.isin(TRUE_WORDS | FALSE_WORDS)
         reason = f"{spec.name} value must be true or false, got '" + values.astype(str) + "'"

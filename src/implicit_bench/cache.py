@@ -31,7 +31,8 @@ V = TypeVar("V")
 
 
 def cache_key(**parts: Any) -> str:
-    """The key of a call: hash of all its determining parts (backend, model, prompt, decoding...)."""
+    """The key of a call: hash of all its determining parts (backend,
+    model, prompt, decoding...)."""
     return stable_hash(parts)
 
 
@@ -89,7 +90,8 @@ class DiskCache:
                 self.path,
                 None,
                 None,
-                f"cache file unreadable ({exc}): move it aside (or delete it and its -wal/-shm files); "
+                f"cache file unreadable ({exc}): move it aside (or "
+                "delete it and its -wal/-shm files); "
                 "it only saves model answers, which the next run asks again",
             ) from None
 

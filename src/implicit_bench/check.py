@@ -35,7 +35,8 @@ def images_still_to_render(params: dict[str, Any], root: str | Path = ".") -> di
 @click.option("--no-disk", is_flag=True, help="Skip the disk-room check (it needs the plan).")
 def check_command(params_path: str, profile: str | None, timeout: float, no_disk: bool) -> None:
     """Preflight: keys set, endpoints answer and serve the model, local models resolve, a GPU
-    where cuda is asked, room for the images; one line per problem, exit 1 (before any model call)."""
+    where cuda is asked, room for the images; one line per problem, exit
+    1 (before any model call)."""
     if profile is not None:
         from implicit_bench.profiles import compose
 

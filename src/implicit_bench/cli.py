@@ -16,7 +16,8 @@ TOOLS: dict[str, str] = {
     # name: "module:click_command"
     "stage": "implicit_bench.stage_cli:stage",
     "llm": "implicit_bench.llm.cli:llm",
-    "llm-export-replay": "implicit_bench.llm.cli:export_replay_alias",  # hidden; old name of `llm export-replay`
+    # hidden; old name of `llm export-replay`
+    "llm-export-replay": "implicit_bench.llm.cli:export_replay_alias",
     "profile": "implicit_bench.profiles:profile_command",
     "image": "implicit_bench.images.cli:image_command",
     "human-eval": "implicit_bench.human_eval.cli:human_eval",

@@ -32,7 +32,8 @@ LIST_COLUMNS = (
     "anti_stereotype_evidence",
 )
 CITATION = """@article{dai2026implicitbench,
-  title   = {{IMPLICIT-Bench}: Stereotyped Defaults and Prompt Following in Text-to-Image Generation},
+  title   = {{IMPLICIT-Bench}: Stereotyped Defaults and Prompt Following in
+             Text-to-Image Generation},
   author  = {Dai, Yue and Liu, Ziyang and Cheong, Marc and Han, Caren},
   journal = {arXiv preprint arXiv:2609.24228},
   year    = {2026},

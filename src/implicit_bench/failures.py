@@ -28,12 +28,14 @@ def check_failure_rate(
     example: str | None,
     kind: str = "LLM",
 ) -> None:
-    """Raise ``LLMUnavailableError`` when all of ``total`` calls failed or more than ``max_rate``."""
+    """Raise ``LLMUnavailableError`` when all of ``total`` calls failed
+    or more than ``max_rate``."""
     if total <= 0 or failed <= 0:
         return
     if failed == total or failed / total > max_rate:
         share = "all" if failed == total else f"{failed} of"
         raise LLMUnavailableError(
             f"{stage}: {share} {total} {kind} calls failed (max_failure_rate {max_rate}), nothing "
-            f"written, exit 1 so that DVC does not record the run; first error: {example or 'unknown'}"
+            "written, exit 1 so that DVC does not record the run; "
+            f"first error: {example or 'unknown'}"
         )

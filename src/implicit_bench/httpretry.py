@@ -107,11 +107,13 @@ class HttpParams(StrictModel):
         )
 
     def throttle(self, concurrency: int) -> Throttle:
-        """The flow control of one backend instance: ``concurrency`` in flight at most, AIMD, quotas."""
+        """The flow control of one backend instance: ``concurrency`` in
+        flight at most, AIMD, quotas."""
         return Throttle(concurrency, self.rpm, self.tpm, self.rate_window_s)
 
     def client(self, owner: str, auth: Callable[[str], dict[str, str]]) -> httpx.Client:
-        """A JSON client for ``base_url`` carrying the key of ``api_key_env`` in the headers ``auth``
+        """A JSON client for ``base_url`` carrying the key of
+        ``api_key_env`` in the headers ``auth``
         builds from it; a missing key is an error naming ``owner`` (never an unauthenticated
         request), and the key is registered for redaction."""
         headers = {"Content-Type": "application/json"}
@@ -341,7 +343,8 @@ def send(
             return CallResult(
                 response,
                 attempt,
-                f"deadline of {policy.deadline_s:g} s reached after {attempt} attempts; last: {last_error}",
+                f"deadline of {policy.deadline_s:g} s reached after "
+                f"{attempt} attempts; last: {last_error}",
             )
         (sleep or _sleep)(wait)
     return CallResult(

@@ -184,7 +184,8 @@ def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _any_text(column: pd.Series, test: Any) -> bool:
-    """Whether ``test`` holds for a text cell of ``column`` (a plain loop: no per-cell pandas call)."""
+    """Whether ``test`` holds for a text cell of ``column`` (a plain
+    loop: no per-cell pandas call)."""
     return any(isinstance(v, str) and test(v) for v in column.to_numpy(dtype=object))
 
 

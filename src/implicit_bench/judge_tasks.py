@@ -92,11 +92,13 @@ class TaskSpec(StrictModel):
         used = set(_PLACEHOLDER.findall(self.prompt or ""))
         if used != set(self.placeholders):
             raise ValueError(
-                f"prompt placeholders {sorted(used)} differ from declared {sorted(self.placeholders)}"
+                f"prompt placeholders {sorted(used)} differ from "
+                f"declared {sorted(self.placeholders)}"
             )
         if (self.prompt is None) == (self.producer is None):
             raise ValueError(
-                "a task has either a prompt (asked of a judge) or a producer (the stage writing its rows)"
+                "a task has either a prompt (asked of a judge) or a "
+                "producer (the stage writing its rows)"
             )
         try:
             self.kind.check_allowed(self.answer)
@@ -114,7 +116,8 @@ class TaskSpec(StrictModel):
                 or set(self.score_map.values()) != OPTION_SLOTS
             ):
                 raise ValueError(
-                    "an option_order task answers a letter whose score_map values are option_a, option_b and neither"
+                    "an option_order task answers a letter whose score_map "
+                    "values are option_a, option_b and neither"
                 )
         elif self.cyclic_prompt is not None:
             raise ValueError("cyclic_prompt needs option_order: true")
@@ -296,7 +299,8 @@ class TaskRegistry:
             if stem in prompts:
                 if spec.name != prompts[stem] or not spec.option_order:
                     raise ConfigError(
-                        f"{files[stem]}: the cyclic prompt of '{prompts[stem]}' must have its name and option_order"
+                        f"{files[stem]}: the cyclic prompt of '{prompts[stem]}' "
+                        "must have its name and option_order"
                     )
                 self._prompts[stem] = spec
             elif spec.name != stem:
@@ -360,7 +364,8 @@ def load_task(name: str) -> TaskSpec:
 
 
 def task_names() -> tuple[str, ...]:
-    """Every registered task: one per YAML file in prompts/judges/ (what JUDGE_TASKS listed by hand)."""
+    """Every registered task: one per YAML file in prompts/judges/ (what
+    JUDGE_TASKS listed by hand)."""
     return task_registry().names()
 
 

@@ -32,7 +32,8 @@ def side(
     if judge is None:
         if len(judges) != 1:
             raise ConfigError(
-                f"{where}: {len(judges)} judges with valid '{task}' rows ({', '.join(judges) or 'none'}); name one as FILE:JUDGE"
+                f"{where}: {len(judges)} judges with valid '{task}' rows "
+                f"({', '.join(judges) or 'none'}); name one as FILE:JUDGE"
             )
         judge = judges[0]
     rows = rows[rows["judge"].astype(str) == judge]
@@ -45,7 +46,8 @@ def side(
 
 
 def paired(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
-    """Images (and option orders, for blind rows) both sides answered: key columns, first, second."""
+    """Images (and option orders, for blind rows) both sides answered:
+    key columns, first, second."""
     key = KEY + ["order"]
     a = (
         first[key + ["value"]]
@@ -63,7 +65,8 @@ def paired(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
         dup = frame.duplicated(key)
         if dup.any():
             raise ConfigError(
-                f"the {name} side has {int(dup.sum())} duplicate judgement key(s), e.g. {frame[dup].iloc[0][key].to_dict()}"
+                f"the {name} side has {int(dup.sum())} duplicate judgement "
+                f"key(s), e.g. {frame[dup].iloc[0][key].to_dict()}"
             )
     return a.merge(b, on=key, how="inner").astype({"first": str, "second": str})
 
@@ -178,6 +181,8 @@ def agreement_command(
     write_json(out, clean(result))
     a, k = result["agreement"], result["cohen_kappa"]
     click.echo(
-        f"agreement: {result['n_images']} images of {result['n_units']} units; agree {100 * a['value']:.1f}% "
-        f"{[round(100 * x, 1) for x in a['ci'] or []]}, kappa {k['value']:.3f} {[round(x, 3) for x in k['ci'] or []]} -> {out}"
+        f"agreement: {result['n_images']} images of "
+        f"{result['n_units']} units; agree {100 * a['value']:.1f}% "
+        f"{[round(100 * x, 1) for x in a['ci'] or []]}, kappa {k['value']:.3f} "
+        f"{[round(x, 3) for x in k['ci'] or []]} -> {out}"
     )

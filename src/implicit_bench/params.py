@@ -135,7 +135,8 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
 
 
 def block(params: dict[str, Any], name: str, path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
-    """``params[name]`` as a mapping ({} when absent or null); anything else is a ``ConfigError``."""
+    """``params[name]`` as a mapping ({} when absent or null); anything
+    else is a ``ConfigError``."""
     value = params.get(name)
     if value is None:
         return {}
@@ -162,10 +163,10 @@ def section(
     ``inherit`` maps a top-level block to a dotted key of the section (``{"bootstrap":
     "bootstrap"}``): the section's own keys there win over the top-level block's (per-stage
     override). A top-level scalar (``{"primary_order": "primary_order"}``) sets that key of the
-    section unless the section sets it itself. ``attach`` maps a top-level catalogue to a key of the section's model
-    (``{"generators": "configs"}``): the key holds the catalogue's entries, and a section that
-    sets it itself is an error (that layout moved to the catalogue). Declare both in the
-    stage's DVC params (docs/architecture.md, "Configuration").
+    section unless the section sets it itself. ``attach`` maps a top-level catalogue to a key of the
+    section's model (``{"generators": "configs"}``): the key holds the catalogue's entries, and a
+    section that sets it itself is an error (that layout moved to the catalogue). Declare both in
+    the stage's DVC params (docs/architecture.md, "Configuration").
     """
     raw = params.get(name, {})
     if raw is not None and not isinstance(raw, dict):
@@ -184,7 +185,8 @@ def section(
     for top, key in (attach or {}).items():
         if key in raw:
             raise ConfigError(
-                f"{path}: {name}.{key} moved to the top-level '{top}' catalogue (docs/architecture.md, Configuration)"
+                f"{path}: {name}.{key} moved to the top-level '{top}' "
+                "catalogue (docs/architecture.md, Configuration)"
             )
         raw[key] = catalogue(params, top, path)
     try:
@@ -208,14 +210,16 @@ def _inherit(section: dict[str, Any], keys: list[str], defaults: dict[str, Any])
     )
 
 
-# ----- catalogues: models defined once at the top level, referenced by name ------------------------
+# ----- catalogues: models defined once at the top level,
+# referenced by name ------------------------
 CATALOGUES = ("llms", "generators", "judges")
 
 
 def catalogue(
     params: dict[str, Any], kind: str, path: str | Path = DEFAULT_PARAMS
 ) -> dict[str, dict[str, Any]]:
-    """The top-level catalogue ``kind`` (``llms``, ``generators``, ``judges``): name -> backend block.
+    """The top-level catalogue ``kind`` (``llms``, ``generators``,
+    ``judges``): name -> backend block.
 
     Names must be safe (they become folder names); each block is a mapping with a ``backend``
     that the kind's registry validates where the entry is used (``Registry.validate``)."""
@@ -227,7 +231,8 @@ def catalogue(
             raise ConfigError(f"{path}: {exc}") from None
         if not isinstance(value, dict):
             raise ConfigError(
-                f"{path}: {kind}.{name} must be a mapping of backend keys, got {type(value).__name__}"
+                f"{path}: {kind}.{name} must be a mapping of backend "
+                f"keys, got {type(value).__name__}"
             )
     return {str(k): dict(v) for k, v in entries.items()}
 
@@ -243,13 +248,15 @@ def check_refs(
     otherwise a one-line ``ConfigError`` naming the key, the name and the known names."""
     if names is not None and not isinstance(names, str | list | tuple):
         raise ConfigError(
-            f"{path}: {where} must name {kind} entries (a name or a list), got {type(names).__name__}"
+            f"{path}: {where} must name {kind} entries (a name or a "
+            f"list), got {type(names).__name__}"
         )
     listed = [names] if isinstance(names, str) else list(names or [])
     for name in listed:
         if name not in known:
             raise ConfigError(
-                f"{path}: {where} = {name!r} is not in {kind} (known: {', '.join(sorted(known)) or 'none'})"
+                f"{path}: {where} = {name!r} is not in {kind} (known: "
+                f"{', '.join(sorted(known)) or 'none'})"
             )
 
 
@@ -287,7 +294,8 @@ REFERENCES: tuple[tuple[str, str], ...] = (
 
 
 def _at(node: Any, parts: list[str], where: str = "") -> list[tuple[str, Any]]:
-    """(dotted key, value) of every match of ``parts`` under ``node``; ``*`` matches any key or index."""
+    """(dotted key, value) of every match of ``parts`` under ``node``; ``*``
+    matches any key or index."""
     if not parts:
         return [(where, node)]
     head, *rest = parts

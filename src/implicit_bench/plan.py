@@ -756,9 +756,11 @@ def totals(plans: list[StagePlan]) -> dict[str, Any]:
 
 def format_plan(plans: list[StagePlan], info: dict[str, Any]) -> str:
     lines = [
-        f"units: {info['units']} ({info['units_from']}); render seeds: {info['seeds']}; configs: {', '.join(info['configs'])}",
+        f"units: {info['units']} ({info['units_from']}); render seeds: "
+        f"{info['seeds']}; configs: {', '.join(info['configs'])}",
         "",
-        f"{'stage':<34} {'item':<16} {'items':>9} {'cached':>9} {'model calls':>12} {'hours':>9} {'USD':>10}",
+        f"{'stage':<34} {'item':<16} {'items':>9} {'cached':>9} "
+        f"{'model calls':>12} {'hours':>9} {'USD':>10}",
     ]
     for p in plans:
         cached = "-" if p.cached is None else f"{p.cached:,}"
@@ -766,16 +768,19 @@ def format_plan(plans: list[StagePlan], info: dict[str, Any]) -> str:
         usd = "-" if p.usd is None else f"{p.usd:,.2f}"
         note = f"  ({p.note})" if p.note else ""
         lines.append(
-            f"{p.stage:<34} {p.item:<16} {p.items:>9,} {cached:>9} {p.model_calls:>12,} {hours:>9} {usd:>10}{note}"
+            f"{p.stage:<34} {p.item:<16} {p.items:>9,} {cached:>9} "
+            f"{p.model_calls:>12,} {hours:>9} {usd:>10}{note}"
         )
     t = totals(plans)
     lines.append(f"{'total model calls':<34} {'':<16} {'':>9} {'':>9} {t['model_calls']:>12,}")
     lines.append(
-        f"GPU-hours (local models): {t['gpu_hours']:,.2f}; API hours: {t['api_hours']:,.2f}; money: ${t['usd']:,.2f}"
+        f"GPU-hours (local models): {t['gpu_hours']:,.2f}; API hours: "
+        f"{t['api_hours']:,.2f}; money: ${t['usd']:,.2f}"
     )
     if t["no_seconds"] or t["no_price"]:
         lines.append(
-            f"no seconds_per_item (hours '-'; or `plan --calibrate N`): {', '.join(t['no_seconds']) or 'none'}"
+            "no seconds_per_item (hours '-'; or `plan --calibrate N`): "
+            f"{', '.join(t['no_seconds']) or 'none'}"
         )
         lines.append(f"no usd_per_item (USD '-'): {', '.join(t['no_price']) or 'none'}")
     return "\n".join(lines)
@@ -846,7 +851,8 @@ def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[st
     "calibrate_n",
     type=click.IntRange(1),
     default=None,
-    help="Measure seconds per item: run N items of each generator and judge (real model calls), extrapolate.",
+    help="Measure seconds per item: run N items of each generator and "
+    "judge (real model calls), extrapolate.",
 )
 def plan_command(
     params_path: str, profile: str | None, as_json: bool, calibrate_n: int | None

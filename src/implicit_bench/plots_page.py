@@ -35,7 +35,10 @@ _KEEP_VIEWS = """    <script>
     (function () {
         const embed = window.vegaEmbed;
         window.vegaEmbed = function (el, spec, opt) {
-            return embed(el, spec, opt).then(function (res) { window.vegaViews[el] = res.view; return res; });
+            return embed(el, spec, opt).then(function (res) {
+                window.vegaViews[el] = res.view;
+                return res;
+            });
         };
     })();
     </script>

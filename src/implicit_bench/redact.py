@@ -17,7 +17,10 @@ import re
 
 MASK = "[REDACTED]"
 _SECRET_ENV = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
-_NAMES = r"(?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|token|secret|password|client[_-]?secret)"
+_NAMES = (
+    r"(?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|"
+    r"token|secret|password|client[_-]?secret)"
+)
 _PATTERNS = (
     # Authorization: <scheme> <credentials>  (header echo, or JSON "authorization": "...")
     re.compile(r"(?i)(\"?authorization\"?\s*[:=]\s*\"?)([^\"\n,;}]+)"),

@@ -14,7 +14,8 @@ from implicit_bench.errors import ConfigError
 
 T = TypeVar("T")
 
-# Catalogue keys that size a run and change no answer (``implicit-bench plan``, docs/experiments.md):
+# Catalogue keys that size a run and change no answer
+# (``implicit-bench plan``, docs/experiments.md):
 # taken out before the backend validates its block, so they are in no identity or settings hash.
 COST_KEYS = ("seconds_per_item", "usd_per_item")
 # Backends that call a model over HTTP (an API or a server such as vLLM): the preflight checks

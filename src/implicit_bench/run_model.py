@@ -167,14 +167,16 @@ def _echo_block(title: str, text: str) -> None:
     "generators",
     multiple=True,
     required=True,
-    help="Hub id, local directory, openai-images:MODEL, gemini:MODEL or a generators entry (repeatable).",
+    help="Hub id, local directory, openai-images:MODEL, gemini:MODEL "
+    "or a generators entry (repeatable).",
 )
 @click.option(
     "--judge",
     "judges",
     multiple=True,
     required=True,
-    help="Hub id, openai:MODEL[@BASE_URL] or a judges entry (repeatable; the first also does alignment).",
+    help="Hub id, openai:MODEL[@BASE_URL] or a judges entry "
+    "(repeatable; the first also does alignment).",
 )
 @click.option(
     "--units", type=click.IntRange(0), default=None, help="subset.max_units (0: every unit)."
@@ -259,7 +261,8 @@ def run_command(
     what = "the default profile" if profile == "default" else f"profiles/{profile}.yaml"
     header = (
         f"# `implicit-bench run` overlay: {what} plus the models of this run.\n"
-        f"# Apply again with `implicit-bench profile {overlay_name}`; back with `implicit-bench profile default`.\n"
+        f"# Apply again with `implicit-bench profile {overlay_name}`; "
+        "back with `implicit-bench profile default`.\n"
     )
     atomic_write_text(path, header + buf.getvalue())
     click.echo(f"wrote {path} (extends {profile})")
@@ -273,7 +276,8 @@ def run_command(
     _echo_block("plan", format_plan(plans, info))
     if dry_run:
         click.echo(
-            f"dry run: params.yaml unchanged; run it with `implicit-bench profile {overlay_name} && dvc exp run`"
+            "dry run: params.yaml unchanged; run it with `implicit-bench "
+            f"profile {overlay_name} && dvc exp run`"
         )
         return
     write_profile(overlay_name, "params.yaml", "params.yaml")

@@ -40,7 +40,8 @@ def run_log_path() -> Path:
 def split_run_state(
     payload: Any, keys: frozenset[str] = RUN_STATE_KEYS
 ) -> tuple[Any, dict[str, Any]]:
-    """``(payload without run-state keys, {dotted path: value} of the keys taken out)``, recursively."""
+    """``(payload without run-state keys, {dotted path: value} of the keys
+    taken out)``, recursively."""
     taken: dict[str, Any] = {}
 
     def walk(node: Any, prefix: str) -> Any:

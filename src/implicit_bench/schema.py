@@ -15,7 +15,8 @@ from implicit_bench.hashing import derive_seed
 VARIANTS: tuple[str, ...] = ("neutral", "stereotype", "anti_stereotype")
 # Extra variants written by the negated-prompt writer (NegT2IBench settings 0:1 and 1:1).
 NEGATED_VARIANTS: tuple[str, ...] = ("negated_0_1", "negated_1_1")
-# The subject-only template prompt ("a photo of a {subject}"), HoloFair's ID prompts (docs/audits.md).
+# The subject-only template prompt ("a photo of a {subject}"),
+# HoloFair's ID prompts (docs/audits.md).
 TEMPLATE_VARIANTS: tuple[str, ...] = ("subject",)
 # Every variant a JUDGEMENTS row may carry (the analysis reads VARIANTS + NEGATED_VARIANTS).
 ALL_VARIANTS: tuple[str, ...] = (*VARIANTS, *NEGATED_VARIANTS, *TEMPLATE_VARIANTS)
@@ -88,7 +89,8 @@ JUDGEMENT_COLUMNS: tuple[str, ...] = (
 )
 # The judge tasks are not listed here: every task is one YAML file under prompts/judges/
 # (judge_tasks.task_names(), the registry; docs/architecture.md "Extending").
-# The stored blind value: the attribute chosen (s = stereotype, a = anti-stereotype), never a letter.
+# The stored blind value: the attribute chosen (s = stereotype,
+# a = anti-stereotype), never a letter.
 BLIND_LABELS: tuple[str, ...] = ("s", "a", "neither")
 # Blind option orders: "sa" (s is option A, a is option B) or "as".
 ORDERS: tuple[str, ...] = ("sa", "as")

@@ -1,4 +1,5 @@
-"""The preflight before a stage that calls models (``python stages/NAME.py``, DVC, ``implicit-bench stage``).
+"""The preflight before a stage that calls models (``python stages/NAME.py``, DVC,
+``implicit-bench stage``).
 
 A stage script that calls models (its stem is in :data:`MODEL_STAGES`) is a
 :class:`ModelStageCommand`: a :class:`~implicit_bench.clierrors.FriendlyCommand` that adds
@@ -69,7 +70,8 @@ def no_preflight_option() -> click.Option:
         is_flag=True,
         expose_value=False,
         callback=_skip_flag,
-        help=f"Skip the preflight of this stage's models (also {SKIP_ENV}=1 or params {PARAMS_KEY}: false).",
+        help="Skip the preflight of this stage's models (also "
+        f"{SKIP_ENV}=1 or params {PARAMS_KEY}: false).",
     )
 
 

@@ -10,11 +10,11 @@ all of its request threads; :func:`implicit_bench.httpretry.send` asks it before
   delay between our send and the server's count: 0.6 s in a 60 s window). The bucket starts
   with one request, so a run never starts with a burst;
 - **AIMD window**: at most ``window`` requests in flight (starts at ``concurrency``). An HTTP
-  429 or an answer with ``Retry-After`` halves it (at most once per round trip: only a request
-  sent after the last decrease can lower it again) and pauses new requests (not retries,
-  which wait their own back-off) until ``Retry-After`` has passed; each success then adds ``1 / window`` (one request per round trip of the full
-  window) until ``concurrency`` is reached again. A 429 storm slows the run and fails
-  nothing: the request itself is retried under the one retry policy.
+  429 or an answer with ``Retry-After`` halves it (at most once per round trip: only a request sent
+  after the last decrease can lower it again) and pauses new requests (not retries, which wait their
+  own back-off) until ``Retry-After`` has passed; each success then adds ``1 / window`` (one request
+  per round trip of the full window) until ``concurrency`` is reached again. A 429 storm slows the
+  run and fails nothing: the request itself is retried under the one retry policy.
 
 A request's token count is estimated before it is sent (``estimate_tokens``: characters / 4
 of the request body without inline images, plus its ``max_tokens``), which over-counts the
@@ -132,7 +132,8 @@ class Throttle:
 
 
 def estimate_tokens(body: Any, max_tokens: int = 0) -> int:
-    """Characters / 4 of a JSON request body, inline ``data:`` images left out, plus ``max_tokens``."""
+    """Characters / 4 of a JSON request body, inline ``data:`` images left
+    out, plus ``max_tokens``."""
     chars = 0
     stack = [body]
     while stack:

@@ -191,7 +191,8 @@ def strength_groups(
     ungrouped = (~complete) & usable & grouping.has_labels()
     no_grouping = usable & ~grouping.has_labels()
     out: dict[str, Any] = {
-        "rule": f"units with exactly {k} valid neutral labels from the grouping judge; others ungrouped",
+        "rule": f"units with exactly {k} valid neutral labels from the "
+        "grouping judge; others ungrouped",
         "ungrouped_units": int(ungrouped.sum()),
         "units_without_grouping_labels": int(no_grouping.sum()),
         "groups": {},

@@ -190,7 +190,9 @@ def corrected(ctx: EvalContext) -> dict[str, Any]:
             "warning": corr.warning,
             "all": fixed,
             "by_default_strength": groups,
-            "note": "judged rates of judges[primary].all corrected for the judge's misclassification on the calibration "
-            "set (three-class Rogan-Gladen); intervals: joint bootstrap of units and calibration items",
+            "note": "judged rates of judges[primary].all corrected for the "
+            "judge's misclassification on the calibration "
+            "set (three-class Rogan-Gladen); intervals: joint "
+            "bootstrap of units and calibration items",
         }
     }

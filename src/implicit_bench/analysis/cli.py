@@ -74,7 +74,8 @@ def sample_command(params_path: str, images: int, seed: int, out: str | None, fo
     CALIBRATION.write(sheet, target)
     per = sheet["variant"].value_counts().to_dict()
     click.echo(
-        f"calibration: {len(sheet)} images of {ctx.config} (judge {ctx.primary_judge}; {per}) -> {target}"
+        f"calibration: {len(sheet)} images of {ctx.config} (judge "
+        f"{ctx.primary_judge}; {per}) -> {target}"
     )
 
 
@@ -108,7 +109,8 @@ def label_command(
         path = sheet or params.calibration or CALIBRATION_PATH
         if judge == ctx.primary_judge:
             raise ConfigError(
-                f"--from-judge {judge} is the primary judge: its errors cannot be measured against itself"
+                f"--from-judge {judge} is the primary judge: its errors "
+                "cannot be measured against itself"
             )
         if judge not in set(tables.judgements.loc[tables.judgements["task"] == "blind", "judge"]):
             raise ConfigError(
@@ -139,5 +141,6 @@ def label_command(
         left = int(filled["reference"].isna().sum())
     CALIBRATION.write(filled, path)
     click.echo(
-        f"calibration: {len(filled) - left} of {len(filled)} images labelled, {left} without a label -> {path}"
+        f"calibration: {len(filled) - left} of {len(filled)} images "
+        f"labelled, {left} without a label -> {path}"
     )

@@ -143,11 +143,16 @@ class Correction:
         """Why no corrected figure can be given (None when the matrix is usable)."""
         empty = [BLIND_LABELS[i] for i in range(K) if self.counts[i].sum() == 0]
         if empty:
-            return f"no calibration image shows {', '.join(empty)}: the misclassification matrix is not identified"
+            return (
+                f"no calibration image shows {', '.join(empty)}: the "
+                "misclassification matrix is not identified"
+            )
         if self.condition > self.max_condition:
             return (
-                f"misclassification matrix ill-conditioned (condition number {self.condition:.3g} > "
-                f"{self.max_condition:g}): the judge cannot tell the classes apart; no corrected figure"
+                "misclassification matrix ill-conditioned (condition "
+                f"number {self.condition:.3g} > "
+                f"{self.max_condition:g}): the judge cannot tell the "
+                "classes apart; no corrected figure"
             )
         return None
 
@@ -172,7 +177,8 @@ class Correction:
         return self._reps
 
     def describe(self) -> dict[str, Any]:
-        """The JSON block: items per stratum, the matrix with per-cell intervals, condition number."""
+        """The JSON block: items per stratum, the matrix with per-cell
+        intervals, condition number."""
         strata, n = np.unique(np.asarray(self.calibration.stratum), return_counts=True)
         return {
             "items": len(self.calibration),

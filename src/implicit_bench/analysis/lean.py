@@ -194,7 +194,8 @@ def _hedges_rows(
     units: pd.DataFrame,
     seeds: Sequence[int] | None,
 ) -> pd.DataFrame:
-    """The valid explicit-prompt rubric rows of ``judges``, with ``sq``, ``one`` and ``bias_type``."""
+    """The valid explicit-prompt rubric rows of ``judges``, with ``sq``,
+    ``one`` and ``bias_type``."""
     sub = rows(judgements, "rubric", config, seeds=seeds, units=units["unit_id"])
     sub = sub[
         sub["valid"]
@@ -233,7 +234,8 @@ def _hedges_of_rows(sub: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[str
         out[t] = {
             "n_stereotype": int(parts[0].sum()),
             "n_anti": int(parts[3].sum()),
-            # interval method: bootstrap.method["hedges_g"] (docs/correction.md); same resamples as g_reps
+            # interval method: bootstrap.method["hedges_g"]
+            # (docs/correction.md); same resamples as g_reps
             "g": boot.of_sums(columns, _g_of_sums, f"{stream}/bias_type={t}", estimand="hedges_g"),
             "p": bootstrap_p(g_reps),  # two-sided bootstrap p of g = 0
         }

@@ -171,7 +171,8 @@ def leaderboard_pairs_table(board: dict[str, Any]) -> pd.DataFrame:
                 "difference_pct": v,
                 "difference_ci_low": lo,
                 "difference_ci_high": hi,
-                # 3 significant digits as text, so the Markdown / LaTeX cells do not round 0.002 to 0
+                # 3 significant digits as text, so the Markdown / LaTeX
+                # cells do not round 0.002 to 0
                 "p": _sig(e["p"]),
                 "p_holm": _sig(e["p_holm"]),
                 "resolved": e["resolved"],

@@ -1,11 +1,11 @@
 """The one registry of paper tables: the caption, label and column titles a paper would print.
 
-Every table written to ``tables/`` takes its LaTeX caption, ``\\label`` and column headers
-from here (``paper_table(name)``); a table not registered gets a caption built from its title
-words and is reported by ``tests/test_latex_tables.py`` (every table the pipeline writes must
-be registered). Cells are translated too: model catalogue names (``qwen3vl``) become the
-model's printed name (``Qwen3-VL``), booleans ``yes`` / ``no``, and a fraction column listed in
-``PaperTable.fractions`` is printed as a percentage so that one table uses one scale. A column that no data can fill
+Every table written to ``tables/`` takes its LaTeX caption, ``\\label`` and column headers from here
+(``paper_table(name)``); a table not registered gets a caption built from its title words and is
+reported by ``tests/test_latex_tables.py`` (every table the pipeline writes must be registered).
+Cells are translated too: model catalogue names (``qwen3vl``) become the model's printed name
+(``Qwen3-VL``), booleans ``yes`` / ``no``, and a fraction column listed in ``PaperTable.fractions``
+is printed as a percentage so that one table uses one scale. A column that no data can fill
 (``NOT_ESTIMABLE``: CLIP's "neither") prints ``n/a`` with the reason under the table.
 
 Other tables (the issue-22 leaderboard, debiasing) register themselves with
@@ -61,7 +61,8 @@ VALUE_LABELS: dict[str, str] = {
 
 # Columns that no data can fill (regex on the column name -> the reason printed under the table).
 NOT_ESTIMABLE: dict[str, str] = {
-    r"^neither(_pct)? \[clip\]$": 'CLIP chooses between the two attributes and cannot answer "neither"',
+    r"^neither(_pct)? \[clip\]$": "CLIP chooses between the two attributes and cannot answer "
+    '"neither"',
 }
 
 # Column titles shared by every table (a table may override one in ``PaperTable.columns``).
@@ -177,7 +178,8 @@ def register(name: str, table: PaperTable) -> None:
 
 for _name, _table in {
     "benchmark_summary": PaperTable(
-        "Headline benchmark: default rate, success of explicit requests and the gap, per judge (95\\% bootstrap intervals).",
+        "Headline benchmark: default rate, success of explicit requests and "
+        "the gap, per judge (95\\% bootstrap intervals).",
         "tab:benchmark-summary",
     ),
     "by_bias_type": PaperTable(
@@ -189,7 +191,8 @@ for _name, _table in {
         "tab:generators",
     ),
     "figure06_hedges_g": PaperTable(
-        "Hedges' $g$ of the rubric score, stereotype against anti-stereotype prompts, by bias type (data of Figure 6).",
+        "Hedges' $g$ of the rubric score, stereotype against "
+        "anti-stereotype prompts, by bias type (data of Figure 6).",
         "tab:hedges-g",
         columns={"g": "Hedges' $g$ (pooled)"},
     ),
@@ -209,7 +212,8 @@ for _name, _table in {
         "Refusals of the API generator by bias type.", "tab:refusals", fractions=("refusal_rate",)
     ),
     "table05_recoverability": PaperTable(
-        "Recoverability: units where both explicit prompts succeed, and neither label, by bias type and judge (Table 5).",
+        "Recoverability: units where both explicit prompts succeed, and "
+        "neither label, by bias type and judge (Table 5).",
         "tab:recoverability",
     ),
     "table09_retention": PaperTable(
@@ -258,7 +262,8 @@ for _name, _table in {
         },
     ),
     "leaderboard_pairs": PaperTable(
-        "Paired differences between generators on the units and seeds both have (paired cluster bootstrap, 95\\% intervals; "
+        "Paired differences between generators on the units and seeds both "
+        "have (paired cluster bootstrap, 95\\% intervals; "
         "$p$ Holm-adjusted over all differences; resolved when the adjusted $p < 0.05$).",
         "tab:leaderboard-pairs",
         columns={

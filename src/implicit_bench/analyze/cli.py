@@ -217,7 +217,8 @@ def _analysis(
     "retrieval",
     default=None,
     type=click.Path(exists=True, dir_okay=False),
-    help="Retrieval table (unit_id, own_hit[, own_rank, same_head_removed, same_pair_removed]): retrieval figures and Table 7's full-KG rows.",
+    help="Retrieval table (unit_id, own_hit[, own_rank, same_head_removed, "
+    "same_pair_removed]): retrieval figures and Table 7's full-KG rows.",
 )
 @click.option("--bootstrap-n", type=int, default=None, help="Bootstrap resamples (default 1000).")
 @click.option("--bootstrap-seed", type=int, default=None, help="Bootstrap seed (default 42).")
@@ -267,5 +268,6 @@ def analyze(
     click.echo(f"analyze: {summary}")
     if broken:
         raise click.ClickException(
-            f"extension(s) {', '.join(broken)} failed unexpectedly (the main metrics were written); rerun with --debug"
+            f"extension(s) {', '.join(broken)} failed unexpectedly (the main "
+            "metrics were written); rerun with --debug"
         )

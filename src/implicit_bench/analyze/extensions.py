@@ -36,7 +36,8 @@ EXTENSIONS: dict[str, str] = {
     # name: "module:function"  (e.g. "debias": "implicit_bench.debias.score:analyze_extension")
     "debias": "implicit_bench.debias.analyze:analyze_extension",
     "audits": "implicit_bench.audits.analyze:analyze_extension",  # docs/audits.md
-    "retrieval": "implicit_bench.debias.retrieval_extension:analyze_extension",  # docs/byo-judgements.md
+    # docs/byo-judgements.md
+    "retrieval": "implicit_bench.debias.retrieval_extension:analyze_extension",
 }
 
 
@@ -97,12 +98,12 @@ def start_extensions(
 ) -> PendingExtensions:
     """Start ``run_extensions``; call ``result()`` after the analysis wrote its own outputs.
 
-    Where ``os.fork`` exists (Linux), two or more CPUs are available and ``IMPLICIT_BENCH_ANALYZE_JOBS``
-    is not ``1``, the extensions run at once in a forked child (it shares the validated tables
-    without copying them), writing into a staging directory next to ``out_dir``; ``result()``
-    moves the staged files into ``out_dir``, so the output directory receives the same files,
-    after the analysis's own, as in a sequential run, and none when the analysis fails
-    (``cancel()``). The child sends the summaries back through a pipe. Otherwise the
+    Where ``os.fork`` exists (Linux), two or more CPUs are available and
+    ``IMPLICIT_BENCH_ANALYZE_JOBS`` is not ``1``, the extensions run at once in a forked child (it
+    shares the validated tables without copying them), writing into a staging directory next to
+    ``out_dir``; ``result()`` moves the staged files into ``out_dir``, so the output directory
+    receives the same files, after the analysis's own, as in a sequential run, and none when the
+    analysis fails (``cancel()``). The child sends the summaries back through a pipe. Otherwise the
     extensions run in-process when ``result()`` is called.
     """
     out_dir = Path(out_dir)

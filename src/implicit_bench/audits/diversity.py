@@ -145,9 +145,12 @@ def diversity_report(
         not_estimable = None
         if len(per_scene) and not len(enough):
             reason = (
-                f"not estimable: {len(per_scene)} scenes with a median of {sizes.median():g} labelled images; CA_q "
-                f"needs at least {min_scene_images} images per scene (the entropy of {int(sizes.max())} images takes "
-                f"only {len(set(per_scene['entropy'].round(6)))} values here); see the diversity study"
+                f"not estimable: {len(per_scene)} scenes with a median of "
+                f"{sizes.median():g} labelled images; CA_q "
+                f"needs at least {min_scene_images} images per scene (the "
+                f"entropy of {int(sizes.max())} images takes "
+                f"only {len(set(per_scene['entropy'].round(6)))} values "
+                "here); see the diversity study"
             )
             not_estimable = {
                 k: reason for k in [*(f"CA_{q:.2f}" for q in quantiles), "CA_mean", "MGBI"]

@@ -57,7 +57,8 @@ def diversity_replicates(
     n_boot, n_units = weights.shape
     valid = ~np.isnan(scene_entropy)
     out: dict[str, np.ndarray] = {}
-    # weighted quantiles = quantiles of the multiset: expand through sorted order + cumulative weights
+    # weighted quantiles = quantiles of the multiset: expand
+    # through sorted order + cumulative weights
     order = np.argsort(np.where(valid, scene_entropy, np.inf))
     h_sorted = scene_entropy[order]
     w_sorted = weights[:, order] * valid[order]

@@ -123,7 +123,8 @@ def primary_labels(blind: pd.DataFrame, order_of: OrderOf | None = None) -> pd.D
 
 
 def order_pairs(blind: pd.DataFrame) -> pd.DataFrame:
-    """Images asked under both orders: one row per (image, judge) with ``label_sa``, ``label_as``."""
+    """Images asked under both orders: one row per (image, judge) with
+    ``label_sa``, ``label_as``."""
     key = [*IMAGE_KEY, "judge"]
     sa = blind.loc[blind["order"] == "sa", [*key, "label"]].rename(columns={"label": "label_sa"})
     as_ = blind.loc[blind["order"] == "as", [*key, "label"]].rename(columns={"label": "label_as"})

@@ -107,7 +107,8 @@ SETTINGS: dict[str, tuple[str, tuple[str, ...]]] = {
     "negated_1_1": ("1:1", ("positive", "negated")),
 }
 NOT_WRITABLE: dict[str, str] = {
-    setting: "needs a second statement: a unit has one subject and one attribute axis (s, a); NegT2IBench puts "
+    setting: "needs a second statement: a unit has one subject and one "
+    "attribute axis (s, a); NegT2IBench puts "
     "each further attribute statement on another object, which needs per-object judgements"
     for setting in ("2:0", "0:2", "2:1", "1:2", "2:2")
 }
@@ -133,7 +134,8 @@ def negation_settings() -> dict[str, Any]:
         "failure_causes": list(FAILURE_CAUSES),
         "not_computable": {
             "dead_zone": "a relation evaluator returning no predicate (NegT2IBench's detectors); "
-            "the paper's dead zones affect relation statements only, and ours are attribute statements"
+            "the paper's dead zones affect relation statements only, "
+            "and ours are attribute statements"
         },
     }
 
@@ -171,7 +173,8 @@ def _statements(frame: pd.DataFrame) -> tuple[str, ...]:
 
 
 def negation_rates(frame: pd.DataFrame) -> dict[str, float | int | None]:
-    """The negation measures of the labelled images in ``frame`` (one variant; NegT2IBench's definitions).
+    """The negation measures of the labelled images in ``frame`` (one variant;
+    NegT2IBench's definitions).
 
     The variant's statements (``SETTINGS``; a variant not listed: one negated statement) are
     judged per image by ``statement_outcomes``; the image passes when every statement passes

@@ -62,7 +62,8 @@ def _level(root: Path, rev: str) -> float:
     "details",
     multiple=True,
     metavar="FILE",
-    help="Also every interval estimate of a detail metrics file, e.g. metrics/debias.json (repeatable).",
+    help="Also every interval estimate of a detail metrics file, "
+    "e.g. metrics/debias.json (repeatable).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON rows instead of the table.")
 def diff_command(
@@ -89,7 +90,8 @@ def diff_command(
         click.echo(json.dumps({"a": rev_a, "b": rev_b, "level": level, "rows": rows}, indent=1))
         return
     notes = [
-        f"{SUMMARY}: {rev_a} -> {rev_b}; intervals at {level:g}; verdict: |change| > z x sqrt(se_a^2 + se_b^2), "
+        f"{SUMMARY}: {rev_a} -> {rev_b}; intervals at {level:g}; "
+        "verdict: |change| > z x sqrt(se_a^2 + se_b^2), "
         "se from each interval (independent runs, conservative for shared units)"
     ]
     if a.get("simulated") or b.get("simulated"):
@@ -203,5 +205,6 @@ def results_command(repo: str, out: str | None) -> None:
     write_json(path, doc)
     flag = " (SIMULATED)" if doc["simulated"] else ""
     click.echo(
-        f"results: {path}{flag}: {len(doc['samples'])} per-sample files, {len(doc['run_log']['stages'])} stages in the run log"
+        f"results: {path}{flag}: {len(doc['samples'])} per-sample files, "
+        f"{len(doc['run_log']['stages'])} stages in the run log"
     )

@@ -124,7 +124,8 @@ def image_scores(
             source,
             int(first["_row"]),
             "config/unit_id/seed/task",
-            f"duplicate {first['task']} judgement for config={first['config']} unit={first['unit_id']} "
+            f"duplicate {first['task']} judgement for "
+            f"config={first['config']} unit={first['unit_id']} "
             f"seed={first['seed']} ({count} duplicated keys in all); duplicates are not averaged",
         )
     valid = frame["value"].notna()

@@ -4,10 +4,10 @@
 
 Stages (see docs/debiasing.md): ``retrieve`` (``debias.retrieve``) -> ``rewrite``
 (``debias.rewriting``) -> ``debias_render@<config>`` (``debias.render.stage`` through the
-configuration's method, ``debias.methods``; a sub-package with its own entry module, so the
-other stages do not depend on the render machinery) -> ``debias_judge@<config>`` (``debias.judging``)
--> ``debias_score`` (``debias.scoring``); the units and the subset: ``debias.units``; paths:
-the table catalogue (``implicit_bench.tables``).
+configuration's method, ``debias.methods``; a sub-package with its own entry module, so the other
+stages do not depend on the render machinery) -> ``debias_judge@<config>`` (``debias.judging``) ->
+``debias_score`` (``debias.scoring``); the units and the subset: ``debias.units``; paths: the table
+catalogue (``implicit_bench.tables``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The embedder config and protocol, below the registry (``embedders/__init__``) and its backends."""
+"""The embedder config and protocol, below the registry
+(``embedders/__init__``) and its backends."""
 
 from __future__ import annotations
 

@@ -64,16 +64,19 @@ class OpenAIEmbedder:
         except (ValueError, KeyError, TypeError) as exc:
             raise RuntimeError(
                 redact(
-                    f"{self.config.base_url}/embeddings: malformed answer ({type(exc).__name__}): {result.response.text[:300]}"
+                    f"{self.config.base_url}/embeddings: malformed answer "
+                    f"({type(exc).__name__}): {result.response.text[:300]}"
                 )
             ) from None
         if len(data) != len(texts) or vectors.ndim != 2:
             raise RuntimeError(
-                f"{self.config.base_url}/embeddings returned {len(data)} vectors for {len(texts)} texts"
+                f"{self.config.base_url}/embeddings returned "
+                f"{len(data)} vectors for {len(texts)} texts"
             )
         if not np.isfinite(vectors).all():
             rows = sorted({int(i) for i in np.argwhere(~np.isfinite(vectors))[:, 0]})
             raise RuntimeError(
-                f"{self.config.base_url}/embeddings: non-finite values (NaN/inf) in vector(s) {rows[:10]}; not cached"
+                f"{self.config.base_url}/embeddings: non-finite values "
+                f"(NaN/inf) in vector(s) {rows[:10]}; not cached"
             )
         return vectors

@@ -1,4 +1,5 @@
-"""The face-judge config, protocol and labels, below the registry (``faces/__init__``) and its backends."""
+"""The face-judge config, protocol and labels, below the registry
+(``faces/__init__``) and its backends."""
 
 from __future__ import annotations
 

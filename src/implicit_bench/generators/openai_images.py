@@ -4,16 +4,16 @@
 answer holds ``data[0].b64_json``. Works with OpenAI (GPT Image), and any server or proxy that
 speaks the same shape.
 
-Refusals (Appendix E.4 step 3): a safety / content-policy rejection (HTTP 400 whose error code
-or message says so) or an answer with no image is recorded as status ``refused`` with its
-reason, never imputed. An image that is there but broken (invalid base64, not an image,
-truncated) is a transport fault, not the model's decision: it is retried under the same
-policy and, if it stays broken, the item is ``failed`` (tried again by the next run). Requests follow the project's one retry
-policy (``implicit_bench.httpretry``): only transport errors and HTTP 408, 409, 429 and 5xx are
-retried (``max_retries`` after the first, ``Retry-After`` honoured, waits capped at ``backoff_max_s``),
-within an overall ``deadline_s`` per request; any other status (401, 404, ...) fails the item
-at once. A failed item is recorded ``failed`` with its (redacted) reason and tried again by
-the next run (``render.retry_failed``).
+Refusals (Appendix E.4 step 3): a safety / content-policy rejection (HTTP 400 whose error code or
+message says so) or an answer with no image is recorded as status ``refused`` with its reason, never
+imputed. An image that is there but broken (invalid base64, not an image, truncated) is a transport
+fault, not the model's decision: it is retried under the same policy and, if it stays broken, the
+item is ``failed`` (tried again by the next run). Requests follow the project's one retry policy
+(``implicit_bench.httpretry``): only transport errors and HTTP 408, 409, 429 and 5xx are retried
+(``max_retries`` after the first, ``Retry-After`` honoured, waits capped at ``backoff_max_s``),
+within an overall ``deadline_s`` per request; any other status (401, 404, ...) fails the item at
+once. A failed item is recorded ``failed`` with its (redacted) reason and tried again by the next
+run (``render.retry_failed``).
 
 The API key is read from the environment variable named by ``api_key_env``; it is never logged
 or written anywhere. The API takes no seed: the seed only names the item (paper: "the seed is

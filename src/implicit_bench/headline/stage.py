@@ -64,7 +64,8 @@ def _interval(entry: Any, name: str, pct: bool = True) -> dict[str, float | None
 
 
 def _strongest_group(bench: dict[str, Any]) -> dict[str, Any]:
-    """Success on explicit prompts in the units whose default is strongest (all seeds labelled s)."""
+    """Success on explicit prompts in the units whose default is
+    strongest (all seeds labelled s)."""
     groups = ((bench.get("by_default_strength") or {}).get("groups")) or {}
     name = next(
         (g for g in groups if g.split(" of ")[0] == g.split(" of ")[-1] and g != "0 of 0"), None

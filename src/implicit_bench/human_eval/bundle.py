@@ -47,9 +47,8 @@ class HumanEvalParams(StrictModel):
     units: str = UNITS_PATH
     selected_units: str = SELECTED_UNITS_PATH  # sample from these if present
     image_roots: list[str] = [IMAGES_DIR]
-    config: str | None = (
-        None  # generator configuration whose images are rated; None = the only one with all variants
-    )
+    # generator configuration whose images are rated; None = the only one with all variants
+    config: str | None = None
     judgements: list[str] = [f"{JUDGEMENTS_DIR}/*.parquet"]
     sample_size: PositiveInt = 100
     seed: Seed = 42
@@ -194,7 +193,8 @@ def sample_cases(
             root / params.units,
             None,
             params.stratify_by,
-            f"human_eval.stratify_by names a column the units table lacks (columns: {', '.join(map(str, units.columns))})",
+            "human_eval.stratify_by names a column the units table lacks "
+            f"(columns: {', '.join(map(str, units.columns))})",
         )
     strata = eligible.groupby(params.stratify_by)["unit_id"].apply(list).to_dict()
     floor = sum(min(params.min_per_stratum, len(v)) for v in strata.values())
@@ -203,7 +203,8 @@ def sample_cases(
     ):  # 1: the largest strata first (allocate)
         raise ConfigError(
             f"human_eval.min_per_stratum {params.min_per_stratum} x {len(strata)} strata of "
-            f"'{params.stratify_by}' needs {floor} cases, more than sample_size {params.sample_size}; "
+            f"'{params.stratify_by}' needs {floor} cases, more than "
+            f"sample_size {params.sample_size}; "
             "lower it or raise sample_size"
         )
     alloc = allocate(
@@ -317,7 +318,8 @@ def export_bundle(
         out / "README.txt",
         f"Rating bundle {bundle_id}: {len(cases)} cases.\n"
         "Send form.html to each rater (it works offline in any browser; answers are saved in the\n"
-        "browser as they go). Each rater downloads their answers as a CSV with the button at the end.\n"
+        "browser as they go). Each rater downloads their answers as "
+        "a CSV with the button at the end.\n"
         "Keep manifest.json private: it says which image is which variant.\n"
         "Import: implicit-bench human-eval import --manifest manifest.json ANSWERS.csv ...\n",
     )

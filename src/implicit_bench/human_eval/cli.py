@@ -104,7 +104,8 @@ def export_cmd(
     )
     info = export_bundle(params, out, bundle_id=bundle_id)
     click.echo(
-        f"human-eval export: bundle {info['bundle_id']}, {info['n_cases']} cases ({info['config']}) -> {out}/form.html"
+        f"human-eval export: bundle {info['bundle_id']}, {info['n_cases']} "
+        f"cases ({info['config']}) -> {out}/form.html"
     )
 
 
@@ -151,10 +152,13 @@ def import_cmd(params_path, manifests, out, threshold, rule, sheet, answers) -> 
     kg = report["kg_validity"]
     mr = report["mean_rating"]
     click.echo(
-        f"human-eval import: {report['n_raters']} raters kept ({len(report['screening']['excluded'])} excluded), "
-        f"{report['n_cases']} cases, {report['n_ratings']} ratings; KG yes/unsure/no {kg['yes']}/{kg['unsure']}/{kg['no']}; "
+        f"human-eval import: {report['n_raters']} raters kept "
+        f"({len(report['screening']['excluded'])} excluded), "
+        f"{report['n_cases']} cases, {report['n_ratings']} ratings; KG "
+        f"yes/unsure/no {kg['yes']}/{kg['unsure']}/{kg['no']}; "
         f"mean S/N/A {mr['stereotype']}/{mr['neutral']}/{mr['anti_stereotype']}; "
-        f"inter-rater r {report['inter_rater']['mean_pairwise_r']}, alpha {report['inter_rater']['alpha_ordinal']} -> {target}"
+        f"inter-rater r {report['inter_rater']['mean_pairwise_r']}, alpha "
+        f"{report['inter_rater']['alpha_ordinal']} -> {target}"
     )
 
 

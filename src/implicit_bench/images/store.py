@@ -195,7 +195,8 @@ class ImageStore:
         path = self.shard_dir / shard
         if not SHARD_NAME.fullmatch(shard) or length > MAX_IMAGE_BYTES:
             raise OSError(
-                f"{self.root}: location {shard!r}@{offset}+{length} of {sha256} refused (not a shard of this store)"
+                f"{self.root}: location {shard!r}@{offset}+{length} of "
+                f"{sha256} refused (not a shard of this store)"
             )
         with open(path, "rb") as fh:
             info = os.fstat(fh.fileno())
@@ -203,7 +204,8 @@ class ImageStore:
                 not stat.S_ISREG(info.st_mode) or info.st_size < offset + length
             ):  # checked before allocating
                 raise OSError(
-                    f"{path}@{offset}: {length} bytes of {sha256} are not in the shard ({info.st_size} bytes)"
+                    f"{path}@{offset}: {length} bytes of {sha256} are not in "
+                    f"the shard ({info.st_size} bytes)"
                 )
             fh.seek(offset)
             data = fh.read(length)
@@ -288,7 +290,8 @@ class ImageStore:
         os.ftruncate(fd, 0)
         os.pwrite(
             fd,
-            f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(),
+            f"pid {os.getpid()} on {socket.gethostname()} since "
+            f"{time.strftime('%Y-%m-%d %H:%M:%S')}".encode(),
             0,
         )
         self._lock_fd = fd

@@ -436,9 +436,9 @@ def answer_missing(
 ) -> tuple[dict[str, Any], dict[str, str], int]:
     """Cached answers of all planned keys (asking the judges for the missing ones).
 
-    Every finished batch is written to the cache at once (a killed run loses at most the
-    batches in flight); an HTTP judge (``concurrency`` in its config) is streamed one request
-    per batch with ``concurrency`` in flight. Returns ``(answers by key, errors by key, requests sent)``.
+    Every finished batch is written to the cache at once (a killed run loses at most the batches in
+    flight); an HTTP judge (``concurrency`` in its config) is streamed one request per batch with
+    ``concurrency`` in flight. Returns ``(answers by key, errors by key, requests sent)``.
     """
     if dispatch is None:
         dispatch = executor_dispatch({}, progress=False)

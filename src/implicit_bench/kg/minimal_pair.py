@@ -17,7 +17,8 @@ words; that difference is the contrast. Algorithm (documented in docs/kg.md):
    not attributes. Head: the target.
    A pair with no such block gets no unit, reason ``intersentence`` (different sentences, not
    a minimal pair: "You can only see them in zoos." / "There are some left in the wild.").
-4. Not extractable (counted by reason, never dropped silently): ``intersentence`` (above), ``no_difference``,
+4. Not extractable (counted by reason, never dropped silently): ``intersentence``
+(above), ``no_difference``,
    ``one_sided_difference`` (only insertions / deletions), ``too_many_spans`` (more than
    ``max_spans`` blocks), ``difference_too_long`` (more than ``max_diff_words`` differing
    words on a side), ``no_head``.
@@ -203,7 +204,8 @@ def _predicated_blocks(
     a_tok: list,
     params: MinimalPairParams,
 ) -> list[tuple[str, int, int, int, int]]:
-    """The ``replace`` blocks of two continuation sentences that read as attributes of the target."""
+    """The ``replace`` blocks of two continuation sentences that read as
+    attributes of the target."""
     kept: list[tuple[str, int, int, int, int]] = []
     for op in opcodes:
         tag, i1, i2, j1, j2 = op

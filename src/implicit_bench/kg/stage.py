@@ -38,7 +38,8 @@ def kg_llm_block(params: KGParams, llms: dict[str, dict[str, Any]]) -> dict[str,
 
 
 def read_pairs(path: str | Path) -> list[SourcePair]:
-    """The pairs table (``tables.PAIRS``) as validated records; a bad row names file, row and field."""
+    """The pairs table (``tables.PAIRS``) as validated records; a bad row
+    names file, row and field."""
     frame = PAIRS.read(path)
     fields = set(SourcePair.model_fields)
     pairs = []

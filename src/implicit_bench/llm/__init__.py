@@ -51,13 +51,15 @@ def llm_entry(
 
     if not name:
         raise ConfigError(
-            f"params.yaml: {where} must name an entry of llms (known: {', '.join(sorted(llms)) or 'none'})"
+            f"params.yaml: {where} must name an entry of llms (known: "
+            f"{', '.join(sorted(llms)) or 'none'})"
         )
     check_refs(name, llms, where, "llms")
     block = dict(llms[name])
     if "max_tokens" in block:
         raise ConfigError(
-            f"params.yaml: llms.{name}.max_tokens: set max_tokens where the LLM is used (e.g. beside {where})"
+            f"params.yaml: llms.{name}.max_tokens: set max_tokens where "
+            f"the LLM is used (e.g. beside {where})"
         )
     return block if max_tokens is None else {**block, "max_tokens": max_tokens}
 

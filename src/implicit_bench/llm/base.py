@@ -1,11 +1,11 @@
 """The LLM client interface: cached, greedy chat completions.
 
-Every backend implements ``_generate`` (a batch of uncached requests -> texts); this base class
-adds the disk cache: each answer is stored under ``model_key("llm", backend + model identity, messages,
+Every backend implements ``_generate`` (a batch of uncached requests -> texts); this base class adds
+the disk cache: each answer is stored under ``model_key("llm", backend + model identity, messages,
 decoding)`` in a :class:`~implicit_bench.cache.DiskCache`, so a re-run makes zero calls. Failed
 requests (transport errors after the bounded retries) come back as answers with ``error`` set
-(secrets redacted) and are *not* cached, so the next run retries them. Only text is ever
-cached; a cached entry that is not text (written by an older version) is asked again.
+(secrets redacted) and are *not* cached, so the next run retries them. Only text is ever cached; a
+cached entry that is not text (written by an older version) is asked again.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ DEFAULT_CACHE = "cache/llm.sqlite"
 
 
 def request_hash(messages: Messages) -> str:
-    """The hash that keys a request in a replay file: sha256 of the canonical JSON of the messages."""
+    """The hash that keys a request in a replay file: sha256 of the
+    canonical JSON of the messages."""
     return stable_hash({"messages": messages})
 
 

@@ -41,7 +41,8 @@ class OpenAIParams(LLMParams, HttpParams):
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     json_mode: bool = False  # send response_format={"type": "json_object"}
     # send the answer's JSON schema as response_format={"type": "json_schema", ...} (OpenAI
-    # structured outputs; vLLM / SGLang guided decoding) when the caller has one; wins over json_mode
+    # structured outputs; vLLM / SGLang guided decoding) when the
+    # caller has one; wins over json_mode
     structured_output: bool = False
     seed: int | None = None
     extra_body: dict[str, Any] = {}  # e.g. {"reasoning_effort": "none"} or vLLM guided decoding
@@ -140,7 +141,9 @@ class OpenAIClient(LLMClient):
         if error is None and len(text) > self.params.max_answer_chars:
             return (
                 "",
-                f"answer of {len(text)} characters > max_answer_chars={self.params.max_answer_chars} (not parsed)",
+                f"answer of {len(text)} characters > "
+                f"max_answer_chars={self.params.max_answer_chars} (not "
+                "parsed)",
             )
         return text, error
 
@@ -171,7 +174,8 @@ def _content(response: httpx.Response) -> tuple[str, str | None]:
         return "", redact(f"malformed response ({type(exc).__name__}): {response.text[:300]}")
     if not isinstance(message, dict):
         return "", redact(
-            f"malformed response: message is {type(message).__name__}, not an object: {response.text[:300]}"
+            f"malformed response: message is {type(message).__name__}, "
+            f"not an object: {response.text[:300]}"
         )
     content = message.get("content")
     if isinstance(content, str):

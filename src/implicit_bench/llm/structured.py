@@ -40,7 +40,8 @@ def chat_json_many(
     max_tokens: int | None = None,
     desc: str | None = None,
 ) -> list[StructuredAnswer]:
-    """Ask every request and parse each answer as JSON against ``schema`` (``desc``: progress label)."""
+    """Ask every request and parse each answer as JSON against ``schema``
+    (``desc``: progress label)."""
     out = []
     json_schema = answer_schema(schema) if schema is not None else None
     for answer in client.chat_many(

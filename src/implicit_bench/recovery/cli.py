@@ -75,14 +75,18 @@ def power_command(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"simulated": True, "calibration_rows": rows}, indent=2) + "\n")
         click.echo(
-            f"SIMULATED corrected-interval widths, {n_units} units x {seeds} seeds (judged width beside):"
+            f"SIMULATED corrected-interval widths, {n_units} units x "
+            f"{seeds} seeds (judged width beside):"
         )
         for r in rows:
             click.echo(
-                f"  calibration {r['calibration']:>5}: gap width {r.get('gap_corrected_width', float('nan')):.3f} "
-                f"(judged {r['gap_judged_width']:.3f}), default rate {r.get('default_rate_corrected_width', float('nan')):.3f} "
+                f"  calibration {r['calibration']:>5}: gap width "
+                f"{r.get('gap_corrected_width', float('nan')):.3f} "
+                f"(judged {r['gap_judged_width']:.3f}), default rate "
+                f"{r.get('default_rate_corrected_width', float('nan')):.3f} "
                 f"(judged {r['default_rate_judged_width']:.3f}); covers rendered truth "
-                f"{100 * r.get('gap_corrected_covers', float('nan')):.0f}% (gap); matrix usable in {r['usable']}/{r['worlds']} worlds"
+                f"{100 * r.get('gap_corrected_covers', float('nan')):.0f}% (gap); "
+                f"matrix usable in {r['usable']}/{r['worlds']} worlds"
             )
         click.echo(f"-> {path}")
         return
@@ -97,7 +101,8 @@ def power_command(
     for r in rows:
         p = r["power"]  # an Estimate (Wilson interval over worlds)
         click.echo(
-            f"  N={r['units']:>5} K={r['seeds']}: width {r['mean_width']:.3f}, power {p['value']:.2f} "
+            f"  N={r['units']:>5} K={r['seeds']}: width "
+            f"{r['mean_width']:.3f}, power {p['value']:.2f} "
             f"[{p['ci'][0]:.2f}, {p['ci'][1]:.2f}] over {r['worlds']} worlds"
         )
     click.echo(f"-> {path}, {path.with_suffix('.png')}")

@@ -156,15 +156,18 @@ def run_coverage(
 
 def markdown(result: dict[str, Any]) -> str:
     lines = [
-        "| estimand | truth | coverage (95% CI) | finite-pop. coverage | mean width | mean bias | in 93-97% |",
+        "| estimand | truth | coverage (95% CI) | finite-pop. coverage "
+        "| mean width | mean bias | in 93-97% |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, r in result["estimands"].items():
         cov = Estimate.from_json(r["coverage"])
         lo, hi = cov.ci
         lines.append(
-            f"| {name} | {r['truth']:.3f} | {100 * cov.value:.1f}% ({100 * lo:.1f}-{100 * hi:.1f}) | "
-            f"{100 * r['coverage_finite_population']:.1f}% | {r['mean_width']:.3f} | {r['mean_bias']:+.4f} | "
+            f"| {name} | {r['truth']:.3f} | {100 * cov.value:.1f}% "
+            f"({100 * lo:.1f}-{100 * hi:.1f}) | "
+            f"{100 * r['coverage_finite_population']:.1f}% | "
+            f"{r['mean_width']:.3f} | {r['mean_bias']:+.4f} | "
             f"{'yes' if r['in_target'] else 'NO'} |"
         )
     return "\n".join(lines) + "\n"

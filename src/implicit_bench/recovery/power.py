@@ -104,7 +104,8 @@ def calibration_table(
     judge: str,
 ) -> list[dict[str, Any]]:
     """Mean corrected interval width (gap, default rate) and coverage of the rendered truth per
-    calibration size, over ``worlds`` worlds of ``n_units`` units (the unmodified ``world`` params)."""
+    calibration size, over ``worlds`` worlds of ``n_units`` units (the
+    unmodified ``world`` params)."""
     rows = []
     for size in sizes:
         wp0 = params.model_copy(

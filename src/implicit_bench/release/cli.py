@@ -45,14 +45,16 @@ def import_command(src: str, out: str, screen_rule: str, screen_threshold: float
     paths = write_imported(imported, out)
     m = imported.manifest
     click.echo(
-        f"import: {m['units']} units, judgements {m['judgements']}, {m['rubric_fractional']} fractional rubric values "
+        f"import: {m['units']} units, judgements {m['judgements']}, "
+        f"{m['rubric_fractional']} fractional rubric values "
         f"(means of repeated judgements), {len(m['skipped_files'])} file(s) skipped -> {out}"
     )
     if imported.human_study is not None:
         r = imported.human_study["report"]
         click.echo(
             f"  human study: {r['n_cases']} cases, raters per round {r['n_raters_per_round']} "
-            f"({len(r['screening']['excluded'])} excluded by {screen_rule}), r-bar {r['inter_rater']['mean_pairwise_r']} -> {out}/human_eval.json"
+            f"({len(r['screening']['excluded'])} excluded by {screen_rule}), r-bar "
+            f"{r['inter_rater']['mean_pairwise_r']} -> {out}/human_eval.json"
         )
     if imported.prompt_labels is not None:
         kappas = {

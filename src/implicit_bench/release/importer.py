@@ -101,7 +101,9 @@ class Release:
                     f"{self.source}!{info.filename}",
                     None,
                     None,
-                    f"compression ratio {info.file_size // max(info.compress_size, 1)}:1, above the bound {MAX_RATIO}:1 (a zip bomb?)",
+                    "compression ratio "
+                    f"{info.file_size // max(info.compress_size, 1)}:1, above the "
+                    f"bound {MAX_RATIO}:1 (a zip bomb?)",
                 )
 
     def _path(self, rel: str) -> Path:
@@ -203,7 +205,8 @@ def _release_root(prefixes: list[str], where: str) -> str:
             where,
             None,
             None,
-            f"several folders hold the release's files ({', '.join(p or './' for p in shallowest)}): give one",
+            "several folders hold the release's files "
+            f"({', '.join(p or './' for p in shallowest)}): give one",
         )
     return roots[0]
 

@@ -70,22 +70,33 @@ EVAL_FILE = re.compile(
 
 # What the release can and cannot reproduce (written into the manifest; docs/import.md).
 REPRODUCIBLE: dict[str, str] = {
-    "Table 3 / 10 (kept set only)": "neutral means and S-N / S-A on the 1,831 kept units; the pre-filter column needs the 4,705 candidates",
-    "Table 4": "bias and alignment per generator (Qwen3-VL), coverage / refusals from the images absent from the release",
-    "Table 7": "bias, alignment, S and dS of experiments 0-11 at alpha 2 (full-KG rows from the retrieval table)",
+    "Table 3 / 10 (kept set only)": "neutral means and S-N / S-A on the 1,831 kept units; the "
+    "pre-filter column needs the 4,705 candidates",
+    "Table 4": "bias and alignment per generator (Qwen3-VL), coverage / "
+    "refusals from the images absent from the release",
+    "Table 7": "bias, alignment, S and dS of experiments 0-11 at alpha 2 "
+    "(full-KG rows from the retrieval table)",
     "Table 9 (post-filter column)": "kept units per bias type",
-    "Tables 12, 13, 14": "lean of the kept set under Qwen3-VL, Gemma-4 and CLIP, with cluster-bootstrap intervals",
+    "Tables 12, 13, 14": "lean of the kept set under Qwen3-VL, Gemma-4 and CLIP, "
+    "with cluster-bootstrap intervals",
     "Table 18 and B.1 (selected units)": "prompt and graph statistics of the 1,831 units",
     "Table 31": "bootstrap intervals of dS",
     "Table 32": "alpha 1 against alpha 2 for experiments 4-11",
     "Figure 6": "Hedges' g per bias type, pooled over Qwen3-VL and Gemma-4",
-    "Tables 28, 29, 30 and Appendix D.2 / D.4": "human study of two rounds (data/human_eval*): KG validity, ratings, inter-rater r and alpha, human vs Qwen3-VL / Gemma-4, Fisher z tests, rater screening",
-    "Table 11 and Appendix B.3 / E.1": "prompt-label accuracy of four LLMs, Fleiss' kappa (all, leave-one-out), pairwise Cohen's kappa, stereotype/anti flips",
-    "Appendix C.5 retrieval": "top-1 own-unit rate from rank_prompt2kg (same-head / same-pair rates need the retrieved ids, absent)",
+    "Tables 28, 29, 30 and Appendix D.2 / D.4": "human study of two rounds (data/human_eval*): "
+    "KG validity, ratings, inter-rater r and alpha, human vs Qwen3-VL / Gemma-4, "
+    "Fisher z tests, rater screening",
+    "Table 11 and Appendix B.3 / E.1": "prompt-label accuracy of four LLMs, Fleiss' kappa (all, "
+    "leave-one-out), pairwise Cohen's kappa, stereotype/anti flips",
+    "Appendix C.5 retrieval": "top-1 own-unit rate from rank_prompt2kg (same-head / "
+    "same-pair rates need the retrieved ids, absent)",
 }
 NOT_REPRODUCIBLE: dict[str, str] = {
-    "Tables 1, 5, 19-22, 25, Figure 3-4": "no blind (A/B/C) labels in the release: default rate, success, gap, a->s, default strength, recoverability, judge agreement",
-    "Table 3 / 9 / 10 pre-filter columns, Table 2": "no pre-filter scores of the 4,705 candidate units (data/pre_filter is stored as large files outside the CSVs read here)",
+    "Tables 1, 5, 19-22, 25, Figure 3-4": "no blind (A/B/C) labels in the release: default rate, "
+    "success, gap, a->s, default strength, recoverability, judge agreement",
+    "Table 3 / 9 / 10 pre-filter columns, Table 2": "no pre-filter scores of the 4,705 candidate "
+    "units (data/pre_filter is stored as large files outside the CSVs read "
+    "here)",
     "Table 23 (held-out seeds)": "no held-out-seed judgements",
     "Tables 15-17 (InternVL3)": "no InternVL3 scores",
 }

@@ -33,7 +33,8 @@ def _counts(cal: dict[str, Any]) -> str:
     cond = cal.get("condition_number")
     return (
         f'<span id="calibration-items">{int(cal.get("items") or 0):,}</span> calibration images '
-        f"({per_variant or 'none'}; labelled by {sources or 'nobody'}) of {int(cal.get('rows') or 0):,} rows; "
+        f"({per_variant or 'none'}; labelled by {sources or 'nobody'}) "
+        f"of {int(cal.get('rows') or 0):,} rows; "
         f"left out: {left}. Condition number of the misclassification matrix "
         f"{'–' if cond is None else f'{cond:.2f}'} (at most {cal.get('max_condition', '–')})."
     )
@@ -66,7 +67,9 @@ def _matrix(cal: dict[str, Any]) -> str:
     )
     return (
         f"<details><summary>Misclassification matrix (P(judge says column | reference says row), "
-        f'Wilson 95% intervals)</summary><table id="calibration-matrix">{head}{rows}</table></details>'
+        "Wilson 95% intervals)</summary>"
+        f'<table id="calibration-matrix">{head}{rows}</table>'
+        "</details>"
     )
 
 
@@ -87,16 +90,23 @@ def corrected_section(bench: dict[str, Any] | None) -> str:
     )
     head = "<tr><th>rate</th><th>judged</th><th>corrected for judge error</th></tr>"
     rows = "".join(
-        f'<tr data-rate="{k}"><th>{esc(label)}</th><td>{fmt_metric(_judged(bench or {}, judge, k), pct=True)}</td>'
+        f'<tr data-rate="{k}"><th>{esc(label)}</th>'
+        f"<td>{fmt_metric(_judged(bench or {}, judge, k), pct=True)}</td>"
         f"<td>{fmt_metric(fixed.get(k), pct=True)}</td></tr>"
         for k, label in RATES.items()
     )
     return (
         "<h2>Corrected for judge error</h2>"
-        f'<p class="small" id="corrected-source">Source: metrics/benchmark.json <code>corrected</code> '
-        f"(calibration table <code>{esc(block.get('calibration_table', ''))}</code>; judge {esc(judge)}, "
-        f"configuration {esc(block.get('config', ''))}; docs/correction.md). The judged rates are the judge's "
+        '<p class="small" id="corrected-source">Source: '
+        "metrics/benchmark.json <code>corrected</code> "
+        "(calibration table "
+        f"<code>{esc(block.get('calibration_table', ''))}</code>; "
+        f"judge {esc(judge)}, "
+        f"configuration {esc(block.get('config', ''))}; "
+        "docs/correction.md). The judged rates are the judge's "
         f"labels; the corrected ones undo its misclassification measured on the calibration images "
-        f"(three-class Rogan-Gladen; intervals from a joint bootstrap of units and calibration images).</p>"
-        f'{warn}<p class="small">{_counts(cal)}{_raters(cal)}</p><table id="corrected">{head}{rows}</table>{_matrix(cal)}'
+        "(three-class Rogan-Gladen; intervals from a joint bootstrap "
+        "of units and calibration images).</p>"
+        f'{warn}<p class="small">{_counts(cal)}{_raters(cal)}</p>'
+        f'<table id="corrected">{head}{rows}</table>{_matrix(cal)}'
     )

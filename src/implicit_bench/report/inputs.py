@@ -139,9 +139,9 @@ def primary_blind_rows(judgements: pd.DataFrame) -> pd.Series:
     """True for the rows that carry an image's label (docs/judging.md, docs/analysis.md).
 
     A blind image asked under both option orders has two rows per judge; its label is the
-    answer under the primary order, the judge stage's hash order
-    (``schema.blind_order``; order 1 for the three cyclic orders). An image asked once keeps its only answer. Rows of other
-    tasks are all primary.
+    answer under the primary order, the judge stage's hash order (``schema.blind_order``;
+    order 1 for the three cyclic orders). An image asked once keeps its only answer. Rows
+    of other tasks are all primary.
     """
     from implicit_bench.schema import primary_order
 

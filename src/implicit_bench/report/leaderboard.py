@@ -34,7 +34,8 @@ COLUMNS = (
 
 @dataclass
 class Run:
-    """One source of leaderboard rows: a label, its ``benchmark.json`` and whether it is simulated."""
+    """One source of leaderboard rows: a label, its ``benchmark.json``
+    and whether it is simulated."""
 
     label: str
     benchmark: dict[str, Any] | None
@@ -61,8 +62,15 @@ def _cell(entry: Any, pct: bool) -> str:
     if (
         e.ci is not None and e.ci[0] == e.ci[1] == e.value
     ):  # degenerate: no interval to show as a finding
-        ci = ' <span class="ci" title="every bootstrap resample gives this value">(n/a: same in every resample)</span>'
-    return f'<td data-sort="{e.value * k:.6g}"><span class="v">{e.value * k:.{digits}f}</span>{ci}</td>'
+        ci = (
+            " "
+            '<span class="ci" title="every bootstrap resample gives this value">(n/a: '
+            "same in every resample)</span>"
+        )
+    return (
+        f'<td data-sort="{e.value * k:.6g}">'
+        f'<span class="v">{e.value * k:.{digits}f}</span>{ci}</td>'
+    )
 
 
 def _source(run: Run) -> str:
@@ -81,14 +89,18 @@ def leaderboard_table(runs: list[Run]) -> str:
         for r in (run.board or {}).get("rows") or []:
             cells = "".join(_cell(r.get(key), pct) for key, _, pct in used)
             rows.append(
-                f'<tr><td data-sort="{esc(run.label)}">{_source(run)}</td><th data-sort="{esc(r["config"])}">'
-                f'{esc(r["config"])}</th><td data-sort="{r.get("n_units") or 0}">{r.get("n_units") or "–"}</td>{cells}</tr>'
+                f'<tr><td data-sort="{esc(run.label)}">{_source(run)}</td>'
+                f'<th data-sort="{esc(r["config"])}">'
+                f"{esc(r['config'])}</th>"
+                f'<td data-sort="{r.get("n_units") or 0}">'
+                f"{r.get('n_units') or '–'}</td>{cells}</tr>"
             )
     if not rows:
         return ""
     head = "".join(f"<th>{esc(h)}</th>" for _, h, _ in used)
     return (
-        f'<table class="leaderboard sortable" id="leaderboard"><thead><tr><th>source</th><th>generator</th>'
+        '<table class="leaderboard sortable" id="leaderboard"><thead>'
+        "<tr><th>source</th><th>generator</th>"
         f"<th>units</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
@@ -112,23 +124,34 @@ def pairs_table(run: Run) -> str:
             else '<td data-sort="0" class="noise">within noise</td>'
         )
         rows.append(
-            f'<tr><td data-sort="{esc(p["a"])}">{esc(p["a"])}</td><td data-sort="{esc(p["b"])}">{esc(p["b"])}</td>'
-            f'<td data-sort="{esc(p["metric"])}">{esc(p["metric"])}</td><td data-sort="{p["n_units"]}">{p["n_units"]}</td>'
-            f'{_cell(p["difference"], pct)}<td data-sort="{p["p"] if p["p"] is not None else ""}">{_p(p["p"])}</td>'
-            f'<td data-sort="{p["p_holm"] if p["p_holm"] is not None else ""}">{_p(p["p_holm"])}</td>{mark}</tr>'
+            f'<tr><td data-sort="{esc(p["a"])}">{esc(p["a"])}</td>'
+            f'<td data-sort="{esc(p["b"])}">{esc(p["b"])}</td>'
+            f'<td data-sort="{esc(p["metric"])}">{esc(p["metric"])}</td>'
+            f'<td data-sort="{p["n_units"]}">{p["n_units"]}</td>'
+            f"{_cell(p['difference'], pct)}"
+            f'<td data-sort="{p["p"] if p["p"] is not None else ""}">'
+            f"{_p(p['p'])}</td>"
+            '<td data-sort="'
+            f'{p["p_holm"] if p["p_holm"] is not None else ""}">'
+            f"{_p(p['p_holm'])}</td>{mark}</tr>"
         )
     level = 1 - float(board.get("alpha") or 0.05)
     note = (
-        f'<p class="small">{_source(run)}: differences A - B on the units and seeds both generators have '
-        f"(paired cluster bootstrap over units, {level:.0%} intervals; percentage points, the bias score in "
-        f"points of 0-5). p: two-sided bootstrap p; Holm-adjusted over the {len(pairs)} differences; "
-        f"resolved when the adjusted p &lt; {board.get('alpha')}; the resamples cannot give an adjusted p "
+        f'<p class="small">{_source(run)}: differences A - B on the '
+        "units and seeds both generators have "
+        f"(paired cluster bootstrap over units, {level:.0%} intervals; "
+        "percentage points, the bias score in "
+        "points of 0-5). p: two-sided bootstrap p; Holm-adjusted "
+        f"over the {len(pairs)} differences; "
+        f"resolved when the adjusted p &lt; {board.get('alpha')}; the "
+        "resamples cannot give an adjusted p "
         f"below {board.get('min_p_holm') or 0:.3g}.</p>"
     )
     return (
-        note
-        + '<table class="leaderboard-pairs sortable"><thead><tr><th>A</th><th>B</th><th>metric</th><th>units</th>'
-        f"<th>A - B</th><th>p</th><th>p (Holm)</th><th>verdict</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        note + '<table class="leaderboard-pairs sortable"><thead><tr><th>A</th>'
+        "<th>B</th><th>metric</th><th>units</th>"
+        "<th>A - B</th><th>p</th><th>p (Holm)</th><th>verdict</th></tr>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 
@@ -136,10 +159,15 @@ def leaderboard_section(runs: list[Run]) -> str:
     """The whole section (``<h2>`` included); "not available" when no run has a leaderboard."""
     table = leaderboard_table(runs)
     if not table:
-        return '<h2 id="leaderboard-section">Leaderboard</h2><p class="na">not available (metrics/benchmark.json: leaderboard)</p>'
+        return (
+            '<h2 id="leaderboard-section">Leaderboard</h2><p class="na">not '
+            "available (metrics/benchmark.json: leaderboard)</p>"
+        )
     intro = (
-        '<p class="small">Every generator side by side, each metric with its interval; click a header to sort. '
-        "Rows of different sources rest on different units and judges: only the paired differences below "
+        '<p class="small">Every generator side by side, each metric '
+        "with its interval; click a header to sort. "
+        "Rows of different sources rest on different units and "
+        "judges: only the paired differences below "
         "(within one source) say whether two generators differ beyond noise.</p>"
     )
     return (

@@ -73,7 +73,8 @@ def _page(title: str, body: str, scripts: tuple[str, ...] = ()) -> str:
     tags = "".join(f'<script src="{esc(s)}"></script>' for s in scripts)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{esc(title)}</title>'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title>"
         '<link rel="stylesheet" href="assets/style.css"></head><body>'
         '<header class="top"><h1>IMPLICIT-Bench report</h1><nav><a href="index.html">Summary</a>'
         '<a href="units.html">Unit browser</a></nav></header>'
@@ -85,10 +86,14 @@ def _provenance_html(inputs: ReportInputs) -> str:
     if inputs.random_sources:
         listed = "".join(f"<li>{esc(s)}</li>" for s in inputs.random_sources)
         return (
-            f'<div class="danger" id="random-init">RANDOMLY INITIALISED MODELS. {esc(RANDOM_INIT_WARNING)}'
+            '<div class="danger" id="random-init">RANDOMLY INITIALISED '
+            f"MODELS. {esc(RANDOM_INIT_WARNING)}"
             f'<ul class="small">{listed}</ul></div>'
         )
-    return '<p class="small" id="provenance">Provenance: no input says it came from randomly initialised models.</p>'
+    return (
+        '<p class="small" id="provenance">Provenance: no input says it '
+        "came from randomly initialised models.</p>"
+    )
 
 
 def _is_simulated(payload: Any, depth: int = 0) -> bool:
@@ -111,7 +116,10 @@ def _simulated_html(inputs: ReportInputs) -> str:
     if not sources:
         return ""
     listed = ", ".join(esc(s) for s in sources)
-    return f'<div class="danger" id="simulated">SIMULATED. {esc(SIMULATED_NOTE)}<p class="small">{listed}</p></div>'
+    return (
+        '<div class="danger" id="simulated">SIMULATED. '
+        f'{esc(SIMULATED_NOTE)}<p class="small">{listed}</p></div>'
+    )
 
 
 def recovery_table(recovery: dict[str, Any] | None) -> str:
@@ -143,9 +151,11 @@ def recovery_table(recovery: dict[str, Any] | None) -> str:
         "<th>estimate</th><th>95% interval</th><th>covers truth</th><th>note</th></tr>"
     )
     return (
-        f'<p class="small">{s.get("covered", 0)} of {s.get("with_interval", 0)} intervals cover the planted '
+        f'<p class="small">{s.get("covered", 0)} of '
+        f"{s.get('with_interval', 0)} intervals cover the planted "
         f"truth. Truth: {esc(recovery.get('truth', ''))}. n/a: not estimable from this run or not "
-        f"defined for the row (the note says which); truth (perfect judge): what the pictures show, "
+        "defined for the row (the note says which); truth "
+        "(perfect judge): what the pictures show, "
         f"for the rates a blind judge reads.</p>{calibration_note(recovery.get('calibration'))}"
         f'<table class="recovery" id="recovery">{head}{"".join(rows)}</table>'
     )
@@ -163,10 +173,13 @@ def calibration_note(block: dict[str, Any] | None) -> str:
     )
     warn = f" <strong>{esc(block['warning'])}</strong>" if block.get("warning") else ""
     return (
-        f'<p class="small" id="calibration">Judge-error correction ({esc(block.get("judge", ""))}): '
+        '<p class="small" id="calibration">Judge-error correction '
+        f"({esc(block.get('judge', ''))}): "
         f"{block.get('items', 0)} calibration images answered by the simulated human rater (error "
-        f"{block.get('rater_error', 0)}); misclassification matrix diagonal {esc(diag)}; condition number "
-        f'{"–" if cond is None else f"{cond:.2f}"}. Rows "(corrected)" are corrected for the judge\'s errors and '
+        f"{block.get('rater_error', 0)}); misclassification matrix "
+        f"diagonal {esc(diag)}; condition number "
+        f'{"–" if cond is None else f"{cond:.2f}"}. Rows "(corrected)" '
+        "are corrected for the judge's errors and "
         f"compared with the rendered truth.{warn}</p>"
     )
 
@@ -194,7 +207,8 @@ def summary_page(
     n_units = len(inputs.units) if inputs.units is not None else 0
     parts.append(
         "<p>Built from the pipeline outputs below. "
-        f'<a href="units.html">Browse the {n_units:,} units</a> with their images and judgements.</p>'
+        f'<a href="units.html">Browse the {n_units:,} units</a> '
+        "with their images and judgements.</p>"
     )
     parts.append("<h2>Headline metrics</h2>")
     parts.append(headline_cards(inputs.metrics.get("benchmark")))
@@ -208,8 +222,10 @@ def summary_page(
     parts.append("<h2>Per bias type</h2>")
     if isinstance(bench.get("by_bias_type"), dict):
         parts.append(
-            '<p class="small">The four diagnostic types (socioeconomic, disability, sexual orientation, '
-            "nationality) are reported apart: images rarely show their contrasts, so a low default rate "
+            '<p class="small">The four diagnostic types '
+            "(socioeconomic, disability, sexual orientation, "
+            "nationality) are reported apart: images rarely show "
+            "their contrasts, so a low default rate "
             "there does not show that the model avoids the stereotype (paper Section 4.2).</p>"
         )
         parts.append(render_table(bench["by_bias_type"], focus=True))
@@ -241,7 +257,9 @@ def summary_page(
             continue
         parts.append(
             f'<section class="metricsfile"><details{" open" if name == "benchmark" else ""}>'
-            f"<summary><b>metrics/{esc(name)}.json</b></summary>{render_metrics_file(name, payload)}</details></section>"
+            f"<summary><b>metrics/{esc(name)}.json</b>"
+            f"</summary>{render_metrics_file(name, payload)}</details>"
+            "</section>"
         )
     parts.append("<h2>Inputs</h2>" + _inputs_table(inputs))
     return _page("IMPLICIT-Bench report", "".join(parts), scripts=("assets/sort.js",))
@@ -254,7 +272,8 @@ def units_page(inputs: ReportInputs) -> str:
         + (_provenance_html(inputs) if inputs.random_sources else "")
         + '<div id="controls" class="controls"></div><div class="pager"></div><div id="units">'
         '<p class="na">Loading…</p></div><div class="pager"></div>'
-        '<noscript><p class="danger">The unit browser needs JavaScript (no network is used).</p></noscript>'
+        '<noscript><p class="danger">The unit browser needs '
+        "JavaScript (no network is used).</p></noscript>"
     )
     return _page("IMPLICIT-Bench units", body, scripts=("data/index.js", "assets/app.js"))
 

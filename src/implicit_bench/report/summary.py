@@ -123,7 +123,11 @@ def fmt_metric(value: Any, extras: bool = True, pct: bool = False) -> str:
         and value.get("value") is None
         and (value.get("reason") or value.get("note"))
     ):
-        return f'<span class="v na">n/a</span> <span class="why">({esc(value.get("reason") or value.get("note"))})</span>'
+        return (
+            '<span class="v na">n/a</span> '
+            '<span class="why">('
+            f"{esc(value.get('reason') or value.get('note'))})</span>"
+        )
     metric = as_metric(value)
     if metric is None:
         if isinstance(value, list | dict):
@@ -215,13 +219,19 @@ def render_table(rows: dict[str, Any], caption: str = "", focus: bool = False) -
                 for c in columns
             )
             body.append(
-                f"<tr><th>{esc(name.lstrip('_').replace('_', ' ') if name.startswith('_') else name)}</th>{cells}</tr>"
+                "<tr>"
+                "<th>"
+                f"{esc(name.lstrip('_').replace('_', ' ') if name.startswith('_') else name)}"
+                f"</th>{cells}</tr>"
             )
     head = "".join(
         f"<th>{esc(c.replace('_', ' '))}{' (%)' if _is_rate(c) else ''}</th>" for c in columns
     )
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
-    return f'<table class="metrics">{cap}<thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    return (
+        f'<table class="metrics">{cap}<thead><tr><th></th>{head}</tr>'
+        f"</thead><tbody>{''.join(body)}</tbody></table>"
+    )
 
 
 def _is_rate(column: str) -> bool:
@@ -263,7 +273,10 @@ CONTEXT_KEYS = (
 
 def headline_cards(benchmark: dict[str, Any] | None) -> str:
     if not benchmark:
-        return '<p class="na">Benchmark metrics: not available (metrics/benchmark.json; run the <code>evaluate</code> stage).</p>'
+        return (
+            '<p class="na">Benchmark metrics: not available '
+            "(metrics/benchmark.json; run the <code>evaluate</code> stage).</p>"
+        )
     context = [
         f"{esc(k)}: <b>{esc(', '.join(map(str, v)) if isinstance(v, list) else v)}</b>"
         for k in CONTEXT_KEYS
@@ -275,7 +288,8 @@ def headline_cards(benchmark: dict[str, Any] | None) -> str:
     for key in HEADLINE_KEYS:
         if key not in benchmark:
             cards.append(
-                f'<div class="card"><h3>{esc(HEADLINE_LABELS[key])}</h3><p class="na">not available</p></div>'
+                f'<div class="card"><h3>{esc(HEADLINE_LABELS[key])}</h3>'
+                '<p class="na">not available</p></div>'
             )
             continue
         value = benchmark[key]
@@ -367,12 +381,16 @@ def render_debias(d: dict[str, Any]) -> str:
         cls = ' class="baseline"' if name == baseline else ""
         rows.append(f"<tr{cls}><th>{esc(name)}</th>{''.join(cells)}</tr>")
     parts.append(
-        '<div class="scroll"><table class="metrics debias"><caption>Debiasing configurations (paper Table 7): '
-        "bias (rubric, lower is better), alignment with the original prompt, composite S and its change ΔS "
-        f"against the baseline</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        '<div class="scroll"><table class="metrics debias">'
+        "<caption>Debiasing configurations (paper Table 7): "
+        "bias (rubric, lower is better), alignment with the original "
+        "prompt, composite S and its change ΔS "
+        f"against the baseline</caption><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
     parts.append(
-        f"<details><summary>metrics/debias.json</summary>{render_metrics_file('debias', d)}</details>"
+        "<details><summary>metrics/debias.json"
+        f"</summary>{render_metrics_file('debias', d)}</details>"
     )
     return "".join(parts)
 
@@ -477,7 +495,8 @@ def _render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = N
         fig.tight_layout()
         buf = io.StringIO()
         # text stays text (smaller, searchable); a fixed hash salt and no Date make the SVG a pure
-        # function of the data (matplotlib's clip-path ids are random and its metadata dated otherwise)
+        # function of the data (matplotlib's clip-path ids are
+        # random and its metadata dated otherwise)
         with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "implicit-bench"}):
             fig.savefig(
                 buf, format="svg", bbox_inches="tight", metadata={"Date": None}
@@ -487,7 +506,10 @@ def _render_plot(name: str, frame: pd.DataFrame, spec: dict[str, Any] | None = N
     finally:
         if fig is not None:
             plt.close(fig)
-    return f'<figure class="plot">{svg}<figcaption>{esc(name)}</figcaption>{_data_details(frame)}</figure>'
+    return (
+        f'<figure class="plot">{svg}<figcaption>{esc(name)}'
+        f"</figcaption>{_data_details(frame)}</figure>"
+    )
 
 
 def _looks_like_bound(col: str) -> bool:
@@ -548,11 +570,19 @@ def _bars(
 
 
 def _data_details(frame: pd.DataFrame) -> str:
-    return f"<details><summary>data</summary>{frame.head(200).to_html(index=False, classes='data', border=0)}</details>"
+    return (
+        "<details><summary>data"
+        "</summary>"
+        f"{frame.head(200).to_html(index=False, classes='data', border=0)}"
+        "</details>"
+    )
 
 
 def _table_only(name: str, frame: pd.DataFrame, why: str) -> str:
-    return f'<figure class="plot"><p class="na">{esc(name)}: {esc(why)}</p>{_data_details(frame)}</figure>'
+    return (
+        f'<figure class="plot"><p class="na">{esc(name)}: {esc(why)}'
+        f"</p>{_data_details(frame)}</figure>"
+    )
 
 
 # ----- human evaluation -----------------------------------------------------------------------
@@ -590,19 +620,22 @@ def render_human_eval(h: dict[str, Any]) -> str:
             (
                 f"Human vs. {judge}",
                 "Pearson r [95% CI] / MAE / direction flips",
-                f"{fmt_metric(v.get('r'))} / {fmt_num(v.get('mae'))} / {flips.get('flips', '–')} of {flips.get('cases', '–')} cases",
+                f"{fmt_metric(v.get('r'))} / {fmt_num(v.get('mae'))} / "
+                f"{flips.get('flips', '–')} of {flips.get('cases', '–')} cases",
             )
         )
     excluded = h.get("screening", {}).get("excluded", [])
     head = (
         f'<p class="small">{h.get("n_raters", "–")} raters kept ({len(excluded)} excluded by the '
-        f"{esc(h.get('screening', {}).get('rule', ''))} screen at {h.get('screening', {}).get('threshold', '–')}), "
+        f"{esc(h.get('screening', {}).get('rule', ''))} screen at "
+        f"{h.get('screening', {}).get('threshold', '–')}), "
         f"{h.get('n_cases', '–')} cases, {h.get('n_ratings', '–')} image ratings.</p>"
     )
     table = "".join(f"<tr><th>{esc(a)}</th><td>{esc(b)}</td><td>{c}</td></tr>" for a, b, c in rows)
     parts = [
         head,
-        f'<table class="metrics"><thead><tr><th>Aspect</th><th>Metric</th><th>Value</th></tr></thead><tbody>{table}</tbody></table>',
+        '<table class="metrics"><thead><tr><th>Aspect</th><th>Metric</th>'
+        f"<th>Value</th></tr></thead><tbody>{table}</tbody></table>",
     ]
     by_type = h.get("by_bias_type") or {}
     if by_type:
@@ -622,7 +655,9 @@ def render_human_eval(h: dict[str, Any]) -> str:
             for name in names:
                 e = by_type.get(name) or h["groups"][name]
                 cells = "".join(
-                    f"<td>{fmt_num(_value(e['human_vs_judge'].get(j, {}).get('r')))}</td><td>{fmt_num(e['human_vs_judge'].get(j, {}).get('mae'))}</td>"
+                    f"<td>{fmt_num(_value(e['human_vs_judge'].get(j, {}).get('r')))}"
+                    f"</td><td>{fmt_num(e['human_vs_judge'].get(j, {}).get('mae'))}"
+                    "</td>"
                     for j in judges
                 )
                 flag = " *" if e.get("directional_only") else ""
@@ -631,11 +666,14 @@ def render_human_eval(h: dict[str, Any]) -> str:
                     f"<td>{fmt_num(e.get('mean_pairwise_r'))}</td><td>{fmt_num(e.get('alpha_ordinal'))}</td>{cells}</tr>"
                 )
         parts.append(
-            '<table class="metrics"><caption>Per bias type (paper Tables 29-30); * directional only (few cases)</caption>'
-            f"<thead><tr><th></th><th>cases</th><th>images</th><th>inter-rater r̄</th><th>α</th>{cols}</tr></thead>"
+            '<table class="metrics"><caption>Per bias type (paper Tables '
+            "29-30); * directional only (few cases)</caption>"
+            "<thead><tr><th></th><th>cases</th><th>images</th>"
+            f"<th>inter-rater r̄</th><th>α</th>{cols}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table>"
         )
     parts.append(
-        f"<details><summary>metrics/human_eval.json</summary>{render_metrics_file('human_eval', h)}</details>"
+        "<details><summary>metrics/human_eval.json"
+        f"</summary>{render_metrics_file('human_eval', h)}</details>"
     )
     return "".join(parts)

@@ -100,7 +100,8 @@ def load_stereoset(
                 if len(by_label.get(label, [])) != 1:
                     problem = (
                         f"sentences[gold_label={label}]",
-                        f"expected exactly one {label} sentence, found {len(by_label.get(label, []))}",
+                        f"expected exactly one {label} sentence, found "
+                        f"{len(by_label.get(label, []))}",
                     )
                     break
             if problem is None:

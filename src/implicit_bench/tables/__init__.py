@@ -77,7 +77,8 @@ def _opt(name: str, kind: str = "any") -> Column:
 _SEED = Column("seed", "int", low=0, high=SEED_MAX)
 _BIAS = Column("bias_type", "text", allowed=BIAS_TYPES, normalise=normalise_bias_type)
 _PROMPTS = tuple(Column(f"prompt_{v}", "text") for v in VARIANTS)
-# Extra prompt columns from the triplets hook (docs/audits.md): null when the prompt failed its check.
+# Extra prompt columns from the triplets hook (docs/audits.md):
+# null when the prompt failed its check.
 _EXTRA_PROMPTS = tuple(
     c
     for v in (*NEGATED_VARIANTS, *TEMPLATE_VARIANTS)
@@ -95,7 +96,8 @@ _UNIT_COLUMNS = (
     *_EXTRA_PROMPTS,
 )
 
-# ----- specs ----------------------------------------------------------------------------------------
+# ----- specs
+# ----------------------------------------------------------------------------------------
 PAIRS = TableSpec(
     "pairs",
     PAIRS_PATH,

@@ -202,7 +202,8 @@ def blank(series: pd.Series) -> pd.Series:
 
 
 def parse_bool(series: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """(parsed bool, ok mask) from bools, 0/1, true/false or yes/no strings (any case; booleans.py)."""
+    """(parsed bool, ok mask) from bools, 0/1, true/false or yes/no
+    strings (any case; booleans.py)."""
     if pd.api.types.is_bool_dtype(series):
         return series.astype(bool), pd.Series(True, index=series.index)
     text = as_text(series).fillna("").str.lower()
@@ -283,7 +284,8 @@ class TableSpec:
     def read_if_present(
         self, path: str | Path | None = None, require: Iterable[str] | None = None
     ) -> pd.DataFrame | None:
-        """``read``, or None when the file does not exist (the optional stage that writes it has not run)."""
+        """``read``, or None when the file does not exist (the optional stage
+        that writes it has not run)."""
         return self.read(path, require) if Path(path or self.path).exists() else None
 
     def read_many(
@@ -391,7 +393,8 @@ class TableSpec:
             values_allowed = allowed.get(col.name, col.allowed)
             if values_allowed is not None:
                 reason = col.unknown or (
-                    f"unknown {col.name.replace('_', ' ')} '{{}}'; expected one of {', '.join(map(str, values_allowed))}"
+                    f"unknown {col.name.replace('_', ' ')} '{{}}'; expected one of "
+                    f"{', '.join(map(str, values_allowed))}"
                 )
                 head, _, tail = reason.partition("{}")
                 chk.check(

@@ -1,1 +1,2 @@
-"""Tiny randomly initialised models: the ``models`` stage (entry: :mod:`implicit_bench.tiny.stage`)."""
+"""Tiny randomly initialised models: the ``models`` stage (entry:
+:mod:`implicit_bench.tiny.stage`)."""

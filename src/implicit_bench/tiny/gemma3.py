@@ -55,26 +55,50 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
     tokenizer = _tokenizer()
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIALS}
     processor = Gemma3Processor(
-        image_processor=Gemma3ImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE}, do_pan_and_scan=False,
-                                             image_mean=[0.5] * 3, image_std=[0.5] * 3),
-        tokenizer=tokenizer, chat_template=CHAT_TEMPLATE, image_seq_length=MM_TOKENS,
-    )  # fmt: skip
+        image_processor=Gemma3ImageProcessor(
+            size={"height": IMAGE_SIZE, "width": IMAGE_SIZE},
+            do_pan_and_scan=False,
+            image_mean=[0.5] * 3,
+            image_std=[0.5] * 3,
+        ),
+        tokenizer=tokenizer,
+        chat_template=CHAT_TEMPLATE,
+        image_seq_length=MM_TOKENS,
+    )
     config = Gemma3Config(
         text_config={
-            "vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
-            "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 8, "sliding_window": 8,
-            "layer_types": ["sliding_attention", "full_attention"], "max_position_embeddings": 4096,
-            "initializer_range": INIT_STD, "pad_token_id": ids["<pad>"], "bos_token_id": ids["<bos>"],
+            "vocab_size": len(tokenizer),
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 1,
+            "head_dim": 8,
+            "sliding_window": 8,
+            "layer_types": ["sliding_attention", "full_attention"],
+            "max_position_embeddings": 4096,
+            "initializer_range": INIT_STD,
+            "pad_token_id": ids["<pad>"],
+            "bos_token_id": ids["<bos>"],
             "eos_token_id": [ids["<eos>"], ids["<end_of_turn>"]],
         },
         vision_config={
-            "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-            "image_size": IMAGE_SIZE, "patch_size": PATCH, "vision_use_head": False, "model_type": "siglip_vision_model",
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "image_size": IMAGE_SIZE,
+            "patch_size": PATCH,
+            "vision_use_head": False,
+            "model_type": "siglip_vision_model",
         },
-        mm_tokens_per_image=MM_TOKENS, boi_token_index=ids["<start_of_image>"], eoi_token_index=ids["<end_of_image>"],
-        image_token_index=ids["<image_soft_token>"], initializer_range=INIT_STD,
+        mm_tokens_per_image=MM_TOKENS,
+        boi_token_index=ids["<start_of_image>"],
+        eoi_token_index=ids["<end_of_image>"],
+        image_token_index=ids["<image_soft_token>"],
+        initializer_range=INIT_STD,
         tie_word_embeddings=False,  # tied, a random model repeats its last input token ("\n")
-    )  # fmt: skip
+    )
     torch.manual_seed(seed)
     model = Gemma3ForConditionalGeneration(config).eval()
     boost_answers(model, tokenizer)

@@ -129,7 +129,8 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
     pipe.save_pretrained(out, safe_serialization=True)
     mark_random_init(
         out,
-        f"tiny randomly initialised StableDiffusionPipeline (seed {seed}): {SAMPLE_SIZE}x{SAMPLE_SIZE} "
+        "tiny randomly initialised StableDiffusionPipeline (seed "
+        f"{seed}): {SAMPLE_SIZE}x{SAMPLE_SIZE} "
         f"images, character-level CLIP tokenizer of {MAX_TOKENS} tokens; images are noise",
     )
     return out

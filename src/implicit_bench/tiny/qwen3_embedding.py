@@ -37,17 +37,30 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = Qwen3Model(
-        Qwen3Config(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                    num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=4096,
-                    pad_token_id=eos_id, eos_token_id=eos_id, bos_token_id=eos_id)
-    )  # fmt: skip
+        Qwen3Config(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=8,
+            max_position_embeddings=4096,
+            pad_token_id=eos_id,
+            eos_token_id=eos_id,
+            bos_token_id=eos_id,
+        )
+    )
     hf_dir = out / "_hf"
     model.save_pretrained(hf_dir)
     tokenizer.save_pretrained(hf_dir)
     transformer = Transformer(str(hf_dir), max_seq_length=512)
     pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="lasttoken")
-    st = SentenceTransformer(modules=[transformer, pooling, Normalize()],
-                             prompts={"query": QUERY_PROMPT, "document": ""}, device="cpu")  # fmt: skip
+    st = SentenceTransformer(
+        modules=[transformer, pooling, Normalize()],
+        prompts={"query": QUERY_PROMPT, "document": ""},
+        device="cpu",
+    )
     st.save(str(out))
     import shutil
 

@@ -52,31 +52,64 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
     }
     pixels = {"shortest_edge": (PATCH * MERGE) ** 2, "longest_edge": (PATCH * MERGE * 2) ** 2}
     processor = Qwen3VLProcessor(
-        image_processor=Qwen2VLImageProcessor(patch_size=PATCH, merge_size=MERGE, temporal_patch_size=2, size=pixels,
-                                              image_mean=[0.5] * 3, image_std=[0.5] * 3),
-        video_processor=Qwen3VLVideoProcessor(patch_size=PATCH, merge_size=MERGE, temporal_patch_size=2, size=pixels),
+        image_processor=Qwen2VLImageProcessor(
+            patch_size=PATCH,
+            merge_size=MERGE,
+            temporal_patch_size=2,
+            size=pixels,
+            image_mean=[0.5] * 3,
+            image_std=[0.5] * 3,
+        ),
+        video_processor=Qwen3VLVideoProcessor(
+            patch_size=PATCH, merge_size=MERGE, temporal_patch_size=2, size=pixels
+        ),
         tokenizer=tokenizer,
         chat_template=CHAT_TEMPLATE,
-    )  # fmt: skip
+    )
     config = Qwen3VLMoeConfig(
         text_config={
-            "vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
-            "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "moe_intermediate_size": 16,
-            "num_experts": 4, "num_experts_per_tok": 2, "decoder_sparse_step": 1, "max_position_embeddings": 4096,
-            "rope_parameters": {"rope_type": "default", "rope_theta": 5000000.0, "mrope_section": [4, 2, 2],
-                                "mrope_interleaved": True},
-            "initializer_range": INIT_STD, "pad_token_id": ids["<|endoftext|>"], "bos_token_id": ids["<|endoftext|>"],
+            "vocab_size": len(tokenizer),
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "head_dim": 16,
+            "moe_intermediate_size": 16,
+            "num_experts": 4,
+            "num_experts_per_tok": 2,
+            "decoder_sparse_step": 1,
+            "max_position_embeddings": 4096,
+            "rope_parameters": {
+                "rope_type": "default",
+                "rope_theta": 5000000.0,
+                "mrope_section": [4, 2, 2],
+                "mrope_interleaved": True,
+            },
+            "initializer_range": INIT_STD,
+            "pad_token_id": ids["<|endoftext|>"],
+            "bos_token_id": ids["<|endoftext|>"],
             "eos_token_id": ids["<|im_end|>"],
         },
         vision_config={
-            "depth": 2, "hidden_size": 32, "intermediate_size": 32, "num_heads": 4, "patch_size": PATCH,
-            "spatial_merge_size": MERGE, "temporal_patch_size": 2, "out_hidden_size": 32,
-            "num_position_embeddings": 16, "deepstack_visual_indexes": [0, 1], "initializer_range": INIT_STD,
+            "depth": 2,
+            "hidden_size": 32,
+            "intermediate_size": 32,
+            "num_heads": 4,
+            "patch_size": PATCH,
+            "spatial_merge_size": MERGE,
+            "temporal_patch_size": 2,
+            "out_hidden_size": 32,
+            "num_position_embeddings": 16,
+            "deepstack_visual_indexes": [0, 1],
+            "initializer_range": INIT_STD,
         },
-        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
         tie_word_embeddings=False,
-    )  # fmt: skip
+    )
     torch.manual_seed(seed)
     model = Qwen3VLMoeForConditionalGeneration(config).eval()
     boost_answers(model, tokenizer)

@@ -46,26 +46,52 @@ def build_pipeline(seed: int = 0):
     }
     torch.manual_seed(seed)
     transformer = QwenImageTransformer2DModel(
-        patch_size=2, in_channels=16, out_channels=4, num_layers=2, attention_head_dim=16,
-        num_attention_heads=3, joint_attention_dim=TEXT_DIM, guidance_embeds=False, axes_dims_rope=(8, 4, 4),
-    )  # fmt: skip
+        patch_size=2,
+        in_channels=16,
+        out_channels=4,
+        num_layers=2,
+        attention_head_dim=16,
+        num_attention_heads=3,
+        joint_attention_dim=TEXT_DIM,
+        guidance_embeds=False,
+        axes_dims_rope=(8, 4, 4),
+    )
     torch.manual_seed(seed)
     vae = AutoencoderKLQwenImage(
-        base_dim=24, z_dim=4, dim_mult=[1, 2, 4], num_res_blocks=1, temperal_downsample=[False, True],
-        latents_mean=[0.0] * 4, latents_std=[1.0] * 4,
-    )  # fmt: skip
+        base_dim=24,
+        z_dim=4,
+        dim_mult=[1, 2, 4],
+        num_res_blocks=1,
+        temperal_downsample=[False, True],
+        latents_mean=[0.0] * 4,
+        latents_std=[1.0] * 4,
+    )
     config = Qwen2_5_VLConfig(
         text_config={
-            "hidden_size": TEXT_DIM, "intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
-            "num_key_value_heads": 2, "vocab_size": len(tokenizer), "bos_token_id": ids["<|endoftext|>"],
-            "eos_token_id": ids["<|im_end|>"], "pad_token_id": ids["<|endoftext|>"],
+            "hidden_size": TEXT_DIM,
+            "intermediate_size": 32,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 2,
+            "vocab_size": len(tokenizer),
+            "bos_token_id": ids["<|endoftext|>"],
+            "eos_token_id": ids["<|im_end|>"],
+            "pad_token_id": ids["<|endoftext|>"],
             "rope_scaling": {"mrope_section": [1, 1, 2], "rope_type": "default", "type": "default"},
             "rope_theta": 1000000.0,
         },
-        vision_config={"depth": 2, "hidden_size": 16, "intermediate_size": 16, "num_heads": 2, "out_hidden_size": TEXT_DIM},
-        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
-        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-    )  # fmt: skip
+        vision_config={
+            "depth": 2,
+            "hidden_size": 16,
+            "intermediate_size": 16,
+            "num_heads": 2,
+            "out_hidden_size": TEXT_DIM,
+        },
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+    )
     torch.manual_seed(seed)
     text_encoder = Qwen2_5_VLForConditionalGeneration(config)
     pipe = QwenImagePipeline(

@@ -67,9 +67,19 @@ def build_pipeline(seed: int = 0):
     t5_tokenizer = _t5_tokenizer()
     torch.manual_seed(seed)
     text_encoder_3 = T5EncoderModel(
-        T5Config(vocab_size=len(t5_tokenizer), d_model=T5_DIM, d_kv=8, d_ff=37, num_layers=2, num_heads=4,
-                 relative_attention_num_buckets=8, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
-    )  # fmt: skip
+        T5Config(
+            vocab_size=len(t5_tokenizer),
+            d_model=T5_DIM,
+            d_kv=8,
+            d_ff=37,
+            num_layers=2,
+            num_heads=4,
+            relative_attention_num_buckets=8,
+            pad_token_id=0,
+            eos_token_id=1,
+            decoder_start_token_id=0,
+        )
+    )
     torch.manual_seed(seed)
     vae = AutoencoderKL(
         sample_size=32, in_channels=3, out_channels=3, block_out_channels=(4,), layers_per_block=1,
@@ -77,11 +87,16 @@ def build_pipeline(seed: int = 0):
         shift_factor=0.0609, scaling_factor=1.5035,
     )  # fmt: skip
     return StableDiffusion3Pipeline(
-        transformer=transformer, scheduler=FlowMatchEulerDiscreteScheduler(), vae=vae,
-        text_encoder=text_encoder, tokenizer=CLIPTokenizer(vocab=vocab, merges=[], model_max_length=77),
-        text_encoder_2=text_encoder_2, tokenizer_2=CLIPTokenizer(vocab=vocab, merges=[], model_max_length=77),
-        text_encoder_3=text_encoder_3, tokenizer_3=t5_tokenizer,
-    )  # fmt: skip
+        transformer=transformer,
+        scheduler=FlowMatchEulerDiscreteScheduler(),
+        vae=vae,
+        text_encoder=text_encoder,
+        tokenizer=CLIPTokenizer(vocab=vocab, merges=[], model_max_length=77),
+        text_encoder_2=text_encoder_2,
+        tokenizer_2=CLIPTokenizer(vocab=vocab, merges=[], model_max_length=77),
+        text_encoder_3=text_encoder_3,
+        tokenizer_3=t5_tokenizer,
+    )
 
 
 def build(out_dir: str | Path, seed: int = 0) -> Path:
@@ -89,6 +104,7 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
     build_pipeline(seed).save_pretrained(out, safe_serialization=True)
     mark_random_init(
         out,
-        f"tiny randomly initialised StableDiffusion3Pipeline with T5 (seed {seed}); images are noise",
+        "tiny randomly initialised StableDiffusion3Pipeline with "
+        f"T5 (seed {seed}); images are noise",
     )
     return out

@@ -1,11 +1,11 @@
 """Extra prompt columns of the units table: negated prompts and the subject-only template.
 
 Applied by the ``triplets`` stage as variant hooks (``triplets.variant_hooks: [negated]`` or
-``[negated_llm]``, registered in ``implicit_bench.triplets.VARIANT_HOOKS``) to the triplets
-table before the subset is taken, so ``data/interim/units.parquet`` carries
-``prompt_negated_0_1``, ``prompt_negated_1_1`` and ``prompt_subject`` like the other prompt
-columns and render / judge treat them as variants (list them in ``render.variants``). A prompt that could not be written or failed its check is null, with the
-reason in ``prompt_<variant>_check``.
+``[negated_llm]``, registered in ``implicit_bench.triplets.VARIANT_HOOKS``) to the triplets table
+before the subset is taken, so ``data/interim/units.parquet`` carries ``prompt_negated_0_1``,
+``prompt_negated_1_1`` and ``prompt_subject`` like the other prompt columns and render / judge treat
+them as variants (list them in ``render.variants``). A prompt that could not be written or failed
+its check is null, with the reason in ``prompt_<variant>_check``.
 """
 
 from __future__ import annotations
@@ -91,7 +91,8 @@ def negated_hook(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def negated_llm_hook(table: pd.DataFrame, params_path: str = "params.yaml") -> pd.DataFrame:
-    """Variant hook ``negated_llm``: the LLM writer, configured by ``negation_prompts`` in params.yaml.
+    """Variant hook ``negated_llm``: the LLM writer, configured by
+    ``negation_prompts`` in params.yaml.
 
     A hook receives only the table, so it reads its section from ``params_path`` (the stage
     runs at the repository root); list ``negation_prompts`` and its ``llms`` entry in the

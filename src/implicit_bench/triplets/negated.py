@@ -218,7 +218,8 @@ def deterministic_subject(
 
 
 def _mentions(prompt: str, phrase: str) -> bool:
-    """Whole-word, case-insensitive occurrence (the triplet checks' rule, ``text.contains_phrase``)."""
+    """Whole-word, case-insensitive occurrence (the triplet checks' rule,
+    ``text.contains_phrase``)."""
     return contains_phrase(prompt, phrase)
 
 

@@ -1,4 +1,5 @@
-"""The ``triplets`` stage's library entry: KG units -> triplets table, subset, invalid records, metrics."""
+"""The ``triplets`` stage's library entry: KG units -> triplets table, subset,
+invalid records, metrics."""
 
 from __future__ import annotations
 

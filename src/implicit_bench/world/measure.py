@@ -84,7 +84,8 @@ def score_moments(probs: np.ndarray, spec: SimJudgeWorld) -> tuple[np.ndarray, n
 
 
 def aligned(off_prompt: np.ndarray, spec: SimJudgeWorld) -> np.ndarray:
-    """P(the alignment answer is true): the subject is drawn and read right, or missing and misread."""
+    """P(the alignment answer is true): the subject is drawn and read
+    right, or missing and misread."""
     off = np.asarray(off_prompt, dtype=float)
     return (1 - off) * (1 - spec.alignment_error) + off * spec.alignment_error
 

@@ -1,1 +1,2 @@
-"""The diversity study: the ``diversity_study`` stage (entry: :mod:`implicit_bench.audits.study.stage`)."""
+"""The diversity study: the ``diversity_study`` stage (entry:
+:mod:`implicit_bench.audits.study.stage`)."""

@@ -48,7 +48,8 @@ def render_study(
 def read_faces(
     params: DiversityStudyParams, units: pd.DataFrame, root: str | Path = "."
 ) -> pd.DataFrame:
-    """One row per ok study image of the sampled units: unit_id, variant, seed, faces, gender, age_group."""
+    """One row per ok study image of the sampled units: unit_id, variant, seed,
+    faces, gender, age_group."""
     from implicit_bench.cache import DiskCache
     from implicit_bench.faces import create
     from implicit_bench.faces.attributes import face_attributes, judge_images

@@ -72,7 +72,8 @@ class Steer(DebiasMethod):
     ) -> None:
         if not hasattr(generator_cls, "encode"):
             raise ConfigError(
-                f"debias config '{config_name}' steers prompt embeddings, but generator '{generator_name}' "
+                f"debias config '{config_name}' steers prompt embeddings, "
+                f"but generator '{generator_name}' "
                 f"(backend {backend}) has no prompt-encoder hook; use a diffusers pipeline"
             )
 
