@@ -1,4 +1,5 @@
-"""Stage `debias_score`: bias, alignment, composite S and dS (paired bootstrap) per configuration."""
+"""Stage `debias_score`: bias, alignment, composite S and dS (paired
+bootstrap) per configuration."""
 
 from __future__ import annotations
 

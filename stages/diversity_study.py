@@ -41,7 +41,8 @@ def main(params_path: str, metrics: str) -> None:
     s = report["scores"]
     click.echo(
         f"diversity_study: {len(report['units'])} prompts x {study.n_images} images, ID {s['ID']}, "
-        f"CA_0.10 {s.get('CA_0.10')}, MGBI {s['MGBI']} ({s['images_no_face']} without a face) -> {metrics}"
+        f"CA_0.10 {s.get('CA_0.10')}, MGBI {s['MGBI']} "
+        f"({s['images_no_face']} without a face) -> {metrics}"
     )
 
 

@@ -1,4 +1,5 @@
-"""Stage `evaluate`: blind / rubric / CLIP judgements of the selected units -> metrics, tables, plots."""
+"""Stage `evaluate`: blind / rubric / CLIP judgements of the selected units
+-> metrics, tables, plots."""
 
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ def main(params_path: str, selection_metrics: str, out: str) -> None:
     if corrected:
         warning = corrected["warning"]
         click.echo(
-            f"evaluate: corrected for judge error ({corrected['calibration']['items']} calibration images)"
+            "evaluate: corrected for judge error "
+            f"({corrected['calibration']['items']} calibration images)"
             + (
                 f"; WARNING: {warning}"
                 if warning

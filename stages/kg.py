@@ -26,8 +26,10 @@ def main(params_path: str, pairs: str, out: str, invalid: str, metrics: str) -> 
     write_jsonl(invalid, records)
     write_metrics(metrics, report, "kg")
     click.echo(
-        f"kg ({params.extractor}): {report['units_total']} units from {report['pairs_total']} pairs; "
-        f"{report['pairs_without_units']} pairs without a unit, {report['invalid_records']} invalid answers -> {out}"
+        f"kg ({params.extractor}): {report['units_total']} units "
+        f"from {report['pairs_total']} pairs; "
+        f"{report['pairs_without_units']} pairs without a unit, "
+        f"{report['invalid_records']} invalid answers -> {out}"
     )
 
 

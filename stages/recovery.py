@@ -104,7 +104,8 @@ def main(params_path: str, out: str) -> None:
         entries += all_units_entries(
             rt, judgements, config, primary, units["unit_id"].astype(str).tolist(), judges, boot
         )
-        # judge-error correction from the simulated human rater's calibration set (docs/correction.md)
+        # judge-error correction from the simulated human rater's
+        # calibration set (docs/correction.md)
         corrected, calibration = calibration_entries(
             rt,
             judgements,
@@ -137,7 +138,8 @@ def main(params_path: str, out: str) -> None:
     entries += debias_entries(world_params.out_dir, raw, _json("metrics/debias.json"), judges)
     payload = {
         "simulated": True,
-        "truth": "expected value of each estimator's target given the planted per-image probabilities, "
+        "truth": "expected value of each estimator's target given the "
+        "planted per-image probabilities, "
         "over exactly the units, seeds, variants and orders it used (finite population of the "
         "planned units, conditional on the selected units for benchmark metrics); "
         "truth_rendered: the same for a perfect judge",
@@ -153,7 +155,8 @@ def main(params_path: str, out: str) -> None:
     write_json(out, payload)
     s = payload["summary"]
     click.echo(
-        f"recovery (SIMULATED): {s['covered']} of {s['with_interval']} intervals cover the planted truth -> {out}"
+        f"recovery (SIMULATED): {s['covered']} of {s['with_interval']} "
+        f"intervals cover the planted truth -> {out}"
     )
 
 

@@ -1,4 +1,5 @@
-"""Stage `render`: every prompt of every unit on every seed -> data/images/<config>/ (ImageStore)."""
+"""Stage `render`: every prompt of every unit on every seed ->
+data/images/<config>/ (ImageStore)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def main(params_path: str, units_path: str, images_dir: str, metrics: str) -> No
         run = res["run"]
         click.echo(
             f"render {name}: {res['by_status']} of {run['planned']} planned items "
-            f"({run['skipped_done']} reused from the store, {sum(run['written'].values())} rendered now) "
+            f"({run['skipped_done']} reused from the store, "
+            f"{sum(run['written'].values())} rendered now) "
             f"-> {images_dir}/{name}"
         )
 

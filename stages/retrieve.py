@@ -23,7 +23,8 @@ def main(params_path: str, out: str, metrics: str) -> None:
     write_metrics(metrics, summary, "retrieve")
     click.echo(
         f"retrieve: {summary['n_queries']} prompts over {summary['n_units_kg']} units, top-1 "
-        f"{summary['top1_accuracy']:.3f}; own removed: same head {summary['removed_same_head']:.3f}, "
+        f"{summary['top1_accuracy']:.3f}; own removed: same head "
+        f"{summary['removed_same_head']:.3f}, "
         f"same pair {summary['removed_same_pair']:.3f} -> {out}"
     )
 

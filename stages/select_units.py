@@ -1,4 +1,5 @@
-"""Stage `select`: rubric judgements -> data/processed/selected_units.parquet, metrics/selection.json.
+"""Stage `select`: rubric judgements ->
+data/processed/selected_units.parquet, metrics/selection.json.
 
 The script is not stages/select.py: that name would shadow the standard library's `select`
 module for every script in stages/ (Python puts the script's folder first on sys.path).
@@ -40,7 +41,8 @@ def main(params_path: str, out: str, metrics: str) -> None:
     SELECTED_UNITS.write(result.selected, out)
     write_metrics(metrics, result.metrics, "select")
     click.echo(
-        f"select: kept {result.metrics['units_kept']} of {result.metrics['units_candidates']} units ({params.rule}) -> {out}"
+        f"select: kept {result.metrics['units_kept']} of "
+        f"{result.metrics['units_candidates']} units ({params.rule}) -> {out}"
     )
 
 

@@ -1,4 +1,5 @@
-"""Stage `summary`: the headline metrics/summary.json (the one DVC metric) from the detail metrics files."""
+"""Stage `summary`: the headline metrics/summary.json (the one DVC metric) from
+the detail metrics files."""
 
 from __future__ import annotations
 

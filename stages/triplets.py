@@ -1,4 +1,5 @@
-"""Stage `triplets`: KG units -> prompt triplets + the subset taken further (paper Stage 2; docs/triplets.md)."""
+"""Stage `triplets`: KG units -> prompt triplets + the subset taken further (paper
+Stage 2; docs/triplets.md)."""
 
 from __future__ import annotations
 

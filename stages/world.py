@@ -28,7 +28,8 @@ def main(params_path: str, units_path: str) -> None:
     WORLD_TRUTH.write(truth, out / TRUTH_FILE)
     write_json(out / WORLD_FILE, world_json(params))
     click.echo(
-        f"world (SIMULATED): {units['unit_id'].nunique()} units x {len(params.generators)} generators "
+        f"world (SIMULATED): {units['unit_id'].nunique()} units x "
+        f"{len(params.generators)} generators "
         f"-> {out / TRUTH_FILE}"
     )
 
