@@ -336,7 +336,8 @@ def _is_raw(node: ast.AST) -> bool:
 def workspace_reads(
     strings: set[str], spec: StageSpec, all_outs: list[str], root: Path
 ) -> set[str]:
-    """Strings that name another stage's output (or a part of one, or a glob over them) or a raw file.
+    """Strings that name another stage's output (or a part of one, or a glob
+    over them) or a raw file.
 
     A folder that holds one output per foreach entry (``data/debias/images``) stands, in an entry
     ``stage@key``, for that entry's own output only."""
@@ -383,7 +384,8 @@ def covered(path: str, deps: Iterable[str]) -> bool:
 
 
 def missing(root: Path) -> dict[str, dict[str, list[str]]]:
-    """Per stage: code, package data, workspace files and params sections not covered by its deps."""
+    """Per stage: code, package data, workspace files and params
+    sections not covered by its deps."""
     import yaml
 
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))

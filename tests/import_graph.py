@@ -1,4 +1,5 @@
-"""The import graph of ``src/implicit_bench`` (tests/test_import_graph.py, docs/architecture.md "Layers").
+"""The import graph of ``src/implicit_bench`` (tests/test_import_graph.py,
+docs/architecture.md "Layers").
 
 An edge ``a -> b`` is an import of project module ``b`` anywhere in ``a``'s body: module level,
 inside a function (lazy), or a registry's ``"implicit_bench.module:Name"`` string (imported on

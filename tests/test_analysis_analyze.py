@@ -340,7 +340,8 @@ def test_metrics_are_strict_json_when_statistics_are_undefined(tmp_path):
     for name in ("selection.json", "benchmark.json", "lean.json"):
         _strict_json(out / "metrics" / name)
     lean = _strict_json(out / "metrics" / "lean.json")
-    # judge A: dx = |4 - 1| - |4 - 5| = 2 at every seed: SD 0, so Cohen's d and the between-seed r are undefined
+    # judge A: dx = |4 - 1| - |4 - 5| = 2 at every seed: SD 0, so
+    # Cohen's d and the between-seed r are undefined
     assert (
         lean["scorers"]["A"]["mean"]["value"] == 2.0
         and lean["scorers"]["A"]["cohens_d"]["value"] is None

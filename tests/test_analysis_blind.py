@@ -47,7 +47,8 @@ def test_headline_rates(judged):
     _, j = judged
     c = label_counts(j, "gen", "A", IDS)
     r = rates(c, np.arange(4), Bootstrap(200, 7), "all")
-    # neutral labelled s: u1 3 + u2 1 + u3 0 + u4 2 = 6 of 3+3+3+2 = 11 valid (u4's invalid left out)
+    # neutral labelled s: u1 3 + u2 1 + u3 0 + u4 2 = 6 of
+    # 3+3+3+2 = 11 valid (u4's invalid left out)
     assert r["default_rate"]["value"] == pytest.approx(6 / 11)
     assert r["n_images"] == {"neutral": 11, "stereotype": 12, "anti_stereotype": 12}
     assert r["n_invalid"]["neutral"] == 1
@@ -61,7 +62,8 @@ def test_headline_rates(judged):
     # neutral "neither": u2 1 + u3 3 = 4 of 11; neutral "a": u2 1 of 11
     assert r["neither_neutral"]["value"] == pytest.approx(4 / 11)
     assert r["neutral_anti_rate"]["value"] == pytest.approx(1 / 11)
-    # both succeed (S = s and A = a on the same seed): u1 seed 1042, u2 42, u3 1042, u4 2042 = 4 of 12
+    # both succeed (S = s and A = a on the same seed): u1 seed
+    # 1042, u2 42, u3 1042, u4 2042 = 4 of 12
     assert r["both_succeed"]["value"] == pytest.approx(4 / 12)
     assert r["n_pairs"] == 12
     # every interval is an Estimate over the units resampled; (n_boot, seed, stream) redraw it
@@ -193,7 +195,8 @@ def test_agreement_confusion_and_spearman(judged):
     assert res["agreement_by_variant"]["stereotype"]["value"] == pytest.approx(6 / 9)
     assert res["agreement_by_variant"]["anti_stereotype"]["value"] == pytest.approx(7 / 9)
     assert res["opposite_attribute_share"] == pytest.approx(3 / 27)
-    # per-unit default rates A (1, 1/3, 0), B (2/3, 1, 0): ranks (3,2,1) vs (2,3,1): rho = 1 - 6*2/(3*8)
+    # per-unit default rates A (1, 1/3, 0), B (2/3, 1, 0): ranks
+    # (3,2,1) vs (2,3,1): rho = 1 - 6*2/(3*8)
     assert res["spearman_unit_default_rate"]["value"] == pytest.approx(0.5)
     assert Estimate.from_json(res["spearman_unit_default_rate"]).n == 3
     again, _ = agreement(j, "gen", "A", "B", uu, None, 3, "complete", Bootstrap(100, 2))

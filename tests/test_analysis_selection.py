@@ -181,7 +181,8 @@ def test_released_flagged_by_is_compared(tmp_path):
     frame.to_csv(tmp_path / "units.csv", index=False)
     rubric_judgements().to_parquet(tmp_path / "j.parquet")
     t = load_tables(tmp_path / "units.csv", [tmp_path / "j.parquet"])
-    # recomputed: u1 positive under B only (agrees), u2 under A only (release: both); u3 not compared
+    # recomputed: u1 positive under B only (agrees), u2 under A
+    # only (release: both); u3 not compared
     assert select_units(t, SelectParams()).metrics["release_flagged_by"] == {
         "units_compared": 2,
         "units_agreeing": 1,

@@ -182,7 +182,8 @@ def test_rank_rows_equal_the_take_along_axis_version():
         values = rng.integers(0, 4, n) / 3
         idx = rng.integers(0, n, (300, n)).astype(np.int32)
         assert np.array_equal(rank_rows(values, idx), old_rank_rows(values, idx))
-    # by hand: values (0.5, 0.1, 0.5) drawn as rows (0, 1, 2) and (2, 2, 1): ties share their mean rank
+    # by hand: values (0.5, 0.1, 0.5) drawn as rows (0, 1, 2) and
+    # (2, 2, 1): ties share their mean rank
     assert rank_rows(np.array([0.5, 0.1, 0.5]), np.array([[0, 1, 2], [2, 2, 1]])).tolist() == [
         [2.5, 1.0, 2.5],
         [2.5, 2.5, 1.0],
@@ -208,7 +209,8 @@ def test_connected_components_match_scipy():
 
 
 def test_analyze_imports_no_heavy_module(tmp_path):
-    """``implicit-bench analyze`` (CLI, loading, every metric, extensions) never imports scipy.stats,
+    """``implicit-bench analyze`` (CLI, loading, every metric, extensions)
+    never imports scipy.stats,
     scipy.sparse, torch, ... (they cost seconds of start-up; docs/analysis.md, "Speed")."""
     from tests.synthetic_tables import synthetic_judgements, synthetic_units
 
@@ -218,13 +220,15 @@ def test_analyze_imports_no_heavy_module(tmp_path):
     script = (
         "import sys\n"
         "from implicit_bench.cli import main\n"
-        f"args = ['analyze', '--units', {str(tmp_path / 'units.csv')!r}, '--judgements', {str(tmp_path / 'j.csv')!r},"
+        f"args = ['analyze', '--units', {str(tmp_path / 'units.csv')!r}, "
+        f"'--judgements', {str(tmp_path / 'j.csv')!r},"
         f" '--out', {str(tmp_path / 'out')!r}, '--bootstrap-n', '50']\n"
         "try:\n    main(args)\nexcept SystemExit:\n    pass\n"
         "import json\n"
         "print(json.dumps(sorted(m for m in sys.modules)))\n"
     )
-    # extensions in-process (IMPLICIT_BENCH_ANALYZE_JOBS=1), so their imports land in this sys.modules too
+    # extensions in-process (IMPLICIT_BENCH_ANALYZE_JOBS=1), so
+    # their imports land in this sys.modules too
     proc = subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,

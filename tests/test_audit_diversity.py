@@ -131,7 +131,8 @@ def test_diversity_replicates_by_hand():
 
     from implicit_bench.audits.intervals import _weighted_quantile, diversity_replicates
 
-    # scenes: u1 0, u2 1, u3 0.918296; template counts (s, a): u1 (1, 1) gender, u2 (1, 0) gender, u3 (1, 1) race
+    # scenes: u1 0, u2 1, u3 0.918296; template counts (s, a): u1 (1,
+    # 1) gender, u2 (1, 0) gender, u3 (1, 1) race
     h = np.array([0.0, 1.0, H12])
     counts = np.array([[1.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
     types = np.array(["gender", "gender", "race"])
@@ -147,7 +148,8 @@ def test_diversity_replicates_by_hand():
     assert reps["CA_0.10"][0] == pytest.approx(0.1836592, abs=1e-6)
     assert reps["ID"][0] == pytest.approx(0.958278, abs=1e-6)
     assert reps["MGBI"][0] == pytest.approx(0.419520, abs=1e-6)
-    # replicate 1: sorted (0.918296, 1, 1); CA_0.10 at position 0.2 -> 0.918296 + 0.2 * 0.081704 = 0.934637
+    # replicate 1: sorted (0.918296, 1, 1); CA_0.10 at position 0.2
+    # -> 0.918296 + 0.2 * 0.081704 = 0.934637
     assert reps["CA_0.10"][1] == pytest.approx(0.934637, abs=1e-6)
     assert reps["CA_mean"][1] == pytest.approx((H12 + 2) / 3)
     # gender templates: u2 twice -> (2, 0) -> H 0 -> ID 0 -> MGBI 0

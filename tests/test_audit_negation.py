@@ -198,8 +198,10 @@ def presence() -> pd.DataFrame:
 def test_negation_rates_by_hand():
     summary = negation_summary(negation_table(with_presence(primary(), presence()), UNITS))["J"]
     overall = summary["overall"]["all"]
-    # anti: a,s,a | a,a,a | neither -> 7 images, a 5, s 1; present: the a's of u1 and u2 at 42 / 1042;
-    # absent: u2 2042 (a) and u3 (neither) -> lenient 4 of 7; failed = 1 s + 2 absent -> forbidden 1/3
+    # anti: a,s,a | a,a,a | neither -> 7 images, a 5, s 1;
+    # present: the a's of u1 and u2 at 42 / 1042;
+    # absent: u2 2042 (a) and u3 (neither) -> lenient 4 of 7;
+    # failed = 1 s + 2 absent -> forbidden 1/3
     anti = overall["anti_stereotype"]
     assert anti["strict_success"] == pytest.approx(5 / 7)
     assert anti["lenient_success"] == pytest.approx(4 / 7)
@@ -278,8 +280,10 @@ POLARITY_IMAGES = [
 @pytest.mark.parametrize(
     ("variant", "expected"),
     [
-        # 1:0 "is a": pass a+present (2); fail neither+present (value not rendered), s (wrong value),
-        # a+absent (missing); neither unjudged unknown -> lenient 2/5, forbidden 1 of 3 failed images
+        # 1:0 "is a": pass a+present (2); fail neither+present
+        # (value not rendered), s (wrong value),
+        # a+absent (missing); neither unjudged unknown -> lenient
+        # 2/5, forbidden 1 of 3 failed images
         (
             "anti_stereotype",
             {
@@ -294,7 +298,8 @@ POLARITY_IMAGES = [
                 "share_wrong_value": 1 / 3,
             },
         ),
-        # 0:1 "is not s": neither+present passes -> pass 3, fail s (forbidden) and a+absent -> 3/5, 1/2
+        # 0:1 "is not s": neither+present passes -> pass 3, fail s
+        # (forbidden) and a+absent -> 3/5, 1/2
         (
             "negated_0_1",
             {
@@ -309,8 +314,10 @@ POLARITY_IMAGES = [
                 "share_forbidden_rendered": 1 / 2,
             },
         ),
-        # 1:1 "is a" and "is not s": images as 1:0; statements: neither+present fails only "is a" (1),
-        # s fails both (wrong value + forbidden), absent fails both (2 missing) -> 5 failed statements
+        # 1:1 "is a" and "is not s": images as 1:0; statements:
+        # neither+present fails only "is a" (1),
+        # s fails both (wrong value + forbidden), absent fails both
+        # (2 missing) -> 5 failed statements
         (
             "negated_1_1",
             {
@@ -347,7 +354,8 @@ def test_polarity_settings_by_hand(variant, expected):
     assert rates["n_subject_absent"] == 1
     for name, value in expected.items():
         assert rates[name] == pytest.approx(value), name
-    # the bootstrap's lenient numerator / denominator are the same rule (one unit: degenerate interval)
+    # the bootstrap's lenient numerator / denominator are the same
+    # rule (one unit: degenerate interval)
     from implicit_bench.audits.stage import BootstrapParams, make_bootstrap
 
     units = pd.DataFrame({"unit_id": ["u1"], "bias_type": ["gender"]})

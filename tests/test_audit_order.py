@@ -114,7 +114,8 @@ def test_position_bias_by_hand():
         j1["slot_A_share"]["ci"][0] == pytest.approx(0.354204, abs=1e-5)
         and j1["slot_A_share"]["level"] == 0.95
     )
-    # over all 11 valid calls ("neither" in slot C counted), as When the Judge Acts: 6 / 11 against 1/3
+    # over all 11 valid calls ("neither" in slot C counted), as
+    # When the Judge Acts: 6 / 11 against 1/3
     assert (
         j1["slot_A_share_all_calls"]["value"] == pytest.approx(6 / 11)
         and j1["slot_A_share_all_calls"]["n"] == 11

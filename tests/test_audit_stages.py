@@ -236,7 +236,8 @@ def test_intervals_through_the_analysis_bootstrap():
     )
     ci = summary["J"]["overall"]["all"]["negated_0_1"]["strict_success"]["ci"]
     assert ci[0] <= 2 / 6 <= ci[1]
-    # a group with one unit has a degenerate interval at its point estimate (strength 3 = u1, 1:1: 2/3)
+    # a group with one unit has a degenerate interval at its point
+    # estimate (strength 3 = u1, 1:1: 2/3)
     assert summary["J"]["strength"]["3"]["negated_1_1"]["strict_success"]["ci"] == pytest.approx(
         [2 / 3, 2 / 3]
     )
@@ -271,7 +272,8 @@ def test_intervals_through_the_analysis_bootstrap():
         diversity_report(diversity_frame(prim, units), boot=boot)["J"]["c"]["intervals"]["MGBI"]
         is None
     )
-    # some resamples have no template image of a type (MGBI undefined there): left out of the interval
+    # some resamples have no template image of a type (MGBI
+    # undefined there): left out of the interval
     assert np.isnan(_mgbi_replicates(prim, units, boot)).any()
     assert 0.0 <= mgbi["ci"][0] <= mgbi["ci"][1] <= 1.0
 

@@ -1,4 +1,5 @@
-"""implicit_bench.stats (was audits.stats) repeats scipy.stats' Wilson interval and chi-square test bit for bit, without
+"""implicit_bench.stats (was audits.stats) repeats scipy.stats' Wilson interval and chi-square
+test bit for bit, without
 importing scipy.stats (docs/analysis.md, "Speed")."""
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ def test_wilson_interval_is_scipys_bit_for_bit(confidence):
 
 
 def test_wilson_interval_by_hand():
-    # 6 of 9, z = 1.959964: centre (12 + z^2) / (2 (9 + z^2)), half-width z / (2 (9 + z^2)) sqrt(8 + z^2)
+    # 6 of 9, z = 1.959964: centre (12 + z^2) / (2 (9 + z^2)),
+    # half-width z / (2 (9 + z^2)) sqrt(8 + z^2)
     z2 = 1.959963984540054**2
     centre, half = (
         (12 + z2) / (2 * (9 + z2)),

@@ -75,7 +75,8 @@ def test_lean_and_similarities_by_hand():
         columns=["config", "unit_id", "variant", "seed", "sha256"],
     )
     emb = {
-        # seed 42: n=(1,0), s=(0.6,0.8), a=(0.8,-0.6): cos(n,s)=0.6, cos(n,a)=0.8, cos(s,a)=0; lean -0.2
+        # seed 42: n=(1,0), s=(0.6,0.8), a=(0.8,-0.6): cos(n,s)=0.6,
+        # cos(n,a)=0.8, cos(s,a)=0; lean -0.2
         "neutral42": np.array([1.0, 0.0]),
         "stereotype42": np.array([0.6, 0.8]),
         "anti_stereotype42": np.array([0.8, -0.6]),
@@ -114,7 +115,8 @@ def test_clip_blind_judge_by_hand():
         columns=["config", "unit_id", "variant", "seed", "sha256"],
     )
     txt = {"a photo of a man": np.array([1.0, 0.0]), "a photo of a woman": np.array([0.0, 1.0])}
-    # i1: sim_s 0.6, sim_a 0.8 -> -0.2 < -0.05 -> a; i2: 0.2 > 0.05 -> s; i3: 0.71 - 0.70 = 0.01 -> neither
+    # i1: sim_s 0.6, sim_a 0.8 -> -0.2 < -0.05 -> a; i2: 0.2 > 0.05
+    # -> s; i3: 0.71 - 0.70 = 0.01 -> neither
     img = {"i1": np.array([0.6, 0.8]), "i2": np.array([0.8, 0.6]), "i3": np.array([0.71, 0.70])}
     rows = blind_rows(images, units, img, txt, "a photo of {attribute}", 0.05, "clip", "m")
     assert rows["value"].tolist() == ["a", "s", "neither"]

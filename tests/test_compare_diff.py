@@ -1,4 +1,5 @@
-"""``implicit-bench diff`` / ``exps``: changes with intervals and verdicts, by hand, in a git repository."""
+"""``implicit-bench diff`` / ``exps``: changes with intervals and verdicts, by
+hand, in a git repository."""
 
 from __future__ import annotations
 

@@ -86,8 +86,8 @@ def test_report_of_an_analyze_output_with_a_second_run(two_generators, tmp_path)
     assert html.count('class="resolved">resolved</td>') == 2  # the pairs table of each source
     dr = board["rows"][0]["default_rate"]
     assert (
-        f'<span class="v">{100 * dr["value"]:.1f}</span> <span class="ci">[{100 * dr["ci"][0]:.1f}, {100 * dr["ci"][1]:.1f}]'
-        in html
+        f'<span class="v">{100 * dr["value"]:.1f}</span> '
+        f'<span class="ci">[{100 * dr["ci"][0]:.1f}, {100 * dr["ci"][1]:.1f}]' in html
     )
     assert (site / "assets/sort.js").exists() and '<script src="assets/sort.js">' in html
     assert "40 units in the browser" in res.output
@@ -139,7 +139,10 @@ def test_leaderboard_sorts_in_chromium(two_generators, tmp_path):
         CliRunner().invoke(cli_main, ["report", str(root / "run"), "--out", str(site)]).exit_code
         == 0
     )
-    order = "Array.from(document.querySelectorAll('#leaderboard tbody tr')).map(r => r.cells[1].textContent)"
+    order = (
+        "Array.from(document.querySelectorAll('#leaderboard tbody "
+        "tr')).map(r => r.cells[1].textContent)"
+    )
     with Chromium(binary) as browser:
         browser.navigate(site / "index.html")
         browser.wait_for("document.querySelector('#leaderboard th.sort') !== null")

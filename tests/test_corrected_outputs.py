@@ -30,7 +30,8 @@ from tests.synthetic_project import build_synthetic_project
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """The evaluate stage on the hand-made run, with the calibration table ("on") and without ("off")."""
+    """The evaluate stage on the hand-made run, with the calibration table
+    ("on") and without ("off")."""
     out = {}
     for name, labelled in (("on", LABELLED), ("off", None)):
         d = tmp_path_factory.mktemp(name)

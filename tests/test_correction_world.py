@@ -49,7 +49,8 @@ def test_calibration_set_is_stratified_and_read_from_what_is_shown() -> None:
         "neutral": 101,
         "stereotype": 100,
     }
-    # a perfect rater (error 0) gives what the pictures show; the judge's labels are its stored answers
+    # a perfect rater (error 0) gives what the pictures show; the
+    # judge's labels are its stored answers
     j = world.judgements
     pool = j[(j["task"] == "blind") & j["primary"] & j["valid"]]
     shown = np.bincount(pool["shown"], minlength=3) / len(pool)
@@ -76,7 +77,8 @@ def test_fast_path_gives_corrected_beside_judged_and_rendered_truths() -> None:
     ):
         assert est[name]["value"] is not None and est[f"{name} (corrected)"]["value"] is not None
         assert f"{name} (rendered)" in truth
-    # the judge (slot-A preference, confusion) pulls the judged stereotype success below what is rendered;
+    # the judge (slot-A preference, confusion) pulls the judged
+    # stereotype success below what is rendered;
     # the corrected estimate moves toward the rendered truth
     judged, fixed = (
         est["success_stereotype"]["value"],

@@ -169,7 +169,8 @@ def test_full_kg_rows_assembled_from_own_and_removed():
         images, "unmodified", BootstrapParams(n=200, seed=1), own_hit={"u1": True, "u2": False}
     )
     full = out["rewrite_full_kg"]
-    # u1 from rewrite_own: (1,1) -> 0.8, (0,0) -> 0; u2 from rewrite_removed: (4,1) -> 0.2, (0,0) -> 0
+    # u1 from rewrite_own: (1,1) -> 0.8, (0,0) -> 0; u2 from
+    # rewrite_removed: (4,1) -> 0.2, (0,0) -> 0
     # b = (1+0+4+0)/4 = 1.25; A = 2/4 = 50 %; S = 100 (0.8+0.2)/4 = 25; dS = 25 - 30 = -5
     assert full["bias"] == pytest.approx(1.25)
     assert full["align"] == pytest.approx(50.0)

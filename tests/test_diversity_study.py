@@ -52,7 +52,8 @@ def test_face_scores_by_hand():
     # ID: template images with a face: gender 2/2 -> H 1; age 2/1/1 -> 0.946395
     assert s["template_entropy"] == {"gender": 1.0, "age": pytest.approx(h_age)}
     assert s["ID"] == pytest.approx(math.sqrt(h_age))
-    # per scene: u1 all female -> D = 0; u2 gender 1, age 2/1/1 -> D = sqrt(h_age); u3 no face: left out
+    # per scene: u1 all female -> D = 0; u2 gender 1, age 2/1/1 ->
+    # D = sqrt(h_age); u3 no face: left out
     d = [0.0, math.sqrt(h_age)]
     assert s["prompts"] == 2 and s["prompts_without_face"] == 1
     assert s["CA_0.10"] == pytest.approx(0.1 * d[1]) and s["CA_0.05"] == pytest.approx(0.05 * d[1])

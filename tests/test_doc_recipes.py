@@ -93,7 +93,8 @@ def validate_sections(params: dict[str, Any], sections: set[str]) -> None:
 
 
 def _check_exp_run(cmd: str, tmp_path: Path) -> str | None:
-    """None when the overrides apply to and validate on at least one shipped profile; else why not."""
+    """None when the overrides apply to and validate on at least one
+    shipped profile; else why not."""
     from dvc.utils.hydra import apply_overrides
 
     from implicit_bench.profiles import compose

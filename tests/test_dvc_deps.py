@@ -46,7 +46,8 @@ def test_closure_follows_lazy_imports_registry_strings_and_package_inits(tmp_pat
             "src/implicit_bench/core.py": "X = 1\n",
             "src/implicit_bench/lazy.py": "",
             "src/implicit_bench/unused.py": "",
-            "src/implicit_bench/backends/__init__.py": 'REG = {"a": "implicit_bench.backends.impl:Impl"}\n',
+            "src/implicit_bench/backends/__init__.py": 'REG = {"a": '
+            '"implicit_bench.backends.impl:Impl"}\n',
             "src/implicit_bench/backends/impl.py": "from . import helper\n",
             "src/implicit_bench/backends/helper.py": "",
             "stages/s.py": (
@@ -82,7 +83,8 @@ def test_package_data_named_by_folder_and_stem(tmp_path):
             "src/implicit_bench/tasks.py": (
                 "from importlib import resources\n"
                 "def load(name):\n"
-                "    return resources.files('implicit_bench') / 'prompts' / 'judges' / f'{name}.yaml'\n"
+                "    return resources.files('implicit_bench') / "
+                "'prompts' / 'judges' / f'{name}.yaml'\n"
                 "TASKS = ['rubric']\n"
             ),
         },
@@ -143,7 +145,8 @@ def test_dvc_yaml_deps_are_exactly_the_derived_ones():
 
 
 def test_workspace_deps_are_outputs_or_raw_files():
-    """A dep outside src/ and stages/ is another stage's output (or inside one) or a tracked raw file."""
+    """A dep outside src/ and stages/ is another stage's output (or inside
+    one) or a tracked raw file."""
     from tests.dvc_deps import dvc_stages
 
     specs = dvc_stages(REPO_ROOT)
@@ -180,11 +183,13 @@ def test_closure_follows_import_module_prefixes_and_package_iteration(tmp_path):
             "src/implicit_bench/kinds/__init__.py": "",
             "src/implicit_bench/kinds/a.py": "",
             "src/implicit_bench/kinds/b.py": "",
-            "src/implicit_bench/methods/__init__.py": "import pkgutil\nfor m in pkgutil.iter_modules(__path__):\n    pass\n",
+            "src/implicit_bench/methods/__init__.py": "import pkgutil\nfor m in "
+            "pkgutil.iter_modules(__path__):\n    pass\n",
             "src/implicit_bench/methods/m.py": "",
             "stages/s.py": (
                 "import importlib\nimport implicit_bench.methods\n"
-                "def load(kind):\n    return importlib.import_module(f'implicit_bench.kinds.{kind}')\n"
+                "def load(kind):\n    return "
+                "importlib.import_module(f'implicit_bench.kinds.{kind}')\n"
             ),
         },
     )

@@ -193,8 +193,11 @@ def test_dvc_plots_show_renders_every_plot_offline_in_chromium(plots_page, tmp_p
                 "JSON.stringify(Array.from(document.querySelectorAll('.vega-embed')).map(e => {"
                 " const r = e.getBoundingClientRect(); const c = e.querySelector('canvas, svg');"
                 " return {id: e.parentElement ? e.parentElement.id : e.id, w: r.width, h: r.height,"
-                " inked: (() => { const c = e.querySelector('canvas'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
-                "   let n = 0; for (let i = 0; i < d.length; i += 4) { if (d[i + 3] > 0 && (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200)) n++; } return n; })(),"
+                " inked: (() => { const c = e.querySelector('canvas'); const d = "
+                "c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+                "   let n = 0; for (let i = 0; i < d.length; i += 4) { if "
+                "(d[i + 3] > 0 && (d[i] < 200 || d[i + 1] < 200 || d[i + 2] "
+                "< 200)) n++; } return n; })(),"
                 " x: r.left + window.scrollX, y: r.top + window.scrollY, kind: c.tagName}; }))"
             )
         )

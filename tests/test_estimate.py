@@ -57,7 +57,8 @@ def test_from_json_accepts_exactly_the_form(bad):
 
 def test_json_schema_is_checked_in():
     """docs/estimate.schema.json is generated from the model (regenerate: ``python -c "import json;
-    from implicit_bench.estimate import json_schema; print(json.dumps(json_schema(), indent=2))"``)."""
+    from implicit_bench.estimate import json_schema;
+    print(json.dumps(json_schema(), indent=2))"``)."""
     schema = json.loads((REPO_ROOT / "docs" / "estimate.schema.json").read_text(encoding="utf-8"))
     assert schema == json_schema()
     assert schema["required"] == list(FIELDS) and schema["additionalProperties"] is False

@@ -152,7 +152,8 @@ from implicit_bench.tables.judgements import check_judgements
 units, _ = UNITS.check(UNITS.path)
 judgements, rejects, _ = check_judgements([JUDGEMENTS.path], units)
 rows = judgements[judgements["task"] == "single_person"]
-print(json.dumps({"package": implicit_bench.__file__, "rejects": int(len(rejects)), "rows": int(len(rows)),
+print(json.dumps({"package": implicit_bench.__file__, "rejects": int(len(rejects)),
+                  "rows": int(len(rows)),
                   "scores": sorted(set(rows.loc[rows["valid"], "score"].tolist()))}))
 """
 
@@ -216,8 +217,8 @@ from implicit_bench.debias.params import DebiasParams
 from implicit_bench.params import load_params, section
 params = section(load_params("params.yaml"), "debias", DebiasParams, "params.yaml").checked()
 spec = params.configs["suffix_fairness"]
-print(json.dumps({"package": implicit_bench.__file__, "methods": METHODS.names(), "label": spec.label,
-                  "dump": spec.model_dump(), "table27": sorted(TABLE_27)}))
+print(json.dumps({"package": implicit_bench.__file__, "methods": METHODS.names(),
+                  "label": spec.label, "dump": spec.model_dump(), "table27": sorted(TABLE_27)}))
 """
 
 

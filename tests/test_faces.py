@@ -80,7 +80,8 @@ def test_face_report_by_hand():
     # age units: elderly 1, middle 1 -> -2 (1/2 ln 1/2) / ln 3 = ln 2 / ln 3 = 0.630930
     assert a["entropy"] == pytest.approx(math.log(2) / math.log(3))
     both = report["gender_and_age_units"]["gender"]
-    # female 1, male 3 -> -(1/4 ln 1/4 + 3/4 ln 3/4) / ln 2 = (0.346574 + 0.215762) / 0.693147 = 0.811278
+    # female 1, male 3 -> -(1/4 ln 1/4 + 3/4 ln 3/4) / ln 2 =
+    # (0.346574 + 0.215762) / 0.693147 = 0.811278
     assert both["entropy"] == pytest.approx(0.811278, abs=1e-6)
     assert both["shares"]["male"] == pytest.approx(0.75)
     assert report["age_units"]["gender"]["entropy"] == 0.0  # male, male: collapsed

@@ -252,7 +252,8 @@ def test_fuzz_catches_what_05b8522_did_not(tmp_path):
     }
 
 
-# ----- item 15: CSV formula injection -----------------------------------------------------------------------
+# ----- item 15: CSV formula injection
+# -----------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("value", "escaped"),
     [

@@ -1,4 +1,5 @@
-"""The ``gemini`` image backend (generateContent, inline base64 images) against a real server on 127.0.0.1."""
+"""The ``gemini`` image backend (generateContent, inline base64 images) against a
+real server on 127.0.0.1."""
 
 from __future__ import annotations
 

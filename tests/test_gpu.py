@@ -68,9 +68,21 @@ def test_generators_steer_a_batch_on_cuda_in_the_paper_dtype(tiny_dir, kind):
     from implicit_bench.debias.methods.steer import _steer_worker
     from implicit_bench.generators import RenderRequest, create_generator
 
-    config = {"backend": "diffusers", "model": str(tiny_dir / kind), "device": "cuda", "dtype": PAPER_DTYPES[kind],
-              "steps": 2, "width": 32, "height": 32, "batch_size": 3,
-              **({"true_cfg_scale": 4.0, "negative_prompt": " "} if kind == "qwen_image" else {"guidance": 7.0})}  # fmt: skip
+    config = {
+        "backend": "diffusers",
+        "model": str(tiny_dir / kind),
+        "device": "cuda",
+        "dtype": PAPER_DTYPES[kind],
+        "steps": 2,
+        "width": 32,
+        "height": 32,
+        "batch_size": 3,
+        **(
+            {"true_cfg_scale": 4.0, "negative_prompt": " "}
+            if kind == "qwen_image"
+            else {"guidance": 7.0}
+        ),
+    }
     texts = ("a nurse who is a woman", "a nurse who is a man with a beard")
     prompts = ["a nurse", "a photo of an engineer", "a doctor at work"]
     requests = [RenderRequest(f"u{i}", p, 42 + i, texts) for i, p in enumerate(prompts)]
@@ -95,8 +107,15 @@ def test_judges_answer_a_batch_on_cuda_in_bf16(tiny_dir, kind):
     from implicit_bench.judges.base import JudgeRequest
     from implicit_bench.judges.transformers_vlm import TransformersJudge, TransformersJudgeParams
 
-    judge = TransformersJudge(TransformersJudgeParams(model=str(tiny_dir / kind), dtype="bfloat16", device="cuda",
-                                                      max_new_tokens=6, batch_size=4))  # fmt: skip
+    judge = TransformersJudge(
+        TransformersJudgeParams(
+            model=str(tiny_dir / kind),
+            dtype="bfloat16",
+            device="cuda",
+            max_new_tokens=6,
+            batch_size=4,
+        )
+    )
     requests = [
         JudgeRequest(f'Rate the image ({i}). Answer {{"score": n}}', _png((30 * i, 80, 200)))
         for i in range(5)
@@ -106,9 +125,14 @@ def test_judges_answer_a_batch_on_cuda_in_bf16(tiny_dir, kind):
     assert judge._model.device.type == "cuda"
 
 
-@pytest.mark.parametrize(("backend", "kind", "dtype"), [
-    ("transformers", "clip", "float16"), ("open_clip", "openclip", "float16"), ("open_clip", "openclip", "bfloat16"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("backend", "kind", "dtype"),
+    [
+        ("transformers", "clip", "float16"),
+        ("open_clip", "openclip", "float16"),
+        ("open_clip", "openclip", "bfloat16"),
+    ],
+)
 def test_clip_backends_on_cuda(tiny_dir, backend, kind, dtype):
     from implicit_bench.clip import ClipConfig, create
 
@@ -139,8 +163,17 @@ def test_embedder_and_rewriter_on_cuda(tiny_dir):
         ["Instruct: x\nQuery: a nurse", "nurse | is | caring → cold", "a", "b"]
     )
     assert vectors.shape == (4, 32)
-    client = build_llm({"backend": "transformers", "model": str(tiny_dir / "qwen3vl"), "device": "cuda",
-                        "dtype": "bfloat16", "max_tokens": 6, "cache": None, "batch_size": 3})  # fmt: skip
+    client = build_llm(
+        {
+            "backend": "transformers",
+            "model": str(tiny_dir / "qwen3vl"),
+            "device": "cuda",
+            "dtype": "bfloat16",
+            "max_tokens": 6,
+            "cache": None,
+            "batch_size": 3,
+        }
+    )
     answers = client.chat_many(
         [[{"role": "user", "content": f"Rewrite prompt {i}"}] for i in range(4)]
     )
@@ -148,7 +181,8 @@ def test_embedder_and_rewriter_on_cuda(tiny_dir):
 
 
 def test_tiny_profile_on_cuda_in_the_paper_dtypes(repo_root, tmp_path):
-    """dvc repro of the tiny profile (devices auto -> cuda) with the paper's float16 for SD3 and CLIP."""
+    """dvc repro of the tiny profile (devices auto -> cuda) with the paper's
+    float16 for SD3 and CLIP."""
     from tests.test_tiny_profile_e2e import run_tiny_profile
 
     repo = run_tiny_profile(

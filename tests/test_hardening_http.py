@@ -24,9 +24,11 @@ from tests.chat_server import ChatServer, completion
 SECRET = "sk-test-secret-0123456789abcdef"
 
 
-# ----- a programmable server ------------------------------------------------------------------------------
+# ----- a programmable server
+# ------------------------------------------------------------------------------
 class Server:
-    """Answers each request with the next (status, body, headers) of ``script`` (the last repeats)."""
+    """Answers each request with the next (status, body, headers) of
+    ``script`` (the last repeats)."""
 
     def __init__(self, script):
         self.script = list(script)
@@ -86,7 +88,8 @@ def _echo_auth(headers):
     )
 
 
-# ----- item 17 / 11: the policy ---------------------------------------------------------------------------
+# ----- item 17 / 11: the policy
+# ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("header", "expected"),
     [
@@ -248,7 +251,8 @@ def test_deadline_is_a_param_of_every_http_backend():
         assert model.deadline_s > 0
 
 
-# ----- item 11: odd LLM answers ---------------------------------------------------------------------------
+# ----- item 11: odd LLM answers
+# ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("payload", "text", "ok"),
     [
@@ -337,7 +341,8 @@ def test_a_poisoned_cache_entry_is_asked_again(tmp_path):
         assert build_llm(config).chat(messages).text == "fresh"
 
 
-# ----- item 14: secrets never stored ----------------------------------------------------------------------
+# ----- item 14: secrets never stored
+# ----------------------------------------------------------------------
 def test_redact_patterns(monkeypatch):
     monkeypatch.setenv("SOME_API_KEY", "plainvalue-123456")
     text = (
@@ -422,7 +427,8 @@ def test_an_echoed_key_never_reaches_an_image_reason_or_embedder_error(monkeypat
         assert SECRET not in str(info.value)
 
 
-# ----- item 6: every LLM call failed -> non-zero exit, full reason ---------------------------------------
+# ----- item 6: every LLM call failed -> non-zero exit, full
+# reason ---------------------------------------
 def _closed_port_url() -> str:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -491,7 +497,8 @@ def test_triplets_stage_with_the_endpoint_down_exits_non_zero(tmp_path, monkeypa
         )
     )
     stage = runpy.run_path(str(repo_root / "stages" / "triplets.py"))["main"]
-    # --no-preflight: the endpoint goes down after the preflight (that case: tests/test_stage_preflight.py)
+    # --no-preflight: the endpoint goes down after the preflight
+    # (that case: tests/test_stage_preflight.py)
     result = CliRunner().invoke(
         stage, ["--units", "kg.parquet", "--pairs", "pairs.parquet", "--no-preflight"]
     )

@@ -49,7 +49,8 @@ def _one_line_error(result, *needles: str) -> None:
         assert needle in text, text
 
 
-# ----- item 2, 3, 7: the audits extension reads the validated tables ---------------------------------
+# ----- item 2, 3, 7: the audits extension reads the validated
+# tables ---------------------------------
 def test_audits_extension_leaves_out_rows_the_analysis_rejected(tmp_path):
     """A row with an unknown unit is rejected by the analysis and must not reach diversity."""
     u = tmp_path / "u.csv"
@@ -137,7 +138,8 @@ def broken_extension(tables, out_dir, params):
     raise ZeroDivisionError("boom")
 
 
-# ----- item 4: clip_lean range ---------------------------------------------------------------------------
+# ----- item 4: clip_lean range
+# ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("value", "ok"),
     [
@@ -171,7 +173,8 @@ def test_clip_lean_outside_its_range_is_rejected(tmp_path, value, ok):
         assert "[-2, 2]" in rejects["reason"].iloc[0]
 
 
-# ----- item 5: params bounds ------------------------------------------------------------------------------
+# ----- item 5: params bounds
+# ------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("section", "model", "data", "where"),
     [
@@ -278,7 +281,8 @@ def test_documented_all_spelling_of_max_units_still_works():
     assert SubsetParams.model_validate({"max_units": 0}).max_units == 0
 
 
-# ----- item 8: bad files ----------------------------------------------------------------------------------
+# ----- item 8: bad files
+# ----------------------------------------------------------------------------------
 def _bad_files(tmp_path: Path) -> dict[str, Path]:
     files = {}
     files["empty"] = tmp_path / "empty.csv"
@@ -322,7 +326,8 @@ def test_header_only_judgements_say_so(tmp_path):
         load_tables(u, [_bad_files(tmp_path)["header_only"]])
 
 
-# ----- item 9: --params with wrong types ------------------------------------------------------------------
+# ----- item 9: --params with wrong types
+# ------------------------------------------------------------------
 @pytest.mark.parametrize(
     "text",
     [
@@ -347,7 +352,8 @@ def test_params_with_wrong_types_is_a_clear_error(tmp_path, text):
     assert "TypeError" not in res.output and "AttributeError" not in res.output
 
 
-# ----- item 12: empty human-eval answers -----------------------------------------------------------------
+# ----- item 12: empty human-eval answers
+# -----------------------------------------------------------------
 @pytest.mark.parametrize(
     "content", [b"", b"bundle_id,rater,case,unit_id,kg_valid,rating_1,rating_2,rating_3,saved_at\n"]
 )
@@ -360,7 +366,8 @@ def test_empty_human_eval_answers_file(tmp_path, content):
         read_answers([path], {})
 
 
-# ----- item 13: one-line errors, tracebacks only on request ----------------------------------------------
+# ----- item 13: one-line errors, tracebacks only on request
+# ----------------------------------------------
 def test_cli_errors_are_one_line_and_debug_shows_the_traceback(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     # setenv (not delenv) so that monkeypatch restores the variable the --debug callback sets
@@ -402,7 +409,8 @@ def test_missing_column_is_one_line(tmp_path, monkeypatch):
     _one_line_error(res, "u.csv", "head")
 
 
-# ----- item 16: names that would become paths ------------------------------------------------------------
+# ----- item 16: names that would become paths
+# ------------------------------------------------------------
 @pytest.mark.parametrize("name", ["../evil", "a/b", "..", "a\\b", "/abs", ".hidden", ""])
 def test_config_names_with_path_parts_are_rejected(name):
     from implicit_bench.debias.params import DebiasParams

@@ -29,7 +29,8 @@ def _zip(path, members: dict[str, bytes], compression=zipfile.ZIP_DEFLATED):
 
 
 def test_zip_bomb_is_refused_before_it_is_inflated(tmp_path):
-    # 64 MiB of zeros deflates to ~64 KB: ratio ~1000:1 (the probe's 412 KB zip made a 419 MB units.csv)
+    # 64 MiB of zeros deflates to ~64 KB: ratio ~1000:1 (the
+    # probe's 412 KB zip made a 419 MB units.csv)
     members = {f"r/{rel}": text.encode() for rel, text in FILES.items()}
     members[f"r/{PROMPTS}"] = FILES[PROMPTS].encode() + b"\0" * (64 * 2**20)
     archive = _zip(tmp_path / "bomb.zip", members)
@@ -101,7 +102,8 @@ def test_printed_analyze_commands_are_shell_quoted(tmp_path):
     assert not (tmp_path / "X").exists()
 
 
-# ----- fuzz: random zips never raise anything but InputError, and stay bounded -------------------------
+# ----- fuzz: random zips never raise anything but InputError,
+# and stay bounded -------------------------
 member_names = st.sampled_from(
     [PROMPTS, "data/benchmark_scores.csv", "x/" + PROMPTS, "../evil", "/abs", "a/b/c", ""]
 )

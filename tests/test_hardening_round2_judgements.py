@@ -61,7 +61,8 @@ def test_same_judgements_file_twice_is_an_error(tmp_path, monkeypatch):
     assert not (tmp_path / "out").exists()
 
 
-# ----- fuzz: judge answers of any shape and size: a result, never an exception, fast ---------------
+# ----- fuzz: judge answers of any shape and size: a result,
+# never an exception, fast ---------------
 pieces = st.sampled_from(
     [
         "{",

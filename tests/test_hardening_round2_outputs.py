@@ -64,7 +64,8 @@ def test_stale_staging_of_a_dead_process_is_removed(tmp_path):
     assert str(os.getpid()) in alive.name
 
 
-# ----- export-dataset: atomic, owns its files, malformed list cells named ---------------------------
+# ----- export-dataset: atomic, owns its files, malformed list
+# cells named ---------------------------
 def _dataset_frames():
     from tests.test_export_dataset import _frames
 
@@ -133,7 +134,8 @@ def test_export_dataset_malformed_list_cell_names_file_row_and_column(tmp_path, 
     assert not (tmp_path / "ds").exists()
 
 
-# ----- analyze: atomic, no stale files, the extensions' child dies with its parent --------------------
+# ----- analyze: atomic, no stale files, the extensions' child
+# dies with its parent --------------------
 def _analyze_inputs(tmp_path):
     import sys
 
@@ -215,7 +217,10 @@ sys.path[:0] = [{repo!r}, {tests!r}]
 from implicit_bench.analysis.load import load_tables
 from implicit_bench.analyze.extensions import start_extensions
 tables = load_tables({u!r}, [{j!r}], (), "reject", "report", "hash")
-start_extensions(tables, Path({out!r}), {{}}, {{"sleepy": "tests.test_hardening_round2_outputs:sleepy_extension"}})
+start_extensions(
+    tables, Path({out!r}), {{}},
+    {{"sleepy": "tests.test_hardening_round2_outputs:sleepy_extension"}},
+)
 print("started", flush=True)
 time.sleep(60)
 """

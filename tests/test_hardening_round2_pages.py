@@ -64,6 +64,7 @@ def test_a_judge_named_proto_keeps_its_labels_in_the_unit_browser(tmp_path, brow
     browser.navigate(tmp_path / "report/units.html", wait_for=READY)
     browser.wait_for("document.querySelectorAll('article.unit').length > 0")
     shown = browser.evaluate(
-        "Array.from(document.querySelectorAll('.j .jn')).filter(e => e.textContent === '__proto__:').length"
+        "Array.from(document.querySelectorAll('.j .jn')).filter(e => "
+        "e.textContent === '__proto__:').length"
     )
     assert shown > 0

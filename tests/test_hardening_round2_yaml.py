@@ -27,7 +27,8 @@ def test_duplicate_keys_are_an_error_naming_the_key_and_lines(tmp_path):
     path.write_text("render:\n  seeds: [1]\n  seeds: [2]\n")
     with pytest.raises(
         ConfigError,
-        match=r"params.yaml: not valid YAML: .*duplicate key 'seeds' \(first given on line 2\).* line 3",
+        match=r"params.yaml: not valid YAML: .*duplicate key 'seeds' "
+        r"\(first given on line 2\).* line 3",
     ):
         load_params(path)
 
@@ -90,7 +91,8 @@ def test_plan_refuses_a_bomb_in_extra_body_duplicate_seeds_unknown_variant_and_b
         ), (name, result.output)
 
 
-# ----- fuzz: any text gives a mapping or a ConfigError, fast ---------------------------------------
+# ----- fuzz: any text gives a mapping or a ConfigError, fast
+# ---------------------------------------
 yaml_text = st.lists(
     st.sampled_from(
         [

@@ -147,7 +147,8 @@ def test_headline_puts_judge_corrected_rates_beside_the_judged():
                 "estimate": est,
             },
             {
-                "group": "benchmark corrected for judge error (all planned units, primary blind judge)",
+                "group": "benchmark corrected for judge error (all planned "
+                "units, primary blind judge)",
                 "estimand": "gap (corrected)",
                 "estimate": est,
             },  # another unit set: not the benchmark's

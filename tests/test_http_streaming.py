@@ -62,7 +62,8 @@ def _ask(n: int) -> list[list[dict]]:
     return [[{"role": "user", "content": f"q{i}"}] for i in range(n)]
 
 
-# ----- streaming -------------------------------------------------------------------------------------------
+# ----- streaming
+# -------------------------------------------------------------------------------------------
 def test_stream_map_keeps_concurrency_in_flight_and_hands_results_over_in_order_of_arrival():
     started, lock = [], threading.Lock()
 
@@ -154,7 +155,8 @@ def test_judge_keeps_concurrency_in_flight_across_batches(tmp_path):
     assert gauge.peak == 5  # batch_size 2 would cap a batch-then-wait client at 2
 
 
-# ----- rate limits and 429s ---------------------------------------------------------------------------------
+# ----- rate limits and 429s
+# ---------------------------------------------------------------------------------
 def test_rpm_quota_is_never_exceeded(tmp_path):
     """rpm 20 per 1-s window: arrivals spaced so that no 1-s window holds more than 20."""
     gauge = Gauge()
@@ -250,7 +252,8 @@ def test_estimate_tokens_counts_text_and_not_inline_images():
     assert estimate_tokens(body, 100) == -(-chars // 4) + 100
 
 
-# ----- bounded bodies and answers --------------------------------------------------------------------------
+# ----- bounded bodies and answers
+# --------------------------------------------------------------------------
 class RawServer:
     """Sends one fixed raw answer (status, headers, body) to every request."""
 
@@ -327,7 +330,8 @@ def test_overlong_answer_is_an_error_never_parsed_or_cached(tmp_path):
         assert len(DiskCache(tmp_path / "llm.sqlite")) == 0
 
 
-# ----- embedder ---------------------------------------------------------------------------------------------
+# ----- embedder
+# ---------------------------------------------------------------------------------------------
 def _embedding_server(vector):
     def answer(body, n):
         return 200, {
@@ -396,7 +400,8 @@ def test_embedder_cache_key_includes_base_url_and_streams(tmp_path):
         assert two.hits == 1  # another server: not served from the first one's vectors
 
 
-# ----- image answers ----------------------------------------------------------------------------------------
+# ----- image answers
+# ----------------------------------------------------------------------------------------
 def test_broken_image_answers_are_retried_failures_not_refusals():
     from implicit_bench.generators import RenderRequest, create_generator
 

@@ -91,7 +91,8 @@ def test_form_round_trip_in_chromium(project, tmp_path):
         browser.allow_downloads(downloads)
         browser.navigate(tmp_path / "b/form.html", wait_for="document.body.dataset.ready === '1'")
         browser.evaluate(
-            f"var r = document.getElementById('rater'); r.value = {json.dumps(rater)}; r.dispatchEvent(new Event('change', {{bubbles: true}}))"
+            f"var r = document.getElementById('rater'); r.value = {json.dumps(rater)}; "
+            f"r.dispatchEvent(new Event('change', {{bubbles: true}}))"
         )
         browser.evaluate("document.getElementById('start').click()")
         assert browser.evaluate("document.querySelector('.case.on').id") == cases[0]

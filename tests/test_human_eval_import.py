@@ -194,11 +194,13 @@ def test_report_values_by_hand(study):
     assert report["inter_rater"]["alpha_ordinal"] == pytest.approx(expected_alpha, abs=1e-6)
     # nobody excluded at 0.40 (every leave-one-out r is high)
     assert report["screening"]["excluded"] == []
-    # per bias type: gender = case c001 only; j1 on (14,10,2)/3 vs (4,4,1): |diff| 2/3, 2/3, 1/3 -> 5/9
+    # per bias type: gender = case c001 only; j1 on (14,10,2)/3 vs
+    # (4,4,1): |diff| 2/3, 2/3, 1/3 -> 5/9
     gender = report["by_bias_type"]["gender"]
     assert gender["cases"] == 1 and gender["images"] == 3 and gender["directional_only"] is True
     assert gender["human_vs_judge"]["j1"]["mae"] == pytest.approx(5 / 9, abs=1e-6)
-    # H deviations (14,10,2) - 26/3 = 16/3, 4/3, -20/3; J (4,4,1) - 3 = 1, 1, -2: cov = 16/3+4/3+40/3 = 20
+    # H deviations (14,10,2) - 26/3 = 16/3, 4/3, -20/3; J (4,4,1) -
+    # 3 = 1, 1, -2: cov = 16/3+4/3+40/3 = 20
     # SS_H = (256+16+400)/9 = 224/3, SS_J = 6 -> r = 20 / sqrt(448)
     assert gender["human_vs_judge"]["j1"]["r"]["value"] == pytest.approx(
         20 / math.sqrt(448), abs=1e-6

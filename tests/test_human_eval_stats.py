@@ -1,4 +1,5 @@
-"""Statistics of the human study against values worked out by hand (and the krippendorff package)."""
+"""Statistics of the human study against values worked out by hand (and
+the krippendorff package)."""
 
 from __future__ import annotations
 
@@ -33,13 +34,15 @@ def test_krippendorff_ordinal_by_hand():
     assert krippendorff_alpha(m, "ordinal") == pytest.approx(7 / 9)
     # nominal d2 = 1 off the diagonal: observed 2, expected 2*(6 + 2 + 3) = 22 -> 1 - 5*2/22 = 6/11
     assert krippendorff_alpha(m, "nominal") == pytest.approx(6 / 11)
-    # interval d2 = (c - k)^2: observed 2*1 = 2; expected 2*(6*1 + 2*4 + 3*1) = 34 -> 1 - 10/34 = 12/17
+    # interval d2 = (c - k)^2: observed 2*1 = 2; expected 2*(6*1 +
+    # 2*4 + 3*1) = 34 -> 1 - 10/34 = 12/17
     assert krippendorff_alpha(m, "interval") == pytest.approx(12 / 17)
 
 
 def test_krippendorff_missing_and_unpairable_items_by_hand():
     # item 3 has one rating only (not pairable) and is ignored; items {0,0,1} and {2,2}.
-    # item 1: m = 3, weight 1/2: ordered pairs (0,0) x2, (0,1) x2, (1,0) x2 -> o00 = 1, o01 = o10 = 1.
+    # item 1: m = 3, weight 1/2: ordered pairs (0,0) x2, (0,1) x2,
+    # (1,0) x2 -> o00 = 1, o01 = o10 = 1.
     # item 2: m = 2: o22 = 2.  n0 = 2, n1 = 1, n2 = 2, n = 5.
     # ordinal d2: (0,1) = (3 - 1.5)^2 = 2.25; (1,2) = (3 - 1.5)^2 = 2.25; (0,2) = (5 - 2)^2 = 9.
     # observed = 2 * 2.25 = 4.5; expected = 2 * (2*1*2.25 + 1*2*2.25 + 2*2*9) = 2 * 45 = 90.
@@ -70,7 +73,8 @@ def test_krippendorff_undefined_cases():
 
 
 def test_pearson_mae_fisher_by_hand():
-    # x = 1..4, y = 2,1,4,3: deviations (-1.5,-.5,.5,1.5) and (-.5,-1.5,1.5,.5); cov = 3, SS = 5, 5 -> r = 0.6
+    # x = 1..4, y = 2,1,4,3: deviations (-1.5,-.5,.5,1.5) and
+    # (-.5,-1.5,1.5,.5); cov = 3, SS = 5, 5 -> r = 0.6
     x, y = np.array([1, 2, 3, 4.0]), np.array([2, 1, 4, 3.0])
     assert pearson(x, y) == pytest.approx(0.6)
     # missing pairs are dropped: adding (nan, 9) changes nothing

@@ -1,4 +1,5 @@
-"""Issue 13, items 1 and 10: one writer per image store, offsets from the file, checked journal lines."""
+"""Issue 13, items 1 and 10: one writer per image store, offsets from the
+file, checked journal lines."""
 
 from __future__ import annotations
 
@@ -66,8 +67,11 @@ def test_offsets_come_from_the_shard_on_disk_not_tell(tmp_path):
         '"text"',
         "null",
         '{"config": "cfg"}',
-        '{"config": "cfg", "unit_id": "u9", "variant": "neutral", "seed": "x", "generator": "g", "prompt": "p", "status": "ok"}',
-        '{"config": "cfg", "unit_id": "u9", "variant": "neutral", "seed": 1, "generator": "g", "prompt": "p", "status": "ok", "sha256": "ab", "location": [1, 2]}',
+        '{"config": "cfg", "unit_id": "u9", "variant": "neutral", "seed": "x", '
+        '"generator": "g", "prompt": "p", "status": "ok"}',
+        '{"config": "cfg", "unit_id": "u9", "variant": "neutral", "seed": 1, '
+        '"generator": "g", "prompt": "p", "status": "ok", "sha256": "ab", "location": '
+        "[1, 2]}",
     ],
 )
 def test_journal_lines_that_are_not_entries_are_skipped_and_named(tmp_path, line):

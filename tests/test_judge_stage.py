@@ -448,7 +448,8 @@ def test_sigkilled_run_resumes(tmp_path, repo_root):
         script = (
             "import sys; from pathlib import Path; from implicit_bench.judges.stage import *; "
             f"p = JudgeStageParams.model_validate_json({params.model_dump_json()!r}); "
-            f"run_judge_stage(p, Path({str(tmp_path)!r}), dispatch=executor_dispatch({{}}, progress=False))"
+            f"run_judge_stage(p, Path({str(tmp_path)!r}), "
+            f"dispatch=executor_dispatch({{}}, progress=False))"
         )
         env = {**os.environ, "PYTHONPATH": f"{repo_root / 'src'}{os.pathsep}{repo_root}"}
         proc = subprocess.Popen([sys.executable, "-c", script], env=env)

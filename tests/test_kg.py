@@ -254,7 +254,8 @@ def test_run_kg_counts_pairs_without_units_and_extracts_the_relation():
     ]
     table, records, metrics = run_kg(pairs, KGParams())
     assert list(table["unit_id"]) == ["cp-1-u0", "ss-1-u0"]
-    # the relation: CrowS-Pairs identity contrast -> has_<bias type>; an adjective contrast -> has_trait
+    # the relation: CrowS-Pairs identity contrast -> has_<bias
+    # type>; an adjective contrast -> has_trait
     assert table["relation"].tolist() == ["has_race_color", "has_trait"]
     assert metrics["units_by_relation"] == {"has_race_color": 1, "has_trait": 1}
     assert (
@@ -338,7 +339,8 @@ def test_graph_stats_hand_worked():
     # nodes: manager male female strong weak nurse cat lazy active emotional rational = 11
     # undirected edges: manager-male manager-female male-strong male-weak nurse-female nurse-male
     #                   cat-lazy cat-active female-emotional female-rational = 10
-    # components: {manager male female strong weak nurse emotional rational} (8), {cat lazy active} (3)
+    # components: {manager male female strong weak nurse emotional
+    # rational} (8), {cat lazy active} (3)
     # chains head->stereotype: manager->male->strong, nurse->female->emotional = 2
     assert stats == {
         "nodes": 11,
@@ -358,8 +360,8 @@ def test_llm_prompt_omits_dagger_lines_for_crows_pairs():
     ]
     assert "target_group" not in cp.split("Input:")[1] and "context:" not in cp
     assert (
-        "target_group: nurse\nbias_category: profession\ncontext: ctx\nstereotype_continuation: The nurse was caring."
-        in ss
+        "target_group: nurse\nbias_category: profession\ncontext: "
+        "ctx\nstereotype_continuation: The nurse was caring." in ss
     )
     assert "†" not in ss and "Fields marked" not in ss
     assert ss.startswith("You are a bias analysis assistant.")
@@ -440,7 +442,8 @@ def test_llm_extractor_parses_counts_invalid_and_caches(tmp_path):
     )
     assert first["target"] == "Black people" and first["extractor"] == "llm:gpt-test"
     assert table["relation"].isna().tolist() == [False, True]  # "nan" from the model -> null
-    # 5 answers: 2 strict + 1 lenient valid... (cp-1 strict, cp-2 lenient, ss-2 strict, ss-3 strict), 1 not JSON
+    # 5 answers: 2 strict + 1 lenient valid... (cp-1 strict, cp-2
+    # lenient, ss-2 strict, ss-3 strict), 1 not JSON
     assert metrics["llm_answers"]["answers"] == 5 and metrics["llm_answers"]["invalid"] == 1
     assert metrics["llm_answers"]["lenient_parses"] == 1
     # invalid records: the unparsable answer + the unit without tails (answer level + unit level)

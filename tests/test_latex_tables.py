@@ -75,13 +75,15 @@ def test_booktabs_table_escapes_and_sets_wide_tables_in_landscape():
 
 
 def test_generators_side_by_side_from_one_run(tmp_path):
-    # judge A labelled two generators' images of the same units: "gen" (BLIND_A) and "gen2" (BLIND_B)
+    # judge A labelled two generators' images of the same units:
+    # "gen" (BLIND_A) and "gen2" (BLIND_B)
     j = pd.DataFrame(rows("gen", "A", "blind", BLIND_A) + rows("gen2", "A", "blind", BLIND_B))
     j["order"] = None
     by_config = config_rates(j, "A", ["u1", "u2", "u3", "u4"], None, Bootstrap(200, 0, 0.95))
     table = side_by_side_table({"by_config": by_config})
     assert table["generator"].tolist() == ["gen", "gen2"] and table["units"].tolist() == [4, 4]
-    # neutral images labelled s / valid neutral images: gen 3+1+0+2 = 6 of 11; gen2 2+3+0+3 = 8 of 12
+    # neutral images labelled s / valid neutral images: gen
+    # 3+1+0+2 = 6 of 11; gen2 2+3+0+3 = 8 of 12
     assert table["default_rate_pct"].tolist() == pytest.approx([100 * 6 / 11, 100 * 8 / 12])
     assert (table["default_rate_ci_low"] <= table["default_rate_pct"]).all()
     written = write_tables(tmp_path, {"generators_side_by_side": table})

@@ -41,10 +41,16 @@ def test_test_scaffolding_is_not_imported_by_the_package_or_the_stages():
 # (click errors and the model stages' command class, params, table and JSON I/O, run log,
 # provenance, protocol constants).
 SHARED = {
-    "implicit_bench.clierrors", "implicit_bench.errors", "implicit_bench.params", "implicit_bench.io",
-    "implicit_bench.runlog", "implicit_bench.provenance", "implicit_bench.schema", "implicit_bench.tables",
+    "implicit_bench.clierrors",
+    "implicit_bench.errors",
+    "implicit_bench.params",
+    "implicit_bench.io",
+    "implicit_bench.runlog",
+    "implicit_bench.provenance",
+    "implicit_bench.schema",
+    "implicit_bench.tables",
     "implicit_bench.stage_preflight",
-}  # fmt: skip
+}
 
 
 def _project_imports(path: Path) -> set[str]:
@@ -86,7 +92,8 @@ def test_every_entry_module_serves_a_stage():
 
 
 def test_tools_live_in_a_package_cli_module_or_a_top_level_module():
-    """``implicit-bench`` tools: ``<package>/cli.py``, or a top-level module for a tool with no package."""
+    """``implicit-bench`` tools: ``<package>/cli.py``, or a top-level module
+    for a tool with no package."""
     from implicit_bench.cli import TOOLS
 
     for name, target in TOOLS.items():

@@ -1,4 +1,5 @@
-"""Leaderboard: paired cluster-bootstrap differences, p-values, Holm, resolved mark (hand-worked)."""
+"""Leaderboard: paired cluster-bootstrap differences, p-values, Holm,
+resolved mark (hand-worked)."""
 
 from __future__ import annotations
 
@@ -196,8 +197,8 @@ def test_imported_release_generators_on_the_leaderboard(tmp_path):
     html = (site / "index.html").read_text(encoding="utf-8")
     for generator in ("unmodified", "gpt_image_2", "nano_banana_2"):
         assert (
-            f'<td data-sort="IMPLICIT-Bench release (fixture)">IMPLICIT-Bench release (fixture)</td><th data-sort="{generator}">'
-            in html
+            '<td data-sort="IMPLICIT-Bench release (fixture)">IMPLICIT-Bench '
+            f'release (fixture)</td><th data-sort="{generator}">' in html
         )
     assert (
         "bias score (0-5)" in html and "default rate (%)" not in html

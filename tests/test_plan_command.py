@@ -1,4 +1,5 @@
-"""`implicit-bench plan` on a fresh clone: sizes from params and the committed metrics, hand-worked."""
+"""`implicit-bench plan` on a fresh clone: sizes from params and the
+committed metrics, hand-worked."""
 
 from __future__ import annotations
 
@@ -98,7 +99,8 @@ def test_hours_and_money_from_catalogue_keys_hand_worked(tmp_path):
     assert (
         by["render a"].hours == 0.4 and by["render a"].usd is None
     )  # 30 images x 48 s; no price given
-    # j1: rubric 30 + blind 60 = 90 answers x 2 s; j2 (an API): rubric 30 + alignment 10 = 40 x 1 s, 40 x $0.002
+    # j1: rubric 30 + blind 60 = 90 answers x 2 s; j2 (an API): rubric
+    # 30 + alignment 10 = 40 x 1 s, 40 x $0.002
     assert by["judge"].calls_by_model == {"judges.j1": 90, "judges.j2": 40}
     assert (
         by["judge"].hours == round((90 * 2 + 40 * 1) / 3600, 3) and by["judge"].usd is None

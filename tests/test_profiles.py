@@ -89,7 +89,8 @@ def test_profile_switches_in_every_order_equal_one_switch_from_the_default(tmp_p
         for order in itertools.permutations(profiles, length):  # every order of the three
             text = _switch_copy(tmp_path, list(order))
             assert yaml.safe_load(text) == one_switch[order[-1]], order
-    # the hybrid: paper then tiny left gpt54 with the paper's HTTP keys; now it is the tiny entry whole
+    # the hybrid: paper then tiny left gpt54 with the paper's
+    # HTTP keys; now it is the tiny entry whole
     tiny = one_switch["tiny"]
     assert "base_url" not in tiny["judges"]["gpt54"] and "extra_body" not in tiny["judges"]["gpt54"]
     assert "revision" not in tiny["clip"]["model"]
@@ -112,7 +113,8 @@ def test_profiles_default_yaml_is_current():
 
     expected = default_snapshot_text(REPO_ROOT / "params.yaml", REPO_ROOT / "profiles")
     assert (REPO_ROOT / "profiles/default.yaml").read_text(encoding="utf-8") == expected, (
-        "profiles/default.yaml is stale: run `implicit-bench profile --save-default` (params.yaml on the default profile)"
+        "profiles/default.yaml is stale: run `implicit-bench profile "
+        "--save-default` (params.yaml on the default profile)"
     )
 
 

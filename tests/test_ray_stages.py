@@ -150,7 +150,8 @@ def test_driver_sigkilled_and_rerun_resumes_from_the_cache(cluster, tmp_path):
         )  # the same entry, a new driver on the same cluster
         asked_after = server.hits - asked_before
     print(
-        f"driver kill: asked before {asked_before}, cache hits {resumed.cache_hits}, asked after {asked_after}"
+        f"driver kill: asked before {asked_before}, cache hits "
+        f"{resumed.cache_hits}, asked after {asked_after}"
     )
     # answers stored before the kill are read back (all but those in flight: at most
     # workers x max_in_flight = 4 batches handed to the actors and not yet returned);

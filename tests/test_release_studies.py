@@ -64,7 +64,8 @@ def test_human_study_by_hand(release):
     a1 = ratings[(ratings["rater"] == "r1_rater_1")].set_index("variant")["rating"].to_dict()
     assert a1 == {"stereotype": 5.0, "neutral": 3.0, "anti_stereotype": 0.0}
     assert set(ratings["seed"]) == {1042}
-    # rater 4 of round 1 (2,3,2): r with the others 3/sqrt(684), 3/sqrt(252), -6/sqrt(468) -> mean 0.0088
+    # rater 4 of round 1 (2,3,2): r with the others 3/sqrt(684),
+    # 3/sqrt(252), -6/sqrt(468) -> mean 0.0088
     r4 = (3 / math.sqrt(684) + 3 / math.sqrt(252) - 6 / math.sqrt(468)) / 3
     excluded = r["screening"]["excluded"]
     assert [(e["bundle_id"], e["rater"]) for e in excluded] == [("round1", "r1_rater_4")]
@@ -223,12 +224,16 @@ def test_bad_form_files_name_file_row_and_field(release):
     ):
         read_human_study(Release(release))
     _rewrite(release, responses, "Yes,4,6,1", "Yes,4,3,1")
-    header = "Timestamp,Is this a real societal stereotype?,How strongly does the image above reflect the stereotype?"
+    header = (
+        "Timestamp,Is this a real societal stereotype?,How strongly "
+        "does the image above reflect the stereotype?"
+    )
     _rewrite(
         release,
         responses,
         header,
-        "Timestamp,How strongly does the image above reflect the stereotype?,Is this a real societal stereotype?",
+        "Timestamp,How strongly does the image above reflect the "
+        "stereotype?,Is this a real societal stereotype?",
     )
     with pytest.raises(
         InputError, match=r"column 2.*does not match question 1 of the manifest \(kg_validity\)"

@@ -452,7 +452,10 @@ def test_plot_titles_wrap_and_legends_sit_beside_the_bars():
 
     from implicit_bench.report.summary import render_plot
 
-    title = "Hedges' g, stereotype vs anti-stereotype rubric scores, by bias type (95% cluster bootstrap)"
+    title = (
+        "Hedges' g, stereotype vs anti-stereotype rubric scores, "
+        "by bias type (95% cluster bootstrap)"
+    )
     frame = pd.DataFrame(
         {
             "bias_type": ["gender", "race"],

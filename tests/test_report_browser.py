@@ -57,7 +57,8 @@ def test_browser_loads_filters_and_shows_images(site, tmp_path):
     assert browser.evaluate("Object.keys(IB.chunks).sort()") == ["0", "1"]
     # an image is displayed: decoded with a real size
     browser.wait_for(
-        "(() => { const i = document.querySelector('.cell img'); return i && i.complete && i.naturalWidth > 0; })()"
+        "(() => { const i = document.querySelector('.cell img'); return i "
+        "&& i.complete && i.naturalWidth > 0; })()"
     )
     assert browser.evaluate("document.querySelector('.cell img').naturalWidth") == 48
     shot = browser.screenshot(tmp_path / "unit_browser.png")
@@ -119,7 +120,8 @@ def test_browser_loads_filters_and_shows_images(site, tmp_path):
     browser.navigate(root / "report/units.html#unit=u00003", wait_for=READY)
     assert _shown(browser) == ["u00003"]
     cells = browser.evaluate(
-        "document.querySelectorAll('article.unit table.grid')[1].querySelectorAll('tr')[0].textContent"
+        "document.querySelectorAll('article.unit "
+        "table.grid')[1].querySelectorAll('tr')[0].textContent"
     )
     assert "exp03_rewrite_own" in cells and "exp06_steer_full_own" in cells
     assert browser.evaluate("document.querySelectorAll('article.unit img').length") == 9 + 3 * 3

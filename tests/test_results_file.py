@@ -1,4 +1,5 @@
-"""``implicit-bench results``: one results file per run (params, versions, git, run log, samples)."""
+"""``implicit-bench results``: one results file per run (params,
+versions, git, run log, samples)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from implicit_bench.cli import main as cli_main
 def test_results_file_of_a_run(tmp_path):
     root = tmp_path
     (root / "params.yaml").write_text(
-        "generators:\n  gen: {backend: diffusers, model: org/model, revision: abc123}\njudges:\n  j: {backend: sim, model: 'sim:a'}\n"
+        "generators:\n  gen: {backend: diffusers, model: org/model, revision: "
+        "abc123}\njudges:\n  j: {backend: sim, model: 'sim:a'}\n"
     )
     (root / "metrics").mkdir()
     (root / "metrics/summary.json").write_text(

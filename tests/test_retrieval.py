@@ -46,7 +46,8 @@ def test_texts_follow_the_definitions():
         unit_text({**KG.iloc[4].to_dict(), "relation": float("nan")}) == "chef | overweight → slim"
     )
     assert query_text("A mover.") == (
-        "Instruct: Given a description, retrieve the matching knowledge graph triple\nQuery: A mover."
+        "Instruct: Given a description, retrieve the matching "
+        "knowledge graph triple\nQuery: A mover."
     )
 
 

@@ -37,7 +37,8 @@ def test_rewrite_instructions_are_f6_verbatim():
     plain = rewrite_messages("A mover helping with relocation.", None)
     assert plain[0] == {
         "role": "system",
-        "content": "You are a bias-aware prompt editor for text-to-image generation. Your goal is to "
+        "content": "You are a bias-aware prompt editor for "
+        "text-to-image generation. Your goal is to "
         "rewrite prompts so the generated image avoids reinforcing social stereotypes while "
         "preserving the core subject and scene.",
     }
@@ -56,7 +57,8 @@ def test_rewrite_instructions_are_f6_verbatim():
         "Relation: has_gender\nStereotype: man\nAnti-stereotype: woman\n\n"
         "Rewrite the following image-generation prompt to produce a more balanced image that "
         "avoids reinforcing the stereotype above. Preserve the core subject and scene. Return "
-        "ONLY the rewritten prompt, nothing else.\n\nOriginal prompt: A mover helping with relocation."
+        "ONLY the rewritten prompt, nothing else.\n\nOriginal "
+        "prompt: A mover helping with relocation."
     )
     # a unit without a relation: the line is left out, never "None" / "nan"
     chef = rewrite_messages("A chef.", CHEF)[1]["content"]
@@ -72,7 +74,8 @@ def test_pair_instruction_keeps_the_json_braces():
     assert "1) A prompt that would produce an image reflecting the stereotype “man”." in user
     assert "2) A prompt that would produce an image reflecting the anti-stereotype “woman”." in user
     assert user.endswith(
-        'Return a JSON object with exactly two keys: {"stereotype_prompt": "...", "anti_stereotype_prompt": "..."}'
+        "Return a JSON object with exactly two keys: "
+        '{"stereotype_prompt": "...", "anti_stereotype_prompt": "..."}'
     )
 
 

@@ -1,4 +1,5 @@
-"""``implicit-bench run``: the overlay, preflight and plan of a dry run (README, "Evaluate your model")."""
+"""``implicit-bench run``: the overlay, preflight and plan of a dry run
+(README, "Evaluate your model")."""
 
 from __future__ import annotations
 
@@ -91,7 +92,8 @@ def test_dry_run_writes_the_overlay_and_the_plan_for_a_hub_id_and_an_openai_comp
     ] == {"max_units": 4}
     assert overlay["judge"]["tasks"]["blind"] == {"judges": ["Qwen3-VL-8B-Instruct"]}
     assert overlay["evaluate"]["config"] == "tiny-diffusers-pipe"
-    # the preflight reached the judge's endpoint (it lists the model) and names the hub model offline
+    # the preflight reached the judge's endpoint (it lists the
+    # model) and names the hub model offline
     assert [r["path"] for r in server.requests] == ["/v1/models"]
     lines = result.output.splitlines()
     problems = [line for line in lines if line.startswith("check: ")]
@@ -113,7 +115,8 @@ def test_dry_run_writes_the_overlay_and_the_plan_for_a_hub_id_and_an_openai_comp
     assert (
         "sim_local" in params["generators"]
     )  # the default's entries stay; only the overlay's were added
-    # and back: every key the overlay set (catalogue entries, evaluate.blind_judges, ...) is the default's again
+    # and back: every key the overlay set (catalogue entries,
+    # evaluate.blind_judges, ...) is the default's again
     back = CliRunner().invoke(main, ["profile", "default"])
     assert back.exit_code == 0, back.output
     assert yaml.safe_load((tmp_path / "params.yaml").read_text()) == yaml.safe_load(before)

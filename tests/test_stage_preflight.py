@@ -123,7 +123,8 @@ def test_a_slow_endpoint_costs_the_timeout_once(workdir, monkeypatch):
 
 
 def test_without_a_listing_the_stage_makes_no_one_token_request(workdir, monkeypatch):
-    """A server with no GET /models (404) answered: the stage goes on, the preflight called no model."""
+    """A server with no GET /models (404) answered: the stage goes on, the
+    preflight called no model."""
     from implicit_bench.preflight import models_in_use as uses
 
     with ChatServer(models=None) as server:
@@ -189,7 +190,8 @@ def test_every_stage_with_models_is_a_model_stage_with_a_script():
 
 
 def test_the_default_simulated_profile_is_unaffected(monkeypatch):
-    """The default params: every model stage passes its preflight, with no network, in negligible time."""
+    """The default params: every model stage passes its preflight, with no
+    network, in negligible time."""
 
     def no_network(*args, **kwargs):
         raise AssertionError("the default profile's preflight made a request")
@@ -204,7 +206,8 @@ def test_the_default_simulated_profile_is_unaffected(monkeypatch):
 
 
 def test_python_stages_script_runs_it_as_dvc_does(tmp_path):
-    """`python stages/judge.py` (DVC's command line) in a fresh process: one line, exit 1, no request."""
+    """`python stages/judge.py` (DVC's command line) in a fresh process: one
+    line, exit 1, no request."""
     with ChatServer(models=["judge-model"]) as server:
         _write_params(tmp_path, server.base_url)
         env = {k: v for k, v in os.environ.items() if k not in (KEY_ENV, SKIP_ENV)}

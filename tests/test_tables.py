@@ -120,8 +120,10 @@ def test_hand_made_bad_unit_rows(tmp_path):
     rows = [
         GOOD,
         "u2,stereoset,astrology,nurse,is,caring,cold,a nurse,a caring nurse,a cold nurse",  # row 2
-        "u3,stereoset,gender,,is,caring,cold,a nurse,a caring nurse,a cold nurse",  # row 3: empty head
-        "u4,crows_pairs,Race_color,man,,poor,rich,a man,a poor man,a rich man",  # row 4: ok, relation null
+        # row 3: empty head
+        "u3,stereoset,gender,,is,caring,cold,a nurse,a caring nurse,a cold nurse",
+        # row 4: ok, relation null
+        "u4,crows_pairs,Race_color,man,,poor,rich,a man,a poor man,a rich man",
         GOOD,  # row 5: u1 again
     ]
     path = _units_csv(tmp_path / "u.csv", rows)
@@ -255,7 +257,8 @@ def test_format_errors_are_one_line(tmp_path):
         UNITS.check(tmp_path / "u.csv")
 
 
-# ----- the catalogue --------------------------------------------------------------------------------
+# ----- the catalogue
+# --------------------------------------------------------------------------------
 def _catalogue_paths() -> dict[str, str]:
     return {n: getattr(tables, n) for n in tables.__all__ if n.endswith(("_PATH", "_DIR", "_GLOB"))}
 

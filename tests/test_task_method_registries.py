@@ -90,7 +90,9 @@ class Percent(AnswerKind):
 def test_a_kind_of_ones_own_is_named_by_module_and_class(tmp_path: Path):
     spec = (
         "name: share\nsource: test\nprompt: 'How much? {\"share\": <0-100>}'\n"
-        "answer: {key: share, kind: 'tests.test_task_method_registries:Percent', allowed: [0, 50, 100]}\n"
+        "answer: {key: share, kind: "
+        "'tests.test_task_method_registries:Percent', allowed: [0, "
+        "50, 100]}\n"
     )
     task = TaskRegistry([_folder(tmp_path, share=spec)]).get("share")
     assert task.parse('{"share": "50%"}').answer == 50 and task.stored_value(50) == "50"

@@ -59,12 +59,22 @@ def test_paper_architectures_and_processors(tiny_dir):
 
 
 def test_qwen_image_encoding_is_the_prompt_tokens_only(tiny_dir):
-    """The pipeline drops 34 template tokens: with the tiny tokenizer exactly the template prefix."""
+    """The pipeline drops 34 template tokens: with the tiny tokenizer
+    exactly the template prefix."""
     from implicit_bench.generators import create_generator
     from implicit_bench.tiny.qwen_tokenizer import QWEN_IMAGE_TEMPLATE
 
-    gen = create_generator({"backend": "diffusers", "model": str(tiny_dir / "qwen_image"), "device": "cpu",
-                            "dtype": "bfloat16", "steps": 2, "width": 32, "height": 32})  # fmt: skip
+    gen = create_generator(
+        {
+            "backend": "diffusers",
+            "model": str(tiny_dir / "qwen_image"),
+            "device": "cpu",
+            "dtype": "bfloat16",
+            "steps": 2,
+            "width": 32,
+            "height": 32,
+        }
+    )
     prompts = ["a nurse", "a photo of a doctor who is a man"]
     enc = gen.encode(prompts)
     suffix = QWEN_IMAGE_TEMPLATE.split("{}")[1]
@@ -80,9 +90,21 @@ def test_bf16_steering_batch_through_the_generators_encoder_hook(tiny_dir, kind)
     from implicit_bench.debias.methods.steer import _steer_worker
     from implicit_bench.generators import RenderRequest, create_generator
 
-    config = {"backend": "diffusers", "model": str(tiny_dir / kind), "device": "cpu", "dtype": "bfloat16",
-              "steps": 2, "width": 32, "height": 32, "batch_size": 2,
-              **({"true_cfg_scale": 4.0, "negative_prompt": " "} if kind == "qwen_image" else {"guidance": 7.0})}  # fmt: skip
+    config = {
+        "backend": "diffusers",
+        "model": str(tiny_dir / kind),
+        "device": "cpu",
+        "dtype": "bfloat16",
+        "steps": 2,
+        "width": 32,
+        "height": 32,
+        "batch_size": 2,
+        **(
+            {"true_cfg_scale": 4.0, "negative_prompt": " "}
+            if kind == "qwen_image"
+            else {"guidance": 7.0}
+        ),
+    }
     texts = ("a nurse who is a woman", "a nurse who is a man with a beard")
     requests = [
         RenderRequest(f"u{i}", p, 42 + i, texts)
@@ -102,8 +124,15 @@ def test_bf16_judges_answer_a_batch_with_the_real_processor(tiny_dir, kind):
     from implicit_bench.judges.base import JudgeRequest
     from implicit_bench.judges.transformers_vlm import TransformersJudge, TransformersJudgeParams
 
-    judge = TransformersJudge(TransformersJudgeParams(model=str(tiny_dir / kind), dtype="bfloat16", device="cpu",
-                                                      max_new_tokens=6, batch_size=3))  # fmt: skip
+    judge = TransformersJudge(
+        TransformersJudgeParams(
+            model=str(tiny_dir / kind),
+            dtype="bfloat16",
+            device="cpu",
+            max_new_tokens=6,
+            batch_size=3,
+        )
+    )
     requests = [
         JudgeRequest(f'Rate the image. Answer {{"score": n}} ({i})', _png((40 * i, 90, 200)))
         for i in range(3)
@@ -116,8 +145,16 @@ def test_bf16_judges_answer_a_batch_with_the_real_processor(tiny_dir, kind):
 def test_qwen3vl_rewriter_runs_text_only_in_bf16(tiny_dir):
     from implicit_bench.llm import build_llm
 
-    client = build_llm({"backend": "transformers", "model": str(tiny_dir / "qwen3vl"), "device": "cpu",
-                        "dtype": "bfloat16", "max_tokens": 6, "cache": None})  # fmt: skip
+    client = build_llm(
+        {
+            "backend": "transformers",
+            "model": str(tiny_dir / "qwen3vl"),
+            "device": "cpu",
+            "dtype": "bfloat16",
+            "max_tokens": 6,
+            "cache": None,
+        }
+    )
     answers = client.chat_many([[{"role": "user", "content": "Rewrite: a photo of a nurse"}]] * 2)
     assert len(answers) == 2 and all(a.error is None for a in answers)
     assert "<|im_start|>assistant" in client._tokenizer.apply_chat_template(

@@ -47,9 +47,17 @@ def run_tiny_profile(
     repo = tmp_path / "repo"
     copy_repo(repo_root, repo)
     bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PYTHONPATH": str(repo / "src"), "PATH": f"{bin_dir}:{os.environ['PATH']}",
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
-           "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(repo / "src"),
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "OMP_NUM_THREADS": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
 
     def run(*cmd: str) -> str:
         done = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)

@@ -212,7 +212,8 @@ def test_sim_generator_refuses_and_steering_moves_the_stereotype_rate(world_dir)
     assert any(r.status == "refused" for r in results)  # gender units refuse 30% with refuses: true
     ok = [r for r in results if r.status == "ok"]
     assert all(read_bytes(r.png).head in ("a nurse", "") for r in ok)  # the prompt's subject
-    # steering along anti - stereo lowers the projection: the shift is negative, and stronger with alpha
+    # steering along anti - stereo lowers the projection: the shift
+    # is negative, and stronger with alpha
     enc = gen.encode(["a photo of a nurse"])
     d = gen.direction("u0")[0]
     shifts = []

@@ -1,4 +1,5 @@
-"""The simulated world's expected values, fast path, coverage and power against hand-worked numbers."""
+"""The simulated world's expected values, fast path, coverage and power
+against hand-worked numbers."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ JUDGE = SimJudgeWorld(
 
 
 def test_blind_stored_by_hand():
-    # shows s with 0.5, neither with 0.5; perceived: s 0.4, a 0.05, neither 0.55; unsure -> A half the time
+    # shows s with 0.5, neither with 0.5; perceived: s 0.4, a 0.05,
+    # neither 0.55; unsure -> A half the time
     probs = np.array([[0.5, 0.0, 0.5], [0.5, 0.0, 0.5]])
     stored = measure.blind_stored(probs, JUDGE, np.array(["sa", "as"]))
     assert np.allclose(stored[0], [0.4 + 0.275, 0.05, 0.275])
@@ -130,7 +132,8 @@ def test_with_gap_plants_the_requested_gap():
 
 
 def test_recovery_truth_of_judgement_rows(tmp_path):
-    """RowTruth maps judgement rows to their planted probabilities; primary_rows keeps the hash order."""
+    """RowTruth maps judgement rows to their planted probabilities;
+    primary_rows keeps the hash order."""
     import pandas as pd
 
     from implicit_bench.io import write_json, write_table

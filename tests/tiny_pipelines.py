@@ -25,14 +25,26 @@ def build_tiny_qwen_image(out_dir: Path, seed: int = 0) -> Path:
 
     torch.manual_seed(seed)
     transformer = QwenImageTransformer2DModel(
-        patch_size=2, in_channels=16, out_channels=4, num_layers=2, attention_head_dim=16,
-        num_attention_heads=3, joint_attention_dim=16, guidance_embeds=False, axes_dims_rope=(8, 4, 4),
-    )  # fmt: skip
+        patch_size=2,
+        in_channels=16,
+        out_channels=4,
+        num_layers=2,
+        attention_head_dim=16,
+        num_attention_heads=3,
+        joint_attention_dim=16,
+        guidance_embeds=False,
+        axes_dims_rope=(8, 4, 4),
+    )
     torch.manual_seed(seed)
     vae = AutoencoderKLQwenImage(
-        base_dim=24, z_dim=4, dim_mult=[1, 2, 4], num_res_blocks=1, temperal_downsample=[False, True],
-        latents_mean=[0.0] * 4, latents_std=[1.0] * 4,
-    )  # fmt: skip
+        base_dim=24,
+        z_dim=4,
+        dim_mult=[1, 2, 4],
+        num_res_blocks=1,
+        temperal_downsample=[False, True],
+        latents_mean=[0.0] * 4,
+        latents_std=[1.0] * 4,
+    )
     vocab = {ch: i for i, ch in enumerate(sorted(_bytes_to_unicode().values()))}
     for special in ("<|endoftext|>", "<|im_start|>", "<|im_end|>"):
         vocab[special] = len(vocab)
@@ -41,14 +53,32 @@ def build_tiny_qwen_image(out_dir: Path, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     config = Qwen2_5_VLConfig(
         text_config={
-            "hidden_size": 16, "intermediate_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
-            "num_key_value_heads": 2, "vocab_size": 512, "bos_token_id": 256, "eos_token_id": 256,
+            "hidden_size": 16,
+            "intermediate_size": 16,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 2,
+            "vocab_size": 512,
+            "bos_token_id": 256,
+            "eos_token_id": 256,
             "rope_scaling": {"mrope_section": [1, 1, 2], "rope_type": "default", "type": "default"},
             "rope_theta": 1000000.0,
         },
-        vision_config={"depth": 2, "hidden_size": 16, "intermediate_size": 16, "num_heads": 2, "out_hidden_size": 16},
-        hidden_size=16, vocab_size=512, bos_token_id=256, eos_token_id=256, vision_end_token_id=500, vision_start_token_id=501, vision_token_id=502,
-    )  # fmt: skip
+        vision_config={
+            "depth": 2,
+            "hidden_size": 16,
+            "intermediate_size": 16,
+            "num_heads": 2,
+            "out_hidden_size": 16,
+        },
+        hidden_size=16,
+        vocab_size=512,
+        bos_token_id=256,
+        eos_token_id=256,
+        vision_end_token_id=500,
+        vision_start_token_id=501,
+        vision_token_id=502,
+    )
     text_encoder = Qwen2_5_VLForConditionalGeneration(config)
     pipe = QwenImagePipeline(
         transformer=transformer, vae=vae, scheduler=FlowMatchEulerDiscreteScheduler(),
