@@ -68,7 +68,8 @@ def main() -> None:
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(markdown(result))
     print(
-        f"{result['worlds']} worlds x {result['units']} units x {len(result['seeds'])} seeds in {result['seconds']} s"
+        f"{result['worlds']} worlds x {result['units']} units x "
+        f"{len(result['seeds'])} seeds in {result['seconds']} s"
     )
 
 

@@ -152,7 +152,8 @@ def main() -> None:
         print(f"  {key}: {value:.4f}" if isinstance(value, float) else f"  {key}: {value}")
     scoring = bench_scoring()
     print(
-        "scoring, paper scale (1,831 units x 3 seeds x 12 run + 5 full-KG configurations, 2,000 resamples):"
+        "scoring, paper scale (1,831 units x 3 seeds x 12 run + 5 "
+        "full-KG configurations, 2,000 resamples):"
     )
     for key, value in scoring.items():
         print(f"  {key}: {value:.3f}" if isinstance(value, float) else f"  {key}: {value}")

@@ -14,9 +14,9 @@ Each backend runs through the code path its stage uses (``run_judge_stage``, ``c
 second achieved against the limit (``concurrency / mean latency``, or the quota).
 
     python benchmarks/bench_http.py unlimited --concurrency 32
-    python benchmarks/bench_http.py quota --rpm 1200 --window 20   # 60 requests/s
-    python benchmarks/bench_http.py curve --capacity 48            # judge: throughput by concurrency
-    python benchmarks/bench_http.py cpu                            # client CPU per 1024x1024 judge request
+    python benchmarks/bench_http.py quota --rpm 1200 --window 20  # 60 requests/s
+    python benchmarks/bench_http.py curve --capacity 48  # judge: throughput by concurrency
+    python benchmarks/bench_http.py cpu  # client CPU per 1024x1024 judge request
 
 Run it with ``PYTHONPATH=<checkout>/src`` to measure another checkout (the "before" figures).
 """
@@ -45,7 +45,7 @@ MEDIAN_S, SIGMA = 0.25, 0.6
 MEAN_S = MEDIAN_S * math.exp(SIGMA**2 / 2)
 
 
-# ----- the emulator ---------------------------------------------------------------------------------------
+# ----- the emulator -------------------------------------------------------------------------------
 def _png_b64() -> str:
     from PIL import Image
 
@@ -193,7 +193,7 @@ class Emulator:
         self.proc.join(5)
 
 
-# ----- the backends, through their stage code paths ----------------------------------------------------------
+# ----- the backends, through their stage code paths -----------------------------------------------
 def _supported(model, key: str) -> bool:
     return key in model.model_fields
 
@@ -324,7 +324,7 @@ def measure(name: str, emulator: Emulator, n: int, http: dict) -> dict:
     }
 
 
-# ----- scenarios -------------------------------------------------------------------------------------------
+# ----- scenarios ----------------------------------------------------------------------------------
 def unlimited(args) -> None:
     emulator = Emulator("vllm", seed=1)
     limit = args.concurrency / MEAN_S
@@ -398,7 +398,8 @@ def curve(args) -> None:
 
 
 def cpu(args) -> None:
-    """Client CPU per judge request: a 1024x1024 PNG read, (downscaled, JPEG-encoded,) base64-encoded, sent."""
+    """Client CPU per judge request: a 1024x1024 PNG read, (downscaled,
+    JPEG-encoded,) base64-encoded, sent."""
     import numpy as np
     from PIL import Image
 

@@ -118,7 +118,8 @@ def main() -> None:
             {**SMOLLM2, "batch_size": args.batch_size, "structured_output": mode == "constrained"}
         )
         client.progress = False
-        client._load()  # model load (and, constrained, the vocabulary table on first use) outside the timing
+        # model load (and, constrained, the vocabulary table on first use) outside the timing
+        client._load()
         for task, requests, schema, checks, tokens in (
             (
                 "F.2 extraction",

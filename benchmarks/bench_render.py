@@ -54,9 +54,18 @@ def units_table(n_units: int) -> pd.DataFrame:
 
 
 def bench_batching(model_dir: Path, n_images: int) -> dict:
-    """Images/s of the tiny pipeline (64x64, 4 steps, CPU, 1 thread) at batch size 1 and 8, same run."""
-    base = {"backend": "diffusers", "model": str(model_dir), "device": "cpu", "threads": 1, "steps": 4, "guidance": 5.0,
-            "width": 64, "height": 64}  # fmt: skip
+    """Images/s of the tiny pipeline (64x64, 4 steps, CPU, 1 thread) at
+    batch size 1 and 8, same run."""
+    base = {
+        "backend": "diffusers",
+        "model": str(model_dir),
+        "device": "cpu",
+        "threads": 1,
+        "steps": 4,
+        "guidance": 5.0,
+        "width": 64,
+        "height": 64,
+    }
     gen = create_generator(base)
     prompts = [f"A photo of a person number {i}" for i in range(n_images)]
     gen.generate_prompts(prompts[:8], list(range(8)))  # warm-up
@@ -82,8 +91,15 @@ def bench_bookkeeping(n_units: int, batch_size: int, workdir: Path) -> dict:
         units, "null", [42, 1042, 2042], ["neutral", "stereotype", "anti_stereotype"]
     )
     with ImageStore(store_dir) as store:
-        run = render_plan(store, planned, null_worker, generator="null:none", settings="s", batch_size=batch_size,
-                          executor=executor)  # fmt: skip
+        run = render_plan(
+            store,
+            planned,
+            null_worker,
+            generator="null:none",
+            settings="s",
+            batch_size=batch_size,
+            executor=executor,
+        )
         index_start = time.perf_counter()
         store.finalize(keys=[p.key for p in planned])
         index_s = time.perf_counter() - index_start
@@ -114,15 +130,32 @@ def bench_ray(model_dir: Path, n_units: int, workdir: Path) -> dict:
 
     from implicit_bench.render.stage import render_config
 
-    cfg = {"backend": "diffusers", "model": str(model_dir), "device": "cpu", "threads": 1, "steps": 4,
-           "guidance": 5.0, "width": 64, "height": 64, "batch_size": 8}  # fmt: skip
+    cfg = {
+        "backend": "diffusers",
+        "model": str(model_dir),
+        "device": "cpu",
+        "threads": 1,
+        "steps": 4,
+        "guidance": 5.0,
+        "width": 64,
+        "height": 64,
+        "batch_size": 8,
+    }
     from implicit_bench.render.stage import RenderParams
 
     units = units_table(n_units)
     out = {}
     start = time.perf_counter()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO / "benchmarks")])}})  # fmt: skip
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={
+            "env_vars": {
+                "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO / "benchmarks")])
+            }
+        },
+    )
     out["ray_init_s"] = round(time.perf_counter() - start, 2)
     try:
         for kind, executor in (
@@ -133,8 +166,11 @@ def bench_ray(model_dir: Path, n_units: int, workdir: Path) -> dict:
             start = time.perf_counter()
             res = render_config("tiny", cfg, units, workdir / kind, params)
             seconds = time.perf_counter() - start
-            out[kind] = {"images": res["by_status"]["ok"], "seconds_incl_model_load": round(seconds, 2),
-                         "images_per_s": round(res["by_status"]["ok"] / seconds, 2)}  # fmt: skip
+            out[kind] = {
+                "images": res["by_status"]["ok"],
+                "seconds_incl_model_load": round(seconds, 2),
+                "images_per_s": round(res["by_status"]["ok"] / seconds, 2),
+            }
     finally:
         ray.shutdown()
     a = pd.read_parquet(workdir / "in_process" / "index.parquet")

@@ -30,7 +30,10 @@ from tests.chromium import Chromium  # noqa: E402
 from tests.synthetic_project import build_synthetic_project  # noqa: E402
 
 READY = "document.body.dataset.ready === '1'"
-IMAGES = "Array.from(document.querySelectorAll('.cell img')).slice(0, 9).every(i => i.complete && i.naturalWidth > 0)"
+IMAGES = (
+    "Array.from(document.querySelectorAll('.cell img')).slice(0, "
+    "9).every(i => i.complete && i.naturalWidth > 0)"
+)
 
 
 def _timed(browser: Chromium, action: str, until: str) -> float:
@@ -64,23 +67,27 @@ def measure(report: Path, repeats: int) -> dict[str, float]:
             runs.setdefault("filter_change_s", []).append(
                 _timed(
                     browser,
-                    f"var e = document.getElementById('f-bias'); e.value = '{bias}'; e.dispatchEvent(new Event('change'))",
+                    "var e = document.getElementById('f-bias'); e.value = "
+                    f"'{bias}'; e.dispatchEvent(new Event('change'))",
                     READY,
                 )
             )
             runs.setdefault("search_s", []).append(
                 _timed(
                     browser,
-                    "var e = document.getElementById('f-q'); e.value = 'person 07'; e.dispatchEvent(new Event('input'))",
+                    "var e = document.getElementById('f-q'); e.value = 'person "
+                    "07'; e.dispatchEvent(new Event('input'))",
                     READY,
                 )
                 - 0.150  # the search box waits 150 ms after the last keystroke (debounce)
             )
             browser.evaluate(
-                "var e = document.getElementById('f-q'); e.value = ''; e.dispatchEvent(new Event('input'))"
+                "var e = document.getElementById('f-q'); e.value = ''; "
+                "e.dispatchEvent(new Event('input'))"
             )
             browser.evaluate(
-                "var e = document.getElementById('f-bias'); e.value = ''; e.dispatchEvent(new Event('change'))"
+                "var e = document.getElementById('f-bias'); e.value = ''; "
+                "e.dispatchEvent(new Event('change'))"
             )
             browser.wait_for(READY)
             time.sleep(0.3)
