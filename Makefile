@@ -25,7 +25,8 @@ test: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q
 
 lint: setup
-	$(BIN)/ruff check src stages tests benchmarks
+	$(BIN)/ruff check src stages tests benchmarks scripts
+	$(BIN)/ruff format --check src stages tests benchmarks scripts
 
 # dvc.yaml deps from each stage's import closure (docs/architecture.md, "Declared dependencies")
 dvc-deps: setup
