@@ -26,7 +26,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from implicit_bench.debias.configs import TABLE_27, BootstrapParams  # noqa: E402
+from implicit_bench.debias.configs import TABLE_27, BootstrapParams, bind_defaults  # noqa: E402
 from implicit_bench.debias.render.stage import plan_inputs, render_debias_config  # noqa: E402
 from implicit_bench.debias.scoring import image_scores, score_configs  # noqa: E402
 from implicit_bench.render.stage import RenderParams  # noqa: E402
@@ -87,7 +87,7 @@ def _bench_steering(tmp: Path, units: int, repeats: int) -> dict[str, float]:
     names = list(times)
     for rep in range(repeats):
         for name in names[rep % len(names) :] + names[: rep % len(names)]:  # rotate the order
-            spec = TABLE_27[name]
+            spec = bind_defaults(TABLE_27[name], alpha=2.0)
             planned, texts, _ = plan_inputs(name, spec, frame, frame, None, None, None)
             start = time.perf_counter()
             render_debias_config(
@@ -96,8 +96,7 @@ def _bench_steering(tmp: Path, units: int, repeats: int) -> dict[str, float]:
                 planned,
                 texts,
                 SEEDS,
-                2.0,
-                config,
+                params.configs["tiny"],
                 params,
                 "tiny",
                 tmp / f"{name}-{rep}",

@@ -55,7 +55,6 @@ def main(name: str, params_path: str, images_dir: str) -> None:
         frame,
         texts,
         params.seeds,
-        params.alpha,
         gen_config,
         render,
         params.generator,
@@ -64,7 +63,7 @@ def main(name: str, params_path: str, images_dir: str) -> None:
     summary["units"] = int(len(subset))
     summary["units_not_rendered"] = dict(skipped)
     summary["provenance"] = provenance(
-        [(f"generator:{params.generator}", gen_config.get("model"))],
+        [(f"generator:{params.generator}", getattr(gen_config, "model", None))],
         (raw.get("base") or {}).get("profile"),
     )
     run = summary["run"]

@@ -242,12 +242,14 @@ def test_old_layouts_are_rejected_with_the_new_place():
             attach={"judges": "judges"},
         )
     render = section(
-        {"generators": {"a": {"backend": "sim"}}, "render": {"run": ["a"]}},
+        {"generators": {"a": {"backend": "sim", "model": "sim:a"}}, "render": {"run": ["a"]}},
         "render",
         RenderParams,
         attach={"generators": "configs"},
     )
-    assert render.configs == {"a": {"backend": "sim"}} and render.selected() == ["a"]
+    # the entry typed by its backend's own model, once
+    assert render.configs["a"].model == "sim:a" and render.selected() == ["a"]
+    assert type(render.configs["a"]).__name__ == "SimGeneratorConfig"
     with pytest.raises(ConfigError, match=r"render.run = 'b' is not in generators \(known: a\)"):
         render.model_copy(update={"run": ["b"]}).selected()
 

@@ -133,9 +133,14 @@ def test_changed_setting_rerenders_changed_prompt_rerenders(tiny_generator_dir, 
 def test_unknown_config_key_fails_before_rendering(tmp_path):
     from implicit_bench.errors import ConfigError
 
-    params = RenderParams(configs={"a": {"backend": "diffusers", "model": "x", "stepz": 3}})
-    with pytest.raises(ConfigError, match=r"generators.a.stepz"):
-        render_all(params, units_frame(), tmp_path)
+    from implicit_bench.params import section
+
+    raw = {"generators": {"a": {"backend": "diffusers", "model": "x", "stepz": 3}}, "render": {}}
+    # validated once, with the params: the stage fails before it plans or renders anything
+    with pytest.raises(ConfigError, match=r"render.configs: .*generators.a.stepz"):
+        section(raw, "render", RenderParams, attach={"generators": "configs"})
+    with pytest.raises(ValueError, match=r"generators.a.stepz"):
+        RenderParams(configs=raw["generators"])
     assert not (tmp_path / "a").exists()
 
 

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import torch
 
-from implicit_bench.debias.configs import TABLE_27
+from implicit_bench.debias.configs import TABLE_27, bind_defaults
 from implicit_bench.debias.render.stage import plan_inputs, render_debias_config
 from implicit_bench.debias.steering import direction, split_batch
 from implicit_bench.generators import create_generator
@@ -51,7 +51,7 @@ def test_directions_on_the_pipelines_own_encodings(generator):
 
 def _render(tmp_path, tiny_generator_dir, name, alpha):
     units = units_frame()
-    spec = TABLE_27[name]
+    spec = bind_defaults(TABLE_27[name], alpha=alpha)  # the steering configs' alpha
     frame, texts, skipped = plan_inputs(name, spec, units, units, None, None, None)
     assert not skipped
     params = RenderParams(configs={"tiny": tiny_config(tiny_generator_dir)}, seeds=SEEDS)
@@ -64,8 +64,7 @@ def _render(tmp_path, tiny_generator_dir, name, alpha):
         frame,
         texts,
         SEEDS,
-        alpha,
-        tiny_config(tiny_generator_dir),
+        params.configs["tiny"],  # the typed config, validated with the params
         params,
         "tiny",
         tmp_path / name,
@@ -98,11 +97,19 @@ def test_steering_needs_a_prompt_encoder(tmp_path):
     from implicit_bench.errors import ConfigError
 
     units = units_frame()
-    spec = TABLE_27["sv_attributes_own"]
+    spec = bind_defaults(TABLE_27["sv_attributes_own"], alpha=2.0)
     frame, texts, _ = plan_inputs("sv_attributes_own", spec, units, units, None, None, None)
     api = {"backend": "openai_images", "model": "gpt-image-2", "base_url": "http://127.0.0.1:9/v1"}
     params = RenderParams(configs={"api": api}, seeds=SEEDS)
     with pytest.raises(ConfigError, match="no prompt-encoder hook"):
         render_debias_config(
-            "sv_attributes_own", spec, frame, texts, SEEDS, 2.0, api, params, "api", tmp_path / "s"
+            "sv_attributes_own",
+            spec,
+            frame,
+            texts,
+            SEEDS,
+            params.configs["api"],
+            params,
+            "api",
+            tmp_path / "s",
         )

@@ -169,3 +169,40 @@ def test_method_registry_lists_modules_and_validates_each_methods_keys():
         ConfigSpec.model_validate({"method": "suffix", "suffix": "x", "signal": "explicit"})
     with pytest.raises(ValueError, match="method none"):
         ConfigSpec.model_validate({"method": "none", "info": "own"})
+    with pytest.raises(ValueError, match="method rewrite"):  # alpha is the steer method's key
+        ConfigSpec.model_validate({"method": "rewrite", "info": "own", "alpha": 1.0})
+
+
+def test_alpha_goes_to_the_steering_configurations_only():
+    """``debias.alpha`` fills in the steer method's own ``alpha`` (a configuration may set its
+    own); the other methods' options never carry it; the settings hash follows the strength."""
+    from implicit_bench.debias.methods.steer import steering_settings
+    from implicit_bench.debias.params import DebiasParams
+
+    steer = {"method": "steer", "info": "own", "reads": "debias.alpha"}
+    params = DebiasParams.model_validate(
+        {
+            "alpha": 1.5,
+            "configs": {
+                "unmodified": {"method": "none"},
+                "rewrite_own": {"method": "rewrite", "info": "own"},
+                "sv_a": {**steer, "signal": "attributes"},
+                "sv_e": {**steer, "signal": "explicit", "alpha": 0.5},
+            },
+        }
+    )
+    configs = params.configs
+    assert (configs["sv_a"].options.alpha, configs["sv_e"].options.alpha) == (1.5, 0.5)
+    assert "alpha" not in configs["rewrite_own"].options.model_dump()
+    assert "alpha" not in configs["unmodified"].options.model_dump()
+    assert configs["sv_a"].impl.describe(configs["sv_a"].options)["alpha"] == 1.5
+    # the default configurations (Table 27) get debias.alpha too
+    assert {s.options.alpha for s in DebiasParams(alpha=3.0).configs.values() if s.signal} == {3.0}
+    texts = {"u1": ("a woman", "a man")}
+    assert steering_settings("g", configs["sv_a"].options, texts) != steering_settings(
+        "g", configs["sv_a"].options.model_copy(update={"alpha": 2.0}), texts
+    )
+    with pytest.raises(ValueError, match="finite"):
+        DebiasParams.model_validate(
+            {"configs": {"sv": {**steer, "signal": "attributes", "alpha": float("nan")}}}
+        )

@@ -101,7 +101,7 @@ def _images_per_config(
 def _render(
     params: dict[str, Any], units: pd.DataFrame | None, n_units: int, root: Path
 ) -> tuple[list[StagePlan], dict[str, dict[str, int]]]:
-    from implicit_bench.generators import settings_hash, validate_config
+    from implicit_bench.generators import settings_hash
     from implicit_bench.images import ImageStore
     from implicit_bench.render.stage import RenderParams, done_keys, plan_items
 
@@ -116,7 +116,7 @@ def _render(
         if units is not None:
             cached = 0
             if (store_dir / "journal.jsonl").exists():
-                cfg = validate_config(render.configs[name], where=f"generators.{name}")
+                cfg = render.configs[name]
                 planned = plan_items(units, name, render.seeds, render.variants)
                 store = ImageStore(store_dir)
                 try:

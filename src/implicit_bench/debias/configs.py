@@ -61,7 +61,9 @@ class ConfigSpec(StrictModel):
     def _flat(self, handler: Any) -> dict[str, Any]:
         data = handler(self)
         options = data.pop("options", None) or {}
-        return {**data, **options}
+        # an unset section default (a steering configuration's alpha) is left out
+        unset = set(self.impl.section_defaults)
+        return {**data, **{k: v for k, v in options.items() if not (k in unset and v is None)}}
 
     @property
     def impl(self) -> DebiasMethod:
@@ -79,6 +81,17 @@ class ConfigSpec(StrictModel):
     @property
     def label(self) -> str:
         return self.impl.label(self.options)
+
+
+def bind_defaults(spec: ConfigSpec, **section: Any) -> ConfigSpec:
+    """``spec`` with its method's unset ``section_defaults`` keys taken from ``section`` (the
+    ``debias`` section's values: a steering configuration without ``alpha`` gets
+    ``debias.alpha``); other methods are returned unchanged, so they never see those keys."""
+    keys = spec.impl.section_defaults
+    fill = {k: section[k] for k in keys if k in section and getattr(spec.options, k) is None}
+    if not fill:
+        return spec
+    return spec.model_copy(update={"options": spec.options.model_copy(update=fill)})
 
 
 def spec(exp: int | None, method: str, **keys: Any) -> ConfigSpec:

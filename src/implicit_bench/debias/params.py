@@ -6,9 +6,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
-from implicit_bench.debias.configs import TABLE_27, ConfigSpec, ScoringParams, check_configs
+from implicit_bench.debias.configs import (
+    TABLE_27,
+    ConfigSpec,
+    ScoringParams,
+    bind_defaults,
+    check_configs,
+)
 from implicit_bench.debias.retrieval import RetrievalTextParams
 from implicit_bench.embedders import EmbedderConfig
 from implicit_bench.failures import DEFAULT_MAX_FAILURE_RATE, FailureRate
@@ -24,11 +30,15 @@ class DebiasParams(StrictModel):
         max_units=6
     )  # units whose neutral prompts every configuration renders
     seeds: Seeds = [42, 1042, 2042]
+    # the steering strength of every steering configuration that sets no ``alpha`` of its own
+    # (the steer method's key: ``bind_defaults`` hands it to those configurations only)
     alpha: Annotated[float, Field(allow_inf_nan=False)] = 2.0
     generator: str = (
         "tiny"  # a generators catalogue entry: the model every configuration renders with
     )
-    configs: dict[SafeName, ConfigSpec] = dict(TABLE_27)
+    configs: dict[SafeName, ConfigSpec] = Field(
+        default_factory=lambda: dict(TABLE_27), validate_default=True
+    )
     embedder: EmbedderConfig = EmbedderConfig()
     retrieval: RetrievalTextParams = RetrievalTextParams()
     rewriter: str | None = (
@@ -41,10 +51,13 @@ class DebiasParams(StrictModel):
 
     @field_validator("configs")
     @classmethod
-    def _non_empty(cls, value: dict[str, ConfigSpec]) -> dict[str, ConfigSpec]:
+    def _non_empty(
+        cls, value: dict[str, ConfigSpec], info: ValidationInfo
+    ) -> dict[str, ConfigSpec]:
         if not value:
             raise ValueError("needs at least the unmodified configuration")
-        return value
+        # the keys above (alpha) are validated first: their values go to the methods that take them
+        return {name: bind_defaults(spec, **info.data) for name, spec in value.items()}
 
     def checked(self) -> DebiasParams:
         check_configs(self.configs, self.scoring.unmodified)

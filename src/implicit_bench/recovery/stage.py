@@ -393,9 +393,10 @@ def expected_composites(
     alpha: float | None = None,
 ) -> dict[str, float | None]:
     """The planted composite S = 100 * E[Y (1 - b / 5)] of each debiasing configuration's images:
-    the sim generator's shift from the rewritten or steered prompt embedding (``alpha``:
-    ``debias.alpha`` unless given), the scoring judges' planted behaviour. ``params``: the
-    validated ``debias`` section (``DebiasParams``), ``generators``: the catalogue."""
+    the sim generator's shift from the rewritten or steered prompt embedding (``alpha``: each
+    steering configuration's own alpha unless given), the scoring judges' planted behaviour.
+    ``params``: the validated ``debias`` section (``DebiasParams``), ``generators``: the
+    catalogue."""
     from implicit_bench.debias.render.stage import plan_inputs
     from implicit_bench.debias.steering import Encoding, direction, steer
     from implicit_bench.debias.units import KG_COLUMNS, subset_units
@@ -407,7 +408,6 @@ def expected_composites(
     gen_cfg = generators.get(params.generator) or {}
     if gen_cfg.get("backend") != "sim":
         return {}
-    alpha = params.alpha if alpha is None else alpha
     gen = create_generator({**gen_cfg, "world": world_dir})
     rubric = gen.world.params.judges[judge_models[params.scoring.rubric_judge]]
     align = gen.world.params.judges[judge_models[params.scoring.alignment_judge]]
@@ -435,7 +435,8 @@ def expected_composites(
                     Encoding(es.embeds[0], es.mask[0]),
                     Encoding(ea.embeds[0], ea.mask[0]),
                 )
-                vec = steer(n, d, alpha).embeds[0].float().numpy()
+                strength = spec.options.strength() if alpha is None else alpha
+                vec = steer(n, d, strength).embeds[0].float().numpy()
             shift = gen.shift(unit_id, "neutral", vec)
             probs = tilt(variant_matrix(gen.rows.loc[[unit_id]], "neutral"), shift)
             off = min(0.95, gen.spec.off_prompt + gen.spec.off_prompt_per_shift * abs(shift))

@@ -23,11 +23,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pandas as pd
-from pydantic import Field, field_validator
+from pydantic import Field, SerializeAsAny, field_validator
+from pydantic_core import PydanticCustomError
 
+from implicit_bench.errors import ConfigError
 from implicit_bench.execution import ExecutorConfig, Outcome, RunStats, WorkItem, run_items
 from implicit_bench.generators import (
     GENERATORS,
+    GeneratorConfig,
     RenderRequest,
     RenderResult,
     create_generator,
@@ -44,11 +47,27 @@ class RenderParams(StrictModel):
     """params.yaml section ``render``."""
 
     # the top-level generators catalogue (name -> backend config), attached by the stage's loader:
-    # section(raw, "render", RenderParams, attach={"generators": "configs"})
-    configs: dict[SafeName, dict[str, Any]]
+    # section(raw, "render", RenderParams, attach={"generators": "configs"}); each entry is
+    # validated once, here, by its backend's own model (stages and workers get the typed config)
+    configs: dict[SafeName, SerializeAsAny[GeneratorConfig]]
     run: list[str] | None = None  # names of configs to render; None: all
     seeds: Seeds = [42, 1042, 2042]
     variants: Annotated[list[str], Field(min_length=1)] = list(VARIANTS)
+
+    @field_validator("configs", mode="before")
+    @classmethod
+    def _typed_configs(cls, configs: Any) -> Any:
+        if not isinstance(configs, dict):
+            return configs  # pydantic's own error names the type
+        try:
+            return {
+                name: validate_config(config, where=f"generators.{name}")
+                for name, config in configs.items()
+            }
+        except ConfigError as exc:
+            raise PydanticCustomError(
+                "generator_config", "{reason}", {"reason": str(exc)}
+            ) from None
 
     @field_validator("variants")
     @classmethod
@@ -145,14 +164,15 @@ def done_keys(
     return done
 
 
-def _generate_worker(config: dict[str, Any]) -> Callable[[list[RenderRequest]], list[RenderResult]]:
+def _generate_worker(
+    config: GeneratorConfig,
+) -> Callable[[list[RenderRequest]], list[RenderResult]]:
     """Executor worker factory: load the generator once, return its batch method."""
     return create_generator(config).generate
 
 
-def generator_name(config: dict[str, Any]) -> str:
-    cfg = validate_config(config)
-    return f"{cfg.backend}:{getattr(cfg, 'model', '')}"
+def generator_name(config: GeneratorConfig) -> str:
+    return f"{config.backend}:{getattr(config, 'model', '')}"
 
 
 def render_plan(
@@ -283,13 +303,12 @@ def summarize(index: pd.DataFrame, planned: Sequence[PlannedItem]) -> dict[str, 
 
 def render_config(
     name: str,
-    config: dict[str, Any],
+    cfg: GeneratorConfig,
     units: pd.DataFrame,
     store_dir: str | Path,
     params: RenderParams,
 ) -> dict[str, Any]:
     """Render one named config of ``params`` into ``store_dir``; write its index; its metrics."""
-    cfg = validate_config(config, where=f"generators.{name}")
     planned = plan_items(units, name, params.seeds, params.variants)
     invariant = getattr(GENERATORS.resolve(cfg.backend), "BATCH_INVARIANT", False)
     streams = int(getattr(cfg, "concurrency", 1) or 1) if invariant else 1  # HTTP APIs: streamed
@@ -298,8 +317,8 @@ def render_config(
         run = render_plan(
             store,
             planned,
-            functools.partial(_generate_worker, cfg.model_dump()),
-            generator=generator_name(config),
+            functools.partial(_generate_worker, cfg),
+            generator=generator_name(cfg),
             settings=settings_hash(cfg),
             batch_size=1 if streams > 1 else cfg.batch_size,
             executor=params.executor_for(name),
@@ -311,7 +330,7 @@ def render_config(
         )
         index = store.finalize(keys=[i.key for i in planned])
     return {
-        "generator": generator_name(config),
+        "generator": generator_name(cfg),
         "model": getattr(cfg, "model", None),
         "settings_hash": settings_hash(cfg),
         "batch_size": cfg.batch_size,
@@ -328,9 +347,7 @@ def render_all(
     A store under ``images_dir`` whose config is no longer selected is unpublished (its index
     removed, its images kept for reuse), so no reader downstream sees it.
     """
-    selected = params.selected()
-    for name in selected:
-        validate_config(params.configs[name], where=f"generators.{name}")
+    selected = params.selected()  # every config was validated with the params
     for store_dir in published_stores(images_dir):
         if store_dir.name not in selected:
             unpublish(store_dir)

@@ -26,6 +26,8 @@ from implicit_bench.registry import Registry
 if TYPE_CHECKING:
     import pandas as pd
 
+    from implicit_bench.generators import GeneratorConfig
+
 DEFAULT_READS = "debias.seeds"
 # The params key a steering configuration's render reads (tracked by its DVC foreach entry).
 ALPHA_KEY = "debias.alpha"
@@ -73,6 +75,9 @@ class DebiasMethod:
     name: ClassVar[str]
     Params: ClassVar[type[StrictModel]] = NoParams
     reads: ClassVar[str] = DEFAULT_READS  # the one extra params key its DVC entry tracks
+    # Keys of its ``Params`` that a configuration may leave unset (None) and that the ``debias``
+    # section then fills in from its key of the same name (steer: ``alpha`` <- ``debias.alpha``).
+    section_defaults: ClassVar[tuple[str, ...]] = ()
 
     def label(self, params: Any) -> str:
         """The row label in Table 7."""
@@ -93,13 +98,11 @@ class DebiasMethod:
         """Raise ConfigError when the generator cannot render this method."""
         return None
 
-    def settings(self, params: Any, base: str, alpha: float, payloads: dict[str, Any]) -> str:
+    def settings(self, params: Any, base: str, payloads: dict[str, Any]) -> str:
         """The image settings hash (default: the generator's): a change re-renders on resume."""
         return base
 
-    def worker(
-        self, params: Any, generator_config: dict[str, Any], alpha: float
-    ) -> Callable[[], Any] | None:
+    def worker(self, params: Any, generator_config: GeneratorConfig) -> Callable[[], Any] | None:
         """An executor worker factory, or None for the render stage's own worker."""
         return None
 

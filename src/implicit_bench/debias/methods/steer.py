@@ -4,20 +4,26 @@ The neutral prompt is encoded with the generator's own encoder and shifted by ``
 (``implicit_bench.debias.steering``), where ``d`` comes from two texts of a unit (the own unit
 or the one retrieved with the own unit removed): its full unit, its attributes, the LLM
 sentence pair (rewrite stage) or its explicit prompts. Needs a generator with a
-prompt-encoder hook (``encode`` / ``generate_encoded``); alpha is ``debias.alpha``, and the
-configuration's DVC entry tracks it (``reads: debias.alpha``).
+prompt-encoder hook (``encode`` / ``generate_encoded``). The strength ``alpha`` is this method's
+own key: a configuration may set it, else it is ``debias.alpha`` (filled in when the ``debias``
+section is validated), and the configuration's DVC entry tracks that key (``reads: debias.alpha``).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field
 
 from implicit_bench.debias.methods import ALPHA_KEY, DebiasMethod, LlmWork, MethodInputs, Prepared
 from implicit_bench.errors import ConfigError
 from implicit_bench.hashing import stable_hash
 from implicit_bench.params import StrictModel
+
+if TYPE_CHECKING:
+    from implicit_bench.generators import GeneratorConfig
 
 Signal = Literal["full_unit", "attributes", "llm_pair", "explicit"]
 SIGNALS: tuple[str, ...] = ("full_unit", "attributes", "llm_pair", "explicit")
@@ -32,12 +38,20 @@ SIGNAL_LABELS: dict[str, str] = {
 class SteerParams(StrictModel):
     info: Literal["removed", "own"]  # the unit whose texts give the direction
     signal: Signal
+    # steering strength; None: ``debias.alpha`` (``DebiasParams`` fills it in)
+    alpha: Annotated[float, Field(allow_inf_nan=False)] | None = None
+
+    def strength(self) -> float:
+        if self.alpha is None:
+            raise ConfigError("steering configuration without alpha (validate the debias section)")
+        return float(self.alpha)
 
 
 class Steer(DebiasMethod):
     name = "steer"
     Params = SteerParams
     reads = ALPHA_KEY
+    section_defaults = ("alpha",)
 
     def label(self, params: SteerParams) -> str:
         return SIGNAL_LABELS[params.signal]
@@ -77,20 +91,17 @@ class Steer(DebiasMethod):
                 f"(backend {backend}) has no prompt-encoder hook; use a diffusers pipeline"
             )
 
-    def settings(
-        self, params: SteerParams, base: str, alpha: float, payloads: dict[str, Any]
-    ) -> str:
-        return steering_settings(base, params, alpha, payloads)
+    def settings(self, params: SteerParams, base: str, payloads: dict[str, Any]) -> str:
+        return steering_settings(base, params, payloads)
 
-    def worker(
-        self, params: SteerParams, generator_config: dict[str, Any], alpha: float
-    ) -> Callable[[], Any]:
-        return functools.partial(_steer_worker, generator_config, params.signal, float(alpha))
+    def worker(self, params: SteerParams, generator_config: GeneratorConfig) -> Callable[[], Any]:
+        return functools.partial(_steer_worker, generator_config, params.signal, params.strength())
+
+    def describe(self, params: SteerParams) -> dict[str, Any]:
+        return {**super().describe(params), "alpha": params.strength()}
 
 
-def steering_settings(
-    base: str, params: SteerParams, alpha: float, texts: dict[str, tuple[str, str]]
-) -> str:
+def steering_settings(base: str, params: SteerParams, texts: dict[str, tuple[str, str]]) -> str:
     """The settings hash of a steering configuration: a changed alpha, signal or steering text
     re-renders its images on resume."""
     return stable_hash(
@@ -98,7 +109,7 @@ def steering_settings(
             "generator": base,
             "signal": params.signal,
             "info": params.info,
-            "alpha": float(alpha),
+            "alpha": params.strength(),
             "texts": sorted(texts.items()),
         },
         length=16,
@@ -106,7 +117,7 @@ def steering_settings(
 
 
 def _steer_worker(
-    config: dict[str, Any], signal: str, alpha: float
+    config: GeneratorConfig, signal: str, alpha: float
 ) -> Callable[[list[Any]], list[Any]]:
     """Executor worker factory: load the generator once; each batch is encoded with the
     generator's own encoder, steered, and generated from the edited encodings."""

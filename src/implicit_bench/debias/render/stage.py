@@ -16,14 +16,17 @@ import functools
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from implicit_bench.debias.configs import ConfigSpec
-from implicit_bench.debias.methods import ALPHA_KEY, MethodInputs
+from implicit_bench.debias.methods import MethodInputs
 from implicit_bench.debias.params import DebiasParams  # noqa: F401 (the stage script's params model)
 from implicit_bench.debias.units import KG_COLUMNS, subset_units  # noqa: F401 (the stage script's units subset)
+
+if TYPE_CHECKING:
+    from implicit_bench.generators import GeneratorConfig
 
 
 def _neutral_frame(units: pd.DataFrame, prompts: dict[str, str]) -> pd.DataFrame:
@@ -52,26 +55,22 @@ def render_debias_config(
     units: pd.DataFrame,
     texts: dict[str, Any],
     seeds: Sequence[int],
-    alpha: float,
-    generator_config: dict[str, Any],
+    cfg: GeneratorConfig,
     render_params: Any,
     generator_name: str,
     store_dir: str | Path,
 ) -> dict[str, Any]:
     """Render one configuration into ``store_dir`` with the render stage's planner, batching,
     executor and resume rules; return its summary."""
-    from implicit_bench.generators import GENERATORS, settings_hash, validate_config
+    from implicit_bench.generators import GENERATORS, settings_hash
     from implicit_bench.images import ImageKey, ImageStore
     from implicit_bench.render.stage import _generate_worker, plan_items, render_plan, summarize
 
-    cfg = validate_config(generator_config, where=f"generators.{generator_name}")
     method = spec.impl
     method.check_generator(name, GENERATORS.resolve(cfg.backend), generator_name, cfg.backend)
     planned = plan_items(units, name, seeds, ["neutral"])
-    settings = method.settings(spec.options, settings_hash(cfg), alpha, texts)
-    worker = method.worker(spec.options, cfg.model_dump(), alpha) or functools.partial(
-        _generate_worker, cfg.model_dump()
-    )
+    settings = method.settings(spec.options, settings_hash(cfg), texts)
+    worker = method.worker(spec.options, cfg) or functools.partial(_generate_worker, cfg)
     payloads = {i.key: texts[i.key.unit_id] for i in planned} if texts else None
     with ImageStore(store_dir) as store:
         store.acquire_writer()  # one writer per store (docs/errors.md)
@@ -93,8 +92,8 @@ def render_debias_config(
     return {
         "config": name,
         "method": spec.method,
+        "alpha": None,  # the steering strength, for the methods that have one (describe)
         **method.describe(spec.options),
-        "alpha": float(alpha) if spec.reads == ALPHA_KEY else None,
         "generator": generator_name,
         "settings_hash": settings,
         **summarize(index, planned),
