@@ -556,16 +556,20 @@ def test_http_judge_structured_output_sends_each_tasks_schema(tmp_path):
 
 def test_each_judge_is_validated_and_built_once_in_the_stage(tmp_path, monkeypatch):
     """One validation and one backend per judge in the stage process; the worker that answers
-    builds its own (the model is loaded there): two in all, where three were made."""
+    loads a copy of that backend (the model is loaded there), neither validated nor built
+    again: one of each, where three builds were made."""
     from implicit_bench.judges import JUDGE_BACKENDS
+    from implicit_bench.judges.openai_vlm import OpenAIJudge
 
-    calls = []
+    calls, built = [], []
     validate = JUDGE_BACKENDS.validate
     monkeypatch.setattr(
         JUDGE_BACKENDS,
         "validate",
         lambda config, where: calls.append(where) or validate(config, where),
     )
+    init = OpenAIJudge.__init__
+    monkeypatch.setattr(OpenAIJudge, "__init__", lambda self, p: built.append(p) or init(self, p))
     make_inputs(tmp_path)
     with ChatServer(lambda body, n: (200, completion('{"choice": "C"}'))) as server:
         judges = {
@@ -576,5 +580,8 @@ def test_each_judge_is_validated_and_built_once_in_the_stage(tmp_path, monkeypat
                 "api_key_env": None,
             }
         }
-        run_judge_stage(_params(judges, tasks={"blind": None}), tmp_path, dispatch=DISPATCH)
-    assert calls == ["judges.api", "judges.api"]
+        result = run_judge_stage(
+            _params(judges, tasks={"blind": None}), tmp_path, dispatch=DISPATCH
+        )
+    assert calls == ["judges.api"] and len(built) == 1
+    assert result.model_calls > 0 and not result.errors  # the copy answered

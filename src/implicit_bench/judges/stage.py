@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -46,8 +47,8 @@ from implicit_bench.judge_tasks import (
     task_fields,
     task_registry,
 )
-from implicit_bench.judges import build_judge, judge_from_params, judge_params
-from implicit_bench.judges.base import JudgeRequest
+from implicit_bench.judges import judge_from_params, judge_params
+from implicit_bench.judges.base import JudgeBackend, JudgeRequest
 from implicit_bench.params import SafeName, StrictModel, check_refs
 from implicit_bench.prompt_fields import unit_fields
 from implicit_bench.provenance import provenance
@@ -339,8 +340,8 @@ def plan_judgements(
 class JudgeWorker:
     """Answers batches of :class:`JudgeCall` with one judge; the model is loaded once."""
 
-    def __init__(self, config: dict[str, Any], where: str = "judge"):
-        self.backend = build_judge(config, where)
+    def __init__(self, backend: JudgeBackend):
+        self.backend = backend
         self._stores: dict[str, ImageStore] = {}
         self._lock = threading.Lock()  # streamed judges answer from several threads
 
@@ -380,9 +381,11 @@ class JudgeWorker:
             store.close()
 
 
-def make_judge_worker(config: dict[str, Any], where: str = "judge") -> Callable[[Any], Any]:
-    """Build and load one judge worker (picklable entry point for executors and Ray actors)."""
-    worker = JudgeWorker(config, where)
+def make_judge_worker(backend: JudgeBackend) -> Callable[[Any], Any]:
+    """Load one judge worker from the stage's built (not yet loaded) backend: a copy per worker,
+    so nothing is validated or built again (picklable entry point for executors and Ray
+    actors)."""
+    worker = JudgeWorker(copy.copy(backend))
     worker.setup()
     return worker.run  # a bound method: executors call ``__self__.close()`` at the end
 
@@ -430,7 +433,7 @@ def _progress(total: int, label: str, enabled: bool):
 
 def answer_missing(
     planned: list[PlannedJudgement],
-    judge_configs: dict[str, dict[str, Any]],
+    backends: dict[str, JudgeBackend],
     cache: DiskCache,
     dispatch: Dispatch | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], int]:
@@ -473,15 +476,15 @@ def answer_missing(
     for judge, todo in by_judge.items():
         if not todo:
             continue
-        config = judge_configs[judge]
-        streams = int(config.get("concurrency") or 1)  # HTTP judges: streamed, no batch barrier
-        size = 1 if streams > 1 else max(1, int(config.get("batch_size", 8)))
+        config = backends[judge].params
+        streams = int(getattr(config, "concurrency", None) or 1)  # HTTP judges: streamed
+        size = 1 if streams > 1 else max(1, int(getattr(config, "batch_size", 8)))
         calls = list(todo.values())
         batches = [calls[i : i + size] for i in range(0, len(calls), size)]
         extra = {"concurrency": streams} if streams > 1 else {}
         dispatch(
             judge,
-            partial(make_judge_worker, config, f"judges.{judge}"),
+            partial(make_judge_worker, backends[judge]),
             batches,
             on_result,
             **extra,
@@ -596,14 +599,13 @@ def run_judge_stage(
     """Plan, answer (cache first), assemble, and write the table and the metrics."""
     root = Path(root)
     backends, identities = judge_backends(params.judges)  # each judge validated and built once
-    judge_configs = {name: b.params.model_dump() for name, b in backends.items()}
     units = units_by_id(UNITS.read(root / params.units, require=("unit_id",)))
     planned, image_counts, generators = plan_judgements(params, units, identities, root)
     if dispatch is None:
         dispatch = executor_dispatch(params.executor, params.progress)
     cache = DiskCache(root / params.cache)
     try:
-        answers, errors, calls = answer_missing(planned, judge_configs, cache, dispatch)
+        answers, errors, calls = answer_missing(planned, backends, cache, dispatch)
     finally:
         cache.close()
     first = next(iter(errors.values()), None)
