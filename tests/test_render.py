@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -131,8 +132,11 @@ def test_changed_setting_rerenders_changed_prompt_rerenders(tiny_generator_dir, 
 
 
 def test_unknown_config_key_fails_before_rendering(tmp_path):
-    from implicit_bench.errors import ConfigError
+    import runpy
 
+    from click.testing import CliRunner
+
+    from implicit_bench.errors import ConfigError
     from implicit_bench.params import section
 
     raw = {"generators": {"a": {"backend": "diffusers", "model": "x", "stepz": 3}}, "render": {}}
@@ -141,7 +145,19 @@ def test_unknown_config_key_fails_before_rendering(tmp_path):
         section(raw, "render", RenderParams, attach={"generators": "configs"})
     with pytest.raises(ValueError, match=r"generators.a.stepz"):
         RenderParams(configs=raw["generators"])
-    assert not (tmp_path / "a").exists()
+    # the stage script: exit 1, one line naming the key, no image store, no metrics
+    (tmp_path / "params.yaml").write_text(json.dumps(raw))  # JSON is YAML
+    units_frame().to_parquet(tmp_path / "units.parquet")
+    stage = runpy.run_path(str(Path(__file__).parents[1] / "stages" / "render.py"))["main"]
+    result = CliRunner().invoke(
+        stage,
+        ["--params", str(tmp_path / "params.yaml"), "--units", str(tmp_path / "units.parquet")]
+        + ["--images", str(tmp_path / "images"), "--metrics", str(tmp_path / "render.json")]
+        + ["--no-preflight"],
+    )
+    assert result.exit_code == 1 and "generators.a.stepz" in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "images").exists() and not (tmp_path / "render.json").exists()
 
 
 def test_bad_units_table_names_row_and_field(tmp_path):
