@@ -164,7 +164,7 @@ def bench_ray(model_dir: Path, n_units: int, workdir: Path) -> dict:
         ):
             params = RenderParams(configs={"tiny": cfg}, seeds=[42, 1042, 2042], executor=executor)
             start = time.perf_counter()
-            res = render_config("tiny", cfg, units, workdir / kind, params)
+            res = render_config("tiny", params.configs["tiny"], units, workdir / kind, params)
             seconds = time.perf_counter() - start
             out[kind] = {
                 "images": res["by_status"]["ok"],
