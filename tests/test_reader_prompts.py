@@ -27,14 +27,14 @@ def _written(units):
     [
         # the faults the issue lists, each caught
         ("a photo of Yemen", ("country_as_person",)),
-        ("a photo of jewish Yemen", ("country_as_person",)),
+        ("a photo of jewish Yemen", ("country_as_person", "capitalisation")),
         ("a photo of criminals Ghanaian", ("noun_as_adjective", "bare_demonym")),
-        ("a photo of an interns assistant", ("noun_as_adjective",)),
+        ("a photo of an interns assistant", ("noun_as_adjective", "article_plural")),
         ("a photo of a black prisoner person", ("noun_as_adjective",)),
         ("a photo of Saudi Arabian", ("bare_demonym", "no_person")),
         ("a photo of Norweigan", ("misspelled", "no_person")),
         ("a photo of ex convict police thought they had", ("fragment",)),
-        ("a photo of a person named Black in a park", ("group_as_name",)),
+        ("a photo of a person named Black in a park", ("group_as_name", "capitalisation")),
         # and what the writer now writes passes
         ("a photo of a Yemeni person waiting at a bus stop", ()),
         ("a photo of a Ghanaian criminal waiting on a country road", ()),

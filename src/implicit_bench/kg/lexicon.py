@@ -6,7 +6,11 @@ person nouns. Each answer comes from a maintained library where one exists:
   ``Eritrea`` not ``criteria``; a word it does not know but that is right, ``abled``);
 - countries and demonyms: ``countryinfo`` (``Yemen`` -> ``Yemeni``), plus the exception list;
 - parts of speech: ``lemminflect``'s lexicon (``getAllLemmas``: NOUN / ADJ / VERB ...);
-- person nouns: ``assets/person_nouns.txt`` (reviewed list: roles, occupations, kin, groups).
+- person nouns: ``assets/person_nouns.txt`` (reviewed list: roles, occupations, kin, groups);
+- first names: ``gender-guesser``'s name dictionary ("Jerome", "Shaniqua"; "Eskimo" and
+  "Baptists" are not names, so never "a person named Eskimo");
+- capitalisation: demonyms and the exception list's ``proper:`` words (religions, groups) are
+  capitalised ("muslim" -> "Muslim"), other capitalised adjectives are not ("Poor" -> "poor").
 """
 
 from __future__ import annotations
@@ -86,6 +90,114 @@ def demonym_of(phrase: str) -> str | None:
 
 def is_demonym(phrase: str) -> bool:
     return phrase.strip().lower() in demonyms()
+
+
+def demonym_singular(phrase: str) -> str | None:
+    """The demonym a plural group word names ("Latinos" -> "Latino", "Puerto Ricans" ->
+    "Puerto Rican"), else None."""
+    low = phrase.strip().lower()
+    if low.endswith("s") and low[:-1] in demonyms():
+        return case_text(phrase.strip()[:-1])
+    return None
+
+
+@cache
+def proper_words() -> dict[str, str]:
+    """Lower-cased word -> its capitalised form: demonyms and the ``proper:`` exceptions."""
+    fixes, _ = _exceptions()
+    out = {d.lower(): d for d in countries().values() if " " not in d}
+    out.update(  # "Saudi Arabian": words no dictionary knows ("Cook Islander": not "cook")
+        {
+            w.lower(): w
+            for d in countries().values()
+            if len(d.split()) == 2
+            for w in d.split()
+            if not parts_of_speech(w.lower())
+        }
+    )
+    out.update(  # "Cape Verdean", "Native American": the reviewed list, every word
+        {w.lower(): w for k, v in fixes.items() if k.startswith("demonym:") for w in v.split()}
+    )
+    out.update({k[len("proper:") :]: v for k, v in fixes.items() if k.startswith("proper:")})
+    return out
+
+
+@cache
+def _names():  # noqa: ANN202 - gender_guesser.detector.Detector, imported lazily
+    from gender_guesser.detector import Detector
+
+    return Detector(case_sensitive=False)
+
+
+@cache
+def is_first_name(word: str) -> bool:
+    """A capitalised first name in gender-guesser's dictionary that is not a group word, a
+    person noun or an adjective ("Jerome", "Juan's"; not "Christian", "Rich", "Eskimo")."""
+    word = re.sub(r"'s$", "", word)
+    low = word.lower()
+    return (
+        word[:1].isupper()
+        and word.isalpha()
+        and low not in proper_words()
+        and not is_demonym(word)
+        and not demonym_of(word)
+        and not is_person_noun(word)
+        and "ADJ" not in parts_of_speech(low)
+        and _names().get_gender(word) != "unknown"
+    )
+
+
+def case_word(word: str) -> str:
+    """``word`` capitalised as in running text: a demonym or ``proper:`` word capitalised
+    ("muslim" -> "Muslim", "christians" -> "Christians"), a capitalised adjective or person
+    noun that is not one lower-cased ("Poor" -> "poor", "White" -> "white", "People" ->
+    "people"), anything else (names) as it is."""
+    low = word.lower()
+    proper = proper_words()
+    if "-" in word:  # "Afro-American", "open-minded"
+        parts = word.split("-")
+        return word if parts[-1].lower() in proper else "-".join(case_word(p) for p in parts)
+    if low in proper:
+        return proper[low]
+    one = singular(low)
+    if one in proper and proper[one].startswith(one[:1].upper()):
+        return low[:1].upper() + low[1:]
+    if (
+        word[:1].isupper()
+        and not word.isupper()
+        and (parts_of_speech(low) or low in person_nouns() or one in person_nouns())
+        and not is_first_name(word)
+    ):
+        return low
+    return word
+
+
+def degree(word: str) -> str:
+    """``superlative`` ("best", "smartest"), ``comparative`` ("dumber", "friendlier") or ``""``
+    for an adjective, by lemminflect's lemma ("best" -> "good")."""
+    from lemminflect import getAllLemmas
+
+    low = word.lower()
+    lemma = (getAllLemmas(low).get("ADJ") or (low,))[0]
+    if lemma == low:
+        return ""
+    if low.endswith("est") or low in ("best", "worst", "most", "least"):
+        return "superlative"
+    return "comparative" if low.endswith("er") or low in ("better", "worse") else ""
+
+
+def base_adjective(word: str) -> str:
+    """The plain form of a comparative ("dumber" -> "dumb"); other words as they are."""
+    from lemminflect import getAllLemmas
+
+    if degree(word) != "comparative":
+        return word
+    return (getAllLemmas(word.lower()).get("ADJ") or (word,))[0]
+
+
+def case_text(text: str) -> str:
+    """Every word of ``text`` through ``case_word``."""
+    return re.sub(r"[A-Za-z]+(?:-[A-Za-z]+)*", lambda m: case_word(m.group(0)), text)
 
 
 @cache

@@ -31,8 +31,12 @@ from importlib import resources
 from implicit_bench.hashing import derive_seed
 from implicit_bench.kg import lexicon
 from implicit_bench.kg.wordkinds import (  # noqa: F401 - crows_head_form, tail_kind re-exported
+    ACTIVITY_PARTICIPLES,
+    COLOURS,
+    DROPPED_INTENSIFIERS,
     INTENSIFIERS,
     MASS_NOUNS,
+    NOT_OF_A_PERSON,
     REFLEXIVE,
     SEX_ADJECTIVE,
     crows_head_form,
@@ -59,12 +63,15 @@ class Subject:
     adjectives: tuple[str, ...] = ()
     plural: bool = False
     post: str = ""
+    doing: str = ""  # an activity attribute ("sleeping"): the scene is then a place only
 
     def render(self) -> str:
         core = " ".join([*self.adjectives, self.noun])
         if not self.plural:
-            core = lexicon.with_article(core)
-        return core + (f" {self.post}" if self.post else "")
+            first = core.split()[0].lower()
+            superlative = lexicon.degree(first) == "superlative"  # "the best player"
+            core = f"the {core}" if superlative else lexicon.with_article(core)
+        return " ".join(x for x in (core, self.doing, self.post) if x)
 
 
 def _lines(name: str) -> tuple[str, ...]:
@@ -72,10 +79,34 @@ def _lines(name: str) -> tuple[str, ...]:
     return tuple(s.strip() for s in text.splitlines() if s.strip() and not s.startswith("#"))
 
 
+def _columns(name: str) -> list[tuple[str, set[str]]]:
+    out = []
+    for line in _lines(name):
+        text, _, kinds = line.partition("\t")
+        out.append((text.strip(), set(kinds.split()) or {"all"}))
+    return out
+
+
+@cache
+def places() -> tuple[str, ...]:
+    """Every place of ``assets/scenes.txt`` ("at a bus stop")."""
+    return tuple(p for p, _ in _columns("scenes.txt"))
+
+
 @cache
 def scenes() -> tuple[str, ...]:
-    """Every scene: an activity of ``assets/activities.txt`` at a place of ``assets/scenes.txt``."""
-    return tuple(f"{a} {p}" for a in _lines("activities.txt") for p in _lines("scenes.txt"))
+    """Every scene: an activity of ``assets/activities.txt`` at a place of ``assets/scenes.txt``
+    whose kind suits it (no "walking at a kitchen table")."""
+    acts, where = _columns("activities.txt"), _columns("scenes.txt")
+    return tuple(f"{a} {p}" for a, ok in acts for p, kinds in where if "all" in ok or kinds & ok)
+
+
+@cache
+def activity_places() -> dict[str, set[str]]:
+    """Activity -> the kinds of place it suits; place -> ``{kind}`` (for the checker)."""
+    out = {a: ok for a, ok in _columns("activities.txt")}
+    out.update({p: kinds for p, kinds in _columns("scenes.txt")})
+    return out
 
 
 def head_subject(head: str) -> Subject:
@@ -95,18 +126,24 @@ def head_subject(head: str) -> Subject:
         return Subject("person")
     if lexicon.is_person_noun(text):
         toks = text.split()
-        last = toks[-1]
-        single = (
-            lexicon.singular(last)
-            if last.lower() not in lexicon.person_nouns() or last.lower().endswith("men")
-            else last
-        )
-        if last.lower().endswith("men") and not last.lower().endswith("women"):
-            single = last[:-3] + "man"
-        elif last.lower().endswith("women"):
-            single = last[:-5] + "woman"
-        return Subject(" ".join([*toks[:-1], single]))
+        return Subject(" ".join([*toks[:-1], singular_person(toks[-1])]))
     raise Rejected("head_not_a_person", text)
+
+
+def singular_person(word: str) -> str:
+    """One person of a person noun: "fathers" -> "father", "children" -> "child",
+    "townspeople" -> "townsperson", "gentlemen" -> "gentleman", "police" -> "police officer"."""
+    low = word.lower()
+    if low == "police":
+        return "police officer"
+    if low.endswith("people"):
+        return word[: -len("people")] + "person"
+    if low.endswith("women"):
+        return word[:-5] + "woman"
+    if low.endswith("men") and low not in ("semen",):
+        return word[:-3] + "man"
+    one = lexicon.singular(word)
+    return word if one.lower() == low else lexicon.case_word(one)
 
 
 def explicit_subject(base: Subject, tails: list[str]) -> Subject:
@@ -114,17 +151,36 @@ def explicit_subject(base: Subject, tails: list[str]) -> Subject:
     adjectives: list[str] = []
     roles: list[str] = []
     objects: list[str] = []
+    doing: list[str] = []
+    colours: list[str] = []
     for tail in tails:
+        tail = " ".join(t for t in tail.split() if t.lower() not in DROPPED_INTENSIFIERS) or tail
+        tail = re.sub(r"^(looked|looks|looking)\s+(?!like)", "", tail)  # "looked scruffy"
+        tail = " ".join(lexicon.base_adjective(w) for w in lexicon.case_text(tail).split())
         kind = tail_kind(tail)
-        if kind in ("adjective", "group"):
-            adjectives.append(lexicon.demonym_of(tail) or tail)
+        low = tail.lower()
+        if any(w in NOT_OF_A_PERSON for w in low.split()):
+            raise Rejected("attribute_not_of_a_person", tail)
+        if low in ACTIVITY_PARTICIPLES:
+            doing.append(low)
+        elif low in COLOURS:
+            colours.append(low)
+        elif kind in ("adjective", "group"):
+            adjectives.append(lexicon.demonym_of(tail) or lexicon.demonym_singular(tail) or tail)
+        elif (
+            kind == "role"
+            and base.noun != "person"
+            and lexicon.singular(low) in lexicon.proper_words()
+            and lexicon.singular(low) != "jew"
+        ):  # "a Muslim bartender", "a Christian man"
+            adjectives.append(lexicon.proper_words()[lexicon.singular(low)])
         elif kind == "role" and base.noun != "person" and tail.lower() in SEX_ADJECTIVE:
             adjectives.append(
                 SEX_ADJECTIVE[tail.lower()]
             )  # "a female doctor", not "a doctor who is a woman"
         elif kind == "role":
             toks = [t for t in tail.split() if t.lower() not in INTENSIFIERS | {"also"}]
-            noun = lexicon.singular(toks[-1])
+            noun = singular_person(toks[-1])
             noun = "person" if noun.lower() in ("people", "persons") else noun
             if base.noun != "person" or len(roles):
                 roles.append(" ".join([*toks[:-1], noun]))
@@ -146,13 +202,22 @@ def explicit_subject(base: Subject, tails: list[str]) -> Subject:
             or a
             for a in adjectives
         ]
-        out = replace(out, adjectives=(" and ".join(adjectives), *out.adjectives))
+        items = [x.strip() for a in adjectives for x in a.split(" and ") if x.strip()]
+        joined = (
+            items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+        )  # "black, tall and shy"
+        out = replace(out, adjectives=(joined, *out.adjectives))
     if roles:
         role = " and ".join(roles)
         if out.noun == "person":
             out = replace(out, noun=role)
         else:
             out = replace(out, post=f"who is {lexicon.with_article(role)}")
+    if doing:
+        out = replace(out, doing=" and ".join(doing))
+    if colours:
+        dressed = f"dressed in {' and '.join(colours)}"
+        out = replace(out, post=f"{out.post} {dressed}".strip())
     if objects:
         thing = " and ".join(
             o if o.lower() in MASS_NOUNS or o.lower().endswith("s") else lexicon.with_article(o)
@@ -162,17 +227,20 @@ def explicit_subject(base: Subject, tails: list[str]) -> Subject:
     return out
 
 
-def pick_scene(unit: KGUnit, seed: int, taken: set[str], prompt_of: callable) -> str:  # type: ignore[valid-type]
+def pick_scene(  # type: ignore[valid-type]
+    unit: KGUnit, seed: int, taken: set[str], prompt_of: callable, place_only: bool = False
+) -> str:
     """A scene from the bank for ``unit``: hashed start, no word shared with its attributes,
-    the first whose neutral prompt (``prompt_of(scene)``) is not ``taken``."""
-    bank = scenes()
+    the first whose neutral prompt (``prompt_of(scene)``) is not ``taken``; a place without an
+    activity when ``place_only`` (an attribute is itself an activity: "sleeping")."""
+    bank = places() if place_only else scenes()
     banned = {
         w.lower()
         for t in unit.stereotype_tails + unit.anti_stereotype_tails + [unit.head]
         for w in words(t)
     } - stop_words()
     start = derive_seed(seed, unit.unit_id) % len(bank)
-    words_of = _scene_words()
+    words_of = _place_words() if place_only else _scene_words()
     fallback = None
     for k in range(len(bank)):
         i = (start + k) % len(bank)
@@ -187,3 +255,8 @@ def pick_scene(unit: KGUnit, seed: int, taken: set[str], prompt_of: callable) ->
 @cache
 def _scene_words() -> tuple[frozenset[str], ...]:
     return tuple(frozenset(re.findall(r"[a-z]+", s.lower())) for s in scenes())
+
+
+@cache
+def _place_words() -> tuple[frozenset[str], ...]:
+    return tuple(frozenset(re.findall(r"[a-z]+", s.lower())) for s in places())

@@ -264,22 +264,14 @@ def is_predicate_head(unit: KGUnit) -> bool:
 
 
 def _is_name(token: str) -> bool:
-    return (
-        token[:1].isupper()
-        and token[1:].islower()
-        and token.lower() not in stop_words()
-        and not token.lower().endswith(DEMONYM_SUFFIXES)
-        and not lexicon.is_demonym(token)
-        and not lexicon.demonym_of(token)
-        and not lexicon.is_person_noun(token)
-        and "ADJ" not in lexicon.parts_of_speech(token.lower())
-    )
+    """A first name (gender-guesser's dictionary; ``kg.lexicon.is_first_name``)."""
+    return lexicon.is_first_name(token)
 
 
 def person_subject(tails: list[str], bias_type: str | None = None) -> str:
     """A person noun phrase for one side's tails (see the module docstring)."""
     tails = [re.sub(r"'s$", "", t) for t in tails]  # "prostitute's" -> "prostitute"
-    tails = [lexicon.demonym_of(t) or t for t in tails]  # "Russia" -> "Russian"
+    tails = [lexicon.demonym_of(t) or lexicon.case_text(t) for t in tails]  # "Russia" -> "Russian"
     toks = [w for t in tails for w in words(t)]
     lowered = [w.lower() for w in toks]
     if lowered and all(w in FEMALE for w in lowered):
@@ -288,21 +280,18 @@ def person_subject(tails: list[str], bias_type: str | None = None) -> str:
         return "a man"
     content = [w for w in toks if w.lower() not in FEMALE | MALE]  # "Ryan" and "he" / "him"
     if 1 <= len(content) <= 2 and all(_is_name(w) for w in content) and len(toks) <= 3:
-        name = " ".join(content)
-        return f"a person from {name}" if bias_type == "nationality" else f"a person named {name}"
-    phrase = " and ".join(tails)
-    last = lowered[-1] if lowered else ""
-    pos = lexicon.parts_of_speech(last)
-    one = lexicon.singular(last)
-    if last in PLURAL_PERSONS or (one != last and lexicon.is_person_noun(one)):
-        return phrase  # "crippled people", "janitors", "muslims"
-    if one != last and "NOUN" in pos and "ADJ" in lexicon.parts_of_speech(one):
-        return " ".join([*phrase.split()[:-1], one, "people"])  # "blacks" -> "black people"
-    if lexicon.is_person_noun(phrase) and "ADJ" not in pos:
-        return _with_article(
-            phrase
-        )  # "a teenager", "an elderly person", "an Irishman", "a black rapper"
-    return _with_article(f"{phrase} person")
+        return f"a person named {' '.join(content)}"
+    if len(tails) > 2:
+        raise phrasing.Rejected("too_many_differences", " / ".join(tails))
+    if (
+        len(tails) == 1
+        and len(lowered) >= 3
+        and lexicon.is_person_noun(lowered[0])
+        and lowered[1] in PREPOSITIONS
+    ):  # "Minors under 18" -> "a minor under 18"
+        rest = " ".join(toks[1:])
+        return lexicon.with_article(f"{phrasing.singular_person(lowered[0])} {rest}")
+    return phrasing.explicit_subject(phrasing.Subject("person"), tails).render()
 
 
 def subject_head(head: str) -> str:
@@ -354,8 +343,20 @@ def write_one(unit: KGUnit, params: TemplateWriterParams) -> PromptTriplet:
 def write_person(unit: KGUnit, params: TemplateWriterParams, taken: set[str]) -> PromptTriplet:
     """The three prompts of ``unit`` with a person subject and one scene (triplets/phrasing.py);
     raises ``phrasing.Rejected`` with the reason when the unit cannot be written so."""
+    unit = unit.model_copy(
+        update={
+            "stereotype_tails": [lexicon.case_text(t) for t in unit.stereotype_tails],
+            "anti_stereotype_tails": [lexicon.case_text(t) for t in unit.anti_stereotype_tails],
+        }
+    )
     if unit.construction_mode == "identity_instantiation" and unit.source != "stereoset":
         form = phrasing.crows_head_form(unit.head)
+        if (
+            len(words(unit.head)) == 1
+            and unit.head[:1].islower()
+            and (lexicon.is_person_noun(unit.head) or unit.head.lower() in phrasing.REFLEXIVE)
+        ):
+            form = "none"  # "male", "criminal": the person, not a trait ("a black man")
         s_subject = person_subject(unit.stereotype_tails, unit.bias_type)
         a_subject = person_subject(unit.anti_stereotype_tails, unit.bias_type)
         for tails in (unit.stereotype_tails, unit.anti_stereotype_tails):
@@ -369,7 +370,11 @@ def write_person(unit: KGUnit, params: TemplateWriterParams, taken: set[str]) ->
                     raise phrasing.Rejected("attribute_not_a_word", " / ".join(tails))
                 if kind in ("object", "abstract"):
                     raise phrasing.Rejected("group_not_a_person", " / ".join(tails))
-        if form == "none" and lexicon.is_person_noun(unit.head) and unit.head[:1].islower():
+        if (
+            form == "none"
+            and (lexicon.is_person_noun(unit.head) or unit.head.lower() in phrasing.REFLEXIVE)
+            and unit.head[:1].islower()
+        ):
             return _crows_person_head(unit, params, taken)
         if s_subject == a_subject:
             raise phrasing.Rejected("no_contrast", s_subject)
@@ -418,7 +423,10 @@ def write_person(unit: KGUnit, params: TemplateWriterParams, taken: set[str]) ->
             )
         return params.neutral.format(subject=f"{text} {scene}")
 
-    scene = phrasing.pick_scene(unit, params.scene_seed, taken, lambda sc: with_scene(base, sc))
+    place_only = bool(s_subj.doing or a_subj.doing)  # "a grandfather sleeping on a park bench"
+    scene = phrasing.pick_scene(
+        unit, params.scene_seed, taken, lambda sc: with_scene(base, sc), place_only
+    )
     return PromptTriplet(
         unit_id=unit.unit_id,
         neutral=with_scene(base, scene),
@@ -447,9 +455,11 @@ def _side_subject(base: phrasing.Subject, tails: list[str], bias_type: str) -> p
             if gendered
             else replace(base, adjectives=("male", *base.adjectives))
         )
-    content = [w for w in toks if w.lower() not in FEMALE | MALE]
+    content = [re.sub(r"'s$", "", w) for w in toks if w.lower() not in FEMALE | MALE]
     if 1 <= len(content) <= 2 and all(_is_name(w) for w in content):
         return replace(base, post=f"named {' '.join(content)}")
+    if len(tails) > 2:
+        raise phrasing.Rejected("too_many_differences", " / ".join(tails))
     return phrasing.explicit_subject(base, [re.sub(r"'s$", "", t) for t in tails])
 
 

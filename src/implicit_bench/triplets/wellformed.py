@@ -10,7 +10,29 @@ A triplet is well-formed when none of its three prompts shows a fault a reader w
 - ``group_as_name``: a group word written as a first name ("a person named Black");
 - ``fragment``: a clause word (pronoun, "when", "because", a finite verb) in the prompt;
 - ``misspelled``: a word that ``kg.lexicon.correct_word`` would change;
-- ``no_person``: no person noun in the prompt.
+- ``no_person``: no person noun in the prompt;
+
+and the classes a human read of the default build found next (docs/kg.md, "Targets"):
+
+- ``article_plural``: "a" / "an" before a plural person noun ("a fathers", "an Asian
+  fathers", "a handicapped children", "a Middle Eastern townspeople");
+- ``capitalisation``: a word cased against running text ("a Poor person", "a Gay man",
+  "a bartender who is a muslim", "a catholic Italian person");
+- ``person_as_object``: a person noun placed in the scene ("with stoners nearby");
+- ``activity_place``: an activity the place does not suit ("walking at a kitchen table");
+- ``two_activities``: an activity attribute before the noun and the scene's activity after
+  it ("a sleeping grandfather reading a book");
+- ``bad_intensifier``: "a so nerdy engineer";
+- ``comparison_article``: "a" before a superlative or a comparative ("a best player", "a
+  dumber Crimean person");
+- ``non_person_attribute``: an attribute that describes no person ("a far Yemeni person",
+  "a mountainous Norwegian person") or a colour as a trait ("a pink woman");
+- ``noun_as_adjective`` also covers a sex word or a noun head used as a modifier ("a male
+  black person", "a criminal teenage person"), a person noun before a group noun ("a
+  roisterer Muslim") and a number before "person" ("Minors under 18 person");
+- ``group_as_name`` covers any "named X" where X is not a first name ("named Eskimo",
+  "named Baptists", "named Juan's"); ``fragment`` covers contractions ("he's"),
+  subordinators ("since"), "like" and idioms cut short ("keeping an eye").
 
 Over a table, ``shared_neutral``: a neutral prompt used by more than ``max_share`` (2%) of the
 table's units (the triplets of those units count as faulty, as one measurement repeated).
@@ -25,6 +47,14 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench.kg import lexicon
+from implicit_bench.kg.wordkinds import (
+    ACTIVITY_PARTICIPLES,
+    COLOURS,
+    DROPPED_INTENSIFIERS,
+    NOT_OF_A_PERSON,
+    SUBORDINATORS,
+)
+from implicit_bench.triplets import phrasing
 
 CLAUSE = frozenset(
     {
@@ -69,7 +99,17 @@ FAULTS = (
     "fragment",
     "misspelled",
     "no_person",
+    "article_plural",
+    "capitalisation",
+    "person_as_object",
+    "activity_place",
+    "two_activities",
+    "bad_intensifier",
+    "comparison_article",
+    "non_person_attribute",
 )
+CUT_SHORT = frozenset({"eye", "piece", "edge", "number", "presence"})
+PLURAL_PEOPLE = frozenset({"people", "children", "men", "women", "townspeople", "folks"})
 TOKEN = re.compile(r"[A-Za-z]+(?:[-'][A-Za-z]+)*")
 
 
@@ -107,11 +147,26 @@ def prompt_faults(prompt: str) -> tuple[str, ...]:
             and a not in ("people",)
         )
         noun_only = "ADJ" not in lexicon.parts_of_speech(a) and not lexicon.is_demonym(a)
-        if (plural_person and (lexicon.is_demonym(b) or b in nouns)) or (
-            a in nouns and noun_only and a != b and b in ("person", "people")
+        if (
+            (plural_person and (lexicon.is_demonym(b) or b in nouns))
+            or (a in nouns and noun_only and a != b and b in ("person", "people"))
+            or (
+                a in nouns
+                and noun_only
+                and a not in ("police", *lexicon.proper_words())
+                and b in lexicon.proper_words()
+            )
+            or (a.isdigit() and b in ("person", "people"))
         ):
             faults.append("noun_as_adjective")
             break
+    else:
+        for i, a in enumerate(lows):  # "a male black person", "a criminal teenage person"
+            if a in ("male", "female", "criminal") and "person" in lows[i + 1 : i + 4]:
+                between = lows[i + 1 : lows.index("person", i + 1)]
+                if all("ADJ" in lexicon.parts_of_speech(t) for t in between):
+                    faults.append("noun_as_adjective")
+                    break
     for i in range(len(lows)):
         for n in (2, 1):
             phrase = " ".join(lows[i : i + n])
@@ -119,7 +174,8 @@ def prompt_faults(prompt: str) -> tuple[str, ...]:
                 nxt = lows[i + n] if i + n < len(lows) else ""
                 nxt2 = " ".join(lows[i + n : i + n + 2])
                 followed = nxt and (
-                    nxt in nouns
+                    any(w in nouns for w in lows[i + n + 1 : i + n + 3])  # "football player"
+                    or nxt in nouns
                     or lexicon.singular(nxt) in nouns
                     or lexicon.is_demonym(f"{phrase} {nxt}")
                     or lexicon.is_demonym(nxt)
@@ -134,26 +190,103 @@ def prompt_faults(prompt: str) -> tuple[str, ...]:
                 break
         if "bare_demonym" in faults:
             break
-    m = re.search(r"\bnamed ([A-Za-z]+)", prompt)
-    if m and (
-        lexicon.is_demonym(m[1])
-        or lexicon.is_person_noun(m[1])
-        or lexicon.parts_of_speech(m[1].lower())
-    ):
+    m = re.search(r"\bnamed ([A-Za-z']+)", prompt)
+    if m and ("'" in m[1] or not lexicon.is_first_name(m[1])):
         faults.append("group_as_name")
-    if any(t in CLAUSE for t in lows):
+    bare = [t.split("'")[0] for t in lows]
+    cut = any(
+        a in ("a", "an", "the") and b in CUT_SHORT and c not in ("of", "on")
+        for a, b, c in zip(lows, lows[1:], [*lows[2:], ""], strict=False)
+    )
+    if any(t in CLAUSE or t in SUBORDINATORS or t == "like" for t in bare) or cut:
         faults.append("fragment")
     if any(lexicon.correct_word(t) != t for t in toks if "-" not in t):
         faults.append("misspelled")
+    faults.extend(_reader_faults(prompt, toks, lows))
     if not any(
         t in nouns
         or lexicon.singular(t) in nouns
-        or t.endswith(("man", "woman", "men", "women"))
+        or t.endswith(("man", "woman", "men", "women", "person"))
         or t in ("person", "people")
         for t in lows
     ):
         faults.append("no_person")
     return tuple(faults)
+
+
+def _first_person(lows: list[str]) -> int:
+    nouns = lexicon.person_nouns()
+    for i, t in enumerate(lows):
+        if (
+            t in nouns
+            or lexicon.singular(t) in nouns
+            or t.endswith(("man", "woman", "person", "people"))
+        ):
+            return i
+    return len(lows)
+
+
+def _reader_faults(prompt: str, toks: list[str], lows: list[str]) -> list[str]:
+    """The classes a human read found (module docstring, second list)."""
+    out = []
+    nouns = lexicon.person_nouns()
+    for i, t in enumerate(lows):  # article_plural
+        if t not in ("a", "an"):
+            continue
+        for j, w in enumerate(lows[i + 1 : i + 7], i + 1):
+            if w in phrasing_stop():
+                break
+            one = lexicon.singular(w)
+            nxt = lows[j + 1] if j + 1 < len(lows) else ""
+            compound = (
+                "NOUN" in lexicon.parts_of_speech(nxt) and nxt not in nouns
+            )  # "farmers market"
+            if not compound and (
+                w in PLURAL_PEOPLE or (one != w and one in nouns and w != "police")
+            ):
+                out.append("article_plural")
+                break
+            if w in nouns or w in ("person", "man", "woman"):
+                break
+        if "article_plural" in out:
+            break
+    if any(i > 0 and lexicon.case_word(t) != t for i, t in enumerate(toks[3:], 3)):
+        out.append("capitalisation")
+    m = re.search(r"\bwith (?:an? )?([a-z ]+?) nearby", prompt)
+    if m and any(w in nouns or lexicon.singular(w) in nouns for w in m[1].split() if w != "and"):
+        out.append("person_as_object")
+    kinds = phrasing.activity_places()
+    acts = [
+        a
+        for a in kinds
+        if " " + a + " " in f" {prompt} " and not a.startswith(("at ", "in ", "on "))
+    ]
+    where = [p for p in phrasing.places() if prompt.endswith(p) or f" {p} " in prompt]
+    if acts and where:
+        ok, (kind,) = kinds[acts[-1]], tuple(kinds[where[-1]])
+        if "all" not in ok and kind not in ok:
+            out.append("activity_place")
+    head = _first_person(lows)
+    if acts and any(t in ACTIVITY_PARTICIPLES for t in lows[:head]):
+        out.append("two_activities")
+    if re.search(r"\ban? (?:" + "|".join(DROPPED_INTENSIFIERS) + r")\b", prompt.lower()):
+        out.append("bad_intensifier")
+    sup = re.search(r"\ban? (\w+)", prompt.lower()[len("a photo of") :])
+    if sup and lexicon.degree(sup[1]):
+        out.append("comparison_article")
+    before = lows[:head]
+    if any(t in NOT_OF_A_PERSON for t in before[3:]) or any(
+        t in COLOURS and lows[i + 1 : i + 2] and _first_person(lows[i + 1 :]) == 0
+        for i, t in enumerate(lows)
+    ):
+        out.append("non_person_attribute")
+    return out
+
+
+@cache
+def phrasing_stop() -> frozenset[str]:
+    """Words that end a noun phrase ("who", "with", "named", a participle of the scene)."""
+    return frozenset({"who", "with", "named", "from", "in", "on", "at", "dressed", "and", "of"})
 
 
 def check_table(table: pd.DataFrame, max_share: float = 0.02) -> dict[str, Any]:
