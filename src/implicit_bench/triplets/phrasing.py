@@ -45,6 +45,9 @@ from implicit_bench.kg.wordkinds import (  # noqa: F401 - crows_head_form, tail_
 from implicit_bench.records import KGUnit
 from implicit_bench.text import stop_words, words
 
+HEDGES = frozenset({"also", "usually", "always", "often", "probably", "maybe", "mostly", "mainly"})
+"""Adverbs dropped before a noun: "probably peaceful Muslims" -> "a peaceful Muslim"."""
+
 
 class Rejected(Exception):  # noqa: N818 - a reason, not an error
     """The unit cannot be written as prompts about a person; ``reason`` is counted."""
@@ -179,13 +182,14 @@ def explicit_subject(base: Subject, tails: list[str]) -> Subject:
                 SEX_ADJECTIVE[tail.lower()]
             )  # "a female doctor", not "a doctor who is a woman"
         elif kind == "role":
-            toks = [t for t in tail.split() if t.lower() not in INTENSIFIERS | {"also"}]
+            toks = [t for t in tail.split() if t.lower() not in INTENSIFIERS | HEDGES]
             noun = singular_person(toks[-1])
             noun = "person" if noun.lower() in ("people", "persons") else noun
             if base.noun != "person" or len(roles):
                 roles.append(" ".join([*toks[:-1], noun]))
             else:  # "loud man" on "a Ukrainian person": "a loud Ukrainian man"
-                adjectives.extend(toks[:-1])
+                if toks[:-1]:
+                    adjectives.append(" ".join(toks[:-1]))
                 roles.append(noun)
         elif kind == "object":
             objects.append(tail)
@@ -196,11 +200,7 @@ def explicit_subject(base: Subject, tails: list[str]) -> Subject:
     out = base
     if adjectives:
         adjectives = [
-            " ".join(
-                t for t in a.split() if t.lower() not in {"also", "usually", "always", "often"}
-            )
-            or a
-            for a in adjectives
+            " ".join(t for t in a.split() if t.lower() not in HEDGES) or a for a in adjectives
         ]
         items = [x.strip() for a in adjectives for x in a.split(" and ") if x.strip()]
         joined = (

@@ -458,6 +458,11 @@ def _side_subject(base: phrasing.Subject, tails: list[str], bias_type: str) -> p
     content = [re.sub(r"'s$", "", w) for w in toks if w.lower() not in FEMALE | MALE]
     if 1 <= len(content) <= 2 and all(_is_name(w) for w in content):
         return replace(base, post=f"named {' '.join(content)}")
+    names = [t for t in tails if _is_name(re.sub(r"'s$", "", t))]
+    if names and len(names) < len(tails):  # "noisy", "Tanisha" -> "a noisy neighbor named Tanisha"
+        rest = [t for t in tails if t not in names]
+        named = " ".join(re.sub(r"'s$", "", n) for n in names)
+        return replace(phrasing.explicit_subject(base, rest), post=f"named {named}")
     if len(tails) > 2:
         raise phrasing.Rejected("too_many_differences", " / ".join(tails))
     return phrasing.explicit_subject(base, [re.sub(r"'s$", "", t) for t in tails])

@@ -29,7 +29,7 @@ and the classes a human read of the default build found next (docs/kg.md, "Targe
   "a mountainous Norwegian person") or a colour as a trait ("a pink woman");
 - ``noun_as_adjective`` also covers a sex word or a noun head used as a modifier ("a male
   black person", "a criminal teenage person"), a person noun before a group noun ("a
-  roisterer Muslim") and a number before "person" ("Minors under 18 person");
+  roisterer Muslim") and a first name before a noun ("a noisy and Tanisha neighbor");
 - ``group_as_name`` covers any "named X" where X is not a first name ("named Eskimo",
   "named Baptists", "named Juan's"); ``fragment`` covers contractions ("he's"),
   subordinators ("since"), "like" and idioms cut short ("keeping an eye").
@@ -157,6 +157,11 @@ def prompt_faults(prompt: str) -> tuple[str, ...]:
                 and b in lexicon.proper_words()
             )
             or (a.isdigit() and b in ("person", "people"))
+            or (  # "a noisy and Tanisha neighbor": a first name as a modifier
+                (b in nouns or b in ("person", "man", "woman"))
+                and "named" not in lows
+                and lexicon.is_first_name(toks[lows.index(a)])
+            )
         ):
             faults.append("noun_as_adjective")
             break
