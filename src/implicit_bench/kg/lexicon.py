@@ -196,8 +196,20 @@ def base_adjective(word: str) -> str:
 
 
 def case_text(text: str) -> str:
-    """Every word of ``text`` through ``case_word``."""
-    return re.sub(r"[A-Za-z]+(?:-[A-Za-z]+)*", lambda m: case_word(m.group(0)), text)
+    """Every word of ``text`` through ``case_word``, except a run of capitalised words, which is
+    a name ("New York", "Middle Eastern") and keeps its case."""
+    word = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
+    found = list(word.finditer(text))
+    out, last = [], 0
+    for i, m in enumerate(found):
+        w = m.group(0)
+        run = (
+            any(0 <= j < len(found) and found[j].group(0)[:1].isupper() for j in (i - 1, i + 1))
+            and w[:1].isupper()
+        )
+        out.append(text[last : m.start()] + (w if run else case_word(w)))
+        last = m.end()
+    return "".join(out) + text[last:]
 
 
 @cache
@@ -228,7 +240,11 @@ def singular(word: str) -> str:
     lemmas = getAllLemmas(low).get("NOUN")
     if lemmas:
         return lemmas[0]
-    if low.endswith("s") and low[:-1] in person_nouns():  # "muslims": not in lemminflect's lexicon
+    if (
+        low.endswith("s")
+        and not low.endswith("ss")
+        and (low[:-1] in person_nouns() or low[:-1] in demonyms() or low in person_nouns())
+    ):  # "muslims", "Americans": not in lemminflect's lexicon
         return word[:-1]
     return word
 

@@ -156,6 +156,7 @@ def explicit_subject(base: Subject, tails: list[str]) -> Subject:
     objects: list[str] = []
     doing: list[str] = []
     colours: list[str] = []
+    names: list[str] = []
     for tail in tails:
         tail = " ".join(t for t in tail.split() if t.lower() not in DROPPED_INTENSIFIERS) or tail
         tail = re.sub(r"^(looked|looks|looking)\s+(?!like)", "", tail)  # "looked scruffy"
@@ -168,6 +169,8 @@ def explicit_subject(base: Subject, tails: list[str]) -> Subject:
             doing.append(low)
         elif low in COLOURS:
             colours.append(low)
+        elif lexicon.is_first_name(tail):  # "James" / "Samuel" -> "a tailor named Samuel"
+            names.append(tail)
         elif kind in ("adjective", "group"):
             adjectives.append(lexicon.demonym_of(tail) or lexicon.demonym_singular(tail) or tail)
         elif (
@@ -185,6 +188,9 @@ def explicit_subject(base: Subject, tails: list[str]) -> Subject:
             toks = [t for t in tail.split() if t.lower() not in INTENSIFIERS | HEDGES]
             noun = singular_person(toks[-1])
             noun = "person" if noun.lower() in ("people", "persons") else noun
+            if lexicon.is_demonym(noun):  # "White Americans" -> "a White American person"
+                adjectives.append(" ".join([*toks[:-1], noun]))
+                continue
             if base.noun != "person" or len(roles):
                 roles.append(" ".join([*toks[:-1], noun]))
             else:  # "loud man" on "a Ukrainian person": "a loud Ukrainian man"
@@ -213,6 +219,8 @@ def explicit_subject(base: Subject, tails: list[str]) -> Subject:
             out = replace(out, noun=role)
         else:
             out = replace(out, post=f"who is {lexicon.with_article(role)}")
+    if names:
+        out = replace(out, post=f"{out.post} named {' and '.join(names)}".strip())
     if doing:
         out = replace(out, doing=" and ".join(doing))
     if colours:

@@ -161,6 +161,7 @@ def prompt_faults(prompt: str) -> tuple[str, ...]:
                 (b in nouns or b in ("person", "man", "woman"))
                 and "named" not in lows
                 and lexicon.is_first_name(toks[lows.index(a)])
+                and not _in_name_run(toks, lows.index(a))
             )
         ):
             faults.append("noun_as_adjective")
@@ -219,6 +220,13 @@ def prompt_faults(prompt: str) -> tuple[str, ...]:
     return tuple(faults)
 
 
+def _in_name_run(toks: list[str], i: int) -> bool:
+    """``toks[i]`` is one of a run of capitalised words, a name ("New York", "Middle Eastern")."""
+    return toks[i][:1].isupper() and any(
+        0 <= j < len(toks) and toks[j][:1].isupper() for j in (i - 1, i + 1)
+    )
+
+
 def _first_person(lows: list[str]) -> int:
     nouns = lexicon.person_nouns()
     for i, t in enumerate(lows):
@@ -255,7 +263,9 @@ def _reader_faults(prompt: str, toks: list[str], lows: list[str]) -> list[str]:
                 break
         if "article_plural" in out:
             break
-    if any(i > 0 and lexicon.case_word(t) != t for i, t in enumerate(toks[3:], 3)):
+    if any(
+        lexicon.case_word(t) != t and not _in_name_run(toks, i) for i, t in enumerate(toks[3:], 3)
+    ):
         out.append("capitalisation")
     m = re.search(r"\bwith (?:an? )?([a-z ]+?) nearby", prompt)
     if m and any(w in nouns or lexicon.singular(w) in nouns for w in m[1].split() if w != "and"):
