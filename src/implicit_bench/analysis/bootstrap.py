@@ -132,10 +132,12 @@ class Bootstrap:
         n_units: int,
         estimand: str | None = None,
         jackknife: np.ndarray | None = None,
+        method: str | None = None,
     ) -> dict[str, Any]:
-        """The point estimate with its percentile interval (BCa where ``method[estimand]`` is
-        ``"bca"`` and ``jackknife`` is given), as an ``Estimate`` JSON dict (``n`` = the units
-        resampled; the draw is recorded in the file's ``bootstrap`` block)."""
+        """The point estimate with its percentile interval (BCa where ``method`` (default
+        ``self.method[estimand]``) is ``"bca"`` and ``jackknife`` is given), as an ``Estimate``
+        JSON dict (``n`` = the units resampled; the draw is recorded in the file's ``bootstrap``
+        block)."""
         ci = None
         if reps is not None and n_units > 0:
             reps = np.asarray(reps, dtype=float)
@@ -143,7 +145,8 @@ class Bootstrap:
             if finite.size:
                 tail = (1 - self.level) / 2
                 probs = np.array([tail, 1 - tail])
-                if self.method.get(estimand or "", "percentile") == "bca" and jackknife is not None:
+                method = method or self.method.get(estimand or "", "percentile")
+                if method == "bca" and jackknife is not None:
                     probs = bca_levels(value, finite, np.asarray(jackknife, dtype=float), probs)
                 if probs is not None:
                     lo, hi = np.percentile(finite, 100 * probs)
@@ -151,33 +154,49 @@ class Bootstrap:
         return estimate_json(value, ci, int(n_units), self.level)
 
     def of_sums(
-        self, columns: np.ndarray, stat: Any, stream: str, estimand: str | None = None
+        self,
+        columns: np.ndarray,
+        stat: Any,
+        stream: str,
+        estimand: str | None = None,
+        method: str | None = None,
+        sums: np.ndarray | None = None,
     ) -> dict[str, Any]:
         """A statistic of per-unit column sums (``stat``: ``(..., k)`` sums -> ``(...)`` values)
-        with its interval by ``method[estimand]``: percentile (default), ``bca`` (jackknife
-        acceleration from the leave-one-unit-out sums) or ``studentized`` (bootstrap-t: each
-        replicate's t = (replicate - estimate) / its jackknife SE within the resample; the
-        interval is estimate - t quantiles x the sample's jackknife SE)."""
+        with its interval by ``method`` (default ``method[estimand]``): percentile (default),
+        ``bca`` (jackknife acceleration from the leave-one-unit-out sums) or ``studentized``
+        (bootstrap-t: each replicate's t = (replicate - estimate) / its jackknife SE within the
+        resample; the interval is estimate - t quantiles x the sample's jackknife SE).
+        ``sums``: the replicates of the column sums when the caller has them
+        (``self.sums(columns, stream)``), so they are not computed twice."""
         columns = np.asarray(columns, dtype=float)
         n = len(columns)
         total = columns.sum(axis=0)
         value = float(stat(total))
-        reps = np.asarray(stat(self.sums(columns, stream)), dtype=float)
-        method = self.method.get(estimand or "", "percentile")
+        if sums is None:
+            sums = self.sums(columns, stream)
+        reps = np.asarray(stat(sums), dtype=float)
+        method = method or self.method.get(estimand or "", "percentile")
         if method == "bca":
-            return self.interval(value, reps, stream, n, estimand, jackknife=stat(total - columns))
+            jack = stat(total - columns)
+            return self.interval(value, reps, stream, n, estimand, jackknife=jack, method="bca")
         if method == "studentized" and n > 2 and np.isfinite(value):
-            return self._studentized(value, reps, columns, stat, stream)
-        return self.interval(value, reps, stream, n)
+            return self._studentized(value, reps, columns, stat, stream, sums)
+        return self.interval(value, reps, stream, n, method="percentile")
 
     def _studentized(
-        self, value: float, reps: np.ndarray, columns: np.ndarray, stat: Any, stream: str
+        self,
+        value: float,
+        reps: np.ndarray,
+        columns: np.ndarray,
+        stat: Any,
+        stream: str,
+        sums: np.ndarray,
     ) -> dict[str, Any]:
         n = len(columns)
         total = columns.sum(axis=0)
         se = jackknife_se(np.asarray(stat(total - columns), dtype=float), np.ones(n))
         weights = self.weights(n, stream)
-        sums = self.sums(columns, stream)
         se_b = np.empty(self.n)
         step = max(1, BLOCK_ELEMENTS // max(n * columns.shape[1], 1))
         for start in range(

@@ -194,13 +194,47 @@ def _finite(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
+METHOD_KEY = "corrected"  # bootstrap.method key of every corrected rate (or "<rate>_corrected")
+
+
+def corrected_method(boot: Bootstrap, name: str) -> str:
+    """The interval method of corrected rate ``name``: ``bootstrap.method["<name>_corrected"]``,
+    else ``bootstrap.method["corrected"]``, else percentile (docs/correction.md)."""
+    return boot.method.get(f"{name}_corrected", boot.method.get(METHOD_KEY, "percentile"))
+
+
+def calibration_jackknife(corr: Correction) -> tuple[np.ndarray, np.ndarray]:
+    """Leave-one-calibration-item-out matrices: one per (reference, judged) cell with items
+    (``m x k x k``) and how many items each stands for (the cell's count)."""
+    cells = np.flatnonzero(corr.counts.ravel() > 0)
+    counts = np.repeat(corr.counts[None], len(cells), axis=0).reshape(len(cells), K * K)
+    counts[np.arange(len(cells)), cells] -= 1
+    return row_normalise(counts.reshape(-1, K, K)), corr.counts.ravel()[cells]
+
+
+def _centred(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    ok = np.isfinite(values)
+    w = np.where(ok, weights, 0.0)
+    mean = np.sum(np.where(ok, values, 0.0) * w) / w.sum() if w.sum() > 0 else 0.0
+    return np.repeat(np.where(ok, values - mean, np.nan), weights.astype(np.int64))
+
+
 def corrected_rates(
-    c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str, corr: Correction
+    c: LabelCounts,
+    pos: np.ndarray,
+    boot: Bootstrap,
+    stream: str,
+    corr: Correction,
+    methods: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Default rate, success of both prompts, gap and a->s of the units at ``pos``, corrected
     for the judge's misclassification; the units' resamples are ``analysis.blind.rates``'s
     (same ``stream``), paired with the calibration resamples. ``{"warning": ...}`` and null
-    figures when the matrix is unusable."""
+    figures when the matrix is unusable. Interval method per rate: ``corrected_method``;
+    ``bca`` reads the joint replicates at levels moved by z0 and by the acceleration of the
+    two samples' jackknife (leave one unit out, leave one calibration item out; their centred
+    values pooled, Efron and Tibshirani 1993, section 14.3). ``methods``: other methods' intervals
+    from the same replicates, in ``by_method`` (the coverage benchmark compares them)."""
     n = len(pos)
     out: dict[str, Any] = {"n_units": n, "warning": corr.warning}
     if corr.warning is not None:
@@ -210,7 +244,11 @@ def corrected_rates(
     totals = sub.sum(axis=0)
     reps_all = boot.sums(sub, stream)
     mats = corr.replicates()
-    pi, pi_reps = {}, {}
+    wanted = {corrected_method(boot, name) for name in CORRECTED} | set(methods)
+    jack = "bca" in wanted
+    if jack:
+        loo_mats, loo_w = calibration_jackknife(corr)
+    pi, pi_reps, pi_units, pi_cal = {}, {}, {}, {}
     for v in ("neutral", "stereotype", "anti_stereotype"):
         num = [col[(v, lab)] for lab in BLIND_LABELS]
         den = col[("valid", v)]
@@ -218,18 +256,40 @@ def corrected_rates(
         q_reps = safe_div(reps_all[:, num], reps_all[:, [den]])
         pi[v] = corrected_shares(q, corr.matrix)
         pi_reps[v] = corrected_shares(q_reps, mats)
+        if jack:
+            left = totals[None, :] - sub
+            pi_units[v] = corrected_shares(safe_div(left[:, num], left[:, [den]]), corr.matrix)
+            pi_cal[v] = corrected_shares(q, loo_mats)
 
-    def est(value: float, reps: np.ndarray) -> dict[str, Any]:
-        return boot.interval(value, reps, stream, n)
+    def pick(block: dict[str, np.ndarray], which: tuple[str, int, str, int] | tuple[str, int]):
+        x = block[which[0]][..., which[1]]
+        return x - block[which[2]][..., which[3]] if len(which) == 4 else x
 
-    out["default_rate"] = est(pi["neutral"][0], pi_reps["neutral"][:, 0])
-    out["success_stereotype"] = est(pi["stereotype"][0], pi_reps["stereotype"][:, 0])
-    out["success_anti"] = est(pi["anti_stereotype"][1], pi_reps["anti_stereotype"][:, 1])
-    out["gap"] = est(
-        pi["stereotype"][0] - pi["anti_stereotype"][1],
-        pi_reps["stereotype"][:, 0] - pi_reps["anti_stereotype"][:, 1],
-    )
-    out["a_to_s"] = est(pi["anti_stereotype"][0], pi_reps["anti_stereotype"][:, 0])
+    parts: dict[str, tuple[Any, ...]] = {
+        "default_rate": ("neutral", 0),
+        "success_stereotype": ("stereotype", 0),
+        "success_anti": ("anti_stereotype", 1),
+        "gap": ("stereotype", 0, "anti_stereotype", 1),
+        "a_to_s": ("anti_stereotype", 0),
+    }
+
+    def est(name: str, method: str) -> dict[str, Any]:
+        which = parts[name]
+        value, reps = float(pick(pi, which)), pick(pi_reps, which)
+        if method != "bca":
+            return boot.interval(value, reps, stream, n, method="percentile")
+        d = np.concatenate(
+            [
+                _centred(pick(pi_units, which), np.ones(n)),
+                _centred(pick(pi_cal, which), loo_w),
+            ]
+        )
+        return boot.interval(value, reps, stream, n, jackknife=d, method="bca")
+
+    for name in CORRECTED:
+        out[name] = est(name, corrected_method(boot, name))
+    if methods:
+        out["by_method"] = {m: {name: est(name, m) for name in CORRECTED} for m in methods}
     out["undefined_replicates"] = int((~np.isfinite(pi_reps["neutral"][:, 0])).sum())
     return out
 
@@ -241,6 +301,7 @@ def corrected_strength_groups(
     boot: Bootstrap,
     stream: str,
     corr: Correction,
+    methods: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """``analysis.blind.strength_groups`` with corrected rates: the groups are the judged ones
     (how many of a unit's k neutral images the grouping judge labels s), the rates within them
@@ -252,5 +313,5 @@ def corrected_strength_groups(
     out = {}
     for name, mask in zip(group_names(k), masks, strict=True):
         pos = np.flatnonzero(complete & mask & usable)
-        out[name] = corrected_rates(labels, pos, boot, f"{stream}/{name}", corr)
+        out[name] = corrected_rates(labels, pos, boot, f"{stream}/{name}", corr, methods)
     return out

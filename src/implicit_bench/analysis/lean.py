@@ -181,10 +181,13 @@ def hedges_by_type(
     seeds: Sequence[int] | None,
     boot: Bootstrap,
     stream: str,
+    methods: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Hedges' g of stereotype vs anti-stereotype rubric scores per bias type (pooled over
-    ``judges`` and seeds), with cluster-bootstrap intervals over the type's units."""
-    return _hedges_of_rows(_hedges_rows(judgements, config, judges, units, seeds), boot, stream)
+    ``judges`` and seeds), with cluster-bootstrap intervals over the type's units (and, for
+    ``methods``, the intervals of other methods beside it: ``g_by_method``)."""
+    rows_ = _hedges_rows(judgements, config, judges, units, seeds)
+    return _hedges_of_rows(rows_, boot, stream, methods)
 
 
 def _hedges_rows(
@@ -214,7 +217,11 @@ def _g_of_sums(sums: np.ndarray) -> Any:
     return hedges_g(*(sums[..., k] for k in range(6)))
 
 
-def _hedges_of_rows(sub: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[str, Any]:
+def _hedges_of_rows(
+    sub: pd.DataFrame, boot: Bootstrap, stream: str, methods: Sequence[str] = ()
+) -> dict[str, Any]:
+    """g per bias type; ``methods``: interval methods to add beside the chosen one, from the
+    same resamples (``g_by_method``; the coverage benchmark compares them)."""
     # one groupby for every type (the rows of a (type, unit, variant) group, in the same order,
     # as a groupby per type), then per type its own resamples and one product (Bootstrap.sums)
     sums = sub.groupby(["bias_type", "unit_id", "variant"], observed=True)[
@@ -230,15 +237,20 @@ def _hedges_of_rows(sub: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[str
             for c in ("one", "score", "sq")
         ]
         columns = np.column_stack(parts)
-        g_reps = _g_of_sums(boot.sums(columns, f"{stream}/bias_type={t}"))
+        name = f"{stream}/bias_type={t}"
+        reps = boot.sums(columns, name)  # one product: g's replicates for the interval and p
+        g_reps = _g_of_sums(reps)
         out[t] = {
             "n_stereotype": int(parts[0].sum()),
             "n_anti": int(parts[3].sum()),
-            # interval method: bootstrap.method["hedges_g"]
-            # (docs/correction.md); same resamples as g_reps
-            "g": boot.of_sums(columns, _g_of_sums, f"{stream}/bias_type={t}", estimand="hedges_g"),
+            # interval method: bootstrap.method["hedges_g"] (docs/correction.md)
+            "g": boot.of_sums(columns, _g_of_sums, name, estimand="hedges_g", sums=reps),
             "p": bootstrap_p(g_reps),  # two-sided bootstrap p of g = 0
         }
+        if methods:
+            out[t]["g_by_method"] = {
+                m: boot.of_sums(columns, _g_of_sums, name, method=m, sums=reps) for m in methods
+            }
     # one test per bias type: Holm's correction across the types (docs/analysis.md)
     for t, p in holm({t: e["p"] for t, e in out.items()}).items():
         out[t]["p_holm"] = p

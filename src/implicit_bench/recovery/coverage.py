@@ -18,7 +18,13 @@ import numpy as np
 
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.estimate import Estimate, estimate_json
-from implicit_bench.recovery.fastpath import calibration_set, estimates, simulate, truths
+from implicit_bench.recovery.fastpath import (
+    METHODS,
+    calibration_set,
+    estimates,
+    simulate,
+    truths,
+)
 from implicit_bench.stats import wilson_interval
 from implicit_bench.world.params import WorldParams
 
@@ -48,23 +54,70 @@ def superpopulation_truth(
 CORRECTED_SUFFIX = " (corrected)"
 RENDERED_SUFFIX = " (rendered)"
 JUDGED_VS_RENDERED = " (judged, vs rendered)"
-PERCENTILE_SUFFIX = (
-    " (percentile)"  # the percentile interval of an estimand the params give another method
-)
+# another interval method's row, from the same resamples: "<estimand> (<method>)" and
+# "<estimand> (corrected, <method>)" (fastpath.estimates, compare=True)
+METHOD_SUFFIXES = tuple(f" ({m})" for m in METHODS)
+CORRECTED_METHOD_SUFFIXES = tuple(f" (corrected, {m})" for m in METHODS)
+UNIT_BOOTSTRAP_SUFFIX = " (unit bootstrap)"  # slot-A share: cluster bootstrap beside Wilson
 
 
 def targets(name: str) -> list[tuple[str, str]]:
     """(table row, truth key) pairs an estimate is checked against: a judged estimate against
     the judged truth and, as its own row, against the rendered truth; a corrected estimate
     against the rendered truth (what the pictures show)."""
-    if name.endswith(PERCENTILE_SUFFIX):
-        return [(name, name.removesuffix(PERCENTILE_SUFFIX))]
+    for suffix in CORRECTED_METHOD_SUFFIXES:
+        if name.endswith(suffix):
+            return [(name, name.removesuffix(suffix) + RENDERED_SUFFIX)]
+    for suffix in (*METHOD_SUFFIXES, UNIT_BOOTSTRAP_SUFFIX):
+        if name.endswith(suffix):
+            return [(name, name.removesuffix(suffix))]
     if name.endswith(CORRECTED_SUFFIX):
         return [(name, name.removesuffix(CORRECTED_SUFFIX) + RENDERED_SUFFIX)]
     return [
         (name, name),
         (name + JUDGED_VS_RENDERED, name + RENDERED_SUFFIX),
     ]  # the second only where a rendered truth exists
+
+
+def world_intervals(
+    params: WorldParams,
+    w: int,
+    n_units: int,
+    seeds: list[int],
+    n_boot: int,
+    gens: tuple[str, str | None],
+    judges: tuple[str, list[str]],
+    seed: int,
+    methods: dict[str, str],
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """World ``w``: its finite-population truths and every estimate with its interval. A pure
+    function of its arguments (the world's draws come from ``w`` and ``seed``), so worlds can
+    run in any order and in parallel."""
+    world_params = params.model_copy(update={"seed": params.seed + 1000 + w})
+    rng = np.random.default_rng([seed, w])
+    world = simulate(
+        world_params, n_units, seeds, gens[0], gens[1], judges[0], judges[1], rng, tag="w"
+    )  # same unit ids in every world (their truth is drawn from the world's seed)
+    finite = truths(world, world_params, judges[0], judges[1], len(seeds))
+    calibration = calibration_set(
+        world, world_params, judges[0], np.random.default_rng([seed, w, 1])
+    )
+    est = estimates(
+        world,
+        judges[0],
+        judges[1],
+        len(seeds),
+        Bootstrap(n=n_boot, seed=w, method=dict(methods)),
+        calibration,
+    )
+    return finite, est
+
+
+def _world_job(args: tuple[Any, ...]) -> tuple[dict[str, float], dict[str, Any]]:
+    from implicit_bench.analysis.bootstrap import one_blas_thread
+
+    with one_blas_thread():
+        return world_intervals(*args)
 
 
 def run_coverage(
@@ -79,7 +132,12 @@ def run_coverage(
     seed: int = 0,
     progress: bool = True,
     methods: dict[str, str] | None = None,
+    jobs: int = 1,
+    raw: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """Coverage of every estimand over ``n_worlds`` worlds; ``jobs`` worker processes (the
+    result does not depend on it: worlds are drawn from their index and gathered in order);
+    ``raw``: a list that receives one row per (world, estimand) (value, interval, truths)."""
     t0 = time.perf_counter()
     superpop = superpopulation_truth(params, super_units, seeds, gens, judges)
     hits: dict[str, list[bool]] = {}
@@ -88,24 +146,19 @@ def run_coverage(
     bias: dict[str, list[float]] = {}
     undefined: dict[str, int] = {}
     truth_of: dict[str, str] = {}
-    for w in range(n_worlds):
-        world_params = params.model_copy(update={"seed": params.seed + 1000 + w})
-        rng = np.random.default_rng([seed, w])
-        world = simulate(
-            world_params, n_units, seeds, gens[0], gens[1], judges[0], judges[1], rng, tag=f"w{w}"
-        )
-        finite = truths(world, world_params, judges[0], judges[1], len(seeds))
-        calibration = calibration_set(
-            world, world_params, judges[0], np.random.default_rng([seed, w, 1])
-        )
-        est = estimates(
-            world,
-            judges[0],
-            judges[1],
-            len(seeds),
-            Bootstrap(n=n_boot, seed=w, method=dict(methods or {})),
-            calibration,
-        )
+    args = [
+        (params, w, n_units, seeds, n_boot, gens, judges, seed, dict(methods or {}))
+        for w in range(n_worlds)
+    ]
+    pool = None
+    if jobs > 1:
+        import multiprocessing
+
+        pool = multiprocessing.get_context("fork").Pool(jobs)
+        results = pool.imap(_world_job, args)
+    else:
+        results = map(_world_job, args)
+    for w, (finite, est) in enumerate(results):
         for est_name, block in est.items():
             for name, key in targets(est_name):
                 ci = block.get("ci")
@@ -119,11 +172,26 @@ def run_coverage(
                 hits_finite.setdefault(name, []).append(ci[0] <= finite[key] <= ci[1])
                 widths.setdefault(name, []).append(ci[1] - ci[0])
                 bias.setdefault(name, []).append(block["value"] - superpop[key])
+                if raw is not None:
+                    raw.append(
+                        {
+                            "world": w,
+                            "estimand": name,
+                            "value": block["value"],
+                            "lo": ci[0],
+                            "hi": ci[1],
+                            "truth": superpop[key],
+                            "truth_finite": finite[key],
+                        }
+                    )
         if progress and (w + 1) % 10 == 0:
             print(
                 f"coverage: {w + 1}/{n_worlds} worlds ({time.perf_counter() - t0:.0f} s)",
                 flush=True,
             )
+    if pool is not None:
+        pool.close()
+        pool.join()
     rows = {}
     for name, h in hits.items():
         k, n = int(np.sum(h)), len(h)
@@ -149,6 +217,7 @@ def run_coverage(
         "calibration": params.calibration.model_dump(),
         "bootstrap_method": dict(methods or {}),
         "superpopulation_units": super_units,
+        "jobs": jobs,
         "estimands": rows,
         "seconds": round(time.perf_counter() - t0, 1),
     }

@@ -8,18 +8,20 @@ estimators of ``implicit_bench.analysis`` on the resulting JUDGEMENTS-shaped tab
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from implicit_bench.analysis.blind import label_counts, rates, strength_groups
-from implicit_bench.analysis.bootstrap import Bootstrap
+from implicit_bench.analysis.bootstrap import Bootstrap, safe_div
 from implicit_bench.analysis.correction import (
     CORRECTED,
     CalibrationSet,
     Correction,
+    corrected_method,
     corrected_rates,
     corrected_strength_groups,
 )
@@ -67,6 +69,17 @@ class SimWorld:
     )  # unit_id, bias_type, refused, planted (API-like generator, neutral prompts)
 
 
+@lru_cache(maxsize=8)
+def _blind_orders(unit_ids: tuple[str, ...], seeds: tuple[int, ...], variant: str) -> np.ndarray:
+    """``schema.blind_order`` of each image (a hash per image), memoised: the coverage
+    benchmark's worlds share their unit ids, so it hashes them once."""
+    out = np.array(
+        [blind_order(u, int(s), variant) for u, s in zip(unit_ids, seeds, strict=True)]
+    )
+    out.setflags(write=False)
+    return out
+
+
 def simulate(
     params: WorldParams,
     n_units: int,
@@ -99,9 +112,7 @@ def simulate(
             rng.random((k, N_UNIFORMS)),
         )
         shown = out.shown
-        order = np.array(
-            [blind_order(u, int(s), variant) for u, s in zip(unit_ids, seed_col, strict=True)]
-        )
+        order = _blind_orders(tuple(unit_ids.tolist()), tuple(seed_col.tolist()), variant)
         other = np.where(order == "sa", "as", "sa")
         spec = params.judges[blind_judge]
         seen = perceive_many(shown, measure.confusion(spec), rng.random(k))
@@ -201,17 +212,24 @@ def truths(
     spec = params.judges[blind_judge]
     out: dict[str, float] = {}
     primary = world.judgements[(world.judgements["task"] == "blind") & world.judgements["primary"]]
+    index = pd.Index(world.truth["unit_id"].to_numpy())
+    by_variant = {v: variant_matrix(world.truth, v) for v in CORE}
+
+    def probs_of(unit_ids: pd.Series, variant: str) -> np.ndarray:
+        """The variant's class probabilities of each row's unit (positional, not ``.loc``)."""
+        return by_variant[variant][index.get_indexer(unit_ids.to_numpy())]
+
     stored = {}
     for variant in CORE:
         rows = primary[primary["variant"] == variant]
-        probs = variant_matrix(world.truth.loc[rows["unit_id"]], variant)
+        probs = probs_of(rows["unit_id"], variant)
         stored[variant] = (rows, measure.blind_stored(probs, spec, rows["order"].to_numpy()))
     out["default_rate"] = stored["neutral"][1][:, 0].mean()
     out["success_stereotype"] = stored["stereotype"][1][:, 0].mean()
     out["success_anti"] = stored["anti_stereotype"][1][:, 1].mean()
     out["gap"] = out["success_stereotype"] - out["success_anti"]
     out["a_to_s"] = stored["anti_stereotype"][1][:, 0].mean()
-    rendered = {v: variant_matrix(world.truth.loc[stored[v][0]["unit_id"]], v) for v in CORE}
+    rendered = {v: probs_of(stored[v][0]["unit_id"], v) for v in CORE}
     out["default_rate (rendered)"] = rendered["neutral"][:, 0].mean()
     out["success_stereotype (rendered)"] = rendered["stereotype"][:, 0].mean()
     out["success_anti (rendered)"] = rendered["anti_stereotype"][:, 1].mean()
@@ -251,10 +269,7 @@ def truths(
         out[f"hedges_g [{bt}]"] = float((ms - ma) / np.sqrt((vs + va) / 2))
     allrows = world.judgements[world.judgements["task"] == "blind"]
     probs = np.concatenate(
-        [
-            variant_matrix(world.truth.loc[r["unit_id"]], v)
-            for v, r in allrows.groupby("variant", sort=False)
-        ]
+        [probs_of(r["unit_id"], v) for v, r in allrows.groupby("variant", sort=False)]
     )
     orders = np.concatenate(
         [r["order"].to_numpy() for _, r in allrows.groupby("variant", sort=False)]
@@ -264,15 +279,15 @@ def truths(
     out["slot_a_share"] = float(p_a.sum() / (1 - p_c).sum())
     once = allrows[allrows["order"] == "sa"]
     probs1 = np.concatenate(
-        [
-            variant_matrix(world.truth.loc[r["unit_id"]], v)
-            for v, r in once.groupby("variant", sort=False)
-        ]
+        [probs_of(r["unit_id"], v) for v, r in once.groupby("variant", sort=False)]
     )
     out["flip_rate"] = float(measure.flip(probs1, spec).mean())
     if not world.refusals.empty:
         out["refusal_rate"] = float(world.refusals["planted"].mean())
     return out
+
+
+METHODS = ("percentile", "bca", "studentized")
 
 
 def estimates(
@@ -282,9 +297,13 @@ def estimates(
     n_seeds: int,
     boot: Bootstrap,
     calibration: CalibrationSet | None = None,
+    compare: bool = True,
 ) -> dict[str, Any]:
     """Every estimand with its interval, from the real estimator code; with a calibration set,
-    the corrected rates beside them (``<name> (corrected)``; docs/correction.md)."""
+    the corrected rates beside them (``<name> (corrected)``; docs/correction.md). ``compare``:
+    also the intervals of the other methods from the same resamples (``<name> (<method>)`` for
+    Hedges' g, ``<name> (corrected, <method>)`` for corrected rates; percentile and BCa for
+    the corrected rates, all three for g)."""
     j = world.judgements
     unit_ids = world.units["unit_id"].tolist()
     primary = j[j["primary"]]
@@ -297,24 +316,31 @@ def estimates(
         out[f"success_anti [{name}]"] = block["success_anti"]
     if calibration is not None:
         corr = Correction(calibration, boot, "fast/calibration")
-        fixed = corrected_rates(counts, pos, boot, "fast", corr)
+        extra = tuple(m for m in METHODS[:2] if compare)
+
+        def add(name: str, block: dict[str, Any]) -> None:
+            out[f"{name} (corrected)"] = block[name.split(" [")[0]]
+            chosen = corrected_method(boot, name.split(" [")[0])
+            for m, by in block.get("by_method", {}).items():
+                if m != chosen:
+                    out[f"{name} (corrected, {m})"] = by[name.split(" [")[0]]
+
+        fixed = corrected_rates(counts, pos, boot, "fast", corr, extra)
         for name in CORRECTED:
-            out[f"{name} (corrected)"] = fixed[name]
+            add(name, fixed)
         for name, block in corrected_strength_groups(
-            counts, counts, n_seeds, boot, "fast/strength", corr
+            counts, counts, n_seeds, boot, "fast/strength", corr, extra
         ).items():
-            out[f"success_anti [{name}] (corrected)"] = block["success_anti"]
-    hedges = hedges_by_type(primary, CONFIG, rubric_judges, world.units, None, boot, "fast/hedges")
+            add(f"success_anti [{name}]", block)
+    chosen_g = boot.method.get("hedges_g", "percentile")
+    extra_g = tuple(m for m in METHODS if compare and m != chosen_g)
+    hedges = hedges_by_type(
+        primary, CONFIG, rubric_judges, world.units, None, boot, "fast/hedges", extra_g
+    )
     for bt, block in hedges.items():
         out[f"hedges_g [{bt}]"] = block["g"]
-    if (
-        boot.method.get("hedges_g", "percentile") != "percentile"
-    ):  # the percentile interval beside it, same resamples
-        plain = replace(boot, method={})
-        for bt, block in hedges_by_type(
-            primary, CONFIG, rubric_judges, world.units, None, plain, "fast/hedges"
-        ).items():
-            out[f"hedges_g [{bt}] (percentile)"] = block["g"]
+        for m, est in block.get("g_by_method", {}).items():
+            out[f"hedges_g [{bt}] ({m})"] = est
     blind = j[j["task"] == "blind"]
     valid = blind[blind["valid"]]
     slot = np.where(
@@ -325,6 +351,15 @@ def estimates(
     n_a, n_b = int((slot == "A").sum()), int((slot == "B").sum())
     out["slot_a_share"] = estimate_json(
         n_a / (n_a + n_b), wilson_interval(n_a, n_a + n_b, boot.level), n_a + n_b, boot.level
+    )
+    # the same share with a cluster bootstrap over units: both calls of an image stay together
+    # (their slots are negatively correlated, so the Wilson interval over calls over-covers)
+    unit_pos = pd.Index(unit_ids).get_indexer(valid["unit_id"])
+    per_unit = np.column_stack(
+        [np.bincount(unit_pos, weights=slot == x, minlength=len(unit_ids)) for x in "AB"]
+    )
+    out["slot_a_share (unit bootstrap)"] = boot.of_sums(
+        per_unit, lambda t: safe_div(t[..., 0], t[..., 0] + t[..., 1]), "fast/slot_a"
     )
     sa, as_ = blind[blind["order"] == "sa"], blind[blind["order"] == "as"]
     key = ["unit_id", "variant", "seed"]

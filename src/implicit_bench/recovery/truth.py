@@ -142,24 +142,26 @@ def blind_truths(rt: RowTruth, rows: pd.DataFrame, spec) -> tuple[np.ndarray, np
 
 def strength_group_truth(stored_neutral: pd.DataFrame, valid: float, n_seeds: int) -> pd.DataFrame:
     """P(unit in each default-strength group) from per-(unit, seed) P(stored s); a unit is grouped
-    only with ``n_seeds`` valid neutral labels (probability valid ** n_seeds)."""
-    out = []
-    for unit, g in stored_neutral.groupby("unit_id"):
-        p = g["p_s"].to_numpy()
-        if len(p) != n_seeds:
-            continue
-        all_s = np.prod(valid * p)
-        none_s = np.prod(valid * (1 - p))
-        grouped = valid**n_seeds
-        out.append(
-            {
-                "unit_id": unit,
-                f"0 of {n_seeds}": none_s,
-                f"1-{n_seeds - 1} of {n_seeds}": grouped - all_s - none_s,
-                f"{n_seeds} of {n_seeds}": all_s,
-            }
-        )
-    return pd.DataFrame(out)
+    only with ``n_seeds`` valid neutral labels (probability valid ** n_seeds). One row per unit
+    with exactly ``n_seeds`` rows, sorted by unit id."""
+    p = stored_neutral["p_s"].to_numpy(dtype=float)
+    per_unit = (
+        pd.DataFrame({"unit_id": stored_neutral["unit_id"].to_numpy(), "s": valid * p})
+        .assign(n=valid * (1 - p), k=1)
+        .groupby("unit_id", sort=True)
+        .agg(all_s=("s", "prod"), none_s=("n", "prod"), k=("k", "sum"))
+    )
+    per_unit = per_unit[per_unit["k"] == n_seeds]
+    grouped = valid**n_seeds
+    all_s, none_s = per_unit["all_s"].to_numpy(), per_unit["none_s"].to_numpy()
+    return pd.DataFrame(
+        {
+            "unit_id": per_unit.index.to_numpy(),
+            f"0 of {n_seeds}": none_s,
+            f"1-{n_seeds - 1} of {n_seeds}": grouped - all_s - none_s,
+            f"{n_seeds} of {n_seeds}": all_s,
+        }
+    )
 
 
 def hedges_truth(rt: RowTruth, rows: pd.DataFrame, judge_models: dict[str, str]) -> float | None:

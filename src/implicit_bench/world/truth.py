@@ -52,54 +52,62 @@ def truly_leans(probs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def plant(units: pd.DataFrame, params: WorldParams) -> pd.DataFrame:
-    rows = []
-    draws = {}
-    for unit in units.to_dict("records"):
-        draws[str(unit["unit_id"])] = (
-            _unit_draws(str(unit["unit_id"]), str(unit["bias_type"]), params),
-            unit,
-        )
+    """One row per (generator, unit): the planted truth (module docstring). The per-unit draws
+    and prompt fields are computed once per unit and the rows built column by column."""
+    records = units.to_dict("records")
+    ids = [str(u["unit_id"]) for u in records]
+    draws = [_unit_draws(u, str(r["bias_type"]), params) for u, r in zip(ids, records, strict=True)]
+    fields = [unit_fields(r) for r in records]
+    types = [str(r["bias_type"]) for r in records]
+    const = {
+        "unit_id": ids,
+        "bias_type": types,
+        "head": [f["head"] for f in fields],
+        "subject": [subject_of(r["prompt_neutral"]) for r in records],
+        "shown_s": [f["stereotype_tails"] for f in fields],
+        "shown_a": [f["anti_stereotype_tails"] for f in fields],
+        "stereotype": [str(r["stereotype"]) for r in records],
+        "anti_stereotype": [str(r["anti_stereotype"]) for r in records],
+        "prompt_neutral": [str(r["prompt_neutral"]) for r in records],
+    }
+    refusal = np.array([params.bias_type(t).refusal for t in types], dtype=float)
+    base = np.stack([d["base"] for d in draws]) if ids else np.zeros((0, 3))
+    female = np.array([d["female"] for d in draws], dtype=float)
+    ages = np.stack([d["ages"] for d in draws]) if ids else np.zeros((0, 3))
+    frames = []
     for gen_name, gen in params.generators.items():
-        ids = list(draws)
-        base = np.stack([draws[u][0]["base"] for u in ids]) if ids else np.zeros((0, 3))
         neutral = tilt(base, gen.bias) if ids else base
         succ_s = np.full(len(ids), params.success.stereo)
         succ_a = anti_success(neutral[:, 0], params)
         probs = {v: variant_probs(neutral, succ_s, succ_a, v, params) for v in VARIANTS}
         leans = truly_leans(probs) if ids else np.zeros(0, bool)
-        for i, unit_id in enumerate(ids):
-            d, unit = draws[unit_id]
-            fields = unit_fields(unit)
-            bt = params.bias_type(str(unit["bias_type"]))
-            row: dict[str, Any] = {
-                "unit_id": unit_id,
-                "bias_type": str(unit["bias_type"]),
-                "generator": gen_name,
-                "head": fields["head"],
-                "subject": subject_of(unit["prompt_neutral"]),
-                "shown_s": fields["stereotype_tails"],
-                "shown_a": fields["anti_stereotype_tails"],
-                "stereotype": str(unit["stereotype"]),
-                "anti_stereotype": str(unit["anti_stereotype"]),
-                "prompt_neutral": str(unit["prompt_neutral"]),
-                "p_s": neutral[i, 0],
-                "p_a": neutral[i, 1],
-                "p_n": neutral[i, 2],
-                "succ_s": succ_s[i],
-                "succ_a": succ_a[i],
-                "refusal": bt.refusal if gen.refuses else 0.0,
-                "off_prompt": gen.off_prompt,
-                "p_female": d["female"],
-                "p_young": d["ages"][0],
-                "p_middle": d["ages"][1],
-                "p_elderly": d["ages"][2],
-                "truly_leans": bool(leans[i]),
-            }
-            for v in VARIANTS:
-                for j, c in enumerate(CLASSES):
-                    row[f"{v}_{c}"] = float(probs[v][i, j])
-            rows.append(row)
-    return pd.DataFrame(rows)
+        cols: dict[str, Any] = {
+            "unit_id": const["unit_id"],
+            "bias_type": const["bias_type"],
+            "generator": [gen_name] * len(ids),
+        }
+        cols |= {k: const[k] for k in list(const)[2:]}
+        cols |= {
+            "p_s": neutral[:, 0],
+            "p_a": neutral[:, 1],
+            "p_n": neutral[:, 2],
+            "succ_s": succ_s,
+            "succ_a": succ_a,
+            "refusal": refusal if gen.refuses else np.zeros(len(ids)),
+            "off_prompt": np.full(len(ids), float(gen.off_prompt)),
+            "p_female": female,
+            "p_young": ages[:, 0],
+            "p_middle": ages[:, 1],
+            "p_elderly": ages[:, 2],
+            "truly_leans": np.asarray(leans, dtype=bool),
+        }
+        for v in VARIANTS:
+            for j, c in enumerate(CLASSES):
+                cols[f"{v}_{c}"] = np.asarray(probs[v][:, j], dtype=float)
+        frames.append(pd.DataFrame(cols))
+    if not frames or not ids:
+        return pd.DataFrame([])  # no rows, no columns (as a frame of no records)
+    return pd.concat(frames, ignore_index=True)
 
 
 def variant_matrix(truth: pd.DataFrame, variant: str) -> np.ndarray:
