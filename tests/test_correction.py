@@ -201,3 +201,74 @@ def test_studentized_interval_against_a_slow_reference() -> None:
     assert Bootstrap(n=300, seed=2).of_sums(cols, stat, "x", "r")["ci"] == pytest.approx(
         tuple(np.percentile(stat(cols[idx].sum(axis=1)), [2.5, 97.5]))
     )
+
+
+def test_calibration_jackknife_by_hand() -> None:
+    from implicit_bench.analysis.correction import calibration_jackknife
+
+    # counts (rows reference s, a, neither): [[3, 1, 0], [0, 2, 0], [0, 0, 1]]
+    corr = Correction(
+        _calibration([0, 0, 0, 0, 1, 1, 2], [0, 0, 0, 1, 1, 1, 2]), Bootstrap(n=10), "t"
+    )
+    mats, weights = calibration_jackknife(corr)
+    # one matrix per cell with items, in cell order (s,s) (s,a) (a,a) (n,n), weighted by count
+    assert weights.tolist() == [3, 1, 2, 1]
+    assert mats[0][0] == pytest.approx([2 / 3, 1 / 3, 0])  # an (s, s) item left out
+    assert mats[1][0] == pytest.approx([1, 0, 0])  # the (s, a) item left out
+    assert mats[2][1] == pytest.approx([0, 1, 0])  # an (a, a) item left out: 1 of 1
+    assert np.isnan(mats[3][2]).all()  # the only "neither" item left out: row undefined
+    assert mats[0][1:] == pytest.approx(corr.matrix[1:])  # other rows unchanged
+
+
+def test_corrected_bca_against_a_slow_reference() -> None:
+    from implicit_bench.analysis.correction import corrected_method
+
+    ref = np.repeat([0, 1, 2], 10)
+    jud = np.array([0] * 8 + [1, 2] + [0] + [1] * 8 + [2] + [0, 1] + [2] * 8)
+    cal = CalibrationSet(ref, jud, np.tile(["neutral", "stereotype"], 15))
+    counts = _counts()
+    boot = Bootstrap(n=300, seed=4, method={"corrected": "bca"})
+    out = corrected_rates(
+        counts, np.arange(2), boot, "t", Correction(cal, boot, "t"), ("percentile",)
+    )
+    # the slow reference: success of anti-stereotype prompts, pi_a of anti images
+    col, matrix = counts.columns()
+    num = [col[("anti_stereotype", lab)] for lab in ("s", "a", "neither")]
+    den = col[("valid", "anti_stereotype")]
+
+    def pi_a(unit_rows: np.ndarray, ref_: np.ndarray, jud_: np.ndarray) -> float:
+        tot = unit_rows.sum(axis=0)
+        q = tot[num] / tot[den]
+        m = row_normalise(confusion_counts(ref_, jud_))
+        return float(corrected_shares(q, m)[1])
+
+    value = pi_a(matrix, ref, jud)
+    assert value == pytest.approx(5 / 7)
+    unit_loo = np.array([pi_a(np.delete(matrix, i, axis=0), ref, jud) for i in range(2)])
+    item_loo = np.array(
+        [pi_a(matrix, np.delete(ref, i), np.delete(jud, i)) for i in range(len(ref))]
+    )
+    jack = np.concatenate([unit_loo - unit_loo.mean(), item_loo - item_loo.mean()])
+    sums = boot.sums(matrix, "t")
+    q_reps = sums[:, num] / sums[:, [den]]
+    reps = corrected_shares(q_reps, Correction(cal, boot, "t").replicates())[:, 1]
+    reps = reps[np.isfinite(reps)]
+    levels = bca_levels(value, reps, jack, np.array([0.025, 0.975]))
+    assert out["success_anti"]["ci"] == pytest.approx(tuple(np.percentile(reps, 100 * levels)))
+    # the percentile interval of the same replicates beside it (by_method), and the default
+    assert out["by_method"]["percentile"]["success_anti"]["ci"] == pytest.approx(
+        tuple(np.percentile(reps, [2.5, 97.5]))
+    )
+    plain = corrected_rates(
+        counts,
+        np.arange(2),
+        Bootstrap(n=300, seed=4),
+        "t",
+        Correction(cal, Bootstrap(n=300, seed=4), "t"),
+    )
+    assert plain["success_anti"] == out["by_method"]["percentile"]["success_anti"]
+    # a rate's own key wins over the "corrected" key
+    both = Bootstrap(method={"corrected": "bca", "gap_corrected": "percentile"})
+    assert corrected_method(both, "gap") == "percentile"
+    assert corrected_method(both, "success_anti") == "bca"
+    assert corrected_method(Bootstrap(), "gap") == "percentile"

@@ -73,9 +73,7 @@ class SimWorld:
 def _blind_orders(unit_ids: tuple[str, ...], seeds: tuple[int, ...], variant: str) -> np.ndarray:
     """``schema.blind_order`` of each image (a hash per image), memoised: the coverage
     benchmark's worlds share their unit ids, so it hashes them once."""
-    out = np.array(
-        [blind_order(u, int(s), variant) for u, s in zip(unit_ids, seeds, strict=True)]
-    )
+    out = np.array([blind_order(u, int(s), variant) for u, s in zip(unit_ids, seeds, strict=True)])
     out.setflags(write=False)
     return out
 
