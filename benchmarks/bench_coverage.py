@@ -65,6 +65,24 @@ def main() -> None:
     load_start = os.getloadavg()
     started = datetime.datetime.now(datetime.UTC)
     raw_rows: list[dict] | None = [] if args.raw else None
+
+    def write(result: dict) -> None:
+        """The result file (also every 50 worlds, ``complete: false``), with the run block."""
+        result["run"] = {
+            "command": "python benchmarks/bench_coverage.py " + " ".join(sys.argv[1:]),
+            "started_utc": started.strftime("%Y-%m-%d %H:%M"),
+            "seconds_per_world": round(result["seconds"] / max(result["worlds"], 1), 2),
+            "load_average_start": [round(x, 2) for x in load_start],
+            "load_average_end": [round(x, 2) for x in os.getloadavg()],
+            "cpus": os.cpu_count(),
+        }
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+        if raw_rows is not None:
+            import pandas as pd
+
+            pd.DataFrame(raw_rows).to_csv(args.raw, index=False)
+
     result = run_coverage(
         params,
         args.worlds,
@@ -77,21 +95,9 @@ def main() -> None:
         methods=methods,
         jobs=args.jobs,
         raw=raw_rows,
+        checkpoint=write,
     )
-    result["run"] = {
-        "command": "python benchmarks/bench_coverage.py " + " ".join(sys.argv[1:]),
-        "started_utc": started.strftime("%Y-%m-%d %H:%M"),
-        "seconds_per_world": round(result["seconds"] / max(args.worlds, 1), 2),
-        "load_average_start": [round(x, 2) for x in load_start],
-        "load_average_end": [round(x, 2) for x in os.getloadavg()],
-        "cpus": os.cpu_count(),
-    }
-    if raw_rows is not None:
-        import pandas as pd
-
-        pd.DataFrame(raw_rows).to_csv(args.raw, index=False)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    write(result)
     print(markdown(result))
     print(
         f"{result['worlds']} worlds x {result['units']} units x {len(result['seeds'])} seeds "

@@ -272,3 +272,20 @@ def test_corrected_bca_against_a_slow_reference() -> None:
     assert corrected_method(both, "gap") == "percentile"
     assert corrected_method(both, "success_anti") == "bca"
     assert corrected_method(Bootstrap(), "gap") == "percentile"
+
+
+def test_basic_interval_reflects_the_percentiles() -> None:
+    reps = np.random.default_rng(0).gamma(2.0, size=500)
+    q_lo, q_hi = np.percentile(reps, [2.5, 97.5])
+    basic = Bootstrap(n=500, method={"x": "basic"}).interval(2.0, reps, "s", 40, estimand="x")
+    assert basic["ci"] == pytest.approx((4.0 - q_hi, 4.0 - q_lo))
+    # skewed replicates: the percentile interval leans up, the basic one down, same width
+    assert basic["ci"][1] - 2.0 < q_hi - 2.0 and 2.0 - basic["ci"][0] > 2.0 - q_lo
+    with pytest.raises(ValueError, match="studentized"):
+        corrected_rates(
+            _counts(),
+            np.arange(2),
+            Bootstrap(n=20, method={"corrected": "studentized"}),
+            "t",
+            Correction(_calibration([0, 1, 2], [0, 1, 2]), Bootstrap(n=20), "t"),
+        )

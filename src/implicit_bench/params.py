@@ -89,7 +89,7 @@ class BootstrapParams(StrictModel):
     level: Level = 0.95  # interval coverage
     # interval method per estimand (default percentile): "bca" where the coverage benchmark
     # shows the percentile interval undercovering (docs/correction.md, benchmarks/README.md)
-    method: dict[str, Literal["percentile", "bca", "studentized"]] = {}
+    method: dict[str, Literal["percentile", "bca", "studentized", "basic"]] = {}
 
 
 class SubsetParams(StrictModel):

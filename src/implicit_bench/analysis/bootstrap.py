@@ -54,7 +54,7 @@ class Bootstrap:
     level: float = 0.95
     method: dict[str, str] = field(
         default_factory=dict
-    )  # estimand -> "percentile" | "bca" | "studentized"
+    )  # estimand -> "percentile" | "bca" | "studentized" | "basic"
     _cache: dict[tuple[str, int], dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -135,8 +135,9 @@ class Bootstrap:
         method: str | None = None,
     ) -> dict[str, Any]:
         """The point estimate with its percentile interval (BCa where ``method`` (default
-        ``self.method[estimand]``) is ``"bca"`` and ``jackknife`` is given), as an ``Estimate``
-        JSON dict (``n`` = the units resampled; the draw is recorded in the file's ``bootstrap``
+        ``self.method[estimand]``) is ``"bca"`` and ``jackknife`` is given; the basic interval
+        ``(2 value - q_hi, 2 value - q_lo)`` where it is ``"basic"``), as an ``Estimate`` JSON
+        dict (``n`` = the units resampled; the draw is recorded in the file's ``bootstrap``
         block)."""
         ci = None
         if reps is not None and n_units > 0:
@@ -151,6 +152,10 @@ class Bootstrap:
                 if probs is not None:
                     lo, hi = np.percentile(finite, 100 * probs)
                     ci = (float(lo), float(hi))
+                    if method == "basic" and value is not None and np.isfinite(value):
+                        # basic (reverse percentile): the replicates' deviations from the
+                        # estimate, reflected (Davison and Hinkley 1997, eq. 5.6)
+                        ci = (float(2 * value - hi), float(2 * value - lo))
         return estimate_json(value, ci, int(n_units), self.level)
 
     def of_sums(
@@ -182,7 +187,7 @@ class Bootstrap:
             return self.interval(value, reps, stream, n, estimand, jackknife=jack, method="bca")
         if method == "studentized" and n > 2 and np.isfinite(value):
             return self._studentized(value, reps, columns, stat, stream, sums)
-        return self.interval(value, reps, stream, n, method="percentile")
+        return self.interval(value, reps, stream, n, method=method)
 
     def _studentized(
         self,

@@ -197,10 +197,20 @@ def _finite(x: float) -> float | None:
 METHOD_KEY = "corrected"  # bootstrap.method key of every corrected rate (or "<rate>_corrected")
 
 
+CORRECTED_METHODS = ("percentile", "bca", "basic")
+
+
 def corrected_method(boot: Bootstrap, name: str) -> str:
     """The interval method of corrected rate ``name``: ``bootstrap.method["<name>_corrected"]``,
-    else ``bootstrap.method["corrected"]``, else percentile (docs/correction.md)."""
-    return boot.method.get(f"{name}_corrected", boot.method.get(METHOD_KEY, "percentile"))
+    else ``bootstrap.method["corrected"]``, else percentile (docs/correction.md); one of
+    ``CORRECTED_METHODS`` (the studentized interval needs an SE per joint replicate: not built)."""
+    method = boot.method.get(f"{name}_corrected", boot.method.get(METHOD_KEY, "percentile"))
+    if method not in CORRECTED_METHODS:
+        raise ValueError(
+            f"bootstrap.method: {method!r} is not available for corrected rates "
+            f"({' | '.join(CORRECTED_METHODS)})"
+        )
+    return method
 
 
 def calibration_jackknife(corr: Correction) -> tuple[np.ndarray, np.ndarray]:
@@ -277,7 +287,7 @@ def corrected_rates(
         which = parts[name]
         value, reps = float(pick(pi, which)), pick(pi_reps, which)
         if method != "bca":
-            return boot.interval(value, reps, stream, n, method="percentile")
+            return boot.interval(value, reps, stream, n, method=method)
         d = np.concatenate(
             [
                 _centred(pick(pi_units, which), np.ones(n)),

@@ -12,6 +12,7 @@ and answers only) is reported too: the unit bootstrap is conservative for it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -134,10 +135,14 @@ def run_coverage(
     methods: dict[str, str] | None = None,
     jobs: int = 1,
     raw: list[dict[str, Any]] | None = None,
+    checkpoint: Callable[[dict[str, Any]], None] | None = None,
+    every: int = 50,
 ) -> dict[str, Any]:
     """Coverage of every estimand over ``n_worlds`` worlds; ``jobs`` worker processes (the
     result does not depend on it: worlds are drawn from their index and gathered in order);
-    ``raw``: a list that receives one row per (world, estimand) (value, interval, truths)."""
+    ``raw``: a list that receives one row per (world, estimand) (value, interval, truths);
+    ``checkpoint``: called with the result over the worlds done so far every ``every`` worlds
+    (``complete: false``), so a long run that is stopped still leaves its figures."""
     t0 = time.perf_counter()
     superpop = superpopulation_truth(params, super_units, seeds, gens, judges)
     hits: dict[str, list[bool]] = {}
@@ -146,6 +151,39 @@ def run_coverage(
     bias: dict[str, list[float]] = {}
     undefined: dict[str, int] = {}
     truth_of: dict[str, str] = {}
+
+    def summary(done: int, complete: bool) -> dict[str, Any]:
+        rows = {}
+        for name, h in hits.items():
+            k, n = int(np.sum(h)), len(h)
+            rows[
+                name
+            ] = {  # coverage: an Estimate with its Wilson interval over worlds (docs/metrics.md)
+                "truth": superpop[truth_of[name]],
+                "truth_key": truth_of[name],
+                "worlds": n,
+                "covered": k,
+                "undefined": undefined.get(name, 0),
+                "coverage": estimate_json(k / n, wilson_interval(k, n, 0.95), n, 0.95),
+                "coverage_finite_population": float(np.mean(hits_finite[name])),
+                "mean_width": float(np.mean(widths[name])),
+                "mean_bias": float(np.mean(bias[name])),
+                "in_target": 0.93 <= k / n <= 0.97,
+            }
+        return {
+            "worlds": done,
+            "complete": complete,
+            "units": n_units,
+            "seeds": list(seeds),
+            "n_boot": n_boot,
+            "calibration": params.calibration.model_dump(),
+            "bootstrap_method": dict(methods or {}),
+            "superpopulation_units": super_units,
+            "jobs": jobs,
+            "estimands": rows,
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
+
     args = [
         (params, w, n_units, seeds, n_boot, gens, judges, seed, dict(methods or {}))
         for w in range(n_worlds)
@@ -189,38 +227,12 @@ def run_coverage(
                 f"coverage: {w + 1}/{n_worlds} worlds ({time.perf_counter() - t0:.0f} s)",
                 flush=True,
             )
+        if checkpoint is not None and (w + 1) % every == 0 and w + 1 < n_worlds:
+            checkpoint(summary(w + 1, False))
     if pool is not None:
         pool.close()
         pool.join()
-    rows = {}
-    for name, h in hits.items():
-        k, n = int(np.sum(h)), len(h)
-        rows[
-            name
-        ] = {  # coverage: an Estimate with its Wilson interval over worlds (docs/metrics.md)
-            "truth": superpop[truth_of[name]],
-            "truth_key": truth_of[name],
-            "worlds": n,
-            "covered": k,
-            "undefined": undefined.get(name, 0),
-            "coverage": estimate_json(k / n, wilson_interval(k, n, 0.95), n, 0.95),
-            "coverage_finite_population": float(np.mean(hits_finite[name])),
-            "mean_width": float(np.mean(widths[name])),
-            "mean_bias": float(np.mean(bias[name])),
-            "in_target": 0.93 <= k / n <= 0.97,
-        }
-    return {
-        "worlds": n_worlds,
-        "units": n_units,
-        "seeds": list(seeds),
-        "n_boot": n_boot,
-        "calibration": params.calibration.model_dump(),
-        "bootstrap_method": dict(methods or {}),
-        "superpopulation_units": super_units,
-        "jobs": jobs,
-        "estimands": rows,
-        "seconds": round(time.perf_counter() - t0, 1),
-    }
+    return summary(n_worlds, True)
 
 
 def markdown(result: dict[str, Any]) -> str:

@@ -19,6 +19,7 @@ from implicit_bench.analysis.blind import label_counts, rates, strength_groups
 from implicit_bench.analysis.bootstrap import Bootstrap, safe_div
 from implicit_bench.analysis.correction import (
     CORRECTED,
+    CORRECTED_METHODS,
     CalibrationSet,
     Correction,
     corrected_method,
@@ -285,7 +286,7 @@ def truths(
     return out
 
 
-METHODS = ("percentile", "bca", "studentized")
+METHODS = ("percentile", "bca", "studentized", "basic")
 
 
 def estimates(
@@ -300,8 +301,8 @@ def estimates(
     """Every estimand with its interval, from the real estimator code; with a calibration set,
     the corrected rates beside them (``<name> (corrected)``; docs/correction.md). ``compare``:
     also the intervals of the other methods from the same resamples (``<name> (<method>)`` for
-    Hedges' g, ``<name> (corrected, <method>)`` for corrected rates; percentile and BCa for
-    the corrected rates, all three for g)."""
+    Hedges' g: percentile, BCa, studentized, basic; ``<name> (corrected, <method>)`` for
+    corrected rates: percentile, BCa, basic)."""
     j = world.judgements
     unit_ids = world.units["unit_id"].tolist()
     primary = j[j["primary"]]
@@ -314,7 +315,7 @@ def estimates(
         out[f"success_anti [{name}]"] = block["success_anti"]
     if calibration is not None:
         corr = Correction(calibration, boot, "fast/calibration")
-        extra = tuple(m for m in METHODS[:2] if compare)
+        extra = CORRECTED_METHODS if compare else ()
 
         def add(name: str, block: dict[str, Any]) -> None:
             out[f"{name} (corrected)"] = block[name.split(" [")[0]]
