@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from implicit_bench.recovery.coverage import markdown, run_coverage
+from implicit_bench.recovery.coverage import markdown, method_markdown, run_coverage
 from implicit_bench.world.params import WorldParams
 
 HERE = Path(__file__).resolve().parent
@@ -48,9 +48,17 @@ def main() -> None:
     )
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (worlds in parallel)")
     parser.add_argument("--raw", default=None, help="CSV of every world's estimates and truths")
+    parser.add_argument(
+        "--show", action="store_true", help="print the tables of the --out file, run nothing"
+    )
     parser.add_argument("--params", default=str(HERE.parent / "params.yaml"))
     parser.add_argument("--out", default=str(HERE / "results" / "coverage.json"))
     args = parser.parse_args()
+    if args.show:
+        shown = json.loads(Path(args.out).read_text())
+        print(markdown(shown, methods=False))
+        print(method_markdown(shown))
+        return
     raw = yaml.safe_load(Path(args.params).read_text())
     params = WorldParams.model_validate(raw["world"])
     if args.calibration is not None:
@@ -98,7 +106,8 @@ def main() -> None:
         checkpoint=write,
     )
     write(result)
-    print(markdown(result))
+    print(markdown(result, methods=False))
+    print(method_markdown(result))
     print(
         f"{result['worlds']} worlds x {result['units']} units x {len(result['seeds'])} seeds "
         f"in {result['seconds']} s ({args.jobs} jobs)"

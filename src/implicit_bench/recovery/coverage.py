@@ -235,20 +235,62 @@ def run_coverage(
     return summary(n_worlds, True)
 
 
-def markdown(result: dict[str, Any]) -> str:
+def _cell(r: dict[str, Any]) -> str:
+    cov = Estimate.from_json(r["coverage"])
+    lo, hi = cov.ci
+    return f"{100 * cov.value:.1f}% ({100 * lo:.1f}-{100 * hi:.1f})"
+
+
+def is_method_row(name: str) -> bool:
+    """A row of an interval method the params do not choose (compared in ``method_markdown``)."""
+    return name.endswith((*METHOD_SUFFIXES, *CORRECTED_METHOD_SUFFIXES))
+
+
+def markdown(result: dict[str, Any], methods: bool = True) -> str:
+    """The coverage table, one row per estimand (``methods=False``: without the rows of the
+    interval methods the params do not choose)."""
     lines = [
-        "| estimand | truth | coverage (95% CI) | finite-pop. coverage "
-        "| mean width | mean bias | in 93-97% |",
+        "| estimand | truth | coverage (95% CI) | finite-pop. coverage | mean width | "
+        "mean bias | in 93-97% |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, r in result["estimands"].items():
-        cov = Estimate.from_json(r["coverage"])
-        lo, hi = cov.ci
+        if not methods and is_method_row(name):
+            continue
         lines.append(
-            f"| {name} | {r['truth']:.3f} | {100 * cov.value:.1f}% "
-            f"({100 * lo:.1f}-{100 * hi:.1f}) | "
-            f"{100 * r['coverage_finite_population']:.1f}% | "
-            f"{r['mean_width']:.3f} | {r['mean_bias']:+.4f} | "
-            f"{'yes' if r['in_target'] else 'NO'} |"
+            f"| {name} | {r['truth']:.3f} | {_cell(r)} | "
+            f"{100 * r['coverage_finite_population']:.1f}% | {r['mean_width']:.3f} | "
+            f"{r['mean_bias']:+.4f} | {'yes' if r['in_target'] else 'NO'} |"
         )
+    return "\n".join(lines) + "\n"
+
+
+def method_markdown(result: dict[str, Any]) -> str:
+    """Coverage of each estimand with a switchable interval (Hedges' g, the corrected rates) by
+    method, from the same resamples; the params' choice is marked with *."""
+    chosen = result.get("bootstrap_method", {})
+    groups: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, r in result["estimands"].items():
+        for m in METHODS:
+            for suffix, base_of in (
+                (f" (corrected, {m})", lambda n, s: n.removesuffix(s) + CORRECTED_SUFFIX),
+                (f" ({m})", lambda n, s: n.removesuffix(s)),
+            ):
+                if name.endswith(suffix):
+                    groups.setdefault(base_of(name, suffix), {})[m] = r
+                    break
+    for base in groups:
+        groups[base]["*"] = result["estimands"][base]
+    lines = [
+        "| estimand | " + " | ".join(METHODS) + " | chosen |",
+        "| --- |" + " --- |" * (len(METHODS) + 1),
+    ]
+    for base, by in groups.items():
+        key = "corrected" if base.endswith(CORRECTED_SUFFIX) else base.split(" [")[0]
+        pick = chosen.get(key, "percentile")
+        cells = [
+            _cell(by["*"] if m == pick else by[m]) if (m == pick or m in by) else "-"
+            for m in METHODS
+        ]
+        lines.append(f"| {base} | " + " | ".join(cells) + f" | {pick} |")
     return "\n".join(lines) + "\n"
