@@ -330,3 +330,17 @@ def test_risk_coverage_table_of_the_gates():
     assert by_gate["majority"]["success_a_gated_kept"] == 1.0 and by_gate["majority"][
         "success_a_random"
     ] == pytest.approx(1 / 3)
+
+
+def test_position_bias_unit_bootstrap():
+    from implicit_bench.analysis.bootstrap import Bootstrap
+
+    bias = position_bias(blind_rows(table()), boot=Bootstrap(n=400, seed=3))
+    est = bias["J1"]["slot_A_share_unit_bootstrap"]
+    # J1's A/B answers per unit (table above): u1 A 4 (img1 sa, img2 sa + as, img3 as), B 2;
+    # u2 A 2 (img4 sa, img5 sa), B 1 (img5 as). Both units answer A in 2 of 3, so every
+    # resample of units gives 2/3: a zero-width interval, where the Wilson interval over the
+    # 9 calls is (0.354, 0.879)
+    assert est["value"] == pytest.approx(6 / 9) and est["n"] == 2
+    assert est["ci"] == pytest.approx((2 / 3, 2 / 3))
+    assert "slot_A_share_unit_bootstrap" not in position_bias(blind_rows(table()))["J1"]

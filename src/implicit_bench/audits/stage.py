@@ -86,7 +86,7 @@ def judge_audit(
     report = {
         "judges": judges,
         "judges_with_orders": with_orders,
-        "position_bias": position_bias(blind[blind["judge"].isin(with_orders)], confidence),
+        "position_bias": position_bias(blind[blind["judge"].isin(with_orders)], confidence, boot),
         "order_flips": order_flips(blind),
         "unanimity_gate": unanimity_gate(blind, order_of, boot),
         "cross_judge_gate": cross_judge_gate(blind, order_of, boot),

@@ -208,6 +208,17 @@ def audit_entries(
                 note="A among A/B answers; Wilson interval over them",
             )
         )
+        if pb.get("slot_A_share_unit_bootstrap") is not None:
+            out.append(
+                estimate_entry(
+                    "judges",
+                    f"slot-A share {judge} (unit bootstrap)",
+                    t,
+                    pb["slot_A_share_unit_bootstrap"],
+                    note="A among A/B answers; cluster bootstrap over units (both orders of "
+                    "an image together)",
+                )
+            )
         flips = (audit.get("order_flips") or {}).get(judge) or {}
         one = rows[rows["order"] == "sa"].reset_index(drop=True)
         probs1 = rt.probs(one)
