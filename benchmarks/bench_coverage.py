@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from implicit_bench.recovery.coverage import markdown, method_markdown, run_coverage
+from implicit_bench.recovery.coverage import markdown, method_markdown, relabel, run_coverage
 from implicit_bench.world.params import WorldParams
 
 HERE = Path(__file__).resolve().parent
@@ -54,8 +54,11 @@ def main() -> None:
     parser.add_argument("--params", default=str(HERE.parent / "params.yaml"))
     parser.add_argument("--out", default=str(HERE / "results" / "coverage.json"))
     args = parser.parse_args()
-    if args.show:
+    if args.show:  # with --method: the rows relabelled for those methods (coverage.relabel)
         shown = json.loads(Path(args.out).read_text())
+        if args.method is not None:
+            shown = relabel(shown, dict(m.split("=", 1) for m in args.method))
+            Path(args.out).write_text(json.dumps(shown, indent=2) + "\n")
         print(markdown(shown, methods=False))
         print(method_markdown(shown))
         return

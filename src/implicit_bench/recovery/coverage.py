@@ -287,10 +287,58 @@ def method_markdown(result: dict[str, Any]) -> str:
     ]
     for base, by in groups.items():
         key = "corrected" if base.endswith(CORRECTED_SUFFIX) else base.split(" [")[0]
-        pick = chosen.get(key, "percentile")
+        pick = chosen_method(chosen, key, base.removesuffix(CORRECTED_SUFFIX))
         cells = [
             _cell(by["*"] if m == pick else by[m]) if (m == pick or m in by) else "-"
             for m in METHODS
         ]
         lines.append(f"| {base} | " + " | ".join(cells) + f" | {pick} |")
     return "\n".join(lines) + "\n"
+
+
+def chosen_method(methods: dict[str, str], key: str, base: str) -> str:
+    """The method ``bootstrap.method`` gives a row: Hedges' g by ``hedges_g``; a corrected rate
+    by ``<rate>_corrected``, else ``corrected`` (``analysis.correction.corrected_method``)."""
+    if key == "corrected":
+        rate = base.split(" [")[0]
+        return methods.get(f"{rate}_corrected", methods.get("corrected", "percentile"))
+    return methods.get(key, "percentile")
+
+
+def relabel(result: dict[str, Any], methods: dict[str, str]) -> dict[str, Any]:
+    """The result as if run with ``methods`` (``bootstrap.method``): every method's interval
+    of Hedges' g and of the corrected rates is computed in every run from the same resamples
+    (``fastpath.estimates(compare=True)``), so choosing another method only swaps which row
+    carries the plain name. ``relabelled_from`` records the methods of the run itself."""
+    old = dict(result.get("bootstrap_method") or {})
+    rows = dict(result["estimands"])
+    out: dict[str, Any] = {}
+    for name, r in rows.items():
+        if is_method_row(name):
+            continue
+        if name.endswith(CORRECTED_SUFFIX):
+            key, base = "corrected", name.removesuffix(CORRECTED_SUFFIX)
+
+            def row(m: str, base: str = base) -> str:
+                return f"{base} (corrected, {m})"
+        elif name.startswith("hedges_g ["):
+            key, base = "hedges_g", name
+
+            def row(m: str, base: str = base) -> str:
+                return f"{base} ({m})"
+        else:
+            out[name] = r
+            continue
+        was, now = chosen_method(old, key, base), chosen_method(methods, key, base)
+        by = {m: rows[row(m)] for m in METHODS if row(m) in rows} | {was: r}
+        if now not in by:
+            raise ValueError(f"{name}: the run has no {now} interval")
+        out[name] = by[now]
+        for m in METHODS:
+            if m != now and m in by:
+                out[row(m)] = by[m]
+    return result | {
+        "estimands": out,
+        "bootstrap_method": dict(methods),
+        "relabelled_from": result.get("relabelled_from", old),
+    }
