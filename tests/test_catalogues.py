@@ -157,7 +157,7 @@ def test_params_yaml_has_one_bootstrap_block(repo_root):
         "n": 1000,
         "seed": 42,
         "level": 0.95,
-        "method": {"hedges_g": "studentized", "corrected": "percentile"},
+        "method": {"hedges_g": "studentized"},
     }  # docs/correction.md
     nested = [
         name for name, block in params.items() if isinstance(block, dict) and "bootstrap" in block
