@@ -92,3 +92,11 @@ def test_generators_side_by_side_from_one_run(tmp_path):
     assert "gen2 & A & 4 & 66.7 [" in tex
     md = (tmp_path / "tables/generators_side_by_side.md").read_text()
     assert "54.5 [" in md and "66.7 [" in md
+
+
+def test_a_table_without_columns_or_rows_is_a_table_that_says_so():
+    """An empty frame (no rows; no columns) still gives one table float reading "(no rows)"."""
+    for frame in (pd.DataFrame(), pd.DataFrame(columns=["config", "default_rate"])):
+        tex = to_booktabs(frame, caption="Empty", label="tab:empty")
+        assert tex.count(r"\begin{table}") == 1 and "(no rows)" in tex
+        assert r"\caption{Empty}" in tex and r"\label{tab:empty}" in tex

@@ -183,7 +183,9 @@ def _float(
 ) -> str:
     """One table float of ``cells`` (raw text; columns: LaTeX headers) by pandas'
     ``Styler.to_latex``: booktabs rules, cells escaped, the notes under the tabular."""
-    if cells.empty:
+    if cells.shape[1] == 0:  # nothing to show (e.g. a table of a stage that wrote no rows)
+        cells = pd.DataFrame({"": ["(no rows)"]})
+    elif cells.empty:
         cells = pd.DataFrame([["(no rows)", *[""] * (cells.shape[1] - 1)]], columns=cells.columns)
     styler = cells.map(lambda v: str(v).replace("–", "--")).style.hide(axis="index")
     styler = styler.format(escape="latex").set_table_styles([{"selector": "small", "props": ":;"}])
