@@ -1,16 +1,62 @@
-"""JSON-schema-constrained decoding for local transformers models, with ``lm-format-enforcer``.
+"""JSON-schema-constrained decoding for local transformers models.
 
 At every step a logits processor masks the tokens that cannot continue a JSON document valid
 under the answer's schema, so a greedy model can only write such a document (or run out of
-``max_tokens`` mid-way: that answer stays invalid and is counted). lm-format-enforcer's own
-transformers integration does not import under transformers 5 (it imports
-``transformers.tokenization_utils.PreTrainedTokenizerBase``), so the tokenizer table is built
-here with the same recipe and handed to transformers' ``PrefixConstrainedLogitsProcessor``.
+``max_tokens`` mid-way: that answer stays invalid and is counted). Two engines:
+
+- ``lm-format-enforcer`` (the default): lm-format-enforcer's own transformers integration does
+  not import under transformers 5 (it imports
+  ``transformers.tokenization_utils.PreTrainedTokenizerBase``), so the tokenizer table is built
+  here with the same recipe and handed to transformers' ``PrefixConstrainedLogitsProcessor``.
+  Once the document is complete only the end-of-sequence token is allowed (the library would
+  otherwise let a model pad the answer with up to 12 newlines, each a decoding step).
+- ``xgrammar``: the schema compiled to a grammar in C++ (xgrammar's transformers processor);
+  compact JSON (no whitespace between tokens), so the same answer takes fewer steps.
+
+:func:`bound_schema` adds ``maxLength`` / ``minLength`` / ``maxItems`` to a schema for decoding
+only (a small model fills a free string with whole source sentences until ``max_tokens`` runs
+out, or leaves it empty); the answer is still parsed against the unbounded pydantic model.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 from typing import Any
+
+
+def schema_body(schema: dict[str, Any]) -> dict[str, Any]:
+    """The JSON schema itself, unwrapped from ``{"name", "schema"}`` (``answer_schema``)."""
+    return schema.get("schema", schema) if "name" in schema else schema
+
+
+def bound_schema(
+    schema: dict[str, Any],
+    max_chars: int | None = None,
+    max_items: int | None = None,
+    min_chars: int | None = None,
+) -> dict[str, Any]:
+    """A copy of ``schema`` in which every string without ``maxLength`` / ``minLength`` gets
+    ``max_chars`` / ``min_chars`` and every array without ``maxItems`` gets ``max_items``
+    (None: left unbounded)."""
+    body = copy.deepcopy(schema_body(schema))
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == "string" and max_chars:
+                node.setdefault("maxLength", max_chars)
+            if node.get("type") == "string" and min_chars:
+                node.setdefault("minLength", min_chars)
+            if node.get("type") == "array" and max_items:
+                node.setdefault("maxItems", max_items)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(body)
+    return body
 
 
 def tokenizer_data(tokenizer: Any) -> Any:
@@ -32,9 +78,8 @@ def tokenizer_data(tokenizer: Any) -> Any:
     ]
 
     def decode(tokens: list[int]) -> str:
-        return tokenizer.decode(tokens).rstrip(
-            "\ufffd"
-        )  # a partial multi-byte character is not text yet
+        # a partial multi-byte character is not text yet
+        return tokenizer.decode(tokens).rstrip("\ufffd")
 
     return TokenEnforcerTokenizerData(regular, decode, tokenizer.eos_token_id, False, vocab_size)
 
@@ -44,14 +89,34 @@ def json_schema_processor(data: Any, schema: dict[str, Any]) -> Any:
     ``{"name", "schema"}`` wrapper of :func:`implicit_bench.llm.structured.answer_schema`).
 
     One enforcer per ``generate`` call: it keys its states by the whole token sequence, so the
-    rows of a left-padded batch are followed independently."""
+    rows of a left-padded batch are followed independently. When the end of sequence is
+    allowed the document is complete, and only the end of sequence is."""
     from lmformatenforcer import JsonSchemaParser, TokenEnforcer
     from transformers import PrefixConstrainedLogitsProcessor
 
-    body = schema.get("schema", schema) if "name" in schema else schema
-    enforcer = TokenEnforcer(data, JsonSchemaParser(body))
+    enforcer = TokenEnforcer(data, JsonSchemaParser(schema_body(schema)))
+    eos = data.eos_token_id
 
     def allowed(batch_id: int, sequence: Any) -> list[int]:
-        return enforcer.get_allowed_tokens(sequence.tolist()).allowed_tokens
+        tokens = enforcer.get_allowed_tokens(sequence.tolist()).allowed_tokens
+        return [eos] if eos in tokens else tokens
 
     return PrefixConstrainedLogitsProcessor(allowed, num_beams=1)
+
+
+def xgrammar_info(tokenizer: Any, vocab_size: int) -> Any:
+    """xgrammar's table of the vocabulary (``vocab_size``: the model's, padding included)."""
+    import xgrammar
+
+    return xgrammar.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size)
+
+
+def xgrammar_processor(info: Any, schema: dict[str, Any]) -> Any:
+    """xgrammar's logits processor for ``schema``, compact JSON (one per ``generate`` call)."""
+    import xgrammar
+    from xgrammar.contrib.hf import LogitsProcessor
+
+    compiled = xgrammar.GrammarCompiler(info).compile_json_schema(
+        json.dumps(schema_body(schema)), any_whitespace=False
+    )
+    return LogitsProcessor(compiled)
