@@ -49,7 +49,7 @@ from implicit_bench.records import SourcePair  # noqa: E402
 from implicit_bench.sources.stage import load_crows_pairs, load_stereoset  # noqa: E402
 from implicit_bench.triplets import llm_writer  # noqa: E402
 from implicit_bench.triplets.stage import TripletsParams, run_triplets  # noqa: E402
-from implicit_bench.triplets.wellformed import check_table  # noqa: E402
+from implicit_bench.triplets.wellformed import check_table, prompt_faults  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOLLM2 = {
@@ -134,6 +134,42 @@ def wellformed(units: list[Any], llms: dict[str, Any], writer: str, pairs: Any) 
 TRIPLET_TOKENS = 128
 
 
+def prompt_check(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Rows whose three prompts have none of ``wellformed.prompt_faults``'s faults, and the
+    faults counted. (``check_table``'s ``shared_neutral`` is a whole-table check: a neutral
+    used by more than 2% of the units, so it flags every row of a table under 50 rows.)"""
+    faults: dict[str, int] = defaultdict(int)
+    ok = 0
+    for row in rows:
+        found = set()
+        for col in ("prompt_neutral", "prompt_stereotype", "prompt_anti_stereotype"):
+            found.update(prompt_faults(str(row[col])))
+        for fault in found:
+            faults[fault] += 1
+        ok += not found
+    return {
+        "triplets": len(rows),
+        "prompts_well_formed": ok,
+        "faults": dict(sorted(faults.items())),
+    }
+
+
+def summarise(out: dict[str, Any]) -> None:
+    """Add the per-prompt checks to ``out`` (also run on a saved result: --summarise)."""
+    for key in ("template_on_llm_units", "template_on_minimal_pair_units"):
+        if key in out:
+            out[key]["prompt_check"] = prompt_check(out[key]["rows"])
+    if "f3_rows" in out:
+        same = {r["unit_id"] for r in out["f3_rows"]} | {
+            r.get("unit_id") for r in out.get("f3_invalid", [])
+        }
+        template = [
+            r for r in out["template_on_minimal_pair_units"]["rows"] if r["unit_id"] in same
+        ]
+        out["f3"]["prompt_check"] = prompt_check(out["f3_rows"])
+        out["f3"]["template_prompt_check_on_same_units"] = prompt_check(template)
+
+
 def main() -> None:
     global TRIPLET_TOKENS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -149,8 +185,16 @@ def main() -> None:
     ap.add_argument("--max-items", type=int, default=2, help="constraint_max_items (0: none)")
     ap.add_argument("--min-chars", type=int, default=1, help="constraint_min_chars (0: none)")
     ap.add_argument("--cache", type=Path, default=None, help="LLM cache (default: a new file)")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/llm_extractor.json")
+    ap.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks/results/llm_extractor_smollm2.json"
+    )
+    ap.add_argument("--summarise", type=Path, help="only add the prompt checks to this result")
     args = ap.parse_args()
+    if args.summarise:
+        saved = json.loads(args.summarise.read_text())
+        summarise(saved)
+        args.summarise.write_text(json.dumps(saved, indent=1, default=str) + "\n")
+        return
     TRIPLET_TOKENS = args.triplet_max_tokens
 
     import torch
@@ -302,6 +346,7 @@ def main() -> None:
     }
     out["f3_rows"] = result["rows"]
     out["f3_invalid"] = result["invalid"]
+    summarise(out)
     print(json.dumps(out["f3"], default=str)[:600], flush=True)
     save()
 
