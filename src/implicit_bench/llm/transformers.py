@@ -1,9 +1,9 @@
 """Backend ``transformers``: a local causal LM (hub id or local directory, optional GGUF file).
 
-A vision-language model with no causal-LM class (Qwen3-VL) is loaded as an image-text-to-text
-model and asked text only. Greedy decoding (``do_sample=False``), requests batched with left padding, the tokenizer's chat
-template (a plain ``role: content`` fallback when the tokenizer has none). One model load per
-client. Loading a GGUF file (``gguf_file``) needs the ``gguf`` package; transformers
+A vision-language model with no causal-LM class (Qwen3-VL) is loaded as an image-text-to-text model
+and asked text only. Greedy decoding (``do_sample=False``), requests batched with left padding, the
+tokenizer's chat template (a plain ``role: content`` fallback when the tokenizer has none). One
+model load per client. Loading a GGUF file (``gguf_file``) needs the ``gguf`` package; transformers
 de-quantises it to ``dtype``.
 """
 
