@@ -55,6 +55,19 @@ def test_score_pmf_matches_the_sampling_rule():
     assert measure.score_pmf(exact)[0, 4] == 1.0
 
 
+def test_pooled_score_moments_weigh_each_judge_by_its_valid_answers():
+    """Judge A: images with E[score] 1 and 3 (E[score^2] 1 and 9), always valid; judge B: one
+    image, E 2, E2 4, valid half the time. Weight 1 + 1 + 0.5 = 2.5; mean (1 + 3 + 0.5 * 2) /
+    2.5 = 2.0; E2 (1 + 9 + 0.5 * 4) / 2.5 = 4.8; variance 4.8 - 4 = 0.8 (equal weights would
+    give 14 / 3 - 4 = 0.667)."""
+    parts = [
+        (np.array([1.0, 3.0]), np.array([1.0, 9.0]), 1.0),
+        (np.array([2.0]), np.array([4.0]), 0.5),
+    ]
+    mean, var = measure.pooled_score_moments(parts)
+    assert mean == pytest.approx(2.0) and var == pytest.approx(0.8)
+
+
 def test_perceive_many_is_inverse_cdf():
     conf = measure.confusion(JUDGE)
     assert perceive_many(np.array([0, 0, 0]), conf, np.array([0.1, 0.85, 0.95])).tolist() == [

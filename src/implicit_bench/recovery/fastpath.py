@@ -255,15 +255,14 @@ def truths(
     for bt, g in world.truth.groupby("bias_type"):
         moments = {}
         for variant in ("stereotype", "anti_stereotype"):
-            m1, m2 = zip(
-                *(
-                    measure.score_moments(variant_matrix(g, variant), params.judges[j])
-                    for j in rubric_judges
-                ),
-                strict=True,
-            )
-            e1, e2 = np.concatenate(m1).mean(), np.concatenate(m2).mean()
-            moments[variant] = (e1, e2 - e1**2)
+            parts = [
+                (
+                    *measure.score_moments(variant_matrix(g, variant), params.judges[j]),
+                    1 - params.judges[j].invalid,
+                )
+                for j in rubric_judges
+            ]
+            moments[variant] = measure.pooled_score_moments(parts)
         (ms, vs), (ma, va) = moments["stereotype"], moments["anti_stereotype"]
         out[f"hedges_g [{bt}]"] = float((ms - ma) / np.sqrt((vs + va) / 2))
     allrows = world.judgements[world.judgements["task"] == "blind"]

@@ -165,20 +165,19 @@ def strength_group_truth(stored_neutral: pd.DataFrame, valid: float, n_seeds: in
 
 
 def hedges_truth(rt: RowTruth, rows: pd.DataFrame, judge_models: dict[str, str]) -> float | None:
-    """Population standardised difference of rubric scores, stereotype vs anti images."""
+    """Population standardised difference of rubric scores, stereotype vs anti images; the
+    judges' scores pooled with weights of their valid-answer probability, as the estimator
+    pools their valid answers (docs/world.md)."""
     moments = {}
     for variant in ("stereotype", "anti_stereotype"):
         sub = rows[rows["variant"] == variant]
         if sub.empty:
             return None
-        m1, m2 = [], []
+        parts = []
         for judge, g in sub.groupby("judge"):
             spec = rt.judge(judge_models[str(judge)])
-            a, b = measure.score_moments(rt.probs(g), spec)
-            m1.append(a)
-            m2.append(b)
-        e1, e2 = np.concatenate(m1).mean(), np.concatenate(m2).mean()
-        moments[variant] = (e1, e2 - e1**2)
+            parts.append((*measure.score_moments(rt.probs(g), spec), 1 - spec.invalid))
+        moments[variant] = measure.pooled_score_moments(parts)
     (ms, vs), (ma, va) = moments["stereotype"], moments["anti_stereotype"]
     sd = np.sqrt((vs + va) / 2)
     return float((ms - ma) / sd) if sd > 0 else None

@@ -83,6 +83,19 @@ def score_moments(probs: np.ndarray, spec: SimJudgeWorld) -> tuple[np.ndarray, n
     return pmf @ j, pmf @ (j**2)
 
 
+def pooled_score_moments(
+    parts: list[tuple[np.ndarray, np.ndarray, float]],
+) -> tuple[float, float]:
+    """Mean and variance of rubric scores pooled over judges: ``parts`` holds each judge's
+    per-image first and second moments and the probability that its answer is valid. A judge's
+    images weigh by that probability, as the estimator pools valid answers only (a judge with
+    more invalid answers contributes fewer scores)."""
+    weight = sum(w * len(m1) for m1, _, w in parts)
+    e1 = sum(w * float(np.sum(m1)) for m1, _, w in parts) / weight
+    e2 = sum(w * float(np.sum(m2)) for _, m2, w in parts) / weight
+    return e1, e2 - e1**2
+
+
 def aligned(off_prompt: np.ndarray, spec: SimJudgeWorld) -> np.ndarray:
     """P(the alignment answer is true): the subject is drawn and read
     right, or missing and misread."""
