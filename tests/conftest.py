@@ -46,3 +46,14 @@ def copy_repo(src: Path, dst: Path) -> None:
         if (src / name).is_file():
             (dst / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src / name, dst / name)
+
+
+@pytest.fixture(scope="session")
+def dvc_base(tmp_path_factory) -> Path:
+    """The session's one DVC workspace: the repository committed with `dvc repro triplets` run
+    (tests/dvc_workspace.py); tests copy it with ``dvc_workspace.copy_workspace``."""
+    from tests.dvc_workspace import build_base, dvc_available
+
+    if not dvc_available():
+        pytest.skip("dvc not installed")
+    return build_base(REPO_ROOT, tmp_path_factory.mktemp("dvc-base") / "repo")

@@ -1,6 +1,7 @@
 """DVC experiments you can trust, end to end in a copy of the repository (docs/experiments.md).
 
-One small baseline (`dvc repro` of the whole pipeline on a few units) is built once per module;
+One small baseline (`dvc repro` of the whole pipeline on a few units, in a copy of the
+session's DVC workspace: tests/dvc_workspace.py) is built once per module;
 each test then runs `dvc exp run -S ...` on it and checks that outputs follow the plan:
 judgements, CLIP rows and indexes hold exactly the planned items, going back to a larger plan
 reuses every stored image and cached answer, metrics diffs show the change, and nothing
@@ -23,6 +24,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO_ROOT, copy_repo
+from tests.dvc_workspace import copy_workspace
 
 pytestmark = pytest.mark.slow
 
@@ -114,16 +116,16 @@ def _dvc_available() -> bool:
 
 
 @pytest.fixture(scope="module")
-def ws(tmp_path_factory) -> Workspace:
+def ws(dvc_base, tmp_path_factory) -> Workspace:
+    """A copy of the session's DVC workspace (tests/dvc_workspace.py: the repository with
+    sources, kg and triplets reproduced), shrunk by ``_small_params``, then `dvc repro`."""
     if not _dvc_available():
         pytest.skip("dvc not installed")
-    root = tmp_path_factory.mktemp("exp") / "repo"
-    copy_repo(REPO_ROOT, root)
+    root = copy_workspace(dvc_base, tmp_path_factory.mktemp("exp") / "repo")
     _small_params(root / "params.yaml")
     w = Workspace(root)
-    w.run("git", "init", "-q")
     w.run("git", "add", "-A")
-    w.run("git", "commit", "-qm", "copy")
+    w.run("git", "commit", "-qm", "small params")
     w.run("dvc", "repro")
     w.run("git", "add", "-A")
     w.run("git", "commit", "-qm", "baseline", "--allow-empty")

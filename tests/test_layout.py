@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SCAFFOLDING = ("synthetic_tables", "synthetic_project", "chromium")
+SCAFFOLDING = ("synthetic_tables", "synthetic_project", "chromium", "dvc_workspace")
 
 
 def _imports(path: Path) -> set[str]:

@@ -4,11 +4,6 @@ Table 18 prompt statistics, and an end-to-end `dvc repro triplets` in a copy of 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -22,7 +17,6 @@ from implicit_bench.triplets.stage import TRIPLET_COLUMNS, TripletsParams, run_t
 from implicit_bench.triplets.subset import SubsetParams, stratified_subset
 from implicit_bench.triplets.template import TemplateWriterParams, write_one
 from tests.chat_server import ChatServer, completion
-from tests.conftest import copy_repo
 
 
 def unit(
@@ -333,33 +327,17 @@ def test_llm_writer_prompt_answers_and_invalid_counted(tmp_path):
 
 
 @pytest.mark.slow
-def test_end_to_end_dvc_repro_triplets(repo_root, tmp_path):
-    if (
-        shutil.which("dvc", path=str(Path(sys.executable).parent)) is None
-        and shutil.which("dvc") is None
-    ):
-        pytest.skip("dvc not installed")
-    repo = tmp_path / "repo"
-    copy_repo(repo_root, repo)
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(repo / "src"),
-        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-        "OMP_NUM_THREADS": "1",
-    }
+def test_end_to_end_dvc_repro_triplets(dvc_base, tmp_path):
+    """In a copy of the session's DVC workspace (tests/dvc_workspace.py), where `dvc repro
+    triplets` already ran on the shipped params: the outputs, a no-op second repro and an
+    experiment's metrics diff."""
+    from tests.dvc_workspace import copy_workspace, run_in
+
+    repo = copy_workspace(dvc_base, tmp_path / "repo")
 
     def run(*cmd: str) -> str:
-        done = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
-        assert done.returncode == 0, f"{' '.join(cmd)}\n{done.stdout}\n{done.stderr}"
-        return done.stdout
+        return run_in(repo, *cmd)
 
-    run("git", "init", "-q")
-    run("git", "add", "-A")
-    run("git", "commit", "-qm", "copy")
     run("dvc", "repro", "triplets")
     units = pd.read_parquet(repo / "data/interim/units.parquet")
     triplets = pd.read_parquet(repo / "data/interim/triplets.parquet")
