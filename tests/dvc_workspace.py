@@ -51,7 +51,9 @@ def run_in(root: Path, *cmd: str) -> str:
     """Run ``cmd`` in ``root`` and return its stdout; a failure shows the command and the tail
     of its output."""
     done = subprocess.run(cmd, cwd=root, env=workspace_env(root), capture_output=True, text=True)
-    assert done.returncode == 0, f"{' '.join(cmd)}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    assert done.returncode == 0, (
+        f"{' '.join(cmd)}: exit {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    )
     return done.stdout
 
 

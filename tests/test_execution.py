@@ -63,6 +63,7 @@ def ray_local():
     dirs = [REPO_ROOT, REPO_ROOT / "src", REPO_ROOT / "tests"]
     path = os.pathsep.join([*map(str, dirs), os.environ.get("PYTHONPATH", "")])
     ray.init(
+        address="local",  # a new local instance, never a cluster another test (worker) started
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
