@@ -131,3 +131,41 @@ def test_fuzz_params_yaml(tmp_path, text):
     else:
         assert isinstance(data, dict)
     assert time.perf_counter() - t0 < 2.0
+
+
+def test_plain_scalars_read_as_dvc_reads_them(tmp_path):
+    """`1:1` (an aspect ratio DVC's writer leaves unquoted) is a string, as in YAML 1.2 and
+    DVC's ruamel reader, not the YAML 1.1 base-60 integer 61; other numbers are unchanged."""
+    from implicit_bench.yamlsafe import load_yaml
+
+    got = load_yaml("a: 1:1\nb: 190:20:30\nc: 12\nd: 0.5\ne: 1.0e+3\nf: .inf\ng: 0x1f\nh: 1_000\n")
+    assert got["a"] == "1:1" and got["b"] == "190:20:30"
+    assert (got["c"], got["d"], got["e"], got["g"], got["h"]) == (12, 0.5, 1000.0, 31, 1000)
+    assert got["f"] == float("inf")
+
+
+def test_profile_switch_keeps_the_aspect_ratio_a_string(tmp_path):
+    """`implicit-bench profile tiny` (DVC's writer drops the quotes of "1:1") and the params
+    loader: every generators entry validates (the render stage validates them all)."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    shutil.copy(root / "params.yaml", tmp_path / "params.yaml")
+    shutil.copytree(root / "profiles", tmp_path / "profiles")
+    done = subprocess.run(
+        [sys.executable, "-m", "implicit_bench.cli", "profile", "tiny"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    from implicit_bench.params import load_params, section
+    from implicit_bench.render.stage import RenderParams
+
+    params = load_params(tmp_path / "params.yaml")
+    assert params["generators"]["nano_banana_2"]["aspect_ratio"] == "1:1"
+    # validates every generators entry, as the render stage does
+    section(params, "render", RenderParams, "params.yaml", attach={"generators": "configs"})

@@ -1,9 +1,15 @@
 """The one YAML reader: safe tags only, duplicate keys an error (as DVC treats them), and a
 bound on the size of the document once aliases are expanded (an anchor bomb is refused
-before anything walks it). ``docs/errors.md`` lists the bound."""
+before anything walks it). ``docs/errors.md`` lists the bound.
+
+Plain scalars resolve as DVC's reader (ruamel.yaml, YAML 1.2) resolves them where YAML 1.1
+differs in a way that matters here: ``1:1`` is the string "1:1", not the base-60 integer 61.
+DVC's ``-S`` writer (and so ``implicit-bench profile``) drops the quotes of ``"1:1"``, which
+YAML 1.2 does not need."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -44,6 +50,26 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
                     )
                 seen[key] = key_node.start_mark.line
         return super().construct_mapping(node, deep=deep)
+
+
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_YAML12_INT = re.compile(  # YAML 1.1's forms without the base-60 one
+    r"""^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$""",
+    re.X,
+)
+_YAML12_FLOAT = re.compile(
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+StrictLoader.yaml_implicit_resolvers = {
+    first: [
+        (tag, _YAML12_INT if tag == _INT else _YAML12_FLOAT if tag == _FLOAT else regexp)
+        for tag, regexp in resolvers
+    ]
+    for first, resolvers in _Base.yaml_implicit_resolvers.items()
+}
 
 
 def _check_size(root: yaml.Node) -> None:
