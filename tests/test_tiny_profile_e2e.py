@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from implicit_bench.yamlsafe import load_yaml
 from tests.conftest import copy_repo
 
 KEEP_CONFIGS = (
@@ -68,7 +69,8 @@ def run_tiny_profile(
 
     run("git", "init", "-q")
     run(sys.executable, "-m", "implicit_bench.cli", "profile", "tiny")
-    params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
+    # read as DVC and the stages read it (YAML 1.2: `aspect_ratio: 1:1` stays a string)
+    params = load_yaml((repo / "params.yaml").read_text(encoding="utf-8"))
     assert params["base"]["profile"] == "tiny"
     params["subset"]["max_units"] = 3
     params["debias"]["configs"] = {
