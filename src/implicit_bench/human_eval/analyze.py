@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,17 +39,47 @@ R_LEVEL = 0.95  # Fisher-z interval of the human-judge Pearson r
 SCREEN_RULES = ("loo_mean", "mean_pairwise", "none")
 
 
-def load_manifests(paths: list[str | Path]) -> dict[str, dict[str, Any]]:
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """One bundle manifest; a missing file or one that is not a JSON object names the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, None, None, "manifest not found")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(path, None, None, f"not a JSON manifest ({exc})") from None
+    if not isinstance(data, dict):
+        raise InputError(path, None, None, "not a bundle manifest (expected a JSON object)")
+    return data
+
+
+def manifests_by_id(
+    paths: list[str | Path],
+    required: tuple[str, ...],
+    missing: str,
+    check: Callable[[str | Path, dict[str, Any]], None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Bundle manifests by bundle id: each read by :func:`read_manifest`, checked (``check``),
+    holding the ``required`` keys (else ``missing`` names the key), no bundle id twice."""
     manifests: dict[str, dict[str, Any]] = {}
     for path in paths:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        for key in ("bundle_id", "cases", "sampling"):
+        data = read_manifest(path)
+        if check is not None:
+            check(path, data)
+        for key in required:
             if key not in data:
-                raise InputError(path, None, key, "not a rating-bundle manifest")
+                raise InputError(path, None, key, missing)
         if data["bundle_id"] in manifests:
             raise InputError(path, None, "bundle_id", f"bundle {data['bundle_id']} given twice")
         manifests[data["bundle_id"]] = data
     return manifests
+
+
+def load_manifests(paths: list[str | Path]) -> dict[str, dict[str, Any]]:
+    """Rating-bundle manifests by bundle id."""
+    return manifests_by_id(
+        paths, ("bundle_id", "cases", "sampling"), "not a rating-bundle manifest"
+    )
 
 
 def read_answers(

@@ -22,7 +22,11 @@ import pandas as pd
 
 from implicit_bench.errors import InputError
 from implicit_bench.hashing import derive_seed
-from implicit_bench.human_eval.analyze import _read_answer_csv
+from implicit_bench.human_eval.analyze import (  # noqa: F401 - read_manifest re-exported
+    _read_answer_csv,
+    manifests_by_id,
+    read_manifest,
+)
 from implicit_bench.human_eval.blind_bundle import KEY, KIND
 from implicit_bench.human_eval.blind_form import BLIND_ANSWER_COLUMNS, CHOICES
 from implicit_bench.human_eval.rater_agreement import rater_agreement
@@ -35,34 +39,16 @@ def is_calibration(manifest: dict[str, Any]) -> bool:
     return manifest.get("kind") == KIND
 
 
-def read_manifest(path: str | Path) -> dict[str, Any]:
-    """One bundle manifest; a missing file or one that is not a JSON object names the file."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, None, None, "manifest not found")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(path, None, None, f"not a JSON manifest ({exc})") from None
-    if not isinstance(data, dict):
-        raise InputError(path, None, None, "not a bundle manifest (expected a JSON object)")
-    return data
-
-
 def load_calibration_manifests(paths: list[str | Path]) -> dict[str, dict[str, Any]]:
     """Calibration-bundle manifests by bundle id (a rating bundle's manifest is an error)."""
-    manifests: dict[str, dict[str, Any]] = {}
-    for path in paths:
-        data = read_manifest(path)
+
+    def check(path: str | Path, data: dict[str, Any]) -> None:
         if not is_calibration(data):
             raise InputError(path, None, "kind", "not a calibration-bundle manifest")
-        for key in ("bundle_id", "items", "sheet"):
-            if key not in data:
-                raise InputError(path, None, key, "missing (not a calibration-bundle manifest)")
-        if data["bundle_id"] in manifests:
-            raise InputError(path, None, "bundle_id", f"bundle {data['bundle_id']} given twice")
-        manifests[data["bundle_id"]] = data
-    return manifests
+
+    return manifests_by_id(
+        paths, ("bundle_id", "items", "sheet"), "missing (not a calibration-bundle manifest)", check
+    )
 
 
 def read_blind_answers(
