@@ -10,6 +10,7 @@ import time
 import pandas as pd
 import pytest
 
+from implicit_bench.errors import InputError
 from implicit_bench.human_eval.analyze import human_eval_report, load_manifests, read_answers
 from implicit_bench.human_eval.bundle import HumanEvalParams, export_bundle
 from tests.chromium import Chromium, require_chromium
@@ -136,3 +137,19 @@ def test_form_round_trip_in_chromium(project, tmp_path):
     )
     assert report["n_ratings"] == len(cases) * 3 - 1
     assert set(report["human_vs_judge"]) == {"judge-a", "judge-b"}
+
+
+def test_export_replaces_only_its_own_bundle_folder(project, tmp_path):
+    """A second export into the same folder swaps the bundle in whole; a folder holding files
+    the export does not write is refused (one line naming them), and nothing in it changes."""
+    out = tmp_path / "b"
+    first = export_bundle(_params(project, sample_size=6, seed=3), out)
+    second = export_bundle(_params(project, sample_size=6, seed=4), out)
+    assert first["bundle_id"] != second["bundle_id"]
+    assert sorted(p.name for p in out.iterdir()) == ["README.txt", "form.html", "manifest.json"]
+    assert json.loads((out / "manifest.json").read_text())["bundle_id"] == second["bundle_id"]
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(InputError, match="notes.txt"):
+        export_bundle(_params(project, sample_size=6, seed=5), out)
+    assert (out / "notes.txt").read_text() == "mine"
+    assert json.loads((out / "manifest.json").read_text())["bundle_id"] == second["bundle_id"]

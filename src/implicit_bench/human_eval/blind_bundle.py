@@ -25,8 +25,12 @@ from implicit_bench.human_eval.blind_form import (
     question_parts,
     render_blind_form,
 )
-from implicit_bench.human_eval.bundle import HumanEvalParams, _data_uri, _open_stores
-from implicit_bench.io import atomic_write_text, write_json
+from implicit_bench.human_eval.bundle import (
+    HumanEvalParams,
+    _data_uri,
+    _open_stores,
+    write_bundle,
+)
 from implicit_bench.judge_tasks import load_task, task_fields
 from implicit_bench.prompt_fields import unit_fields
 from implicit_bench.schema import ORDERS
@@ -123,7 +127,6 @@ def export_calibration_bundle(
         for it in items
     ]
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     manifest = {
         "bundle_id": bundle_id,
         "kind": KIND,
@@ -135,10 +138,10 @@ def export_calibration_bundle(
         "answer_columns": list(BLIND_ANSWER_COLUMNS),
         "items": items,
     }
-    write_json(out / "manifest.json", manifest)
-    atomic_write_text(out / "form.html", render_blind_form(bundle_id, form_items))
-    atomic_write_text(
-        out / "README.txt",
+    write_bundle(
+        out,
+        manifest,
+        render_blind_form(bundle_id, form_items),
         f"Calibration bundle {bundle_id}: {len(items)} images of {sheet_path}.\n"
         "Send form.html to each rater (it works offline in any browser; answers are saved in\n"
         "the browser as they go). Each rater downloads their answers as a CSV at the end.\n"

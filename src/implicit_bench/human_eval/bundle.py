@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -18,6 +19,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
+from implicit_bench.dirswap import check_owned, staged_dir
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.hashing import derive_seed, stable_hash
 from implicit_bench.human_eval.form import (
@@ -28,7 +30,7 @@ from implicit_bench.human_eval.form import (
     render_form,
 )
 from implicit_bench.images import ImageStore, published_stores, read_index
-from implicit_bench.io import atomic_write_text, read_table, write_json
+from implicit_bench.io import read_table, write_json
 from implicit_bench.params import NonNegInt, PositiveInt, Seed, StrictModel
 from implicit_bench.schema import VARIANTS
 from implicit_bench.tables import (
@@ -301,7 +303,6 @@ def export_bundle(
         for c in cases
     ]
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     manifest = {
         "bundle_id": bundle_id,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -312,10 +313,10 @@ def export_bundle(
         "answer_columns": list(ANSWER_COLUMNS),
         "cases": cases,
     }
-    write_json(out / "manifest.json", manifest)
-    atomic_write_text(out / "form.html", render_form(bundle_id, form_cases))
-    atomic_write_text(
-        out / "README.txt",
+    write_bundle(
+        out,
+        manifest,
+        render_form(bundle_id, form_cases),
         f"Rating bundle {bundle_id}: {len(cases)} cases.\n"
         "Send form.html to each rater (it works offline in any browser; answers are saved in the\n"
         "browser as they go). Each rater downloads their answers as "
@@ -324,3 +325,16 @@ def export_bundle(
         "Import: implicit-bench human-eval import --manifest manifest.json ANSWERS.csv ...\n",
     )
     return {"bundle_id": bundle_id, "n_cases": len(cases), "out": str(out), **record}
+
+
+BUNDLE_FILES = ("manifest.json", "form.html", "README.txt")
+
+
+def write_bundle(out: Path, manifest: dict[str, Any], form_html: str, readme: str) -> None:
+    """A bundle folder's three files, swapped in at once (a killed export leaves the previous
+    bundle or none); a folder holding other files is refused, not emptied."""
+    check_owned(out, [re.escape(name) for name in BUNDLE_FILES], "human-eval export")
+    with staged_dir(out) as tmp:
+        write_json(tmp / "manifest.json", manifest)
+        (tmp / "form.html").write_text(form_html, encoding="utf-8")
+        (tmp / "README.txt").write_text(readme, encoding="utf-8")
