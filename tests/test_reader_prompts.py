@@ -121,6 +121,21 @@ def test_neutral_prompts_are_unit_specific():
     assert check_table(shared)["faults"]["shared_neutral"] == 60  # one neutral for all: flagged
 
 
+def test_spelling_correction_picks_what_the_library_would():
+    """``spelling_correction`` is pyspellchecker's ``correction`` made fast: the same candidate
+    set (the library's own distance-1 and distance-2 search, run here as the reference), the
+    most frequent of them, ties to the first alphabetically (worked out: "lebron" has two
+    distance-1 candidates of the floor frequency 50, "hebron" and "lebrun")."""
+    speller = lexicon._speller()
+    for word in ("recieve", "intollerant", "brillant", "ethnicities", "xqzvkwj"):
+        candidates = speller.candidates(word)  # the library's search (about 3 s at distance 2)
+        expected = max(sorted(candidates), key=speller.__getitem__) if candidates else None
+        assert lexicon.spelling_correction(speller, word) == expected, word
+    assert speller["hebron"] == speller["lebrun"] == 50
+    assert lexicon.spelling_correction(speller, "lebron") == "hebron"
+    assert lexicon.spelling_correction(speller, "receive") == "receive"  # known: itself
+
+
 def test_spelling_corrections_use_the_library_and_the_reviewed_exceptions():
     assert (
         lexicon.correct_text("intollerant and brillant")[0] == "intolerant and brilliant"

@@ -232,6 +232,7 @@ def parts_of_speech(word: str) -> frozenset[str]:
     return frozenset(getAllLemmas(word)) | frozenset(getAllLemmas(word.lower()))
 
 
+@cache
 def singular(word: str) -> str:
     """``criminals`` -> ``criminal`` (lemminflect's noun lemma; the word itself otherwise)."""
     from lemminflect import getAllLemmas
@@ -297,10 +298,56 @@ def correct_word(word: str) -> str:
 
         close = difflib.get_close_matches(low, [*demonyms(), *countries()], n=1, cutoff=0.85)
         return _case_like(close[0], word) if close else word
-    fix = speller.correction(low)
+    fix = spelling_correction(speller, low)
     if not fix or fix == low:
         return word
     return _case_like(fix, word)
+
+
+def spelling_correction(speller, word: str) -> str | None:  # noqa: ANN001 - a SpellChecker
+    """``speller.correction(word)`` (pyspellchecker at distance 2): the most frequent dictionary
+    word at the smallest edit distance (0, then 1, then 2; deletes, inserts, replacements and
+    adjacent transpositions, i.e. Damerau-Levenshtein), ties going to the first in alphabetical
+    order (the library's pick among equals follows set iteration order, which varies with the
+    process's string hashing). Distances come from ``rapidfuzz`` over the dictionary words of
+    about the right length; the library generates every string two edits away instead (about
+    3 s a word, against milliseconds here)."""
+    from rapidfuzz import process
+    from rapidfuzz.distance import DamerauLevenshtein
+
+    word = word if speller._case_sensitive else word.lower()
+    should_check = speller._check_if_should_check
+    if word in speller.word_frequency.dictionary or not should_check(word):
+        return word
+    near = [
+        w
+        for n in range(len(word) - speller.distance, len(word) + speller.distance + 1)
+        for w in _dictionary_by_length(speller).get(n, ())
+    ]
+    found = process.extract(
+        word,
+        near,
+        scorer=DamerauLevenshtein.distance,
+        score_cutoff=speller.distance,
+        limit=None,
+    )
+    found = [(w, d) for w, d, _ in found if should_check(w)]
+    if not found:
+        return None
+    closest = min(d for _, d in found)
+    candidates = sorted(w for w, d in found if d == closest)
+    plain = speller._remove_diacritics(word)
+    same_letters = [c for c in candidates if speller._remove_diacritics(c) == plain]
+    return max(same_letters or candidates, key=speller.__getitem__)
+
+
+@cache
+def _dictionary_by_length(speller) -> dict[int, list[str]]:  # noqa: ANN001 - a SpellChecker
+    """The speller's dictionary words, grouped by length."""
+    by_length: dict[int, list[str]] = {}
+    for w in speller.word_frequency.dictionary:
+        by_length.setdefault(len(w), []).append(w)
+    return by_length
 
 
 def _case_like(fix: str, word: str) -> str:
