@@ -23,7 +23,7 @@ repro: setup
 
 test: setup
 	# two pytest-xdist workers, each test file on one of them (docs/testing.md)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q -n 2 --dist loadfile
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 lint: setup
 	$(BIN)/ruff check src stages tests benchmarks scripts

@@ -50,10 +50,34 @@ def copy_repo(src: Path, dst: Path) -> None:
 
 @pytest.fixture(scope="session")
 def dvc_base(tmp_path_factory) -> Path:
-    """The session's one DVC workspace: the repository committed with `dvc repro triplets` run
-    (tests/dvc_workspace.py); tests copy it with ``dvc_workspace.copy_workspace``."""
-    from tests.dvc_workspace import build_base, dvc_available
+    """The run's one DVC workspace: the repository committed with `dvc repro triplets` run
+    (tests/dvc_workspace.py), built once even on several xdist workers; tests copy it with
+    ``dvc_workspace.copy_workspace``."""
+    from tests.dvc_workspace import build_base, dvc_available, shared_build
 
     if not dvc_available():
         pytest.skip("dvc not installed")
-    return build_base(REPO_ROOT, tmp_path_factory.mktemp("dvc-base") / "repo")
+    return shared_build(tmp_path_factory, "dvc-base", lambda root: build_base(REPO_ROOT, root))
+
+
+# The test files that take minutes, in the order pytest-xdist should start them (`make test`:
+# `--dist loadfile --no-loadscope-reorder`, docs/testing.md): the first two start at once on the
+# two workers, each worker queues one more file (the third and fourth), and the longest of
+# the rest come next so that no long file is left for the end. Other files keep their order.
+RUN_FIRST = (
+    "test_dvc_experiments.py",
+    "test_tiny_profile_e2e.py",
+    "test_llm_constrained.py",
+    "test_dvc_experiment_subsets.py",  # after the tiny profile: the small baseline is built by then
+    "test_triplets.py",
+    "test_ray_stages.py",
+    "test_llm.py",
+    "test_judge_stage.py",
+    "test_dvc_deps.py",
+    "test_execution.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(RUN_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(RUN_FIRST)))

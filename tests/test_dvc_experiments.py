@@ -1,35 +1,29 @@
 """DVC experiments you can trust, end to end in a copy of the repository (docs/experiments.md).
 
-One small baseline (`dvc repro` of the whole pipeline on a few units, in a copy of the
-session's DVC workspace: tests/dvc_workspace.py) is built once per module;
-each test then runs `dvc exp run -S ...` on it and checks that outputs follow the plan:
-judgements, CLIP rows and indexes hold exactly the planned items, going back to a larger plan
-reuses every stored image and cached answer, metrics diffs show the change, and nothing
-tracked depends on the clock or on cache state. The tests are written against params.yaml
-(whatever profile it holds): they read its configuration names and seeds and shrink only the
-sizes (`subset.max_units`, `debias.subset`, the debiasing configurations).
+One small baseline (`dvc repro` of the whole pipeline on a few units, in a copy of the run's
+DVC workspace: tests/dvc_workspace.py) is built once per test run, shared by the workers;
+each module takes its own copy. The tests run `dvc exp run -S ...` on it and check that
+outputs follow the plan: judgements, CLIP rows and indexes hold exactly the planned items,
+going back to a larger plan reuses every stored image and cached answer, metrics diffs show
+the change, and nothing tracked depends on the clock or on cache state. They are written
+against params.yaml (whatever profile it holds): they read its configuration names and seeds
+and shrink only the sizes (`subset.max_units`, `debias.subset`, the debiasing configurations).
+This module: run state, the plan command, seeds (render and debiasing) and queued
+experiments; tests/test_dvc_experiment_subsets.py: subsets, configurations, fresh clones.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
-import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import REPO_ROOT, copy_repo
-from tests.dvc_workspace import copy_workspace
+from tests.dvc_workspace import DEBIAS_UNITS, N_UNITS, Workspace, first_config, small_workspace
 
 pytestmark = pytest.mark.slow
 
-N_UNITS = 4  # subset.max_units of the baseline
-DEBIAS_UNITS = 2  # debias.subset.max_units of the baseline
 RUN_STATE = {
     "seconds",
     "images_per_s",
@@ -43,99 +37,10 @@ RUN_STATE = {
 }
 
 
-class Workspace:
-    """A copy of the repository with small params, git and DVC at hand."""
-
-    def __init__(self, root: Path):
-        self.root = root
-        bindir = Path(sys.executable).parent
-        self.env = {
-            **os.environ,
-            "PYTHONPATH": str(root / "src"),
-            "PATH": f"{bindir}:{os.environ['PATH']}",
-            "GIT_AUTHOR_NAME": "t",
-            "GIT_AUTHOR_EMAIL": "t@t",
-            "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@t",
-            "OMP_NUM_THREADS": "1",
-            "IMPLICIT_BENCH_RUN_LOG": "",
-        }
-        self.env.pop("IMPLICIT_BENCH_CACHE_DIR", None)  # the copy's own cache: <root>/cache
-
-    def run(self, *cmd: str) -> str:
-        done = subprocess.run(cmd, cwd=self.root, env=self.env, capture_output=True, text=True)
-        assert done.returncode == 0, (
-            f"{' '.join(cmd)}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
-        )
-        return done.stdout + done.stderr
-
-    def params(self) -> dict:
-        return yaml.safe_load((self.root / "params.yaml").read_text(encoding="utf-8"))
-
-    def json(self, path: str) -> dict:
-        return json.loads((self.root / path).read_text(encoding="utf-8"))
-
-    def table(self, path: str) -> pd.DataFrame:
-        return pd.read_parquet(self.root / path)
-
-    def last_run(self, stage: str) -> dict | None:
-        path = self.root / "logs/runs.jsonl"
-        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-        found = [json.loads(line) for line in lines if json.loads(line).get("stage") == stage]
-        return found[-1] if found else None
-
-    def lock_md5(self) -> dict[str, str]:
-        """out path -> md5 of every stage in dvc.lock."""
-        lock = yaml.safe_load((self.root / "dvc.lock").read_text(encoding="utf-8"))
-        return {
-            o["path"]: o.get("md5") for st in lock["stages"].values() for o in st.get("outs", [])
-        }
-
-    def exp(self, targets: list[str], *sets: str) -> str:
-        args = [a for s in sets for a in ("-S", s)]
-        return self.run("dvc", "exp", "run", *targets, *args)
-
-
-def _small_params(path: Path) -> dict:
-    """Shrink the sizes of params.yaml in place; keep its models, seeds and configurations."""
-    params = yaml.safe_load(path.read_text(encoding="utf-8"))
-    params["subset"]["max_units"] = N_UNITS
-    debias = params["debias"]
-    debias["subset"]["max_units"] = DEBIAS_UNITS
-    keep = debias["scoring"]["unmodified"]
-    debias["configs"] = {keep: debias["configs"][keep]}
-    path.write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    return params
-
-
-def _dvc_available() -> bool:
-    return (
-        shutil.which("dvc", path=str(Path(sys.executable).parent)) is not None
-        or shutil.which("dvc") is not None
-    )
-
-
 @pytest.fixture(scope="module")
 def ws(dvc_base, tmp_path_factory) -> Workspace:
-    """A copy of the session's DVC workspace (tests/dvc_workspace.py: the repository with
-    sources, kg and triplets reproduced), shrunk by ``_small_params``, then `dvc repro`."""
-    if not _dvc_available():
-        pytest.skip("dvc not installed")
-    root = copy_workspace(dvc_base, tmp_path_factory.mktemp("exp") / "repo")
-    _small_params(root / "params.yaml")
-    w = Workspace(root)
-    w.run("git", "add", "-A")
-    w.run("git", "commit", "-qm", "small params")
-    w.run("dvc", "repro")
-    w.run("git", "add", "-A")
-    w.run("git", "commit", "-qm", "baseline", "--allow-empty")
-    w.baseline = w.lock_md5()  # type: ignore[attr-defined]
-    return w
-
-
-def _first_config(params: dict) -> str:
-    render = params["render"]
-    return (render.get("run") or list(params["generators"]))[0]
+    """A private copy of the run's small baseline (tests/dvc_workspace.py, ``build_small``)."""
+    return small_workspace(tmp_path_factory, dvc_base, "exp")
 
 
 def _run_state_keys(node, path="") -> list[str]:
@@ -168,7 +73,7 @@ def test_second_repro_runs_nothing_and_tracked_outputs_hold_no_run_state(ws):
 
 def test_plan_command_sizes_the_run(ws):
     params = ws.params()
-    config = _first_config(params)
+    config = first_config(params)
     out = json.loads(ws.run("implicit-bench", "plan", "--json"))
     assert out["units"] == N_UNITS and out["units_from"] == "data/interim/units.parquet"
     render = next(s for s in out["stages"] if s["stage"] == f"render {config}")
@@ -215,7 +120,7 @@ def _seeds_params(ws: Workspace, seeds: list[int]) -> str:
 def test_seeds_experiment_follows_the_plan_and_going_back_reuses_everything(ws):
     seeds = ws.params()["render"]["seeds"]
     assert len(seeds) >= 2
-    config = _first_config(ws.params())
+    config = first_config(ws.params())
     fewer = seeds[:-1]
     ws.exp(["summary"], f"render.seeds={json.dumps(fewer)}")
     judgements = ws.table("data/judgements/judgements.parquet")
@@ -272,64 +177,6 @@ def test_debias_seeds_down_and_up(ws):
             assert now[path] == ws.baseline[path], path
 
 
-def test_subset_down_and_up(ws):
-    config = _first_config(ws.params())
-    ws.exp(["judge", "clip"], f"subset.max_units={N_UNITS - 2}")
-    units = set(ws.table("data/interim/units.parquet")["unit_id"].astype(str))
-    assert len(units) == N_UNITS - 2
-    for path in (
-        f"data/images/{config}/index.parquet",
-        "data/judgements/judgements.parquet",
-        "data/judgements/clip.parquet",
-    ):
-        assert set(ws.table(path)["unit_id"].astype(str)) == units, path
-    ws.exp(["judge", "clip"], f"subset.max_units={N_UNITS}")
-    render = ws.last_run("render")
-    run = next(v for k, v in render.items() if k.endswith(".run"))
-    # an image depends on its own unit only, so going back renders nothing (a generator whose
-    # settings hash covers every planned unit, e.g. a world fingerprint over all units, fails here)
-    assert run["written"] == {}, run
-    assert ws.last_run("judge")["model_calls"] == 0
-    now = ws.lock_md5()
-    for path in ("data/judgements/judgements.parquet", "data/judgements/clip.parquet"):
-        assert now[path] == ws.baseline[path], path
-
-
-def test_removing_a_render_configuration_removes_it_downstream(ws):
-    params = ws.params()
-    first = _first_config(params)
-    block = params["generators"][first]
-    extra = f"{first}_copy"
-    flow = "{" + ", ".join(f"{k}: {json.dumps(v)}" for k, v in block.items()) + "}"
-    ws.exp(["judge", "clip"], f"+generators.{extra}={flow}", f"render.run=[{first},{extra}]")
-    assert extra in set(ws.table("data/judgements/judgements.parquet")["config"])
-    ws.exp(["judge", "clip"], f"render.run=[{first}]")
-    for path in ("data/judgements/judgements.parquet", "data/judgements/clip.parquet"):
-        assert set(ws.table(path)["config"]) == {first}, path
-    assert not (ws.root / f"data/images/{extra}/index.parquet").exists()
-    assert (ws.root / f"data/images/{extra}/journal.jsonl").exists()  # kept for reuse
-
-
-def test_two_fresh_clones_give_the_same_hashes(ws, tmp_path):
-    """A second fresh copy reproduces the baseline's outputs byte for byte, retrieval included."""
-    other = Workspace(tmp_path / "clone")
-    copy_repo(REPO_ROOT, other.root)
-    _small_params(other.root / "params.yaml")
-    (other.root / "dvc.lock").unlink(missing_ok=True)  # only the stages this clone runs
-    other.run("git", "init", "-q")
-    other.run("git", "add", "-A")
-    other.run("git", "commit", "-qm", "copy")
-    other.run("dvc", "repro", "retrieve", "render")
-    theirs = other.lock_md5()
-    assert {"data/processed/retrieval.parquet", "data/images"} <= set(theirs)
-    differ = {
-        p: (h, ws.baseline.get(p))
-        for p, h in theirs.items()
-        if p in ws.baseline and ws.baseline[p] != h
-    }
-    assert not differ, differ
-
-
 def _queue_done(ws: Workspace, names: list[str], timeout_s: float = 1200) -> None:
     import time
 
@@ -340,7 +187,7 @@ def _queue_done(ws: Workspace, names: list[str], timeout_s: float = 1200) -> Non
         if rows and all("Success" in r or "Failed" in r for r in rows) and len(rows) >= len(names):
             assert all("Success" in r for r in rows), status
             return
-        time.sleep(5)
+        time.sleep(2)
     raise AssertionError(f"queue not done in {timeout_s} s:\n{ws.run('dvc', 'queue', 'status')}")
 
 
@@ -351,26 +198,21 @@ def test_queued_experiments_share_the_repository_cache_and_two_workers_keep_it_c
 
     seeds = ws.params()["render"]["seeds"]
     names = ["q-fewer", "q-first"]
-    ws.run(
-        "dvc",
-        "exp",
-        "run",
-        "--queue",
-        "--name",
-        names[0],
-        "-S",
-        f"render.seeds={json.dumps(seeds[:-1])}",
-    )
-    ws.run(
-        "dvc",
-        "exp",
-        "run",
-        "--queue",
-        "--name",
-        names[1],
-        "-S",
-        f"render.seeds={json.dumps(seeds[:1])}",
-    )
+    # targets judge and clip: the stages with model caches that a seeds change re-runs (the
+    # stages after them call no model)
+    for name, fewer in zip(names, (seeds[:-1], seeds[:1]), strict=True):
+        ws.run(
+            "dvc",
+            "exp",
+            "run",
+            "--queue",
+            "--name",
+            name,
+            "judge",
+            "clip",
+            "-S",
+            f"render.seeds={json.dumps(fewer)}",
+        )
     judge_cache = ws.root / "cache/judge.sqlite"
     before = sqlite3.connect(judge_cache).execute("SELECT COUNT(*) FROM entries").fetchone()[0]
     ws.run("dvc", "queue", "start", "-j", "2")
