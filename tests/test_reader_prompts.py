@@ -134,6 +134,9 @@ def test_spelling_correction_picks_what_the_library_would():
     assert speller["hebron"] == speller["lebrun"] == 50
     assert lexicon.spelling_correction(speller, "lebron") == "hebron"
     assert lexicon.spelling_correction(speller, "receive") == "receive"  # known: itself
+    # the library's preference for the candidate that differs only by accents, kept
+    assert lexicon.spelling_correction(speller, "cliches") == speller.correction("cliches")
+    assert lexicon.spelling_correction(speller, "cliches") == "clichés"
 
 
 def test_spelling_corrections_use_the_library_and_the_reviewed_exceptions():

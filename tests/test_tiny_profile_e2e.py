@@ -8,9 +8,6 @@ units and five of the twelve debiasing configurations (one of each kind) so it t
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +17,7 @@ import yaml
 
 from implicit_bench.yamlsafe import load_yaml
 from tests.conftest import copy_repo
+from tests.dvc_workspace import dvc_available, run_in
 
 KEEP_CONFIGS = (
     "unmodified",
@@ -40,32 +38,13 @@ def run_tiny_profile(
 ) -> Path:
     """Copy the repo, apply the tiny profile (+ ``overrides``: dotted key -> value), reduce it,
     ``dvc repro`` everything and check the outputs; returns the copy."""
-    if (
-        shutil.which("dvc", path=str(Path(sys.executable).parent)) is None
-        and shutil.which("dvc") is None
-    ):
+    if not dvc_available():
         pytest.skip("dvc not installed")
     repo = tmp_path / "repo"
     copy_repo(repo_root, repo)
-    bin_dir = Path(sys.executable).parent
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(repo / "src"),
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-        "OMP_NUM_THREADS": "1",
-        "TOKENIZERS_PARALLELISM": "false",
-    }
 
     def run(*cmd: str) -> str:
-        done = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
-        assert done.returncode == 0, (
-            f"{' '.join(cmd)}\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}"
-        )
-        return done.stdout
+        return run_in(repo, *cmd)
 
     run("git", "init", "-q")
     run(sys.executable, "-m", "implicit_bench.cli", "profile", "tiny")
