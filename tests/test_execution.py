@@ -8,7 +8,7 @@ import os
 import pandas as pd
 import pytest
 
-from implicit_bench.execution import ExecutorConfig, WorkItem, run_items
+from implicit_bench.execution import ExecutorConfig, WorkItem, ray_address, run_items
 from implicit_bench.images import ImageStore
 from implicit_bench.render.stage import RenderParams, render_all
 from tests.conftest import REPO_ROOT
@@ -100,3 +100,17 @@ def test_ray_local_mode_matches_in_process(ray_local, tiny_generator_dir, tmp_pa
     pd.testing.assert_frame_equal(a, b)
     sa, sb = ImageStore(tmp_path / "local" / "tiny"), ImageStore(tmp_path / "ray" / "tiny")
     assert all(sa.read_bytes(h) == sb.read_bytes(h) for h in a["sha256"])
+
+
+def test_an_unset_ray_address_starts_a_local_ray_unless_ray_address_names_one(monkeypatch):
+    """executor.address null: RAY_ADDRESS when set (a `ray job submit` driver), else "local"
+    (a new Ray), never Ray's default of joining the last cluster started on the machine."""
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert ray_address(None) == "local"
+    assert ray_address("auto") == "auto"
+    assert ray_address("ray://head:10001") == "ray://head:10001"
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    assert ray_address(None) == "10.0.0.1:6379"
+    assert ray_address("auto") == "auto"
+    monkeypatch.setenv("RAY_ADDRESS", "")
+    assert ray_address(None) == "local"

@@ -25,6 +25,7 @@ outcome still reaches ``on_outcome`` in the driver as soon as it is known.
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from collections import deque
@@ -40,7 +41,9 @@ class ExecutorConfig(StrictModel):
     """How work items are dispatched (params: ``render.executor``, ``judge.executor``)."""
 
     kind: Literal["local", "ray"] = "local"
-    address: str | None = None  # Ray cluster address ("auto", "ray://head:10001"); None: local Ray
+    # Ray cluster address ("auto", "ray://head:10001"); None: the one RAY_ADDRESS names if set,
+    # else a new local Ray (never a cluster that merely runs on the machine: docs/gpu.md)
+    address: str | None = None
     workers: PositiveInt = 1  # Ray actors (each loads the model once)
     num_gpus: NonNegFloat = 0  # per actor
     num_cpus: NonNegFloat = 1  # per actor
@@ -198,6 +201,15 @@ def _ray_actor_class(ray: Any) -> Any:
     return ray.remote(_Actor)
 
 
+def ray_address(address: str | None) -> str:
+    """What ``ray.init`` is given for ``executor.address``: the address itself; when it is
+    unset, the cluster ``RAY_ADDRESS`` names (a `ray job submit` driver, a user's choice), else
+    ``"local"``, a new local Ray. Ray's own default would join whatever cluster was started
+    last on the machine (``/tmp/ray/ray_current_cluster``), e.g. another user's or another
+    test's, and lose its actors when that cluster stops."""
+    return address or os.environ.get("RAY_ADDRESS") or "local"
+
+
 def _run_ray(
     items: Sequence[WorkItem],
     make_worker: Callable[[], Worker],
@@ -209,9 +221,11 @@ def _run_ray(
 
     started_here = False
     if not ray.is_initialized():
-        init_kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True}
-        if config.address:
-            init_kwargs["address"] = config.address
+        init_kwargs: dict[str, Any] = {
+            "include_dashboard": False,
+            "log_to_driver": True,
+            "address": ray_address(config.address),
+        }
         if config.runtime_env:
             init_kwargs["runtime_env"] = config.runtime_env
         ray.init(**init_kwargs)
