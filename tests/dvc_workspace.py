@@ -60,14 +60,19 @@ def workspace_env(root: Path) -> dict[str, str]:
     return env
 
 
-def run_in(root: Path, *cmd: str) -> str:
-    """Run ``cmd`` in ``root`` and return its stdout; a failure shows the command and the tail
-    of its output."""
+def checked_run(root: Path, cmd: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd`` in ``root`` (``workspace_env``); a failure shows the command, its exit status
+    and the tail of its output."""
     done = subprocess.run(cmd, cwd=root, env=workspace_env(root), capture_output=True, text=True)
     assert done.returncode == 0, (
         f"{' '.join(cmd)}: exit {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     )
-    return done.stdout
+    return done
+
+
+def run_in(root: Path, *cmd: str) -> str:
+    """Run ``cmd`` in ``root`` and return its stdout (``checked_run``)."""
+    return checked_run(root, cmd).stdout
 
 
 def build_base(repo_root: Path, root: Path) -> Path:
@@ -153,10 +158,8 @@ class Workspace:
         self.baseline = self.lock_md5()
 
     def run(self, *cmd: str) -> str:
-        done = subprocess.run(cmd, cwd=self.root, env=self.env, capture_output=True, text=True)
-        assert done.returncode == 0, (
-            f"{' '.join(cmd)}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
-        )
+        """Run ``cmd`` in the workspace; its stdout and stderr together."""
+        done = checked_run(self.root, cmd)
         return done.stdout + done.stderr
 
     def params(self) -> dict:
