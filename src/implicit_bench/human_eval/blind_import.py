@@ -77,9 +77,20 @@ def read_blind_answers(
             item = items.get((bundle, item_id))
             if item is None:
                 raise InputError(path, i, "item", f"no item {item_id!r} in bundle {bundle}")
-            if row["unit_id"].strip() and row["unit_id"].strip() != item["unit_id"]:
+            # The unit id ties the row to the bundle it was exported from: a row relabelled
+            # with another bundle's id would otherwise map through that bundle's option orders.
+            unit = row["unit_id"].strip()
+            if not unit:
                 raise InputError(
-                    path, i, "unit_id", f"{row['unit_id']!r} does not match the manifest"
+                    path, i, "unit_id", "empty unit id (answers must come from the form's CSV)"
+                )
+            if unit != str(item["unit_id"]):
+                raise InputError(
+                    path,
+                    i,
+                    "unit_id",
+                    f"{row['unit_id']!r} is not item {item_id}'s unit in bundle {bundle} "
+                    "(answers of another bundle?)",
                 )
             if not rater:
                 raise InputError(path, i, "rater", "empty rater name")
