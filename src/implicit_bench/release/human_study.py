@@ -18,6 +18,7 @@ rater identity), as the authors' ``scripts/analyze_human_eval.py`` does.
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 from typing import Any
@@ -64,6 +65,30 @@ def responses_file(release: Any, folder: str) -> str:
             release.where(folder), None, None, f"expected one '(Responses)' CSV, found {len(names)}"
         )
     return f"{folder}/{names[0]}"
+
+
+def _form_rows(data: bytes, where: str) -> pd.DataFrame:
+    """The Google Form export as strings, header row first; a row with more or fewer cells
+    than the header (a truncated export would read as unanswered items) names the file and row
+    (the 1-based submission; 0 is the header)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(where, None, None, f"not UTF-8 text (byte {exc.start})") from None
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise InputError(where, None, None, f"not a valid CSV file: {exc}") from None
+    rows = [r for r in rows if r]  # blank lines
+    if not rows:
+        raise InputError(where, None, None, "empty Google Form export")
+    width = len(rows[0])
+    for slot, row in enumerate(rows[1:], start=1):
+        if len(row) != width:
+            raise InputError(
+                where, slot, None, f"{len(row)} cells but the header has {width} columns"
+            )
+    return pd.DataFrame(rows, dtype=str)
 
 
 def read_round(
@@ -117,10 +142,7 @@ def read_round(
 
     rel_r = responses_file(release, folder)
     where_r = release.where(rel_r)
-    data = release.read_bytes(rel_r)
-    resp = pd.read_csv(
-        io.BytesIO(data), header=None, dtype=str, keep_default_na=False, encoding="utf-8-sig"
-    )
+    resp = _form_rows(release.read_bytes(rel_r), where_r)
     header = [h.strip() for h in resp.iloc[0]]
     if header[0] != "Timestamp":
         raise InputError(
