@@ -10,11 +10,13 @@ cannot tell a refusal from a failure: docs/import.md).
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 import json
 import shlex
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -126,8 +128,18 @@ class Release:
 
     def read_bytes(self, rel: str) -> bytes:
         if self._zip is not None:
-            with self._zip.open(self._prefix + rel) as fh:
-                data = fh.read(MAX_FILE_BYTES + 1)  # a header that understates the size stops here
+            try:
+                with self._zip.open(self._prefix + rel) as fh:
+                    data = fh.read(MAX_FILE_BYTES + 1)  # an understated size stops here
+            except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
+                # a bad CRC, corrupt deflate data, a truncated member, an unknown method
+                raise InputError(
+                    self.where(rel),
+                    None,
+                    None,
+                    f"corrupt zip member ({type(exc).__name__}: {' '.join(str(exc).split())}); "
+                    "download the release again",
+                ) from None
         else:
             path = self._path(rel)
             if path.stat().st_size > MAX_FILE_BYTES:
@@ -175,6 +187,16 @@ class Release:
             )
         try:
             frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+        except pd.errors.ParserError as exc:
+            ragged = _ragged_row(data)
+            if ragged is None:
+                raise InputError(
+                    self.where(rel), None, None, f"not a readable CSV ({_one_line(exc)})"
+                ) from None
+            row, cells, width = ragged
+            raise InputError(
+                self.where(rel), row, None, f"{cells} cells but the header has {width} columns"
+            ) from None
         except (
             ValueError
         ) as exc:  # not UTF-8, empty, unbalanced quotes (pandas' errors are ValueErrors)
@@ -182,7 +204,7 @@ class Release:
                 self.where(rel),
                 None,
                 None,
-                f"not a readable CSV ({type(exc).__name__}: {str(exc)[:120]})",
+                f"not a readable CSV ({type(exc).__name__}: {_one_line(exc)[:120]})",
             ) from None
         missing = [c for c in required if c not in frame.columns]
         if missing:
@@ -190,6 +212,24 @@ class Release:
                 self.where(rel), None, missing[0], f"missing column(s) {', '.join(missing)}"
             )
         return frame
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _ragged_row(data: bytes) -> tuple[int, int, int] | None:
+    """(1-based data row, its cells, the header's columns) of the first row with more cells
+    than the header, or None."""
+    try:
+        rows = csv.reader(io.StringIO(data.decode("utf-8-sig"), newline=""))
+        width = len(next(rows))
+        for row_no, row in enumerate(rows, start=1):
+            if len(row) > width:
+                return row_no, len(row), width
+    except (UnicodeDecodeError, csv.Error, StopIteration):
+        return None
+    return None
 
 
 def _release_root(prefixes: list[str], where: str) -> str:
