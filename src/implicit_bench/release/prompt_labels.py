@@ -52,6 +52,9 @@ LABELS = {
     "anti_stereotype": "anti_stereotype",
 }
 VARIANTS = ("neutral", "stereotype", "anti_stereotype")
+# ``{model}_correct`` of the matching file as the release writes it (pandas writes a column
+# with blanks as floats, and a bool column as True / False)
+CORRECT = ("", "0", "1", "0.0", "1.0", "true", "false")
 LEVEL = 0.95
 
 
@@ -72,6 +75,20 @@ def read_labels(release: Any, protocol: str) -> pd.DataFrame:
             "id",
             f"duplicate id {frame['id'][dup].iloc[0]!r}",
         )
+    if protocol == "matching":  # the authors' per-unit verdict: 0 / 1 (blank: no labels)
+        for model in MODELS:
+            col = f"{model}_correct"
+            if col not in frame.columns:
+                continue
+            raw = frame[col].str.strip().str.lower()
+            bad = ~raw.isin(CORRECT)
+            if bad.any():
+                raise InputError(
+                    where,
+                    int(np.flatnonzero(bad.to_numpy())[0]) + 1,
+                    col,
+                    f"{frame[col][bad].iloc[0]!r} is not 0 / 1 (or blank)",
+                )
     rows = []
     for model, per in cols.items():
         for variant, col in per.items():
