@@ -20,6 +20,7 @@ from implicit_bench.errors import InputError
 from implicit_bench.estimate import estimate_json
 from implicit_bench.human_eval.bundle import HumanEvalParams
 from implicit_bench.human_eval.form import ANSWER_COLUMNS, KG_ANSWERS
+from implicit_bench.human_eval.manifest_schema import check_rating_manifest
 from implicit_bench.human_eval.stats import (
     krippendorff_alpha,
     loo_correlations,
@@ -58,9 +59,11 @@ def manifests_by_id(
     required: tuple[str, ...],
     missing: str,
     check: Callable[[str | Path, dict[str, Any]], None] | None = None,
+    validate: Callable[[str | Path, dict[str, Any]], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Bundle manifests by bundle id: each read by :func:`read_manifest`, checked (``check``),
-    holding the ``required`` keys (else ``missing`` names the key), no bundle id twice."""
+    holding the ``required`` keys (else ``missing`` names the key), of a valid structure
+    (``validate``, :mod:`implicit_bench.human_eval.manifest_schema`), no bundle id twice."""
     manifests: dict[str, dict[str, Any]] = {}
     for path in paths:
         data = read_manifest(path)
@@ -69,6 +72,8 @@ def manifests_by_id(
         for key in required:
             if key not in data:
                 raise InputError(path, None, key, missing)
+        if validate is not None:
+            validate(path, data)
         if data["bundle_id"] in manifests:
             raise InputError(path, None, "bundle_id", f"bundle {data['bundle_id']} given twice")
         manifests[data["bundle_id"]] = data
@@ -78,7 +83,10 @@ def manifests_by_id(
 def load_manifests(paths: list[str | Path]) -> dict[str, dict[str, Any]]:
     """Rating-bundle manifests by bundle id."""
     return manifests_by_id(
-        paths, ("bundle_id", "cases", "sampling"), "not a rating-bundle manifest"
+        paths,
+        ("bundle_id", "cases", "sampling"),
+        "not a rating-bundle manifest",
+        validate=check_rating_manifest,
     )
 
 

@@ -29,6 +29,7 @@ from implicit_bench.human_eval.analyze import (  # noqa: F401 - read_manifest re
 )
 from implicit_bench.human_eval.blind_bundle import KEY, KIND
 from implicit_bench.human_eval.blind_form import BLIND_ANSWER_COLUMNS, CHOICES
+from implicit_bench.human_eval.manifest_schema import check_calibration_manifest
 from implicit_bench.human_eval.rater_agreement import rater_agreement
 from implicit_bench.tables import CALIBRATION
 
@@ -47,7 +48,11 @@ def load_calibration_manifests(paths: list[str | Path]) -> dict[str, dict[str, A
             raise InputError(path, None, "kind", "not a calibration-bundle manifest")
 
     return manifests_by_id(
-        paths, ("bundle_id", "items", "sheet"), "missing (not a calibration-bundle manifest)", check
+        paths,
+        ("bundle_id", "items", "sheet"),
+        "missing (not a calibration-bundle manifest)",
+        check,
+        check_calibration_manifest,
     )
 
 
