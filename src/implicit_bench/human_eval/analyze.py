@@ -6,6 +6,7 @@ round and averaged over rounds; human-judge agreement uses every kept rating.
 
 from __future__ import annotations
 
+import csv
 import glob
 import json
 import math
@@ -220,7 +221,21 @@ def _read_answer_csv(path: str | Path) -> pd.DataFrame:
         ) from None
     if frame.empty:
         raise InputError(path, None, None, "answers file has a header but no answers")
+    _check_row_widths(path)
     return frame
+
+
+def _check_row_widths(path: Path) -> None:
+    """A row with fewer cells than the header (a truncated export) would read as unanswered
+    items: name the file and row (pandas already refuses longer rows)."""
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        rows = (r for r in csv.reader(fh) if r)  # pandas skips blank lines too
+        width = len(next(rows, []))
+        for i, row in enumerate(rows, start=1):
+            if len(row) != width:
+                raise InputError(
+                    path, i, None, f"{len(row)} cells but the header has {width} columns"
+                )
 
 
 def _matrix(ratings: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
