@@ -221,3 +221,33 @@ def test_fuzzed_calibration_manifests_import_or_fail_with_input_error(tmp_path, 
 
         outcomes.add(_one_line_or_ok(run))
     assert "error" in outcomes
+
+
+@pytest.mark.parametrize(
+    ("mutation", "field"),
+    [
+        (lambda m: _set(m, ["kind"], ["calibration"]), "field"),
+        (lambda m: _set(m, ["items", 0, "order"], "ss"), "field 'items[0].order'"),
+    ],
+)
+def test_cli_import_of_a_tampered_manifest_is_one_line(tmp_path, mutation, field):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    manifest = _write(tmp_path, mutation(calibration_manifest()))
+    answers = _blind_answers(tmp_path / "k.csv")
+    proc = subprocess.run(
+        [sys.executable, "-m", "implicit_bench.cli", "human-eval", "import"]
+        + ["--manifest", str(manifest), str(answers)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode != 0
+    err = proc.stderr.strip()
+    assert "manifest.json" in err and field in err and "Traceback" not in err, err
+    assert len(err.splitlines()) == 1, err
