@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
 from implicit_bench.httpretry import HttpParams, send
+from implicit_bench.jsonparse import loads_strict
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
 from implicit_bench.redact import redact
 
@@ -125,7 +126,7 @@ class GeminiImagesGenerator:
 def parse_answer(response: Any) -> RenderResult:
     """A ``generateContent`` answer -> ok (PNG), refused (with its reason) or failed (broken)."""
     try:
-        payload = response.json()
+        payload = loads_strict(response.content)
     except ValueError:
         return RenderResult(
             "failed", None, redact(f"unreadable JSON answer: {response.text[:200]!r}")

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
 from implicit_bench.httpretry import HttpParams, send
+from implicit_bench.jsonparse import loads_strict
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
 from implicit_bench.redact import redact
 
@@ -128,7 +129,7 @@ class OpenAIImagesGenerator:
         from PIL import Image, UnidentifiedImageError
 
         try:
-            payload = response.json()
+            payload = loads_strict(response.content)
         except ValueError:
             return RenderResult(
                 "failed", None, redact(f"unreadable JSON answer: {response.text[:200]!r}")
@@ -170,7 +171,7 @@ class OpenAIImagesGenerator:
 
 def _error_reason(response: Any) -> str:
     try:
-        error = response.json().get("error", {})
+        error = loads_strict(response.content).get("error", {})
     except ValueError:
         return response.text[:300] or "no body"
     if isinstance(error, dict):
