@@ -22,9 +22,10 @@ from tests.render_fixtures import units_frame
 KEY = "sk-test-not-a-real-key-7f3a"
 
 
+# the size the generator asks (size: 1024x1024): an answer of another size is a failed item
 def _image(color, fmt="PNG", mode="RGB") -> str:
     buf = io.BytesIO()
-    Image.new(mode, (16, 16), color).save(buf, format=fmt)
+    Image.new(mode, (1024, 1024), color).save(buf, format=fmt)
     return base64.b64encode(buf.getvalue()).decode()
 
 
@@ -147,7 +148,7 @@ def test_refusals_failures_and_retries_through_render(
         and index.loc[("u3", "neutral"), "attempts"] == 1
     )
     nurse = index.loc[("u0", "neutral")]
-    assert (nurse["width"], nurse["height"]) == (16, 16)
+    assert (nurse["width"], nurse["height"]) == (1024, 1024)
 
     # request shape: model, prompt, n, size, quality; no seed unless send_seed
     body = _Handler.calls[0]

@@ -15,7 +15,10 @@
   chunk with a bounded output, so a gzip bomb stops at the bound) fails the request at once,
   without a retry; only ``gzip, deflate`` are accepted;
 - with a :class:`implicit_bench.throttle.Throttle` every attempt waits for an in-flight slot
-  and the rpm / tpm quotas, and reports its status back (429 / ``Retry-After``: AIMD decrease).
+  and the rpm / tpm quotas, and reports its status back (429 / ``Retry-After``: AIMD decrease,
+  a pause of at most ``backoff_max_s``); a quota wait that would pass the deadline fails the
+  request at once, unsent. A ``Retry-After`` is read as at most ``MAX_RETRY_AFTER_S`` (a day),
+  so every wait is finite, >= 0 and bounded by ``backoff_max_s`` and the deadline.
 
 It returns a :class:`CallResult`: the last response and, unless it is a 2xx, why the call
 failed, with secrets redacted (``redact.redact``). It never raises for HTTP or transport
@@ -40,11 +43,12 @@ import httpx
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt, StrictModel
 from implicit_bench.redact import redact, register_secret_env
-from implicit_bench.throttle import Throttle
+from implicit_bench.throttle import Throttle, WaitTooLong
 
 _sleep = time.sleep  # module level, so tests can record the waits
 RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 _DROP_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
+MAX_RETRY_AFTER_S = 86_400.0  # a longer Retry-After (10**9 s, year 9999) counts as one day
 
 
 @dataclass(frozen=True)
@@ -163,24 +167,27 @@ def retry_after_s(value: str | None, now: datetime | None = None) -> float | Non
     except ValueError:
         try:
             when = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
+        except (TypeError, ValueError, IndexError, OverflowError):
             return None
         if when is None:
             return None
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
-        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+        try:
+            seconds = (when - (now or datetime.now(UTC))).total_seconds()
+        except OverflowError:  # a date at the edge of datetime's range
+            return None
         seconds = max(seconds, 0.0)
     if not math.isfinite(seconds) or seconds < 0:
         return None
-    return seconds
+    return min(seconds, MAX_RETRY_AFTER_S)
 
 
 def backoff_delay(policy: RetryPolicy, attempt: int, response: httpx.Response | None) -> float:
     """Wait before attempt ``attempt + 1``: Retry-After or exponential back-off, capped."""
     after = retry_after_s(response.headers.get("Retry-After")) if response is not None else None
-    wait = after if after is not None else policy.backoff_s * 2 ** (attempt - 1)
-    return min(wait, policy.backoff_max_s)
+    wait = after if after is not None else policy.backoff_s * 2.0 ** min(attempt - 1, 64)
+    return max(0.0, min(wait, policy.backoff_max_s))
 
 
 def describe(response: httpx.Response) -> str:
@@ -309,17 +316,25 @@ def send(
             if throttle is None:
                 response = _attempt(client, method, url, deadline, policy, clock, **kwargs)
             else:
-                with throttle.slot(tokens, pause=attempt == 1) as sent_at:
+                max_wait = deadline - clock()
+                with throttle.slot(tokens, pause=attempt == 1, max_wait=max_wait) as sent_at:
                     try:
                         response = _attempt(client, method, url, deadline, policy, clock, **kwargs)
                     finally:
+                        after = (
+                            None
+                            if response is None
+                            else retry_after_s(response.headers.get("Retry-After"))
+                        )
                         throttle.on_answer(
                             sent_at,
                             None if response is None else response.status_code,
-                            None
-                            if response is None
-                            else retry_after_s(response.headers.get("Retry-After")),
+                            None if after is None else min(after, policy.backoff_max_s),
                         )
+        except WaitTooLong as exc:
+            return CallResult(
+                None, attempt, redact(f"deadline of {policy.deadline_s:g} s: {exc} (not sent)")
+            )
         except DeadlineExceeded as exc:
             return CallResult(
                 None, attempt, redact(f"deadline exceeded after {attempt} attempt(s): {exc}")

@@ -40,6 +40,29 @@ class ParsedAnswer:
 MAX_ANSWER_CHARS = 1_000_000  # longer answers are invalid unparsed (docs/errors.md)
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object names one key twice (``{"score": 0, "score": 5}``): ambiguous, invalid."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(f"duplicate key {key[:40]!r}")
+        out[key] = value
+    return out
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """``json.loads`` of a model's or an API's answer, with an object naming a key twice an
+    error (json would keep the last value) and nesting too deep a ValueError (not a
+    RecursionError). Every answer body and answer text is read through it."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_pairs)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
 def _first_object(text: str) -> str | None:
     """The first balanced ``{...}`` in one pass (linear: 40,000 ``{`` took 52.6 s when every
     ``{`` started a scan of its own): braces inside strings are skipped; when the first ``{``
@@ -124,14 +147,14 @@ def parse_json_answer(raw: str | None, model: type[BaseModel] | None = None) -> 
     last_error = "no JSON object found"
     for mode, candidate in _candidates(raw):
         try:
-            value = json.loads(candidate)
+            value = loads_strict(candidate)
         except json.JSONDecodeError as exc:
             last_error = f"not JSON: {exc.msg}"
             continue
-        except RecursionError:  # thousands of nested brackets
-            last_error = "not JSON: nested too deeply"
+        except DuplicateKeyError as exc:
+            last_error = f"ambiguous JSON: {exc}"
             continue
-        except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        except ValueError as exc:  # nested too deeply, or an integer of more than 4300 digits
             last_error = f"not JSON: {str(exc)[:80]}"
             continue
         if model is not None:

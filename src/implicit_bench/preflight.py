@@ -21,8 +21,10 @@ transport) and runs the endpoint checks in parallel, so an endpoint that does no
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +32,7 @@ from typing import Any
 
 import httpx
 
+from implicit_bench.httpretry import DeadlineExceeded, ResponseTooLarge, read_bounded
 from implicit_bench.registry import is_http_block
 
 DEFAULT_BASE_URL = {"gemini": "https://generativelanguage.googleapis.com/v1beta"}
@@ -131,6 +134,10 @@ def _endpoint(block: dict[str, Any]) -> tuple[str, str | None]:
     return base, env
 
 
+MAX_LISTING_BYTES = 8 << 20  # a model listing larger than this is not one (an endless body)
+MAX_LISTING_READ_S = 60.0  # per read; the whole listing is bounded by ``timeout`` in all
+
+
 def _listing(
     base: str, backend: str, key: str | None, timeout: float
 ) -> tuple[int | None, list[str] | str]:
@@ -140,19 +147,33 @@ def _listing(
         headers = (
             {"x-goog-api-key": key} if backend == "gemini" else {"Authorization": f"Bearer {key}"}
         )
+    deadline = time.monotonic() + timeout
+
+    def check() -> None:
+        if time.monotonic() > deadline:
+            raise DeadlineExceeded
+
     try:
-        response = httpx.get(f"{base}/models", headers=headers, timeout=timeout)
-    except httpx.TimeoutException:
+        with httpx.stream(
+            "GET", f"{base}/models", headers=headers, timeout=min(timeout, MAX_LISTING_READ_S)
+        ) as streamed:
+            status = streamed.status_code
+            if status != 200:
+                return status, f"answered HTTP {status} to GET /models"
+            body = read_bounded(
+                streamed.iter_bytes(), "", MAX_LISTING_BYTES, check
+            )  # iter_bytes: httpx has decoded any gzip, still in chunks
+    except (httpx.TimeoutException, DeadlineExceeded):
         return None, f"did not answer within {timeout:g} s"
+    except ResponseTooLarge:
+        return 200, f"answered GET /models with more than {MAX_LISTING_BYTES} bytes"
     except httpx.HTTPError as exc:
         return None, f"cannot be reached ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})"
-    if response.status_code != 200:
-        return response.status_code, f"answered HTTP {response.status_code} to GET /models"
     try:
-        payload = response.json()
+        payload = json.loads(body)
         rows = payload.get("data") if "data" in payload else payload.get("models", [])
         ids = [str(r.get("id") or r.get("name") or "") for r in rows]
-    except (ValueError, AttributeError, TypeError):
+    except (ValueError, AttributeError, TypeError, RecursionError):
         return 200, "answered GET /models with something that is not a model list"
     return 200, [i.removeprefix("models/") for i in ids]
 

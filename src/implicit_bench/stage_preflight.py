@@ -16,6 +16,7 @@ an endpoint has to answer (default 5). None of these changes an output, so none 
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from typing import Any
 import click
 
 from implicit_bench.clierrors import FriendlyCommand
+from implicit_bench.errors import ConfigError
 
 #: the stages that call models (script stems), in pipeline order
 MODEL_STAGES = (
@@ -43,6 +45,7 @@ SKIP_ENV = "IMPLICIT_BENCH_NO_PREFLIGHT"
 TIMEOUT_ENV = "IMPLICIT_BENCH_PREFLIGHT_TIMEOUT"
 PARAMS_KEY = "base.preflight"
 DEFAULT_TIMEOUT = 5.0
+MAX_TIMEOUT = 600.0
 
 
 def stage_of(callback: Callable[..., Any] | None) -> str:
@@ -79,6 +82,24 @@ def _env_true(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
 
 
+def env_timeout() -> float:
+    """The preflight's seconds from ``IMPLICIT_BENCH_PREFLIGHT_TIMEOUT`` (default 5): a number
+    in (0, 600], else a one-line ConfigError naming the variable."""
+    raw = (os.environ.get(TIMEOUT_ENV) or "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (0 < value <= MAX_TIMEOUT):
+        raise ConfigError(
+            f"environment variable {TIMEOUT_ENV}={raw[:40]!r}: not a number of seconds "
+            f"in (0, {MAX_TIMEOUT:g}]"
+        )
+    return value
+
+
 def run(stage: str, ctx: click.Context) -> None:
     """The preflight of ``stage`` unless skipped: one line per problem on stderr, then exit 1."""
     if ctx.meta.get("implicit_bench.no_preflight") or _env_true(SKIP_ENV):
@@ -93,7 +114,7 @@ def run(stage: str, ctx: click.Context) -> None:
         return
     from implicit_bench.preflight import preflight_stage
 
-    timeout = float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT)
+    timeout = env_timeout()
     problems = preflight_stage(stage, params, timeout)
     for line in problems:
         click.echo(f"{stage}: preflight: {line}", err=True)

@@ -35,6 +35,10 @@ HEADROOM = (
 )
 
 
+class WaitTooLong(Exception):
+    """A quota or Retry-After wait longer than the time the request has left (its deadline)."""
+
+
 class TokenBucket:
     """``rate`` tokens per second, at most ``capacity`` banked; ``take(n)`` waits for them."""
 
@@ -52,6 +56,10 @@ class TokenBucket:
         self.stamp = now
         self.tokens -= n
         return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
+
+    def refund(self, n: float) -> None:
+        """Give back a reservation that was not used (the request was not sent)."""
+        self.tokens = min(self.capacity, self.tokens + n)
 
 
 class Throttle:
@@ -86,29 +94,40 @@ class Throttle:
         self.decreases = 0
 
     @contextmanager
-    def slot(self, tokens: float = 0.0, pause: bool = True) -> Any:
+    def slot(self, tokens: float = 0.0, pause: bool = True, max_wait: float = math.inf) -> Any:
         """Hold one in-flight slot (waiting for the window and the quotas); yields the send time.
-        ``pause``: also wait out a ``Retry-After`` pause (a retry has already waited its own)."""
+        ``pause``: also wait out a ``Retry-After`` pause (a retry has already waited its own).
+        ``max_wait``: the time the request has left; a longer quota / pause wait raises
+        :class:`WaitTooLong` at once (the reservation given back), never a sleep past it."""
         with self._cond:
             while self.in_flight >= max(1, math.floor(self.window)):
                 self._cond.wait()
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
-            self._wait_quota(tokens, pause)
+            self._wait_quota(tokens, pause, max_wait)
             yield self.clock()
         finally:
             with self._cond:
                 self.in_flight -= 1
                 self._cond.notify_all()
 
-    def _wait_quota(self, tokens: float, pause: bool) -> None:
+    def _wait_quota(self, tokens: float, pause: bool, max_wait: float = math.inf) -> None:
         with self._lock:
             wait = max(self.pause_until - self.clock(), 0.0) if pause else 0.0
             if self.requests is not None:
                 wait = max(wait, self.requests.reserve(1.0))
             if self.tokens is not None and tokens > 0:
                 wait = max(wait, self.tokens.reserve(tokens))
+            if wait > max_wait:
+                if self.requests is not None:
+                    self.requests.refund(1.0)
+                if self.tokens is not None and tokens > 0:
+                    self.tokens.refund(tokens)
+                raise WaitTooLong(
+                    f"the rate quota / Retry-After pause asks for a {wait:.3g} s wait, "
+                    f"more than the {max(max_wait, 0.0):.3g} s left"
+                )
         if wait > 0:
             self.sleep(wait)
 

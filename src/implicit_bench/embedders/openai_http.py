@@ -16,6 +16,7 @@ import numpy as np
 from implicit_bench.embedders.base import EmbedderConfig
 from implicit_bench.errors import ConfigError
 from implicit_bench.httpretry import send
+from implicit_bench.jsonparse import loads_strict
 from implicit_bench.redact import redact, register_secret_env
 from implicit_bench.throttle import estimate_tokens
 
@@ -59,7 +60,8 @@ class OpenAIEmbedder:
         if not result.ok:
             raise RuntimeError(f"{self.config.base_url}/embeddings failed: {result.error}")
         try:
-            data = sorted(result.response.json()["data"], key=lambda item: item["index"])
+            rows = loads_strict(result.response.content)["data"]
+            data = sorted(rows, key=lambda item: item["index"])
             vectors = np.asarray([item["embedding"] for item in data], dtype=np.float32)
         except (ValueError, KeyError, TypeError) as exc:
             raise RuntimeError(

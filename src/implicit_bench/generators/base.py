@@ -76,6 +76,38 @@ class Generator(Protocol):
     def close(self) -> None: ...
 
 
+MAX_ANSWER_PIXELS = 50_000_000  # an API answer image larger than this is never decoded
+
+
+def open_answer_image(
+    raw: bytes,
+    expected: tuple[int, int] | None = None,
+    max_side: int | None = None,
+    max_pixels: int | None = None,
+) -> Any:
+    """The decoded PIL image of an API answer, its size checked from the header first (PIL
+    opens lazily): ``expected`` (width, height) exactly, at most ``max_side`` pixels a side
+    and ``max_pixels`` (default ``MAX_ANSWER_PIXELS``) in all, else a ValueError naming both
+    sizes, before any pixel is decoded (a 12000x12000 JPEG never costs its 430 MB)."""
+    from PIL import Image
+
+    max_pixels = MAX_ANSWER_PIXELS if max_pixels is None else max_pixels
+    image = Image.open(io.BytesIO(raw))
+    width, height = image.size
+    if width * height > max_pixels:
+        raise ValueError(f"answer image is {width}x{height}, more than {max_pixels} pixels")
+    if expected is not None and (width, height) != tuple(expected):
+        raise ValueError(
+            f"answer image is {width}x{height}, the size asked is {expected[0]}x{expected[1]}"
+        )
+    if max_side is not None and max(width, height) > max_side:
+        raise ValueError(
+            f"answer image is {width}x{height}, more than the {max_side} pixels a side asked"
+        )
+    image.load()
+    return image
+
+
 def png_bytes(image: Any) -> bytes:
     """Deterministic PNG encoding of a PIL image (RGB, no metadata)."""
     buf = io.BytesIO()

@@ -19,7 +19,7 @@ follow that policy too (408, 409, 429, 5xx retried; others fail the item at once
 from __future__ import annotations
 
 import base64
-import io
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
 from implicit_bench.httpretry import HttpParams, send
+from implicit_bench.jsonparse import loads_strict
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
 from implicit_bench.redact import redact
 
@@ -104,7 +105,7 @@ class GeminiImagesGenerator:
             )
             attempts += result.attempts
             parsed = (
-                parse_answer(result.response)
+                parse_answer(result.response, max_side(self.config.image_size))
                 if result.ok
                 else RenderResult("failed", None, result.error)
             )
@@ -122,10 +123,17 @@ class GeminiImagesGenerator:
         self.client.close()
 
 
-def parse_answer(response: Any) -> RenderResult:
+def max_side(image_size: str | None) -> int | None:
+    """Pixels a side an answer to ``imageSize`` ("1K", "2K", "4K") may have: 1.5 x K x 1024
+    (the widest aspect ratio, 21:9, is 1536 wide at 1K); None when unset."""
+    match = re.fullmatch(r"\s*(\d+)\s*[kK]\s*", image_size or "")
+    return int(1.5 * 1024 * int(match.group(1))) if match else None
+
+
+def parse_answer(response: Any, side: int | None = None) -> RenderResult:
     """A ``generateContent`` answer -> ok (PNG), refused (with its reason) or failed (broken)."""
     try:
-        payload = response.json()
+        payload = loads_strict(response.content)
     except ValueError:
         return RenderResult(
             "failed", None, redact(f"unreadable JSON answer: {response.text[:200]!r}")
@@ -156,7 +164,7 @@ def parse_answer(response: Any) -> RenderResult:
         and str(d.get("mimeType") or d.get("mime_type") or "").startswith("image/")
     ]
     text = " ".join(p["text"] for p in parts if isinstance(p.get("text"), str)).strip()
-    if finish not in (None, "STOP"):
+    if finish is not None and str(finish).upper() != "STOP":
         return RenderResult.refused(
             redact(f"finishReason {finish}" + (f": {text[:200]}" if text else ""))
         )
@@ -164,21 +172,20 @@ def parse_answer(response: Any) -> RenderResult:
         return RenderResult.refused(
             redact("no image in the answer" + (f" (text: {text[:200]})" if text else ""))
         )
-    return decode_image(images[0].get("data"))
+    return decode_image(images[0].get("data"), side)
 
 
-def decode_image(b64: Any) -> RenderResult:
+def decode_image(b64: Any, side: int | None = None) -> RenderResult:
     """Base64 image bytes -> ok result (RGB PNG), or a failed result when broken (retried)."""
-    from PIL import Image, UnidentifiedImageError
+    from PIL import UnidentifiedImageError
 
-    from implicit_bench.generators.base import png_bytes
+    from implicit_bench.generators.base import open_answer_image, png_bytes
 
     if not isinstance(b64, str) or not b64:
         return RenderResult("failed", None, "image part without data")
     try:
         raw = base64.b64decode(b64, validate=True)
-        image = Image.open(io.BytesIO(raw))
-        image.load()
+        image = open_answer_image(raw, max_side=side)
     except (ValueError, UnidentifiedImageError, OSError) as exc:
         return RenderResult(
             "failed", None, f"answer image does not decode: {type(exc).__name__}: {str(exc)[:200]}"

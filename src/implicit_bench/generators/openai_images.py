@@ -23,14 +23,21 @@ used to vary the API call"); set ``send_seed: true`` for servers that accept a `
 from __future__ import annotations
 
 import base64
-import io
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Literal
 
-from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
+from implicit_bench.errors import ConfigError
+from implicit_bench.generators.base import (
+    GeneratorConfig,
+    RenderRequest,
+    RenderResult,
+    open_answer_image,
+)
 from implicit_bench.httpretry import HttpParams, send
+from implicit_bench.jsonparse import loads_strict
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
 from implicit_bench.redact import redact
 
@@ -125,10 +132,10 @@ class OpenAIImagesGenerator:
         return parsed
 
     def _parse(self, response: Any) -> RenderResult:
-        from PIL import Image, UnidentifiedImageError
+        from PIL import UnidentifiedImageError
 
         try:
-            payload = response.json()
+            payload = loads_strict(response.content)
         except ValueError:
             return RenderResult(
                 "failed", None, redact(f"unreadable JSON answer: {response.text[:200]!r}")
@@ -136,14 +143,18 @@ class OpenAIImagesGenerator:
         data = payload.get("data") if isinstance(payload, dict) else None
         data = data if isinstance(data, list) else []
         b64 = data[0].get("b64_json") if data and isinstance(data[0], dict) else None
+        if not b64 and data and isinstance(data[0], dict) and data[0].get("url"):
+            raise ConfigError(
+                f'generator {self.config.model}: the answer is {{"data": [{{"url": ...}}]}} '
+                f"(an image URL, no b64_json); set response_format: b64_json in its block"
+            )
         if not b64 or not isinstance(b64, str):
             detail = data[0].get("revised_prompt") if data and isinstance(data[0], dict) else None
             reason = "no image in the answer" + (f" (revised_prompt: {detail})" if detail else "")
             return RenderResult.refused(reason)
         try:
             raw = base64.b64decode(b64, validate=True)
-            image = Image.open(io.BytesIO(raw))
-            image.load()
+            image = open_answer_image(raw, _size(self.config.size))
         except (
             ValueError,
             UnidentifiedImageError,
@@ -168,9 +179,15 @@ class OpenAIImagesGenerator:
         self.client.close()
 
 
+def _size(size: str | None) -> tuple[int, int] | None:
+    """(width, height) of a ``size`` like ``1024x1024``; None for ``auto`` or unset."""
+    match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", size or "")
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
 def _error_reason(response: Any) -> str:
     try:
-        error = response.json().get("error", {})
+        error = loads_strict(response.content).get("error", {})
     except ValueError:
         return response.text[:300] or "no body"
     if isinstance(error, dict):

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import httpx
 
 from implicit_bench.httpretry import RETRY_STATUS, HttpParams, send
+from implicit_bench.jsonparse import loads_strict
 from implicit_bench.llm.base import LLMClient, LLMParams, Messages
 from implicit_bench.params import NonNegFloat, PositiveInt
 from implicit_bench.redact import redact, register_secret_env
@@ -168,7 +169,7 @@ class OpenAIClient(LLMClient):
 def _content(response: httpx.Response) -> tuple[str, str | None]:
     """(text, None) from a chat-completions answer, or ("", reason) when it holds no text."""
     try:
-        payload = response.json()
+        payload = loads_strict(response.content)
         message = payload["choices"][0]["message"]
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         return "", redact(f"malformed response ({type(exc).__name__}): {response.text[:300]}")
