@@ -74,8 +74,9 @@ def waits(monkeypatch):
 
 
 def _png_b64() -> str:
+    """An answer of the requested size (1024x1024): a wrong size is a failed item."""
     buf = io.BytesIO()
-    Image.new("RGB", (4, 4), (1, 2, 3)).save(buf, format="PNG")
+    Image.new("RGB", (1024, 1024), (1, 2, 3)).save(buf, format="PNG")
     return base64.b64encode(buf.getvalue()).decode()
 
 

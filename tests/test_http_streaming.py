@@ -421,7 +421,7 @@ def test_broken_image_answers_are_retried_failures_not_refusals():
     from implicit_bench.generators import RenderRequest, create_generator
 
     buf = io.BytesIO()
-    Image.new("RGB", (8, 8), (9, 9, 9)).save(buf, format="PNG")
+    Image.new("RGB", (1024, 1024), (9, 9, 9)).save(buf, format="PNG")  # the requested size
     good = base64.b64encode(buf.getvalue()).decode()
     broken = [
         "%%% not base64 %%%",

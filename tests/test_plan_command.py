@@ -133,7 +133,7 @@ def test_calibrate_measures_seconds_per_item_with_real_calls(tmp_path, monkeypat
     from PIL import Image
 
     buf = io.BytesIO()
-    Image.new("RGB", (8, 8), (10, 20, 30)).save(buf, format="PNG")
+    Image.new("RGB", (1024, 1024), (10, 20, 30)).save(buf, format="PNG")  # the requested size
     png = base64.b64encode(buf.getvalue()).decode()
 
     def answer(body, n):  # the images endpoint for the generator, chat completions for the judges
