@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import io
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 
 from implicit_bench.errors import ConfigError
-from implicit_bench.io import atomic_write_text
+from implicit_bench.io import atomic_write_bytes, atomic_write_text
 from implicit_bench.params import CATALOGUES, check_name, check_references, load_params
 from implicit_bench.yamlsafe import load_yaml
 
@@ -358,19 +359,27 @@ def write_profile(
             "sections "
             f"{sorted(k for k in set(got) | set(expected) if got.get(k) != expected.get(k))}"
         )
-    atomic_write_text(target, body)
-    _dvc_form(Path(target), name)
+    atomic_write_bytes(target, _dvc_form(body, Path(target), name))
 
 
-def _dvc_form(path: Path, name: str) -> None:
-    """Re-dump ``path`` through DVC's own ``-S`` writer (``dvc.utils.hydra.apply_overrides``,
+def _dvc_form(body: str, target: Path, name: str) -> bytes:
+    """``body`` re-dumped through DVC's own ``-S`` writer (``dvc.utils.hydra.apply_overrides``,
     setting ``base.profile`` to its value), so params.yaml stays in the form ``dvc exp run -S``
-    writes and an experiment changes only the lines it sets (tests/test_params_form.py)."""
+    writes and an experiment changes only the lines it sets (tests/test_params_form.py).
+
+    DVC's writer rewrites its file in place, so it works on a copy in a private temporary
+    folder next to ``target``; the caller then replaces ``target`` once, atomically: a kill at
+    any moment leaves the old params.yaml or the new one, never a truncated file."""
     try:
         from dvc.utils.hydra import apply_overrides
     except ImportError:  # DVC not installed: the ruamel round trip stands
-        return
-    apply_overrides(path, [f"base.profile={name}"])
+        return body.encode("utf-8")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{target.name}.") as tmp:
+        draft = Path(tmp) / target.name
+        draft.write_text(body, encoding="utf-8")
+        apply_overrides(draft, [f"base.profile={name}"])
+        return draft.read_bytes()
 
 
 @click.command("profile")
