@@ -28,6 +28,7 @@ from implicit_bench.errors import ConfigError
 from implicit_bench.io import write_json
 from implicit_bench.params import block, load_params, section
 from implicit_bench.tables import SELECTED_UNITS
+from implicit_bench.timings import phase
 
 
 def run_analyze(
@@ -93,14 +94,15 @@ def _run_analyze(
         "analyze",
         inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
     )
-    tables = load_tables(
-        units,
-        judgements,
-        refusals,
-        ev_params.on_bad_row,
-        ev_params.on_duplicate,
-        ev_params.primary_order,
-    )
+    with phase("load"):
+        tables = load_tables(
+            units,
+            judgements,
+            refusals,
+            ev_params.on_bad_row,
+            ev_params.on_duplicate,
+            ev_params.primary_order,
+        )
     target = Path(out)
     check_owned(target, ANALYZE_FILES, "analyze")
     with staged_dir(target) as out_dir:  # swapped in whole at the end: a kill leaves the old run
@@ -112,7 +114,8 @@ def _run_analyze(
         except BaseException:
             extensions.cancel()
             raise
-        summary["extensions"] = extensions.result()
+        with phase("extensions_wait"):
+            summary["extensions"] = extensions.result()
     return summary
 
 
@@ -137,7 +140,8 @@ def _analysis(
     }
     if (tables.judgements["task"] == "rubric").any():
         try:
-            result = run_select(tables, sel_params)
+            with phase("select"):
+                result = run_select(tables, sel_params)
         except ConfigError as exc:
             if selection != "none":
                 raise
@@ -159,8 +163,10 @@ def _analysis(
             }
     elif selection != "none":
         raise ConfigError("analyze --selection needs rubric judgements")
-    ev = evaluate(tables, analysed, ev_params)
-    write_evaluation(out_dir, ev, tables, selection_metrics, judge_provenance(tables))
+    with phase("evaluate"):
+        ev = evaluate(tables, analysed, ev_params)
+    with phase("write"):
+        write_evaluation(out_dir, ev, tables, selection_metrics, judge_provenance(tables))
     summary["analysed_units"] = len(analysed)
     summary["default_rate"] = (ev.benchmark["default_rate"] or {}).get("value")
     return summary
