@@ -25,6 +25,7 @@ from implicit_bench.analysis.stage import (
 from implicit_bench.analyze.extensions import start_extensions
 from implicit_bench.dirswap import check_owned, staged_dir
 from implicit_bench.errors import ConfigError
+from implicit_bench.heap import keep_freed_memory
 from implicit_bench.io import write_json
 from implicit_bench.params import block, load_params, section
 from implicit_bench.tables import SELECTED_UNITS
@@ -42,6 +43,7 @@ def run_analyze(
 ) -> dict[str, Any]:
     """Load, validate, select (reported; applied unless ``selection == "none"``), evaluate,
     write, run extensions. Returns a short summary."""
+    keep_freed_memory()
     with one_blas_thread():
         return _run_analyze(units, judgements, out, params, refusals, selection, pairs)
 
