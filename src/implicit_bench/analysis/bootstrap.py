@@ -72,23 +72,18 @@ class Bootstrap:
         return derive_seed(self.seed, stream)
 
     def _draw(self, n_units: int, stream: str) -> dict[str, np.ndarray]:
-        """The resamples of one unit set: ``idx`` (unit positions) and their multiplicities,
-        counted once as float32 (``w32``; exact below 2^24) and widened to float64 (``w64``) on
-        first use."""
+        """The resamples of one unit set: ``idx`` (unit positions); their multiplicities are
+        counted on first use, as float32 (``w32``, for integer columns; exact below 2^24) or
+        float64 (``w64``), whichever is asked for first, the other converted from it (exact)."""
         key = (stream, n_units)
         if key not in self._cache:
             rng = np.random.default_rng(self.stream_seed(stream))
             idx = rng.integers(0, max(n_units, 1), size=(self.n, n_units), dtype=np.int32)
-            entry = {"idx": idx}
-            if n_units < EXACT32:
-                entry["w32"] = multiplicities(idx, n_units, np.float32)
-            else:
-                entry["w64"] = multiplicities(idx, n_units)
             if (
                 len(self._cache) >= CACHE_STREAMS
             ):  # the metrics of one unit set are computed together
                 self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = entry
+            self._cache[key] = {"idx": idx}
         return self._cache[key]
 
     def indices(self, n_units: int, stream: str) -> np.ndarray:
@@ -99,8 +94,24 @@ class Bootstrap:
         """Unit multiplicities of each resample, ``n_boot x n_units`` (rows sum to n_units)."""
         entry = self._draw(n_units, stream)
         if "w64" not in entry:
-            entry["w64"] = entry["w32"].astype(np.float64)
+            entry["w64"] = (
+                entry["w32"].astype(np.float64)
+                if "w32" in entry
+                else multiplicities(entry["idx"], n_units)
+            )
         return entry["w64"]
+
+    def _weights32(self, entry: dict[str, np.ndarray], n_units: int) -> np.ndarray | None:
+        """The float32 multiplicities of ``entry`` (None when float32 would not be exact)."""
+        if n_units >= EXACT32:
+            return None
+        if "w32" not in entry:
+            entry["w32"] = (
+                entry["w64"].astype(np.float32)
+                if "w64" in entry
+                else multiplicities(entry["idx"], n_units, np.float32)
+            )
+        return entry["w32"]
 
     def sums(self, columns: np.ndarray, stream: str) -> np.ndarray:
         """Replicates of the column sums of ``columns`` (``n_units x k`` per-unit values):
@@ -114,8 +125,9 @@ class Bootstrap:
         n_units = len(columns)
         bound = integer_bound(columns)
         entry = self._draw(n_units, stream)
-        if bound < EXACT32 and "w32" in entry:
-            return (entry["w32"] @ columns.astype(np.float32)).astype(np.float64)
+        w32 = self._weights32(entry, n_units) if bound < EXACT32 else None
+        if w32 is not None:
+            return (w32 @ columns.astype(np.float32)).astype(np.float64)
         weights = self.weights(n_units, stream)
         if bound < EXACT64:
             return weights @ columns
