@@ -358,3 +358,21 @@ def test_timings_unset_records_nothing(tmp_path, monkeypatch):
     with timings.phase("z"):
         pass
     assert "z" not in timings._phases
+
+
+def test_resamples_dropped_from_a_full_cache_are_drawn_again_identically(monkeypatch):
+    """The cache holds at most CACHE_BYTES of resample matrices; a unit set dropped from it is
+    drawn again from its own seed, so every sum equals an unbounded cache's."""
+    import implicit_bench.analysis.bootstrap as bootstrap
+
+    columns = {n: np.arange(n, dtype=float)[:, None] % 3 for n in (40, 50, 60)}
+    unbounded = Bootstrap(n=30, seed=5)
+    expected = {n: unbounded.sums(c, f"s{n}") for n, c in columns.items()}
+    monkeypatch.setattr(bootstrap, "CACHE_BYTES", 30 * 60 * 4 * 2)  # about one unit set
+    small = Bootstrap(n=30, seed=5)
+    for _ in range(2):
+        for n, c in columns.items():
+            assert np.array_equal(small.sums(c, f"s{n}"), expected[n])
+            assert np.array_equal(small.weights(n, f"s{n}"), unbounded.weights(n, f"s{n}"))
+            held = sum(a.nbytes for e in small._cache.values() for a in e.values())
+            assert len(small._cache) == 1 or held <= bootstrap.CACHE_BYTES

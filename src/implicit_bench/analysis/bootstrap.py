@@ -37,6 +37,7 @@ from implicit_bench.estimate import estimate_json
 from implicit_bench.hashing import derive_seed
 
 CACHE_STREAMS = 4
+CACHE_BYTES = 384 * 2**20  # resample matrices kept at most (older unit sets are drawn again)
 BLOCK_ELEMENTS = 1 << 17  # resample indices counted per ``bincount`` call (about 1 MB of counts)
 EXACT32 = 2**24  # integers below this are exact in float32
 EXACT64 = 2**53  # ... in float64
@@ -84,7 +85,20 @@ class Bootstrap:
             ):  # the metrics of one unit set are computed together
                 self._cache.pop(next(iter(self._cache)))
             self._cache[key] = {"idx": idx}
+            self._trim(key)
+        else:  # most recently used last
+            self._cache[key] = self._cache.pop(key)
         return self._cache[key]
+
+    def _trim(self, keep: tuple[str, int]) -> None:
+        """Drop the least recently used unit sets' resamples (never ``keep``'s) while the cache
+        holds more than ``CACHE_BYTES``; a dropped set is drawn again from its seed if asked for
+        (the same numbers: each set's stream has its own seed)."""
+        held = sum(a.nbytes for entry in self._cache.values() for a in entry.values())
+        for key in [k for k in self._cache if k != keep]:
+            if held <= CACHE_BYTES:
+                return
+            held -= sum(a.nbytes for a in self._cache.pop(key).values())
 
     def indices(self, n_units: int, stream: str) -> np.ndarray:
         """Resampled unit positions, ``n_boot x n_units``."""
@@ -99,18 +113,21 @@ class Bootstrap:
                 if "w32" in entry
                 else multiplicities(entry["idx"], n_units)
             )
+            self._trim((stream, n_units))
         return entry["w64"]
 
-    def _weights32(self, entry: dict[str, np.ndarray], n_units: int) -> np.ndarray | None:
-        """The float32 multiplicities of ``entry`` (None when float32 would not be exact)."""
+    def _weights32(self, n_units: int, stream: str) -> np.ndarray | None:
+        """The float32 multiplicities (None when float32 would not be exact)."""
         if n_units >= EXACT32:
             return None
+        entry = self._draw(n_units, stream)
         if "w32" not in entry:
             entry["w32"] = (
                 entry["w64"].astype(np.float32)
                 if "w64" in entry
                 else multiplicities(entry["idx"], n_units, np.float32)
             )
+            self._trim((stream, n_units))
         return entry["w32"]
 
     def sums(self, columns: np.ndarray, stream: str) -> np.ndarray:
@@ -124,8 +141,7 @@ class Bootstrap:
         columns = np.asarray(columns, dtype=float)
         n_units = len(columns)
         bound = integer_bound(columns)
-        entry = self._draw(n_units, stream)
-        w32 = self._weights32(entry, n_units) if bound < EXACT32 else None
+        w32 = self._weights32(n_units, stream) if bound < EXACT32 else None
         if w32 is not None:
             return (w32 @ columns.astype(np.float32)).astype(np.float64)
         weights = self.weights(n_units, stream)
