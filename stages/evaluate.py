@@ -17,6 +17,7 @@ from implicit_bench.analysis.stage import (
     write_evaluation,
 )
 from implicit_bench.clierrors import FriendlyCommand
+from implicit_bench.heap import keep_freed_memory
 from implicit_bench.errors import InputError
 from implicit_bench.io import read_json
 from implicit_bench.params import load_params, section
@@ -58,6 +59,7 @@ def main(params_path: str, selection_metrics: str, out: str) -> None:
         extra = ["unit_id", "selected_by"] if "selected_by" in selected.columns else ["unit_id"]
         analysed = tables.units.merge(selected[extra], on="unit_id")
     sel = read_json(selection_metrics) if Path(selection_metrics).exists() else None
+    keep_freed_memory()  # the bootstrap's matrices reuse freed heap (implicit_bench.heap)
     with (
         one_blas_thread()
     ):  # small matrix products: threads cost more than they save (docs/analysis.md)

@@ -8,6 +8,7 @@ the multiplicities, one ``boot.ratio`` (two matrix-vector products) per rate.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -302,3 +303,76 @@ def test_a_failing_analysis_stops_the_extensions(tmp_path, monkeypatch):
         )
     assert not (tmp_path / "out" / "metrics" / "judge_audit.json").exists()
     assert [p.name for p in tmp_path.iterdir() if "extensions-" in p.name] == []
+
+
+@pytest.mark.parametrize("first", ["w64", "w32"])
+def test_multiplicities_are_the_same_whichever_precision_is_asked_first(first):
+    """Counted lazily in one precision and converted to the other: both equal the flat count."""
+    boot = Bootstrap(n=50, seed=3)
+    n_units = 37
+    columns = np.arange(n_units * 2, dtype=float).reshape(n_units, 2)
+    if first == "w32":
+        sums = boot.sums(columns, "s")  # integer columns: the float32 product
+        w64 = boot.weights(n_units, "s")
+    else:
+        w64 = boot.weights(n_units, "s")
+        sums = boot.sums(columns, "s")
+    expected = old_multiplicities(boot.indices(n_units, "s"), n_units)
+    assert np.array_equal(w64, expected) and w64.dtype == np.float64
+    assert np.array_equal(sums, expected @ columns)
+
+
+def test_keep_freed_memory_changes_no_result():
+    """The allocator tuning is idempotent, reports whether it took effect, and leaves numbers as
+    they were (the resample sums of a fresh bootstrap are bit-identical before and after)."""
+    from implicit_bench.heap import keep_freed_memory
+
+    columns = np.random.default_rng(0).integers(0, 5, size=(200, 3)).astype(float)
+    before = Bootstrap(n=100, seed=1).sums(columns, "x")
+    took = keep_freed_memory()
+    assert isinstance(took, bool) and keep_freed_memory() is took
+    assert np.array_equal(Bootstrap(n=100, seed=1).sums(columns, "x"), before)
+
+
+def test_timings_file_gets_one_line_per_process(tmp_path):
+    """IMPLICIT_BENCH_TIMINGS=FILE: a process that ran phases appends one JSON line naming them."""
+    out = tmp_path / "t.jsonl"
+    code = (
+        "from implicit_bench.timings import phase\n"
+        "with phase('a'):\n    pass\n"
+        "with phase('a'):\n    pass\n"
+        "with phase('b'):\n    pass\n"
+    )
+    env = {**os.environ, "IMPLICIT_BENCH_TIMINGS": str(out)}
+    for _ in range(2):
+        subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 2
+    assert all(set(rec["phases"]) == {"a", "b"} and rec["startup_cpu_s"] > 0 for rec in lines)
+
+
+def test_timings_unset_records_nothing(tmp_path, monkeypatch):
+    from implicit_bench import timings
+
+    monkeypatch.delenv(timings.ENV, raising=False)
+    with timings.phase("z"):
+        pass
+    assert "z" not in timings._phases
+
+
+def test_resamples_dropped_from_a_full_cache_are_drawn_again_identically(monkeypatch):
+    """The cache holds at most CACHE_BYTES of resample matrices; a unit set dropped from it is
+    drawn again from its own seed, so every sum equals an unbounded cache's."""
+    import implicit_bench.analysis.bootstrap as bootstrap
+
+    columns = {n: np.arange(n, dtype=float)[:, None] % 3 for n in (40, 50, 60)}
+    unbounded = Bootstrap(n=30, seed=5)
+    expected = {n: unbounded.sums(c, f"s{n}") for n, c in columns.items()}
+    monkeypatch.setattr(bootstrap, "CACHE_BYTES", 30 * 60 * 4 * 2)  # about one unit set
+    small = Bootstrap(n=30, seed=5)
+    for _ in range(2):
+        for n, c in columns.items():
+            assert np.array_equal(small.sums(c, f"s{n}"), expected[n])
+            assert np.array_equal(small.weights(n, f"s{n}"), unbounded.weights(n, f"s{n}"))
+            held = sum(a.nbytes for e in small._cache.values() for a in e.values())
+            assert len(small._cache) == 1 or held <= bootstrap.CACHE_BYTES

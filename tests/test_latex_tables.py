@@ -100,3 +100,39 @@ def test_a_table_without_columns_or_rows_is_a_table_that_says_so():
         tex = to_booktabs(frame, caption="Empty", label="tab:empty")
         assert tex.count(r"\begin{table}") == 1 and "(no rows)" in tex
         assert r"\caption{Empty}" in tex and r"\label{tab:empty}" in tex
+
+
+STYLER_CASES = [
+    pd.DataFrame({"Scorer": ["Qwen3-VL", "a_b & c", ""], "$n$": ["5,493", "1", "–"]}),
+    pd.DataFrame({"": ["(no rows)"]}),
+    pd.DataFrame({"x": ["50% {x} #1 ~ y ~z ^ q ^r \\ s \\t", "tab\there", "–1.0"]}),
+    pd.DataFrame(
+        {r"\begin{tabular}[b]{@{}c@{}}Lean to \\ stereotype\end{tabular}": ["1"], "b": ["2"]}
+    ),
+    pd.DataFrame({"only": ["one"]}),
+]
+
+
+@pytest.mark.parametrize("cells", STYLER_CASES)
+@pytest.mark.parametrize(
+    ("caption", "label", "position"),
+    [("A caption (Table 3).", "tab:x", "t"), ("", "", "p"), ("c", "None", "t")],
+)
+def test_booktabs_float_is_stylers_output_byte_for_byte(cells, caption, label, position):
+    """The direct writer gives what pandas' Styler.to_latex gave before (the outputs of analyze
+    stay byte-identical)."""
+    from implicit_bench.analysis.latex import booktabs_float
+
+    align = "l" * cells.shape[1]
+    styler = cells.map(lambda v: str(v).replace("–", "--")).style.hide(axis="index")
+    styler = styler.format(escape="latex").set_table_styles([{"selector": "small", "props": ":;"}])
+    expected = styler.to_latex(
+        caption=caption,
+        label=label,
+        position=position,
+        position_float="centering",
+        hrules=True,
+        column_format=align,
+        environment="table",
+    )
+    assert booktabs_float(cells, caption, label, position, align) == expected

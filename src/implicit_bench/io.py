@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -189,10 +190,20 @@ def _any_text(column: pd.Series, test: Any) -> bool:
     return any(isinstance(v, str) and test(v) for v in column.to_numpy(dtype=object))
 
 
+_ESCAPED = "'[" + re.escape("".join(FORMULA_START)) + "]"  # what escape_formula wrote
+
+
 def _unescape_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``unescape_formula`` on every text cell, one vectorised match per column (a column
+    changes only where a cell starts with ``'`` and a formula character)."""
     for column in frame.columns:
-        if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]):
-            frame[column] = frame[column].map(unescape_formula, na_action="ignore")
+        values = frame[column]
+        if values.dtype == object:  # mixed cells: the per-cell inverse (pandas infers the dtype)
+            frame[column] = values.map(unescape_formula, na_action="ignore")
+        elif pd.api.types.is_string_dtype(values):
+            escaped = values.str.match(_ESCAPED).fillna(False).astype(bool)
+            if escaped.any():
+                frame[column] = values.where(~escaped, values.str.slice(1))
     frame.columns = [unescape_formula(c) for c in frame.columns]
     return frame
 

@@ -26,25 +26,36 @@ VARIANT_COLUMNS = {
 }
 
 
-def text_stats(prompts: list[str]) -> dict[str, Any]:
-    if not prompts:
-        return {"prompts": 0}
-    lengths = np.array([len(p.split()) for p in prompts])
-    types = [t.strip(PUNCT).lower() for p in prompts for t in p.split()]
-    types = [t for t in types if t]
+def _tokens(prompt: str) -> tuple[int, list[str], list[str]]:
+    """Whitespace token count, types and content types of one prompt."""
+    words = prompt.split()
+    types = [t for t in (w.strip(PUNCT).lower() for w in words) if t]
     stops = stop_words()
-    content = [t for t in types if t not in stops and len(t) > 1]
+    return len(words), types, [t for t in types if t not in stops and len(t) > 1]
+
+
+def text_stats(prompts: list[str]) -> dict[str, Any]:
+    return _stats([_tokens(p) for p in prompts])
+
+
+def _stats(tokenised: list[tuple[int, list[str], list[str]]]) -> dict[str, Any]:
+    if not tokenised:
+        return {"prompts": 0}
+    lengths = np.array([n for n, _, _ in tokenised])
+    types = [t for _, ts, _ in tokenised for t in ts]
+    content = [t for _, _, cs in tokenised for t in cs]
     total = int(lengths.sum())
     p25, p50, p75 = np.percentile(lengths, [25, 50, 75])
+    unique = len(set(types))
     return {
-        "prompts": len(prompts),
+        "prompts": len(tokenised),
         "mean_tokens": round(float(lengths.mean()), 4),
         "p25": float(p25),
         "p50": float(p50),
         "p75": float(p75),
         "total_tokens": total,
-        "unique_tokens": len(set(types)),
-        "ttr": round(len(set(types)) / total, 4) if total else None,
+        "unique_tokens": unique,
+        "ttr": round(unique / total, 4) if total else None,
         "content_tokens": len(content),
         "content_unique": len(set(content)),
         "content_ttr": round(len(set(content)) / len(content), 4) if content else None,
@@ -52,9 +63,10 @@ def text_stats(prompts: list[str]) -> dict[str, Any]:
 
 
 def prompt_stats(frame: pd.DataFrame) -> dict[str, Any]:
-    """Table 18 rows for a frame with the prompt_* columns."""
-    out = {v: text_stats(frame[c].astype(str).tolist()) for v, c in VARIANT_COLUMNS.items()}
-    out["all"] = text_stats(
-        [p for c in VARIANT_COLUMNS.values() for p in frame[c].astype(str).tolist()]
-    )
+    """Table 18 rows for a frame with the prompt_* columns (each prompt tokenised once)."""
+    tokenised = {
+        v: [_tokens(p) for p in frame[c].astype(str).tolist()] for v, c in VARIANT_COLUMNS.items()
+    }
+    out = {v: _stats(t) for v, t in tokenised.items()}
+    out["all"] = _stats([t for v in VARIANT_COLUMNS for t in tokenised[v]])
     return out

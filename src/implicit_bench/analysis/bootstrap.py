@@ -37,6 +37,7 @@ from implicit_bench.estimate import estimate_json
 from implicit_bench.hashing import derive_seed
 
 CACHE_STREAMS = 4
+CACHE_BYTES = 384 * 2**20  # resample matrices kept at most (older unit sets are drawn again)
 BLOCK_ELEMENTS = 1 << 17  # resample indices counted per ``bincount`` call (about 1 MB of counts)
 EXACT32 = 2**24  # integers below this are exact in float32
 EXACT64 = 2**53  # ... in float64
@@ -72,24 +73,32 @@ class Bootstrap:
         return derive_seed(self.seed, stream)
 
     def _draw(self, n_units: int, stream: str) -> dict[str, np.ndarray]:
-        """The resamples of one unit set: ``idx`` (unit positions) and their multiplicities,
-        counted once as float32 (``w32``; exact below 2^24) and widened to float64 (``w64``) on
-        first use."""
+        """The resamples of one unit set: ``idx`` (unit positions); their multiplicities are
+        counted on first use, as float32 (``w32``, for integer columns; exact below 2^24) or
+        float64 (``w64``), whichever is asked for first, the other converted from it (exact)."""
         key = (stream, n_units)
         if key not in self._cache:
             rng = np.random.default_rng(self.stream_seed(stream))
             idx = rng.integers(0, max(n_units, 1), size=(self.n, n_units), dtype=np.int32)
-            entry = {"idx": idx}
-            if n_units < EXACT32:
-                entry["w32"] = multiplicities(idx, n_units, np.float32)
-            else:
-                entry["w64"] = multiplicities(idx, n_units)
             if (
                 len(self._cache) >= CACHE_STREAMS
             ):  # the metrics of one unit set are computed together
                 self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = entry
+            self._cache[key] = {"idx": idx}
+            self._trim(key)
+        else:  # most recently used last
+            self._cache[key] = self._cache.pop(key)
         return self._cache[key]
+
+    def _trim(self, keep: tuple[str, int]) -> None:
+        """Drop the least recently used unit sets' resamples (never ``keep``'s) while the cache
+        holds more than ``CACHE_BYTES``; a dropped set is drawn again from its seed if asked for
+        (the same numbers: each set's stream has its own seed)."""
+        held = sum(a.nbytes for entry in self._cache.values() for a in entry.values())
+        for key in [k for k in self._cache if k != keep]:
+            if held <= CACHE_BYTES:
+                return
+            held -= sum(a.nbytes for a in self._cache.pop(key).values())
 
     def indices(self, n_units: int, stream: str) -> np.ndarray:
         """Resampled unit positions, ``n_boot x n_units``."""
@@ -99,8 +108,27 @@ class Bootstrap:
         """Unit multiplicities of each resample, ``n_boot x n_units`` (rows sum to n_units)."""
         entry = self._draw(n_units, stream)
         if "w64" not in entry:
-            entry["w64"] = entry["w32"].astype(np.float64)
+            entry["w64"] = (
+                entry["w32"].astype(np.float64)
+                if "w32" in entry
+                else multiplicities(entry["idx"], n_units)
+            )
+            self._trim((stream, n_units))
         return entry["w64"]
+
+    def _weights32(self, n_units: int, stream: str) -> np.ndarray | None:
+        """The float32 multiplicities (None when float32 would not be exact)."""
+        if n_units >= EXACT32:
+            return None
+        entry = self._draw(n_units, stream)
+        if "w32" not in entry:
+            entry["w32"] = (
+                entry["w64"].astype(np.float32)
+                if "w64" in entry
+                else multiplicities(entry["idx"], n_units, np.float32)
+            )
+            self._trim((stream, n_units))
+        return entry["w32"]
 
     def sums(self, columns: np.ndarray, stream: str) -> np.ndarray:
         """Replicates of the column sums of ``columns`` (``n_units x k`` per-unit values):
@@ -113,9 +141,9 @@ class Bootstrap:
         columns = np.asarray(columns, dtype=float)
         n_units = len(columns)
         bound = integer_bound(columns)
-        entry = self._draw(n_units, stream)
-        if bound < EXACT32 and "w32" in entry:
-            return (entry["w32"] @ columns.astype(np.float32)).astype(np.float64)
+        w32 = self._weights32(n_units, stream) if bound < EXACT32 else None
+        if w32 is not None:
+            return (w32 @ columns.astype(np.float32)).astype(np.float64)
         weights = self.weights(n_units, stream)
         if bound < EXACT64:
             return weights @ columns

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from implicit_bench.analysis.context import EvalContext
 from implicit_bench.errors import ConfigError
 from implicit_bench.registry import import_target
+from implicit_bench.timings import phase
 
 Output = Literal["benchmark", "lean"]
 
@@ -104,7 +105,9 @@ def run_metrics(
     for name in selected_metrics(names, registry):
         spec = registry[name]
         out = ctx.results[spec.output]
-        for key, value in load_metric(name, registry)(ctx).items():
+        with phase(f"evaluate.{name}"):
+            values = load_metric(name, registry)(ctx)
+        for key, value in values.items():
             if key in out:
                 raise ConfigError(
                     f"metric '{name}' writes '{key}' of metrics/{spec.output}.json, already written"

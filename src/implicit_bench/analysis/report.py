@@ -15,6 +15,7 @@ from implicit_bench.analysis.latex import to_booktabs, with_intervals
 from implicit_bench.estimate import Estimate
 from implicit_bench.io import atomic_write_text, write_table
 from implicit_bench.provenance import SIMULATED_NOTE, markdown_banner
+from implicit_bench.timings import phase
 
 
 def clean(obj: Any) -> Any:
@@ -525,7 +526,8 @@ def write_tables(
                 if prov and prov.get("random_init")
                 else []
             )
-            tex = to_booktabs(frame, note=notes, table=name)
+            with phase("write.latex"):
+                tex = to_booktabs(frame, note=notes, table=name)
             atomic_write_text(out / f"{name}.tex", tex)
             written += [str(out / f"{name}.md"), str(out / f"{name}.tex")]
     return written

@@ -210,11 +210,17 @@ def flagged_by_agreement(
 
     flags = units.set_index("unit_id")["flagged_by"].map(expected)
     got = per_unit[[f"positive__{jj}" for jj in judges]]
+    if not got.index.is_unique:  # as the lookup by unit id did: one value per unit
+        raise ValueError("flagged_by_agreement: per-unit rows repeat a unit id")
+    positions = got.index.get_indexer(flags.index)
+    if (positions < 0).any():
+        raise KeyError(flags.index[positions < 0][0])
+    positive = got.to_numpy(dtype=object)[positions].tolist()
     compared = agree = 0
-    for unit, want in flags.items():
+    for want, row in zip(flags.tolist(), positive, strict=True):
         if want is None:
             continue
-        have = frozenset(jj for jj in judges if bool(got.at[unit, f"positive__{jj}"]))
+        have = frozenset(jj for jj, value in zip(judges, row, strict=True) if bool(value))
         compared += 1
         agree += int(have == want)
     return {

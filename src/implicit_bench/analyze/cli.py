@@ -25,9 +25,11 @@ from implicit_bench.analysis.stage import (
 from implicit_bench.analyze.extensions import start_extensions
 from implicit_bench.dirswap import check_owned, staged_dir
 from implicit_bench.errors import ConfigError
+from implicit_bench.heap import keep_freed_memory
 from implicit_bench.io import write_json
 from implicit_bench.params import block, load_params, section
 from implicit_bench.tables import SELECTED_UNITS
+from implicit_bench.timings import phase
 
 
 def run_analyze(
@@ -41,6 +43,7 @@ def run_analyze(
 ) -> dict[str, Any]:
     """Load, validate, select (reported; applied unless ``selection == "none"``), evaluate,
     write, run extensions. Returns a short summary."""
+    keep_freed_memory()
     with one_blas_thread():
         return _run_analyze(units, judgements, out, params, refusals, selection, pairs)
 
@@ -93,14 +96,15 @@ def _run_analyze(
         "analyze",
         inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
     )
-    tables = load_tables(
-        units,
-        judgements,
-        refusals,
-        ev_params.on_bad_row,
-        ev_params.on_duplicate,
-        ev_params.primary_order,
-    )
+    with phase("load"):
+        tables = load_tables(
+            units,
+            judgements,
+            refusals,
+            ev_params.on_bad_row,
+            ev_params.on_duplicate,
+            ev_params.primary_order,
+        )
     target = Path(out)
     check_owned(target, ANALYZE_FILES, "analyze")
     with staged_dir(target) as out_dir:  # swapped in whole at the end: a kill leaves the old run
@@ -112,7 +116,8 @@ def _run_analyze(
         except BaseException:
             extensions.cancel()
             raise
-        summary["extensions"] = extensions.result()
+        with phase("extensions_wait"):
+            summary["extensions"] = extensions.result()
     return summary
 
 
@@ -137,7 +142,8 @@ def _analysis(
     }
     if (tables.judgements["task"] == "rubric").any():
         try:
-            result = run_select(tables, sel_params)
+            with phase("select"):
+                result = run_select(tables, sel_params)
         except ConfigError as exc:
             if selection != "none":
                 raise
@@ -159,8 +165,10 @@ def _analysis(
             }
     elif selection != "none":
         raise ConfigError("analyze --selection needs rubric judgements")
-    ev = evaluate(tables, analysed, ev_params)
-    write_evaluation(out_dir, ev, tables, selection_metrics, judge_provenance(tables))
+    with phase("evaluate"):
+        ev = evaluate(tables, analysed, ev_params)
+    with phase("write"):
+        write_evaluation(out_dir, ev, tables, selection_metrics, judge_provenance(tables))
     summary["analysed_units"] = len(analysed)
     summary["default_rate"] = (ev.benchmark["default_rate"] or {}).get("value")
     return summary

@@ -38,6 +38,7 @@ from implicit_bench.schema import (
 )
 from implicit_bench.tables import JUDGEMENTS
 from implicit_bench.tables.spec import Checker, blank, parse_bool, read_frame
+from implicit_bench.timings import phase
 
 KEY = list(JUDGEMENT_KEY)
 ANALYSED_VARIANTS: tuple[str, ...] = (*VARIANTS, *NEGATED_VARIANTS)
@@ -143,7 +144,8 @@ def check_judgements(
                 f"judgements file given twice (also as {seen[real]}): give each file once",
             )
         seen[real] = path
-    frames = [read_frame(p, "judgements", JUDGEMENTS.required) for p in paths]
+    with phase("load.read"):
+        frames = [read_frame(p, "judgements", JUDGEMENTS.required) for p in paths]
     if not frames:
         raise InputError("<judgements>", None, None, "no judgement table given")
     keep_cols = [*JUDGEMENTS.required, "valid", "model", "order", "file", "row"]
