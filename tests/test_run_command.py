@@ -134,3 +134,40 @@ def test_a_failing_preflight_stops_the_run_before_dvc(tmp_path, monkeypatch):
         and "== plan" not in result.output
     )
     assert yaml.safe_load((tmp_path / "params.yaml").read_text())["base"]["profile"] == "default"
+
+
+def test_a_judge_named_like_a_profile_entry_gets_its_own_entry_and_debias_keeps_the_profiles(
+    tmp_path, monkeypatch
+):
+    """`--judge openai:qwen3vl@URL` next to the profile's `qwen3vl`: the overlay adds
+    `qwen3vl-2` and debias.scoring (docs/experiments.md) still uses the profile's qwen3vl."""
+    from implicit_bench.profiles import compose
+
+    _copy(tmp_path, monkeypatch)
+    profile_qwen = compose("default")["judges"]["qwen3vl"]
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--generator",
+            "sim_local",
+            "--generator",
+            "openai-images:sim_local",
+            "--judge",
+            "openai:qwen3vl@http://127.0.0.1:9/v1",
+            "--judge",
+            "openai:qwen3vl@http://127.0.0.1:10/v1",
+            "--dry-run",
+            "--no-preflight",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    overlay = yaml.safe_load((tmp_path / "profiles/run.yaml").read_text())
+    assert sorted(overlay["judges"]) == ["qwen3vl-2", "qwen3vl-3"]
+    assert overlay["judges"]["qwen3vl-2"]["base_url"] == "http://127.0.0.1:9/v1"
+    assert sorted(overlay["generators"]) == ["sim_local-2"]
+    params = compose("run")
+    assert params["judges"]["qwen3vl"] == profile_qwen
+    assert params["debias"]["scoring"]["rubric_judge"] == "qwen3vl"
+    assert params["judge"]["tasks"]["alignment"]["judges"] == ["qwen3vl-2"]
+    assert params["render"]["run"] == ["sim_local", "sim_local-2"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import re
 import subprocess
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -41,22 +42,42 @@ def _entry_name(spec: str) -> str:
     return name if name[0].isalnum() else f"m{name}"
 
 
+def _fresh(name: str, taken: Collection[str]) -> str:
+    """``name``, or ``name-2``, ``name-3``, ... when an entry of that name exists: a new model
+    gets its own entry and never replaces the profile's (``openai:qwen3vl@URL`` next to the
+    profile's ``qwen3vl``, which ``debias.scoring`` keeps using)."""
+    fresh, i = name, 1
+    while fresh in taken:
+        i += 1
+        fresh = f"{name}-{i}"
+    return fresh
+
+
 def generator_entry(
-    spec: str, catalogue: dict[str, Any], device: str
+    spec: str, catalogue: dict[str, Any], device: str, taken: Collection[str] = ()
 ) -> tuple[str, dict[str, Any] | None]:
-    """(entry name, new backend block or None for an existing catalogue entry)."""
+    """(entry name, new backend block or None for an existing catalogue entry); a new entry's
+    name is none of ``catalogue`` and ``taken`` (the names this run already gave)."""
     if spec in catalogue:
         return spec, None
+    used = {*catalogue, *taken}
     if spec.startswith("openai-images:"):
-        return _entry_name(spec), {
+        return _fresh(_entry_name(spec), used), {
             "backend": "openai_images",
             "model": spec.split(":", 1)[1],
             "api_key_env": "OPENAI_API_KEY",
         }
     if spec.startswith("gemini:"):
-        return _entry_name(spec), {"backend": "gemini", "model": spec.split(":", 1)[1]}
+        return _fresh(_entry_name(spec), used), {
+            "backend": "gemini",
+            "model": spec.split(":", 1)[1],
+        }
     if Path(spec).expanduser().is_dir() or "/" in spec:
-        return _entry_name(spec), {"backend": "diffusers", "model": spec, "device": device}
+        return _fresh(_entry_name(spec), used), {
+            "backend": "diffusers",
+            "model": spec,
+            "device": device,
+        }
     raise ConfigError(
         f"--generator {spec!r}: not a generators entry ({', '.join(sorted(catalogue))}), "
         "openai-images:MODEL, gemini:MODEL, a local directory or a hub id"
@@ -64,11 +85,17 @@ def generator_entry(
 
 
 def judge_entry(
-    spec: str, catalogue: dict[str, Any], device: str, api_key_env: str | None
+    spec: str,
+    catalogue: dict[str, Any],
+    device: str,
+    api_key_env: str | None,
+    taken: Collection[str] = (),
 ) -> tuple[str, dict[str, Any] | None]:
-    """(entry name, new backend block or None for an existing catalogue entry)."""
+    """(entry name, new backend block or None for an existing catalogue entry); a new entry's
+    name is none of ``catalogue`` and ``taken`` (the names this run already gave)."""
     if spec in catalogue:
         return spec, None
+    used = {*catalogue, *taken}
     if spec.startswith("openai:"):
         model, _, base_url = spec.split(":", 1)[1].partition("@")
         base_url = base_url or OPENAI_URL
@@ -77,14 +104,18 @@ def judge_entry(
             if api_key_env is not None
             else ("OPENAI_API_KEY" if base_url == OPENAI_URL else None)
         )
-        return _entry_name(model), {
+        return _fresh(_entry_name(model), used), {
             "backend": "openai",
             "model": model,
             "base_url": base_url,
             "api_key_env": key,
         }
     if Path(spec).expanduser().is_dir() or "/" in spec:
-        return _entry_name(spec), {"backend": "transformers", "model": spec, "device": device}
+        return _fresh(_entry_name(spec), used), {
+            "backend": "transformers",
+            "model": spec,
+            "device": device,
+        }
     raise ConfigError(
         f"--judge {spec!r}: not a judges entry ({', '.join(sorted(catalogue))}), "
         "openai:MODEL[@BASE_URL], a local directory or a hub id"
@@ -107,19 +138,22 @@ def build_overlay(
     overlay["extends"] = profile
     gen_names, new_gens = [], CommentedMap()
     for spec in generators:
-        name, block = generator_entry(spec, params.get("generators") or {}, device)
+        name, block = generator_entry(spec, params.get("generators") or {}, device, gen_names)
         gen_names.append(name)
         if block is not None:
             new_gens[name] = block
+    clip_judge = (params.get("clip") or {}).get("judge")  # a blind judge outside the catalogue
     judge_names, new_judges = [], CommentedMap()
     for spec in judges:
-        name, block = judge_entry(spec, params.get("judges") or {}, device, api_key_env)
+        name, block = judge_entry(
+            spec, params.get("judges") or {}, device, api_key_env, [*judge_names, clip_judge or ""]
+        )
         judge_names.append(name)
         if block is not None:
             new_judges[name] = block
     if len(set(gen_names)) != len(gen_names) or len(set(judge_names)) != len(judge_names):
         raise ConfigError(
-            "two --generator or two --judge specs give the same entry name; use catalogue entries"
+            "two --generator or two --judge specs name the same entry; give each once"
         )
     first_gen, first_judge = gen_names[0], judge_names[0]
     overlay["base"] = CommentedMap(profile="")  # filled in by the caller (the overlay's own name)
@@ -143,7 +177,6 @@ def build_overlay(
             judges=[first_judge] if task == "alignment" else list(judge_names)
         )
     overlay["judge"] = CommentedMap(tasks=tasks, configs=None)
-    clip_judge = (params.get("clip") or {}).get("judge")
     overlay["select"] = CommentedMap(config=first_gen, judges=None)
     overlay["evaluate"] = CommentedMap(
         config=first_gen,
