@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -171,3 +172,59 @@ def test_a_judge_named_like_a_profile_entry_gets_its_own_entry_and_debias_keeps_
     assert params["debias"]["scoring"]["rubric_judge"] == "qwen3vl"
     assert params["judge"]["tasks"]["alignment"]["judges"] == ["qwen3vl-2"]
     assert params["render"]["run"] == ["sim_local", "sim_local-2"]
+
+
+def _snapshot(root):
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in [root / "params.yaml", *sorted((root / "profiles").glob("*.yaml"))]
+    }
+
+
+@pytest.mark.parametrize(
+    "bad", ["x.lock", "-x", "a/b", "a..b", "a b", "x.", ".x", "a~1", "a:b", "a@{b"]
+)
+def test_a_name_dvc_refuses_is_a_one_line_error_before_anything_is_written(
+    tmp_path, monkeypatch, bad
+):
+    """`--name` follows DVC's experiment-name rules (git check-ref-format, no '/', no
+    leading '-'): refused before params.yaml is switched or an overlay written."""
+    _copy(tmp_path, monkeypatch)
+    before = _snapshot(tmp_path)
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--generator",
+            "sim_local",
+            "--judge",
+            "qwen3vl",
+            "--no-preflight",
+            f"--name={bad}",
+        ],
+    )
+    assert result.exit_code != 0
+    assert "--name" in result.output and "not a DVC experiment name" in result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_profile_that_is_the_overlay_is_refused_before_the_overlay_is_rewritten(
+    tmp_path, monkeypatch
+):
+    """`run --profile run` (and a profile extending profiles/run.yaml) would make the overlay
+    extend itself: a one-line error, profiles/run.yaml byte-unchanged."""
+    _copy(tmp_path, monkeypatch)
+    args = ["run", "--generator", "sim_local", "--judge", "qwen3vl", "--no-preflight"]
+    first = CliRunner().invoke(main, [*args, "--dry-run"])
+    assert first.exit_code == 0, first.output
+    (tmp_path / "profiles/mine.yaml").write_text("extends: run\n")
+    before = _snapshot(tmp_path)
+    for profile in ("run", "mine"):
+        result = CliRunner().invoke(main, [*args, "--profile", profile])
+        assert result.exit_code != 0
+        assert "--profile" in result.output and "profiles/run.yaml" in result.output
+        assert len(result.output.strip().splitlines()) == 1
+        assert _snapshot(tmp_path) == before
+    named = CliRunner().invoke(main, [*args, "--profile", "run", "--name", "two", "--dry-run"])
+    assert named.exit_code == 0, named.output  # another overlay may extend it

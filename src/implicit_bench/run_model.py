@@ -189,6 +189,27 @@ def build_overlay(
     return overlay
 
 
+def check_exp_name(name: str) -> str:
+    """``name`` if ``dvc exp run --name`` takes it, else a one-line ``ConfigError``: DVC's rules
+    (``dvc.repo.experiments.utils.check_ref_format``: ``refs/exps/../NAME`` a valid git ref
+    name by git's check-ref-format, via dulwich as DVC does, and no ``/``), and no leading
+    ``-`` (DVC's command line would read it as an option)."""
+    from dulwich.refs import check_ref_format
+
+    if (
+        not name
+        or name.startswith("-")
+        or "/" in name
+        or not check_ref_format(f"refs/exps/00/0000/{name}".encode())
+    ):
+        raise ConfigError(
+            f"--name {name!r}: not a DVC experiment name (git check-ref-format rules: no "
+            "'/', '..', '~', '^', ':', '?', '*', '[', '\\', space or '@{'; not starting "
+            "with '-' or '.', not ending with '.' or '.lock')"
+        )
+    return name
+
+
 def _echo_block(title: str, text: str) -> None:
     click.echo(f"== {title}")
     click.echo(text.rstrip())
@@ -266,15 +287,32 @@ def run_command(
 ) -> None:
     """Evaluate your model: overlay -> preflight -> plan -> dvc exp run."""
     from implicit_bench.check import images_still_to_render
+    from implicit_bench.params import check_references
     from implicit_bench.plan import build_plan, format_plan
     from implicit_bench.preflight import preflight
-    from implicit_bench.profiles import _round_trip, compose, write_profile
+    from implicit_bench.profiles import (
+        _round_trip,
+        compose,
+        deep_merge,
+        profile_chain,
+        write_profile,
+    )
+    from implicit_bench.yamlsafe import load_yaml
 
     overlay_name = f"run-{exp_name}" if exp_name else "run"
+    if exp_name is not None:
+        check_exp_name(exp_name)
     try:
         check_name(overlay_name, "--name")
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    if Path("profiles", f"{overlay_name}.yaml").resolve() in {
+        p.resolve() for p in profile_chain(profile)
+    }:  # the overlay would extend itself: refused before it is rewritten
+        raise ConfigError(
+            f"--profile {profile}: it is (or extends) profiles/{overlay_name}.yaml, the overlay "
+            f"this run writes; use another --name or --profile"
+        )
     seed_list = [int(s) for s in seeds.split(",")] if seeds else None
     base = compose(profile)
     overlay = build_overlay(
@@ -297,9 +335,14 @@ def run_command(
         f"# Apply again with `implicit-bench profile {overlay_name}`; "
         "back with `implicit-bench profile default`.\n"
     )
+    # the composed params, validated (every name the overlay uses exists) before anything is
+    # written: compose(overlay_name) of the file about to be written
+    params = deep_merge(
+        base, {k: v for k, v in load_yaml(buf.getvalue()).items() if k != "extends"}
+    )
+    check_references(params, path)
     atomic_write_text(path, header + buf.getvalue())
     click.echo(f"wrote {path} (extends {profile})")
-    params = compose(overlay_name)  # validates the overlay: every name it uses exists
     if not no_preflight:
         problems = preflight(params, ".", timeout, images_still_to_render(params))
         _echo_block("preflight", "\n".join(f"check: {p}" for p in problems) or "check: ok")
