@@ -228,3 +228,40 @@ def test_a_profile_that_is_the_overlay_is_refused_before_the_overlay_is_rewritte
         assert _snapshot(tmp_path) == before
     named = CliRunner().invoke(main, [*args, "--profile", "run", "--name", "two", "--dry-run"])
     assert named.exit_code == 0, named.output  # another overlay may extend it
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--seeds", "42,,1042"),
+        ("--seeds", "42,42"),
+        ("--seeds", "42,42.0"),
+        ("--seeds", "-1"),
+        ("--seeds", "9007199254740992"),
+        ("--timeout", "inf"),
+        ("--timeout", "nan"),
+        ("--timeout", "0"),
+    ],
+)
+def test_a_bad_seed_list_or_timeout_is_a_usage_error_naming_the_option(
+    tmp_path, monkeypatch, option, value
+):
+    """`--seeds` is checked as render.seeds is (params.Seeds), `--timeout` is finite in
+    0.1 .. 60 (as `check --timeout`): click's one `Error:` line, nothing written."""
+    _copy(tmp_path, monkeypatch)
+    before = _snapshot(tmp_path)
+    result = CliRunner().invoke(
+        main, ["run", "--generator", "sim_local", "--judge", "qwen3vl", option, value]
+    )
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert result.exit_code == 2 and len(errors) == 1 and f"'{option}'" in errors[0]
+    assert "Traceback" not in result.output
+    assert _snapshot(tmp_path) == before
+
+
+def test_check_timeout_nan_is_refused():
+    """click.FloatRange lets nan through (every comparison is false); FiniteFloat does not."""
+    from implicit_bench.check import check_command
+
+    result = CliRunner().invoke(check_command, ["--timeout", "nan"])
+    assert result.exit_code == 2 and "'--timeout'" in result.output

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from implicit_bench.cliopts import FiniteFloat
 from implicit_bench.params import load_params
 from implicit_bench.preflight import models_in_use, preflight
 
@@ -29,7 +30,7 @@ def images_still_to_render(params: dict[str, Any], root: str | Path = ".") -> di
     "--timeout",
     default=5.0,
     show_default=True,
-    type=click.FloatRange(0.1, 60),
+    type=FiniteFloat(0.1, 60),
     help="Seconds an endpoint has to answer.",
 )
 @click.option("--no-disk", is_flag=True, help="Skip the disk-room check (it needs the plan).")

@@ -27,6 +27,7 @@ from typing import Any
 import click
 from ruamel.yaml.comments import CommentedMap
 
+from implicit_bench.cliopts import FiniteFloat, SeedList
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import atomic_write_text
 from implicit_bench.params import check_name
@@ -235,7 +236,12 @@ def _echo_block(title: str, text: str) -> None:
 @click.option(
     "--units", type=click.IntRange(0), default=None, help="subset.max_units (0: every unit)."
 )
-@click.option("--seeds", default=None, help="render.seeds, comma separated (e.g. 42,1042).")
+@click.option(
+    "--seeds",
+    type=SeedList(),
+    default=None,
+    help="render.seeds, comma separated (e.g. 42,1042).",
+)
 @click.option(
     "--profile", default="default", show_default=True, help="The profile the overlay extends."
 )
@@ -269,13 +275,14 @@ def _echo_block(title: str, text: str) -> None:
     "--timeout",
     default=5.0,
     show_default=True,
+    type=FiniteFloat(0.1, 60),
     help="Seconds an endpoint has to answer the preflight.",
 )
 def run_command(
     generators: tuple[str, ...],
     judges: tuple[str, ...],
     units: int | None,
-    seeds: str | None,
+    seeds: list[int] | None,
     profile: str,
     exp_name: str | None,
     device: str,
@@ -313,7 +320,6 @@ def run_command(
             f"--profile {profile}: it is (or extends) profiles/{overlay_name}.yaml, the overlay "
             f"this run writes; use another --name or --profile"
         )
-    seed_list = [int(s) for s in seeds.split(",")] if seeds else None
     base = compose(profile)
     overlay = build_overlay(
         base,
@@ -321,7 +327,7 @@ def run_command(
         list(judges),
         profile=profile,
         units=units,
-        seeds=seed_list,
+        seeds=seeds,
         device=device,
         api_key_env=api_key_env,
     )
