@@ -294,7 +294,7 @@ def run_command(
 ) -> None:
     """Evaluate your model: overlay -> preflight -> plan -> dvc exp run."""
     from implicit_bench.check import images_still_to_render
-    from implicit_bench.params import check_references
+    from implicit_bench.params_check import validate_params
     from implicit_bench.plan import build_plan, format_plan
     from implicit_bench.preflight import preflight
     from implicit_bench.profiles import (
@@ -346,7 +346,7 @@ def run_command(
     params = deep_merge(
         base, {k: v for k, v in load_yaml(buf.getvalue()).items() if k != "extends"}
     )
-    check_references(params, path)
+    validate_params(params, path)  # every section, as `implicit-bench check` does
     atomic_write_text(path, header + buf.getvalue())
     click.echo(f"wrote {path} (extends {profile})")
     if not no_preflight:
