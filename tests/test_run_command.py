@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -134,3 +135,133 @@ def test_a_failing_preflight_stops_the_run_before_dvc(tmp_path, monkeypatch):
         and "== plan" not in result.output
     )
     assert yaml.safe_load((tmp_path / "params.yaml").read_text())["base"]["profile"] == "default"
+
+
+def test_a_judge_named_like_a_profile_entry_gets_its_own_entry_and_debias_keeps_the_profiles(
+    tmp_path, monkeypatch
+):
+    """`--judge openai:qwen3vl@URL` next to the profile's `qwen3vl`: the overlay adds
+    `qwen3vl-2` and debias.scoring (docs/experiments.md) still uses the profile's qwen3vl."""
+    from implicit_bench.profiles import compose
+
+    _copy(tmp_path, monkeypatch)
+    profile_qwen = compose("default")["judges"]["qwen3vl"]
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--generator",
+            "sim_local",
+            "--generator",
+            "openai-images:sim_local",
+            "--judge",
+            "openai:qwen3vl@http://127.0.0.1:9/v1",
+            "--judge",
+            "openai:qwen3vl@http://127.0.0.1:10/v1",
+            "--dry-run",
+            "--no-preflight",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    overlay = yaml.safe_load((tmp_path / "profiles/run.yaml").read_text())
+    assert sorted(overlay["judges"]) == ["qwen3vl-2", "qwen3vl-3"]
+    assert overlay["judges"]["qwen3vl-2"]["base_url"] == "http://127.0.0.1:9/v1"
+    assert sorted(overlay["generators"]) == ["sim_local-2"]
+    params = compose("run")
+    assert params["judges"]["qwen3vl"] == profile_qwen
+    assert params["debias"]["scoring"]["rubric_judge"] == "qwen3vl"
+    assert params["judge"]["tasks"]["alignment"]["judges"] == ["qwen3vl-2"]
+    assert params["render"]["run"] == ["sim_local", "sim_local-2"]
+
+
+def _snapshot(root):
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in [root / "params.yaml", *sorted((root / "profiles").glob("*.yaml"))]
+    }
+
+
+@pytest.mark.parametrize(
+    "bad", ["x.lock", "-x", "a/b", "a..b", "a b", "x.", ".x", "a~1", "a:b", "a@{b"]
+)
+def test_a_name_dvc_refuses_is_a_one_line_error_before_anything_is_written(
+    tmp_path, monkeypatch, bad
+):
+    """`--name` follows DVC's experiment-name rules (git check-ref-format, no '/', no
+    leading '-'): refused before params.yaml is switched or an overlay written."""
+    _copy(tmp_path, monkeypatch)
+    before = _snapshot(tmp_path)
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--generator",
+            "sim_local",
+            "--judge",
+            "qwen3vl",
+            "--no-preflight",
+            f"--name={bad}",
+        ],
+    )
+    assert result.exit_code != 0
+    assert "--name" in result.output and "not a DVC experiment name" in result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_profile_that_is_the_overlay_is_refused_before_the_overlay_is_rewritten(
+    tmp_path, monkeypatch
+):
+    """`run --profile run` (and a profile extending profiles/run.yaml) would make the overlay
+    extend itself: a one-line error, profiles/run.yaml byte-unchanged."""
+    _copy(tmp_path, monkeypatch)
+    args = ["run", "--generator", "sim_local", "--judge", "qwen3vl", "--no-preflight"]
+    first = CliRunner().invoke(main, [*args, "--dry-run"])
+    assert first.exit_code == 0, first.output
+    (tmp_path / "profiles/mine.yaml").write_text("extends: run\n")
+    before = _snapshot(tmp_path)
+    for profile in ("run", "mine"):
+        result = CliRunner().invoke(main, [*args, "--profile", profile])
+        assert result.exit_code != 0
+        assert "--profile" in result.output and "profiles/run.yaml" in result.output
+        assert len(result.output.strip().splitlines()) == 1
+        assert _snapshot(tmp_path) == before
+    named = CliRunner().invoke(main, [*args, "--profile", "run", "--name", "two", "--dry-run"])
+    assert named.exit_code == 0, named.output  # another overlay may extend it
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--seeds", "42,,1042"),
+        ("--seeds", "42,42"),
+        ("--seeds", "42,42.0"),
+        ("--seeds", "-1"),
+        ("--seeds", "9007199254740992"),
+        ("--timeout", "inf"),
+        ("--timeout", "nan"),
+        ("--timeout", "0"),
+    ],
+)
+def test_a_bad_seed_list_or_timeout_is_a_usage_error_naming_the_option(
+    tmp_path, monkeypatch, option, value
+):
+    """`--seeds` is checked as render.seeds is (params.Seeds), `--timeout` is finite in
+    0.1 .. 60 (as `check --timeout`): click's one `Error:` line, nothing written."""
+    _copy(tmp_path, monkeypatch)
+    before = _snapshot(tmp_path)
+    result = CliRunner().invoke(
+        main, ["run", "--generator", "sim_local", "--judge", "qwen3vl", option, value]
+    )
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert result.exit_code == 2 and len(errors) == 1 and f"'{option}'" in errors[0]
+    assert "Traceback" not in result.output
+    assert _snapshot(tmp_path) == before
+
+
+def test_check_timeout_nan_is_refused():
+    """click.FloatRange lets nan through (every comparison is false); FiniteFloat does not."""
+    from implicit_bench.check import check_command
+
+    result = CliRunner().invoke(check_command, ["--timeout", "nan"])
+    assert result.exit_code == 2 and "'--timeout'" in result.output

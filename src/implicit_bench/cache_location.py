@@ -78,16 +78,38 @@ def _params_cache_dir(workdir: Path) -> Path | None:
         if isinstance(data, dict) and isinstance(data.get("base"), dict)
         else None
     )
-    return (workdir / str(value)).resolve() if value else None
+    return workdir / str(value) if value else None
+
+
+def check_cache_dir(path: Path, where: str) -> Path:
+    """``path`` if the caches can be written there: an existing writable directory, or a path
+    whose nearest existing parent is one (the cache creates the rest); else a one-line
+    ``ConfigError`` naming ``where`` (``/proc/self``, a file, a read-only directory)."""
+    from implicit_bench.errors import ConfigError
+
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        what = "is not a directory" if not probe.is_dir() else "is not writable"
+        raise ConfigError(
+            f"{where} = {str(path)!r}: {probe} {what}, no model-call cache can be written "
+            "there (docs/experiments.md, 'One model-call cache per repository')"
+        )
+    return path
 
 
 def cache_dir(workdir: str | Path | None = None) -> Path:
-    """The cache directory for a process working in ``workdir`` (default: the current directory)."""
+    """The cache directory for a process working in ``workdir`` (default: the current
+    directory); one set by the variable or the params key must be a writable directory."""
     env = os.environ.get(ENV_VAR)
     if env:
-        return Path(env).expanduser().resolve()
+        return check_cache_dir(Path(env).expanduser(), ENV_VAR).resolve()
     work = Path(workdir or os.getcwd()).resolve()
-    return _params_cache_dir(work) or repository_root(str(work)) / DEFAULT_PREFIX
+    params = _params_cache_dir(work)
+    if params is not None:
+        return check_cache_dir(params, f"{work / 'params.yaml'}: {PARAMS_KEY}").resolve()
+    return repository_root(str(work)) / DEFAULT_PREFIX
 
 
 def where_from(workdir: str | Path | None = None) -> str:

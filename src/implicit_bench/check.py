@@ -8,7 +8,10 @@ from typing import Any
 
 import click
 
+from implicit_bench.cache_location import cache_dir
+from implicit_bench.cliopts import FiniteFloat
 from implicit_bench.params import load_params
+from implicit_bench.params_check import validate_params
 from implicit_bench.preflight import models_in_use, preflight
 
 
@@ -29,7 +32,7 @@ def images_still_to_render(params: dict[str, Any], root: str | Path = ".") -> di
     "--timeout",
     default=5.0,
     show_default=True,
-    type=click.FloatRange(0.1, 60),
+    type=FiniteFloat(0.1, 60),
     help="Seconds an endpoint has to answer.",
 )
 @click.option("--no-disk", is_flag=True, help="Skip the disk-room check (it needs the plan).")
@@ -43,6 +46,8 @@ def check_command(params_path: str, profile: str | None, timeout: float, no_disk
         params = compose(profile, params_path)
     else:
         params = load_params(params_path)
+    validate_params(params, params_path)  # every section and catalogue entry, one line
+    cache_dir()  # $IMPLICIT_BENCH_CACHE_DIR or base.cache_dir: a writable directory
     images = None if no_disk else images_still_to_render(params)
     problems = preflight(params, ".", timeout, images)
     for line in problems:

@@ -70,6 +70,7 @@ def _unique(values: list[Any]) -> list[Any]:
     return values
 
 
+UniqueNames = Annotated[list[str], AfterValidator(_unique)]  # catalogue names, each once
 Count = Annotated[int, BeforeValidator(_whole_number)]
 Seed = Annotated[Count, Field(ge=0, le=SEED_MAX)]
 Seeds = Annotated[list[Seed], Field(min_length=1, max_length=SEEDS_MAX), AfterValidator(_unique)]

@@ -20,12 +20,14 @@ from __future__ import annotations
 import io
 import re
 import subprocess
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 import click
 from ruamel.yaml.comments import CommentedMap
 
+from implicit_bench.cliopts import FiniteFloat, SeedList
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import atomic_write_text
 from implicit_bench.params import check_name
@@ -41,22 +43,42 @@ def _entry_name(spec: str) -> str:
     return name if name[0].isalnum() else f"m{name}"
 
 
+def _fresh(name: str, taken: Collection[str]) -> str:
+    """``name``, or ``name-2``, ``name-3``, ... when an entry of that name exists: a new model
+    gets its own entry and never replaces the profile's (``openai:qwen3vl@URL`` next to the
+    profile's ``qwen3vl``, which ``debias.scoring`` keeps using)."""
+    fresh, i = name, 1
+    while fresh in taken:
+        i += 1
+        fresh = f"{name}-{i}"
+    return fresh
+
+
 def generator_entry(
-    spec: str, catalogue: dict[str, Any], device: str
+    spec: str, catalogue: dict[str, Any], device: str, taken: Collection[str] = ()
 ) -> tuple[str, dict[str, Any] | None]:
-    """(entry name, new backend block or None for an existing catalogue entry)."""
+    """(entry name, new backend block or None for an existing catalogue entry); a new entry's
+    name is none of ``catalogue`` and ``taken`` (the names this run already gave)."""
     if spec in catalogue:
         return spec, None
+    used = {*catalogue, *taken}
     if spec.startswith("openai-images:"):
-        return _entry_name(spec), {
+        return _fresh(_entry_name(spec), used), {
             "backend": "openai_images",
             "model": spec.split(":", 1)[1],
             "api_key_env": "OPENAI_API_KEY",
         }
     if spec.startswith("gemini:"):
-        return _entry_name(spec), {"backend": "gemini", "model": spec.split(":", 1)[1]}
+        return _fresh(_entry_name(spec), used), {
+            "backend": "gemini",
+            "model": spec.split(":", 1)[1],
+        }
     if Path(spec).expanduser().is_dir() or "/" in spec:
-        return _entry_name(spec), {"backend": "diffusers", "model": spec, "device": device}
+        return _fresh(_entry_name(spec), used), {
+            "backend": "diffusers",
+            "model": spec,
+            "device": device,
+        }
     raise ConfigError(
         f"--generator {spec!r}: not a generators entry ({', '.join(sorted(catalogue))}), "
         "openai-images:MODEL, gemini:MODEL, a local directory or a hub id"
@@ -64,11 +86,17 @@ def generator_entry(
 
 
 def judge_entry(
-    spec: str, catalogue: dict[str, Any], device: str, api_key_env: str | None
+    spec: str,
+    catalogue: dict[str, Any],
+    device: str,
+    api_key_env: str | None,
+    taken: Collection[str] = (),
 ) -> tuple[str, dict[str, Any] | None]:
-    """(entry name, new backend block or None for an existing catalogue entry)."""
+    """(entry name, new backend block or None for an existing catalogue entry); a new entry's
+    name is none of ``catalogue`` and ``taken`` (the names this run already gave)."""
     if spec in catalogue:
         return spec, None
+    used = {*catalogue, *taken}
     if spec.startswith("openai:"):
         model, _, base_url = spec.split(":", 1)[1].partition("@")
         base_url = base_url or OPENAI_URL
@@ -77,14 +105,18 @@ def judge_entry(
             if api_key_env is not None
             else ("OPENAI_API_KEY" if base_url == OPENAI_URL else None)
         )
-        return _entry_name(model), {
+        return _fresh(_entry_name(model), used), {
             "backend": "openai",
             "model": model,
             "base_url": base_url,
             "api_key_env": key,
         }
     if Path(spec).expanduser().is_dir() or "/" in spec:
-        return _entry_name(spec), {"backend": "transformers", "model": spec, "device": device}
+        return _fresh(_entry_name(spec), used), {
+            "backend": "transformers",
+            "model": spec,
+            "device": device,
+        }
     raise ConfigError(
         f"--judge {spec!r}: not a judges entry ({', '.join(sorted(catalogue))}), "
         "openai:MODEL[@BASE_URL], a local directory or a hub id"
@@ -107,19 +139,22 @@ def build_overlay(
     overlay["extends"] = profile
     gen_names, new_gens = [], CommentedMap()
     for spec in generators:
-        name, block = generator_entry(spec, params.get("generators") or {}, device)
+        name, block = generator_entry(spec, params.get("generators") or {}, device, gen_names)
         gen_names.append(name)
         if block is not None:
             new_gens[name] = block
+    clip_judge = (params.get("clip") or {}).get("judge")  # a blind judge outside the catalogue
     judge_names, new_judges = [], CommentedMap()
     for spec in judges:
-        name, block = judge_entry(spec, params.get("judges") or {}, device, api_key_env)
+        name, block = judge_entry(
+            spec, params.get("judges") or {}, device, api_key_env, [*judge_names, clip_judge or ""]
+        )
         judge_names.append(name)
         if block is not None:
             new_judges[name] = block
     if len(set(gen_names)) != len(gen_names) or len(set(judge_names)) != len(judge_names):
         raise ConfigError(
-            "two --generator or two --judge specs give the same entry name; use catalogue entries"
+            "two --generator or two --judge specs name the same entry; give each once"
         )
     first_gen, first_judge = gen_names[0], judge_names[0]
     overlay["base"] = CommentedMap(profile="")  # filled in by the caller (the overlay's own name)
@@ -143,7 +178,6 @@ def build_overlay(
             judges=[first_judge] if task == "alignment" else list(judge_names)
         )
     overlay["judge"] = CommentedMap(tasks=tasks, configs=None)
-    clip_judge = (params.get("clip") or {}).get("judge")
     overlay["select"] = CommentedMap(config=first_gen, judges=None)
     overlay["evaluate"] = CommentedMap(
         config=first_gen,
@@ -154,6 +188,27 @@ def build_overlay(
     # the profile's models: steering needs a pipeline with embedding hooks and the study a face
     # judge for real images; set those keys in the overlay to run them on your model.
     return overlay
+
+
+def check_exp_name(name: str) -> str:
+    """``name`` if ``dvc exp run --name`` takes it, else a one-line ``ConfigError``: DVC's rules
+    (``dvc.repo.experiments.utils.check_ref_format``: ``refs/exps/../NAME`` a valid git ref
+    name by git's check-ref-format, via dulwich as DVC does, and no ``/``), and no leading
+    ``-`` (DVC's command line would read it as an option)."""
+    from dulwich.refs import check_ref_format
+
+    if (
+        not name
+        or name.startswith("-")
+        or "/" in name
+        or not check_ref_format(f"refs/exps/00/0000/{name}".encode())
+    ):
+        raise ConfigError(
+            f"--name {name!r}: not a DVC experiment name (git check-ref-format rules: no "
+            "'/', '..', '~', '^', ':', '?', '*', '[', '\\', space or '@{'; not starting "
+            "with '-' or '.', not ending with '.' or '.lock')"
+        )
+    return name
 
 
 def _echo_block(title: str, text: str) -> None:
@@ -181,7 +236,12 @@ def _echo_block(title: str, text: str) -> None:
 @click.option(
     "--units", type=click.IntRange(0), default=None, help="subset.max_units (0: every unit)."
 )
-@click.option("--seeds", default=None, help="render.seeds, comma separated (e.g. 42,1042).")
+@click.option(
+    "--seeds",
+    type=SeedList(),
+    default=None,
+    help="render.seeds, comma separated (e.g. 42,1042).",
+)
 @click.option(
     "--profile", default="default", show_default=True, help="The profile the overlay extends."
 )
@@ -215,13 +275,14 @@ def _echo_block(title: str, text: str) -> None:
     "--timeout",
     default=5.0,
     show_default=True,
+    type=FiniteFloat(0.1, 60),
     help="Seconds an endpoint has to answer the preflight.",
 )
 def run_command(
     generators: tuple[str, ...],
     judges: tuple[str, ...],
     units: int | None,
-    seeds: str | None,
+    seeds: list[int] | None,
     profile: str,
     exp_name: str | None,
     device: str,
@@ -233,16 +294,32 @@ def run_command(
 ) -> None:
     """Evaluate your model: overlay -> preflight -> plan -> dvc exp run."""
     from implicit_bench.check import images_still_to_render
+    from implicit_bench.params_check import validate_params
     from implicit_bench.plan import build_plan, format_plan
     from implicit_bench.preflight import preflight
-    from implicit_bench.profiles import _round_trip, compose, write_profile
+    from implicit_bench.profiles import (
+        _round_trip,
+        compose,
+        deep_merge,
+        profile_chain,
+        write_profile,
+    )
+    from implicit_bench.yamlsafe import load_yaml
 
     overlay_name = f"run-{exp_name}" if exp_name else "run"
+    if exp_name is not None:
+        check_exp_name(exp_name)
     try:
         check_name(overlay_name, "--name")
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    seed_list = [int(s) for s in seeds.split(",")] if seeds else None
+    if Path("profiles", f"{overlay_name}.yaml").resolve() in {
+        p.resolve() for p in profile_chain(profile)
+    }:  # the overlay would extend itself: refused before it is rewritten
+        raise ConfigError(
+            f"--profile {profile}: it is (or extends) profiles/{overlay_name}.yaml, the overlay "
+            f"this run writes; use another --name or --profile"
+        )
     base = compose(profile)
     overlay = build_overlay(
         base,
@@ -250,7 +327,7 @@ def run_command(
         list(judges),
         profile=profile,
         units=units,
-        seeds=seed_list,
+        seeds=seeds,
         device=device,
         api_key_env=api_key_env,
     )
@@ -264,9 +341,14 @@ def run_command(
         f"# Apply again with `implicit-bench profile {overlay_name}`; "
         "back with `implicit-bench profile default`.\n"
     )
+    # the composed params, validated (every name the overlay uses exists) before anything is
+    # written: compose(overlay_name) of the file about to be written
+    params = deep_merge(
+        base, {k: v for k, v in load_yaml(buf.getvalue()).items() if k != "extends"}
+    )
+    validate_params(params, path)  # every section, as `implicit-bench check` does
     atomic_write_text(path, header + buf.getvalue())
     click.echo(f"wrote {path} (extends {profile})")
-    params = compose(overlay_name)  # validates the overlay: every name it uses exists
     if not no_preflight:
         problems = preflight(params, ".", timeout, images_still_to_render(params))
         _echo_block("preflight", "\n".join(f"check: {p}" for p in problems) or "check: ok")

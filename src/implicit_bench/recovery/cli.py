@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from implicit_bench.params import load_params, section
+from implicit_bench.cliopts import FiniteFloat
+from implicit_bench.params import BOOTSTRAP_N_MAX, SEEDS_MAX, load_params, section
 from implicit_bench.recovery.power import calibration_table, plot, power_table
 from implicit_bench.world.params import WorldParams
 
@@ -22,25 +23,41 @@ def simulate_group() -> None:
 @click.option(
     "--units",
     "units",
-    type=int,
+    type=click.IntRange(1),
     multiple=True,
     default=(50, 100, 250, 500, 1000),
     show_default=True,
 )
-@click.option("--seeds", type=int, default=3, show_default=True, help="seeds per unit (K)")
 @click.option(
-    "--gap", type=float, default=0.1, show_default=True, help="planted success gap to detect"
+    "--seeds",
+    type=click.IntRange(1, SEEDS_MAX),
+    default=3,
+    show_default=True,
+    help="seeds per unit (K)",
 )
 @click.option(
-    "--worlds", type=int, default=50, show_default=True, help="simulated worlds per design"
+    "--gap",
+    type=FiniteFloat(-1, 1),
+    default=0.1,
+    show_default=True,
+    help="planted success gap to detect",
 )
-@click.option("--boot", "n_boot", type=int, default=300, show_default=True)
+@click.option(
+    "--worlds",
+    type=click.IntRange(1),
+    default=50,
+    show_default=True,
+    help="simulated worlds per design",
+)
+@click.option(
+    "--boot", "n_boot", type=click.IntRange(1, BOOTSTRAP_N_MAX), default=300, show_default=True
+)
 @click.option("--generator", default="sim_local", show_default=True)
 @click.option("--judge", default="judge_a", show_default=True)
 @click.option(
     "--calibration",
     "calibration",
-    type=int,
+    type=click.IntRange(1),
     multiple=True,
     help="calibration images: corrected interval widths per N instead (at the largest --units)",
 )
@@ -113,7 +130,7 @@ def power_command(
 @click.option(
     "--alpha",
     "alphas",
-    type=float,
+    type=FiniteFloat(),
     multiple=True,
     default=(0.0, 0.5, 1.0, 1.5, 2.0, 3.0),
     show_default=True,

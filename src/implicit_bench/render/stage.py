@@ -38,7 +38,7 @@ from implicit_bench.generators import (
     validate_config,
 )
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore, published_stores, unpublish
-from implicit_bench.params import SafeName, Seeds, StrictModel, check_refs
+from implicit_bench.params import SafeName, Seeds, StrictModel, UniqueNames, check_refs
 from implicit_bench.redact import redact
 from implicit_bench.schema import ALL_VARIANTS, VARIANTS
 
@@ -50,7 +50,7 @@ class RenderParams(StrictModel):
     # section(raw, "render", RenderParams, attach={"generators": "configs"}); each entry is
     # validated once, here, by its backend's own model (stages and workers get the typed config)
     configs: dict[SafeName, SerializeAsAny[GeneratorConfig]]
-    run: list[str] | None = None  # names of configs to render; None: all
+    run: UniqueNames | None = None  # names of configs to render, each once; None: all
     seeds: Seeds = [42, 1042, 2042]
     variants: Annotated[list[str], Field(min_length=1)] = list(VARIANTS)
 
