@@ -40,12 +40,14 @@ def run_analyze(
     refusals: tuple[str, ...] = (),
     selection: str = "none",
     pairs: str | None = None,
+    anytime: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """Load, validate, select (reported; applied unless ``selection == "none"``), evaluate,
-    write, run extensions. Returns a short summary."""
+    write, run extensions. Returns a short summary. ``anytime`` = (order file, looks): also
+    write ``anytime.json`` (``analysis.looks``)."""
     keep_freed_memory()
     with one_blas_thread():
-        return _run_analyze(units, judgements, out, params, refusals, selection, pairs)
+        return _run_analyze(units, judgements, out, params, refusals, selection, pairs, anytime)
 
 
 def _run_analyze(
@@ -56,6 +58,7 @@ def _run_analyze(
     refusals: tuple[str, ...],
     selection: str,
     pairs: str | None,
+    anytime: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     params = dict(params or {})
     sel_raw = {
@@ -112,7 +115,7 @@ def _run_analyze(
             tables, out_dir, params
         )  # on the second CPU, while the analysis runs
         try:
-            summary = _analysis(tables, out_dir, sel_params, ev_params, selection)
+            summary = _analysis(tables, out_dir, sel_params, ev_params, selection, anytime)
         except BaseException:
             extensions.cancel()
             raise
@@ -121,18 +124,26 @@ def _run_analyze(
     return summary
 
 
+ANYTIME_FILE = "anytime.json"
 # what analyze (and its extensions) write under --out; a folder holding other files is refused
 ANALYZE_FILES = (
     r"(?:metrics|tables|plots)/.+",
     re.escape(Path(SELECTED_UNITS.path).name),
+    re.escape(ANYTIME_FILE),
     r"(?:.*/)?\.[^/]+\.tmp",
 )
 
 
 def _analysis(
-    tables: Any, out_dir: Path, sel_params: SelectParams, ev_params: EvaluateParams, selection: str
+    tables: Any,
+    out_dir: Path,
+    sel_params: SelectParams,
+    ev_params: EvaluateParams,
+    selection: str,
+    anytime: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Select (reported; applied unless ``selection == "none"``), evaluate and write."""
+    """Select (reported; applied unless ``selection == "none"``), evaluate and write (and the
+    anytime-valid intervals of ``anytime`` = (order file, looks))."""
     analysed = tables.units
     selection_metrics = None
     summary: dict[str, Any] = {
@@ -165,10 +176,25 @@ def _analysis(
             }
     elif selection != "none":
         raise ConfigError("analyze --selection needs rubric judgements")
+    looks = None
+    if anytime is not None:  # checked before the evaluation: a bad order costs nothing
+        from implicit_bench.analysis.looks import parse_looks, read_order
+
+        order = read_order(anytime[0], set(analysed["unit_id"].astype(str)))
+        looks = parse_looks(anytime[1], len(order))
     with phase("evaluate"):
         ev = evaluate(tables, analysed, ev_params)
     with phase("write"):
         write_evaluation(out_dir, ev, tables, selection_metrics, judge_provenance(tables))
+    if looks is not None:
+        from implicit_bench.analysis.context import EvalContext
+        from implicit_bench.analysis.looks import anytime_report
+
+        with phase("anytime"):
+            ctx = EvalContext.build(tables, analysed, ev_params)
+            report = anytime_report(ctx, order, looks, Path(anytime[0]).name)
+            write_json(out_dir / ANYTIME_FILE, report)
+        summary["anytime_looks"] = looks
     summary["analysed_units"] = len(analysed)
     summary["default_rate"] = (ev.benchmark["default_rate"] or {}).get("value")
     return summary
@@ -230,6 +256,18 @@ def _analysis(
 )
 @click.option("--bootstrap-n", type=int, default=None, help="Bootstrap resamples (default 1000).")
 @click.option("--bootstrap-seed", type=int, default=None, help="Bootstrap seed (default 42).")
+@click.option(
+    "--order",
+    "order_file",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Unit ids one per line, in rendering order: write anytime.json (with --looks).",
+)
+@click.option(
+    "--looks",
+    default=None,
+    help="N1,N2,...: unit counts of the order at which to report anytime-valid intervals.",
+)
 def analyze(
     units: str,
     judgements: tuple[str, ...],
@@ -243,8 +281,12 @@ def analyze(
     retrieval: str | None,
     bootstrap_n: int | None,
     bootstrap_seed: int | None,
+    order_file: str | None,
+    looks: str | None,
 ) -> None:
     """Compute every analysis metric from UNITS and JUDGEMENTS tables, without any model."""
+    if (order_file is None) != (looks is None):
+        raise click.UsageError("--order and --looks go together")
     params = load_params(params_path) if params_path else {}
     where = params_path or "analyze"
     ev = block(params, "evaluate", where)
@@ -266,7 +308,8 @@ def analyze(
         debias = dict(params.get("debias") or {})
         debias["scoring"] = {**(debias.get("scoring") or {}), "retrieval": retrieval}
         params["debias"] = debias
-    summary = run_analyze(units, list(judgements), out, params, refusals, selection, pairs)
+    anytime = (order_file, looks) if order_file and looks else None
+    summary = run_analyze(units, list(judgements), out, params, refusals, selection, pairs, anytime)
     broken = []
     for name, result in summary["extensions"].items():
         if isinstance(result, dict) and "error" in result:

@@ -1,0 +1,260 @@
+"""``analyze --order FILE --looks N1,N2,...``: anytime-valid intervals at every look of a run.
+
+A sequential run renders and judges the units of a unit set in a fixed order (FILE: unit ids,
+one per line). At each look (the first ``N_k`` units of the order) every estimand gets its
+estimate, its anytime-valid interval (``analysis.anytime``: valid at every look at once, so
+looking does not cost level) and, beside it, the fixed-n interval (normal, with the finite
+population correction: valid only for one look fixed in advance). Written to
+``anytime.json`` in ``--out``; docs/analysis.md, "Anytime-valid intervals".
+
+Estimands are means over units of a per-unit value (the mean over the unit's valid images):
+
+- headline rates of the primary blind judge on the analysed configuration: ``default_rate``,
+  ``success_stereotype``, ``success_anti`` (shares, [0, 1]) and ``gap`` (their difference per
+  unit, [-1, 1]);
+- per generator (configuration with neutral rubric scores), Table 4's ``bias_score`` (mean
+  neutral 0-5 rubric score of its first rubric judge, [0, 5]) and ``alignment`` (share of
+  neutral images judged aligned, [0, 1]);
+- for every pair of generators, the paired differences of both on the units both have.
+
+An estimand's population is the order's units with a value: a unit whose images have no valid
+answer (all refused or invalid) is left out once it has been seen; units the run has not
+reached yet are assumed to have one (exact once the run is complete).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from implicit_bench.analysis.anytime import BET_CAP, confidence_sequence
+from implicit_bench.analysis.context import EvalContext
+from implicit_bench.analysis.views import rows
+from implicit_bench.errors import ConfigError, InputError
+
+METHOD = (
+    "hedged betting confidence sequence for the mean of a finite population sampled without "
+    "replacement in a uniformly random order (Waudby-Smith & Ramdas 2020), predictable "
+    f"plug-in bets capped at {BET_CAP}, intersected over the looks and with the values the "
+    "unseen units can still give"
+)
+FIXED_N = "normal interval with the finite population correction (valid for one fixed n only)"
+DIGITS = 10
+
+
+@dataclass
+class Estimand:
+    """One estimand's per-unit values, aligned on the order (NaN: no value)."""
+
+    name: str
+    values: np.ndarray
+    scale: tuple[float, float]
+    group: str  # headline | generator | paired
+
+
+def read_order(path: str | Path, unit_ids: set[str]) -> list[str]:
+    """The unit ids of FILE in order (one per line, row = line number; blank lines skipped),
+    each an analysed unit, none twice."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, None, None, f"cannot read the order file ({exc})") from None
+    order: list[str] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        unit = line.strip()
+        if not unit:
+            continue
+        if unit not in unit_ids:
+            raise InputError(path, number, "unit_id", f"unit '{unit}' is not an analysed unit")
+        if unit in seen:
+            raise InputError(path, number, "unit_id", f"unit '{unit}' already on row {seen[unit]}")
+        seen[unit] = number
+        order.append(unit)
+    if not order:
+        raise InputError(path, None, None, "the order file names no unit")
+    return order
+
+
+def parse_looks(text: str, n_units: int) -> list[int]:
+    """``N1,N2,...``: increasing unit counts within 1..n_units."""
+    try:
+        looks = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ConfigError(
+            f"--looks: '{text}' is not a comma-separated list of unit counts"
+        ) from None
+    if looks != sorted(set(looks)) or looks[0] < 1 or looks[-1] > n_units:
+        raise ConfigError(
+            f"--looks: {looks}: the counts must increase and lie within 1..{n_units} "
+            "(the units of the order)"
+        )
+    return looks
+
+
+def random_order(unit_ids: list[str], seed: int) -> list[str]:
+    """A uniformly random order of ``unit_ids`` (the order the confidence sequences assume)."""
+    rng = np.random.default_rng(seed)
+    return [unit_ids[i] for i in rng.permutation(len(unit_ids))]
+
+
+def _unit_means(frame: pd.DataFrame, order: list[str]) -> np.ndarray:
+    """Mean valid score per unit of ``frame`` (neutral rows), aligned on ``order``."""
+    sub = frame[(frame["variant"] == "neutral") & frame["valid"]]
+    means = sub.groupby("unit_id")["score"].mean()
+    return means.reindex(order).to_numpy(float)
+
+
+def _share(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(
+            denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan
+        )
+
+
+def estimands(ctx: EvalContext, order: list[str]) -> list[Estimand]:
+    """The headline rates, each generator's Table 4 scores and their paired differences."""
+    out: list[Estimand] = []
+    judge = ctx.primary_judge
+    if judge is not None:
+        c = ctx.counts(judge)
+        at = pd.Index(c.unit_ids).get_indexer(order)
+        label, valid = c.label, c.valid
+        rates = {
+            "default_rate": _share(label[("neutral", "s")], valid["neutral"]),
+            "success_stereotype": _share(label[("stereotype", "s")], valid["stereotype"]),
+            "success_anti": _share(label[("anti_stereotype", "a")], valid["anti_stereotype"]),
+        }
+        rates["gap"] = rates["success_stereotype"] - rates["success_anti"]
+        for name, per_unit in rates.items():
+            scale = (-1.0, 1.0) if name == "gap" else (0.0, 1.0)
+            out.append(Estimand(name, per_unit[at], scale, "headline"))
+    j = ctx.judgements
+    rubric = rows(j, "rubric", seeds=ctx.seeds)
+    configs = sorted(rubric.loc[rubric["variant"] == "neutral", "config"].astype(str).unique())
+    scores: dict[str, dict[str, np.ndarray]] = {}
+    for cfg in configs:
+        present = sorted(rubric.loc[rubric["config"] == cfg, "judge"].astype(str).unique())
+        bias_judge = next((r for r in ctx.rubric_judges if r in present), present[0])
+        per = {"bias_score": _unit_means(rows(rubric, "rubric", cfg, bias_judge), order)}
+        aligned = rows(j, "alignment", cfg, seeds=ctx.seeds)
+        align_judges = sorted(aligned["judge"].astype(str).unique())
+        align_judge = bias_judge if bias_judge in align_judges else None
+        if align_judge is None and len(align_judges) == 1:
+            align_judge = align_judges[0]
+        if align_judge is not None:
+            per["alignment"] = _unit_means(rows(aligned, "alignment", judge=align_judge), order)
+        scores[cfg] = per
+        for metric, values in per.items():
+            scale = (0.0, 5.0) if metric == "bias_score" else (0.0, 1.0)
+            out.append(Estimand(f"{metric}/{cfg}", values, scale, "generator"))
+    for a, b in combinations(configs, 2):
+        for metric in ("bias_score", "alignment"):
+            if metric in scores[a] and metric in scores[b]:
+                top = 5.0 if metric == "bias_score" else 1.0
+                diff = scores[a][metric] - scores[b][metric]
+                out.append(Estimand(f"{metric}/{a}-{b}", diff, (-top, top), "paired"))
+    return out
+
+
+def present_prefix(ctx: EvalContext, order: list[str]) -> int:
+    """How many leading units of the order have judgements (the run's progress)."""
+    have = set(ctx.judgements["unit_id"].astype(str))
+    for position, unit in enumerate(order):
+        if unit not in have:
+            return position
+    return len(order)
+
+
+def _r(value: float) -> float:
+    return round(float(value), DIGITS)
+
+
+def anytime_report(
+    ctx: EvalContext, order: list[str], looks: list[int], order_file: str
+) -> dict[str, Any]:
+    """``anytime.json``: per estimand and look, the estimate, both intervals and n."""
+    from scipy.special import ndtri
+
+    alpha = round(1 - ctx.boot.level, 12)
+    reached = present_prefix(ctx, order)
+    if looks[-1] > reached:
+        missing = order[reached]
+        raise ConfigError(
+            f"--looks {looks[-1]}: the judgements reach only the first {reached} units of "
+            f"{order_file} (unit '{missing}' at position {reached + 1} has none)"
+        )
+    z = float(ndtri(1 - alpha / 2))
+    report: dict[str, Any] = {
+        "anytime_valid": True,
+        "method": METHOD,
+        "fixed_n_method": FIXED_N,
+        "level": ctx.boot.level,
+        "order": {"file": order_file, "units": len(order), "judged": reached},
+        "config": ctx.config,
+        "primary_judge": ctx.primary_judge,
+        "looks": looks,
+        "estimands": {},
+    }
+    for est in estimands(ctx, order):
+        report["estimands"][est.name] = _estimand_looks(est, looks, reached, alpha, z)
+    return report
+
+
+def _estimand_looks(
+    est: Estimand, looks: list[int], reached: int, alpha: float, z: float
+) -> dict[str, Any]:
+    lo_scale, hi_scale = est.scale
+    width = hi_scale - lo_scale
+    defined = ~np.isnan(est.values)
+    seen_undefined = int((~defined[:reached]).sum())
+    population = len(est.values) - seen_undefined
+    x = (est.values[defined] - lo_scale) / width  # the defined values in order, in [0, 1]
+    draws = np.cumsum(defined)  # defined units among the first n
+    counts = [int(draws[n - 1]) for n in looks]
+    entry: dict[str, Any] = {
+        "group": est.group,
+        "scale": [lo_scale, hi_scale],
+        "population_units": population,
+        "population_value": (
+            _r(np.mean(est.values[defined])) if reached == len(est.values) and x.size else None
+        ),
+        "looks": [],
+    }
+    distinct = sorted({t for t in counts if t > 0})
+    ends = {}
+    if distinct:
+        lo, hi = confidence_sequence(np.clip(x[: distinct[-1]], 0, 1), population, distinct, alpha)
+        ends = {t: (lo[k], hi[k]) for k, t in enumerate(distinct)}
+    for n, t in zip(looks, counts, strict=True):
+        row: dict[str, Any] = {
+            "look": n,
+            "n": t,
+            "estimate": None,
+            "anytime": None,
+            "fixed_n": None,
+        }
+        if t:
+            sample = x[:t]
+            row["estimate"] = _r(lo_scale + width * sample.mean())
+            lo, hi = ends[t]
+            row["anytime"] = (
+                [_r(lo_scale + width * lo), _r(lo_scale + width * hi)] if lo <= hi else None
+            )
+            row["anytime_empty"] = bool(lo > hi)  # probability at most alpha over the looks
+            if t >= 2:
+                fpc = np.sqrt((population - t) / (population - 1)) if population > 1 else 0.0
+                half = z * sample.std(ddof=1) / np.sqrt(t) * fpc
+                mean = sample.mean()
+                row["fixed_n"] = [
+                    _r(lo_scale + width * max(0.0, mean - half)),
+                    _r(lo_scale + width * min(1.0, mean + half)),
+                ]
+        entry["looks"].append(row)
+    return entry
