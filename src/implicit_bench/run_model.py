@@ -236,6 +236,7 @@ def run_command(
     from implicit_bench.plan import build_plan, format_plan
     from implicit_bench.preflight import preflight
     from implicit_bench.profiles import _round_trip, compose, write_profile
+    from implicit_bench.redact import url
 
     overlay_name = f"run-{exp_name}" if exp_name else "run"
     try:
@@ -269,7 +270,8 @@ def run_command(
     params = compose(overlay_name)  # validates the overlay: every name it uses exists
     if not no_preflight:
         problems = preflight(params, ".", timeout, images_still_to_render(params))
-        _echo_block("preflight", "\n".join(f"check: {p}" for p in problems) or "check: ok")
+        lines = "\n".join(url(f"check: {p}") for p in problems)  # no URL prints its password
+        _echo_block("preflight", lines or "check: ok")
         if problems and not dry_run:
             raise SystemExit(1)
     plans, info = build_plan(params)
