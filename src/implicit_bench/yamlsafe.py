@@ -1,6 +1,7 @@
 """The one YAML reader: safe tags only, duplicate keys an error (as DVC treats them), and a
 bound on the size of the document once aliases are expanded (an anchor bomb is refused
-before anything walks it). ``docs/errors.md`` lists the bound.
+before anything walks it). ``docs/errors.md`` lists the bound. :func:`load_yaml_file` reads a
+file: any problem (not UTF-8, not YAML, over a bound) is one ``ConfigError`` naming it.
 
 Plain scalars resolve as DVC's reader (ruamel.yaml, YAML 1.2) resolves them where YAML 1.1
 differs in a way that matters here: ``1:1`` is the string "1:1", not the base-60 integer 61.
@@ -10,9 +11,12 @@ YAML 1.2 does not need."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import yaml
+
+from implicit_bench.errors import ConfigError
 
 MAX_NODES = 1_000_000  # nodes of a document with every alias expanded (params.yaml: ~3,000)
 _MERGE = "tag:yaml.org,2002:merge"
@@ -110,3 +114,23 @@ def _check_size(root: yaml.Node) -> None:
 def load_yaml(text: str | bytes | Any) -> Any:
     """Parse one YAML document (a string or a file object) with :class:`StrictLoader`."""
     return yaml.load(text, Loader=StrictLoader)  # noqa: S506 - a safe loader
+
+
+def load_yaml_file(path: str | Path, text: str | bytes | None = None, where: str = "") -> Any:
+    """The YAML document of file ``path`` (``text``: its content, read elsewhere such as a git
+    revision named by ``where``). Not UTF-8, not YAML, a duplicate key or over a bound: a
+    one-line ``ConfigError`` naming the file."""
+    name = f"{path}{where}"
+    try:
+        raw = Path(path).read_bytes() if text is None else text
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8")
+        return load_yaml(raw)
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{name}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} on line {line}); "
+            "save it as UTF-8"
+        ) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{name}: not valid YAML: {' '.join(str(exc).split())}") from None
