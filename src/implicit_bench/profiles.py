@@ -386,7 +386,11 @@ def _dvc_form(body: str, target: Path, name: str) -> bytes:
 @click.argument("name", required=False)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--out", default=None, help="Write here instead of overwriting --params.")
-@click.option("--dry-run", is_flag=True, help="Print the composed parameters only.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the composed parameters only (URLs without their user:password@).",
+)
 @click.option(
     "--save-default",
     is_flag=True,
@@ -412,7 +416,10 @@ def profile_command(
         raise click.UsageError("name a profile (default, or one of profiles/*.yaml)")
     composed = compose(name, params_path)
     if dry_run:
-        click.echo(yaml.safe_dump(composed, sort_keys=False, allow_unicode=True))
+        from implicit_bench.redact import url
+
+        shown = yaml.safe_dump(composed, sort_keys=False, allow_unicode=True)
+        click.echo(url(shown))  # a base_url's user:password@ is never printed
         return
     target = out or params_path
     write_profile(name, params_path, target)

@@ -1,6 +1,6 @@
-"""No preflight line prints a URL's password (issue 37): ``base_url:
-http://svc:PASSWORD@host/v1`` in a judge, generator or llm entry is ``http://[REDACTED]@host/v1``
-in ``implicit-bench check``, in each model stage's preflight line and in ``run --dry-run``."""
+"""No printed URL shows its password (issue 37): ``base_url: http://svc:PASSWORD@host/v1`` in
+a judge, generator or llm entry is ``http://[REDACTED]@host/v1`` in ``implicit-bench check``,
+in each model stage's preflight line, in ``run --dry-run`` and in ``profile NAME --dry-run``."""
 
 from __future__ import annotations
 
@@ -80,4 +80,18 @@ def test_run_dry_run_prints_no_password(tmp_path, monkeypatch):
     )
     assert result.exit_code == 0, result.output
     assert "== preflight" in result.output and "cannot be reached" in result.output
+    _assert_redacted(result.output)
+
+
+def test_profile_dry_run_prints_no_password(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text("base:\n  profile: default\n")
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "remote.yaml").write_text(
+        "judges:\n  api: {backend: openai, model: m, "
+        f"base_url: 'http://svc:{PASSWORD}@127.0.0.1:9/v1'}}\n"
+    )
+    result = CliRunner().invoke(main, ["profile", "remote", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "base_url:" in result.output
     _assert_redacted(result.output)
