@@ -84,9 +84,9 @@ def compress(needed: set[str], all_files: list[str]) -> list[str]:
 
 def derive(root: Path) -> dict[str, Derived]:
     """Per top-level stage of dvc.yaml: what its script needs (tests/dvc_deps.py)."""
-    import yaml
+    from implicit_bench.yamlsafe import load_yaml_file
 
-    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    params = load_yaml_file(root / "params.yaml")
     specs = dvc_stages(root)
     all_outs = [o for s in specs for o in s.outs]
     derived: dict[str, Derived] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import yaml
+from implicit_bench.yamlsafe import load_yaml
 
 
 def dvc_form(path: Path) -> bool:
@@ -22,10 +22,10 @@ def dvc_form(path: Path) -> bool:
     from dvc.utils.hydra import apply_overrides
 
     before = path.read_text(encoding="utf-8")
-    seed = yaml.safe_load(before)["bootstrap"]["seed"]
+    seed = load_yaml(before)["bootstrap"]["seed"]
     apply_overrides(path, [f"bootstrap.seed={seed}"])
     after = path.read_text(encoding="utf-8")
-    if yaml.safe_load(after) != yaml.safe_load(before):
+    if load_yaml(after) != load_yaml(before):
         path.write_text(before, encoding="utf-8")
         raise SystemExit(f"{path}: DVC's writer changed a value; left unchanged")
     return after != before

@@ -24,7 +24,8 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
+from implicit_bench.errors import ConfigError
+from implicit_bench.yamlsafe import load_yaml_file
 
 ENV_VAR = "IMPLICIT_BENCH_CACHE_DIR"
 PARAMS_KEY = "base.cache_dir"
@@ -70,8 +71,8 @@ def _params_cache_dir(workdir: Path) -> Path | None:
     if not path.exists():
         return None
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, OSError, UnicodeDecodeError):
+        data = load_yaml_file(path) or {}  # the strict loader: an anchor bomb is refused at once
+    except (ConfigError, OSError):
         return None  # the stage's own params loading reports a broken params.yaml
     value = (
         (data.get("base") or {}).get("cache_dir")

@@ -13,6 +13,7 @@ from implicit_bench.cliopts import FiniteFloat
 from implicit_bench.params import load_params
 from implicit_bench.params_check import validate_params
 from implicit_bench.preflight import models_in_use, preflight
+from implicit_bench.redact import url
 
 
 def images_still_to_render(params: dict[str, Any], root: str | Path = ".") -> dict[str, int]:
@@ -51,7 +52,7 @@ def check_command(params_path: str, profile: str | None, timeout: float, no_disk
     images = None if no_disk else images_still_to_render(params)
     problems = preflight(params, ".", timeout, images)
     for line in problems:
-        click.echo(f"check: {line}", err=True)
+        click.echo(url(f"check: {line}"), err=True)  # no URL prints its password
     n = len(models_in_use(params))
     if problems:
         raise SystemExit(1)

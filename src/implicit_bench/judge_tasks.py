@@ -48,7 +48,7 @@ from implicit_bench.schema import (  # noqa: F401 - the protocol's orders, re-ex
     cyclic_order,
     primary_order,
 )
-from implicit_bench.yamlsafe import load_yaml
+from implicit_bench.yamlsafe import load_yaml_file
 
 NEITHER_OPTION = (
     "Neither of the other two descriptions is shown, or the image does not allow a judgement."
@@ -268,9 +268,9 @@ def load_task_file(path: str | Path) -> TaskSpec:
     """Load and validate one task spec file."""
     path = Path(path)
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"))
+        data = load_yaml_file(path)  # not UTF-8 or not YAML: a ConfigError naming the file
         return TaskSpec.model_validate(data)
-    except (OSError, yaml.YAMLError) as exc:
+    except OSError as exc:
         raise ConfigError(f"{path}: cannot read task spec: {exc}") from None
     except ValidationError as exc:
         raise ConfigError(f"{path}: invalid task spec: {format_validation_errors(exc)}") from None

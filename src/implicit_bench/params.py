@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -22,7 +21,7 @@ from pydantic import (
 )
 
 from implicit_bench.errors import ConfigError
-from implicit_bench.yamlsafe import load_yaml
+from implicit_bench.yamlsafe import load_yaml_file
 
 DEFAULT_PARAMS = Path("params.yaml")
 
@@ -122,11 +121,7 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> dict[str, Any]:
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path}: params file not found (run from the repository root)")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = load_yaml(fh) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
+    data = load_yaml_file(path) or {}  # not UTF-8, not YAML, over a bound: one line naming it
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
     bad = [k for k in data if not isinstance(k, str)]

@@ -33,6 +33,7 @@ from typing import Any
 import httpx
 
 from implicit_bench.httpretry import DeadlineExceeded, ResponseTooLarge, read_bounded
+from implicit_bench.redact import url
 from implicit_bench.registry import is_http_block
 
 DEFAULT_BASE_URL = {"gemini": "https://generativelanguage.googleapis.com/v1beta"}
@@ -168,7 +169,8 @@ def _listing(
     except ResponseTooLarge:
         return 200, f"answered GET /models with more than {MAX_LISTING_BYTES} bytes"
     except httpx.HTTPError as exc:
-        return None, f"cannot be reached ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})"
+        reason = url(" ".join(str(exc).split()))[:120]
+        return None, f"cannot be reached ({type(exc).__name__}: {reason})"
     try:
         payload = json.loads(body)
         rows = payload.get("data") if "data" in payload else payload.get("models", [])
@@ -205,7 +207,8 @@ def check_http(uses: list[ModelUse], timeout: float, probe: bool = True) -> list
         key = os.environ.get(env) if env else None
         if env and not key:
             problems.append(
-                f"{use.where}: environment variable {env} is not set (the API key for {base}); "
+                f"{use.where}: environment variable {env} is not set "
+                f"(the API key for {url(base)}); "
                 f"export it, or set api_key_env: null for a server without keys"
             )
             continue
@@ -222,25 +225,26 @@ def check_http(uses: list[ModelUse], timeout: float, probe: bool = True) -> list
     for use, base, env, key in ready:
         status, got = listings[(base, str(use.block.get("backend")), key)]
         model = str(use.block.get("model", ""))
+        shown_base = url(base)  # never its user:password@
         if isinstance(got, list):
             if model not in got:
                 shown = ", ".join(got[:8]) + (" ..." if len(got) > 8 else "")
                 problems.append(
-                    f"{use.where}: {base} does not serve model {model!r} "
+                    f"{use.where}: {shown_base} does not serve model {model!r} "
                     f"(it lists: {shown or 'nothing'})"
                 )
         elif status in (404, 405, 501) and not probe:
             continue  # it answered; it has no listing, and a stage's preflight makes no model call
         elif status in (401, 403):
             problems.append(
-                f"{use.where}: {base} refused the key in {env or '(no key)'} (HTTP {status})"
+                f"{use.where}: {shown_base} refused the key in {env or '(no key)'} (HTTP {status})"
             )
         elif status in (404, 405) and use.block.get("backend") == "openai":
             error = _one_request(base, model, key, timeout)
             if error:
-                problems.append(f"{use.where}: {base} has no model listing and {error}")
+                problems.append(f"{use.where}: {shown_base} has no model listing and {error}")
         else:
-            problems.append(f"{use.where}: endpoint {base} {got}")
+            problems.append(f"{use.where}: endpoint {shown_base} {got}")
     return problems
 
 

@@ -17,7 +17,7 @@ from ruamel.yaml.comments import CommentedMap
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import atomic_write_bytes, atomic_write_text
 from implicit_bench.params import CATALOGUES, check_name, check_references, load_params
-from implicit_bench.yamlsafe import load_yaml
+from implicit_bench.yamlsafe import load_yaml, load_yaml_file
 
 DEFAULT = "default"
 DEFAULT_FILE = (
@@ -65,7 +65,7 @@ def _profile_path(name: str, profiles_dir: str | Path) -> Path:
 
 
 def _read_mapping(path: Path) -> dict[str, Any]:
-    data = load_yaml(path.read_text(encoding="utf-8")) or {}  # duplicate keys, anchor bombs refused
+    data = load_yaml_file(path) or {}  # duplicate keys, anchor bombs refused
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     return data
@@ -352,7 +352,7 @@ def write_profile(
         f"profiles/{name}.yaml to the default profile.\n"
     )
     body = header + buf.getvalue()
-    got = yaml.safe_load(body)
+    got = load_yaml(body)
     if got != expected:  # the round trip must give exactly what compose() computed
         raise ConfigError(
             f"{params_path}: the comment-keeping rewrite differs from the composed params (a bug): "
@@ -386,7 +386,11 @@ def _dvc_form(body: str, target: Path, name: str) -> bytes:
 @click.argument("name", required=False)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--out", default=None, help="Write here instead of overwriting --params.")
-@click.option("--dry-run", is_flag=True, help="Print the composed parameters only.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the composed parameters only (URLs without their user:password@).",
+)
 @click.option(
     "--save-default",
     is_flag=True,
@@ -412,7 +416,10 @@ def profile_command(
         raise click.UsageError("name a profile (default, or one of profiles/*.yaml)")
     composed = compose(name, params_path)
     if dry_run:
-        click.echo(yaml.safe_dump(composed, sort_keys=False, allow_unicode=True))
+        from implicit_bench.redact import url
+
+        shown = yaml.safe_dump(composed, sort_keys=False, allow_unicode=True)
+        click.echo(url(shown))  # a base_url's user:password@ is never printed
         return
     target = out or params_path
     write_profile(name, params_path, target)

@@ -6,8 +6,9 @@
 OpenAI-style ``sk-...`` keys, and the literal value of every environment variable whose name
 looks like a credential (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``) or is
 named by a backend's ``api_key_env`` (those at any length), and the ``user:password@`` of
-every URL. Error texts from HTTP servers pass through it before
-they reach a table, a journal, a metrics file or the terminal.
+every URL (``url(text)`` does only that, for the lines that print a URL). Error texts from
+HTTP servers pass through it before they reach a table, a journal, a metrics file or the
+terminal.
 """
 
 from __future__ import annotations
@@ -47,12 +48,23 @@ def _secret_values() -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/@]+@")  # scheme://user:password@host
+# scheme://user:password@host. The scheme is bounded and not anchored on a word boundary: an
+# unbounded ``[a-z0-9+.-]*`` rescanned every ``x-x-x-...`` run to its end from each boundary
+# (quadratic: a 200 KB answer cell took 81 s to print); its tail is matched instead, and the
+# text before a match is kept as it is, so the output is the same.
+_USERINFO = re.compile(r"(?i)([a-z][a-z0-9+.-]{0,31}://)[^\s/@]+@")
 
 
 def strip_userinfo(text: str) -> str:
     """URLs with their ``user:password@`` part replaced by ``[REDACTED]@``."""
     return _USERINFO.sub(lambda m: m.group(1) + MASK + "@", text)
+
+
+def url(text: object) -> str:
+    """A URL (or a line holding URLs) as it may be printed: ``user:password@`` replaced by
+    ``[REDACTED]@``. Every printed URL goes through it (the preflight lines of ``check``, of
+    each model stage and of ``run``), not only error texts."""
+    return strip_userinfo(str(text))
 
 
 def redact(text: str | None) -> str | None:

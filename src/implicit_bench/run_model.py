@@ -304,6 +304,7 @@ def run_command(
         profile_chain,
         write_profile,
     )
+    from implicit_bench.redact import url
     from implicit_bench.yamlsafe import load_yaml
 
     overlay_name = f"run-{exp_name}" if exp_name else "run"
@@ -351,7 +352,8 @@ def run_command(
     click.echo(f"wrote {path} (extends {profile})")
     if not no_preflight:
         problems = preflight(params, ".", timeout, images_still_to_render(params))
-        _echo_block("preflight", "\n".join(f"check: {p}" for p in problems) or "check: ok")
+        lines = "\n".join(url(f"check: {p}") for p in problems)  # no URL prints its password
+        _echo_block("preflight", lines or "check: ok")
         if problems and not dry_run:
             raise SystemExit(1)
     plans, info = build_plan(params)

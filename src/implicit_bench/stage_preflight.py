@@ -113,11 +113,12 @@ def run(stage: str, ctx: click.Context) -> None:
     if (params.get("base") or {}).get("preflight", True) is False:
         return
     from implicit_bench.preflight import preflight_stage
+    from implicit_bench.redact import url
 
     timeout = env_timeout()
     problems = preflight_stage(stage, params, timeout)
     for line in problems:
-        click.echo(f"{stage}: preflight: {line}", err=True)
+        click.echo(url(f"{stage}: preflight: {line}"), err=True)  # no URL prints its password
     if problems:
         sys.exit(1)
 

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.compare.diff import LEVEL, diff_summaries, flat_estimates, format_diff
 from implicit_bench.compare.revs import WORKSPACE, experiments, read_json, resolve
 from implicit_bench.errors import ConfigError
+from implicit_bench.yamlsafe import load_yaml_file
 
 SUMMARY = "metrics/summary.json"
 BENCHMARK = "metrics/benchmark.json"
@@ -111,18 +111,18 @@ def _flat(obj: Any, prefix: str = "") -> dict[str, Any]:
 def _params(root: Path, rev: str) -> dict[str, Any]:
     import subprocess
 
+    path = root / "params.yaml"
     if rev == WORKSPACE:
-        text = (root / "params.yaml").read_text(encoding="utf-8")
-    else:
-        res = subprocess.run(
-            ["git", "show", f"{resolve(root, rev)}:params.yaml"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        text = res.stdout if res.returncode == 0 else "{}"
-    return _flat(yaml.safe_load(text) or {})
+        return _flat(load_yaml_file(path) or {})  # the strict loader: one line naming the file
+    res = subprocess.run(
+        ["git", "show", f"{resolve(root, rev)}:params.yaml"],
+        cwd=root,
+        capture_output=True,
+        check=False,
+    )
+    if res.returncode != 0:
+        return {}
+    return _flat(load_yaml_file(path, res.stdout, f" at {rev}") or {})
 
 
 def changed_params(base: dict[str, Any], other: dict[str, Any]) -> list[str]:

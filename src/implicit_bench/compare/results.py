@@ -22,8 +22,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from implicit_bench.runlog import RUN_LOG
 from implicit_bench.tables import (
     DEBIAS_IMAGES_DIR,
@@ -33,6 +31,7 @@ from implicit_bench.tables import (
     SELECTED_UNITS_PATH,
     UNITS_PATH,
 )
+from implicit_bench.yamlsafe import load_yaml_file
 
 PACKAGES = (
     "implicit-bench",
@@ -150,7 +149,7 @@ def results(root: str | Path = ".") -> dict[str, Any]:
     """The results document of the run in ``root`` (its current outputs and run log)."""
     root = Path(root)
     params = (
-        yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+        load_yaml_file(root / "params.yaml")  # the strict loader: one line naming the file
         if (root / "params.yaml").exists()
         else {}
     )

@@ -24,7 +24,7 @@ from implicit_bench.errors import InputError
 from implicit_bench.hashing import stable_hash
 from implicit_bench.llm import InvalidCounter, LLMClient, Messages, chat_json_many
 from implicit_bench.provenance import provenance
-from implicit_bench.yamlsafe import load_yaml
+from implicit_bench.yamlsafe import load_yaml_file
 
 # whether an answer came from the cache is run state: counted (run log), not a column
 PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts" / "debias"
@@ -67,8 +67,7 @@ class PromptSpec:
 @cache
 def load_prompt(name: str) -> PromptSpec:
     """A prompt file of ``implicit_bench/prompts/debias/``."""
-    text = (PROMPT_DIR / f"{name}.yaml").read_text(encoding="utf-8")
-    data = load_yaml(text)
+    data = load_yaml_file(PROMPT_DIR / f"{name}.yaml")
     return PromptSpec(
         name=data["name"],
         system=data["system"],

@@ -27,7 +27,7 @@ from implicit_bench.tables import (
     UNITS_PATH,
 )
 from implicit_bench.tables.judgements import read_judgements
-from implicit_bench.yamlsafe import load_yaml
+from implicit_bench.yamlsafe import load_yaml_file
 
 # Order of the metrics files on the summary page (others follow alphabetically).
 METRICS_ORDER = (
@@ -250,7 +250,7 @@ def plot_specs(dvc_file: Path) -> dict[str, dict[str, Any]]:
     """``{csv file name: {x, y, template, title}}`` from the top-level ``plots`` of dvc.yaml."""
     if not dvc_file.exists():
         return {}
-    data = load_yaml(dvc_file.read_text(encoding="utf-8")) or {}
+    data = load_yaml_file(dvc_file) or {}
     specs: dict[str, dict[str, Any]] = {}
     for entry in data.get("plots") or []:
         if isinstance(entry, str):
