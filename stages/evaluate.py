@@ -17,8 +17,8 @@ from implicit_bench.analysis.stage import (
     write_evaluation,
 )
 from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.heap import keep_freed_memory
 from implicit_bench.errors import InputError
+from implicit_bench.heap import keep_freed_memory
 from implicit_bench.io import read_json
 from implicit_bench.params import load_params, section
 from implicit_bench.tables import SELECTED_UNITS
