@@ -854,8 +854,34 @@ def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[st
     help="Measure seconds per item: run N items of each generator and "
     "judge (real model calls), extrapolate.",
 )
+@click.option(
+    "--target-width",
+    type=float,
+    default=None,
+    help="Half-width W: also print the smallest stratified design whose intervals reach it.",
+)
+@click.option(
+    "--estimand",
+    "estimands",
+    multiple=True,
+    help="With --target-width (repeatable): default_rate, success_stereotype, success_anti, "
+    "gap, bias_score[/CONFIG], alignment[/CONFIG]; default: all those the source has.",
+)
+@click.option(
+    "--variances-from",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="With --target-width: a folder of units + judgements tables (e.g. `implicit-bench "
+    "import` of the release); default: this workspace's judgements (a pilot).",
+)
 def plan_command(
-    params_path: str, profile: str | None, as_json: bool, calibrate_n: int | None
+    params_path: str,
+    profile: str | None,
+    as_json: bool,
+    calibrate_n: int | None,
+    target_width: float | None,
+    estimands: tuple[str, ...],
+    variances_from: str | None,
 ) -> None:
     """Per stage: the items to compute, the items already cached, the model calls implied."""
     if profile is not None:
@@ -877,14 +903,26 @@ def plan_command(
                 f"measured seconds per item (--calibrate {calibrate_n}): "
                 + ", ".join(f"{k} {v:.3f}" for k, v in measured.items())
             )
-    if as_json:
-        click.echo(
-            json.dumps(
-                {**info, "stages": [asdict(p) for p in plans], "totals": totals(plans)}, indent=2
-            )
+    if (estimands or variances_from) and target_width is None:
+        raise click.UsageError("--estimand and --variances-from go with --target-width")
+    design = None
+    if target_width is not None:
+        from implicit_bench.target_width import target_design
+
+        design = target_design(
+            params, plans, info, target_width, estimands, variances_from, Path(".")
         )
+    if as_json:
+        payload = {**info, "stages": [asdict(p) for p in plans], "totals": totals(plans)}
+        if design is not None:
+            payload["design"] = design
+        click.echo(json.dumps(payload, indent=2))
     else:
         click.echo(format_plan(plans, info))
+        if design is not None:
+            from implicit_bench.target_width import format_design
+
+            click.echo(format_design(design))
 
 
 __all__ = ["StagePlan", "build_plan", "format_plan", "plan_command", "plan_units"]
