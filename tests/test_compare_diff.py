@@ -145,3 +145,25 @@ def test_detail_file_estimates_are_diffed(tmp_path):
         and line.endswith("within noise")
     )
     assert "configs.rewrite.dS" not in res.output  # unchanged estimates are left out
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("not json{", "not JSON"),
+        ("[1, 2]", "not a JSON object (list)"),
+        (b"\xff\xfe", "not UTF-8 text"),
+    ],
+)
+def test_diff_with_a_broken_summary_is_one_line_naming_the_file(tmp_path, content, reason):
+    _git(tmp_path, "init", "-q")
+    _commit(tmp_path, {"gap_pct": 1.0}, "a: 1\n", "base")
+    file = tmp_path / "metrics/summary.json"
+    file.write_bytes(content if isinstance(content, bytes) else content.encode())
+    res = CliRunner().invoke(cli_main, ["diff", "--repo", str(tmp_path)])
+    assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1, res.output
+    assert f"metrics/summary.json in the workspace: {reason}" in res.output
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "broken")
+    res = CliRunner().invoke(cli_main, ["diff", "HEAD", "HEAD~1", "--repo", str(tmp_path)])
+    assert res.exit_code == 1 and "metrics/summary.json at HEAD: not" in res.output, res.output

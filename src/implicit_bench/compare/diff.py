@@ -124,8 +124,9 @@ def _cell(value: Any, ci: list[Any]) -> str:
     if value is None:
         return "-"
     text = f"{value:.4g}" if isinstance(value, float) else str(value)
-    if ci[0] is not None and ci[1] is not None:
-        text += f" [{ci[0]:.4g}, {ci[1]:.4g}]"
+    lo, hi = (_num(x) for x in ci)
+    if lo is not None and hi is not None:
+        text += f" [{lo:.4g}, {hi:.4g}]"
     return text
 
 
