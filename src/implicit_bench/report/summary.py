@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from implicit_bench.errors import ConfigError
 from implicit_bench.estimate import Estimate, is_estimate, read_estimate
 from implicit_bench.report.markup import esc, is_number, show
 from implicit_bench.schema import BIAS_TYPES, DIAGNOSTIC_BIAS_TYPES
@@ -54,14 +55,23 @@ RATE_KEYS = frozenset(
 def as_metric(value: Any) -> tuple[float | None, tuple[float, float] | None, dict[str, Any]] | None:
     """(point, interval, {"n": n}) if ``value`` is a number or an ``Estimate``, else None.
 
-    An undefined estimate (``value`` null, e.g. no valid label) is a metric shown as "–"."""
+    An undefined estimate (``value`` null, e.g. no valid label) is a metric shown as "–".
+    An Estimate's four keys holding something else (``value`` a string) and an integer beyond
+    float range are not metrics: shown as they are, escaped."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return (None if math.isnan(value) else float(value)), None, {}
+        try:
+            number = float(value)
+        except OverflowError:
+            return None
+        return (None if math.isnan(number) else number), None, {}
     if not is_estimate(value):
         return None
-    e = Estimate.from_json(value)
+    try:
+        e = Estimate.from_json(value)
+    except ConfigError:
+        return None
     return e.value, e.ci, ({"n": e.n} if e.n is not None else {})
 
 
@@ -638,22 +648,24 @@ def render_human_eval(h: dict[str, Any]) -> str:
     if by_type:
         cols = "".join(f"<th>r {esc(j)}</th><th>|Δ| {esc(j)}</th>" for j in judges)
         body = []
+        named = h.get("groups") or {}
         groups = [
-            ("Recoverable types", [b for b in by_type if b not in DIAGNOSTIC_BIAS_TYPES]),
-            ("Diagnostic types", [b for b in by_type if b in DIAGNOSTIC_BIAS_TYPES]),
+            ("Recoverable types", by_type, [b for b in by_type if b not in DIAGNOSTIC_BIAS_TYPES]),
+            ("Diagnostic types", by_type, [b for b in by_type if b in DIAGNOSTIC_BIAS_TYPES]),
+            ("Groups", named, list(named)),
         ]
-        groups.append(("Groups", list(h.get("groups") or {})))
-        for title, names in groups:
+        for title, source, names in groups:
             if not names:
                 continue
             body.append(
                 f'<tr class="group"><th colspan="{5 + 2 * len(judges)}">{esc(title)}</th></tr>'
             )
             for name in names:
-                e = by_type.get(name) or h["groups"][name]
+                e = source[name]  # an empty entry of by_bias_type stays its own (no fallback)
+                versus = e.get("human_vs_judge") or {}
                 cells = "".join(
-                    f"<td>{fmt_num(_value(e['human_vs_judge'].get(j, {}).get('r')))}"
-                    f"</td><td>{fmt_num(e['human_vs_judge'].get(j, {}).get('mae'))}"
+                    f"<td>{fmt_num(_value((versus.get(j) or {}).get('r')))}"
+                    f"</td><td>{fmt_num((versus.get(j) or {}).get('mae'))}"
                     "</td>"
                     for j in judges
                 )
