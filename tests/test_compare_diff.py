@@ -24,6 +24,19 @@ def test_verdict_by_hand():
     assert verdict(None, (None, None), 51.0, (41, 61))[0] == "undefined"
 
 
+def test_degenerate_intervals_get_no_verdict():
+    """lo == hi on either side: every resample gave one value, no standard error; the change
+    50 [50, 50] -> 50.5 [50.5, 50.5] was called "resolved" (z = inf)."""
+    assert verdict(50.0, (50, 50), 50.5, (50.5, 50.5)) == ("degenerate interval", None)
+    assert verdict(50.0, (50, 50), 60.0, (55, 65)) == ("degenerate interval", None)
+    assert verdict(50.0, (40, 60), 70.0, (70, 70)) == ("degenerate interval", None)
+    assert verdict(50.0, (50, 50), 50.0, (50, 50))[0] == "unchanged"
+    a = {"x": 50.0, "x_lo": 50.0, "x_hi": 50.0}
+    b = {"x": 50.5, "x_lo": 50.5, "x_hi": 50.5}
+    (row,) = diff_summaries(a, b)
+    assert row["verdict"] == "degenerate interval" and row["z"] is None and row["change"] == 0.5
+
+
 def test_diff_rows_list_interval_metrics_and_changed_values():
     a = {
         "gap_pct": 30.0,

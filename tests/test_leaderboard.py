@@ -112,6 +112,23 @@ def test_leaderboard_rows_and_hand_worked_difference(tmp_path):
         assert (tmp_path / f"out/tables/leaderboard.{ext}").exists()
 
 
+def test_a_difference_with_a_degenerate_interval_is_not_resolved(tmp_path):
+    """One shared unit: every resample draws it, the interval is [d, d] and the bootstrap p
+    the smallest attainable; the difference 1/3 of the default rate was "resolved"."""
+    u = units({"u1": "gender"})
+    j = pd.DataFrame(
+        rows("gen", "A", "blind", {"u1": BLIND_A["u1"]})
+        + rows("gen2", "A", "blind", {"u1": BLIND_B["u1"]})
+    )
+    pairs = {
+        p["metric"]: p for p in _analyze(tmp_path, u, j, "--config", "gen")["leaderboard"]["pairs"]
+    }
+    dr = pairs["default_rate"]
+    assert dr["difference"]["value"] == pytest.approx(1 / 3)
+    assert dr["difference"]["ci"][0] == dr["difference"]["ci"][1] and dr["p_holm"] < 0.05
+    assert not any(p["resolved"] for p in pairs.values())
+
+
 def test_planted_difference_is_resolved_and_a_copy_is_not(tmp_path):
     u = synthetic_units(60)
     base = synthetic_judgements(u, tasks=("blind", "rubric"), judges=("judge-a",), seed=1)
