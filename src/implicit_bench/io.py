@@ -47,19 +47,25 @@ def clean_stale_temps(path: Path) -> None:
 
     if not path.parent.is_dir():
         return
+    prefix = f".{path.name}."
     name = re.escape(path.name)
     with_pid = re.compile(rf"^\.{name}\.tmp-(\d+)-[a-z0-9_]+\.tmp$")
     without_pid = re.compile(rf"^\.{name}\.[a-z0-9_]{{8}}\.tmp$")
     cutoff = time.time() - 60 * STALE_UNNAMED_TEMP_MINUTES
-    for entry in path.parent.iterdir():
+    with os.scandir(path.parent) as entries:
+        candidates = [e for e in entries if e.name.startswith(prefix) and e.name.endswith(".tmp")]
+    for entry in candidates:
         match = with_pid.match(entry.name)
         try:
             if match:
-                stale = int(match.group(1)) != os.getpid() and not _pid_alive(int(match.group(1)))
+                pid = int(match.group(1))
+                stale = pid != os.getpid() and not _pid_alive(pid)
             else:
-                stale = bool(without_pid.match(entry.name)) and entry.lstat().st_mtime < cutoff
-            if stale and not entry.is_dir():
-                entry.unlink()
+                stale = bool(without_pid.match(entry.name)) and (
+                    entry.stat(follow_symlinks=False).st_mtime < cutoff
+                )
+            if stale and not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.path)
         except FileNotFoundError:  # another writer removed it first
             continue
 
