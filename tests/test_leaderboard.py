@@ -220,3 +220,13 @@ def test_imported_release_generators_on_the_leaderboard(tmp_path):
     assert (
         "bias score (0-5)" in html and "default rate (%)" not in html
     )  # no blind labels: no empty column
+
+
+def test_report_shows_no_verdict_for_a_degenerate_difference_of_an_older_file():
+    """A benchmark.json written before the fix may say resolved for a [d, d] interval."""
+    from implicit_bench.report.leaderboard import Run, pairs_table
+
+    est = {"value": 0.3, "ci": [0.3, 0.3], "n": 1, "level": 0.95}
+    pair = {"a": "g", "b": "h", "metric": "default_rate", "n_units": 1, "difference": est}
+    html = pairs_table(Run("old", {"leaderboard": {"pairs": [{**pair, "resolved": True}]}}))
+    assert "no verdict (degenerate interval)" in html and 'class="resolved"' not in html

@@ -123,11 +123,13 @@ def pairs_table(run: Run) -> str:
     rows = []
     for p in pairs:
         pct = p["metric"] != "bias_score"
-        mark = (
-            '<td data-sort="1" class="resolved">resolved</td>'
-            if p["resolved"]
-            else '<td data-sort="0" class="noise">within noise</td>'
-        )
+        ci = (p.get("difference") or {}).get("ci")
+        if ci is not None and ci[0] == ci[1]:  # every resample: one value; no verdict
+            mark = '<td data-sort="0" class="na">no verdict (degenerate interval)</td>'
+        elif p["resolved"]:
+            mark = '<td data-sort="1" class="resolved">resolved</td>'
+        else:
+            mark = '<td data-sort="0" class="noise">within noise</td>'
         rows.append(
             f'<tr><td data-sort="{esc(p["a"])}">{esc(p["a"])}</td>'
             f'<td data-sort="{esc(p["b"])}">{esc(p["b"])}</td>'
