@@ -18,6 +18,7 @@ from synthetic_tables import synthetic_judgements, synthetic_units  # noqa: E402
 
 from implicit_bench.analysis.bootstrap import Bootstrap, bootstrap_p, holm, safe_div  # noqa: E402
 from implicit_bench.cli import main as cli_main  # noqa: E402
+from implicit_bench.report.checked import check_leaderboard  # noqa: E402
 
 
 def test_bootstrap_p_by_hand():
@@ -76,7 +77,9 @@ def _analyze(tmp_path: Path, u: pd.DataFrame, j: pd.DataFrame, *extra: str, n: i
         ],
     )
     assert res.exit_code == 0, res.output
-    return json.loads((out / "metrics/benchmark.json").read_text())
+    bench = json.loads((out / "metrics/benchmark.json").read_text())
+    check_leaderboard(bench, out / "metrics/benchmark.json")  # what the report will accept
+    return bench
 
 
 def test_leaderboard_rows_and_hand_worked_difference(tmp_path):
@@ -187,7 +190,9 @@ def test_imported_release_generators_on_the_leaderboard(tmp_path):
         params,
         (str(imported / "images.csv"),),
     )
-    board = json.loads((out / "metrics/benchmark.json").read_text())["leaderboard"]
+    bench = json.loads((out / "metrics/benchmark.json").read_text())
+    check_leaderboard(bench, out / "metrics/benchmark.json")  # a release joins a report as is
+    board = bench["leaderboard"]
     rows_ = {r["config"]: r for r in board["rows"]}
     # Table 4 by hand (tests/test_release_import.py): mean neutral rubric score per generator
     assert rows_["unmodified"]["bias_score"]["value"] == pytest.approx(2.5)
