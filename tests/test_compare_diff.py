@@ -24,6 +24,19 @@ def test_verdict_by_hand():
     assert verdict(None, (None, None), 51.0, (41, 61))[0] == "undefined"
 
 
+def test_degenerate_intervals_get_no_verdict():
+    """lo == hi on either side: every resample gave one value, no standard error; the change
+    50 [50, 50] -> 50.5 [50.5, 50.5] was called "resolved" (z = inf)."""
+    assert verdict(50.0, (50, 50), 50.5, (50.5, 50.5)) == ("degenerate interval", None)
+    assert verdict(50.0, (50, 50), 60.0, (55, 65)) == ("degenerate interval", None)
+    assert verdict(50.0, (40, 60), 70.0, (70, 70)) == ("degenerate interval", None)
+    assert verdict(50.0, (50, 50), 50.0, (50, 50))[0] == "unchanged"
+    a = {"x": 50.0, "x_lo": 50.0, "x_hi": 50.0}
+    b = {"x": 50.5, "x_lo": 50.5, "x_hi": 50.5}
+    (row,) = diff_summaries(a, b)
+    assert row["verdict"] == "degenerate interval" and row["z"] is None and row["change"] == 0.5
+
+
 def test_diff_rows_list_interval_metrics_and_changed_values():
     a = {
         "gap_pct": 30.0,
@@ -145,3 +158,25 @@ def test_detail_file_estimates_are_diffed(tmp_path):
         and line.endswith("within noise")
     )
     assert "configs.rewrite.dS" not in res.output  # unchanged estimates are left out
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("not json{", "not JSON"),
+        ("[1, 2]", "not a JSON object (list)"),
+        (b"\xff\xfe", "not UTF-8 text"),
+    ],
+)
+def test_diff_with_a_broken_summary_is_one_line_naming_the_file(tmp_path, content, reason):
+    _git(tmp_path, "init", "-q")
+    _commit(tmp_path, {"gap_pct": 1.0}, "a: 1\n", "base")
+    file = tmp_path / "metrics/summary.json"
+    file.write_bytes(content if isinstance(content, bytes) else content.encode())
+    res = CliRunner().invoke(cli_main, ["diff", "--repo", str(tmp_path)])
+    assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1, res.output
+    assert f"metrics/summary.json in the workspace: {reason}" in res.output
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "broken")
+    res = CliRunner().invoke(cli_main, ["diff", "HEAD", "HEAD~1", "--repo", str(tmp_path)])
+    assert res.exit_code == 1 and "metrics/summary.json at HEAD: not" in res.output, res.output

@@ -156,3 +156,20 @@ def test_every_interval_written_by_analyze_is_an_estimate(tmp_path):
             stray = [k for k in obj if BOUND_KEYS.search(k) and k != "ci"]
             assert not stray, f"{f.name} {path}: {stray}"
     assert estimates > 100
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"value": 0.5, "ci": [0.4, 0.6], "n": float("-inf"), "level": 0.95},
+        {"value": [1], "ci": None, "n": 1, "level": 0.95},
+        {"value": 10**400, "ci": None, "n": 1, "level": 0.95},
+        {"value": 1.0, "ci": 5, "n": 1, "level": 0.95},
+        {"value": 1.0, "ci": None, "n": {}, "level": 0.95},
+    ],
+)
+def test_from_json_of_non_numbers_and_infinite_n_is_a_config_error(bad):
+    """Found by tests/test_report_input_fuzz.py: these raised OverflowError / TypeError,
+    which escape pydantic's validation (no field, no one-line error)."""
+    with pytest.raises(ConfigError, match="invalid Estimate"):
+        Estimate.from_json(bad)

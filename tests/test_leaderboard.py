@@ -18,6 +18,7 @@ from synthetic_tables import synthetic_judgements, synthetic_units  # noqa: E402
 
 from implicit_bench.analysis.bootstrap import Bootstrap, bootstrap_p, holm, safe_div  # noqa: E402
 from implicit_bench.cli import main as cli_main  # noqa: E402
+from implicit_bench.report.checked import check_leaderboard  # noqa: E402
 
 
 def test_bootstrap_p_by_hand():
@@ -76,7 +77,9 @@ def _analyze(tmp_path: Path, u: pd.DataFrame, j: pd.DataFrame, *extra: str, n: i
         ],
     )
     assert res.exit_code == 0, res.output
-    return json.loads((out / "metrics/benchmark.json").read_text())
+    bench = json.loads((out / "metrics/benchmark.json").read_text())
+    check_leaderboard(bench, out / "metrics/benchmark.json")  # what the report will accept
+    return bench
 
 
 def test_leaderboard_rows_and_hand_worked_difference(tmp_path):
@@ -110,6 +113,23 @@ def test_leaderboard_rows_and_hand_worked_difference(tmp_path):
     assert table["difference_pct"].iloc[0] == pytest.approx(100 * (6 / 11 - 8 / 12))
     for ext in ("csv", "md", "tex"):
         assert (tmp_path / f"out/tables/leaderboard.{ext}").exists()
+
+
+def test_a_difference_with_a_degenerate_interval_is_not_resolved(tmp_path):
+    """One shared unit: every resample draws it, the interval is [d, d] and the bootstrap p
+    the smallest attainable; the difference 1/3 of the default rate was "resolved"."""
+    u = units({"u1": "gender"})
+    j = pd.DataFrame(
+        rows("gen", "A", "blind", {"u1": BLIND_A["u1"]})
+        + rows("gen2", "A", "blind", {"u1": BLIND_B["u1"]})
+    )
+    pairs = {
+        p["metric"]: p for p in _analyze(tmp_path, u, j, "--config", "gen")["leaderboard"]["pairs"]
+    }
+    dr = pairs["default_rate"]
+    assert dr["difference"]["value"] == pytest.approx(1 / 3)
+    assert dr["difference"]["ci"][0] == dr["difference"]["ci"][1] and dr["p_holm"] < 0.05
+    assert not any(p["resolved"] for p in pairs.values())
 
 
 def test_planted_difference_is_resolved_and_a_copy_is_not(tmp_path):
@@ -170,7 +190,9 @@ def test_imported_release_generators_on_the_leaderboard(tmp_path):
         params,
         (str(imported / "images.csv"),),
     )
-    board = json.loads((out / "metrics/benchmark.json").read_text())["leaderboard"]
+    bench = json.loads((out / "metrics/benchmark.json").read_text())
+    check_leaderboard(bench, out / "metrics/benchmark.json")  # a release joins a report as is
+    board = bench["leaderboard"]
     rows_ = {r["config"]: r for r in board["rows"]}
     # Table 4 by hand (tests/test_release_import.py): mean neutral rubric score per generator
     assert rows_["unmodified"]["bias_score"]["value"] == pytest.approx(2.5)
@@ -203,3 +225,13 @@ def test_imported_release_generators_on_the_leaderboard(tmp_path):
     assert (
         "bias score (0-5)" in html and "default rate (%)" not in html
     )  # no blind labels: no empty column
+
+
+def test_report_shows_no_verdict_for_a_degenerate_difference_of_an_older_file():
+    """A benchmark.json written before the fix may say resolved for a [d, d] interval."""
+    from implicit_bench.report.leaderboard import Run, pairs_table
+
+    est = {"value": 0.3, "ci": [0.3, 0.3], "n": 1, "level": 0.95}
+    pair = {"a": "g", "b": "h", "metric": "default_rate", "n_units": 1, "difference": est}
+    html = pairs_table(Run("old", {"leaderboard": {"pairs": [{**pair, "resolved": True}]}}))
+    assert "no verdict (degenerate interval)" in html and 'class="resolved"' not in html

@@ -18,6 +18,7 @@ from implicit_bench.human_eval.stats import krippendorff_alpha
 from implicit_bench.release.human_study import read_human_study
 from implicit_bench.release.importer import Release, import_release
 from implicit_bench.release.prompt_labels import read_prompt_labels
+from implicit_bench.report.checked import check_human_eval
 from implicit_bench.stats import fisher_z_test
 from tests.release_fixtures import HUMAN_FILES, write_release, write_studies
 
@@ -182,6 +183,7 @@ def test_import_writes_both_studies(release, tmp_path):
     assert result.exit_code == 0, result.output
     human = json.loads((out / "human_eval.json").read_text())
     assert human["n_cases"] == 2 and human["screening"]["rule"] == "mean_pairwise"
+    check_human_eval(human, out / "human_eval.json")  # the report renders it field by field
     labels = json.loads((out / "prompt_labels.json").read_text())
     assert labels["protocols"]["matching"]["fleiss_kappa"]["kappa"] == pytest.approx(1 / 12)
     for name in (

@@ -29,10 +29,15 @@ FIELDS = ("value", "ci", "n", "level")
 
 
 def _finite(x: Any) -> float | None:
-    """A float, or None for None / NaN / inf (JSON has no NaN)."""
+    """A float, or None for None / NaN / inf (JSON has no NaN). Not a number (a list, an
+    object) or an integer beyond float range: a ``ValueError``, which pydantic reports with
+    the field (a ``TypeError`` / ``OverflowError`` would escape its validation)."""
     if x is None:
         return None
-    x = float(x)
+    try:
+        x = float(x)
+    except (TypeError, OverflowError) as exc:
+        raise ValueError(f"not a finite number: {str(x)[:40]!r}") from exc
     return x if math.isfinite(x) else None
 
 
@@ -59,7 +64,7 @@ class Estimate(BaseModel):
     def _ci(cls, v: Any) -> tuple[float, float] | None:
         if v is None:
             return None
-        if isinstance(v, str | bytes) or len(v) != 2:
+        if isinstance(v, str | bytes) or not hasattr(v, "__len__") or len(v) != 2:
             raise ValueError("ci must be [low, high] or null")
         lo, hi = (_finite(x) for x in v)
         if lo is None or hi is None:  # an undefined bound: no interval
@@ -73,8 +78,12 @@ class Estimate(BaseModel):
     def _n(cls, v: Any) -> int | None:
         if v is None:
             return None
-        if isinstance(v, bool) or float(v) != int(v):
-            raise ValueError(f"n must be a whole number, got {v!r}")
+        try:
+            whole = not isinstance(v, bool) and float(v) == int(v)
+        except (TypeError, OverflowError):  # a list, an object, an infinity
+            whole = False
+        if not whole:
+            raise ValueError(f"n must be a whole number, got {str(v)[:40]!r}")
         return int(v)
 
     @model_validator(mode="after")
@@ -106,7 +115,8 @@ class Estimate(BaseModel):
         try:
             return cls.model_validate(obj)
         except ValidationError as exc:
-            raise ConfigError(f"invalid Estimate {obj!r}: {exc.errors()[0]['msg']}") from None
+            shown = repr(obj)[:120]
+            raise ConfigError(f"invalid Estimate {shown}: {exc.errors()[0]['msg']}") from None
 
     @property
     def low(self) -> float | None:

@@ -24,11 +24,68 @@ def _umask_mode() -> int:
     return 0o666 & ~current
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write via a temporary file and rename: readers never see a half-written file."""
-    path = Path(path)
+#: minutes after which a temporary file of the old name form (no pid) counts as abandoned
+STALE_UNNAMED_TEMP_MINUTES = 60
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def clean_stale_temps(path: Path) -> None:
+    """Remove the temporary files next to ``path`` that a killed writer left behind: a writer
+    names its temp ``.NAME.tmp-PID-XXXX.tmp`` (:func:`temp_file_for`), so one whose PID is no
+    longer alive is abandoned; a temp of the earlier form ``.NAME.XXXXXXXX.tmp`` (no PID) when
+    older than :data:`STALE_UNNAMED_TEMP_MINUTES`. A live writer's temp is left alone."""
+    import re
+    import time
+
+    if not path.parent.is_dir():
+        return
+    prefix = f".{path.name}."
+    name = re.escape(path.name)
+    with_pid = re.compile(rf"^\.{name}\.tmp-(\d+)-[a-z0-9_]+\.tmp$")
+    without_pid = re.compile(rf"^\.{name}\.[a-z0-9_]{{8}}\.tmp$")
+    cutoff = time.time() - 60 * STALE_UNNAMED_TEMP_MINUTES
+    with os.scandir(path.parent) as entries:
+        candidates = [e for e in entries if e.name.startswith(prefix) and e.name.endswith(".tmp")]
+    for entry in candidates:
+        match = with_pid.match(entry.name)
+        try:
+            if match:
+                pid = int(match.group(1))
+                stale = pid != os.getpid() and not _pid_alive(pid)
+            else:
+                stale = bool(without_pid.match(entry.name)) and (
+                    entry.stat(follow_symlinks=False).st_mtime < cutoff
+                )
+            if stale and not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.path)
+        except FileNotFoundError:  # another writer removed it first
+            continue
+
+
+def temp_file_for(path: Path) -> tuple[int, str]:
+    """An open temporary file next to ``path`` (same file system, for the rename) named
+    ``.NAME.tmp-PID-XXXX.tmp``; abandoned temps of ``path`` are removed first."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    clean_stale_temps(path)
+    return tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.tmp-{os.getpid()}-", suffix=".tmp"
+    )
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write via a temporary file and rename: readers never see a half-written file, and the
+    temp a killed writer left is removed by the next write (:func:`clean_stale_temps`)."""
+    path = Path(path)
+    fd, tmp = temp_file_for(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -212,8 +269,7 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
     """Write Parquet, CSV or JSONL by extension, atomically. CSV text cells that a spreadsheet
     would run as a formula are escaped with a leading ``'`` (``escape_formula``)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = temp_file_for(path)
     os.close(fd)
     try:
         if path.suffix == ".parquet":

@@ -13,7 +13,8 @@ Paired differences (docs/compare.md): for every pair of generators, each metric'
 A - B on the units and seeds both have (``Bootstrap.paired``: each resample draws one set of
 units for both). A two-sided bootstrap p-value per difference (``bootstrap_p``), adjusted by
 Holm over the whole family of differences (every pair x metric); a difference is **resolved**
-when its Holm-adjusted p is below 1 - level.
+when its Holm-adjusted p is below 1 - level and its interval is not degenerate (every resample
+gave one value, e.g. one shared unit: no verdict).
 """
 
 from __future__ import annotations
@@ -270,7 +271,9 @@ def paired_differences(
     for e, p, q in zip(out, pvalues, adjusted, strict=True):
         e["p"] = p
         e["p_holm"] = q
-        e["resolved"] = bool(q is not None and q < alpha)
+        ci = e["difference"]["ci"]
+        degenerate = ci is not None and ci[0] == ci[1]  # every resample: one value (one unit)
+        e["resolved"] = bool(q is not None and q < alpha and not degenerate)
     return out
 
 

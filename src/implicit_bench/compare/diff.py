@@ -8,7 +8,9 @@ is **resolved** when ``|change| > z x sqrt(se_a^2 + se_b^2)`` (z of the interval
 normal approximation of the bootstrap intervals), **within noise** otherwise. Two runs on the
 same units are positively correlated, so the independent test is conservative; the paired test
 is the leaderboard's, within one run (docs/compare.md). A value without an interval gets no
-verdict (``no interval``); unchanged values are ``unchanged``.
+verdict (``no interval``), nor does one whose interval on either side is degenerate
+(``lo == hi``: every resample gave one value; ``degenerate interval``); unchanged values are
+``unchanged``.
 """
 
 from __future__ import annotations
@@ -49,10 +51,12 @@ def verdict(
     if any(v is None for v in bounds):
         return "no interval", None
     lo_a, hi_a, lo_b, hi_b = bounds  # type: ignore[misc]
+    if lo_a == hi_a or lo_b == hi_b:
+        # every bootstrap resample gave one value: no standard error, no verdict (a change
+        # between two such values is not "resolved": nothing says how much it could vary)
+        return "degenerate interval", None
     z = NormalDist().inv_cdf(0.5 + level / 2)
     se = math.hypot((hi_a - lo_a) / (2 * z), (hi_b - lo_b) / (2 * z))  # type: ignore[operator]
-    if se == 0:
-        return "resolved", math.inf
     score = (b - a) / se
     return ("resolved" if abs(score) > z else "within noise"), score
 
@@ -124,8 +128,9 @@ def _cell(value: Any, ci: list[Any]) -> str:
     if value is None:
         return "-"
     text = f"{value:.4g}" if isinstance(value, float) else str(value)
-    if ci[0] is not None and ci[1] is not None:
-        text += f" [{ci[0]:.4g}, {ci[1]:.4g}]"
+    lo, hi = (_num(x) for x in ci)
+    if lo is not None and hi is not None:
+        text += f" [{lo:.4g}, {hi:.4g}]"
     return text
 
 

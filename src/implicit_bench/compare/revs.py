@@ -53,20 +53,35 @@ def resolve(root: Path, rev: str) -> str:
 
 
 def read_json(root: Path, rev: str, path: str) -> dict[str, Any] | None:
-    """``path`` (relative to the repository root) at ``rev``; None when it does not exist there."""
+    """``path`` (relative to the repository root) at ``rev``; None when it does not exist there.
+    Not JSON, or JSON but not an object: a ``ConfigError`` naming the file and the revision."""
     if rev == WORKSPACE:
         file = root / path
-        return json.loads(file.read_text(encoding="utf-8")) if file.exists() else None
+        if not file.exists():
+            return None
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path} in the workspace: not UTF-8 text ({exc.reason})") from None
+        return _object(text, f"{path} in the workspace")
     res = subprocess.run(
         ["git", "show", f"{resolve(root, rev)}:{path}"],
         cwd=root,
         capture_output=True,
         text=True,
+        errors="replace",
         check=False,
     )
     if res.returncode != 0:
         return None
+    return _object(res.stdout, f"{path} at {rev}")
+
+
+def _object(text: str, where: str) -> dict[str, Any]:
     try:
-        return json.loads(res.stdout)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path} at {rev}: not JSON ({exc})") from exc
+        raise ConfigError(f"{where}: not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: not a JSON object ({type(data).__name__})")
+    return data

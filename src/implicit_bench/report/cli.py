@@ -16,6 +16,7 @@ import click
 
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.errors import InputError
+from implicit_bench.report.checked import check_leaderboard
 from implicit_bench.report.inputs import ReportParams
 from implicit_bench.report.leaderboard import Run
 
@@ -42,6 +43,7 @@ def run_of(path: Path, label: str) -> Run:
         bench = json.loads(file.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise InputError(file, None, None, f"not valid JSON: {exc}") from None
+    check_leaderboard(bench, file)
     return Run(label, bench, _is_simulated(bench))
 
 

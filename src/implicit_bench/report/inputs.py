@@ -15,6 +15,7 @@ from implicit_bench.images import ImageStore, read_index
 from implicit_bench.io import read_json, read_table
 from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
 from implicit_bench.provenance import RANDOM_INIT_WARNING, is_random_init
+from implicit_bench.report.checked import check_human_eval, check_leaderboard
 from implicit_bench.schema import VARIANTS
 from implicit_bench.tables import (
     DEBIAS_IMAGES_DIR,
@@ -47,6 +48,9 @@ METRICS_ORDER = (
     "kg",
     "sources",
 )
+
+#: the metrics files the summary page reads field by field: their structure is checked on load
+METRICS_CHECKS = {"benchmark": check_leaderboard, "human_eval": check_human_eval}
 
 
 class ReportParams(StrictModel):
@@ -227,6 +231,9 @@ def _load_metrics(inputs: ReportInputs, params: ReportParams, root: Path) -> Non
             inputs.metrics[path.stem] = read_json(path)
         except ValueError as exc:
             raise InputError(path, None, None, f"not valid JSON: {exc}") from None
+        check = METRICS_CHECKS.get(path.stem)
+        if check is not None:
+            check(inputs.metrics[path.stem], path)
     inputs.available["metrics"] = (
         f"ok: {', '.join(p.name for p in files)}"
         if files

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from implicit_bench.estimate import Estimate
-from implicit_bench.report.summary import esc
+from implicit_bench.report.markup import esc, is_number, show
 
 #: (key, header, percent) of the leaderboard columns
 COLUMNS = (
@@ -53,11 +53,12 @@ def _cell(entry: Any, pct: bool) -> str:
     if e.value is None:
         return '<td data-sort="" class="na">–</td>'
     k = 100.0 if pct else 1.0
-    digits = 1 if pct else 2
+    digits = f".{1 if pct else 2}f"
     ci = (
         ""
         if e.ci is None
-        else f' <span class="ci">[{e.ci[0] * k:.{digits}f}, {e.ci[1] * k:.{digits}f}]</span>'
+        else f' <span class="ci">[{show(e.ci[0], digits, scale=k)}, '
+        f"{show(e.ci[1], digits, scale=k)}]</span>"
     )
     if (
         e.ci is not None and e.ci[0] == e.ci[1] == e.value
@@ -68,9 +69,14 @@ def _cell(entry: Any, pct: bool) -> str:
             "same in every resample)</span>"
         )
     return (
-        f'<td data-sort="{e.value * k:.6g}">'
-        f'<span class="v">{e.value * k:.{digits}f}</span>{ci}</td>'
+        f'<td data-sort="{show(e.value, ".6g", scale=k)}">'
+        f'<span class="v">{show(e.value, digits, scale=k)}</span>{ci}</td>'
     )
+
+
+def _count(n: Any) -> str:
+    """A units cell: the count (sorted by it), "–" when absent."""
+    return f'<td data-sort="{show(n if n else 0)}">{show(n or None)}</td>'
 
 
 def _source(run: Run) -> str:
@@ -92,8 +98,7 @@ def leaderboard_table(runs: list[Run]) -> str:
                 f'<tr><td data-sort="{esc(run.label)}">{_source(run)}</td>'
                 f'<th data-sort="{esc(r["config"])}">'
                 f"{esc(r['config'])}</th>"
-                f'<td data-sort="{r.get("n_units") or 0}">'
-                f"{r.get('n_units') or '–'}</td>{cells}</tr>"
+                f"{_count(r.get('n_units'))}{cells}</tr>"
             )
     if not rows:
         return ""
@@ -106,7 +111,7 @@ def leaderboard_table(runs: list[Run]) -> str:
 
 
 def _p(x: float | None) -> str:
-    return "–" if x is None else f"{x:.3g}"
+    return f'<td data-sort="{show(x, missing="")}">{show(x, ".3g")}</td>'
 
 
 def pairs_table(run: Run) -> str:
@@ -118,34 +123,31 @@ def pairs_table(run: Run) -> str:
     rows = []
     for p in pairs:
         pct = p["metric"] != "bias_score"
-        mark = (
-            '<td data-sort="1" class="resolved">resolved</td>'
-            if p["resolved"]
-            else '<td data-sort="0" class="noise">within noise</td>'
-        )
+        ci = (p.get("difference") or {}).get("ci")
+        if ci is not None and ci[0] == ci[1]:  # every resample: one value; no verdict
+            mark = '<td data-sort="0" class="na">no verdict (degenerate interval)</td>'
+        elif p["resolved"]:
+            mark = '<td data-sort="1" class="resolved">resolved</td>'
+        else:
+            mark = '<td data-sort="0" class="noise">within noise</td>'
         rows.append(
             f'<tr><td data-sort="{esc(p["a"])}">{esc(p["a"])}</td>'
             f'<td data-sort="{esc(p["b"])}">{esc(p["b"])}</td>'
             f'<td data-sort="{esc(p["metric"])}">{esc(p["metric"])}</td>'
-            f'<td data-sort="{p["n_units"]}">{p["n_units"]}</td>'
-            f"{_cell(p['difference'], pct)}"
-            f'<td data-sort="{p["p"] if p["p"] is not None else ""}">'
-            f"{_p(p['p'])}</td>"
-            '<td data-sort="'
-            f'{p["p_holm"] if p["p_holm"] is not None else ""}">'
-            f"{_p(p['p_holm'])}</td>{mark}</tr>"
+            f'<td data-sort="{show(p.get("n_units"), missing="")}">{show(p.get("n_units"))}</td>'
+            f"{_cell(p.get('difference'), pct)}{_p(p.get('p'))}{_p(p.get('p_holm'))}{mark}</tr>"
         )
-    level = 1 - float(board.get("alpha") or 0.05)
+    alpha = board.get("alpha") if is_number(board.get("alpha")) and board.get("alpha") else 0.05
     note = (
         f'<p class="small">{_source(run)}: differences A - B on the '
         "units and seeds both generators have "
-        f"(paired cluster bootstrap over units, {level:.0%} intervals; "
+        f"(paired cluster bootstrap over units, {show(1 - alpha, '.0%')} intervals; "
         "percentage points, the bias score in "
         "points of 0-5). p: two-sided bootstrap p; Holm-adjusted "
         f"over the {len(pairs)} differences; "
-        f"resolved when the adjusted p &lt; {board.get('alpha')}; the "
+        f"resolved when the adjusted p &lt; {show(board.get('alpha'))}; the "
         "resamples cannot give an adjusted p "
-        f"below {board.get('min_p_holm') or 0:.3g}.</p>"
+        f"below {show(board.get('min_p_holm') or 0, '.3g')}.</p>"
     )
     return (
         note + '<table class="leaderboard-pairs sortable"><thead><tr><th>A</th>'

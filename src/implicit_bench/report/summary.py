@@ -9,7 +9,6 @@ or nested sections.
 
 from __future__ import annotations
 
-import html
 import io
 import json
 import math
@@ -18,7 +17,9 @@ from typing import Any
 
 import pandas as pd
 
+from implicit_bench.errors import ConfigError
 from implicit_bench.estimate import Estimate, is_estimate, read_estimate
+from implicit_bench.report.markup import esc, is_number, show
 from implicit_bench.schema import BIAS_TYPES, DIAGNOSTIC_BIAS_TYPES
 
 PREFERRED_Y = ("rate", "share", "success", "value", "mean", "score", "gap", "lean", "delta", "ds")
@@ -51,21 +52,26 @@ RATE_KEYS = frozenset(
 )
 
 
-def esc(text: Any) -> str:
-    return html.escape(str(text), quote=True)
-
-
 def as_metric(value: Any) -> tuple[float | None, tuple[float, float] | None, dict[str, Any]] | None:
     """(point, interval, {"n": n}) if ``value`` is a number or an ``Estimate``, else None.
 
-    An undefined estimate (``value`` null, e.g. no valid label) is a metric shown as "–"."""
+    An undefined estimate (``value`` null, e.g. no valid label) is a metric shown as "–".
+    An Estimate's four keys holding something else (``value`` a string) and an integer beyond
+    float range are not metrics: shown as they are, escaped."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return (None if math.isnan(value) else float(value)), None, {}
+        try:
+            number = float(value)
+        except OverflowError:
+            return None
+        return (None if math.isnan(number) else number), None, {}
     if not is_estimate(value):
         return None
-    e = Estimate.from_json(value)
+    try:
+        e = Estimate.from_json(value)
+    except ConfigError:
+        return None
     return e.value, e.ci, ({"n": e.n} if e.n is not None else {})
 
 
@@ -83,18 +89,19 @@ def _is_num(x: Any) -> bool:
     )
 
 
-def fmt_num(x: float | None) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if float(x).is_integer() and abs(x) >= 1:
-        return f"{int(x):,}"
-    return f"{x:.3f}" if abs(x) < 100 else f"{x:,.1f}"
+def fmt_num(x: Any) -> str:
+    """A number as HTML text: integers with thousands separators, else 3 decimals (1 from
+    100 on); "–" for None / NaN; anything else escaped as text (:func:`markup.show`)."""
+    if not is_number(x) or (isinstance(x, float) and math.isnan(x)):
+        return show(x)
+    if abs(x) >= 1 and (isinstance(x, int) or x.is_integer()):
+        return show(int(x), ",")
+    return show(x, ".3f" if abs(x) < 100 else ",.1f")
 
 
-def fmt_pct(x: float | None) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    return f"{100 * x:.1f}"
+def fmt_pct(x: Any) -> str:
+    """A fraction as a percentage with 1 decimal ("–" for None / NaN), escaped."""
+    return show(x, ".1f", scale=100.0)
 
 
 def not_estimable_reason(
@@ -117,7 +124,7 @@ def fmt_metric(value: Any, extras: bool = True, pct: bool = False) -> str:
     """A metric as text with its interval; ``pct``: a fraction shown as a percentage
     ("52.0% [40.1, 60.3]"), as in tables/*."""
     if isinstance(value, int) and not isinstance(value, bool) and not pct:
-        return f'<span class="v">{value:,}</span>'
+        return f'<span class="v">{show(value, ",")}</span>'
     if (
         isinstance(value, dict)
         and value.get("value") is None
@@ -587,7 +594,7 @@ def _table_only(name: str, frame: pd.DataFrame, why: str) -> str:
 
 # ----- human evaluation -----------------------------------------------------------------------
 def _pct(x: Any) -> str:
-    return "–" if not _is_num(x) else f"{100 * x:.1f}%"
+    return "–" if not _is_num(x) else f"{show(x, '.1f', scale=100.0)}%"
 
 
 def render_human_eval(h: dict[str, Any]) -> str:
@@ -621,15 +628,15 @@ def render_human_eval(h: dict[str, Any]) -> str:
                 f"Human vs. {judge}",
                 "Pearson r [95% CI] / MAE / direction flips",
                 f"{fmt_metric(v.get('r'))} / {fmt_num(v.get('mae'))} / "
-                f"{flips.get('flips', '–')} of {flips.get('cases', '–')} cases",
+                f"{show(flips.get('flips'))} of {show(flips.get('cases'))} cases",
             )
         )
     excluded = h.get("screening", {}).get("excluded", [])
     head = (
-        f'<p class="small">{h.get("n_raters", "–")} raters kept ({len(excluded)} excluded by the '
-        f"{esc(h.get('screening', {}).get('rule', ''))} screen at "
-        f"{h.get('screening', {}).get('threshold', '–')}), "
-        f"{h.get('n_cases', '–')} cases, {h.get('n_ratings', '–')} image ratings.</p>"
+        f'<p class="small">{show(h.get("n_raters"))} raters kept ({len(excluded)} excluded '
+        f"by the {esc(h.get('screening', {}).get('rule', ''))} screen at "
+        f"{show(h.get('screening', {}).get('threshold'))}), "
+        f"{show(h.get('n_cases'))} cases, {show(h.get('n_ratings'))} image ratings.</p>"
     )
     table = "".join(f"<tr><th>{esc(a)}</th><td>{esc(b)}</td><td>{c}</td></tr>" for a, b, c in rows)
     parts = [
@@ -641,28 +648,31 @@ def render_human_eval(h: dict[str, Any]) -> str:
     if by_type:
         cols = "".join(f"<th>r {esc(j)}</th><th>|Δ| {esc(j)}</th>" for j in judges)
         body = []
+        named = h.get("groups") or {}
         groups = [
-            ("Recoverable types", [b for b in by_type if b not in DIAGNOSTIC_BIAS_TYPES]),
-            ("Diagnostic types", [b for b in by_type if b in DIAGNOSTIC_BIAS_TYPES]),
+            ("Recoverable types", by_type, [b for b in by_type if b not in DIAGNOSTIC_BIAS_TYPES]),
+            ("Diagnostic types", by_type, [b for b in by_type if b in DIAGNOSTIC_BIAS_TYPES]),
+            ("Groups", named, list(named)),
         ]
-        groups.append(("Groups", list(h.get("groups") or {})))
-        for title, names in groups:
+        for title, source, names in groups:
             if not names:
                 continue
             body.append(
                 f'<tr class="group"><th colspan="{5 + 2 * len(judges)}">{esc(title)}</th></tr>'
             )
             for name in names:
-                e = by_type.get(name) or h["groups"][name]
+                e = source[name]  # an empty entry of by_bias_type stays its own (no fallback)
+                versus = e.get("human_vs_judge") or {}
                 cells = "".join(
-                    f"<td>{fmt_num(_value(e['human_vs_judge'].get(j, {}).get('r')))}"
-                    f"</td><td>{fmt_num(e['human_vs_judge'].get(j, {}).get('mae'))}"
+                    f"<td>{fmt_num(_value((versus.get(j) or {}).get('r')))}"
+                    f"</td><td>{fmt_num((versus.get(j) or {}).get('mae'))}"
                     "</td>"
                     for j in judges
                 )
                 flag = " *" if e.get("directional_only") else ""
                 body.append(
-                    f"<tr><th>{esc(name)}{flag}</th><td>{e.get('cases')}</td><td>{e.get('images')}</td>"
+                    f"<tr><th>{esc(name)}{flag}</th><td>{show(e.get('cases'))}</td>"
+                    f"<td>{show(e.get('images'))}</td>"
                     f"<td>{fmt_num(e.get('mean_pairwise_r'))}</td><td>{fmt_num(e.get('alpha_ordinal'))}</td>{cells}</tr>"
                 )
         parts.append(
