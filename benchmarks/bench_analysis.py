@@ -148,8 +148,8 @@ def authors_command(release: Path, tmp: Path) -> tuple[list[str], Path]:
             raise SystemExit(f"{release / script}: no `_BASE = ...` line to point at the data")
         (base / script).write_text(text, encoding="utf-8")
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    subprocess.run([sys.executable, str(base / AUTHORS_INPUT_SCRIPT)], env=env, check=True,
-                   capture_output=True, cwd=base)  # fmt: skip
+    script = [sys.executable, str(base / AUTHORS_INPUT_SCRIPT)]
+    subprocess.run(script, env=env, check=True, capture_output=True, cwd=base)
     return [sys.executable, str(base / AUTHORS_SCRIPT)], base
 
 
@@ -227,8 +227,8 @@ def main() -> None:
                 b = timed(theirs, {**os.environ, "MPLBACKEND": "Agg"})
                 if i:
                     pairs.append((a, b))
-                    print(f"pair {i}: ours {a.wall_s:.2f} s, theirs {b.wall_s:.1f} s",
-                          file=sys.stderr)  # fmt: skip
+                    line = f"pair {i}: ours {a.wall_s:.2f} s, theirs {b.wall_s:.1f} s"
+                    print(line, file=sys.stderr)
             runs = [a for a, _ in pairs]
             theirs_wall = statistics.median(b.wall_s for _, b in pairs)
             theirs_cpu = statistics.median(b.cpu_s for _, b in pairs)

@@ -98,6 +98,9 @@ class SubsetParams(StrictModel):
 
     max_units: NonNegInt = 0
     seed: Seed = 42
+    # stratified: bias types take turns (balanced rounds); random: a uniformly random order of
+    # all units, the order the anytime-valid intervals of `run --sequential` assume
+    order: Literal["stratified", "random"] = "stratified"
 
     @field_validator("max_units", mode="before")
     @classmethod

@@ -278,6 +278,38 @@ def _echo_block(title: str, text: str) -> None:
     type=FiniteFloat(0.1, 60),
     help="Seconds an endpoint has to answer the preflight.",
 )
+@click.option(
+    "--sequential",
+    is_flag=True,
+    help="Render and judge in rounds over a random order; stop when the targets hold "
+    "(anytime-valid intervals; docs/experiments.md, 'Sequential runs').",
+)
+@click.option(
+    "--target-width",
+    type=FiniteFloat(1e-6, 100),
+    default=None,
+    help="With --sequential: stop when every estimand's half-width is at most this.",
+)
+@click.option(
+    "--estimand",
+    "estimands",
+    multiple=True,
+    help="With --sequential --target-width: the estimands the target applies to "
+    "(default: every rate and Table 4 score).",
+)
+@click.option(
+    "--resolve",
+    "resolve",
+    multiple=True,
+    help="With --sequential: A,B: stop when the bias-score difference of A and B excludes 0.",
+)
+@click.option("--rounds", default=None, help="With --sequential: unit counts N1,N2,...")
+@click.option(
+    "--max-gpu-hours",
+    type=FiniteFloat(0, 1e9),
+    default=None,
+    help="With --sequential: stop before a round that would pass this budget.",
+)
 def run_command(
     generators: tuple[str, ...],
     judges: tuple[str, ...],
@@ -291,6 +323,12 @@ def run_command(
     no_preflight: bool,
     queue: bool,
     timeout: float,
+    sequential: bool,
+    target_width: float | None,
+    estimands: tuple[str, ...],
+    resolve: tuple[str, ...],
+    rounds: str | None,
+    max_gpu_hours: float | None,
 ) -> None:
     """Evaluate your model: overlay -> preflight -> plan -> dvc exp run."""
     from implicit_bench.check import images_still_to_render
@@ -321,6 +359,13 @@ def run_command(
             f"--profile {profile}: it is (or extends) profiles/{overlay_name}.yaml, the overlay "
             f"this run writes; use another --name or --profile"
         )
+    if not sequential and (target_width or estimands or resolve or rounds or max_gpu_hours):
+        raise click.UsageError(
+            "--target-width, --estimand, --resolve, --rounds and --max-gpu-hours go with "
+            "--sequential"
+        )
+    if sequential and (queue or (target_width is None and not resolve)):
+        raise click.UsageError("--sequential needs --target-width or --resolve (and no --queue)")
     base = compose(profile)
     overlay = build_overlay(
         base,
@@ -333,6 +378,19 @@ def run_command(
         api_key_env=api_key_env,
     )
     overlay["base"]["profile"] = overlay_name
+    round_units: list[int] = []
+    if sequential:
+        from implicit_bench.sequential import parse_pairs, parse_rounds
+
+        parse_pairs(resolve)
+        everyone = {**base, "subset": {**(base.get("subset") or {}), "max_units": 0}}
+        _, whole = build_plan(everyone)
+        round_units = parse_rounds(rounds, int(units or whole["units"]))
+        overlay["subset"] = CommentedMap(
+            max_units=round_units[0],
+            order="random",
+            seed=int((base.get("subset") or {}).get("seed", 42)),
+        )
     path = Path("profiles") / f"{overlay_name}.yaml"
     buf = io.StringIO()
     _round_trip().dump(overlay, buf)
@@ -358,6 +416,8 @@ def run_command(
             raise SystemExit(1)
     plans, info = build_plan(params)
     _echo_block("plan", format_plan(plans, info))
+    if sequential:
+        click.echo(f"sequential rounds (units): {', '.join(map(str, round_units))}")
     if dry_run:
         click.echo(
             "dry run: params.yaml unchanged; run it with `implicit-bench "
@@ -365,6 +425,20 @@ def run_command(
         )
         return
     write_profile(overlay_name, "params.yaml", "params.yaml")
+    if sequential:
+        from implicit_bench.params import load_params
+        from implicit_bench.sequential import parse_pairs, run_sequential
+
+        run_sequential(
+            lambda: load_params("params.yaml"),
+            round_units,
+            target_width,
+            list(estimands),
+            parse_pairs(resolve),
+            max_gpu_hours,
+            exp_name,
+        )
+        return
     cmd = [
         "dvc",
         "exp",

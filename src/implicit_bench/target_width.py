@@ -77,12 +77,13 @@ def estimand_components(
     for name in names:
         if name in ("bias_score", "alignment"):
             task = "rubric" if name == "bias_score" else "alignment"
-            configs = sorted(j.loc[(j["task"] == task) & (j["variant"] == "neutral"), "config"]
-                             .astype(str).unique())  # fmt: skip
+            rows = j[(j["task"] == task) & (j["variant"] == "neutral")]
+            configs = sorted(rows["config"].astype(str).unique())
             if not configs:
                 raise ConfigError(f"--estimand {name}: the source has no neutral {task} rows")
-            each = [components(image_values(j, f"{name}/{c}", None, None), types, name)
-                    for c in configs]  # fmt: skip
+            each = [
+                components(image_values(j, f"{name}/{c}", None, None), types, name) for c in configs
+            ]
             strata = sorted({h for c in each for h in c.between})
             widest = max(each, key=lambda c: sum(c.between.values()) + sum(c.within.values()))
             comps[name] = Components(

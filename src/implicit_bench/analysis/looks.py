@@ -134,7 +134,8 @@ def estimands(ctx: EvalContext, order: list[str]) -> list[Estimand]:
         rates["gap"] = rates["success_stereotype"] - rates["success_anti"]
         for name, per_unit in rates.items():
             scale = (-1.0, 1.0) if name == "gap" else (0.0, 1.0)
-            out.append(Estimand(name, per_unit[at], scale, "headline"))
+            values = np.where(at >= 0, per_unit[np.maximum(at, 0)], np.nan)  # unseen: no value
+            out.append(Estimand(name, values, scale, "headline"))
     j = ctx.judgements
     rubric = rows(j, "rubric", seeds=ctx.seeds)
     configs = sorted(rubric.loc[rubric["variant"] == "neutral", "config"].astype(str).unique())
@@ -177,13 +178,19 @@ def _r(value: float) -> float:
 
 
 def anytime_report(
-    ctx: EvalContext, order: list[str], looks: list[int], order_file: str
+    ctx: EvalContext,
+    order: list[str],
+    looks: list[int],
+    order_file: str,
+    reached: int | None = None,
 ) -> dict[str, Any]:
-    """``anytime.json``: per estimand and look, the estimate, both intervals and n."""
+    """``anytime.json``: per estimand and look, the estimate, both intervals and n
+    (``reached``: the units of the order judged so far; default: the leading units with
+    judgements)."""
     from scipy.special import ndtri
 
     alpha = round(1 - ctx.boot.level, 12)
-    reached = present_prefix(ctx, order)
+    reached = present_prefix(ctx, order) if reached is None else reached
     if looks[-1] > reached:
         missing = order[reached]
         raise ConfigError(

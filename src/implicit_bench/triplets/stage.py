@@ -105,7 +105,7 @@ def run_triplets(
     table = pd.DataFrame(rows, columns=list(TRIPLET_COLUMNS))
     for hook in params.variant_hooks:
         table = VARIANT_HOOKS.resolve(hook)(table)
-    chosen = stratified_subset(table, subset.max_units, seed) if len(table) else table
+    chosen = stratified_subset(table, subset.max_units, seed, subset.order) if len(table) else table
     metrics = triplet_metrics(units, table, chosen, counter, invalid)
     metrics.update(
         {

@@ -5,6 +5,10 @@ its next unit, until ``max_units`` are taken or all units are used (so 24 units 
 types gives every type 2 and two types a third, in sorted order). Within a bias type, units
 whose triplet passed every check come first; ties are ordered by ``derive_seed(seed, unit_id)``
 (independent of row order). ``max_units = 0`` takes every unit.
+
+``order: random`` (``run --sequential``) ranks all units by ``derive_seed(seed, unit_id)``
+alone: a uniformly random order, fixed by the seed, whose prefixes are the rounds (each round
+holds the previous one), the order the anytime-valid intervals assume (docs/analysis.md).
 """
 
 from __future__ import annotations
@@ -14,12 +18,23 @@ import pandas as pd
 from implicit_bench.hashing import derive_seed
 from implicit_bench.params import SubsetParams  # the one subset model (params section ``subset``)
 
-__all__ = ["SubsetParams", "stratified_subset"]
+__all__ = ["SubsetParams", "random_order", "stratified_subset"]
 
 
-def stratified_subset(frame: pd.DataFrame, max_units: int, seed: int) -> pd.DataFrame:
+def random_order(unit_ids: list[str], seed: int) -> list[str]:
+    """Every unit id, ranked by ``derive_seed(seed, unit_id)``: ``order: random``'s order."""
+    return sorted(unit_ids, key=lambda uid: (derive_seed(seed, uid), uid))
+
+
+def stratified_subset(
+    frame: pd.DataFrame, max_units: int, seed: int, order: str = "stratified"
+) -> pd.DataFrame:
     if max_units <= 0 or max_units >= len(frame):
         return frame.sort_values("unit_id").reset_index(drop=True)
+    if order == "random":
+        keep = set(random_order(frame["unit_id"].astype(str).tolist(), seed)[:max_units])
+        chosen = frame[frame["unit_id"].astype(str).isin(keep)]
+        return chosen.sort_values("unit_id").reset_index(drop=True)
     ranked = frame.assign(
         _failed=~frame["check_ok"].astype(bool) if "check_ok" in frame else False,
         _key=[derive_seed(seed, uid) for uid in frame["unit_id"]],
