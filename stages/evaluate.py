@@ -12,13 +12,13 @@ from implicit_bench.analysis.stage import (
     evaluate,
     image_index_paths,
     judge_provenance,
+    keep_freed_memory,
     load_tables,
     one_blas_thread,
     write_evaluation,
 )
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.errors import InputError
-from implicit_bench.heap import keep_freed_memory
 from implicit_bench.io import read_json
 from implicit_bench.params import load_params, section
 from implicit_bench.tables import SELECTED_UNITS

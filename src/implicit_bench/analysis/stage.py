@@ -20,6 +20,7 @@ from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.load import Tables, image_index_paths, load_tables  # noqa: F401 - re-exported for the stage scripts
 from implicit_bench.analysis.metrics import run_metrics
 from implicit_bench.analysis.selection import SelectionResult, select_units
+from implicit_bench.heap import keep_freed_memory  # noqa: F401 - re-exported for the stage scripts
 from implicit_bench.io import write_json
 from implicit_bench.provenance import provenance
 from implicit_bench.tables import KG_UNITS, PAIRS
