@@ -55,7 +55,12 @@ class Pipeline:
 def params() -> dict:
     return {
         "subset": {"seed": 42, "order": "random"},
-        "evaluate": {"config": "gen", "bootstrap": {"n": 20}},
+        "evaluate": {
+            "config": "gen",
+            "units": UNITS_PATH,
+            "judgements": [JUDGEMENTS_PATH],  # no CLIP judgements in these rounds
+            "bootstrap": {"n": 20},
+        },
     }
 
 
@@ -158,3 +163,11 @@ def test_run_sequential_options_go_together(tmp_path, monkeypatch):
     assert "sequential rounds (units): 20, 40" in res.output
     overlay = (tmp_path / "profiles" / "run.yaml").read_text()
     assert "order: random" in overlay and "max_units: 20" in overlay
+
+
+def test_rounds_that_end_before_every_unit_say_so(workspace):
+    pipeline = Pipeline(workspace)
+    state = sequential.run_sequential(
+        params, [30, 60], 0.001, ["default_rate"], [], None, "t", run_round=pipeline
+    )
+    assert pipeline.calls == [30, 60] and state["stopped"] == {"round": 2, "why": "last round"}

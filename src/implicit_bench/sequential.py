@@ -26,7 +26,7 @@ import click
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import atomic_write_text
-from implicit_bench.tables import JUDGEMENTS_PATH, TRIPLETS_PATH, UNITS_PATH
+from implicit_bench.tables import TRIPLETS_PATH
 
 STATE_DIR = Path("logs")
 
@@ -75,7 +75,7 @@ def look(params: dict[str, Any], looks: list[int], root: Path = Path(".")) -> di
 
     from implicit_bench.analysis.config import EvaluateParams
     from implicit_bench.analysis.context import EvalContext
-    from implicit_bench.analysis.load import load_tables
+    from implicit_bench.analysis.load import image_index_paths, load_tables
     from implicit_bench.analysis.looks import anytime_report
     from implicit_bench.params import section
     from implicit_bench.triplets.subset import random_order
@@ -83,17 +83,20 @@ def look(params: dict[str, Any], looks: list[int], root: Path = Path(".")) -> di
     subset = params.get("subset") or {}
     triplets = pd.read_parquet(root / TRIPLETS_PATH, columns=["unit_id"])
     order = random_order(triplets["unit_id"].astype(str).tolist(), int(subset.get("seed", 42)))
-    raw = {**(params.get("evaluate") or {}), "units": "-", "judgements": ["-"]}
-    raw.update(selected_units=None, image_index_glob=None)
-    ev = section(
-        {"evaluate": raw, "bootstrap": params.get("bootstrap") or {}},
+    ev = section(  # the evaluate stage's own inputs: units, judgements (CLIP's too), images
+        params,
         "evaluate",
         EvaluateParams,
-        "run --sequential",
-        inherit={"bootstrap": "bootstrap"},
+        "params.yaml",
+        inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
     )
     tables = load_tables(
-        str(root / UNITS_PATH), [str(root / JUDGEMENTS_PATH)], (), "reject", "drop", None
+        str(root / ev.units),
+        [str(root / p) for p in ev.judgements],
+        image_index_paths(ev.image_index_glob),
+        ev.on_bad_row,
+        ev.on_duplicate,
+        ev.primary_order,
     )
     ctx = EvalContext.build(tables, tables.units, ev)
     judged = set(tables.units["unit_id"].astype(str))
@@ -186,8 +189,10 @@ def run_sequential(
             {"round": index + 1, "units": units, "gpu_hours": round(hours, 3), "targets": held}
         )
         state["last_report"] = report
-        if index == len(rounds) - 1:  # the intervals collapse: every target holds trivially
-            state["stopped"] = {"round": index + 1, "why": "last round: every unit judged"}
+        if index == len(rounds) - 1:
+            whole = report["order"]["judged"] == report["order"]["units"]  # intervals collapse
+            why = "last round: every unit judged" if whole else "last round"
+            state["stopped"] = {"round": index + 1, "why": why}
         elif held and all(t["holds"] for t in held.values()):
             state["stopped"] = {"round": index + 1, "why": "every target holds"}
         _save(path, state)  # a round counts as finished once it is recorded

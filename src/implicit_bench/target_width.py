@@ -46,7 +46,9 @@ def source_tables(source: str | None, root: Path) -> tuple[Any, str]:
             )
         units = unit_files[0]
         where = str(folder)
-    tables = load_tables(str(units), [str(p) for p in judgements], (), "reject", "drop", None)
+    # the analysis's defaults: rows that fail a check rejected, duplicated keys dropped, blind
+    # images asked under both orders read under the hashed primary order (docs/analysis.md)
+    tables = load_tables(str(units), [str(p) for p in judgements], (), "reject", "drop", "hash")
     return tables, where
 
 
