@@ -58,11 +58,11 @@ def parse_pairs(pairs: tuple[str, ...]) -> list[tuple[str, str]]:
     return out
 
 
-def dvc_round(max_units: int, exp_name: str | None) -> None:
+def dvc_round(max_units: int, exp_name: str | None) -> None:  # noqa: ARG001 - the runner's signature
     """Run the pipeline on the first ``max_units`` units of the order (``dvc exp run``)."""
+    # unnamed: a round run again (new targets, a resumed kill) must not clash with an earlier
+    # experiment of the same name; logs/sequential-NAME.json names the rounds
     cmd = ["dvc", "exp", "run", "-S", f"subset.max_units={max_units}"]
-    if exp_name:
-        cmd += ["--name", f"{exp_name}-{max_units}"]
     click.echo(f"round: {' '.join(cmd)}")
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0:
