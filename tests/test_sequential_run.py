@@ -171,3 +171,26 @@ def test_rounds_that_end_before_every_unit_say_so(workspace):
         params, [30, 60], 0.001, ["default_rate"], [], None, "t", run_round=pipeline
     )
     assert pipeline.calls == [30, 60] and state["stopped"] == {"round": 2, "why": "last round"}
+
+
+def test_run_sequential_switches_params_yaml_to_the_random_order(tmp_path, monkeypatch):
+    """Not a dry run: params.yaml gets the overlay (subset.order random, the first round's units;
+    profiles/default.yaml records both keys) and the rounds start."""
+    from tests.test_run_command import _copy
+
+    _copy(tmp_path, monkeypatch)
+    seen = {}
+    monkeypatch.setattr(
+        sequential,
+        "run_sequential",
+        lambda params_of, rounds, *a: seen.update(rounds=rounds, subset=params_of()["subset"]),
+    )
+    args = ["run", "--generator", "sim_local", "--judge", "qwen3vl", "--no-preflight"]
+    res = CliRunner().invoke(
+        cli_main, [*args, "--sequential", "--target-width", "0.2", "--rounds", "12,24"]
+    )
+    assert res.exit_code == 0, res.output
+    assert seen == {"rounds": [12, 24], "subset": {"max_units": 12, "seed": 42, "order": "random"}}
+    res = CliRunner().invoke(cli_main, ["profile", "default"])
+    assert res.exit_code == 0, res.output
+    assert "order: stratified" in (tmp_path / "params.yaml").read_text()

@@ -173,7 +173,7 @@ def apply_profile(
 # The keys an `implicit-bench run` overlay sets (run_model.build_overlay) besides catalogue
 # entries: recorded in profiles/default.yaml even before any overlay exists.
 OVERLAY_KEYS: dict[str, set[str]] = {
-    "subset": {"max_units"},
+    "subset": {"max_units", "order", "seed"},
     "render": {"run", "seeds"},
     "judge": {"tasks", "configs"},
     "select": {"config", "judges"},
