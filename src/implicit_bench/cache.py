@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -59,13 +60,41 @@ def _decoded(value: str) -> tuple[bool, Any]:
         return False, None
 
 
+# SQLite result codes (sqlite3.Error.sqlite_errorcode, primary code in the low byte)
+SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_FULL = 5, 6, 8, 13
+SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26
+
+
+def _cause(exc: sqlite3.Error) -> str:
+    """What an SQLite error means for the user: full, read-only, locked, damaged or other."""
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    text = str(exc).lower()
+    if code == SQLITE_FULL or "disk is full" in text:
+        return "full"
+    if code == SQLITE_READONLY or "readonly" in text or "read-only" in text:
+        return "read-only"
+    if code in (SQLITE_BUSY, SQLITE_LOCKED) or "locked" in text or "busy" in text:
+        return "locked"
+    if code in (SQLITE_CORRUPT, SQLITE_NOTADB) or "not a database" in text or "malformed" in text:
+        return "damaged"
+    return "other"
+
+
 class DiskCache:
-    """A persistent ``key -> JSON value`` map. A file SQLite cannot read is an ``InputError``
-    naming it and how to recover; an entry that is not JSON is a miss.
+    """A persistent ``key -> JSON value`` map. An SQLite error is an ``InputError`` naming the
+    file and what happened (disk full, read-only, locked by another process, damaged), with the
+    advice for that cause; an entry that is not JSON is a miss.
+
+    Answers that cannot be stored (disk full, read-only, locked past ``busy_timeout_s``) are
+    never lost: they are appended to a pending journal (``NAME.pending.jsonl`` next to the
+    cache, else in the temporary directory) that the next ``DiskCache`` of that file stores
+    first (docs/errors.md, "Caches").
 
     ``path`` is resolved by :func:`implicit_bench.cache_location.resolve`: ``cache/NAME`` lives
     in the repository's one cache directory, shared by every workspace (docs/experiments.md).
     """
+
+    busy_timeout_s: float = 60.0  # a writer waits this long for another process's lock
 
     def __init__(self, path: str | Path):
         self.path = resolve_cache_path(path)
@@ -77,28 +106,86 @@ class DiskCache:
             )
         self.hits = 0
         self.misses = 0
+        self._store_pending()
+
+    def pending_paths(self) -> list[Path]:
+        """Where answers that could not be stored are journalled (first writable wins)."""
+        digest = stable_hash({"cache": str(self.path)})[:16]
+        return [
+            self.path.with_name(self.path.name + ".pending.jsonl"),
+            Path(tempfile.gettempdir()) / f"implicit-bench-pending-{digest}.jsonl",
+        ]
+
+    def _store_pending(self) -> None:
+        """Store the answers an earlier run journalled, then remove the journal."""
+        for journal in self.pending_paths():
+            if not journal.exists():
+                continue
+            items = []
+            for line in journal.read_text(encoding="utf-8").splitlines():
+                try:
+                    key, value = json.loads(line)
+                except (ValueError, TypeError):
+                    continue  # a line cut short by a kill: that answer is asked again
+                items.append((str(key), value))
+            with self._named():
+                self._put_many(items)
+            journal.unlink()
+
+    def _journal(self, items: list[tuple[str, Any]]) -> Path | None:
+        """Append ``items`` to the first writable pending journal; None when none is."""
+        lines = "".join(json.dumps([k, v], ensure_ascii=False) + "\n" for k, v in items)
+        for journal in self.pending_paths():
+            try:
+                with open(journal, "a", encoding="utf-8") as fh:
+                    fh.write(lines)
+                return journal
+            except OSError:
+                continue
+        return None
 
     @contextlib.contextmanager
-    def _named(self) -> Iterator[None]:
-        """SQLite's errors on a damaged file ("file is not a database") named and explained."""
+    def _named(self, unstored: list[tuple[str, Any]] | None = None) -> Iterator[None]:
+        """SQLite's errors named and explained by cause; ``unstored``: the items of a failed
+        write, journalled so that the next run stores them."""
         try:
             yield
-        except sqlite3.DatabaseError as exc:
-            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-                raise
-            raise InputError(
-                self.path,
-                None,
-                None,
-                f"cache file unreadable ({exc}): move it aside (or "
-                "delete it and its -wal/-shm files); "
-                "it only saves model answers, which the next run asks again",
-            ) from None
+        except sqlite3.Error as exc:
+            cause = _cause(exc)
+            if cause == "damaged" or (cause == "other" and not unstored):
+                reason = (
+                    f"cache file unreadable ({exc}): move it aside (or delete it and its "
+                    "-wal/-shm files); it only saves model answers, which the next run asks again"
+                )
+                raise InputError(self.path, None, None, reason) from None
+            kept = ""
+            if unstored:
+                journal = self._journal(unstored)
+                kept = (
+                    f"; the {len(unstored)} answers not stored are kept in {journal} and stored "
+                    "by the next run"
+                    if journal is not None
+                    else f"; {len(unstored)} answers could not be kept anywhere"
+                )
+            advice = {
+                "full": "the disk is full: free space (or point base.cache_dir / "
+                "IMPLICIT_BENCH_CACHE_DIR at another disk) and run again; the cached answers "
+                "are intact",
+                "read-only": "the cache file (or its folder) is read-only: make it writable, or "
+                "point base.cache_dir / IMPLICIT_BENCH_CACHE_DIR elsewhere; the cached answers "
+                "are intact",
+                "locked": f"another process held the cache's write lock for over "
+                f"{self.busy_timeout_s:g} s: let it finish and run again",
+                "other": "the cached answers are intact",
+            }[cause]
+            what = "write" if unstored is not None else "read"
+            reason = f"cache {what} failed ({exc}): {advice}{kept}"
+            raise InputError(self.path, None, None, reason) from None
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
@@ -134,14 +221,11 @@ class DiskCache:
         return found
 
     def put(self, key: str, value: Any) -> None:
-        with self._named():
-            self._conn().execute(
-                "INSERT OR REPLACE INTO entries (key, value) VALUES (?, ?)",
-                (key, json.dumps(value, ensure_ascii=False)),
-            )
+        self.put_many([(key, value)])
 
     def put_many(self, items: Iterable[tuple[str, Any]]) -> None:
-        with self._named():
+        items = list(items)
+        with self._named(unstored=items):
             self._put_many(items)
 
     def _put_many(self, items: Iterable[tuple[str, Any]]) -> None:
@@ -154,7 +238,9 @@ class DiskCache:
             )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            # SQLite may have rolled back already (a full disk): the first error is the news
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
             raise
 
     def __contains__(self, key: str) -> bool:
