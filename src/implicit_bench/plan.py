@@ -399,11 +399,15 @@ def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]
     if kg is not None:
         from implicit_bench.debias.retrieval import query_text, unit_text
 
-        records = kg.to_dict("records")
+        fields = ["head", "relation", "stereotype", "anti_stereotype"]
+        columns = [kg[c].tolist() for c in fields]  # one row dict at a time, not a table of them
         texts = list(
             dict.fromkeys(
-                [unit_text(r, debias.retrieval) for r in records]
-                + [query_text(r["prompt_neutral"], debias.retrieval) for r in records]
+                [
+                    unit_text(dict(zip(fields, row, strict=True)), debias.retrieval)
+                    for row in zip(*columns, strict=True)
+                ]
+                + [query_text(p, debias.retrieval) for p in kg["prompt_neutral"].tolist()]
             )
         )
         cached = 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from implicit_bench.errors import InputError
-from implicit_bench.hashing import derive_seed
+from implicit_bench.hashing import derive_seeds
 from implicit_bench.params import SubsetParams
 from implicit_bench.tables import RETRIEVAL_PATH
 
@@ -22,7 +22,7 @@ def subset_units(units: pd.DataFrame, subset: SubsetParams) -> pd.DataFrame:
     which of the old units come first."""
     if subset.max_units == 0 or subset.max_units >= len(units):
         return units.sort_values("unit_id", ignore_index=True)
-    order = units["unit_id"].map(lambda u: derive_seed(subset.seed, u))
+    order = derive_seeds(subset.seed, units["unit_id"].astype(str).tolist())
     picked = units.assign(_order=order).sort_values(["_order", "unit_id"]).head(subset.max_units)
     return picked.drop(columns="_order").sort_values("unit_id", ignore_index=True)
 

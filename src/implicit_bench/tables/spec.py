@@ -355,7 +355,9 @@ class TableSpec:
                     text = text.where(text.notna() & (text != ""), None)
                 frame[col.name] = text
                 if col.normalise is not None:
-                    frame[col.name] = frame[col.name].map(col.normalise, na_action="ignore")
+                    values = frame[col.name]  # each distinct value normalised once
+                    table = {v: col.normalise(v) for v in values.dropna().unique()}
+                    frame[col.name] = values.map(table.__getitem__, na_action="ignore")
         for col in present:  # pass 1: blank required fields
             if not col.nullable and col.kind == "text":
                 chk.check(blank(frame[col.name]), col.name, "empty")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from implicit_bench.hashing import derive_seed
+from implicit_bench.hashing import derive_seeds
 from implicit_bench.params import SubsetParams  # the one subset model (params section ``subset``)
 
 __all__ = ["SubsetParams", "random_order", "stratified_subset"]
@@ -23,7 +23,8 @@ __all__ = ["SubsetParams", "random_order", "stratified_subset"]
 
 def random_order(unit_ids: list[str], seed: int) -> list[str]:
     """Every unit id, ranked by ``derive_seed(seed, unit_id)``: ``order: random``'s order."""
-    return sorted(unit_ids, key=lambda uid: (derive_seed(seed, uid), uid))
+    keys = derive_seeds(seed, unit_ids)
+    return [uid for _, uid in sorted(zip(keys, unit_ids, strict=True))]
 
 
 def stratified_subset(
@@ -37,7 +38,7 @@ def stratified_subset(
         return chosen.sort_values("unit_id").reset_index(drop=True)
     ranked = frame.assign(
         _failed=~frame["check_ok"].astype(bool) if "check_ok" in frame else False,
-        _key=[derive_seed(seed, uid) for uid in frame["unit_id"]],
+        _key=derive_seeds(seed, frame["unit_id"].astype(str).tolist()),
     ).sort_values(["bias_type", "_failed", "_key"])
     ranked["_turn"] = ranked.groupby("bias_type").cumcount()
     ranked = ranked.sort_values(["_turn", "bias_type"]).head(max_units)
