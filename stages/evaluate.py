@@ -8,19 +8,17 @@ from pathlib import Path
 import click
 
 from implicit_bench.analysis.stage import (
-    EvaluateParams,
     evaluate,
-    image_index_paths,
+    evaluate_inputs,
     judge_provenance,
     keep_freed_memory,
-    load_tables,
     one_blas_thread,
     write_evaluation,
 )
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.errors import InputError
 from implicit_bench.io import read_json
-from implicit_bench.params import load_params, section
+from implicit_bench.params import load_params
 from implicit_bench.tables import SELECTED_UNITS
 
 
@@ -29,22 +27,7 @@ from implicit_bench.tables import SELECTED_UNITS
 @click.option("--selection-metrics", default="metrics/selection.json", show_default=True)
 @click.option("--out", default=".", show_default=True, help="Root of metrics/, tables/, plots/.")
 def main(params_path: str, selection_metrics: str, out: str) -> None:
-    params = section(
-        load_params(params_path),
-        "evaluate",
-        EvaluateParams,
-        params_path,
-        inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
-    )
-    images = image_index_paths(params.image_index_glob)
-    tables = load_tables(
-        params.units,
-        params.judgements,
-        images,
-        params.on_bad_row,
-        params.on_duplicate,
-        params.primary_order,
-    )
+    params, tables = evaluate_inputs(load_params(params_path), params_path)
     analysed = tables.units
     if params.selected_units:
         selected = SELECTED_UNITS.read(params.selected_units)

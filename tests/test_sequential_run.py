@@ -36,7 +36,7 @@ class Pipeline:
             (root / path).parent.mkdir(parents=True, exist_ok=True)
         self.units.to_parquet(root / TRIPLETS_PATH)
 
-    def __call__(self, max_units: int, exp_name: str | None) -> None:
+    def __call__(self, max_units: int) -> None:
         if self.fail_at is not None and len(self.calls) + 1 == self.fail_at:
             raise KeyboardInterrupt  # killed in the middle of this round
         self.calls.append(max_units)

@@ -24,6 +24,7 @@ from typing import Any
 
 import click
 
+from implicit_bench.analysis.looks import parse_counts
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import atomic_write_text
 from implicit_bench.tables import TRIPLETS_PATH
@@ -37,14 +38,7 @@ def parse_rounds(text: str | None, n_units: int) -> list[int]:
     if text is None:
         rounds = [max(1, n_units // 8), max(1, n_units // 4), max(1, n_units // 2), n_units]
         return sorted(set(rounds))
-    try:
-        rounds = [int(part) for part in text.split(",")]
-    except ValueError:
-        raise ConfigError(
-            f"--rounds: '{text}' is not a comma-separated list of unit counts"
-        ) from None
-    if rounds != sorted(set(rounds)) or rounds[0] < 1:
-        raise ConfigError(f"--rounds {text}: unit counts must be positive and increase")
+    rounds = parse_counts(text, "--rounds")
     return sorted({min(n, n_units) for n in rounds})
 
 
@@ -58,7 +52,7 @@ def parse_pairs(pairs: tuple[str, ...]) -> list[tuple[str, str]]:
     return out
 
 
-def dvc_round(max_units: int, exp_name: str | None) -> None:  # noqa: ARG001 - the runner's signature
+def dvc_round(max_units: int) -> None:
     """Run the pipeline on the first ``max_units`` units of the order (``dvc exp run``)."""
     # unnamed: a round run again (new targets, a resumed kill) must not clash with an earlier
     # experiment of the same name; logs/sequential-NAME.json names the rounds
@@ -69,35 +63,19 @@ def dvc_round(max_units: int, exp_name: str | None) -> None:  # noqa: ARG001 - t
         raise SystemExit(done.returncode)
 
 
-def look(params: dict[str, Any], looks: list[int], root: Path = Path(".")) -> dict[str, Any]:
+def look(params: dict[str, Any], looks: list[int]) -> dict[str, Any]:
     """The anytime-valid intervals at ``looks`` from the workspace's tables."""
     import pandas as pd
 
-    from implicit_bench.analysis.config import EvaluateParams
     from implicit_bench.analysis.context import EvalContext
-    from implicit_bench.analysis.load import image_index_paths, load_tables
     from implicit_bench.analysis.looks import anytime_report
-    from implicit_bench.params import section
+    from implicit_bench.analysis.stage import evaluate_inputs
     from implicit_bench.triplets.subset import random_order
 
     subset = params.get("subset") or {}
-    triplets = pd.read_parquet(root / TRIPLETS_PATH, columns=["unit_id"])
+    triplets = pd.read_parquet(TRIPLETS_PATH, columns=["unit_id"])
     order = random_order(triplets["unit_id"].astype(str).tolist(), int(subset.get("seed", 42)))
-    ev = section(  # the evaluate stage's own inputs: units, judgements (CLIP's too), images
-        params,
-        "evaluate",
-        EvaluateParams,
-        "params.yaml",
-        inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
-    )
-    tables = load_tables(
-        str(root / ev.units),
-        [str(root / p) for p in ev.judgements],
-        image_index_paths(ev.image_index_glob),
-        ev.on_bad_row,
-        ev.on_duplicate,
-        ev.primary_order,
-    )
+    ev, tables = evaluate_inputs(params, "params.yaml")  # the evaluate stage's own inputs
     ctx = EvalContext.build(tables, tables.units, ev)
     judged = set(tables.units["unit_id"].astype(str))
     reached = next((i for i, u in enumerate(order) if u not in judged), len(order))
@@ -151,7 +129,7 @@ def run_sequential(
     pairs: list[tuple[str, str]],
     max_gpu_hours: float | None,
     exp_name: str | None,
-    run_round: Callable[[int, str | None], None] = dvc_round,
+    run_round: Callable[[int], None] = dvc_round,
 ) -> dict[str, Any]:
     """Rounds until the targets hold, the budget ends or the rounds run out (resumable)."""
     settings = {
@@ -181,7 +159,7 @@ def run_sequential(
             why = f"budget: round {index + 1} needs {hours:.2f} GPU-h, {spent:.2f} spent"
             state["stopped"] = {"round": index, "why": f"{why} of {max_gpu_hours}"}
             break
-        run_round(units, exp_name)
+        run_round(units)
         spent += hours
         report = look(params_of(), rounds[: index + 1])
         held = targets_hold(report, target, names, pairs)

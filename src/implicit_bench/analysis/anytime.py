@@ -21,7 +21,7 @@ population mean itself) and with the interval of every earlier look (the running
 intersection; still valid, since the coverage holds at every look at once).
 
 Validity needs the order to be a uniformly random permutation of the population, drawn
-independently of the values (``analysis.looks.random_order``); a stratified order would need
+independently of the values (``triplets.subset.random_order``); a stratified order would need
 stratified sequences (docs/analysis.md, "Anytime-valid intervals").
 """
 

@@ -82,26 +82,25 @@ def read_order(path: str | Path, unit_ids: set[str]) -> list[str]:
     return order
 
 
-def parse_looks(text: str, n_units: int) -> list[int]:
-    """``N1,N2,...``: increasing unit counts within 1..n_units."""
+def parse_counts(text: str, option: str) -> list[int]:
+    """``N1,N2,...``: positive, increasing unit counts (``--looks``, ``run --rounds``)."""
     try:
-        looks = [int(part) for part in text.split(",")]
+        counts = [int(part) for part in text.split(",")]
     except ValueError:
         raise ConfigError(
-            f"--looks: '{text}' is not a comma-separated list of unit counts"
+            f"{option}: '{text}' is not a comma-separated list of unit counts"
         ) from None
-    if looks != sorted(set(looks)) or looks[0] < 1 or looks[-1] > n_units:
-        raise ConfigError(
-            f"--looks: {looks}: the counts must increase and lie within 1..{n_units} "
-            "(the units of the order)"
-        )
+    if counts != sorted(set(counts)) or counts[0] < 1:
+        raise ConfigError(f"{option} {text}: unit counts must be positive and increase")
+    return counts
+
+
+def parse_looks(text: str, n_units: int) -> list[int]:
+    """``N1,N2,...``: increasing unit counts within 1..n_units."""
+    looks = parse_counts(text, "--looks")
+    if looks[-1] > n_units:
+        raise ConfigError(f"--looks {text}: past the {n_units} units of the order")
     return looks
-
-
-def random_order(unit_ids: list[str], seed: int) -> list[str]:
-    """A uniformly random order of ``unit_ids`` (the order the confidence sequences assume)."""
-    rng = np.random.default_rng(seed)
-    return [unit_ids[i] for i in rng.permutation(len(unit_ids))]
 
 
 def _unit_means(frame: pd.DataFrame, order: list[str]) -> np.ndarray:

@@ -22,6 +22,7 @@ from implicit_bench.analysis.metrics import run_metrics
 from implicit_bench.analysis.selection import SelectionResult, select_units
 from implicit_bench.heap import keep_freed_memory  # noqa: F401 - re-exported for the stage scripts
 from implicit_bench.io import write_json
+from implicit_bench.params import section
 from implicit_bench.provenance import provenance
 from implicit_bench.tables import KG_UNITS, PAIRS
 
@@ -54,6 +55,28 @@ def run_select(tables: Tables, params: SelectParams) -> SelectionResult:
     result.metrics["provenance"] = judge_provenance(tables)
     result.metrics = report.clean(result.metrics)
     return result
+
+
+def evaluate_inputs(params: dict[str, Any], where: str) -> tuple[EvaluateParams, Tables]:
+    """The ``evaluate`` section of ``params`` and the tables it names (units, every judgements
+    table, the image index), validated: what the evaluate stage reads, and every look of a
+    sequential run."""
+    ev = section(
+        params,
+        "evaluate",
+        EvaluateParams,
+        where,
+        inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
+    )
+    tables = load_tables(
+        ev.units,
+        ev.judgements,
+        image_index_paths(ev.image_index_glob),
+        ev.on_bad_row,
+        ev.on_duplicate,
+        ev.primary_order,
+    )
+    return ev, tables
 
 
 @dataclass
