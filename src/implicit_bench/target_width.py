@@ -20,6 +20,8 @@ from implicit_bench.errors import ConfigError
 from implicit_bench.tables import JUDGEMENTS_PATH, UNITS_PATH
 
 TABLE_SUFFIXES = (".csv", ".parquet")
+# read as the analysis reads by default (EvaluateParams): bad rows rejected, duplicates dropped
+LOAD_SETTINGS = ("on_bad_row", "on_duplicate", "primary_order")
 
 
 def source_tables(source: str | None, root: Path) -> tuple[Any, str]:
@@ -46,9 +48,10 @@ def source_tables(source: str | None, root: Path) -> tuple[Any, str]:
             )
         units = unit_files[0]
         where = str(folder)
-    # the analysis's defaults: rows that fail a check rejected, duplicated keys dropped, blind
-    # images asked under both orders read under the hashed primary order (docs/analysis.md)
-    tables = load_tables(str(units), [str(p) for p in judgements], (), "reject", "drop", "hash")
+    from implicit_bench.analysis.config import EvaluateParams
+
+    defaults = {k: EvaluateParams.model_fields[k].default for k in LOAD_SETTINGS}
+    tables = load_tables(str(units), [str(p) for p in judgements], (), *defaults.values())
     return tables, where
 
 
