@@ -1,0 +1,1 @@
+"""Human evaluation: rating bundles and forms, their import, rater agreement."""
