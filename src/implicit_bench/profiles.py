@@ -299,6 +299,25 @@ def merge_commented(
     return base
 
 
+def canonical_blank_lines(body: str) -> str:
+    """params.yaml's one layout of blank lines: one before each top-level block (a top-level key,
+    or the column-0 comment lines leading one), none elsewhere; a profile switch writes it, so
+    any order of switches gives the same bytes (a replaced catalogue took or left the blank
+    line that followed it). ``body`` unchanged when that would change a value (block scalars)."""
+    out: list[str] = []
+    previous = ""  # the last non-blank line
+    for line in body.splitlines(keepends=True):
+        if not line.strip():
+            continue
+        top_level = not line[0].isspace()
+        if top_level and previous and (previous[0].isspace() or not previous.startswith("#")):
+            out.append("\n")
+        out.append(line)
+        previous = line
+    canonical = "".join(out)
+    return canonical if load_yaml(canonical) == load_yaml(body) else body
+
+
 def _token(text: str) -> Any:
     from ruamel.yaml.error import CommentMark
     from ruamel.yaml.tokens import CommentToken
@@ -351,7 +370,7 @@ def write_profile(
         else f"# `implicit-bench profile {name}` applied "
         f"profiles/{name}.yaml to the default profile.\n"
     )
-    body = header + buf.getvalue()
+    body = canonical_blank_lines(header + buf.getvalue())
     got = load_yaml(body)
     if got != expected:  # the round trip must give exactly what compose() computed
         raise ConfigError(
