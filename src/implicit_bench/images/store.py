@@ -9,13 +9,18 @@ Layout of a store directory (one per rendering configuration)::
 Physical placement (sha256 -> shard, offset, length) lives in the journal only: nothing reads
 it from another file.
 
-The store keeps every item ever rendered (so a larger plan later reuses them), but
-``index.parquet`` is the store's **published plan**: ``finalize(keys)`` writes exactly the
-items of the current plan (units x variants x seeds of the current params). Every reader
+The store holds the current plan and nothing else: ``finalize(keys)`` writes exactly the
+items of the current plan (units x variants x seeds of the current params) into
+``index.parquet`` and **compacts** the store to them (``compact``): one canonical layout (items
+in key order, each distinct image once, shards cut at ``max_shard_bytes``, the journal one line
+per item in key order), so a store's bytes are a function of its plan whatever ran before.
+Items of earlier plans leave the store; ``finalize(keys, pool=...)`` moves them into a pool
+store outside every output (the render stage's lives in the model-call cache directory,
+``render.stage.pool_dir``), from which a later plan adopts them (``adopt``). Every reader
 downstream of the renderer (judges, CLIP, faces, report, human evaluation) reads
 ``read_index`` / ``published_stores``, never the journal, so it sees only planned items; a
-configuration dropped from the plan is unpublished (``unpublish``: its index removed, its
-items kept).
+configuration dropped from the plan is removed from the images folder (``unpublish``; its
+items kept in the pool when one is given).
 
 The logical index holds no physical placement, so two runs that finish items in a different
 order (in-process vs. Ray) give identical index tables. Items are keyed by
@@ -38,6 +43,7 @@ import io
 import json
 import os
 import re
+import shutil
 import socket
 import stat
 import time
@@ -429,10 +435,117 @@ class ImageStore:
         frame = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
         return frame.astype({"seed": "int64", "attempts": "int64"})
 
-    def finalize(self, keys: Iterable[ImageKey] | None = None) -> pd.DataFrame:
-        """Write ``index.parquet`` (of ``keys`` when given); return the index."""
+    def adopt(self, pool: ImageStore, wanted: Iterable[ImageKey], accept) -> int:
+        """Copy the items of ``wanted`` that this store lacks from ``pool`` when
+        ``accept(record)`` holds and their bytes are intact; the number copied."""
+        have = self.done_keys()
+        rows = []
+        for key in wanted:
+            record = pool.get(key)
+            if key in have or record is None or not accept(record):
+                continue
+            png = None
+            if record.status == "ok":
+                try:
+                    png = pool.read_bytes(record.sha256 or "")
+                except (OSError, KeyError):
+                    continue
+            rows.append((_copy_record(record), png))
+        if rows:
+            self.put_many(rows)
+        return len(rows)
+
+    def compact(self, keys: Iterable[ImageKey], pool: str | Path | None = None) -> bool:
+        """Leave exactly the intact items of ``keys`` in the canonical layout (module docstring);
+        the other items go to the store at ``pool`` (when given). True when files changed."""
+        self._close_files()
+        wanted = set(keys)
+        intact = self.done_keys()
+        keep = [self._records[k] for k in sorted(wanted & intact)]
+        evict = [self._records[k] for k in sorted(intact - wanted)]
+        if pool is not None and evict:
+            spill = ImageStore(pool, max_shard_bytes=self.max_shard_bytes)
+            try:
+                rows = []
+                for record in evict:
+                    png = None
+                    if record.status == "ok":
+                        try:
+                            png = self.read_bytes(record.sha256 or "")
+                        except (OSError, KeyError):
+                            continue
+                    rows.append((_copy_record(record), png))
+                spill.put_many(rows)
+            finally:
+                spill.close()
+        layout: dict[str, tuple[str, int, int]] = {}
+        sizes: dict[str, int] = {}
+        lines = []
+        shard, used = "shard-00000.bin", 0
+        for record in keep:
+            location = None
+            if record.status == "ok":
+                sha = record.sha256 or ""
+                if sha not in layout:
+                    length = self._locations[sha][2]
+                    if used and used + length > self.max_shard_bytes:
+                        shard, used = f"shard-{len(sizes):05d}.bin", 0
+                    layout[sha] = (shard, used, length)
+                    used += length
+                    sizes[shard] = used
+                location = list(layout[sha])
+            entry = {**record.index_row(), "location": location}
+            if record.extra:
+                entry["extra"] = record.extra
+            lines.append(json.dumps(entry, ensure_ascii=False) + "\n")
+        journal = "".join(lines)
+        present = (
+            {p.name: p.stat().st_size for p in self.shard_dir.iterdir()}
+            if self.shard_dir.is_dir()
+            else {}
+        )
+        current = self.journal_path.read_text("utf-8") if self.journal_path.exists() else ""
+        if journal == current and present == sizes:
+            self._records = {r.key: r for r in keep}
+            return False
+        tmp = self.root / ".compact"
+        shutil.rmtree(tmp, ignore_errors=True)
+        (tmp / "shards").mkdir(parents=True)
+        handles: dict[str, io.BufferedWriter] = {}
+        try:
+            for sha, (name, _offset, _length) in layout.items():  # key order: offsets ascend
+                if name not in handles:
+                    handles[name] = open(tmp / "shards" / name, "wb")  # noqa: SIM115
+                handles[name].write(self.read_bytes(sha))
+        finally:
+            for fh in handles.values():
+                fh.flush()
+                os.fsync(fh.fileno())
+                fh.close()
+        (tmp / "journal.jsonl").write_text(journal, encoding="utf-8")
+        old = self.root / ".compact-old"
+        shutil.rmtree(old, ignore_errors=True)
+        if self.shard_dir.exists():
+            self.shard_dir.rename(old)
+        (tmp / "shards").rename(self.shard_dir)
+        os.replace(tmp / "journal.jsonl", self.journal_path)
+        shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        self._records = {r.key: r for r in keep}
+        self._locations = dict(layout)
+        self._journal_checked = False
+        return True
+
+    def finalize(
+        self, keys: Iterable[ImageKey] | None = None, pool: str | Path | None = None
+    ) -> pd.DataFrame:
+        """Write ``index.parquet`` (of ``keys`` when given: the store is compacted to them,
+        the rest moved to ``pool``); return the index."""
         self._close_files()
         try:
+            if keys is not None:
+                keys = list(keys)
+                self.compact(keys, pool)
             frame = self.index(keys)
             self.root.mkdir(parents=True, exist_ok=True)
             frame.to_parquet(self.root / "index.parquet", index=False)
@@ -448,6 +561,22 @@ class ImageStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _copy_record(record: ImageRecord) -> ImageRecord:
+    """A copy of ``record`` (``put_many`` sets the sha256 of the copy, not of the original)."""
+    return ImageRecord(
+        record.key,
+        record.generator,
+        record.prompt,
+        record.status,
+        record.reason,
+        record.sha256,
+        record.width,
+        record.height,
+        record.attempts,
+        dict(record.extra),
+    )
 
 
 def _size(writer: io.BufferedWriter) -> int:
@@ -528,10 +657,14 @@ def published_stores(images_dir: str | Path) -> list[Path]:
     return sorted(p.parent for p in root.glob(f"*/{INDEX_FILE}")) if root.is_dir() else []
 
 
-def unpublish(root: str | Path) -> bool:
-    """Take a store out of the plan: remove its index, keep its items for reuse."""
-    path = Path(root) / INDEX_FILE
-    if path.exists():
-        path.unlink()
-        return True
-    return False
+def unpublish(root: str | Path, pool: str | Path | None = None) -> bool:
+    """Take a store out of the plan: move its items into ``pool`` (when given), then remove
+    the store's folder, so the images folder holds only the current plan's stores."""
+    root = Path(root)
+    if not root.is_dir():
+        return False
+    with ImageStore(root) as store:
+        store.acquire_writer()
+        store.compact([], pool)
+    shutil.rmtree(root)
+    return True

@@ -9,7 +9,15 @@ are not written again.
 An item counts as done when its journal entry is intact (bytes present and, with ``verify``,
 re-hashed), its prompt equals the planned prompt and its settings hash equals the current
 config's (so a changed prompt or sampler setting re-renders it). Items recorded as failed are
-tried again on the next run when ``retry_failed`` is set; refusals are final.
+tried again on the next run when ``retry_failed`` is set; refusals are final. With fixed
+batches (every backend whose answers depend on their batch) an item also records its batch's
+signature (``batch_signature``: its members) and counts as done only in the same batch: a
+grown or shrunk plan re-renders the items whose batch changed, so an image's bytes never
+depend on an earlier plan.
+
+A store holds the current plan only (``ImageStore.finalize`` compacts it); the items it drops
+are kept in a pool under the model-call cache directory (``pool_dir``), and a later plan adopts
+from it the items that would count as done (same prompt, settings and batch).
 """
 
 from __future__ import annotations
@@ -37,7 +45,8 @@ from implicit_bench.generators import (
     settings_hash,
     validate_config,
 )
-from implicit_bench.images import ImageKey, ImageRecord, ImageStore, published_stores, unpublish
+from implicit_bench.hashing import sha256_bytes
+from implicit_bench.images import ImageKey, ImageRecord, ImageStore, unpublish
 from implicit_bench.params import SafeName, Seeds, StrictModel, UniqueNames, check_refs
 from implicit_bench.redact import redact
 from implicit_bench.schema import ALL_VARIANTS, VARIANTS
@@ -138,30 +147,104 @@ def batch_plan(planned: Sequence[PlannedItem], batch_size: int) -> list[list[Pla
     return [list(planned[i : i + size]) for i in range(0, len(planned), size)]
 
 
+POOL_FOLDER = "image_pool"  # <cache dir>/image_pool/<store path>: items no plan holds now
+
+
+def pool_dir(store_dir: str | Path) -> Path | None:
+    """The pool of a store under the working directory (``<cache dir>/image_pool/<its path>``);
+    None for a store elsewhere (no pool: its dropped items are deleted)."""
+    from implicit_bench.cache_location import cache_dir
+
+    here = Path.cwd().resolve()
+    try:
+        relative = Path(store_dir).resolve().relative_to(here)
+    except ValueError:
+        return None
+    return cache_dir(here) / POOL_FOLDER / relative
+
+
+def batch_signature(batch: Sequence[PlannedItem]) -> str:
+    """Which batch an item was computed in: its members' ids (a batched forward pass gives a
+    row the same bits whatever the other rows hold at equal shapes, but not at another batch
+    size or position, so a neighbour's changed prompt does not re-render an item)."""
+    text = "\n".join(i.key.item_id for i in batch)
+    return sha256_bytes(text.encode("utf-8"))[:16]
+
+
+def batch_signatures(
+    planned: Sequence[PlannedItem], batch_size: int, fixed_batches: bool
+) -> dict[ImageKey, str]:
+    """Each planned item's batch signature (empty without fixed batches)."""
+    if not fixed_batches:
+        return {}
+    return {
+        i.key: sig
+        for b in batch_plan(planned, batch_size)
+        for sig in [batch_signature(b)]
+        for i in b
+    }
+
+
+def _current(
+    record: ImageRecord | None,
+    item: PlannedItem,
+    settings: str,
+    retry_failed: bool,
+    signatures: dict[ImageKey, str],
+) -> bool:
+    if (
+        record is None
+        or record.prompt != item.prompt
+        or record.extra.get("settings") != settings
+        or record.extra.get("batch") != signatures.get(item.key)
+    ):
+        return False
+    return not (record.status == "failed" and retry_failed)
+
+
 def done_keys(
     store: ImageStore,
     planned: Sequence[PlannedItem],
     settings: str,
     verify: bool,
     retry_failed: bool,
+    signatures: dict[ImageKey, str] | None = None,
 ) -> set[ImageKey]:
     """Planned keys whose stored result is intact and current (see module docstring)."""
     intact = store.done_keys(verify=verify)
-    done = set()
-    for item in planned:
-        if item.key not in intact:
-            continue
-        record = store.get(item.key)
-        if (
-            record is None
-            or record.prompt != item.prompt
-            or record.extra.get("settings") != settings
-        ):
-            continue
-        if record.status == "failed" and retry_failed:
-            continue
-        done.add(item.key)
-    return done
+    signatures = signatures or {}
+    return {
+        item.key
+        for item in planned
+        if item.key in intact
+        and _current(store.get(item.key), item, settings, retry_failed, signatures)
+    }
+
+
+def adopt_from_pool(
+    store: ImageStore,
+    pool: str | Path | None,
+    planned: Sequence[PlannedItem],
+    settings: str,
+    retry_failed: bool,
+    signatures: dict[ImageKey, str],
+) -> int:
+    """Copy into ``store`` the pooled items that would count as done; the number copied."""
+    if pool is None or not (Path(pool) / "journal.jsonl").exists():
+        return 0
+    by_key = {i.key: i for i in planned}
+    source = ImageStore(pool)
+    try:
+        return store.adopt(
+            source,
+            list(by_key),
+            lambda r: (
+                r.status != "failed"
+                and _current(r, by_key[r.key], settings, retry_failed, signatures)
+            ),
+        )
+    finally:
+        source.close()
 
 
 def _generate_worker(
@@ -190,6 +273,7 @@ def render_plan(
     fixed_batches: bool = True,
     desc: str = "render",
     concurrency: int = 1,
+    pool: str | Path | None = None,
 ) -> dict[str, Any]:
     """Render the missing items of ``planned`` into ``store``; return run statistics.
 
@@ -203,8 +287,12 @@ def render_plan(
 
     ``concurrency`` > 1 (HTTP APIs: the backend's ``concurrency``) streams the batches through
     the executor: that many in flight at all times, each image written as it arrives.
+
+    ``pool``: a store of earlier plans' items (``pool_dir``) to adopt done items from.
     """
-    done = done_keys(store, planned, settings, verify, retry_failed)
+    signatures = batch_signatures(planned, batch_size, fixed_batches)
+    adopted = adopt_from_pool(store, pool, planned, settings, retry_failed, signatures)
+    done = done_keys(store, planned, settings, verify, retry_failed, signatures)
     skipped = sum(1 for item in planned if item.key in done)
     if fixed_batches:
         batches = [b for b in batch_plan(planned, batch_size) if any(i.key not in done for i in b)]
@@ -234,6 +322,8 @@ def render_plan(
             if item.key in done:
                 continue
             extra = {"settings": settings}
+            if item.key in signatures:
+                extra["batch"] = signatures[item.key]
             if results is None:
                 record = ImageRecord(
                     item.key,
@@ -271,6 +361,7 @@ def render_plan(
     return {
         "planned": len(planned),
         "skipped_done": skipped,
+        "adopted_from_pool": adopted,
         "batches_run": len(work),
         "written": dict(sorted(written.items())),
         "retries": stats.retries,
@@ -312,6 +403,7 @@ def render_config(
     planned = plan_items(units, name, params.seeds, params.variants)
     invariant = getattr(GENERATORS.resolve(cfg.backend), "BATCH_INVARIANT", False)
     streams = int(getattr(cfg, "concurrency", 1) or 1) if invariant else 1  # HTTP APIs: streamed
+    pool = pool_dir(store_dir)
     with ImageStore(store_dir) as store:
         store.acquire_writer()  # one writer per store: a second render is refused (docs/errors.md)
         run = render_plan(
@@ -327,8 +419,9 @@ def render_config(
             fixed_batches=not invariant,
             desc=f"render {name}",
             concurrency=streams,
+            pool=pool,
         )
-        index = store.finalize(keys=[i.key for i in planned])
+        index = store.finalize(keys=[i.key for i in planned], pool=pool)
     return {
         "generator": generator_name(cfg),
         "model": getattr(cfg, "model", None),
@@ -344,13 +437,14 @@ def render_all(
 ) -> dict[str, dict[str, Any]]:
     """Render every selected config into ``images_dir/<config>`` (all configs checked first).
 
-    A store under ``images_dir`` whose config is no longer selected is unpublished (its index
-    removed, its images kept for reuse), so no reader downstream sees it.
+    A folder under ``images_dir`` whose config is no longer selected is removed (its items
+    moved to its pool), so the folder holds the current plan's stores only.
     """
     selected = params.selected()  # every config was validated with the params
-    for store_dir in published_stores(images_dir):
-        if store_dir.name not in selected:
-            unpublish(store_dir)
+    root = Path(images_dir)
+    for store_dir in sorted(root.iterdir()) if root.is_dir() else []:
+        if store_dir.is_dir() and store_dir.name not in selected:
+            unpublish(store_dir, pool_dir(store_dir))
     return {
         name: render_config(name, params.configs[name], units, Path(images_dir) / name, params)
         for name in selected

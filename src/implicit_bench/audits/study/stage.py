@@ -23,8 +23,9 @@ def render_study(
     units: pd.DataFrame, params: DiversityStudyParams, render: Any, root: str | Path = "."
 ) -> dict[str, Any]:
     """Render the sample's prompts ``n_images`` times with ``params.generator``; its metrics."""
+    from implicit_bench.images import unpublish
     from implicit_bench.params import check_refs
-    from implicit_bench.render.stage import RenderParams, render_config
+    from implicit_bench.render.stage import RenderParams, pool_dir, render_config
 
     check_refs(params.generator, render.configs, "diversity_study.generator", "generators")
     study = RenderParams(
@@ -36,6 +37,10 @@ def render_study(
         retry_failed=render.retry_failed,
         executor=render.executor_for(params.generator),
     )
+    images = Path(root) / params.images_dir
+    for other in sorted(images.iterdir()) if images.is_dir() else []:
+        if other.is_dir() and other.name != params.generator:  # the output holds one store
+            unpublish(other, pool_dir(other))
     return render_config(
         params.generator,
         study.configs[params.generator],

@@ -64,7 +64,13 @@ def render_debias_config(
     executor and resume rules; return its summary."""
     from implicit_bench.generators import GENERATORS, settings_hash
     from implicit_bench.images import ImageKey, ImageStore
-    from implicit_bench.render.stage import _generate_worker, plan_items, render_plan, summarize
+    from implicit_bench.render.stage import (
+        _generate_worker,
+        plan_items,
+        pool_dir,
+        render_plan,
+        summarize,
+    )
 
     method = spec.impl
     method.check_generator(name, GENERATORS.resolve(cfg.backend), generator_name, cfg.backend)
@@ -72,6 +78,7 @@ def render_debias_config(
     settings = method.settings(spec.options, settings_hash(cfg), texts)
     worker = method.worker(spec.options, cfg) or functools.partial(_generate_worker, cfg)
     payloads = {i.key: texts[i.key.unit_id] for i in planned} if texts else None
+    pool = pool_dir(store_dir)
     with ImageStore(store_dir) as store:
         store.acquire_writer()  # one writer per store (docs/errors.md)
         run = render_plan(
@@ -86,9 +93,10 @@ def render_debias_config(
             retry_failed=render_params.retry_failed,
             payloads=payloads,
             desc=f"debias_render {name}",
+            pool=pool,
         )
         keys: list[ImageKey] = [i.key for i in planned]
-        index = store.finalize(keys=keys)
+        index = store.finalize(keys=keys, pool=pool)
     return {
         "config": name,
         "method": spec.method,

@@ -1,0 +1,68 @@
+"""A store holds the current plan only: its bytes do not depend on what was rendered before
+(issue 35: the committed data/images held items of earlier plans)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from implicit_bench.images import ImageKey, ImageStore, read_index
+from implicit_bench.render.stage import RenderParams, render_all
+from tests.render_fixtures import tiny_config, units_frame
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Every file under ``root`` (relative path -> sha256 of its bytes)."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_plan_a_then_b_equals_fresh_b(tiny_generator_dir, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # stores under the working directory get a pool
+    monkeypatch.setenv("IMPLICIT_BENCH_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    units = units_frame()
+    plan_a = units[units["unit_id"].isin(["u0", "u1", "u2"])]
+    plan_b = units[units["unit_id"].isin(["u1", "u3"])]
+    config = tiny_config(tiny_generator_dir, batch_size=2)
+    both = RenderParams(configs={"tiny": config, "other": config}, seeds=[42])
+    only = RenderParams(configs={"tiny": config, "other": config}, run=["tiny"], seeds=[42, 7])
+
+    render_all(both, plan_a, Path("stale"))  # plan A: another config, other units, one seed
+    render_all(only, plan_b, Path("stale"))  # plan B
+    render_all(only, plan_b, Path("fresh"))  # plan B from nothing (its own pool)
+
+    stale, fresh = _tree(tmp_path / "stale"), _tree(tmp_path / "fresh")
+    assert stale == fresh
+    assert sorted({Path(p).parts[0] for p in stale}) == ["tiny"]  # the dropped config is gone
+    store = ImageStore(tmp_path / "stale" / "tiny")
+    assert {r.key.unit_id for r in store.records()} == {"u1", "u3"}
+    assert len(read_index(tmp_path / "stale" / "tiny")) == len(store) == 2 * 2 * 3
+    store.close()
+
+    # plan A's items wait in the pool (model-call cache dir), and A again adopts them
+    pool = ImageStore(tmp_path / "cache" / "image_pool" / "stale" / "tiny")
+    assert ImageKey("tiny", "u0", "neutral", 42) in pool
+    pool.close()
+    assert os.path.isdir(tmp_path / "cache" / "image_pool" / "stale" / "other")
+    again = render_all(both, plan_a, Path("stale"))
+    assert again["other"]["run"]["adopted_from_pool"] == 9
+    assert again["other"]["run"]["batches_run"] == 0
+    render_all(both, plan_a, Path("fresh_a"))
+    assert _tree(tmp_path / "stale") == _tree(tmp_path / "fresh_a")
+
+
+def test_grown_plan_rerenders_items_whose_batch_changed(tiny_generator_dir, tmp_path):
+    units = units_frame()
+    config = tiny_config(tiny_generator_dir, batch_size=4)
+    params = RenderParams(configs={"tiny": config}, seeds=[42], variants=["neutral"])
+    render_all(params, units[units["unit_id"].isin(["u0", "u2"])], tmp_path / "grown")
+    grown = render_all(params, units, tmp_path / "grown")
+    # u0, u2 were one batch of two; in the plan of four they share a batch with u1, u3
+    assert grown["tiny"]["run"]["skipped_done"] == 0
+    render_all(params, units, tmp_path / "fresh")
+    assert _tree(tmp_path / "grown") == _tree(tmp_path / "fresh")
