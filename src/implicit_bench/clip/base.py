@@ -20,6 +20,10 @@ class ClipConfig(StrictModel):
     device: str = "cpu"  # cpu, cuda, cuda:1, ... or auto (cuda when available, else cpu)
     dtype: Literal["float32", "float16", "bfloat16"] = "float32"
     batch_size: PositiveInt = 16
+    # true: one input per forward pass, on one torch thread on the CPU (numerics.exact_threads),
+    # so an embedding is the same bits whatever batch, cache state or OMP_NUM_THREADS (issue
+    # 35); false: batch_size inputs per pass (faster on a GPU; last-bit differences)
+    exact: bool = True
     world: str = WORLD_DIR  # sim only: the planted world (docs/world.md)
 
 

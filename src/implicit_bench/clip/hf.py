@@ -8,6 +8,7 @@ import numpy as np
 
 from implicit_bench.clip.base import ClipConfig, resolve_device
 from implicit_bench.hashing import sha256_file, stable_hash
+from implicit_bench.numerics import exact_threads
 
 
 def model_fingerprint(ref: str, extra: object = None) -> str:
@@ -43,7 +44,17 @@ class TransformersClip:
             "model": model_fingerprint(
                 config.model, {"backend": "transformers", "dtype": config.dtype, **rev}
             ),
+            **({"exact": True} if config.exact else {}),  # batched answers are other numbers
         }
+
+    @property
+    def _chunk(self) -> int:
+        return 1 if self.config.exact else self.config.batch_size
+
+    @property
+    def _threads_on(self) -> str:
+        """The device for ``exact_threads`` (a non-device when not exact: threads as they are)."""
+        return self.config.device if self.config.exact else "unfixed"
 
     def identity(self) -> dict:
         return self._identity
@@ -56,9 +67,9 @@ class TransformersClip:
 
     def embed_images(self, images: list) -> np.ndarray:
         chunks = []
-        with self._torch.inference_mode():
-            for start in range(0, len(images), self.config.batch_size):
-                batch = [im.convert("RGB") for im in images[start : start + self.config.batch_size]]
+        with self._torch.inference_mode(), exact_threads(self._threads_on):
+            for start in range(0, len(images), self._chunk):
+                batch = [im.convert("RGB") for im in images[start : start + self._chunk]]
                 inputs = self.processor(images=batch, return_tensors="pt")
                 pixels = inputs["pixel_values"].to(self.config.device, self.dtype)
                 chunks.append(self._features(self.model.get_image_features(pixel_values=pixels)))
@@ -66,10 +77,10 @@ class TransformersClip:
 
     def embed_texts(self, texts: list[str]) -> np.ndarray:
         chunks = []
-        with self._torch.inference_mode():
-            for start in range(0, len(texts), self.config.batch_size):
+        with self._torch.inference_mode(), exact_threads(self._threads_on):
+            for start in range(0, len(texts), self._chunk):
                 inputs = self.processor(
-                    text=texts[start : start + self.config.batch_size],
+                    text=texts[start : start + self._chunk],
                     return_tensors="pt",
                     padding=True,
                     truncation=True,

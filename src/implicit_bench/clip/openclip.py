@@ -16,6 +16,7 @@ import numpy as np
 
 from implicit_bench.clip.base import ClipConfig, resolve_device
 from implicit_bench.clip.hf import model_fingerprint
+from implicit_bench.numerics import exact_threads
 
 PRECISION = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 LOCAL_DIR = "local-dir:"
@@ -56,7 +57,20 @@ class OpenClip:
                 "dtype": config.dtype,
             },
         )
-        self._identity = {"backend": "open_clip", "model": fingerprint}
+        self._identity = {
+            "backend": "open_clip",
+            "model": fingerprint,
+            **({"exact": True} if config.exact else {}),  # batched answers are other numbers
+        }
+
+    @property
+    def _chunk(self) -> int:
+        return 1 if self.config.exact else self.config.batch_size
+
+    @property
+    def _threads_on(self) -> str:
+        """The device for ``exact_threads`` (a non-device when not exact: threads as they are)."""
+        return self.config.device if self.config.exact else "unfixed"
 
     def identity(self) -> dict:
         return self._identity
@@ -72,12 +86,12 @@ class OpenClip:
 
     def embed_images(self, images: list) -> np.ndarray:
         chunks = []
-        with self._torch.inference_mode():
-            for start in range(0, len(images), self.config.batch_size):
+        with self._torch.inference_mode(), exact_threads(self._threads_on):
+            for start in range(0, len(images), self._chunk):
                 batch = self._torch.stack(
                     [
                         self.preprocess(im.convert("RGB"))
-                        for im in images[start : start + self.config.batch_size]
+                        for im in images[start : start + self._chunk]
                     ]
                 )
                 pixels = batch.to(device=self.config.device, dtype=self.dtype)
@@ -86,10 +100,8 @@ class OpenClip:
 
     def embed_texts(self, texts: list[str]) -> np.ndarray:
         chunks = []
-        with self._torch.inference_mode():
-            for start in range(0, len(texts), self.config.batch_size):
-                tokens = self.tokenizer(texts[start : start + self.config.batch_size]).to(
-                    self.config.device
-                )
+        with self._torch.inference_mode(), exact_threads(self._threads_on):
+            for start in range(0, len(texts), self._chunk):
+                tokens = self.tokenizer(texts[start : start + self._chunk]).to(self.config.device)
                 chunks.append(self._norm(self.model.encode_text(tokens)))
         return np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32)

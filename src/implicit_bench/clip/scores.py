@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench.numerics import similarity
 from implicit_bench.schema import JUDGEMENT_COLUMNS, JUDGEMENT_EXTRA_COLUMNS
 from implicit_bench.triplets.negated import with_article
 
@@ -39,7 +40,7 @@ def variant_sims(images: pd.DataFrame, emb: dict[str, np.ndarray]) -> pd.DataFra
     rows = []
     for (config, unit, seed), r in wide.iterrows():
         n, s, a = (emb[r[v]] for v in TRIPLET)
-        sim_ns, sim_na, sim_sa = float(n @ s), float(n @ a), float(s @ a)
+        sim_ns, sim_na, sim_sa = similarity(n, s), similarity(n, a), similarity(s, a)
         rows.append(
             dict(
                 config=config,
@@ -125,7 +126,7 @@ def blind_rows(
             attribute_text(unit["anti_stereotype"], template),
         )
         vec = img_emb[r.sha256]
-        sim_s, sim_a = float(vec @ txt_emb[ts]), float(vec @ txt_emb[ta])
+        sim_s, sim_a = similarity(vec, txt_emb[ts]), similarity(vec, txt_emb[ta])
         diff = sim_s - sim_a
         label = "s" if diff > margin else "a" if diff < -margin else "neither"
         rows.append(

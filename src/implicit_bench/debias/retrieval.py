@@ -3,8 +3,10 @@
 Each unit is one line of text, each neutral prompt a query with an instruction prefix; both are
 embedded with the same model and L2-normalised, and the unit of highest cosine similarity is
 retrieved. The full-KG setting searches every unit; the own-removed setting masks the query's
-own unit, so the retrieved unit always comes from a different prompt. Ties go to the unit that
-comes first in the KG table (``numpy.argmax``).
+own unit, so the retrieved unit always comes from a different prompt. Scores are
+``numerics.similarities`` (float64, rounded to 1e-9), so near-ties are ties on every machine;
+ties go to the unit that comes first in the KG table (``numpy.argmax``), and the own rank
+counts only the units scoring strictly higher.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pandas as pd
 
 from implicit_bench.booleans import parse_bool_column
 from implicit_bench.errors import InputError
+from implicit_bench.numerics import similarities
 from implicit_bench.params import StrictModel
 from implicit_bench.tables import RETRIEVAL
 
@@ -96,7 +99,7 @@ def retrieve(
         raise InputError(
             "kg units", None, "unit_id", "own-removed retrieval needs at least 2 units"
         )
-    sims = np.asarray(query_vectors, np.float32) @ np.asarray(doc_vectors, np.float32).T
+    sims = similarities(query_vectors, doc_vectors)  # rounded: near-ties do not flip ranks
     rows = np.arange(len(query_units))
     own = np.array([position[u] for u in query_units])
     best_full = sims.argmax(axis=1)

@@ -29,7 +29,8 @@ class EmbedderConfig(HttpParams):
     )
     # sentence_transformers: one text per forward pass, so a text's vector does not depend on
     # the other texts of its batch (padding and kernel shapes change the last bits): the
-    # vectors, and retrieval.parquet, are then the same on a fresh or a warm cache.
+    # vectors, and retrieval.parquet, are then the same on a fresh or a warm cache; on the CPU
+    # on one torch thread (numerics.exact_threads), so the same with any OMP_NUM_THREADS.
     # false: batch_size texts per forward pass (faster on a GPU; last-bit differences).
     exact: bool = True
     device: str | None = None  # sentence_transformers: cpu, cuda, ... (None: automatic)

@@ -30,11 +30,15 @@ class SentenceTransformerEmbedder:
             self.model.max_seq_length = config.max_seq_length
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        vectors = self.model.encode(
-            list(texts),
-            batch_size=1 if self.config.exact else self.config.batch_size,  # EmbedderConfig.exact
-            convert_to_numpy=True,
-            normalize_embeddings=False,
-            show_progress_bar=False,
-        )
+        from implicit_bench.numerics import exact_threads
+
+        device = self.model.device.type if self.config.exact else "unfixed"
+        with exact_threads(device):  # exact: one CPU thread (numerics.exact_threads)
+            vectors = self.model.encode(
+                list(texts),
+                batch_size=1 if self.config.exact else self.config.batch_size,  # .exact
+                convert_to_numpy=True,
+                normalize_embeddings=False,
+                show_progress_bar=False,
+            )
         return np.asarray(vectors, dtype=np.float32)
