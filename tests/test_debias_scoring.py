@@ -18,6 +18,7 @@ from implicit_bench.debias.scoring import (
 )
 from implicit_bench.errors import InputError
 from implicit_bench.estimate import Estimate
+from tests.written import approx_written
 
 
 def _rows(config, unit, seed, bias, aligned, judge="qwen", variant="neutral"):
@@ -254,9 +255,9 @@ def test_analyze_extension_writes_debias_json(tmp_path):
         _judgements(), tmp_path, {"scoring": {"bootstrap": {"n": 300}}}, retrieval
     )
     written = read_json(tmp_path / "metrics" / "debias.json")
-    assert written["configs"]["unmodified"]["S"] == pytest.approx(30.0)
-    assert written["configs"]["rewrite_own"]["dS"]["value"] == pytest.approx(50.0 / 3.0)
-    assert written["configs"]["rewrite_full_kg"]["S"] == pytest.approx(25.0)
+    assert written["configs"]["unmodified"]["S"] == approx_written(30.0)
+    assert written["configs"]["rewrite_own"]["dS"]["value"] == approx_written(50.0 / 3.0)
+    assert written["configs"]["rewrite_full_kg"]["S"] == approx_written(25.0)
     assert written["bootstrap"]["n"] == 300 and payload["unmodified"] == "unmodified"
     assert (tmp_path / "tables" / "debias.md").read_text().startswith("| Configuration |")
     # judgements without debiasing runs: nothing to do, nothing written
@@ -320,8 +321,8 @@ def test_implicit_bench_analyze_writes_debias_json(tmp_path):
     assert result.exit_code == 0, result.output
     written = read_json(tmp_path / "out" / "metrics" / "debias.json")["configs"]
     # the values worked out by hand above
-    assert written["unmodified"]["S"] == pytest.approx(30.0)
-    assert written["rewrite_own"]["bias"] == pytest.approx(1.0)
-    assert written["rewrite_own"]["dS"]["value"] == pytest.approx(50.0 / 3.0)
-    assert written["rewrite_full_kg"]["S"] == pytest.approx(25.0)
+    assert written["unmodified"]["S"] == approx_written(30.0)
+    assert written["rewrite_own"]["bias"] == approx_written(1.0)
+    assert written["rewrite_own"]["dS"]["value"] == approx_written(50.0 / 3.0)
+    assert written["rewrite_full_kg"]["S"] == approx_written(25.0)
     assert (tmp_path / "out" / "tables" / "debias.md").exists()

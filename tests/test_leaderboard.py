@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from tests.written import approx_written
+
 sys.path.insert(0, str(Path(__file__).parent))
 from analysis_fixtures import BLIND_A, BLIND_B, rows, units  # noqa: E402
 from synthetic_tables import synthetic_judgements, synthetic_units  # noqa: E402
@@ -89,7 +91,7 @@ def test_leaderboard_rows_and_hand_worked_difference(tmp_path):
     board = _analyze(tmp_path, u, j, "--config", "gen")["leaderboard"]
     assert [r["config"] for r in board["rows"]] == ["gen", "gen2"]
     # default rate: gen 6 of 11 valid neutral labels, gen2 8 of 12 (tests/test_latex_tables.py)
-    assert board["rows"][0]["default_rate"]["value"] == pytest.approx(6 / 11)
+    assert board["rows"][0]["default_rate"]["value"] == approx_written(6 / 11)
     pairs = {p["metric"]: p for p in board["pairs"]}
     assert set(pairs) == {
         "default_rate",
@@ -98,19 +100,20 @@ def test_leaderboard_rows_and_hand_worked_difference(tmp_path):
         "gap",
         "a_to_s",
     }  # no image index: no refusals
-    assert pairs["default_rate"]["difference"]["value"] == pytest.approx(6 / 11 - 8 / 12)
+    assert pairs["default_rate"]["difference"]["value"] == approx_written(6 / 11 - 8 / 12)
     # success of the stereotype prompt: gen 9 of 12 labelled s, gen2 10 of 12
-    assert pairs["success_stereotype"]["difference"]["value"] == pytest.approx(9 / 12 - 10 / 12)
+    assert pairs["success_stereotype"]["difference"]["value"] == approx_written(9 / 12 - 10 / 12)
     assert pairs["default_rate"]["n_units"] == 4 and pairs["default_rate"]["seeds"] == [
         42,
         1042,
         2042,
     ]
     ps = [p["p"] for p in board["pairs"]]
-    assert [p["p_holm"] for p in board["pairs"]] == pytest.approx(holm(ps))
+    # ps as written (6 digits): Holm's products of them agree with the written p_holm to 1e-5
+    assert [p["p_holm"] for p in board["pairs"]] == approx_written(holm(ps), rel=1e-5)
     assert not any(p["resolved"] for p in board["pairs"])  # four units resolve nothing
     table = pd.read_csv(tmp_path / "out/tables/leaderboard_pairs.csv")
-    assert table["difference_pct"].iloc[0] == pytest.approx(100 * (6 / 11 - 8 / 12))
+    assert table["difference_pct"].iloc[0] == approx_written(100 * (6 / 11 - 8 / 12))
     for ext in ("csv", "md", "tex"):
         assert (tmp_path / f"out/tables/leaderboard.{ext}").exists()
 
@@ -149,7 +152,7 @@ def test_planted_difference_is_resolved_and_a_copy_is_not(tmp_path):
     # 3 pairs x (5 blind rates + rubric bias score) = 18 differences: the smallest bootstrap p
     # is 2 / (n + 1), so Holm needs n > 2 x 18 / 0.05
     board = _analyze(tmp_path, u, j, "--config", "genA", n=1000)["leaderboard"]
-    assert board["min_p_holm"] == pytest.approx(18 * 2 / 1001)
+    assert board["min_p_holm"] == approx_written(18 * 2 / 1001)
     by = {(p["a"], p["b"], p["metric"]): p for p in board["pairs"]}
     planted = by[("genA", "genB", "default_rate")]
     assert planted["difference"]["value"] < -0.1 and planted["resolved"]

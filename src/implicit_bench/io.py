@@ -100,7 +100,61 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+# Numbers in the committed outputs (files in a ``metrics``, ``tables`` or ``plots`` folder: JSON
+# and CSV) are written to OUTPUT_DIGITS significant digits, so float noise below them never
+# shows in git or ``dvc metrics diff`` (docs/metrics.md, "Written precision"); Parquet and
+# every other file keep full precision.
+OUTPUT_DIGITS = 6
+OUTPUT_FOLDERS = ("metrics", "tables", "plots")
+
+
+def output_digits(path: str | Path) -> int | None:
+    """OUTPUT_DIGITS for a file in a metrics / tables / plots folder, else None (full)."""
+    return OUTPUT_DIGITS if Path(path).parent.name in OUTPUT_FOLDERS else None
+
+
+def significant(value: float, digits: int) -> float:
+    """``value`` rounded to ``digits`` significant digits (nan and infinities as they are)."""
+    if not math.isfinite(value) or value == 0:
+        return value
+    return float(f"{value:.{digits}g}")
+
+
+def round_floats(obj: Any, digits: int) -> Any:
+    """A copy of a JSON-ready payload with every float to ``digits`` significant digits."""
+    import numpy as np
+
+    if isinstance(obj, bool | int | np.integer) or obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, float | np.floating):
+        return significant(float(obj), digits)
+    if isinstance(obj, dict):
+        return {k: round_floats(v, digits) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [round_floats(v, digits) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return round_floats(obj.tolist(), digits)
+    return obj
+
+
+def round_frame(frame: pd.DataFrame, digits: int) -> pd.DataFrame:
+    """A copy of ``frame`` with the cells of its float columns to ``digits`` significant digits."""
+    out = frame.copy()
+    for column in out.columns:
+        if pd.api.types.is_float_dtype(out[column].dtype):
+            out[column] = [significant(float(v), digits) for v in out[column].to_numpy()]
+        elif out[column].dtype == object:
+            out[column] = [
+                significant(v, digits) if isinstance(v, float) else v for v in out[column]
+            ]
+    return out
+
+
 def write_json(path: str | Path, payload: Any) -> None:
+    """JSON, indented; numbers at ``output_digits(path)`` significant digits when set."""
+    digits = output_digits(path)
+    if digits is not None:
+        payload = round_floats(payload, digits)
     atomic_write_text(
         path, json.dumps(payload, indent=2, ensure_ascii=False, default=_jsonable) + "\n"
     )
@@ -275,7 +329,8 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
         if path.suffix == ".parquet":
             frame.to_parquet(tmp, index=False)
         elif path.suffix == ".csv":
-            safe = escape_formulas(frame)
+            digits = output_digits(path)
+            safe = escape_formulas(frame if digits is None else round_frame(frame, digits))
             # a bare CR inside a cell is not quoted by QUOTE_MINIMAL and would split the row
             has_cr = any(
                 _any_text(safe[c], lambda text: "\r" in text)
