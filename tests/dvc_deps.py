@@ -136,34 +136,94 @@ def constants(path: Path) -> frozenset[str]:
     )
 
 
-@cache
-def _imported_modules(root: Path, path: Path) -> frozenset[str]:
-    """Project modules one file imports anywhere in its body, plus its registry strings."""
-    tree = _parse(path)
-    own = _module_name(root, path)
-    is_package = path.name == "__init__.py"
-    found: set[str] = set()
-    for node in ast.walk(tree):
+ALWAYS_CALLED = re.compile(r"^__\w+__$")  # dunder methods: called by Python itself
+# bases from outside the project whose methods the base itself never calls by name
+PLAIN_BASES = frozenset(
+    {"ABC", "Protocol", "Generic", "NamedTuple", "TypedDict", "Enum", "IntEnum", "StrEnum"}
+)
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+        node = node.value if not isinstance(node, ast.Call) else node.func
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _bindings(tree: ast.Module) -> dict[str, str]:
+    """Module-level imported names of a file -> the module they come from."""
+    bound = {}
+    for node in tree.body:
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+            for alias in node.names:
+                bound[alias.asname or alias.name.partition(".")[0]] = alias.name
         elif isinstance(node, ast.ImportFrom):
-            if node.level and own:
-                base = own.split(".")
-                base = base[: len(base) - node.level + (1 if is_package else 0)]
-                module = ".".join([*base, node.module] if node.module else base)
-            else:
-                module = node.module or ""
-            found.add(module)
-            found.update(f"{module}.{alias.name}" for alias in node.names)  # submodules by name
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            match = REGISTRY_STRING.match(node.value)
-            if match:
-                found.add(match.group(1))
-            prefix = PACKAGE_PREFIX.match(node.value)
-            if prefix:  # import_module(f"pkg.{name}"): any module of the package
-                found.update(_submodules(root, prefix.group(1)))
-    if is_package and own and "iter_modules" in _attrs(path):  # pkgutil.iter_modules(__path__)
-        found.update(_submodules(root, own))
+            for alias in node.names:
+                bound[alias.asname or alias.name] = "." * node.level + (node.module or "")
+    return bound
+
+
+@cache
+def hooked_classes(root: Path) -> frozenset[str]:
+    """Names of the project classes whose methods a framework may call by itself: a base from
+    outside the project (``click.Command``, pydantic's ``BaseModel``; not ``PLAIN_BASES``), or
+    a project base that is hooked. Every method of such a class counts as reached."""
+    bases: dict[str, set[str]] = {}
+    hooked: set[str] = set()
+    for path in sorted((root / "src" / PACKAGE).rglob("*.py")):
+        tree = _parse(path)
+        bound = _bindings(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for base in node.bases:
+                name = _root_name(base)
+                origin = bound.get(name or "")
+                if origin is None or origin.startswith((PACKAGE, ".")):
+                    bases.setdefault(node.name, set()).add(
+                        base.attr if isinstance(base, ast.Attribute) else name or ""
+                    )
+                elif (base.attr if isinstance(base, ast.Attribute) else name) not in PLAIN_BASES:
+                    hooked.add(node.name)
+    while True:
+        more = {c for c, b in bases.items() if c not in hooked and b & hooked}
+        if not more:
+            return frozenset(hooked)
+        hooked |= more
+
+
+@dataclass(frozen=True)
+class _Imports:
+    """What one file imports: at module level (``eager``), and inside functions, each with the
+    names of its enclosing functions (``lazy``: reached only when all of them are)."""
+
+    eager: frozenset[str]
+    lazy: tuple[tuple[tuple[str, ...], frozenset[str]], ...]
+    # names referred to at module level (Name, import, string; an attribute also as ".name")
+    names: frozenset[str]
+    lazy_names: tuple[tuple[tuple[str, ...], frozenset[str]], ...]  # ... inside functions
+
+
+def _node_modules(root: Path, node: ast.AST, own: str | None, is_package: bool) -> set[str]:
+    """The project modules one import statement or registry string names."""
+    found: set[str] = set()
+    if isinstance(node, ast.Import):
+        found.update(alias.name for alias in node.names)
+    elif isinstance(node, ast.ImportFrom):
+        if node.level and own:
+            base = own.split(".")
+            base = base[: len(base) - node.level + (1 if is_package else 0)]
+            module = ".".join([*base, node.module] if node.module else base)
+        else:
+            module = node.module or ""
+        found.add(module)
+        found.update(f"{module}.{alias.name}" for alias in node.names)  # submodules by name
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        match = REGISTRY_STRING.match(node.value)
+        if match:
+            found.add(match.group(1))
+        prefix = PACKAGE_PREFIX.match(node.value)
+        if prefix:  # import_module(f"pkg.{name}"): any module of the package
+            found.update(_submodules(root, prefix.group(1)))
     modules = set()
     for name in found:
         parts = name.split(".")
@@ -171,7 +231,64 @@ def _imported_modules(root: Path, path: Path) -> frozenset[str]:
             prefix = ".".join(parts[:i])
             if module_file(root, prefix) is not None:
                 modules.add(prefix)
-    return frozenset(modules)
+    return modules
+
+
+_IDENT = re.compile(r"\w+")
+
+
+@cache
+def _imports(root: Path, path: Path) -> _Imports:
+    """Project modules one file imports (eagerly / inside which functions), its registry
+    strings, and the names it refers to."""
+    tree = _parse(path)
+    own = _module_name(root, path)
+    is_package = path.name == "__init__.py"
+    eager: set[str] = set()
+    lazy: dict[tuple[str, ...], set[str]] = {}
+    names: dict[tuple[str, ...], set[str]] = {}
+
+    hooked = hooked_classes(root)
+
+    def visit(node: ast.AST, stack: tuple[str, ...], cls: str | None = None) -> None:
+        used = names.setdefault(tuple(n for n in stack if n), set())
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            # a decorated function may be called by its decorator's framework (click,
+            # pydantic validators, properties), a method of a hooked class by the framework:
+            # reached whenever its module is
+            always = node.decorator_list or ALWAYS_CALLED.match(node.name) or cls in hooked
+            # a method is called through an attribute (".name"), a function by its name too
+            name = f".{node.name}" if cls is not None else node.name
+            stack = (*stack, "" if always else name)
+        elif isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            used.update((node.attr, f".{node.attr}"))
+        elif isinstance(node, ast.alias):
+            used.add(node.name.rpartition(".")[2])
+            if node.asname:
+                used.add(node.asname)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value  # getattr(x, "f"), "module:Name" (not a docstring's words)
+            if _IDENT.fullmatch(text) or REGISTRY_STRING.match(text):
+                used.update((text.rpartition(":")[2], "." + text.rpartition(":")[2]))
+        modules = _node_modules(root, node, own, is_package)
+        if modules:
+            reached_by = tuple(n for n in stack if n)
+            (lazy.setdefault(reached_by, set()) if reached_by else eager).update(modules)
+        inner = node.name if isinstance(node, ast.ClassDef) else None
+        for child in ast.iter_child_nodes(node):
+            visit(child, stack, inner)
+
+    visit(tree, ())
+    if is_package and own and "iter_modules" in _attrs(path):  # pkgutil.iter_modules(__path__)
+        eager.update(_submodules(root, own))
+    return _Imports(
+        frozenset(eager),
+        tuple((k, frozenset(v)) for k, v in sorted(lazy.items())),
+        frozenset(names.pop((), set())),
+        tuple((k, frozenset(v)) for k, v in sorted(names.items())),
+    )
 
 
 def _submodules(root: Path, package: str) -> set[str]:
@@ -187,17 +304,54 @@ def _submodules(root: Path, package: str) -> set[str]:
 
 
 def import_closure(root: Path, script: Path) -> set[Path]:
-    """The script and every project source file it imports, transitively."""
+    """The script and every project source file it imports, transitively.
+
+    An import inside a function counts when the function is reached: every function around it
+    is defined in the script (the entry point), decorated, a dunder method, a method of a class
+    a framework calls into (``hooked_classes``), or named (called,
+    an attribute, an imported name, a string) at module level or in a reached function of the
+    closure, so a module-level registry of every backend does not drag in what only another
+    stage's calls import (issue 35: ``debias/steering.py`` at the retrieve stage). Repeated
+    until nothing more is reached.
+    """
     seen: set[Path] = {script}
+    names: set[str] = set()
+    # (file, enclosing functions, modules imported there, names used there)
+    pending: list[tuple[Path, tuple[str, ...], frozenset[str], frozenset[str]]] = []
     todo = [script]
-    while todo:
-        path = todo.pop()
-        for module in _imported_modules(root, path):
-            target = module_file(root, module)
-            if target is not None and target not in seen:
-                seen.add(target)
-                todo.append(target)
-    return seen
+    while True:
+        while todo:
+            path = todo.pop()
+            found = _imports(root, path)
+            names |= found.names
+            inner: dict[tuple[str, ...], tuple[frozenset[str], frozenset[str]]] = {}
+            for stack, modules in found.lazy:
+                inner[stack] = (modules, frozenset())
+            for stack, used in found.lazy_names:
+                inner[stack] = (inner.get(stack, (frozenset(), frozenset()))[0], used)
+            pending += [(path, stack, m, u) for stack, (m, u) in inner.items()]
+            todo += _add(root, found.eager, seen)
+        waiting = []
+        for path, stack, modules, used in pending:
+            if path != script and not all(name in names for name in stack):
+                waiting.append((path, stack, modules, used))
+                continue
+            names |= used
+            todo += _add(root, modules, seen)
+        if len(waiting) == len(pending) and not todo:
+            return seen
+        pending = waiting
+
+
+def _add(root: Path, modules: Iterable[str], seen: set[Path]) -> list[Path]:
+    """The files of ``modules`` not in ``seen`` (added to it)."""
+    new = []
+    for module in modules:
+        target = module_file(root, module)
+        if target is not None and target not in seen:
+            seen.add(target)
+            new.append(target)
+    return new
 
 
 # ----- package data ----------------------------------------------------------------------------

@@ -72,6 +72,65 @@ def test_closure_follows_lazy_imports_registry_strings_and_package_inits(tmp_pat
     }
 
 
+def test_a_lazy_import_counts_only_in_a_reached_function(tmp_path):
+    """Issue 35: a registry importing every method module made each stage that validates the
+    params declare what only another stage's calls of a method import (debias/steering.py)."""
+    _write(
+        tmp_path,
+        {
+            "src/implicit_bench/__init__.py": "",
+            "src/implicit_bench/heavy.py": "",
+            "src/implicit_bench/used.py": "",
+            "src/implicit_bench/hook.py": "",
+            "src/implicit_bench/deco.py": "",
+            "src/implicit_bench/ext.py": "",
+            "src/implicit_bench/methods.py": (
+                "import click\n"
+                "class Method:\n"
+                "    def render(self):\n        import implicit_bench.heavy\n"
+                "    def score(self):\n        import implicit_bench.used\n"
+                "def _helper():\n    import implicit_bench.heavy\n"
+                "def called():\n    import implicit_bench.ext\n"
+                "class Cmd(click.Command):\n"
+                "    def invoke(self, ctx):\n        import implicit_bench.hook\n"
+                "@click.command()\ndef cli():\n    import implicit_bench.deco\n"
+            ),
+            "stages/s.py": (
+                "from implicit_bench.methods import Method, called\n"
+                "render = 1\n"  # a bare name does not call a method
+                "def main():\n    Method().score()\n    called()\n"
+            ),
+        },
+    )
+    found = {
+        p.relative_to(tmp_path).as_posix()
+        for p in import_closure(tmp_path, tmp_path / "stages/s.py")
+    }
+    assert found == {
+        "stages/s.py",
+        "src/implicit_bench/__init__.py",
+        "src/implicit_bench/methods.py",
+        "src/implicit_bench/used.py",  # Method.score: called as an attribute
+        "src/implicit_bench/ext.py",  # called(): named by the script
+        "src/implicit_bench/hook.py",  # a method of a click.Command subclass: click calls it
+        "src/implicit_bench/deco.py",  # a decorated function
+    }  # not heavy.py: Method.render and _helper are named nowhere
+
+
+def test_steering_only_where_it_is_reached():
+    """debias/steering.py is declared by the stages that steer (debias_render renders with it,
+    recovery plants its dS), not by those that only validate the debias params."""
+    from tests.dvc_deps import dvc_stages
+
+    steering = REPO_ROOT / "src/implicit_bench/debias/steering.py"
+    declaring = {
+        spec.name.partition("@")[0]
+        for spec in dvc_stages(REPO_ROOT)
+        if steering in import_closure(REPO_ROOT, REPO_ROOT / spec.script)
+    }
+    assert declaring == {"debias_render", "recovery"}
+
+
 def test_package_data_named_by_folder_and_stem(tmp_path):
     _write(
         tmp_path,

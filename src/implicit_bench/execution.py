@@ -190,13 +190,13 @@ def _run_local(
 def _ray_actor_class(ray: Any) -> Any:
     class _Actor:
         def __init__(self, make_worker: Callable[[], Worker]):
-            self.worker = make_worker()
+            self.work_fn = make_worker()
 
         def ready(self) -> bool:
             return True
 
         def run(self, payload: Any) -> tuple[Any, str | None]:
-            return _call(self.worker, payload)
+            return _call(self.work_fn, payload)
 
     return ray.remote(_Actor)
 
