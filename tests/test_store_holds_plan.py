@@ -66,3 +66,23 @@ def test_grown_plan_rerenders_items_whose_batch_changed(tiny_generator_dir, tmp_
     assert grown["tiny"]["run"]["skipped_done"] == 0
     render_all(params, units, tmp_path / "fresh")
     assert _tree(tmp_path / "grown") == _tree(tmp_path / "fresh")
+
+
+def test_a_busy_pool_drops_the_items_not_the_run(tmp_path, capsys):
+    """Parallel queue workers share one pool: a locked pool is skipped, the store compacted."""
+    from implicit_bench.images import ImageRecord
+
+    store = ImageStore(tmp_path / "store")
+    keys = [ImageKey("c", f"u{i}", "neutral", 1) for i in range(3)]
+    store.put_many([(ImageRecord(k, "g", "p", "ok"), f"png{k.unit_id}".encode()) for k in keys])
+    holder = ImageStore(tmp_path / "pool")
+    holder.acquire_writer()
+    try:
+        store.finalize(keys[:1], pool=tmp_path / "pool")
+    finally:
+        holder.close()
+    assert "2 items of earlier plans not pooled" in capsys.readouterr().err
+    again = ImageStore(tmp_path / "store")
+    assert [r.key for r in again.records()] == keys[:1]
+    assert (tmp_path / "store" / "shards" / "shard-00000.bin").read_bytes() == b"pngu0"
+    assert len(ImageStore(tmp_path / "pool")) == 0

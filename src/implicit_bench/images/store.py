@@ -455,6 +455,34 @@ class ImageStore:
             self.put_many(rows)
         return len(rows)
 
+    def _spill(self, records: list[ImageRecord], pool: str | Path) -> None:
+        """Move ``records`` into the pool store; a pool another process is writing (parallel
+        ``dvc queue`` workers share one cache directory) is skipped: the items are dropped."""
+        import sys
+
+        spill = ImageStore(pool, max_shard_bytes=self.max_shard_bytes)
+        try:
+            spill.acquire_writer()
+        except StoreLockedError as exc:
+            print(
+                f"{self.root}: {len(records)} items of earlier plans not pooled: {exc}",
+                file=sys.stderr,
+            )
+            return
+        try:
+            rows = []
+            for record in records:
+                png = None
+                if record.status == "ok":
+                    try:
+                        png = self.read_bytes(record.sha256 or "")
+                    except (OSError, KeyError):
+                        continue
+                rows.append((_copy_record(record), png))
+            spill.put_many(rows)
+        finally:
+            spill.close()
+
     def compact(self, keys: Iterable[ImageKey], pool: str | Path | None = None) -> bool:
         """Leave exactly the intact items of ``keys`` in the canonical layout (module docstring);
         the other items go to the store at ``pool`` (when given). True when files changed."""
@@ -464,20 +492,7 @@ class ImageStore:
         keep = [self._records[k] for k in sorted(wanted & intact)]
         evict = [self._records[k] for k in sorted(intact - wanted)]
         if pool is not None and evict:
-            spill = ImageStore(pool, max_shard_bytes=self.max_shard_bytes)
-            try:
-                rows = []
-                for record in evict:
-                    png = None
-                    if record.status == "ok":
-                        try:
-                            png = self.read_bytes(record.sha256 or "")
-                        except (OSError, KeyError):
-                            continue
-                    rows.append((_copy_record(record), png))
-                spill.put_many(rows)
-            finally:
-                spill.close()
+            self._spill(evict, pool)
         layout: dict[str, tuple[str, int, int]] = {}
         sizes: dict[str, int] = {}
         lines = []
