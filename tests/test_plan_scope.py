@@ -1,5 +1,6 @@
-"""Outputs follow the plan: persistent image stores keep every item for reuse, but readers see
-only the published index (the current plan); run-state figures stay out of tracked files."""
+"""Outputs follow the plan: an image store holds the current plan only (items of earlier plans
+wait in a pool in the model-call cache for reuse), readers see only the published index; run-state
+figures stay out of tracked files."""
 
 from __future__ import annotations
 
@@ -23,10 +24,16 @@ def _answer(body, n):
 
 
 def _publish(root, seeds) -> None:
-    """Re-finalize the store with the plan of ``seeds`` (as the render stage does)."""
+    """Re-finalize the store with the plan of ``seeds`` as the render stage does: the plan's
+    items come back from the pool, the others move there."""
+    pool = root / "cache/image_pool/base"
     with ImageStore(root / "data/images/base") as store:
-        keys = [r.key for r in store.records() if r.key.seed in seeds]
-        store.finalize(keys=keys)
+        source = ImageStore(pool)
+        every = {r.key for r in store.records()} | {r.key for r in source.records()}
+        keys = sorted(k for k in every if k.seed in seeds)
+        store.adopt(source, keys, lambda record: True)
+        source.close()
+        store.finalize(keys=keys, pool=pool)
 
 
 def test_judge_sees_only_the_published_plan_and_reuses_the_rest(tmp_path):
@@ -62,16 +69,18 @@ def test_judge_sees_only_the_published_plan_and_reuses_the_rest(tmp_path):
         assert back.model_calls == 0 and back.frame.equals(two.frame)
 
 
-def test_unpublished_store_is_invisible_but_keeps_its_items(tmp_path):
+def test_unpublished_store_leaves_the_folder_and_keeps_its_items_in_the_pool(tmp_path):
     make_inputs(tmp_path, config="base")
     make_inputs(tmp_path, config="other")
     assert [p.name for p in published_stores(tmp_path / "data/images")] == ["base", "other"]
-    assert unpublish(tmp_path / "data/images/other") and not unpublish(
-        tmp_path / "data/images/other"
+    pool = tmp_path / "cache/image_pool/other"
+    assert unpublish(tmp_path / "data/images/other", pool) and not unpublish(
+        tmp_path / "data/images/other", pool
     )
     assert [p.name for p in published_stores(tmp_path / "data/images")] == ["base"]
-    with ImageStore(tmp_path / "data/images/other") as store:
-        assert len(store) == len(UNITS) * 3 * 2  # the items stay for reuse
+    assert not (tmp_path / "data/images/other").exists()  # the output holds the plan only
+    with ImageStore(pool) as store:
+        assert len(store) == len(UNITS) * 3 * 2  # the items stay for reuse, in the pool
     with pytest.raises(FileNotFoundError):
         read_index(tmp_path / "data/images/other")
     index = read_index(tmp_path / "data/images/base")
@@ -81,6 +90,8 @@ def test_unpublished_store_is_invisible_but_keeps_its_items(tmp_path):
 def test_render_all_unpublishes_configs_left_out_of_the_plan(tmp_path, monkeypatch):
     import implicit_bench.render.stage as render
 
+    monkeypatch.chdir(tmp_path)  # a store under the working directory: pooled in its cache
+    monkeypatch.setenv("IMPLICIT_BENCH_CACHE_DIR", str(tmp_path / "cache"))
     images = tmp_path / "data/images"
     make_inputs(tmp_path, config="dropped")
     rendered = []
@@ -91,7 +102,8 @@ def test_render_all_unpublishes_configs_left_out_of_the_plan(tmp_path, monkeypat
     )
     render.render_all(params, pd.DataFrame(), images)
     assert rendered == ["kept"] and published_stores(images) == []
-    assert (images / "dropped/journal.jsonl").exists()
+    assert not (images / "dropped").exists()
+    assert (tmp_path / "cache/image_pool/data/images/dropped/journal.jsonl").exists()
 
 
 def test_run_state_is_split_out_of_tracked_metrics(tmp_path, monkeypatch):

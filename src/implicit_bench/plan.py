@@ -103,7 +103,12 @@ def _render(
 ) -> tuple[list[StagePlan], dict[str, dict[str, int]]]:
     from implicit_bench.generators import settings_hash
     from implicit_bench.images import ImageStore
-    from implicit_bench.render.stage import RenderParams, done_keys, plan_items
+    from implicit_bench.render.stage import (
+        RenderParams,
+        config_signatures,
+        done_keys,
+        plan_items,
+    )
 
     render = section(params, "render", RenderParams, attach={"generators": "configs"})
     plans, per_config = [], {}
@@ -120,8 +125,16 @@ def _render(
                 planned = plan_items(units, name, render.seeds, render.variants)
                 store = ImageStore(store_dir)
                 try:
+                    signatures = config_signatures(cfg, planned)
                     cached = len(
-                        done_keys(store, planned, settings_hash(cfg), False, render.retry_failed)
+                        done_keys(
+                            store,
+                            planned,
+                            settings_hash(cfg),
+                            False,
+                            render.retry_failed,
+                            signatures,
+                        )
                     )
                 finally:
                     store.close()

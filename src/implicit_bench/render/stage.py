@@ -392,6 +392,19 @@ def summarize(index: pd.DataFrame, planned: Sequence[PlannedItem]) -> dict[str, 
     return {"items": len(frame), "by_status": counts, "refusals_by_bias_type": per_type}
 
 
+def batching(cfg: GeneratorConfig) -> tuple[bool, int, int]:
+    """How ``render_config`` batches a config: (fixed batches, batch size, streams)."""
+    invariant = getattr(GENERATORS.resolve(cfg.backend), "BATCH_INVARIANT", False)
+    streams = int(getattr(cfg, "concurrency", 1) or 1) if invariant else 1  # HTTP APIs: streamed
+    return not invariant, 1 if streams > 1 else cfg.batch_size, streams
+
+
+def config_signatures(cfg: GeneratorConfig, planned: Sequence[PlannedItem]) -> dict[ImageKey, str]:
+    """The batch signatures ``render_config`` gives the planned items of ``cfg``."""
+    fixed, size, _ = batching(cfg)
+    return batch_signatures(planned, size, fixed)
+
+
 def render_config(
     name: str,
     cfg: GeneratorConfig,
@@ -401,8 +414,7 @@ def render_config(
 ) -> dict[str, Any]:
     """Render one named config of ``params`` into ``store_dir``; write its index; its metrics."""
     planned = plan_items(units, name, params.seeds, params.variants)
-    invariant = getattr(GENERATORS.resolve(cfg.backend), "BATCH_INVARIANT", False)
-    streams = int(getattr(cfg, "concurrency", 1) or 1) if invariant else 1  # HTTP APIs: streamed
+    fixed, size, streams = batching(cfg)
     pool = pool_dir(store_dir)
     with ImageStore(store_dir) as store:
         store.acquire_writer()  # one writer per store: a second render is refused (docs/errors.md)
@@ -412,11 +424,11 @@ def render_config(
             functools.partial(_generate_worker, cfg),
             generator=generator_name(cfg),
             settings=settings_hash(cfg),
-            batch_size=1 if streams > 1 else cfg.batch_size,
+            batch_size=size,
             executor=params.executor_for(name),
             verify=params.verify,
             retry_failed=params.retry_failed,
-            fixed_batches=not invariant,
+            fixed_batches=fixed,
             desc=f"render {name}",
             concurrency=streams,
             pool=pool,
