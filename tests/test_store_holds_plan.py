@@ -86,3 +86,38 @@ def test_a_busy_pool_drops_the_items_not_the_run(tmp_path, capsys):
     assert [r.key for r in again.records()] == keys[:1]
     assert (tmp_path / "store" / "shards" / "shard-00000.bin").read_bytes() == b"pngu0"
     assert len(ImageStore(tmp_path / "pool")) == 0
+
+
+def test_a_compaction_killed_before_its_swap_is_finished_by_the_next_writer(tmp_path):
+    from implicit_bench.images import ImageRecord
+    from implicit_bench.images.store import COMPACT_DIR
+
+    keys = [ImageKey("c", f"u{i}", "neutral", 1) for i in range(3)]
+    store = ImageStore(tmp_path / "s")
+    store.put_many([(ImageRecord(k, "g", "p", "ok"), f"png{k.unit_id}".encode()) for k in keys])
+    store.close()
+    fresh = ImageStore(tmp_path / "fresh")
+    fresh.put_many([(ImageRecord(k, "g", "p", "ok"), f"png{k.unit_id}".encode()) for k in keys])
+    fresh.finalize(keys[1:])
+    # what compact leaves when killed between writing the copy and swapping it in
+    copy = tmp_path / "s" / COMPACT_DIR
+    (copy / "shards").mkdir(parents=True)
+    (copy / "shards" / "shard-00000.bin").write_bytes(b"pngu1pngu2")
+    (copy / "journal.jsonl").write_bytes((tmp_path / "fresh" / "journal.jsonl").read_bytes())
+    (copy / "complete").touch()
+    again = ImageStore(tmp_path / "s")
+    again.acquire_writer()
+    again.close()
+    assert not copy.exists()
+    assert _tree(tmp_path / "s") == {
+        k: v for k, v in _tree(tmp_path / "fresh").items() if k != "index.parquet"
+    }
+    # an incomplete copy is dropped: the store stays as it was
+    before = _tree(tmp_path / "s")
+    (copy / "shards").mkdir(parents=True)
+    (copy / "journal.jsonl").write_text("torn")
+    ImageStore(tmp_path / "s").close()
+    assert copy.exists()  # a reader leaves it alone
+    with ImageStore(tmp_path / "s") as writer:
+        writer.acquire_writer()
+    assert not copy.exists() and _tree(tmp_path / "s") == before

@@ -75,6 +75,8 @@ LOCK_NAME = ".writer.lock"
 SHARD_NAME = re.compile(r"shard-\d{5,}\.bin")  # the only shard names a store writes
 MAX_IMAGE_BYTES = 256 * 2**20  # one stored image (a 3 GB length made the report allocate 3 GB)
 INDEX_FILE = "index.parquet"
+COMPACT_DIR = ".compact"  # compact's new shards and journal, swapped in once complete
+COMPLETE = "complete"
 
 
 class StoreLockedError(RuntimeError):
@@ -144,6 +146,23 @@ class ImageStore:
         self._load()
 
     # ----- reading -------------------------------------------------------------------------
+    def _finish_compaction(self) -> None:
+        """Swap in a compacted copy (``compact``) that was written completely; drop one that
+        was not (the store is then as it was before)."""
+        tmp, old = self.root / COMPACT_DIR, self.root / ".compact-old"
+        if not tmp.is_dir():
+            return
+        if (tmp / COMPLETE).exists():
+            if (tmp / "shards").is_dir():
+                shutil.rmtree(old, ignore_errors=True)
+                if self.shard_dir.exists():
+                    self.shard_dir.rename(old)
+                (tmp / "shards").rename(self.shard_dir)
+            if (tmp / "journal.jsonl").exists():
+                os.replace(tmp / "journal.jsonl", self.journal_path)
+        shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
     def _load(self) -> None:
         if not self.journal_path.exists():
             return
@@ -301,6 +320,7 @@ class ImageStore:
             0,
         )
         self._lock_fd = fd
+        self._finish_compaction()  # a compaction killed halfway (only the writer touches it)
         self._records.clear()
         self._locations.clear()
         self.journal_problems.clear()
@@ -487,6 +507,7 @@ class ImageStore:
         """Leave exactly the intact items of ``keys`` in the canonical layout (module docstring);
         the other items go to the store at ``pool`` (when given). True when files changed."""
         self._close_files()
+        self.acquire_writer()  # no-op when held; finalize releases it
         wanted = set(keys)
         intact = self.done_keys()
         keep = [self._records[k] for k in sorted(wanted & intact)]
@@ -523,7 +544,7 @@ class ImageStore:
         if journal == current and present == sizes:
             self._records = {r.key: r for r in keep}
             return False
-        tmp = self.root / ".compact"
+        tmp = self.root / COMPACT_DIR
         shutil.rmtree(tmp, ignore_errors=True)
         (tmp / "shards").mkdir(parents=True)
         handles: dict[str, io.BufferedWriter] = {}
@@ -538,14 +559,8 @@ class ImageStore:
                 os.fsync(fh.fileno())
                 fh.close()
         (tmp / "journal.jsonl").write_text(journal, encoding="utf-8")
-        old = self.root / ".compact-old"
-        shutil.rmtree(old, ignore_errors=True)
-        if self.shard_dir.exists():
-            self.shard_dir.rename(old)
-        (tmp / "shards").rename(self.shard_dir)
-        os.replace(tmp / "journal.jsonl", self.journal_path)
-        shutil.rmtree(old, ignore_errors=True)
-        shutil.rmtree(tmp, ignore_errors=True)
+        (tmp / COMPLETE).touch()  # from here on a killed swap is finished by the next open
+        self._finish_compaction()
         self._records = {r.key: r for r in keep}
         self._locations = dict(layout)
         self._journal_checked = False
