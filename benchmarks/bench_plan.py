@@ -3,7 +3,8 @@
 Builds a scratch workspace once (the repository's ``params.yaml`` and ``profiles/``, a
 synthetic ``data/interim/units.parquet`` of N units written column by column, no image store,
 no cache) and runs ``python -m implicit_bench.cli plan`` in it for each profile, timed from
-outside with ``/usr/bin/time -f "%e s %M KB"`` (wall seconds, peak RSS). ``subset.max_units``
+outside with ``/usr/bin/time`` (wall seconds, user + system CPU seconds, peak RSS; on a
+shared, loaded machine quote the CPU time). ``subset.max_units``
 is set to 0 in the scratch params so the units table on disk is the plan's (the exact path:
 every unit counted from the table). The printed plan is written next to the timing so
 before / after texts can be compared.
@@ -45,8 +46,8 @@ def build(workspace: Path, n_units: int) -> None:
     marker.touch()
 
 
-def run_plan(workspace: Path, profile: str, src: Path) -> tuple[float, int, str]:
-    cmd = ["/usr/bin/time", "-f", "%e s %M KB", sys.executable, "-m", "implicit_bench.cli"]
+def run_plan(workspace: Path, profile: str, src: Path) -> tuple[float, float, int, str]:
+    cmd = ["/usr/bin/time", "-f", "%e s %U %S %M KB", sys.executable, "-m", "implicit_bench.cli"]
     cmd += ["plan"] + ([] if profile == "params" else ["--profile", profile])
     env = {  # offline, as a fresh clone on a GPU node without network
         "PATH": "/usr/bin:/bin",
@@ -57,9 +58,9 @@ def run_plan(workspace: Path, profile: str, src: Path) -> tuple[float, int, str]
     done = subprocess.run(cmd, cwd=workspace, env=env, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(done.stdout + done.stderr)
-    match = re.search(r"([\d.]+) s (\d+) KB\s*$", done.stderr)
+    match = re.search(r"([\d.]+) s ([\d.]+) ([\d.]+) (\d+) KB\s*$", done.stderr)
     assert match, done.stderr
-    return float(match[1]), int(match[2]), done.stdout
+    return float(match[1]), float(match[2]) + float(match[3]), int(match[4]), done.stdout
 
 
 def main() -> None:
@@ -75,10 +76,11 @@ def main() -> None:
     try:
         build(workspace, args.units)
         for profile in args.profile or ["default", "paper"]:
-            wall, kb, text = run_plan(workspace, profile, args.src.resolve())
+            wall, cpu, kb, text = run_plan(workspace, profile, args.src.resolve())
             print(
-                f"plan --profile {profile}, {args.units:,} units: {wall:.2f} s, "
-                f"peak {kb / 1024:,.0f} MB ({kb / args.units * 1024:,.0f} bytes per unit)"
+                f"plan --profile {profile}, {args.units:,} units: {wall:.2f} s wall, "
+                f"{cpu:.2f} s CPU, peak {kb / 1024:,.0f} MB "
+                f"({kb / args.units * 1024:,.0f} bytes per unit)"
             )
             if args.out:
                 args.out.mkdir(parents=True, exist_ok=True)
