@@ -1,13 +1,17 @@
-"""A table's columns read once, as Arrow, validated batch by batch (bounded memory).
+"""A table's columns read once, as Arrow, checked with the table's own rules (bounded memory).
 
 ``read_columns(spec, path, columns)`` reads only ``columns`` of a Parquet file (a pyarrow
-column projection), checks each batch of rows with the spec's own column checks (the same
-coercions and reasons as ``TableSpec.read``: the first bad row raises ``InputError`` naming
-file, 1-based data row and field) and returns the checked columns as one ``pyarrow.Table``,
-strings in Arrow buffers rather than Python objects. The key is checked across every batch when
-its columns are read. Columns of the file that are not asked for are neither read nor checked.
-Used where a command only counts (``implicit-bench plan``: 10^6 units in bounded memory).
-A CSV file is read whole through ``TableSpec.read`` and projected afterwards.
+column projection) and returns them checked as one ``pyarrow.Table``, strings in Arrow
+buffers rather than Python objects. Text columns are read one at a time and checked in Arrow
+(strings, no padding that ``str.strip`` would remove, no blank required cell; blank and null
+tokens of nullable columns made null): then every cell is already what ``TableSpec.read``
+would return. A column that needs more (padding, numbers as ids, a blank required cell,
+allowed values) sends the read through the spec's own ``validate``, a batch of rows at a time,
+so the values and the errors are those of ``TableSpec.read``: the first bad row raises
+``InputError`` naming file, 1-based data row and field. The key is checked over every row
+when its columns are read. Columns of the file that are not asked for are neither read nor
+checked. Used where a command only counts (``implicit-bench plan``: 10^6 units). A CSV file
+is read whole through ``TableSpec.read`` and projected afterwards.
 """
 
 from __future__ import annotations
