@@ -34,6 +34,41 @@ def synthetic_units(n_units: int, seed: int = 0) -> pd.DataFrame:
     )
 
 
+def write_units_parquet(path, n_units: int, seed: int = 0) -> None:  # noqa: ANN001
+    """N valid units in the UNITS layout written straight from numpy columns with pyarrow (no
+    row dicts: 10^6 units in a few seconds): distinct ids, heads, attributes and prompts; the
+    relation null on every third row (CrowS-Pairs-like)."""
+    from pathlib import Path
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ids = np.char.zfill(np.arange(n_units).astype(str), 7)
+    third = np.arange(n_units) % 3 == 0
+
+    def text(prefix: str, suffix: str = "") -> pa.Array:
+        return pa.array(np.char.add(np.char.add(prefix, ids), suffix).astype(object), pa.string())
+
+    table = pa.table(
+        {
+            "unit_id": text("u"),
+            "source": pa.array(np.where(third, "crows_pairs", "stereoset").astype(object)),
+            "bias_type": pa.array(
+                np.random.default_rng(seed).choice(BIAS_TYPES, size=n_units).astype(object)
+            ),
+            "head": text("person "),
+            "relation": pa.array(np.where(third, None, "has_trait").astype(object), pa.string()),
+            "stereotype": text("trait s"),
+            "anti_stereotype": text("trait a"),
+            "prompt_neutral": text("A photo of person ", " at work"),
+            "prompt_stereotype": text("A photo of person ", " at work, trait s"),
+            "prompt_anti_stereotype": text("A photo of person ", " at work, trait a"),
+        }
+    )
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+
+
 def synthetic_judgements(
     units: pd.DataFrame,
     judges: tuple[str, ...] = ("judge-a", "judge-b"),

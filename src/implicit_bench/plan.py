@@ -15,6 +15,7 @@ not known in advance: every planned image counts as judged.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import click
 import pandas as pd
 
+from implicit_bench import columnar
 from implicit_bench.params import check_references, load_params, section
 from implicit_bench.schema import VARIANTS
 from implicit_bench.tables import (
@@ -61,37 +63,120 @@ def _read_json(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def plan_units(params: dict[str, Any], root: Path) -> tuple[pd.DataFrame | None, int, str]:
+# The UNITS columns the retrieve / debias plan counts from (retrieval texts, the subset's ids).
+DEBIAS_PLAN_COLUMNS = (
+    "unit_id",
+    "head",
+    "relation",
+    "stereotype",
+    "anti_stereotype",
+    "prompt_neutral",
+)
+
+
+class PlanUnits:
+    """A units table as the plan reads it: only the columns it counts from, read once (a
+    column projection, checked: ``columnar.read_columns``), as Arrow. The whole
+    table (``frame``) is read only for the exact lookups of stores or caches that exist."""
+
+    def __init__(self, path: Path, require: tuple[str, ...], columns: tuple[str, ...]):
+        self.path = path
+        self.require = require
+        self.table = columnar.read_columns(UNITS, path, columns, require=require)
+        self._frame: pd.DataFrame | None = None
+
+    def __len__(self) -> int:
+        return int(self.table.num_rows)
+
+    def has(self, name: str) -> bool:
+        return name in self.table.column_names
+
+    def column(self, name: str) -> Any:
+        return self.table.column(name)
+
+    def written(self, name: str) -> int:
+        """Rows of a checked nullable text column that hold a value (blank cells are null)."""
+        column = self.table.column(name)
+        return len(column) - column.null_count
+
+    def frame(self) -> pd.DataFrame:
+        """The whole validated table (``UNITS.read``), read on first use."""
+        if self._frame is None:
+            self._frame = UNITS.read(self.path, require=self.require)
+        return self._frame
+
+
+def _extra_prompt_columns(params: dict[str, Any]) -> tuple[str, ...]:
+    """The prompt columns of the render plan's extra variants (counted where written)."""
+    variants = (params.get("render") or {}).get("variants") or []
+    if not isinstance(variants, list):
+        return ()
+    return tuple(f"prompt_{v}" for v in variants if isinstance(v, str) and v not in VARIANTS)
+
+
+def _debias_units_path(params: dict[str, Any], root: Path) -> Path | None:
+    """The debias stage's units table (None: no debias block, or one the stage refuses)."""
+    if "debias" not in params:
+        return None
+    from implicit_bench.debias.stage import DebiasParams
+
+    try:
+        return root / DebiasParams.model_validate(params["debias"]).units
+    except Exception:  # noqa: BLE001 - _debias reports the invalid block
+        return None
+
+
+def _same_file(a: Path, b: Path | None) -> bool:
+    return b is not None and a.exists() and b.exists() and a.resolve() == b.resolve()
+
+
+def plan_units(params: dict[str, Any], root: Path) -> tuple[PlanUnits | None, int, str]:
     """(the units table when it matches the plan, the unit count, where the count comes from)."""
+    _, units, count, source = _read_plan_units(params, root)
+    return units, count, source
+
+
+def _read_plan_units(
+    params: dict[str, Any],
+    root: Path,
+    columns: tuple[str, ...] = (),
+    require: tuple[str, ...] = ("unit_id",),
+) -> tuple[PlanUnits | None, PlanUnits | None, int, str]:
+    """(the units table read, that table when it matches the plan, the unit count, where the
+    count comes from); the table holds ``unit_id``, the extra variants' prompt columns and
+    ``columns`` (each read once, checked; ``require``: columns that must be present)."""
     max_units = int((params.get("subset") or {}).get("max_units") or 0)
     total = _read_json(root / "metrics/triplets.json").get("triplets_total")
     triplets = root / TRIPLETS_PATH
     if triplets.exists():
-        total = len(
-            pd.read_parquet(triplets, columns=["unit_id"])
-        )  # a row count: no need to validate
+        import pyarrow.parquet as pq
+
+        # a row count: one column read, not validated
+        total = pq.read_table(triplets, columns=["unit_id"]).num_rows
     count = max_units if max_units and (total is None or max_units < total) else total
     path = root / UNITS_PATH
     if path.exists():
-        units = UNITS.read(path, require=("unit_id",))
-        if count is None or len(units) == count:
-            return units, len(units), UNITS_PATH
+        wanted = tuple(dict.fromkeys(("unit_id", *_extra_prompt_columns(params), *columns)))
+        read = PlanUnits(path, tuple(require), wanted)
+        if count is None or len(read) == count:
+            return read, read, len(read), UNITS_PATH
+    else:
+        read = None
     if count is None:
         raise click.ClickException(
             "no unit count: set subset.max_units or run the triplets stage once"
         )
-    return None, int(count), "subset.max_units / metrics/triplets.json (estimated)"
+    return read, None, int(count), "subset.max_units / metrics/triplets.json (estimated)"
 
 
 def _images_per_config(
-    units: pd.DataFrame | None, n_units: int, seeds: list[int], variants: list[str]
+    units: PlanUnits | None, n_units: int, seeds: list[int], variants: list[str]
 ) -> dict[str, int]:
     """Planned images per variant of one configuration (an extra variant only where written)."""
     out = {}
     for variant in variants:
-        if units is not None and variant not in VARIANTS and f"prompt_{variant}" in units.columns:
-            column = units[f"prompt_{variant}"]
-            written = int((column.notna() & (column.astype(str).str.strip() != "")).sum())
+        if units is not None and variant not in VARIANTS and units.has(f"prompt_{variant}"):
+            written = units.written(f"prompt_{variant}")
         else:
             written = n_units
         out[variant] = written * len(seeds)
@@ -99,7 +184,7 @@ def _images_per_config(
 
 
 def _render(
-    params: dict[str, Any], units: pd.DataFrame | None, n_units: int, root: Path
+    params: dict[str, Any], units: PlanUnits | None, n_units: int, root: Path
 ) -> tuple[list[StagePlan], dict[str, dict[str, int]]]:
     from implicit_bench.generators import settings_hash
     from implicit_bench.images import ImageStore
@@ -122,7 +207,7 @@ def _render(
             cached = 0
             if (store_dir / "journal.jsonl").exists():
                 cfg = render.configs[name]
-                planned = plan_items(units, name, render.seeds, render.variants)
+                planned = plan_items(units.frame(), name, render.seeds, render.variants)
                 store = ImageStore(store_dir)
                 try:
                     signatures = config_signatures(cfg, planned)
@@ -176,7 +261,7 @@ def _judge_formula(judge: Any, per_config: dict[str, dict[str, int]]) -> dict[st
 
 def _judge(
     params: dict[str, Any],
-    units: pd.DataFrame | None,
+    units: PlanUnits | None,
     per_config: dict[str, dict[str, int]],
     root: Path,
 ) -> StagePlan:
@@ -256,31 +341,33 @@ class JudgeLookup:
 
 def _judge_exact(
     judge: Any,
-    units: pd.DataFrame,
+    units: PlanUnits,
     root: Path,
     params: dict[str, Any] | None = None,
-    planned_keys: set[tuple[str, str, str, int]] | None = None,
+    planned_keys: Callable[[], set[tuple[str, str, str, int]]] | None = None,
 ) -> JudgeLookup | None:
-    """``JudgeLookup`` for the images the stores' indexes publish (None: not resolvable yet)."""
+    """``JudgeLookup`` for the images the stores' indexes publish (None: not resolvable yet).
+    The units' rows are read only once a judge resolves and a store exists."""
     from implicit_bench.cache import DiskCache
     from implicit_bench.judges.stage import judge_backends, plan_judgements, store_configs
 
     try:
         _, identities = judge_backends(judge.judges)
+        configs = store_configs(judge, root)  # no store: nothing published to look up
         by_id = {
-            str(r["unit_id"]): {**r, "unit_id": str(r["unit_id"])} for r in units.to_dict("records")
+            str(r["unit_id"]): {**r, "unit_id": str(r["unit_id"])}
+            for r in units.frame().to_dict("records")
         }
         planned, image_counts, _ = plan_judgements(judge, by_id, identities, root)
-        configs = store_configs(judge, root)
     except Exception:  # noqa: BLE001 - stores not rendered yet or a judge not resolvable offline
         return None
     from implicit_bench.images import read_index
 
     covered, refused = {}, 0
     wanted = (
-        planned_keys
+        planned_keys()
         if planned_keys is not None
-        else _render_plan_keys(params, units)
+        else _render_plan_keys(params, units.frame())
         if params
         else None
     )
@@ -328,7 +415,7 @@ def _render_plan_keys(
 
 def _clip(
     params: dict[str, Any],
-    units: pd.DataFrame | None,
+    units: PlanUnits | None,
     per_config: dict[str, dict[str, int]],
     root: Path,
 ) -> StagePlan:
@@ -360,7 +447,7 @@ def _clip(
 
 
 def _clip_exact(
-    params: dict[str, Any], units: pd.DataFrame, root: Path
+    params: dict[str, Any], units: PlanUnits, root: Path
 ) -> tuple[int, int, int] | None:
     from implicit_bench.cache import DiskCache, model_key
     from implicit_bench.clip import create
@@ -373,8 +460,10 @@ def _clip_exact(
         stores = [Path(p) for p in clip.image_stores] or published_stores(root / clip.images_root)
     except Exception:  # noqa: BLE001 - a backend not importable here
         return None
-    wanted = _render_plan_keys(params, units)
-    unit_ids = set(units["unit_id"].astype(str))
+    wanted, unit_ids = None, set()
+    if stores:  # the units' rows only for published stores
+        wanted = _render_plan_keys(params, units.frame())
+        unit_ids = set(units.frame()["unit_id"].astype(str))
     shas, covered = [], 0
     for store_dir in stores:
         index = read_index(store_dir)
@@ -398,7 +487,10 @@ def _clip_exact(
     return len(keys), len(found), covered
 
 
-def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]:
+def _debias(
+    params: dict[str, Any], root: Path, n_units: int, units: PlanUnits | None = None
+) -> list[StagePlan]:
+    """``units``: the plan's units table when it is also the debias stage's (read once)."""
     from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, needed_llm_work, subset_units
     from implicit_bench.embedders import CachedEmbedder
 
@@ -406,43 +498,45 @@ def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]
         return []
     debias = DebiasParams.model_validate(params["debias"])
     kg_path = root / debias.units
-    kg = UNITS.read_if_present(kg_path, require=KG_COLUMNS)
+    kg = units
+    if kg is None and kg_path.exists():
+        kg = PlanUnits(kg_path, KG_COLUMNS, DEBIAS_PLAN_COLUMNS)
     n_kg = len(kg) if kg is not None else None
     plans = []
     if kg is not None:
-        from implicit_bench.debias.retrieval import query_text, unit_text
+        from implicit_bench.debias.retrieval_columns import distinct_texts
 
-        fields = ["head", "relation", "stereotype", "anti_stereotype"]
-        columns = [kg[c].tolist() for c in fields]  # one row dict at a time, not a table of them
-        texts = list(
-            dict.fromkeys(
-                [
-                    unit_text(dict(zip(fields, row, strict=True)), debias.retrieval)
-                    for row in zip(*columns, strict=True)
-                ]
-                + [query_text(p, debias.retrieval) for p in kg["prompt_neutral"].tolist()]
-            )
-        )
+        has_cache = Path(debias.embedder.cache).exists() or (root / debias.embedder.cache).exists()
+        n_texts, distinct = distinct_texts(kg.table, debias.retrieval, want_texts=has_cache)
         cached = 0
-        if Path(debias.embedder.cache).exists() or (root / debias.embedder.cache).exists():
+        if has_cache:
             embedder = CachedEmbedder(
                 debias.embedder.model_copy(update={"cache": str(root / debias.embedder.cache)})
             )
+            texts = distinct.to_pylist()  # one key per distinct text
             cached = len(embedder.cache.get_many({embedder.key(t) for t in texts}))
         plans.append(
             StagePlan(
                 "retrieve",
                 "text embedding",
-                len(texts),
+                n_texts,
                 cached,
-                len(texts) - cached,
-                calls_by_model={"debias.embedder": len(texts) - cached},
+                n_texts - cached,
+                calls_by_model={"debias.embedder": n_texts - cached},
             )
         )
-    subset = subset_units(kg, debias.subset) if kg is not None else None
+    subset_frame: list[pd.DataFrame] = []
+
+    def subset() -> pd.DataFrame:  # the subset's ids, drawn only where stores need them
+        if not subset_frame and kg is not None:
+            ids = pd.DataFrame({"unit_id": kg.column("unit_id").to_pylist()})
+            subset_frame.append(subset_units(ids, debias.subset))
+        return subset_frame[0]
+
     bound = ""  # the KG is not built yet: at most the plan's units
-    if subset is not None:
-        n_subset = len(subset)
+    if kg is not None:
+        m = debias.subset.max_units
+        n_subset = len(kg) if m == 0 or m >= len(kg) else m  # subset_units' size
     else:
         n_subset = min(debias.subset.max_units, n_units) if debias.subset.max_units else n_units
         bound = "at most; "
@@ -465,12 +559,12 @@ def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]
         items = n_subset * len(seeds)
         cached = None
         store_dir = root / DEBIAS_IMAGES_DIR / name
-        if subset is not None:
+        if kg is not None:
             cached = 0
             if (store_dir / "journal.jsonl").exists():
                 from implicit_bench.images import ImageStore
 
-                wanted = {(u, s) for u in subset["unit_id"] for s in seeds}
+                wanted = {(u, s) for u in subset()["unit_id"] for s in seeds}
                 store = ImageStore(store_dir)
                 try:
                     done = store.done_keys()
@@ -511,8 +605,8 @@ def _debias_judge(
     params: dict[str, Any],
     debias: Any,
     name: str,
-    kg: pd.DataFrame | None,
-    subset: pd.DataFrame | None,
+    kg: PlanUnits | None,
+    subset: Callable[[], pd.DataFrame],
     seeds: list[int],
     images: int,
     bound: str,
@@ -528,7 +622,7 @@ def _debias_judge(
         name: {rubric: images, alignment: images} if rubric != alignment else {rubric: 2 * images}
     }
     exact = None
-    if subset is not None and kg is not None:
+    if kg is not None:
         try:
             judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
             stage_params = judge_stage_params(
@@ -537,8 +631,14 @@ def _debias_judge(
         except Exception:  # noqa: BLE001 - an invalid scoring block: the stage reports it
             stage_params = None
         if stage_params is not None:
-            wanted = {(name, str(u), "neutral", int(s)) for u in subset["unit_id"] for s in seeds}
-            exact = _judge_exact(stage_params, kg, root, planned_keys=wanted)
+            exact = _judge_exact(
+                stage_params,
+                kg,
+                root,
+                planned_keys=lambda: {
+                    (name, str(u), "neutral", int(s)) for u in subset()["unit_id"] for s in seeds
+                },
+            )
     plan = _judge_plan(stage, None, formula, {name: {"neutral": images}}, exact)
     if bound:
         plan.note = f"{bound}{plan.note}"
@@ -700,15 +800,24 @@ def build_plan(
     params: dict[str, Any], root: str | Path = "."
 ) -> tuple[list[StagePlan], dict[str, Any]]:
     """Per stage that calls a model: items, cached, model calls; and the plan's sizes."""
+    from implicit_bench.debias.units import KG_COLUMNS
+
     root = Path(root)
-    units, n_units, source = plan_units(params, root)
+    debias_path = _debias_units_path(params, root)
+    shared = _same_file(root / UNITS_PATH, debias_path)  # one read serves both
+    read, units, n_units, source = _read_plan_units(
+        params,
+        root,
+        DEBIAS_PLAN_COLUMNS if shared else (),
+        KG_COLUMNS if shared else ("unit_id",),
+    )
     plans = _llm_stages(params, root)
     render_plans, per_config = _render(params, units, n_units, root)
     plans += render_plans
     plans.append(_judge(params, units, per_config, root))
     if "clip" in params:
         plans.append(_clip(params, units, per_config, root))
-    plans += _debias(params, root, n_units)
+    plans += _debias(params, root, n_units, read if shared else None)
     add_costs(plans, params)
     seeds = (params.get("render") or {}).get("seeds") or []
     info = {

@@ -62,10 +62,22 @@ def _stats(tokenised: list[tuple[int, list[str], list[str]]]) -> dict[str, Any]:
     }
 
 
-def prompt_stats(frame: pd.DataFrame) -> dict[str, Any]:
-    """Table 18 rows for a frame with the prompt_* columns (each prompt tokenised once)."""
+def prompt_stats(
+    frame: pd.DataFrame, cache: dict[str, tuple[int, list[str], list[str]]] | None = None
+) -> dict[str, Any]:
+    """Table 18 rows for a frame with the prompt_* columns (each distinct prompt tokenised
+    once; ``cache``: prompt -> tokens, shared by calls on overlapping frames, e.g. the
+    candidates and the selected units)."""
+    cache = {} if cache is None else cache
+
+    def tokens(prompt: str) -> tuple[int, list[str], list[str]]:
+        found = cache.get(prompt)
+        if found is None:
+            found = cache[prompt] = _tokens(prompt)
+        return found
+
     tokenised = {
-        v: [_tokens(p) for p in frame[c].astype(str).tolist()] for v, c in VARIANT_COLUMNS.items()
+        v: [tokens(p) for p in frame[c].astype(str).tolist()] for v, c in VARIANT_COLUMNS.items()
     }
     out = {v: _stats(t) for v, t in tokenised.items()}
     out["all"] = _stats([t for v in VARIANT_COLUMNS for t in tokenised[v]])

@@ -126,6 +126,7 @@ def select_units(
     selected = selected.merge(extra, left_on="unit_id", right_index=True, how="left")
     only = {jj: int((pos[:, i] & (pos.sum(axis=1) == 1)).sum()) for i, jj in enumerate(judges)}
     selected_units = units.set_index("unit_id").loc[kept_ids].reset_index()
+    tokens: dict[str, tuple[int, list[str], list[str]]] = {}  # the selected: candidates' too
     metrics: dict[str, Any] = {
         "config": config,
         "judges": judges,
@@ -150,8 +151,8 @@ def select_units(
         # Appendix B.1 and Table 18 on the candidates and on the selected units
         "graph": {"candidates": kg_graph_stats(units), "selected": kg_graph_stats(selected_units)},
         "prompt_stats": {
-            "candidates": prompt_stats(units) if len(units) else {},
-            "selected": prompt_stats(selected_units) if len(selected_units) else {},
+            "candidates": prompt_stats(units, tokens) if len(units) else {},
+            "selected": prompt_stats(selected_units, tokens) if len(selected_units) else {},
         },
     }
     if "flagged_by" in units.columns:

@@ -13,16 +13,6 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.audits.stage import (
-    DiversityParams,
-    JudgeAuditParams,
-    NegationParams,
-    diversity_metrics,
-    judge_audit,
-    make_bootstrap,
-    negation_report,
-    order_function,
-)
 from implicit_bench.io import write_json, write_table
 from implicit_bench.params import section
 
@@ -34,6 +24,17 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     judgements = validated_judgements(tables)
     if not (judgements["task"] == "blind").any():
         return {"skipped": "no blind judgements"}
+    from implicit_bench.audits.stage import (  # the audits' machinery: only with blind rows
+        DiversityParams,
+        JudgeAuditParams,
+        NegationParams,
+        diversity_metrics,
+        judge_audit,
+        make_bootstrap,
+        negation_report,
+        order_function,
+    )
+
     units = tables.units
     out = Path(out_dir)
     top = {

@@ -16,8 +16,6 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench.debias.configs import ScoringParams
-from implicit_bench.debias.retrieval import read_retrieval
-from implicit_bench.debias.scoring import score_judgements
 from implicit_bench.estimate import read_estimate
 from implicit_bench.io import atomic_write_text, write_json
 from implicit_bench.params import section
@@ -37,7 +35,12 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     configuration, the judges, the bootstrap and an optional retrieval table."""
     debias = (params or {}).get("debias") or {}
     scoring = section({"scoring": debias.get("scoring") or {}}, "scoring", ScoringParams)
-    retrieval = read_retrieval(scoring.retrieval) if scoring.retrieval else None
+    if scoring.retrieval:
+        from implicit_bench.debias.retrieval import read_retrieval
+
+        retrieval = read_retrieval(scoring.retrieval)
+    else:
+        retrieval = None
     judgements = tables.judgements
     payload = analyze_debias(
         judgements, out_dir, params=debias, retrieval=retrieval, source="judgements"
@@ -80,6 +83,8 @@ def analyze_debias(
     scoring = section({"scoring": (params or {}).get("scoring") or {}}, "scoring", ScoringParams)
     if not applies(judgements, scoring.unmodified):
         return None
+    from implicit_bench.debias.scoring import score_judgements  # only for debiasing runs
+
     payload, markdown = score_judgements(judgements, scoring, None, retrieval, source=source)
     out = Path(out_dir)
     write_json(out / "metrics" / "debias.json", payload)

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from implicit_bench.debias.retrieval import read_retrieval, retrieval_metrics
 from implicit_bench.io import write_json
 
 PAPER = {"top1_accuracy": 0.399, "removed_same_head": 0.45, "removed_same_pair": 0.04}
@@ -28,6 +27,8 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     path = retrieval_path(params)
     if not path:
         return None
+    from implicit_bench.debias.retrieval import read_retrieval, retrieval_metrics
+
     table = read_retrieval(path)
     metrics = retrieval_metrics(table)
     known = set(tables.units["unit_id"].astype(str))

@@ -67,20 +67,19 @@ def kg_graph_stats(units: pd.DataFrame) -> dict[str, Any]:
     n = len(head)
     h, s, a = codes[:n], codes[n : 2 * n], codes[2 * n :]
     rows, cols = np.concatenate([h, h]), np.concatenate([s, a])
-    undirected = set(
-        zip(np.minimum(rows, cols).tolist(), np.maximum(rows, cols).tolist(), strict=True)
-    )
+    n_names = np.int64(len(names))
+    low, high = np.minimum(rows, cols).astype(np.int64), np.maximum(rows, cols).astype(np.int64)
+    # distinct undirected edges (one int64 key per node pair), self-loops left out
+    edges = np.unique((low * n_names + high)[low != high])
     count, labels = connected_components(len(names), rows, cols)
     largest = int(np.bincount(labels).max())
-    directed = {(u, v) for u, v in zip(h.tolist(), s.tolist(), strict=True) if u != v}
-    out_deg = np.zeros(len(names), dtype=np.int64)
-    in_deg = np.zeros(len(names), dtype=np.int64)
-    for u, v in directed:
-        out_deg[u] += 1
-        in_deg[v] += 1
+    loops = h != s
+    directed = np.unique(h[loops].astype(np.int64) * n_names + s[loops])  # distinct, no loops
+    out_deg = np.bincount(directed // n_names, minlength=len(names)).astype(np.int64)
+    in_deg = np.bincount(directed % n_names, minlength=len(names)).astype(np.int64)
     return {
         "nodes": int(len(names)),
-        "edges": int(len(undirected - {(u, u) for u in range(len(names))})),
+        "edges": int(len(edges)),
         "components": int(count),
         "largest_component_nodes": largest,
         "largest_component_share": round(largest / len(names), 6),
