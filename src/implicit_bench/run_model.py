@@ -424,6 +424,11 @@ def run_command(
             f"profile {overlay_name} && dvc exp run`"
         )
         return
+    from implicit_bench.dvc_cli import dvc_command
+
+    cmd = dvc_command(  # DVC of this environment, found before params.yaml is switched
+        "exp", "run", *(["--name", exp_name] if exp_name else []), *(["--queue"] if queue else [])
+    )
     write_profile(overlay_name, "params.yaml", "params.yaml")
     if sequential:
         from implicit_bench.params import load_params
@@ -439,14 +444,7 @@ def run_command(
             exp_name,
         )
         return
-    cmd = [
-        "dvc",
-        "exp",
-        "run",
-        *(["--name", exp_name] if exp_name else []),
-        *(["--queue"] if queue else []),
-    ]
-    click.echo(f"params.yaml: profile {overlay_name}; running {' '.join(cmd)}")
+    click.echo(f"params.yaml: profile {overlay_name}; running dvc {' '.join(cmd[3:])}")
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0:
         raise SystemExit(done.returncode)
