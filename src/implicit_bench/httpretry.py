@@ -6,7 +6,11 @@
   (a server that trickles a byte a second cannot hold a worker longer than the deadline plus
   one read timeout); ``timeout_s`` still bounds every connect and read;
 - it retries only transport errors (connection refused or reset, timeouts, broken answers)
-  and HTTP 408, 409, 429 and 5xx; every other status is final at once;
+  and HTTP 408, 409, 429 and 5xx; every other status is final at once, and so is a 5xx whose
+  body says the server rejected the request itself (a field or type it does not take, as
+  llama-cpp-python's ``500 ... Input should be 'text' or 'json_object'`` or ``can only
+  concatenate str (not "list")`` for image parts: :func:`rejects_request`), so the retry
+  budget is spent on transient failures only;
 - before a retry it waits ``Retry-After`` (seconds or an HTTP date; NaN, infinite, negative
   or garbled values are ignored) or else ``backoff_s * 2**(attempt - 1)``, at most
   ``backoff_max_s``, and never past the deadline; at most ``max_attempts`` attempts in all;
@@ -31,6 +35,7 @@ from __future__ import annotations
 import email.utils
 import math
 import os
+import re
 import time
 import zlib
 from collections.abc import Callable
@@ -139,6 +144,7 @@ class CallResult:
     response: httpx.Response | None
     attempts: int
     error: str | None = None
+    rejected: bool = False  # the body names what of the request the server does not take
 
     @property
     def ok(self) -> bool:
@@ -155,6 +161,31 @@ class ResponseTooLarge(Exception):
 
 def is_retryable(status: int) -> bool:
     return status in RETRY_STATUS
+
+
+# what a server's error body says when it rejects the request itself (a field, a type, a value it
+# does not take: pydantic / FastAPI validation, a Python TypeError of a server fed a list where it
+# wanted text, "not supported"), as opposed to an overloaded or failing server
+_REJECTION = re.compile(
+    r"unexpected (field|keyword|argument)|extra (inputs|fields)( are)? not permitted"
+    r"|extra_forbidden|input should be|field required|missing required|validation error"
+    r"|not supported|unsupported|does not support|unknown (field|parameter|argument|key)"
+    r"|unrecognized (field|parameter|argument|key)|invalid (type|parameter|argument|schema)"
+    r"|invalid_request_error|can only concatenate|not a multimodal|typeerror",
+    re.IGNORECASE,
+)
+
+
+def rejects_request(response: httpx.Response) -> bool:
+    """A 4xx or 5xx whose body names something of the request the server does not take (the same
+    request would fail again): never retried. 408, 409 and 429 are always transient."""
+    if response.status_code < 400 or response.status_code in (408, 409, 429):
+        return False
+    try:
+        text = response.text[:4000]
+    except Exception:  # noqa: BLE001 - an undecodable body says nothing
+        return False
+    return bool(_REJECTION.search(text))
 
 
 def retry_after_s(value: str | None, now: datetime | None = None) -> float | None:
@@ -350,7 +381,14 @@ def send(
                 return CallResult(response, attempt)
             last_error = describe(response)
             if not is_retryable(response.status_code):
-                return CallResult(response, attempt, last_error)
+                return CallResult(response, attempt, last_error, rejects_request(response))
+            if rejects_request(response):
+                return CallResult(
+                    response,
+                    attempt,
+                    f"{last_error} (the server rejected the request: not retried)",
+                    rejected=True,
+                )
         if attempt == policy.max_attempts:
             break
         wait = backoff_delay(policy, attempt, response)
