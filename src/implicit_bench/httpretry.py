@@ -3,6 +3,8 @@
 ``send(client, method, url, policy, ...)`` makes one logical request:
 
 - each attempt is streamed, and given up when the request's overall ``deadline_s`` passes
+  (an attempt given up, by a timeout or the deadline, has its connection closed before the
+  request is sent again, so a server that notices stops generating the abandoned answer)
   (a server that trickles a byte a second cannot hold a worker longer than the deadline plus
   one read timeout); ``timeout_s`` still bounds every connect and read;
 - it retries only transport errors (connection refused or reset, timeouts, broken answers)
@@ -19,7 +21,9 @@
   chunk with a bounded output, so a gzip bomb stops at the bound) fails the request at once,
   without a retry; only ``gzip, deflate`` are accepted;
 - with a :class:`implicit_bench.throttle.Throttle` every attempt waits for an in-flight slot
-  and the rpm / tpm quotas, and reports its status back (429 / ``Retry-After``: AIMD decrease,
+  and the rpm / tpm quotas (the first attempt's wait is not charged to the deadline, which
+  starts when it is sent; per-read timeouts only ever run while a request is on the wire), and
+  reports its status back (429 / ``Retry-After``: AIMD decrease,
   a pause of at most ``backoff_max_s``); a quota wait that would pass the deadline fails the
   request at once, unsent. A ``Retry-After`` is read as at most ``MAX_RETRY_AFTER_S`` (a day),
   so every wait is finite, >= 0 and bounded by ``backoff_max_s`` and the deadline.
@@ -349,6 +353,8 @@ def send(
             else:
                 max_wait = deadline - clock()
                 with throttle.slot(tokens, pause=attempt == 1, max_wait=max_wait) as sent_at:
+                    if attempt == 1:  # time queued client-side is not the request's: its
+                        deadline = sent_at + policy.deadline_s  # deadline starts when sent
                     try:
                         response = _attempt(client, method, url, deadline, policy, clock, **kwargs)
                     finally:

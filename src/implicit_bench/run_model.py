@@ -409,9 +409,13 @@ def run_command(
     atomic_write_text(path, header + buf.getvalue())
     click.echo(f"wrote {path} (extends {profile})")
     if not no_preflight:
-        problems = preflight(params, ".", timeout, images_still_to_render(params))
-        lines = "\n".join(url(f"check: {p}") for p in problems)  # no URL prints its password
-        _echo_block("preflight", lines or "check: ok")
+        warnings: list[str] = []
+        problems = preflight(params, ".", timeout, images_still_to_render(params), warnings)
+        lines = "\n".join(  # no URL prints its password
+            [url(f"check: warning: {w}") for w in warnings]
+            + ([url(f"check: {p}") for p in problems] or ["check: ok"])
+        )
+        _echo_block("preflight", lines)
         if problems and not dry_run:
             raise SystemExit(1)
     plans, info = build_plan(params)
