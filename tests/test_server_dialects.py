@@ -233,3 +233,23 @@ def test_image_parts_to_a_text_only_server_are_one_line_naming_the_entry(tmp_pat
     assert errors[0] == errors[1] and "\n" not in errors[0]
     assert errors[0].startswith("judges.textonly: ")
     assert "does not take image parts" in errors[0] and "can only concatenate" in errors[0]
+
+
+def test_bounds_are_added_to_the_schema_sent_and_to_the_cache_key(tmp_path):
+    bounds = {"constraint_max_chars": 60, "constraint_min_chars": 1, "constraint_max_items": 1}
+    with ChatServer(_json_answer) as server:
+        bounded = _client(server, server="llama_cpp", **bounds)
+        _ask(bounded)
+        _ask(_client(server, server="llama_cpp"))
+    sent = server.requests[0]["body"]["response_format"]["schema"]
+    assert sent["properties"]["word"] == {
+        "title": "Word",
+        "type": "string",
+        "maxLength": 60,
+        "minLength": 1,
+    }
+    assert server.requests[1]["body"]["response_format"]["schema"] == SCHEMA  # unbounded
+    assert bounded.decoding(8)["constraint_max_chars"] == 60
+    plain = _client(server, server="llama_cpp")
+    msgs = [{"role": "user", "content": "q"}]
+    assert bounded.key(msgs, 8, SCHEMA) != plain.key(msgs, 8, SCHEMA)

@@ -51,6 +51,11 @@ class OpenAIParams(LLMParams, HttpParams):
     # where the server reads the schema (llm.dialects): openai, vllm, sglang, llama_cpp, tgi,
     # transformers (cannot constrain: nothing sent, said once), auto (probed once at first use)
     server: Server = "openai"
+    # bounds added to the schema sent (llm.constrained.bound_schema), as the transformers
+    # backend's: a small model otherwise fills a free string until max_tokens runs out
+    constraint_max_chars: PositiveInt | None = None
+    constraint_min_chars: PositiveInt | None = None
+    constraint_max_items: PositiveInt | None = None
     seed: int | None = None
     extra_body: dict[str, Any] = {}  # e.g. {"reasoning_effort": "none"} or vLLM guided decoding
     concurrency: PositiveInt = 4  # requests in flight (streamed; the AIMD window's ceiling)
@@ -92,6 +97,15 @@ class OpenAIClient(LLMClient):
             **({"structured_output": True} if p.structured_output else {}),
             # the dialect changes what the server is asked (openai: the keys of earlier versions)
             **({"server": p.server} if p.structured_output and p.server != "openai" else {}),
+            **{k: v for k, v in self._bounds().items() if v is not None and p.structured_output},
+        }
+
+    def _bounds(self) -> dict[str, int | None]:
+        p = self.params
+        return {
+            "constraint_max_chars": p.constraint_max_chars,
+            "constraint_min_chars": p.constraint_min_chars,
+            "constraint_max_items": p.constraint_max_items,
         }
 
     def dialect(self) -> str | None:
@@ -174,6 +188,13 @@ class OpenAIClient(LLMClient):
             body["temperature"] = p.temperature
         dialect = self.dialect() if schema is not None and p.structured_output else None
         if dialect is not None:
+            if any(v is not None for v in self._bounds().values()):
+                from implicit_bench.llm.constrained import bound_schema
+
+                bounded = bound_schema(
+                    schema, p.constraint_max_chars, p.constraint_max_items, p.constraint_min_chars
+                )
+                schema = {"name": schema.get("name", "answer"), "schema": bounded}
             body.update(schema_fields(dialect, schema))
         elif p.json_mode:
             body["response_format"] = {"type": "json_object"}
