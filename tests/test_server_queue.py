@@ -17,8 +17,8 @@ from implicit_bench.throttle import Throttle
 from tests.chat_server import ChatServer, completion
 
 
-def _use(server: ChatServer, **extra) -> ModelUse:
-    block = {"backend": "openai", "model": "m", "base_url": server.base_url, "api_key_env": None}
+def _use(chat: ChatServer, **extra) -> ModelUse:
+    block = {"backend": "openai", "model": "m", "base_url": chat.base_url, "api_key_env": None}
     return ModelUse("judges.served", {**block, **extra})
 
 
@@ -122,3 +122,20 @@ def test_an_unpinned_server_listing_nothing_passes_the_preflight():
     with ChatServer(lambda b, n: (404, {"detail": "model not found"}), models=[]) as server:
         (problem,) = check_http([_use(server)], timeout=5)
     assert "lists no model and answered HTTP 404" in problem
+
+
+def test_check_says_what_an_auto_server_honours_and_that_transformers_cannot_constrain():
+    from implicit_bench.preflight import check_dialects
+    from tests.test_server_dialects import _llama_cpp_like
+
+    with ChatServer(_llama_cpp_like) as server:
+        auto = _use(server, structured_output=True, server="auto")
+        plain = _use(server, structured_output=True, server="transformers")
+        unconstrained = _use(server, server="auto")  # structured_output off: nothing to probe
+        notes = check_dialects([auto, plain, unconstrained], timeout=10)
+    assert notes == [
+        f"judges.served: server: auto: {server.base_url} honours the llama_cpp form "
+        "(openai: HTTP 500; llama_cpp: honoured)",
+        "judges.served: server: transformers cannot constrain answers to the schema",
+    ]
+    assert server.hits == 2

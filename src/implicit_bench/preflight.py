@@ -316,6 +316,41 @@ def check_parallelism(uses: list[ModelUse], timeout: float) -> list[str]:
     return warnings
 
 
+def check_dialects(uses: list[ModelUse], timeout: float) -> list[str]:
+    """One line per ``structured_output`` entry with ``server: auto`` (what its server honoured,
+    probed as the client will: ``llm.dialects.probe``) or ``server: transformers`` (it cannot
+    constrain): what the run's answers will be, said before it starts."""
+    from implicit_bench.llm.dialects import probe
+
+    notes: list[str] = []
+    for use in uses:
+        block = use.block
+        if block.get("backend") != "openai" or not block.get("structured_output"):
+            continue
+        server = block.get("server", "openai")
+        if server == "transformers":
+            notes.append(
+                f"{use.where}: server: transformers cannot constrain answers to the schema"
+            )
+        if server != "auto":
+            continue
+        base, env = _endpoint(block)
+        key = os.environ.get(env) if env else None
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        with httpx.Client() as client:
+            found, tried = probe(
+                client,
+                f"{base}/chat/completions",
+                str(block.get("model", "")),
+                headers,
+                timeout,
+                str(block.get("max_tokens_field") or "max_tokens"),
+            )
+        what = f"honours the {found} form" if found else "cannot constrain answers to the schema"
+        notes.append(f"{use.where}: server: auto: {url(base)} {what} ({'; '.join(tried)})")
+    return notes
+
+
 def _local_path(model: str) -> bool:
     return model.startswith((".", "/", "~")) or model.startswith("models/") or Path(model).exists()
 
@@ -444,7 +479,9 @@ def preflight(
     if images_to_render:
         problems += check_disk(params, Path(root), images_to_render)
     if warnings is not None and not problems:  # model calls only for a run that can start
-        warnings += check_parallelism([u for u in uses if is_http_block(u.block)], timeout)
+        http = [u for u in uses if is_http_block(u.block)]
+        warnings += check_dialects(http, max(timeout, 30.0))
+        warnings += check_parallelism(http, max(timeout, 30.0))
     return problems
 
 
