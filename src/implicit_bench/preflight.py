@@ -318,9 +318,9 @@ def check_parallelism(uses: list[ModelUse], timeout: float) -> list[str]:
 
 def check_dialects(uses: list[ModelUse], timeout: float) -> list[str]:
     """One line per ``structured_output`` entry with ``server: auto`` (what its server honoured,
-    probed as the client will: ``llm.dialects.probe``) or ``server: transformers`` (it cannot
+    probed as the client will: ``dialects.probe``) or ``server: transformers`` (it cannot
     constrain): what the run's answers will be, said before it starts."""
-    from implicit_bench.llm.dialects import probe
+    from implicit_bench.dialects import probe
 
     notes: list[str] = []
     for use in uses:

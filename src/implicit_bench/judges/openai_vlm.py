@@ -21,9 +21,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from implicit_bench.dialects import Server
 from implicit_bench.httpretry import HttpParams
 from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest, open_image
-from implicit_bench.llm.dialects import Server
 from implicit_bench.params import NonNegFloat, PositiveInt
 
 
@@ -42,7 +42,7 @@ class OpenAIJudgeParams(JudgeParams, HttpParams):
     # send each task's answer schema as response_format json_schema (vLLM guided decoding,
     # OpenAI structured outputs); the lenient parser still reads the answer (docs/judging.md)
     structured_output: bool = False
-    # where the server reads the schema (implicit_bench.llm.dialects; docs/judging.md)
+    # where the server reads the schema (implicit_bench.dialects; docs/judging.md)
     server: Server = "openai"
 
 

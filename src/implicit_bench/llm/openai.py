@@ -28,10 +28,10 @@ from typing import Any, Literal
 
 import httpx
 
+from implicit_bench.dialects import UNCONSTRAINED, Server, probe, schema_fields
 from implicit_bench.httpretry import RETRY_STATUS, HttpParams, send
 from implicit_bench.jsonparse import loads_strict
 from implicit_bench.llm.base import LLMClient, LLMParams, Messages
-from implicit_bench.llm.dialects import UNCONSTRAINED, Server, probe, schema_fields
 from implicit_bench.params import NonNegFloat, PositiveInt
 from implicit_bench.redact import redact, register_secret_env
 from implicit_bench.throttle import estimate_tokens
@@ -48,8 +48,8 @@ class OpenAIParams(LLMParams, HttpParams):
     # structured outputs; vLLM / SGLang guided decoding) when the
     # caller has one; wins over json_mode
     structured_output: bool = False
-    # where the server reads the schema (llm.dialects): openai, vllm, sglang, llama_cpp, tgi,
-    # transformers (cannot constrain: nothing sent, said once), auto (probed once at first use)
+    # where the server reads the schema (implicit_bench.dialects): openai, vllm, sglang, llama_cpp,
+    # tgi, transformers (cannot constrain: nothing sent, said once), auto (probed at first use)
     server: Server = "openai"
     # bounds added to the schema sent (llm.constrained.bound_schema), as the transformers
     # backend's: a small model otherwise fills a free string until max_tokens runs out
