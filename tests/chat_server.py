@@ -38,12 +38,16 @@ class ChatServer:
         models: list[str] | None = None,
         delay_s: float = 0.0,
         port: int = 0,
+        serial: bool = False,
     ):
         self.answer = answer
         self.models = models  # GET /v1/models lists these (None: no listing, 404), as vLLM does
         self.delay_s = delay_s  # a slow endpoint: every response waits this long
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        # serial: one POST answered at a time, the others queued (transformers serve without
+        # --continuous-batching, llama-cpp-python's server)
+        self._serial = threading.Lock() if serial else None
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -81,9 +85,15 @@ class ChatServer:
                         {"path": self.path, "headers": dict(self.headers), "body": body}
                     )
                     n = len(server.requests)
-                if server.delay_s:
-                    time.sleep(server.delay_s)
-                status, payload = server.answer(body, n)
+                if server._serial is not None:
+                    with server._serial:
+                        if server.delay_s:
+                            time.sleep(server.delay_s)
+                        status, payload = server.answer(body, n)
+                else:
+                    if server.delay_s:
+                        time.sleep(server.delay_s)
+                    status, payload = server.answer(body, n)
                 data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

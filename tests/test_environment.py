@@ -29,3 +29,15 @@ def test_lock_pins_every_declared_dependency_exactly():
     pinned = {_name(ln) for ln in lines}
     assert declared - pinned == set(), "run `make lock` after changing dependencies"
     assert "implicit-bench" not in pinned  # the project itself is installed editable
+
+
+def test_lock_pins_the_serve_extra_except_llama_cpp_python_which_builds_from_source():
+    """The serve extra (real servers for tests/test_real_servers.py): every package pinned but
+    llama-cpp-python, which `make setup` builds from source with its CMAKE_ARGS."""
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    serve = {_name(d) for d in project["optional-dependencies"]["serve"]}
+    lines = (REPO_ROOT / "requirements.lock").read_text().splitlines()
+    pinned = {_name(ln) for ln in lines if ln and not ln.startswith("#")}
+    assert serve - pinned == {"llama-cpp-python"}
+    makefile = (REPO_ROOT / "Makefile").read_text()
+    assert '"llama-cpp-python[server]==0.3.36"' in makefile and "-DGGML_NATIVE=OFF" in makefile

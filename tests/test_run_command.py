@@ -265,3 +265,50 @@ def test_check_timeout_nan_is_refused():
 
     result = CliRunner().invoke(check_command, ["--timeout", "nan"])
     assert result.exit_code == 2 and "'--timeout'" in result.output
+
+
+def test_run_starts_dvc_of_its_own_environment_without_path(tmp_path, monkeypatch):
+    """Without the virtualenv's ``bin`` on PATH, ``run`` still starts DVC: ``python -m dvc``
+    of the interpreter it runs in (issue 38: ``No such file or directory: 'dvc'``)."""
+    import subprocess
+    import sys
+
+    import implicit_bench.run_model as run_model
+
+    _copy(tmp_path, monkeypatch)
+    started, real_run = [], subprocess.run
+
+    def fake_run(cmd, check):
+        started.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(run_model.subprocess, "run", fake_run)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    result = CliRunner().invoke(
+        main, ["run", "--generator", "sim_local", "--judge", "qwen3vl", "--no-preflight"]
+    )
+    assert result.exit_code == 0, result.output
+    assert started == [[sys.executable, "-m", "dvc", "exp", "run"]]
+    assert "running dvc exp run" in result.output
+    # that command line runs with nothing on PATH
+    version = real_run(
+        [*started[0][:3], "--version"], env={"PATH": ""}, capture_output=True, text=True
+    )
+    assert version.returncode == 0, version.stderr
+
+
+def test_run_without_dvc_installed_is_one_line_and_leaves_params_yaml(tmp_path, monkeypatch):
+    import importlib.util
+
+    _copy(tmp_path, monkeypatch)
+    before = (tmp_path / "params.yaml").read_text()
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "dvc" else real(name, *a)
+    )
+    result = CliRunner().invoke(
+        main, ["run", "--generator", "sim_local", "--judge", "qwen3vl", "--no-preflight"]
+    )
+    assert result.exit_code != 0
+    assert "DVC is not installed in this Python environment" in result.output
+    assert (tmp_path / "params.yaml").read_text() == before

@@ -50,7 +50,10 @@ def check_command(params_path: str, profile: str | None, timeout: float, no_disk
     validate_params(params, params_path)  # every section and catalogue entry, one line
     cache_dir()  # $IMPLICIT_BENCH_CACHE_DIR or base.cache_dir: a writable directory
     images = None if no_disk else images_still_to_render(params)
-    problems = preflight(params, ".", timeout, images)
+    warnings: list[str] = []
+    problems = preflight(params, ".", timeout, images, warnings)
+    for line in warnings:
+        click.echo(url(f"check: warning: {line}"), err=True)
     for line in problems:
         click.echo(url(f"check: {line}"), err=True)  # no URL prints its password
     n = len(models_in_use(params))

@@ -3,10 +3,16 @@
 ``send(client, method, url, policy, ...)`` makes one logical request:
 
 - each attempt is streamed, and given up when the request's overall ``deadline_s`` passes
+  (an attempt given up, by a timeout or the deadline, has its connection closed before the
+  request is sent again, so a server that notices stops generating the abandoned answer)
   (a server that trickles a byte a second cannot hold a worker longer than the deadline plus
   one read timeout); ``timeout_s`` still bounds every connect and read;
 - it retries only transport errors (connection refused or reset, timeouts, broken answers)
-  and HTTP 408, 409, 429 and 5xx; every other status is final at once;
+  and HTTP 408, 409, 429 and 5xx; every other status is final at once, and so is a 5xx whose
+  body says the server rejected the request itself (a field or type it does not take, as
+  llama-cpp-python's ``500 ... Input should be 'text' or 'json_object'`` or ``can only
+  concatenate str (not "list")`` for image parts: :func:`rejects_request`), so the retry
+  budget is spent on transient failures only;
 - before a retry it waits ``Retry-After`` (seconds or an HTTP date; NaN, infinite, negative
   or garbled values are ignored) or else ``backoff_s * 2**(attempt - 1)``, at most
   ``backoff_max_s``, and never past the deadline; at most ``max_attempts`` attempts in all;
@@ -15,7 +21,9 @@
   chunk with a bounded output, so a gzip bomb stops at the bound) fails the request at once,
   without a retry; only ``gzip, deflate`` are accepted;
 - with a :class:`implicit_bench.throttle.Throttle` every attempt waits for an in-flight slot
-  and the rpm / tpm quotas, and reports its status back (429 / ``Retry-After``: AIMD decrease,
+  and the rpm / tpm quotas (the first attempt's wait is not charged to the deadline, which
+  starts when it is sent; per-read timeouts only ever run while a request is on the wire), and
+  reports its status back (429 / ``Retry-After``: AIMD decrease,
   a pause of at most ``backoff_max_s``); a quota wait that would pass the deadline fails the
   request at once, unsent. A ``Retry-After`` is read as at most ``MAX_RETRY_AFTER_S`` (a day),
   so every wait is finite, >= 0 and bounded by ``backoff_max_s`` and the deadline.
@@ -31,6 +39,7 @@ from __future__ import annotations
 import email.utils
 import math
 import os
+import re
 import time
 import zlib
 from collections.abc import Callable
@@ -139,6 +148,7 @@ class CallResult:
     response: httpx.Response | None
     attempts: int
     error: str | None = None
+    rejected: bool = False  # the body names what of the request the server does not take
 
     @property
     def ok(self) -> bool:
@@ -155,6 +165,31 @@ class ResponseTooLarge(Exception):
 
 def is_retryable(status: int) -> bool:
     return status in RETRY_STATUS
+
+
+# what a server's error body says when it rejects the request itself (a field, a type, a value it
+# does not take: pydantic / FastAPI validation, a Python TypeError of a server fed a list where it
+# wanted text, "not supported"), as opposed to an overloaded or failing server
+_REJECTION = re.compile(
+    r"unexpected (field|keyword|argument)|extra (inputs|fields)( are)? not permitted"
+    r"|extra_forbidden|input should be|field required|missing required|validation error"
+    r"|not supported|unsupported|does not support|unknown (field|parameter|argument|key)"
+    r"|unrecognized (field|parameter|argument|key)|invalid (type|parameter|argument|schema)"
+    r"|invalid_request_error|can only concatenate|not a multimodal|typeerror",
+    re.IGNORECASE,
+)
+
+
+def rejects_request(response: httpx.Response) -> bool:
+    """A 4xx or 5xx whose body names something of the request the server does not take (the same
+    request would fail again): never retried. 408, 409 and 429 are always transient."""
+    if response.status_code < 400 or response.status_code in (408, 409, 429):
+        return False
+    try:
+        text = response.text[:4000]
+    except Exception:  # noqa: BLE001 - an undecodable body says nothing
+        return False
+    return bool(_REJECTION.search(text))
 
 
 def retry_after_s(value: str | None, now: datetime | None = None) -> float | None:
@@ -318,6 +353,8 @@ def send(
             else:
                 max_wait = deadline - clock()
                 with throttle.slot(tokens, pause=attempt == 1, max_wait=max_wait) as sent_at:
+                    if attempt == 1:  # time queued client-side is not the request's: its
+                        deadline = sent_at + policy.deadline_s  # deadline starts when sent
                     try:
                         response = _attempt(client, method, url, deadline, policy, clock, **kwargs)
                     finally:
@@ -350,7 +387,14 @@ def send(
                 return CallResult(response, attempt)
             last_error = describe(response)
             if not is_retryable(response.status_code):
-                return CallResult(response, attempt, last_error)
+                return CallResult(response, attempt, last_error, rejects_request(response))
+            if rejects_request(response):
+                return CallResult(
+                    response,
+                    attempt,
+                    f"{last_error} (the server rejected the request: not retried)",
+                    rejected=True,
+                )
         if attempt == policy.max_attempts:
             break
         wait = backoff_delay(policy, attempt, response)

@@ -226,7 +226,13 @@ def check_http(uses: list[ModelUse], timeout: float, probe: bool = True) -> list
         status, got = listings[(base, str(use.block.get("backend")), key)]
         model = str(use.block.get("model", ""))
         shown_base = url(base)  # never its user:password@
-        if isinstance(got, list):
+        if got == [] and use.block.get("backend") == "openai":
+            # an unpinned `transformers serve` lists no model until one was asked for: no
+            # listing to check against; `check` asks for one token, a stage's preflight passes
+            error = _one_request(base, model, key, timeout) if probe else None
+            if error:
+                problems.append(f"{use.where}: {shown_base} lists no model and {error}")
+        elif isinstance(got, list):
             if model not in got:
                 shown = ", ".join(got[:8]) + (" ..." if len(got) > 8 else "")
                 problems.append(
@@ -246,6 +252,103 @@ def check_http(uses: list[ModelUse], timeout: float, probe: bool = True) -> list
         else:
             problems.append(f"{use.where}: endpoint {shown_base} {got}")
     return problems
+
+
+PARALLEL_PROMPT = "Count from 1 to 30, separated by commas."
+PARALLEL_TOKENS = 24
+SERIAL_RATIO = 1.6  # two requests at once taking this many times one alone: one at a time
+
+
+def _timed_request(base: str, model: str, key: str | None, timeout: float) -> float | None:
+    """Seconds one short chat request took (None: it failed)."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    body = {
+        "model": model,
+        "messages": [{"role": "user", "content": PARALLEL_PROMPT}],
+        "max_tokens": PARALLEL_TOKENS,
+        "temperature": 0,
+    }
+    start = time.monotonic()
+    try:
+        response = httpx.post(
+            f"{base}/chat/completions", json=body, headers=headers, timeout=timeout
+        )
+    except httpx.HTTPError:
+        return None
+    return time.monotonic() - start if response.status_code < 400 else None
+
+
+def check_parallelism(uses: list[ModelUse], timeout: float) -> list[str]:
+    """One warning per OpenAI-compatible entry whose ``concurrency`` (default 4) exceeds what
+    its server does at once: one short request alone, then two at once; the pair taking
+    ``SERIAL_RATIO`` times as long or more means the server answers one at a time (e.g.
+    ``transformers serve`` without ``--continuous-batching``), so the requests past the first
+    wait in its queue with their read timeout running. Each endpoint and model once."""
+    warnings: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for use in uses:
+        block = use.block
+        if block.get("backend") != "openai" or int(block.get("concurrency") or 4) <= 1:
+            continue
+        base, env = _endpoint(block)
+        model = str(block.get("model", ""))
+        if (base, model) in seen or base == "https://api.openai.com/v1":  # a vendor API scales
+            continue
+        seen.add((base, model))
+        key = os.environ.get(env) if env else None
+        _timed_request(base, model, key, timeout)  # warm-up: a lazy server loads its model
+        alone = _timed_request(base, model, key, timeout)
+        if alone is None:
+            continue
+        start = time.monotonic()
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            pair = list(pool.map(_timed_request, [base] * 2, [model] * 2, [key] * 2, [timeout] * 2))
+        both = time.monotonic() - start
+        if None in pair or both < SERIAL_RATIO * alone:
+            continue
+        warnings.append(
+            f"{use.where}: {url(base)} answers one request at a time (one alone {alone:.2f} s, "
+            f"two at once {both:.2f} s) and concurrency is {int(block.get('concurrency') or 4)}: "
+            "requests wait in the server's queue with their read timeout running; start it "
+            "with continuous batching (transformers serve --continuous-batching) or set "
+            'concurrency: 1 (docs/llm-backends.md, "Servers")'
+        )
+    return warnings
+
+
+def check_dialects(uses: list[ModelUse], timeout: float) -> list[str]:
+    """One line per ``structured_output`` entry with ``server: auto`` (what its server honoured,
+    probed as the client will: ``dialects.probe``) or ``server: transformers`` (it cannot
+    constrain): what the run's answers will be, said before it starts."""
+    from implicit_bench.dialects import probe
+
+    notes: list[str] = []
+    for use in uses:
+        block = use.block
+        if block.get("backend") != "openai" or not block.get("structured_output"):
+            continue
+        server = block.get("server", "openai")
+        if server == "transformers":
+            notes.append(
+                f"{use.where}: server: transformers cannot constrain answers to the schema"
+            )
+        if server != "auto":
+            continue
+        base, env = _endpoint(block)
+        key = os.environ.get(env) if env else None
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        with httpx.Client() as client:
+            found, tried = probe(
+                client,
+                f"{base}/chat/completions",
+                str(block.get("model", "")),
+                headers,
+                timeout,
+                str(block.get("max_tokens_field") or "max_tokens"),
+            )
+        what = f"honours the {found} form" if found else "cannot constrain answers to the schema"
+        notes.append(f"{use.where}: server: auto: {url(base)} {what} ({'; '.join(tried)})")
+    return notes
 
 
 def _local_path(model: str) -> bool:
@@ -364,8 +467,10 @@ def preflight(
     root: str | Path = ".",
     timeout: float = 5.0,
     images_to_render: dict[str, int] | None = None,
+    warnings: list[str] | None = None,
 ) -> list[str]:
-    """Every problem, one line each (empty: ready to run)."""
+    """Every problem, one line each (empty: ready to run). ``warnings``: a list to extend with
+    what does not stop a run (a server answering one request at a time: check_parallelism)."""
     uses = models_in_use(params)
     problems = check_http([u for u in uses if is_http_block(u.block)], timeout)
     for use in uses:
@@ -373,6 +478,10 @@ def preflight(
             problems += check_local(use)
     if images_to_render:
         problems += check_disk(params, Path(root), images_to_render)
+    if warnings is not None and not problems:  # model calls only for a run that can start
+        http = [u for u in uses if is_http_block(u.block)]
+        warnings += check_dialects(http, max(timeout, 30.0))
+        warnings += check_parallelism(http, max(timeout, 30.0))
     return problems
 
 

@@ -409,9 +409,13 @@ def run_command(
     atomic_write_text(path, header + buf.getvalue())
     click.echo(f"wrote {path} (extends {profile})")
     if not no_preflight:
-        problems = preflight(params, ".", timeout, images_still_to_render(params))
-        lines = "\n".join(url(f"check: {p}") for p in problems)  # no URL prints its password
-        _echo_block("preflight", lines or "check: ok")
+        warnings: list[str] = []
+        problems = preflight(params, ".", timeout, images_still_to_render(params), warnings)
+        lines = "\n".join(  # no URL prints its password
+            [url(f"check: warning: {w}") for w in warnings]
+            + ([url(f"check: {p}") for p in problems] or ["check: ok"])
+        )
+        _echo_block("preflight", lines)
         if problems and not dry_run:
             raise SystemExit(1)
     plans, info = build_plan(params)
@@ -424,6 +428,11 @@ def run_command(
             f"profile {overlay_name} && dvc exp run`"
         )
         return
+    from implicit_bench.dvc_cli import dvc_command
+
+    cmd = dvc_command(  # DVC of this environment, found before params.yaml is switched
+        "exp", "run", *(["--name", exp_name] if exp_name else []), *(["--queue"] if queue else [])
+    )
     write_profile(overlay_name, "params.yaml", "params.yaml")
     if sequential:
         from implicit_bench.params import load_params
@@ -439,14 +448,7 @@ def run_command(
             exp_name,
         )
         return
-    cmd = [
-        "dvc",
-        "exp",
-        "run",
-        *(["--name", exp_name] if exp_name else []),
-        *(["--queue"] if queue else []),
-    ]
-    click.echo(f"params.yaml: profile {overlay_name}; running {' '.join(cmd)}")
+    click.echo(f"params.yaml: profile {overlay_name}; running dvc {' '.join(cmd[3:])}")
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0:
         raise SystemExit(done.returncode)

@@ -56,8 +56,10 @@ def dvc_round(max_units: int) -> None:
     """Run the pipeline on the first ``max_units`` units of the order (``dvc exp run``)."""
     # unnamed: a round run again (new targets, a resumed kill) must not clash with an earlier
     # experiment of the same name; logs/sequential-NAME.json names the rounds
-    cmd = ["dvc", "exp", "run", "-S", f"subset.max_units={max_units}"]
-    click.echo(f"round: {' '.join(cmd)}")
+    from implicit_bench.dvc_cli import dvc_command
+
+    cmd = dvc_command("exp", "run", "-S", f"subset.max_units={max_units}")
+    click.echo(f"round: dvc {' '.join(cmd[3:])}")
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0:
         raise SystemExit(done.returncode)

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from implicit_bench.dialects import Server
 from implicit_bench.httpretry import HttpParams
 from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest, open_image
 from implicit_bench.params import NonNegFloat, PositiveInt
@@ -41,6 +42,8 @@ class OpenAIJudgeParams(JudgeParams, HttpParams):
     # send each task's answer schema as response_format json_schema (vLLM guided decoding,
     # OpenAI structured outputs); the lenient parser still reads the answer (docs/judging.md)
     structured_output: bool = False
+    # where the server reads the schema (implicit_bench.dialects; docs/judging.md)
+    server: Server = "openai"
 
 
 def image_data_url(data: bytes, max_side: int | None, quality: int) -> str:
@@ -61,6 +64,7 @@ class OpenAIJudge(JudgeBackend):
         super().__init__(params)
         self.params: OpenAIJudgeParams = params
         self._client = None
+        self.where = f"judge {params.model}"  # judges.NAME once the stage built it
 
     def _transport(self):
         if self._client is None:
@@ -80,8 +84,10 @@ class OpenAIJudge(JudgeBackend):
                     extra_body=p.extra_body,
                     concurrency=p.concurrency,
                     structured_output=p.structured_output,
+                    server=p.server,
                 )
             )
+            self._client.where = self.where
         return self._client
 
     def load(self) -> None:
@@ -107,6 +113,7 @@ class OpenAIJudge(JudgeBackend):
             "seed": p.seed,
             "extra_body": p.extra_body,
             **({"structured_output": True} if p.structured_output else {}),
+            **({"server": p.server} if p.structured_output and p.server != "openai" else {}),
         }
 
     def messages(self, request: JudgeRequest) -> list[dict[str, Any]]:

@@ -210,6 +210,9 @@ def judge_backends(
     once (the stage and ``implicit-bench plan`` key the cache with these identities)."""
     validated = {name: judge_params(cfg, f"judges.{name}") for name, cfg in judges.items()}
     backends = {name: judge_from_params(p) for name, p in validated.items()}
+    for name, backend in backends.items():
+        if hasattr(backend, "where"):  # HTTP judges name their entry in errors
+            backend.where = f"judges.{name}"
     identities = {
         name: {"identity": b.identity(), "decoding": b.decoding()} for name, b in backends.items()
     }

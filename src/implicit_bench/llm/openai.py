@@ -21,11 +21,14 @@ text parts, is such an error too; a list of text parts is joined.
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import httpx
 
+from implicit_bench.dialects import UNCONSTRAINED, Server, probe, schema_fields
 from implicit_bench.httpretry import RETRY_STATUS, HttpParams, send
 from implicit_bench.jsonparse import loads_strict
 from implicit_bench.llm.base import LLMClient, LLMParams, Messages
@@ -45,6 +48,14 @@ class OpenAIParams(LLMParams, HttpParams):
     # structured outputs; vLLM / SGLang guided decoding) when the
     # caller has one; wins over json_mode
     structured_output: bool = False
+    # where the server reads the schema (implicit_bench.dialects): openai, vllm, sglang, llama_cpp,
+    # tgi, transformers (cannot constrain: nothing sent, said once), auto (probed at first use)
+    server: Server = "openai"
+    # bounds added to the schema sent (llm.constrained.bound_schema), as the transformers
+    # backend's: a small model otherwise fills a free string until max_tokens runs out
+    constraint_max_chars: PositiveInt | None = None
+    constraint_min_chars: PositiveInt | None = None
+    constraint_max_items: PositiveInt | None = None
     seed: int | None = None
     extra_body: dict[str, Any] = {}  # e.g. {"reasoning_effort": "none"} or vLLM guided decoding
     concurrency: PositiveInt = 4  # requests in flight (streamed; the AIMD window's ceiling)
@@ -64,6 +75,12 @@ class OpenAIClient(LLMClient):
         self.policy = params.retry_policy()
         self.throttle = params.throttle(params.concurrency)
         register_secret_env(params.api_key_env)
+        self._dialect: str | None = None if params.server == "auto" else params.server
+        self._dialect_lock = threading.Lock()
+        self._announced = params.server not in UNCONSTRAINED and params.server != "auto"
+        self.dialect_notes: list[str] = []  # what the ``auto`` probe found, per form tried
+        self.where = f"model {params.model}"  # the catalogue entry, named in errors (judges.X)
+        self._image_rejection: str | None = None  # a text-only server: later images not sent
 
     def identity(self) -> dict[str, Any]:
         return {"model": self.params.model, "base_url": self.params.base_url.rstrip("/")}
@@ -78,7 +95,67 @@ class OpenAIClient(LLMClient):
             "seed": p.seed,
             "extra_body": p.extra_body,
             **({"structured_output": True} if p.structured_output else {}),
+            # the dialect changes what the server is asked (openai: the keys of earlier versions)
+            **({"server": p.server} if p.structured_output and p.server != "openai" else {}),
+            **{k: v for k, v in self._bounds().items() if v is not None and p.structured_output},
         }
+
+    def _bounds(self) -> dict[str, int | None]:
+        p = self.params
+        return {
+            "constraint_max_chars": p.constraint_max_chars,
+            "constraint_min_chars": p.constraint_min_chars,
+            "constraint_max_items": p.constraint_max_items,
+        }
+
+    def dialect(self) -> str | None:
+        """The schema form this client sends: ``server``, or for ``auto`` what the server
+        honoured (probed once, on first use); None: the server cannot constrain (said once on
+        stderr and in the run log)."""
+        with self._dialect_lock:
+            if self.params.server == "auto" and not self.dialect_notes:
+                self._dialect, self.dialect_notes = probe(
+                    self._http,
+                    self.params.base_url.rstrip("/") + "/chat/completions",
+                    self.params.model,
+                    self._headers(),
+                    self.params.timeout_s,
+                    self.params.max_tokens_field,
+                )
+            dialect = None if self._dialect in UNCONSTRAINED else self._dialect
+            if not self._announced:
+                self._announced = True
+                self._announce(dialect)
+            return dialect
+
+    def _announce(self, dialect: str | None) -> None:
+        """Say once (stderr: the stage log; ``logs/runs.jsonl``: the run log) what the
+        ``auto`` probe found, or that this server's answers are not schema-constrained."""
+        from implicit_bench.redact import strip_userinfo
+        from implicit_bench.runlog import log_run
+
+        p = self.params
+        where = f"{p.model} at {strip_userinfo(p.base_url.rstrip('/'))}"
+        probed = f" (auto probe: {'; '.join(self.dialect_notes)})" if self.dialect_notes else ""
+        if dialect is None:
+            line = (
+                f"structured output: {where} (server: {p.server}) cannot constrain answers to the "
+                f"schema{probed}; answers are parsed leniently and invalid ones counted"
+            )
+        else:
+            line = f"structured output: {where} (server: auto) honours the {dialect} form{probed}"
+        print(line, file=sys.stderr, flush=True)
+        log_run(
+            "structured_output",
+            {
+                "model": p.model,
+                "base_url": strip_userinfo(p.base_url.rstrip("/")),
+                "server": p.server,
+                "dialect": dialect,
+                "constrained": dialect is not None,
+                "probe": list(self.dialect_notes),
+            },
+        )
 
     def sends_schema(self) -> bool:
         return self.params.structured_output
@@ -109,11 +186,16 @@ class OpenAIClient(LLMClient):
         }
         if p.temperature is not None:
             body["temperature"] = p.temperature
-        if schema is not None and p.structured_output:
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {**schema, "strict": False},
-            }
+        dialect = self.dialect() if schema is not None and p.structured_output else None
+        if dialect is not None:
+            if any(v is not None for v in self._bounds().values()):
+                from implicit_bench.llm.constrained import bound_schema
+
+                bounded = bound_schema(
+                    schema, p.constraint_max_chars, p.constraint_max_items, p.constraint_min_chars
+                )
+                schema = {"name": schema.get("name", "answer"), "schema": bounded}
+            body.update(schema_fields(dialect, schema))
         elif p.json_mode:
             body["response_format"] = {"type": "json_object"}
         if p.seed is not None:
@@ -125,6 +207,9 @@ class OpenAIClient(LLMClient):
         self, messages: Messages, max_tokens: int, schema: dict[str, Any] | None = None
     ) -> tuple[str, str | None]:
         url = self.params.base_url.rstrip("/") + "/chat/completions"
+        images = _has_images(messages)
+        if images and self._image_rejection is not None:
+            return "", self._image_rejection
         body = self._body(messages, max_tokens, schema)
         result = send(
             self._http,
@@ -137,6 +222,15 @@ class OpenAIClient(LLMClient):
             tokens=estimate_tokens(body["messages"], max_tokens),
         )
         if not result.ok:
+            if images and result.rejected:
+                from implicit_bench.redact import strip_userinfo
+
+                self._image_rejection = (
+                    f"{self.where}: {strip_userinfo(self.params.base_url.rstrip('/'))} does not "
+                    f"take image parts (a text-only model or server?): {result.error}; serve a "
+                    "vision-language model (requests with images are no longer sent to it)"
+                )
+                return "", self._image_rejection
             return "", result.error
         text, error = _content(result.response)
         if error is None and len(text) > self.params.max_answer_chars:
@@ -164,6 +258,15 @@ class OpenAIClient(LLMClient):
                     lambda ms: self._one(ms[0], max_tokens, ms[1]), zip(batch, schemas, strict=True)
                 )
             )
+
+
+def _has_images(messages: Messages) -> bool:
+    """Whether a request holds image parts (a judge's request)."""
+    return any(
+        isinstance(m.get("content"), list)
+        and any(isinstance(part, dict) and part.get("type") == "image_url" for part in m["content"])
+        for m in messages
+    )
 
 
 def _content(response: httpx.Response) -> tuple[str, str | None]:

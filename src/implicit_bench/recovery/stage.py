@@ -33,10 +33,11 @@ def benchmark_entries(
     judge_models: dict[str, str],
     n_seeds: int,
 ) -> list[dict[str, Any]]:
-    """Default rate, success, gap, a->s, default-strength groups, judge agreement."""
+    """Default rate, success, gap, a->s, default-strength groups, judge agreement; none when the
+    primary judge is not simulated (a real judge on a simulated generator: no planted answers)."""
     config, judge = bench.get("config"), bench.get("primary_judge")
     out: list[dict[str, Any]] = []
-    if config is None or judge is None:
+    if config is None or judge is None or judge not in judge_models:
         return out
     spec = rt.judge(judge_models[judge])
     rows = primary_rows(judgements, judge)

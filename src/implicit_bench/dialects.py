@@ -1,0 +1,107 @@
+"""Where each OpenAI-compatible server reads a JSON schema (``server:`` of an ``openai`` LLM or
+judge entry; docs/llm-backends.md, "Servers").
+
+The chat-completions protocol is shared, structured output is not: OpenAI and SGLang read
+``response_format: {type: json_schema, json_schema: {name, schema}}``; vLLM its own
+``structured_outputs: {json: schema}``; llama.cpp (``llama-server`` and llama-cpp-python's
+server) ``response_format: {type: json_object, schema: schema}`` (llama-cpp-python answers HTTP
+500 to ``json_schema``); TGI ``response_format: {type: json_object, value: schema}``;
+``transformers serve`` ignores every form (it cannot constrain). ``auto`` probes the server once
+(:func:`probe`): a request whose prompt asks for no JSON, under each form in turn, and the first
+form whose answer is the probe schema's JSON object is the one the server honoured.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import httpx
+
+Server = Literal["openai", "vllm", "sglang", "llama_cpp", "transformers", "tgi", "auto"]
+SERVERS: tuple[str, ...] = ("openai", "vllm", "sglang", "llama_cpp", "transformers", "tgi", "auto")
+#: servers whose schema placement is known to be ignored: the schema is not sent at all
+UNCONSTRAINED = frozenset({"transformers"})
+#: the forms ``auto`` tries, in order (sglang reads the openai form)
+PROBE_ORDER: tuple[str, ...] = ("openai", "llama_cpp", "vllm", "tgi")
+PROBE_SCHEMA: dict[str, Any] = {
+    "name": "probe",
+    "schema": {
+        "type": "object",
+        "properties": {"probe_ok": {"type": "boolean"}},
+        "required": ["probe_ok"],
+        "additionalProperties": False,
+    },
+}
+PROBE_PROMPT = "Say hello in one word."  # asks for no JSON: only a constraint gives probe_ok
+
+
+def schema_fields(server: str, named: dict[str, Any]) -> dict[str, Any]:
+    """The request fields that carry ``named`` (``{"name", "schema"}``, as
+    :func:`implicit_bench.llm.structured.answer_schema` builds it) to ``server``; ``{}`` where
+    the server cannot constrain."""
+    schema = named.get("schema", named)
+    if server in ("openai", "sglang"):
+        return {
+            "response_format": {"type": "json_schema", "json_schema": {**named, "strict": False}}
+        }
+    if server == "vllm":
+        return {"structured_outputs": {"json": schema}}
+    if server == "llama_cpp":
+        return {"response_format": {"type": "json_object", "schema": schema}}
+    if server == "tgi":
+        return {"response_format": {"type": "json_object", "value": schema}}
+    if server in UNCONSTRAINED:
+        return {}
+    raise ValueError(f"unknown server dialect {server!r} (one of {', '.join(SERVERS)})")
+
+
+def _probe_answer(response: httpx.Response) -> bool:
+    """Whether a probe answer is the probe schema's object (the server constrained it)."""
+    try:
+        text = response.json()["choices"][0]["message"]["content"]
+        value = json.loads(text)
+    except (ValueError, KeyError, IndexError, TypeError):
+        return False
+    return (
+        isinstance(value, dict)
+        and set(value) == {"probe_ok"}
+        and isinstance(value["probe_ok"], bool)
+    )
+
+
+def probe(
+    client: httpx.Client,
+    url: str,
+    model: str,
+    headers: dict[str, str],
+    timeout: float,
+    max_tokens_field: str = "max_tokens",
+) -> tuple[str | None, list[str]]:
+    """(the first form of :data:`PROBE_ORDER` the server honoured, or None; one note per form
+    tried). One request per form, no retry; a form the server rejects or ignores is skipped."""
+    notes = []
+    for server in PROBE_ORDER:
+        body = {
+            "model": model,
+            "messages": [{"role": "user", "content": PROBE_PROMPT}],
+            max_tokens_field: 16,
+            "temperature": 0,
+            **schema_fields(server, PROBE_SCHEMA),
+        }
+        try:
+            response = client.post(url, json=body, headers=headers, timeout=timeout)
+        except httpx.HTTPError as exc:
+            notes.append(f"{server}: {type(exc).__name__}")
+            continue
+        if response.status_code >= 400:
+            notes.append(f"{server}: HTTP {response.status_code}")
+        elif _probe_answer(response):
+            notes.append(f"{server}: honoured")
+            return server, notes
+        else:
+            notes.append(f"{server}: ignored")
+    return None, notes
+
+
+__all__ = ["PROBE_ORDER", "SERVERS", "UNCONSTRAINED", "Server", "probe", "schema_fields"]

@@ -1,0 +1,24 @@
+"""The DVC command line that ``implicit-bench run`` starts: DVC of this interpreter's own
+environment (``python -m dvc``), so a run works without the virtualenv's ``bin`` on ``PATH``
+(issue 38: ``No such file or directory: 'dvc'`` after params.yaml was already switched)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+from implicit_bench.errors import ConfigError
+
+
+def dvc_command(*args: str) -> list[str]:
+    """``[python, -m, dvc, *args]`` of this interpreter; a one-line ``ConfigError`` when DVC is
+    not installed beside implicit-bench (checked before anything is written)."""
+    if importlib.util.find_spec("dvc") is None:
+        raise ConfigError(
+            f"DVC is not installed in this Python environment ({sys.executable}); "
+            "install the project with `pip install -e .` (DVC is one of its dependencies)"
+        )
+    return [sys.executable, "-m", "dvc", *args]
+
+
+__all__ = ["dvc_command"]
