@@ -312,6 +312,9 @@ def render_config(
     planned = plan_items(units, name, params.seeds, params.variants)
     invariant = getattr(GENERATORS.resolve(cfg.backend), "BATCH_INVARIANT", False)
     streams = int(getattr(cfg, "concurrency", 1) or 1) if invariant else 1  # HTTP APIs: streamed
+    vendor_batch = invariant and bool(getattr(cfg, "batch", False))
+    if vendor_batch:  # chunks of batch_max_requests, each one vendor batch, several in flight
+        streams = int(cfg.batch_concurrency)
     with ImageStore(store_dir) as store:
         store.acquire_writer()  # one writer per store: a second render is refused (docs/errors.md)
         run = render_plan(
@@ -320,7 +323,13 @@ def render_config(
             functools.partial(_generate_worker, cfg),
             generator=generator_name(cfg),
             settings=settings_hash(cfg),
-            batch_size=1 if streams > 1 else cfg.batch_size,
+            batch_size=(
+                int(cfg.batch_max_requests)
+                if vendor_batch
+                else 1
+                if streams > 1
+                else cfg.batch_size
+            ),
             executor=params.executor_for(name),
             verify=params.verify,
             retry_failed=params.retry_failed,
