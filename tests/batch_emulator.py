@@ -5,6 +5,7 @@ OpenAI: ``POST /v1/files`` (multipart, purpose=batch), ``POST /v1/batches``,
 (output file: the 2xx lines; error file: the other statuses and the error-only lines).
 Gemini: ``POST /v1beta/models/{model}:batchGenerateContent`` (inlined requests),
 ``GET /v1beta/batches/{id}``, ``POST /v1beta/batches/{id}:cancel`` (inlined responses).
+Both list their batches (``GET /v1/batches``, ``GET /v1beta/batches``).
 
 Each request line is answered by the server's own ``answer(body, n)`` when the batch runs.
 A batch stays running while ``hold`` is set (``polls_seen`` counts the polls), then ends at
@@ -64,6 +65,12 @@ class BatchEmulator:
         if method == "POST" and path == "/v1/files":
             self.calls["POST /v1/files"] += 1
             return self._upload(headers, raw)
+        if method == "GET" and path == "/v1/batches":  # newest first, one page
+            views = [self._openai_view(b) for b in self.batches.values() if b["kind"] == "openai"]
+            return 200, {"object": "list", "data": views[::-1], "has_more": False}
+        if method == "GET" and path == "/v1beta/batches":
+            ops = [self._gemini_view(b) for b in self.batches.values() if b["kind"] == "gemini"]
+            return 200, {"operations": ops}
         if method == "POST" and path == "/v1/batches":
             self.calls["POST /v1/batches"] += 1
             return self._create_openai(json.loads(raw))

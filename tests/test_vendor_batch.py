@@ -169,6 +169,45 @@ def test_killed_mid_poll_resumes_the_submitted_batch_without_a_second_submission
         assert emulator.calls["poll"] == polls
 
 
+def _killed_once_after_create(monkeypatch):
+    """Ledger.record dies once (a kill between the vendor's create answer and the record)."""
+    real = Ledger.record
+    state = {"killed": False}
+
+    def record(self, batch_id, custom_ids, tag):
+        if not state["killed"]:
+            state["killed"] = True
+            raise KeyboardInterrupt
+        return real(self, batch_id, custom_ids, tag)
+
+    monkeypatch.setattr(Ledger, "record", record)
+
+
+def test_kill_between_create_and_record_finds_the_batch_by_its_tag(tmp_path, monkeypatch):
+    make_inputs(tmp_path)
+    emulator = BatchEmulator()
+    with ChatServer(lambda body, n: (200, completion('{"score": 2}')), batches=emulator) as server:
+        params = _params(server)
+        _killed_once_after_create(monkeypatch)
+        with pytest.raises(KeyboardInterrupt):
+            run_judge_stage(params, tmp_path, dispatch=DISPATCH)
+        assert emulator.calls["POST /v1/batches"] == 1
+        result = run_judge_stage(params, tmp_path, dispatch=DISPATCH)
+        assert emulator.calls["POST /v1/batches"] == 1  # found by metadata, not resubmitted
+        assert result.model_calls == 11 and result.frame.valid.all()
+        assert _sync_calls(server) == 0
+
+    emulator = BatchEmulator()
+    with ChatServer(_gemini_answer, batches=emulator) as server:
+        config = _gemini(server, tmp_path)
+        _killed_once_after_create(monkeypatch)
+        _, killed = _render({"nb": config}, tmp_path)  # the executor records the chunk failed
+        assert killed["nb"]["by_status"]["failed"] == 12
+        _, results = _render({"nb": config}, tmp_path)
+        assert emulator.calls["POST batchGenerateContent"] == 1  # found by its display name
+        assert results["nb"]["by_status"] == {"ok": 11, "refused": 1, "failed": 0}
+
+
 def test_deadline_keeps_the_batch_for_the_next_run_or_cancels_it(tmp_path):
     make_inputs(tmp_path)
     emulator = BatchEmulator(hold=True)
@@ -328,6 +367,9 @@ class _Stuck:
 
     def cancel(self, batch_id):
         self.cancels += 1
+
+    def find(self, tag):
+        return None
 
 
 @settings(max_examples=60, deadline=None)

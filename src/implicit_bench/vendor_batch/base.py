@@ -8,7 +8,11 @@ no cache: the caller looked first) and:
    still open is **not submitted again**: that batch is polled (a killed stage resumes it);
 2. cuts the other ids into request files of at most ``batch_max_requests`` lines and
    ``batch_max_bytes`` bytes, submits each (the vendor's :meth:`Vendor.submit`), and records
-   the batch id with the request ids it covers **before polling** (one SQLite transaction);
+   the batch id with the request ids it covers **before polling** (one SQLite transaction).
+   An intent (the chunk's tag, a hash of its ids) is recorded just before the create call: a
+   rerun that finds an intent without a batch id asks the vendor for a batch of that tag
+   (:meth:`Vendor.find`, a bounded listing) before submitting, so a kill between the create
+   call and the record does not pay twice either;
 3. polls every open batch each ``batch_poll_s`` seconds, at most ``batch_max_polls`` sweeps
    and never past ``batch_wait_s`` (the bounded wait of every other HTTP wait of the project:
    each poll request goes through :func:`implicit_bench.httpretry.send`);
@@ -119,6 +123,8 @@ class Vendor(Protocol):
 
     def cancel(self, batch_id: str) -> None: ...
 
+    def find(self, tag: str) -> str | None: ...
+
 
 @dataclass
 class BatchOutcome:
@@ -171,6 +177,18 @@ class Ledger:
             [(self.batch_key(batch_id), entry)]
             + [(self.item_key(c), {"batch": batch_id, "open": True}) for c in custom_ids]
         )
+
+    def intent_key(self, tag: str) -> str:
+        return model_key("vendor_batch_intent", self.scope, tag=tag)
+
+    def intend(self, tag: str) -> None:
+        """Written just before a batch is created: a rerun that finds it but no batch id looks
+        the batch up at the vendor by its tag (a kill between create and :meth:`record`)."""
+        when = datetime.now(UTC).isoformat(timespec="seconds")
+        self.cache.put(self.intent_key(tag), {"tag": tag, "at": when})
+
+    def intended(self, tag: str) -> bool:
+        return self.cache.get(self.intent_key(tag)) is not None
 
     def close(self, batch_id: str, custom_ids: list[str]) -> None:
         self.cache.put_many(
@@ -235,6 +253,13 @@ def run_batches(
         ids = [cid for cid, _ in chunk]
         tag = "implicit-bench-" + stable_hash(ids, 24)
         try:
+            found = vendor.find(tag) if ledger.intended(tag) else None
+            if found is not None:  # created by a run killed before it recorded the id
+                ledger.record(found, ids, tag)
+                active[found] = ids
+                outcome.resumed.append(found)
+                continue
+            ledger.intend(tag)
             batch_id = vendor.submit([line for _, line in chunk], tag)
         except VendorError as exc:
             for cid in ids:

@@ -8,7 +8,8 @@
   ``SUCCEEDED`` / ``FAILED`` / ``CANCELLED`` / ``EXPIRED`` (ended; ``JOB_STATE_*`` read alike);
 - results: ``response.inlinedResponses.inlinedResponses[]``: ``{"metadata": {"key"},
   "response": GenerateContentResponse}`` or ``{"metadata", "error": {"code", "message"}}``;
-- cancel: ``POST /batches/{id}:cancel``.
+- cancel: ``POST /batches/{id}:cancel``;
+- find (after a kill between create and record): ``GET /batches`` pages, by display name.
 """
 
 from __future__ import annotations
@@ -95,6 +96,24 @@ class GeminiBatches:
 
     def cancel(self, batch_id: str) -> None:
         self._call("POST", f"/{batch_id}:cancel")
+
+    def find(self, tag: str, max_pages: int = 20) -> str | None:
+        """The batch whose display name is ``tag`` (``GET /batches``, at most ``max_pages``
+        pages); None when there is none."""
+        token: str | None = None
+        for _ in range(max_pages):
+            params = {"pageSize": 100, **({"pageToken": token} if token else {})}
+            page = self._call("GET", "/batches", params=params)
+            found = page.get("operations") or page.get("batches") or []
+            for op in found if isinstance(found, list) else []:
+                meta = op.get("metadata") if isinstance(op, dict) else None
+                name = (meta or {}).get("displayName") or (meta or {}).get("display_name")
+                if name == tag and isinstance(op.get("name"), str):
+                    return op["name"]
+            token = page.get("nextPageToken")
+            if not token:
+                return None
+        return None
 
 
 def inlined(operation: dict[str, Any]) -> list[dict[str, Any]]:

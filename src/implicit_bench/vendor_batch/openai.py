@@ -9,7 +9,8 @@ cancel, output and error files.
   (running) or completed / expired / failed / cancelled (ended);
 - results: ``GET /files/{output_file_id}/content`` and ``GET /files/{error_file_id}/content``,
   one JSON line per request: ``{"custom_id", "response": {"status_code", "body"}, "error"}``;
-- cancel: ``POST /batches/{id}/cancel``.
+- cancel: ``POST /batches/{id}/cancel``;
+- find (after a kill between create and record): ``GET /batches`` pages, by ``metadata``.
 
 Every request goes through :func:`implicit_bench.httpretry.send` (the one retry policy).
 """
@@ -125,6 +126,23 @@ class OpenAIBatches:
 
     def cancel(self, batch_id: str) -> None:
         self._call("POST", f"/batches/{batch_id}/cancel")
+
+    def find(self, tag: str, max_pages: int = 20) -> str | None:
+        """The newest batch whose ``metadata.implicit_bench`` is ``tag`` (``GET /batches``,
+        newest first, at most ``max_pages`` pages of 100); None when there is none."""
+        after: str | None = None
+        for _ in range(max_pages):
+            params = {"limit": 100, **({"after": after} if after else {})}
+            page = self._json(self._call("GET", "/batches", params=params))
+            data = page.get("data") if isinstance(page.get("data"), list) else []
+            for batch in data:
+                meta = batch.get("metadata") if isinstance(batch, dict) else None
+                if isinstance(meta, dict) and meta.get("implicit_bench") == tag:
+                    return str(batch["id"])
+            if not page.get("has_more") or not data:
+                return None
+            after = str(data[-1].get("id")) if isinstance(data[-1], dict) else None
+        return None
 
 
 def parse_line(raw: bytes) -> BatchAnswer | None:
