@@ -450,3 +450,37 @@ def test_an_answer_is_mapped_back_by_its_custom_id_only():
     assert not throttled.final  # asked again item by item
     assert parse_line(b"") is None and parse_line(b"{broken") is None
     assert parse_line(b'{"response": {"status_code": 200}}') is None  # no id: never guessed
+
+
+class _Done(_Stuck):
+    """A vendor whose batches end at once, answering every line 200."""
+
+    def poll(self, batch_id):
+        self.polls += 1
+        return BatchPoll("completed", True)
+
+    def results(self, batch_id, poll):
+        lines = self.submitted[int(batch_id[1:]) - 1]
+        return iter(BatchAnswer(line["custom_id"], 200, {"ok": 1}) for line in lines)
+
+
+def test_a_read_back_batch_is_closed_and_never_read_again(tmp_path):
+    """Requests still missing after their batch was read back (the caller kept nothing, e.g.
+    refusals) go in a new batch next time: neither the ids nor the chunk's intent stay open."""
+    vendor = _Done()
+    cache = DiskCache(tmp_path / "l.sqlite")
+    ledger = Ledger(cache, {"vendor": "done"})
+    got: list[str] = []
+    for _ in range(2):
+        outcome = run_batches(
+            vendor,
+            ["r1", "r2"],
+            lambda c: {"q": c},
+            ledger,
+            BatchParams(batch=True, batch_poll_s=0.01),
+            lambda answers: got.extend(a.custom_id for a in answers),
+            sleep=lambda s: None,
+        )
+        assert not outcome.retry and not outcome.pending and not outcome.resumed
+    assert len(vendor.submitted) == 2 and got == ["r1", "r2", "r1", "r2"]
+    cache.close()

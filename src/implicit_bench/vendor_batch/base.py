@@ -188,12 +188,18 @@ class Ledger:
         self.cache.put(self.intent_key(tag), {"tag": tag, "at": when})
 
     def intended(self, tag: str) -> bool:
-        return self.cache.get(self.intent_key(tag)) is not None
+        """An intent of ``tag`` whose batch was not read back yet."""
+        entry = self.cache.get(self.intent_key(tag))
+        return isinstance(entry, dict) and not entry.get("closed")
 
     def close(self, batch_id: str, custom_ids: list[str]) -> None:
-        self.cache.put_many(
-            [(self.item_key(c), {"batch": batch_id, "open": False}) for c in custom_ids]
-        )
+        """The batch was read back: its ids (and its intent) are no longer open."""
+        entries = [(self.item_key(c), {"batch": batch_id, "open": False}) for c in custom_ids]
+        recorded = self.batch(batch_id)
+        if isinstance(recorded, dict) and isinstance(recorded.get("tag"), str):
+            tag = recorded["tag"]
+            entries.append((self.intent_key(tag), {"tag": tag, "closed": True}))
+        self.cache.put_many(entries)
 
     def batch(self, batch_id: str) -> dict[str, Any] | None:
         return self.cache.get(self.batch_key(batch_id))
