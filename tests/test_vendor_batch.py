@@ -427,8 +427,8 @@ def test_every_wait_is_finite_and_bounded_by_the_deadline_and_the_cap(
 
 def test_batch_keys_never_change_an_image_or_a_judge_cache_key():
     from implicit_bench.generators import RUNTIME_KEYS
+    from implicit_bench.generators.batch import GeneratorBatchParams
     from implicit_bench.judges.openai_vlm import OpenAIJudge, OpenAIJudgeParams
-    from implicit_bench.vendor_batch.generators import GeneratorBatchParams
 
     assert set(GeneratorBatchParams.model_fields) <= RUNTIME_KEYS
     plain = OpenAIJudge(OpenAIJudgeParams(model="m"))

@@ -26,11 +26,11 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
+from implicit_bench.generators.batch import GeneratorBatchParams
 from implicit_bench.httpretry import HttpParams, send
 from implicit_bench.jsonparse import loads_strict
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
 from implicit_bench.redact import redact
-from implicit_bench.vendor_batch.generators import GeneratorBatchParams
 
 
 class GeminiImagesConfig(GeneratorConfig, HttpParams, GeneratorBatchParams):
@@ -126,8 +126,8 @@ class GeminiImagesGenerator:
 
     def generate_batch(self, requests: Sequence[RenderRequest]) -> list[RenderResult]:
         """The requests through Gemini's batch mode (inlined requests and responses)."""
+        from implicit_bench.generators.batch import generate_by_batch
         from implicit_bench.vendor_batch.gemini import GeminiBatches
-        from implicit_bench.vendor_batch.generators import generate_by_batch
 
         cfg = self.config
         vendor = GeminiBatches(self.client, self.policy, cfg.model, cfg.batch_max_file_bytes)

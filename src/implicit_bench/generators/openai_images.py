@@ -36,11 +36,11 @@ from implicit_bench.generators.base import (
     RenderResult,
     open_answer_image,
 )
+from implicit_bench.generators.batch import GeneratorBatchParams
 from implicit_bench.httpretry import CallResult, HttpParams, send
 from implicit_bench.jsonparse import loads_strict
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
 from implicit_bench.redact import redact
-from implicit_bench.vendor_batch.generators import GeneratorBatchParams
 
 # Error codes / message fragments that mean "the service declined this prompt".
 REFUSAL_CODES = ("moderation_blocked", "content_policy_violation", "content_filter", "safety")
@@ -182,7 +182,7 @@ class OpenAIImagesGenerator:
 
     def generate_batch(self, requests: Sequence[RenderRequest]) -> list[RenderResult]:
         """The requests through the OpenAI Batch API (``/v1/images/generations`` lines)."""
-        from implicit_bench.vendor_batch.generators import generate_by_batch
+        from implicit_bench.generators.batch import generate_by_batch
         from implicit_bench.vendor_batch.openai import OpenAIBatches
 
         cfg = self.config

@@ -10,7 +10,6 @@ answer are asked item by item on the synchronous endpoint (docs/judging.md).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -25,13 +24,13 @@ def answer_by_batch(
     calls: list[Any],
     cache: DiskCache,
     on_result: Callable[[list[Any], list[tuple[str, str, str | None]] | None, str | None], None],
+    worker: Any,
 ) -> BatchOutcome:
     """Answer ``calls`` (:class:`~implicit_bench.judges.stage.JudgeCall`, none cached) of one
-    batch judge; every answer or error goes to ``on_result`` as in the streamed path."""
-    from implicit_bench.judges.stage import JudgeWorker
-
-    worker = JudgeWorker(copy.copy(backend))
-    worker.setup()
+    batch judge; every answer or error goes to ``on_result`` as in the streamed path.
+    ``worker``: a set-up :class:`~implicit_bench.judges.stage.JudgeWorker` of this judge (reads
+    the images; answers the item-by-item retries); closed here."""
+    backend = worker.backend
     by_key = {call.key: call for call in calls}
     unbuilt: dict[str, str] = {}
 

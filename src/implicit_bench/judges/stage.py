@@ -480,7 +480,9 @@ def answer_missing(
         if getattr(config, "batch", False):  # the vendor's batch API (docs/judging.md)
             from implicit_bench.judges.batch import answer_by_batch
 
-            answer_by_batch(backends[judge], list(todo.values()), cache, on_result)
+            worker = JudgeWorker(copy.copy(backends[judge]))
+            worker.setup()
+            answer_by_batch(backends[judge], list(todo.values()), cache, on_result, worker)
             continue
         streams = int(getattr(config, "concurrency", None) or 1)  # HTTP judges: streamed
         size = 1 if streams > 1 else max(1, int(getattr(config, "batch_size", 8)))
