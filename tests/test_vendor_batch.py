@@ -163,6 +163,9 @@ def test_killed_mid_poll_resumes_the_submitted_batch_without_a_second_submission
         assert emulator.calls["POST /v1/files"] == 1 and _sync_calls(server) == 0
         assert resumed.model_calls == 11 and resumed.frame.valid.all()
         assert (resumed.frame.value == "4").all()
+        batches = resumed.metrics["vendor_batches"]["gpt"]
+        assert batches["submitted"] == [] and batches["resumed"] == ["batch_1"]
+        assert batches["retried_item_by_item"] == 0 and batches["still_running"] == 0
         # and the rerun after that asks nothing, polls nothing
         polls = emulator.calls["poll"]
         assert run_judge_stage(params, tmp_path, dispatch=DISPATCH).model_calls == 0

@@ -436,12 +436,16 @@ def answer_missing(
     backends: dict[str, JudgeBackend],
     cache: DiskCache,
     dispatch: Dispatch | None = None,
+    batches: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], int]:
     """Cached answers of all planned keys (asking the judges for the missing ones).
 
     Every finished batch is written to the cache at once (a killed run loses at most the batches in
     flight); an HTTP judge (``concurrency`` in its config) is streamed one request per batch with
-    ``concurrency`` in flight. Returns ``(answers by key, errors by key, requests sent)``.
+    ``concurrency`` in flight. A judge with ``batch: true`` goes through the vendor's batch API
+    (:mod:`implicit_bench.judges.batch`); what it did is put in ``batches`` (judge -> batch ids
+    submitted and resumed, polls, requests retried item by item, requests still running).
+    Returns ``(answers by key, errors by key, requests sent)``.
     """
     if dispatch is None:
         dispatch = executor_dispatch({}, progress=False)
@@ -482,7 +486,16 @@ def answer_missing(
 
             worker = JudgeWorker(copy.copy(backends[judge]))
             worker.setup()
-            answer_by_batch(backends[judge], list(todo.values()), cache, on_result, worker)
+            done = answer_by_batch(backends[judge], list(todo.values()), cache, on_result, worker)
+            if batches is not None:
+                batches[judge] = {
+                    "submitted": done.submitted,
+                    "resumed": done.resumed,
+                    "polls": done.polls,
+                    "retried_item_by_item": len(done.retry),
+                    "still_running": len(done.pending),
+                    "not_submitted": len(done.failed),
+                }
             continue
         streams = int(getattr(config, "concurrency", None) or 1)  # HTTP judges: streamed
         size = 1 if streams > 1 else max(1, int(getattr(config, "batch_size", 8)))
@@ -611,8 +624,9 @@ def run_judge_stage(
     if dispatch is None:
         dispatch = executor_dispatch(params.executor, params.progress)
     cache = DiskCache(root / params.cache)
+    batches: dict[str, dict[str, Any]] = {}
     try:
-        answers, errors, calls = answer_missing(planned, backends, cache, dispatch)
+        answers, errors, calls = answer_missing(planned, backends, cache, dispatch, batches)
     finally:
         cache.close()
     first = next(iter(errors.values()), None)
@@ -640,6 +654,7 @@ def run_judge_stage(
         "counts": counts,
         "images": image_counts,
         "provenance": provenance(roles, profile),
+        **({"vendor_batches": batches} if batches else {}),  # this run's (docs/judging.md)
     }
     write_judgements(frame, root / params.out)
     write_json(root / params.metrics, metrics)
