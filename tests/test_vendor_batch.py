@@ -487,3 +487,37 @@ def test_a_read_back_batch_is_closed_and_never_read_again(tmp_path):
         assert not outcome.retry and not outcome.pending and not outcome.resumed
     assert len(vendor.submitted) == 2 and got == ["r1", "r2", "r1", "r2"]
     cache.close()
+
+
+def test_request_files_are_cut_by_lines_and_bytes_and_built_one_at_a_time(tmp_path):
+    from implicit_bench.vendor_batch.base import chunks
+
+    lines = [(f"r{i}", {"x": "a" * 90}) for i in range(5)]  # 101 bytes of JSONL each
+    assert [len(c) for c in chunks(lines, 10, 250)] == [2, 2, 1]
+    assert [len(c) for c in chunks(lines, 3, 10_000)] == [3, 2]
+    assert [len(c) for c in chunks(lines[:1], 3, 10)] == [1]  # a larger line goes alone
+
+    events: list[str] = []
+
+    class _Logged(_Stuck):
+        def submit(self, lines, tag):
+            events.append("submit")
+            return super().submit(lines, tag)
+
+    def body_of(cid):
+        events.append(cid)
+        return {"q": cid}
+
+    cache = DiskCache(tmp_path / "l.sqlite")
+    run_batches(
+        _Logged(),
+        [f"r{i}" for i in range(6)],
+        body_of,
+        Ledger(cache, {"vendor": "logged"}),
+        BatchParams(batch=True, batch_max_requests=2, batch_wait_s=1e-3),
+        lambda answers: None,
+        sleep=lambda s: None,
+    )
+    # a chunk is submitted once the next line is built: never more than one chunk in memory
+    assert events == ["r0", "r1", "r2", "submit", "r3", "r4", "submit", "r5", "submit"]
+    cache.close()

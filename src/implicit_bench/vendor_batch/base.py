@@ -34,7 +34,7 @@ import contextlib
 import json
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
@@ -206,7 +206,7 @@ class Ledger:
 
 
 def chunks(
-    lines: Sequence[tuple[str, dict[str, Any]]], max_requests: int, max_bytes: int
+    lines: Iterable[tuple[str, dict[str, Any]]], max_requests: int, max_bytes: int
 ) -> Iterator[list[tuple[str, dict[str, Any]]]]:
     """Consecutive runs of ``(custom_id, line)`` of at most ``max_requests`` lines and
     ``max_bytes`` bytes of JSONL (a single larger line goes alone)."""
@@ -247,15 +247,16 @@ def run_batches(
     active = ledger.open_batches(wanted)
     outcome.resumed = sorted(active)
     covered = {c for ids in active.values() for c in ids}
-    fresh: list[tuple[str, dict[str, Any]]] = []
-    for cid in wanted:
-        if cid in covered:
-            continue
-        body = body_of(cid)
-        if body is not None:
-            fresh.append((cid, vendor.line(cid, body)))
+
+    def fresh() -> Iterator[tuple[str, dict[str, Any]]]:
+        """The request lines not in an open batch, built one chunk at a time (a judge's
+        lines hold images: never all of them in memory at once)."""
+        for cid in wanted:
+            if cid not in covered and (body := body_of(cid)) is not None:
+                yield cid, vendor.line(cid, body)
+
     max_bytes = min(params.batch_max_bytes, vendor.max_bytes)
-    for chunk in chunks(fresh, params.batch_max_requests, max_bytes):
+    for chunk in chunks(fresh(), params.batch_max_requests, max_bytes):
         ids = [cid for cid, _ in chunk]
         tag = "implicit-bench-" + stable_hash(ids, 24)
         try:
