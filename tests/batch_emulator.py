@@ -33,7 +33,9 @@ class BatchEmulator:
         hold: bool = False,
         expire_after: int | None = None,
         fault: Callable[[str], str | None] | None = None,
+        refuse: bool = False,
     ):
+        self.refuse = refuse  # the next batch fails validation as a whole
         self.hold = threading.Event()
         if hold:
             self.hold.set()
@@ -146,6 +148,7 @@ class BatchEmulator:
             "metadata": batch["metadata"],
             "output_file_id": batch.get("output_file_id"),
             "error_file_id": batch.get("error_file_id"),
+            "errors": batch.get("errors"),
         }
         return view
 
@@ -170,7 +173,9 @@ class BatchEmulator:
             "metadata": {"state": batch["status"], "displayName": batch["display_name"]},
             "done": "answers" in batch,
         }
-        if "answers" in batch:
+        if "error" in batch:
+            view["error"] = batch["error"]
+        if isinstance(batch.get("answers"), list):
             view["response"] = {"inlinedResponses": {"inlinedResponses": batch["answers"]}}
         return view
 
@@ -178,6 +183,17 @@ class BatchEmulator:
     def _advance(self, batch: dict[str, Any], server: Any) -> None:
         """A running batch stays running while ``hold`` is set (unless cancelled), else ends."""
         if "answers" in batch:
+            return
+        if self.refuse:
+            self.refuse = False
+            batch["answers"] = True
+            if batch["kind"] == "openai":
+                batch["status"] = "failed"
+                error = {"code": "invalid_request", "message": "model not available in batch"}
+                batch["errors"] = {"object": "list", "data": [error]}
+            else:
+                batch["status"] = "BATCH_STATE_FAILED"
+                batch["error"] = {"code": 400, "message": "model not available in batch"}
             return
         if self.hold.is_set() and not batch.get("cancel"):
             self.polled.set()

@@ -118,6 +118,37 @@ def test_judge_batch_maps_answers_back_and_retries_the_error_file_item_by_item(t
         assert _sync_calls(server) == 2
 
 
+def test_a_batch_judge_runs_beside_a_streamed_judge(tmp_path):
+    """Two judges in one stage: the batch judge waits for its batch in a thread while the
+    streamed judge answers on the synchronous endpoint; both complete."""
+    make_inputs(tmp_path)
+    emulator = BatchEmulator()
+    with ChatServer(lambda body, n: (200, completion('{"score": 1}')), batches=emulator) as server:
+        streamed = {k: v for k, v in _judge(server).items() if not k.startswith("batch")}
+        params = JudgeStageParams(
+            judges={"sync": {**streamed, "model": "other"}, "gpt": _judge(server)},
+            tasks={"rubric": None},
+            configs=["base"],
+            progress=False,
+        )
+        result = run_judge_stage(params, tmp_path, dispatch=DISPATCH)
+        assert result.model_calls == 22 and result.frame.valid.all()
+        assert _sync_calls(server) == 11 and emulator.calls["POST /v1/batches"] == 1
+        assert set(result.metrics["vendor_batches"]) == {"gpt"}
+
+
+def test_a_batch_refused_as_a_whole_is_not_sent_item_by_item(tmp_path):
+    make_inputs(tmp_path)
+    emulator = BatchEmulator(refuse=True)
+    with ChatServer(lambda body, n: (200, completion('{"score": 1}')), batches=emulator) as server:
+        params = _params(server)
+        with pytest.raises(LLMUnavailableError, match="batch_1 failed: invalid_request"):
+            run_judge_stage(params, tmp_path, dispatch=DISPATCH)
+        assert _sync_calls(server) == 0  # never 11 full-price requests behind the user's back
+        result = run_judge_stage(params, tmp_path, dispatch=DISPATCH)  # submitted again
+        assert emulator.calls["POST /v1/batches"] == 2 and result.frame.valid.all()
+
+
 def test_expired_batch_answers_kept_and_the_rest_retried_synchronously(tmp_path):
     make_inputs(tmp_path)
     emulator = BatchEmulator(expire_after=4)

@@ -21,7 +21,11 @@ no cache: the caller looked first) and:
    (the caller parses and stores them), then closes the batch's ids in the ledger. A request
    the batch did not answer (an error line, a retryable status, an expired or failed batch,
    no line at all) is returned in ``retry``: the caller asks it item by item on the
-   synchronous endpoint (docs/judging.md, "Vendor batch APIs", why).
+   synchronous endpoint (docs/judging.md, "Vendor batch APIs", why). A batch the vendor
+   refused as a whole (OpenAI ``failed``: the request file did not validate; Gemini
+   ``BATCH_STATE_FAILED``) is not retried item by item: the same requests would fail alike
+   (or cost the full price for every one); its ids are returned in ``failed`` with the
+   vendor's reason and closed, so the next run submits them again.
 
 At the deadline an open batch is either kept (``batch_on_deadline: keep``: its ids stay open,
 the next run polls it again; they are returned in ``pending``) or cancelled (``cancel``: the
@@ -103,6 +107,7 @@ class BatchPoll:
     state: str
     ended: bool
     info: Any = None  # the vendor's batch object (read by ``results``)
+    failed: str | None = None  # the whole batch was refused (validation): why
 
 
 class VendorError(Exception):
@@ -291,6 +296,12 @@ def run_batches(
                     continue  # a poll that failed: asked again at the next sweep
                 poll = BatchPoll("not found", True)  # the vendor does not know it: ask again
             if not poll.ended:
+                continue
+            if poll.failed is not None:  # refused as a whole: the same file would fail again
+                ids = active.pop(batch_id)
+                why = redact(f"vendor batch {batch_id} failed: {poll.failed}")
+                outcome.failed.update(dict.fromkeys(ids, why))
+                ledger.close(batch_id, ids)
                 continue
             try:
                 final = _final_answers(vendor, batch_id, poll, active[batch_id])

@@ -74,7 +74,11 @@ class GeminiBatches:
         meta = answer.get("metadata") if isinstance(answer.get("metadata"), dict) else {}
         state = str(meta.get("state") or answer.get("state") or "unknown")
         ended = state.upper().endswith(ENDED) or bool(answer.get("done"))
-        return BatchPoll(state, ended, answer)
+        failed = None
+        if state.upper().endswith("FAILED"):
+            error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+            failed = str(error.get("message") or "no reason given")
+        return BatchPoll(state, ended, answer, failed)
 
     def results(self, batch_id: str, poll: BatchPoll) -> Iterator[BatchAnswer]:
         for item in inlined(poll.info if isinstance(poll.info, dict) else {}):

@@ -108,7 +108,13 @@ class OpenAIBatches:
     def poll(self, batch_id: str) -> BatchPoll:
         batch = self._json(self._call("GET", f"/batches/{batch_id}"))
         status = str(batch.get("status", "unknown"))
-        return BatchPoll(status, status in ENDED, batch)
+        failed = None
+        if status == "failed":
+            errors = batch.get("errors")
+            data = errors.get("data") if isinstance(errors, dict) else None
+            first = data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
+            failed = f"{first.get('code') or ''}: {first.get('message') or 'no reason given'}"
+        return BatchPoll(status, status in ENDED, batch, failed)
 
     def results(self, batch_id: str, poll: BatchPoll) -> Iterator[BatchAnswer]:
         info = poll.info if isinstance(poll.info, dict) else {}
