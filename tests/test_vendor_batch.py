@@ -86,13 +86,22 @@ class _Answers:
         return 200, completion('{"score": 3}')
 
 
-def test_judge_batch_maps_answers_back_and_retries_the_error_file_item_by_item(tmp_path):
+def test_judge_batch_maps_answers_back_and_retries_the_error_file_item_by_item(
+    tmp_path, monkeypatch
+):
+    secret = "sk-batch-SECRET-4242"
+    monkeypatch.setenv("IB_BATCH_KEY", secret)
     make_inputs(tmp_path)  # 11 ok images: 11 rubric requests
     faults = iter(["error", "drop"])  # line 1: in the error file; line 2: in no file at all
     emulator = BatchEmulator(fault=lambda cid: next(faults, None))
     with ChatServer(_Answers(), batches=emulator) as server:
-        params = _params(server)
+        params = _params(server, api_key_env="IB_BATCH_KEY")
         result = run_judge_stage(params, tmp_path, dispatch=DISPATCH)
+        batch_calls = [r for r in server.requests if r["path"].startswith(("/v1/files", "/v1/b"))]
+        assert all(r["headers"]["Authorization"] == f"Bearer {secret}" for r in batch_calls)
+        stored = b"".join(p.read_bytes() for p in (tmp_path / "cache").glob("judge.sqlite*"))
+        stored += (tmp_path / params.metrics).read_bytes()
+        assert secret.encode() not in stored  # the key is sent, never stored
         # one request file, one batch; the two lines it did not answer asked on the
         # synchronous endpoint, one by one; nothing else sent
         assert emulator.calls["POST /v1/files"] == 1 and emulator.calls["POST /v1/batches"] == 1
