@@ -561,3 +561,30 @@ def test_request_files_are_cut_by_lines_and_bytes_and_built_one_at_a_time(tmp_pa
     # a chunk is submitted once the next line is built: never more than one chunk in memory
     assert events == ["r0", "r1", "r2", "submit", "r3", "r4", "submit", "r5", "submit"]
     cache.close()
+
+
+def test_a_poll_refused_for_good_stops_at_once_and_keeps_the_batch(tmp_path):
+    """A 401 / 403 to a poll cannot heal within the run: no polling until the deadline, the
+    batch stays open for the next run; a 5xx is polled again."""
+    from implicit_bench.vendor_batch.base import VendorError
+
+    class _Refused(_Stuck):
+        def poll(self, batch_id):
+            self.polls += 1
+            status = 503 if self.polls == 1 else 401
+            raise VendorError(f"GET /batches/{batch_id}: HTTP {status}", status)
+
+    vendor = _Refused()
+    cache = DiskCache(tmp_path / "l.sqlite")
+    outcome = run_batches(
+        vendor,
+        ["r1"],
+        lambda c: {"q": c},
+        Ledger(cache, {"vendor": "refused"}),
+        BatchParams(batch=True, batch_poll_s=1.0),
+        lambda answers: None,
+        sleep=lambda s: None,
+    )
+    assert vendor.polls == 2 and "HTTP 401" in outcome.pending["r1"]
+    assert Ledger(cache, {"vendor": "refused"}).open_batches(["r1"]) == {"b1": ["r1"]}
+    cache.close()

@@ -111,7 +111,12 @@ class BatchPoll:
 
 
 class VendorError(Exception):
-    """A batch request that failed under the retry policy (message redacted)."""
+    """A batch request that failed under the retry policy (message redacted; ``status``: the
+    final HTTP status, None when no answer came)."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
 
 
 class Vendor(Protocol):
@@ -292,7 +297,11 @@ def run_batches(
             try:
                 poll = vendor.poll(batch_id)
             except VendorError as exc:
-                if "HTTP 404" not in str(exc):
+                if exc.status is not None and exc.status != 404 and not is_retryable(exc.status):
+                    why = f"vendor batch {batch_id} not polled ({exc}): the next run resumes it"
+                    outcome.pending.update(dict.fromkeys(active.pop(batch_id), redact(why)))
+                    continue  # 401, 403...: polling again in this run cannot help
+                if exc.status != 404:
                     continue  # a poll that failed: asked again at the next sweep
                 poll = BatchPoll("not found", True)  # the vendor does not know it: ask again
             if not poll.ended:

@@ -42,7 +42,8 @@ class GeminiBatches:
     def _call(self, method: str, path: str, policy: RetryPolicy | None = None, **kw: Any) -> Any:
         result = send(self.client, method, path, policy or self.policy, **kw)
         if not result.ok:
-            raise VendorError(redact(f"{method} {path}: {result.error}"))
+            status = result.response.status_code if result.response is not None else None
+            raise VendorError(redact(f"{method} {path}: {result.error}"), status)
         try:
             payload = loads_strict(result.response.content)
         except ValueError:

@@ -58,7 +58,8 @@ class OpenAIBatches:
         kw["headers"] = {**self.headers, **(kw.get("headers") or {})}
         result = send(self.client, method, path, policy or self.policy, **kw)
         if not result.ok:
-            raise VendorError(redact(f"{method} {path}: {result.error}"))
+            status = result.response.status_code if result.response is not None else None
+            raise VendorError(redact(f"{method} {path}: {result.error}"), status)
         return result.response
 
     def _json(self, response: httpx.Response) -> dict[str, Any]:
