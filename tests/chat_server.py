@@ -2,6 +2,10 @@
 
 ``answer(body) -> (status, payload)`` decides each response; every request (path, headers,
 body) is recorded. Start it as a context manager: ``with ChatServer(answer) as server:``.
+
+``ChatServer(answer, batches=BatchEmulator())`` also speaks the vendor batch endpoints
+(tests/batch_emulator.py): OpenAI's Files and Batches API and Gemini's batchGenerateContent,
+each request line answered by the same ``answer``.
 """
 
 from __future__ import annotations
@@ -39,8 +43,10 @@ class ChatServer:
         delay_s: float = 0.0,
         port: int = 0,
         serial: bool = False,
+        batches: Any = None,
     ):
         self.answer = answer
+        self.batches = batches  # a tests.batch_emulator.BatchEmulator, or None
         self.models = models  # GET /v1/models lists these (None: no listing, 404), as vLLM does
         self.delay_s = delay_s  # a slow endpoint: every response waits this long
         self.requests: list[dict[str, Any]] = []
@@ -51,11 +57,29 @@ class ChatServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            def _batch(self, method: str, raw: bytes) -> bool:
+                """Answer a batch endpoint request (True), or leave it to the chat handler."""
+                if server.batches is None:
+                    return False
+                handled = server.batches.handle(method, self.path, dict(self.headers), raw, server)
+                if handled is None:
+                    return False
+                status, payload = handled
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return True
+
             def do_GET(self) -> None:  # noqa: N802
                 with server._lock:
                     server.requests.append(
                         {"path": self.path, "headers": dict(self.headers), "body": None}
                     )
+                if self._batch("GET", b""):
+                    return
                 if server.delay_s:
                     time.sleep(server.delay_s)
                 if server.models is None or self.path.rstrip("/") != "/v1/models":
@@ -79,7 +103,15 @@ class ChatServer:
 
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if server.batches is not None and server.batches.owns(self.path):
+                    with server._lock:
+                        server.requests.append(
+                            {"path": self.path, "headers": dict(self.headers), "body": None}
+                        )
+                    self._batch("POST", raw)
+                    return
+                body = json.loads(raw or b"{}")
                 with server._lock:
                     server.requests.append(
                         {"path": self.path, "headers": dict(self.headers), "body": body}

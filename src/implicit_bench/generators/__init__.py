@@ -57,6 +57,20 @@ RUNTIME_KEYS = frozenset(
         "tpm",
         "rate_window_s",
     }  # every httpretry.HttpParams key
+    # the vendor batch API's keys: how the requests travel, never what they ask
+    | {
+        "batch",
+        "batch_poll_s",
+        "batch_wait_s",
+        "batch_max_polls",
+        "batch_max_requests",
+        "batch_max_bytes",
+        "batch_max_file_bytes",
+        "batch_on_deadline",
+        "batch_cancel_wait_s",
+        "batch_ledger",
+        "batch_concurrency",
+    }
 )
 
 

@@ -26,14 +26,16 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
+from implicit_bench.generators.batch import GeneratorBatchParams
 from implicit_bench.httpretry import HttpParams, send
 from implicit_bench.jsonparse import loads_strict
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
 from implicit_bench.redact import redact
 
 
-class GeminiImagesConfig(GeneratorConfig, HttpParams):
-    """``base_url``, ``api_key_env`` and the retry bounds: ``httpretry.HttpParams``."""
+class GeminiImagesConfig(GeneratorConfig, HttpParams, GeneratorBatchParams):
+    """``base_url``, ``api_key_env`` and the retry bounds: ``httpretry.HttpParams``;
+    ``batch: true``: Gemini's batch mode, inlined (``vendor_batch``; docs/rendering.md)."""
 
     backend: Literal["gemini"] = "gemini"
     model: str  # e.g. gemini-3.1-flash-image-preview (Nano Banana 2)
@@ -53,6 +55,7 @@ class GeminiImagesConfig(GeneratorConfig, HttpParams):
     backoff_s: NonNegFloat = 2.0
     backoff_max_s: NonNegFloat = 120.0
     deadline_s: PositiveFloat = 1200.0
+    batch_max_requests: PositiveInt = 50  # the inlined answers of a batch come in one poll
 
 
 class GeminiImagesGenerator:
@@ -114,10 +117,31 @@ class GeminiImagesGenerator:
         return parsed if attempts == 1 else replace(parsed, attempts=attempts)
 
     def generate(self, requests: Sequence[RenderRequest]) -> list[RenderResult]:
+        if self.config.batch:
+            return self.generate_batch(requests)
         if len(requests) <= 1 or self.config.concurrency <= 1:
             return [self.generate_one(r) for r in requests]
         with ThreadPoolExecutor(max_workers=min(self.config.concurrency, len(requests))) as pool:
             return list(pool.map(self.generate_one, requests))
+
+    def generate_batch(self, requests: Sequence[RenderRequest]) -> list[RenderResult]:
+        """The requests through Gemini's batch mode (inlined requests and responses)."""
+        from implicit_bench.generators.batch import generate_by_batch
+        from implicit_bench.vendor_batch.gemini import GeminiBatches
+
+        cfg = self.config
+        vendor = GeminiBatches(self.client, self.policy, cfg.model, cfg.batch_max_file_bytes)
+        scope = {"vendor": "gemini", "base_url": cfg.base_url.rstrip("/"), "generator": self.name}
+        side = max_side(cfg.image_size)
+
+        def read(answer: Any) -> RenderResult:
+            if answer.status is not None and 200 <= answer.status < 300:
+                return parse_answer(answer.response(), side)
+            return RenderResult("failed", None, answer.error or answer.describe())
+
+        return generate_by_batch(
+            requests, vendor, cfg, self.request_body, read, self.generate_one, scope
+        )
 
     def close(self) -> None:
         self.client.close()

@@ -36,7 +36,8 @@ from implicit_bench.generators.base import (
     RenderResult,
     open_answer_image,
 )
-from implicit_bench.httpretry import HttpParams, send
+from implicit_bench.generators.batch import GeneratorBatchParams
+from implicit_bench.httpretry import CallResult, HttpParams, send
 from implicit_bench.jsonparse import loads_strict
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
 from implicit_bench.redact import redact
@@ -46,9 +47,10 @@ REFUSAL_CODES = ("moderation_blocked", "content_policy_violation", "content_filt
 REFUSAL_WORDS = ("safety", "content policy", "moderation", "blocked", "refus", "not allowed")
 
 
-class OpenAIImagesConfig(GeneratorConfig, HttpParams):
+class OpenAIImagesConfig(GeneratorConfig, HttpParams, GeneratorBatchParams):
     """``base_url``, ``api_key_env`` and the retry bounds: ``httpretry.HttpParams`` (longer
-    defaults here: an image takes longer than a chat answer)."""
+    defaults here: an image takes longer than a chat answer); ``batch: true``: the OpenAI
+    Batch API (``vendor_batch``; docs/rendering.md, "Vendor batch APIs")."""
 
     backend: Literal["openai_images"] = "openai_images"
     model: str  # e.g. gpt-image-1
@@ -67,6 +69,7 @@ class OpenAIImagesConfig(GeneratorConfig, HttpParams):
     backoff_s: NonNegFloat = 2.0
     backoff_max_s: NonNegFloat = 120.0
     deadline_s: PositiveFloat = 1200.0
+    batch_max_requests: PositiveInt = 50  # an output file holds every image: ~2 MB each
 
 
 class OpenAIImagesGenerator:
@@ -170,10 +173,32 @@ class OpenAIImagesGenerator:
         return RenderResult.from_image(image)  # JPEG / WebP / RGBA answers are stored as RGB PNG
 
     def generate(self, requests: Sequence[RenderRequest]) -> list[RenderResult]:
+        if self.config.batch:
+            return self.generate_batch(requests)
         if len(requests) <= 1 or self.config.concurrency <= 1:
             return [self.generate_one(r) for r in requests]
         with ThreadPoolExecutor(max_workers=min(self.config.concurrency, len(requests))) as pool:
             return list(pool.map(self.generate_one, requests))
+
+    def generate_batch(self, requests: Sequence[RenderRequest]) -> list[RenderResult]:
+        """The requests through the OpenAI Batch API (``/v1/images/generations`` lines)."""
+        from implicit_bench.generators.batch import generate_by_batch
+        from implicit_bench.vendor_batch.openai import OpenAIBatches
+
+        cfg = self.config
+        vendor = OpenAIBatches(
+            self.client, self.policy, "/v1/images/generations", cfg.batch_max_file_bytes
+        )
+        scope = {"vendor": "openai", "base_url": cfg.base_url.rstrip("/"), "generator": self.name}
+        return generate_by_batch(
+            requests,
+            vendor,
+            cfg,
+            self.request_body,
+            lambda a: self._answer(CallResult(a.response(), 1, a.error or a.describe())),
+            self.generate_one,
+            scope,
+        )
 
     def close(self) -> None:
         self.client.close()

@@ -22,13 +22,15 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from implicit_bench.dialects import Server
-from implicit_bench.httpretry import HttpParams
+from implicit_bench.httpretry import HttpParams, describe
 from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest, open_image
 from implicit_bench.params import NonNegFloat, PositiveInt
+from implicit_bench.vendor_batch.base import BatchAnswer, BatchParams
 
 
-class OpenAIJudgeParams(JudgeParams, HttpParams):
-    """``base_url``, ``api_key_env`` and the retry bounds: ``httpretry.HttpParams``."""
+class OpenAIJudgeParams(JudgeParams, HttpParams, BatchParams):
+    """``base_url``, ``api_key_env`` and the retry bounds: ``httpretry.HttpParams``; ``batch``
+    and its bounds: ``vendor_batch.base.BatchParams`` (docs/judging.md, "Vendor batch APIs")."""
 
     backend: Literal["openai"] = "openai"
     temperature: NonNegFloat | None = 0.0  # null: omit (models that accept only their default)
@@ -132,6 +134,29 @@ class OpenAIJudge(JudgeBackend):
                 ],
             }
         ]
+
+    def request_body(self, request: JudgeRequest) -> dict[str, Any]:
+        """The chat-completions body of one request (a batch's request line holds it too)."""
+        schema = request.schema if self.params.structured_output else None
+        return self._transport()._body(self.messages(request), self.params.max_new_tokens, schema)
+
+    def batch_answer(self, answer: BatchAnswer) -> tuple[str, str | None]:
+        """A batch's answer read as the synchronous endpoint's: text, or an error (a refusal,
+        a non-2xx status: not cached, asked again by the next run, as today)."""
+        response = answer.response()
+        if not 200 <= response.status_code < 300:
+            return "", describe(response)
+        return self._transport().read_answer(response)
+
+    def batch_vendor(self):
+        """The OpenAI Batch API of ``base_url`` (``/v1/chat/completions`` requests)."""
+        from implicit_bench.vendor_batch.openai import OpenAIBatches
+
+        p = self.params
+        client = p.client(f"judge {p.model}", lambda key: {"Authorization": f"Bearer {key}"})
+        return OpenAIBatches(
+            client, p.retry_policy(), "/v1/chat/completions", p.batch_max_file_bytes
+        )
 
     def answer(self, batch: list[JudgeRequest]) -> list[tuple[str, str | None]]:
         client = self._transport()

@@ -439,12 +439,17 @@ def answer_missing(
     backends: dict[str, JudgeBackend],
     cache: DiskCache,
     dispatch: Dispatch | None = None,
+    vendor_batches: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], int]:
     """Cached answers of all planned keys (asking the judges for the missing ones).
 
     Every finished batch is written to the cache at once (a killed run loses at most the batches in
     flight); an HTTP judge (``concurrency`` in its config) is streamed one request per batch with
-    ``concurrency`` in flight. Returns ``(answers by key, errors by key, requests sent)``.
+    ``concurrency`` in flight. A judge with ``batch: true`` goes through the vendor's batch API
+    (:mod:`implicit_bench.judges.batch`) in a thread of its own, so its wait for the vendor
+    overlaps the other judges' work; what it did is put in ``vendor_batches`` (judge -> batch
+    ids submitted and resumed, polls, requests retried item by item, requests still running).
+    Returns ``(answers by key, errors by key, requests sent)``.
     """
     if dispatch is None:
         dispatch = executor_dispatch({}, progress=False)
@@ -457,7 +462,13 @@ def answer_missing(
         if p.key not in answers and p.key not in by_judge[p.judge]:
             by_judge[p.judge][p.key] = JudgeCall(p.key, p.prompt, p.image_sha256, p.store, p.task)
 
+    lock = threading.Lock()  # a batch judge answers from its own thread
+
     def on_result(batch: list[JudgeCall], results: BatchResult | None, error: str | None) -> None:
+        with lock:
+            _on_result(batch, results, error)
+
+    def _on_result(batch: list[JudgeCall], results: BatchResult | None, error: str | None) -> None:
         nonlocal sent
         sent += len(batch)
         if results is None:
@@ -476,10 +487,40 @@ def answer_missing(
                 errors[key] = redact(err)
         lookup.store(fresh)
 
+    threads: list[threading.Thread] = []
+    failures: list[BaseException] = []
+
+    def batch_judge(judge: str, calls: list[JudgeCall]) -> None:
+        from implicit_bench.judges.batch import answer_by_batch
+
+        try:
+            worker = JudgeWorker(copy.copy(backends[judge]))
+            worker.setup()
+            done = answer_by_batch(backends[judge], calls, cache, on_result, worker)
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread below
+            failures.append(exc)
+            return
+        if vendor_batches is not None:
+            vendor_batches[judge] = {
+                "submitted": done.submitted,
+                "resumed": done.resumed,
+                "polls": done.polls,
+                "retried_item_by_item": len(done.retry),
+                "still_running": len(done.pending),
+                "not_submitted": len(done.failed),
+            }
+
     for judge, todo in by_judge.items():
         if not todo:
             continue
         config = backends[judge].params
+        if getattr(config, "batch", False):  # the vendor's batch API (docs/judging.md)
+            thread = threading.Thread(
+                target=batch_judge, args=(judge, list(todo.values())), daemon=True
+            )
+            thread.start()
+            threads.append(thread)
+            continue
         streams = int(getattr(config, "concurrency", None) or 1)  # HTTP judges: streamed
         size = 1 if streams > 1 else max(1, int(getattr(config, "batch_size", 8)))
         calls = list(todo.values())
@@ -492,6 +533,10 @@ def answer_missing(
             on_result,
             **extra,
         )
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
     return answers, errors, sent
 
 
@@ -607,8 +652,11 @@ def run_judge_stage(
     if dispatch is None:
         dispatch = executor_dispatch(params.executor, params.progress)
     cache = DiskCache(root / params.cache)
+    batches: dict[str, dict[str, Any]] = {}
     try:
-        answers, errors, calls = answer_missing(planned, backends, cache, dispatch)
+        answers, errors, calls = answer_missing(
+            planned, backends, cache, dispatch, vendor_batches=batches
+        )
     finally:
         cache.close()
     first = next(iter(errors.values()), None)
@@ -636,6 +684,7 @@ def run_judge_stage(
         "counts": counts,
         "images": image_counts,
         "provenance": provenance(roles, profile),
+        **({"vendor_batches": batches} if batches else {}),  # this run's (docs/judging.md)
     }
     write_judgements(frame, root / params.out)
     write_json(root / params.metrics, metrics)

@@ -232,7 +232,12 @@ class OpenAIClient(LLMClient):
                 )
                 return "", self._image_rejection
             return "", result.error
-        text, error = _content(result.response)
+        return self.read_answer(result.response)
+
+    def read_answer(self, response: httpx.Response) -> tuple[str, str | None]:
+        """(text, None) from a 2xx chat-completions answer, else ("", reason): the one reader
+        of the synchronous endpoint and of a batch's output lines."""
+        text, error = _content(response)
         if error is None and len(text) > self.params.max_answer_chars:
             return (
                 "",

@@ -396,6 +396,9 @@ def batching(cfg: GeneratorConfig) -> tuple[bool, int, int]:
     """How ``render_config`` batches a config: (fixed batches, batch size, streams)."""
     invariant = getattr(GENERATORS.resolve(cfg.backend), "BATCH_INVARIANT", False)
     streams = int(getattr(cfg, "concurrency", 1) or 1) if invariant else 1  # HTTP APIs: streamed
+    if invariant and bool(getattr(cfg, "batch", False)):
+        # vendor batch APIs: chunks of batch_max_requests, each one vendor batch, several in flight
+        return False, int(cfg.batch_max_requests), int(cfg.batch_concurrency)
     return not invariant, 1 if streams > 1 else cfg.batch_size, streams
 
 
