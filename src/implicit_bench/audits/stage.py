@@ -47,11 +47,92 @@ JUDGEMENT_INPUTS = [
 UNIT_COLUMNS_USED = ("unit_id", "bias_type")
 
 
+SELECTION_PROTOCOLS = ("main", "choice_only", "opaque_labels", "full_rotation")
+
+
+class SelectionAuditParams(StrictModel):
+    """When the Judge Acts' selection audit (audits/selection.py): ``source`` ``none``, ``sim``
+    (the simulated world's planted pools, ``world.selection``, answered by its selection judge
+    ``judge`` under each protocol of ``protocols``: the main one and the §5.5 ablations) or
+    ``file`` (``decisions``: a decisions file, audits/selection_table.py)."""
+
+    source: Literal["none", "sim", "file"] = "none"
+    judge: str = "sim_selector"
+    protocols: list[Literal["main", "choice_only", "opaque_labels", "full_rotation"]] = list(
+        SELECTION_PROTOCOLS
+    )
+    decisions: str | None = None
+    margin: Annotated[float, Field(ge=0)] = 0.0  # below-mean event: h < mean - margin
+    sensitivity_margin: Annotated[float, Field(ge=0)] | None = 0.05  # App. O, Table 6
+    near_tie_delta: Annotated[float, Field(ge=0)] = 0.05  # T17: candidates within delta of best
+
+
 class JudgeAuditParams(StrictModel):
     judgements: list[str] = JUDGEMENT_INPUTS
     primary_order: Literal["hash", "sa", "as"] = "hash"
     confidence: Annotated[float, Field(gt=0, lt=1)] = 0.95
     bootstrap: BootstrapParams = BootstrapParams()
+    selection: SelectionAuditParams = SelectionAuditParams()
+
+
+def selection_report(
+    params: SelectionAuditParams, world: Any, boot: Any, confidence: float = 0.95
+) -> dict[str, Any] | None:
+    """The ``selection`` block of metrics/judge_audit.json (None when ``source`` is ``none``).
+    ``world``: the ``WorldParams`` (source ``sim``)."""
+    from implicit_bench.audits.selection import selection_audit
+
+    kw = {
+        "margin": params.margin,
+        "sensitivity_margin": params.sensitivity_margin,
+        "near_tie_delta": params.near_tie_delta,
+        "confidence": confidence,
+    }
+    if params.source == "none":
+        return None
+    if params.source == "file":
+        from implicit_bench.audits.selection_table import read_decisions
+        from implicit_bench.errors import ConfigError
+
+        if not params.decisions:
+            raise ConfigError("judge_audit.selection.decisions: a file is needed with source file")
+        pools = read_decisions(params.decisions)
+        return nan_to_none(
+            {
+                "simulated": False,
+                "source": params.decisions,
+                "main": selection_audit(pools, boot, "selection/main", **kw),
+            }
+        )
+    from implicit_bench.errors import ConfigError
+    from implicit_bench.world.selection import PROTOCOLS, simulate_selection
+
+    if world.selection.pools == 0 or params.judge not in world.selection.judges:
+        raise ConfigError(
+            "judge_audit.selection.source sim needs world.selection.pools > 0 and "
+            f"world.selection.judges.{params.judge}"
+        )
+    out: dict[str, Any] = {
+        "simulated": True,
+        "note": "SIMULATED: pools, utilities, choices and seconds per call come from the "
+        "simulated world (world.selection); the seconds are a simulated clock",
+        "judge": params.judge,
+        "world_seed": world.seed,
+        "protocols": {},
+    }
+    for name in params.protocols:
+        protocol = PROTOCOLS[name]
+        pools, counts = simulate_selection(world.selection, world.seed, params.judge, protocol)
+        block = selection_audit(pools, boot, f"selection/{name}", **kw)
+        block["protocol"] = {
+            "n_orders": protocol.n_orders,
+            "full_rotation": protocol.full_rotation,
+            "labels": protocol.labels,
+            "contract": protocol.contract,
+        }
+        block["parse"] = counts
+        out["protocols"][name] = block
+    return nan_to_none(out)
 
 
 class NegationParams(StrictModel):

