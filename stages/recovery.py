@@ -24,6 +24,7 @@ from implicit_bench.recovery.stage import (
     estimate_entry,
     evaluate_bootstrap,
     hedges_truth,
+    judge_selection_entries,
     load_world,
     negation_entries,
     refusal_entries,
@@ -130,6 +131,7 @@ def main(params_path: str, out: str) -> None:
     )
     entries += audit_entries(rt, judgements, audit, judges)
     entries += refusal_entries(world, index, gens)
+    entries += judge_selection_entries(audit, world_params)
     if primary in judges:
         entries += negation_entries(rt, judgements, _json("metrics/negation.json"), primary, judges)
         entries += diversity_entries(

@@ -258,3 +258,28 @@ def test_simulated_world_recovers_planted_truth() -> None:
     p_, _ = simulate_selection(always_a, 7, "j", PROTOCOLS["main"])
     assert (p_.slots == 0).all()
     assert selection_truth(always_a, 7, "j", PROTOCOLS["main"])["first_slot_share"] == 1.0
+
+
+def test_recovery_entries_of_the_selection_audit() -> None:
+    from implicit_bench.audits.stage import SelectionAuditParams, selection_report
+    from implicit_bench.recovery.stage import judge_selection_entries
+    from implicit_bench.world.params import SelectionJudgeWorld, SelectionWorld, WorldParams
+
+    world = WorldParams(
+        selection=SelectionWorld(pools=90, judges={"j": SelectionJudgeWorld(invalid=0.02)})
+    )
+    params = SelectionAuditParams(source="sim", judge="j", protocols=["main", "choice_only"])
+    block = selection_report(params, world, Bootstrap(n=400, seed=2))
+    assert block["simulated"] is True and "SIMULATED" in block["note"]
+    assert block["protocols"]["choice_only"]["protocol"]["contract"] == "choice_only"
+    entries = judge_selection_entries({"selection": block}, world)
+    names = {(e["group"], e["estimand"]) for e in entries}
+    assert ("judge selection (main; When the Judge Acts)", "regret [direct]") in names
+    worst = [e for e in entries if e["estimand"].startswith("worst_group_regret")]
+    assert worst and all(e["covered"] is None for e in worst)  # descriptive (App. O)
+    covered = [e["covered"] for e in entries if e["covered"] is not None]
+    assert len(covered) >= 40 and sum(covered) >= 0.85 * len(covered)
+    # the world.json of the image backends leaves the selection pools out (same fingerprint)
+    from implicit_bench.world.truth import world_json
+
+    assert "selection" not in world_json(world)["params"]
