@@ -10,6 +10,7 @@ from implicit_bench.audits.stage import (
     make_bootstrap,
     order_function,
     selection_report,
+    selection_world,
     upstream_provenance,
 )
 from implicit_bench.clierrors import FriendlyCommand
@@ -41,11 +42,7 @@ def main(params_path: str, metrics: str, plot: str) -> None:
         params.confidence,
         boot=make_bootstrap(params.bootstrap),
     )
-    world = None
-    if params.selection.source == "sim":
-        from implicit_bench.world.params import WorldParams
-
-        world = section(raw, "world", WorldParams, params_path)
+    world = selection_world(raw, params_path) if params.selection.source == "sim" else None
     report["selection"] = selection_report(
         params.selection, world, make_bootstrap(params.bootstrap), params.confidence
     )

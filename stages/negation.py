@@ -8,6 +8,7 @@ import click
 from implicit_bench.audits.stage import (
     UNIT_COLUMNS_USED,
     NegationParams,
+    evaluator_report,
     make_bootstrap,
     negation_report,
     order_function,
@@ -42,6 +43,10 @@ def main(params_path: str, units: str, metrics: str, plot: str) -> None:
         order_function(params.primary_order),
         boot=make_bootstrap(params.bootstrap),
         presence_judge=params.presence_judge,
+    )
+    # NegT2IBench Tables 2, 5-7, 9-13: the evaluator against the annotators' majority
+    report["evaluator_agreement"] = evaluator_report(
+        params.evaluator_labels, make_bootstrap(params.bootstrap)
     )
     report.update(
         inputs=read,

@@ -283,3 +283,28 @@ def test_recovery_entries_of_the_selection_audit() -> None:
     from implicit_bench.world.truth import world_json
 
     assert "selection" not in world_json(world)["params"]
+
+
+def test_cli_selection(tmp_path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from implicit_bench.cli import main
+
+    rows = ["pool_id,candidate_id,utility,order,slot,chosen"]
+    for p, (h, ch) in enumerate(zip(U, C, strict=True)):
+        m = int(np.sum(~np.isnan(h)))
+        for k in range(3):
+            for i in range(m):
+                rows.append(f"p{p},c{i},{h[i]},{k + 1},{(i - k) % m},{int(ch[k] == i)}")
+    path = tmp_path / "d.csv"
+    path.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "s.json"
+    res = CliRunner().invoke(
+        main, ["audit", "selection", str(path), "--out", str(out), "--n-boot", "100"]
+    )
+    assert res.exit_code == 0, res.output
+    got = json.loads(out.read_text())
+    assert got["policies"]["direct"]["regret"]["value"] == pytest.approx(1 / 3)
+    assert got["policies"]["direct"]["by_group"]["all"]["pools"] == 3

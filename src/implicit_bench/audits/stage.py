@@ -75,6 +75,23 @@ class JudgeAuditParams(StrictModel):
     selection: SelectionAuditParams = SelectionAuditParams()
 
 
+def selection_world(raw: dict[str, Any], params_path: str) -> Any:
+    """The ``world`` params (``WorldParams``) for the selection audit's simulated pools."""
+    from implicit_bench.params import section
+    from implicit_bench.world.params import WorldParams
+
+    return section(raw, "world", WorldParams, params_path)
+
+
+def evaluator_report(labels: str | None, boot: Any) -> dict[str, Any] | None:
+    """NegT2IBench's evaluator audit of a labels file (None without one)."""
+    if not labels:
+        return None
+    from implicit_bench.audits.evaluator_agreement import evaluator_audit, read_labels
+
+    return nan_to_none({"source": labels, **evaluator_audit(read_labels(labels), boot)})
+
+
 def selection_report(
     params: SelectionAuditParams, world: Any, boot: Any, confidence: float = 0.95
 ) -> dict[str, Any] | None:
@@ -141,6 +158,9 @@ class NegationParams(StrictModel):
     # the alignment judge whose answer on a negated image says whether its subject is present
     # (None: the only alignment judge); judge.tasks.alignment.variants must list the variants
     presence_judge: str | None = None
+    # NegT2IBench's evaluator audit (audits/evaluator_agreement.py): a labels file of an
+    # evaluator's yes/no probabilities and annotators' verdicts; declare it in the stage's deps
+    evaluator_labels: str | None = None
     bootstrap: BootstrapParams = BootstrapParams()
 
 

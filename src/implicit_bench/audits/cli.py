@@ -1,0 +1,66 @@
+"""``implicit-bench audit``: the neighbouring papers' audits on your own files.
+
+- ``audit selection DECISIONS``: When the Judge Acts' selection audit of a judge's picks from
+  fixed candidate pools (audits/selection_table.py for the file's columns);
+- ``audit evaluator LABELS``: NegT2IBench's evaluator audit (judge modes, element-level
+  agreement, negated-question probe, annotator agreement) from a labels file
+  (audits/evaluator_agreement.py for the columns).
+"""
+
+from __future__ import annotations
+
+import click
+
+from implicit_bench.clierrors import FriendlyCommand, FriendlyGroup
+
+
+def _boot(n_boot: int, seed: int):  # noqa: ANN202 - the analysis Bootstrap, imported lazily
+    from implicit_bench.analysis.bootstrap import Bootstrap
+
+    return Bootstrap(n=n_boot, seed=seed)
+
+
+@click.group("audit", cls=FriendlyGroup)
+def audit_group() -> None:
+    """Audits of your own judge or evaluator files (docs/audits.md)."""
+
+
+@audit_group.command("selection", cls=FriendlyCommand)
+@click.argument("decisions", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSON to write")
+@click.option("--n-boot", type=click.IntRange(1, 100_000), default=10_000, show_default=True)
+@click.option("--seed", type=int, default=20261002, show_default=True, help="bootstrap seed")
+@click.option("--margin", type=click.FloatRange(0), default=0.0, show_default=True)
+@click.option("--near-tie-delta", type=click.FloatRange(0), default=0.05, show_default=True)
+def selection_command(
+    decisions: str, out: str, n_boot: int, seed: int, margin: float, near_tie_delta: float
+) -> None:
+    """Regret, gain over random, BMR, gates, order diagnostics of a decisions file."""
+    from implicit_bench.audits.selection import selection_audit
+    from implicit_bench.audits.selection_table import read_decisions
+    from implicit_bench.io import nan_to_none, write_json
+
+    boot = _boot(n_boot, seed)
+    report = selection_audit(
+        read_decisions(decisions), boot, "selection/main", margin, near_tie_delta=near_tie_delta
+    )
+    report = {"source": decisions, "bootstrap": boot.block("prompts with replacement"), **report}
+    write_json(out, nan_to_none(report))
+    click.echo(f"audit selection: {report['pools']} pools -> {out}")
+
+
+@audit_group.command("evaluator", cls=FriendlyCommand)
+@click.argument("labels", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSON to write")
+@click.option("--n-boot", type=click.IntRange(1, 100_000), default=1000, show_default=True)
+@click.option("--seed", type=int, default=42, show_default=True, help="bootstrap seed")
+def evaluator_command(labels: str, out: str, n_boot: int, seed: int) -> None:
+    """Evaluator against the annotators' majority, three judge modes, negated probe."""
+    from implicit_bench.audits.evaluator_agreement import evaluator_audit, read_labels
+    from implicit_bench.io import nan_to_none, write_json
+
+    boot = _boot(n_boot, seed)
+    report = evaluator_audit(read_labels(labels), boot)
+    report = {"source": labels, "bootstrap": boot.block("images with replacement"), **report}
+    write_json(out, nan_to_none(report))
+    click.echo(f"audit evaluator: {report['images']} images -> {out}")
