@@ -308,3 +308,46 @@ def test_cli_selection(tmp_path) -> None:
     got = json.loads(out.read_text())
     assert got["policies"]["direct"]["regret"]["value"] == pytest.approx(1 / 3)
     assert got["policies"]["direct"]["by_group"]["all"]["pools"] == 3
+
+
+def test_judge_audit_stage_writes_the_selection_block(tmp_path, monkeypatch) -> None:
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+    import yaml
+    from click.testing import CliRunner
+
+    rows = [
+        dict(config="c", unit_id="u1", variant="neutral", seed=42, judge="J", task="blind",
+             value=v, valid=True, order=o, raw=v)
+        for o, v in (("sa", "s"), ("as", "a"))
+    ]  # fmt: skip
+    (tmp_path / "data" / "judgements").mkdir(parents=True)
+    pd.DataFrame(rows).to_parquet(tmp_path / "data" / "judgements" / "judgements.parquet")
+    params = {
+        "judge_audit": {
+            "bootstrap": {"n": 100},
+            "selection": {"source": "sim", "protocols": ["main", "full_rotation"]},
+        },
+        "world": {"seed": 3, "selection": {"pools": 24}},
+    }
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(tmp_path)
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("stage_ja", root / "stages" / "judge_audit.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    res = CliRunner().invoke(module.main, [], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    sel = json.loads((tmp_path / "metrics" / "judge_audit.json").read_text())["selection"]
+    assert sel["simulated"] is True and sel["world_seed"] == 3
+    assert sel["protocols"]["main"]["pools"] == 24
+    assert sel["protocols"]["full_rotation"]["orders"]["orders"] == 4
+    assert sel["protocols"]["main"]["timing"]["ratio"] == pytest.approx(3.0, rel=0.3)
+    # source none (the model's default): no block; sim without pools: a one-line error
+    params["world"]["selection"]["pools"] = 0
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    res = CliRunner().invoke(module.main, [])
+    assert res.exit_code != 0 and "world.selection.pools" in res.output

@@ -26,21 +26,55 @@ def audit_group() -> None:
 
 
 @audit_group.command("selection", cls=FriendlyCommand)
-@click.argument("decisions", type=click.Path(exists=True, dir_okay=False))
+@click.argument("decisions", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--sim",
+    is_flag=True,
+    help="audit the simulated world's pools (world.selection of --params) under every protocol "
+    "of judge_audit.selection, as the judge_audit stage does, instead of a DECISIONS file",
+)
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSON to write")
 @click.option("--n-boot", type=click.IntRange(1, 100_000), default=10_000, show_default=True)
 @click.option("--seed", type=int, default=20261002, show_default=True, help="bootstrap seed")
 @click.option("--margin", type=click.FloatRange(0), default=0.0, show_default=True)
 @click.option("--near-tie-delta", type=click.FloatRange(0), default=0.05, show_default=True)
 def selection_command(
-    decisions: str, out: str, n_boot: int, seed: int, margin: float, near_tie_delta: float
+    decisions: str | None,
+    sim: bool,
+    params_path: str,
+    out: str,
+    n_boot: int,
+    seed: int,
+    margin: float,
+    near_tie_delta: float,
 ) -> None:
-    """Regret, gain over random, BMR, gates, order diagnostics of a decisions file."""
+    """Regret, gain over random, BMR, gates, order diagnostics of a decisions file (or --sim)."""
     from implicit_bench.audits.selection import selection_audit
     from implicit_bench.audits.selection_table import read_decisions
     from implicit_bench.io import nan_to_none, write_json
 
     boot = _boot(n_boot, seed)
+    if sim == (decisions is not None):
+        raise click.UsageError("give a DECISIONS file or --sim, not both or neither")
+    if sim:
+        from implicit_bench.audits.stage import (
+            JudgeAuditParams,
+            selection_report,
+            selection_world,
+        )
+        from implicit_bench.params import load_params, section
+
+        raw = load_params(params_path)
+        params = section(raw, "judge_audit", JudgeAuditParams, params_path).selection
+        params = params.model_copy(
+            update={"source": "sim", "margin": margin, "near_tie_delta": near_tie_delta}
+        )
+        report = selection_report(params, selection_world(raw, params_path), boot) or {}
+        report = {"bootstrap": boot.block("prompts with replacement"), **report}
+        write_json(out, report)
+        click.echo(f"audit selection (SIMULATED): {len(report['protocols'])} protocols -> {out}")
+        return
     report = selection_audit(
         read_decisions(decisions), boot, "selection/main", margin, near_tie_delta=near_tie_delta
     )
