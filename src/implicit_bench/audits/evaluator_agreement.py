@@ -109,14 +109,15 @@ def rank_agreement(human: Sequence[float], score: Sequence[float]) -> dict[str, 
     h, s = np.asarray(human, dtype=float), np.asarray(score, dtype=float)
     if len(h) < 2:
         return {"n": len(h), "kendall_tau": None, "spearman_rho": None, "pairwise_accuracy": None}
+    constant = np.ptp(h) == 0 or np.ptp(s) == 0  # no rank correlation is defined
     i, j = np.triu_indices(len(h), k=1)
     dh, ds = np.sign(h[i] - h[j]), np.sign(s[i] - s[j])
     informative = dh != 0
     credit = np.where(ds == 0, 0.5, (dh == ds).astype(float))[informative]
     return {
         "n": len(h),
-        "kendall_tau": _f(kendalltau(h, s).statistic),
-        "spearman_rho": _f(spearmanr(h, s).statistic),
+        "kendall_tau": None if constant else _f(kendalltau(h, s).statistic),
+        "spearman_rho": None if constant else _f(spearmanr(h, s).statistic),
         "pairwise_accuracy": _f(credit.mean()) if credit.size else None,
         "pairs": int(informative.sum()),
     }

@@ -199,6 +199,11 @@ def judge_audit(
     }
     # When the Judge Acts' risk-coverage table of the gates (its Table 22)
     report["risk_coverage"] = risk_coverage(report)
+    report["risk_coverage_note"] = (
+        "risk = 1 - success_a (anti-stereotype images read as a): the benchmark has no human "
+        "utility, where When the Judge Acts takes selective regret from human ratings; the "
+        "selection block (judge_audit.selection) gives the paper's regret on rated pools"
+    )
     if boot is not None:
         report["bootstrap"] = boot.block("units with replacement")
     return nan_to_none(report), position_plot_rows(blind)
