@@ -131,6 +131,12 @@ def test_order_diagnostics_by_hand() -> None:
     assert d["uniform_shares"]["A"] == pytest.approx(2.75 / 9)
     assert d["uniform_shares"]["D"] == pytest.approx(0.75 / 9)
     assert v(d["first_slot_share"]) == pytest.approx(5 / 9)
+    from scipy.stats import chisquare
+
+    exp = np.array([2.75, 2.75, 2.75, 0.75])
+    ref = chisquare([5, 2, 2, 0], exp)
+    assert d["chi_square"]["chi2"] == pytest.approx(ref.statistic)
+    assert d["chi_square"]["p_value"] == pytest.approx(ref.pvalue)
     assert v(d["flip_rate"]) == pytest.approx(2 / 3)
     # ranges 1, 1, 0: tertile bounds 2/3 and 1 -> P3 low, P1 and P2 mid, none high
     t = d["flip_by_range_tertile"]

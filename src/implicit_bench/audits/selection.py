@@ -172,10 +172,12 @@ def policy_report(
     margin: float = 0.0,
     sensitivity_margin: float | None = 0.05,
     confidence: float = 0.95,
+    group_weights: dict[str, np.ndarray] | None = None,
 ) -> dict[str, Any]:
     """The outcomes of one policy on the pools it acts on, beside random choice on the same
     pools, with prompt-level bootstrap intervals recomputed per resample (``boot``: the analysis
-    ``Bootstrap``; None: point values only)."""
+    ``Bootstrap``; None: point values only). ``group_weights``: a dict the stratified resamples
+    of the groups are kept in between calls on the same pools (the same draws either way)."""
     u = np.asarray(pools.utilities, dtype=float)
     groups = np.asarray(pools.groups, dtype=object)
     n = len(u)
@@ -190,8 +192,14 @@ def policy_report(
     reps: dict[str, np.ndarray] = {}
     if boot is not None and n:
         w = boot.weights(n, stream)
-        for k in names:
-            reps[k] = _means(w, out_[k], acts)
+        # one product for every outcome: sums over the acted pools, then one denominator
+        cols = np.column_stack([np.where(acts, np.nan_to_num(out_[k]), 0.0) for k in names])
+        den = w @ acts.astype(float)
+        num = w @ cols
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.where(den[:, None] > 0, num / np.where(den > 0, den, 1)[:, None], np.nan)
+        for j, k in enumerate(names):
+            reps[k] = ratio[:, j]
         reps["below_mean_minus_random"] = reps["below_mean"] - reps["random_below_mean"]
         reps["coverage"] = (w @ acts.astype(float)) / n
 
@@ -251,7 +259,11 @@ def policy_report(
     worst_est = estimate_json(float(worst[0]), None, n, None)
     disp_est = estimate_json(float(disp[0]), None, n, None)
     if boot is not None and n and kept:
-        w_g = {g: boot.weights(int((gkey == g).sum()), f"{stream}/group/{g}") for g in labels}
+        cache = {} if group_weights is None else group_weights
+        for g in labels:
+            if g not in cache:
+                cache[g] = boot.weights(int((gkey == g).sum()), f"{stream}/group/{g}")
+        w_g = {g: cache[g] for g in labels}
         reps_g = group_regrets(w_g, out_["regret"], acts, gkey)
         w_rep, d_rep = worst_and_disparity(reps_g)
         worst_est = boot.interval(float(worst[0]), w_rep, f"{stream}/worst_group", n)
@@ -323,7 +335,7 @@ def order_diagnostics(
 ) -> dict[str, Any]:
     """Slot shares against uniform choice given the pool sizes, the order-flip rate (overall, by
     tertile of the pool's rating range and by number of near-ties, T17) and H_p."""
-    from scipy.stats import chisquare
+    from scipy.special import chdtrc
 
     choices = np.asarray(pools.choices, dtype=np.int64)
     sizes = pools.sizes
@@ -356,11 +368,15 @@ def order_diagnostics(
             confidence,
         )
         if calls:
-            test = chisquare(counts, expected * counts.sum() / expected.sum())
+            # Pearson's goodness of fit against the uniform-given-pool-size counts (scipy.stats'
+            # chisquare arithmetic, without importing scipy.stats)
+            exp = expected * counts.sum() / expected.sum()
+            keep = exp > 0
+            chi2 = float(np.sum((counts[keep] - exp[keep]) ** 2 / exp[keep]))
             out["chi_square"] = {
-                "chi2": float(test.statistic),
-                "dof": n_slots - 1,
-                "p_value": float(test.pvalue),
+                "chi2": chi2,
+                "dof": int(keep.sum()) - 1,
+                "p_value": float(chdtrc(int(keep.sum()) - 1, chi2)),
             }
         out["slot_shares_by_pool_size"] = {
             str(int(m)): {
@@ -439,7 +455,12 @@ def selection_audit(
     u = np.asarray(pools.utilities, dtype=float)
     m_max = u.shape[1]
     policies: dict[str, Any] = {}
-    kw = {"margin": margin, "sensitivity_margin": sensitivity_margin, "confidence": confidence}
+    kw = {
+        "margin": margin,
+        "sensitivity_margin": sensitivity_margin,
+        "confidence": confidence,
+        "group_weights": {},
+    }
     direct_choice, direct_acts = policy(pools.choices, m_max, "direct")
     for name in ("direct", *GATES):
         chosen, acts = policy(pools.choices, m_max, name)
