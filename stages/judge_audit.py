@@ -10,8 +10,8 @@ from implicit_bench.audits.stage import (
     make_bootstrap,
     order_function,
     selection_report,
-    selection_world,
     upstream_provenance,
+    world_block,
 )
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import write_table
@@ -42,7 +42,7 @@ def main(params_path: str, metrics: str, plot: str) -> None:
         params.confidence,
         boot=make_bootstrap(params.bootstrap),
     )
-    world = selection_world(raw, params_path) if params.selection.source == "sim" else None
+    world = world_block(raw, params_path) if params.selection.source == "sim" else None
     report["selection"] = selection_report(
         params.selection, world, make_bootstrap(params.bootstrap), params.confidence
     )

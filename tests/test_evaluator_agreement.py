@@ -158,3 +158,51 @@ def test_cli_and_negation_params(tmp_path) -> None:
     assert NegationParams(evaluator_labels=str(path)).evaluator_labels == str(path)
     bad = CliRunner().invoke(main, ["audit", "evaluator", str(tmp_path / "x.csv"), "--out", "o"])
     assert bad.exit_code != 0
+
+
+def test_simulated_evaluation_set_and_its_planted_truth() -> None:
+    from implicit_bench.analysis.bootstrap import Bootstrap
+    from implicit_bench.audits.stage import NegationParams, evaluator_report
+    from implicit_bench.recovery.stage import negprobe_entries
+    from implicit_bench.world.negprobe import negprobe_truth, planted_labels
+    from implicit_bench.world.params import NegProbeWorld, WorldParams
+
+    # a perfect, complementary evaluator: every negated answer flips, no complementarity error,
+    # and the per-element modes pass exactly the images whose elements all hold
+    perfect = NegProbeWorld(images=64, accuracy=1.0, complement=1.0, whole_accuracy=1.0)
+    truth = negprobe_truth(perfect, 5)
+    assert truth["flip_rate"] == 1.0 and truth["complementarity_error"] == 0.0
+    labels = planted_labels(perfect, 5)
+    a = evaluator_audit(labels)
+    assert a["negated_probe"]["flip_rate"] == 1.0
+    assert a["negated_probe"]["complementarity_error"] == pytest.approx(0.0)
+    assert a["modes"]["pos"]["called_correct"] == pytest.approx(truth["called_correct"]["pos"])
+    assert a["modes"]["whole"]["called_correct"] == pytest.approx(truth["called_correct"]["whole"])
+    assert set(labels["setting"]) == {"1:0", "0:1", "2:0", "1:1", "0:2", "2:1", "1:2", "2:2"}
+    # the default evaluator: the stage's block beside the truth (recovery)
+    world = WorldParams(negprobe=NegProbeWorld(images=400))
+    block = evaluator_report(NegationParams(evaluator_source="sim"), world, Bootstrap(n=400))
+    assert block["simulated"] is True and "SIMULATED" in block["note"]
+    entries = negprobe_entries({"evaluator_agreement": block}, world)
+    assert len(entries) == 5
+    assert sum(e["covered"] for e in entries) >= 4
+    with pytest.raises(Exception, match="world.negprobe.images"):
+        evaluator_report(NegationParams(evaluator_source="sim"), WorldParams(), None)
+
+
+def test_cli_evaluator_sim(tmp_path, monkeypatch) -> None:
+    import json
+
+    import yaml
+    from click.testing import CliRunner
+
+    from implicit_bench.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"world": {"negprobe": {"images": 40}}}))
+    res = CliRunner().invoke(
+        main, ["audit", "evaluator", "--sim", "--out", "e.json", "--n-boot", "50"]
+    )
+    assert res.exit_code == 0, res.output
+    got = json.loads((tmp_path / "e.json").read_text())
+    assert got["simulated"] is True and got["images"] == 40

@@ -61,7 +61,7 @@ def selection_command(
         from implicit_bench.audits.stage import (
             JudgeAuditParams,
             selection_report,
-            selection_world,
+            world_block,
         )
         from implicit_bench.params import load_params, section
 
@@ -70,7 +70,7 @@ def selection_command(
         params = params.model_copy(
             update={"source": "sim", "margin": margin, "near_tie_delta": near_tie_delta}
         )
-        report = selection_report(params, selection_world(raw, params_path), boot) or {}
+        report = selection_report(params, world_block(raw, params_path), boot) or {}
         report = {"bootstrap": boot.block("prompts with replacement"), **report}
         write_json(out, report)
         click.echo(f"audit selection (SIMULATED): {len(report['protocols'])} protocols -> {out}")
@@ -84,17 +84,34 @@ def selection_command(
 
 
 @audit_group.command("evaluator", cls=FriendlyCommand)
-@click.argument("labels", type=click.Path(exists=True, dir_okay=False))
+@click.argument("labels", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--sim",
+    is_flag=True,
+    help="audit the simulated world's evaluation set (world.negprobe of --params), as the "
+    "negation stage does with evaluator_source sim, instead of a LABELS file",
+)
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSON to write")
 @click.option("--n-boot", type=click.IntRange(1, 100_000), default=1000, show_default=True)
 @click.option("--seed", type=int, default=42, show_default=True, help="bootstrap seed")
-def evaluator_command(labels: str, out: str, n_boot: int, seed: int) -> None:
+def evaluator_command(
+    labels: str | None, sim: bool, params_path: str, out: str, n_boot: int, seed: int
+) -> None:
     """Evaluator against the annotators' majority, three judge modes, negated probe."""
-    from implicit_bench.audits.evaluator_agreement import evaluator_audit, read_labels
-    from implicit_bench.io import nan_to_none, write_json
+    from implicit_bench.audits.stage import NegationParams, evaluator_report, world_block
+    from implicit_bench.io import write_json
+    from implicit_bench.params import load_params
 
+    if sim == (labels is not None):
+        raise click.UsageError("give a LABELS file or --sim, not both or neither")
     boot = _boot(n_boot, seed)
-    report = evaluator_audit(read_labels(labels), boot)
-    report = {"source": labels, "bootstrap": boot.block("images with replacement"), **report}
-    write_json(out, nan_to_none(report))
+    if sim:
+        params = NegationParams(evaluator_source="sim")
+        world = world_block(load_params(params_path), params_path)
+    else:
+        params, world = NegationParams(evaluator_source="file", evaluator_labels=labels), None
+    report = evaluator_report(params, world, boot) or {}
+    report = {"bootstrap": boot.block("images with replacement"), **report}
+    write_json(out, report)
     click.echo(f"audit evaluator: {report['images']} images -> {out}")

@@ -101,6 +101,25 @@ def kappa_interval(
     return boot.interval(value, kappa_from_counts(*reps.T), stream, len(uniq))
 
 
+def mean_interval(
+    values: np.ndarray, clusters: np.ndarray, boot: Any, stream: str
+) -> dict[str, Any]:
+    """The mean of ``values`` with a percentile interval resampling ``clusters`` (images)."""
+    values = np.asarray(values, dtype=float)
+    codes, uniq = pd.factorize(pd.Series(clusters).astype(str), sort=True)
+    cols = np.column_stack(
+        [
+            np.bincount(codes, weights=values, minlength=len(uniq)),
+            np.bincount(codes, minlength=len(uniq)).astype(float),
+        ]
+    )
+    value = float(cols[:, 0].sum() / cols[:, 1].sum()) if len(values) else math.nan
+    reps = boot.sums(cols, stream)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = reps[:, 0] / reps[:, 1]
+    return boot.interval(value, ratio, stream, len(uniq))
+
+
 def rank_agreement(human: Sequence[float], score: Sequence[float]) -> dict[str, Any]:
     """Kendall tau-b and Spearman rho (scipy) and pairwise ranking accuracy: over image pairs with
     different human scores, the share the evaluator orders the same way (evaluator ties: 1/2)."""
@@ -204,7 +223,12 @@ def read_labels(path: str) -> pd.DataFrame:
     """Read and validate a labels file (errors: one line naming file, row and field)."""
     from implicit_bench.io import read_table
 
-    frame = read_table(path).reset_index(drop=True)
+    return validate_labels(read_table(path), path)
+
+
+def validate_labels(frame: pd.DataFrame, path: str) -> pd.DataFrame:
+    """Check a labels table (a file's, or the simulated world's) and fill optional columns."""
+    frame = frame.reset_index(drop=True)
     for col in REQUIRED:
         if col not in frame.columns:
             raise InputError(path, None, col, "column missing from the labels file")
@@ -308,6 +332,9 @@ def evaluator_audit(frame: pd.DataFrame, boot: Any = None) -> dict[str, Any]:
                 boot,
                 f"evaluator/{mode}",
             )
+            block["called_correct_interval"] = mean_interval(
+                sub[f"pass_{mode}"].to_numpy(), sub.index.to_numpy(), boot, f"evaluator/{mode}/pass"
+            )
         block["rank"] = rank_agreement(sub["human_score"], sub[f"score_{mode}"])
         for by in ("setting", "category"):
             block[f"kendall_tau_by_{by}"] = {
@@ -355,6 +382,7 @@ def evaluator_audit(frame: pd.DataFrame, boot: Any = None) -> dict[str, Any]:
         "element_level": elements,
         "negated_probe": {
             **negated_probe(neg_rows["p_pos"], neg_rows["p_neg"]),
+            **(_probe_intervals(neg_rows, boot) if boot is not None and len(neg_rows) else {}),
             "accuracy": {m: (modes.get(m) or {}).get("accuracy") for m in MODES},
             "called_correct": {m: (modes.get(m) or {}).get("called_correct") for m in MODES},
             "human_pass": _f(images["human"].mean()) if len(images) else None,
@@ -365,4 +393,18 @@ def evaluator_audit(frame: pd.DataFrame, boot: Any = None) -> dict[str, Any]:
             "negated": inter_annotator(complete[pol == "negated"]),
             "note": "elements rated by every annotator",
         },
+    }
+
+
+def _probe_intervals(rows: pd.DataFrame, boot: Any) -> dict[str, Any]:
+    """Intervals of the probe's flip rate and complementarity error, images resampled."""
+    a, b = rows["p_pos"].to_numpy(dtype=float), rows["p_neg"].to_numpy(dtype=float)
+    images = rows["image_id"].to_numpy()
+    return {
+        "flip_rate_interval": mean_interval(
+            ((a >= 0.5) != (b >= 0.5)).astype(float), images, boot, "evaluator/probe/flip"
+        ),
+        "complementarity_error_interval": mean_interval(
+            np.abs(a + b - 1), images, boot, "evaluator/probe/complementarity"
+        ),
     }

@@ -75,21 +75,48 @@ class JudgeAuditParams(StrictModel):
     selection: SelectionAuditParams = SelectionAuditParams()
 
 
-def selection_world(raw: dict[str, Any], params_path: str) -> Any:
-    """The ``world`` params (``WorldParams``) for the selection audit's simulated pools."""
+def world_block(raw: dict[str, Any], params_path: str) -> Any:
+    """The ``world`` params (``WorldParams``): the selection audit's simulated pools and the
+    evaluator audit's simulated evaluation set."""
     from implicit_bench.params import section
     from implicit_bench.world.params import WorldParams
 
     return section(raw, "world", WorldParams, params_path)
 
 
-def evaluator_report(labels: str | None, boot: Any) -> dict[str, Any] | None:
-    """NegT2IBench's evaluator audit of a labels file (None without one)."""
-    if not labels:
-        return None
-    from implicit_bench.audits.evaluator_agreement import evaluator_audit, read_labels
+def evaluator_report(params: NegationParams, world: Any, boot: Any) -> dict[str, Any] | None:
+    """NegT2IBench's evaluator audit of a labels file or of the simulated world's evaluation
+    set (``world``: the ``WorldParams``); None with source ``none``."""
+    from implicit_bench.audits.evaluator_agreement import (
+        evaluator_audit,
+        read_labels,
+        validate_labels,
+    )
+    from implicit_bench.errors import ConfigError
 
-    return nan_to_none({"source": labels, **evaluator_audit(read_labels(labels), boot)})
+    if params.evaluator_source == "none":
+        return None
+    if params.evaluator_source == "file":
+        if not params.evaluator_labels:
+            raise ConfigError("negation.evaluator_labels: a file is needed with source file")
+        labels = read_labels(params.evaluator_labels)
+        return nan_to_none({"simulated": False, "source": params.evaluator_labels,
+                            **evaluator_audit(labels, boot)})  # fmt: skip
+    from implicit_bench.world.negprobe import planted_labels
+
+    if world.negprobe.images == 0:
+        raise ConfigError("negation.evaluator_source sim needs world.negprobe.images > 0")
+    labels = validate_labels(planted_labels(world.negprobe, world.seed), "world.negprobe")
+    return nan_to_none(
+        {
+            "simulated": True,
+            "note": "SIMULATED: images, annotators and the evaluator's probabilities come from "
+            "the simulated world (world.negprobe)",
+            "source": "world.negprobe",
+            "world_seed": world.seed,
+            **evaluator_audit(labels, boot),
+        }
+    )
 
 
 def selection_report(
@@ -158,8 +185,10 @@ class NegationParams(StrictModel):
     # the alignment judge whose answer on a negated image says whether its subject is present
     # (None: the only alignment judge); judge.tasks.alignment.variants must list the variants
     presence_judge: str | None = None
-    # NegT2IBench's evaluator audit (audits/evaluator_agreement.py): a labels file of an
-    # evaluator's yes/no probabilities and annotators' verdicts; declare it in the stage's deps
+    # NegT2IBench's evaluator audit (audits/evaluator_agreement.py): none | sim (the simulated
+    # world's evaluation set, world.negprobe) | file (evaluator_labels: an evaluator's yes/no
+    # probabilities and annotators' verdicts; declare it in the stage's deps)
+    evaluator_source: Literal["none", "sim", "file"] = "none"
     evaluator_labels: str | None = None
     bootstrap: BootstrapParams = BootstrapParams()
 

@@ -668,3 +668,33 @@ def judge_selection_entries(audit: dict[str, Any], world_params: Any) -> list[di
             estimate_entry(group, "order-flip rate", truth["flip_rate"], orders.get("flip_rate"))
         )
     return out
+
+
+def negprobe_entries(negation: dict[str, Any], world_params: Any) -> list[dict[str, Any]]:
+    """NegT2IBench's evaluator audit on the simulated evaluation set (metrics/negation.json:
+    evaluator_agreement) beside world.negprobe's planted truth: the negated-question flip rate,
+    complementarity error and the share of images each judge mode passes."""
+    from implicit_bench.world.negprobe import negprobe_truth
+
+    block = negation.get("evaluator_agreement") or {}
+    if not block.get("simulated") or world_params.negprobe.images == 0:
+        return []
+    truth = negprobe_truth(world_params.negprobe, world_params.seed)
+    group = "evaluator audit (NegT2IBench; world.negprobe)"
+    probe = block.get("negated_probe") or {}
+    out = [
+        estimate_entry(group, "negated-question flip rate", truth.get("flip_rate"),
+                       probe.get("flip_rate_interval")),
+        estimate_entry(group, "complementarity error", truth.get("complementarity_error"),
+                       probe.get("complementarity_error_interval")),
+    ]  # fmt: skip
+    for mode in ("whole", "pos", "neg"):
+        out.append(
+            estimate_entry(
+                group,
+                f"called correct [{mode}]",
+                (truth.get("called_correct") or {}).get(mode),
+                ((block.get("modes") or {}).get(mode) or {}).get("called_correct_interval"),
+            )
+        )
+    return out

