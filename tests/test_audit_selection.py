@@ -272,15 +272,25 @@ def test_recovery_entries_of_the_selection_audit() -> None:
     from implicit_bench.world.params import SelectionJudgeWorld, SelectionWorld, WorldParams
 
     world = WorldParams(
-        selection=SelectionWorld(pools=90, judges={"j": SelectionJudgeWorld(invalid=0.02)})
+        selection=SelectionWorld(
+            pools=90,
+            judges={
+                "j": SelectionJudgeWorld(invalid=0.02),
+                "w": SelectionJudgeWorld(content=0.5, first_slot=0.5),
+            },
+        )
     )
-    params = SelectionAuditParams(source="sim", judge="j", protocols=["main", "choice_only"])
+    params = SelectionAuditParams(
+        source="sim", judge="j", second_judge="w", protocols=["main", "choice_only"]
+    )
     block = selection_report(params, world, Bootstrap(n=400, seed=2))
     assert block["simulated"] is True and "SIMULATED" in block["note"]
     assert block["protocols"]["choice_only"]["protocol"]["contract"] == "choice_only"
     entries = judge_selection_entries({"selection": block}, world)
     names = {(e["group"], e["estimand"]) for e in entries}
     assert ("judge selection (main; When the Judge Acts)", "regret [direct]") in names
+    assert ("judge selection (main; When the Judge Acts)", "regret [cross-model gate]") in names
+    assert block["protocols"]["main"]["cross_model"]["second_judge"] == "w"
     worst = [e for e in entries if e["estimand"].startswith("worst_group_regret")]
     assert worst and all(e["covered"] is None for e in worst)  # descriptive (App. O)
     covered = [e["covered"] for e in entries if e["covered"] is not None]
@@ -357,3 +367,19 @@ def test_judge_audit_stage_writes_the_selection_block(tmp_path, monkeypatch) -> 
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     res = CliRunner().invoke(module.main, [])
     assert res.exit_code != 0 and "world.selection.pools" in res.output
+
+
+def test_cross_model_gate_by_hand() -> None:
+    from implicit_bench.audits.selection import cross_model_gate
+
+    # a second judge's order-1 picks 1, 0, 2: it agrees with the first judge (0, 0, 2) on P2, P3
+    second = Pools(U, np.array([[1, 1, 1], [0, 0, 0], [2, 2, 2]]), G)
+    g = cross_model_gate(pools(), second)
+    assert g["agreement"] == pytest.approx(2 / 3)
+    assert g["gate"]["acted"] == 2 and v(g["gate"]["regret"]) == pytest.approx(0.0)
+    assert v(g["gate"]["gain_over_random"]) == pytest.approx(0.25)
+    assert v(g["first_on_rejected"]["regret"]) == pytest.approx(1.0)  # P1: h 0, best 1
+    # the second judge on its own: P1 h .5 (regret .5), P2 and P3 regret 0
+    assert v(g["second_direct"]["regret"]) == pytest.approx(1 / 6)
+    with pytest.raises(ValueError, match="same pools"):
+        cross_model_gate(pools(), Pools(U[:2], C[:2], G[:2]))

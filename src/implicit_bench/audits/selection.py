@@ -502,3 +502,35 @@ def selection_audit(
         "orders": order_diagnostics(pools, near_tie_delta, confidence),
         "timing": timing(pools),
     }
+
+
+def cross_model_gate(
+    first: Pools,
+    second: Pools,
+    boot: Any = None,
+    stream: str = "selection",
+    margin: float = 0.0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """The cross-model gate (§3, §5.3): acts when two judges make the same order-1 choice on the
+    same pools, and returns it; reported like the order gates (kept, and the first judge on the
+    prompts it rejects), with the second judge's direct policy and the agreement rate."""
+    if first.utilities.shape != second.utilities.shape or not np.allclose(
+        first.utilities, second.utilities, equal_nan=True
+    ):
+        raise ValueError("the cross-model gate needs both judges on the same pools")
+    m_max = first.utilities.shape[1]
+    c1, a1 = policy(first.choices, m_max, "direct")
+    c2, a2 = policy(second.choices, m_max, "direct")
+    both = a1 & a2
+    acts = both & (c1 == c2)
+    kw = {"margin": margin, "sensitivity_margin": None, "confidence": confidence}
+    kw["group_weights"] = {}
+    return {
+        "agreement": share(int(acts.sum()), int(both.sum())),
+        "gate": policy_report(first, np.where(acts, c1, -1), acts, boot, stream, **kw),
+        "first_on_rejected": policy_report(first, c1, a1 & ~acts, boot, stream, **kw),
+        "second_on_kept": policy_report(second, c2, acts, boot, stream, **kw),
+        "second_on_rejected": policy_report(second, c2, a2 & ~acts, boot, stream, **kw),
+        "second_direct": policy_report(second, c2, a2, boot, stream, **kw),
+    }

@@ -58,6 +58,8 @@ class SelectionAuditParams(StrictModel):
 
     source: Literal["none", "sim", "file"] = "none"
     judge: str = "sim_selector"
+    # a second simulated selection judge: the cross-model gate (§5.3) on the main protocol
+    second_judge: str | None = None
     protocols: list[Literal["main", "choice_only", "opaque_labels", "full_rotation"]] = list(
         SELECTION_PROTOCOLS
     )
@@ -151,16 +153,19 @@ def selection_report(
     from implicit_bench.errors import ConfigError
     from implicit_bench.world.selection import PROTOCOLS, simulate_selection
 
-    if world.selection.pools == 0 or params.judge not in world.selection.judges:
+    missing = [j for j in (params.judge, params.second_judge) if j is not None]
+    missing = [j for j in missing if j not in world.selection.judges]
+    if world.selection.pools == 0 or missing:
         raise ConfigError(
             "judge_audit.selection.source sim needs world.selection.pools > 0 and "
-            f"world.selection.judges.{params.judge}"
+            f"world.selection.judges.{(missing or [params.judge])[0]}"
         )
     out: dict[str, Any] = {
         "simulated": True,
         "note": "SIMULATED: pools, utilities, choices and seconds per call come from the "
         "simulated world (world.selection); the seconds are a simulated clock",
         "judge": params.judge,
+        "second_judge": params.second_judge,
         "world_seed": world.seed,
         "protocols": {},
     }
@@ -175,6 +180,17 @@ def selection_report(
             "contract": protocol.contract,
         }
         block["parse"] = counts
+        if params.second_judge is not None and name == "main":
+            from implicit_bench.audits.selection import cross_model_gate
+
+            second, second_counts = simulate_selection(
+                world.selection, world.seed, params.second_judge, protocol
+            )
+            block["cross_model"] = {
+                "second_judge": params.second_judge,
+                "second_parse": second_counts,
+                **cross_model_gate(pools, second, boot, f"selection/{name}", params.margin),
+            }
         out["protocols"][name] = block
     return nan_to_none(out)
 

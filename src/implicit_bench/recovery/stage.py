@@ -658,6 +658,30 @@ def judge_selection_entries(audit: dict[str, Any], world_params: Any) -> list[di
                         diagnostic=worst,
                     )
                 )
+        cross = rep.get("cross_model") or {}
+        if cross.get("second_judge") in world_params.selection.judges:
+            from implicit_bench.world.selection import cross_model_truth
+
+            ct = cross_model_truth(
+                world_params.selection,
+                world_params.seed,
+                judge,
+                cross["second_judge"],
+                PROTOCOLS[name],
+                margin,
+            )
+            for part in ("gate", "first_on_rejected"):
+                for key, metric in JUDGE_SELECTION_MEASURES.items():
+                    if key == "worst_group_regret" or (part != "gate" and key == "coverage"):
+                        continue
+                    out.append(
+                        estimate_entry(
+                            group,
+                            f"{metric} [cross-model {part}]",
+                            ct[part].get(key),
+                            (cross.get(part) or {}).get(metric),
+                        )
+                    )
         orders = rep.get("orders") or {}
         out.append(
             estimate_entry(

@@ -208,3 +208,40 @@ def selection_truth(
 
 
 _KEYS = ("regret", "gain", "below_mean", "best_rated")
+
+
+def cross_model_truth(
+    world: SelectionWorld,
+    seed: int,
+    first: str,
+    second: str,
+    protocol: Protocol,
+    margin: float = 0.0,
+) -> dict[str, Any]:
+    """Expected outcomes of the cross-model gate (both judges' order-1 choices valid and equal)
+    and of the first judge on the prompts it rejects, on the planted pools."""
+    j1, j2 = world.judges[first], world.judges[second]
+    u_all, _ = planted_pools(world, seed)
+    u = u_all[_subset(protocol, u_all)]
+    sizes = np.sum(~np.isnan(u), axis=1)
+    v1, v2 = 1 - j1.invalid, 1 - j2.invalid
+    acc = {name: {k: 0.0 for k in (*_KEYS, "w")} for name in ("gate", "first_on_rejected")}
+    for row, m in enumerate(sizes):
+        m = int(m)
+        h = u[row, :m]
+        p1 = choice_probs(h, j1, protocol, 0)
+        p2 = choice_probs(h, j2, protocol, 0)
+        uu = np.broadcast_to(np.pad(h, (0, 4 - m), constant_values=np.nan), (m, 4))
+        out = pool_outcomes(uu, np.arange(m), margin)
+        for name, w in (
+            ("gate", v1 * v2 * p1 * p2),
+            ("first_on_rejected", v1 * p1 * (1 - v2 * p2)),
+        ):
+            acc[name]["w"] += float(w.sum())
+            for key in _KEYS:
+                acc[name][key] += float(np.sum(w * out[key]))
+    result: dict[str, Any] = {}
+    for name, a in acc.items():
+        result[name] = {k: a[k] / a["w"] if a["w"] > 0 else None for k in _KEYS}
+        result[name]["coverage"] = a["w"] / len(u) if len(u) else None
+    return result
