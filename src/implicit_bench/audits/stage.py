@@ -102,8 +102,8 @@ def evaluator_report(params: NegationParams, world: Any, boot: Any) -> dict[str,
         if not params.evaluator_labels:
             raise ConfigError("negation.evaluator_labels: a file is needed with source file")
         labels = read_labels(params.evaluator_labels)
-        return nan_to_none({"simulated": False, "source": params.evaluator_labels,
-                            **evaluator_audit(labels, boot)})  # fmt: skip
+        block = {"simulated": False, "source": params.evaluator_labels}
+        return nan_to_none({**block, **evaluator_audit(labels, boot)})
     from implicit_bench.world.negprobe import planted_labels
 
     if world.negprobe.images == 0:
