@@ -707,11 +707,12 @@ def negprobe_entries(negation: dict[str, Any], world_params: Any) -> list[dict[s
     group = "evaluator audit (NegT2IBench; world.negprobe)"
     probe = block.get("negated_probe") or {}
     out = [
-        estimate_entry(group, "negated-question flip rate", truth.get("flip_rate"),
-                       probe.get("flip_rate_interval")),
-        estimate_entry(group, "complementarity error", truth.get("complementarity_error"),
-                       probe.get("complementarity_error_interval")),
-    ]  # fmt: skip
+        estimate_entry(group, name, truth.get(key), probe.get(f"{key}_interval"))
+        for name, key in (
+            ("negated-question flip rate", "flip_rate"),
+            ("complementarity error", "complementarity_error"),
+        )
+    ]
     for mode in ("whole", "pos", "neg"):
         out.append(
             estimate_entry(
