@@ -383,3 +383,29 @@ def test_cross_model_gate_by_hand() -> None:
     assert v(g["second_direct"]["regret"]) == pytest.approx(1 / 6)
     with pytest.raises(ValueError, match="same pools"):
         cross_model_gate(pools(), Pools(U[:2], C[:2], G[:2]))
+
+
+def test_content_scorer_against_the_judge_by_hand() -> None:
+    from implicit_bench.audits.selection import scorer_report
+    from implicit_bench.world.params import SelectionJudgeWorld, SelectionScorerWorld
+    from implicit_bench.world.params import SelectionWorld as SW
+    from implicit_bench.world.selection import scorer_choices, scorer_truth
+
+    # a scorer picking the best-rated candidates 2, 0, 0: gains .5, .5, 0 against the judge's
+    # -.5, .5, 0 -> gain minus judge (1 + 0 + 0) / 3; it picks the judge's image on P2 only
+    r = scorer_report(pools(), np.array([2, 0, 0]))
+    assert v(r["gain_over_random"]) == pytest.approx(1 / 3)
+    assert v(r["gain_minus_judge"]) == pytest.approx(1 / 3)
+    assert r["agreement_with_judge"] == pytest.approx(1 / 3)
+    # a simulated scorer with a huge content signal returns the best-rated image; its truth too
+    world = SW(
+        pools=40,
+        judges={"j": SelectionJudgeWorld()},
+        scorers={"sharp": SelectionScorerWorld(content=1e4)},
+    )
+    from implicit_bench.world.selection import planted_pools
+
+    u, _ = planted_pools(world, 1)
+    picks = scorer_choices(world, 1, "sharp")
+    assert np.allclose(u[np.arange(len(u)), picks], np.nanmax(u, axis=1))
+    assert scorer_truth(world, 1, "sharp", "j")["regret"] == pytest.approx(0.0, abs=1e-9)

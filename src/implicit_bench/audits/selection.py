@@ -534,3 +534,33 @@ def cross_model_gate(
         "second_on_rejected": policy_report(second, c2, a2 & ~acts, boot, stream, **kw),
         "second_direct": policy_report(second, c2, a2, boot, stream, **kw),
     }
+
+
+def scorer_report(
+    pools: Pools,
+    chosen: np.ndarray,
+    boot: Any = None,
+    stream: str = "selection",
+    margin: float = 0.0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """A content-only scorer's picks (one per pool, the same in every order: §5.4's CLIP
+    baseline) on the judge's pools, with its gain minus the judge's order-1 gain, paired on the
+    pools where both act (the same resamples)."""
+    u = np.asarray(pools.utilities, dtype=float)
+    chosen = np.asarray(chosen, dtype=np.int64)
+    acts = chosen >= 0
+    kw = {"margin": margin, "sensitivity_margin": None, "confidence": confidence}
+    report = policy_report(pools, chosen, acts, boot, stream, group_weights={}, **kw)
+    judge, judge_acts = policy(pools.choices, u.shape[1], "direct")
+    both = acts & judge_acts
+    diff = pool_outcomes(u, chosen, margin)["gain"] - pool_outcomes(u, judge, margin)["gain"]
+    n = len(u)
+    value = float(_means(np.ones((1, n)), diff, both)[0])
+    if boot is None or not n:
+        report["gain_minus_judge"] = estimate_json(value, None, n, None)
+    else:
+        reps = _means(boot.weights(n, stream), diff, both)
+        report["gain_minus_judge"] = boot.interval(value, reps, f"{stream}/scorer_diff", n)
+    report["agreement_with_judge"] = share(int((both & (chosen == judge)).sum()), int(both.sum()))
+    return report

@@ -180,6 +180,22 @@ def selection_report(
             "contract": protocol.contract,
         }
         block["parse"] = counts
+        if world.selection.scorers and name == "main":
+            from implicit_bench.audits.selection import scorer_report
+            from implicit_bench.world.selection import scorer_choices
+
+            # When the Judge Acts §5.4, Table 15: a content-only similarity scorer (the CLIP
+            # baseline), one entry per backbone, side by side against the judge
+            block["content_baselines"] = {
+                scorer: scorer_report(
+                    pools,
+                    scorer_choices(world.selection, world.seed, scorer),
+                    boot,
+                    f"selection/{name}",
+                    params.margin,
+                )
+                for scorer in sorted(world.selection.scorers)
+            }
         if params.second_judge is not None and name == "main":
             from implicit_bench.audits.selection import cross_model_gate
 

@@ -658,6 +658,20 @@ def judge_selection_entries(audit: dict[str, Any], world_params: Any) -> list[di
                         diagnostic=worst,
                     )
                 )
+        for scorer, sb in (rep.get("content_baselines") or {}).items():
+            if scorer not in world_params.selection.scorers:
+                continue
+            from implicit_bench.world.selection import scorer_truth
+
+            st = scorer_truth(world_params.selection, world_params.seed, scorer, judge, margin)
+            for key, metric in (*JUDGE_SELECTION_MEASURES.items(), ("gain_minus_judge",) * 2):
+                if key in ("coverage", "worst_group_regret"):
+                    continue
+                out.append(
+                    estimate_entry(
+                        group, f"{metric} [scorer {scorer}]", st.get(key), sb.get(metric)
+                    )
+                )
         cross = rep.get("cross_model") or {}
         if cross.get("second_judge") in world_params.selection.judges:
             from implicit_bench.world.selection import cross_model_truth

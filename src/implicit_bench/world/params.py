@@ -147,6 +147,14 @@ class SelectionJudgeWorld(StrictModel):
     seconds_log_sd: float = Field(0.3, ge=0)
 
 
+class SelectionScorerWorld(StrictModel):
+    """A simulated content-only similarity scorer (When the Judge Acts' CLIP baseline, §5.4,
+    Table 15): scores h_i + Gumbel noise / ``content``, returns the highest, whatever the order
+    (so P(i) = softmax(``content`` x h)_i); two entries stand for two backbones."""
+
+    content: float = Field(10.0, ge=0)
+
+
 class SelectionWorld(StrictModel):
     """Planted image-selection pools (When the Judge Acts): ``pools`` pools (0 = none) of 3 or 4
     candidates (``four_share`` with 4) in ``groups`` groups; candidate quality ~ Beta(quality),
@@ -160,6 +168,7 @@ class SelectionWorld(StrictModel):
     annotators: int = Field(3, ge=1)
     quality: tuple[float, float] = (2.0, 1.0)
     judges: dict[str, SelectionJudgeWorld] = {"sim_selector": SelectionJudgeWorld()}
+    scorers: dict[str, SelectionScorerWorld] = {}
 
 
 class NegProbeWorld(StrictModel):

@@ -33,7 +33,7 @@ from implicit_bench.audits.selection_protocol import (
     slot_labels,
 )
 from implicit_bench.hashing import derive_seed
-from implicit_bench.world.params import SelectionJudgeWorld, SelectionWorld
+from implicit_bench.world.params import SelectionJudgeWorld, SelectionScorerWorld, SelectionWorld
 
 # the §5.5 ablations as protocols (the main protocol: 3 cyclic orders, letters, ranking)
 PROTOCOLS: dict[str, Protocol] = {
@@ -244,4 +244,43 @@ def cross_model_truth(
     for name, a in acc.items():
         result[name] = {k: a[k] / a["w"] if a["w"] > 0 else None for k in _KEYS}
         result[name]["coverage"] = a["w"] / len(u) if len(u) else None
+    return result
+
+
+def scorer_choices(world: SelectionWorld, seed: int, name: str) -> np.ndarray:
+    """The simulated similarity scorer's pick per planted pool (order-invariant: one pick)."""
+    scorer: SelectionScorerWorld = world.scorers[name]
+    u, _ = planted_pools(world, seed)
+    out = np.empty(len(u), dtype=np.int64)
+    for p, row in enumerate(u):
+        h = row[~np.isnan(row)]
+        rng = np.random.default_rng(derive_seed(seed, f"selection/scorer/{name}/{p}"))
+        score = scorer.content * h + rng.gumbel(size=len(h))
+        out[p] = int(np.argmax(score))
+    return out
+
+
+def scorer_truth(
+    world: SelectionWorld, seed: int, name: str, judge_name: str, margin: float = 0.0
+) -> dict[str, Any]:
+    """Expected regret, gain, below-mean rate and best-rated share of a simulated scorer, and its
+    expected gain minus the judge's order-1 gain, on the planted pools (main protocol)."""
+    scorer, judge = world.scorers[name], world.judges[judge_name]
+    u, _ = planted_pools(world, seed)
+    sums = {k: 0.0 for k in _KEYS}
+    diff = 0.0
+    for row in u:
+        h = row[~np.isnan(row)]
+        m = len(h)
+        z = np.exp(scorer.content * (h - h.max()))
+        p_scorer = z / z.sum()
+        p_judge = choice_probs(h, judge, PROTOCOLS["main"], 0)
+        uu = np.broadcast_to(np.pad(h, (0, 4 - m), constant_values=np.nan), (m, 4))
+        out = pool_outcomes(uu, np.arange(m), margin)
+        for k in _KEYS:
+            sums[k] += float(np.sum(p_scorer * out[k]))
+        diff += float(np.sum((p_scorer - p_judge) * out["gain"]))
+    n = len(u)
+    result: dict[str, Any] = {k: v / n for k, v in sums.items()}
+    result["gain_minus_judge"] = diff / n
     return result
