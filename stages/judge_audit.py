@@ -9,7 +9,9 @@ from implicit_bench.audits.stage import (
     judge_audit,
     make_bootstrap,
     order_function,
+    selection_report,
     upstream_provenance,
+    world_block,
 )
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import write_table
@@ -24,8 +26,9 @@ from implicit_bench.tables.judgements import read_judgements
 @click.option("--metrics", default="metrics/judge_audit.json", show_default=True)
 @click.option("--plot", default="plots/position_bias.csv", show_default=True)
 def main(params_path: str, metrics: str, plot: str) -> None:
+    raw = load_params(params_path)
     params = section(
-        load_params(params_path),
+        raw,
         "judge_audit",
         JudgeAuditParams,
         params_path,
@@ -38,6 +41,10 @@ def main(params_path: str, metrics: str, plot: str) -> None:
         order_function(params.primary_order),
         params.confidence,
         boot=make_bootstrap(params.bootstrap),
+    )
+    world = world_block(raw, params_path) if params.selection.source == "sim" else None
+    report["selection"] = selection_report(
+        params.selection, world, make_bootstrap(params.bootstrap), params.confidence
     )
     report["inputs"] = read
     report["primary_order"] = params.primary_order

@@ -8,10 +8,12 @@ import click
 from implicit_bench.audits.stage import (
     UNIT_COLUMNS_USED,
     NegationParams,
+    evaluator_report,
     make_bootstrap,
     negation_report,
     order_function,
     upstream_provenance,
+    world_block,
 )
 from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.io import write_table
@@ -27,8 +29,9 @@ from implicit_bench.tables.judgements import read_judgements
 @click.option("--metrics", default="metrics/negation.json", show_default=True)
 @click.option("--plot", default="plots/negation_by_strength.csv", show_default=True)
 def main(params_path: str, units: str, metrics: str, plot: str) -> None:
+    raw = load_params(params_path)
     params = section(
-        load_params(params_path),
+        raw,
         "negation",
         NegationParams,
         params_path,
@@ -42,6 +45,11 @@ def main(params_path: str, units: str, metrics: str, plot: str) -> None:
         order_function(params.primary_order),
         boot=make_bootstrap(params.bootstrap),
         presence_judge=params.presence_judge,
+    )
+    # NegT2IBench Tables 2, 5-7, 9-13: the evaluator against the annotators' majority
+    world = world_block(raw, params_path) if params.evaluator_source == "sim" else None
+    report["evaluator_agreement"] = evaluator_report(
+        params, world, make_bootstrap(params.bootstrap)
     )
     report.update(
         inputs=read,

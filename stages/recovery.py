@@ -24,8 +24,10 @@ from implicit_bench.recovery.stage import (
     estimate_entry,
     evaluate_bootstrap,
     hedges_truth,
+    judge_selection_entries,
     load_world,
     negation_entries,
+    negprobe_entries,
     refusal_entries,
     selection_entries,
     sim_name,
@@ -130,6 +132,8 @@ def main(params_path: str, out: str) -> None:
     )
     entries += audit_entries(rt, judgements, audit, judges)
     entries += refusal_entries(world, index, gens)
+    entries += judge_selection_entries(audit, world_params)
+    entries += negprobe_entries(_json("metrics/negation.json"), world_params)
     if primary in judges:
         entries += negation_entries(rt, judgements, _json("metrics/negation.json"), primary, judges)
         entries += diversity_entries(

@@ -362,3 +362,21 @@ def _mgbi_replicates(prim, units, boot):
     return diversity_replicates(
         boot.weights(len(ids), "diversity/J/c"), h, templates, types, len(cats), QUANTILES
     )["MGBI"]
+
+
+def test_negation_stage_writes_the_simulated_evaluator_audit(repo, monkeypatch, tmp_path):
+    """negation.evaluator_source sim: NegT2IBench's evaluator audit of world.negprobe."""
+    monkeypatch.chdir(repo)
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["negation"]["evaluator_source"] = "sim"
+    params["world"] = {"seed": 3, "negprobe": {"images": 32}}
+    alt = tmp_path / "params.yaml"
+    alt.write_text(yaml.safe_dump(params))
+    out = tmp_path / "negation.json"
+    args = ["--params", str(alt), "--metrics", str(out), "--plot", str(tmp_path / "n.csv")]
+    result = CliRunner().invoke(_stage("negation"), args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    block = read_json(str(out))["evaluator_agreement"]
+    assert block["simulated"] is True and block["images"] == 32
+    assert block["negated_probe"]["flip_rate_interval"]["ci"] is not None
+    assert set(block["modes"]) >= {"whole", "pos", "neg"}

@@ -47,11 +47,168 @@ JUDGEMENT_INPUTS = [
 UNIT_COLUMNS_USED = ("unit_id", "bias_type")
 
 
+SELECTION_PROTOCOLS = ("main", "choice_only", "opaque_labels", "full_rotation")
+
+
+class SelectionAuditParams(StrictModel):
+    """When the Judge Acts' selection audit (audits/selection.py): ``source`` ``none``, ``sim``
+    (the simulated world's planted pools, ``world.selection``, answered by its selection judge
+    ``judge`` under each protocol of ``protocols``: the main one and the §5.5 ablations) or
+    ``file`` (``decisions``: a decisions file, audits/selection_table.py)."""
+
+    source: Literal["none", "sim", "file"] = "none"
+    judge: str = "sim_selector"
+    # a second simulated selection judge: the cross-model gate (§5.3) on the main protocol
+    second_judge: str | None = None
+    protocols: list[Literal["main", "choice_only", "opaque_labels", "full_rotation"]] = list(
+        SELECTION_PROTOCOLS
+    )
+    decisions: str | None = None
+    margin: Annotated[float, Field(ge=0)] = 0.0  # below-mean event: h < mean - margin
+    sensitivity_margin: Annotated[float, Field(ge=0)] | None = 0.05  # App. O, Table 6
+    near_tie_delta: Annotated[float, Field(ge=0)] = 0.05  # T17: candidates within delta of best
+
+
 class JudgeAuditParams(StrictModel):
     judgements: list[str] = JUDGEMENT_INPUTS
     primary_order: Literal["hash", "sa", "as"] = "hash"
     confidence: Annotated[float, Field(gt=0, lt=1)] = 0.95
     bootstrap: BootstrapParams = BootstrapParams()
+    selection: SelectionAuditParams = SelectionAuditParams()
+
+
+def world_block(raw: dict[str, Any], params_path: str) -> Any:
+    """The ``world`` params (``WorldParams``): the selection audit's simulated pools and the
+    evaluator audit's simulated evaluation set."""
+    from implicit_bench.params import section
+    from implicit_bench.world.params import WorldParams
+
+    return section(raw, "world", WorldParams, params_path)
+
+
+def evaluator_report(params: NegationParams, world: Any, boot: Any) -> dict[str, Any] | None:
+    """NegT2IBench's evaluator audit of a labels file or of the simulated world's evaluation
+    set (``world``: the ``WorldParams``); None with source ``none``."""
+    from implicit_bench.audits.evaluator_agreement import (
+        evaluator_audit,
+        read_labels,
+        validate_labels,
+    )
+    from implicit_bench.errors import ConfigError
+
+    if params.evaluator_source == "none":
+        return None
+    if params.evaluator_source == "file":
+        if not params.evaluator_labels:
+            raise ConfigError("negation.evaluator_labels: a file is needed with source file")
+        labels = read_labels(params.evaluator_labels)
+        block = {"simulated": False, "source": params.evaluator_labels}
+        return nan_to_none({**block, **evaluator_audit(labels, boot)})
+    from implicit_bench.world.negprobe import planted_labels
+
+    if world.negprobe.images == 0:
+        raise ConfigError("negation.evaluator_source sim needs world.negprobe.images > 0")
+    labels = validate_labels(planted_labels(world.negprobe, world.seed), "world.negprobe")
+    return nan_to_none(
+        {
+            "simulated": True,
+            "note": "SIMULATED: images, annotators and the evaluator's probabilities come from "
+            "the simulated world (world.negprobe)",
+            "source": "world.negprobe",
+            "world_seed": world.seed,
+            **evaluator_audit(labels, boot),
+        }
+    )
+
+
+def selection_report(
+    params: SelectionAuditParams, world: Any, boot: Any, confidence: float = 0.95
+) -> dict[str, Any] | None:
+    """The ``selection`` block of metrics/judge_audit.json (None when ``source`` is ``none``).
+    ``world``: the ``WorldParams`` (source ``sim``)."""
+    from implicit_bench.audits.selection import selection_audit
+
+    kw = {
+        "margin": params.margin,
+        "sensitivity_margin": params.sensitivity_margin,
+        "near_tie_delta": params.near_tie_delta,
+        "confidence": confidence,
+    }
+    if params.source == "none":
+        return None
+    if params.source == "file":
+        from implicit_bench.audits.selection_table import read_decisions
+        from implicit_bench.errors import ConfigError
+
+        if not params.decisions:
+            raise ConfigError("judge_audit.selection.decisions: a file is needed with source file")
+        pools = read_decisions(params.decisions)
+        return nan_to_none(
+            {
+                "simulated": False,
+                "source": params.decisions,
+                "main": selection_audit(pools, boot, "selection/main", **kw),
+            }
+        )
+    from implicit_bench.errors import ConfigError
+    from implicit_bench.world.selection import PROTOCOLS, simulate_selection
+
+    missing = [j for j in (params.judge, params.second_judge) if j is not None]
+    missing = [j for j in missing if j not in world.selection.judges]
+    if world.selection.pools == 0 or missing:
+        raise ConfigError(
+            "judge_audit.selection.source sim needs world.selection.pools > 0 and "
+            f"world.selection.judges.{(missing or [params.judge])[0]}"
+        )
+    out: dict[str, Any] = {
+        "simulated": True,
+        "note": "SIMULATED: pools, utilities, choices and seconds per call come from the "
+        "simulated world (world.selection); the seconds are a simulated clock",
+        "judge": params.judge,
+        "second_judge": params.second_judge,
+        "world_seed": world.seed,
+        "protocols": {},
+    }
+    for name in params.protocols:
+        protocol = PROTOCOLS[name]
+        pools, counts = simulate_selection(world.selection, world.seed, params.judge, protocol)
+        block = selection_audit(pools, boot, f"selection/{name}", **kw)
+        block["protocol"] = {
+            "n_orders": protocol.n_orders,
+            "full_rotation": protocol.full_rotation,
+            "labels": protocol.labels,
+            "contract": protocol.contract,
+        }
+        block["parse"] = counts
+        if world.selection.scorers and name == "main":
+            from implicit_bench.audits.selection import scorer_report
+            from implicit_bench.world.selection import scorer_choices
+
+            # When the Judge Acts §5.4, Table 15: a content-only similarity scorer (the CLIP
+            # baseline), one entry per backbone, side by side against the judge
+            block["content_baselines"] = {
+                scorer: scorer_report(
+                    pools,
+                    scorer_choices(world.selection, world.seed, scorer),
+                    boot,
+                    f"selection/{name}",
+                    params.margin,
+                )
+                for scorer in sorted(world.selection.scorers)
+            }
+        if params.second_judge is not None and name == "main":
+            from implicit_bench.audits.selection import cross_model_gate
+
+            second, second_counts = simulate_selection(
+                world.selection, world.seed, params.second_judge, protocol
+            )
+            block["cross_model"] = {
+                "second_judge": params.second_judge,
+                "second_parse": second_counts,
+                **cross_model_gate(pools, second, boot, f"selection/{name}", params.margin),
+            }
+        out["protocols"][name] = block
+    return nan_to_none(out)
 
 
 class NegationParams(StrictModel):
@@ -60,6 +217,11 @@ class NegationParams(StrictModel):
     # the alignment judge whose answer on a negated image says whether its subject is present
     # (None: the only alignment judge); judge.tasks.alignment.variants must list the variants
     presence_judge: str | None = None
+    # NegT2IBench's evaluator audit (audits/evaluator_agreement.py): none | sim (the simulated
+    # world's evaluation set, world.negprobe) | file (evaluator_labels: an evaluator's yes/no
+    # probabilities and annotators' verdicts; declare it in the stage's deps)
+    evaluator_source: Literal["none", "sim", "file"] = "none"
+    evaluator_labels: str | None = None
     bootstrap: BootstrapParams = BootstrapParams()
 
 
@@ -98,6 +260,11 @@ def judge_audit(
     }
     # When the Judge Acts' risk-coverage table of the gates (its Table 22)
     report["risk_coverage"] = risk_coverage(report)
+    report["risk_coverage_note"] = (
+        "risk = 1 - success_a (anti-stereotype images read as a): the benchmark has no human "
+        "utility, where When the Judge Acts takes selective regret from human ratings; the "
+        "selection block (judge_audit.selection) gives the paper's regret on rated pools"
+    )
     if boot is not None:
         report["bootstrap"] = boot.block("units with replacement")
     return nan_to_none(report), position_plot_rows(blind)

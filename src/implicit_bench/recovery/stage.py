@@ -604,3 +604,137 @@ def calibration_entries(
         "rater_error": params.calibration.rater_error,
         **corr.describe(),
     }
+
+
+JUDGE_SELECTION_MEASURES = {
+    "regret": "regret",
+    "gain": "gain_over_random",
+    # a deterministic policy's BMR with its Wilson interval (§4.5): a bootstrap of a share with
+    # no below-mean pick on the kept pools is the degenerate [0, 0]
+    "below_mean": "below_mean_rate_wilson",
+    "best_rated": "best_rated_share",
+    "coverage": "coverage",
+    "worst_group_regret": "worst_group_regret",
+}
+
+
+def judge_selection_entries(audit: dict[str, Any], world_params: Any) -> list[dict[str, Any]]:
+    """When the Judge Acts' selection audit (metrics/judge_audit.json: selection) beside the
+    planted truth of world.selection: per protocol and policy regret, gain over random, BMR,
+    best-rated share, coverage and worst-group regret; first-slot share and flip rate."""
+    from implicit_bench.world.selection import PROTOCOLS, selection_truth
+
+    block = audit.get("selection") or {}
+    if not block.get("simulated"):
+        return []
+    judge = block.get("judge")
+    if judge not in world_params.selection.judges or world_params.selection.pools == 0:
+        return []
+    out: list[dict[str, Any]] = []
+    for name, rep in (block.get("protocols") or {}).items():
+        if name not in PROTOCOLS:
+            continue
+        margin = ((rep.get("policies") or {}).get("direct") or {}).get("margin") or 0.0
+        truth = selection_truth(
+            world_params.selection, world_params.seed, judge, PROTOCOLS[name], margin
+        )
+        group = f"judge selection ({name}; When the Judge Acts)"
+        for policy_name, t in truth["policies"].items():
+            pol = (rep.get("policies") or {}).get(policy_name) or {}
+            for key, metric in JUDGE_SELECTION_MEASURES.items():
+                worst = key == "worst_group_regret"
+                out.append(
+                    estimate_entry(
+                        group,
+                        f"{metric} [{policy_name}]",
+                        t.get(key),
+                        pol.get(metric),
+                        # App. O: "its percentile interval is descriptive and need not be well
+                        # calibrated"; the max of noisy group means sits above the max of the
+                        # group truths, so it is shown, not counted
+                        note="diagnostic: plug-in max of the group truths; the max of noisy "
+                        "group means is biased upward (App. O: descriptive interval)"
+                        if worst
+                        else None,
+                        diagnostic=worst,
+                    )
+                )
+        for scorer, sb in (rep.get("content_baselines") or {}).items():
+            if scorer not in world_params.selection.scorers:
+                continue
+            from implicit_bench.world.selection import scorer_truth
+
+            st = scorer_truth(world_params.selection, world_params.seed, scorer, judge, margin)
+            for key, metric in (*JUDGE_SELECTION_MEASURES.items(), ("gain_minus_judge",) * 2):
+                if key in ("coverage", "worst_group_regret"):
+                    continue
+                out.append(
+                    estimate_entry(
+                        group, f"{metric} [scorer {scorer}]", st.get(key), sb.get(metric)
+                    )
+                )
+        cross = rep.get("cross_model") or {}
+        if cross.get("second_judge") in world_params.selection.judges:
+            from implicit_bench.world.selection import cross_model_truth
+
+            ct = cross_model_truth(
+                world_params.selection,
+                world_params.seed,
+                judge,
+                cross["second_judge"],
+                PROTOCOLS[name],
+                margin,
+            )
+            for part in ("gate", "first_on_rejected"):
+                for key, metric in JUDGE_SELECTION_MEASURES.items():
+                    if key == "worst_group_regret" or (part != "gate" and key == "coverage"):
+                        continue
+                    out.append(
+                        estimate_entry(
+                            group,
+                            f"{metric} [cross-model {part}]",
+                            ct[part].get(key),
+                            (cross.get(part) or {}).get(metric),
+                        )
+                    )
+        orders = rep.get("orders") or {}
+        out.append(
+            estimate_entry(
+                group, "first-slot share", truth["first_slot_share"], orders.get("first_slot_share")
+            )
+        )
+        out.append(
+            estimate_entry(group, "order-flip rate", truth["flip_rate"], orders.get("flip_rate"))
+        )
+    return out
+
+
+def negprobe_entries(negation: dict[str, Any], world_params: Any) -> list[dict[str, Any]]:
+    """NegT2IBench's evaluator audit on the simulated evaluation set (metrics/negation.json:
+    evaluator_agreement) beside world.negprobe's planted truth: the negated-question flip rate,
+    complementarity error and the share of images each judge mode passes."""
+    from implicit_bench.world.negprobe import negprobe_truth
+
+    block = negation.get("evaluator_agreement") or {}
+    if not block.get("simulated") or world_params.negprobe.images == 0:
+        return []
+    truth = negprobe_truth(world_params.negprobe, world_params.seed)
+    group = "evaluator audit (NegT2IBench; world.negprobe)"
+    probe = block.get("negated_probe") or {}
+    out = [
+        estimate_entry(group, name, truth.get(key), probe.get(f"{key}_interval"))
+        for name, key in (
+            ("negated-question flip rate", "flip_rate"),
+            ("complementarity error", "complementarity_error"),
+        )
+    ]
+    for mode in ("whole", "pos", "neg"):
+        out.append(
+            estimate_entry(
+                group,
+                f"called correct [{mode}]",
+                (truth.get("called_correct") or {}).get(mode),
+                ((block.get("modes") or {}).get(mode) or {}).get("called_correct_interval"),
+            )
+        )
+    return out

