@@ -34,6 +34,7 @@ from implicit_bench.audits.order import (
     unanimity_gate,
 )
 from implicit_bench.faces import FaceConfig
+from implicit_bench.judge_families import blind_family_check, blind_models_from_judgements
 from implicit_bench.params import BootstrapParams, StrictModel
 from implicit_bench.provenance import upstream_provenance  # noqa: F401 - re-exported for the audit stages
 from implicit_bench.schema import CYCLIC_ORDERS
@@ -72,6 +73,14 @@ def order_function(primary_order: str) -> OrderOf | None:
     return lambda unit_id, seed, variant: primary_order
 
 
+RISK_DEFINITION = (
+    "risk = 1 - success_a (the share of anti-stereotype images the judge reads as the "
+    "anti-stereotype, on the images the gate keeps). When the Judge Acts takes risk as regret "
+    "against human utilities; this benchmark has no human utility per image, so a blind rate "
+    "stands in for it and the risk is not the paper's regret."
+)
+
+
 def judge_audit(
     judgements: pd.DataFrame,
     order_of: OrderOf | None,
@@ -98,6 +107,9 @@ def judge_audit(
     }
     # When the Judge Acts' risk-coverage table of the gates (its Table 22)
     report["risk_coverage"] = risk_coverage(report)
+    report["risk_definition"] = RISK_DEFINITION
+    # IMPLICIT-Bench E.4 step 4: a blind judge outside the selection families (Qwen, Gemma)
+    report["blind_judge_families"] = blind_family_check(blind_models_from_judgements(blind))
     if boot is not None:
         report["bootstrap"] = boot.block("units with replacement")
     return nan_to_none(report), position_plot_rows(blind)
