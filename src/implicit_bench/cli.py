@@ -34,6 +34,7 @@ TOOLS: dict[str, str] = {
     "check": "implicit_bench.check:check_command",
     "run": "implicit_bench.run_model:run_command",
     "calibration": "implicit_bench.analysis.cli:calibration",
+    "scm-prompts": "implicit_bench.scm_prompts:scm_prompts_command",
 }
 
 
