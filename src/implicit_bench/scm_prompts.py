@@ -54,7 +54,7 @@ EVAL_PHRASES: dict[str, tuple[str, ...]] = {
 }
 TRAIN_PHRASES: dict[str, tuple[str, ...]] = {
     "aggressive": ("belligerent", "confrontational", "violent"),
-    "compassionate": ("empathetic", "sympathetic", "warm-hearted"),
+    "compassionate": ("empathetic", "sympathetic", "affectionate"),
     "gentle": ("tender", "calm", "peaceful"),
     "intelligent": ("clever", "wise", "gifted"),
     "poor": ("needy", "penniless", "broke"),
@@ -64,7 +64,14 @@ TRAIN_PHRASES: dict[str, tuple[str, ...]] = {
     "unprofessional": ("negligent", "incompetent", "lazy"),
 }
 NEUTRAL_SUBJECTS: tuple[str, ...] = ("person", "individual", "adult")
-FRAMES: tuple[str, ...] = ("a photo of", "a portrait of", "a close-up photo of", "an image of")
+FRAMES: tuple[str, ...] = (
+    "a photo of",
+    "a portrait of",
+    "a close-up photo of",
+    "an image of",
+    "a candid photo of",
+    "a headshot of",
+)
 SETTINGS: tuple[str, ...] = (
     "outdoors",
     "in an office",
@@ -74,6 +81,10 @@ SETTINGS: tuple[str, ...] = (
     "in a cafe",
     "in a library",
     "at a train station",
+    "in a kitchen",
+    "at a market",
+    "on a beach",
+    "in a classroom",
 )
 LIGHTING: tuple[str, ...] = (
     "natural light",
@@ -81,6 +92,7 @@ LIGHTING: tuple[str, ...] = (
     "studio lighting",
     "evening light",
     "overcast daylight",
+    "morning sun",
 )
 SPLITS: dict[str, dict[str, int]] = {  # HoloFair Table 7
     "eval": {"neutral": 300, "per_trigger": 50},
