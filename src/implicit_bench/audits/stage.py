@@ -33,6 +33,7 @@ from implicit_bench.audits.order import (
     risk_coverage,
     unanimity_gate,
 )
+from implicit_bench.audits.scene_check import SceneCheckParams, scene_check
 from implicit_bench.faces import FaceConfig
 from implicit_bench.judge_families import blind_family_check, blind_models_from_judgements
 from implicit_bench.params import BootstrapParams, StrictModel
@@ -198,6 +199,7 @@ class DiversityParams(StrictModel):
     )
     bootstrap: BootstrapParams = BootstrapParams()
     faces: FaceParams = FaceParams()
+    scene_check: SceneCheckParams = SceneCheckParams()  # App. C.1 (audits/scene_check.py)
 
 
 def diversity_labels(
@@ -239,6 +241,17 @@ def diversity_metrics(
         ),
         "bootstrap": boot.block("units with replacement"),
         "faces": faces,
+        "scene_check": nan_to_none(
+            scene_check(
+                primary_labels(
+                    blind_rows(judgements, "judgements"), order_function(params.primary_order)
+                ),
+                units,
+                params.scene_check,
+            )
+        )
+        if params.scene_check.enabled
+        else None,
         "inputs": inputs,
         "include_neither": params.include_neither,
         "template_variant": params.template_variant,
