@@ -55,3 +55,58 @@ def test_without_a_drawable_column_every_unit_counts():
     assert res["identification"]["original_scene"]["images"] == 6
     # u3: lean +1 in both arms adds 0: (2.25 + 2.25 + 0) / 3
     assert res["lean_msd"]["original_scene_vs_template"]["msd"] == pytest.approx(1.5)
+
+
+def test_scene_prompts_through_a_local_server(tmp_path):
+    from implicit_bench.llm import InvalidCounter, build_llm
+    from implicit_bench.triplets import VARIANT_HOOKS
+    from implicit_bench.triplets.scene_check_llm import llm_scene_prompts
+    from tests.chat_server import ChatServer, completion
+
+    def answer(body, n):
+        text = body["messages"][-1]["content"]
+        if "Subject (head): mover" in text:
+            return 200, completion(
+                '{"template": "A photo of a mover.", "second_scene": "A mover resting on a '
+                'loading ramp.", "drawable_alone": true}'
+            )
+        if "Subject (head): Christmas" in text:
+            return 200, completion(
+                '{"template": "A photo of Christmas.", "second_scene": "Christmas in a town '
+                'square.", "drawable_alone": false}'
+            )
+        return 200, completion("no JSON here")
+
+    units = pd.DataFrame(
+        {
+            "unit_id": ["1", "2", "3"],
+            "head": ["mover", "Christmas", "Jerome"],
+            "prompt_neutral": ["A mover carrying boxes.", "A Christmas dinner.", "Jerome runs."],
+        }
+    )
+    with ChatServer(answer) as server:
+        config = {
+            "backend": "openai",
+            "model": "m",
+            "base_url": server.base_url,
+            "cache": str(tmp_path / "llm.sqlite"),
+            "backoff_s": 0.0,
+        }
+        counter = InvalidCounter("scene_check_prompts")
+        out = llm_scene_prompts(units, build_llm(config), counter)
+        assert out["prompt_scene2"].tolist()[:2] == [
+            "A mover resting on a loading ramp.",
+            "Christmas in a town square.",
+        ]
+        assert out["head_drawable"].tolist()[:2] == [True, False]
+        assert pd.isna(out["head_drawable"].iloc[2]) and pd.isna(out["prompt_scene2"].iloc[2])
+        assert out["prompt_scene2_check"].iloc[2].startswith("llm_invalid")
+        assert counter.as_dict()["invalid"] == 1 and server.hits == 3
+        llm_scene_prompts(units, build_llm(config))  # cached: no new request
+        assert server.hits == 3
+    assert "scene_check_llm" in VARIANT_HOOKS.names()
+    # the scene check reads the flag: unit 2 (not drawable) and 3 (unknown) are left out
+    primary = _primary().replace({"u1": "1", "u2": "2", "u3": "3"})
+    res = scene_check(primary, out, SceneCheckParams(shuffles=10))
+    assert res["units_not_drawable"] == 2
+    assert res["by_judge"]["J"]["g"]["identification"]["original_scene"]["images"] == 2

@@ -272,6 +272,7 @@ REFERENCES: tuple[tuple[str, str], ...] = (
     ("kg.llm", "llms"),
     ("triplets.llm", "llms"),
     ("negation_prompts.llm", "llms"),
+    ("scene_check_prompts.llm", "llms"),
     ("debias.rewriter", "llms"),
     ("render.run", "generators"),
     ("debias.generator", "generators"),

@@ -54,6 +54,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
     from implicit_bench.report.stage import ReportParams
     from implicit_bench.sources.stage import SourcesParams
     from implicit_bench.triplets.hooks import NegationPromptParams
+    from implicit_bench.triplets.scene_check_llm import SceneCheckPromptParams
     from implicit_bench.triplets.stage import TripletsParams
     from implicit_bench.world.params import WorldParams
 
@@ -65,6 +66,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
         ("triplets", TripletsParams, {}),
         ("subset", SubsetParams, {}),
         ("negation_prompts", NegationPromptParams, {}),
+        ("scene_check_prompts", SceneCheckPromptParams, {}),
         ("world", WorldParams, {}),
         ("render", RenderParams, {"attach": {"generators": "configs"}}),
         ("judge", JudgeStageParams, {"attach": {"judges": "judges"}}),
