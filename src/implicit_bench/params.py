@@ -273,6 +273,8 @@ REFERENCES: tuple[tuple[str, str], ...] = (
     ("triplets.llm", "llms"),
     ("negation_prompts.llm", "llms"),
     ("scene_check_prompts.llm", "llms"),
+    ("construction_ablation.writer", "llms"),
+    ("construction_ablation.raters", "llms"),
     ("debias.rewriter", "llms"),
     ("render.run", "generators"),
     ("debias.generator", "generators"),

@@ -46,6 +46,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
     from implicit_bench.audits.stage import DiversityParams, JudgeAuditParams, NegationParams
     from implicit_bench.audits.study.stage import DiversityStudyParams
     from implicit_bench.clip.stage import ClipParams
+    from implicit_bench.construction_ablation import ConstructionAblationParams
     from implicit_bench.debias.stage import DebiasParams
     from implicit_bench.human_eval.bundle import HumanEvalParams
     from implicit_bench.judges.stage import JudgeStageParams
@@ -80,6 +81,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
         ("evaluate", EvaluateParams, {"inherit": ANALYSIS_INHERIT}),
         ("report", ReportParams, {}),
         ("human_eval", HumanEvalParams, {}),
+        ("construction_ablation", ConstructionAblationParams, {}),
     ]
 
 
