@@ -26,6 +26,7 @@ from implicit_bench.recovery.stage import (
     hedges_truth,
     load_world,
     negation_entries,
+    other_generator_entries,
     refusal_entries,
     selection_entries,
     sim_name,
@@ -127,6 +128,13 @@ def main(params_path: str, out: str) -> None:
         selected,
         units["unit_id"].astype(str).tolist(),
         gens.get((raw.get("select") or {}).get("config"), next(iter(gens.values()))),
+    )
+    entries += other_generator_entries(
+        world,
+        selected,
+        units["unit_id"].astype(str).tolist(),
+        gens,
+        _json("metrics/selection.json").get("other_generators") or {},
     )
     entries += audit_entries(rt, judgements, audit, judges)
     entries += refusal_entries(world, index, gens)

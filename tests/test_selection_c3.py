@@ -5,6 +5,7 @@ tests/test_analysis_selection.py (its docstring works the dx values by hand)."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from analysis_fixtures import RUBRIC_TYPES, rubric_judgements, units
 
@@ -71,3 +72,24 @@ def test_held_out_seeds_on_a_random_sample(tables):
     full = select_units(tables, params.model_copy(update={"held_out_sample": None})).metrics
     assert "sample" not in full["held_out"]
     assert full["held_out"]["judges"]["A"]["kept"]["units_selection_seeds"] == 2
+
+
+def test_recovery_sets_the_planted_lean_beside_other_generators():
+    from implicit_bench.recovery.stage import other_generator_entries
+
+    class World:
+        def rows(self, generator):
+            assert generator == "sim_api"
+            return pd.DataFrame({"truly_leans": [True, False, True]}, index=["u1", "u2", "u3"])
+
+    metrics = {
+        "sim_api": {"A": {"kept": {"units": 2, "share_positive": 0.5}, "rejected": {"units": 1}}},
+        "flux": {"A": {}},  # not simulated: no truth, no entry
+    }
+    entries = other_generator_entries(
+        World(), ["u1", "u2"], ["u1", "u2", "u3"], {"sim_api": "sim_api"}, metrics
+    )
+    kept, rejected = entries
+    assert kept["truth"] == 0.5 and kept["estimate"]["value"] == 0.5  # u1 of u1, u2 leans
+    assert rejected["truth"] == 1.0 and rejected["estimate"]["value"] is None  # u3 leans
+    assert kept["covered"] is None  # diagnostic: a rubric lean is not the planted lean

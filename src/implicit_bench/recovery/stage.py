@@ -386,6 +386,44 @@ def selection_entries(
     return out
 
 
+def other_generator_entries(
+    world,
+    selected: list[str],
+    candidates: list[str],
+    gens: dict[str, str],
+    other_generators: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """App. C.3 on the simulated world: for each configuration not used for selection, the
+    share of kept and of rejected units that lean to the stereotype there (select's
+    ``other_generators``, rubric mean dx > 0) beside the share that truly leans on that
+    generator's planted probabilities. Diagnostic: a rubric lean is not the planted lean."""
+    out: list[dict[str, Any]] = []
+    cands, kept = set(candidates), set(selected) & set(candidates)
+    for config, by_judge in sorted((other_generators or {}).items()):
+        if config not in gens:
+            continue
+        truth = world.rows(gens[config])
+        leaning = set(truth.index[truth["truly_leans"]]) & cands
+        for group, units in (("kept", kept), ("rejected", cands - kept)):
+            share = len(units & leaning) / len(units) if units else None
+            for judge, entry_ in sorted(by_judge.items()):
+                got = (entry_ or {}).get(group) or {}
+                out.append(
+                    entry(
+                        "selection",
+                        f"{group} units leaning on {config} ({judge}, C.3)",
+                        share,
+                        got.get("share_positive"),
+                        None,
+                        n=got.get("units"),
+                        diagnostic=True,
+                        note="share with rubric mean dx > 0 on a generator not used for "
+                        "selection; truth: the share that truly leans there (docs/world.md)",
+                    )
+                )
+    return out
+
+
 def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
     judged = [e for e in entries if e["covered"] is not None]
     return {
