@@ -21,6 +21,7 @@ from implicit_bench.recovery.stage import (
     calibration_entries,
     debias_entries,
     diversity_entries,
+    diversity_study_entries,
     estimate_entry,
     evaluate_bootstrap,
     hedges_truth,
@@ -135,6 +136,9 @@ def main(params_path: str, out: str) -> None:
         units["unit_id"].astype(str).tolist(),
         gens,
         _json("metrics/selection.json").get("other_generators") or {},
+    )
+    entries += diversity_study_entries(
+        world, _json("metrics/diversity_study.json"), gens, world_params.faces.error
     )
     entries += audit_entries(rt, judgements, audit, judges)
     entries += refusal_entries(world, index, gens)

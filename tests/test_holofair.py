@@ -151,3 +151,34 @@ def test_two_level_bootstrap_resamples_generations():
     assert np.nanmax(reps["CA_mean"]) <= point["CA_mean"] + 1e-12  # balanced is the maximum
     again = two_level_replicates(frame, ATTRS, "neutral", "subject", (0.1,), 200, 3)
     assert np.array_equal(reps["CA_mean"], again["CA_mean"], equal_nan=True)  # seeded
+
+
+def test_recovery_sets_planted_face_shares_beside_the_study():
+    from implicit_bench.recovery.stage import diversity_study_entries
+
+    class World:
+        def rows(self, generator):
+            assert generator == "w_local"
+            return pd.DataFrame(
+                {"p_female": [0.75], "p_young": [0.6], "p_middle": [0.3], "p_elderly": [0.1]},
+                index=["u1"],
+            )
+
+    study = {
+        "generator": "sim_local",
+        "scores": {
+            "per_prompt": [{"unit_id": "u1", "DR_gender": 0.6, "DR_age": 0.5}],
+            "deviation_ratio": {"scenes_mean": {"gender": 0.6, "age": 0.5}},
+            "fair_grpo_reward": {"weights": {"gender": 1.0, "age": 1.0}, "mean": -0.5},
+        },
+    }
+    dr_g, dr_a, reward = diversity_study_entries(World(), study, {"sim_local": "w_local"}, 0.0)
+    assert dr_g["truth"] == pytest.approx(0.5) and dr_g["estimate"]["value"] == 0.6
+    assert dr_a["truth"] == pytest.approx((0.6 - 1 / 3) / (2 / 3))  # 0.4
+    kl_g = 0.75 * math.log(0.5 / 0.75) + 0.25 * math.log(0.5 / 0.25)
+    kl_a = sum(p * math.log((1 / 3) / p) for p in (0.6, 0.3, 0.1))
+    assert reward["truth"] == pytest.approx(kl_g + kl_a)  # -0.331479
+    assert reward["covered"] is None
+    # a misreading judge pulls the read shares toward uniform: 0.75 -> 0.7 at error 0.1
+    dr_g, _, _ = diversity_study_entries(World(), study, {"sim_local": "w_local"}, 0.1)
+    assert dr_g["truth"] == pytest.approx((0.75 * 0.9 + 0.25 * 0.1 - 0.5) / 0.5)

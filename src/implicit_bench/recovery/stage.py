@@ -424,6 +424,76 @@ def other_generator_entries(
     return out
 
 
+def _read_shares(world_row: Any, error: float) -> dict[str, np.ndarray]:
+    """The planted gender / age-group shares a face judge with misreading rate ``error`` reads
+    (gender flipped; an age group read as one of the other two, equally): sim faces."""
+    f = float(world_row["p_female"])
+    ages = np.array([world_row["p_young"], world_row["p_middle"], world_row["p_elderly"]], float)
+    return {
+        "gender": np.array([f * (1 - error) + (1 - f) * error, (1 - f) * (1 - error) + f * error]),
+        "age": ages * (1 - error) + (1 - ages) * error / 2,
+    }
+
+
+def diversity_study_entries(
+    world, study: dict[str, Any], gens: dict[str, str], error: float
+) -> list[dict[str, Any]]:
+    """HoloFair C.5 / 3.4.1 on the simulated world: the diversity study's Deviation Ratios
+    (mean over scene prompts) and Fair-GRPO group reward (mean over prompts) beside the same
+    quantities of the planted face shares. Diagnostic: plug-ins from 20 images are biased."""
+    from implicit_bench.audits.holofair import deviation_ratio
+
+    scores = (study or {}).get("scores") or {}
+    prompts = scores.get("per_prompt") or []
+    generator = gens.get(str((study or {}).get("generator")))
+    if not prompts or generator is None:
+        return []
+    rows = world.rows(generator)
+    shares = [_read_shares(rows.loc[str(p["unit_id"])], error) for p in prompts]
+    attributes = [a for a in ("gender", "age") if f"DR_{a}" in prompts[0]]
+    note = (
+        "plug-in estimate from the study's images per prompt (biased away from uniform); "
+        "truth: the planted face shares as the simulated face judge reads them (docs/world.md)"
+    )
+    out = []
+    for a in attributes:
+        truth = float(np.mean([deviation_ratio(s[a]) for s in shares]))
+        est = ((scores.get("deviation_ratio") or {}).get("scenes_mean") or {}).get(a)
+        out.append(
+            entry(
+                "diversity_study",
+                f"Deviation Ratio {a}, mean over scene prompts (HoloFair C.5)",
+                truth,
+                est,
+                None,
+                n=len(prompts),
+                diagnostic=True,
+                note=note,
+            )
+        )
+    weights = (scores.get("fair_grpo_reward") or {}).get("weights") or {}
+    reward = [
+        sum(
+            float(weights.get(a, 1.0)) * float(np.sum(s[a] * np.log((1 / len(s[a])) / s[a])))
+            for a in attributes
+        )
+        for s in shares
+    ]
+    out.append(
+        entry(
+            "diversity_study",
+            "Fair-GRPO group reward, mean over prompts (HoloFair 3.4.1)",
+            float(np.mean(reward)),
+            (scores.get("fair_grpo_reward") or {}).get("mean"),
+            None,
+            n=len(prompts),
+            diagnostic=True,
+            note=note,
+        )
+    )
+    return out
+
+
 def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
     judged = [e for e in entries if e["covered"] is not None]
     return {
