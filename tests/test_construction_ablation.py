@@ -93,3 +93,61 @@ def test_direct_arm_and_ratings_through_a_local_server(tmp_path):
     out = rating_summary(rows)["R1"]
     for criterion in ("scene_consistency", "visual_realisability", "source_fidelity"):
         assert out[criterion]["difference"] == pytest.approx(3.0)  # 5 - 2, whatever the order
+
+
+def test_construction_rating_command(tmp_path):
+    from click.testing import CliRunner
+
+    from implicit_bench.cli import main
+    from tests.chat_server import ChatServer, completion
+
+    def answer(body, n):
+        text = body["messages"][-1]["content"]
+        if text.startswith("You rate two sets"):
+            one = {"scene_consistency": 4, "visual_realisability": 3, "source_fidelity": 2}
+            return 200, completion(json.dumps({"set1": one, "set2": one}))
+        return 200, completion(
+            '{"neutral": "n", "stereotype_trigger": "s", "anti_stereotype_trigger": "a"}'
+        )
+
+    units = UNITS.assign(source="stereoset", bias_type="gender", head="mover", relation=None)
+    units = units.assign(stereotype="man", anti_stereotype="woman")
+    units.to_parquet(tmp_path / "units.parquet")
+    PAIRS.assign(source="stereoset", bias_type="gender").to_parquet(tmp_path / "pairs.parquet")
+    with ChatServer(answer) as server:
+        block = {"backend": "openai", "base_url": server.base_url, "backoff_s": 0.0}
+        params = {
+            "llms": {
+                name: {**block, "model": name, "cache": str(tmp_path / f"{name}.sqlite")}
+                for name in ("writer", "r1", "r2")
+            },
+            "construction_ablation": {"writer": "writer", "raters": ["r1", "r2"], "seed": 1},
+        }
+        (tmp_path / "params.yaml").write_text(json.dumps(params))
+        result = CliRunner().invoke(
+            main,
+            [
+                "construction-rating",
+                "--params",
+                str(tmp_path / "params.yaml"),
+                "--units",
+                str(tmp_path / "units.parquet"),
+                "--pairs",
+                str(tmp_path / "pairs.parquet"),
+                "--out-dir",
+                str(tmp_path / "out"),
+                "--metrics",
+                str(tmp_path / "m.json"),
+            ],
+        )
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "m.json").read_text())
+    assert report["direct_written"] == 2 and sorted(report["by_rater"]) == ["r1", "r2"]
+    # equal ratings for both sets: no difference, whatever the order
+    assert report["by_rater"]["r2"]["source_fidelity"] == {
+        "units": 2,
+        "ours": 2.0,
+        "direct": 2.0,
+        "difference": 0.0,
+    }
+    assert len(pd.read_csv(tmp_path / "out/ratings.csv")) == 2 * 2 * 2 * 3
