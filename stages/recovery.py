@@ -29,6 +29,7 @@ from implicit_bench.recovery.stage import (
     negation_entries,
     other_generator_entries,
     refusal_entries,
+    scene_check_entries,
     selection_entries,
     sim_name,
     summary,
@@ -146,6 +147,9 @@ def main(params_path: str, out: str) -> None:
         entries += negation_entries(rt, judgements, _json("metrics/negation.json"), primary, judges)
         entries += diversity_entries(
             rt, judgements, _json("metrics/diversity.json"), primary, config, units, judges
+        )
+        entries += scene_check_entries(
+            rt, judgements, _json("metrics/diversity.json"), primary, config, judges
         )
     entries += debias_entries(world_params.out_dir, raw, _json("metrics/debias.json"), judges)
     payload = {

@@ -110,3 +110,54 @@ def test_scene_prompts_through_a_local_server(tmp_path):
     res = scene_check(primary, out, SceneCheckParams(shuffles=10))
     assert res["units_not_drawable"] == 2
     assert res["by_judge"]["J"]["g"]["identification"]["original_scene"]["images"] == 2
+
+
+def test_expected_scene_check_by_hand():
+    from implicit_bench.audits.scene_check import expected_scene_check
+
+    frame = pd.DataFrame(
+        {
+            "unit_id": ["u1", "u1", "u1", "u1"],
+            "variant": ["neutral", "neutral", "subject", "subject"],
+            "p_s": [1.0, 0.5, 0.0, 0.2],
+            "p_a": [0.0, 0.5, 0.0, 0.2],
+        }
+    )
+    arms = {"original_scene": "neutral", "template": "subject"}
+    out = expected_scene_check(frame, arms, "template")
+    assert out["identification"] == {"original_scene": 1.0, "template": pytest.approx(0.2)}
+    # scene: mu 1, 0 (var 0, 1) -> E L 0.5, Var L 1/4; template: mu 0, 0 (var 0, 0.4) -> 0, 0.1
+    assert out["lean_msd"]["original_scene_vs_template"] == pytest.approx(0.25 + 0.25 + 0.1)
+
+
+def test_recovery_entries_of_the_scene_check(monkeypatch):
+    import numpy as np
+
+    from implicit_bench.recovery import stage as recovery
+
+    class World:
+        truth = pd.DataFrame(columns=["neutral_s", "subject_s"])
+
+    class RT:
+        world = World()
+
+        def judge(self, model):
+            return model
+
+    judgements = _primary().rename(columns={"label": "value"}).assign(task="blind", valid=True)
+    judgements = judgements[judgements["value"].notna()].assign(order="sa")
+    monkeypatch.setattr(recovery, "primary_rows", lambda j, judge: j.reset_index(drop=True))
+
+    def truths(rt, rows, spec):  # every image: P(s) 0.5, P(a) 0.25 whatever the arm
+        return np.tile([0.5, 0.25, 0.25], (len(rows), 1)), None
+
+    monkeypatch.setattr(recovery, "blind_truths", truths)
+    metrics = {"scene_check": scene_check(_primary(), UNITS, SceneCheckParams(shuffles=10))}
+    entries = recovery.scene_check_entries(RT(), judgements, metrics, "J", "g", {"J": "m"})
+    by_name = {e["estimand"]: e for e in entries}
+    assert by_name["identification rate, original_scene (C.1)"]["truth"] == 0.75
+    msd = by_name["MSD of lean, original_scene_vs_template (C.1)"]
+    # per image mu 0.25, var 0.75 - 0.0625; 2 images per arm: Var L = 2 x 0.6875 / 4 in each
+    # arm, equal means: 0.34375 + 0.34375 for every unit
+    assert msd["truth"] == pytest.approx(2 * 2 * (0.75 - 0.0625) / 4)
+    assert msd["estimate"]["value"] == pytest.approx(2.25) and msd["covered"] is None

@@ -134,3 +134,35 @@ def scene_check(
             "missing_arms": [a for a in params.arms if a not in signs],
         }
     return out
+
+
+def expected_scene_check(
+    frame: pd.DataFrame, arms: Mapping[str, str], template_arm: str
+) -> dict[str, Any]:
+    """The planted truth of ``scene_check`` (recovery): ``frame`` has one row per judged image
+    with unit_id, variant, p_s, p_a (P(stored label | valid)). Identification rate per arm =
+    mean of p_s + p_a; for a scene arm, E[(L_scene - L_template)^2] per unit = (E L_scene -
+    E L_template)^2 + Var L_scene + Var L_template with L the mean of per-image signs (mean
+    p_s - p_a, variance p_s + p_a - (p_s - p_a)^2), averaged over units with both arms."""
+    f = frame.assign(mu=frame["p_s"] - frame["p_a"])
+    f = f.assign(var=f["p_s"] + f["p_a"] - f["mu"] ** 2, unit_id=f["unit_id"].astype(str))
+    ident: dict[str, float] = {}
+    moments: dict[str, pd.DataFrame] = {}
+    for arm, variant in arms.items():
+        rows = f[f["variant"] == variant]
+        if rows.empty:
+            continue
+        ident[arm] = float((rows["p_s"] + rows["p_a"]).mean())
+        g = rows.groupby("unit_id")
+        moments[arm] = pd.DataFrame({"mean": g["mu"].mean(), "var": g["var"].sum() / g.size() ** 2})
+    msd: dict[str, float] = {}
+    if template_arm in moments:
+        t = moments[template_arm]
+        for arm, m in moments.items():
+            if arm == template_arm:
+                continue
+            both = m.add_suffix("_s").join(t.add_suffix("_t"), how="inner")
+            if len(both):
+                value = (both["mean_s"] - both["mean_t"]) ** 2 + both["var_s"] + both["var_t"]
+                msd[f"{arm}_vs_{template_arm}"] = float(value.mean())
+    return {"identification": ident, "lean_msd": msd}

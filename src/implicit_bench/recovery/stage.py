@@ -357,6 +357,62 @@ def diversity_entries(
     ]
 
 
+def scene_check_entries(
+    rt: RowTruth,
+    judgements: pd.DataFrame,
+    diversity: dict[str, Any],
+    judge: str,
+    config: str,
+    judge_models: dict[str, str],
+) -> list[dict[str, Any]]:
+    """App. C.1's scene check beside the planted truth of the same images (diagnostic: no
+    interval). Empty unless a template arm was rendered and labelled."""
+    from implicit_bench.audits.scene_check import expected_scene_check
+
+    check = (diversity or {}).get("scene_check") or {}
+    block = ((check.get("by_judge") or {}).get(judge) or {}).get(config) or {}
+    planted = set(getattr(getattr(rt, "world", None), "truth", pd.DataFrame()).columns)
+    # arms whose variant the world plants (a second scene written by an LLM is not planted)
+    arms = {a: v for a, v in (check.get("arms") or {}).items() if f"{v}_s" in planted}
+    if not block.get("lean_msd") or not arms:
+        return []
+    rows = primary_rows(judgements, judge)
+    rows = rows[(rows["config"] == config) & rows["variant"].isin(list(arms.values()))]
+    rows = rows[rows["valid"].fillna(False).astype(bool)].reset_index(drop=True)
+    stored, _ = blind_truths(rt, rows, rt.judge(judge_models[judge]))
+    frame = rows[["unit_id", "variant"]].assign(p_s=stored[:, 0], p_a=stored[:, 1])
+    template = next((a for a in arms if a == "template"), None) or list(arms)[-1]
+    truth = expected_scene_check(frame, arms, template)
+    note = "truth: expected value over the labelled images of each arm (docs/world.md)"
+    out = [
+        entry(
+            "scene check",
+            f"identification rate, {arm} (C.1)",
+            truth["identification"].get(arm),
+            (block.get("identification") or {}).get(arm, {}).get("identification_rate"),
+            None,
+            diagnostic=True,
+            note=note,
+        )
+        for arm in arms
+        if arm in truth["identification"]
+    ]
+    for name, got in (block.get("lean_msd") or {}).items():
+        out.append(
+            entry(
+                "scene check",
+                f"MSD of lean, {name} (C.1)",
+                truth["lean_msd"].get(name),
+                got.get("msd"),
+                None,
+                n=got.get("units"),
+                diagnostic=True,
+                note=note,
+            )
+        )
+    return out
+
+
 def selection_entries(
     world, selected: list[str], candidates: list[str], generator: str
 ) -> list[dict[str, Any]]:
