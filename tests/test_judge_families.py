@@ -84,7 +84,9 @@ def test_judge_audit_records_families_and_risk_definition():
                     "model": model,
                 }
             )
-    frame = pd.DataFrame(rows)
+    clip = {**rows[0], "judge": "clip", "model": "openai/clip-vit-large-patch14", "order": None}
+    frame = pd.DataFrame([*rows, clip])
+    # the CLIP blind judge (no option order) asks no A/B/C question: it does not count
     assert blind_models_from_judgements(frame) == {
         "qwen3vl": "Qwen/Qwen3-VL",
         "gemma4": "google/gemma-4",

@@ -64,8 +64,12 @@ def blind_models_from_params(params: Mapping[str, Any]) -> dict[str, str | None]
 
 
 def blind_models_from_judgements(judgements: Any) -> dict[str, str | None]:
-    """Blind rows of a judgements table -> ``{judge: model}`` (the first model id seen)."""
+    """Blind rows of a judgements table -> ``{judge: model}`` (the first model id seen). Only
+    judges asked the A/B/C question count: their rows carry an option order; the CLIP blind
+    judge's rows have none (it compares two texts, no options)."""
     blind = judgements[judgements["task"] == "blind"]
+    if "order" in blind.columns:
+        blind = blind[blind["order"].notna()]
     if "model" not in blind.columns:
         return dict.fromkeys(sorted(blind["judge"].astype(str).unique()))
     out: dict[str, str | None] = {}
