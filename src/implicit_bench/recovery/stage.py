@@ -507,6 +507,8 @@ def diversity_study_entries(
     rows = world.rows(generator)
     shares = [_read_shares(rows.loc[str(p["unit_id"])], error) for p in prompts]
     attributes = [a for a in ("gender", "age") if f"DR_{a}" in prompts[0]]
+    if not attributes:  # a study written before the Deviation Ratio existed
+        return []
     note = (
         "plug-in estimate from the study's images per prompt (biased away from uniform); "
         "truth: the planted face shares as the simulated face judge reads them (docs/world.md)"
