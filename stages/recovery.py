@@ -21,6 +21,7 @@ from implicit_bench.recovery.stage import (
     calibration_entries,
     debias_entries,
     diversity_entries,
+    diversity_study_entries,
     estimate_entry,
     evaluate_bootstrap,
     hedges_truth,
@@ -28,7 +29,9 @@ from implicit_bench.recovery.stage import (
     load_world,
     negation_entries,
     negprobe_entries,
+    other_generator_entries,
     refusal_entries,
+    scene_check_entries,
     selection_entries,
     sim_name,
     summary,
@@ -130,6 +133,16 @@ def main(params_path: str, out: str) -> None:
         units["unit_id"].astype(str).tolist(),
         gens.get((raw.get("select") or {}).get("config"), next(iter(gens.values()))),
     )
+    entries += other_generator_entries(
+        world,
+        selected,
+        units["unit_id"].astype(str).tolist(),
+        gens,
+        _json("metrics/selection.json").get("other_generators") or {},
+    )
+    entries += diversity_study_entries(
+        world, _json("metrics/diversity_study.json"), gens, world_params.faces.error
+    )
     entries += audit_entries(rt, judgements, audit, judges)
     entries += refusal_entries(world, index, gens)
     entries += judge_selection_entries(audit, world_params)
@@ -138,6 +151,9 @@ def main(params_path: str, out: str) -> None:
         entries += negation_entries(rt, judgements, _json("metrics/negation.json"), primary, judges)
         entries += diversity_entries(
             rt, judgements, _json("metrics/diversity.json"), primary, config, units, judges
+        )
+        entries += scene_check_entries(
+            rt, judgements, _json("metrics/diversity.json"), primary, config, judges
         )
     entries += debias_entries(world_params.out_dir, raw, _json("metrics/debias.json"), judges)
     payload = {

@@ -335,6 +335,7 @@ def test_analyze_extension_on_byo_judgements(tmp_path):
         "blind_labels",
         "bootstrap",
         "faces",
+        "scene_check",
         "inputs",
         "include_neither",
         "template_variant",

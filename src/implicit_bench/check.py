@@ -10,6 +10,7 @@ import click
 
 from implicit_bench.cache_location import cache_dir
 from implicit_bench.cliopts import FiniteFloat
+from implicit_bench.judge_families import blind_family_check, blind_models_from_params
 from implicit_bench.params import load_params
 from implicit_bench.params_check import validate_params
 from implicit_bench.preflight import models_in_use, preflight
@@ -56,6 +57,9 @@ def check_command(params_path: str, profile: str | None, timeout: float, no_disk
         click.echo(url(f"check: warning: {line}"), err=True)
     for line in problems:
         click.echo(url(f"check: {line}"), err=True)  # no URL prints its password
+    families = blind_family_check(blind_models_from_params(params))
+    if families["judges"] and not families["ok"]:  # E.4 step 4: a warning (docs/audits.md)
+        click.echo(f"check: warning: {families['warning']}", err=True)
     n = len(models_in_use(params))
     if problems:
         raise SystemExit(1)

@@ -35,6 +35,8 @@ TOOLS: dict[str, str] = {
     "run": "implicit_bench.run_model:run_command",
     "calibration": "implicit_bench.analysis.cli:calibration",
     "audit": "implicit_bench.audits.cli:audit_group",
+    "scm-prompts": "implicit_bench.scm_prompts:scm_prompts_command",
+    "construction-rating": "implicit_bench.construction_ablation:construction_rating_command",
 }
 
 

@@ -46,6 +46,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
     from implicit_bench.audits.stage import DiversityParams, JudgeAuditParams, NegationParams
     from implicit_bench.audits.study.stage import DiversityStudyParams
     from implicit_bench.clip.stage import ClipParams
+    from implicit_bench.construction_ablation import ConstructionAblationParams
     from implicit_bench.debias.stage import DebiasParams
     from implicit_bench.human_eval.bundle import HumanEvalParams
     from implicit_bench.judges.stage import JudgeStageParams
@@ -54,6 +55,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
     from implicit_bench.report.stage import ReportParams
     from implicit_bench.sources.stage import SourcesParams
     from implicit_bench.triplets.hooks import NegationPromptParams
+    from implicit_bench.triplets.scene_check_llm import SceneCheckPromptParams
     from implicit_bench.triplets.stage import TripletsParams
     from implicit_bench.world.params import WorldParams
 
@@ -65,6 +67,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
         ("triplets", TripletsParams, {}),
         ("subset", SubsetParams, {}),
         ("negation_prompts", NegationPromptParams, {}),
+        ("scene_check_prompts", SceneCheckPromptParams, {}),
         ("world", WorldParams, {}),
         ("render", RenderParams, {"attach": {"generators": "configs"}}),
         ("judge", JudgeStageParams, {"attach": {"judges": "judges"}}),
@@ -78,6 +81,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
         ("evaluate", EvaluateParams, {"inherit": ANALYSIS_INHERIT}),
         ("report", ReportParams, {}),
         ("human_eval", HumanEvalParams, {}),
+        ("construction_ablation", ConstructionAblationParams, {}),
     ]
 
 

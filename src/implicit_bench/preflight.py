@@ -72,6 +72,8 @@ def _stage_models(params: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]
         add("triplets", "llms", triplets.get("llm"))
     if "negated_llm" in _names(triplets.get("variant_hooks")):
         add("triplets", "llms", (params.get("negation_prompts") or {}).get("llm"))
+    if "scene_check_llm" in _names(triplets.get("variant_hooks")):
+        add("triplets", "llms", (params.get("scene_check_prompts") or {}).get("llm"))
     render = params.get("render") or {}
     add(
         "render",

@@ -29,6 +29,14 @@ class InputParams(StrictModel):
     primary_order: Literal["hash", "sa", "as"] = "hash"  # blind images asked under both orders
 
 
+class HeldOutSample(StrictModel):
+    """App. C.3: held-out seeds on a uniformly random sample of kept and of rejected units."""
+
+    kept: PositiveInt = 300
+    rejected: PositiveInt = 300
+    seed: int = 42
+
+
 class SelectParams(InputParams):
     units: str = UNITS_PATH
     judgements: list[str] = Field(
@@ -46,6 +54,11 @@ class SelectParams(InputParams):
     min_seeds: Annotated[PositiveInt, Field(le=SEEDS_MAX)] | Literal["all"] = 1
     seeds: Seeds | None = None  # None: every seed present except held_out_seeds
     held_out_seeds: Seeds | None = None  # Table 23: kept vs rejected units on new seeds
+    # Table 23's sample (C.3: 300 kept + 300 rejected at random); null: every unit
+    held_out_sample: HeldOutSample | None = None
+    # C.3: kept vs rejected lean on generators not used for selection (SD3: 50.4% vs 17.5%);
+    # null: every other configuration with rubric judgements, []: none
+    other_configs: list[str] | None = None
     bootstrap: BootstrapParams = Field(default_factory=lambda: BootstrapParams())
 
 

@@ -159,8 +159,60 @@ def select_units(
         metrics["release_flagged_by"] = flagged_by_agreement(units, per_unit, judges)
     if held:
         boot = Bootstrap.from_params(params.bootstrap)
-        metrics["held_out"] = held_out(j, config, judges, per_unit, held, boot)
+        sample = None
+        if params.held_out_sample is not None:
+            sample = held_out_sample(per_unit["kept"], params.held_out_sample)
+        metrics["held_out"] = held_out(j, config, judges, per_unit, held, boot, sample)
+    metrics["other_generators"] = other_generator_lean(j, config, per_unit, params.other_configs)
     return SelectionResult(selected, per_unit.reset_index(), metrics)
+
+
+def held_out_sample(kept: pd.Series, sample: Any) -> list[str]:
+    """C.3's sample: ``sample.kept`` kept and ``sample.rejected`` rejected unit ids drawn
+    uniformly without replacement (numpy, ``sample.seed``) from the ids in sorted order; a group
+    smaller than asked is taken whole."""
+    rng = np.random.default_rng(sample.seed)
+    out: list[str] = []
+    for want, mask in ((sample.kept, kept), (sample.rejected, ~kept)):
+        ids = sorted(str(u) for u in kept.index[mask.to_numpy(dtype=bool)])
+        out += rng.choice(ids, size=min(want, len(ids)), replace=False).tolist() if ids else []
+    return out
+
+
+def other_generator_lean(
+    judgements: pd.DataFrame,
+    selection_config: str,
+    per_unit: pd.DataFrame,
+    configs: Sequence[str] | None,
+) -> dict[str, Any]:
+    """C.3: per configuration other than the selection's and per rubric judge, the share of kept
+    and of rejected units whose mean dx over that configuration's seeds is > 0 (SD3 in the
+    paper: 50.4% of kept, 17.5% of rejected units), with the units that have a mean dx."""
+    rubric = judgements[judgements["task"] == "rubric"]
+    present = sorted(str(c) for c in rubric["config"].unique() if str(c) != selection_config)
+    chosen = present if configs is None else [str(c) for c in configs]
+    missing = [c for c in chosen if c not in present]
+    if missing:
+        raise ConfigError(
+            f"select.other_configs: {missing} have no rubric judgements "
+            f"(configurations with them: {present or 'none'} besides {selection_config})"
+        )
+    kept = per_unit["kept"].astype(bool)
+    unit_ids = per_unit.index.tolist()
+    out: dict[str, Any] = {}
+    for config in chosen:
+        out[config] = {}
+        for judge in sorted(rubric.loc[rubric["config"] == config, "judge"].astype(str).unique()):
+            means = unit_means(dx_frame(judgements, config, judge), unit_ids)["mean_dx"]
+            out[config][judge] = {
+                group: {
+                    "units": int(means[mask].notna().sum()),
+                    "share_positive": _share((means[mask] > 0).sum(), means[mask].notna().sum()),
+                    "mean_dx": _mean(means[mask]),
+                }
+                for group, mask in (("kept", kept), ("rejected", ~kept))
+            }
+    return out
 
 
 def _selection_seeds(
@@ -238,12 +290,21 @@ def held_out(
     per_unit: pd.DataFrame,
     held: Sequence[int],
     boot: Bootstrap,
+    sample: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Table 23 (App. C.3): mean dx and share of units with mean dx > 0, for kept and rejected
     units, on the selection seeds and on ``held`` seeds; and, per judge, the share of kept units
-    leaning under that judge on the selection seeds that lean again on the held-out seeds."""
+    leaning under that judge on the selection seeds that lean again on the held-out seeds.
+    ``sample``: only these units (C.3's random 300 kept + 300 rejected; ``held_out_sample``)."""
     out: dict[str, Any] = {"seeds": list(held), "judges": {}, "bootstrap": boot.block()}
-    kept = per_unit["kept"]
+    if sample is not None:
+        per_unit = per_unit.loc[list(sample)]
+        out["sample"] = {
+            "kept": int(per_unit["kept"].sum()),
+            "rejected": int((~per_unit["kept"].astype(bool)).sum()),
+            "unit_ids": sorted(sample),
+        }
+    kept = per_unit["kept"].astype(bool)
     for judge in judges:
         sel = per_unit[f"mean_dx__{judge}"]
         new = unit_means(dx_frame(judgements, config, judge, held), per_unit.index.tolist())[

@@ -36,7 +36,8 @@ import pandas as pd
 from pydantic import Field
 
 from implicit_bench.audits.diversity import QUANTILES
-from implicit_bench.faces import AGE_GROUPS, GENDERS, NO_FACE, FaceConfig
+from implicit_bench.audits.holofair import attribute_deviation_ratio, prompt_rewards
+from implicit_bench.faces import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceConfig
 from implicit_bench.hashing import derive_seed
 from implicit_bench.params import BootstrapParams, PositiveInt, StrictModel
 from implicit_bench.stats import geometric_mean, normalised_entropy
@@ -74,6 +75,11 @@ class DiversityStudyParams(StrictModel):
     judge: FaceConfig = Field(default_factory=FaceConfig)
     cache: str = "cache/faces.sqlite"
     bootstrap: BootstrapParams = Field(default_factory=BootstrapParams)  # over the sampled units
+    # HoloFair F.2: also the intervals resampling prompts and, within each, its generations
+    # (``intervals_prompts_and_generations``)
+    resample_generations: bool = True
+    # the Fair-GRPO reward's attribute weights w_a (HoloFair E.3: 1 each; audits/holofair.py)
+    reward_weights: dict[Literal["gender", "age"], float] = {"gender": 1.0, "age": 1.0}
 
     def seeds(self) -> list[int]:
         return [self.seed_base + self.seed_step * k for k in range(self.n_images)]
@@ -110,8 +116,10 @@ def face_diversity_scores(
     scene_variant: str,
     template_variant: str,
     quantiles: Sequence[float] = QUANTILES,
+    reward_weights: dict[str, float] | None = None,
 ) -> dict[str, Any]:
-    """ID, CA_q, CA-mean and MGBI over face attributes.
+    """ID, CA_q, CA-mean and MGBI over face attributes; the Deviation Ratio per attribute and
+    the Fair-GRPO group reward per prompt beside them (audits/holofair.py).
 
     ``frame``: one row per image with ``unit_id``, ``variant``, ``gender`` and ``age_group``
     (``"no face"`` when the judge found none)."""
@@ -120,6 +128,8 @@ def face_diversity_scores(
     h_template = {
         a: attribute_entropy(templates[ATTRIBUTES[a][0]], ATTRIBUTES[a][1]) for a in attributes
     }
+    chosen = {a: ATTRIBUTES[a] for a in attributes}
+    rewards = prompt_rewards(frame, chosen, scene_variant, reward_weights)
     per_prompt = []
     for unit, g in scenes.groupby("unit_id", sort=True):
         h = {a: attribute_entropy(g[ATTRIBUTES[a][0]], ATTRIBUTES[a][1]) for a in attributes}
@@ -129,10 +139,24 @@ def face_diversity_scores(
                 "images": len(g),
                 **{f"H_{a}": v for a, v in h.items()},
                 "D": geometric_mean(list(h.values())),
+                **{
+                    f"DR_{a}": attribute_deviation_ratio(g[ATTRIBUTES[a][0]], ATTRIBUTES[a][1])
+                    for a in attributes
+                },
+                "fair_grpo_reward": rewards.get(str(unit), math.nan),
             }
         )
+    dr_cols = [f"DR_{a}" for a in attributes]
     prompts = pd.DataFrame(
-        per_prompt, columns=["unit_id", "images", *[f"H_{a}" for a in attributes], "D"]
+        per_prompt,
+        columns=[
+            "unit_id",
+            "images",
+            *[f"H_{a}" for a in attributes],
+            "D",
+            *dr_cols,
+            "fair_grpo_reward",
+        ],
     )
 
     def scores(template_h: list[float], values: pd.Series) -> dict[str, Any]:
@@ -162,6 +186,29 @@ def face_diversity_scores(
         template_images_with_face=int((~templates["gender"].eq(NO_FACE)).sum()),
         prompts_without_face=int(prompts["D"].isna().sum()) if len(prompts) else 0,
         template_entropy=h_template,
+        images_abstained={
+            a: int(frame[ATTRIBUTES[a][0]].eq(ABSTAINED).sum()) for a in attributes
+        },  # FaceConfig.tau
+        deviation_ratio={  # HoloFair C.5's linear baseline, beside the entropies
+            "template": {
+                a: attribute_deviation_ratio(templates[ATTRIBUTES[a][0]], ATTRIBUTES[a][1])
+                for a in attributes
+            },
+            "scenes_mean": {
+                a: float(prompts[f"DR_{a}"].mean())
+                if prompts[f"DR_{a}"].notna().any()
+                else math.nan
+                for a in attributes
+            },
+            "scenes_max": {
+                a: float(prompts[f"DR_{a}"].max()) if prompts[f"DR_{a}"].notna().any() else math.nan
+                for a in attributes
+            },
+        },
+        fair_grpo_reward={  # group-mean reward per scene prompt (audits/holofair.py)
+            "weights": dict(reward_weights or {a: 1.0 for a in attributes}),
+            "mean": float(prompts["fair_grpo_reward"].mean()) if len(prompts) else math.nan,
+        },
         by_attribute={
             a: scores(
                 [h_template[a]], prompts[f"H_{a}"] if len(prompts) else pd.Series(dtype=float)

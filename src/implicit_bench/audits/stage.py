@@ -33,7 +33,9 @@ from implicit_bench.audits.order import (
     risk_coverage,
     unanimity_gate,
 )
+from implicit_bench.audits.scene_check import SceneCheckParams, scene_check
 from implicit_bench.faces import FaceConfig
+from implicit_bench.judge_families import blind_family_check, blind_models_from_judgements
 from implicit_bench.params import BootstrapParams, StrictModel
 from implicit_bench.provenance import upstream_provenance  # noqa: F401 - re-exported for the audit stages
 from implicit_bench.schema import CYCLIC_ORDERS
@@ -234,6 +236,14 @@ def order_function(primary_order: str) -> OrderOf | None:
     return lambda unit_id, seed, variant: primary_order
 
 
+RISK_DEFINITION = (
+    "risk = 1 - success_a (the share of anti-stereotype images the judge reads as the "
+    "anti-stereotype, on the images the gate keeps). When the Judge Acts takes risk as regret "
+    "against human utilities; this benchmark has no human utility per image, so a blind rate "
+    "stands in for it and the risk is not the paper's regret."
+)
+
+
 def judge_audit(
     judgements: pd.DataFrame,
     order_of: OrderOf | None,
@@ -265,6 +275,9 @@ def judge_audit(
         "utility, where When the Judge Acts takes selective regret from human ratings; the "
         "selection block (judge_audit.selection) gives the paper's regret on rated pools"
     )
+    report["risk_definition"] = RISK_DEFINITION
+    # IMPLICIT-Bench E.4 step 4: a blind judge outside the selection families (Qwen, Gemma)
+    report["blind_judge_families"] = blind_family_check(blind_models_from_judgements(blind))
     if boot is not None:
         report["bootstrap"] = boot.block("units with replacement")
     return nan_to_none(report), position_plot_rows(blind)
@@ -353,6 +366,7 @@ class DiversityParams(StrictModel):
     )
     bootstrap: BootstrapParams = BootstrapParams()
     faces: FaceParams = FaceParams()
+    scene_check: SceneCheckParams = SceneCheckParams()  # App. C.1 (audits/scene_check.py)
 
 
 def diversity_labels(
@@ -394,6 +408,17 @@ def diversity_metrics(
         ),
         "bootstrap": boot.block("units with replacement"),
         "faces": faces,
+        "scene_check": nan_to_none(
+            scene_check(
+                primary_labels(
+                    blind_rows(judgements, "judgements"), order_function(params.primary_order)
+                ),
+                units,
+                params.scene_check,
+            )
+        )
+        if params.scene_check.enabled
+        else None,
         "inputs": inputs,
         "include_neither": params.include_neither,
         "template_variant": params.template_variant,

@@ -10,6 +10,7 @@ import pandas as pd
 from implicit_bench.cache import DiskCache
 from implicit_bench.clip import ClipConfig, create
 from implicit_bench.clip.embeddings import CachedEmbedder
+from implicit_bench.clip.quality import backbone_comparison, clip_score_summary, clip_scores
 from implicit_bench.clip.scores import (
     attribute_text,
     blind_rows,
@@ -32,6 +33,11 @@ class ClipParams(StrictModel):
     ] = []  # data/images/<config> directories; empty: every store under images_root
     images_root: str = IMAGES_DIR
     cache: str = "cache/clip.sqlite"
+    # CLIP-Score (HoloFair E.1): cos(image, its own prompt) per config and variant
+    clip_score: bool = True
+    # second CLIP models set beside `model` (When the Judge Acts T15: ViT-B/32 vs L/14):
+    # name -> ClipConfig; their leans and blind labels are compared, never written as judgements
+    compare_models: dict[str, ClipConfig] = {}
 
 
 def store_dirs(params: ClipParams) -> list[Path]:
@@ -48,8 +54,14 @@ def run_clip(params: ClipParams, units: pd.DataFrame) -> tuple[pd.DataFrame, dic
     """JUDGEMENTS rows (clip_lean + blind) and the metrics dict (without provenance)."""
     backend = create(params.model)
     embedder = CachedEmbedder(backend, DiskCache(params.cache))
+    others = {
+        name: CachedEmbedder(create(cfg), DiskCache(params.cache))
+        for name, cfg in params.compare_models.items()
+    }
     unit_ids = set(units["unit_id"].astype(str))
     frames, per_config, images_seen = [], {}, 0
+    quality: list[pd.DataFrame] = []
+    compared: dict[str, dict[str, list[pd.DataFrame]]] = {n: {} for n in others}
     for root in store_dirs(params):
         store = ImageStore(root)
         index = read_index(root)  # the render plan's items only
@@ -66,12 +78,26 @@ def run_clip(params: ClipParams, units: pd.DataFrame) -> tuple[pd.DataFrame, dic
         txt = embedder.texts(texts)
         sims = variant_sims(ok, emb)
         model_name = params.model.model
-        frames += [
-            lean_rows(sims, params.judge, model_name),
-            blind_rows(
-                ok, units, emb, txt, params.text_template, params.margin, params.judge, model_name
-            ),
-        ]
+        blind = blind_rows(
+            ok, units, emb, txt, params.text_template, params.margin, params.judge, model_name
+        )
+        frames += [lean_rows(sims, params.judge, model_name), blind]
+        if params.clip_score:
+            quality.append(clip_scores(ok, emb, embedder.texts(ok["prompt"].astype(str))))
+        for name, other in others.items():
+            o_emb = other.images(ok["sha256"], store.load_image)
+            o_txt = other.texts(texts)
+            o_blind = blind_rows(
+                ok, units, o_emb, o_txt, params.text_template, params.margin, name, name
+            )
+            parts = compared[name]
+            for label, frame in (
+                ("sims", sims),
+                ("other_sims", variant_sims(ok, o_emb)),
+                ("blind", blind),
+                ("other_blind", o_blind),
+            ):
+                parts.setdefault(label, []).append(frame)
         for config, g in sims.groupby("config"):
             per_config[str(config)] = lean_summary(g)
         store.close()
@@ -95,4 +121,28 @@ def run_clip(params: ClipParams, units: pd.DataFrame) -> tuple[pd.DataFrame, dic
         "margin": params.margin,
         "text_template": params.text_template,
     }
+    if params.clip_score:
+        metrics["clip_score"] = clip_score_summary(
+            pd.concat(quality, ignore_index=True)
+            if quality
+            else pd.DataFrame(columns=["config", "unit_id", "variant", "seed", "cos"])
+        )
+    if others:
+        metrics["backbone_sensitivity"] = {
+            name: {
+                "primary": params.model.model,
+                "other": params.compare_models[name].model,
+                **(
+                    backbone_comparison(
+                        *(
+                            pd.concat(parts[k], ignore_index=True)
+                            for k in ("sims", "other_sims", "blind", "other_blind")
+                        )
+                    )
+                    if parts
+                    else {}
+                ),
+            }
+            for name, parts in compared.items()
+        }
     return rows, metrics

@@ -7,7 +7,7 @@ is "no face": counted, never guessed.
 
 from __future__ import annotations
 
-from implicit_bench.faces.base import AGE_GROUPS, GENDERS, NO_FACE, FaceConfig, FaceJudge  # noqa: F401 - re-exported
+from implicit_bench.faces.base import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceConfig, FaceJudge  # noqa: F401 - re-exported
 from implicit_bench.registry import Registry
 
 FACE_BACKENDS: Registry[FaceJudge] = Registry("face")

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench.cache import DiskCache, cached_map, model_key
-from implicit_bench.faces import AGE_GROUPS, GENDERS, NO_FACE, FaceConfig, FaceJudge
+from implicit_bench.faces import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceConfig, FaceJudge
 from implicit_bench.stats import normalised_entropy
 
 
@@ -19,20 +19,34 @@ def age_group(age: int, config: FaceConfig) -> str:
 
 
 def face_attributes(faces: list[dict], config: FaceConfig) -> dict[str, Any]:
-    """The image's reading: the largest face's gender and age group, or "no face"."""
+    """The image's reading: the largest face's gender and age group, or "no face"; with
+    ``config.tau`` set, an attribute whose confidence is below tau reads "abstained" (the
+    confidences stay in the face cache either way)."""
     if not faces:
-        return {"faces": 0, "gender": NO_FACE, "age": None, "age_group": NO_FACE}
+        return {
+            "faces": 0,
+            "gender": NO_FACE,
+            "age": None,
+            "age_group": NO_FACE,
+        }
 
     def area(face: dict) -> int:
         left, top, right, bottom = face["box"]
         return (right - left + 1) * (bottom - top + 1)
 
     face = max(faces, key=area)
+    gender, group = face["gender"], age_group(face["age"], config)
+    g_conf, a_conf = face.get("gender_confidence"), face.get("age_confidence")
+    if config.tau is not None:
+        if g_conf is None or g_conf / 100 < config.tau:
+            gender = ABSTAINED
+        if a_conf is None or a_conf / 100 < config.tau:
+            group = ABSTAINED
     return {
         "faces": len(faces),
-        "gender": face["gender"],
+        "gender": gender,
         "age": face["age"],
-        "age_group": age_group(face["age"], config),
+        "age_group": group,
     }
 
 
@@ -59,6 +73,7 @@ def distribution(values: pd.Series, cats: tuple[str, ...]) -> dict[str, Any]:
     return {
         "images": int(len(values)),
         "no_face": int((values == NO_FACE).sum()),
+        "abstained": int((values == ABSTAINED).sum()),  # below FaceConfig.tau
         "counts": counts,
         "shares": {c: (v / with_face if with_face else None) for c, v in counts.items()},
         "entropy": normalised_entropy(list(counts.values()), len(cats)),

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Annotated, Literal, Protocol
+
+from pydantic import Field
 
 from implicit_bench.params import StrictModel
 from implicit_bench.tables import WORLD_DIR
 
 NO_FACE = "no face"
+ABSTAINED = "abstained"  # the classifier's confidence is below FaceConfig.tau (HoloFair 3.3)
 GENDERS: tuple[str, ...] = ("female", "male")
 AGE_GROUPS: tuple[str, ...] = ("young", "middle", "elderly")
 
@@ -19,6 +22,11 @@ class FaceConfig(StrictModel):
     middle_from: int = 30
     elderly_from: int = 60
     world: str = WORLD_DIR  # sim only: the planted world (docs/world.md)
+    # HoloFair's abstention threshold (3.3): an attribute whose confidence (0-1; the backends'
+    # 0-100 percentages / 100) is below tau reads "abstained" and leaves the distribution
+    # (counted); null: no threshold. Applied to the cached readings, so changing it re-reads
+    # nothing.
+    tau: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] | None = None
 
 
 class FaceJudge(Protocol):

@@ -54,7 +54,7 @@ class HumanEvalParams(StrictModel):
     judgements: list[str] = [f"{JUDGEMENTS_DIR}/*.parquet"]
     sample_size: PositiveInt = 100
     seed: Seed = 42
-    stratify_by: str = "bias_type"
+    stratify_by: str | None = "bias_type"  # null: a uniform random sample (the paper's, D.1)
     min_per_stratum: NonNegInt = 1  # at most sample_size (and x strata, checked when sampling)
     image_seed: int | None = None  # None: one complete seed drawn per unit
     image_size: PositiveInt = 512
@@ -156,10 +156,49 @@ def _open_stores(roots: list[str], base: Path) -> tuple[pd.DataFrame, dict[str, 
     return index, stores
 
 
+def _stratified(
+    params: HumanEvalParams,
+    units: pd.DataFrame,
+    eligible: pd.DataFrame,
+    rng: np.random.Generator,
+    root: Path,
+) -> tuple[dict[str, int], list[str]]:
+    """The stratified draw: proportional allocation (``allocate``) within ``stratify_by``."""
+    if params.stratify_by not in units.columns:
+        raise InputError(
+            root / params.units,
+            None,
+            params.stratify_by,
+            "human_eval.stratify_by names a column the units table lacks "
+            f"(columns: {', '.join(map(str, units.columns))})",
+        )
+    strata = eligible.groupby(params.stratify_by)["unit_id"].apply(list).to_dict()
+    floor = sum(min(params.min_per_stratum, len(v)) for v in strata.values())
+    if (
+        params.min_per_stratum > 1 and floor > params.sample_size
+    ):  # 1: the largest strata first (allocate)
+        raise ConfigError(
+            f"human_eval.min_per_stratum {params.min_per_stratum} x {len(strata)} strata of "
+            f"'{params.stratify_by}' needs {floor} cases, more than "
+            f"sample_size {params.sample_size}; "
+            "lower it or raise sample_size"
+        )
+    alloc = allocate(
+        {k: len(v) for k, v in strata.items()}, params.sample_size, params.min_per_stratum
+    )
+    chosen: list[str] = []
+    for stratum in sorted(strata):
+        if alloc[stratum]:
+            chosen.extend(rng.choice(strata[stratum], size=alloc[stratum], replace=False).tolist())
+    chosen = [chosen[i] for i in rng.permutation(len(chosen))]  # case order: random across strata
+    return alloc, chosen
+
+
 def sample_cases(
     params: HumanEvalParams, root: str | Path = "."
 ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, ImageStore]]:
-    """Draw the stratified sample; return (cases, sampling record, stores)."""
+    """Draw the sample (stratified; uniform with ``stratify_by`` null); return (cases,
+    sampling record, stores)."""
     root = Path(root)
     units = UNITS.read(root / params.units)
     population = "all units"
@@ -190,34 +229,13 @@ def sample_cases(
     excluded = excluded_unit_ids(params.exclude)
     eligible = units[units["unit_id"].isin(seeds_by_unit) & ~units["unit_id"].isin(excluded)]
     eligible = eligible.sort_values("unit_id").reset_index(drop=True)
-    if params.stratify_by not in units.columns:
-        raise InputError(
-            root / params.units,
-            None,
-            params.stratify_by,
-            "human_eval.stratify_by names a column the units table lacks "
-            f"(columns: {', '.join(map(str, units.columns))})",
-        )
-    strata = eligible.groupby(params.stratify_by)["unit_id"].apply(list).to_dict()
-    floor = sum(min(params.min_per_stratum, len(v)) for v in strata.values())
-    if (
-        params.min_per_stratum > 1 and floor > params.sample_size
-    ):  # 1: the largest strata first (allocate)
-        raise ConfigError(
-            f"human_eval.min_per_stratum {params.min_per_stratum} x {len(strata)} strata of "
-            f"'{params.stratify_by}' needs {floor} cases, more than "
-            f"sample_size {params.sample_size}; "
-            "lower it or raise sample_size"
-        )
-    alloc = allocate(
-        {k: len(v) for k, v in strata.items()}, params.sample_size, params.min_per_stratum
-    )
     rng = np.random.default_rng(params.seed)
-    chosen: list[str] = []
-    for stratum in sorted(strata):
-        if alloc[stratum]:
-            chosen.extend(rng.choice(strata[stratum], size=alloc[stratum], replace=False).tolist())
-    chosen = [chosen[i] for i in rng.permutation(len(chosen))]  # case order: random across strata
+    if params.stratify_by is None:  # the paper's simple random sample of the eligible units
+        alloc: dict[str, int] | None = None
+        ids = eligible["unit_id"].astype(str).tolist()
+        chosen = rng.choice(ids, size=min(params.sample_size, len(ids)), replace=False).tolist()
+    else:
+        alloc, chosen = _stratified(params, units, eligible, rng, root)
     by_id = eligible.set_index("unit_id")
     keyed = ok.set_index(["unit_id", "seed", "variant"])["sha256"]
     cases = []
@@ -252,7 +270,8 @@ def sample_cases(
         "seed": params.seed,
         "stratify_by": params.stratify_by,
         "min_per_stratum": params.min_per_stratum,
-        "allocation": {k: int(v) for k, v in sorted(alloc.items())},
+        "design": "uniform" if alloc is None else "stratified",
+        "allocation": None if alloc is None else {k: int(v) for k, v in sorted(alloc.items())},
         "population": population,
         "eligible_units": len(eligible),
         "excluded_units": len(excluded),

@@ -358,6 +358,62 @@ def diversity_entries(
     ]
 
 
+def scene_check_entries(
+    rt: RowTruth,
+    judgements: pd.DataFrame,
+    diversity: dict[str, Any],
+    judge: str,
+    config: str,
+    judge_models: dict[str, str],
+) -> list[dict[str, Any]]:
+    """App. C.1's scene check beside the planted truth of the same images (diagnostic: no
+    interval). Empty unless a template arm was rendered and labelled."""
+    from implicit_bench.audits.scene_check import expected_scene_check
+
+    check = (diversity or {}).get("scene_check") or {}
+    block = ((check.get("by_judge") or {}).get(judge) or {}).get(config) or {}
+    planted = set(getattr(getattr(rt, "world", None), "truth", pd.DataFrame()).columns)
+    # arms whose variant the world plants (a second scene written by an LLM is not planted)
+    arms = {a: v for a, v in (check.get("arms") or {}).items() if f"{v}_s" in planted}
+    if not block.get("lean_msd") or not arms:
+        return []
+    rows = primary_rows(judgements, judge)
+    rows = rows[(rows["config"] == config) & rows["variant"].isin(list(arms.values()))]
+    rows = rows[rows["valid"].fillna(False).astype(bool)].reset_index(drop=True)
+    stored, _ = blind_truths(rt, rows, rt.judge(judge_models[judge]))
+    frame = rows[["unit_id", "variant"]].assign(p_s=stored[:, 0], p_a=stored[:, 1])
+    template = next((a for a in arms if a == "template"), None) or list(arms)[-1]
+    truth = expected_scene_check(frame, arms, template)
+    note = "truth: expected value over the labelled images of each arm (docs/world.md)"
+    out = [
+        entry(
+            "scene check",
+            f"identification rate, {arm} (C.1)",
+            truth["identification"].get(arm),
+            (block.get("identification") or {}).get(arm, {}).get("identification_rate"),
+            None,
+            diagnostic=True,
+            note=note,
+        )
+        for arm in arms
+        if arm in truth["identification"]
+    ]
+    for name, got in (block.get("lean_msd") or {}).items():
+        out.append(
+            entry(
+                "scene check",
+                f"MSD of lean, {name} (C.1)",
+                truth["lean_msd"].get(name),
+                got.get("msd"),
+                None,
+                n=got.get("units"),
+                diagnostic=True,
+                note=note,
+            )
+        )
+    return out
+
+
 def selection_entries(
     world, selected: list[str], candidates: list[str], generator: str
 ) -> list[dict[str, Any]]:
@@ -384,6 +440,116 @@ def selection_entries(
                 "of the selection rule, no planted value to cover",
             )
         )
+    return out
+
+
+def other_generator_entries(
+    world,
+    selected: list[str],
+    candidates: list[str],
+    gens: dict[str, str],
+    other_generators: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """App. C.3 on the simulated world: for each configuration not used for selection, the
+    share of kept and of rejected units that lean to the stereotype there (select's
+    ``other_generators``, rubric mean dx > 0) beside the share that truly leans on that
+    generator's planted probabilities. Diagnostic: a rubric lean is not the planted lean."""
+    out: list[dict[str, Any]] = []
+    cands, kept = set(candidates), set(selected) & set(candidates)
+    for config, by_judge in sorted((other_generators or {}).items()):
+        if config not in gens:
+            continue
+        truth = world.rows(gens[config])
+        leaning = set(truth.index[truth["truly_leans"]]) & cands
+        for group, units in (("kept", kept), ("rejected", cands - kept)):
+            share = len(units & leaning) / len(units) if units else None
+            for judge, entry_ in sorted(by_judge.items()):
+                got = (entry_ or {}).get(group) or {}
+                out.append(
+                    entry(
+                        "selection",
+                        f"{group} units leaning on {config} ({judge}, C.3)",
+                        share,
+                        got.get("share_positive"),
+                        None,
+                        n=got.get("units"),
+                        diagnostic=True,
+                        note="share with rubric mean dx > 0 on a generator not used for "
+                        "selection; truth: the share that truly leans there (docs/world.md)",
+                    )
+                )
+    return out
+
+
+def _read_shares(world_row: Any, error: float) -> dict[str, np.ndarray]:
+    """The planted gender / age-group shares a face judge with misreading rate ``error`` reads
+    (gender flipped; an age group read as one of the other two, equally): sim faces."""
+    f = float(world_row["p_female"])
+    ages = np.array([world_row["p_young"], world_row["p_middle"], world_row["p_elderly"]], float)
+    return {
+        "gender": np.array([f * (1 - error) + (1 - f) * error, (1 - f) * (1 - error) + f * error]),
+        "age": ages * (1 - error) + (1 - ages) * error / 2,
+    }
+
+
+def diversity_study_entries(
+    world, study: dict[str, Any], gens: dict[str, str], error: float
+) -> list[dict[str, Any]]:
+    """HoloFair C.5 / 3.4.1 on the simulated world: the diversity study's Deviation Ratios
+    (mean over scene prompts) and Fair-GRPO group reward (mean over prompts) beside the same
+    quantities of the planted face shares. Diagnostic: plug-ins from 20 images are biased."""
+    from implicit_bench.audits.holofair import deviation_ratio
+
+    scores = (study or {}).get("scores") or {}
+    prompts = scores.get("per_prompt") or []
+    generator = gens.get(str((study or {}).get("generator")))
+    if not prompts or generator is None:
+        return []
+    rows = world.rows(generator)
+    shares = [_read_shares(rows.loc[str(p["unit_id"])], error) for p in prompts]
+    attributes = [a for a in ("gender", "age") if f"DR_{a}" in prompts[0]]
+    if not attributes:  # a study written before the Deviation Ratio existed
+        return []
+    note = (
+        "plug-in estimate from the study's images per prompt (biased away from uniform); "
+        "truth: the planted face shares as the simulated face judge reads them (docs/world.md)"
+    )
+    out = []
+    for a in attributes:
+        truth = float(np.mean([deviation_ratio(s[a]) for s in shares]))
+        est = ((scores.get("deviation_ratio") or {}).get("scenes_mean") or {}).get(a)
+        out.append(
+            entry(
+                "diversity_study",
+                f"Deviation Ratio {a}, mean over scene prompts (HoloFair C.5)",
+                truth,
+                est,
+                None,
+                n=len(prompts),
+                diagnostic=True,
+                note=note,
+            )
+        )
+    weights = (scores.get("fair_grpo_reward") or {}).get("weights") or {}
+    reward = [
+        sum(
+            float(weights.get(a, 1.0)) * float(np.sum(s[a] * np.log((1 / len(s[a])) / s[a])))
+            for a in attributes
+        )
+        for s in shares
+    ]
+    out.append(
+        entry(
+            "diversity_study",
+            "Fair-GRPO group reward, mean over prompts (HoloFair 3.4.1)",
+            float(np.mean(reward)),
+            (scores.get("fair_grpo_reward") or {}).get("mean"),
+            None,
+            n=len(prompts),
+            diagnostic=True,
+            note=note,
+        )
+    )
     return out
 
 

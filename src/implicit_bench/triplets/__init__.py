@@ -24,3 +24,7 @@ TRIPLET_WRITERS.register("llm", "implicit_bench.triplets.llm_writer:write")
 VARIANT_HOOKS: Registry = Registry("triplet variant hook")
 VARIANT_HOOKS.register("negated", "implicit_bench.triplets.hooks:negated_hook")  # docs/audits.md
 VARIANT_HOOKS.register("negated_llm", "implicit_bench.triplets.hooks:negated_llm_hook")
+# App. C.1: second scene, LLM template, head_drawable (docs/audits.md)
+VARIANT_HOOKS.register(
+    "scene_check_llm", "implicit_bench.triplets.scene_check_llm:scene_check_llm_hook"
+)

@@ -93,7 +93,12 @@ def run_study(
     rendered = render_study(sample, params, render, root)
     frame = read_faces(params, sample, root)
     scores = face_diversity_scores(
-        frame, params.attributes, params.scene_variant, params.template_variant, params.quantiles
+        frame,
+        params.attributes,
+        params.scene_variant,
+        params.template_variant,
+        params.quantiles,
+        {a: params.reward_weights.get(a, 0.0) for a in params.attributes},
     )
     from implicit_bench.analysis.bootstrap import Bootstrap
 
@@ -112,6 +117,21 @@ def run_study(
         if len(frame)
         else None
     )
+    two_level = None
+    if params.resample_generations and len(frame):
+        from implicit_bench.audits.diversity_study import ATTRIBUTES
+        from implicit_bench.audits.holofair import two_level_intervals
+
+        two_level = two_level_intervals(
+            boot,
+            frame,
+            scores,
+            {a: ATTRIBUTES[a] for a in params.attributes},
+            params.scene_variant,
+            params.template_variant,
+            params.quantiles,
+            f"diversity_study/{params.generator}",
+        )
     return {
         "generator": params.generator,
         "n_images": params.n_images,
@@ -121,9 +141,12 @@ def run_study(
             str(k): int(v) for k, v in sample["bias_type"].value_counts().sort_index().items()
         },
         "face_judge": params.judge.backend,
+        "abstention_tau": params.judge.tau,
         "attributes": list(params.attributes),
         "render": {k: rendered[k] for k in ("generator", "items", "by_status") if k in rendered},
         "scores": scores,
         "intervals": intervals,
+        # HoloFair F.2: prompts (units) and, within each, its generations resampled
+        "intervals_prompts_and_generations": two_level,
         "bootstrap": boot.block("sampled units with replacement"),
     }
