@@ -1,0 +1,126 @@
+"""The authors' release as a benchmark: its 1,831 units as the unit set of the benchmark phase.
+
+``benchmark_units(path)`` reads ``data/benchmark_prompts.csv`` of a checkout or ``.zip`` of
+ydai94/IMPLICIT-Bench (read at run time from the user's copy: the release has no licence and
+is never vendored) and returns the units in the UNITS table's columns with the release's exact
+prompt text, ids, bias types and sources, the SHA-256 of the benchmark file (so a result names
+the benchmark it ran on) and the seed map 42 / 1042 / 2042 -> the release's seed index 0 / 1 / 2
+(docs/import.md, "The release as a benchmark").
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from implicit_bench.errors import InputError
+from implicit_bench.release import layout
+from implicit_bench.release.importer import PROMPTS, Release, read_units
+from implicit_bench.schema import BIAS_TYPES, normalise_bias_type
+
+#: the files whose bytes define the benchmark (hashed in this order)
+BENCHMARK_FILES: tuple[str, ...] = (PROMPTS,)
+#: the release's seed indices (benchmark_scores.csv, cache/eval_results: ``seed`` 0, 1, 2)
+SEED_INDICES: tuple[int, ...] = (0, 1, 2)
+#: the column of the units table naming the benchmark (every row: the same SHA-256)
+BENCHMARK_COLUMN = "benchmark_sha256"
+
+
+@dataclass(frozen=True)
+class BenchmarkUnits:
+    """The release's unit set: ``units`` (UNITS columns + ``target``, ``axis``, the ``*_tails``
+    JSON lists and ``benchmark_sha256``), ``sha256`` of the benchmark file(s), ``seeds``
+    (pipeline seed -> release seed index) and the SHA-256 of each file read."""
+
+    units: pd.DataFrame
+    sha256: str
+    seeds: dict[int, int]
+    source: str
+    files: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def n_units(self) -> int:
+        return int(len(self.units))
+
+    def seed_index(self, seed: int) -> int:
+        """The release's seed index of a pipeline seed; a seed the release never used is an
+        error (its images have no counterpart in the release)."""
+        if seed not in self.seeds:
+            raise InputError(
+                self.source,
+                None,
+                "seed",
+                f"seed {seed} is not a seed of the release "
+                f"(its seeds: {', '.join(map(str, self.seeds))})",
+            )
+        return self.seeds[seed]
+
+
+def seed_map() -> dict[int, int]:
+    """Pipeline seed -> release seed index: 42 -> 0, 1042 -> 1, 2042 -> 2 (layout.seed_of)."""
+    return {layout.seed_of(i): i for i in SEED_INDICES}
+
+
+def benchmark_sha256(release: Release) -> tuple[str, dict[str, str]]:
+    """(SHA-256 over the benchmark files' bytes, per-file SHA-256). With one file (the
+    default) the benchmark hash is that file's SHA-256, so ``sha256sum`` reproduces it."""
+    per_file = {rel: hashlib.sha256(release.read_bytes(rel)).hexdigest() for rel in BENCHMARK_FILES}
+    if len(per_file) == 1:
+        return next(iter(per_file.values())), per_file
+    joined = "\n".join(f"{rel} {digest}" for rel, digest in per_file.items())
+    return hashlib.sha256(joined.encode()).hexdigest(), per_file
+
+
+def benchmark_units(path: str | Path) -> BenchmarkUnits:
+    """The release's units (checkout or .zip of ydai94/IMPLICIT-Bench) as a benchmark.
+
+    Raises ``InputError`` (file, row, field) for a missing file, a missing column, a duplicate
+    id, a blank prompt or an unknown source or bias type."""
+    release = Release(path)
+    if not release.exists(PROMPTS):
+        raise InputError(
+            release.where(PROMPTS), None, None, "missing: not a copy of the authors' release"
+        )
+    units = read_units(release)
+    where = release.where(PROMPTS)
+    units["bias_type"] = units["bias_type"].map(normalise_bias_type)
+    for row, (uid, bias) in enumerate(
+        zip(units["unit_id"], units["bias_type"], strict=True), start=1
+    ):
+        if not uid:
+            raise InputError(where, row, "id", "empty")
+        if bias not in BIAS_TYPES:
+            raise InputError(
+                where,
+                row,
+                "bias_type",
+                f"unknown bias type {bias!r}; expected one of {', '.join(BIAS_TYPES)}",
+            )
+    for col in ("head", "stereotype", "anti_stereotype", *_prompt_columns()):
+        blank = units[col].fillna("").str.strip() == ""
+        if blank.any():
+            row = int(blank.to_numpy().nonzero()[0][0]) + 1
+            raise InputError(where, row, _release_column(col), "empty")
+    digest, files = benchmark_sha256(release)
+    units[BENCHMARK_COLUMN] = digest
+    return BenchmarkUnits(
+        units=units.reset_index(drop=True),
+        sha256=digest,
+        seeds=seed_map(),
+        source=str(path),
+        files=files,
+    )
+
+
+def _prompt_columns() -> tuple[str, ...]:
+    return ("prompt_neutral", "prompt_stereotype", "prompt_anti_stereotype")
+
+
+def _release_column(col: str) -> str:
+    """The release's name of a UNITS column (for error messages)."""
+    return {"stereotype": "stereotype_tails", "anti_stereotype": "anti_stereotype_tails"}.get(
+        col, col
+    )
