@@ -241,3 +241,55 @@ def write_studies(root: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return root
+
+
+# --- a release of N generated units (the release's columns; synthetic text, not its prompts) ---
+BIAS_CYCLE = (
+    "profession",
+    "race",
+    "gender",
+    "religion",
+    "race-color",
+    "age",
+    "socioeconomic",
+    "nationality",
+    "sexual-orientation",
+    "disability",
+    "physical-appearance",
+)
+
+
+def generated_prompts(n_units: int) -> str:
+    """``data/benchmark_prompts.csv`` with ``n_units`` synthetic rows: ids ``u0000``.., bias
+    types in turn, every third unit from CrowS-Pairs (no relation)."""
+    head = PROMPTS.splitlines()[0]
+    rows = []
+    for i in range(n_units):
+        crows = i % 3 == 2
+        rows.append(
+            ",".join(
+                [
+                    "CrowS-Pairs" if crows else "StereoSet",
+                    f"u{i:04d}",
+                    f"target{i}",
+                    BIAS_CYCLE[i % len(BIAS_CYCLE)],
+                    "" if crows else "axis",
+                    f"person {i}",
+                    "" if crows else "has_trait",
+                    f"trait s{i}",
+                    f"trait a{i}",
+                    f"person {i} at work",
+                    f"person {i} with trait s{i} at work",
+                    f"person {i} with trait a{i} at work",
+                ]
+            )
+        )
+    return head + "\n" + "\n".join(rows) + "\n"
+
+
+def write_generated_release(root: Path, n_units: int) -> Path:
+    """A release whose benchmark_prompts.csv holds ``n_units`` generated units."""
+    path = root / "data/benchmark_prompts.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(generated_prompts(n_units), encoding="utf-8")
+    return root

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import zipfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
+from click.testing import CliRunner
 
 from implicit_bench.errors import InputError
+from implicit_bench.plan import build_plan, format_plan, plan_command
 from implicit_bench.release.benchmark import BENCHMARK_COLUMN, benchmark_units
 from implicit_bench.tables import UNITS
-from tests.release_fixtures import PROMPTS, write_release
+from tests.release_fixtures import PROMPTS, write_generated_release, write_release
 
 
 def test_units_from_a_checkout(tmp_path: Path) -> None:
@@ -63,3 +67,55 @@ def test_bad_rows_name_file_row_and_field(tmp_path: Path) -> None:
     path.unlink()
     with pytest.raises(InputError, match="not a copy of the authors' release"):
         benchmark_units(root)
+
+
+PLAN_PARAMS = {
+    "subset": {"max_units": 5},
+    "kg": {"extractor": "llm", "max_pairs": 0},
+    "triplets": {"writer": "template"},
+    "generators": {"new": {"backend": "diffusers", "model": "m"}},
+    "judges": {"j1": {"backend": "transformers", "model": "x"}},
+    "render": {
+        "run": ["new"],
+        "seeds": [42, 1042, 2042],
+        "variants": ["neutral", "stereotype", "anti_stereotype", "negated_0_1"],
+    },
+    "judge": {"tasks": {"rubric": {"judges": ["j1"], "variants": ["neutral"]}}},
+}
+
+
+def test_plan_benchmark_counts_the_release_units(tmp_path: Path) -> None:
+    root = write_generated_release(tmp_path / "release", 1831)
+    table4 = {**PLAN_PARAMS, "benchmark": {"path": str(root), "variants": ["neutral"]}}
+    plans, info = build_plan(table4, tmp_path)
+    by = {p.stage: p for p in plans}
+    assert info["units"] == 1831 and "benchmark" in info["units_from"]
+    assert "kg" not in by  # construction skipped: no KG extraction, no triplet writer
+    assert by["render new"].items == 5493  # 1,831 units x 3 seeds, neutral only: Table 4 row
+    assert by["judge"].items == 5493  # one rubric answer per neutral image
+    b = info["benchmark"]
+    assert b["seed_index"] == {"42": 0, "1042": 1, "2042": 2}
+    assert (b["table4_images_per_generator"], b["all_tables_images_per_generator"]) == (
+        5493,
+        16479,
+    )
+    text = format_plan(plans, info)
+    assert "Table 4 row (neutral) 5,493 images" in text and b["sha256"] in text
+    # no variants: render.variants the release has prompts for (no negated prompts in it)
+    plans, info = build_plan({**PLAN_PARAMS, "benchmark": {"path": str(root)}}, tmp_path)
+    assert {p.stage: p for p in plans}["render new"].items == 1831 * 3 * 3
+    assert info["benchmark"]["variants"] == ["neutral", "stereotype", "anti_stereotype"]
+
+
+def test_plan_command_benchmark_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = write_release(tmp_path / "release")
+    monkeypatch.chdir(tmp_path)
+    params = {**PLAN_PARAMS, "render": {**PLAN_PARAMS["render"], "seeds": [42, 3042]}}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    result = CliRunner().invoke(plan_command, ["--benchmark", str(root)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "units: 2 (benchmark" in result.output and "42 -> 0" in result.output
+    assert "seeds the release never used (no paired release judgement): 3042" in result.output
+    out = json.loads(CliRunner().invoke(plan_command, ["--benchmark", str(root), "--json"]).output)
+    assert [s["stage"] for s in out["stages"]] == ["render new", "judge"]
+    assert out["stages"][0]["items"] == 2 * 3 * 2

@@ -13,10 +13,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict
 
 from implicit_bench.errors import InputError
+from implicit_bench.params import section
 from implicit_bench.release import layout
 from implicit_bench.release.importer import PROMPTS, Release, read_units
 from implicit_bench.schema import BIAS_TYPES, normalise_bias_type
@@ -124,3 +127,49 @@ def _release_column(col: str) -> str:
     return {"stereotype": "stereotype_tails", "anti_stereotype": "anti_stereotype_tails"}.get(
         col, col
     )
+
+
+# ----- the `benchmark` params key (profile key; `plan --benchmark PATH`, `run --benchmark PATH`)
+#: the variants the release has prompts for; the Table 4 row renders the neutral ones only
+RELEASE_VARIANTS: tuple[str, ...] = ("neutral", "stereotype", "anti_stereotype")
+TABLE4_VARIANTS: tuple[str, ...] = ("neutral",)
+
+
+class BenchmarkParams(BaseModel):
+    """``benchmark:`` in params (or a profile): the release copy whose units are the benchmark
+    phase's unit set (null: the project's own construction). ``variants``: the prompts rendered
+    (null: render.variants that the release has; ``[neutral]``: the Table 4 row)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str | None = None
+    variants: list[Literal["neutral", "stereotype", "anti_stereotype"]] | None = None
+
+
+def benchmark_params(params: dict[str, Any]) -> BenchmarkParams:
+    """The ``benchmark`` key (a mapping; absent or null: no benchmark)."""
+    return section(params, "benchmark", BenchmarkParams)
+
+
+def benchmark_variants(bench: BenchmarkParams, render_variants: list[str]) -> list[str]:
+    """The variants a benchmark run renders: ``benchmark.variants``, else render.variants the
+    release has prompts for (negated and template variants have none in the release)."""
+    if bench.variants is not None:
+        return list(bench.variants)
+    return [v for v in render_variants if v in RELEASE_VARIANTS]
+
+
+def benchmark_counts(bench: BenchmarkUnits, seeds: list[int]) -> dict[str, Any]:
+    """What a benchmark run holds per generator: units, seeds paired with the release, images of
+    the Table 4 row (neutral prompts) and of every table (the three prompts)."""
+    paired = [s for s in seeds if s in bench.seeds]
+    return {
+        "path": bench.source,
+        "sha256": bench.sha256,
+        "units": bench.n_units,
+        "seeds": list(seeds),
+        "seed_index": {str(s): bench.seeds[s] for s in paired},
+        "seeds_without_release_counterpart": [s for s in seeds if s not in bench.seeds],
+        "table4_images_per_generator": bench.n_units * len(seeds) * len(TABLE4_VARIANTS),
+        "all_tables_images_per_generator": bench.n_units * len(seeds) * len(RELEASE_VARIANTS),
+    }
