@@ -293,3 +293,33 @@ def write_generated_release(root: Path, n_units: int) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(generated_prompts(n_units), encoding="utf-8")
     return root
+
+
+# --- data/pre_filter: CLIP similarities of every candidate (kept a1 and 007, rejected b2 and
+# 009); a1 has a fourth seed (index 3) as some StereoSet candidates do in the release.
+# lean = sim_ns - sim_na: a1 0.1, -0.1, 0.3 (+ index 3: 0.2); b2 -0.2, -0.2, -0.2;
+# 007 0.4, 0.0, 0.2; 009 -0.1, -0.3, -0.2
+PRE_FILTER_FILES: dict[str, str] = {
+    "data/pre_filter/stereoset/clip_similarities.csv": (
+        "split,id,seed,sim_neutral_stereotype,sim_neutral_anti_stereotype,"
+        "sim_stereotype_anti_stereotype\n"
+        "intrasentence,a1,0,0.8,0.7,0.5\nintrasentence,a1,1,0.6,0.7,0.5\n"
+        "intrasentence,a1,2,0.9,0.6,0.5\nintrasentence,a1,3,0.9,0.7,0.5\n"
+        "intersentence,b2,0,0.5,0.7,0.5\nintersentence,b2,1,0.5,0.7,0.5\n"
+        "intersentence,b2,2,0.5,0.7,0.5\n"
+    ),
+    "data/pre_filter/crows-pairs/clip_similarities.csv": (
+        "id,seed,sim_neutral_stereotype,sim_neutral_anti_stereotype,"
+        "sim_stereotype_anti_stereotype\n"
+        "007,0,0.9,0.5,0.5\n007,1,0.5,0.5,0.5\n007,2,0.7,0.5,0.5\n"
+        "009,0,0.5,0.6,0.5\n009,1,0.4,0.7,0.5\n009,2,0.5,0.7,0.5\n"
+    ),
+}
+
+
+def write_prefilter(root: Path) -> Path:
+    for rel, text in PRE_FILTER_FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
