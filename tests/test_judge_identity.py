@@ -1,11 +1,11 @@
-"""Judge identity (judges/identity.py): recorded per judgement row, compared part by part."""
+"""Judge identity (judge_identity.py): recorded per judgement row, compared part by part."""
 
 from __future__ import annotations
 
 import json
 
+from implicit_bench.judge_identity import differences, judge_identity, template_sha256
 from implicit_bench.judge_tasks import load_task
-from implicit_bench.judges.identity import differences, judge_identity, template_sha256
 from implicit_bench.judges.stage import PlannedJudgement, assemble
 
 QWEN = {

@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 import yaml
 from click.testing import CliRunner
+from release_fixtures import PROMPTS, write_generated_release, write_release
 
 from implicit_bench.errors import InputError
 from implicit_bench.plan import build_plan, format_plan, plan_command
 from implicit_bench.release.benchmark import BENCHMARK_COLUMN, benchmark_units
 from implicit_bench.tables import UNITS
-from tests.release_fixtures import PROMPTS, write_generated_release, write_release
 
 
 def test_units_from_a_checkout(tmp_path: Path) -> None:

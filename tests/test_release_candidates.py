@@ -7,6 +7,7 @@ import json
 
 import pandas as pd
 import pytest
+from release_fixtures import write_prefilter, write_release
 
 from implicit_bench.errors import InputError
 from implicit_bench.release.candidates import (
@@ -22,7 +23,6 @@ from implicit_bench.release.importer import (
     read_units,
     write_imported,
 )
-from tests.release_fixtures import write_prefilter, write_release
 
 
 @pytest.fixture

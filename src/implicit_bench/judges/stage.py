@@ -501,8 +501,8 @@ def assemble(
     identities: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, int]]]]:
     """The JUDGEMENTS table and the per judge x task counts; ``identities`` (judge ->
-    ``{identity, decoding}``) fill ``judge_identity`` per judge and task (judges.identity)."""
-    from implicit_bench.judges.identity import identity_text, judge_identity
+    ``{identity, decoding}``) fill ``judge_identity`` per judge and task (judge_identity)."""
+    from implicit_bench.judge_identity import identity_text, judge_identity
 
     tasks = {p.task: load_task(p.task) for p in planned}
     id_texts: dict[tuple[str, str], str | None] = {}
