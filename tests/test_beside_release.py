@@ -131,3 +131,19 @@ def test_same_judge_has_no_note(tmp_path):
     new = next(r for r in board["rows"] if r["config"] == "new")
     assert new["different_judge"] == [] and new["note"] == "same judge as the release"
     assert new["returned"] is None  # no image index: refusals unknown, not guessed
+
+
+def test_judge_notice_names_what_differs(tmp_path):
+    from implicit_bench.release.beside import judge_notice
+
+    root = write_release(tmp_path / "IMPLICIT-Bench")
+    served = {
+        "backend": "openai",
+        "model": "Qwen/Qwen3-VL-30B-A3B-Instruct",
+        "base_url": "http://127.0.0.1:9/v1",
+        "max_image_side": 768,
+    }
+    (line,) = judge_notice({"qwen": served}, str(root))
+    assert line.endswith(DIFFERENT_JUDGE)
+    # the fixture has no release script: its template is unknown, so it counts as different
+    assert "prompt template" in line and "image downscaling" in line and "model," not in line

@@ -119,3 +119,18 @@ def test_plan_command_benchmark_option(tmp_path: Path, monkeypatch: pytest.Monke
     out = json.loads(CliRunner().invoke(plan_command, ["--benchmark", str(root), "--json"]).output)
     assert [s["stage"] for s in out["stages"]] == ["render new", "judge"]
     assert out["stages"][0]["items"] == 2 * 3 * 2
+
+
+def test_write_benchmark_units_for_the_benchmark_phase(tmp_path: Path) -> None:
+    from implicit_bench.release.benchmark import write_benchmark_units
+
+    root = write_release(tmp_path / "release")
+    out = tmp_path / "data/raw/benchmark_units.parquet"
+    bench = write_benchmark_units(root, out)
+    units = UNITS.read(out)
+    assert list(units["unit_id"]) == ["a1", "007"] and set(units[BENCHMARK_COLUMN]) == {
+        bench.sha256
+    }
+    side = json.loads(out.with_suffix(".parquet.json").read_text())
+    assert side["benchmark_sha256"] == bench.sha256 and side["units"] == 2
+    assert side["seed_index"] == {"42": 0, "1042": 1, "2042": 2}

@@ -173,3 +173,39 @@ def benchmark_counts(bench: BenchmarkUnits, seeds: list[int]) -> dict[str, Any]:
         "table4_images_per_generator": bench.n_units * len(seeds) * len(TABLE4_VARIANTS),
         "all_tables_images_per_generator": bench.n_units * len(seeds) * len(RELEASE_VARIANTS),
     }
+
+
+#: where ``run --benchmark`` writes the release's units (a user input, like the calibration
+#: table: read from the user's copy at run time, never committed; bench.units points here)
+BENCHMARK_UNITS_PATH = "data/raw/benchmark_units.parquet"
+
+
+def write_benchmark_units(
+    path: str | Path, out: str | Path = BENCHMARK_UNITS_PATH
+) -> BenchmarkUnits:
+    """Read the release at ``path`` and write its units as a UNITS table (``out``; every row
+    carries ``benchmark_sha256``) and ``out`` + ``.json`` (sha256, per-file sha256, seed map,
+    unit count, source path): the unit set of the benchmark phase (``bench.units``)."""
+    import json
+
+    from implicit_bench.io import atomic_write_text
+    from implicit_bench.tables import UNITS
+
+    bench = benchmark_units(path)
+    out = Path(out)
+    UNITS.write(bench.units, out)
+    atomic_write_text(
+        out.with_suffix(out.suffix + ".json"),
+        json.dumps(
+            {
+                "benchmark_sha256": bench.sha256,
+                "files": bench.files,
+                "seed_index": {str(k): v for k, v in bench.seeds.items()},
+                "units": bench.n_units,
+                "source": str(path),
+            },
+            indent=2,
+        )
+        + "\n",
+    )
+    return bench
