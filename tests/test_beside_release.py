@@ -147,3 +147,52 @@ def test_judge_notice_names_what_differs(tmp_path):
     assert line.endswith(DIFFERENT_JUDGE)
     # the fixture has no release script: its template is unknown, so it counts as different
     assert "prompt template" in line and "image downscaling" in line and "model," not in line
+
+
+def _analyze(tmp_path, name, root, units, judgements, images):
+    params = {
+        "evaluate": {
+            "config": "new",
+            "rubric_judges": ["myjudge"],
+            "beside_release": str(root),
+            "bootstrap": {"n": 50, "seed": 1},
+        }
+    }
+    out = tmp_path / name
+    run_analyze(str(units), [str(judgements)], str(out), params, (str(images),))
+    return out
+
+
+def test_report_merges_labs_on_one_benchmark_and_refuses_two(tmp_path):
+    from click.testing import CliRunner
+
+    from implicit_bench.compare.results import results
+    from implicit_bench.report.cli import report_command
+
+    root, units, judgements, images = _inputs(tmp_path)
+    lab_a = _analyze(tmp_path, "lab_a", root, units, judgements, images)
+    lab_b = _analyze(tmp_path, "lab_b", root, units, judgements, images)
+    sha = benchmark_units(root).sha256
+    assert results(lab_a)["benchmark_sha256"] == sha  # the results file names its benchmark
+    site = tmp_path / "site"
+    result = CliRunner().invoke(
+        report_command, [str(lab_a), str(lab_b), "--out", str(site)], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    html = (site / "index.html").read_text()
+    assert (
+        "Beside the paper" in html and html.count("authors&#x27; release") >= 4
+    )  # the release's four generators, each row labelled with its source
+    assert "nano_banana_2" in html and DIFFERENT_JUDGE in html
+    # another lab's folder on a different benchmark (another prompts file): refused, one line
+    other_root = tmp_path / "other"
+    write_release(other_root)
+    prompts = other_root / "data/benchmark_prompts.csv"
+    prompts.write_text(prompts.read_text().replace("a nurse at work", "a nurse at rest"))
+    other_units = tmp_path / "other_units.csv"
+    benchmark_units(other_root).units.to_csv(other_units, index=False)
+    lab_c = _analyze(tmp_path, "lab_c", other_root, other_units, judgements, images)
+    result = CliRunner().invoke(report_command, [str(lab_a), str(lab_c), "--out", str(site)])
+    assert result.exit_code != 0
+    message = result.output.strip().splitlines()
+    assert len(message) == 1 and "different benchmarks" in message[0] and sha[:12] in message[0]
