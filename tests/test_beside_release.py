@@ -134,7 +134,7 @@ def test_same_judge_has_no_note(tmp_path):
 
 
 def test_judge_notice_names_what_differs(tmp_path):
-    from implicit_bench.release.beside import judge_notice
+    from implicit_bench.release.judge_notice import judge_notice
 
     root = write_release(tmp_path / "IMPLICIT-Bench")
     served = {

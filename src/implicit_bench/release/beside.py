@@ -486,25 +486,3 @@ def beside_tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
         "leaderboard_beside_release": pd.DataFrame(rows),
         "leaderboard_beside_release_pairs": pd.DataFrame(pairs),
     }
-
-
-def judge_notice(judges: dict[str, Any], path: str, task: str = "rubric") -> list[str]:
-    """One line per judge (catalogue name -> backend block) that differs from the release's
-    Table 4 judge for ``task``: what ``run --benchmark`` prints before it starts. Builds each
-    backend to read its identity; loads no model."""
-    from implicit_bench.judge_tasks import load_task
-    from implicit_bench.judges.stage import judge_backends
-
-    theirs = release_judge(Release(path), task)
-    _, identities = judge_backends(judges)
-    template = load_task(task).prompt
-    lines = []
-    for name, ident in sorted(identities.items()):
-        ours = judge_identity(ident["identity"], ident["decoding"], template)
-        diff = differences(ours, theirs)
-        if diff:
-            lines.append(
-                f"judge {name} ({ours.get('model')}) is not the release's Table 4 judge "
-                f"({RELEASE_JUDGE_MODEL}): it differs in {', '.join(diff)}; {DIFFERENT_JUDGE}"
-            )
-    return lines
