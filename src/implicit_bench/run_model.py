@@ -338,6 +338,12 @@ def _echo_block(title: str, text: str) -> None:
     "default: the profile's (the committed selection).",
 )
 @click.option(
+    "--assume",
+    default=None,
+    help="For the printed plan only: unit counts not built yet, e.g. selected=1831 "
+    "(as `implicit-bench plan --assume`).",
+)
+@click.option(
     "--profile", default="default", show_default=True, help="The profile the overlay extends."
 )
 @click.option(
@@ -412,6 +418,7 @@ def run_command(
     seeds: list[int] | None,
     tables: str,
     units_file: str | None,
+    assume: str | None,
     profile: str,
     exp_name: str | None,
     device: str,
@@ -430,7 +437,7 @@ def run_command(
     """Evaluate your model: overlay -> preflight -> plan -> dvc exp run."""
     from implicit_bench.check import images_still_to_render
     from implicit_bench.params_check import validate_params
-    from implicit_bench.plan import build_plan, format_plan
+    from implicit_bench.plan import build_plan, format_plan, parse_assume
     from implicit_bench.preflight import preflight
     from implicit_bench.profiles import (
         _round_trip,
@@ -514,7 +521,7 @@ def run_command(
         _echo_block("preflight", lines or "check: ok")
         if problems and not dry_run:
             raise SystemExit(1)
-    plans, info = build_plan(params)
+    plans, info = build_plan(params, assume=parse_assume(assume) or None)
     _echo_block("plan", format_plan(plans, info))
     if sequential:
         click.echo(f"sequential rounds (units): {', '.join(map(str, round_units))}")
