@@ -55,14 +55,20 @@ class StagePlan:
     gpu: bool = True  # the hours are GPU time (a local model), not an API's wall time
     no_seconds: list[str] = field(default_factory=list)  # models with calls and no seconds_per_item
     no_price: list[str] = field(default_factory=list)  # models with calls and no usd_per_item
+    phase: str = "construction"  # construction | benchmark (docs/experiments.md, "Two phases")
 
 
 def _read_json(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def plan_units(params: dict[str, Any], root: Path) -> tuple[pd.DataFrame | None, int, str]:
-    """(the units table when it matches the plan, the unit count, where the count comes from)."""
+def plan_units(
+    params: dict[str, Any], root: Path, assume: dict[str, int] | None = None
+) -> tuple[pd.DataFrame | None, int, str]:
+    """(the units table when it matches the plan, the unit count, where the count comes from);
+    ``assume``: ``candidates`` given (``plan --assume``), nothing read."""
+    if assume and "candidates" in assume:
+        return None, int(assume["candidates"]), "--assume candidates"
     max_units = int((params.get("subset") or {}).get("max_units") or 0)
     total = _read_json(root / "metrics/triplets.json").get("triplets_total")
     triplets = root / TRIPLETS_PATH
@@ -142,7 +148,7 @@ def _judge_formula(judge: Any, per_config: dict[str, dict[str, int]]) -> dict[st
     """config -> judge -> requests, counting every planned image (refusals not known); the
     judge stage's own selection (``task_selection``) and orders (``orders_per_image``)."""
     from implicit_bench.judge_tasks import load_task
-    from implicit_bench.judges.stage import orders_per_image, task_selection
+    from implicit_bench.judges.stage import config_judges, orders_per_image, task_selection
 
     configs = judge.configs if judge.configs is not None else list(per_config)
     out: dict[str, dict[str, int]] = {}
@@ -154,7 +160,7 @@ def _judge_formula(judge: Any, per_config: dict[str, dict[str, int]]) -> dict[st
             images = sum(
                 n for v, n in per_config.get(config, {}).items() if wanted is None or v in wanted
             )
-            for name in judges:
+            for name in config_judges(judge.tasks[task], config, judges):
                 out.setdefault(config, {})[name] = (
                     out.get(config, {}).get(name, 0) + images * orders
                 )
@@ -385,7 +391,153 @@ def _clip_exact(
     return len(keys), len(found), covered
 
 
-def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]:
+# ----- the benchmark phase (docs/experiments.md, "Two phases") ------------------------------------
+def bench_units(
+    params: dict[str, Any], root: Path, assume: dict[str, int] | None, n_candidates: int
+) -> tuple[pd.DataFrame | None, int, str]:
+    """(the fixed unit set's table when it exists, its unit count, where the count comes from):
+    ``--assume selected=N`` first, then the ``bench.units`` table, else at most the candidates."""
+    from implicit_bench.bench.params import BenchParams
+
+    bench = section(params, "bench", BenchParams)
+    if assume and "selected" in assume:
+        return None, int(assume["selected"]), "--assume selected"
+    path = root / bench.units
+    if path.exists():
+        table = UNITS.read(path, require=("unit_id",))
+        return table, len(table), bench.units
+    return None, n_candidates, f"{bench.units} not built yet: at most the candidates"
+
+
+def _bench(
+    params: dict[str, Any],
+    per_config: dict[str, dict[str, int]],
+    n_selected: int,
+    selected: pd.DataFrame | None,
+    root: Path,
+) -> list[StagePlan]:
+    """``bench_render`` per bench generator (its variants x seeds over its unit set) and
+    ``bench_judge`` (bench.tasks over those stores and the construction stores' images of the
+    unit set; refusals unknown, every planned image counted)."""
+    from implicit_bench.bench.params import SELECTED, BenchParams
+    from implicit_bench.judge_tasks import load_task
+    from implicit_bench.judges.stage import config_judges
+
+    bench = section(params, "bench", BenchParams)
+    render = params.get("render") or {}
+    construction_seeds = len(render.get("seeds") or [])
+    plans, images = [], {}
+    for name in bench.selected():
+        entry = bench.generators[name]
+        n_units = n_selected
+        if entry.units != SELECTED:
+            n_units = (
+                len(bench.unit_set(selected, entry.units))
+                if selected is not None and "bias_type" in selected.columns
+                else min(n_selected, entry_cap(bench, entry.units))
+            )
+        counts = {v: n_units * len(entry.seeds) for v in entry.variants}
+        images[name] = counts
+        items = sum(counts.values())
+        cached = _bench_cached(params, name, selected, root) if entry.units == SELECTED else None
+        plans.append(
+            StagePlan(
+                f"bench_render {name}",
+                "image",
+                items,
+                cached,
+                items - (cached or 0),
+                f"{entry.units}: {n_units:,} units x {len(entry.variants)} variants x "
+                f"{len(entry.seeds)} seeds",
+                calls_by_model={f"generators.{bench.generator_of(name)}": items - (cached or 0)},
+                phase="benchmark",
+            )
+        )
+    for task, select in bench.tasks.items():
+        spec = load_task(task)
+        judges = select.judges if select is not None and select.judges is not None else None
+        configs = (
+            select.configs if select is not None and select.configs is not None else list(images)
+        )
+        wanted = set(select.variants) if select is not None and select.variants else None
+        by_judge: dict[str, int] = {}
+        for config in configs:
+            if config in images:
+                counts = images[config]
+            else:  # a construction store: its images of the unit set
+                counts = {v: n_selected * construction_seeds for v in per_config.get(config, {})}
+            n = sum(c for v, c in counts.items() if wanted is None or v in wanted)
+            if spec.option_order:
+                orders = 2 if bench.blind_orders == "both" else 1
+                audit = min(bench.both_orders_units, n_selected) if orders == 1 else 0
+                share = audit / n_selected if n_selected else 0
+                n = n * orders + round(n * share)
+            names = judges if judges is not None else list(params.get("judges") or {})
+            for judge in config_judges(select, config, names):
+                by_judge[judge] = by_judge.get(judge, 0) + n
+        for judge, n in by_judge.items():
+            plans.append(
+                StagePlan(
+                    f"bench_judge {task} {judge}",
+                    "judge answer",
+                    n,
+                    None,
+                    n,
+                    f"{', '.join(configs)}: the unit set's images, every planned one counted",
+                    calls_by_model={f"judges.{judge}": n},
+                    phase="benchmark",
+                )
+            )
+    return plans
+
+
+def entry_cap(bench: Any, name: str) -> int:
+    """An upper bound on a named subset's units before the unit set exists: its cap per bias
+    type times the bias types (schema.BIAS_TYPES)."""
+    from implicit_bench.schema import BIAS_TYPES
+
+    return bench.subsets[name].max_per_bias_type * len(BIAS_TYPES)
+
+
+def _bench_cached(
+    params: dict[str, Any], name: str, selected: pd.DataFrame | None, root: Path
+) -> int | None:
+    """Images of a bench generator already stored and current (None: the unit set not built)."""
+    if selected is None:
+        return None
+    from implicit_bench.bench.stage import bench_render_params
+    from implicit_bench.generators import settings_hash
+    from implicit_bench.images import ImageStore
+    from implicit_bench.render.stage import done_keys, plan_items, unit_columns
+    from implicit_bench.tables import BENCH_IMAGES_DIR
+
+    store_dir = root / BENCH_IMAGES_DIR / name
+    if not (store_dir / "journal.jsonl").exists():
+        return 0
+    try:
+        render = bench_render_params(params, name)
+        from implicit_bench.bench.params import BenchParams
+
+        path = root / section(params, "bench", BenchParams).units
+        units = UNITS.read(path, require=unit_columns(render.variants))
+    except Exception:  # noqa: BLE001 - a unit set without a variant's prompt: the stage says so
+        return None
+    planned = plan_items(units, name, render.seeds, render.variants)
+    store = ImageStore(store_dir)
+    try:
+        return len(
+            done_keys(
+                store, planned, settings_hash(render.configs[name]), False, render.retry_failed
+            )
+        )
+    finally:
+        store.close()
+
+
+def _debias(
+    params: dict[str, Any], root: Path, n_units: int, assumed: bool = False
+) -> list[StagePlan]:
+    """``assumed``: ``n_units`` was given (``plan --assume``); the tables on disk are not read."""
     from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, needed_llm_work, subset_units
     from implicit_bench.embedders import CachedEmbedder
 
@@ -393,7 +545,7 @@ def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]
         return []
     debias = DebiasParams.model_validate(params["debias"])
     kg_path = root / debias.units
-    kg = UNITS.read_if_present(kg_path, require=KG_COLUMNS)
+    kg = None if assumed else UNITS.read_if_present(kg_path, require=KG_COLUMNS)
     n_kg = len(kg) if kg is not None else None
     plans = []
     if kg is not None:
@@ -489,6 +641,7 @@ def _debias(params: dict[str, Any], root: Path, n_units: int) -> list[StagePlan]
                 None,
                 texts,
                 f"at most; {debias.units} not built yet",
+                calls_by_model={"debias.embedder": texts},
             ),
         )
     return plans
@@ -684,41 +837,68 @@ def _llm_stages(params: dict[str, Any], root: Path) -> list[StagePlan]:
 
 
 def build_plan(
-    params: dict[str, Any], root: str | Path = "."
+    params: dict[str, Any], root: str | Path = ".", assume: dict[str, int] | None = None
 ) -> tuple[list[StagePlan], dict[str, Any]]:
-    """Per stage that calls a model: items, cached, model calls; and the plan's sizes."""
+    """Per stage that calls a model: items, cached, model calls; and the plan's sizes.
+    ``assume``: unit counts before construction ran (``candidates``, ``selected``)."""
+    from implicit_bench.bench.params import BenchParams
+    from implicit_bench.tables import SELECTED_UNITS_PATH
+
     root = Path(root)
-    bench = _benchmark(params)
-    if bench is not None:  # the release's units: no construction (kg, triplets, selection)
-        params, units, n_units, source, bench_info = bench
+    bench_mode = _benchmark(params)
+    if bench_mode is not None:  # the release's units: construction (kg .. select) skipped
+        params, units, source, bench_info = bench_mode
+        n_units = len(units)
         plans: list[StagePlan] = []
+        per_config: dict[str, dict[str, int]] = {}
+        selected, n_selected, selected_from = units, n_units, source
     else:
-        units, n_units, source = plan_units(params, root)
+        units, n_units, source = plan_units(params, root, assume)
         plans = _llm_stages(params, root)
-    render_plans, per_config = _render(params, units, n_units, root)
-    plans += render_plans
-    plans.append(_judge(params, units, per_config, root))
-    if "clip" in params:
-        plans.append(_clip(params, units, per_config, root))
-    plans += _debias(params, root, n_units)
+        render_plans, per_config = _render(params, units, n_units, root)
+        plans += render_plans
+        plans.append(_judge(params, units, per_config, root))
+        if "clip" in params:
+            plans.append(_clip(params, units, per_config, root))
+        selected, n_selected, selected_from = bench_units(params, root, assume, n_units)
+    plans += _bench(params, per_config, n_selected, selected, root)
+    debias_units = (params.get("debias") or {}).get("units")
+    on_selection = debias_units in {
+        SELECTED_UNITS_PATH,
+        section(params, "bench", BenchParams).units,
+    }
+    debias_plans = _debias(
+        params,
+        root,
+        n_selected if on_selection else n_units,
+        bool(assume) and (on_selection and "selected" in assume or "candidates" in assume),
+    )
+    for p in debias_plans:
+        p.phase = "benchmark"
+    plans += debias_plans
     add_costs(plans, params)
     seeds = (params.get("render") or {}).get("seeds") or []
     info = {
         "units": n_units,
         "units_from": source,
+        "selected": n_selected,
+        "selected_from": selected_from,
         "seeds": list(seeds),
         "configs": list(per_config),
     }
-    if bench is not None:
+    if bench_mode is not None:
         info["benchmark"] = bench_info
+        info["seeds"] = bench_info["seeds"]
+        info["configs"] = list(bench_info["variants"])
     return plans, info
 
 
 def _benchmark(
     params: dict[str, Any],
-) -> tuple[dict[str, Any], pd.DataFrame, int, str, dict[str, Any]] | None:
-    """With ``benchmark.path`` set: (params rendering the release's variants only, the
-    release's units, their count, where they come from, the benchmark's counts)."""
+) -> tuple[dict[str, Any], pd.DataFrame, str, dict[str, Any]] | None:
+    """With ``benchmark.path`` set: (params whose bench generators render the release's variants
+    only, the release's units: the benchmark phase's unit set, where they come from, the
+    benchmark's counts)."""
     from implicit_bench.errors import InputError
     from implicit_bench.release.benchmark import (
         benchmark_counts,
@@ -734,13 +914,37 @@ def _benchmark(
         bench = benchmark_units(bench_params.path)
     except InputError as exc:
         raise click.ClickException(str(exc)) from None
-    render = dict(params.get("render") or {})
-    variants = benchmark_variants(bench_params, list(render.get("variants") or VARIANTS))
-    params = {**params, "render": {**render, "variants": variants}}
-    info = benchmark_counts(bench, list(render.get("seeds") or []))
-    info["variants"] = variants
+    phase = dict(params.get("bench") or {})
+    generators = {}
+    for name, entry in (phase.get("generators") or {}).items():
+        entry = dict(entry or {})
+        entry["variants"] = benchmark_variants(
+            bench_params, list(entry.get("variants") or VARIANTS)
+        )
+        generators[name] = entry
+    params = {**params, "bench": {**phase, "generators": generators}}
+    seeds = sorted({int(s) for e in generators.values() for s in e.get("seeds") or []})
+    info = benchmark_counts(bench, seeds or sorted(bench.seeds))
+    info["variants"] = {name: e["variants"] for name, e in generators.items()}
     source = f"benchmark {bench_params.path} (sha256 {bench.sha256[:12]})"
-    return params, bench.units, bench.n_units, source, info
+    return params, bench.units, source, info
+
+
+def parse_assume(text: str | None) -> dict[str, int]:
+    """``candidates=4705,selected=1831`` -> counts (``plan --assume``); a bad item is a usage
+    error naming it."""
+    out: dict[str, int] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in ("candidates", "selected") or not value.strip().isdigit():
+            raise click.UsageError(
+                f"--assume {item.strip()!r}: expected candidates=N or selected=N (N >= 0)"
+            )
+        out[key] = int(value)
+    return out
 
 
 def model_block(params: dict[str, Any], ref: str) -> dict[str, Any]:
@@ -794,6 +998,23 @@ def totals(plans: list[StagePlan]) -> dict[str, Any]:
     }
 
 
+def _plan_line(p: StagePlan) -> str:
+    cached = "-" if p.cached is None else f"{p.cached:,}"
+    hours = "-" if p.hours is None else f"{p.hours:,.2f}"
+    usd = "-" if p.usd is None else f"{p.usd:,.2f}"
+    note = f"  ({p.note})" if p.note else ""
+    return (
+        f"{p.stage:<34} {p.item:<16} {p.items:>9,} {cached:>9} "
+        f"{p.model_calls:>12,} {hours:>9} {usd:>10}{note}"
+    )
+
+
+PHASES = {
+    "construction": "construction (candidates: render, rubric judges, selection)",
+    "benchmark": "benchmark phase (the fixed unit set: bench_render, bench_judge, debiasing)",
+}
+
+
 def format_plan(plans: list[StagePlan], info: dict[str, Any]) -> str:
     lines = [
         f"units: {info['units']} ({info['units_from']}); render seeds: "
@@ -806,31 +1027,35 @@ def format_plan(plans: list[StagePlan], info: dict[str, Any]) -> str:
             f"benchmark: the authors' release, {b['units']:,} units, sha256 {b['sha256']}; "
             f"release seed index {seeds}; construction and selection skipped"
         )
+        rendered = "; ".join(f"{n}: {', '.join(v)}" for n, v in b["variants"].items())
         lines.append(
             f"  per generator: Table 4 row (neutral) {b['table4_images_per_generator']:,} "
             f"images, every table (3 prompts) {b['all_tables_images_per_generator']:,}; "
-            f"rendered here: {', '.join(b['variants'])}"
+            f"rendered here: {rendered or 'no bench generator (run --generator adds one)'}"
         )
         if b["seeds_without_release_counterpart"]:
             lines.append(
                 "  seeds the release never used (no paired release judgement): "
                 + ", ".join(map(str, b["seeds_without_release_counterpart"]))
             )
-    lines += [
-        "",
+    if "selected" in info:
+        lines.append(f"benchmark unit set: {info['selected']} ({info['selected_from']})")
+    header = (
         f"{'stage':<34} {'item':<16} {'items':>9} {'cached':>9} "
-        f"{'model calls':>12} {'hours':>9} {'USD':>10}",
-    ]
-    for p in plans:
-        cached = "-" if p.cached is None else f"{p.cached:,}"
-        hours = "-" if p.hours is None else f"{p.hours:,.2f}"
-        usd = "-" if p.usd is None else f"{p.usd:,.2f}"
-        note = f"  ({p.note})" if p.note else ""
+        f"{'model calls':>12} {'hours':>9} {'USD':>10}"
+    )
+    for phase, title in PHASES.items():
+        rows = [p for p in plans if p.phase == phase]
+        if not rows:
+            continue
+        t = totals(rows)
+        lines += ["", f"== {title}", header, *(_plan_line(p) for p in rows)]
         lines.append(
-            f"{p.stage:<34} {p.item:<16} {p.items:>9,} {cached:>9} "
-            f"{p.model_calls:>12,} {hours:>9} {usd:>10}{note}"
+            f"{phase} subtotal: {t['model_calls']:,} model calls; GPU-hours "
+            f"{t['gpu_hours']:,.2f}; API hours {t['api_hours']:,.2f}; money ${t['usd']:,.2f}"
         )
     t = totals(plans)
+    lines.append("")
     lines.append(f"{'total model calls':<34} {'':<16} {'':>9} {'':>9} {t['model_calls']:>12,}")
     lines.append(
         f"GPU-hours (local models): {t['gpu_hours']:,.2f}; API hours: "
@@ -914,6 +1139,12 @@ def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[st
     "(sets the `benchmark` key; docs/import.md).",
 )
 @click.option(
+    "--assume",
+    default=None,
+    help="Unit counts before construction ran, e.g. candidates=4705,selected=1831 "
+    "(the tables on disk are then not read for those counts).",
+)
+@click.option(
     "--calibrate",
     "calibrate_n",
     type=click.IntRange(1),
@@ -946,6 +1177,7 @@ def plan_command(
     profile: str | None,
     as_json: bool,
     benchmark_path: str | None,
+    assume: str | None,
     calibrate_n: int | None,
     target_width: float | None,
     estimands: tuple[str, ...],
@@ -963,7 +1195,7 @@ def plan_command(
         bench = params.get("benchmark")
         bench = dict(bench) if isinstance(bench, dict) else {}
         params = {**params, "benchmark": {**bench, "path": benchmark_path}}
-    plans, info = build_plan(params)
+    plans, info = build_plan(params, assume=parse_assume(assume) or None)
     if calibrate_n:
         measured = calibrate(params, plans, calibrate_n)
         for p in plans:
