@@ -12,7 +12,7 @@ import json
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from release_fixtures import write_release
+from release_fixtures import _eval, write_release
 
 from implicit_bench.analyze.cli import run_analyze
 from implicit_bench.bench.stage import run_bench_judge, run_bench_render
@@ -32,6 +32,10 @@ def test_benchmark_phase_on_the_release_fixture_to_the_report(tmp_path):
     from implicit_bench.tiny.generator import build
 
     root = write_release(tmp_path / "IMPLICIT-Bench")
+    # experiment 13 (SD3, Table 4) beside the fixture's 0, 12 and 14: the release's four rows
+    (root / "cache/eval_results/exp_13_eval.csv").write_text(
+        _eval(13, [("a1", 0, "3"), ("a1", 1, "2"), ("007", 0, "4"), ("007", 1, "1")])
+    )
     ws = tmp_path / "ws"
     units_path = ws / "data/raw/benchmark_units.parquet"
     bench = write_benchmark_units(root, units_path)
@@ -88,19 +92,21 @@ def test_benchmark_phase_on_the_release_fixture_to_the_report(tmp_path):
         name: THIS_RUN,
         "qwen_image": RELEASE,
         "gpt_image_2": RELEASE,
+        "sd3": RELEASE,
         "nano_banana_2": RELEASE,
-        # the fixture holds no experiment 13 (SD3): three release generators plus this run's
     }
     new = next(r for r in beside["rows"] if r["config"] == name)
     assert new["requested"] == 6 and new["returned"] + new["refused"] + new["missing"] == 6
     metrics = {(p["b"], p["metric"]) for p in beside["pairs"]}
-    assert {("qwen_image", "bias_score"), ("gpt_image_2", "bias_score")} <= metrics
+    assert {(g, "bias_score") for g in ("qwen_image", "sd3", "gpt_image_2", "nano_banana_2")} <= (
+        metrics
+    )
     assert all(p["note"].startswith(DIFFERENT_JUDGE) for p in beside["pairs"] if p["note"])
 
     site = tmp_path / "site"
     result = CliRunner().invoke(report_command, [str(out), "--out", str(site)])
     assert result.exit_code == 0, result.output
     html = (site / "index.html").read_text()
-    assert "Beside the paper" in html and html.count("authors&#x27; release") >= 3
+    assert "Beside the paper" in html and html.count("authors&#x27; release") >= 4
     table = pd.read_csv(out / "tables/leaderboard_beside_release_pairs.csv")
     assert len(table) == len(beside["pairs"]) and table["p_holm"].notna().all()
