@@ -845,14 +845,24 @@ def build_plan(
     from implicit_bench.tables import SELECTED_UNITS_PATH
 
     root = Path(root)
-    units, n_units, source = plan_units(params, root, assume)
-    plans = _llm_stages(params, root)
+    release = _benchmark(params)
+    if release is not None:  # the release's units: no construction (kg, triplets, selection)
+        params, units, n_units, source, bench_info = release
+        plans: list[StagePlan] = []
+    else:
+        units, n_units, source = plan_units(params, root, assume)
+        plans = _llm_stages(params, root)
     render_plans, per_config = _render(params, units, n_units, root)
     plans += render_plans
     plans.append(_judge(params, units, per_config, root))
     if "clip" in params:
         plans.append(_clip(params, units, per_config, root))
-    selected, n_selected, selected_from = bench_units(params, root, assume, n_units)
+    if release is not None:  # the release's units are the benchmark phase's unit set
+        for p in plans:
+            p.phase = "benchmark"
+        selected, n_selected, selected_from = units, n_units, source
+    else:
+        selected, n_selected, selected_from = bench_units(params, root, assume, n_units)
     plans += _bench(params, per_config, n_selected, selected, root)
     debias_units = (params.get("debias") or {}).get("units")
     on_selection = debias_units in {
@@ -878,6 +888,8 @@ def build_plan(
         "seeds": list(seeds),
         "configs": list(per_config),
     }
+    if release is not None:
+        info["benchmark"] = bench_info
     return plans, info
 
 
@@ -896,6 +908,35 @@ def parse_assume(text: str | None) -> dict[str, int]:
             )
         out[key] = int(value)
     return out
+
+
+def _benchmark(
+    params: dict[str, Any],
+) -> tuple[dict[str, Any], pd.DataFrame, int, str, dict[str, Any]] | None:
+    """With ``benchmark.path`` set: (params rendering the release's variants only, the
+    release's units, their count, where they come from, the benchmark's counts)."""
+    from implicit_bench.errors import InputError
+    from implicit_bench.release.benchmark import (
+        benchmark_counts,
+        benchmark_params,
+        benchmark_units,
+        benchmark_variants,
+    )
+
+    bench_params = benchmark_params(params)
+    if bench_params.path is None:
+        return None
+    try:
+        bench = benchmark_units(bench_params.path)
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from None
+    render = dict(params.get("render") or {})
+    variants = benchmark_variants(bench_params, list(render.get("variants") or VARIANTS))
+    params = {**params, "render": {**render, "variants": variants}}
+    info = benchmark_counts(bench, list(render.get("seeds") or []))
+    info["variants"] = variants
+    source = f"benchmark {bench_params.path} (sha256 {bench.sha256[:12]})"
+    return params, bench.units, bench.n_units, source, info
 
 
 def model_block(params: dict[str, Any], ref: str) -> dict[str, Any]:
@@ -971,6 +1012,23 @@ def format_plan(plans: list[StagePlan], info: dict[str, Any]) -> str:
         f"units: {info['units']} ({info['units_from']}); render seeds: "
         f"{info['seeds']}; configs: {', '.join(info['configs'])}",
     ]
+    if "benchmark" in info:
+        b = info["benchmark"]
+        seeds = ", ".join(f"{s} -> {i}" for s, i in b["seed_index"].items()) or "none"
+        lines.append(
+            f"benchmark: the authors' release, {b['units']:,} units, sha256 {b['sha256']}; "
+            f"release seed index {seeds}; construction and selection skipped"
+        )
+        lines.append(
+            f"  per generator: Table 4 row (neutral) {b['table4_images_per_generator']:,} "
+            f"images, every table (3 prompts) {b['all_tables_images_per_generator']:,}; "
+            f"rendered here: {', '.join(b['variants'])}"
+        )
+        if b["seeds_without_release_counterpart"]:
+            lines.append(
+                "  seeds the release never used (no paired release judgement): "
+                + ", ".join(map(str, b["seeds_without_release_counterpart"]))
+            )
     if "selected" in info:
         lines.append(f"benchmark unit set: {info['selected']} ({info['selected_from']})")
     header = (
@@ -1070,6 +1128,14 @@ def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[st
     "(the tables on disk are then not read for those counts).",
 )
 @click.option(
+    "--benchmark",
+    "benchmark_path",
+    type=click.Path(exists=True),
+    default=None,
+    help="A checkout or .zip of the authors' release: its units are the unit set "
+    "(sets the `benchmark` key; docs/import.md).",
+)
+@click.option(
     "--calibrate",
     "calibrate_n",
     type=click.IntRange(1),
@@ -1102,6 +1168,7 @@ def plan_command(
     profile: str | None,
     as_json: bool,
     assume: str | None,
+    benchmark_path: str | None,
     calibrate_n: int | None,
     target_width: float | None,
     estimands: tuple[str, ...],
@@ -1115,6 +1182,10 @@ def plan_command(
     else:
         params = load_params(params_path)
         check_references(params, params_path)  # every catalogue name in use exists
+    if benchmark_path is not None:
+        bench = params.get("benchmark")
+        bench = dict(bench) if isinstance(bench, dict) else {}
+        params = {**params, "benchmark": {**bench, "path": benchmark_path}}
     plans, info = build_plan(params, assume=parse_assume(assume) or None)
     if calibrate_n:
         measured = calibrate(params, plans, calibrate_n)

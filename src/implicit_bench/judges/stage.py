@@ -534,9 +534,24 @@ def assemble(
     answers: dict[str, Any],
     errors: dict[str, str],
     models: dict[str, str],
+    identities: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, int]]]]:
-    """The JUDGEMENTS table and the per judge x task counts."""
+    """The JUDGEMENTS table and the per judge x task counts; ``identities`` (judge ->
+    ``{identity, decoding}``) fill ``judge_identity`` per judge and task (judge_identity)."""
+    from implicit_bench.judge_identity import identity_text, judge_identity
+
     tasks = {p.task: load_task(p.task) for p in planned}
+    id_texts: dict[tuple[str, str], str | None] = {}
+    for p in planned:
+        if (p.judge, p.task) not in id_texts:
+            ident = (identities or {}).get(p.judge)
+            id_texts[p.judge, p.task] = (
+                None
+                if ident is None
+                else identity_text(
+                    judge_identity(ident["identity"], ident["decoding"], tasks[p.task].prompt)
+                )
+            )
     parsed_cache: dict[tuple[str, str], Any] = {}
     rows = []
     counts: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
@@ -577,6 +592,7 @@ def assemble(
                 "valid": valid,
                 "error": redact(error),  # secrets never reach the table (docs/errors.md)
                 "order": p.order,
+                "judge_identity": id_texts[p.judge, p.task],
             }
         )
     frame = pd.DataFrame(rows, columns=list(OUTPUT_COLUMNS))
@@ -647,7 +663,7 @@ def run_judge_stage(
     first = next(iter(errors.values()), None)
     check_failure_rate("judge", len(errors), calls, params.max_failure_rate, first, kind="judge")
     models = {name: b.model for name, b in backends.items()}
-    frame, counts = assemble(planned, answers, errors, models)
+    frame, counts = assemble(planned, answers, errors, models, identities)
     judged = Counter(c for c, *_ in {(p.config, p.unit_id, p.variant, p.seed) for p in planned})
     for config, counts_by_status in image_counts.items():
         counts_by_status["judged_images"] = int(judged.get(config, 0))

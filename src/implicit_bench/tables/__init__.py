@@ -207,6 +207,7 @@ JUDGEMENTS = TableSpec(
             allowed=(*ORDERS, *CYCLIC_ORDERS),
             unknown="order must be sa, as, a cyclic order (ans, nsa, san) or empty, got '{}'",
         ),
+        _opt("judge_identity", "text"),  # judge_identity: model, template, decoding, image
     ),
     key=(*JUDGEMENT_KEY, "order"),
     doc="one row per judged image and question (judge, clip and debias_judge stages; analyze)",
