@@ -49,6 +49,7 @@ def run_bench_render(
     bench = section(raw, "bench", BenchParams)
     plans = {name: bench_render_params(raw, name) for name in bench.selected()}  # all checked
     out = root / images_dir
+    out.mkdir(parents=True, exist_ok=True)  # the stage's DVC output, also with no generator
     for store_dir in published_stores(out):
         if store_dir.name not in plans:
             unpublish(store_dir)
