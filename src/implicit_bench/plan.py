@@ -923,9 +923,13 @@ def _benchmark(
         )
         generators[name] = entry
     params = {**params, "bench": {**phase, "generators": generators}}
-    seeds = sorted({int(s) for e in generators.values() for s in e.get("seeds") or []})
+    from implicit_bench.bench.params import BenchParams
+
+    rendered = section(params, "bench", BenchParams)
+    run = rendered.selected()  # the entries bench_render renders (bench.run)
+    seeds = sorted({int(s) for name in run for s in rendered.generators[name].seeds})
     info = benchmark_counts(bench, seeds or sorted(bench.seeds))
-    info["variants"] = {name: e["variants"] for name, e in generators.items()}
+    info["variants"] = {name: generators[name]["variants"] for name in run}
     source = f"benchmark {bench_params.path} (sha256 {bench.sha256[:12]})"
     return params, bench.units, source, info
 
