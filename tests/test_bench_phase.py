@@ -155,3 +155,41 @@ def test_run_tables_4_asks_the_neutral_prompts_only(tmp_path, monkeypatch):
     assert "render" not in overlay  # construction keeps the profile's generators
     line = next(x for x in result.output.splitlines() if x.startswith("bench_render tiny"))
     assert line.split()[3] == f"{240 * 3:,}"  # at most the 240 candidates x 1 variant x 3 seeds
+
+
+def test_run_benchmark_uses_the_release_units_and_skips_construction(tmp_path, monkeypatch):
+    """`run --benchmark RELEASE`: the release's units are the fixed unit set (bench.units), its
+    seed index recorded, construction renders and judges nothing; the plan counts the new
+    generator's Table 4 row on the release's 1,831 units: 5,493 neutral images."""
+    from release_fixtures import write_generated_release
+
+    release = write_generated_release(tmp_path / "release", 1831)
+    work = tmp_path / "work"
+    (work / "profiles").mkdir(parents=True)
+    for name in ("params.yaml", "dvc.yaml"):
+        (work / name).write_text((REPO_ROOT / name).read_text())
+    for f in (REPO_ROOT / "profiles").glob("*.yaml"):
+        (work / "profiles" / f.name).write_text(f.read_text())
+    monkeypatch.chdir(work)
+    result = CliRunner().invoke(
+        main,
+        ["run", "--generator", "tiny", "--judge", "qwen3vl", "--tables", "4"]
+        + ["--benchmark", str(release), "--dry-run", "--no-preflight"],
+    )
+    assert result.exit_code == 0, result.output
+    overlay = yaml.safe_load((work / "profiles/run.yaml").read_text())
+    assert overlay["render"] == {"run": []} and overlay["judge"] == {"configs": []}
+    assert overlay["bench"]["units"] == "data/raw/benchmark_units.parquet"
+    assert overlay["evaluate"]["units"] == "data/raw/benchmark_units.parquet"
+    assert overlay["bench"]["seed_index"] == {42: 0, 1042: 1, 2042: 2}
+    assert overlay["benchmark"] == {"path": str(release), "variants": ["neutral"]}
+    lines = result.output.splitlines()
+    assert not any(line.startswith(("render ", "kg ", "triplets ")) for line in lines)
+    for line in lines:  # the construction judge and CLIP have nothing to do
+        if line.startswith(("judge ", "clip ")):
+            assert line.split()[5] == "0", line
+    assert "rendered here: neutral\n" in result.output  # the Table 4 row: neutral prompts
+    row = next(x for x in lines if x.startswith("bench_render tiny"))
+    assert row.split()[3] == "5,493"  # 1,831 release units x 3 seeds, neutral prompts
+    assert "release seed index 42 -> 0, 1042 -> 1, 2042 -> 2" in result.output
+    assert not (work / "data/raw/benchmark_units.parquet").exists()  # a dry run writes no units

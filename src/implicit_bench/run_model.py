@@ -143,11 +143,14 @@ def build_overlay(
     table4_only: bool = False,
     units_file: str | None = None,
     construction: bool = False,
+    benchmark: str | None = None,
 ) -> CommentedMap:
     """The overlay profile: new catalogue entries and the benchmark phase's generators and
     judges (``bench``); construction keeps the profile's models. ``table4_only``: the neutral
     prompts only (the Table 4 row: rubric and alignment); ``units_file``: the fixed unit set;
-    ``construction``: the new models run the whole protocol instead (``--sequential``)."""
+    ``construction``: the new models run the whole protocol instead (``--sequential``);
+    ``benchmark``: a copy of the authors' release whose units are the unit set (written to
+    ``release.benchmark.BENCHMARK_UNITS_PATH`` by the caller): construction is skipped."""
     overlay = CommentedMap()
     overlay["extends"] = profile
     gen_names, new_gens = [], CommentedMap()
@@ -178,8 +181,20 @@ def build_overlay(
         overlay["subset"] = CommentedMap(max_units=units)
     if construction:
         _construction_overlay(overlay, params, gen_names, judge_names, seeds, clip_judge)
-    else:
-        _bench_overlay(overlay, params, gen_names, judge_names, seeds, table4_only, units_file)
+        return overlay
+    if benchmark is not None:
+        from implicit_bench.release.benchmark import BENCHMARK_UNITS_PATH, seed_map
+
+        units_file = BENCHMARK_UNITS_PATH
+        overlay["benchmark"] = CommentedMap(path=benchmark)
+        if table4_only:
+            overlay["benchmark"]["variants"] = ["neutral"]
+        # construction skipped: no candidate rendered or judged (the release's units are fixed)
+        overlay["render"] = CommentedMap(run=[])
+        overlay["judge"] = CommentedMap(configs=[])
+    _bench_overlay(overlay, params, gen_names, judge_names, seeds, table4_only, units_file)
+    if benchmark is not None:
+        overlay["bench"]["seed_index"] = CommentedMap(seed_map())
     # debiasing (debias.generator, debias.scoring) and the HoloFair study (diversity_study) keep
     # the profile's models: steering needs a pipeline with embedding hooks and the study a face
     # judge for real images; set those keys in the overlay to run them on your model.
@@ -338,6 +353,14 @@ def _echo_block(title: str, text: str) -> None:
     "default: the profile's (the committed selection).",
 )
 @click.option(
+    "--benchmark",
+    "benchmark",
+    type=click.Path(exists=True),
+    default=None,
+    help="A checkout or .zip of the authors' release: its 1,831 units are the unit set "
+    "(construction and selection skipped; seeds 42/1042/2042 are the release's 0/1/2).",
+)
+@click.option(
     "--assume",
     default=None,
     help="For the printed plan only: unit counts not built yet, e.g. selected=1831 "
@@ -418,6 +441,7 @@ def run_command(
     seeds: list[int] | None,
     tables: str,
     units_file: str | None,
+    benchmark: str | None,
     assume: str | None,
     profile: str,
     exp_name: str | None,
@@ -483,6 +507,7 @@ def run_command(
         table4_only=tables == "4",
         units_file=units_file,
         construction=sequential,
+        benchmark=benchmark,
     )
     overlay["base"]["profile"] = overlay_name
     round_units: list[int] = []
@@ -521,6 +546,18 @@ def run_command(
         _echo_block("preflight", lines or "check: ok")
         if problems and not dry_run:
             raise SystemExit(1)
+    if benchmark is not None:
+        if units_file is not None or sequential:
+            raise click.UsageError("--benchmark goes without --units-file and --sequential")
+        from implicit_bench.release.judge_notice import judge_notice
+
+        judges_used = {n: params["judges"][n] for n in params["bench"]["tasks"]["rubric"]["judges"]}
+        try:
+            notes = judge_notice(judges_used, benchmark)
+        except Exception as exc:  # noqa: BLE001 - a judge not buildable here (the sim world)
+            notes = [f"the judges were not compared with the release's Table 4 judge ({exc})"]
+        for line in notes:
+            click.echo(f"note: {line}")
     plans, info = build_plan(params, assume=parse_assume(assume) or None)
     _echo_block("plan", format_plan(plans, info))
     if sequential:
@@ -531,6 +568,14 @@ def run_command(
             f"profile {overlay_name} && dvc exp run`"
         )
         return
+    if benchmark is not None:
+        from implicit_bench.release.benchmark import write_benchmark_units
+
+        written = write_benchmark_units(benchmark)
+        click.echo(
+            f"benchmark: {written.n_units:,} units of {benchmark} (sha256 {written.sha256}) "
+            f"-> {params['bench']['units']}"
+        )
     write_profile(overlay_name, "params.yaml", "params.yaml")
     if sequential:
         from implicit_bench.params import load_params
