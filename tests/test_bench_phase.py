@@ -183,6 +183,7 @@ def test_run_benchmark_uses_the_release_units_and_skips_construction(tmp_path, m
     assert overlay["evaluate"]["units"] == "data/raw/benchmark_units.parquet"
     assert overlay["bench"]["seed_index"] == {42: 0, 1042: 1, 2042: 2}
     assert overlay["benchmark"] == {"path": str(release), "variants": ["neutral"]}
+    assert overlay["evaluate"]["beside_release"] == str(release)  # issue 33: beside the paper
     lines = result.output.splitlines()
     assert not any(line.startswith(("render ", "kg ", "triplets ")) for line in lines)
     for line in lines:  # the construction judge and CLIP have nothing to do

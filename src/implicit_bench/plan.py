@@ -1031,7 +1031,12 @@ def format_plan(plans: list[StagePlan], info: dict[str, Any]) -> str:
             f"benchmark: the authors' release, {b['units']:,} units, sha256 {b['sha256']}; "
             f"release seed index {seeds}; construction and selection skipped"
         )
-        rendered = "; ".join(f"{n}: {', '.join(v)}" for n, v in b["variants"].items())
+        distinct = {tuple(v) for v in b["variants"].values()}
+        rendered = (
+            ", ".join(next(iter(distinct)))  # every bench generator renders the same prompts
+            if len(distinct) == 1
+            else "; ".join(f"{n}: {', '.join(v)}" for n, v in b["variants"].items())
+        )
         lines.append(
             f"  per generator: Table 4 row (neutral) {b['table4_images_per_generator']:,} "
             f"images, every table (3 prompts) {b['all_tables_images_per_generator']:,}; "

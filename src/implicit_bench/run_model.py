@@ -195,6 +195,8 @@ def build_overlay(
     _bench_overlay(overlay, params, gen_names, judge_names, seeds, table4_only, units_file)
     if benchmark is not None:
         overlay["bench"]["seed_index"] = CommentedMap(seed_map())
+        # the leaderboard puts the release's Table 4 generators beside the new ones, paired
+        overlay["evaluate"]["beside_release"] = benchmark
     # debiasing (debias.generator, debias.scoring) and the HoloFair study (diversity_study) keep
     # the profile's models: steering needs a pipeline with embedding hooks and the study a face
     # judge for real images; set those keys in the overlay to run them on your model.
