@@ -79,8 +79,8 @@ def leaderboard(ctx: EvalContext) -> dict[str, Any]:
     }
     ctx.table("leaderboard", report.leaderboard_table(out))
     ctx.table("leaderboard_pairs", report.leaderboard_pairs_table(out))
-    if ctx.params.beside_release:
-        out["beside_release"] = _beside_release(ctx, out["rubric_judge"])
+    # evaluate.beside_release: release/beside.py adds ``beside_release`` after the metrics
+    # (the release package sits above the analysis: docs/architecture.md, "Layers")
     return {"leaderboard": out}
 
 
@@ -90,21 +90,6 @@ def benchmark_of(units: Any) -> str | None:
         return None
     values = sorted(str(v) for v in units["benchmark_sha256"].dropna().unique())
     return values[0] if len(values) == 1 else None
-
-
-def _beside_release(ctx: EvalContext, bias_judge: str | None) -> dict[str, Any]:
-    """The release's Table 4 generators beside this run's (``evaluate.beside_release``)."""
-    from implicit_bench.errors import ConfigError, InputError
-    from implicit_bench.release.beside import beside_release, beside_tables
-
-    path = str(ctx.params.beside_release)
-    try:
-        board = beside_release(ctx.judgements, ctx.tables.images, path, ctx.boot, bias_judge)
-    except InputError as exc:
-        raise ConfigError(f"evaluate.beside_release: {exc}") from None
-    for name, frame in beside_tables(board).items():
-        ctx.table(name, frame)
-    return board
 
 
 def _row(

@@ -486,3 +486,26 @@ def beside_tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
         "leaderboard_beside_release": pd.DataFrame(rows),
         "leaderboard_beside_release_pairs": pd.DataFrame(pairs),
     }
+
+
+def add_beside(ev: Any, tables: Any, params: Any) -> dict[str, Any] | None:
+    """``evaluate.beside_release`` set: the board beside the paper added to an evaluation
+    (``ev.benchmark["leaderboard"]["beside_release"]`` and its two tables) before it is
+    written; the evaluate stage and ``implicit-bench analyze`` call it. The bootstrap is the
+    evaluation's own (same seed; its own streams)."""
+    from implicit_bench.errors import ConfigError, InputError
+
+    path = getattr(params, "beside_release", None)
+    board = ev.benchmark.get("leaderboard") if isinstance(ev.benchmark, dict) else None
+    if not path or not isinstance(board, dict):
+        return None
+    boot = Bootstrap.from_params(params.bootstrap)
+    try:
+        beside = beside_release(
+            tables.judgements, tables.images, str(path), boot, board.get("rubric_judge")
+        )
+    except InputError as exc:
+        raise ConfigError(f"evaluate.beside_release: {exc}") from None
+    board["beside_release"] = beside
+    ev.tables.update(beside_tables(beside))
+    return beside

@@ -27,8 +27,8 @@ from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.lean import lean_summary, scorer_values
 from implicit_bench.errors import InputError
 from implicit_bench.release import layout
-from implicit_bench.release.importer import EVAL_DIR, Release
 
+EVAL_DIR = "cache/eval_results"  # as release.importer's (not imported: importer uses this module)
 PRE_FILTER = {
     "stereoset": "data/pre_filter/stereoset/clip_similarities.csv",
     "crows_pairs": "data/pre_filter/crows-pairs/clip_similarities.csv",
@@ -41,7 +41,7 @@ SD3_FILES = (
 )
 
 
-def read_prefilter(release: Release) -> pd.DataFrame | None:
+def read_prefilter(release: Any) -> pd.DataFrame | None:
     """Every candidate (source, unit_id, seed index, seed, dx) of the pre-filter CLIP files;
     None when the release has neither file. A non-numeric similarity is an error naming the row."""
     frames = []
@@ -80,7 +80,7 @@ def read_prefilter(release: Release) -> pd.DataFrame | None:
 
 
 def prefilter_clip(
-    release: Release, units: pd.DataFrame, boot: Bootstrap | None
+    release: Any, units: pd.DataFrame, boot: Bootstrap | None
 ) -> dict[str, Any] | None:
     """Table 3's CLIP lean before and after selection, from the pre-filter files: "all"
     candidates, "kept" (benchmark ids) and "rejected", each on every row and on the three
@@ -180,7 +180,7 @@ def _value(entry: Any) -> float | None:
     return None if entry is None else round(float(entry), 4)
 
 
-def sd3_kept_vs_rejected(release: Release, units: pd.DataFrame) -> dict[str, Any]:
+def sd3_kept_vs_rejected(release: Any, units: pd.DataFrame) -> dict[str, Any]:
     """Table 3's SD3 column (mean neutral Qwen3-VL score, all vs kept) and Table 25, where an
     SD3 file of the release scores candidates outside the kept set; else why not."""
     kept = set(units["unit_id"])
