@@ -183,6 +183,12 @@ def test_run_benchmark_uses_the_release_units_and_skips_construction(tmp_path, m
     assert overlay["evaluate"]["units"] == "data/raw/benchmark_units.parquet"
     assert overlay["bench"]["seed_index"] == {42: 0, 1042: 1, 2042: 2}
     assert overlay["benchmark"] == {"path": str(release), "variants": ["neutral"]}
+    assert overlay["evaluate"]["beside_release"] == str(release)  # issue 33: beside the paper
+    # construction judged nothing: evaluate reads the benchmark phase's judgements of "tiny"
+    assert overlay["evaluate"]["judgements"] == ["data/judgements/bench.parquet"]
+    assert overlay["evaluate"]["config"] == "tiny" and overlay["evaluate"]["blind_judges"] is None
+    composed = compose("run", work / "params.yaml", work / "profiles")["evaluate"]
+    assert composed["blind_judges"] is None and composed["config"] == "tiny"
     lines = result.output.splitlines()
     assert not any(line.startswith(("render ", "kg ", "triplets ")) for line in lines)
     for line in lines:  # the construction judge and CLIP have nothing to do

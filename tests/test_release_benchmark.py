@@ -73,14 +73,22 @@ PLAN_PARAMS = {
     "subset": {"max_units": 5},
     "kg": {"extractor": "llm", "max_pairs": 0},
     "triplets": {"writer": "template"},
-    "generators": {"new": {"backend": "diffusers", "model": "m"}},
-    "judges": {"j1": {"backend": "transformers", "model": "x"}},
-    "render": {
-        "run": ["new"],
-        "seeds": [42, 1042, 2042],
-        "variants": ["neutral", "stereotype", "anti_stereotype", "negated_0_1"],
+    "generators": {
+        "old": {"backend": "diffusers", "model": "m"},
+        "new": {"backend": "diffusers", "model": "m"},
     },
-    "judge": {"tasks": {"rubric": {"judges": ["j1"], "variants": ["neutral"]}}},
+    "judges": {"j1": {"backend": "transformers", "model": "x"}},
+    "render": {"run": ["old"], "seeds": [42, 1042, 2042]},  # construction: skipped
+    "judge": {"tasks": {"rubric": {"judges": ["j1"]}}},
+    "bench": {
+        "generators": {
+            "new": {
+                "variants": ["neutral", "stereotype", "anti_stereotype", "negated_0_1"],
+                "seeds": [42, 1042, 2042],
+            }
+        },
+        "tasks": {"rubric": {"judges": ["j1"], "variants": ["neutral"]}},
+    },
 }
 
 
@@ -90,9 +98,12 @@ def test_plan_benchmark_counts_the_release_units(tmp_path: Path) -> None:
     plans, info = build_plan(table4, tmp_path)
     by = {p.stage: p for p in plans}
     assert info["units"] == 1831 and "benchmark" in info["units_from"]
-    assert "kg" not in by  # construction skipped: no KG extraction, no triplet writer
-    assert by["render new"].items == 5493  # 1,831 units x 3 seeds, neutral only: Table 4 row
-    assert by["judge"].items == 5493  # one rubric answer per neutral image
+    assert info["selected"] == 1831
+    # construction skipped: no KG extraction, no construction render or judge
+    assert not any(p.phase == "construction" for p in plans)
+    assert "kg" not in by and "render old" not in by
+    assert by["bench_render new"].items == 5493  # 1,831 units x 3 seeds, neutral: Table 4 row
+    assert by["bench_judge rubric j1"].items == 5493  # one rubric answer per neutral image
     b = info["benchmark"]
     assert b["seed_index"] == {"42": 0, "1042": 1, "2042": 2}
     assert (b["table4_images_per_generator"], b["all_tables_images_per_generator"]) == (
@@ -101,24 +112,25 @@ def test_plan_benchmark_counts_the_release_units(tmp_path: Path) -> None:
     )
     text = format_plan(plans, info)
     assert "Table 4 row (neutral) 5,493 images" in text and b["sha256"] in text
-    # no variants: render.variants the release has prompts for (no negated prompts in it)
+    # no benchmark.variants: the entry's variants the release has prompts for (no negated ones)
     plans, info = build_plan({**PLAN_PARAMS, "benchmark": {"path": str(root)}}, tmp_path)
-    assert {p.stage: p for p in plans}["render new"].items == 1831 * 3 * 3
-    assert info["benchmark"]["variants"] == ["neutral", "stereotype", "anti_stereotype"]
+    assert {p.stage: p for p in plans}["bench_render new"].items == 1831 * 3 * 3
+    assert info["benchmark"]["variants"] == {"new": ["neutral", "stereotype", "anti_stereotype"]}
 
 
 def test_plan_command_benchmark_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = write_release(tmp_path / "release")
     monkeypatch.chdir(tmp_path)
-    params = {**PLAN_PARAMS, "render": {**PLAN_PARAMS["render"], "seeds": [42, 3042]}}
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    bench = {**PLAN_PARAMS["bench"]}
+    bench["generators"] = {"new": {"variants": ["neutral"], "seeds": [42, 3042]}}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({**PLAN_PARAMS, "bench": bench}))
     result = CliRunner().invoke(plan_command, ["--benchmark", str(root)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "units: 2 (benchmark" in result.output and "42 -> 0" in result.output
     assert "seeds the release never used (no paired release judgement): 3042" in result.output
     out = json.loads(CliRunner().invoke(plan_command, ["--benchmark", str(root), "--json"]).output)
-    assert [s["stage"] for s in out["stages"]] == ["render new", "judge"]
-    assert out["stages"][0]["items"] == 2 * 3 * 2
+    assert [s["stage"] for s in out["stages"]] == ["bench_render new", "bench_judge rubric j1"]
+    assert out["stages"][0]["items"] == 2 * 2  # 2 units x 2 seeds, neutral
 
 
 def test_write_benchmark_units_for_the_benchmark_phase(tmp_path: Path) -> None:

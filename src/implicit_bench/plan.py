@@ -845,23 +845,21 @@ def build_plan(
     from implicit_bench.tables import SELECTED_UNITS_PATH
 
     root = Path(root)
-    release = _benchmark(params)
-    if release is not None:  # the release's units: no construction (kg, triplets, selection)
-        params, units, n_units, source, bench_info = release
+    bench_mode = _benchmark(params)
+    if bench_mode is not None:  # the release's units: construction (kg .. select) skipped
+        params, units, source, bench_info = bench_mode
+        n_units = len(units)
         plans: list[StagePlan] = []
+        per_config: dict[str, dict[str, int]] = {}
+        selected, n_selected, selected_from = units, n_units, source
     else:
         units, n_units, source = plan_units(params, root, assume)
         plans = _llm_stages(params, root)
-    render_plans, per_config = _render(params, units, n_units, root)
-    plans += render_plans
-    plans.append(_judge(params, units, per_config, root))
-    if "clip" in params:
-        plans.append(_clip(params, units, per_config, root))
-    if release is not None:  # the release's units are the benchmark phase's unit set
-        for p in plans:
-            p.phase = "benchmark"
-        selected, n_selected, selected_from = units, n_units, source
-    else:
+        render_plans, per_config = _render(params, units, n_units, root)
+        plans += render_plans
+        plans.append(_judge(params, units, per_config, root))
+        if "clip" in params:
+            plans.append(_clip(params, units, per_config, root))
         selected, n_selected, selected_from = bench_units(params, root, assume, n_units)
     plans += _bench(params, per_config, n_selected, selected, root)
     debias_units = (params.get("debias") or {}).get("units")
@@ -888,9 +886,52 @@ def build_plan(
         "seeds": list(seeds),
         "configs": list(per_config),
     }
-    if release is not None:
+    if bench_mode is not None:
         info["benchmark"] = bench_info
+        info["seeds"] = bench_info["seeds"]
+        info["configs"] = list(bench_info["variants"])
     return plans, info
+
+
+def _benchmark(
+    params: dict[str, Any],
+) -> tuple[dict[str, Any], pd.DataFrame, str, dict[str, Any]] | None:
+    """With ``benchmark.path`` set: (params whose bench generators render the release's variants
+    only, the release's units: the benchmark phase's unit set, where they come from, the
+    benchmark's counts)."""
+    from implicit_bench.errors import InputError
+    from implicit_bench.release.benchmark import (
+        benchmark_counts,
+        benchmark_params,
+        benchmark_units,
+        benchmark_variants,
+    )
+
+    bench_params = benchmark_params(params)
+    if bench_params.path is None:
+        return None
+    try:
+        bench = benchmark_units(bench_params.path)
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from None
+    phase = dict(params.get("bench") or {})
+    generators = {}
+    for name, entry in (phase.get("generators") or {}).items():
+        entry = dict(entry or {})
+        entry["variants"] = benchmark_variants(
+            bench_params, list(entry.get("variants") or VARIANTS)
+        )
+        generators[name] = entry
+    params = {**params, "bench": {**phase, "generators": generators}}
+    from implicit_bench.bench.params import BenchParams
+
+    rendered = section(params, "bench", BenchParams)
+    run = rendered.selected()  # the entries bench_render renders (bench.run)
+    seeds = sorted({int(s) for name in run for s in rendered.generators[name].seeds})
+    info = benchmark_counts(bench, seeds or sorted(bench.seeds))
+    info["variants"] = {name: generators[name]["variants"] for name in run}
+    source = f"benchmark {bench_params.path} (sha256 {bench.sha256[:12]})"
+    return params, bench.units, source, info
 
 
 def parse_assume(text: str | None) -> dict[str, int]:
@@ -908,35 +949,6 @@ def parse_assume(text: str | None) -> dict[str, int]:
             )
         out[key] = int(value)
     return out
-
-
-def _benchmark(
-    params: dict[str, Any],
-) -> tuple[dict[str, Any], pd.DataFrame, int, str, dict[str, Any]] | None:
-    """With ``benchmark.path`` set: (params rendering the release's variants only, the
-    release's units, their count, where they come from, the benchmark's counts)."""
-    from implicit_bench.errors import InputError
-    from implicit_bench.release.benchmark import (
-        benchmark_counts,
-        benchmark_params,
-        benchmark_units,
-        benchmark_variants,
-    )
-
-    bench_params = benchmark_params(params)
-    if bench_params.path is None:
-        return None
-    try:
-        bench = benchmark_units(bench_params.path)
-    except InputError as exc:
-        raise click.ClickException(str(exc)) from None
-    render = dict(params.get("render") or {})
-    variants = benchmark_variants(bench_params, list(render.get("variants") or VARIANTS))
-    params = {**params, "render": {**render, "variants": variants}}
-    info = benchmark_counts(bench, list(render.get("seeds") or []))
-    info["variants"] = variants
-    source = f"benchmark {bench_params.path} (sha256 {bench.sha256[:12]})"
-    return params, bench.units, bench.n_units, source, info
 
 
 def model_block(params: dict[str, Any], ref: str) -> dict[str, Any]:
@@ -1019,10 +1031,16 @@ def format_plan(plans: list[StagePlan], info: dict[str, Any]) -> str:
             f"benchmark: the authors' release, {b['units']:,} units, sha256 {b['sha256']}; "
             f"release seed index {seeds}; construction and selection skipped"
         )
+        distinct = {tuple(v) for v in b["variants"].values()}
+        rendered = (
+            ", ".join(next(iter(distinct)))  # every bench generator renders the same prompts
+            if len(distinct) == 1
+            else "; ".join(f"{n}: {', '.join(v)}" for n, v in b["variants"].items())
+        )
         lines.append(
             f"  per generator: Table 4 row (neutral) {b['table4_images_per_generator']:,} "
             f"images, every table (3 prompts) {b['all_tables_images_per_generator']:,}; "
-            f"rendered here: {', '.join(b['variants'])}"
+            f"rendered here: {rendered or 'no bench generator (run --generator adds one)'}"
         )
         if b["seeds_without_release_counterpart"]:
             lines.append(
@@ -1122,18 +1140,18 @@ def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[st
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @click.option(
-    "--assume",
-    default=None,
-    help="Unit counts before construction ran, e.g. candidates=4705,selected=1831 "
-    "(the tables on disk are then not read for those counts).",
-)
-@click.option(
     "--benchmark",
     "benchmark_path",
     type=click.Path(exists=True),
     default=None,
     help="A checkout or .zip of the authors' release: its units are the unit set "
     "(sets the `benchmark` key; docs/import.md).",
+)
+@click.option(
+    "--assume",
+    default=None,
+    help="Unit counts before construction ran, e.g. candidates=4705,selected=1831 "
+    "(the tables on disk are then not read for those counts).",
 )
 @click.option(
     "--calibrate",
@@ -1167,8 +1185,8 @@ def plan_command(
     params_path: str,
     profile: str | None,
     as_json: bool,
-    assume: str | None,
     benchmark_path: str | None,
+    assume: str | None,
     calibrate_n: int | None,
     target_width: float | None,
     estimands: tuple[str, ...],

@@ -195,6 +195,16 @@ def build_overlay(
     _bench_overlay(overlay, params, gen_names, judge_names, seeds, table4_only, units_file)
     if benchmark is not None:
         overlay["bench"]["seed_index"] = CommentedMap(seed_map())
+        # the leaderboard puts the release's Table 4 generators beside the new ones, paired;
+        # construction judged nothing, so evaluate reads the benchmark phase's judgements only
+        # and analyses the new generator (found by tests/test_benchmark_run_dvc.py)
+        evaluate = overlay["evaluate"]
+        evaluate["judgements"] = [BENCH_JUDGEMENTS_PATH]
+        evaluate["config"] = overlay["bench"]["run"][0]
+        evaluate["rubric_judges"] = list(judge_names)
+        if table4_only:  # no blind question asked: no blind judge to analyse
+            evaluate["blind_judges"] = None
+        evaluate["beside_release"] = benchmark
     # debiasing (debias.generator, debias.scoring) and the HoloFair study (diversity_study) keep
     # the profile's models: steering needs a pipeline with embedding hooks and the study a face
     # judge for real images; set those keys in the overlay to run them on your model.

@@ -160,9 +160,11 @@ def benchmark_variants(bench: BenchmarkParams, render_variants: list[str]) -> li
 
 
 def benchmark_counts(bench: BenchmarkUnits, seeds: list[int]) -> dict[str, Any]:
-    """What a benchmark run holds per generator: units, seeds paired with the release, images of
-    the Table 4 row (neutral prompts) and of every table (the three prompts)."""
+    """What a benchmark run holds: units, the seeds it renders that pair with the release (and
+    those that do not), and per generator the images of the Table 4 row (neutral prompts on the
+    release's seeds) and of every table (the three prompts on those seeds)."""
     paired = [s for s in seeds if s in bench.seeds]
+    n_seeds = len(bench.seeds)
     return {
         "path": bench.source,
         "sha256": bench.sha256,
@@ -170,8 +172,8 @@ def benchmark_counts(bench: BenchmarkUnits, seeds: list[int]) -> dict[str, Any]:
         "seeds": list(seeds),
         "seed_index": {str(s): bench.seeds[s] for s in paired},
         "seeds_without_release_counterpart": [s for s in seeds if s not in bench.seeds],
-        "table4_images_per_generator": bench.n_units * len(seeds) * len(TABLE4_VARIANTS),
-        "all_tables_images_per_generator": bench.n_units * len(seeds) * len(RELEASE_VARIANTS),
+        "table4_images_per_generator": bench.n_units * n_seeds * len(TABLE4_VARIANTS),
+        "all_tables_images_per_generator": bench.n_units * n_seeds * len(RELEASE_VARIANTS),
     }
 
 
