@@ -9,6 +9,8 @@ them.
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -49,7 +51,8 @@ def test_run_generator_renders_the_benchmark_phase_only(ws):
         "--no-preflight",
     )
     lines = out.splitlines()
-    assert not any(line.startswith("render sim_new") for line in lines), out
+    plan_rows = [line for line in lines if re.match(r"^\S+( \S+)?\s+(image|judge answer)\s", line)]
+    assert not any(line.startswith("render sim_new ") for line in plan_rows), out
     bench = next(line for line in lines if line.startswith("bench_render sim_new"))
     assert bench.split()[3] == f"{len(selected) * 3 * 3:,}", bench  # units x 3 variants x 3 seeds
 

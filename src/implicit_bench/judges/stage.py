@@ -296,9 +296,7 @@ def plan_judgements(
         check_refs(all_judges, params.judges, f"judge.tasks.{task_name}.judges", "judges")
         for config in configs:
             judges = config_judges(params.tasks[task_name], config, all_judges)
-            check_refs(
-                judges, params.judges, f"judge.tasks.{task_name}.judges_by_config", "judges"
-            )
+            check_refs(judges, params.judges, f"judge.tasks.{task_name}.judges_by_config", "judges")
             if config not in records_by_config:
                 raise ConfigError(
                     f"judge.tasks.{task_name}.configs: '{config}' is not in judge.configs"
