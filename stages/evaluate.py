@@ -19,6 +19,7 @@ from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.errors import InputError
 from implicit_bench.io import read_json
 from implicit_bench.params import load_params
+from implicit_bench.release.stage import add_beside
 from implicit_bench.tables import SELECTED_UNITS
 
 
@@ -47,6 +48,7 @@ def main(params_path: str, selection_metrics: str, out: str) -> None:
         one_blas_thread()
     ):  # small matrix products: threads cost more than they save (docs/analysis.md)
         ev = evaluate(tables, analysed, params)
+        add_beside(ev, tables, params)  # evaluate.beside_release: the release's generators
     write_evaluation(out, ev, tables, sel, judge_provenance(tables))
     dr = (ev.benchmark["default_rate"] or {}).get("value")
     click.echo(

@@ -8,6 +8,7 @@ module for every script in stages/ (Python puts the script's folder first on sys
 from __future__ import annotations
 
 import click
+import pandas as pd
 
 from implicit_bench.analysis.stage import SelectParams, load_tables, run_select
 from implicit_bench.clierrors import FriendlyCommand
@@ -21,8 +22,24 @@ from implicit_bench.tables import SELECTED_UNITS, SELECTED_UNITS_PATH
 @click.option("--out", default=SELECTED_UNITS_PATH, show_default=True)
 @click.option("--metrics", default="metrics/selection.json", show_default=True)
 def main(params_path: str, out: str, metrics: str) -> None:
+    raw = load_params(params_path)
+    release = (raw.get("benchmark") or {}).get("path")
+    if release:  # a benchmark run on the authors' release: no construction, nothing to select
+        SELECTED_UNITS.write(pd.DataFrame(columns=list(SELECTED_UNITS.required)), out)
+        write_metrics(
+            metrics,
+            {
+                "applied": False,
+                "skipped": "a benchmark run on the authors' release (benchmark.path): "
+                "construction and selection skipped, the release's units are the unit set",
+                "units_kept": 0,
+            },
+            "select",
+        )
+        click.echo(f"select: skipped (benchmark run on {release}) -> {out}")
+        return
     params = section(
-        load_params(params_path),
+        raw,
         "select",
         SelectParams,
         params_path,

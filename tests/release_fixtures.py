@@ -241,3 +241,85 @@ def write_studies(root: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return root
+
+
+# --- a release of N generated units (the release's columns; synthetic text, not its prompts) ---
+BIAS_CYCLE = (
+    "profession",
+    "race",
+    "gender",
+    "religion",
+    "race-color",
+    "age",
+    "socioeconomic",
+    "nationality",
+    "sexual-orientation",
+    "disability",
+    "physical-appearance",
+)
+
+
+def generated_prompts(n_units: int) -> str:
+    """``data/benchmark_prompts.csv`` with ``n_units`` synthetic rows: ids ``u0000``.., bias
+    types in turn, every third unit from CrowS-Pairs (no relation)."""
+    head = PROMPTS.splitlines()[0]
+    rows = []
+    for i in range(n_units):
+        crows = i % 3 == 2
+        rows.append(
+            ",".join(
+                [
+                    "CrowS-Pairs" if crows else "StereoSet",
+                    f"u{i:04d}",
+                    f"target{i}",
+                    BIAS_CYCLE[i % len(BIAS_CYCLE)],
+                    "" if crows else "axis",
+                    f"person {i}",
+                    "" if crows else "has_trait",
+                    f"trait s{i}",
+                    f"trait a{i}",
+                    f"person {i} at work",
+                    f"person {i} with trait s{i} at work",
+                    f"person {i} with trait a{i} at work",
+                ]
+            )
+        )
+    return head + "\n" + "\n".join(rows) + "\n"
+
+
+def write_generated_release(root: Path, n_units: int) -> Path:
+    """A release whose benchmark_prompts.csv holds ``n_units`` generated units."""
+    path = root / "data/benchmark_prompts.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(generated_prompts(n_units), encoding="utf-8")
+    return root
+
+
+# --- data/pre_filter: CLIP similarities of every candidate (kept a1 and 007, rejected b2 and
+# 009); a1 has a fourth seed (index 3) as some StereoSet candidates do in the release.
+# lean = sim_ns - sim_na: a1 0.1, -0.1, 0.3 (+ index 3: 0.2); b2 -0.2, -0.2, -0.2;
+# 007 0.4, 0.0, 0.2; 009 -0.1, -0.3, -0.2
+PRE_FILTER_FILES: dict[str, str] = {
+    "data/pre_filter/stereoset/clip_similarities.csv": (
+        "split,id,seed,sim_neutral_stereotype,sim_neutral_anti_stereotype,"
+        "sim_stereotype_anti_stereotype\n"
+        "intrasentence,a1,0,0.8,0.7,0.5\nintrasentence,a1,1,0.6,0.7,0.5\n"
+        "intrasentence,a1,2,0.9,0.6,0.5\nintrasentence,a1,3,0.9,0.7,0.5\n"
+        "intersentence,b2,0,0.5,0.7,0.5\nintersentence,b2,1,0.5,0.7,0.5\n"
+        "intersentence,b2,2,0.5,0.7,0.5\n"
+    ),
+    "data/pre_filter/crows-pairs/clip_similarities.csv": (
+        "id,seed,sim_neutral_stereotype,sim_neutral_anti_stereotype,"
+        "sim_stereotype_anti_stereotype\n"
+        "007,0,0.9,0.5,0.5\n007,1,0.5,0.5,0.5\n007,2,0.7,0.5,0.5\n"
+        "009,0,0.5,0.6,0.5\n009,1,0.4,0.7,0.5\n009,2,0.5,0.7,0.5\n"
+    ),
+}
+
+
+def write_prefilter(root: Path) -> Path:
+    for rel, text in PRE_FILTER_FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root

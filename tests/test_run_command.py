@@ -88,10 +88,21 @@ def test_dry_run_writes_the_overlay_and_the_plan_for_a_hub_id_and_an_openai_comp
         }
     }
     assert overlay["judges"]["Qwen3-VL-8B-Instruct"]["base_url"] == server.base_url
-    assert overlay["render"] == {"run": ["tiny-diffusers-pipe"], "seeds": [42, 1042]} and overlay[
-        "subset"
-    ] == {"max_units": 4}
-    assert overlay["judge"]["tasks"]["blind"] == {"judges": ["Qwen3-VL-8B-Instruct"]}
+    # the benchmark phase only (issue 32): construction keeps the profile's generators
+    assert "render" not in overlay and "judge" not in overlay and "select" not in overlay
+    assert overlay["subset"] == {"max_units": 4}
+    assert overlay["bench"]["generators"] == {
+        "tiny-diffusers-pipe": {
+            "generator": "tiny-diffusers-pipe",
+            "variants": ["neutral", "stereotype", "anti_stereotype"],
+            "seeds": [42, 1042],
+        }
+    }
+    assert overlay["bench"]["run"] == ["tiny-diffusers-pipe"]
+    assert overlay["bench"]["tasks"]["blind"] == {
+        "judges": ["Qwen3-VL-8B-Instruct"],
+        "configs": ["tiny-diffusers-pipe"],
+    }
     assert overlay["evaluate"]["config"] == "tiny-diffusers-pipe"
     # the preflight reached the judge's endpoint (it lists the
     # model) and names the hub model offline
@@ -102,17 +113,19 @@ def test_dry_run_writes_the_overlay_and_the_plan_for_a_hub_id_and_an_openai_comp
         len(problems) == 1
         and "someone/tiny-diffusers-pipe is not in the local Hugging Face cache" in problems[0]
     )
-    render = next(line for line in lines if line.startswith("render tiny-diffusers-pipe"))
+    assert not any(line.startswith("render tiny-diffusers-pipe") for line in lines)
+    render = next(line for line in lines if line.startswith("bench_render tiny-diffusers-pipe"))
     assert render.split()[3:6] == [
-        "40",
+        "24",
         "-",
-        "40",
-    ]  # 4 units x 5 variants x 2 seeds, nothing stored
+        "24",
+    ]  # at most the 4 candidate units (no selection yet) x 3 variants x 2 seeds
     # the overlay is a profile: switching to it gives the composed params
     switched = CliRunner().invoke(main, ["profile", "run"])
     assert switched.exit_code == 0, switched.output
     params = yaml.safe_load((tmp_path / "params.yaml").read_text())
-    assert params["render"]["run"] == ["tiny-diffusers-pipe"] and params["base"]["profile"] == "run"
+    assert params["bench"]["run"] == ["tiny-diffusers-pipe"] and params["base"]["profile"] == "run"
+    assert params["render"]["run"] == ["sim_local", "sim_api"]  # construction: the default's
     assert (
         "sim_local" in params["generators"]
     )  # the default's entries stay; only the overlay's were added
@@ -170,8 +183,11 @@ def test_a_judge_named_like_a_profile_entry_gets_its_own_entry_and_debias_keeps_
     params = compose("run")
     assert params["judges"]["qwen3vl"] == profile_qwen
     assert params["debias"]["scoring"]["rubric_judge"] == "qwen3vl"
-    assert params["judge"]["tasks"]["alignment"]["judges"] == ["qwen3vl-2"]
-    assert params["render"]["run"] == ["sim_local", "sim_local-2"]
+    assert params["bench"]["tasks"]["alignment"]["judges"] == ["qwen3vl-2"]
+    # sim_local renders in construction: its benchmark-phase store gets a name of its own
+    assert params["bench"]["run"] == ["sim_local-bench", "sim_local-2"]
+    assert params["bench"]["generators"]["sim_local-bench"]["generator"] == "sim_local"
+    assert params["render"]["run"] == ["sim_local", "sim_api"]
 
 
 def _snapshot(root):

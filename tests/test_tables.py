@@ -15,7 +15,7 @@ from implicit_bench.errors import InputError
 from implicit_bench.tables import TABLES, UNITS, Column, TableSpec
 from implicit_bench.tables.judgements import read_judgements, write_judgements
 
-JUDGEMENT_TABLES = ("judgements", "clip judgements", "debias judgements")
+JUDGEMENT_TABLES = ("judgements", "clip judgements", "bench judgements", "debias judgements")
 
 ROOT = Path(__file__).resolve().parents[1]
 

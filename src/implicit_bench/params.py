@@ -286,6 +286,8 @@ REFERENCES: tuple[tuple[str, str], ...] = (
     ("judge.tasks.*.configs", "generators"),
     ("human_eval.config", "generators"),
     ("judge.tasks.*.judges", "judges"),
+    ("bench.generators.*.generator", "generators"),
+    ("bench.tasks.*.judges", "judges"),
     ("debias.scoring.rubric_judge", "judges"),
     ("debias.scoring.alignment_judge", "judges"),
     ("select.judges", "judges"),
@@ -293,6 +295,10 @@ REFERENCES: tuple[tuple[str, str], ...] = (
     ("evaluate.rubric_judges", "judges"),
     ("evaluate.groupings.*.judge", "judges"),
 )
+
+
+# keys that name an image store: a generators entry or a benchmark-phase store (bench.generators)
+STORE_REFERENCES = ("evaluate.config", "evaluate.groupings.*.config", "human_eval.config")
 
 
 def _at(node: Any, parts: list[str], where: str = "") -> list[tuple[str, Any]]:
@@ -322,7 +328,11 @@ def check_references(params: dict[str, Any], path: str | Path = DEFAULT_PARAMS) 
     clip_judge = (
         (params.get("clip") or {}).get("judge") if isinstance(params.get("clip"), dict) else None
     )
+    bench = params.get("bench") if isinstance(params.get("bench"), dict) else {}
+    stores = list((bench or {}).get("generators") or {})  # the benchmark phase's image stores
     for key, kind in REFERENCES:
         names = known[kind] if kind != "judges" or not clip_judge else [*known[kind], clip_judge]
+        if key in STORE_REFERENCES:
+            names = [*names, *stores]
         for where, value in _at(params, key.split(".")):
             check_refs(value, names, where, kind, path)

@@ -51,6 +51,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
     from implicit_bench.human_eval.bundle import HumanEvalParams
     from implicit_bench.judges.stage import JudgeStageParams
     from implicit_bench.kg.stage import KGParams
+    from implicit_bench.release.benchmark import BenchmarkParams
     from implicit_bench.render.stage import RenderParams
     from implicit_bench.report.stage import ReportParams
     from implicit_bench.sources.stage import SourcesParams
@@ -66,6 +67,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
         ("kg", KGParams, {}),
         ("triplets", TripletsParams, {}),
         ("subset", SubsetParams, {}),
+        ("benchmark", BenchmarkParams, {}),
         ("negation_prompts", NegationPromptParams, {}),
         ("scene_check_prompts", SceneCheckPromptParams, {}),
         ("world", WorldParams, {}),

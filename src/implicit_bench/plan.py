@@ -57,6 +57,7 @@ class StagePlan:
     gpu: bool = True  # the hours are GPU time (a local model), not an API's wall time
     no_seconds: list[str] = field(default_factory=list)  # models with calls and no seconds_per_item
     no_price: list[str] = field(default_factory=list)  # models with calls and no usd_per_item
+    phase: str = "construction"  # construction | benchmark (docs/experiments.md, "Two phases")
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -130,9 +131,12 @@ def _same_file(a: Path, b: Path | None) -> bool:
     return b is not None and a.exists() and b.exists() and a.resolve() == b.resolve()
 
 
-def plan_units(params: dict[str, Any], root: Path) -> tuple[PlanUnits | None, int, str]:
-    """(the units table when it matches the plan, the unit count, where the count comes from)."""
-    _, units, count, source = _read_plan_units(params, root)
+def plan_units(
+    params: dict[str, Any], root: Path, assume: dict[str, int] | None = None
+) -> tuple[PlanUnits | None, int, str]:
+    """(the units table when it matches the plan, the unit count, where the count comes from);
+    ``assume``: ``candidates`` given (``plan --assume``), nothing read."""
+    _, units, count, source = _read_plan_units(params, root, assume=assume)
     return units, count, source
 
 
@@ -141,10 +145,13 @@ def _read_plan_units(
     root: Path,
     columns: tuple[str, ...] = (),
     require: tuple[str, ...] = ("unit_id",),
+    assume: dict[str, int] | None = None,
 ) -> tuple[PlanUnits | None, PlanUnits | None, int, str]:
     """(the units table read, that table when it matches the plan, the unit count, where the
     count comes from); the table holds ``unit_id``, the extra variants' prompt columns and
     ``columns`` (each read once, checked; ``require``: columns that must be present)."""
+    if assume and "candidates" in assume:
+        return None, None, int(assume["candidates"]), "--assume candidates"
     max_units = int((params.get("subset") or {}).get("max_units") or 0)
     total = _read_json(root / "metrics/triplets.json").get("triplets_total")
     triplets = root / TRIPLETS_PATH
@@ -240,7 +247,7 @@ def _judge_formula(judge: Any, per_config: dict[str, dict[str, int]]) -> dict[st
     """config -> judge -> requests, counting every planned image (refusals not known); the
     judge stage's own selection (``task_selection``) and orders (``orders_per_image``)."""
     from implicit_bench.judge_tasks import load_task
-    from implicit_bench.judges.stage import orders_per_image, task_selection
+    from implicit_bench.judges.stage import config_judges, orders_per_image, task_selection
 
     configs = judge.configs if judge.configs is not None else list(per_config)
     out: dict[str, dict[str, int]] = {}
@@ -252,7 +259,7 @@ def _judge_formula(judge: Any, per_config: dict[str, dict[str, int]]) -> dict[st
             images = sum(
                 n for v, n in per_config.get(config, {}).items() if wanted is None or v in wanted
             )
-            for name in judges:
+            for name in config_judges(judge.tasks[task], config, judges):
                 out.setdefault(config, {})[name] = (
                     out.get(config, {}).get(name, 0) + images * orders
                 )
@@ -487,10 +494,158 @@ def _clip_exact(
     return len(keys), len(found), covered
 
 
-def _debias(
-    params: dict[str, Any], root: Path, n_units: int, units: PlanUnits | None = None
+# ----- the benchmark phase (docs/experiments.md, "Two phases") ------------------------------------
+def bench_units(
+    params: dict[str, Any], root: Path, assume: dict[str, int] | None, n_candidates: int
+) -> tuple[pd.DataFrame | None, int, str]:
+    """(the fixed unit set's table when it exists, its unit count, where the count comes from):
+    ``--assume selected=N`` first, then the ``bench.units`` table, else at most the candidates."""
+    from implicit_bench.bench.params import BenchParams
+
+    bench = section(params, "bench", BenchParams)
+    if assume and "selected" in assume:
+        return None, int(assume["selected"]), "--assume selected"
+    path = root / bench.units
+    if path.exists():
+        table = UNITS.read(path, require=("unit_id",))
+        return table, len(table), bench.units
+    return None, n_candidates, f"{bench.units} not built yet: at most the candidates"
+
+
+def _bench(
+    params: dict[str, Any],
+    per_config: dict[str, dict[str, int]],
+    n_selected: int,
+    selected: pd.DataFrame | None,
+    root: Path,
 ) -> list[StagePlan]:
-    """``units``: the plan's units table when it is also the debias stage's (read once)."""
+    """``bench_render`` per bench generator (its variants x seeds over its unit set) and
+    ``bench_judge`` (bench.tasks over those stores and the construction stores' images of the
+    unit set; refusals unknown, every planned image counted)."""
+    from implicit_bench.bench.params import SELECTED, BenchParams
+    from implicit_bench.judge_tasks import load_task
+    from implicit_bench.judges.stage import config_judges
+
+    bench = section(params, "bench", BenchParams)
+    render = params.get("render") or {}
+    construction_seeds = len(render.get("seeds") or [])
+    plans, images = [], {}
+    for name in bench.selected():
+        entry = bench.generators[name]
+        n_units = n_selected
+        if entry.units != SELECTED:
+            n_units = (
+                len(bench.unit_set(selected, entry.units))
+                if selected is not None and "bias_type" in selected.columns
+                else min(n_selected, entry_cap(bench, entry.units))
+            )
+        counts = {v: n_units * len(entry.seeds) for v in entry.variants}
+        images[name] = counts
+        items = sum(counts.values())
+        cached = _bench_cached(params, name, selected, root) if entry.units == SELECTED else None
+        plans.append(
+            StagePlan(
+                f"bench_render {name}",
+                "image",
+                items,
+                cached,
+                items - (cached or 0),
+                f"{entry.units}: {n_units:,} units x {len(entry.variants)} variants x "
+                f"{len(entry.seeds)} seeds",
+                calls_by_model={f"generators.{bench.generator_of(name)}": items - (cached or 0)},
+                phase="benchmark",
+            )
+        )
+    for task, select in bench.tasks.items():
+        spec = load_task(task)
+        judges = select.judges if select is not None and select.judges is not None else None
+        configs = (
+            select.configs if select is not None and select.configs is not None else list(images)
+        )
+        wanted = set(select.variants) if select is not None and select.variants else None
+        by_judge: dict[str, int] = {}
+        for config in configs:
+            if config in images:
+                counts = images[config]
+            else:  # a construction store: its images of the unit set
+                counts = {v: n_selected * construction_seeds for v in per_config.get(config, {})}
+            n = sum(c for v, c in counts.items() if wanted is None or v in wanted)
+            if spec.option_order:
+                orders = 2 if bench.blind_orders == "both" else 1
+                audit = min(bench.both_orders_units, n_selected) if orders == 1 else 0
+                share = audit / n_selected if n_selected else 0
+                n = n * orders + round(n * share)
+            names = judges if judges is not None else list(params.get("judges") or {})
+            for judge in config_judges(select, config, names):
+                by_judge[judge] = by_judge.get(judge, 0) + n
+        for judge, n in by_judge.items():
+            plans.append(
+                StagePlan(
+                    f"bench_judge {task} {judge}",
+                    "judge answer",
+                    n,
+                    None,
+                    n,
+                    f"{', '.join(configs)}: the unit set's images, every planned one counted",
+                    calls_by_model={f"judges.{judge}": n},
+                    phase="benchmark",
+                )
+            )
+    return plans
+
+
+def entry_cap(bench: Any, name: str) -> int:
+    """An upper bound on a named subset's units before the unit set exists: its cap per bias
+    type times the bias types (schema.BIAS_TYPES)."""
+    from implicit_bench.schema import BIAS_TYPES
+
+    return bench.subsets[name].max_per_bias_type * len(BIAS_TYPES)
+
+
+def _bench_cached(
+    params: dict[str, Any], name: str, selected: pd.DataFrame | None, root: Path
+) -> int | None:
+    """Images of a bench generator already stored and current (None: the unit set not built)."""
+    if selected is None:
+        return None
+    from implicit_bench.bench.stage import bench_render_params
+    from implicit_bench.generators import settings_hash
+    from implicit_bench.images import ImageStore
+    from implicit_bench.render.stage import done_keys, plan_items, unit_columns
+    from implicit_bench.tables import BENCH_IMAGES_DIR
+
+    store_dir = root / BENCH_IMAGES_DIR / name
+    if not (store_dir / "journal.jsonl").exists():
+        return 0
+    try:
+        render = bench_render_params(params, name)
+        from implicit_bench.bench.params import BenchParams
+
+        path = root / section(params, "bench", BenchParams).units
+        units = UNITS.read(path, require=unit_columns(render.variants))
+    except Exception:  # noqa: BLE001 - a unit set without a variant's prompt: the stage says so
+        return None
+    planned = plan_items(units, name, render.seeds, render.variants)
+    store = ImageStore(store_dir)
+    try:
+        return len(
+            done_keys(
+                store, planned, settings_hash(render.configs[name]), False, render.retry_failed
+            )
+        )
+    finally:
+        store.close()
+
+
+def _debias(
+    params: dict[str, Any],
+    root: Path,
+    n_units: int,
+    units: PlanUnits | None = None,
+    assumed: bool = False,
+) -> list[StagePlan]:
+    """``units``: the plan's units table when it is also the debias stage's (read once);
+    ``assumed``: ``n_units`` was given (``plan --assume``); the tables on disk are not read."""
     from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, needed_llm_work, subset_units
     from implicit_bench.embedders import CachedEmbedder
 
@@ -498,8 +653,8 @@ def _debias(
         return []
     debias = DebiasParams.model_validate(params["debias"])
     kg_path = root / debias.units
-    kg = units
-    if kg is None and kg_path.exists():
+    kg = None if assumed else units
+    if kg is None and not assumed and kg_path.exists():
         kg = PlanUnits(kg_path, KG_COLUMNS, DEBIAS_PLAN_COLUMNS)
     n_kg = len(kg) if kg is not None else None
     plans = []
@@ -596,6 +751,7 @@ def _debias(
                 None,
                 texts,
                 f"at most; {debias.units} not built yet",
+                calls_by_model={"debias.embedder": texts},
             ),
         )
     return plans
@@ -797,36 +953,129 @@ def _llm_stages(params: dict[str, Any], root: Path) -> list[StagePlan]:
 
 
 def build_plan(
-    params: dict[str, Any], root: str | Path = "."
+    params: dict[str, Any], root: str | Path = ".", assume: dict[str, int] | None = None
 ) -> tuple[list[StagePlan], dict[str, Any]]:
-    """Per stage that calls a model: items, cached, model calls; and the plan's sizes."""
+    """Per stage that calls a model: items, cached, model calls; and the plan's sizes.
+    ``assume``: unit counts before construction ran (``candidates``, ``selected``)."""
+    from implicit_bench.bench.params import BenchParams
     from implicit_bench.debias.units import KG_COLUMNS
+    from implicit_bench.tables import SELECTED_UNITS_PATH
 
     root = Path(root)
-    debias_path = _debias_units_path(params, root)
-    shared = _same_file(root / UNITS_PATH, debias_path)  # one read serves both
-    read, units, n_units, source = _read_plan_units(
+    bench_mode = _benchmark(params)
+    if bench_mode is not None:  # the release's units: construction (kg .. select) skipped
+        params, units, source, bench_info = bench_mode
+        n_units = len(units)
+        plans: list[StagePlan] = []
+        per_config: dict[str, dict[str, int]] = {}
+        selected, n_selected, selected_from = units, n_units, source
+        read, shared = None, False
+    else:
+        debias_path = _debias_units_path(params, root)
+        shared = _same_file(root / UNITS_PATH, debias_path)  # one read serves both
+        read, units, n_units, source = _read_plan_units(
+            params,
+            root,
+            DEBIAS_PLAN_COLUMNS if shared else (),
+            KG_COLUMNS if shared else ("unit_id",),
+            assume,
+        )
+        plans = _llm_stages(params, root)
+        render_plans, per_config = _render(params, units, n_units, root)
+        plans += render_plans
+        plans.append(_judge(params, units, per_config, root))
+        if "clip" in params:
+            plans.append(_clip(params, units, per_config, root))
+        selected, n_selected, selected_from = bench_units(params, root, assume, n_units)
+    plans += _bench(params, per_config, n_selected, selected, root)
+    debias_units = (params.get("debias") or {}).get("units")
+    on_selection = debias_units in {
+        SELECTED_UNITS_PATH,
+        section(params, "bench", BenchParams).units,
+    }
+    debias_plans = _debias(
         params,
         root,
-        DEBIAS_PLAN_COLUMNS if shared else (),
-        KG_COLUMNS if shared else ("unit_id",),
+        n_selected if on_selection else n_units,
+        read if shared and not on_selection else None,
+        bool(assume) and (on_selection and "selected" in assume or "candidates" in assume),
     )
-    plans = _llm_stages(params, root)
-    render_plans, per_config = _render(params, units, n_units, root)
-    plans += render_plans
-    plans.append(_judge(params, units, per_config, root))
-    if "clip" in params:
-        plans.append(_clip(params, units, per_config, root))
-    plans += _debias(params, root, n_units, read if shared else None)
+    for p in debias_plans:
+        p.phase = "benchmark"
+    plans += debias_plans
     add_costs(plans, params)
     seeds = (params.get("render") or {}).get("seeds") or []
     info = {
         "units": n_units,
         "units_from": source,
+        "selected": n_selected,
+        "selected_from": selected_from,
         "seeds": list(seeds),
         "configs": list(per_config),
     }
+    if bench_mode is not None:
+        info["benchmark"] = bench_info
+        info["seeds"] = bench_info["seeds"]
+        info["configs"] = list(bench_info["variants"])
     return plans, info
+
+
+def _benchmark(
+    params: dict[str, Any],
+) -> tuple[dict[str, Any], pd.DataFrame, str, dict[str, Any]] | None:
+    """With ``benchmark.path`` set: (params whose bench generators render the release's variants
+    only, the release's units: the benchmark phase's unit set, where they come from, the
+    benchmark's counts)."""
+    from implicit_bench.errors import InputError
+    from implicit_bench.release.benchmark import (
+        benchmark_counts,
+        benchmark_params,
+        benchmark_units,
+        benchmark_variants,
+    )
+
+    bench_params = benchmark_params(params)
+    if bench_params.path is None:
+        return None
+    try:
+        bench = benchmark_units(bench_params.path)
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from None
+    phase = dict(params.get("bench") or {})
+    generators = {}
+    for name, entry in (phase.get("generators") or {}).items():
+        entry = dict(entry or {})
+        entry["variants"] = benchmark_variants(
+            bench_params, list(entry.get("variants") or VARIANTS)
+        )
+        generators[name] = entry
+    params = {**params, "bench": {**phase, "generators": generators}}
+    from implicit_bench.bench.params import BenchParams
+
+    rendered = section(params, "bench", BenchParams)
+    run = rendered.selected()  # the entries bench_render renders (bench.run)
+    seeds = sorted({int(s) for name in run for s in rendered.generators[name].seeds})
+    info = benchmark_counts(bench, seeds or sorted(bench.seeds))
+    info["variants"] = {name: generators[name]["variants"] for name in run}
+    source = f"benchmark {bench_params.path} (sha256 {bench.sha256[:12]})"
+    return params, bench.units, source, info
+
+
+def parse_assume(text: str | None) -> dict[str, int]:
+    """``candidates=4705,selected=1831`` -> counts (``plan --assume``); a bad item is a usage
+    error naming it."""
+    out: dict[str, int] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in ("candidates", "selected") or not value.strip().isdigit():
+            raise click.UsageError(
+                f"--assume {item.strip()!r}: expected candidates=N or selected=N (N >= 0)"
+            )
+        out[key] = int(value)
+    return out
 
 
 def model_block(params: dict[str, Any], ref: str) -> dict[str, Any]:
@@ -880,24 +1129,69 @@ def totals(plans: list[StagePlan]) -> dict[str, Any]:
     }
 
 
+def _plan_line(p: StagePlan) -> str:
+    cached = "-" if p.cached is None else f"{p.cached:,}"
+    hours = "-" if p.hours is None else f"{p.hours:,.2f}"
+    usd = "-" if p.usd is None else f"{p.usd:,.2f}"
+    note = f"  ({p.note})" if p.note else ""
+    return (
+        f"{p.stage:<34} {p.item:<16} {p.items:>9,} {cached:>9} "
+        f"{p.model_calls:>12,} {hours:>9} {usd:>10}{note}"
+    )
+
+
+PHASES = {
+    "construction": "construction (candidates: render, rubric judges, selection)",
+    "benchmark": "benchmark phase (the fixed unit set: bench_render, bench_judge, debiasing)",
+}
+
+
 def format_plan(plans: list[StagePlan], info: dict[str, Any]) -> str:
     lines = [
         f"units: {info['units']} ({info['units_from']}); render seeds: "
         f"{info['seeds']}; configs: {', '.join(info['configs'])}",
-        "",
-        f"{'stage':<34} {'item':<16} {'items':>9} {'cached':>9} "
-        f"{'model calls':>12} {'hours':>9} {'USD':>10}",
     ]
-    for p in plans:
-        cached = "-" if p.cached is None else f"{p.cached:,}"
-        hours = "-" if p.hours is None else f"{p.hours:,.2f}"
-        usd = "-" if p.usd is None else f"{p.usd:,.2f}"
-        note = f"  ({p.note})" if p.note else ""
+    if "benchmark" in info:
+        b = info["benchmark"]
+        seeds = ", ".join(f"{s} -> {i}" for s, i in b["seed_index"].items()) or "none"
         lines.append(
-            f"{p.stage:<34} {p.item:<16} {p.items:>9,} {cached:>9} "
-            f"{p.model_calls:>12,} {hours:>9} {usd:>10}{note}"
+            f"benchmark: the authors' release, {b['units']:,} units, sha256 {b['sha256']}; "
+            f"release seed index {seeds}; construction and selection skipped"
+        )
+        distinct = {tuple(v) for v in b["variants"].values()}
+        rendered = (
+            ", ".join(next(iter(distinct)))  # every bench generator renders the same prompts
+            if len(distinct) == 1
+            else "; ".join(f"{n}: {', '.join(v)}" for n, v in b["variants"].items())
+        )
+        lines.append(
+            f"  per generator: Table 4 row (neutral) {b['table4_images_per_generator']:,} "
+            f"images, every table (3 prompts) {b['all_tables_images_per_generator']:,}; "
+            f"rendered here: {rendered or 'no bench generator (run --generator adds one)'}"
+        )
+        if b["seeds_without_release_counterpart"]:
+            lines.append(
+                "  seeds the release never used (no paired release judgement): "
+                + ", ".join(map(str, b["seeds_without_release_counterpart"]))
+            )
+    if "selected" in info:
+        lines.append(f"benchmark unit set: {info['selected']} ({info['selected_from']})")
+    header = (
+        f"{'stage':<34} {'item':<16} {'items':>9} {'cached':>9} "
+        f"{'model calls':>12} {'hours':>9} {'USD':>10}"
+    )
+    for phase, title in PHASES.items():
+        rows = [p for p in plans if p.phase == phase]
+        if not rows:
+            continue
+        t = totals(rows)
+        lines += ["", f"== {title}", header, *(_plan_line(p) for p in rows)]
+        lines.append(
+            f"{phase} subtotal: {t['model_calls']:,} model calls; GPU-hours "
+            f"{t['gpu_hours']:,.2f}; API hours {t['api_hours']:,.2f}; money ${t['usd']:,.2f}"
         )
     t = totals(plans)
+    lines.append("")
     lines.append(f"{'total model calls':<34} {'':<16} {'':>9} {'':>9} {t['model_calls']:>12,}")
     lines.append(
         f"GPU-hours (local models): {t['gpu_hours']:,.2f}; API hours: "
@@ -973,6 +1267,20 @@ def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[st
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @click.option(
+    "--benchmark",
+    "benchmark_path",
+    type=click.Path(exists=True),
+    default=None,
+    help="A checkout or .zip of the authors' release: its units are the unit set "
+    "(sets the `benchmark` key; docs/import.md).",
+)
+@click.option(
+    "--assume",
+    default=None,
+    help="Unit counts before construction ran, e.g. candidates=4705,selected=1831 "
+    "(the tables on disk are then not read for those counts).",
+)
+@click.option(
     "--calibrate",
     "calibrate_n",
     type=click.IntRange(1),
@@ -1004,6 +1312,8 @@ def plan_command(
     params_path: str,
     profile: str | None,
     as_json: bool,
+    benchmark_path: str | None,
+    assume: str | None,
     calibrate_n: int | None,
     target_width: float | None,
     estimands: tuple[str, ...],
@@ -1017,7 +1327,11 @@ def plan_command(
     else:
         params = load_params(params_path)
         check_references(params, params_path)  # every catalogue name in use exists
-    plans, info = build_plan(params)
+    if benchmark_path is not None:
+        bench = params.get("benchmark")
+        bench = dict(bench) if isinstance(bench, dict) else {}
+        params = {**params, "benchmark": {**bench, "path": benchmark_path}}
+    plans, info = build_plan(params, assume=parse_assume(assume) or None)
     if calibrate_n:
         measured = calibrate(params, plans, calibrate_n)
         for p in plans:

@@ -89,6 +89,13 @@ def _stage_models(params: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]
             if (select or {}).get("judges") is not None
             else list(cat["judges"]),
         )
+    bench = params.get("bench") or {}
+    entries = bench.get("generators") or {}
+    run = bench.get("run") if bench.get("run") is not None else list(entries)
+    for name in run:
+        add("bench_render", "generators", (entries.get(name) or {}).get("generator") or name)
+    for select in (bench.get("tasks") or {}).values():
+        add("bench_judge", "judges", (select or {}).get("judges") or list(cat["judges"]))
     debias = params.get("debias") or {}
     configs = debias.get("configs") or {}
     if configs:

@@ -174,6 +174,7 @@ def apply_profile(
 # entries: recorded in profiles/default.yaml even before any overlay exists.
 OVERLAY_KEYS: dict[str, set[str]] = {
     "subset": {"max_units", "order", "seed"},
+    "benchmark": {"path", "variants"},
     "render": {"run", "seeds"},
     "judge": {"tasks", "configs"},
     "select": {"config", "judges"},

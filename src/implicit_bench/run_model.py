@@ -31,6 +31,13 @@ from implicit_bench.cliopts import FiniteFloat, SeedList
 from implicit_bench.errors import ConfigError
 from implicit_bench.io import atomic_write_text
 from implicit_bench.params import check_name
+from implicit_bench.schema import VARIANTS
+from implicit_bench.tables import (
+    ALL_IMAGE_INDEX_GLOB,
+    BENCH_JUDGEMENTS_PATH,
+    CLIP_JUDGEMENTS_PATH,
+    JUDGEMENTS_PATH,
+)
 
 OPENAI_URL = "https://api.openai.com/v1"
 
@@ -133,8 +140,17 @@ def build_overlay(
     seeds: list[int] | None,
     device: str,
     api_key_env: str | None,
+    table4_only: bool = False,
+    units_file: str | None = None,
+    construction: bool = False,
+    benchmark: str | None = None,
 ) -> CommentedMap:
-    """The overlay profile: new catalogue entries and every stage key that names a model."""
+    """The overlay profile: new catalogue entries and the benchmark phase's generators and
+    judges (``bench``); construction keeps the profile's models. ``table4_only``: the neutral
+    prompts only (the Table 4 row: rubric and alignment); ``units_file``: the fixed unit set;
+    ``construction``: the new models run the whole protocol instead (``--sequential``);
+    ``benchmark``: a copy of the authors' release whose units are the unit set (written to
+    ``release.benchmark.BENCHMARK_UNITS_PATH`` by the caller): construction is skipped."""
     overlay = CommentedMap()
     overlay["extends"] = profile
     gen_names, new_gens = [], CommentedMap()
@@ -156,7 +172,6 @@ def build_overlay(
         raise ConfigError(
             "two --generator or two --judge specs name the same entry; give each once"
         )
-    first_gen, first_judge = gen_names[0], judge_names[0]
     overlay["base"] = CommentedMap(profile="")  # filled in by the caller (the overlay's own name)
     if new_gens:
         overlay["generators"] = new_gens
@@ -164,6 +179,100 @@ def build_overlay(
         overlay["judges"] = new_judges
     if units is not None:
         overlay["subset"] = CommentedMap(max_units=units)
+    if construction:
+        _construction_overlay(overlay, params, gen_names, judge_names, seeds, clip_judge)
+        return overlay
+    if benchmark is not None:
+        from implicit_bench.release.benchmark import BENCHMARK_UNITS_PATH, seed_map
+
+        units_file = BENCHMARK_UNITS_PATH
+        overlay["benchmark"] = CommentedMap(path=benchmark)
+        if table4_only:
+            overlay["benchmark"]["variants"] = ["neutral"]
+        # construction skipped: no candidate rendered or judged (the release's units are fixed)
+        overlay["render"] = CommentedMap(run=[])
+        overlay["judge"] = CommentedMap(configs=[])
+    _bench_overlay(overlay, params, gen_names, judge_names, seeds, table4_only, units_file)
+    if benchmark is not None:
+        overlay["bench"]["seed_index"] = CommentedMap(seed_map())
+        # the leaderboard puts the release's Table 4 generators beside the new ones, paired;
+        # construction judged nothing, so evaluate reads the benchmark phase's judgements only
+        # and analyses the new generator (found by tests/test_benchmark_run_dvc.py)
+        evaluate = overlay["evaluate"]
+        evaluate["judgements"] = [BENCH_JUDGEMENTS_PATH]
+        evaluate["config"] = overlay["bench"]["run"][0]
+        evaluate["rubric_judges"] = list(judge_names)
+        if table4_only:  # no blind question asked: no blind judge to analyse
+            evaluate["blind_judges"] = None
+        evaluate["beside_release"] = benchmark
+    # debiasing (debias.generator, debias.scoring) and the HoloFair study (diversity_study) keep
+    # the profile's models: steering needs a pipeline with embedding hooks and the study a face
+    # judge for real images; set those keys in the overlay to run them on your model.
+    return overlay
+
+
+def _bench_overlay(
+    overlay: CommentedMap,
+    params: dict[str, Any],
+    gen_names: list[str],
+    judge_names: list[str],
+    seeds: list[int] | None,
+    table4_only: bool,
+    units_file: str | None,
+) -> None:
+    """The benchmark phase only (docs/experiments.md, "Two phases"): the new generators render
+    the fixed unit set (bench.units: the committed selection or ``units_file``); construction
+    (render.run, judge, select) keeps the profile's models, so no candidate is re-rendered."""
+    first_judge = judge_names[0]
+    bench_seeds = list(seeds or (params.get("render") or {}).get("seeds") or [42, 1042, 2042])
+    variants = ["neutral"] if table4_only else list(VARIANTS)
+    bench = CommentedMap()
+    if units_file is not None:
+        bench["units"] = units_file
+    construction = (params.get("render") or {}).get("run")
+    construction = list(params.get("generators") or {}) if construction is None else construction
+    stores: list[str] = []  # a generator construction renders gets a store of its own here
+    for name in gen_names:
+        stores.append(name if name not in construction else _fresh(f"{name}-bench", stores))
+    bench["generators"] = CommentedMap(
+        (store, CommentedMap(generator=name, variants=variants, seeds=bench_seeds))
+        for store, name in zip(stores, gen_names, strict=True)
+    )
+    tasks = CommentedMap()
+    tasks["rubric"] = CommentedMap(judges=list(judge_names), configs=list(stores))
+    if not table4_only:
+        tasks["blind"] = CommentedMap(judges=list(judge_names), configs=list(stores))
+    tasks["alignment"] = CommentedMap(
+        judges=[first_judge], configs=list(stores), variants=["neutral"]
+    )
+    bench["run"] = list(stores)  # only the new generators (a profile's own stay unrendered)
+    bench["tasks"] = tasks
+    overlay["bench"] = bench
+    evaluate = CommentedMap(
+        judgements=[JUDGEMENTS_PATH, CLIP_JUDGEMENTS_PATH, BENCH_JUDGEMENTS_PATH],
+        image_index_glob=ALL_IMAGE_INDEX_GLOB,
+    )
+    if units_file is not None:
+        evaluate["units"] = units_file
+        evaluate["selected_units"] = None
+    if not table4_only:  # every table on the new generator; --tables 4: its Table 4 row only
+        evaluate["config"] = stores[0]
+        evaluate["blind_judges"] = list(judge_names)
+        evaluate["rubric_judges"] = None
+    overlay["evaluate"] = evaluate
+
+
+def _construction_overlay(
+    overlay: CommentedMap,
+    params: dict[str, Any],
+    gen_names: list[str],
+    judge_names: list[str],
+    seeds: list[int] | None,
+    clip_judge: str | None,
+) -> None:
+    """The whole protocol on the new models (``run --sequential``: rounds over the candidate
+    units): they render and judge in construction and select the units."""
+    first_gen, first_judge = gen_names[0], judge_names[0]
     render = CommentedMap(run=gen_names)
     if seeds:
         render["seeds"] = seeds
@@ -184,10 +293,6 @@ def build_overlay(
         blind_judges=[*judge_names, *([clip_judge] if clip_judge else [])],
         rubric_judges=None,
     )
-    # debiasing (debias.generator, debias.scoring) and the HoloFair study (diversity_study) keep
-    # the profile's models: steering needs a pipeline with embedding hooks and the study a face
-    # judge for real images; set those keys in the overlay to run them on your model.
-    return overlay
 
 
 def check_exp_name(name: str) -> str:
@@ -241,6 +346,35 @@ def _echo_block(title: str, text: str) -> None:
     type=SeedList(),
     default=None,
     help="render.seeds, comma separated (e.g. 42,1042).",
+)
+@click.option(
+    "--tables",
+    type=click.Choice(["all", "4"]),
+    default="all",
+    show_default=True,
+    help="all: every table on the new generator (3 variants, blind + rubric + alignment); "
+    "4: its Table 4 row only (neutral prompts: rubric + alignment).",
+)
+@click.option(
+    "--units-file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="The fixed unit set of the benchmark phase (bench.units): a UNITS-format table; "
+    "default: the profile's (the committed selection).",
+)
+@click.option(
+    "--benchmark",
+    "benchmark",
+    type=click.Path(exists=True),
+    default=None,
+    help="A checkout or .zip of the authors' release: its 1,831 units are the unit set "
+    "(construction and selection skipped; seeds 42/1042/2042 are the release's 0/1/2).",
+)
+@click.option(
+    "--assume",
+    default=None,
+    help="For the printed plan only: unit counts not built yet, e.g. selected=1831 "
+    "(as `implicit-bench plan --assume`).",
 )
 @click.option(
     "--profile", default="default", show_default=True, help="The profile the overlay extends."
@@ -315,6 +449,10 @@ def run_command(
     judges: tuple[str, ...],
     units: int | None,
     seeds: list[int] | None,
+    tables: str,
+    units_file: str | None,
+    benchmark: str | None,
+    assume: str | None,
     profile: str,
     exp_name: str | None,
     device: str,
@@ -333,7 +471,7 @@ def run_command(
     """Evaluate your model: overlay -> preflight -> plan -> dvc exp run."""
     from implicit_bench.check import images_still_to_render
     from implicit_bench.params_check import validate_params
-    from implicit_bench.plan import build_plan, format_plan
+    from implicit_bench.plan import build_plan, format_plan, parse_assume
     from implicit_bench.preflight import preflight
     from implicit_bench.profiles import (
         _round_trip,
@@ -376,6 +514,10 @@ def run_command(
         seeds=seeds,
         device=device,
         api_key_env=api_key_env,
+        table4_only=tables == "4",
+        units_file=units_file,
+        construction=sequential,
+        benchmark=benchmark,
     )
     overlay["base"]["profile"] = overlay_name
     round_units: list[int] = []
@@ -418,7 +560,19 @@ def run_command(
         _echo_block("preflight", lines)
         if problems and not dry_run:
             raise SystemExit(1)
-    plans, info = build_plan(params)
+    if benchmark is not None:
+        if units_file is not None or sequential:
+            raise click.UsageError("--benchmark goes without --units-file and --sequential")
+        from implicit_bench.release.judge_notice import judge_notice
+
+        judges_used = {n: params["judges"][n] for n in params["bench"]["tasks"]["rubric"]["judges"]}
+        try:
+            notes = judge_notice(judges_used, benchmark)
+        except Exception as exc:  # noqa: BLE001 - a judge not buildable here (the sim world)
+            notes = [f"the judges were not compared with the release's Table 4 judge ({exc})"]
+        for line in notes:
+            click.echo(f"note: {line}")
+    plans, info = build_plan(params, assume=parse_assume(assume) or None)
     _echo_block("plan", format_plan(plans, info))
     if sequential:
         click.echo(f"sequential rounds (units): {', '.join(map(str, round_units))}")
@@ -433,6 +587,14 @@ def run_command(
     cmd = dvc_command(  # DVC of this environment, found before params.yaml is switched
         "exp", "run", *(["--name", exp_name] if exp_name else []), *(["--queue"] if queue else [])
     )
+    if benchmark is not None:
+        from implicit_bench.release.benchmark import write_benchmark_units
+
+        written = write_benchmark_units(benchmark)
+        click.echo(
+            f"benchmark: {written.n_units:,} units of {benchmark} (sha256 {written.sha256}) "
+            f"-> {params['bench']['units']}"
+        )
     write_profile(overlay_name, "params.yaml", "params.yaml")
     if sequential:
         from implicit_bench.params import load_params

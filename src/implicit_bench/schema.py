@@ -109,6 +109,7 @@ JUDGEMENT_EXTRA_COLUMNS: tuple[str, ...] = (
     "valid",
     "error",
     "order",
+    "judge_identity",  # JSON: model, prompt template hash, decoding, image handling
 )
 
 

@@ -34,6 +34,8 @@ MODEL_STAGES = (
     "triplets",
     "render",
     "judge",
+    "bench_render",
+    "bench_judge",
     "debias_render",
     "debias_judge",
     "rewrite",

@@ -95,6 +95,9 @@ class EvaluateParams(InputParams):
     # judge-error calibration table (tables.CALIBRATION; docs/correction.md): corrected rates beside
     # the judged ones when the file exists; null or absent: none (benchmark.json unchanged)
     calibration: str | None = None
+    # a checkout or .zip of the authors' release: the leaderboard puts its Table 4 generators
+    # beside this run's, paired on units and seeds (release/beside.py); null: none
+    beside_release: str | None = None
 
     @field_validator("diagnostic_types")
     @classmethod

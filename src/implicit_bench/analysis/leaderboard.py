@@ -74,10 +74,22 @@ def leaderboard(ctx: EvalContext) -> dict[str, Any]:
         # the smallest Holm-adjusted p the resamples can give: m x 2 / (n_boot + 1)
         "min_p_holm": min(1.0, len(pairs) * 2 / (ctx.boot.n + 1)) if pairs else None,
         "paired_on": "units and seeds both generators have (paired cluster bootstrap over units)",
+        # the benchmark the units came from (release/benchmark.py), so runs can be merged
+        "benchmark_sha256": benchmark_of(ctx.tables.units),
     }
     ctx.table("leaderboard", report.leaderboard_table(out))
     ctx.table("leaderboard_pairs", report.leaderboard_pairs_table(out))
+    # evaluate.beside_release: release/beside.py adds ``beside_release`` after the metrics
+    # (the release package sits above the analysis: docs/architecture.md, "Layers")
     return {"leaderboard": out}
+
+
+def benchmark_of(units: Any) -> str | None:
+    """The one ``benchmark_sha256`` of a units table (None: not a release benchmark)."""
+    if units is None or "benchmark_sha256" not in getattr(units, "columns", ()):
+        return None
+    values = sorted(str(v) for v in units["benchmark_sha256"].dropna().unique())
+    return values[0] if len(values) == 1 else None
 
 
 def _row(

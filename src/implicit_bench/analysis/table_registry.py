@@ -276,6 +276,30 @@ for _name, _table in {
             "resolved": "Resolved",
         },
     ),
+    "leaderboard_beside_release": PaperTable(
+        "This run's generators beside the authors' release (Table 4 generators), each row "
+        "labelled with its source and judge; requested, returned, refused and missing neutral "
+        "images counted apart.",
+        "tab:leaderboard-beside-release",
+        columns={"bias_score": "Bias score (0-5)", "alignment_pct": "Alignment (\\%)"},
+    ),
+    "leaderboard_beside_release_pairs": PaperTable(
+        "This run minus the authors' release on the units and seeds both have a judgement for "
+        "(paired cluster bootstrap, 95\\% intervals; $p$ Holm-adjusted over all differences); "
+        "a different judge makes a difference include judge effects.",
+        "tab:leaderboard-beside-release-pairs",
+        columns={"a": "This run", "b": "Release", "metric": "Metric", "difference": "A $-$ B"},
+    ),
+    "lean_by_source": PaperTable(
+        "Neutral lean per bias type and source dataset (Appendix B.4), Cohen's $d$ and lean S "
+        "per scorer, on the release's construction scores.",
+        "tab:lean-by-source",
+    ),
+    "table03_clip_prefilter": PaperTable(
+        "CLIP lean of the neutral images before (all candidates) and after selection (kept), "
+        "from the release's pre-filter similarities (Table 3, CLIP column).",
+        "tab:clip-prefilter",
+    ),
     "table22_success_by_default_strength": PaperTable(
         "Success of explicit requests by default strength (Table 22).",
         "tab:success-by-strength",

@@ -165,6 +165,9 @@ def results(root: str | Path = ".") -> dict[str, Any]:
     )
     status = _git(root, "status", "--porcelain", "--untracked-files=no")
     return {
+        # the benchmark the units came from (SHA-256 of the release's benchmark file; null: the
+        # project's own construction): `implicit-bench report` merges runs of one benchmark only
+        "benchmark_sha256": benchmark_hash(board),
         "simulated": bool(summary and summary.get("simulated")),
         "random_init": bool(summary and summary.get("random_init")),
         "results": summary,
@@ -180,6 +183,17 @@ def results(root: str | Path = ".") -> dict[str, Any]:
         "run_log": run_log(root / RUN_LOG),
         "samples": samples(root),
     }
+
+
+def benchmark_hash(board: dict[str, Any] | None) -> str | None:
+    """The benchmark SHA-256 a leaderboard names (its units', else its beside-release block's)."""
+    if not isinstance(board, dict):
+        return None
+    sha = board.get("benchmark_sha256")
+    beside = board.get("beside_release")
+    if sha is None and isinstance(beside, dict):
+        sha = (beside.get("benchmark") or {}).get("sha256")
+    return sha if isinstance(sha, str) and sha else None
 
 
 def default_path(doc: dict[str, Any]) -> Path:

@@ -23,14 +23,14 @@ from __future__ import annotations
 import copy
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pandas as pd
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
 from implicit_bench.cache import CacheLookup, DiskCache, model_key
 from implicit_bench.errors import ConfigError, InputError
@@ -66,6 +66,16 @@ class TaskSelect(StrictModel):
     judges: list[str] | None = None
     configs: list[SafeName] | None = None
     variants: list[str] | None = None
+    # config -> the judges asked about that configuration's images instead of ``judges`` (the
+    # paper: both rubric judges on Qwen-Image, Qwen3-VL alone on SD3's construction run)
+    judges_by_config: dict[SafeName, list[str]] = {}
+
+
+def config_judges(select: TaskSelect | None, config: str, judges: list[str]) -> list[str]:
+    """The judges a task asks about one configuration's images."""
+    if select is None or config not in select.judges_by_config:
+        return judges
+    return list(select.judges_by_config[config])
 
 
 class JudgeStageParams(StrictModel):
@@ -77,8 +87,17 @@ class JudgeStageParams(StrictModel):
     # hash: one order per image; both: "sa" and "as"; cyclic3: the three cyclic orders of s, a
     # and neither (When the Judge Acts), asked with prompts/judges/blind_cyclic.yaml
     blind_orders: Literal["hash", "both", "cyclic3"] = "hash"
+    # blind_orders hash: the images of the first N units (by a hash of the unit id) are asked
+    # under both orders too, the order audit on a stated subset (docs/audits.md); 0: none
+    both_orders_units: Annotated[int, Field(ge=0)] = 0
     units: str = UNITS_PATH
     images_dir: str = IMAGES_DIR
+    # config -> the folder holding its store, where it is not images_dir (the benchmark phase
+    # judges construction stores and its own: docs/experiments.md, "Two phases")
+    config_dirs: dict[SafeName, str] = {}
+    # images of units outside the units table are skipped (the benchmark phase's fixed unit set
+    # asks about the construction images of its units only), not an error
+    only_listed_units: bool = False
     out: str = JUDGEMENTS_PATH
     metrics: str = "metrics/judge.json"
     cache: str = "cache/judge.sqlite"
@@ -203,6 +222,16 @@ def orders_per_image(params: JudgeStageParams, task: TaskSpec) -> int:
     return {"both": len(ORDERS), "cyclic3": len(CYCLIC_ORDERS)}.get(params.blind_orders, 1)
 
 
+def audit_units(params: JudgeStageParams, units: Collection[str]) -> set[str]:
+    """The units whose blind images are asked under both orders although ``blind_orders`` is
+    hash: the ``both_orders_units`` first units ordered by a hash of their id (a stated subset
+    that does not move when units are added elsewhere in the order)."""
+    if params.blind_orders != "hash" or not params.both_orders_units:
+        return set()
+    ranked = sorted(units, key=lambda u: (stable_hash(f"order-audit:{u}", 16), u))
+    return set(ranked[: params.both_orders_units])
+
+
 def judge_backends(
     judges: dict[str, dict[str, Any]],
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
@@ -232,8 +261,9 @@ def plan_judgements(
     generators: dict[str, set[str]] = {}
     records_by_config = {}
     all_configs = store_configs(params, root)
+    audit = audit_units(params, units)
     for config in all_configs:
-        store_root = (root / params.images_dir / config).resolve()
+        store_root = (root / params.config_dirs.get(config, params.images_dir) / config).resolve()
         if not store_root.is_dir():
             raise InputError(store_root, None, None, f"no image store for configuration '{config}'")
         try:
@@ -265,9 +295,11 @@ def plan_judgements(
     planned: list[PlannedJudgement] = []
     for task_name in params.tasks:
         task = tasks[task_name]
-        judges, configs, variants = task_selection(params, task_name, task, all_configs)
-        check_refs(judges, params.judges, f"judge.tasks.{task_name}.judges", "judges")
+        all_judges, configs, variants = task_selection(params, task_name, task, all_configs)
+        check_refs(all_judges, params.judges, f"judge.tasks.{task_name}.judges", "judges")
         for config in configs:
+            judges = config_judges(params.tasks[task_name], config, all_judges)
+            check_refs(judges, params.judges, f"judge.tasks.{task_name}.judges_by_config", "judges")
             if config not in records_by_config:
                 raise ConfigError(
                     f"judge.tasks.{task_name}.configs: '{config}' is not in judge.configs"
@@ -280,6 +312,8 @@ def plan_judgements(
                 if variants is not None and key.variant not in variants:
                     continue
                 unit = units.get(key.unit_id)
+                if unit is None and params.only_listed_units:
+                    continue
                 if unit is None:
                     raise InputError(
                         Path(store_root) / "index.parquet",
@@ -293,7 +327,7 @@ def plan_judgements(
                 if task.option_order:  # the blind task: options in a per-image order
                     orders: Iterable[str | None] = (
                         ORDERS
-                        if params.blind_orders == "both"
+                        if params.blind_orders == "both" or key.unit_id in audit
                         else CYCLIC_ORDERS
                         if params.blind_orders == "cyclic3"
                         else (blind_order(key.unit_id, key.seed, key.variant),)
@@ -546,9 +580,24 @@ def assemble(
     answers: dict[str, Any],
     errors: dict[str, str],
     models: dict[str, str],
+    identities: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, int]]]]:
-    """The JUDGEMENTS table and the per judge x task counts."""
+    """The JUDGEMENTS table and the per judge x task counts; ``identities`` (judge ->
+    ``{identity, decoding}``) fill ``judge_identity`` per judge and task (judge_identity)."""
+    from implicit_bench.judge_identity import identity_text, judge_identity
+
     tasks = {p.task: load_task(p.task) for p in planned}
+    id_texts: dict[tuple[str, str], str | None] = {}
+    for p in planned:
+        if (p.judge, p.task) not in id_texts:
+            ident = (identities or {}).get(p.judge)
+            id_texts[p.judge, p.task] = (
+                None
+                if ident is None
+                else identity_text(
+                    judge_identity(ident["identity"], ident["decoding"], tasks[p.task].prompt)
+                )
+            )
     parsed_cache: dict[tuple[str, str], Any] = {}
     rows = []
     counts: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
@@ -589,6 +638,7 @@ def assemble(
                 "valid": valid,
                 "error": redact(error),  # secrets never reach the table (docs/errors.md)
                 "order": p.order,
+                "judge_identity": id_texts[p.judge, p.task],
             }
         )
     frame = pd.DataFrame(rows, columns=list(OUTPUT_COLUMNS))
@@ -662,7 +712,7 @@ def run_judge_stage(
     first = next(iter(errors.values()), None)
     check_failure_rate("judge", len(errors), calls, params.max_failure_rate, first, kind="judge")
     models = {name: b.model for name, b in backends.items()}
-    frame, counts = assemble(planned, answers, errors, models)
+    frame, counts = assemble(planned, answers, errors, models, identities)
     judged = Counter(c for c, *_ in {(p.config, p.unit_id, p.variant, p.seed) for p in planned})
     for config, counts_by_status in image_counts.items():
         counts_by_status["judged_images"] = int(judged.get(config, 0))

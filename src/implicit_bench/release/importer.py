@@ -262,6 +262,8 @@ class Imported:
     manifest: dict[str, Any] = field(default_factory=dict)
     human_study: dict[str, Any] | None = None  # frames + ``report`` (release/human_study.py)
     prompt_labels: dict[str, Any] | None = None  # Appendix B.3 report (release/prompt_labels.py)
+    # pre-filter CLIP (Table 3), lean by bias type x source (B.4), SD3 kept vs rejected
+    candidates: dict[str, Any] | None = None  # release/candidates.py
 
 
 def _seed(series: pd.Series, where: str) -> pd.Series:
@@ -634,6 +636,8 @@ def import_release(source: str | Path, human_params: Any = None) -> Imported:
     for extra in (human, labels):
         if extra is not None:
             used += extra["files"]
+    candidates = _candidates(release, units, base)
+    used += candidates["files"]
     rubric = pd.concat([f[f["task"] == "rubric"] for f in judgements.values()], ignore_index=True)
     rubric_values = pd.to_numeric(rubric["value"], errors="coerce")
     manifest = {
@@ -663,7 +667,31 @@ def import_release(source: str | Path, human_params: Any = None) -> Imported:
         "reproduces": layout.REPRODUCIBLE,
         "does_not_reproduce": layout.NOT_REPRODUCIBLE,
     }
-    return Imported(units, judgements, images, retrieval, manifest, human, labels)
+    return Imported(units, judgements, images, retrieval, manifest, human, labels, candidates)
+
+
+def _candidates(release: Release, units: pd.DataFrame, base: pd.DataFrame) -> dict[str, Any]:
+    """Table 3's pre-filter CLIP lean, B.4's lean by bias type and source, SD3 kept vs
+    rejected (release/candidates.py); intervals from 1,000 resamples, seed 42."""
+    from implicit_bench.analysis.bootstrap import Bootstrap
+    from implicit_bench.release.candidates import (
+        PRE_FILTER,
+        SD3_FILES,
+        lean_by_source,
+        prefilter_clip,
+        sd3_kept_vs_rejected,
+    )
+
+    boot = Bootstrap(n=1000, seed=42)
+    files = [rel for rel in PRE_FILTER.values() if release.exists(rel)]
+    files += [rel for rel, *_ in SD3_FILES if release.exists(rel)]
+    return {
+        "files": files,
+        "bootstrap": {"n": boot.n, "seed": boot.seed, "level": boot.level},
+        "prefilter_clip": prefilter_clip(release, units, boot),
+        "lean_by_source": lean_by_source(base, units, boot),
+        "sd3_kept_vs_rejected": sd3_kept_vs_rejected(release, units),
+    }
 
 
 # The paper's rater screening (Appendix D.4): mean pairwise Pearson r against the rest of the
@@ -764,6 +792,17 @@ def _write_studies(imported: Imported, out: Path, put: Any) -> dict[str, str]:
         write_json(out / "human_eval.json", clean(study["report"]))
         paths["human_eval.json"] = str(out / "human_eval.json")
         for p in write_tables(out, human_study_tables(study["report"])):
+            paths[str(Path(p).relative_to(out))] = p
+    if imported.candidates is not None:
+        from implicit_bench.release.candidates import lean_by_source_table, prefilter_table
+
+        report = {k: v for k, v in imported.candidates.items() if k != "files"}
+        write_json(out / "candidates.json", clean(report))
+        paths["candidates.json"] = str(out / "candidates.json")
+        tables = {"lean_by_source": lean_by_source_table(report["lean_by_source"])}
+        if report["prefilter_clip"] is not None:
+            tables["table03_clip_prefilter"] = prefilter_table(report["prefilter_clip"])
+        for p in write_tables(out, tables):
             paths[str(Path(p).relative_to(out))] = p
     if imported.prompt_labels is not None:
         from implicit_bench.release.prompt_labels import flips_table, kappa_table, table11

@@ -88,15 +88,22 @@ REPRODUCIBLE: dict[str, str] = {
     "Fisher z tests, rater screening",
     "Table 11 and Appendix B.3 / E.1": "prompt-label accuracy of four LLMs, Fleiss' kappa (all, "
     "leave-one-out), pairwise Cohen's kappa, stereotype/anti flips",
+    "Table 3 CLIP column (all / kept / rejected)": "pre-filter CLIP similarities of the 4,705 "
+    "candidates (data/pre_filter/*/clip_similarities.csv): all -0.0031 on the selection seeds "
+    "(paper -0.003), kept +0.046 (candidates.json, tables/table03_clip_prefilter)",
+    "Appendix B.4 lean by source dataset": "Cohen's d and lean S% per bias type x source "
+    "(StereoSet / CrowS-Pairs) under Qwen3-VL, Gemma-4 and CLIP (tables/lean_by_source)",
     "Appendix C.5 retrieval": "top-1 own-unit rate from rank_prompt2kg (same-head / "
     "same-pair rates need the retrieved ids, absent)",
 }
 NOT_REPRODUCIBLE: dict[str, str] = {
     "Tables 1, 5, 19-22, 25, Figure 3-4": "no blind (A/B/C) labels in the release: default rate, "
     "success, gap, a->s, default strength, recoverability, judge agreement",
-    "Table 3 / 9 / 10 pre-filter columns, Table 2": "no pre-filter scores of the 4,705 candidate "
-    "units (data/pre_filter is stored as large files outside the CSVs read "
-    "here)",
+    "Table 3 / 9 / 10 pre-filter VLM columns, Table 2": "no Qwen3-VL / Gemma-4 scores of the "
+    "rejected candidates (data/pre_filter holds CLIP similarities only), so the rubric 'All' "
+    "means, Table 10's pre-filter gaps and the selection itself cannot be replayed",
+    "Table 3 SD3 column 'All', Table 25": "the release's SD3 files (sd3_eval.csv, experiment 13) "
+    "score the 1,831 kept units only; the SD3 run on all 4,705 candidates is not released",
     "Table 23 (held-out seeds)": "no held-out-seed judgements",
     "Tables 15-17 (InternVL3)": "no InternVL3 scores",
 }

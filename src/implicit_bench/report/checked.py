@@ -61,11 +61,39 @@ class _Pair(_Open):
     resolved: bool = False
 
 
+class _BesideRow(_Open):
+    config: str
+    source: str
+    n_units: Count = None
+    requested: Count = None
+    returned: Count = None
+    refused: Count = None
+    missing: Count = None
+    judged: Count = None
+    bias_score: Est = None
+    alignment: Est = None
+    note: str | None = None
+
+
+class _BesidePair(_Pair):
+    a_source: str
+    b_source: str
+    note: str | None = None
+
+
+class _Beside(_Open):
+    rows: list[_BesideRow] | None = None
+    pairs: list[_BesidePair] | None = None
+    alpha: Num = None
+
+
 class _Board(_Open):
     rows: list[_Row] | None = None
     pairs: list[_Pair] | None = None
     alpha: Num = None
     min_p_holm: Num = None
+    benchmark_sha256: str | None = None
+    beside_release: _Beside | None = None
 
 
 class _Benchmark(_Open):

@@ -47,6 +47,22 @@ def run_of(path: Path, label: str) -> Run:
     return Run(label, bench, _is_simulated(bench))
 
 
+def same_benchmark(runs: list[Run]) -> str | None:
+    """The one benchmark SHA-256 of ``runs`` (release benchmarks: ``benchmark_sha256`` of the
+    leaderboard); runs of different benchmarks (a release benchmark and another, or one and the
+    project's own units) are refused with one line: one leaderboard needs one unit set."""
+    from implicit_bench.compare.results import benchmark_hash
+
+    hashes = {run.label: benchmark_hash(run.board) for run in runs}
+    if len(set(hashes.values())) > 1:
+        shown = ", ".join(f"{k}: {(v or 'own units')[:12]}" for k, v in hashes.items())
+        raise click.ClickException(
+            f"the runs are on different benchmarks ({shown}): one leaderboard merges runs of "
+            "one benchmark only"
+        )
+    return next(iter(hashes.values()), None)
+
+
 def params_for(
     path: Path, out: Path, units: str | None, judgements: tuple[str, ...]
 ) -> tuple[ReportParams, Path]:
@@ -121,7 +137,8 @@ def report_command(
         )
     names = [*labels, *(d.resolve().name for d in dirs[len(labels) :])]
     others = [run_of(d, name) for d, name in zip(dirs[1:], names[1:], strict=True)]
-    run_of(dirs[0], names[0])  # the first DIR must hold a benchmark too
+    first = run_of(dirs[0], names[0])  # the first DIR must hold a benchmark too
+    same_benchmark([first, *others])
     params, root = params_for(dirs[0], out, units, judgements)
     summary = build_report(params, root, others=others, label=names[0])
     sources = ", ".join(names)

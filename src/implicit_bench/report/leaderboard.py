@@ -157,6 +157,67 @@ def pairs_table(run: Run) -> str:
     )
 
 
+def _num(x: Any) -> str:
+    return f'<td data-sort="{show(x, missing="")}">{show(x)}</td>'
+
+
+def beside_table(run: Run) -> str:
+    """One run's generators beside the authors' release (``leaderboard.beside_release``):
+    rows labelled with their source and judge note, then the paired differences."""
+    board = (run.board or {}).get("beside_release") or {}
+    rows = []
+    for r in board.get("rows") or []:
+        rows.append(
+            f'<tr><td data-sort="{esc(r["source"])}">{esc(r["source"])}</td>'
+            f'<th data-sort="{esc(r["config"])}">{esc(r["config"])}</th>'
+            f"{_count(r.get('n_units'))}"
+            + "".join(
+                _num(r.get(k)) for k in ("requested", "returned", "refused", "missing", "judged")
+            )
+            + f"{_cell(r.get('bias_score'), False)}{_cell(r.get('alignment'), True)}"
+            f'<td class="small">{esc(r.get("note") or "")}</td></tr>'
+        )
+    if not rows:
+        return ""
+    pairs = []
+    for p in board.get("pairs") or []:
+        pct = p["metric"] not in ("bias_score", "mean_lean")
+        ci = (p.get("difference") or {}).get("ci")
+        if ci is not None and ci[0] == ci[1]:
+            mark = '<td data-sort="0" class="na">no verdict (degenerate interval)</td>'
+        elif p.get("resolved"):
+            mark = '<td data-sort="1" class="resolved">resolved</td>'
+        else:
+            mark = '<td data-sort="0" class="noise">within noise</td>'
+        pairs.append(
+            f"<tr><td>{esc(p['a'])} ({esc(p['a_source'])})</td>"
+            f"<td>{esc(p['b'])} ({esc(p['b_source'])})</td><td>{esc(p['metric'])}</td>"
+            f"{_count(p.get('n_units'))}{_cell(p.get('difference'), pct)}"
+            f"{_p(p.get('p'))}{_p(p.get('p_holm'))}{mark}"
+            f'<td class="small">{esc(p.get("note") or "")}</td></tr>'
+        )
+    bench = board.get("benchmark") or {}
+    return (
+        f'<h3 id="beside-release">Beside the paper: {_source(run)} and the authors\' release</h3>'
+        f'<p class="small">Benchmark sha256 {esc(str(bench.get("sha256") or "?"))}, '
+        f"{show(bench.get('units'))} units. Neutral images requested, returned, refused and "
+        "missing are counted apart (the release cannot tell a refusal from an image not "
+        "returned: its absent images are counted as refused). Differences A - B on the units "
+        "and seeds both sides judged; p Holm-adjusted over all differences below.</p>"
+        '<table class="leaderboard sortable" id="leaderboard-beside"><thead><tr>'
+        "<th>source</th><th>generator</th><th>units</th><th>requested</th><th>returned</th>"
+        "<th>refused</th><th>missing</th><th>judged</th><th>bias score (0-5)</th>"
+        f"<th>alignment (%)</th><th>note</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        + (
+            '<table class="leaderboard-pairs sortable"><thead><tr><th>A</th><th>B</th>'
+            "<th>metric</th><th>units</th><th>A - B</th><th>p</th><th>p (Holm)</th>"
+            f"<th>verdict</th><th>note</th></tr></thead><tbody>{''.join(pairs)}</tbody></table>"
+            if pairs
+            else ""
+        )
+    )
+
+
 def leaderboard_section(runs: list[Run]) -> str:
     """The whole section (``<h2>`` included); "not available" when no run has a leaderboard."""
     table = leaderboard_table(runs)
@@ -177,4 +238,5 @@ def leaderboard_section(runs: list[Run]) -> str:
         + intro
         + table
         + "".join(pairs_table(run) for run in runs)
+        + "".join(beside_table(run) for run in runs)
     )

@@ -59,6 +59,11 @@ DEBIAS_JUDGEMENTS_DIR = "data/debias/judgements"
 WORLD_DIR = "data/world"
 WORLD_TRUTH_PATH = "data/world/truth.parquet"
 DIVERSITY_IMAGES_DIR = "data/diversity/images"
+# the benchmark phase (bench_render, bench_judge; docs/experiments.md, "Two phases")
+BENCH_IMAGES_DIR = "data/bench_images"
+BENCH_JUDGEMENTS_PATH = "data/judgements/bench.parquet"
+#: every image index the analysis reads: construction (data/images) and benchmark phase stores
+ALL_IMAGE_INDEX_GLOB = "data/*images/*/index.parquet"
 CALIBRATION_PATH = (
     "data/raw/calibration.csv"  # user-provided (implicit-bench calibration); optional
 )
@@ -202,6 +207,7 @@ JUDGEMENTS = TableSpec(
             allowed=(*ORDERS, *CYCLIC_ORDERS),
             unknown="order must be sa, as, a cyclic order (ans, nsa, san) or empty, got '{}'",
         ),
+        _opt("judge_identity", "text"),  # judge_identity: model, template, decoding, image
     ),
     key=(*JUDGEMENT_KEY, "order"),
     doc="one row per judged image and question (judge, clip and debias_judge stages; analyze)",
@@ -212,6 +218,13 @@ CLIP_JUDGEMENTS = TableSpec(
     JUDGEMENTS.columns,
     key=JUDGEMENTS.key,
     doc="JUDGEMENTS rows of the CLIP judge: clip_lean and blind (clip stage)",
+)
+BENCH_JUDGEMENTS = TableSpec(
+    "bench judgements",
+    BENCH_JUDGEMENTS_PATH,
+    JUDGEMENTS.columns,
+    key=JUDGEMENTS.key,
+    doc="JUDGEMENTS rows of the benchmark phase on its fixed unit set (bench_judge)",
 )
 DEBIAS_JUDGEMENTS = TableSpec(
     "debias judgements",
@@ -375,6 +388,7 @@ TABLES: dict[str, TableSpec] = {
         IMAGE_INDEX,
         JUDGEMENTS,
         CLIP_JUDGEMENTS,
+        BENCH_JUDGEMENTS,
         DEBIAS_JUDGEMENTS,
         SELECTED_UNITS,
         RETRIEVAL,
@@ -386,6 +400,10 @@ TABLES: dict[str, TableSpec] = {
 }
 
 __all__ = [
+    "ALL_IMAGE_INDEX_GLOB",
+    "BENCH_IMAGES_DIR",
+    "BENCH_JUDGEMENTS",
+    "BENCH_JUDGEMENTS_PATH",
     "CALIBRATION",
     "CALIBRATION_PATH",
     "CALIBRATION_SOURCES",

@@ -1,0 +1,27 @@
+"""Stage `bench_judge`: the benchmark phase's judges on the fixed unit set ->
+data/judgements/bench.parquet (docs/experiments.md, "Two phases")."""
+
+from __future__ import annotations
+
+import click
+
+from implicit_bench.bench.stage import run_bench_judge
+from implicit_bench.params import load_params
+from implicit_bench.runlog import log_run
+from implicit_bench.stage_preflight import ModelStageCommand
+
+
+@click.command(cls=ModelStageCommand)
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+def main(params_path: str) -> None:
+    raw = load_params(params_path)
+    result = run_bench_judge(raw, profile=(raw.get("base") or {}).get("profile"))
+    log_run("bench_judge", {"model_calls": result.model_calls, "cache_hits": result.cache_hits})
+    click.echo(
+        f"bench_judge: {result.metrics['rows']} judgements, {result.model_calls} model calls, "
+        f"{result.cache_hits} answers from the cache"
+    )
+
+
+if __name__ == "__main__":
+    main()
