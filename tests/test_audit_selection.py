@@ -241,8 +241,8 @@ def test_decisions_file(tmp_path) -> None:
 
 
 def test_simulated_world_recovers_planted_truth() -> None:
+    from implicit_bench.audits.selection_world import PROTOCOLS, selection_truth, simulate_selection
     from implicit_bench.world.params import SelectionJudgeWorld, SelectionWorld
-    from implicit_bench.world.selection import PROTOCOLS, selection_truth, simulate_selection
 
     world = SelectionWorld(
         pools=120, judges={"j": SelectionJudgeWorld(content=5, first_slot=0.4, invalid=0.05)}
@@ -387,9 +387,9 @@ def test_cross_model_gate_by_hand() -> None:
 
 def test_content_scorer_against_the_judge_by_hand() -> None:
     from implicit_bench.audits.selection import scorer_report
+    from implicit_bench.audits.selection_world import scorer_choices, scorer_truth
     from implicit_bench.world.params import SelectionJudgeWorld, SelectionScorerWorld
     from implicit_bench.world.params import SelectionWorld as SW
-    from implicit_bench.world.selection import scorer_choices, scorer_truth
 
     # a scorer picking the best-rated candidates 2, 0, 0: gains .5, .5, 0 against the judge's
     # -.5, .5, 0 -> gain minus judge (1 + 0 + 0) / 3; it picks the judge's image on P2 only
@@ -403,7 +403,7 @@ def test_content_scorer_against_the_judge_by_hand() -> None:
         judges={"j": SelectionJudgeWorld()},
         scorers={"sharp": SelectionScorerWorld(content=1e4)},
     )
-    from implicit_bench.world.selection import planted_pools
+    from implicit_bench.audits.selection_world import planted_pools
 
     u, _ = planted_pools(world, 1)
     picks = scorer_choices(world, 1, "sharp")

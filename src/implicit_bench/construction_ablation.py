@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 
 from implicit_bench.hashing import derive_seed
 from implicit_bench.params import PositiveInt, StrictModel
+from implicit_bench.tables import PAIRS_PATH, UNITS_PATH
 
 CRITERIA: tuple[str, ...] = ("scene_consistency", "visual_realisability", "source_fidelity")
 DIRECT_COLUMNS: tuple[str, ...] = (
@@ -216,8 +217,8 @@ def rating_summary(rows: pd.DataFrame) -> dict[str, Any]:
 
 @click.command("construction-rating")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--units", default="data/interim/units.parquet", show_default=True)
-@click.option("--pairs", default="data/interim/pairs.parquet", show_default=True)
+@click.option("--units", default=UNITS_PATH, show_default=True)
+@click.option("--pairs", default=PAIRS_PATH, show_default=True)
 @click.option("--out-dir", default="data/construction_ablation", show_default=True)
 @click.option("--metrics", default="metrics/construction_ablation.json", show_default=True)
 def construction_rating_command(

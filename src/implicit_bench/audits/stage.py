@@ -152,8 +152,8 @@ def selection_report(
                 "main": selection_audit(pools, boot, "selection/main", **kw),
             }
         )
+    from implicit_bench.audits.selection_world import PROTOCOLS, simulate_selection
     from implicit_bench.errors import ConfigError
-    from implicit_bench.world.selection import PROTOCOLS, simulate_selection
 
     missing = [j for j in (params.judge, params.second_judge) if j is not None]
     missing = [j for j in missing if j not in world.selection.judges]
@@ -184,7 +184,7 @@ def selection_report(
         block["parse"] = counts
         if world.selection.scorers and name == "main":
             from implicit_bench.audits.selection import scorer_report
-            from implicit_bench.world.selection import scorer_choices
+            from implicit_bench.audits.selection_world import scorer_choices
 
             # When the Judge Acts §5.4, Table 15: a content-only similarity scorer (the CLIP
             # baseline), one entry per backbone, side by side against the judge

@@ -788,7 +788,7 @@ def judge_selection_entries(audit: dict[str, Any], world_params: Any) -> list[di
     """When the Judge Acts' selection audit (metrics/judge_audit.json: selection) beside the
     planted truth of world.selection: per protocol and policy regret, gain over random, BMR,
     best-rated share, coverage and worst-group regret; first-slot share and flip rate."""
-    from implicit_bench.world.selection import PROTOCOLS, selection_truth
+    from implicit_bench.audits.selection_world import PROTOCOLS, selection_truth
 
     block = audit.get("selection") or {}
     if not block.get("simulated"):
@@ -828,7 +828,7 @@ def judge_selection_entries(audit: dict[str, Any], world_params: Any) -> list[di
         for scorer, sb in (rep.get("content_baselines") or {}).items():
             if scorer not in world_params.selection.scorers:
                 continue
-            from implicit_bench.world.selection import scorer_truth
+            from implicit_bench.audits.selection_world import scorer_truth
 
             st = scorer_truth(world_params.selection, world_params.seed, scorer, judge, margin)
             for key, metric in (*JUDGE_SELECTION_MEASURES.items(), ("gain_minus_judge",) * 2):
@@ -841,7 +841,7 @@ def judge_selection_entries(audit: dict[str, Any], world_params: Any) -> list[di
                 )
         cross = rep.get("cross_model") or {}
         if cross.get("second_judge") in world_params.selection.judges:
-            from implicit_bench.world.selection import cross_model_truth
+            from implicit_bench.audits.selection_world import cross_model_truth
 
             ct = cross_model_truth(
                 world_params.selection,

@@ -133,7 +133,8 @@ class CalibrationWorld(StrictModel):
 
 
 class SelectionJudgeWorld(StrictModel):
-    """A simulated image-selection judge (When the Judge Acts; world/selection.py): P(pick the
+    """A simulated image-selection judge (When the Judge Acts;
+    audits/selection_world.py): P(pick the
     first-presented candidate) = ``first_slot`` (per output contract and label kind: the planted
     effect of the §5.5 protocols; None = ``first_slot``), else P(i) ~ exp(``content`` x h_i);
     ``invalid``: P(an answer outside the contract); seconds per call lognormal (simulated clock)."""
