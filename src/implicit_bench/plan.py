@@ -661,7 +661,8 @@ def _debias(
     if kg is not None:
         from implicit_bench.debias.retrieval_columns import distinct_texts
 
-        has_cache = Path(debias.embedder.cache).exists() or (root / debias.embedder.cache).exists()
+        # the cache the stage would use: relative to the workspace root, not to the CWD
+        has_cache = (root / debias.embedder.cache).exists()
         n_texts, distinct = distinct_texts(kg.table, debias.retrieval, want_texts=has_cache)
         cached = 0
         if has_cache:
