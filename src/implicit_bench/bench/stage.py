@@ -15,6 +15,7 @@ from typing import Any
 
 from implicit_bench.bench.params import BenchParams
 from implicit_bench.images import published_stores, unpublish
+from implicit_bench.io import write_json
 from implicit_bench.judges.stage import JudgeRunResult, JudgeStageParams, run_judge_stage
 from implicit_bench.params import check_refs, section
 from implicit_bench.render.stage import RenderParams, render_config, unit_columns
@@ -41,6 +42,9 @@ def bench_render_params(raw: dict[str, Any], name: str) -> RenderParams:
     )
 
 
+STORES_MANIFEST = "stores.json"
+
+
 def run_bench_render(
     raw: dict[str, Any], root: str | Path = ".", images_dir: str = BENCH_IMAGES_DIR
 ) -> dict[str, dict[str, Any]]:
@@ -60,6 +64,9 @@ def run_bench_render(
         table = UNITS.read(root / bench.units, require=(*unit_columns(params.variants), *extra))
         units = bench.unit_set(table, entry.units)
         results[name] = render_config(name, params.configs[name], units, out / name, params)
+    # the folder's manifest: which stores it holds (none on a profile without bench generators,
+    # where DVC would otherwise warn of an empty output at every later stage)
+    write_json(out / STORES_MANIFEST, {"stores": sorted(plans)})
     return results
 
 
