@@ -13,6 +13,7 @@ from release_fixtures import write_release
 from implicit_bench.analyze.cli import run_analyze
 from implicit_bench.release.benchmark import benchmark_units
 from implicit_bench.release.beside import DIFFERENT_JUDGE, RELEASE, THIS_RUN
+from tests.written import approx_written
 
 # this run's generator "new" under judge "myjudge": (unit, seed, neutral, stereotype, anti)
 # dx = |N - A| - |N - S|: a1/42 0, a1/1042 -2, 007/42 0, 007/1042 3
@@ -91,7 +92,7 @@ def test_analyze_puts_the_release_generators_beside_this_run(tmp_path):
     # bias on the keys both judged: GPT Image 2 has a1/42 5, a1/1042 3, 007/1042 1 -> 3.0;
     # this run on those keys (3 + 1 + 4) / 3 = 8/3
     gpt = pairs["gpt_image_2", "bias_score"]
-    assert gpt["difference"]["value"] == pytest.approx(8 / 3 - 3.0) and gpt["n_images"] == 3
+    assert gpt["difference"]["value"] == approx_written(8 / 3 - 3.0) and gpt["n_images"] == 3
     assert gpt["note"].startswith(DIFFERENT_JUDGE)
     # experiment 0 (Table 4's Qwen-Image): 4, 2, 1, 3 on all four keys -> 2.5 - 2.5 = 0
     assert pairs["qwen_image", "bias_score"]["difference"]["value"] == pytest.approx(0.0)

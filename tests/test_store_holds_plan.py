@@ -56,14 +56,15 @@ def test_plan_a_then_b_equals_fresh_b(tiny_generator_dir, tmp_path, monkeypatch)
     assert _tree(tmp_path / "stale") == _tree(tmp_path / "fresh_a")
 
 
-def test_grown_plan_rerenders_items_whose_batch_changed(tiny_generator_dir, tmp_path):
+def test_grown_plan_renders_only_its_new_items(tiny_generator_dir, tmp_path):
     units = units_frame()
     config = tiny_config(tiny_generator_dir, batch_size=4)
     params = RenderParams(configs={"tiny": config}, seeds=[42], variants=["neutral"])
     render_all(params, units[units["unit_id"].isin(["u0", "u2"])], tmp_path / "grown")
     grown = render_all(params, units, tmp_path / "grown")
-    # u0, u2 were one batch of two; in the plan of four they share a batch with u1, u3
-    assert grown["tiny"]["run"]["skipped_done"] == 0
+    # a batch never spans two (unit, seed) pairs: u0 and u2 keep their batches when u1 and u3
+    # join the plan, so only the new units are rendered, and the bytes equal a fresh plan's
+    assert grown["tiny"]["run"]["skipped_done"] == 2
     render_all(params, units, tmp_path / "fresh")
     assert _tree(tmp_path / "grown") == _tree(tmp_path / "fresh")
 

@@ -143,8 +143,20 @@ def plan_items(
 
 
 def batch_plan(planned: Sequence[PlannedItem], batch_size: int) -> list[list[PlannedItem]]:
+    """Batches of at most ``batch_size`` items that never span two (unit, seed) pairs: a
+    batch is a function of one unit's prompts at one seed, so adding or removing seeds, units
+    or other items of the plan leaves every other item's batch (and its bits) as it was
+    (docs/architecture.md, "Batch- and history-invariant numbers")."""
     size = max(1, int(batch_size))
-    return [list(planned[i : i + size]) for i in range(0, len(planned), size)]
+    batches: list[list[PlannedItem]] = []
+    group: list[PlannedItem] = []
+    for item in planned:  # plan order: unit, seed, variant
+        if group and (group[0].key.unit_id, group[0].key.seed) != (item.key.unit_id, item.key.seed):
+            batches += [group[i : i + size] for i in range(0, len(group), size)]
+            group = []
+        group.append(item)
+    batches += [group[i : i + size] for i in range(0, len(group), size)]
+    return batches
 
 
 POOL_FOLDER = "image_pool"  # <cache dir>/image_pool/<store path>: items no plan holds now
@@ -297,7 +309,10 @@ def render_plan(
     if fixed_batches:
         batches = [b for b in batch_plan(planned, batch_size) if any(i.key not in done for i in b)]
     else:
-        batches = batch_plan([i for i in planned if i.key not in done], batch_size)
+        # no fixed batches (HTTP APIs, vendor batches): the missing items in plain chunks
+        todo = [i for i in planned if i.key not in done]
+        size = max(1, int(batch_size))
+        batches = [todo[i : i + size] for i in range(0, len(todo), size)]
     payloads = payloads or {}
     work = [
         WorkItem(
