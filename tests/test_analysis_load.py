@@ -211,3 +211,17 @@ def test_hash_primary_order_is_the_judge_stage_order(tmp_path):
     for row in j.itertuples():
         assert row.order == blind_order("007", row.seed, "neutral")
         assert row.value == ("s" if row.order == "sa" else "a")
+
+
+def test_an_empty_table_beside_others_is_no_rows_all_empty_is_an_error(tmp_path):
+    """A benchmark phase that asked nothing writes a header-only table: next to another table it
+    adds no rows; alone, or with every table empty, it is the one-line error of an empty file."""
+    u, _ = UNITS.check(_units_csv(tmp_path / "u.csv"))
+    (tmp_path / "a.csv").write_text(HEADER + "007,neutral,42,gen,A,rubric,4,true\n")
+    (tmp_path / "empty.csv").write_text(HEADER)
+    j, rejects, dups = check_judgements([tmp_path / "a.csv", tmp_path / "empty.csv"], u)
+    assert j["unit_id"].tolist() == ["007"] and rejects.empty and dups.empty
+    (tmp_path / "empty2.csv").write_text(HEADER)
+    for paths in ([tmp_path / "empty.csv"], [tmp_path / "empty.csv", tmp_path / "empty2.csv"]):
+        with pytest.raises(InputError, match="a header but no data rows"):
+            check_judgements(paths, u)

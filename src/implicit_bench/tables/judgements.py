@@ -145,9 +145,16 @@ def check_judgements(
             )
         seen[real] = path
     with phase("load.read"):
-        frames = [read_frame(p, "judgements", JUDGEMENTS.required) for p in paths]
+        # one of several files may be empty (a benchmark phase that asked nothing writes a
+        # header only); all of them empty is an error, as one empty file is
+        several = len(paths) > 1
+        frames = [
+            read_frame(p, "judgements", JUDGEMENTS.required, allow_empty=several) for p in paths
+        ]
     if not frames:
         raise InputError("<judgements>", None, None, "no judgement table given")
+    if all(f.empty for f in frames):
+        raise InputError(paths[0], None, None, "judgements: a header but no data rows")
     keep_cols = [*JUDGEMENTS.required, "valid", "model", "order", "file", "row"]
     frame = pd.concat([f.reindex(columns=keep_cols) for f in frames], ignore_index=True)
     chk = Checker("judgements", frame, on_bad_row)
