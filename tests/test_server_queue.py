@@ -12,7 +12,7 @@ import time
 import httpx
 
 from implicit_bench.httpretry import RetryPolicy, send
-from implicit_bench.preflight import ModelUse, check_parallelism
+from implicit_bench.preflight import PARALLELISM_TRIES, ModelUse, check_parallelism
 from implicit_bench.throttle import Throttle
 from tests.chat_server import ChatServer, completion
 
@@ -27,7 +27,7 @@ def test_the_preflight_warns_when_the_server_answers_one_at_a_time():
         (warning,) = check_parallelism([_use(server)], timeout=10)
     assert warning.startswith("judges.served: ") and "answers one request at a time" in warning
     assert "concurrency is 4" in warning
-    assert server.hits == 4  # warm-up, one alone, two at once
+    assert server.hits == 1 + 3 * PARALLELISM_TRIES  # warm-up; per try: one alone, two at once
 
 
 def test_no_warning_for_a_parallel_server_or_concurrency_one():
