@@ -79,8 +79,14 @@ class AnswerKind:
 
         domain = spec.stored_values()
         bad = ~values.isin(domain)
-        reason = f"{spec.name} value must be {_one_of(domain)}, got '" + values.astype(str) + "'"
+        reason = f"{spec.name} value must be {_one_of(domain)}, got '" + _text(values, bad) + "'"
         return [(bad, reason)], pd.Series(np.nan, index=values.index)
+
+
+def _text(values: pd.Series, bad: pd.Series) -> pd.Series:
+    """The failing cells as text, indexed like ``values`` (a reason is built for them only:
+    texts for every valid row of a large table cost more than the check)."""
+    return values[bad.to_numpy(dtype=bool)].astype(str)
 
 
 def _one_of(values: tuple[str, ...]) -> str:
@@ -156,7 +162,7 @@ class IntegerKind(AnswerKind):
         bad = num.isna() | ~num.between(low, high)
         reason = (
             f"{spec.name} score must be a number in {low}..{high} (an integer, or the mean of "
-            "repeated judgements), got '" + values.astype(str) + "'"
+            "repeated judgements), got '" + _text(values, bad) + "'"
         )
         return [(bad, reason)], num
 
@@ -222,7 +228,7 @@ class BooleanKind(AnswerKind):
         # read too (booleans.py: one vocabulary)
         text = values.astype(str).str.strip().str.lower()
         true, known = text.isin(TRUE_WORDS), text.isin(TRUE_WORDS | FALSE_WORDS)
-        reason = f"{spec.name} value must be true or false, got '" + values.astype(str) + "'"
+        reason = f"{spec.name} value must be true or false, got '" + _text(values, ~known) + "'"
         return [(~known, reason)], true.astype(float).where(known)
 
 
@@ -267,7 +273,7 @@ class NumberKind(AnswerKind):
         note = f" ({spec.answer.note})" if spec.answer.note else ""
         reason = (
             f"{spec.name} value must be a number in [{low:g}, {high:g}]{note}, got '"
-            + values.astype(str)
+            + _text(values, bad)
             + "'"
         )
         return [(bad, reason)], num

@@ -7,10 +7,16 @@ import torch. Add a tool by adding one line to ``TOOLS``.
 from __future__ import annotations
 
 import importlib
+import os
 
 import click
 
 from implicit_bench.clierrors import FriendlyGroup, enable_debug
+
+# No pydantic plugins in this command (unless the caller sets the variable, e.g. to ""): with it
+# unset, pydantic's first model scans the entry points of every installed distribution (~40 ms
+# CPU of a 2 s ``analyze``; docs/analysis.md, "Speed"). None is installed for the project.
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 TOOLS: dict[str, str] = {
     # name: "module:click_command"

@@ -180,9 +180,12 @@ def as_text(series: pd.Series) -> pd.Series:
         isinstance(values.dtype, pd.StringDtype)
         or pd.api.types.infer_dtype(values, skipna=True) == "string"
     ):
-        text = (
-            values if isinstance(values.dtype, pd.StringDtype) else values.astype(str)
-        ).str.strip()
+        if isinstance(values.dtype, pd.StringDtype):  # each distinct value stripped once
+            codes, uniques = pd.factorize(values)
+            stripped = pd.Series(uniques).str.strip().to_numpy(dtype=object)
+            out[present] = stripped[codes]
+            return pd.Series(out, index=series.index, dtype=object)
+        text = values.astype(str).str.strip()
     else:
         text = values.map(
             lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip()
