@@ -42,11 +42,12 @@ def _stats(tokenised: list[tuple[int, list[str], list[str]]]) -> dict[str, Any]:
     if not tokenised:
         return {"prompts": 0}
     lengths = np.array([n for n, _, _ in tokenised])
-    types = [t for _, ts, _ in tokenised for t in ts]
-    content = [t for _, _, cs in tokenised for t in cs]
+    # counts and distinct sets without flattening every token into one list
+    unique = len(set().union(*(ts for _, ts, _ in tokenised)))
+    n_content = sum(len(cs) for _, _, cs in tokenised)
+    content_unique = len(set().union(*(cs for _, _, cs in tokenised)))
     total = int(lengths.sum())
     p25, p50, p75 = np.percentile(lengths, [25, 50, 75])
-    unique = len(set(types))
     return {
         "prompts": len(tokenised),
         "mean_tokens": round(float(lengths.mean()), 4),
@@ -56,9 +57,9 @@ def _stats(tokenised: list[tuple[int, list[str], list[str]]]) -> dict[str, Any]:
         "total_tokens": total,
         "unique_tokens": unique,
         "ttr": round(unique / total, 4) if total else None,
-        "content_tokens": len(content),
-        "content_unique": len(set(content)),
-        "content_ttr": round(len(set(content)) / len(content), 4) if content else None,
+        "content_tokens": n_content,
+        "content_unique": content_unique,
+        "content_ttr": round(content_unique / n_content, 4) if n_content else None,
     }
 
 
