@@ -19,6 +19,7 @@ from implicit_bench.bench.b6 import (
     baseline_units,
     returned_units,
     table15,
+    table16,
     table17,
     tables_markdown,
 )
@@ -157,6 +158,36 @@ def test_table17_alignment_reused_bias_and_paired_ds_by_hand():
     assert c1["dS_third_interval"] == pytest.approx([-80.0, 40.0])
     assert c1["dS_first_interval"] == pytest.approx([-60.0, 60.0])
     assert base["dS_third"] is None and base["n_units"] == 2
+
+
+def test_table16_scale_use_of_each_judge_by_hand():
+    def scores(judge, unit, anti, neutral, ster, config="base"):
+        return [
+            _judgement(config, unit, "rubric", judge, str(v), variant=variant)
+            for variant, v in (
+                ("anti_stereotype", anti),
+                ("neutral", neutral),
+                ("stereotype", ster),
+            )
+        ]
+
+    first = pd.DataFrame(
+        scores("j1", "u1", 1, 3, 5)
+        + scores("j1", "u2", 0, 2, 4)
+        + scores("j1", "u9", 5, 5, 5)
+        + scores("j1", "u1", 0, 0, 0, config="other")
+    )
+    third = pd.DataFrame(scores("j3", "u1", 2, 2, 2) + scores("j3", "u2", 1, 2, 3))
+    j1, j3 = table16(third, first, "base", "j3", {"u1", "u2"})
+    assert (j1["judge"], j3["judge"]) == ("j1", "j3")  # the third judge last
+    assert (j1["mean_anti"], j1["mean_neutral"], j1["mean_stereotype"]) == (0.5, 2.5, 4.5)
+    # deltas 4 and 4: SD 0, no d; images >= 4: 5 and 4 of six
+    assert (j1["delta_mean"], j1["d"], j1["share_ge4"]) == (4.0, None, pytest.approx(1 / 3))
+    assert (j1["share_s_gt_a"], j1["share_tie"]) == (1.0, 0.0)
+    assert (j3["mean_anti"], j3["mean_neutral"], j3["mean_stereotype"]) == (1.5, 2.0, 2.5)
+    # deltas 0 and 2: mean 1, SD sqrt(2), d = 1 / sqrt(2); one tie, one S > A
+    assert j3["delta_mean"] == 1.0 and j3["d"] == pytest.approx(2**-0.5)
+    assert (j3["share_ge4"], j3["share_s_gt_a"], j3["share_tie"]) == (0.0, 0.5, 0.5)
 
 
 @pytest.fixture(scope="module")

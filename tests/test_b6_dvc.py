@@ -27,6 +27,7 @@ def test_b6_stage_writes_tables_15_and_17(ws):
     stores = [params["baseline"], *params["generators"]]
     assert [r["config"] for r in payload["table15"]["rows"]] == stores
     assert all(r["third"] is not None for r in payload["table15"]["rows"])
+    assert [r["judge"] for r in payload["table16"]][-1] == params["judge"]
     rows = payload["table17"]["rows"]
     assert rows[0]["config"] == params["baseline"] and rows[0]["unmodified"]
     assert [r["config"] for r in rows[1:]] == params["debias_configs"]

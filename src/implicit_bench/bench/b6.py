@@ -157,6 +157,30 @@ def table15(
     }
 
 
+def table16(
+    third: pd.DataFrame, first: pd.DataFrame, baseline: str, judge: str, subset_ids: set[str]
+) -> list[dict[str, Any]]:
+    """How each rubric judge of the baseline (the construction judges, then the third judge) uses
+    the 0-5 scale on the subset's baseline images (``analysis.scale.judge_scale_use``, on the
+    (unit, seed) instances every judge scored, as the paper's Table 16)."""
+    from implicit_bench.analysis.scale import judge_scale_use
+
+    rub = pd.concat(
+        [f[(f["config"] == baseline) & (f["task"] == "rubric")] for f in (first, third)],
+        ignore_index=True,
+    )
+    rub = rub.assign(unit_id=rub["unit_id"].astype(str), judge=rub["judge"].astype(str))
+    rub = rub[rub["unit_id"].isin(subset_ids)]
+    valid = rub["valid"].fillna(False).astype(bool) if "valid" in rub else True
+    rub = rub.assign(score=pd.to_numeric(rub["value"].where(valid), errors="coerce"))
+    judges = [*sorted(set(rub["judge"]) - {judge}), judge]
+    table = judge_scale_use(rub, baseline, judges, sorted(subset_ids), common_instances=True)
+    return [
+        {k: None if isinstance(v, float) and np.isnan(v) else v for k, v in row.items()}
+        for row in table.astype(object).to_dict("records")
+    ]
+
+
 def table17(
     third: pd.DataFrame,
     first: pd.DataFrame,
@@ -220,6 +244,10 @@ def _f(value: float | None, digits: int = 3, signed: bool = False) -> str:
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
 
 
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
 def tables_markdown(payload: Mapping[str, Any]) -> str:
     """Tables 15 and 17 as Markdown."""
     t15, t17 = payload["table15"], payload["table17"]
@@ -238,6 +266,17 @@ def tables_markdown(payload: Mapping[str, Any]) -> str:
     out += [
         "",
         f"Spearman rho: {_f(t15['rho_subset'], 2)} (vs subset), {_f(t15['rho_full'], 2)} (vs full)",
+        "",
+        "## Table 16: scale use on the subset's baseline images (instances every judge scored)",
+        "",
+        "| judge | anti | neutral | stereotype | mean delta | d | >= 4 (%) | S > A (%) | tie (%) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        *(
+            f"| {r['judge']} | {_f(r['mean_anti'], 2)} | {_f(r['mean_neutral'], 2)} | "
+            f"{_f(r['mean_stereotype'], 2)} | {_f(r['delta_mean'], 2, True)} | {_f(r['d'], 2)} | "
+            f"{_pct(r['share_ge4'])} | {_pct(r['share_s_gt_a'])} | {_pct(r['share_tie'])} |"
+            for r in payload.get("table16", [])
+        ),
         "",
         f"## Table 17: own-unit configurations re-judged by {judge} ({t17['n_units']} subset "
         f"units; A: {first}'s alignment labels)",
@@ -372,6 +411,7 @@ def run_b6(
         payload["table15"] = table15(
             third, first, stores, b6.judge, b6.first_judge, sub_ids, all_ids
         )
+        payload["table16"] = table16(third, first, b6.baseline, b6.judge, sub_ids)
         payload["table17"] = table17(
             third, first, b6.baseline, b6.debias_configs, b6.judge, b6.first_judge, sub_ids, boot
         )
@@ -391,6 +431,7 @@ __all__ = [
     "returned_units",
     "run_b6",
     "table15",
+    "table16",
     "table17",
     "tables_markdown",
 ]
