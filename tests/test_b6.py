@@ -235,3 +235,15 @@ def test_third_judge_params_per_part(paper_params):
     assert sub.config_dirs["gpt_image"] == "data/bench_images"
     assert sub.config_dirs["sv_explicit_own"] == "data/debias/images"
     assert sub.out == "data/b6/subset.parquet"
+
+
+def test_disabled_b6_reads_nothing_and_says_so(paper_params, tmp_path):
+    from implicit_bench.bench.b6 import run_b6
+
+    raw = {**paper_params, "b6": {**paper_params["b6"], "enabled": False}}
+    payload = run_b6(raw, tmp_path)  # no unit set, no store: nothing is read
+    assert payload["enabled"] is False and payload["images_rescored"] == 0
+    assert "not run" in (tmp_path / "metrics/b6.md").read_text(encoding="utf-8")
+    assert (tmp_path / "data/b6/disabled").exists()
+    plans, _ = build_plan(raw, tmp_path, assume=PAPER_B6)
+    assert not any(p.stage.startswith("b6 ") for p in plans)

@@ -366,16 +366,26 @@ def run_b6(
     boot = section(raw, "bootstrap", BootstrapParams)
     out = root / B6_DIR
     out.mkdir(parents=True, exist_ok=True)
+    if not b6.enabled:  # e.g. run --benchmark: no construction store to re-score
+        for stale in out.glob("*"):
+            stale.unlink()
+        (out / "disabled").write_text("b6.enabled is false\n", encoding="utf-8")
+        payload = {"enabled": False, "judge": b6.judge, "first_judge": b6.first_judge}
+        payload.update(n_subset_units=0, n_baseline_units=0, images_rescored=0)
+        payload.update(model_calls=0, cache_hits=0)
+        write_metrics(root / B6_METRICS, payload, "b6")
+        atomic_write_text(root / B6_TABLE, "B.6 not run (b6.enabled is false).\n")
+        return payload
     units = UNITS.read(root / bench.units, require=("unit_id", "bias_type"))
     stores = [b6.baseline, *b6.generators]
     returned = {s: returned_units(read_index(root / store_dir(raw, b6, s) / s)) for s in stores}
     subset = b6_subset(units, returned, b6.max_per_bias_type, b6.seed)
-    extra = human_eval_ids(raw, b6, root) if b6.human_eval and b6.enabled else set()
+    extra = human_eval_ids(raw, b6, root) if b6.human_eval else set()
     base = baseline_units(units, subset, extra)
     UNITS.write(subset, out / f"{SUBSET}_units.parquet")
     UNITS.write(base, out / f"{BASELINE}_units.parquet")
     parts, blocks, calls, hits = [], [], 0, 0
-    for part in (BASELINE, SUBSET) if b6.enabled else ():
+    for part in (BASELINE, SUBSET):
         params = b6_judge_params(raw, b6, part, f"{B6_DIR}/{part}_units.parquet")
         result = run_judge_stage(params, root, profile=profile)
         parts.append(result.frame)
@@ -387,11 +397,11 @@ def run_b6(
     missing = [p for p in first_paths if not p.exists()]
     if missing:
         raise InputError(missing[0], None, "path", "the first judge's judgements are missing")
-    first = read_judgements(first_paths) if b6.enabled else pd.DataFrame()
+    first = read_judgements(first_paths)
     sub_ids = set(subset["unit_id"].astype(str))
     all_ids = set(units["unit_id"].astype(str))
     payload: dict[str, Any] = {
-        "enabled": b6.enabled,
+        "enabled": True,
         "judge": b6.judge,
         "first_judge": b6.first_judge,
         "n_subset_units": len(subset),
@@ -407,7 +417,7 @@ def run_b6(
         "model_calls": calls,
         "cache_hits": hits,
     }
-    if b6.enabled and len(third):
+    if len(third):
         payload["table15"] = table15(
             third, first, stores, b6.judge, b6.first_judge, sub_ids, all_ids
         )
@@ -417,7 +427,7 @@ def run_b6(
         )
     payload["provenance"] = merge_provenance(*blocks) if blocks else {}
     write_metrics(root / B6_METRICS, payload, "b6")
-    text = tables_markdown(payload) if "table15" in payload else "B.6 not run (b6.enabled).\n"
+    text = tables_markdown(payload) if "table15" in payload else "B.6: no image re-scored.\n"
     atomic_write_text(root / B6_TABLE, markdown_banner(payload["provenance"]) + text)
     return payload
 
