@@ -100,6 +100,8 @@ def test_table15_means_and_spearman_rho_by_hand():
             _judgement("C", "u1", "rubric", "j1", "1"),
             _judgement("C", "u2", "rubric", "j1", "3"),
             _judgement("C", "u2", "rubric", "other", "0"),  # another judge: ignored
+            _judgement("A", "u1", "alignment", "j1", "yes"),  # other tasks, any judge: ignored
+            _judgement("A", "u1", "alignment", "jx", "no"),
             _judgement("C", "u3", "rubric", "j1", "5"),  # outside the subset: full only
             _judgement("B", "u3", "rubric", "j1", "0"),
             _judgement("A", "u3", "rubric", "j1", "4"),

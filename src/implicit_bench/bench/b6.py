@@ -78,9 +78,10 @@ def b6_subset(
 ) -> pd.DataFrame:
     """The subset: units every store of ``returned`` rendered (at least one neutral image), at
     most ``cap`` per bias type (``capped_per_bias_type``)."""
-    keep = units["unit_id"].astype(str)
-    covered = keep.isin(set.intersection(*map(set, returned.values()))) if returned else True
-    return capped_per_bias_type(units[covered], cap, seed)
+    if returned:
+        every = set.intersection(*map(set, returned.values()))
+        units = units[units["unit_id"].astype(str).isin(every)]
+    return capped_per_bias_type(units, cap, seed)
 
 
 def baseline_units(
@@ -107,7 +108,9 @@ def human_eval_ids(raw: dict[str, Any], b6: B6Params, root: Path) -> set[str]:
 # ----- tables ----------------------------------------------------------------------------------
 def _neutral_bias(judgements: pd.DataFrame, judge: str, ids: set[str]) -> dict[str, float | None]:
     """Per config: the mean valid neutral rubric score of ``judge`` over units ``ids``."""
-    rows = judgements[judgements["unit_id"].astype(str).isin(ids)]
+    rows = judgements[
+        judgements["unit_id"].astype(str).isin(ids) & (judgements["task"] == "rubric")
+    ]
     if rows.empty:
         return {}
     scores = image_scores(rows, rubric_judge=judge, source="judgements")
