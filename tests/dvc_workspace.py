@@ -126,6 +126,9 @@ def small_params(path: Path) -> dict:
     debias["subset"]["max_units"] = DEBIAS_UNITS
     keep = debias["scoring"]["unmodified"]
     debias["configs"] = {keep: debias["configs"][keep]}
+    if "b6" in params:  # B.6 re-scores the configurations kept only
+        b6 = params["b6"]
+        b6["debias_configs"] = [c for c in b6.get("debias_configs") or [] if c in debias["configs"]]
     path.write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return params
 

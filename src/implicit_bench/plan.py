@@ -594,6 +594,82 @@ def _bench(
     return plans
 
 
+B6_ASSUME = ("b6_subset", "b6_baseline", "b6_unreturned")
+
+
+def _b6(
+    params: dict[str, Any],
+    assume: dict[str, int],
+    n_selected: int,
+    selected: pd.DataFrame | None,
+    root: Path,
+) -> list[StagePlan]:
+    """Stage ``b6``: the third judge's rubric answers (Appendix B.6). The subset's size is
+    ``--assume b6_subset=N`` (the "all generators returned" rule needs the stores), else the
+    rule on the unit set and the stores' indexes when both exist, else its bound (the cap x
+    the bias types); the baseline's ``b6_baseline`` else the subset plus human_eval's
+    sample_size; ``b6_unreturned`` images the other generators never returned (else 0: every
+    planned image counted)."""
+    from implicit_bench.bench.b6 import B6Params, b6_subset, plan_images, returned_units, store_dir
+    from implicit_bench.bench.params import BenchParams
+    from implicit_bench.images import read_index
+    from implicit_bench.schema import BIAS_TYPES
+
+    if "b6" not in params:
+        return []
+    b6 = section(params, "b6", B6Params)
+    if not b6.enabled:
+        return []
+    bench = section(params, "bench", BenchParams)
+    stores = [b6.baseline, *b6.generators]
+    source = "--assume b6_subset"
+    n_subset = assume.get("b6_subset")
+    if n_subset is None:
+        dirs = [root / store_dir(params, b6, s) / s / "index.parquet" for s in stores]
+        if selected is not None and "bias_type" in selected and all(d.exists() for d in dirs):
+            returned = {
+                s: returned_units(read_index(d.parent)) for s, d in zip(stores, dirs, strict=True)
+            }
+            n_subset = len(b6_subset(selected, returned, b6.max_per_bias_type, b6.seed))
+            source = "the rule on the unit set and the stores"
+        else:
+            n_subset = min(n_selected, b6.max_per_bias_type * len(BIAS_TYPES))
+            source = "at most the cap x the bias types"
+    human = int((params.get("human_eval") or {}).get("sample_size") or 100) if b6.human_eval else 0
+    n_baseline = assume.get("b6_baseline", min(n_selected, n_subset + human))
+
+    def seeds_of(name: str) -> list[int]:
+        if name in bench.generators:
+            return list(bench.generators[name].seeds)
+        return list((params.get("render") or {}).get("seeds") or [])
+
+    debias_seeds = len((params.get("debias") or {}).get("seeds") or [])
+    images = plan_images(
+        n_subset,
+        n_baseline,
+        len(seeds_of(b6.baseline)),
+        [len(seeds_of(g)) for g in b6.generators],
+        debias_seeds,
+        len(b6.debias_configs),
+        assume.get("b6_unreturned", 0),
+    )
+    n = sum(images.values())
+    return [
+        StagePlan(
+            f"b6 rubric {b6.judge}",
+            "judge answer",
+            n,
+            None,
+            n,
+            f"B.6: {n_subset:,} subset ids ({source}), {n_baseline:,} baseline ids; baseline "
+            f"{images['baseline']:,} + generators {images['generators']:,} + debiasing "
+            f"{images['debias']:,} images",
+            calls_by_model={f"judges.{b6.judge}": n},
+            phase="benchmark",
+        )
+    ]
+
+
 def entry_cap(bench: Any, name: str) -> int:
     """An upper bound on a named subset's units before the unit set exists: its cap per bias
     type times the bias types (schema.BIAS_TYPES)."""
@@ -1004,6 +1080,7 @@ def build_plan(
     for p in debias_plans:
         p.phase = "benchmark"
     plans += debias_plans
+    plans += _b6(params, assume or {}, n_selected, selected, root)
     add_costs(plans, params)
     seeds = (params.get("render") or {}).get("seeds") or []
     info = {
@@ -1062,6 +1139,9 @@ def _benchmark(
     return params, bench.units, source, info
 
 
+ASSUME_KEYS = ("candidates", "selected", *B6_ASSUME)
+
+
 def parse_assume(text: str | None) -> dict[str, int]:
     """``candidates=4705,selected=1831`` -> counts (``plan --assume``); a bad item is a usage
     error naming it."""
@@ -1071,9 +1151,10 @@ def parse_assume(text: str | None) -> dict[str, int]:
             continue
         key, sep, value = item.partition("=")
         key = key.strip()
-        if not sep or key not in ("candidates", "selected") or not value.strip().isdigit():
+        if not sep or key not in ASSUME_KEYS or not value.strip().isdigit():
             raise click.UsageError(
-                f"--assume {item.strip()!r}: expected candidates=N or selected=N (N >= 0)"
+                f"--assume {item.strip()!r}: expected KEY=N (N >= 0), KEY one of "
+                f"{', '.join(ASSUME_KEYS)}"
             )
         out[key] = int(value)
     return out
@@ -1279,7 +1360,8 @@ def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[st
     "--assume",
     default=None,
     help="Unit counts before construction ran, e.g. candidates=4705,selected=1831 "
-    "(the tables on disk are then not read for those counts).",
+    "(the tables on disk are then not read for those counts); B.6's subset sizes: "
+    "b6_subset=297,b6_baseline=388,b6_unreturned=46.",
 )
 @click.option(
     "--calibrate",

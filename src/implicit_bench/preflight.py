@@ -110,6 +110,9 @@ def _stage_models(params: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]
             add("rewrite", "llms", debias.get("rewriter"))
         if isinstance(debias.get("embedder"), dict):
             out.setdefault("retrieve", {})["debias.embedder"] = debias["embedder"]
+    b6 = params.get("b6") or {}
+    if b6 and b6.get("enabled", True):
+        add("b6", "judges", b6.get("judge"))
     study = params.get("diversity_study") or {}
     if study.get("enabled"):
         add("diversity_study", "generators", study.get("generator"))

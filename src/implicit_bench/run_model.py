@@ -192,6 +192,8 @@ def build_overlay(
         # construction skipped: no candidate rendered or judged (the release's units are fixed)
         overlay["render"] = CommentedMap(run=[])
         overlay["judge"] = CommentedMap(configs=[])
+        # B.6 re-scores construction stores and debiasing configurations: none here
+        overlay["b6"] = CommentedMap(enabled=False)
     _bench_overlay(overlay, params, gen_names, judge_names, seeds, table4_only, units_file)
     if benchmark is not None:
         overlay["bench"]["seed_index"] = CommentedMap(seed_map())

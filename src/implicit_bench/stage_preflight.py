@@ -38,6 +38,7 @@ MODEL_STAGES = (
     "bench_judge",
     "debias_render",
     "debias_judge",
+    "b6",
     "rewrite",
     "retrieve",
     "diversity_study",

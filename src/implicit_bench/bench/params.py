@@ -59,6 +59,15 @@ class BenchGenerator(StrictModel):
         return variants
 
 
+def capped_per_bias_type(units: pd.DataFrame, cap: int, seed: int) -> pd.DataFrame:
+    """The rows of at most ``cap`` units per bias type, the first by a hash of the unit id on
+    ``seed`` (a bias type with fewer is taken in full); the input's row order is kept."""
+    rank = units["unit_id"].map(lambda u: stable_hash(f"subset:{seed}:{u}", 16))
+    ordered = units.assign(_rank=rank).sort_values(["_rank", "unit_id"])
+    kept = ordered.groupby("bias_type", sort=False).head(cap)
+    return units[units["unit_id"].isin(set(kept["unit_id"]))]
+
+
 class BenchParams(StrictModel):
     """The ``bench`` section."""
 
@@ -93,14 +102,18 @@ class BenchParams(StrictModel):
         if name == SELECTED:
             return units
         rule = self.subsets[name]
-        rank = units["unit_id"].map(lambda u: stable_hash(f"subset:{rule.seed}:{u}", 16))
-        ordered = units.assign(_rank=rank).sort_values(["_rank", "unit_id"])
-        kept = ordered.groupby("bias_type", sort=False).head(rule.max_per_bias_type)
-        return units[units["unit_id"].isin(set(kept["unit_id"]))]
+        return capped_per_bias_type(units, rule.max_per_bias_type, rule.seed)
 
     def generator_of(self, name: str) -> str:
         """The generators entry a bench generator renders with."""
         return self.generators[name].generator or name
 
 
-__all__ = ["SELECTED", "BenchGenerator", "BenchParams", "BenchSubset", "BenchTask"]
+__all__ = [
+    "SELECTED",
+    "BenchGenerator",
+    "BenchParams",
+    "BenchSubset",
+    "BenchTask",
+    "capped_per_bias_type",
+]
