@@ -193,7 +193,6 @@ def _world_units(n: int):
 
 
 def test_the_world_plants_the_template_apart_from_the_scene():
-    import numpy as np
 
     from implicit_bench.world.params import WorldParams
     from implicit_bench.world.sampling import template_probs
