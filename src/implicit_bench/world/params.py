@@ -67,6 +67,13 @@ class SceneTemplateWorld(StrictModel):
     neither: float = Field(0.0, ge=0, le=1)
 
 
+class ScmWorld(StrictModel):
+    """HoloFair's SCM Eval prompts (world/scm.py): ``female_logit``: trigger -> log-odds added
+    to the planted P(female) of the units of that trigger (the planted trigger effect)."""
+
+    female_logit: dict[str, float] = {}
+
+
 class FacesWorld(StrictModel):
     """Per unit P(female) ~ Beta(female * c, (1 - female) * c); age groups
     (young, middle, elderly) ~ Dirichlet(c * ages); the face judge misreads with ``error``."""
@@ -217,6 +224,7 @@ class WorldParams(StrictModel):
     success: SuccessWorld = SuccessWorld()
     negation: NegationWorld = NegationWorld()
     scene_template: SceneTemplateWorld = SceneTemplateWorld()
+    scm: ScmWorld = ScmWorld()
     faces: FacesWorld = FacesWorld()
     steer_sensitivity: float = Field(1.5, ge=0)  # log-odds per unit of projection shift
     generators: dict[str, SimGeneratorWorld] = {"sim_a": SimGeneratorWorld()}
