@@ -161,3 +161,92 @@ def test_recovery_entries_of_the_scene_check(monkeypatch):
     # arm, equal means: 0.34375 + 0.34375 for every unit
     assert msd["truth"] == pytest.approx(2 * 2 * (0.75 - 0.0625) / 4)
     assert msd["estimate"]["value"] == pytest.approx(2.25) and msd["covered"] is None
+
+
+def test_template_probs_by_hand():
+    import numpy as np
+
+    from implicit_bench.world.sampling import template_probs
+
+    scene = np.array([[0.5, 0.3, 0.2]])
+    # shift 2 ln 2: s x 2, a x 1/2 -> (1.0, 0.15, 0.2) / 1.35; then half of s + a to neither
+    out = template_probs(scene, np.array([2 * np.log(2)]), 0.5)
+    assert out[0] == pytest.approx([0.5 / 1.35, 0.075 / 1.35, (0.2 + 0.575) / 1.35])
+    assert template_probs(scene, np.array([0.0]), 0.0)[0] == pytest.approx(scene[0])
+
+
+def _world_units(n: int):
+    return pd.DataFrame(
+        {
+            "unit_id": [f"u{i}" for i in range(n)],
+            "source": "stereoset",
+            "bias_type": "gender",
+            "head": "nurse",
+            "relation": None,
+            "stereotype": "kind",
+            "anti_stereotype": "rude",
+            "prompt_neutral": "a photo of a nurse",
+            "prompt_stereotype": "a photo of a kind nurse",
+            "prompt_anti_stereotype": "a photo of a rude nurse",
+        }
+    )
+
+
+def test_the_world_plants_the_template_apart_from_the_scene():
+
+    from implicit_bench.world.params import WorldParams
+    from implicit_bench.world.sampling import template_probs
+    from implicit_bench.world.truth import plant
+
+    units = _world_units(400)
+    gens = {"g": {"bias": 0.0}}
+    flat = plant(units, WorldParams(generators=gens))
+    st = {"shift_mean": 0.0, "shift_sd": 1.5, "neither": 0.25}
+    apart = plant(units, WorldParams(generators=gens, scene_template=st))
+    cls = ["s", "a", "neither"]
+    scene = flat[[f"neutral_{c}" for c in cls]].to_numpy()
+    # without scene_template the template is the scene; with it the unit's other draws stay put
+    assert flat[[f"subject_{c}" for c in cls]].to_numpy() == pytest.approx(scene)
+    assert apart[[f"neutral_{c}" for c in cls]].to_numpy() == pytest.approx(scene)
+    assert apart["p_female"].to_numpy() == pytest.approx(flat["p_female"].to_numpy())
+    shift = apart["template_shift"].to_numpy()
+    assert abs(shift.mean()) < 0.25 and shift.std() == pytest.approx(1.5, rel=0.15)
+    expected = template_probs(scene, shift, 0.25)
+    assert apart[[f"subject_{c}" for c in cls]].to_numpy() == pytest.approx(expected)
+
+
+def test_scene_check_recovers_the_planted_msd():
+    """Planted truth: images drawn from the world's scene and template probabilities (3 seeds
+    per arm, read without error) give an MSD near expected_scene_check's, above the shuffled."""
+    import numpy as np
+
+    from implicit_bench.audits.scene_check import expected_scene_check
+    from implicit_bench.world.params import WorldParams
+    from implicit_bench.world.truth import plant
+
+    st = {"shift_mean": 0.0, "shift_sd": 1.5, "neither": 0.25}
+    truth = plant(_world_units(600), WorldParams(generators={"g": {}}, scene_template=st))
+    rng = np.random.default_rng(3)
+    rows, frame = [], []
+    for r in truth.itertuples(index=False):
+        for variant in ("neutral", "subject"):
+            p = [getattr(r, f"{variant}_{c}") for c in ("s", "a", "neither")]
+            for seed in (42, 1042, 2042):
+                label = rng.choice(["s", "a", "neither"], p=p)
+                rows.append((r.unit_id, variant, seed, "J", "g", label))
+                frame.append((r.unit_id, variant, p[0], p[1]))
+    primary = pd.DataFrame(rows, columns=["unit_id", "variant", "seed", "judge", "config", "label"])
+    arms = {"original_scene": "neutral", "template": "subject"}
+    params = SceneCheckParams(arms=arms, shuffles=200)
+    got = scene_check(primary, truth[["unit_id"]], params)["by_judge"]["J"]["g"]
+    planted = expected_scene_check(
+        pd.DataFrame(frame, columns=["unit_id", "variant", "p_s", "p_a"]), arms, "template"
+    )
+    msd = got["lean_msd"]["original_scene_vs_template"]
+    assert msd["msd"] == pytest.approx(planted["lean_msd"]["original_scene_vs_template"], abs=0.06)
+    assert msd["msd"] > msd["msd_shuffled"] + 0.03 and msd["p_shuffled"] < 0.05
+    for arm in arms:
+        assert got["identification"][arm]["identification_rate"] == pytest.approx(
+            planted["identification"][arm], abs=0.03
+        )
+    assert planted["identification"]["template"] < planted["identification"]["original_scene"]

@@ -93,3 +93,23 @@ def test_recovery_sets_the_planted_lean_beside_other_generators():
     assert kept["truth"] == 0.5 and kept["estimate"]["value"] == 0.5  # u1 of u1, u2 leans
     assert rejected["truth"] == 1.0 and rejected["estimate"]["value"] is None  # u3 leans
     assert kept["covered"] is None  # diagnostic: a rubric lean is not the planted lean
+
+
+def test_the_held_out_sample_is_on_by_default_with_the_papers_sizes(tables):
+    """C.3: 300 kept + 300 rejected (a smaller group whole) written by select even before the
+    held-out seeds are rendered; null turns it off."""
+    assert SelectParams().held_out_sample.model_dump() == {"kept": 300, "rejected": 300, "seed": 42}
+    m = select_units(tables, SelectParams(config="gen", other_configs=[])).metrics
+    block = m["held_out_sample"]
+    # kept u1, u2; rejected u3: fewer than 300 each, so all of them
+    assert block["kept_ids"] == ["u1", "u2"] and block["rejected_ids"] == ["u3"]
+    assert (block["kept"], block["rejected"]) == (2, 1)
+    assert block["asked"] == {"kept": 300, "rejected": 300} and block["held_out_seeds"] is None
+    assert "held_out" not in m
+    small = SelectParams(config="gen", other_configs=[], held_out_sample={"kept": 1, "seed": 3})
+    block = select_units(tables, small).metrics["held_out_sample"]
+    rng = np.random.default_rng(3)
+    assert block["kept_ids"] == rng.choice(["u1", "u2"], size=1, replace=False).tolist()
+    assert block["rejected_ids"] == ["u3"]
+    off = SelectParams(config="gen", other_configs=[], held_out_sample=None)
+    assert "held_out_sample" not in select_units(tables, off).metrics

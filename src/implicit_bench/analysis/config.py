@@ -54,8 +54,9 @@ class SelectParams(InputParams):
     min_seeds: Annotated[PositiveInt, Field(le=SEEDS_MAX)] | Literal["all"] = 1
     seeds: Seeds | None = None  # None: every seed present except held_out_seeds
     held_out_seeds: Seeds | None = None  # Table 23: kept vs rejected units on new seeds
-    # Table 23's sample (C.3: 300 kept + 300 rejected at random); null: every unit
-    held_out_sample: HeldOutSample | None = None
+    # Table 23's sample (C.3: 300 kept + 300 rejected at random, a smaller group whole; the
+    # ids in selection.json held_out_sample, Table 23 on them); null: every unit
+    held_out_sample: HeldOutSample | None = Field(default_factory=lambda: HeldOutSample())
     # C.3: kept vs rejected lean on generators not used for selection (SD3: 50.4% vs 17.5%);
     # null: every other configuration with rubric judgements, []: none
     other_configs: list[str] | None = None

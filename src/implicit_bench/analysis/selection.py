@@ -157,11 +157,12 @@ def select_units(
     }
     if "flagged_by" in units.columns:
         metrics["release_flagged_by"] = flagged_by_agreement(units, per_unit, judges)
+    sample = None
+    if params.held_out_sample is not None:
+        sample = held_out_sample(per_unit["kept"], params.held_out_sample)
+        metrics["held_out_sample"] = held_out_sample_block(per_unit, sample, params, held)
     if held:
         boot = Bootstrap.from_params(params.bootstrap)
-        sample = None
-        if params.held_out_sample is not None:
-            sample = held_out_sample(per_unit["kept"], params.held_out_sample)
         metrics["held_out"] = held_out(j, config, judges, per_unit, held, boot, sample)
     metrics["other_generators"] = other_generator_lean(j, config, per_unit, params.other_configs)
     return SelectionResult(selected, per_unit.reset_index(), metrics)
@@ -177,6 +178,28 @@ def held_out_sample(kept: pd.Series, sample: Any) -> list[str]:
         ids = sorted(str(u) for u in kept.index[mask.to_numpy(dtype=bool)])
         out += rng.choice(ids, size=min(want, len(ids)), replace=False).tolist() if ids else []
     return out
+
+
+def held_out_sample_block(
+    per_unit: pd.DataFrame, sample: Sequence[str], params: SelectParams, held: Sequence[int]
+) -> dict[str, Any]:
+    """C.3's sample as a stage output: the kept and rejected ids to render on new seeds
+    (Table 23 reads them when ``select.held_out_seeds`` are rendered)."""
+    kept = per_unit["kept"].astype(bool)
+    ids = set(sample)
+    rule = params.held_out_sample
+    return {
+        "asked": {"kept": rule.kept, "rejected": rule.rejected},
+        "seed": rule.seed,
+        "kept": int(kept[kept.index.isin(ids)].sum()),
+        "rejected": int((~kept[kept.index.isin(ids)]).sum()),
+        "kept_ids": sorted(u for u in ids if kept.get(u, False)),
+        "rejected_ids": sorted(u for u in ids if not kept.get(u, False)),
+        "held_out_seeds": list(held) or None,
+        "note": "uniform random sample without replacement; a group smaller than asked is "
+        "taken whole (App. C.3: 300 kept + 300 rejected)"
+        + ("" if held else "; render these units on select.held_out_seeds for Table 23"),
+    }
 
 
 def other_generator_lean(

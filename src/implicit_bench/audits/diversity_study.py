@@ -55,6 +55,65 @@ class StudySample(StrictModel):
     bias_types: list[str] | None = None  # null: all
 
 
+class ScmSource(StrictModel):
+    """``diversity_study.scm``: HoloFair's SCM Eval prompts as the study's prompts
+    (``implicit_bench.scm_prompts``): the first ``neutral`` neutral prompts (ID) and the first
+    ``per_trigger`` prompts of each trigger (CA_q), in id order (null: all: 300 and 50)."""
+
+    seed: int = 42
+    neutral: PositiveInt | None = None
+    per_trigger: PositiveInt | None = None
+
+
+SCM_TEMPLATE, SCM_SCENE = "scm_neutral", "scm_trigger"  # the study frame's variant labels
+
+
+def scm_study_units(source: ScmSource) -> pd.DataFrame:
+    """The SCM Eval prompts the study renders, as units whose neutral prompt is the SCM prompt
+    (one rendered variant; ``scm_frame_variants`` labels neutral vs trigger images)."""
+    from implicit_bench.scm_prompts import scm_prompts
+
+    frame = scm_prompts("eval", source.seed)
+    neutral = frame[frame["trigger"].isna()]
+    triggers = frame[frame["trigger"].notna()]
+    if source.neutral is not None:
+        neutral = neutral.head(source.neutral)
+    if source.per_trigger is not None:
+        triggers = triggers.groupby("trigger", sort=False).head(source.per_trigger)
+    out = pd.concat([neutral, triggers], ignore_index=True)
+    prompt = out["prompt_scm_neutral"].fillna(out["prompt_scm_trigger"])
+    return out.assign(prompt_neutral=prompt)[
+        ["unit_id", "bias_type", "trigger", "dimension", "pole", "phrase", "prompt_neutral"]
+    ]
+
+
+def scm_frame_variants(frame: pd.DataFrame, units: pd.DataFrame) -> pd.DataFrame:
+    """Relabel a study frame of SCM units: neutral prompts' images -> ``scm_neutral`` (the ID
+    pool), trigger prompts' -> ``scm_trigger`` (one CA scene per prompt)."""
+    trig = units.set_index("unit_id")["trigger"]
+    has = frame["unit_id"].astype(str).map(trig).notna()
+    return frame.assign(variant=np.where(has, SCM_SCENE, SCM_TEMPLATE))
+
+
+def scm_by_trigger(frame: pd.DataFrame, units: pd.DataFrame, scores: dict) -> dict[str, Any]:
+    """Per trigger (and the neutral prompts): prompts, images with a face, the share read
+    female, mean per-prompt D (geometric mean of H) over its prompts."""
+    trig = units.set_index("unit_id")["trigger"].fillna("neutral")
+    d = {str(p["unit_id"]): p.get("D") for p in scores.get("per_prompt") or []}
+    out: dict[str, Any] = {}
+    f = frame.assign(trigger=frame["unit_id"].astype(str).map(trig))
+    for name, g in f.groupby("trigger", sort=True):
+        faces = g[g["gender"].isin(GENDERS)]
+        ds = [d[u] for u in g["unit_id"].astype(str).unique() if d.get(u) is not None]
+        out[str(name)] = {
+            "prompts": int(g["unit_id"].nunique()),
+            "images_with_face": int(len(faces)),
+            "female_share": float((faces["gender"] == "female").mean()) if len(faces) else None,
+            "D_mean": float(np.nanmean(ds)) if ds else None,
+        }
+    return out
+
+
 class DiversityStudyParams(StrictModel):
     """params.yaml section ``diversity_study`` (stage ``diversity_study``)."""
 
@@ -68,6 +127,10 @@ class DiversityStudyParams(StrictModel):
     template_variant: str = (
         "neutral"  # ID: the subject-only template prompts ("subject" with scene prompts)
     )
+    # units: neutral prompts of a sample of units (scene_variant / template_variant);
+    # scm: HoloFair's SCM Eval prompts (``scm``; neutral prompts -> ID, trigger prompts -> CA)
+    prompt_source: Literal["units", "scm"] = "units"
+    scm: ScmSource = Field(default_factory=ScmSource)
     attributes: list[Literal["gender", "age"]] = ["gender", "age"]
     quantiles: list[float] = list(QUANTILES)
     units: str = UNITS_PATH
@@ -85,7 +148,15 @@ class DiversityStudyParams(StrictModel):
         return [self.seed_base + self.seed_step * k for k in range(self.n_images)]
 
     def variants(self) -> list[str]:
+        if self.prompt_source == "scm":  # one prompt per SCM unit, as its neutral prompt
+            return ["neutral"]
         return list(dict.fromkeys([self.scene_variant, self.template_variant]))
+
+    def score_variants(self) -> tuple[str, str]:
+        """(scene, template) variant labels of the scored frame."""
+        if self.prompt_source == "scm":
+            return SCM_SCENE, SCM_TEMPLATE
+        return self.scene_variant, self.template_variant
 
 
 def sample_units(units: pd.DataFrame, sample: StudySample) -> pd.DataFrame:

@@ -66,13 +66,16 @@ def scene_vs_template(
     units = [u for u in scene if u in template and len(scene[u]) and len(template[u])]
     shuffled = np.full(shuffles, np.nan)
     if units:
-        for r in range(shuffles):
-            total = 0.0
-            for u in units:
-                pooled = rng.permutation(np.concatenate([scene[u], template[u]]))
-                k = len(scene[u])
-                total += (pooled[:k].mean() - pooled[k:].mean()) ** 2
-            shuffled[r] = total / len(units)
+        total = np.zeros(shuffles)
+        sizes: dict[tuple[int, int], list[str]] = {}
+        for u in units:  # units of equal arm sizes are shuffled together (one array each)
+            sizes.setdefault((len(scene[u]), len(template[u])), []).append(u)
+        for (k, m), group in sorted(sizes.items()):
+            pooled = np.stack([np.concatenate([scene[u], template[u]]) for u in group])
+            order = rng.random((shuffles, len(group), k + m)).argsort(axis=2)
+            dealt = np.take_along_axis(np.broadcast_to(pooled, order.shape), order, axis=2)
+            total += ((dealt[..., :k].mean(axis=2) - dealt[..., k:].mean(axis=2)) ** 2).sum(1)
+        shuffled = total / len(units)
     return {
         "units": n,
         "msd": observed,

@@ -29,6 +29,7 @@ from implicit_bench.world.model import World, fingerprint, load_world, sim_name,
 from implicit_bench.world.params import CLASSES
 from implicit_bench.world.picture import Shown, draw
 from implicit_bench.world.sampling import AGE_GROUPS, GENDERS, image_uniforms, outcomes, tilt
+from implicit_bench.world.scm import is_scm_unit, plant_scm
 
 SHIFTED_VARIANTS = frozenset({"neutral"})
 DRAW_VERSION = 2  # bump when the pictures of a planted world change
@@ -102,6 +103,10 @@ class SimGenerator:
 
     # ----- the unit's direction -----------------------------------------------------------
     def _unit(self, unit_id: str, item_id: str) -> dict[str, Any]:
+        if unit_id not in self._probs and is_scm_unit(unit_id):  # planted on demand
+            rows = plant_scm([unit_id], self.world.params)
+            row = rows[rows["generator"] == self.gen_name].to_dict("records")[0]
+            self._probs[unit_id] = row
         if unit_id not in self._probs:
             raise InputError(
                 "render request", item_id, "unit_id", "not a unit of the planted world"
@@ -132,7 +137,7 @@ class SimGenerator:
     def shift(self, unit_id: str, variant: str, embedding: np.ndarray | None) -> float:
         """Log-odds shift of s vs a for an image drawn from ``embedding`` (None: the unit's
         planned prompt, shift 0)."""
-        if variant not in SHIFTED_VARIANTS or embedding is None:
+        if variant not in SHIFTED_VARIANTS or embedding is None or is_scm_unit(unit_id):
             return 0.0
         d, ref = self.direction(unit_id)
         return self.world.params.steer_sensitivity * (float(np.dot(embedding, d)) - ref)
@@ -189,6 +194,7 @@ class SimGenerator:
         return (
             variant in SHIFTED_VARIANTS
             and row is not None
+            and not is_scm_unit(unit_id)
             and request.prompt != row["prompt_neutral"]
         )
 

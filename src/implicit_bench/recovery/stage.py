@@ -492,6 +492,49 @@ def _read_shares(world_row: Any, error: float) -> dict[str, np.ndarray]:
     }
 
 
+def _study_rows(world, generator: str, units: list[str]) -> pd.DataFrame:
+    """The planted rows of the study's units: SCM Eval prompts planted from their ids."""
+    from implicit_bench.world.scm import is_scm_unit, plant_scm
+
+    rows = world.rows(generator)
+    scm = [u for u in units if is_scm_unit(u) and u not in rows.index]
+    if scm:
+        extra = plant_scm(scm, world.params)
+        extra = extra[extra["generator"] == generator].set_index("unit_id", drop=False)
+        rows = pd.concat([rows, extra])
+    return rows
+
+
+def _scm_trigger_entries(study: dict[str, Any], rows: pd.DataFrame, error: float) -> list:
+    """SCM prompts (HoloFair 3.1): per trigger the share of faces read female beside the
+    planted share (world.scm.female_logit) as the simulated face judge reads it."""
+    by = ((study or {}).get("scm") or {}).get("by_trigger") or {}
+    trig = rows["trigger"] if "trigger" in rows.columns else pd.Series(dtype=object)
+    out = []
+    for name, got in sorted(by.items()):
+        ids = [
+            u
+            for u in study.get("units") or []
+            if (trig.get(u) if isinstance(trig.get(u), str) else "neutral") == name
+        ]
+        if not ids or got.get("female_share") is None:
+            continue
+        truth = float(np.mean([_read_shares(rows.loc[u], error)["gender"][0] for u in ids]))
+        out.append(
+            entry(
+                "diversity_study",
+                f"female share, SCM {name} prompts (HoloFair 3.1)",
+                truth,
+                got["female_share"],
+                None,
+                n=got.get("images_with_face"),
+                diagnostic=True,
+                note="truth: mean planted P(female) of the trigger's prompts as read",
+            )
+        )
+    return out
+
+
 def diversity_study_entries(
     world, study: dict[str, Any], gens: dict[str, str], error: float
 ) -> list[dict[str, Any]]:
@@ -505,16 +548,16 @@ def diversity_study_entries(
     generator = gens.get(str((study or {}).get("generator")))
     if not prompts or generator is None:
         return []
-    rows = world.rows(generator)
+    rows = _study_rows(world, generator, [str(u) for u in study.get("units") or []])
     shares = [_read_shares(rows.loc[str(p["unit_id"])], error) for p in prompts]
     attributes = [a for a in ("gender", "age") if f"DR_{a}" in prompts[0]]
     if not attributes:  # a study written before the Deviation Ratio existed
         return []
+    out = _scm_trigger_entries(study, rows, error)
     note = (
         "plug-in estimate from the study's images per prompt (biased away from uniform); "
         "truth: the planted face shares as the simulated face judge reads them (docs/world.md)"
     )
-    out = []
     for a in attributes:
         truth = float(np.mean([deviation_ratio(s[a]) for s in shares]))
         est = ((scores.get("deviation_ratio") or {}).get("scenes_mean") or {}).get(a)

@@ -54,6 +54,26 @@ class NegationWorld(StrictModel):
     priming: float = Field(0.3, ge=0, le=1)
 
 
+class SceneTemplateWorld(StrictModel):
+    """IMPLICIT-Bench App. C.1: how the subject-only template (variant ``subject``) is drawn
+    against the unit's scene (its neutral prompt). Per unit a log-odds shift of s against a,
+    ~ N(``shift_mean``, ``shift_sd``) (drawn from its own stream, so the unit's other draws stay
+    put), tilts the scene's probabilities; then ``neither`` of the s and a mass moves to
+    neither (a bare subject shows its attribute less often: the paper's identification rate
+    24.5% template vs 33.3% scene). All zero: the template is drawn like the scene."""
+
+    shift_mean: float = 0.0
+    shift_sd: float = Field(0.0, ge=0)
+    neither: float = Field(0.0, ge=0, le=1)
+
+
+class ScmWorld(StrictModel):
+    """HoloFair's SCM Eval prompts (world/scm.py): ``female_logit``: trigger -> log-odds added
+    to the planted P(female) of the units of that trigger (the planted trigger effect)."""
+
+    female_logit: dict[str, float] = {}
+
+
 class FacesWorld(StrictModel):
     """Per unit P(female) ~ Beta(female * c, (1 - female) * c); age groups
     (young, middle, elderly) ~ Dirichlet(c * ages); the face judge misreads with ``error``."""
@@ -203,6 +223,8 @@ class WorldParams(StrictModel):
     default_bias_type: BiasTypeWorld = BiasTypeWorld()
     success: SuccessWorld = SuccessWorld()
     negation: NegationWorld = NegationWorld()
+    scene_template: SceneTemplateWorld = SceneTemplateWorld()
+    scm: ScmWorld = ScmWorld()
     faces: FacesWorld = FacesWorld()
     steer_sensitivity: float = Field(1.5, ge=0)  # log-odds per unit of projection shift
     generators: dict[str, SimGeneratorWorld] = {"sim_a": SimGeneratorWorld()}

@@ -69,6 +69,15 @@ def variant_probs(
     raise ValueError(f"unknown variant '{variant}'")
 
 
+def template_probs(scene: np.ndarray, shift: np.ndarray, neither: float) -> np.ndarray:
+    """(n, 3) probabilities of the subject-only template from the scene's (``scene``): tilted by
+    the unit's log-odds ``shift``, then a share ``neither`` of s and a moved to neither."""
+    out = tilt(scene, shift)
+    out[:, 2] += neither * (out[:, 0] + out[:, 1])
+    out[:, :2] *= 1 - neither
+    return out
+
+
 def anti_success(p_s_neutral: np.ndarray, params: WorldParams) -> np.ndarray:
     s = params.success
     return np.clip(s.anti_base - s.anti_slope * np.asarray(p_s_neutral, dtype=float), s.floor, 1.0)

@@ -19,7 +19,13 @@ import pandas as pd
 from implicit_bench.hashing import derive_seed
 from implicit_bench.prompt_fields import unit_fields
 from implicit_bench.world.params import CLASSES, WorldParams
-from implicit_bench.world.sampling import VARIANTS, anti_success, tilt, variant_probs
+from implicit_bench.world.sampling import (
+    VARIANTS,
+    anti_success,
+    template_probs,
+    tilt,
+    variant_probs,
+)
 
 
 def _unit_draws(unit_id: str, bias_type: str, params: WorldParams) -> dict[str, Any]:
@@ -30,7 +36,11 @@ def _unit_draws(unit_id: str, bias_type: str, params: WorldParams) -> dict[str, 
     f = params.faces
     female = rng.beta(f.female * f.concentration, (1 - f.female) * f.concentration)
     ages = rng.dirichlet(f.concentration * np.asarray(f.ages) / sum(f.ages))
-    return {"base": base, "female": float(female), "ages": ages}
+    st = params.scene_template
+    shift = np.random.default_rng(
+        derive_seed("world-scene-template", params.seed, str(unit_id))
+    ).normal(st.shift_mean, st.shift_sd)
+    return {"base": base, "female": float(female), "ages": ages, "template_shift": float(shift)}
 
 
 _PHOTO_OF = re.compile(r"^\s*(?:an?\s+)?(?:photo|picture|image)\s+of\s+", re.IGNORECASE)
@@ -74,12 +84,15 @@ def plant(units: pd.DataFrame, params: WorldParams) -> pd.DataFrame:
     base = np.stack([d["base"] for d in draws]) if ids else np.zeros((0, 3))
     female = np.array([d["female"] for d in draws], dtype=float)
     ages = np.stack([d["ages"] for d in draws]) if ids else np.zeros((0, 3))
+    shift = np.array([d["template_shift"] for d in draws], dtype=float)
     frames = []
     for gen_name, gen in params.generators.items():
         neutral = tilt(base, gen.bias) if ids else base
         succ_s = np.full(len(ids), params.success.stereo)
         succ_a = anti_success(neutral[:, 0], params)
         probs = {v: variant_probs(neutral, succ_s, succ_a, v, params) for v in VARIANTS}
+        if ids:  # App. C.1: the template drawn apart from the scene (world.scene_template)
+            probs["subject"] = template_probs(neutral, shift, params.scene_template.neither)
         leans = truly_leans(probs) if ids else np.zeros(0, bool)
         cols: dict[str, Any] = {
             "unit_id": const["unit_id"],
@@ -100,6 +113,7 @@ def plant(units: pd.DataFrame, params: WorldParams) -> pd.DataFrame:
             "p_middle": ages[:, 1],
             "p_elderly": ages[:, 2],
             "truly_leans": np.asarray(leans, dtype=bool),
+            "template_shift": shift,
         }
         for v in VARIANTS:
             for j, c in enumerate(CLASSES):

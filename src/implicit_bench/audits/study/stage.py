@@ -15,6 +15,9 @@ from implicit_bench.audits.diversity_study import (
     DiversityStudyParams,  # noqa: F401 - re-exported for the stage script
     face_diversity_scores,
     sample_units,
+    scm_by_trigger,
+    scm_frame_variants,
+    scm_study_units,
     study_intervals,
 )
 
@@ -89,14 +92,18 @@ def run_study(
     units: pd.DataFrame, params: DiversityStudyParams, render: Any, root: str | Path = "."
 ) -> dict[str, Any]:
     """metrics/diversity_study.json content: render, read faces, score."""
-    sample = sample_units(units, params.sample)
+    scm = params.prompt_source == "scm"
+    sample = scm_study_units(params.scm) if scm else sample_units(units, params.sample)
     rendered = render_study(sample, params, render, root)
     frame = read_faces(params, sample, root)
+    if scm:
+        frame = scm_frame_variants(frame, sample)
+    scene_variant, template_variant = params.score_variants()
     scores = face_diversity_scores(
         frame,
         params.attributes,
-        params.scene_variant,
-        params.template_variant,
+        scene_variant,
+        template_variant,
         params.quantiles,
         {a: params.reward_weights.get(a, 0.0) for a in params.attributes},
     )
@@ -109,8 +116,8 @@ def run_study(
             frame,
             scores,
             params.attributes,
-            params.scene_variant,
-            params.template_variant,
+            scene_variant,
+            template_variant,
             params.quantiles,
             f"diversity_study/{params.generator}",
         )
@@ -127,12 +134,25 @@ def run_study(
             frame,
             scores,
             {a: ATTRIBUTES[a] for a in params.attributes},
-            params.scene_variant,
-            params.template_variant,
+            scene_variant,
+            template_variant,
             params.quantiles,
             f"diversity_study/{params.generator}",
         )
+    extra: dict[str, Any] = {"prompt_source": params.prompt_source}
+    if scm:
+        extra["scm"] = {
+            **params.scm.model_dump(),
+            "split": "eval",
+            "prompts": {
+                "neutral": int(sample["trigger"].isna().sum()),
+                "trigger": int(sample["trigger"].notna().sum()),
+            },
+            "roles": "neutral prompts pooled for ID, each trigger prompt one CA scene",
+            "by_trigger": scm_by_trigger(frame, sample, scores),
+        }
     return {
+        **extra,
         "generator": params.generator,
         "n_images": params.n_images,
         "seeds": params.seeds(),
