@@ -379,7 +379,8 @@ def _judge_exact(
         else None
     )
     for config in configs:
-        index = read_index((root / judge.images_dir / config).resolve())
+        store = judge.config_dirs.get(config, judge.images_dir)
+        index = read_index((root / store / config).resolve())
         keep = [
             wanted is None or (config, str(r.unit_id), r.variant, int(r.seed)) in wanted
             for r in index.itertuples(index=False)
@@ -624,6 +625,7 @@ def _b6(
     stores = [b6.baseline, *b6.generators]
     source = "--assume b6_subset"
     n_subset = assume.get("b6_subset")
+    returned: dict[str, set[str]] | None = None
     if n_subset is None:
         dirs = [root / store_dir(params, b6, s) / s / "index.parquet" for s in stores]
         if selected is not None and "bias_type" in selected and all(d.exists() for d in dirs):
@@ -654,6 +656,27 @@ def _b6(
         assume.get("b6_unreturned", 0),
     )
     n = sum(images.values())
+    note = (
+        f"B.6: {n_subset:,} subset ids ({source}), {n_baseline:,} baseline ids; baseline "
+        f"{images['baseline']:,} + generators {images['generators']:,} + debiasing "
+        f"{images['debias']:,} images"
+    )
+    exact = _b6_exact(params, b6, selected, returned, root) if returned is not None else None
+    if exact is not None:  # the stage's own requests, looked up in the judge cache
+        distinct, cached = exact
+        note = f"{note}; the stage's requests looked up in the judge cache"
+        return [
+            StagePlan(
+                f"b6 rubric {b6.judge}",
+                "judge answer",
+                distinct,
+                cached,
+                distinct - cached,
+                note,
+                calls_by_model={f"judges.{b6.judge}": distinct - cached},
+                phase="benchmark",
+            )
+        ]
     return [
         StagePlan(
             f"b6 rubric {b6.judge}",
@@ -661,13 +684,57 @@ def _b6(
             n,
             None,
             n,
-            f"B.6: {n_subset:,} subset ids ({source}), {n_baseline:,} baseline ids; baseline "
-            f"{images['baseline']:,} + generators {images['generators']:,} + debiasing "
-            f"{images['debias']:,} images",
+            note,
             calls_by_model={f"judges.{b6.judge}": n},
             phase="benchmark",
         )
     ]
+
+
+class _Frame:
+    """A units frame in the shape ``_judge_exact`` reads (``frame()``)."""
+
+    def __init__(self, frame: pd.DataFrame):
+        self._frame = frame
+
+    def frame(self) -> pd.DataFrame:
+        return self._frame
+
+
+def _b6_exact(
+    params: dict[str, Any],
+    b6: Any,
+    selected: pd.DataFrame,
+    returned: dict[str, set[str]],
+    root: Path,
+) -> tuple[int, int] | None:
+    """(distinct requests, cached) of the b6 stage's two judge runs (the baseline's three
+    variants, the subset's neutral images) when the stores exist, the requests planned exactly
+    as the stage plans them; None when a store or judge does not resolve here."""
+    from implicit_bench.bench.b6 import (
+        B6_DIR,
+        BASELINE,
+        SUBSET,
+        b6_judge_params,
+        b6_subset,
+        baseline_units,
+        human_eval_ids,
+    )
+
+    try:
+        subset = b6_subset(selected, returned, b6.max_per_bias_type, b6.seed)
+        extra = human_eval_ids(params, b6, root) if b6.human_eval else set()
+        frames = {SUBSET: subset, BASELINE: baseline_units(selected, subset, extra)}
+        distinct = cached = 0
+        for part, frame in frames.items():
+            stage_params = b6_judge_params(params, b6, part, f"{B6_DIR}/{part}_units.parquet")
+            found = _judge_exact(stage_params, _Frame(frame), root)  # type: ignore[arg-type]
+            if found is None:
+                return None
+            distinct, cached = distinct + found.distinct, cached + found.cached
+    except Exception:  # noqa: BLE001 - an invalid b6 or judge block: the stage reports it
+        return None
+    return distinct, cached
 
 
 def entry_cap(bench: Any, name: str) -> int:
