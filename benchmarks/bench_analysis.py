@@ -11,9 +11,9 @@ Shapes (1,000 bootstrap resamples each):
 - ``tenfold``: ``full`` with ten times the units (18,310): 988,740 rows;
 - ``one-judge``: synthetic, 1 judge x 2 tasks + one CLIP lean per (unit, seed) = 38,451 rows.
 
-Each repeat runs ``python -m implicit_bench.cli analyze`` in a child process and times it from
+Each repeat runs ``python -m implicit_bench.cli.main analyze`` in a child process and times it from
 outside (wall, the child's CPU, its peak RSS); ``IMPLICIT_BENCH_TIMINGS`` makes the child
-record its phases (``implicit_bench.timings``), printed as the median over repeats.
+record its phases (``implicit_bench._util.timings``), printed as the median over repeats.
 
 ``--authors`` (with ``--shape release``) adds the paired comparison with the authors' own
 Figure 6 script on the same data: ``scripts/compute_category_difficulty.py`` of the checkout,
@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))  # tests/synthetic_tables.py: the test scaffolding lives under tests/
 
-from implicit_bench.io import write_table  # noqa: E402
+from implicit_bench._util.files import write_table  # noqa: E402
 from tests.synthetic_tables import SEEDS, synthetic_judgements, synthetic_units  # noqa: E402
 
 TARGETS_S = {"release": 1.35, "full": 2.0, "tenfold": 10.0, "one-judge": 2.0}
@@ -118,7 +118,7 @@ def synthetic_inputs(shape: str, n_units: int, tmp: Path) -> tuple[list[str], in
 def release_inputs(release: Path, tmp: Path, env: dict[str, str]) -> tuple[list[str], int]:
     """Import the release (untimed) and return the ``analyze_benchmark.yaml`` recipe's arguments."""
     out = tmp / "imported"
-    cli = [sys.executable, "-m", "implicit_bench.cli"]
+    cli = [sys.executable, "-m", "implicit_bench.cli.main"]
     timed([*cli, "import", str(release), "--out", str(out)], env)
     judgements = out / "judgements_benchmark.csv"
     n_rows = sum(1 for _ in judgements.open(encoding="utf-8")) - 1
@@ -209,7 +209,7 @@ def main() -> None:
         ours = [
             sys.executable,
             "-m",
-            "implicit_bench.cli",
+            "implicit_bench.cli.main",
             "analyze",
             *inputs,
             "--out",

@@ -110,7 +110,7 @@ def release_estimands(release: Path) -> dict[str, tuple[np.ndarray, tuple[float,
         cmd = [
             sys.executable,
             "-m",
-            "implicit_bench.cli",
+            "implicit_bench.cli.main",
             "import",
             str(release),
             "--out",

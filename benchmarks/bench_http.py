@@ -239,8 +239,8 @@ def run_llm(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
 def run_images(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
     import pandas as pd
 
-    from implicit_bench.execution import ExecutorConfig
     from implicit_bench.render.stage import RenderParams, render_all
+    from implicit_bench.runtime.execution import ExecutorConfig
 
     units = pd.DataFrame(
         [

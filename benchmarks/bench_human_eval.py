@@ -18,7 +18,7 @@ import pandas as pd
 from implicit_bench.human_eval.analyze import human_eval_report, load_manifests
 from implicit_bench.human_eval.bundle import HumanEvalParams
 from implicit_bench.human_eval.form import ANSWER_COLUMNS
-from implicit_bench.schema import BIAS_TYPES, VARIANTS
+from implicit_bench.protocol.schema import BIAS_TYPES, VARIANTS
 
 
 def build(

@@ -22,7 +22,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pandas as pd  # noqa: E402
 
-from implicit_bench.cache import DiskCache  # noqa: E402
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore  # noqa: E402
 from implicit_bench.judges import build_judge  # noqa: E402
 from implicit_bench.judges.base import JudgeRequest  # noqa: E402
@@ -32,6 +31,7 @@ from implicit_bench.judges.stage import (  # noqa: E402
     run_judge_stage,
     units_by_id,
 )
+from implicit_bench.runtime.cache import DiskCache  # noqa: E402
 from implicit_bench.tables import UNITS as UNITS_TABLE  # noqa: E402
 from tests.judge_fixtures import UNITS, png  # noqa: E402
 
@@ -103,8 +103,8 @@ def bookkeeping(n_images: int) -> None:
 
 
 def throughput(n_requests: int) -> None:
-    from implicit_bench.judge_tasks import load_task, task_fields
-    from implicit_bench.prompt_fields import unit_fields
+    from implicit_bench.protocol.judge_tasks import load_task, task_fields
+    from implicit_bench.protocol.prompt_fields import unit_fields
     from implicit_bench.tiny.stage import build
 
     model_dir = Path(tempfile.mkdtemp(prefix="bench_vlm_"))

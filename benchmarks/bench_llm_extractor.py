@@ -45,7 +45,7 @@ from implicit_bench.kg.stage import KGParams, run_kg  # noqa: E402
 from implicit_bench.kg.table import units_from_frame  # noqa: E402
 from implicit_bench.llm import build_llm, chat_json_many  # noqa: E402
 from implicit_bench.params import SubsetParams  # noqa: E402
-from implicit_bench.records import SourcePair  # noqa: E402
+from implicit_bench.protocol.records import SourcePair  # noqa: E402
 from implicit_bench.sources.stage import load_crows_pairs, load_stereoset  # noqa: E402
 from implicit_bench.triplets import llm_writer  # noqa: E402
 from implicit_bench.triplets.stage import TripletsParams, run_triplets  # noqa: E402

@@ -2,7 +2,7 @@
 
 Builds a scratch workspace once (the repository's ``params.yaml`` and ``profiles/``, a
 synthetic ``data/interim/units.parquet`` of N units written column by column, no image store,
-no cache) and runs ``python -m implicit_bench.cli plan`` in it for each profile, timed from
+no cache) and runs ``python -m implicit_bench.cli.main plan`` in it for each profile, timed from
 outside with ``/usr/bin/time`` (wall seconds, user + system CPU seconds, peak RSS; on a
 shared, loaded machine quote the CPU time). ``subset.max_units``
 is set to 0 in the scratch params so the units table on disk is the plan's (the exact path:
@@ -47,7 +47,14 @@ def build(workspace: Path, n_units: int) -> None:
 
 
 def run_plan(workspace: Path, profile: str, src: Path) -> tuple[float, float, int, str]:
-    cmd = ["/usr/bin/time", "-f", "%e s %U %S %M KB", sys.executable, "-m", "implicit_bench.cli"]
+    cmd = [
+        "/usr/bin/time",
+        "-f",
+        "%e s %U %S %M KB",
+        sys.executable,
+        "-m",
+        "implicit_bench.cli.main",
+    ]
     cmd += ["plan"] + ([] if profile == "params" else ["--profile", profile])
     env = {  # offline, as a fresh clone on a GPU node without network
         "PATH": "/usr/bin:/bin",

@@ -34,7 +34,7 @@ def main() -> None:
 
     import ray
 
-    from implicit_bench.execution import ExecutorConfig, WorkItem, run_items
+    from implicit_bench.runtime.execution import ExecutorConfig, WorkItem, run_items
 
     path = os.pathsep.join([str(ROOT), str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])
     ray.init(

@@ -61,7 +61,7 @@ def _smollm2_folder(root: Path) -> str:
 
 
 def _triplet_requests(n: int) -> list:
-    from implicit_bench.records import KGUnit
+    from implicit_bench.protocol.records import KGUnit
     from implicit_bench.triplets.llm_writer import messages_for
 
     heads = ["nurse", "engineer", "teacher", "pilot", "chef", "farmer", "lawyer", "dancer"]
@@ -128,10 +128,10 @@ def _vlm_run(base: str, model: str, args) -> dict:
     from PIL import Image
 
     from implicit_bench.generators import png_bytes
-    from implicit_bench.judge_tasks import load_task
     from implicit_bench.judges.base import JudgeRequest
     from implicit_bench.judges.stage import judge_backends
     from implicit_bench.llm.structured import StructuredAnswer
+    from implicit_bench.protocol.judge_tasks import load_task
 
     backends, _ = judge_backends(
         {

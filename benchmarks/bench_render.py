@@ -22,10 +22,10 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from implicit_bench.execution import ExecutorConfig  # noqa: E402
 from implicit_bench.generators import RenderRequest, RenderResult, create_generator  # noqa: E402
 from implicit_bench.images import ImageStore  # noqa: E402
 from implicit_bench.render.stage import plan_items, render_plan  # noqa: E402
+from implicit_bench.runtime.execution import ExecutorConfig  # noqa: E402
 
 
 def null_worker() -> callable:

@@ -84,7 +84,7 @@ def compress(needed: set[str], all_files: list[str]) -> list[str]:
 
 def derive(root: Path) -> dict[str, Derived]:
     """Per top-level stage of dvc.yaml: what its script needs (tests/dvc_deps.py)."""
-    from implicit_bench.yamlsafe import load_yaml_file
+    from implicit_bench._util.yamlsafe import load_yaml_file
 
     params = load_yaml_file(root / "params.yaml")
     specs = dvc_stages(root)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from implicit_bench.yamlsafe import load_yaml
+from implicit_bench._util.yamlsafe import load_yaml
 
 
 def dvc_form(path: Path) -> bool:

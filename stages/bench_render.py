@@ -7,8 +7,8 @@ import click
 
 from implicit_bench.bench.stage import run_bench_render
 from implicit_bench.params import load_params
-from implicit_bench.runlog import write_metrics
-from implicit_bench.stage_preflight import ModelStageCommand
+from implicit_bench.preflight.stage import ModelStageCommand
+from implicit_bench.runtime.runlog import write_metrics
 
 
 @click.command(cls=ModelStageCommand)

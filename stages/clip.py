@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench._util.files import nan_to_none
 from implicit_bench.clip.stage import UNIT_COLUMNS_USED, ClipParams, run_clip
-from implicit_bench.io import nan_to_none
 from implicit_bench.params import load_params, section
-from implicit_bench.provenance import merge_provenance, provenance, upstream_provenance
-from implicit_bench.runlog import write_metrics
-from implicit_bench.stage_preflight import ModelStageCommand
+from implicit_bench.preflight.stage import ModelStageCommand
+from implicit_bench.runtime.provenance import merge_provenance, provenance, upstream_provenance
+from implicit_bench.runtime.runlog import write_metrics
 from implicit_bench.tables import CLIP_JUDGEMENTS_PATH, UNITS, UNITS_PATH
 from implicit_bench.tables.judgements import write_judgements
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from implicit_bench._util.files import read_json
+from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.analysis.stage import (
     evaluate,
     evaluate_inputs,
@@ -15,9 +17,7 @@ from implicit_bench.analysis.stage import (
     one_blas_thread,
     write_evaluation,
 )
-from implicit_bench.clierrors import FriendlyCommand
 from implicit_bench.errors import InputError
-from implicit_bench.io import read_json
 from implicit_bench.params import load_params
 from implicit_bench.release.stage import add_beside
 from implicit_bench.tables import SELECTED_UNITS
@@ -43,7 +43,7 @@ def main(params_path: str, selection_metrics: str, out: str) -> None:
         extra = ["unit_id", "selected_by"] if "selected_by" in selected.columns else ["unit_id"]
         analysed = tables.units.merge(selected[extra], on="unit_id")
     sel = read_json(selection_metrics) if Path(selection_metrics).exists() else None
-    keep_freed_memory()  # the bootstrap's matrices reuse freed heap (implicit_bench.heap)
+    keep_freed_memory()  # the bootstrap's matrices reuse freed heap (implicit_bench._util.heap)
     with (
         one_blas_thread()
     ):  # small matrix products: threads cost more than they save (docs/analysis.md)

@@ -6,8 +6,8 @@ import click
 
 from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
 from implicit_bench.params import load_params, section
-from implicit_bench.runlog import log_run
-from implicit_bench.stage_preflight import ModelStageCommand
+from implicit_bench.preflight.stage import ModelStageCommand
+from implicit_bench.runtime.runlog import log_run
 
 
 @click.command(cls=ModelStageCommand)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.io import write_jsonl
+from implicit_bench._util.files import write_jsonl
 from implicit_bench.kg.stage import KGParams, read_pairs, run_kg
 from implicit_bench.params import catalogue, load_params, section
-from implicit_bench.runlog import write_metrics
-from implicit_bench.stage_preflight import ModelStageCommand
+from implicit_bench.preflight.stage import ModelStageCommand
+from implicit_bench.runtime.runlog import write_metrics
 from implicit_bench.tables import KG_INVALID_PATH, KG_UNITS, KG_UNITS_PATH, PAIRS_PATH
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from implicit_bench._util.files import write_table
+from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.audits.stage import (
     UNIT_COLUMNS_USED,
     NegationParams,
@@ -15,10 +17,8 @@ from implicit_bench.audits.stage import (
     upstream_provenance,
     world_block,
 )
-from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import write_table
 from implicit_bench.params import load_params, section
-from implicit_bench.runlog import write_metrics
+from implicit_bench.runtime.runlog import write_metrics
 from implicit_bench.tables import UNITS, UNITS_PATH, existing
 from implicit_bench.tables.judgements import read_judgements
 

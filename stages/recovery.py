@@ -8,10 +8,9 @@ from pathlib import Path
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import read_json, write_json
+from implicit_bench._util.files import read_json, write_json
+from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.params import load_params, section
-from implicit_bench.provenance import provenance
 from implicit_bench.recovery.stage import (
     RowTruth,
     WorldParams,
@@ -36,6 +35,7 @@ from implicit_bench.recovery.stage import (
     sim_name,
     summary,
 )
+from implicit_bench.runtime.provenance import provenance
 from implicit_bench.tables import (
     IMAGE_INDEX,
     IMAGE_INDEX_GLOB,

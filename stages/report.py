@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
+from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.params import load_params, section
 from implicit_bench.report.stage import ReportParams, build_report
-from implicit_bench.runlog import log_run
+from implicit_bench.runtime.runlog import log_run
 
 
 @click.command(cls=FriendlyCommand)

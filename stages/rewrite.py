@@ -14,8 +14,8 @@ from implicit_bench.debias.stage import (
     subset_units,
 )
 from implicit_bench.params import catalogue, load_params, section
-from implicit_bench.runlog import write_metrics
-from implicit_bench.stage_preflight import ModelStageCommand
+from implicit_bench.preflight.stage import ModelStageCommand
+from implicit_bench.runtime.runlog import write_metrics
 from implicit_bench.tables import (
     LLM_PAIRS,
     LLM_PAIRS_PATH,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
+from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.params import load_params, section
-from implicit_bench.runlog import write_metrics
+from implicit_bench.runtime.runlog import write_metrics
 from implicit_bench.sources.stage import SourcesParams, build_pairs, pair_metrics
 from implicit_bench.tables import PAIR_REJECTS, PAIR_REJECTS_PATH, PAIRS, PAIRS_PATH
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
+from implicit_bench._util.files import write_json
+from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.headline.stage import headline, load_detail_metrics
-from implicit_bench.io import write_json
 
 
 @click.command(cls=FriendlyCommand)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.io import write_jsonl
+from implicit_bench._util.files import write_jsonl
 from implicit_bench.params import SubsetParams, catalogue, load_params, section
-from implicit_bench.runlog import write_metrics
-from implicit_bench.stage_preflight import ModelStageCommand
+from implicit_bench.preflight.stage import ModelStageCommand
+from implicit_bench.runtime.runlog import write_metrics
 from implicit_bench.tables import (
     KG_UNITS,
     KG_UNITS_PATH,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
-from implicit_bench.io import write_json
+from implicit_bench._util.files import write_json
+from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.params import load_params, section
 from implicit_bench.tables import UNITS, UNITS_PATH, WORLD_TRUTH
 from implicit_bench.world.stage import TRUTH_FILE, WORLD_FILE, WorldParams, plant, world_json

@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from implicit_bench.hashing import derive_seed
+from implicit_bench._util.files import write_json, write_table
+from implicit_bench._util.hashing import derive_seed
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore
-from implicit_bench.io import write_json, write_table
-from implicit_bench.provenance import RANDOM_INIT_WARNING
-from implicit_bench.schema import BIAS_TYPES, VARIANTS
+from implicit_bench.protocol.schema import BIAS_TYPES, VARIANTS
+from implicit_bench.runtime.provenance import RANDOM_INIT_WARNING
 
 SEEDS = (42, 1042, 2042)
 BASE_CONFIG = "tiny-gen"

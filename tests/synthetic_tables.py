@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from implicit_bench.schema import BIAS_TYPES, VARIANTS
+from implicit_bench.protocol.schema import BIAS_TYPES, VARIANTS
 
 SEEDS = (42, 1042, 2042)
 

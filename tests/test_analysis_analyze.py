@@ -15,7 +15,7 @@ from analysis_fixtures import BLIND_TYPES, blind_judgements, rows, rubric_judgem
 from click.testing import CliRunner
 
 from implicit_bench.analyze import extensions
-from implicit_bench.cli import main as cli_main
+from implicit_bench.cli.main import main as cli_main
 from tests.written import approx_written
 
 REPO = Path(__file__).resolve().parents[1]

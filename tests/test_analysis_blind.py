@@ -25,7 +25,7 @@ from implicit_bench.analysis.blind import (
     strength_groups,
 )
 from implicit_bench.analysis.bootstrap import Bootstrap
-from implicit_bench.estimate import Estimate
+from implicit_bench.protocol.estimate import Estimate
 from implicit_bench.tables import UNITS
 from implicit_bench.tables.judgements import check_judgements
 

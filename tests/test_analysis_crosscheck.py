@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from click.testing import CliRunner
 
-from implicit_bench.cli import main
+from implicit_bench.cli.main import main
 from tests.written import as_written
 
 LABEL_PROBS = {

@@ -199,7 +199,7 @@ def test_blind_images_asked_under_both_orders(tmp_path):
 
 
 def test_hash_primary_order_is_the_judge_stage_order(tmp_path):
-    from implicit_bench.schema import blind_order
+    from implicit_bench.protocol.schema import blind_order
 
     u, _ = UNITS.check(_units_csv(tmp_path / "u.csv"))
     lines = ["unit_id,variant,seed,config,judge,task,value,order"]

@@ -21,7 +21,7 @@ from analysis_fixtures import BLIND_TYPES, blind_judgements, units
 from implicit_bench.analysis.blind import LabelCounts, label_counts, label_shares, rates
 from implicit_bench.analysis.bootstrap import Bootstrap, integer_bound, multiplicities, rank_rows
 from implicit_bench.kg.stats import connected_components
-from implicit_bench.schema import BLIND_LABELS, VARIANTS
+from implicit_bench.protocol.schema import BLIND_LABELS, VARIANTS
 from implicit_bench.tables import UNITS
 from implicit_bench.tables.judgements import check_judgements
 
@@ -220,7 +220,7 @@ def test_analyze_imports_no_heavy_module(tmp_path):
     synthetic_judgements(u).to_csv(tmp_path / "j.csv", index=False)
     script = (
         "import sys\n"
-        "from implicit_bench.cli import main\n"
+        "from implicit_bench.cli.main import main\n"
         f"args = ['analyze', '--units', {str(tmp_path / 'units.csv')!r}, "
         f"'--judgements', {str(tmp_path / 'j.csv')!r},"
         f" '--out', {str(tmp_path / 'out')!r}, '--bootstrap-n', '50']\n"
@@ -325,7 +325,7 @@ def test_multiplicities_are_the_same_whichever_precision_is_asked_first(first):
 def test_keep_freed_memory_changes_no_result():
     """The allocator tuning is idempotent, reports whether it took effect, and leaves numbers as
     they were (the resample sums of a fresh bootstrap are bit-identical before and after)."""
-    from implicit_bench.heap import keep_freed_memory
+    from implicit_bench._util.heap import keep_freed_memory
 
     columns = np.random.default_rng(0).integers(0, 5, size=(200, 3)).astype(float)
     before = Bootstrap(n=100, seed=1).sums(columns, "x")
@@ -338,7 +338,7 @@ def test_timings_file_gets_one_line_per_process(tmp_path):
     """IMPLICIT_BENCH_TIMINGS=FILE: a process that ran phases appends one JSON line naming them."""
     out = tmp_path / "t.jsonl"
     code = (
-        "from implicit_bench.timings import phase\n"
+        "from implicit_bench._util.timings import phase\n"
         "with phase('a'):\n    pass\n"
         "with phase('a'):\n    pass\n"
         "with phase('b'):\n    pass\n"
@@ -352,7 +352,7 @@ def test_timings_file_gets_one_line_per_process(tmp_path):
 
 
 def test_timings_unset_records_nothing(tmp_path, monkeypatch):
-    from implicit_bench import timings
+    from implicit_bench._util import timings
 
     monkeypatch.delenv(timings.ENV, raising=False)
     with timings.phase("z"):

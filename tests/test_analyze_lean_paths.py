@@ -10,8 +10,8 @@ import sys
 
 import pandas as pd
 
-from implicit_bench.io import read_table, write_table
-from implicit_bench.judge_tasks import load_task
+from implicit_bench._util.files import read_table, write_table
+from implicit_bench.protocol.judge_tasks import load_task
 from implicit_bench.tables.spec import as_text
 
 
@@ -44,7 +44,7 @@ def test_answer_kind_reasons_name_the_failing_cells_only():
 
 
 def test_cli_leaves_a_set_pydantic_plugin_variable_alone():
-    code = "import os, implicit_bench.cli; print(os.environ['PYDANTIC_DISABLE_PLUGINS'])"
+    code = "import os, implicit_bench.cli.main; print(os.environ['PYDANTIC_DISABLE_PLUGINS'])"
     env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
     unset = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert unset.stdout.strip() == "__all__"

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from scipy.optimize import brentq
 
 from implicit_bench.analysis.anytime import bets, confidence_sequence
-from implicit_bench.cli import main as cli_main
+from implicit_bench.cli.main import main as cli_main
 
 ALPHA = 0.05
 

@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
+from implicit_bench._util.closed_form import geometric_mean, normalised_entropy
 from implicit_bench.audits.diversity import diversity_frame, diversity_report, diversity_scores
-from implicit_bench.stats import geometric_mean, normalised_entropy
 
 LN2, LN3 = math.log(2), math.log(3)
 # H(1/3, 2/3) = (1/3 ln 3 + 2/3 ln 3/2) / ln 2 = (0.366204 + 0.270310) / 0.693147 = 0.918296

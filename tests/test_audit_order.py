@@ -7,6 +7,7 @@ import math
 import pandas as pd
 import pytest
 
+from implicit_bench._util.closed_form import chisquare_uniform, wilson_interval
 from implicit_bench.audits.labels import blind_rows, order_pairs, primary_labels
 from implicit_bench.audits.order import (
     cross_judge_gate,
@@ -16,7 +17,6 @@ from implicit_bench.audits.order import (
     unanimity_gate,
 )
 from implicit_bench.errors import InputError
-from implicit_bench.stats import chisquare_uniform, wilson_interval
 
 # Six images of judge J1 asked under both orders (label under sa, label under as):
 #   1 u1 neutral      s / s        slots A / B   agree
@@ -219,7 +219,7 @@ def test_arrow_backed_tables_with_missing_labels(tmp_path):
 
 def test_cyclic_three_order_audit_by_hand():
     from implicit_bench.audits.order import cyclic_audit, cyclic_frame
-    from implicit_bench.schema import cyclic_order
+    from implicit_bench.protocol.schema import cyclic_order
 
     answers = {  # image -> answers under ans, nsa, san
         ("u1", "neutral", 42): ["s", "s", "s"],  # q = 1
@@ -278,8 +278,8 @@ def test_cyclic_three_order_audit_by_hand():
 
 
 def test_report_keeps_order_1_of_the_cyclic_orders():
+    from implicit_bench.protocol.schema import cyclic_order
     from implicit_bench.report.inputs import primary_blind_rows
-    from implicit_bench.schema import cyclic_order
 
     rows = pd.DataFrame(
         [

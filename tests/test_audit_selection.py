@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+from implicit_bench._util.closed_form import wilson_interval
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.audits.selection import (
     Pools,
@@ -29,7 +30,6 @@ from implicit_bench.audits.selection_protocol import (
     slot_labels,
 )
 from implicit_bench.errors import InputError
-from implicit_bench.stats import wilson_interval
 
 NAN = math.nan
 # Three pools (canonical candidate order), K = 3 orders:
@@ -306,7 +306,7 @@ def test_cli_selection(tmp_path) -> None:
 
     from click.testing import CliRunner
 
-    from implicit_bench.cli import main
+    from implicit_bench.cli.main import main
 
     rows = ["pool_id,candidate_id,utility,order,slot,chosen"]
     for p, (h, ch) in enumerate(zip(U, C, strict=True)):

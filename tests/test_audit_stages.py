@@ -15,10 +15,10 @@ from click.testing import CliRunner
 from PIL import Image
 from skimage import data
 
-from implicit_bench.estimate import is_estimate
+from implicit_bench._util.files import read_json, read_table
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore
-from implicit_bench.io import read_json, read_table
-from implicit_bench.runlog import last_run
+from implicit_bench.protocol.estimate import is_estimate
+from implicit_bench.runtime.runlog import last_run
 from implicit_bench.tiny.stage import build
 from tests.conftest import REPO_ROOT
 
@@ -295,7 +295,7 @@ def test_metrics_are_strict_json(repo, monkeypatch):
 
 
 def test_analyze_extension_on_byo_judgements(tmp_path):
-    from implicit_bench.cli import main as cli_main
+    from implicit_bench.cli.main import main as cli_main
     from tests.synthetic_tables import synthetic_judgements, synthetic_units
 
     units = synthetic_units(10)

@@ -1,5 +1,5 @@
-"""implicit_bench.stats (was audits.stats) repeats scipy.stats' Wilson interval and chi-square
-test bit for bit, without
+"""implicit_bench._util.closed_form (was audits.stats) repeats scipy.stats' Wilson interval and
+chi-square test bit for bit, without
 importing scipy.stats (docs/analysis.md, "Speed")."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 import pytest
 from scipy import stats as sps
 
-from implicit_bench.stats import chisquare_uniform, wilson_interval
+from implicit_bench._util.closed_form import chisquare_uniform, wilson_interval
 
 
 @pytest.mark.parametrize("confidence", [0.8, 0.9, 0.95, 0.99])
@@ -65,7 +65,7 @@ def test_holm_by_hand_and_as_statsmodels():
     import numpy as np
     from statsmodels.stats.multitest import multipletests
 
-    from implicit_bench.stats import bootstrap_p, holm
+    from implicit_bench._util.closed_form import bootstrap_p, holm
 
     # sorted 0.01, 0.02, 0.04 (m = 3): 3 x 0.01 = 0.03, 2 x 0.02 = 0.04, 1 x 0.04 = 0.04
     out = holm({"a": 0.04, "b": 0.01, "c": 0.02, "d": None})

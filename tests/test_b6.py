@@ -23,11 +23,11 @@ from implicit_bench.bench.b6 import (
     table17,
     tables_markdown,
 )
-from implicit_bench.cli import main
+from implicit_bench.cli.main import main
 from implicit_bench.params import BootstrapParams
-from implicit_bench.plan import build_plan, parse_assume
-from implicit_bench.profiles import compose
-from implicit_bench.schema import BIAS_TYPES
+from implicit_bench.params.profiles import compose
+from implicit_bench.planning.plan import build_plan, parse_assume
+from implicit_bench.protocol.schema import BIAS_TYPES
 from tests.conftest import REPO_ROOT
 
 PAPER = {"candidates": 4705, "selected": 1831}

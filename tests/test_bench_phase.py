@@ -15,9 +15,9 @@ import yaml
 from click.testing import CliRunner
 
 from implicit_bench.bench.params import BenchParams
-from implicit_bench.cli import main
-from implicit_bench.plan import build_plan, format_plan, parse_assume
-from implicit_bench.profiles import compose
+from implicit_bench.cli.main import main
+from implicit_bench.params.profiles import compose
+from implicit_bench.planning.plan import build_plan, format_plan, parse_assume
 from tests.conftest import REPO_ROOT
 
 PAPER = {"candidates": 4705, "selected": 1831}

@@ -115,7 +115,7 @@ def test_same_judge_has_no_note(tmp_path):
     """A judgement table whose identity matches the release's (model, template from the
     release's script, greedy, no downscaling) gets no different-judge note."""
     from implicit_bench.analysis.bootstrap import Bootstrap
-    from implicit_bench.judge_identity import identity_text
+    from implicit_bench.protocol.judge_identity import identity_text
     from implicit_bench.release.beside import beside_release, release_judge
     from implicit_bench.release.importer import Release
 

@@ -239,7 +239,7 @@ def test_cli_import_of_a_tampered_manifest_is_one_line(tmp_path, mutation, field
     manifest = _write(tmp_path, mutation(calibration_manifest()))
     answers = _blind_answers(tmp_path / "k.csv")
     proc = subprocess.run(
-        [sys.executable, "-m", "implicit_bench.cli", "human-eval", "import"]
+        [sys.executable, "-m", "implicit_bench.cli.main", "human-eval", "import"]
         + ["--manifest", str(manifest), str(answers)],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},

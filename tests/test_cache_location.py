@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from implicit_bench import cache_location
-from implicit_bench.cache import DiskCache
+from implicit_bench.runtime import cache_location
+from implicit_bench.runtime.cache import DiskCache
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -87,7 +87,7 @@ def test_outside_git_the_cache_is_the_working_directory_s(tmp_path, monkeypatch)
 
 WRITER = """
 import sys
-from implicit_bench.cache import DiskCache
+from implicit_bench.runtime.cache import DiskCache
 cache = DiskCache(sys.argv[1])
 tag = sys.argv[2]
 for batch in range(40):

@@ -7,8 +7,8 @@ import sqlite3
 
 import pytest
 
-from implicit_bench.cache import DiskCache
 from implicit_bench.errors import InputError
+from implicit_bench.runtime.cache import DiskCache
 
 
 def _cache(tmp_path, n: int = 12) -> DiskCache:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from implicit_bench.cache import CacheLookup, DiskCache, cached_map, model_key
+from implicit_bench.runtime.cache import CacheLookup, DiskCache, cached_map, model_key
 
 MODEL = {"backend": "fake", "model": "m1"}
 

@@ -15,10 +15,10 @@ import yaml
 from analysis_fixtures import BLIND_TYPES, blind_judgements, units
 from click.testing import CliRunner
 
+from implicit_bench._util.files import read_json
 from implicit_bench.analysis.calibration import sample_sheet
-from implicit_bench.cli import main as cli_main
+from implicit_bench.cli.main import main as cli_main
 from implicit_bench.errors import InputError
-from implicit_bench.io import read_json
 from implicit_bench.tables import CALIBRATION
 
 REPO = Path(__file__).resolve().parents[1]

@@ -65,7 +65,7 @@ def test_one_subset_model_zero_is_all_and_null_is_rejected():
 
 def test_paper_and_tiny_profiles_use_the_catalogues(repo_root):
     from implicit_bench.llm import build_llm, llm_entry
-    from implicit_bench.profiles import apply_profile
+    from implicit_bench.params.profiles import apply_profile
 
     default = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
     for name in ("paper", "tiny"):
@@ -90,9 +90,9 @@ def test_http_backends_share_one_http_params_model():
     from implicit_bench.embedders import EmbedderConfig
     from implicit_bench.generators import settings_hash
     from implicit_bench.generators.openai_images import OpenAIImagesConfig
-    from implicit_bench.httpretry import HttpParams
     from implicit_bench.judges.openai_vlm import OpenAIJudgeParams
     from implicit_bench.llm.openai import OpenAIParams
+    from implicit_bench.runtime.httpretry import HttpParams
 
     for model in (OpenAIParams, OpenAIJudgeParams, OpenAIImagesConfig, EmbedderConfig):
         assert issubclass(model, HttpParams) and set(HttpParams.model_fields) <= set(
@@ -170,7 +170,7 @@ def test_params_yaml_has_one_bootstrap_block(repo_root):
 
 def test_every_reference_of_the_shipped_params_and_profiles_resolves(repo_root):
     from implicit_bench.params import REFERENCES, check_references, load_params
-    from implicit_bench.profiles import apply_profile
+    from implicit_bench.params.profiles import apply_profile
 
     default = load_params(repo_root / "params.yaml")
     check_references(default)
@@ -188,7 +188,7 @@ def test_every_reference_of_the_shipped_params_and_profiles_resolves(repo_root):
 def test_a_dangling_reference_is_one_line_naming_the_key(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from implicit_bench.cli import main
+    from implicit_bench.cli.main import main
     from implicit_bench.params import check_references
 
     raw = {

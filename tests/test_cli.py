@@ -6,7 +6,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from implicit_bench.cli import main
+from implicit_bench.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

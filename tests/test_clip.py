@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from implicit_bench.cache import DiskCache
 from implicit_bench.clip import ClipConfig, create
 from implicit_bench.clip.embeddings import CachedEmbedder
 from implicit_bench.clip.scores import blind_rows, lean_rows, lean_summary, variant_sims
 from implicit_bench.clip.stage import ClipParams, run_clip
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore
-from implicit_bench.provenance import is_random_init
+from implicit_bench.runtime.cache import DiskCache
+from implicit_bench.runtime.provenance import is_random_init
 from implicit_bench.tiny.stage import build
 
 

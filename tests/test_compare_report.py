@@ -14,7 +14,7 @@ from click.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).parent))
 from synthetic_tables import synthetic_judgements, synthetic_units  # noqa: E402
 
-from implicit_bench.cli import main as cli_main  # noqa: E402
+from implicit_bench.cli.main import main as cli_main  # noqa: E402
 from implicit_bench.report.leaderboard import Run, leaderboard_section  # noqa: E402
 from tests.chromium import Chromium, require_chromium  # noqa: E402
 

@@ -9,7 +9,7 @@ import re
 import pandas as pd
 import pytest
 
-from implicit_bench.construction_ablation import (
+from implicit_bench.audits.construction_ablation import (
     direct_triplets,
     ours_first,
     rate,
@@ -98,7 +98,7 @@ def test_direct_arm_and_ratings_through_a_local_server(tmp_path):
 def test_construction_rating_command(tmp_path):
     from click.testing import CliRunner
 
-    from implicit_bench.cli import main
+    from implicit_bench.cli.main import main
     from tests.chat_server import ChatServer, completion
 
     def answer(body, n):

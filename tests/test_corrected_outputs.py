@@ -14,13 +14,13 @@ import sys
 import pytest
 from test_calibration_real import LABELLED, REPO, _evaluate, _inputs, _table
 
+from implicit_bench._util.files import read_json, write_json
 from implicit_bench.headline.stage import (
     BENCHMARK_SOURCE,
     CORRECTED_GROUP,
     headline,
     load_detail_metrics,
 )
-from implicit_bench.io import read_json, write_json
 from implicit_bench.report.corrected import corrected_section
 from implicit_bench.report.inputs import ReportParams
 from implicit_bench.report.stage import build_report

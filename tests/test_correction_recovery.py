@@ -7,12 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from implicit_bench._util.files import write_json, write_table
 from implicit_bench.generators import png_bytes
 from implicit_bench.images import ImageStore
 from implicit_bench.images.store import ImageKey, ImageRecord
-from implicit_bench.io import write_json, write_table
+from implicit_bench.protocol.schema import blind_order
 from implicit_bench.recovery.stage import RowTruth, calibration_entries
-from implicit_bench.schema import blind_order
 from implicit_bench.world.model import load_world
 from implicit_bench.world.params import CalibrationWorld, WorldParams
 from implicit_bench.world.picture import Shown, draw

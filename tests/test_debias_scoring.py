@@ -17,7 +17,7 @@ from implicit_bench.debias.scoring import (
     table7_markdown,
 )
 from implicit_bench.errors import InputError
-from implicit_bench.estimate import Estimate
+from implicit_bench.protocol.estimate import Estimate
 from tests.written import approx_written
 
 
@@ -247,8 +247,8 @@ def test_full_kg_pairs_of_table_27():
 
 
 def test_analyze_extension_writes_debias_json(tmp_path):
+    from implicit_bench._util.files import read_json
     from implicit_bench.debias.analyze import analyze_debias
-    from implicit_bench.io import read_json
 
     retrieval = pd.DataFrame({"unit_id": ["u1", "u2"], "own_hit": [True, False]})
     payload = analyze_debias(
@@ -275,8 +275,8 @@ def test_implicit_bench_analyze_writes_debias_json(tmp_path):
     """`implicit-bench analyze` on JUDGEMENTS rows of debiasing configurations (no model)."""
     from click.testing import CliRunner
 
+    from implicit_bench._util.files import read_json
     from implicit_bench.analyze.cli import analyze
-    from implicit_bench.io import read_json
 
     units = pd.DataFrame(
         [

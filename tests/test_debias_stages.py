@@ -11,9 +11,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from implicit_bench._util.files import read_json, read_table
 from implicit_bench.debias.rewriting import pair_messages, rewrite_messages
 from implicit_bench.images import ImageStore
-from implicit_bench.io import read_json, read_table
 from implicit_bench.llm import request_hash
 from tests.conftest import REPO_ROOT
 from tests.render_fixtures import tiny_config, units_frame

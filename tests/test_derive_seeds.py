@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from implicit_bench.hashing import derive_seed, derive_seeds
+from implicit_bench._util.hashing import derive_seed, derive_seeds
 
 IDS = ["u00001", "", 'quote " and \\ backslash', "naïve ☃ 🙂", "line\nbreak", "a" * 500, "0"]
 

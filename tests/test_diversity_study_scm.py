@@ -51,8 +51,8 @@ def test_plant_scm_shifts_p_female_by_the_trigger():
 
 @pytest.mark.slow
 def test_study_on_scm_prompts_in_a_simulated_world(tmp_path):
+    from implicit_bench._util.files import write_json, write_table
     from implicit_bench.audits.study.stage import run_study
-    from implicit_bench.io import write_json, write_table
     from implicit_bench.recovery.stage import _read_shares
     from implicit_bench.render.stage import RenderParams
     from implicit_bench.world.params import WorldParams

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from implicit_bench.analysis.report import hedges_plot, plot_frames
-from implicit_bench.plots_page import TEMPLATE_PATH, offline_template
+from implicit_bench.report.plots_page import TEMPLATE_PATH, offline_template
 from tests.chromium import Chromium, require_chromium
 from tests.conftest import REPO_ROOT
 
@@ -123,7 +123,7 @@ def test_fixture_columns_match_the_writers():
 
 def test_offline_template_is_current_and_loads_nothing_from_the_network():
     committed = (REPO_ROOT / TEMPLATE_PATH).read_text(encoding="utf-8")
-    assert committed == offline_template(), "run: python -m implicit_bench.plots_page"
+    assert committed == offline_template(), "run: python -m implicit_bench.report.plots_page"
     assert "{plot_divs}" in committed and "{scripts}" not in committed
     assert "<script src=" not in committed
     assert "html_template = plots_offline.html" in (REPO_ROOT / ".dvc/config").read_text(

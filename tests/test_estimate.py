@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from implicit_bench.errors import ConfigError
-from implicit_bench.estimate import (
+from implicit_bench.protocol.estimate import (
     FIELDS,
     Estimate,
     estimate_json,
@@ -57,7 +57,7 @@ def test_from_json_accepts_exactly_the_form(bad):
 
 def test_json_schema_is_checked_in():
     """docs/estimate.schema.json is generated from the model (regenerate: ``python -c "import json;
-    from implicit_bench.estimate import json_schema;
+    from implicit_bench.protocol.estimate import json_schema;
     print(json.dumps(json_schema(), indent=2))"``)."""
     schema = json.loads((REPO_ROOT / "docs" / "estimate.schema.json").read_text(encoding="utf-8"))
     assert schema == json_schema()
@@ -94,7 +94,7 @@ def test_every_interval_written_by_analyze_is_an_estimate(tmp_path):
     with an interval is exactly an Estimate, and no other spelling of a bound is written."""
     from click.testing import CliRunner
 
-    from implicit_bench.cli import main as cli_main
+    from implicit_bench.cli.main import main as cli_main
     from tests.synthetic_tables import synthetic_judgements, synthetic_units
 
     u = synthetic_units(16)

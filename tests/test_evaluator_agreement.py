@@ -143,7 +143,7 @@ def test_cli_and_negation_params(tmp_path) -> None:
     from click.testing import CliRunner
 
     from implicit_bench.audits.stage import NegationParams
-    from implicit_bench.cli import main
+    from implicit_bench.cli.main import main
 
     path = tmp_path / "labels.csv"
     frame().to_csv(path, index=False)
@@ -196,7 +196,7 @@ def test_cli_evaluator_sim(tmp_path, monkeypatch) -> None:
     import yaml
     from click.testing import CliRunner
 
-    from implicit_bench.cli import main
+    from implicit_bench.cli.main import main
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"world": {"negprobe": {"images": 40}}}))

@@ -8,9 +8,9 @@ import os
 import pandas as pd
 import pytest
 
-from implicit_bench.execution import ExecutorConfig, WorkItem, ray_address, run_items
 from implicit_bench.images import ImageStore
 from implicit_bench.render.stage import RenderParams, render_all
+from implicit_bench.runtime.execution import ExecutorConfig, WorkItem, ray_address, run_items
 from tests.conftest import REPO_ROOT
 from tests.render_fixtures import tiny_config, units_frame
 

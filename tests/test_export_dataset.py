@@ -9,9 +9,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from implicit_bench.cli import main
+from implicit_bench.cli.main import main
 from implicit_bench.kg.table import KG_UNIT_COLUMNS
-from implicit_bench.schema import UNIT_COLUMNS
+from implicit_bench.protocol.schema import UNIT_COLUMNS
 
 datasets = pytest.importorskip("datasets")
 

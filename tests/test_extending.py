@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 import yaml
 
+from implicit_bench._util.files import write_json, write_table
 from implicit_bench.generators import png_bytes
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore
-from implicit_bench.io import write_json, write_table
 from implicit_bench.world.params import WorldParams
 from implicit_bench.world.picture import Shown, draw
 from implicit_bench.world.truth import plant, world_json

@@ -10,9 +10,9 @@ import pytest
 from PIL import Image
 from skimage import data
 
-from implicit_bench.cache import DiskCache
 from implicit_bench.faces import FaceConfig, create
 from implicit_bench.faces.attributes import age_group, face_attributes, face_report, judge_images
+from implicit_bench.runtime.cache import DiskCache
 
 
 @pytest.fixture(scope="module")

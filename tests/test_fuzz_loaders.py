@@ -17,12 +17,12 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from implicit_bench._util.files import escape_formula, read_table, write_table
+from implicit_bench._util.jsonparse import parse_json_answer
 from implicit_bench.analysis.load import load_tables
 from implicit_bench.errors import InputError
-from implicit_bench.io import escape_formula, read_table, write_table
-from implicit_bench.jsonparse import parse_json_answer
-from implicit_bench.judge_tasks import load_task, task_names
-from implicit_bench.schema import BIAS_TYPES
+from implicit_bench.protocol.judge_tasks import load_task, task_names
+from implicit_bench.protocol.schema import BIAS_TYPES
 
 FUZZ = settings(
     max_examples=60,
@@ -296,7 +296,7 @@ def test_csv_tables_are_escaped_and_read_back_unchanged(tmp_path):
 def test_analyze_tables_escape_an_injected_unit_id(tmp_path):
     from click.testing import CliRunner
 
-    from implicit_bench.cli import main as cli_main
+    from implicit_bench.cli.main import main as cli_main
 
     units = pd.DataFrame(
         [

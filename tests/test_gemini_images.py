@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from implicit_bench.execution import ExecutorConfig
 from implicit_bench.generators import RenderRequest, create_generator, validate_config
 from implicit_bench.generators.gemini import GeminiImagesGenerator
 from implicit_bench.render.stage import RenderParams, render_all
+from implicit_bench.runtime.execution import ExecutorConfig
 from tests.render_fixtures import units_frame
 
 KEY = "AIza-test-not-a-real-key-0042"

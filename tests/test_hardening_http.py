@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from implicit_bench import httpretry
-from implicit_bench.httpretry import RetryPolicy, retry_after_s, send
-from implicit_bench.redact import redact
+from implicit_bench._util.redact import redact
+from implicit_bench.runtime import httpretry
+from implicit_bench.runtime.httpretry import RetryPolicy, retry_after_s, send
 from tests.chat_server import ChatServer, completion
 
 SECRET = "sk-test-secret-0123456789abcdef"
@@ -323,8 +323,8 @@ def test_retry_after_nan_does_not_crash(waits):
 
 
 def test_a_poisoned_cache_entry_is_asked_again(tmp_path):
-    from implicit_bench.cache import DiskCache
     from implicit_bench.llm import build_llm
+    from implicit_bench.runtime.cache import DiskCache
 
     with ChatServer(lambda body, n: (200, completion("fresh"))) as server:
         config = {
@@ -387,7 +387,7 @@ def test_an_echoed_authorization_header_never_reaches_the_judgements_table(tmp_p
             }
         )
         # every call fails: the stage raises (issue 27) and writes no table; its error is redacted
-        from implicit_bench.failures import LLMUnavailableError
+        from implicit_bench.runtime.failures import LLMUnavailableError
 
         with pytest.raises(LLMUnavailableError) as info:
             run_judge_stage(params, tmp_path)

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from pydantic import ValidationError
 
 from implicit_bench.analysis.load import load_tables
-from implicit_bench.cli import main as cli_main
+from implicit_bench.cli.main import main as cli_main
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.tables import UNITS
 from implicit_bench.tables.judgements import check_judgements
@@ -264,7 +264,7 @@ def test_out_of_range_params_are_rejected_at_load(section, model, data, where):
         ("implicit_bench.llm.openai:OpenAIParams", {"model": "m", "deadline_s": 0}),
         ("implicit_bench.judges.openai_vlm:OpenAIJudgeParams", {"model": "m", "jpeg_quality": 101}),
         ("implicit_bench.embedders:EmbedderConfig", {"batch_size": 0}),
-        ("implicit_bench.execution:ExecutorConfig", {"max_attempts": 0}),
+        ("implicit_bench.runtime.execution:ExecutorConfig", {"max_attempts": 0}),
     ],
 )
 def test_out_of_range_backend_settings_are_rejected(backend_model, data):

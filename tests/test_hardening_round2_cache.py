@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from implicit_bench.cache import CacheLookup, DiskCache
 from implicit_bench.errors import InputError
 from implicit_bench.judges.stage import JudgeStageParams, executor_dispatch, run_judge_stage
+from implicit_bench.runtime.cache import CacheLookup, DiskCache
 from tests.chat_server import ChatServer, completion
 from tests.judge_fixtures import make_inputs
 

@@ -9,8 +9,8 @@ import socket
 import pandas as pd
 import pytest
 
-from implicit_bench.failures import LLMUnavailableError, check_failure_rate
 from implicit_bench.judges.stage import JudgeStageParams, executor_dispatch, run_judge_stage
+from implicit_bench.runtime.failures import LLMUnavailableError, check_failure_rate
 from tests.chat_server import ChatServer, completion
 from tests.judge_fixtures import make_inputs
 

@@ -13,10 +13,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from implicit_bench.cli import main as cli_main
+from implicit_bench._util.jsonparse import MAX_ANSWER_CHARS, parse_json_answer
+from implicit_bench.cli.main import main as cli_main
 from implicit_bench.errors import InputError
-from implicit_bench.jsonparse import MAX_ANSWER_CHARS, parse_json_answer
-from implicit_bench.judge_tasks import load_task
+from implicit_bench.protocol.judge_tasks import load_task
 
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from implicit_bench.dirswap import clean_stale, staged_dir, temp_dir_next_to
+from implicit_bench._util.dirswap import clean_stale, staged_dir, temp_dir_next_to
 from implicit_bench.errors import InputError
 from implicit_bench.report.inputs import ReportParams
 from implicit_bench.report.stage import build_report
@@ -75,7 +75,7 @@ def _dataset_frames():
 def test_export_dataset_killed_part_way_leaves_the_old_dataset(tmp_path, monkeypatch):
     import pyarrow.parquet as pq
 
-    from implicit_bench import export_dataset as module
+    from implicit_bench.release import export as module
 
     units, triplets = _dataset_frames()
     out = tmp_path / "ds"
@@ -99,7 +99,7 @@ def test_export_dataset_killed_part_way_leaves_the_old_dataset(tmp_path, monkeyp
 
 
 def test_export_dataset_refuses_a_folder_with_other_files(tmp_path):
-    from implicit_bench.export_dataset import export_dataset
+    from implicit_bench.release.export import export_dataset
 
     units, triplets = _dataset_frames()
     (tmp_path / "ds").mkdir()
@@ -119,7 +119,7 @@ def test_export_dataset_refuses_a_folder_with_other_files(tmp_path):
     ],
 )
 def test_export_dataset_malformed_list_cell_names_file_row_and_column(tmp_path, cell, reason):
-    from implicit_bench.export_dataset import export_dataset
+    from implicit_bench.release.export import export_dataset
 
     units, triplets = _dataset_frames()
     triplets = triplets.copy()
@@ -266,7 +266,7 @@ def test_the_extensions_child_dies_with_its_parent(tmp_path):
         os.kill(child, signal.SIGKILL)
         pytest.fail("the extensions' child outlived its killed parent")
     # the staging folder the killed run left is removed by the next run into the same --out
-    from implicit_bench.dirswap import clean_stale
+    from implicit_bench._util.dirswap import clean_stale
 
     assert [p for p in tmp_path.iterdir() if ".extensions-" in p.name]
     clean_stale(tmp_path / "out")

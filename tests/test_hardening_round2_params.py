@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from pydantic import ValidationError
 
 from implicit_bench.analysis.config import EvaluateParams, SelectParams
-from implicit_bench.cli import main as cli_main
+from implicit_bench.cli.main import main as cli_main
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.human_eval.bundle import HumanEvalParams, export_bundle
 from implicit_bench.params import BOOTSTRAP_N_MAX, SEEDS_MAX, BootstrapParams

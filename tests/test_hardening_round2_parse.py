@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from implicit_bench.jsonparse import MAX_ANSWER_CHARS, _first_object, parse_json_answer
+from implicit_bench._util.jsonparse import MAX_ANSWER_CHARS, _first_object, parse_json_answer
 
 
 def _seconds(text: str) -> float:

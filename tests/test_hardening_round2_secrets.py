@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from implicit_bench.redact import MASK, redact, register_secret_env, strip_userinfo
+from implicit_bench._util.redact import MASK, redact, register_secret_env, strip_userinfo
 
 
 @pytest.mark.parametrize("secret", ["k", "abcd", "Ab3$x"])
@@ -47,7 +47,7 @@ def test_embedder_error_printed_by_a_command_has_no_userinfo(monkeypatch):
 
     from click.testing import CliRunner
 
-    from implicit_bench.clierrors import FriendlyCommand
+    from implicit_bench._util.friendly_errors import FriendlyCommand
     from implicit_bench.embedders import EMBEDDERS, EmbedderConfig
 
     with socket.socket() as s:

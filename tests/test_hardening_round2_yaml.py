@@ -11,10 +11,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from implicit_bench.cli import main as cli_main
+from implicit_bench._util.yamlsafe import MAX_NODES, YamlBoundError, load_yaml
+from implicit_bench.cli.main import main as cli_main
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import load_params
-from implicit_bench.yamlsafe import MAX_NODES, YamlBoundError, load_yaml
 from tests.test_plan_command import PARAMS, _fresh_clone
 
 BOMB = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -136,7 +136,7 @@ def test_fuzz_params_yaml(tmp_path, text):
 def test_plain_scalars_read_as_dvc_reads_them(tmp_path):
     """`1:1` (an aspect ratio DVC's writer leaves unquoted) is a string, as in YAML 1.2 and
     DVC's ruamel reader, not the YAML 1.1 base-60 integer 61; other numbers are unchanged."""
-    from implicit_bench.yamlsafe import load_yaml
+    from implicit_bench._util.yamlsafe import load_yaml
 
     got = load_yaml("a: 1:1\nb: 190:20:30\nc: 12\nd: 0.5\ne: 1.0e+3\nf: .inf\ng: 0x1f\nh: 1_000\n")
     assert got["a"] == "1:1" and got["b"] == "190:20:30"
@@ -156,7 +156,7 @@ def test_profile_switch_keeps_the_aspect_ratio_a_string(tmp_path):
     shutil.copy(root / "params.yaml", tmp_path / "params.yaml")
     shutil.copytree(root / "profiles", tmp_path / "profiles")
     done = subprocess.run(
-        [sys.executable, "-m", "implicit_bench.cli", "profile", "tiny"],
+        [sys.executable, "-m", "implicit_bench.cli.main", "profile", "tiny"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from implicit_bench.estimate import Estimate
 from implicit_bench.headline.stage import MAX_VALUES, count_values, headline
+from implicit_bench.protocol.estimate import Estimate
 
 
 def _iv(v, lo, hi, n=8):

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from implicit_bench.cache import DiskCache
-from implicit_bench.httpretry import RetryPolicy, read_bounded, send
+from implicit_bench._util.streaming import stream_map
 from implicit_bench.llm import build_llm
-from implicit_bench.streaming import stream_map
-from implicit_bench.throttle import HEADROOM, Throttle, estimate_tokens
+from implicit_bench.runtime.cache import DiskCache
+from implicit_bench.runtime.httpretry import RetryPolicy, read_bounded, send
+from implicit_bench.runtime.throttle import HEADROOM, Throttle, estimate_tokens
 from tests.chat_server import ChatServer, completion
 
 

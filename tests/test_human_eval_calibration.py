@@ -18,7 +18,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from implicit_bench.cli import main as cli_main
+from implicit_bench._util.files import read_json
+from implicit_bench.cli.main import main as cli_main
 from implicit_bench.human_eval.blind_form import BLIND_ANSWER_COLUMNS, question_parts
 from implicit_bench.human_eval.blind_import import (
     image_labels,
@@ -26,8 +27,7 @@ from implicit_bench.human_eval.blind_import import (
     load_calibration_manifests,
 )
 from implicit_bench.human_eval.rater_agreement import rater_agreement
-from implicit_bench.io import read_json
-from implicit_bench.judge_tasks import load_task
+from implicit_bench.protocol.judge_tasks import load_task
 from implicit_bench.report.corrected import corrected_section
 from implicit_bench.tables import CALIBRATION
 from tests.chromium import Chromium, require_chromium
@@ -305,7 +305,7 @@ def test_bad_answer_files_are_one_line_errors(workspace, tmp_path, row, where):
     pd.DataFrame([{**good, **row}], columns=BLIND_ANSWER_COLUMNS).to_csv(bad, index=False)
     proc = subprocess.run(
         [
-            sys.executable, "-m", "implicit_bench.cli", "human-eval", "import",
+            sys.executable, "-m", "implicit_bench.cli.main", "human-eval", "import",
             "--manifest", str(workspace / "bundle/manifest.json"),
             "--sheet", str(tmp_path / "unused.csv"), str(bad),
         ],

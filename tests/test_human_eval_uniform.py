@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from implicit_bench.human_eval.bundle import HumanEvalParams, sample_cases
-from implicit_bench.profiles import compose
+from implicit_bench.params.profiles import compose
 from tests.conftest import REPO_ROOT
 from tests.synthetic_project import build_synthetic_project
 

@@ -95,7 +95,7 @@ def test_atomic_writes_get_normal_file_modes(tmp_path):
 
     import pandas as pd
 
-    from implicit_bench.io import write_json, write_table
+    from implicit_bench._util.files import write_json, write_table
 
     umask = os.umask(0o022)
     try:

@@ -7,7 +7,7 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-from implicit_bench.jsonparse import DuplicateKeyError, loads_strict, parse_json_answer
+from implicit_bench._util.jsonparse import DuplicateKeyError, loads_strict, parse_json_answer
 from implicit_bench.llm.openai import _content
 
 

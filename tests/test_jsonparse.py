@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from implicit_bench.jsonparse import parse_json_answer
+from implicit_bench._util.jsonparse import parse_json_answer
 
 
 class Score(BaseModel):

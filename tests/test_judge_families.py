@@ -6,9 +6,9 @@ import pandas as pd
 import yaml
 from click.testing import CliRunner
 
-from implicit_bench import check as check_module
 from implicit_bench.audits.stage import RISK_DEFINITION, judge_audit
-from implicit_bench.judge_families import (
+from implicit_bench.cli import check as check_module
+from implicit_bench.protocol.judge_families import (
     blind_family_check,
     blind_models_from_judgements,
     blind_models_from_params,

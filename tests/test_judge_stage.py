@@ -21,7 +21,7 @@ from implicit_bench.judges.stage import (
     executor_dispatch,
     run_judge_stage,
 )
-from implicit_bench.provenance import RANDOM_INIT_MARKER
+from implicit_bench.runtime.provenance import RANDOM_INIT_MARKER
 from implicit_bench.tiny.stage import build as build_tiny
 from tests.chat_server import ChatServer, completion
 from tests.judge_fixtures import make_inputs, png
@@ -73,8 +73,8 @@ def test_tiny_vlm_builds_deterministically_and_loads_like_a_hub_model(tiny_vlm, 
     assert len(answers) == 3 and all(err is None and isinstance(text, str) for text, err in answers)
     assert judge.answer(requests) == answers  # greedy: the same answers again
     # left-padded batches answer as one request at a time does (prompts of different lengths)
-    from implicit_bench.judge_tasks import load_task, task_fields
-    from implicit_bench.prompt_fields import unit_fields
+    from implicit_bench.protocol.judge_tasks import load_task, task_fields
+    from implicit_bench.protocol.prompt_fields import unit_fields
     from tests.judge_fixtures import UNITS
 
     mixed = [
@@ -308,7 +308,7 @@ def test_default_and_paper_profiles_validate(repo_root):
 
     from implicit_bench.judges import judge_params
     from implicit_bench.params import section
-    from implicit_bench.profiles import apply_profile
+    from implicit_bench.params.profiles import apply_profile
 
     top = {"judges": "judges"}
     default = section(
@@ -370,7 +370,7 @@ def test_executor_local_and_ray_give_identical_tables(tmp_path):
             root = tmp_path / f"run{i}"
             make_inputs(root)
             params = _params(judges, tasks={"blind": None}, blind_orders="both", executor=executor)
-            result = run_judge_stage(params, root)  # dispatched by implicit_bench.execution
+            result = run_judge_stage(params, root)  # dispatched by implicit_bench.runtime.execution
             assert result.model_calls == 22
             tables.append(pd.read_parquet(root / params.out))
     pd.testing.assert_frame_equal(tables[0], tables[1])
@@ -383,7 +383,7 @@ def test_stage_command_writes_declared_outputs(tmp_path, monkeypatch, repo_root)
     import yaml
     from click.testing import CliRunner
 
-    from implicit_bench.provenance import mark_random_init
+    from implicit_bench.runtime.provenance import mark_random_init
 
     mark_random_init(tmp_path / "models/gen", "test generator")
     make_inputs(tmp_path, generator=f"diffusers:{tmp_path / 'models/gen'}")

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from implicit_bench.errors import ConfigError, InputError
-from implicit_bench.judge_tasks import (
+from implicit_bench.protocol.judge_tasks import (
     blind_order,
     load_task,
     load_task_file,
     task_fields,
 )
-from implicit_bench.prompt_fields import unit_fields
+from implicit_bench.protocol.prompt_fields import unit_fields
 from tests.judge_fixtures import UNITS
 
 
@@ -248,7 +248,7 @@ def test_alignment_unreadable(raw):
 
 
 def test_cyclic_orders_fields_and_stored_values():
-    from implicit_bench.judge_tasks import (
+    from implicit_bench.protocol.judge_tasks import (
         CYCLIC_ORDERS,
         NEITHER_OPTION,
         cyclic_order,

@@ -15,7 +15,7 @@ from implicit_bench.kg.normalise import normalise
 from implicit_bench.kg.stage import KGParams, read_pairs, run_kg
 from implicit_bench.kg.stats import kg_graph_stats
 from implicit_bench.kg.table import units_frame, units_from_frame
-from implicit_bench.records import SourcePair
+from implicit_bench.protocol.records import SourcePair
 from tests.chat_server import ChatServer, completion
 
 
@@ -490,7 +490,7 @@ def test_llm_config_names_are_checked():
 def test_paper_profile_construction_sections_validate(repo_root, tmp_path):
     from implicit_bench.llm import build_llm, llm_entry
     from implicit_bench.params import catalogue, section
-    from implicit_bench.profiles import apply_profile
+    from implicit_bench.params.profiles import apply_profile
     from implicit_bench.triplets.stage import TripletsParams
 
     params = apply_profile("paper", repo_root / "params.yaml", repo_root / "profiles")
@@ -518,7 +518,7 @@ def test_paper_profile_construction_sections_validate(repo_root, tmp_path):
 
 
 def test_prompt_templates_render_strictly():
-    from implicit_bench.prompt_templates import load_prompt
+    from implicit_bench.protocol.prompt_templates import load_prompt
 
     kg = load_prompt("kg_extraction")
     assert kg.fields == {"target", "bias_category", "context", "stereotype", "anti_stereotype"}

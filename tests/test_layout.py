@@ -41,15 +41,15 @@ def test_test_scaffolding_is_not_imported_by_the_package_or_the_stages():
 # (click errors and the model stages' command class, params, table and JSON I/O, run log,
 # provenance, protocol constants).
 SHARED = {
-    "implicit_bench.clierrors",
+    "implicit_bench._util.friendly_errors",
     "implicit_bench.errors",
     "implicit_bench.params",
-    "implicit_bench.io",
-    "implicit_bench.runlog",
-    "implicit_bench.provenance",
-    "implicit_bench.schema",
+    "implicit_bench._util.files",
+    "implicit_bench.runtime.runlog",
+    "implicit_bench.runtime.provenance",
+    "implicit_bench.protocol.schema",
     "implicit_bench.tables",
-    "implicit_bench.stage_preflight",
+    "implicit_bench.preflight.stage",
 }
 
 
@@ -91,13 +91,13 @@ def test_every_entry_module_serves_a_stage():
     assert not [p for p in (REPO / "src" / "implicit_bench").rglob("*.py") if p.name in old_names]
 
 
-def test_tools_live_in_a_package_cli_module_or_a_top_level_module():
-    """``implicit-bench`` tools: ``<package>/cli.py``, or a top-level module
-    for a tool with no package."""
-    from implicit_bench.cli import TOOLS
+def test_tools_live_in_a_package_cli_module_or_a_package_module():
+    """``implicit-bench`` tools: ``<package>/cli.py``, or a module of a package (no module
+    sits at the package root: docs/architecture.md, "Layers")."""
+    from implicit_bench.cli.main import TOOLS
 
     for name, target in TOOLS.items():
         module = target.split(":", 1)[0]
         parts = module.split(".")
         assert parts[0] == "implicit_bench", name
-        assert len(parts) == 2 or (len(parts) == 3 and parts[2] == "cli"), f"tool {name}: {module}"
+        assert len(parts) == 3, f"tool {name}: {module}"

@@ -19,7 +19,7 @@ from analysis_fixtures import BLIND_A, BLIND_B, rows, units  # noqa: E402
 from synthetic_tables import synthetic_judgements, synthetic_units  # noqa: E402
 
 from implicit_bench.analysis.bootstrap import Bootstrap, bootstrap_p, holm, safe_div  # noqa: E402
-from implicit_bench.cli import main as cli_main  # noqa: E402
+from implicit_bench.cli.main import main as cli_main  # noqa: E402
 from implicit_bench.report.checked import check_leaderboard  # noqa: E402
 
 

@@ -15,7 +15,7 @@ from implicit_bench.kg.minimal_pair import extract
 from implicit_bench.llm import build_llm, chat_json_many
 from implicit_bench.llm.constrained import bound_schema
 from implicit_bench.llm.structured import answer_schema
-from implicit_bench.records import SourcePair
+from implicit_bench.protocol.records import SourcePair
 from implicit_bench.triplets import llm_writer
 
 PAIRS = [

@@ -20,7 +20,7 @@ from implicit_bench.analysis.metrics import (
 )
 from implicit_bench.analysis.stage import evaluate
 from implicit_bench.errors import ConfigError
-from implicit_bench.estimate import Estimate
+from implicit_bench.protocol.estimate import Estimate
 from tests.conftest import REPO_ROOT
 
 TYPES = {"u1": "gender", "u2": "gender", "u3": "race"}

@@ -14,9 +14,9 @@ import pytest
 from PIL import Image
 
 from implicit_bench.errors import ConfigError
-from implicit_bench.execution import ExecutorConfig
 from implicit_bench.generators import RenderRequest, create_generator
 from implicit_bench.render.stage import RenderParams, render_all
+from implicit_bench.runtime.execution import ExecutorConfig
 from tests.render_fixtures import units_frame
 
 KEY = "sk-test-not-a-real-key-7f3a"

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from implicit_bench.analysis.bootstrap import Bootstrap
-from implicit_bench.cli import main
-from implicit_bench.pair_agreement import pair_agreement, paired, side
+from implicit_bench.analysis.pair_agreement import pair_agreement, paired, side
+from implicit_bench.cli.main import main
 
 
 def _rows(judge: str, labels: dict[tuple[str, int], str], task: str = "blind") -> pd.DataFrame:

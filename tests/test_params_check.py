@@ -12,11 +12,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from implicit_bench.cli import main
+from implicit_bench.cli.main import main
+from implicit_bench.cli.params_check import validate_params
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import load_params
-from implicit_bench.params_check import validate_params
-from implicit_bench.profiles import compose
+from implicit_bench.params.profiles import compose
 from tests.conftest import REPO_ROOT
 
 
@@ -80,7 +80,7 @@ def test_a_cache_dir_that_does_not_exist_yet_is_fine(tmp_path):
 def test_the_cache_variable_naming_a_file_is_refused_where_the_cache_is_found(
     tmp_path, monkeypatch
 ):
-    from implicit_bench.cache_location import ENV_VAR, cache_dir
+    from implicit_bench.runtime.cache_location import ENV_VAR, cache_dir
 
     (tmp_path / "file").write_text("x")
     monkeypatch.setenv(ENV_VAR, str(tmp_path / "file" / "cache"))

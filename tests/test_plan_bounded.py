@@ -11,13 +11,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import implicit_bench.columnar as columnar
-from implicit_bench.columnar import PY_WHITESPACE
+import implicit_bench.tables.columnar as columnar
 from implicit_bench.debias.retrieval import RetrievalTextParams, query_text, unit_text
 from implicit_bench.debias.retrieval_columns import distinct_texts
 from implicit_bench.errors import InputError
-from implicit_bench.plan import DEBIAS_PLAN_COLUMNS, build_plan
+from implicit_bench.planning.plan import DEBIAS_PLAN_COLUMNS, build_plan
 from implicit_bench.tables import UNITS, UNITS_PATH
+from implicit_bench.tables.columnar import PY_WHITESPACE
 from implicit_bench.tables.spec import TableSpec
 from tests.synthetic_tables import write_units_parquet
 

@@ -7,7 +7,7 @@ import json
 
 from click.testing import CliRunner
 
-from implicit_bench.plan import build_plan, format_plan, plan_command
+from implicit_bench.planning.plan import build_plan, format_plan, plan_command
 
 PARAMS = {
     "subset": {"max_units": 5},

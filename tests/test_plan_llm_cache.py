@@ -8,7 +8,7 @@ import json
 import pandas as pd
 
 from implicit_bench.kg.stage import KGParams, run_kg
-from implicit_bench.plan import _llm_stages
+from implicit_bench.planning.plan import _llm_stages
 from implicit_bench.tables import PAIRS, PAIRS_PATH
 from tests.chat_server import ChatServer, completion
 from tests.test_kg import crows, stereoset

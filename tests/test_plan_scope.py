@@ -11,7 +11,7 @@ import pytest
 
 from implicit_bench.images import ImageKey, ImageStore, published_stores, read_index, unpublish
 from implicit_bench.judges.stage import JudgeStageParams, executor_dispatch, run_judge_stage
-from implicit_bench.runlog import last_run, log_run, split_run_state, write_metrics
+from implicit_bench.runtime.runlog import last_run, log_run, split_run_state, write_metrics
 from tests.chat_server import ChatServer, completion
 from tests.judge_fixtures import UNITS, make_inputs
 

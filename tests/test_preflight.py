@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import time
 
-from implicit_bench.preflight import models_in_use, preflight
+from implicit_bench.preflight.checks import models_in_use, preflight
 from tests.chat_server import ChatServer
 
 
@@ -88,7 +88,7 @@ def test_no_listing_falls_back_to_one_minimal_request():
 def test_local_models_devices_and_the_command(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from implicit_bench.cli import main
+    from implicit_bench.cli.main import main
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

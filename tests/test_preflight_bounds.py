@@ -10,11 +10,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from click.testing import CliRunner
 
-from implicit_bench import preflight as preflight_module
-from implicit_bench.check import check_command
+from implicit_bench.cli.check import check_command
 from implicit_bench.errors import ConfigError
-from implicit_bench.preflight import preflight
-from implicit_bench.stage_preflight import TIMEOUT_ENV, env_timeout
+from implicit_bench.preflight import checks as preflight_module
+from implicit_bench.preflight.checks import preflight
+from implicit_bench.preflight.stage import TIMEOUT_ENV, env_timeout
 
 
 class _Server:

@@ -8,8 +8,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from implicit_bench.cli import main
-from implicit_bench.redact import MASK, url
+from implicit_bench._util.redact import MASK, url
+from implicit_bench.cli.main import main
 from tests.chat_server import ChatServer
 from tests.test_run_command import _copy
 from tests.test_stage_preflight import _free_port, _judge_stage, _write_params

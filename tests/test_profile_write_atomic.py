@@ -7,7 +7,7 @@ import shutil
 
 import dvc.utils.hydra
 
-from implicit_bench.profiles import write_profile
+from implicit_bench.params.profiles import write_profile
 from tests.conftest import REPO_ROOT
 
 

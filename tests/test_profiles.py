@@ -3,8 +3,8 @@ from __future__ import annotations
 import yaml
 from click.testing import CliRunner
 
-from implicit_bench.cli import main
-from implicit_bench.profiles import deep_merge
+from implicit_bench.cli.main import main
+from implicit_bench.params.profiles import deep_merge
 
 
 def test_deep_merge_overrides_nested_and_replaces_lists():
@@ -110,7 +110,7 @@ def test_profile_switches_in_every_order_equal_one_switch_from_the_default(tmp_p
 
 
 def test_profiles_default_yaml_is_current():
-    from implicit_bench.profiles import default_snapshot_text
+    from implicit_bench.params.profiles import default_snapshot_text
     from tests.conftest import REPO_ROOT
 
     expected = default_snapshot_text(REPO_ROOT / "params.yaml", REPO_ROOT / "profiles")
@@ -121,7 +121,7 @@ def test_profiles_default_yaml_is_current():
 
 
 def test_backend_blocks_are_replaced_whole():
-    from implicit_bench.profiles import deep_merge
+    from implicit_bench.params.profiles import deep_merge
 
     base = {
         "judges": {"j": {"backend": "openai", "base_url": "u", "api_key_env": "K"}},

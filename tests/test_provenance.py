@@ -3,7 +3,7 @@ from __future__ import annotations
 import pandas as pd
 
 from implicit_bench.analysis.report import write_tables
-from implicit_bench.provenance import mark_random_init, markdown_banner, provenance
+from implicit_bench.runtime.provenance import mark_random_init, markdown_banner, provenance
 
 
 def test_random_models_are_flagged_everywhere(tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from implicit_bench.execution import ExecutorConfig, WorkItem, run_items
+from implicit_bench.runtime.execution import ExecutorConfig, WorkItem, run_items
 
 pytestmark = pytest.mark.slow
 REPO_ROOT = Path(__file__).resolve().parents[1]

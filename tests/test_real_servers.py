@@ -10,14 +10,14 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from implicit_bench import preflight
 from implicit_bench.generators import png_bytes
-from implicit_bench.judge_tasks import load_task
 from implicit_bench.judges.base import JudgeRequest
 from implicit_bench.judges.stage import judge_backends
 from implicit_bench.llm import build_llm, chat_json_many
-from implicit_bench.preflight import ModelUse, check_http, check_parallelism
-from implicit_bench.records import SourcePair
+from implicit_bench.preflight import checks as preflight
+from implicit_bench.preflight.checks import ModelUse, check_http, check_parallelism
+from implicit_bench.protocol.judge_tasks import load_task
+from implicit_bench.protocol.records import SourcePair
 from tests import real_servers as rs
 
 pytestmark = pytest.mark.slow
@@ -170,7 +170,7 @@ PAIRS = [
 
 
 def _triplet_requests():
-    from implicit_bench.records import KGUnit
+    from implicit_bench.protocol.records import KGUnit
     from implicit_bench.triplets.llm_writer import messages_for
 
     units = [

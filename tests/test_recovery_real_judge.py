@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from implicit_bench.io import write_json, write_table
+from implicit_bench._util.files import write_json, write_table
 from implicit_bench.recovery.stage import RowTruth, benchmark_entries
 from implicit_bench.world.model import load_world
 from implicit_bench.world.params import WorldParams

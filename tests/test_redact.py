@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from implicit_bench.clierrors import one_line
-from implicit_bench.redact import MASK, redact, strip_userinfo
+from implicit_bench._util.friendly_errors import one_line
+from implicit_bench._util.redact import MASK, redact, strip_userinfo
 
 N = 100_000  # 'x-' * N is 200 KB
 ADVERSARIAL = {

@@ -4,7 +4,7 @@ import pytest
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import StrictModel
-from implicit_bench.registry import Registry
+from implicit_bench.runtime.registry import Registry
 
 
 class EchoParams(StrictModel):
@@ -41,7 +41,7 @@ def test_lazy_entries_resolve_once_and_validate_blocks():
 def test_import_target_resolves_module_attr_strings() -> None:
     import json
 
-    from implicit_bench.registry import import_target
+    from implicit_bench.runtime.registry import import_target
 
     assert import_target("json:dumps") is json.dumps
     with pytest.raises(AttributeError):

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from release_fixtures import PROMPTS, write_generated_release, write_release
 
 from implicit_bench.errors import InputError
-from implicit_bench.plan import build_plan, format_plan, plan_command
+from implicit_bench.planning.plan import build_plan, format_plan, plan_command
 from implicit_bench.release.benchmark import BENCHMARK_COLUMN, benchmark_units
 from implicit_bench.tables import UNITS
 

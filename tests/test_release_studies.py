@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from implicit_bench._util.closed_form import fisher_z_test
 from implicit_bench.errors import InputError
 from implicit_bench.human_eval.analyze import study_report
 from implicit_bench.human_eval.bundle import HumanEvalParams
@@ -19,7 +20,6 @@ from implicit_bench.release.human_study import read_human_study
 from implicit_bench.release.importer import Release, import_release
 from implicit_bench.release.prompt_labels import read_prompt_labels
 from implicit_bench.report.checked import check_human_eval
-from implicit_bench.stats import fisher_z_test
 from tests.release_fixtures import HUMAN_FILES, write_release, write_studies
 
 

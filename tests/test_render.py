@@ -10,7 +10,6 @@ from PIL import Image
 from implicit_bench.errors import InputError
 from implicit_bench.generators import create_generator, settings_hash
 from implicit_bench.images import ImageKey, ImageStore
-from implicit_bench.provenance import is_random_init
 from implicit_bench.render.stage import (
     RenderParams,
     plan_items,
@@ -18,6 +17,7 @@ from implicit_bench.render.stage import (
     render_metrics,
     unit_columns,
 )
+from implicit_bench.runtime.provenance import is_random_init
 from implicit_bench.tables import UNITS
 from tests.render_fixtures import tiny_config, units_frame, write_units
 
@@ -92,7 +92,7 @@ def test_render_end_to_end_writes_store_index_and_metrics(tiny_generator_dir, tm
     # one image out as a PNG through the command-line tool
     from click.testing import CliRunner
 
-    from implicit_bench.cli import main
+    from implicit_bench.cli.main import main
 
     out = tmp_path / "cli.png"
     args = [

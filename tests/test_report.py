@@ -142,7 +142,7 @@ def test_strength_and_disagreement_by_hand():
 
 
 def test_inputs_detect_random_models_from_judgement_models(tmp_path):
-    from implicit_bench.provenance import mark_random_init
+    from implicit_bench.runtime.provenance import mark_random_init
 
     build_synthetic_project(tmp_path, n_units=2, with_metrics=False, debias_configs=())
     mark_random_init(tmp_path / "models/tiny/judge", "tiny judge")
@@ -187,9 +187,9 @@ def test_human_eval_section_in_summary(tmp_path):
     import csv
     import json
 
+    from implicit_bench._util.files import write_json
     from implicit_bench.human_eval.analyze import human_eval_report, load_manifests
     from implicit_bench.human_eval.bundle import HumanEvalParams, export_bundle
-    from implicit_bench.io import write_json
 
     build_synthetic_project(tmp_path, n_units=12, debias_configs=())
     params = HumanEvalParams(
@@ -302,8 +302,8 @@ def test_empty_or_undrawable_plot_csv_never_breaks_the_report():
 
 
 def test_blind_asked_under_both_orders_keeps_the_hash_order_answer():
+    from implicit_bench.protocol.schema import blind_order
     from implicit_bench.report.inputs import primary_blind_rows
-    from implicit_bench.schema import blind_order
 
     inputs = _hand_inputs()
     rows = []

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from implicit_bench.cli import main as cli_main
+from implicit_bench.cli.main import main as cli_main
 
 FUZZ = settings(
     max_examples=40,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from implicit_bench.cli import main as cli_main
+from implicit_bench.cli.main import main as cli_main
 from implicit_bench.report.checked import check_human_eval, check_leaderboard
 
 EST = {"value": 0.5, "ci": [0.4, 0.6], "n": 3, "level": 0.95}

@@ -10,7 +10,7 @@ import subprocess
 import pandas as pd
 from click.testing import CliRunner
 
-from implicit_bench.cli import main as cli_main
+from implicit_bench.cli.main import main as cli_main
 
 
 def test_results_file_of_a_run(tmp_path):

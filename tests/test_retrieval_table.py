@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from implicit_bench.booleans import parse_bool, parse_bool_column
+from implicit_bench._util.booleans import parse_bool, parse_bool_column
 from implicit_bench.debias.retrieval import read_retrieval, retrieval_metrics
 from implicit_bench.debias.stage import own_hits
 from implicit_bench.errors import InputError

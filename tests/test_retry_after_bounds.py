@@ -11,9 +11,9 @@ import httpx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from implicit_bench import httpretry
-from implicit_bench.httpretry import MAX_RETRY_AFTER_S, RetryPolicy, backoff_delay, send
-from implicit_bench.throttle import Throttle
+from implicit_bench.runtime import httpretry
+from implicit_bench.runtime.httpretry import MAX_RETRY_AFTER_S, RetryPolicy, backoff_delay, send
+from implicit_bench.runtime.throttle import Throttle
 
 
 def _client(script: list[tuple[int, dict[str, str]]]) -> httpx.Client:

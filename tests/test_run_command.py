@@ -9,8 +9,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from implicit_bench.cli import main
-from implicit_bench.run_model import generator_entry, judge_entry
+from implicit_bench.cli.main import main
+from implicit_bench.cli.run_model import generator_entry, judge_entry
 from tests.chat_server import ChatServer
 from tests.conftest import REPO_ROOT
 
@@ -155,7 +155,7 @@ def test_a_judge_named_like_a_profile_entry_gets_its_own_entry_and_debias_keeps_
 ):
     """`--judge openai:qwen3vl@URL` next to the profile's `qwen3vl`: the overlay adds
     `qwen3vl-2` and debias.scoring (docs/experiments.md) still uses the profile's qwen3vl."""
-    from implicit_bench.profiles import compose
+    from implicit_bench.params.profiles import compose
 
     _copy(tmp_path, monkeypatch)
     profile_qwen = compose("default")["judges"]["qwen3vl"]
@@ -277,7 +277,7 @@ def test_a_bad_seed_list_or_timeout_is_a_usage_error_naming_the_option(
 
 def test_check_timeout_nan_is_refused():
     """click.FloatRange lets nan through (every comparison is false); FiniteFloat does not."""
-    from implicit_bench.check import check_command
+    from implicit_bench.cli.check import check_command
 
     result = CliRunner().invoke(check_command, ["--timeout", "nan"])
     assert result.exit_code == 2 and "'--timeout'" in result.output
@@ -289,7 +289,7 @@ def test_run_starts_dvc_of_its_own_environment_without_path(tmp_path, monkeypatc
     import subprocess
     import sys
 
-    import implicit_bench.run_model as run_model
+    import implicit_bench.cli.run_model as run_model
 
     _copy(tmp_path, monkeypatch)
     started, real_run = [], subprocess.run

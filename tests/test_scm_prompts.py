@@ -6,14 +6,14 @@ from __future__ import annotations
 import pandas as pd
 from click.testing import CliRunner
 
-from implicit_bench.cli import main
-from implicit_bench.scm_prompts import (
+from implicit_bench.audits.scm_prompts import (
     EVAL_PHRASES,
     TRAIN_PHRASES,
     TRIGGERS,
     scm_prompts,
     vocabulary,
 )
+from implicit_bench.cli.main import main
 
 
 def test_nine_triggers_of_the_paper():

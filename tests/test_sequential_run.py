@@ -1,5 +1,5 @@
-"""``run --sequential`` (implicit_bench.sequential): rounds over one random order, stopping on
-anytime-valid targets, a budget, resuming after a kill; the order of ``subset.order: random``.
+"""``run --sequential`` (implicit_bench.planning.sequential): rounds over one random order, stopping
+on anytime-valid targets, a budget, resuming after a kill; the order of ``subset.order: random``.
 
 The rounds run through a stand-in for ``dvc exp run`` that writes the tables the pipeline would
 (the triplets of every unit; units and judgements of the first N of the order), so the stopping
@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from implicit_bench import sequential
-from implicit_bench.cli import main as cli_main
+from implicit_bench.cli.main import main as cli_main
 from implicit_bench.errors import ConfigError
+from implicit_bench.planning import sequential
 from implicit_bench.tables import JUDGEMENTS_PATH, TRIPLETS_PATH, UNITS_PATH
 from implicit_bench.triplets.subset import random_order, stratified_subset
 from tests.synthetic_tables import synthetic_judgements, synthetic_units

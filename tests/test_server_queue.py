@@ -11,9 +11,9 @@ import time
 
 import httpx
 
-from implicit_bench.httpretry import RetryPolicy, send
-from implicit_bench.preflight import PARALLELISM_TRIES, ModelUse, check_parallelism
-from implicit_bench.throttle import Throttle
+from implicit_bench.preflight.checks import PARALLELISM_TRIES, ModelUse, check_parallelism
+from implicit_bench.runtime.httpretry import RetryPolicy, send
+from implicit_bench.runtime.throttle import Throttle
 from tests.chat_server import ChatServer, completion
 
 
@@ -112,7 +112,7 @@ def test_an_abandoned_attempt_is_closed_before_it_is_sent_again():
 def test_an_unpinned_server_listing_nothing_passes_the_preflight():
     """``transformers serve`` without a pinned model lists none until one was asked for: the
     stage preflight passes without a model call, ``check`` asks for one token."""
-    from implicit_bench.preflight import check_http
+    from implicit_bench.preflight.checks import check_http
 
     with ChatServer(models=[]) as server:
         assert check_http([_use(server)], timeout=5, probe=False) == []
@@ -125,7 +125,7 @@ def test_an_unpinned_server_listing_nothing_passes_the_preflight():
 
 
 def test_check_says_what_an_auto_server_honours_and_that_transformers_cannot_constrain():
-    from implicit_bench.preflight import check_dialects
+    from implicit_bench.preflight.checks import check_dialects
     from tests.test_server_dialects import _llama_cpp_like
 
     with ChatServer(_llama_cpp_like) as server:

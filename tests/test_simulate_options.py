@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from implicit_bench.cli import main
+from implicit_bench.cli.main import main
 
 
 @pytest.mark.parametrize(

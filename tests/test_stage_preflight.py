@@ -1,4 +1,4 @@
-"""The preflight before each stage that calls models (src/implicit_bench/stage_preflight.py),
+"""The preflight before each stage that calls models (src/implicit_bench/preflight/stage.py),
 against a real local OpenAI-compatible server (tests/chat_server.py)."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import yaml
 from click.testing import CliRunner
 
 from implicit_bench.params import load_params
-from implicit_bench.preflight import models_in_use, preflight_stage
-from implicit_bench.stage_preflight import MODEL_STAGES, SKIP_ENV
+from implicit_bench.preflight.checks import models_in_use, preflight_stage
+from implicit_bench.preflight.stage import MODEL_STAGES, SKIP_ENV
 from tests.chat_server import ChatServer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -125,7 +125,7 @@ def test_a_slow_endpoint_costs_the_timeout_once(workdir, monkeypatch):
 def test_without_a_listing_the_stage_makes_no_one_token_request(workdir, monkeypatch):
     """A server with no GET /models (404) answered: the stage goes on, the
     preflight called no model."""
-    from implicit_bench.preflight import models_in_use as uses
+    from implicit_bench.preflight.checks import models_in_use as uses
 
     with ChatServer(models=None) as server:
         _write_params(workdir, server.base_url, key_env=None)
@@ -181,7 +181,7 @@ def test_each_stage_checks_only_its_own_models():
 
 def test_every_stage_with_models_is_a_model_stage_with_a_script():
     """MODEL_STAGES (the stages that get the hook) covers every stage _stage_models names."""
-    from implicit_bench.preflight import _stage_models
+    from implicit_bench.preflight.checks import _stage_models
 
     params = load_params(REPO / "profiles" / "paper.yaml")
     params["diversity_study"] = {**(params.get("diversity_study") or {}), "enabled": True}

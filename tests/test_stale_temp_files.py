@@ -14,12 +14,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from implicit_bench.io import write_json, write_table
+from implicit_bench._util.files import write_json, write_table
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 KILLED_AT_RENAME = """
 import os, sys, time
-from implicit_bench import io
+from implicit_bench._util import files as io
 def stuck(src, dst):
     print("renaming", flush=True)
     time.sleep(600)

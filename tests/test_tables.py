@@ -309,7 +309,7 @@ def test_one_boolean_vocabulary_for_tables_stored_answers_and_debias_scoring():
     """true/false, yes/no, 1/0 (any case) everywhere, from booleans.py; nothing else ("t")."""
     import pandas as pd
 
-    from implicit_bench.booleans import parse_bool as parse_value
+    from implicit_bench._util.booleans import parse_bool as parse_value
     from implicit_bench.debias.scoring import _parse_aligned
     from implicit_bench.errors import InputError
     from implicit_bench.tables.spec import parse_bool as parse_column

@@ -12,7 +12,7 @@ from analysis_fixtures import BLIND_TYPES, blind_judgements, rubric_judgements, 
 from click.testing import CliRunner
 
 from implicit_bench.analysis.design import Components, allocation, components, design, half_width
-from implicit_bench.cli import main as cli_main
+from implicit_bench.cli.main import main as cli_main
 from implicit_bench.errors import ConfigError
 
 Z95 = 1.959963984540054

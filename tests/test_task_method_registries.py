@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from implicit_bench.answer_kinds import AnswerKind, get_kind, kind_names
 from implicit_bench.debias.configs import TABLE_27, ConfigSpec
 from implicit_bench.debias.methods import METHODS, get_method
 from implicit_bench.errors import ConfigError
-from implicit_bench.judge_tasks import TaskRegistry, builtin_folder, load_task, task_names
 from implicit_bench.judges.stage import JudgeStageParams
+from implicit_bench.protocol.answer_kinds import AnswerKind, get_kind, kind_names
+from implicit_bench.protocol.judge_tasks import TaskRegistry, builtin_folder, load_task, task_names
 
 YES_NO = (
     "name: {name}\nsource: test\nprompt: 'Is it? {{\"{key}\": true | false}}'\n"

@@ -33,7 +33,7 @@ def _get(node: Any, path: tuple[str, ...]) -> Any:
 
 
 def test_tiny_has_every_key_of_the_paper_profile():
-    from implicit_bench.registry import COST_KEYS
+    from implicit_bench.runtime.registry import COST_KEYS
 
     paper, tiny = _load("paper"), _load("tiny")
     missing = sorted(".".join(p) for p in _paths(paper) - _paths(tiny) if p[-1] not in COST_KEYS)

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from implicit_bench.yamlsafe import load_yaml
+from implicit_bench._util.yamlsafe import load_yaml
 from tests.conftest import copy_repo
 from tests.dvc_workspace import dvc_available, run_in
 
@@ -47,7 +47,7 @@ def run_tiny_profile(
         return run_in(repo, *cmd)
 
     run("git", "init", "-q")
-    run(sys.executable, "-m", "implicit_bench.cli", "profile", "tiny")
+    run(sys.executable, "-m", "implicit_bench.cli.main", "profile", "tiny")
     # read as DVC and the stages read it (YAML 1.2: `aspect_ratio: 1:1` stays a string)
     params = load_yaml((repo / "params.yaml").read_text(encoding="utf-8"))
     assert params["base"]["profile"] == "tiny"

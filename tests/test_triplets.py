@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from implicit_bench.records import KGUnit, PromptTriplet
+from implicit_bench.protocol.records import KGUnit, PromptTriplet
 from implicit_bench.triplets.checks import check_triplet
 from implicit_bench.triplets.llm_writer import messages_for
 from implicit_bench.triplets.prompt_stats import text_stats

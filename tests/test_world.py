@@ -8,14 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from implicit_bench._util.files import write_json, write_table
 from implicit_bench.generators import RenderRequest, create_generator, png_bytes
-from implicit_bench.io import write_json, write_table
-from implicit_bench.judge_tasks import load_task, task_fields
 from implicit_bench.judges import build_judge
 from implicit_bench.judges.base import JudgeRequest
-from implicit_bench.prompt_fields import unit_fields
-from implicit_bench.provenance import markdown_banner, merge_provenance, provenance
-from implicit_bench.schema import blind_order
+from implicit_bench.protocol.judge_tasks import load_task, task_fields
+from implicit_bench.protocol.prompt_fields import unit_fields
+from implicit_bench.protocol.schema import blind_order
+from implicit_bench.runtime.provenance import markdown_banner, merge_provenance, provenance
 from implicit_bench.world.params import SimJudgeWorld, WorldParams
 from implicit_bench.world.picture import Shown, draw, read_bytes
 from implicit_bench.world.sampling import outcomes, prime, tilt, variant_probs

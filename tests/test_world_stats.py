@@ -149,9 +149,9 @@ def test_recovery_truth_of_judgement_rows(tmp_path):
     primary_rows keeps the hash order."""
     import pandas as pd
 
-    from implicit_bench.io import write_json, write_table
+    from implicit_bench._util.files import write_json, write_table
+    from implicit_bench.protocol.schema import blind_order
     from implicit_bench.recovery.truth import RowTruth, blind_truths, primary_rows
-    from implicit_bench.schema import blind_order
     from implicit_bench.world.model import load_world
     from implicit_bench.world.truth import plant, world_json
 

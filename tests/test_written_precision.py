@@ -9,8 +9,14 @@ import math
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.files import (
+    OUTPUT_DIGITS,
+    round_floats,
+    significant,
+    write_json,
+    write_table,
+)
 from implicit_bench.analysis.report import write_plots, write_tables
-from implicit_bench.io import OUTPUT_DIGITS, round_floats, significant, write_json, write_table
 
 
 def test_significant_by_hand():

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from implicit_bench.cli import main as cli_main
-from implicit_bench.yamlsafe import MAX_NODES
+from implicit_bench._util.yamlsafe import MAX_NODES
+from implicit_bench.cli.main import main as cli_main
 from tests.test_hardening_round2_yaml import BOMB
 
 REPO = Path(__file__).resolve().parents[1]
@@ -92,9 +92,9 @@ def _nested(depth: int, shape: str) -> str:
 
 @pytest.mark.parametrize("shape", ["flow", "block", "aliases"])
 def test_yaml_nested_995_deep_is_a_one_line_error_naming_the_file(tmp_path, shape):
+    from implicit_bench._util.yamlsafe import MAX_DEPTH
     from implicit_bench.errors import ConfigError
     from implicit_bench.params import load_params
-    from implicit_bench.yamlsafe import MAX_DEPTH
 
     path = tmp_path / "params.yaml"
     path.write_text(_nested(MAX_DEPTH, shape))

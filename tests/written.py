@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from implicit_bench.io import OUTPUT_DIGITS, significant
+from implicit_bench._util.files import OUTPUT_DIGITS, significant
 
 
 def as_written(expected: float) -> float:

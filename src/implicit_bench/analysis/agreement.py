@@ -10,8 +10,8 @@ import pandas as pd
 
 from implicit_bench.analysis.bootstrap import Bootstrap, spearman, spearman_reps
 from implicit_bench.analysis.views import rows, wide
-from implicit_bench.estimate import estimate_json
-from implicit_bench.schema import BLIND_LABELS, VARIANTS
+from implicit_bench.protocol.estimate import estimate_json
+from implicit_bench.protocol.schema import BLIND_LABELS, VARIANTS
 
 
 def paired_labels(

@@ -19,7 +19,7 @@ import pandas as pd
 
 from implicit_bench.analysis.bootstrap import Bootstrap, safe_div
 from implicit_bench.analysis.views import rows
-from implicit_bench.schema import BLIND_LABELS, VARIANTS
+from implicit_bench.protocol.schema import BLIND_LABELS, VARIANTS
 
 
 @dataclass

@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from implicit_bench.estimate import estimate_json
-from implicit_bench.hashing import derive_seed
+from implicit_bench._util.hashing import derive_seed
+from implicit_bench.protocol.estimate import estimate_json
 
 CACHE_STREAMS = 4
 CACHE_BYTES = 384 * 2**20  # resample matrices kept at most (older unit sets are drawn again)

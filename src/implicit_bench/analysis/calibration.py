@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.hashing import derive_seed
 from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.correction import (
     CalibrationSet,
@@ -26,9 +27,8 @@ from implicit_bench.analysis.correction import (
 )
 from implicit_bench.analysis.views import rows
 from implicit_bench.errors import InputError
-from implicit_bench.hashing import derive_seed
 from implicit_bench.human_eval.rater_agreement import long_from_raters, rater_agreement
-from implicit_bench.schema import BLIND_LABELS, VARIANTS
+from implicit_bench.protocol.schema import BLIND_LABELS, VARIANTS
 from implicit_bench.tables import CALIBRATION
 
 KEY = ["config", "unit_id", "variant", "seed"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.clierrors import FriendlyGroup
+from implicit_bench._util.friendly_errors import FriendlyGroup
 
 
 def _run(params_path: str):  # noqa: ANN202 - (EvaluateParams, Tables, EvalContext)

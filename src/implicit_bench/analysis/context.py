@@ -20,7 +20,7 @@ from implicit_bench.analysis.config import EvaluateParams
 from implicit_bench.analysis.load import Tables
 from implicit_bench.analysis.views import resolve_config, resolve_judges
 from implicit_bench.errors import ConfigError
-from implicit_bench.schema import BIAS_TYPES
+from implicit_bench.protocol.schema import BIAS_TYPES
 
 
 def n_seeds_of(

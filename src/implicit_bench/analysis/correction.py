@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from implicit_bench._util.closed_form import wilson_interval
+from implicit_bench._util.hashing import derive_seed
 from implicit_bench.analysis.blind import LabelCounts, group_names
 from implicit_bench.analysis.bootstrap import Bootstrap, safe_div
-from implicit_bench.estimate import estimate_json
-from implicit_bench.hashing import derive_seed
-from implicit_bench.schema import BLIND_LABELS
-from implicit_bench.stats import wilson_interval
+from implicit_bench.protocol.estimate import estimate_json
+from implicit_bench.protocol.schema import BLIND_LABELS
 
 K = len(BLIND_LABELS)  # s, a, neither
 MAX_CONDITION = 10.0

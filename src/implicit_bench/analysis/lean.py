@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.closed_form import bootstrap_p, holm
 from implicit_bench.analysis.bootstrap import Bootstrap, hedges_g, moments, pearson, spearman
 from implicit_bench.analysis.selection import dx_frame
 from implicit_bench.analysis.views import rows
-from implicit_bench.estimate import estimate_json
-from implicit_bench.stats import bootstrap_p, holm
+from implicit_bench.protocol.estimate import estimate_json
 
 
 def scorer_values(

@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from implicit_bench._util.timings import phase
 from implicit_bench.analysis.context import EvalContext
 from implicit_bench.errors import ConfigError
-from implicit_bench.registry import import_target
-from implicit_bench.timings import phase
+from implicit_bench.runtime.registry import import_target
 
 Output = Literal["benchmark", "lean"]
 

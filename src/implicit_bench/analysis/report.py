@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.files import atomic_write_text, write_table
+from implicit_bench._util.timings import phase
 from implicit_bench.analysis.latex import to_booktabs, with_intervals
-from implicit_bench.estimate import Estimate
-from implicit_bench.io import atomic_write_text, write_table
-from implicit_bench.provenance import SIMULATED_NOTE, markdown_banner
-from implicit_bench.timings import phase
+from implicit_bench.protocol.estimate import Estimate
+from implicit_bench.runtime.provenance import SIMULATED_NOTE, markdown_banner
 
 
 def clean(obj: Any) -> Any:

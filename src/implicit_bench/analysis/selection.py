@@ -23,8 +23,8 @@ from implicit_bench.analysis.load import Tables
 from implicit_bench.analysis.views import resolve_config, resolve_judges, rows, wide
 from implicit_bench.errors import ConfigError
 from implicit_bench.kg.stats import kg_graph_stats
-from implicit_bench.prompt_stats import prompt_stats
-from implicit_bench.schema import BIAS_TYPES, normalise_bias_type
+from implicit_bench.protocol.prompt_stats import prompt_stats
+from implicit_bench.protocol.schema import BIAS_TYPES, normalise_bias_type
 
 
 def dx_frame(

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from implicit_bench.errors import ConfigError
-from implicit_bench.schema import VARIANTS
+from implicit_bench.protocol.schema import VARIANTS
 
 
 def rows(

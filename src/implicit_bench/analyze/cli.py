@@ -13,6 +13,10 @@ from typing import Any
 
 import click
 
+from implicit_bench._util.dirswap import check_owned, staged_dir
+from implicit_bench._util.files import write_json
+from implicit_bench._util.heap import keep_freed_memory
+from implicit_bench._util.timings import phase
 from implicit_bench.analysis.bootstrap import one_blas_thread
 from implicit_bench.analysis.config import EvaluateParams, SelectParams
 from implicit_bench.analysis.load import load_tables
@@ -23,13 +27,9 @@ from implicit_bench.analysis.stage import (
     write_evaluation,
 )
 from implicit_bench.analyze.extensions import start_extensions
-from implicit_bench.dirswap import check_owned, staged_dir
 from implicit_bench.errors import ConfigError
-from implicit_bench.heap import keep_freed_memory
-from implicit_bench.io import write_json
 from implicit_bench.params import block, load_params, section
 from implicit_bench.tables import SELECTED_UNITS
-from implicit_bench.timings import phase
 
 
 def run_analyze(

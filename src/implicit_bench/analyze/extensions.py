@@ -25,10 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from implicit_bench._util.dirswap import temp_dir_next_to
 from implicit_bench.analysis.load import Tables
-from implicit_bench.dirswap import temp_dir_next_to
 from implicit_bench.errors import ConfigError, InputError
-from implicit_bench.registry import import_target
+from implicit_bench.runtime.registry import import_target
 
 Extension = Callable[[Tables, Path, dict[str, Any]], "dict[str, Any] | None"]
 
@@ -55,7 +55,7 @@ def run_extensions(
     ``{"error": ...}``; one that fails otherwise (a bug) gets ``{"error": ..., "unexpected":
     True}``, and ``analyze`` exits non-zero after every extension ran.
     """
-    from implicit_bench.redact import redact
+    from implicit_bench._util.redact import redact
 
     registry = EXTENSIONS if registry is None else registry
     out: dict[str, Any] = {}
@@ -65,7 +65,7 @@ def run_extensions(
         except (InputError, ConfigError) as exc:
             out[name] = {"error": redact(f"{type(exc).__name__}: {exc}")}
         except Exception as exc:  # noqa: BLE001 - reported, and analyze exits non-zero
-            from implicit_bench.clierrors import debug_enabled
+            from implicit_bench._util.friendly_errors import debug_enabled
 
             if debug_enabled():
                 raise

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.io import write_json, write_table
+from implicit_bench._util.files import write_json, write_table
 from implicit_bench.params import section
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand, FriendlyGroup
+from implicit_bench._util.friendly_errors import FriendlyCommand, FriendlyGroup
 
 
 def _boot(n_boot: int, seed: int):  # noqa: ANN202 - the analysis Bootstrap, imported lazily
@@ -50,9 +50,9 @@ def selection_command(
     near_tie_delta: float,
 ) -> None:
     """Regret, gain over random, BMR, gates, order diagnostics of a decisions file (or --sim)."""
+    from implicit_bench._util.files import nan_to_none, write_json
     from implicit_bench.audits.selection import selection_audit
     from implicit_bench.audits.selection_table import read_decisions
-    from implicit_bench.io import nan_to_none, write_json
 
     boot = _boot(n_boot, seed)
     if sim == (decisions is not None):
@@ -99,8 +99,8 @@ def evaluator_command(
     labels: str | None, sim: bool, params_path: str, out: str, n_boot: int, seed: int
 ) -> None:
     """Evaluator against the annotators' majority, three judge modes, negated probe."""
+    from implicit_bench._util.files import write_json
     from implicit_bench.audits.stage import NegationParams, evaluator_report, world_block
-    from implicit_bench.io import write_json
     from implicit_bench.params import load_params
 
     if sim == (labels is not None):

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.stats import geometric_mean, normalised_entropy
+from implicit_bench._util.closed_form import geometric_mean, normalised_entropy
 
 QUANTILES: tuple[float, ...] = (0.05, 0.10, 0.20)
 MIN_SCENE_IMAGES = 20  # HoloFair E.1: N = 20 images per prompt

@@ -35,12 +35,12 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
+from implicit_bench._util.closed_form import geometric_mean, normalised_entropy
+from implicit_bench._util.hashing import derive_seed
 from implicit_bench.audits.diversity import QUANTILES
 from implicit_bench.audits.holofair import attribute_deviation_ratio, prompt_rewards
 from implicit_bench.faces import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceConfig
-from implicit_bench.hashing import derive_seed
 from implicit_bench.params import BootstrapParams, PositiveInt, StrictModel
-from implicit_bench.stats import geometric_mean, normalised_entropy
 from implicit_bench.tables import DIVERSITY_IMAGES_DIR, UNITS_PATH
 
 ATTRIBUTES: dict[str, tuple[str, tuple[str, ...]]] = {  # attribute -> (column, categories)
@@ -57,7 +57,8 @@ class StudySample(StrictModel):
 
 class ScmSource(StrictModel):
     """``diversity_study.scm``: HoloFair's SCM Eval prompts as the study's prompts
-    (``implicit_bench.scm_prompts``): the first ``neutral`` neutral prompts (ID) and the first
+    (``implicit_bench.audits.scm_prompts``): the first ``neutral`` neutral prompts (ID) and the
+    first
     ``per_trigger`` prompts of each trigger (CA_q), in id order (null: all: 300 and 50)."""
 
     seed: int = 42
@@ -71,7 +72,7 @@ SCM_TEMPLATE, SCM_SCENE = "scm_neutral", "scm_trigger"  # the study frame's vari
 def scm_study_units(source: ScmSource) -> pd.DataFrame:
     """The SCM Eval prompts the study renders, as units whose neutral prompt is the SCM prompt
     (one rendered variant; ``scm_frame_variants`` labels neutral vs trigger images)."""
-    from implicit_bench.scm_prompts import scm_prompts
+    from implicit_bench.audits.scm_prompts import scm_prompts
 
     frame = scm_prompts("eval", source.seed)
     neutral = frame[frame["trigger"].isna()]

@@ -221,7 +221,7 @@ def negated_probe(p_pos: Sequence[float], p_neg: Sequence[float]) -> dict[str, A
 
 def read_labels(path: str) -> pd.DataFrame:
     """Read and validate a labels file (errors: one line naming file, row and field)."""
-    from implicit_bench.io import read_table
+    from implicit_bench._util.files import read_table
 
     return validate_labels(read_table(path), path)
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from implicit_bench.errors import InputError
-from implicit_bench.schema import BLIND_LABELS, CYCLIC_ORDERS, ORDERS
+from implicit_bench.protocol.schema import BLIND_LABELS, CYCLIC_ORDERS, ORDERS
 
 IMAGE_KEY: tuple[str, ...] = ("config", "unit_id", "variant", "seed")
 _CODE = {"s": "s", "a": "a", "neither": "n"}
@@ -93,7 +93,7 @@ def primary_labels(blind: pd.DataFrame, order_of: OrderOf | None = None) -> pd.D
     single = blind[counts == 1]
     multi = blind[counts > 1]
     if len(multi):
-        from implicit_bench.schema import cyclic_order
+        from implicit_bench.protocol.schema import cyclic_order
 
         cyclic = multi["order"].isin(CYCLIC_ORDERS).to_numpy()
         if order_of is None:

@@ -16,8 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.estimate import estimate_json
-from implicit_bench.stats import share
+from implicit_bench._util.closed_form import share
+from implicit_bench.protocol.estimate import estimate_json
 
 
 def default_strength(primary: pd.DataFrame) -> pd.DataFrame:
@@ -59,7 +59,7 @@ def subject_presence(
     that image (judged against the unit's neutral prompt: is its subject and scene there?),
     parsed strictly; invalid answers are left out. ``judge``: the alignment judge to read
     (None: the only one; several without a choice is an error)."""
-    from implicit_bench.booleans import parse_bool
+    from implicit_bench._util.booleans import parse_bool
     from implicit_bench.errors import InputError
 
     cols = ["config", "unit_id", "variant", "seed", "present"]

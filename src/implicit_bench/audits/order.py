@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.closed_form import chisquare_uniform, share, wilson_interval
+from implicit_bench._util.files import nan_to_none  # noqa: F401 - re-exported (the audit stages import it from here)
 from implicit_bench.audits.labels import (
     IMAGE_KEY,
     OrderOf,
@@ -27,10 +29,8 @@ from implicit_bench.audits.labels import (
     slot_of,
 )
 from implicit_bench.audits.rates import RANDOM_RATES, rates
-from implicit_bench.estimate import estimate_json
-from implicit_bench.io import nan_to_none  # noqa: F401 - re-exported (the audit stages import it from here)
-from implicit_bench.schema import CANDIDATE_LABELS, CYCLIC_ORDERS, ORDERS
-from implicit_bench.stats import chisquare_uniform, share, wilson_interval
+from implicit_bench.protocol.estimate import estimate_json
+from implicit_bench.protocol.schema import CANDIDATE_LABELS, CYCLIC_ORDERS, ORDERS
 
 
 def slot_a_unit_bootstrap(asked: pd.DataFrame, boot: Any, stream: str) -> dict[str, Any]:
@@ -242,7 +242,7 @@ def cyclic_frame(rows: pd.DataFrame) -> pd.DataFrame:
     """One judge's images asked under all three cyclic orders: the three answers (``label_ans``,
     ``label_nsa``, ``label_san``), the order-1 answer ``label`` (the hash-drawn rotation,
     ``schema.cyclic_order``), ``parsed`` (all three valid), ``q`` and ``majority``."""
-    from implicit_bench.schema import cyclic_order
+    from implicit_bench.protocol.schema import cyclic_order
 
     cyc = rows[rows["order"].isin(CYCLIC_ORDERS)]
     counts = cyc.groupby(list(IMAGE_KEY))["order"].transform("nunique")

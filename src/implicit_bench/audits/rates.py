@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-from implicit_bench.stats import share
+from implicit_bench._util.closed_form import share
 
 RATE_NAMES: tuple[str, ...] = ("default_rate", "success_s", "success_a", "gap")
 # The exact random baseline: choosing uniformly among s, a, neither gives each label 1/3.

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from implicit_bench.estimate import estimate_json
-from implicit_bench.stats import share, wilson_interval
+from implicit_bench._util.closed_form import share, wilson_interval
+from implicit_bench.protocol.estimate import estimate_json
 
 # gate thresholds declared by the paper (§3, §4.4): the majority vote always acts (tau = 1/K),
 # two-of-three q >= 2/3, unanimity q = 1

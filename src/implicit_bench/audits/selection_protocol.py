@@ -19,8 +19,8 @@ import string
 from dataclasses import dataclass
 from typing import Literal
 
-from implicit_bench.hashing import derive_seed
-from implicit_bench.prompt_templates import load_prompt
+from implicit_bench._util.hashing import derive_seed
+from implicit_bench.protocol.prompt_templates import load_prompt
 
 Contract = Literal["ranking", "choice_only"]
 Labels = Literal["letters", "opaque"]

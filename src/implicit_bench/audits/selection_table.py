@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.files import read_table
 from implicit_bench.audits.selection import Pools
 from implicit_bench.errors import InputError
-from implicit_bench.io import read_table
 
 REQUIRED = ("pool_id", "candidate_id", "utility", "order", "slot", "chosen")
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from implicit_bench._util.hashing import derive_seed
 from implicit_bench.audits.selection import GATES, Pools, near_ties, policy, pool_outcomes
 from implicit_bench.audits.selection_protocol import (
     Protocol,
@@ -32,7 +33,6 @@ from implicit_bench.audits.selection_protocol import (
     request_text,
     slot_labels,
 )
-from implicit_bench.hashing import derive_seed
 from implicit_bench.world.params import SelectionJudgeWorld, SelectionScorerWorld, SelectionWorld
 
 # the §5.5 ablations as protocols (the main protocol: 3 cyclic orders, letters, ranking)

@@ -35,10 +35,10 @@ from implicit_bench.audits.order import (
 )
 from implicit_bench.audits.scene_check import SceneCheckParams, scene_check
 from implicit_bench.faces import FaceConfig
-from implicit_bench.judge_families import blind_family_check, blind_models_from_judgements
 from implicit_bench.params import BootstrapParams, StrictModel
-from implicit_bench.provenance import upstream_provenance  # noqa: F401 - re-exported for the audit stages
-from implicit_bench.schema import CYCLIC_ORDERS
+from implicit_bench.protocol.judge_families import blind_family_check, blind_models_from_judgements
+from implicit_bench.protocol.schema import CYCLIC_ORDERS
+from implicit_bench.runtime.provenance import upstream_provenance  # noqa: F401 - re-exported for the audit stages
 from implicit_bench.tables import CLIP_JUDGEMENTS_PATH, IMAGES_DIR, JUDGEMENTS_PATH
 
 JUDGEMENT_INPUTS = [
@@ -230,7 +230,7 @@ class NegationParams(StrictModel):
 def order_function(primary_order: str) -> OrderOf | None:
     """The primary order of an image asked under both orders (see labels.primary_labels)."""
     if primary_order == "hash":
-        from implicit_bench.schema import blind_order
+        from implicit_bench.protocol.schema import blind_order
 
         return blind_order
     return lambda unit_id, seed, variant: primary_order
@@ -427,10 +427,10 @@ def diversity_metrics(
 
 def face_diversity(units: pd.DataFrame, params: FaceParams) -> dict[str, Any]:
     """Gender and age distributions (face judge) of the neutral images of gender and age units."""
-    from implicit_bench.cache import DiskCache
     from implicit_bench.faces import create
     from implicit_bench.faces.attributes import face_attributes, face_report, judge_images
     from implicit_bench.images import ImageStore, published_stores, read_index
+    from implicit_bench.runtime.cache import DiskCache
 
     roots = [Path(p) for p in params.image_stores] or published_stores(params.images_root)
     chosen = units[units["bias_type"].isin(params.bias_types)][["unit_id", "bias_type"]].astype(

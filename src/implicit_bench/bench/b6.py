@@ -31,7 +31,7 @@ from implicit_bench.debias.scoring import config_stats, delta_interval, image_sc
 from implicit_bench.errors import InputError
 from implicit_bench.images import read_index
 from implicit_bench.params import BootstrapParams, SafeName, StrictModel, check_refs, section
-from implicit_bench.schema import VARIANTS
+from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.tables import BENCH_IMAGES_DIR, DEBIAS_IMAGES_DIR, IMAGES_DIR, UNITS
 
 B6_DIR = "data/b6"
@@ -357,10 +357,10 @@ def run_b6(
     raw: dict[str, Any], root: str | Path = ".", profile: str | None = None
 ) -> dict[str, Any]:
     """Draw the subset, ask the third judge, write Tables 15 and 17; the payload."""
-    from implicit_bench.io import atomic_write_text
+    from implicit_bench._util.files import atomic_write_text
     from implicit_bench.judges.stage import run_judge_stage
-    from implicit_bench.provenance import markdown_banner, merge_provenance
-    from implicit_bench.runlog import write_metrics
+    from implicit_bench.runtime.provenance import markdown_banner, merge_provenance
+    from implicit_bench.runtime.runlog import write_metrics
     from implicit_bench.tables.judgements import read_judgements
 
     root = Path(root)

@@ -11,7 +11,7 @@ Backends (one module each, imported lazily):
 from __future__ import annotations
 
 from implicit_bench.clip.base import ClipBackend, ClipConfig, resolve_device  # noqa: F401 - re-exported
-from implicit_bench.registry import Registry
+from implicit_bench.runtime.registry import Registry
 
 CLIP_BACKENDS: Registry[ClipBackend] = Registry("clip")
 CLIP_BACKENDS.register("transformers", "implicit_bench.clip.hf:TransformersClip")

@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from implicit_bench.cache import DiskCache, cached_map, model_key
 from implicit_bench.clip import ClipBackend
+from implicit_bench.runtime.cache import DiskCache, cached_map, model_key
 
 
 class CachedEmbedder:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
+from implicit_bench._util.hashing import sha256_file, stable_hash
+from implicit_bench._util.numerics import exact_threads
 from implicit_bench.clip.base import ClipConfig, resolve_device
-from implicit_bench.hashing import sha256_file, stable_hash
-from implicit_bench.numerics import exact_threads
 
 
 def model_fingerprint(ref: str, extra: object = None) -> str:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
+from implicit_bench._util.numerics import exact_threads
 from implicit_bench.clip.base import ClipConfig, resolve_device
 from implicit_bench.clip.hf import model_fingerprint
-from implicit_bench.numerics import exact_threads
 
 PRECISION = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 LOCAL_DIR = "local-dir:"

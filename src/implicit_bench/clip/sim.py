@@ -13,9 +13,9 @@ import hashlib
 
 import numpy as np
 
+from implicit_bench._util.hashing import derive_seed
 from implicit_bench.clip.base import ClipConfig
 from implicit_bench.embedders import EmbedderConfig, build_embedder, l2_normalise
-from implicit_bench.hashing import derive_seed
 from implicit_bench.world.model import load_world
 from implicit_bench.world.picture import read
 

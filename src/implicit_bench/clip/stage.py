@@ -7,7 +7,6 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.cache import DiskCache
 from implicit_bench.clip import ClipConfig, create
 from implicit_bench.clip.embeddings import CachedEmbedder
 from implicit_bench.clip.quality import backbone_comparison, clip_score_summary, clip_scores
@@ -20,6 +19,7 @@ from implicit_bench.clip.scores import (
 )
 from implicit_bench.images import ImageStore, published_stores, read_index
 from implicit_bench.params import StrictModel
+from implicit_bench.runtime.cache import DiskCache
 from implicit_bench.tables import IMAGES_DIR
 
 

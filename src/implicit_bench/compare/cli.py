@@ -8,11 +8,11 @@ from typing import Any
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
+from implicit_bench._util.friendly_errors import FriendlyCommand
+from implicit_bench._util.yamlsafe import load_yaml_file
 from implicit_bench.compare.diff import LEVEL, diff_summaries, flat_estimates, format_diff
 from implicit_bench.compare.revs import WORKSPACE, experiments, read_json, resolve
 from implicit_bench.errors import ConfigError
-from implicit_bench.yamlsafe import load_yaml_file
 
 SUMMARY = "metrics/summary.json"
 BENCHMARK = "metrics/benchmark.json"
@@ -197,8 +197,8 @@ def results_command(repo: str, out: str | None) -> None:
     """Write the run's results file: headline and leaderboard, params, package and model
     versions, git commit, the run log's timings and model calls, and where the per-sample
     records (judgements with raw answers, image indexes) are."""
+    from implicit_bench._util.files import write_json
     from implicit_bench.compare.results import default_path, results
-    from implicit_bench.io import write_json
 
     doc = results(repo)
     path = Path(out) if out else Path(repo) / default_path(doc)

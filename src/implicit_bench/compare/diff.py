@@ -111,7 +111,7 @@ def flat_estimates(obj: Any, prefix: str = "") -> dict[str, Any]:
     """Every ``Estimate`` in a detail metrics file as summary-style keys: ``path``,
     ``path_lo``, ``path_hi`` (values as stored; a dotted path names each), so
     ``diff_summaries`` reads them like the headline."""
-    from implicit_bench.estimate import is_estimate
+    from implicit_bench.protocol.estimate import is_estimate
 
     out: dict[str, Any] = {}
     if is_estimate(obj):

@@ -22,7 +22,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from implicit_bench.runlog import RUN_LOG
+from implicit_bench._util.yamlsafe import load_yaml_file
+from implicit_bench.runtime.runlog import RUN_LOG
 from implicit_bench.tables import (
     DEBIAS_IMAGES_DIR,
     DEBIAS_JUDGEMENTS_DIR,
@@ -31,7 +32,6 @@ from implicit_bench.tables import (
     SELECTED_UNITS_PATH,
     UNITS_PATH,
 )
-from implicit_bench.yamlsafe import load_yaml_file
 
 PACKAGES = (
     "implicit-bench",

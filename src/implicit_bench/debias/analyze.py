@@ -15,10 +15,10 @@ from typing import Any
 
 import pandas as pd
 
+from implicit_bench._util.files import atomic_write_text, write_json
 from implicit_bench.debias.configs import ScoringParams
-from implicit_bench.estimate import read_estimate
-from implicit_bench.io import atomic_write_text, write_json
 from implicit_bench.params import section
+from implicit_bench.protocol.estimate import read_estimate
 
 
 def applies(judgements: pd.DataFrame, unmodified: str) -> bool:

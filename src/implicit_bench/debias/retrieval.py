@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.booleans import parse_bool_column
+from implicit_bench._util.booleans import parse_bool_column
+from implicit_bench._util.numerics import similarities
 from implicit_bench.errors import InputError
-from implicit_bench.numerics import similarities
 from implicit_bench.params import StrictModel
 from implicit_bench.tables import RETRIEVAL
 

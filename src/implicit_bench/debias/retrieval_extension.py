@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from implicit_bench.io import write_json
+from implicit_bench._util.files import write_json
 
 PAPER = {"top1_accuracy": 0.399, "removed_same_head": 0.45, "removed_same_pair": 0.04}
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 from implicit_bench.debias.retrieval import query_text, retrieval_metrics, retrieve, unit_text
 from implicit_bench.embedders import build_embedder, l2_normalise
-from implicit_bench.provenance import provenance
+from implicit_bench.runtime.provenance import provenance
 
 if TYPE_CHECKING:
     from implicit_bench.debias.params import DebiasParams

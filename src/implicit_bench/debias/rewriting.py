@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from implicit_bench._util.hashing import stable_hash
+from implicit_bench._util.yamlsafe import load_yaml_file
 from implicit_bench.debias.units import unit_for
 from implicit_bench.errors import InputError
-from implicit_bench.hashing import stable_hash
 from implicit_bench.llm import InvalidCounter, LLMClient, Messages, chat_json_many
-from implicit_bench.provenance import provenance
-from implicit_bench.yamlsafe import load_yaml_file
+from implicit_bench.runtime.provenance import provenance
 
 # whether an answer came from the cache is run state: counted (run log), not a column
 PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts" / "debias"

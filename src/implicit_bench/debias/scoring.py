@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.booleans import FALSE_WORDS, TRUE_WORDS
+from implicit_bench._util.booleans import FALSE_WORDS, TRUE_WORDS
 from implicit_bench.debias.configs import (
     TABLE_27,
     BootstrapParams,
@@ -37,7 +37,7 @@ from implicit_bench.debias.configs import (
 from implicit_bench.debias.methods import get_method
 from implicit_bench.debias.retrieval import own_hits
 from implicit_bench.errors import InputError
-from implicit_bench.estimate import estimate_json, read_estimate
+from implicit_bench.protocol.estimate import estimate_json, read_estimate
 
 IMAGE_KEY = ["config", "unit_id", "seed"]
 IMAGE_COLUMNS = [*IMAGE_KEY, "bias", "aligned", "rubric_invalid", "alignment_invalid"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from implicit_bench._util.hashing import derive_seeds
 from implicit_bench.errors import InputError
-from implicit_bench.hashing import derive_seeds
 from implicit_bench.params import SubsetParams
 from implicit_bench.tables import RETRIEVAL_PATH
 

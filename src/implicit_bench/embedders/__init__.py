@@ -16,9 +16,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from implicit_bench.cache import DiskCache, cached_map, model_key
 from implicit_bench.embedders.base import MINILM_PACKAGE, Embedder, EmbedderConfig, resolve_model  # noqa: F401 - re-exported
-from implicit_bench.registry import Registry
+from implicit_bench.runtime.cache import DiskCache, cached_map, model_key
+from implicit_bench.runtime.registry import Registry
 
 EMBEDDERS: Registry[Embedder] = Registry("embedder")
 EMBEDDERS.register(

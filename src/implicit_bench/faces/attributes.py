@@ -7,9 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.cache import DiskCache, cached_map, model_key
+from implicit_bench._util.closed_form import normalised_entropy
 from implicit_bench.faces import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceConfig, FaceJudge
-from implicit_bench.stats import normalised_entropy
+from implicit_bench.runtime.cache import DiskCache, cached_map, model_key
 
 
 def age_group(age: int, config: FaceConfig) -> str:

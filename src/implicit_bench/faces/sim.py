@@ -11,8 +11,8 @@ import hashlib
 
 import numpy as np
 
+from implicit_bench._util.hashing import derive_seed
 from implicit_bench.faces.base import FaceConfig
-from implicit_bench.hashing import derive_seed
 from implicit_bench.world.model import load_world
 from implicit_bench.world.picture import read
 from implicit_bench.world.sampling import AGE_GROUPS

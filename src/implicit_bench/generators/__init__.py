@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from implicit_bench._util.hashing import stable_hash
 from implicit_bench.generators.base import (
     Generator,
     GeneratorConfig,
@@ -20,8 +21,7 @@ from implicit_bench.generators.base import (
     RenderResult,
     png_bytes,
 )
-from implicit_bench.hashing import stable_hash
-from implicit_bench.registry import Registry
+from implicit_bench.runtime.registry import Registry
 
 GENERATORS: Registry[Generator] = Registry("generator")
 GENERATORS.register("diffusers", "implicit_bench.generators.diffusers_backend:DiffusersGenerator")

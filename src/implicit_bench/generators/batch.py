@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from implicit_bench.cache import DiskCache
+from implicit_bench._util.hashing import stable_hash
 from implicit_bench.generators.base import RenderRequest, RenderResult
-from implicit_bench.hashing import stable_hash
 from implicit_bench.params import PositiveInt
+from implicit_bench.runtime.cache import DiskCache
 from implicit_bench.vendor_batch.base import BatchAnswer, BatchParams, Ledger, Vendor, run_batches
 
 

@@ -25,12 +25,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Literal
 
+from implicit_bench._util.jsonparse import loads_strict
+from implicit_bench._util.redact import redact
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
 from implicit_bench.generators.batch import GeneratorBatchParams
-from implicit_bench.httpretry import HttpParams, send
-from implicit_bench.jsonparse import loads_strict
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
-from implicit_bench.redact import redact
+from implicit_bench.runtime.httpretry import HttpParams, send
 
 
 class GeminiImagesConfig(GeneratorConfig, HttpParams, GeneratorBatchParams):

@@ -9,11 +9,11 @@ message says so) or an answer with no image is recorded as status ``refused`` wi
 imputed. An image that is there but broken (invalid base64, not an image, truncated) is a transport
 fault, not the model's decision: it is retried under the same policy and, if it stays broken, the
 item is ``failed`` (tried again by the next run). Requests follow the project's one retry policy
-(``implicit_bench.httpretry``): only transport errors and HTTP 408, 409, 429 and 5xx are retried
-(``max_retries`` after the first, ``Retry-After`` honoured, waits capped at ``backoff_max_s``),
-within an overall ``deadline_s`` per request; any other status (401, 404, ...) fails the item at
-once. A failed item is recorded ``failed`` with its (redacted) reason and tried again by the next
-run (``render.retry_failed``).
+(``implicit_bench.runtime.httpretry``): only transport errors and HTTP 408, 409, 429 and 5xx are
+retried (``max_retries`` after the first, ``Retry-After`` honoured, waits capped at
+``backoff_max_s``), within an overall ``deadline_s`` per request; any other status (401, 404, ...)
+fails the item at once. A failed item is recorded ``failed`` with its (redacted) reason and tried
+again by the next run (``render.retry_failed``).
 
 The API key is read from the environment variable named by ``api_key_env``; it is never logged
 or written anywhere. The API takes no seed: the seed only names the item (paper: "the seed is
@@ -29,6 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Literal
 
+from implicit_bench._util.jsonparse import loads_strict
+from implicit_bench._util.redact import redact
 from implicit_bench.errors import ConfigError
 from implicit_bench.generators.base import (
     GeneratorConfig,
@@ -37,10 +39,8 @@ from implicit_bench.generators.base import (
     open_answer_image,
 )
 from implicit_bench.generators.batch import GeneratorBatchParams
-from implicit_bench.httpretry import CallResult, HttpParams, send
-from implicit_bench.jsonparse import loads_strict
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
-from implicit_bench.redact import redact
+from implicit_bench.runtime.httpretry import CallResult, HttpParams, send
 
 # Error codes / message fragments that mean "the service declined this prompt".
 REFUSAL_CODES = ("moderation_blocked", "content_policy_violation", "content_filter", "safety")

@@ -20,9 +20,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import model_validator
 
+from implicit_bench._util.hashing import derive_seed
 from implicit_bench.errors import InputError
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
-from implicit_bench.hashing import derive_seed
 from implicit_bench.params import PositiveInt
 from implicit_bench.tables import WORLD_DIR
 from implicit_bench.world.model import World, fingerprint, load_world, sim_name, unit_direction

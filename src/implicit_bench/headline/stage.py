@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from implicit_bench.estimate import Estimate, read_estimate
+from implicit_bench.protocol.estimate import Estimate, read_estimate
 
 MAX_VALUES = 60
 #: detail metrics files the summary reads (missing ones give nulls)

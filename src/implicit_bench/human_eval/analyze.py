@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.closed_form import fisher_z_test
 from implicit_bench.errors import InputError
-from implicit_bench.estimate import estimate_json
 from implicit_bench.human_eval.bundle import HumanEvalParams
 from implicit_bench.human_eval.form import ANSWER_COLUMNS, KG_ANSWERS
 from implicit_bench.human_eval.manifest_schema import check_rating_manifest
@@ -30,9 +30,9 @@ from implicit_bench.human_eval.stats import (
     mean_pairwise_r,
     pearson_ci,
 )
-from implicit_bench.provenance import provenance
-from implicit_bench.schema import VARIANTS
-from implicit_bench.stats import fisher_z_test
+from implicit_bench.protocol.estimate import estimate_json
+from implicit_bench.protocol.schema import VARIANTS
+from implicit_bench.runtime.provenance import provenance
 from implicit_bench.tables.judgements import read_judgements
 
 RATING_ITEMS = ("rating_1", "rating_2", "rating_3")

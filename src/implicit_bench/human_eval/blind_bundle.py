@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.hashing import derive_seed, stable_hash
 from implicit_bench.errors import InputError
-from implicit_bench.hashing import derive_seed, stable_hash
 from implicit_bench.human_eval.blind_form import (
     BLIND_ANSWER_COLUMNS,
     question_parts,
@@ -31,9 +31,9 @@ from implicit_bench.human_eval.bundle import (
     _open_stores,
     write_bundle,
 )
-from implicit_bench.judge_tasks import load_task, task_fields
-from implicit_bench.prompt_fields import unit_fields
-from implicit_bench.schema import ORDERS
+from implicit_bench.protocol.judge_tasks import load_task, task_fields
+from implicit_bench.protocol.prompt_fields import unit_fields
+from implicit_bench.protocol.schema import ORDERS
 from implicit_bench.tables import CALIBRATION, UNITS
 
 KIND = "calibration"

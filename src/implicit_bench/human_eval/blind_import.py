@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.hashing import derive_seed
 from implicit_bench.errors import InputError
-from implicit_bench.hashing import derive_seed
 from implicit_bench.human_eval.analyze import (  # noqa: F401 - read_manifest re-exported
     _read_answer_csv,
     manifests_by_id,

@@ -19,9 +19,10 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from implicit_bench.dirswap import check_owned, staged_dir
+from implicit_bench._util.dirswap import check_owned, staged_dir
+from implicit_bench._util.files import read_table, write_json
+from implicit_bench._util.hashing import derive_seed, stable_hash
 from implicit_bench.errors import ConfigError, InputError
-from implicit_bench.hashing import derive_seed, stable_hash
 from implicit_bench.human_eval.form import (
     ANSWER_COLUMNS,
     KG_ANSWERS,
@@ -30,9 +31,8 @@ from implicit_bench.human_eval.form import (
     render_form,
 )
 from implicit_bench.images import ImageStore, published_stores, read_index
-from implicit_bench.io import read_table, write_json
 from implicit_bench.params import NonNegInt, PositiveInt, Seed, StrictModel
-from implicit_bench.schema import VARIANTS
+from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.tables import (
     IMAGES_DIR,
     JUDGEMENTS_DIR,

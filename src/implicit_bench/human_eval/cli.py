@@ -137,9 +137,9 @@ def export_cmd(
 def import_cmd(params_path, manifests, out, threshold, rule, sheet, answers) -> None:
     """Read rater ANSWERS CSVs and write the human-evaluation metrics JSON; for calibration
     bundles, write people's blind labels into the calibration table instead."""
+    from implicit_bench._util.files import write_json
     from implicit_bench.human_eval.analyze import human_eval_report, load_manifests
     from implicit_bench.human_eval.blind_import import read_manifest
-    from implicit_bench.io import write_json
 
     kinds = {str(read_manifest(m).get("kind")) for m in manifests}  # a tampered list: unhashable
     if "calibration" in kinds:
@@ -166,11 +166,11 @@ def _import_calibration(
     manifests: list[str], answers: list[str], sheet: str | None, out: str | None, mixed: bool
 ) -> None:
     """``human-eval import`` of calibration bundles: label the sheet, report agreement."""
+    from implicit_bench._util.files import write_json
     from implicit_bench.human_eval.blind_import import (
         import_calibration,
         load_calibration_manifests,
     )
-    from implicit_bench.io import write_json
     from implicit_bench.tables import CALIBRATION
 
     if mixed:

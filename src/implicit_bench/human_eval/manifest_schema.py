@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from implicit_bench.errors import InputError
-from implicit_bench.schema import ORDERS, VARIANTS
+from implicit_bench.protocol.schema import ORDERS, VARIANTS
 
 
 def _fail(path: str | Path, field: str, reason: str) -> None:

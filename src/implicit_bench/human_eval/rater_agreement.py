@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.schema import BLIND_LABELS
+from implicit_bench.protocol.schema import BLIND_LABELS
 
 LONG_COLUMNS = ["image", "rater", "label"]
 

@@ -54,7 +54,7 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.hashing import sha256_bytes
+from implicit_bench._util.hashing import sha256_bytes
 
 INDEX_COLUMNS = (
     "config",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest
-from implicit_bench.registry import Registry
+from implicit_bench.runtime.registry import Registry
 
 JUDGE_BACKENDS: Registry[JudgeBackend] = Registry("judge")
 JUDGE_BACKENDS.register("transformers", "implicit_bench.judges.transformers_vlm:TransformersJudge")

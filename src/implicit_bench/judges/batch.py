@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from implicit_bench.cache import DiskCache
-from implicit_bench.judge_tasks import load_task
 from implicit_bench.judges.base import JudgeRequest
+from implicit_bench.protocol.judge_tasks import load_task
+from implicit_bench.runtime.cache import DiskCache
 from implicit_bench.vendor_batch.base import BatchAnswer, BatchOutcome, Ledger, run_batches
 
 

@@ -5,7 +5,7 @@ vLLM (``vllm serve Qwen/Qwen3-VL-30B-A3B-Instruct``), SGLang, and vendor APIs th
 base64 ``data:`` URL (downscaled so that its longer side is at most ``max_image_side``, JPEG
 quality ``jpeg_quality``; paper: 768, 85) and the prompt text.
 
-The HTTP transport, the project's one retry policy (``implicit_bench.httpretry``: 408, 409,
+The HTTP transport, the project's one retry policy (``implicit_bench.runtime.httpretry``: 408, 409,
 429, 5xx and transport errors retried, other statuses final, an overall ``deadline_s`` per
 request) and the API key handling are those of the LLM backend
 (:class:`implicit_bench.llm.openai.OpenAIClient`): the key is read at call time from the
@@ -21,10 +21,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from implicit_bench.dialects import Server
-from implicit_bench.httpretry import HttpParams, describe
 from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest, open_image
 from implicit_bench.params import NonNegFloat, PositiveInt
+from implicit_bench.runtime.dialects import Server
+from implicit_bench.runtime.httpretry import HttpParams, describe
 from implicit_bench.vendor_batch.base import BatchAnswer, BatchParams
 
 
@@ -44,7 +44,7 @@ class OpenAIJudgeParams(JudgeParams, HttpParams, BatchParams):
     # send each task's answer schema as response_format json_schema (vLLM guided decoding,
     # OpenAI structured outputs); the lenient parser still reads the answer (docs/judging.md)
     structured_output: bool = False
-    # where the server reads the schema (implicit_bench.dialects; docs/judging.md)
+    # where the server reads the schema (implicit_bench.runtime.dialects; docs/judging.md)
     server: Server = "openai"
 
 

@@ -12,9 +12,9 @@
    per worker) through an executor; every finished batch is written to the cache at once, so
    a killed run resumes where it stopped. An HTTP judge (a ``concurrency`` key) is streamed:
    one request per item, ``concurrency`` in flight at all times, each answer cached as it
-   arrives (:mod:`implicit_bench.streaming`).
+   arrives (:mod:`implicit_bench._util.streaming`).
 4. assemble: every planned request becomes one JUDGEMENTS row, parsed from its cached answer
-   (strict then lenient, :mod:`implicit_bench.judge_tasks`); unreadable answers and failed
+   (strict then lenient, :mod:`implicit_bench.protocol.judge_tasks`); unreadable answers and failed
    calls are invalid rows (value null, raw kept, error), counted in the metrics.
 """
 
@@ -32,13 +32,15 @@ from typing import Annotated, Any, Literal
 import pandas as pd
 from pydantic import Field, field_validator
 
-from implicit_bench.cache import CacheLookup, DiskCache, model_key
+from implicit_bench._util.files import write_json
+from implicit_bench._util.hashing import stable_hash
+from implicit_bench._util.redact import redact
 from implicit_bench.errors import ConfigError, InputError
-from implicit_bench.failures import DEFAULT_MAX_FAILURE_RATE, FailureRate, check_failure_rate
-from implicit_bench.hashing import stable_hash
 from implicit_bench.images import ImageKey, ImageStore, published_stores, read_index
-from implicit_bench.io import write_json
-from implicit_bench.judge_tasks import (
+from implicit_bench.judges import judge_from_params, judge_params
+from implicit_bench.judges.base import JudgeBackend, JudgeRequest
+from implicit_bench.params import SafeName, StrictModel, check_refs
+from implicit_bench.protocol.judge_tasks import (
     CYCLIC_ORDERS,
     ORDERS,
     TaskSpec,
@@ -47,13 +49,15 @@ from implicit_bench.judge_tasks import (
     task_fields,
     task_registry,
 )
-from implicit_bench.judges import judge_from_params, judge_params
-from implicit_bench.judges.base import JudgeBackend, JudgeRequest
-from implicit_bench.params import SafeName, StrictModel, check_refs
-from implicit_bench.prompt_fields import unit_fields
-from implicit_bench.provenance import provenance
-from implicit_bench.redact import redact
-from implicit_bench.schema import JUDGEMENT_COLUMNS, JUDGEMENT_EXTRA_COLUMNS
+from implicit_bench.protocol.prompt_fields import unit_fields
+from implicit_bench.protocol.schema import JUDGEMENT_COLUMNS, JUDGEMENT_EXTRA_COLUMNS
+from implicit_bench.runtime.cache import CacheLookup, DiskCache, model_key
+from implicit_bench.runtime.failures import (
+    DEFAULT_MAX_FAILURE_RATE,
+    FailureRate,
+    check_failure_rate,
+)
+from implicit_bench.runtime.provenance import provenance
 from implicit_bench.tables import IMAGES_DIR, JUDGEMENTS_PATH, UNITS, UNITS_PATH
 from implicit_bench.tables.judgements import write_judgements
 
@@ -442,9 +446,9 @@ Dispatch = Callable[
 
 
 def executor_dispatch(executor: dict[str, Any], progress: bool = True) -> Dispatch:
-    """Dispatch through :func:`implicit_bench.execution.run_items` (in-process or Ray actors,
-    with its retries): the one dispatcher, in production and in the tests."""
-    from implicit_bench.execution import ExecutorConfig, WorkItem, run_items
+    """Dispatch through :func:`implicit_bench.runtime.execution.run_items` (in-process or Ray
+    actors, with its retries): the one dispatcher, in production and in the tests."""
+    from implicit_bench.runtime.execution import ExecutorConfig, WorkItem, run_items
 
     config = ExecutorConfig.model_validate({"progress": progress, **executor})
 
@@ -584,7 +588,7 @@ def assemble(
 ) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, int]]]]:
     """The JUDGEMENTS table and the per judge x task counts; ``identities`` (judge ->
     ``{identity, decoding}``) fill ``judge_identity`` per judge and task (judge_identity)."""
-    from implicit_bench.judge_identity import identity_text, judge_identity
+    from implicit_bench.protocol.judge_identity import identity_text, judge_identity
 
     tasks = {p.task: load_task(p.task) for p in planned}
     id_texts: dict[tuple[str, str], str | None] = {}

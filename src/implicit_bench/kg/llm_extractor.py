@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from implicit_bench.kg.minimal_pair import Extraction
 from implicit_bench.llm import LLMClient, StructuredAnswer, chat_json_many
-from implicit_bench.prompt_templates import load_prompt
-from implicit_bench.records import KGUnit, SourcePair
+from implicit_bench.protocol.prompt_templates import load_prompt
+from implicit_bench.protocol.records import KGUnit, SourcePair
 
 PROMPT = "kg_extraction"
 MODES = ("identity_instantiation", "attribute_substitution", "frame_preserving")

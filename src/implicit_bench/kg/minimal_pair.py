@@ -39,9 +39,9 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from implicit_bench._util.words import WORD, stop_words
 from implicit_bench.params import PositiveInt, StrictModel
-from implicit_bench.records import KGUnit, SourcePair
-from implicit_bench.text import WORD, stop_words
+from implicit_bench.protocol.records import KGUnit, SourcePair
 
 ARTICLES = frozenset({"a", "an", "the"})
 # words after which a differing block of an intersentence continuation is predicated of the target

@@ -19,7 +19,7 @@ from collections import Counter
 
 from implicit_bench.kg import lexicon
 from implicit_bench.kg.wordkinds import crows_head_form, tail_kind
-from implicit_bench.records import KGUnit
+from implicit_bench.protocol.records import KGUnit
 
 RELATION_BY_KIND = {
     "adjective": "has_trait",

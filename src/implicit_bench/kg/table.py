@@ -13,7 +13,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from implicit_bench.errors import InputError
-from implicit_bench.records import KGUnit
+from implicit_bench.protocol.records import KGUnit
 
 LIST_FIELDS = (
     "stereotype_tails",

@@ -7,8 +7,8 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
+from implicit_bench._util.words import stop_words, words
 from implicit_bench.kg import lexicon
-from implicit_bench.text import stop_words, words
 
 ADJ_SUFFIXES = (
     "ed",

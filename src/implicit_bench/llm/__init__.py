@@ -23,7 +23,7 @@ from implicit_bench.llm.structured import (
     StructuredAnswer,
     chat_json_many,
 )
-from implicit_bench.registry import Registry
+from implicit_bench.runtime.registry import Registry
 
 LLM_BACKENDS: Registry[LLMClient] = Registry("LLM")
 LLM_BACKENDS.register("openai", "implicit_bench.llm.openai:OpenAIClient")

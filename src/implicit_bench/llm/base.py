@@ -2,8 +2,8 @@
 
 Every backend implements ``_generate`` (a batch of uncached requests -> texts); this base class adds
 the disk cache: each answer is stored under ``model_key("llm", backend + model identity, messages,
-decoding)`` in a :class:`~implicit_bench.cache.DiskCache`, so a re-run makes zero calls. Failed
-requests (transport errors after the bounded retries) come back as answers with ``error`` set
+decoding)`` in a :class:`~implicit_bench.runtime.cache.DiskCache`, so a re-run makes zero calls.
+Failed requests (transport errors after the bounded retries) come back as answers with ``error`` set
 (secrets redacted) and are *not* cached, so the next run retries them. Only text is ever cached; a
 cached entry that is not text (written by an older version) is asked again.
 """
@@ -15,10 +15,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
-from implicit_bench.cache import DiskCache, cached_map, model_key
-from implicit_bench.hashing import stable_hash
+from implicit_bench._util.hashing import stable_hash
+from implicit_bench._util.redact import redact
 from implicit_bench.params import PositiveInt, StrictModel
-from implicit_bench.redact import redact
+from implicit_bench.runtime.cache import DiskCache, cached_map, model_key
 
 Messages = list[dict[str, str]]
 
@@ -114,7 +114,7 @@ class LLMClient(ABC):
 
     def describe(self) -> dict[str, Any]:
         """A provenance-friendly description (no secrets: URL userinfo removed)."""
-        from implicit_bench.redact import strip_userinfo
+        from implicit_bench._util.redact import strip_userinfo
 
         return {
             "backend": self.backend,

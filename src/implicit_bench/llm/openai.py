@@ -5,15 +5,15 @@ servers (vLLM ``vllm serve``, llama.cpp ``llama-server``, SGLang, Ollama's ``/v1
 key is read from the environment variable named by ``api_key_env`` at call time; it is never
 stored in the params, the cache key, the cache file, logs or any artifact.
 
-Requests go through the project's one HTTP retry policy (``implicit_bench.httpretry``):
+Requests go through the project's one HTTP retry policy (``implicit_bench.runtime.httpretry``):
 transport errors and HTTP 408, 409, 429 and 5xx are retried (``max_retries`` attempts after
 the first, delay ``backoff_s * 2**attempt`` or ``Retry-After``, capped at ``backoff_max_s``),
 other statuses fail at once, and the whole request, retries included, ends at ``deadline_s``.
 A request that still fails comes back as an answer with ``error`` set (redacted; not cached).
 Requests are streamed (``concurrency`` in flight, each answer cached as it arrives:
-:mod:`implicit_bench.streaming`) under the client's :class:`~implicit_bench.throttle.Throttle`
-(``rpm`` / ``tpm`` quotas, AIMD on 429); an answer longer than ``max_answer_chars`` is an
-error, never parsed or cached.
+:mod:`implicit_bench._util.streaming`) under the client's
+:class:`~implicit_bench.runtime.throttle.Throttle` (``rpm`` / ``tpm`` quotas, AIMD on 429); an
+answer longer than ``max_answer_chars`` is an error, never parsed or cached.
 An answer whose message is not an object, or whose content is neither a string nor a list of
 text parts, is such an error too; a list of text parts is joined.
 """
@@ -28,13 +28,13 @@ from typing import Any, Literal
 
 import httpx
 
-from implicit_bench.dialects import UNCONSTRAINED, Server, probe, schema_fields
-from implicit_bench.httpretry import RETRY_STATUS, HttpParams, send
-from implicit_bench.jsonparse import loads_strict
+from implicit_bench._util.jsonparse import loads_strict
+from implicit_bench._util.redact import redact, register_secret_env
 from implicit_bench.llm.base import LLMClient, LLMParams, Messages
 from implicit_bench.params import NonNegFloat, PositiveInt
-from implicit_bench.redact import redact, register_secret_env
-from implicit_bench.throttle import estimate_tokens
+from implicit_bench.runtime.dialects import UNCONSTRAINED, Server, probe, schema_fields
+from implicit_bench.runtime.httpretry import RETRY_STATUS, HttpParams, send
+from implicit_bench.runtime.throttle import estimate_tokens
 
 
 class OpenAIParams(LLMParams, HttpParams):
@@ -48,8 +48,9 @@ class OpenAIParams(LLMParams, HttpParams):
     # structured outputs; vLLM / SGLang guided decoding) when the
     # caller has one; wins over json_mode
     structured_output: bool = False
-    # where the server reads the schema (implicit_bench.dialects): openai, vllm, sglang, llama_cpp,
-    # tgi, transformers (cannot constrain: nothing sent, said once), auto (probed at first use)
+    # where the server reads the schema (implicit_bench.runtime.dialects): openai, vllm, sglang,
+    # llama_cpp, tgi, transformers (cannot constrain: nothing sent, said once), auto (probed at
+    # first use)
     server: Server = "openai"
     # bounds added to the schema sent (llm.constrained.bound_schema), as the transformers
     # backend's: a small model otherwise fills a free string until max_tokens runs out
@@ -131,8 +132,8 @@ class OpenAIClient(LLMClient):
     def _announce(self, dialect: str | None) -> None:
         """Say once (stderr: the stage log; ``logs/runs.jsonl``: the run log) what the
         ``auto`` probe found, or that this server's answers are not schema-constrained."""
-        from implicit_bench.redact import strip_userinfo
-        from implicit_bench.runlog import log_run
+        from implicit_bench._util.redact import strip_userinfo
+        from implicit_bench.runtime.runlog import log_run
 
         p = self.params
         where = f"{p.model} at {strip_userinfo(p.base_url.rstrip('/'))}"
@@ -223,7 +224,7 @@ class OpenAIClient(LLMClient):
         )
         if not result.ok:
             if images and result.rejected:
-                from implicit_bench.redact import strip_userinfo
+                from implicit_bench._util.redact import strip_userinfo
 
                 self._image_rejection = (
                     f"{self.where}: {strip_userinfo(self.params.base_url.rstrip('/'))} does not "

@@ -17,8 +17,8 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
+from implicit_bench._util.hashing import sha256_file
 from implicit_bench.errors import InputError
-from implicit_bench.hashing import sha256_file
 from implicit_bench.llm.base import LLMClient, LLMParams, Messages, request_hash
 
 
@@ -81,8 +81,8 @@ class ReplayClient(LLMClient):
 
 def export_replay(cache_path: str | Path, out_path: str | Path) -> int:
     """Write every answer in an LLM cache as replay JSONL (sorted by request hash)."""
-    from implicit_bench.cache import DiskCache
-    from implicit_bench.io import write_jsonl
+    from implicit_bench._util.files import write_jsonl
+    from implicit_bench.runtime.cache import DiskCache
 
     cache = DiskCache(cache_path)
     rows = {}

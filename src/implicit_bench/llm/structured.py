@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from implicit_bench.failures import LLMUnavailableError, check_failure_rate  # noqa: F401 (re-exported)
-from implicit_bench.jsonparse import parse_json_answer
+from implicit_bench._util.jsonparse import parse_json_answer
 from implicit_bench.llm.base import LLMClient, Messages
+from implicit_bench.runtime.failures import LLMUnavailableError, check_failure_rate  # noqa: F401 (re-exported)
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from implicit_bench._util.closed_form import wilson_interval
 from implicit_bench.analysis.bootstrap import Bootstrap
-from implicit_bench.estimate import Estimate, estimate_json
+from implicit_bench.protocol.estimate import Estimate, estimate_json
 from implicit_bench.recovery.fastpath import (
     METHODS,
     calibration_set,
@@ -26,7 +27,6 @@ from implicit_bench.recovery.fastpath import (
     simulate,
     truths,
 )
-from implicit_bench.stats import wilson_interval
 from implicit_bench.world.params import WorldParams
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.closed_form import wilson_interval
 from implicit_bench.analysis.blind import label_counts, rates, strength_groups
 from implicit_bench.analysis.bootstrap import Bootstrap, safe_div
 from implicit_bench.analysis.correction import (
@@ -27,9 +28,8 @@ from implicit_bench.analysis.correction import (
     corrected_strength_groups,
 )
 from implicit_bench.analysis.lean import hedges_by_type
-from implicit_bench.estimate import estimate_json
-from implicit_bench.schema import BLIND_LABELS, blind_order
-from implicit_bench.stats import wilson_interval
+from implicit_bench.protocol.estimate import estimate_json
+from implicit_bench.protocol.schema import BLIND_LABELS, blind_order
 from implicit_bench.world import measure
 from implicit_bench.world.params import WorldParams
 from implicit_bench.world.sampling import N_UNIFORMS, outcomes, perceive_many, rubric_scores

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from implicit_bench._util.closed_form import wilson_interval
 from implicit_bench.analysis.bootstrap import Bootstrap
-from implicit_bench.estimate import Estimate, estimate_json
+from implicit_bench.protocol.estimate import Estimate, estimate_json
 from implicit_bench.recovery.fastpath import calibration_set, estimates, simulate, truths
-from implicit_bench.stats import wilson_interval
 from implicit_bench.world.params import WorldParams
 
 

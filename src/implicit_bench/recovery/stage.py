@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.closed_form import wilson_interval
 from implicit_bench.recovery.truth import (
     RowTruth,
     blind_truths,
@@ -19,7 +20,6 @@ from implicit_bench.recovery.truth import (
     primary_rows,
     strength_group_truth,
 )
-from implicit_bench.stats import wilson_interval
 from implicit_bench.world import measure
 from implicit_bench.world.model import load_world, sim_name  # noqa: F401 - re-exported for the recovery stage
 from implicit_bench.world.params import WorldParams  # noqa: F401 - re-exported for the recovery stage
@@ -720,6 +720,7 @@ def calibration_entries(
     per core variant, answered by the simulated human rater **from the pixels** (the picture's
     code band, read as the simulated judges read it; ``rater_error``); the corrected rates beside
     the rendered truth (what the pictures show). Returns the entries and the calibration block."""
+    from implicit_bench._util.hashing import derive_seed
     from implicit_bench.analysis.blind import label_counts
     from implicit_bench.analysis.bootstrap import Bootstrap
     from implicit_bench.analysis.correction import (
@@ -728,7 +729,6 @@ def calibration_entries(
         Correction,
         corrected_rates,
     )
-    from implicit_bench.hashing import derive_seed
     from implicit_bench.images import ImageStore
     from implicit_bench.world.picture import band_text, read_bytes
     from implicit_bench.world.sampling import perceive_many

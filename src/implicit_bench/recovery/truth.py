@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.estimate import Estimate, read_estimate
-from implicit_bench.schema import blind_order
+from implicit_bench.protocol.estimate import Estimate, read_estimate
+from implicit_bench.protocol.schema import blind_order
 from implicit_bench.world import measure
 from implicit_bench.world.model import World
 from implicit_bench.world.params import CLASSES

@@ -20,9 +20,9 @@ from pydantic import BaseModel, ConfigDict
 
 from implicit_bench.errors import InputError
 from implicit_bench.params import section
+from implicit_bench.protocol.schema import BIAS_TYPES, normalise_bias_type
 from implicit_bench.release import layout
 from implicit_bench.release.importer import PROMPTS, Release, read_units
-from implicit_bench.schema import BIAS_TYPES, normalise_bias_type
 
 #: the files whose bytes define the benchmark (hashed in this order)
 BENCHMARK_FILES: tuple[str, ...] = (PROMPTS,)
@@ -190,7 +190,7 @@ def write_benchmark_units(
     unit count, source path): the unit set of the benchmark phase (``bench.units``)."""
     import json
 
-    from implicit_bench.io import atomic_write_text
+    from implicit_bench._util.files import atomic_write_text
     from implicit_bench.tables import UNITS
 
     bench = benchmark_units(path)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from implicit_bench.analysis.bootstrap import Bootstrap, bootstrap_p, holm, safe_div
 from implicit_bench.analysis.selection import dx_frame
-from implicit_bench.judge_identity import differences, judge_identity, parse_identity
+from implicit_bench.protocol.judge_identity import differences, judge_identity, parse_identity
 from implicit_bench.release import layout
 from implicit_bench.release.benchmark import BenchmarkUnits, benchmark_units
 from implicit_bench.release.importer import Release, eval_files, read_eval, read_scores

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.files import write_json, write_table
 from implicit_bench.errors import InputError
-from implicit_bench.io import write_json, write_table
 from implicit_bench.release import layout
 
 PROMPTS = "data/benchmark_prompts.csv"
@@ -483,7 +483,7 @@ def read_eval(release: Release, name: str, exp: int, kind: str, config: str) -> 
 
 
 def _aligned(text: str, where: str, row: int) -> str | None:
-    from implicit_bench.booleans import parse_bool
+    from implicit_bench._util.booleans import parse_bool
 
     if str(text).strip() == "":
         return None

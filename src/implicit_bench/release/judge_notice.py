@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from implicit_bench.judge_identity import differences, judge_identity
+from implicit_bench.protocol.judge_identity import differences, judge_identity
 from implicit_bench.release.beside import DIFFERENT_JUDGE, RELEASE_JUDGE_MODEL, release_judge
 from implicit_bench.release.importer import Release
 
@@ -15,8 +15,8 @@ def judge_notice(judges: dict[str, Any], path: str, task: str = "rubric") -> lis
     """One line per judge (catalogue name -> backend block) that differs from the release's
     Table 4 judge for ``task``: what ``run --benchmark`` prints before it starts. Builds each
     backend to read its identity; loads no model."""
-    from implicit_bench.judge_tasks import load_task
     from implicit_bench.judges.stage import judge_backends
+    from implicit_bench.protocol.judge_tasks import load_task
 
     theirs = release_judge(Release(path), task)
     _, identities = judge_backends(judges)

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.closed_form import wilson_interval
 from implicit_bench.errors import InputError
-from implicit_bench.estimate import estimate_json
-from implicit_bench.stats import wilson_interval
+from implicit_bench.protocol.estimate import estimate_json
 
 FILES = {"matching": "data/labeled_matching.csv", "independent": "data/labeled_independent.csv"}
 MODELS: dict[str, str] = {

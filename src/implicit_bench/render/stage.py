@@ -34,8 +34,9 @@ import pandas as pd
 from pydantic import Field, SerializeAsAny, field_validator
 from pydantic_core import PydanticCustomError
 
+from implicit_bench._util.hashing import sha256_bytes
+from implicit_bench._util.redact import redact
 from implicit_bench.errors import ConfigError
-from implicit_bench.execution import ExecutorConfig, Outcome, RunStats, WorkItem, run_items
 from implicit_bench.generators import (
     GENERATORS,
     GeneratorConfig,
@@ -45,11 +46,10 @@ from implicit_bench.generators import (
     settings_hash,
     validate_config,
 )
-from implicit_bench.hashing import sha256_bytes
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore, unpublish
 from implicit_bench.params import SafeName, Seeds, StrictModel, UniqueNames, check_refs
-from implicit_bench.redact import redact
-from implicit_bench.schema import ALL_VARIANTS, VARIANTS
+from implicit_bench.protocol.schema import ALL_VARIANTS, VARIANTS
+from implicit_bench.runtime.execution import ExecutorConfig, Outcome, RunStats, WorkItem, run_items
 
 
 class RenderParams(StrictModel):
@@ -165,7 +165,7 @@ POOL_FOLDER = "image_pool"  # <cache dir>/image_pool/<store path>: items no plan
 def pool_dir(store_dir: str | Path) -> Path | None:
     """The pool of a store under the working directory (``<cache dir>/image_pool/<its path>``);
     None for a store elsewhere (no pool: its dropped items are deleted)."""
-    from implicit_bench.cache_location import cache_dir
+    from implicit_bench.runtime.cache_location import cache_dir
 
     here = Path.cwd().resolve()
     try:
@@ -485,7 +485,7 @@ def render_metrics(
     params: RenderParams, results: dict[str, dict[str, Any]], profile: str | None
 ) -> dict[str, Any]:
     """``metrics/render.json``: per config counts, refusals per bias type, speed, provenance."""
-    from implicit_bench.provenance import provenance
+    from implicit_bench.runtime.provenance import provenance
 
     return {
         "seeds": list(params.seeds),

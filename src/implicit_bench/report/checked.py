@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from implicit_bench.errors import InputError
-from implicit_bench.estimate import Estimate
+from implicit_bench.protocol.estimate import Estimate
 
 
 def _estimate(value: dict[str, Any] | None) -> dict[str, Any] | None:

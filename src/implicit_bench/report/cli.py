@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from implicit_bench.clierrors import FriendlyCommand
+from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.errors import InputError
 from implicit_bench.report.checked import check_leaderboard
 from implicit_bench.report.inputs import ReportParams

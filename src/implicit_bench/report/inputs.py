@@ -10,13 +10,14 @@ from typing import Annotated, Any
 import pandas as pd
 from pydantic import Field
 
+from implicit_bench._util.files import read_json, read_table
+from implicit_bench._util.yamlsafe import load_yaml_file
 from implicit_bench.errors import InputError
 from implicit_bench.images import ImageStore, read_index
-from implicit_bench.io import read_json, read_table
 from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
-from implicit_bench.provenance import RANDOM_INIT_WARNING, is_random_init
+from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.report.checked import check_human_eval, check_leaderboard
-from implicit_bench.schema import VARIANTS
+from implicit_bench.runtime.provenance import RANDOM_INIT_WARNING, is_random_init
 from implicit_bench.tables import (
     DEBIAS_IMAGES_DIR,
     DEBIAS_JUDGEMENTS_DIR,
@@ -28,7 +29,6 @@ from implicit_bench.tables import (
     UNITS_PATH,
 )
 from implicit_bench.tables.judgements import read_judgements
-from implicit_bench.yamlsafe import load_yaml_file
 
 # Order of the metrics files on the summary page (others follow alphabetically).
 METRICS_ORDER = (
@@ -147,7 +147,7 @@ def primary_blind_rows(judgements: pd.DataFrame) -> pd.Series:
     order 1 for the three cyclic orders). An image asked once keeps its only answer. Rows
     of other tasks are all primary.
     """
-    from implicit_bench.schema import primary_order
+    from implicit_bench.protocol.schema import primary_order
 
     primary = pd.Series(True, index=judgements.index)
     if "order" not in judgements.columns:

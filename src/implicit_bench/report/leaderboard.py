@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from implicit_bench.estimate import Estimate
+from implicit_bench.protocol.estimate import Estimate
 from implicit_bench.report.markup import esc, is_number, show
 
 #: (key, header, percent) of the leaderboard columns

@@ -16,10 +16,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from implicit_bench.dirswap import check_owned, staged_dir
-from implicit_bench.estimate import Estimate
-from implicit_bench.io import atomic_write_text, write_json
-from implicit_bench.provenance import RANDOM_INIT_WARNING, SIMULATED_NOTE
+from implicit_bench._util.dirswap import check_owned, staged_dir
+from implicit_bench._util.files import atomic_write_text, write_json
+from implicit_bench.protocol.estimate import Estimate
 from implicit_bench.report.corrected import corrected_section
 from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
 from implicit_bench.report.leaderboard import Run, leaderboard_section
@@ -33,7 +32,8 @@ from implicit_bench.report.summary import (
     render_table,
 )
 from implicit_bench.report.units_data import build_unit_data, make_thumbnails
-from implicit_bench.runlog import split_run_state
+from implicit_bench.runtime.provenance import RANDOM_INIT_WARNING, SIMULATED_NOTE
+from implicit_bench.runtime.runlog import split_run_state
 
 # every file the report writes (relative POSIX paths); a folder holding others is refused
 REPORT_FILES = (
@@ -197,7 +197,7 @@ def summary_page(
     inputs: ReportInputs, others: list[Run] | None = None, label: str = "this run"
 ) -> str:
     """The summary page; no build time in it (the report is a DVC output: a pure function of
-    its inputs; run times go to the run log, implicit_bench.runlog). ``others``: runs or
+    its inputs; run times go to the run log, implicit_bench.runtime.runlog). ``others``: runs or
     imported releases whose generators join the leaderboard, labelled with their source."""
     parts = [
         f'<div class="warn" id="content-warning"><b>{esc(CONTENT_WARNING)}</b></div>',

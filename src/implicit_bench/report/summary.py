@@ -18,9 +18,9 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench.errors import ConfigError
-from implicit_bench.estimate import Estimate, is_estimate, read_estimate
+from implicit_bench.protocol.estimate import Estimate, is_estimate, read_estimate
+from implicit_bench.protocol.schema import BIAS_TYPES, DIAGNOSTIC_BIAS_TYPES
 from implicit_bench.report.markup import esc, is_number, show
-from implicit_bench.schema import BIAS_TYPES, DIAGNOSTIC_BIAS_TYPES
 
 PREFERRED_Y = ("rate", "share", "success", "value", "mean", "score", "gap", "lean", "delta", "ds")
 HEADLINE_KEYS = ("default_rate", "success_stereotype", "success_anti", "gap")

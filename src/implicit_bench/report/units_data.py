@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench.protocol.schema import DIAGNOSTIC_BIAS_TYPES, UNIT_COLUMNS, VARIANTS
 from implicit_bench.report.inputs import ReportInputs, ReportParams
-from implicit_bench.schema import DIAGNOSTIC_BIAS_TYPES, UNIT_COLUMNS, VARIANTS
 
 SHORT_VARIANT = {"neutral": "n", "stereotype": "s", "anti_stereotype": "a"}
 # extra UNITS columns shown in the KG panel when present

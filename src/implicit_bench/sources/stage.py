@@ -17,8 +17,8 @@ from pydantic import ValidationError
 
 from implicit_bench.errors import InputError
 from implicit_bench.params import StrictModel
-from implicit_bench.records import SourcePair
-from implicit_bench.schema import PAIR_COLUMNS
+from implicit_bench.protocol.records import SourcePair
+from implicit_bench.protocol.schema import PAIR_COLUMNS
 
 
 class SourcesParams(StrictModel):

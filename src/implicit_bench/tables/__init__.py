@@ -23,7 +23,7 @@ import json
 import pandas as pd
 
 from implicit_bench.params import SEED_MAX
-from implicit_bench.schema import (
+from implicit_bench.protocol.schema import (
     ALL_VARIANTS,
     BIAS_TYPES,
     BLIND_LABELS,

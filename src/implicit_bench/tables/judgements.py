@@ -25,20 +25,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.timings import phase
 from implicit_bench.errors import InputError
-from implicit_bench.judge_tasks import task_registry
-from implicit_bench.schema import (
+from implicit_bench.protocol.judge_tasks import task_registry
+from implicit_bench.protocol.schema import (
     CYCLIC_ORDERS,
     JUDGEMENT_KEY,
     NEGATED_VARIANTS,
     VARIANTS,
 )
-from implicit_bench.schema import (
+from implicit_bench.protocol.schema import (
     primary_order as primary_of,
 )
 from implicit_bench.tables import JUDGEMENTS
 from implicit_bench.tables.spec import Checker, blank, parse_bool, read_frame
-from implicit_bench.timings import phase
 
 KEY = list(JUDGEMENT_KEY)
 ANALYSED_VARIANTS: tuple[str, ...] = (*VARIANTS, *NEGATED_VARIANTS)

@@ -21,9 +21,9 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import pandas as pd
 
-from implicit_bench.booleans import FALSE_WORDS, TRUE_WORDS
+from implicit_bench._util.booleans import FALSE_WORDS, TRUE_WORDS
+from implicit_bench._util.files import read_table, write_table
 from implicit_bench.errors import InputError
-from implicit_bench.io import read_table, write_table
 
 Kind = Literal["text", "int", "float", "bool", "any"]
 READ_SUFFIXES = (".csv", ".csv.gz", ".parquet", ".pq")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import string
 from pathlib import Path
 
-from implicit_bench.provenance import mark_random_init
+from implicit_bench.runtime.provenance import mark_random_init
 from implicit_bench.tiny.answers import ANSWER_TOKENS, boost_answers
 
 CHAT_TEMPLATE = (Path(__file__).parent / "templates" / "gemma3.jinja").read_text(encoding="utf-8")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from implicit_bench.provenance import mark_random_init
+from implicit_bench.runtime.provenance import mark_random_init
 
 # The tokenizer is character level (no BPE merges), so a prompt of n characters takes about n
 # tokens: a long context keeps the attribute words at the end of long prompts.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from implicit_bench.provenance import mark_random_init
+from implicit_bench.runtime.provenance import mark_random_init
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} <|end|> {% endfor %}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from implicit_bench.provenance import mark_random_init
+from implicit_bench.runtime.provenance import mark_random_init
 
 MODEL_CFG = {
     "embed_dim": 16,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from implicit_bench.provenance import mark_random_init
+from implicit_bench.runtime.provenance import mark_random_init
 from implicit_bench.tiny.qwen_tokenizer import qwen_tokenizer
 
 QUERY_PROMPT = (

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from implicit_bench.provenance import mark_random_init
+from implicit_bench.runtime.provenance import mark_random_init
 from implicit_bench.tiny.qwen_tokenizer import check_qwen_image_prefix, qwen_tokenizer
 
 TEXT_DIM = 16

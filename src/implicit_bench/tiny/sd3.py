@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from implicit_bench.provenance import mark_random_init
+from implicit_bench.runtime.provenance import mark_random_init
 
 T5_DIM = 64  # = joint_attention_dim; the two CLIP widths (2 x 32) are padded to it
 CLIP_DIM = 32

@@ -14,7 +14,7 @@ subset is taken.
 
 from __future__ import annotations
 
-from implicit_bench.registry import Registry
+from implicit_bench.runtime.registry import Registry
 
 TRIPLET_WRITERS: Registry = Registry("triplet writer")
 TRIPLET_WRITERS.register("template", "implicit_bench.triplets.template:write")

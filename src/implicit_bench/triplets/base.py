@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from implicit_bench.llm.structured import StructuredAnswer
-from implicit_bench.records import PromptTriplet
+from implicit_bench.protocol.records import PromptTriplet
 
 
 @dataclass(frozen=True)

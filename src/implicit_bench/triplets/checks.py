@@ -8,8 +8,8 @@ at least one of its side's tails occurs. Paraphrases (an LLM writing "intelligen
 
 from __future__ import annotations
 
-from implicit_bench.records import KGUnit, PromptTriplet
-from implicit_bench.text import contains_phrase
+from implicit_bench._util.words import contains_phrase
+from implicit_bench.protocol.records import KGUnit, PromptTriplet
 
 CHECK_COLUMNS: tuple[str, ...] = (
     "neutral_names_stereotype",

@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from implicit_bench.failures import DEFAULT_MAX_FAILURE_RATE, FailureRate
 from implicit_bench.params import PositiveInt, StrictModel
+from implicit_bench.runtime.failures import DEFAULT_MAX_FAILURE_RATE, FailureRate
 from implicit_bench.triplets.negated import (
     NegatedPrompts,
     add_negated_prompts,

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.llm import build_llm, chat_json_many
-from implicit_bench.prompt_templates import load_prompt
-from implicit_bench.records import KGUnit, PromptTriplet
+from implicit_bench.protocol.prompt_templates import load_prompt
+from implicit_bench.protocol.records import KGUnit, PromptTriplet
 from implicit_bench.triplets.base import WriteResult
 
 PROMPT = "triplet_generation"

@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.text import contains_phrase
+from implicit_bench._util.words import contains_phrase
 
 NEGATED_COLUMNS: dict[str, str] = {
     "negated_0_1": "prompt_negated_0_1",

@@ -28,7 +28,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 
-from implicit_bench.hashing import derive_seed
+from implicit_bench._util.hashing import derive_seed
+from implicit_bench._util.words import stop_words, words
 from implicit_bench.kg import lexicon
 from implicit_bench.kg.wordkinds import (  # noqa: F401 - crows_head_form, tail_kind re-exported
     ACTIVITY_PARTICIPLES,
@@ -42,8 +43,7 @@ from implicit_bench.kg.wordkinds import (  # noqa: F401 - crows_head_form, tail_
     crows_head_form,
     tail_kind,
 )
-from implicit_bench.records import KGUnit
-from implicit_bench.text import stop_words, words
+from implicit_bench.protocol.records import KGUnit
 
 HEDGES = frozenset({"also", "usually", "always", "often", "probably", "maybe", "mostly", "mainly"})
 """Adverbs dropped before a noun: "probably peaceful Muslims" -> "a peaceful Muslim"."""

@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
-from implicit_bench.failures import DEFAULT_MAX_FAILURE_RATE, FailureRate
 from implicit_bench.llm import InvalidCounter, LLMClient, chat_json_many
 from implicit_bench.params import PositiveInt, StrictModel
+from implicit_bench.runtime.failures import DEFAULT_MAX_FAILURE_RATE, FailureRate
 
 
 class SceneCheckPromptParams(StrictModel):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from implicit_bench.hashing import derive_seeds
+from implicit_bench._util.hashing import derive_seeds
 from implicit_bench.params import SubsetParams  # the one subset model (params section ``subset``)
 
 __all__ = ["SubsetParams", "random_order", "stratified_subset"]

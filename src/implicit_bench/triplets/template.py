@@ -29,10 +29,10 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from implicit_bench._util.words import stop_words, words
 from implicit_bench.kg import lexicon
 from implicit_bench.params import StrictModel
-from implicit_bench.records import KGUnit, PromptTriplet
-from implicit_bench.text import stop_words, words
+from implicit_bench.protocol.records import KGUnit, PromptTriplet
 from implicit_bench.triplets import phrasing
 from implicit_bench.triplets.base import WriteResult
 

@@ -3,7 +3,8 @@
 :func:`run_batches` takes the custom ids of the requests still to answer (their answers are in
 no cache: the caller looked first) and:
 
-1. looks each id up in the **ledger** (a :class:`~implicit_bench.cache.DiskCache`: the judge's
+1. looks each id up in the **ledger** (a :class:`~implicit_bench.runtime.cache.DiskCache`: the
+judge's
    model-call cache, or ``batch_ledger`` for a generator). An id recorded in a batch that is
    still open is **not submitted again**: that batch is polled (a killed stage resumes it);
 2. cuts the other ids into request files of at most ``batch_max_requests`` lines and
@@ -15,7 +16,7 @@ no cache: the caller looked first) and:
    call and the record does not pay twice either;
 3. polls every open batch each ``batch_poll_s`` seconds, at most ``batch_max_polls`` sweeps
    and never past ``batch_wait_s`` (the bounded wait of every other HTTP wait of the project:
-   each poll request goes through :func:`implicit_bench.httpretry.send`);
+   each poll request goes through :func:`implicit_bench.runtime.httpretry.send`);
 4. for every batch that ended (completed, expired, failed or cancelled), reads its answers
    (output and error files, or inlined responses) and hands the final ones to ``on_answers``
    (the caller parses and stores them), then closes the batch's ids in the ledger. A request
@@ -45,11 +46,11 @@ from typing import Any, Literal, Protocol
 
 import httpx
 
-from implicit_bench.cache import DiskCache, model_key
-from implicit_bench.hashing import stable_hash
-from implicit_bench.httpretry import describe, is_retryable
+from implicit_bench._util.hashing import stable_hash
+from implicit_bench._util.redact import redact
 from implicit_bench.params import PositiveFloat, PositiveInt, StrictModel
-from implicit_bench.redact import redact
+from implicit_bench.runtime.cache import DiskCache, model_key
+from implicit_bench.runtime.httpretry import describe, is_retryable
 
 
 class BatchParams(StrictModel):

@@ -20,9 +20,9 @@ from typing import Any
 
 import httpx
 
-from implicit_bench.httpretry import RetryPolicy, send
-from implicit_bench.jsonparse import loads_strict
-from implicit_bench.redact import redact
+from implicit_bench._util.jsonparse import loads_strict
+from implicit_bench._util.redact import redact
+from implicit_bench.runtime.httpretry import RetryPolicy, send
 from implicit_bench.vendor_batch.base import BatchAnswer, BatchPoll, VendorError
 
 ENDED = ("SUCCEEDED", "FAILED", "CANCELLED", "EXPIRED")

@@ -12,7 +12,7 @@ cancel, output and error files.
 - cancel: ``POST /batches/{id}/cancel``;
 - find (after a kill between create and record): ``GET /batches`` pages, by ``metadata``.
 
-Every request goes through :func:`implicit_bench.httpretry.send` (the one retry policy).
+Every request goes through :func:`implicit_bench.runtime.httpretry.send` (the one retry policy).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import Any
 
 import httpx
 
-from implicit_bench.httpretry import RetryPolicy, send
-from implicit_bench.jsonparse import loads_strict
-from implicit_bench.redact import redact
+from implicit_bench._util.jsonparse import loads_strict
+from implicit_bench._util.redact import redact
+from implicit_bench.runtime.httpretry import RetryPolicy, send
 from implicit_bench.vendor_batch.base import BatchAnswer, BatchPoll, VendorError
 
 ENDED = frozenset({"completed", "expired", "failed", "cancelled"})

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.hashing import sha256_file, stable_hash
 from implicit_bench.errors import ConfigError
-from implicit_bench.hashing import sha256_file, stable_hash
 from implicit_bench.world.params import WorldParams
 
 TRUTH_FILE = "truth.parquet"

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.hashing import derive_seed
+from implicit_bench._util.hashing import derive_seed
 from implicit_bench.world.params import NegProbeWorld
 
 SETTINGS: tuple[tuple[int, int], ...] = (

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from implicit_bench.hashing import derive_seed
+from implicit_bench._util.hashing import derive_seed
 from implicit_bench.world.params import CLASSES, WorldParams
 
 VARIANTS: tuple[str, ...] = (

@@ -1,6 +1,6 @@
 """HoloFair's SCM Eval prompts in the simulated world (``diversity_study.prompt_source: scm``).
 
-The SCM prompts (``implicit_bench.scm_prompts``) are not benchmark units, so the ``world``
+The SCM prompts (``implicit_bench.audits.scm_prompts``) are not benchmark units, so the ``world``
 stage does not plant them; a unit of the Eval split is planted on demand from its id alone, by
 the same rule as any unit (``plant``: a function of the world's params and the unit's fields,
 drawn from ``derive_seed(seed, unit_id)``), with bias type ``scm``. The planted effect of a

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.hashing import derive_seed
-from implicit_bench.prompt_fields import unit_fields
+from implicit_bench._util.hashing import derive_seed
+from implicit_bench.protocol.prompt_fields import unit_fields
 from implicit_bench.world.params import CLASSES, WorldParams
 from implicit_bench.world.sampling import (
     VARIANTS,

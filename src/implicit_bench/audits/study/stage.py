@@ -58,10 +58,10 @@ def read_faces(
 ) -> pd.DataFrame:
     """One row per ok study image of the sampled units: unit_id, variant, seed,
     faces, gender, age_group."""
-    from implicit_bench.cache import DiskCache
     from implicit_bench.faces import create
     from implicit_bench.faces.attributes import face_attributes, judge_images
     from implicit_bench.images import ImageStore, read_index
+    from implicit_bench.runtime.cache import DiskCache
 
     store_dir = Path(root) / params.images_dir / params.generator
     store = ImageStore(store_dir)

@@ -3,8 +3,8 @@
 A configuration of ``debias.configs`` names its method (``method: steer``) next to the method's
 own keys (``info``, ``signal``, ...), which the method's ``Params`` model validates. The
 registry maps every module of this package to ``"implicit_bench.debias.methods.<name>:METHOD"``
-without importing it (a lazy :class:`implicit_bench.registry.Registry`), so adding a method is
-one module (and a ``debias.configs`` entry that uses it): docs/architecture.md, "Extending".
+without importing it (a lazy :class:`implicit_bench.runtime.registry.Registry`), so adding a method
+is one module (and a ``debias.configs`` entry that uses it): docs/architecture.md, "Extending".
 
 A method turns the units subset into the prompts to render (``prepare``) and may change how
 they are rendered (``worker``, ``settings``: embedding steering); everything else (planning,
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import StrictModel
-from implicit_bench.registry import Registry
+from implicit_bench.runtime.registry import Registry
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
+from implicit_bench._util.hashing import stable_hash
 from implicit_bench.debias.methods import ALPHA_KEY, DebiasMethod, LlmWork, MethodInputs, Prepared
 from implicit_bench.errors import ConfigError
-from implicit_bench.hashing import stable_hash
 from implicit_bench.params import StrictModel
 
 if TYPE_CHECKING:

@@ -1,0 +1,1 @@
+"""Private leaf helpers (files, hashing, parsing, redaction); they import only errors."""

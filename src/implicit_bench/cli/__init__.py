@@ -1,0 +1,1 @@
+"""The implicit-bench command: one module per command group."""

@@ -1,0 +1,1518 @@
+"""``implicit-bench plan``: size a run before booking a GPU (docs/experiments.md).
+
+For the current params (or params with a profile merged over them) it prints, per stage that
+calls a model: what one item is, the items the plan holds, how many are already stored or
+cached, and the model calls that remain. It reads only params, the committed metrics and what
+the workspace already holds (the units table, image stores, caches), loads no model and makes
+no network call, so it works on a fresh clone, where ``dvc repro --dry`` cannot.
+
+Counts are exact when the units table on disk matches the plan's unit count; otherwise the
+unit count comes from ``subset.max_units`` and the committed ``metrics/triplets.json`` and
+the cached column is unknown ("-"): nothing can be cached for units not built yet. Refusals are
+not known in advance: every planned image counts as judged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+import pandas as pd
+
+from implicit_bench.params import check_references, load_params, section
+from implicit_bench.protocol.schema import VARIANTS
+from implicit_bench.tables import (
+    DEBIAS_IMAGES_DIR,
+    DEBIAS_JUDGEMENTS_DIR,
+    IMAGES_DIR,
+    PAIRS_PATH,
+    TRIPLETS_PATH,
+    UNITS,
+    UNITS_PATH,
+    columnar,
+)
+
+
+@dataclass
+class StagePlan:
+    """One stage's share of a run."""
+
+    stage: str
+    item: str  # what one item is
+    items: int  # items the plan holds
+    cached: int | None  # already stored / cached (None: unknown before upstream stages run)
+    model_calls: int  # requests that remain: items not cached
+    note: str = ""
+    calls_by_model: dict[str, int] = field(
+        default_factory=dict
+    )  # catalogue entry -> its share of model_calls
+    hours: float | None = (
+        None  # model_calls x seconds_per_item of each model (None: no figure given)
+    )
+    usd: float | None = None  # model_calls x usd_per_item of each model (None: no price given)
+    gpu: bool = True  # the hours are GPU time (a local model), not an API's wall time
+    no_seconds: list[str] = field(default_factory=list)  # models with calls and no seconds_per_item
+    no_price: list[str] = field(default_factory=list)  # models with calls and no usd_per_item
+    phase: str = "construction"  # construction | benchmark (docs/experiments.md, "Two phases")
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+# The UNITS columns the retrieve / debias plan counts from (retrieval texts, the subset's ids).
+DEBIAS_PLAN_COLUMNS = (
+    "unit_id",
+    "head",
+    "relation",
+    "stereotype",
+    "anti_stereotype",
+    "prompt_neutral",
+)
+
+
+class PlanUnits:
+    """A units table as the plan reads it: only the columns it counts from, read once (a
+    column projection, checked: ``columnar.read_columns``), as Arrow. The whole
+    table (``frame``) is read only for the exact lookups of stores or caches that exist."""
+
+    def __init__(self, path: Path, require: tuple[str, ...], columns: tuple[str, ...]):
+        self.path = path
+        self.require = require
+        self.table = columnar.read_columns(UNITS, path, columns, require=require)
+        self._frame: pd.DataFrame | None = None
+
+    def __len__(self) -> int:
+        return int(self.table.num_rows)
+
+    def has(self, name: str) -> bool:
+        return name in self.table.column_names
+
+    def column(self, name: str) -> Any:
+        return self.table.column(name)
+
+    def written(self, name: str) -> int:
+        """Rows of a checked nullable text column that hold a value (blank cells are null)."""
+        column = self.table.column(name)
+        return len(column) - column.null_count
+
+    def frame(self) -> pd.DataFrame:
+        """The whole validated table (``UNITS.read``), read on first use."""
+        if self._frame is None:
+            self._frame = UNITS.read(self.path, require=self.require)
+        return self._frame
+
+
+def _extra_prompt_columns(params: dict[str, Any]) -> tuple[str, ...]:
+    """The prompt columns of the render plan's extra variants (counted where written)."""
+    variants = (params.get("render") or {}).get("variants") or []
+    if not isinstance(variants, list):
+        return ()
+    return tuple(f"prompt_{v}" for v in variants if isinstance(v, str) and v not in VARIANTS)
+
+
+def _debias_units_path(params: dict[str, Any], root: Path) -> Path | None:
+    """The debias stage's units table (None: no debias block, or one the stage refuses)."""
+    if "debias" not in params:
+        return None
+    from implicit_bench.debias.stage import DebiasParams
+
+    try:
+        return root / DebiasParams.model_validate(params["debias"]).units
+    except Exception:  # noqa: BLE001 - _debias reports the invalid block
+        return None
+
+
+def _same_file(a: Path, b: Path | None) -> bool:
+    return b is not None and a.exists() and b.exists() and a.resolve() == b.resolve()
+
+
+def plan_units(
+    params: dict[str, Any], root: Path, assume: dict[str, int] | None = None
+) -> tuple[PlanUnits | None, int, str]:
+    """(the units table when it matches the plan, the unit count, where the count comes from);
+    ``assume``: ``candidates`` given (``plan --assume``), nothing read."""
+    _, units, count, source = _read_plan_units(params, root, assume=assume)
+    return units, count, source
+
+
+def _read_plan_units(
+    params: dict[str, Any],
+    root: Path,
+    columns: tuple[str, ...] = (),
+    require: tuple[str, ...] = ("unit_id",),
+    assume: dict[str, int] | None = None,
+) -> tuple[PlanUnits | None, PlanUnits | None, int, str]:
+    """(the units table read, that table when it matches the plan, the unit count, where the
+    count comes from); the table holds ``unit_id``, the extra variants' prompt columns and
+    ``columns`` (each read once, checked; ``require``: columns that must be present)."""
+    if assume and "candidates" in assume:
+        return None, None, int(assume["candidates"]), "--assume candidates"
+    max_units = int((params.get("subset") or {}).get("max_units") or 0)
+    total = _read_json(root / "metrics/triplets.json").get("triplets_total")
+    triplets = root / TRIPLETS_PATH
+    if triplets.exists():
+        import pyarrow.parquet as pq
+
+        # a row count: one column read, not validated
+        total = pq.read_table(triplets, columns=["unit_id"]).num_rows
+    count = max_units if max_units and (total is None or max_units < total) else total
+    path = root / UNITS_PATH
+    if path.exists():
+        wanted = tuple(dict.fromkeys(("unit_id", *_extra_prompt_columns(params), *columns)))
+        read = PlanUnits(path, tuple(require), wanted)
+        if count is None or len(read) == count:
+            return read, read, len(read), UNITS_PATH
+    else:
+        read = None
+    if count is None:
+        raise click.ClickException(
+            "no unit count: set subset.max_units or run the triplets stage once"
+        )
+    return read, None, int(count), "subset.max_units / metrics/triplets.json (estimated)"
+
+
+def _images_per_config(
+    units: PlanUnits | None, n_units: int, seeds: list[int], variants: list[str]
+) -> dict[str, int]:
+    """Planned images per variant of one configuration (an extra variant only where written)."""
+    out = {}
+    for variant in variants:
+        if units is not None and variant not in VARIANTS and units.has(f"prompt_{variant}"):
+            written = units.written(f"prompt_{variant}")
+        else:
+            written = n_units
+        out[variant] = written * len(seeds)
+    return out
+
+
+def _render(
+    params: dict[str, Any], units: PlanUnits | None, n_units: int, root: Path
+) -> tuple[list[StagePlan], dict[str, dict[str, int]]]:
+    from implicit_bench.generators import settings_hash
+    from implicit_bench.images import ImageStore
+    from implicit_bench.render.stage import (
+        RenderParams,
+        config_signatures,
+        done_keys,
+        plan_items,
+    )
+
+    render = section(params, "render", RenderParams, attach={"generators": "configs"})
+    plans, per_config = [], {}
+    for name in render.selected():
+        counts = _images_per_config(units, n_units, render.seeds, render.variants)
+        per_config[name] = counts
+        items = sum(counts.values())
+        cached = None
+        store_dir = root / IMAGES_DIR / name
+        if units is not None:
+            cached = 0
+            if (store_dir / "journal.jsonl").exists():
+                cfg = render.configs[name]
+                planned = plan_items(units.frame(), name, render.seeds, render.variants)
+                store = ImageStore(store_dir)
+                try:
+                    signatures = config_signatures(cfg, planned)
+                    cached = len(
+                        done_keys(
+                            store,
+                            planned,
+                            settings_hash(cfg),
+                            False,
+                            render.retry_failed,
+                            signatures,
+                        )
+                    )
+                finally:
+                    store.close()
+        plans.append(
+            StagePlan(
+                f"render {name}",
+                "image",
+                items,
+                cached,
+                items - (cached or 0),
+                calls_by_model={f"generators.{name}": items - (cached or 0)},
+            )
+        )
+    return plans, per_config
+
+
+def _judge_formula(judge: Any, per_config: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """config -> judge -> requests, counting every planned image (refusals not known); the
+    judge stage's own selection (``task_selection``) and orders (``orders_per_image``)."""
+    from implicit_bench.judges.stage import config_judges, orders_per_image, task_selection
+    from implicit_bench.protocol.judge_tasks import load_task
+
+    configs = judge.configs if judge.configs is not None else list(per_config)
+    out: dict[str, dict[str, int]] = {}
+    for task in judge.tasks:
+        spec = load_task(task)
+        judges, task_configs, wanted = task_selection(judge, task, spec, configs)
+        orders = orders_per_image(judge, spec)
+        for config in task_configs:
+            images = sum(
+                n for v, n in per_config.get(config, {}).items() if wanted is None or v in wanted
+            )
+            for name in config_judges(judge.tasks[task], config, judges):
+                out.setdefault(config, {})[name] = (
+                    out.get(config, {}).get(name, 0) + images * orders
+                )
+    return out
+
+
+def _judge(
+    params: dict[str, Any],
+    units: PlanUnits | None,
+    per_config: dict[str, dict[str, int]],
+    root: Path,
+) -> StagePlan:
+    from implicit_bench.judges import judge_params
+    from implicit_bench.judges.stage import JudgeStageParams
+
+    judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
+    for name, cfg in judge.judges.items():  # refuse what the judge stage would refuse
+        judge_params(cfg, f"judges.{name}")
+    formula = _judge_formula(judge, per_config)
+    exact = _judge_exact(judge, units, root, params) if units is not None else None
+    return _judge_plan("judge", judge, formula, per_config, exact)
+
+
+def _judge_plan(
+    stage: str,
+    judge: Any,
+    formula: dict[str, dict[str, int]],
+    per_config: dict[str, dict[str, int]],
+    exact: JudgeLookup | None,
+) -> StagePlan:
+    """Requests of the images published (refused ones not judged, every answer looked up in the
+    cache) plus, for planned images not rendered yet, every one counted."""
+    by_model: dict[str, int] = {}
+    if exact is None:
+        items = sum(n for per_judge in formula.values() for n in per_judge.values())
+        for per_judge in formula.values():
+            for name, n in per_judge.items():
+                by_model[f"judges.{name}"] = by_model.get(f"judges.{name}", 0) + n
+        return StagePlan(
+            stage,
+            "judge answer",
+            items,
+            None,
+            items,
+            "images not rendered yet: refusals unknown, every one counted",
+            calls_by_model=by_model,
+        )
+    pending = 0
+    for config, per_judge in formula.items():
+        planned_images = sum(per_config.get(config, {}).values())
+        missing = planned_images - exact.covered.get(
+            config, 0
+        )  # planned images not in the store's index
+        if planned_images and missing > 0:
+            for name, n in per_judge.items():
+                extra = round(n * missing / planned_images)
+                pending += extra
+                by_model[f"judges.{name}"] = by_model.get(f"judges.{name}", 0) + extra
+    for name, n in exact.missing_by_judge.items():
+        by_model[f"judges.{name}"] = by_model.get(f"judges.{name}", 0) + n
+    items = exact.distinct + pending
+    note = f"refused images not judged; {exact.refused} refused" + (
+        f"; {pending:,} for images not rendered yet" if pending else ""
+    )
+    return StagePlan(
+        stage,
+        "judge answer",
+        items,
+        exact.cached,
+        items - exact.cached,
+        note,
+        calls_by_model={k: v for k, v in by_model.items() if v},
+    )
+
+
+@dataclass
+class JudgeLookup:
+    """The judge requests of the images published in the stores' indexes, looked up in the cache."""
+
+    distinct: int  # distinct request keys (identical requests are asked once)
+    cached: int
+    missing_by_judge: dict[str, int]
+    covered: dict[str, int]  # config -> planned images present in its index (any status)
+    refused: int
+
+
+def _judge_exact(
+    judge: Any,
+    units: PlanUnits,
+    root: Path,
+    params: dict[str, Any] | None = None,
+    planned_keys: Callable[[], set[tuple[str, str, str, int]]] | None = None,
+) -> JudgeLookup | None:
+    """``JudgeLookup`` for the images the stores' indexes publish (None: not resolvable yet).
+    The units' rows are read only once a judge resolves and a store exists."""
+    from implicit_bench.judges.stage import judge_backends, plan_judgements, store_configs
+    from implicit_bench.runtime.cache import DiskCache
+
+    try:
+        _, identities = judge_backends(judge.judges)
+        configs = store_configs(judge, root)  # no store: nothing published to look up
+        by_id = {
+            str(r["unit_id"]): {**r, "unit_id": str(r["unit_id"])}
+            for r in units.frame().to_dict("records")
+        }
+        planned, image_counts, _ = plan_judgements(judge, by_id, identities, root)
+    except Exception:  # noqa: BLE001 - stores not rendered yet or a judge not resolvable offline
+        return None
+    from implicit_bench.images import read_index
+
+    covered, refused = {}, 0
+    wanted = (
+        planned_keys()
+        if planned_keys is not None
+        else _render_plan_keys(params, units.frame())
+        if params
+        else None
+    )
+    for config in configs:
+        store = judge.config_dirs.get(config, judge.images_dir)
+        index = read_index((root / store / config).resolve())
+        keep = [
+            wanted is None or (config, str(r.unit_id), r.variant, int(r.seed)) in wanted
+            for r in index.itertuples(index=False)
+        ]
+        covered[config] = sum(keep)
+        refused += int(((index["status"] == "refused") & pd.Series(keep, index=index.index)).sum())
+    if wanted is not None:
+        planned = [p for p in planned if (p.config, p.unit_id, p.variant, int(p.seed)) in wanted]
+    first: dict[str, str] = {}
+    for p in planned:
+        first.setdefault(p.key, p.judge)
+    cache = DiskCache(root / judge.cache)
+    try:
+        found = cache.get_many(list(first))
+    finally:
+        cache.close()
+    missing_by_judge: dict[str, int] = {}
+    for key, name in first.items():
+        if key not in found:
+            missing_by_judge[name] = missing_by_judge.get(name, 0) + 1
+    return JudgeLookup(len(first), len(found), missing_by_judge, covered, refused)
+
+
+def _render_plan_keys(
+    params: dict[str, Any], units: pd.DataFrame
+) -> set[tuple[str, str, str, int]] | None:
+    """(config, unit, variant, seed) of every image the render plan holds."""
+    from implicit_bench.render.stage import RenderParams, plan_items
+
+    try:
+        render = section(params, "render", RenderParams, attach={"generators": "configs"})
+        return {
+            (k.config, str(k.unit_id), k.variant, int(k.seed))
+            for name in render.selected()
+            for k in (i.key for i in plan_items(units, name, render.seeds, render.variants))
+        }
+    except Exception:  # noqa: BLE001 - a units table without some prompt column: no filter
+        return None
+
+
+def _clip(
+    params: dict[str, Any],
+    units: PlanUnits | None,
+    per_config: dict[str, dict[str, int]],
+    root: Path,
+) -> StagePlan:
+    """Images to embed: the ok images of the published stores, looked up in the CLIP cache."""
+    images = sum(sum(c.values()) for c in per_config.values())
+    exact = _clip_exact(params, units, root) if units is not None else None
+    if exact is None:
+        return StagePlan(
+            "clip",
+            "image embedding",
+            images,
+            None,
+            images,
+            "images not rendered yet: every one counted",
+            calls_by_model={"clip.model": images},
+        )
+    distinct, cached, covered = exact
+    pending = max(0, images - covered)
+    items = distinct + pending
+    return StagePlan(
+        "clip",
+        "image embedding",
+        items,
+        cached,
+        items - cached,
+        "ok images only" + (f"; {pending:,} not rendered yet" if pending else ""),
+        calls_by_model={"clip.model": items - cached},
+    )
+
+
+def _clip_exact(
+    params: dict[str, Any], units: PlanUnits, root: Path
+) -> tuple[int, int, int] | None:
+    from implicit_bench.clip import create
+    from implicit_bench.clip.stage import ClipParams
+    from implicit_bench.images import published_stores, read_index
+    from implicit_bench.runtime.cache import DiskCache, model_key
+
+    try:
+        clip = section(params, "clip", ClipParams)
+        identity = create(clip.model).identity()
+        stores = [Path(p) for p in clip.image_stores] or published_stores(root / clip.images_root)
+    except Exception:  # noqa: BLE001 - a backend not importable here
+        return None
+    wanted, unit_ids = None, set()
+    if stores:  # the units' rows only for published stores
+        wanted = _render_plan_keys(params, units.frame())
+        unit_ids = set(units.frame()["unit_id"].astype(str))
+    shas, covered = [], 0
+    for store_dir in stores:
+        index = read_index(store_dir)
+        for r in index.itertuples(index=False):
+            if (
+                wanted is not None
+                and (r.config, str(r.unit_id), r.variant, int(r.seed)) not in wanted
+            ):
+                continue
+            covered += 1
+            if r.status == "ok" and str(r.unit_id) in unit_ids:
+                shas.append(r.sha256)
+    keys = list(
+        dict.fromkeys(model_key("clip_image", identity, item=sha) for sha in dict.fromkeys(shas))
+    )
+    cache = DiskCache(root / clip.cache)
+    try:
+        found = cache.get_many(keys)
+    finally:
+        cache.close()
+    return len(keys), len(found), covered
+
+
+# ----- the benchmark phase (docs/experiments.md, "Two phases") ------------------------------------
+def bench_units(
+    params: dict[str, Any], root: Path, assume: dict[str, int] | None, n_candidates: int
+) -> tuple[pd.DataFrame | None, int, str]:
+    """(the fixed unit set's table when it exists, its unit count, where the count comes from):
+    ``--assume selected=N`` first, then the ``bench.units`` table, else at most the candidates."""
+    from implicit_bench.bench.params import BenchParams
+
+    bench = section(params, "bench", BenchParams)
+    if assume and "selected" in assume:
+        return None, int(assume["selected"]), "--assume selected"
+    path = root / bench.units
+    if path.exists():
+        table = UNITS.read(path, require=("unit_id",))
+        return table, len(table), bench.units
+    return None, n_candidates, f"{bench.units} not built yet: at most the candidates"
+
+
+def _bench(
+    params: dict[str, Any],
+    per_config: dict[str, dict[str, int]],
+    n_selected: int,
+    selected: pd.DataFrame | None,
+    root: Path,
+) -> list[StagePlan]:
+    """``bench_render`` per bench generator (its variants x seeds over its unit set) and
+    ``bench_judge`` (bench.tasks over those stores and the construction stores' images of the
+    unit set; refusals unknown, every planned image counted)."""
+    from implicit_bench.bench.params import SELECTED, BenchParams
+    from implicit_bench.judges.stage import config_judges
+    from implicit_bench.protocol.judge_tasks import load_task
+
+    bench = section(params, "bench", BenchParams)
+    render = params.get("render") or {}
+    construction_seeds = len(render.get("seeds") or [])
+    plans, images = [], {}
+    for name in bench.selected():
+        entry = bench.generators[name]
+        n_units = n_selected
+        if entry.units != SELECTED:
+            n_units = (
+                len(bench.unit_set(selected, entry.units))
+                if selected is not None and "bias_type" in selected.columns
+                else min(n_selected, entry_cap(bench, entry.units))
+            )
+        counts = {v: n_units * len(entry.seeds) for v in entry.variants}
+        images[name] = counts
+        items = sum(counts.values())
+        cached = _bench_cached(params, name, selected, root) if entry.units == SELECTED else None
+        plans.append(
+            StagePlan(
+                f"bench_render {name}",
+                "image",
+                items,
+                cached,
+                items - (cached or 0),
+                f"{entry.units}: {n_units:,} units x {len(entry.variants)} variants x "
+                f"{len(entry.seeds)} seeds",
+                calls_by_model={f"generators.{bench.generator_of(name)}": items - (cached or 0)},
+                phase="benchmark",
+            )
+        )
+    for task, select in bench.tasks.items():
+        spec = load_task(task)
+        judges = select.judges if select is not None and select.judges is not None else None
+        configs = (
+            select.configs if select is not None and select.configs is not None else list(images)
+        )
+        wanted = set(select.variants) if select is not None and select.variants else None
+        by_judge: dict[str, int] = {}
+        for config in configs:
+            if config in images:
+                counts = images[config]
+            else:  # a construction store: its images of the unit set
+                counts = {v: n_selected * construction_seeds for v in per_config.get(config, {})}
+            n = sum(c for v, c in counts.items() if wanted is None or v in wanted)
+            if spec.option_order:
+                orders = 2 if bench.blind_orders == "both" else 1
+                audit = min(bench.both_orders_units, n_selected) if orders == 1 else 0
+                share = audit / n_selected if n_selected else 0
+                n = n * orders + round(n * share)
+            names = judges if judges is not None else list(params.get("judges") or {})
+            for judge in config_judges(select, config, names):
+                by_judge[judge] = by_judge.get(judge, 0) + n
+        for judge, n in by_judge.items():
+            plans.append(
+                StagePlan(
+                    f"bench_judge {task} {judge}",
+                    "judge answer",
+                    n,
+                    None,
+                    n,
+                    f"{', '.join(configs)}: the unit set's images, every planned one counted",
+                    calls_by_model={f"judges.{judge}": n},
+                    phase="benchmark",
+                )
+            )
+    return plans
+
+
+B6_ASSUME = ("b6_subset", "b6_baseline", "b6_unreturned")
+
+
+def _b6(
+    params: dict[str, Any],
+    assume: dict[str, int],
+    n_selected: int,
+    selected: pd.DataFrame | None,
+    root: Path,
+) -> list[StagePlan]:
+    """Stage ``b6``: the third judge's rubric answers (Appendix B.6). The subset's size is
+    ``--assume b6_subset=N`` (the "all generators returned" rule needs the stores), else the
+    rule on the unit set and the stores' indexes when both exist, else its bound (the cap x
+    the bias types); the baseline's ``b6_baseline`` else the subset plus human_eval's
+    sample_size; ``b6_unreturned`` images the other generators never returned (else 0: every
+    planned image counted)."""
+    from implicit_bench.bench.b6 import B6Params, b6_subset, plan_images, returned_units, store_dir
+    from implicit_bench.bench.params import BenchParams
+    from implicit_bench.images import read_index
+    from implicit_bench.protocol.schema import BIAS_TYPES
+
+    if "b6" not in params:
+        return []
+    b6 = section(params, "b6", B6Params)
+    if not b6.enabled:
+        return []
+    bench = section(params, "bench", BenchParams)
+    stores = [b6.baseline, *b6.generators]
+    source = "--assume b6_subset"
+    n_subset = assume.get("b6_subset")
+    returned: dict[str, set[str]] | None = None
+    if n_subset is None:
+        dirs = [root / store_dir(params, b6, s) / s / "index.parquet" for s in stores]
+        if selected is not None and "bias_type" in selected and all(d.exists() for d in dirs):
+            returned = {
+                s: returned_units(read_index(d.parent)) for s, d in zip(stores, dirs, strict=True)
+            }
+            n_subset = len(b6_subset(selected, returned, b6.max_per_bias_type, b6.seed))
+            source = "the rule on the unit set and the stores"
+        else:
+            n_subset = min(n_selected, b6.max_per_bias_type * len(BIAS_TYPES))
+            source = "at most the cap x the bias types"
+    human = int((params.get("human_eval") or {}).get("sample_size") or 100) if b6.human_eval else 0
+    n_baseline = assume.get("b6_baseline", min(n_selected, n_subset + human))
+
+    def seeds_of(name: str) -> list[int]:
+        if name in bench.generators:
+            return list(bench.generators[name].seeds)
+        return list((params.get("render") or {}).get("seeds") or [])
+
+    debias_seeds = len((params.get("debias") or {}).get("seeds") or [])
+    images = plan_images(
+        n_subset,
+        n_baseline,
+        len(seeds_of(b6.baseline)),
+        [len(seeds_of(g)) for g in b6.generators],
+        debias_seeds,
+        len(b6.debias_configs),
+        assume.get("b6_unreturned", 0),
+    )
+    n = sum(images.values())
+    note = (
+        f"B.6: {n_subset:,} subset ids ({source}), {n_baseline:,} baseline ids; baseline "
+        f"{images['baseline']:,} + generators {images['generators']:,} + debiasing "
+        f"{images['debias']:,} images"
+    )
+    exact = _b6_exact(params, b6, selected, returned, root) if returned is not None else None
+    if exact is not None:  # the stage's own requests, looked up in the judge cache
+        distinct, cached = exact
+        note = f"{note}; the stage's requests looked up in the judge cache"
+        return [
+            StagePlan(
+                f"b6 rubric {b6.judge}",
+                "judge answer",
+                distinct,
+                cached,
+                distinct - cached,
+                note,
+                calls_by_model={f"judges.{b6.judge}": distinct - cached},
+                phase="benchmark",
+            )
+        ]
+    return [
+        StagePlan(
+            f"b6 rubric {b6.judge}",
+            "judge answer",
+            n,
+            None,
+            n,
+            note,
+            calls_by_model={f"judges.{b6.judge}": n},
+            phase="benchmark",
+        )
+    ]
+
+
+class _Frame:
+    """A units frame in the shape ``_judge_exact`` reads (``frame()``)."""
+
+    def __init__(self, frame: pd.DataFrame):
+        self._frame = frame
+
+    def frame(self) -> pd.DataFrame:
+        return self._frame
+
+
+def _b6_exact(
+    params: dict[str, Any],
+    b6: Any,
+    selected: pd.DataFrame,
+    returned: dict[str, set[str]],
+    root: Path,
+) -> tuple[int, int] | None:
+    """(distinct requests, cached) of the b6 stage's two judge runs (the baseline's three
+    variants, the subset's neutral images) when the stores exist, the requests planned exactly
+    as the stage plans them; None when a store or judge does not resolve here."""
+    from implicit_bench.bench.b6 import (
+        B6_DIR,
+        BASELINE,
+        SUBSET,
+        b6_judge_params,
+        b6_subset,
+        baseline_units,
+        human_eval_ids,
+    )
+
+    try:
+        subset = b6_subset(selected, returned, b6.max_per_bias_type, b6.seed)
+        extra = human_eval_ids(params, b6, root) if b6.human_eval else set()
+        frames = {SUBSET: subset, BASELINE: baseline_units(selected, subset, extra)}
+        distinct = cached = 0
+        for part, frame in frames.items():
+            stage_params = b6_judge_params(params, b6, part, f"{B6_DIR}/{part}_units.parquet")
+            found = _judge_exact(stage_params, _Frame(frame), root)  # type: ignore[arg-type]
+            if found is None:
+                return None
+            distinct, cached = distinct + found.distinct, cached + found.cached
+    except Exception:  # noqa: BLE001 - an invalid b6 or judge block: the stage reports it
+        return None
+    return distinct, cached
+
+
+def entry_cap(bench: Any, name: str) -> int:
+    """An upper bound on a named subset's units before the unit set exists: its cap per bias
+    type times the bias types (schema.BIAS_TYPES)."""
+    from implicit_bench.protocol.schema import BIAS_TYPES
+
+    return bench.subsets[name].max_per_bias_type * len(BIAS_TYPES)
+
+
+def _bench_cached(
+    params: dict[str, Any], name: str, selected: pd.DataFrame | None, root: Path
+) -> int | None:
+    """Images of a bench generator already stored and current (None: the unit set not built)."""
+    if selected is None:
+        return None
+    from implicit_bench.bench.stage import bench_render_params
+    from implicit_bench.generators import settings_hash
+    from implicit_bench.images import ImageStore
+    from implicit_bench.render.stage import done_keys, plan_items, unit_columns
+    from implicit_bench.tables import BENCH_IMAGES_DIR
+
+    store_dir = root / BENCH_IMAGES_DIR / name
+    if not (store_dir / "journal.jsonl").exists():
+        return 0
+    try:
+        render = bench_render_params(params, name)
+        from implicit_bench.bench.params import BenchParams
+
+        path = root / section(params, "bench", BenchParams).units
+        units = UNITS.read(path, require=unit_columns(render.variants))
+    except Exception:  # noqa: BLE001 - a unit set without a variant's prompt: the stage says so
+        return None
+    planned = plan_items(units, name, render.seeds, render.variants)
+    store = ImageStore(store_dir)
+    try:
+        return len(
+            done_keys(
+                store, planned, settings_hash(render.configs[name]), False, render.retry_failed
+            )
+        )
+    finally:
+        store.close()
+
+
+def _debias(
+    params: dict[str, Any],
+    root: Path,
+    n_units: int,
+    units: PlanUnits | None = None,
+    assumed: bool = False,
+) -> list[StagePlan]:
+    """``units``: the plan's units table when it is also the debias stage's (read once);
+    ``assumed``: ``n_units`` was given (``plan --assume``); the tables on disk are not read."""
+    from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, needed_llm_work, subset_units
+    from implicit_bench.embedders import CachedEmbedder
+
+    if "debias" not in params:
+        return []
+    debias = DebiasParams.model_validate(params["debias"])
+    kg_path = root / debias.units
+    kg = None if assumed else units
+    if kg is None and not assumed and kg_path.exists():
+        kg = PlanUnits(kg_path, KG_COLUMNS, DEBIAS_PLAN_COLUMNS)
+    n_kg = len(kg) if kg is not None else None
+    plans = []
+    if kg is not None:
+        from implicit_bench.debias.retrieval_columns import distinct_texts
+
+        # the cache the stage would use: relative to the workspace root, not to the CWD
+        has_cache = (root / debias.embedder.cache).exists()
+        n_texts, distinct = distinct_texts(kg.table, debias.retrieval, want_texts=has_cache)
+        cached = 0
+        if has_cache:
+            embedder = CachedEmbedder(
+                debias.embedder.model_copy(update={"cache": str(root / debias.embedder.cache)})
+            )
+            texts = distinct.to_pylist()  # one key per distinct text
+            cached = len(embedder.cache.get_many({embedder.key(t) for t in texts}))
+        plans.append(
+            StagePlan(
+                "retrieve",
+                "text embedding",
+                n_texts,
+                cached,
+                n_texts - cached,
+                calls_by_model={"debias.embedder": n_texts - cached},
+            )
+        )
+    subset_frame: list[pd.DataFrame] = []
+
+    def subset() -> pd.DataFrame:  # the subset's ids, drawn only where stores need them
+        if not subset_frame and kg is not None:
+            ids = pd.DataFrame({"unit_id": kg.column("unit_id").to_pylist()})
+            subset_frame.append(subset_units(ids, debias.subset))
+        return subset_frame[0]
+
+    bound = ""  # the KG is not built yet: at most the plan's units
+    if kg is not None:
+        m = debias.subset.max_units
+        n_subset = len(kg) if m == 0 or m >= len(kg) else m  # subset_units' size
+    else:
+        n_subset = min(debias.subset.max_units, n_units) if debias.subset.max_units else n_units
+        bound = "at most; "
+    rewrite_infos, pair_infos = needed_llm_work(debias)
+    calls = n_subset * (len(rewrite_infos) + len(pair_infos))
+    if calls:
+        plans.append(
+            StagePlan(
+                "rewrite",
+                "LLM answer",
+                calls,
+                None,
+                calls,
+                f"{bound}LLM cache checked at run time",
+                calls_by_model={f"llms.{debias.rewriter}": calls},
+            )
+        )
+    seeds = list(debias.seeds)
+    for name in debias.configs:
+        items = n_subset * len(seeds)
+        cached = None
+        store_dir = root / DEBIAS_IMAGES_DIR / name
+        if kg is not None:
+            cached = 0
+            if (store_dir / "journal.jsonl").exists():
+                from implicit_bench.images import ImageStore
+
+                wanted = {(u, s) for u in subset()["unit_id"] for s in seeds}
+                store = ImageStore(store_dir)
+                try:
+                    done = store.done_keys()
+                    cached = sum(
+                        1 for k in done if (k.unit_id, k.seed) in wanted and k.variant == "neutral"
+                    )
+                finally:
+                    store.close()
+        plans.append(
+            StagePlan(
+                f"debias_render@{name}",
+                "image",
+                items,
+                cached,
+                items - (cached or 0),
+                f"{bound}stored images counted; settings checked at run time",
+                calls_by_model={f"generators.{debias.generator}": items - (cached or 0)},
+            )
+        )
+        plans.append(_debias_judge(params, debias, name, kg, subset, seeds, items, bound, root))
+    if n_kg is None:
+        texts = 2 * n_units
+        plans.insert(
+            0,
+            StagePlan(
+                "retrieve",
+                "text embedding",
+                texts,
+                None,
+                texts,
+                f"at most; {debias.units} not built yet",
+                calls_by_model={"debias.embedder": texts},
+            ),
+        )
+    return plans
+
+
+def _debias_judge(
+    params: dict[str, Any],
+    debias: Any,
+    name: str,
+    kg: PlanUnits | None,
+    subset: Callable[[], pd.DataFrame],
+    seeds: list[int],
+    images: int,
+    bound: str,
+    root: Path,
+) -> StagePlan:
+    """Rubric + alignment answers of one debiasing configuration, looked up in the judge cache."""
+    from implicit_bench.debias.judging import judge_stage_params
+    from implicit_bench.judges.stage import JudgeStageParams
+
+    stage = f"debias_judge@{name}"
+    rubric, alignment = debias.scoring.rubric_judge, debias.scoring.alignment_judge
+    formula = {
+        name: {rubric: images, alignment: images} if rubric != alignment else {rubric: 2 * images}
+    }
+    exact = None
+    if kg is not None:
+        try:
+            judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
+            stage_params = judge_stage_params(
+                name, debias, judge, DEBIAS_IMAGES_DIR, DEBIAS_JUDGEMENTS_DIR
+            )
+        except Exception:  # noqa: BLE001 - an invalid scoring block: the stage reports it
+            stage_params = None
+        if stage_params is not None:
+            exact = _judge_exact(
+                stage_params,
+                kg,
+                root,
+                planned_keys=lambda: {
+                    (name, str(u), "neutral", int(s)) for u in subset()["unit_id"] for s in seeds
+                },
+            )
+    plan = _judge_plan(stage, None, formula, {name: {"neutral": images}}, exact)
+    if bound:
+        plan.note = f"{bound}{plan.note}"
+    return plan
+
+
+def llm_cache_lookup(
+    block: dict[str, Any],
+    where: str,
+    requests: list[Any],
+    schema: Any = None,
+    root: Path = Path("."),
+) -> tuple[int, int] | None:
+    """(distinct requests, how many the LLM's disk cache answers) under the stage's own keys
+    (``LLMClient.key``; ``schema``: the answer model of ``chat_json_many``). No model is loaded
+    (clients load lazily) and no cache file is created. None: the block does not resolve here."""
+    from implicit_bench.llm import build_llm
+    from implicit_bench.llm.structured import answer_schema
+    from implicit_bench.runtime.cache import DiskCache
+    from implicit_bench.runtime.cache_location import resolve as resolve_cache_path
+
+    try:
+        client = build_llm({**block, "cache": None}, where)
+    except Exception:  # noqa: BLE001 - a backend not importable here, a model not resolvable offline
+        return None
+    json_schema = answer_schema(schema) if schema is not None else None
+    keys = list(dict.fromkeys(client.key(m, None, json_schema) for m in requests))
+    cache_path = block.get("cache", "cache/llm.sqlite")
+    path = resolve_cache_path(cache_path, root) if cache_path is not None else None
+    if path is None or not path.exists():
+        return len(keys), 0
+    cache = DiskCache(path)
+    try:
+        return len(keys), len(cache.get_many(keys))
+    finally:
+        cache.close()
+
+
+def _kg_plan(params: dict[str, Any], root: Path) -> StagePlan:
+    """One extraction per sentence pair; looked up in the LLM cache when the pairs table exists."""
+    kg = params.get("kg") or {}
+    where = f"llms.{kg['llm']}" if kg.get("llm") else None
+    max_pairs = int(kg.get("max_pairs") or 0)
+    pairs_path = root / PAIRS_PATH
+    if pairs_path.exists() and where is not None:
+        from implicit_bench.kg.llm_extractor import ExtractionAnswer, messages_for
+        from implicit_bench.kg.stage import KGParams, kg_llm_block, read_pairs
+
+        pairs = read_pairs(pairs_path)
+        pairs = pairs[:max_pairs] if max_pairs else pairs
+        try:
+            block = kg_llm_block(section(params, "kg", KGParams), params.get("llms") or {})
+        except Exception:  # noqa: BLE001 - an invalid kg block: the stage reports it
+            block = None
+        found = (
+            llm_cache_lookup(block, where, [messages_for(p) for p in pairs], ExtractionAnswer, root)
+            if block
+            else None
+        )
+        if found is not None:
+            distinct, cached = found
+            return StagePlan(
+                "kg",
+                "LLM answer",
+                distinct,
+                cached,
+                distinct - cached,
+                "one extraction per sentence pair",
+                calls_by_model={where: distinct - cached},
+            )
+    pairs_total = _read_json(root / "metrics/sources.json").get("pairs_total")
+    n = (
+        min(max_pairs, pairs_total)
+        if max_pairs and pairs_total
+        else (max_pairs or pairs_total or 0)
+    )
+    return StagePlan(
+        "kg",
+        "LLM answer",
+        n,
+        None,
+        n,
+        "one extraction per sentence pair",
+        calls_by_model={where: n} if where else {},
+    )
+
+
+def _triplets_lookup(params: dict[str, Any], root: Path) -> StagePlan | None:
+    """One triplet per KG unit, the stage's own requests looked up in the LLM cache (None: the
+    KG units or pairs table is not built yet, or the LLM does not resolve here)."""
+    from implicit_bench.kg.table import units_from_frame
+    from implicit_bench.tables import KG_UNITS, KG_UNITS_PATH, PAIRS
+    from implicit_bench.triplets.llm_writer import TripletAnswer, messages_for
+    from implicit_bench.triplets.stage import PAIR_COLUMNS_USED, TripletsParams, _writer_params
+
+    units_path, pairs_path = root / KG_UNITS_PATH, root / PAIRS_PATH
+    if not (units_path.exists() and pairs_path.exists()):
+        return None
+    try:
+        block = _writer_params(
+            section(params, "triplets", TripletsParams), params.get("llms") or {}
+        )
+    except Exception:  # noqa: BLE001 - an invalid triplets block: the stage reports it
+        return None
+    where = block.pop("_where")
+    units = units_from_frame(KG_UNITS.read(units_path), units_path)
+    pairs = PAIRS.read(pairs_path, require=PAIR_COLUMNS_USED)
+    sentences = dict(
+        zip(
+            pairs["pair_id"],
+            zip(pairs["stereotype_sentence"], pairs["anti_stereotype_sentence"], strict=True),
+            strict=True,
+        )
+    )
+    requests = [messages_for(u, sentences.get(u.source_pair_id, ("", ""))) for u in units]
+    found = llm_cache_lookup(block, where, requests, TripletAnswer, root)
+    if found is None:
+        return None
+    distinct, cached = found
+    return StagePlan(
+        "triplets",
+        "LLM answer",
+        distinct,
+        cached,
+        distinct - cached,
+        "one triplet per KG unit",
+        calls_by_model={where: distinct - cached},
+    )
+
+
+def _llm_stages(params: dict[str, Any], root: Path) -> list[StagePlan]:
+    plans = []
+    kg = params.get("kg") or {}
+    if kg.get("extractor") == "llm":
+        plans.append(_kg_plan(params, root))
+    triplets = params.get("triplets") or {}
+    if (
+        triplets.get("writer") == "llm"
+        and (looked_up := _triplets_lookup(params, root)) is not None
+    ):
+        plans.append(looked_up)
+    elif triplets.get("writer") == "llm":
+        units = _read_json(root / "metrics/kg.json").get("units_total") or 0
+        plans.append(
+            StagePlan(
+                "triplets",
+                "LLM answer",
+                units,
+                None,
+                units,
+                "one triplet per KG unit",
+                calls_by_model={f"llms.{triplets['llm']}": units} if triplets.get("llm") else {},
+            )
+        )
+    return plans
+
+
+def build_plan(
+    params: dict[str, Any], root: str | Path = ".", assume: dict[str, int] | None = None
+) -> tuple[list[StagePlan], dict[str, Any]]:
+    """Per stage that calls a model: items, cached, model calls; and the plan's sizes.
+    ``assume``: unit counts before construction ran (``candidates``, ``selected``)."""
+    from implicit_bench.bench.params import BenchParams
+    from implicit_bench.debias.units import KG_COLUMNS
+    from implicit_bench.tables import SELECTED_UNITS_PATH
+
+    root = Path(root)
+    bench_mode = _benchmark(params)
+    if bench_mode is not None:  # the release's units: construction (kg .. select) skipped
+        params, units, source, bench_info = bench_mode
+        n_units = len(units)
+        plans: list[StagePlan] = []
+        per_config: dict[str, dict[str, int]] = {}
+        selected, n_selected, selected_from = units, n_units, source
+        read, shared = None, False
+    else:
+        debias_path = _debias_units_path(params, root)
+        shared = _same_file(root / UNITS_PATH, debias_path)  # one read serves both
+        read, units, n_units, source = _read_plan_units(
+            params,
+            root,
+            DEBIAS_PLAN_COLUMNS if shared else (),
+            KG_COLUMNS if shared else ("unit_id",),
+            assume,
+        )
+        plans = _llm_stages(params, root)
+        render_plans, per_config = _render(params, units, n_units, root)
+        plans += render_plans
+        plans.append(_judge(params, units, per_config, root))
+        if "clip" in params:
+            plans.append(_clip(params, units, per_config, root))
+        selected, n_selected, selected_from = bench_units(params, root, assume, n_units)
+    plans += _bench(params, per_config, n_selected, selected, root)
+    debias_units = (params.get("debias") or {}).get("units")
+    on_selection = debias_units in {
+        SELECTED_UNITS_PATH,
+        section(params, "bench", BenchParams).units,
+    }
+    debias_plans = _debias(
+        params,
+        root,
+        n_selected if on_selection else n_units,
+        read if shared and not on_selection else None,
+        bool(assume) and (on_selection and "selected" in assume or "candidates" in assume),
+    )
+    for p in debias_plans:
+        p.phase = "benchmark"
+    plans += debias_plans
+    plans += _b6(params, assume or {}, n_selected, selected, root)
+    add_costs(plans, params)
+    seeds = (params.get("render") or {}).get("seeds") or []
+    info = {
+        "units": n_units,
+        "units_from": source,
+        "selected": n_selected,
+        "selected_from": selected_from,
+        "seeds": list(seeds),
+        "configs": list(per_config),
+    }
+    if bench_mode is not None:
+        info["benchmark"] = bench_info
+        info["seeds"] = bench_info["seeds"]
+        info["configs"] = list(bench_info["variants"])
+    return plans, info
+
+
+def _benchmark(
+    params: dict[str, Any],
+) -> tuple[dict[str, Any], pd.DataFrame, str, dict[str, Any]] | None:
+    """With ``benchmark.path`` set: (params whose bench generators render the release's variants
+    only, the release's units: the benchmark phase's unit set, where they come from, the
+    benchmark's counts)."""
+    from implicit_bench.errors import InputError
+    from implicit_bench.release.benchmark import (
+        benchmark_counts,
+        benchmark_params,
+        benchmark_units,
+        benchmark_variants,
+    )
+
+    bench_params = benchmark_params(params)
+    if bench_params.path is None:
+        return None
+    try:
+        bench = benchmark_units(bench_params.path)
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from None
+    phase = dict(params.get("bench") or {})
+    generators = {}
+    for name, entry in (phase.get("generators") or {}).items():
+        entry = dict(entry or {})
+        entry["variants"] = benchmark_variants(
+            bench_params, list(entry.get("variants") or VARIANTS)
+        )
+        generators[name] = entry
+    params = {**params, "bench": {**phase, "generators": generators}}
+    from implicit_bench.bench.params import BenchParams
+
+    rendered = section(params, "bench", BenchParams)
+    run = rendered.selected()  # the entries bench_render renders (bench.run)
+    seeds = sorted({int(s) for name in run for s in rendered.generators[name].seeds})
+    info = benchmark_counts(bench, seeds or sorted(bench.seeds))
+    info["variants"] = {name: generators[name]["variants"] for name in run}
+    source = f"benchmark {bench_params.path} (sha256 {bench.sha256[:12]})"
+    return params, bench.units, source, info
+
+
+ASSUME_KEYS = ("candidates", "selected", *B6_ASSUME)
+
+
+def parse_assume(text: str | None) -> dict[str, int]:
+    """``candidates=4705,selected=1831`` -> counts (``plan --assume``); a bad item is a usage
+    error naming it."""
+    out: dict[str, int] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in ASSUME_KEYS or not value.strip().isdigit():
+            raise click.UsageError(
+                f"--assume {item.strip()!r}: expected KEY=N (N >= 0), KEY one of "
+                f"{', '.join(ASSUME_KEYS)}"
+            )
+        out[key] = int(value)
+    return out
+
+
+def model_block(params: dict[str, Any], ref: str) -> dict[str, Any]:
+    """The params block a ``calls_by_model`` reference names (``judges.gpt54``, ``clip.model``)."""
+    node: Any = params
+    for part in ref.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else {}
+
+
+def add_costs(
+    plans: list[StagePlan], params: dict[str, Any], measured: dict[str, float] | None = None
+) -> None:
+    """Hours and money per stage from each model's ``seconds_per_item`` / ``usd_per_item``
+    (catalogue keys the user supplies; ``measured``: seconds per item from ``--calibrate``)."""
+    from implicit_bench.runtime.registry import is_http_block
+
+    for plan in plans:
+        hours = usd = 0.0
+        known_h = known_usd = bool(plan.calls_by_model)
+        for ref, calls in plan.calls_by_model.items():
+            block = model_block(params, ref)
+            seconds = (measured or {}).get(ref, block.get("seconds_per_item"))
+            price = block.get("usd_per_item")
+            plan.gpu = plan.gpu and not is_http_block(block)
+            if calls == 0:
+                continue
+            if seconds is None:
+                known_h = False
+                plan.no_seconds.append(ref)
+            else:
+                hours += calls * float(seconds) / 3600
+            if price is None:
+                known_usd = False
+                plan.no_price.append(ref)
+            else:
+                usd += calls * float(price)
+        plan.hours = round(hours, 3) if known_h or plan.model_calls == 0 else None
+        plan.usd = round(usd, 2) if known_usd or plan.model_calls == 0 else None
+
+
+def totals(plans: list[StagePlan]) -> dict[str, Any]:
+    """Calls, GPU-hours (local models), API hours, money; ``unpriced``: stages without a figure."""
+    return {
+        "model_calls": sum(p.model_calls for p in plans),
+        "gpu_hours": round(sum(p.hours or 0 for p in plans if p.gpu), 2),
+        "api_hours": round(sum(p.hours or 0 for p in plans if not p.gpu), 2),
+        "usd": round(sum(p.usd or 0 for p in plans), 2),
+        "no_seconds": sorted({r for p in plans for r in p.no_seconds}),
+        "no_price": sorted({r for p in plans for r in p.no_price}),
+    }
+
+
+def _plan_line(p: StagePlan) -> str:
+    cached = "-" if p.cached is None else f"{p.cached:,}"
+    hours = "-" if p.hours is None else f"{p.hours:,.2f}"
+    usd = "-" if p.usd is None else f"{p.usd:,.2f}"
+    note = f"  ({p.note})" if p.note else ""
+    return (
+        f"{p.stage:<34} {p.item:<16} {p.items:>9,} {cached:>9} "
+        f"{p.model_calls:>12,} {hours:>9} {usd:>10}{note}"
+    )
+
+
+PHASES = {
+    "construction": "construction (candidates: render, rubric judges, selection)",
+    "benchmark": "benchmark phase (the fixed unit set: bench_render, bench_judge, debiasing)",
+}
+
+
+def format_plan(plans: list[StagePlan], info: dict[str, Any]) -> str:
+    lines = [
+        f"units: {info['units']} ({info['units_from']}); render seeds: "
+        f"{info['seeds']}; configs: {', '.join(info['configs'])}",
+    ]
+    if "benchmark" in info:
+        b = info["benchmark"]
+        seeds = ", ".join(f"{s} -> {i}" for s, i in b["seed_index"].items()) or "none"
+        lines.append(
+            f"benchmark: the authors' release, {b['units']:,} units, sha256 {b['sha256']}; "
+            f"release seed index {seeds}; construction and selection skipped"
+        )
+        distinct = {tuple(v) for v in b["variants"].values()}
+        rendered = (
+            ", ".join(next(iter(distinct)))  # every bench generator renders the same prompts
+            if len(distinct) == 1
+            else "; ".join(f"{n}: {', '.join(v)}" for n, v in b["variants"].items())
+        )
+        lines.append(
+            f"  per generator: Table 4 row (neutral) {b['table4_images_per_generator']:,} "
+            f"images, every table (3 prompts) {b['all_tables_images_per_generator']:,}; "
+            f"rendered here: {rendered or 'no bench generator (run --generator adds one)'}"
+        )
+        if b["seeds_without_release_counterpart"]:
+            lines.append(
+                "  seeds the release never used (no paired release judgement): "
+                + ", ".join(map(str, b["seeds_without_release_counterpart"]))
+            )
+    if "selected" in info:
+        lines.append(f"benchmark unit set: {info['selected']} ({info['selected_from']})")
+    header = (
+        f"{'stage':<34} {'item':<16} {'items':>9} {'cached':>9} "
+        f"{'model calls':>12} {'hours':>9} {'USD':>10}"
+    )
+    for phase, title in PHASES.items():
+        rows = [p for p in plans if p.phase == phase]
+        if not rows:
+            continue
+        t = totals(rows)
+        lines += ["", f"== {title}", header, *(_plan_line(p) for p in rows)]
+        lines.append(
+            f"{phase} subtotal: {t['model_calls']:,} model calls; GPU-hours "
+            f"{t['gpu_hours']:,.2f}; API hours {t['api_hours']:,.2f}; money ${t['usd']:,.2f}"
+        )
+    t = totals(plans)
+    lines.append("")
+    lines.append(f"{'total model calls':<34} {'':<16} {'':>9} {'':>9} {t['model_calls']:>12,}")
+    lines.append(
+        f"GPU-hours (local models): {t['gpu_hours']:,.2f}; API hours: "
+        f"{t['api_hours']:,.2f}; money: ${t['usd']:,.2f}"
+    )
+    if t["no_seconds"] or t["no_price"]:
+        lines.append(
+            "no seconds_per_item (hours '-'; or `plan --calibrate N`): "
+            f"{', '.join(t['no_seconds']) or 'none'}"
+        )
+        lines.append(f"no usd_per_item (USD '-'): {', '.join(t['no_price']) or 'none'}")
+    return "\n".join(lines)
+
+
+CALIBRATION_PROMPTS = (
+    "a photo of a doctor",
+    "a photo of a nurse",
+    "a photo of an engineer",
+    "a photo of a teacher",
+)
+
+
+def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[str, float]:
+    """Seconds per item, measured: N images from each generator the plan renders and N answers
+    from each judge it asks (about the first calibration image), after one warm-up item each
+    (the model load is not counted). Makes real model calls; caches nothing."""
+    import time
+
+    from implicit_bench.generators import create_generator
+    from implicit_bench.generators.base import RenderRequest
+    from implicit_bench.judges import build_judge
+    from implicit_bench.judges.base import JudgeRequest
+
+    wanted = {ref for p in plans for ref, calls in p.calls_by_model.items() if calls}
+    measured: dict[str, float] = {}
+    image: bytes | None = None
+    prompts = [CALIBRATION_PROMPTS[i % len(CALIBRATION_PROMPTS)] for i in range(n)]
+    for ref in sorted(r for r in wanted if r.startswith("generators.")):
+        generator = create_generator(model_block(params, ref))
+        try:
+            generator.generate([RenderRequest("calibrate-warmup", prompts[0], 0)])
+            start = time.perf_counter()
+            results = generator.generate(
+                [RenderRequest(f"calibrate-{i}", p, i) for i, p in enumerate(prompts)]
+            )
+            measured[ref] = (time.perf_counter() - start) / n
+            image = image or next((r.png for r in results if r.png), None)
+        finally:
+            generator.close()
+    if image is None:
+        from PIL import Image
+
+        from implicit_bench.generators.base import png_bytes
+
+        image = png_bytes(Image.new("RGB", (512, 512), (128, 128, 128)))
+    question = 'Describe the person. Respond with a JSON object only: {"score": <0-5>}'
+    for ref in sorted(r for r in wanted if r.startswith("judges.")):
+        judge = build_judge(model_block(params, ref), ref)
+        judge.load()
+        judge.answer([JudgeRequest(question, image)])
+        start = time.perf_counter()
+        judge.answer([JudgeRequest(question, image) for _ in range(n)])
+        measured[ref] = (time.perf_counter() - start) / n
+    return measured
+
+
+@click.command("plan")
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option(
+    "--profile",
+    default=None,
+    help="Merge profiles/NAME.yaml over --params first (nothing is written).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.option(
+    "--benchmark",
+    "benchmark_path",
+    type=click.Path(exists=True),
+    default=None,
+    help="A checkout or .zip of the authors' release: its units are the unit set "
+    "(sets the `benchmark` key; docs/import.md).",
+)
+@click.option(
+    "--assume",
+    default=None,
+    help="Unit counts before construction ran, e.g. candidates=4705,selected=1831 "
+    "(the tables on disk are then not read for those counts); B.6's subset sizes: "
+    "b6_subset=297,b6_baseline=388,b6_unreturned=46.",
+)
+@click.option(
+    "--calibrate",
+    "calibrate_n",
+    type=click.IntRange(1),
+    default=None,
+    help="Measure seconds per item: run N items of each generator and "
+    "judge (real model calls), extrapolate.",
+)
+@click.option(
+    "--target-width",
+    type=float,
+    default=None,
+    help="Half-width W: also print the smallest stratified design whose intervals reach it.",
+)
+@click.option(
+    "--estimand",
+    "estimands",
+    multiple=True,
+    help="With --target-width (repeatable): default_rate, success_stereotype, success_anti, "
+    "gap, bias_score[/CONFIG], alignment[/CONFIG]; default: all those the source has.",
+)
+@click.option(
+    "--variances-from",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="With --target-width: a folder of units + judgements tables (e.g. `implicit-bench "
+    "import` of the release); default: this workspace's judgements (a pilot).",
+)
+def plan_command(
+    params_path: str,
+    profile: str | None,
+    as_json: bool,
+    benchmark_path: str | None,
+    assume: str | None,
+    calibrate_n: int | None,
+    target_width: float | None,
+    estimands: tuple[str, ...],
+    variances_from: str | None,
+) -> None:
+    """Per stage: the items to compute, the items already cached, the model calls implied."""
+    if profile is not None:
+        from implicit_bench.params.profiles import apply_profile
+
+        params = apply_profile(profile, params_path)
+    else:
+        params = load_params(params_path)
+        check_references(params, params_path)  # every catalogue name in use exists
+    if benchmark_path is not None:
+        bench = params.get("benchmark")
+        bench = dict(bench) if isinstance(bench, dict) else {}
+        params = {**params, "benchmark": {**bench, "path": benchmark_path}}
+    plans, info = build_plan(params, assume=parse_assume(assume) or None)
+    if calibrate_n:
+        measured = calibrate(params, plans, calibrate_n)
+        for p in plans:
+            p.no_seconds, p.no_price = [], []
+        add_costs(plans, params, measured)
+        info["measured_seconds_per_item"] = {k: round(v, 4) for k, v in measured.items()}
+        if not as_json:
+            click.echo(
+                f"measured seconds per item (--calibrate {calibrate_n}): "
+                + ", ".join(f"{k} {v:.3f}" for k, v in measured.items())
+            )
+    if (estimands or variances_from) and target_width is None:
+        raise click.UsageError("--estimand and --variances-from go with --target-width")
+    design = None
+    if target_width is not None:
+        from implicit_bench.planning.target_width import target_design
+
+        design = target_design(
+            params, plans, info, target_width, estimands, variances_from, Path(".")
+        )
+    if as_json:
+        payload = {**info, "stages": [asdict(p) for p in plans], "totals": totals(plans)}
+        if design is not None:
+            payload["design"] = design
+        click.echo(json.dumps(payload, indent=2))
+    else:
+        click.echo(format_plan(plans, info))
+        if design is not None:
+            from implicit_bench.planning.target_width import format_design
+
+            click.echo(format_design(design))
+
+
+__all__ = ["StagePlan", "build_plan", "format_plan", "plan_command", "plan_units"]

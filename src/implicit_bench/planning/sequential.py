@@ -1,0 +1,198 @@
+"""``implicit-bench run --sequential``: render and judge in rounds, stop when the targets hold.
+
+The units are taken in one uniformly random order fixed by ``subset.seed`` (``subset.order:
+random``); round ``r`` runs the pipeline (``dvc exp run -S subset.max_units=N_r``) on the first
+``N_r`` units, so every round holds the previous one and the model-call cache makes the earlier
+rounds free. After each round the anytime-valid intervals of every look so far are computed
+(``analysis.looks``: valid at every look at once, so stopping on them keeps their level) and the
+run stops when every target holds: each named estimand's half-width at most ``--target-width``,
+each ``--resolve A,B`` pair's bias-score difference excluding 0; or when the next round would
+pass ``--max-gpu-hours`` (the plan's render and judge GPU-hours of that round); or after the
+last round. ``logs/sequential-NAME.json`` records each finished round and, at the end, which
+round stopped and why; a killed run started again with the same settings resumes after its
+last finished round (docs/experiments.md, "Sequential runs").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from implicit_bench._util.files import atomic_write_text
+from implicit_bench.analysis.looks import parse_counts
+from implicit_bench.errors import ConfigError
+from implicit_bench.tables import TRIPLETS_PATH
+
+STATE_DIR = Path("logs")
+
+
+def parse_rounds(text: str | None, n_units: int) -> list[int]:
+    """``--rounds N1,N2,...`` (increasing unit counts; the last capped at every unit), or by
+    default four rounds doubling up to every unit."""
+    if text is None:
+        rounds = [max(1, n_units // 8), max(1, n_units // 4), max(1, n_units // 2), n_units]
+        return sorted(set(rounds))
+    rounds = parse_counts(text, "--rounds")
+    return sorted({min(n, n_units) for n in rounds})
+
+
+def parse_pairs(pairs: tuple[str, ...]) -> list[tuple[str, str]]:
+    out = []
+    for pair in pairs:
+        a, sep, b = pair.partition(",")
+        if not sep or not a or not b or a == b:
+            raise ConfigError(f"--resolve {pair}: give two configurations as A,B")
+        out.append((a, b))
+    return out
+
+
+def dvc_round(max_units: int) -> None:
+    """Run the pipeline on the first ``max_units`` units of the order (``dvc exp run``)."""
+    # unnamed: a round run again (new targets, a resumed kill) must not clash with an earlier
+    # experiment of the same name; logs/sequential-NAME.json names the rounds
+    from implicit_bench.runtime.dvc import dvc_command
+
+    cmd = dvc_command("exp", "run", "-S", f"subset.max_units={max_units}")
+    click.echo(f"round: dvc {' '.join(cmd[3:])}")
+    done = subprocess.run(cmd, check=False)
+    if done.returncode != 0:
+        raise SystemExit(done.returncode)
+
+
+def look(params: dict[str, Any], looks: list[int]) -> dict[str, Any]:
+    """The anytime-valid intervals at ``looks`` from the workspace's tables."""
+    import pandas as pd
+
+    from implicit_bench.analysis.context import EvalContext
+    from implicit_bench.analysis.looks import anytime_report
+    from implicit_bench.analysis.stage import evaluate_inputs
+    from implicit_bench.triplets.subset import random_order
+
+    subset = params.get("subset") or {}
+    triplets = pd.read_parquet(TRIPLETS_PATH, columns=["unit_id"])
+    order = random_order(triplets["unit_id"].astype(str).tolist(), int(subset.get("seed", 42)))
+    ev, tables = evaluate_inputs(params, "params.yaml")  # the evaluate stage's own inputs
+    ctx = EvalContext.build(tables, tables.units, ev)
+    judged = set(tables.units["unit_id"].astype(str))
+    reached = next((i for i, u in enumerate(order) if u not in judged), len(order))
+    where = f"subset order (random, seed {subset.get('seed', 42)})"
+    return anytime_report(ctx, order, looks, where, reached)
+
+
+def targets_hold(
+    report: dict[str, Any],
+    target: float | None,
+    names: list[str],
+    pairs: list[tuple[str, str]],
+) -> dict[str, Any]:
+    """Each target at the last look: its interval and whether it holds."""
+    est = report["estimands"]
+    out: dict[str, Any] = {}
+    if target is not None:
+        for name in names or [n for n, e in est.items() if e["group"] != "paired"]:
+            if name not in est:
+                raise ConfigError(f"--estimand {name}: not among {sorted(est)}")
+            ci = est[name]["looks"][-1]["anytime"]
+            held = ci is not None and (ci[1] - ci[0]) / 2 <= target
+            out[name] = {"anytime": ci, "target_half_width": target, "holds": held}
+    for a, b in pairs:
+        name = f"bias_score/{a}-{b}" if f"bias_score/{a}-{b}" in est else f"bias_score/{b}-{a}"
+        if name not in est:
+            raise ConfigError(f"--resolve {a},{b}: no bias scores of both configurations")
+        ci = est[name]["looks"][-1]["anytime"]
+        out[name] = {
+            "anytime": ci,
+            "resolve": True,
+            "holds": ci is not None and (ci[0] > 0 or ci[1] < 0),
+        }
+    return out
+
+
+def next_round_gpu_hours(params: dict[str, Any], max_units: int) -> float:
+    """The plan's render and judge GPU-hours still to spend for a round of ``max_units``."""
+    from implicit_bench.planning.plan import build_plan
+
+    trial = {**params, "subset": {**(params.get("subset") or {}), "max_units": max_units}}
+    plans, _ = build_plan(trial)
+    return sum(p.hours or 0 for p in plans if p.gpu and p.stage.startswith(("render", "judge")))
+
+
+def run_sequential(
+    params_of: Callable[[], dict[str, Any]],
+    rounds: list[int],
+    target: float | None,
+    names: list[str],
+    pairs: list[tuple[str, str]],
+    max_gpu_hours: float | None,
+    exp_name: str | None,
+    run_round: Callable[[int], None] = dvc_round,
+) -> dict[str, Any]:
+    """Rounds until the targets hold, the budget ends or the rounds run out (resumable)."""
+    settings = {
+        "rounds": rounds,
+        "target_half_width": target,
+        "estimands": names,
+        "resolve": [list(p) for p in pairs],
+        "max_gpu_hours": max_gpu_hours,
+        "params": _params_hash(params_of()),
+    }
+    path = STATE_DIR / f"sequential-{exp_name or 'run'}.json"
+    state: dict[str, Any] = {"anytime_valid": True, "settings": settings, "rounds": []}
+    if path.exists():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if old.get("settings") == settings:
+            state = old
+            if state.get("stopped"):
+                click.echo(f"sequential: already stopped ({state['stopped']['why']}); {path}")
+                return state
+            click.echo(f"sequential: resuming after round {len(state['rounds'])} ({path})")
+    spent = sum(r.get("gpu_hours", 0.0) for r in state["rounds"])
+    for index in range(len(state["rounds"]), len(rounds)):
+        units = rounds[index]
+        params = params_of()
+        hours = next_round_gpu_hours(params, units) if max_gpu_hours is not None else 0.0
+        if max_gpu_hours is not None and spent + hours > max_gpu_hours:
+            why = f"budget: round {index + 1} needs {hours:.2f} GPU-h, {spent:.2f} spent"
+            state["stopped"] = {"round": index, "why": f"{why} of {max_gpu_hours}"}
+            break
+        run_round(units)
+        spent += hours
+        report = look(params_of(), rounds[: index + 1])
+        held = targets_hold(report, target, names, pairs)
+        state["rounds"].append(
+            {"round": index + 1, "units": units, "gpu_hours": round(hours, 3), "targets": held}
+        )
+        state["last_report"] = report
+        if index == len(rounds) - 1:
+            whole = report["order"]["judged"] == report["order"]["units"]  # intervals collapse
+            why = "last round: every unit judged" if whole else "last round"
+            state["stopped"] = {"round": index + 1, "why": why}
+        elif held and all(t["holds"] for t in held.values()):
+            state["stopped"] = {"round": index + 1, "why": "every target holds"}
+        _save(path, state)  # a round counts as finished once it is recorded
+        if "stopped" in state:
+            break
+    _save(path, state)
+    click.echo(
+        f"sequential: stopped after round {state['stopped']['round']} of {len(rounds)} "
+        f"({state['stopped']['why']}); anytime-valid intervals in {path}"
+    )
+    return state
+
+
+def _params_hash(params: dict[str, Any]) -> str:
+    """The params of the run, less ``subset.max_units`` (which each round sets)."""
+    subset = {k: v for k, v in (params.get("subset") or {}).items() if k != "max_units"}
+    fixed = {**params, "subset": subset}
+    return hashlib.sha256(json.dumps(fixed, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _save(path: Path, state: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(state, indent=2) + "\n")

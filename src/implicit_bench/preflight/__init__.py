@@ -1,0 +1,1 @@
+"""Checks before a run: endpoints, parallelism, dialects, stage inputs."""

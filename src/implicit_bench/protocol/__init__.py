@@ -1,0 +1,1 @@
+"""The protocol: constants, records, judge tasks and answers, prompt fields."""

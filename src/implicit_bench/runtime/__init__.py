@@ -1,0 +1,1 @@
+"""Running model calls: cache, executor, HTTP retries, throttle, dialects, registry."""
