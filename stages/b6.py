@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.bench.b6 import run_b6
+from implicit_bench.bench.stage import run_b6
 from implicit_bench.params import load_params
-from implicit_bench.runlog import log_run
-from implicit_bench.stage_preflight import ModelStageCommand
+from implicit_bench.preflight.stage import ModelStageCommand
+from implicit_bench.runtime.runlog import log_run
 
 
 @click.command(cls=ModelStageCommand)

@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from implicit_bench._util.files import write_json
 from implicit_bench.bench.params import BenchParams
 from implicit_bench.images import published_stores, unpublish
-from implicit_bench.io import write_json
 from implicit_bench.judges.stage import JudgeRunResult, JudgeStageParams, run_judge_stage
 from implicit_bench.params import check_refs, section
 from implicit_bench.render.stage import RenderParams, render_config, unit_columns
@@ -116,11 +116,22 @@ def run_bench_judge(
     return run_judge_stage(bench_judge_params(raw), root, profile=profile)
 
 
+def run_b6(
+    raw: dict[str, Any], root: str | Path = ".", profile: str | None = None
+) -> dict[str, Any]:
+    """Stage ``b6`` (Appendix B.6): the third judge on the subset rule (``bench.b6``, imported
+    here only when the stage runs, so the other benchmark stages do not depend on it)."""
+    from implicit_bench.bench.b6 import run_b6 as run
+
+    return run(raw, root, profile)
+
+
 __all__ = [
     "BENCH_JUDGE_METRICS",
     "BenchParams",
     "bench_judge_params",
     "bench_render_params",
+    "run_b6",
     "run_bench_judge",
     "run_bench_render",
 ]
