@@ -20,6 +20,7 @@ from implicit_bench.recovery.stage import (
     calibration_entries,
     debias_entries,
     diversity_entries,
+    direct_arm_entries,
     diversity_study_entries,
     estimate_entry,
     evaluate_bootstrap,
@@ -140,6 +141,7 @@ def main(params_path: str, out: str) -> None:
         gens,
         _json("metrics/selection.json").get("other_generators") or {},
     )
+    entries += direct_arm_entries(rt, judgements, _json("metrics/selection.json"), judges)
     entries += diversity_study_entries(
         world, _json("metrics/diversity_study.json"), gens, world_params.faces.error
     )
