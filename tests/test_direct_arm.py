@@ -172,3 +172,40 @@ def test_stand_in_writer_from_the_sentence_pair():
     assert out.loc[0, "prompt_direct_neutral"] == "A photo illustrating: people are lazy."
     assert pd.isna(out.loc[1, "prompt_direct_neutral"])
     assert out.loc[1, "prompt_direct_neutral_check"] == "pair_not_found"
+
+
+def test_select_stage_writes_the_direct_arm_beside_the_unit_based_arm(tmp_path):
+    """run_select on the selection fixture (tests/analysis_fixtures.py) plus a direct arm that
+    repeats the unit-based arm's scores: equal rates, a zero difference; the analysis itself
+    leaves the direct rows out (rejected, not analysed)."""
+    from analysis_fixtures import RUBRIC_TYPES, rubric_judgements, units
+
+    from implicit_bench.analysis.config import SelectParams
+    from implicit_bench.analysis.load import load_tables
+    from implicit_bench.analysis.stage import run_select
+
+    units(RUBRIC_TYPES).to_csv(tmp_path / "units.csv", index=False)
+    ours = rubric_judgements()
+    direct = ours.assign(variant="direct_" + ours["variant"])
+    path = tmp_path / "j.parquet"
+    pd.concat([ours, direct], ignore_index=True).to_parquet(path)
+    tables = load_tables(tmp_path / "units.csv", [path])
+    assert not tables.judgements["variant"].astype(str).str.startswith("direct_").any()
+    params = SelectParams(config="gen", judgements=[str(path)], pairs=None, extracted=None)
+    block = run_select(tables, params).metrics["direct_arm"]["configs"]["gen"]
+    # by hand (tests/test_analysis_selection.py's docstring): judge A's dx over its 8 complete
+    # seeds 2, 0, -4 | 1, 1 | -5, -3, -3 -> 3 of 8 > 0, units u2 only; judge B's 7: 3 | 0, 0, 0
+    # | -4, -3, -4 -> 1 of 7, units u1 only; union u1, u2
+    want = {"A": (8, 3 / 8, 1 / 3), "B": (7, 1 / 7, 1 / 3)}
+    assert block["units"] == 3
+    for judge, (pairs, rate, unit_rate) in want.items():
+        got = block["by_judge"][judge]
+        for arm in ("ours", "direct"):
+            assert got[arm]["pairs"] == pairs
+            assert got[arm]["pair_rate"]["value"] == pytest.approx(rate)
+            assert got[arm]["unit_rate"] == pytest.approx(unit_rate)
+        assert got["difference_pair_rate"]["value"] == 0
+    assert block["union_unit_rate"] == {
+        "ours": pytest.approx(2 / 3),
+        "direct": pytest.approx(2 / 3),
+    }
