@@ -379,6 +379,8 @@ def run_b6(
         write_metrics(root / B6_METRICS, payload, "b6")
         atomic_write_text(root / B6_TABLE, "B.6 not run (b6.enabled is false).\n")
         return payload
+    debias_configs = list((raw.get("debias") or {}).get("configs") or {})
+    check_refs(b6.debias_configs, debias_configs, "b6.debias_configs", "debias.configs")
     units = UNITS.read(root / bench.units, require=("unit_id", "bias_type"))
     stores = [b6.baseline, *b6.generators]
     returned = {s: returned_units(read_index(root / store_dir(raw, b6, s) / s)) for s in stores}
