@@ -101,3 +101,13 @@ def test_tools_live_in_a_package_cli_module_or_a_package_module():
         parts = module.split(".")
         assert parts[0] == "implicit_bench", name
         assert len(parts) == 3, f"tool {name}: {module}"
+
+
+def test_no_test_file_is_named_after_a_review_round():
+    """Test files are named after what they test (issue 36), not after the review or issue that
+    asked for them."""
+    import re
+
+    rounds = re.compile(r"hardening|round\d|review|issue\d|_r\d+(_|$)")
+    named = sorted(p.name for p in (REPO / "tests").rglob("test_*.py") if rounds.search(p.stem))
+    assert named == []
