@@ -7,7 +7,7 @@ them as the variants ``direct_neutral``, ``direct_stereotype``, ``direct_anti_st
 
 - ``direct_llm``: the paper's arm. The ``construction_ablation.writer`` LLM gets the Stage 2
   instructions, the sentence pair and its dataset labels
-  (``audits.construction_ablation.direct_triplets``, the prompts ``construction-rating`` rates);
+  (``direct_triplets``, the prompts ``implicit-bench construction-rating`` rates);
   an invalid answer leaves the unit's three prompts null (check ``llm_invalid``), counted.
 - ``direct``: a no-model stand-in for offline runs (as the ``template`` writer stands in for the
   F.3 LLM): the explicit prompts are the two sentences themselves ("A photo illustrating: ...")
@@ -25,9 +25,86 @@ import difflib
 from typing import Any
 
 import pandas as pd
+from pydantic import BaseModel
 
-from implicit_bench.audits.construction_ablation import DIRECT_COLUMNS
+from implicit_bench.params import PositiveInt, StrictModel
 from implicit_bench.tables import PAIRS, PAIRS_PATH
+
+DIRECT_COLUMNS: tuple[str, ...] = (
+    "prompt_direct_neutral",
+    "prompt_direct_stereotype",
+    "prompt_direct_anti_stereotype",
+)
+
+
+class ConstructionAblationParams(StrictModel):
+    """params.yaml section ``construction_ablation`` (opt-in): read by the command
+    ``construction-rating``; ``writer`` (and ``max_tokens``) also by the ``direct_llm`` hook."""
+
+    writer: str | None = None  # llms entry writing the direct arm
+    raters: list[str] = []  # llms entries rating both arms (the paper: two)
+    seed: int = 42
+    max_tokens: PositiveInt = 300
+
+
+class DirectAnswer(BaseModel):
+    neutral: str
+    stereotype_trigger: str
+    anti_stereotype_trigger: str
+
+
+def _template(name: str) -> str:
+    from importlib import resources
+
+    return resources.files("implicit_bench").joinpath(f"prompts/{name}").read_text("utf-8")
+
+
+def direct_triplets(
+    units: pd.DataFrame, pairs: pd.DataFrame, client: Any, counter: Any = None
+) -> pd.DataFrame:
+    """``units`` with the direct arm's three prompt columns (``pairs``: the PAIRS table, joined
+    on ``source_pair_id``)."""
+    from implicit_bench.llm import chat_json_many
+
+    template = _template("direct_triplet_writer.txt")
+    by_id = pairs.set_index(pairs["pair_id"].astype(str))
+    requests = []
+    for r in units.itertuples(index=False):
+        pair = by_id.loc[str(r.source_pair_id)]
+        requests.append(
+            [
+                {
+                    "role": "user",
+                    "content": template.format(
+                        bias_type=pair["bias_type"],
+                        target=pair.get("target"),
+                        stereotype_sentence=pair["stereotype_sentence"],
+                        anti_stereotype_sentence=pair["anti_stereotype_sentence"],
+                    ),
+                }
+            ]
+        )
+    answers = chat_json_many(client, requests, DirectAnswer, desc="construction: direct arm")
+    cols: dict[str, list[str | None]] = {c: [] for c in DIRECT_COLUMNS}
+    for answer in answers:
+        if counter is not None:
+            counter.add(answer)
+        value = None
+        if answer.valid:
+            value = (
+                answer.value
+                if isinstance(answer.value, DirectAnswer)
+                else DirectAnswer.model_validate(answer.value)
+            )
+        texts = (
+            (value.neutral, value.stereotype_trigger, value.anti_stereotype_trigger)
+            if value
+            else (None, None, None)
+        )
+        for c, t in zip(DIRECT_COLUMNS, texts, strict=True):
+            cols[c].append(t.strip() if t and t.strip() else None)
+    return units.assign(**cols)
+
 
 PREFIX = "A photo illustrating: "
 CHECK_COLUMNS: tuple[str, ...] = tuple(f"{c}_check" for c in DIRECT_COLUMNS)
@@ -99,10 +176,6 @@ def direct_llm_hook(
     """Variant hook ``direct_llm``: ``construction_ablation.writer`` writes the direct arm (the
     hook reads that section and its ``llms`` entry from ``params_path``; the triplets stage
     lists both in its params)."""
-    from implicit_bench.audits.construction_ablation import (
-        ConstructionAblationParams,
-        direct_triplets,
-    )
     from implicit_bench.errors import ConfigError
     from implicit_bench.llm import InvalidCounter, build_llm, llm_entry
     from implicit_bench.params import catalogue, load_params, section
@@ -125,4 +198,13 @@ def direct_llm_hook(
     return out
 
 
-__all__ = ["add_direct_prompts", "deterministic_direct", "direct_hook", "direct_llm_hook"]
+__all__ = [
+    "DIRECT_COLUMNS",
+    "ConstructionAblationParams",
+    "DirectAnswer",
+    "add_direct_prompts",
+    "deterministic_direct",
+    "direct_hook",
+    "direct_llm_hook",
+    "direct_triplets",
+]
