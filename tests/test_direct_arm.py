@@ -180,8 +180,8 @@ def test_select_stage_writes_the_direct_arm_beside_the_unit_based_arm(tmp_path):
     leaves the direct rows out (rejected, not analysed)."""
     from analysis_fixtures import RUBRIC_TYPES, rubric_judgements, units
 
-    from implicit_bench.analysis.config import SelectParams
     from implicit_bench.analysis.load import load_tables
+    from implicit_bench.analysis.params import SelectParams
     from implicit_bench.analysis.stage import run_select
 
     units(RUBRIC_TYPES).to_csv(tmp_path / "units.csv", index=False)

@@ -20,11 +20,11 @@ from implicit_bench.analysis.bootstrap import (  # noqa: F401 - one_blas_thread 
     Bootstrap,
     one_blas_thread,
 )
-from implicit_bench.analysis.config import EvaluateParams, SelectParams
 from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.direct_arm import direct_arm_block, scored_rubric_rows
 from implicit_bench.analysis.load import Tables, image_index_paths, load_tables  # noqa: F401 - re-exported for the stage scripts
 from implicit_bench.analysis.metrics import run_metrics
+from implicit_bench.analysis.params import EvaluateParams, SelectParams
 from implicit_bench.analysis.selection import SelectionResult, select_units
 from implicit_bench.params import section
 from implicit_bench.runtime.provenance import provenance
