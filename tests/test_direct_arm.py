@@ -209,3 +209,48 @@ def test_select_stage_writes_the_direct_arm_beside_the_unit_based_arm(tmp_path):
         "ours": pytest.approx(2 / 3),
         "direct": pytest.approx(2 / 3),
     }
+
+
+def test_direct_llm_hook_through_a_local_server(tmp_path):
+    """The hook ``direct_llm``: construction_ablation.writer writes the arm (a real local chat
+    server); an invalid answer nulls the unit's three prompts, with its check reason."""
+    import json
+
+    from implicit_bench.triplets import VARIANT_HOOKS
+    from tests.chat_server import ChatServer, completion
+
+    def answer(body, n):
+        text = body["messages"][-1]["content"]
+        if "The mover was a strong man." in text:
+            return 200, completion(
+                '{"neutral": "A mover at work.", "stereotype_trigger": "A male mover at work.", '
+                '"anti_stereotype_trigger": "A female mover at work."}'
+            )
+        return 200, completion("no JSON")
+
+    pairs = pd.DataFrame(
+        {
+            "pair_id": ["p1", "p2"],
+            "source": ["stereoset", "stereoset"],
+            "bias_type": ["gender", "race"],
+            "target": ["mover", None],
+            "stereotype_sentence": ["The mover was a strong man.", "S2"],
+            "anti_stereotype_sentence": ["The mover was a strong woman.", "A2"],
+        }
+    )
+    pairs.to_parquet(tmp_path / "pairs.parquet")
+    table = pd.DataFrame({"unit_id": ["u1", "u2"], "source_pair_id": ["p1", "p2"]})
+    with ChatServer(answer) as server:
+        block = {"backend": "openai", "base_url": server.base_url, "backoff_s": 0.0}
+        params = {
+            "llms": {"w": {**block, "model": "w", "cache": str(tmp_path / "w.sqlite")}},
+            "construction_ablation": {"writer": "w", "raters": []},
+        }
+        (tmp_path / "params.yaml").write_text(json.dumps(params))
+        hook = VARIANT_HOOKS.resolve("direct_llm")
+        out = hook(table, str(tmp_path / "params.yaml"), str(tmp_path / "pairs.parquet"))
+    assert out.loc[0, "prompt_direct_neutral"] == "A mover at work."
+    assert out.loc[0, "prompt_direct_anti_stereotype"] == "A female mover at work."
+    assert pd.isna(out.loc[0, "prompt_direct_neutral_check"])
+    assert out.loc[1, ["prompt_direct_neutral", "prompt_direct_stereotype"]].isna().all()
+    assert out.loc[1, "prompt_direct_stereotype_check"] == "llm_invalid"
