@@ -254,3 +254,54 @@ def test_direct_llm_hook_through_a_local_server(tmp_path):
     assert pd.isna(out.loc[0, "prompt_direct_neutral_check"])
     assert out.loc[1, ["prompt_direct_neutral", "prompt_direct_stereotype"]].isna().all()
     assert out.loc[1, "prompt_direct_stereotype_check"] == "llm_invalid"
+
+
+def test_recovery_sets_the_planted_contrast_rate_beside_select(tmp_path):
+    """recovery.stage.direct_arm_entries: per arm, the mean P(dx > 0) over exactly the complete
+    pairs select used (a unit with an invalid direct score on its only seed leaves both arms)."""
+    from implicit_bench.recovery.stage import RowTruth, direct_arm_entries
+    from implicit_bench.world.model import World
+    from implicit_bench.world.truth import variant_matrix
+
+    params = WorldParams(
+        generators={"g": {}},
+        judges={"jj": {}},
+        direct_arm={"shift_mean": 2.0, "shift_sd": 0.0},
+    )
+    truth = plant(_units(), params)
+    world = World(params, truth, "f")
+    rows = []
+    for i in range(5):
+        for arm in (OURS, DIRECT):
+            for v, x in zip(arm, (3, 5, 1), strict=True):
+                valid = not (i == 4 and v == "direct_neutral")
+                rows.append(
+                    {
+                        "unit_id": f"u{i}",
+                        "seed": 1,
+                        "variant": v,
+                        "config": "c",
+                        "judge": "j",
+                        "task": "rubric",
+                        "value": str(x) if valid else None,
+                        "valid": valid,
+                    }
+                )
+    judgements = pd.DataFrame(rows)
+    scored = judgements.assign(score=pd.to_numeric(judgements["value"]))
+    selection = {"direct_arm": direct_arm_block(scored, Bootstrap(n=50, seed=1))}
+    entries = direct_arm_entries(RowTruth(world, {"c": "g"}), judgements, selection, {"j": "jj"})
+    by_name = {e["estimand"]: e for e in entries}
+    spec = params.judges["jj"]
+    rows_g = truth.set_index("unit_id").loc[[f"u{i}" for i in range(4)]]
+    want = {}
+    for arm, variants in (("ours", OURS), ("direct", DIRECT)):
+        probs = {k: variant_matrix(rows_g, v) for k, v in zip("nsa", variants, strict=True)}
+        want[arm] = float(contrast_truth(probs, spec).mean())
+        got = by_name[f"contrast rate, {arm} arm, c (j, C.1)"]
+        assert got["truth"] == pytest.approx(want[arm])
+        assert got["estimate"]["value"] == 0.0  # dx = |3 - 1| - |3 - 5| = 0 on every pair
+    # the direct neutral leans further to s (shift +2): its contrast is likelier
+    assert want["direct"] > want["ours"]
+    diff = by_name["contrast rate, direct - ours, c (j, C.1)"]
+    assert diff["truth"] == pytest.approx(want["direct"] - want["ours"])
