@@ -152,6 +152,9 @@ def test_the_forms_inline_the_shared_files_and_their_own_parts():
         assert page.count("<style>") == 1 and page.count("<script>") == 2
         assert f"<style>\n{shared_css}" in page
         assert "__COLUMNS__" not in page and "$" not in page
+    assert asset("rating_intro.html").split("$count")[0] in rating
+    assert "This form has 1 cases." in rating and "This form has 1 images." in blind
+    assert asset("blind_intro.html").split("$count")[0] in blind
     assert f"{shared_css}</style>" in rating
     assert f"{shared_css}{asset('blind_form.css')}</style>" in blind
     assert '"ib-form-"' in rating and '"ib-blind-"' not in rating

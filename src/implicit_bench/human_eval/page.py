@@ -45,21 +45,24 @@ def render_page(
     *,
     title: str,
     intro: str,
+    intro_fields: dict[str, str],
     sections: str,
     payload: dict[str, Any],
     css: str,
     js: str,
     columns: tuple[str, ...],
 ) -> str:
-    """The form page: the shared stylesheet then ``css`` (a form's own rules, an asset name or
-    ""), ``payload`` as ``window.BUNDLE``, the shared script then ``js`` (the form's part, whose
-    ``__COLUMNS__`` becomes the answer file's header)."""
+    """The form page, every part an asset name but the escaped ``title``, ``sections`` (the
+    per-case HTML), ``payload`` (``window.BUNDLE``) and ``columns`` (the answer file's header,
+    for the ``__COLUMNS__`` of the form's script ``js``): ``intro`` (its one trailing newline
+    dropped; ``$name`` fields from ``intro_fields``), the shared stylesheet then ``css`` (the
+    form's own rules, or ""), the shared script then ``js``."""
     style = asset(SHARED_CSS) + (asset(css) if css else "")
     own = asset(js).replace("__COLUMNS__", json.dumps(list(columns)))
     return Template(asset(SKELETON)).substitute(
         title=esc(title),
         css=style,
-        intro=intro,
+        intro=Template(asset(intro).removesuffix("\n")).substitute(intro_fields),
         sections=sections,
         data=script_json(payload),
         script=asset(SHARED_JS) + own,
