@@ -206,7 +206,7 @@ def test_clip_lean_outside_its_range_is_rejected(tmp_path, value, ok):
         ("debias", "implicit_bench.debias.params:DebiasParams", {"seeds": []}, "debias.seeds"),
         (
             "evaluate",
-            "implicit_bench.analysis.config:EvaluateParams",
+            "implicit_bench.analysis.params:EvaluateParams",
             {"seeds": [1, -2]},
             "evaluate.seeds.1",
         ),
