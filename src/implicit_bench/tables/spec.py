@@ -81,6 +81,21 @@ class Checker:
         # set by ``validate`` for the columns it read through ``TextCodes``
         self.codes: dict[str, TextCodes] = {}
 
+    def isin(self, column: str, values: Iterable[Any]) -> pd.Series:
+        """``frame[column].isin(values)``, through the column's codes when ``validate`` kept
+        them (once per distinct value)."""
+        codes = self.codes.get(column)
+        if codes is None:
+            return self.frame[column].isin(values)
+        return pd.Series(codes.isin(values), index=self.frame.index)
+
+    def blank(self, column: str) -> pd.Series:
+        """``blank(frame[column])``, through the column's codes when ``validate`` kept them."""
+        codes = self.codes.get(column)
+        if codes is None:
+            return blank(self.frame[column])
+        return pd.Series(codes.blank(), index=self.frame.index)
+
     def check(self, failing: pd.Series | np.ndarray, field_name: str, reason: Reason) -> None:
         """Reject the rows where ``failing`` holds (and no earlier check failed); ``reason``
         (text, one text per row, or a function returning either) is only built when a row
