@@ -113,3 +113,15 @@ def test_rows_unit_lookup_on_the_kept_rows():
     out = rows(j, "blind", "g", seeds=[1], units=["u3", "u1"])
     mask = (j["task"] == "blind") & (j["config"] == "g") & j["seed"].isin([1])
     pd.testing.assert_frame_equal(out, j[mask & j["unit_id"].isin({"u3", "u1"})])
+
+
+def test_any_text_per_distinct_value_equals_the_cell_loop():
+    from implicit_bench._util.files import _any_text
+
+    def starts(v: str) -> bool:
+        return v.startswith("=")
+
+    for cells in (["a", None, 1.5, "=x"] * 3, ["a", None, 1.5, "x"] * 3, ["a", [1, 2], "=x"]):
+        column = pd.Series(cells, dtype=object)
+        loop = any(isinstance(v, str) and starts(v) for v in cells)
+        assert _any_text(column, starts) is loop
