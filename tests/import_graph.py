@@ -3,9 +3,10 @@ docs/architecture.md "Layers").
 
 An edge ``a -> b`` is an import of project module ``b`` anywhere in ``a``'s body: module level,
 inside a function (lazy), or a registry's ``"implicit_bench.module:Name"`` string (imported on
-use). Two kinds of import are not edges: those under ``if TYPE_CHECKING:`` (never executed),
-and the implicit import of a parent package's ``__init__`` (Python runs it before any
-submodule; a registry in ``__init__`` naming its backends would otherwise always be a loop).
+use), and one under ``if TYPE_CHECKING:`` (never executed, but a type-only circle is still a
+circle of meaning: issue 36; ``type_only=False`` leaves them out). The implicit import of a
+parent package's ``__init__`` is not an edge (Python runs it before any submodule; a registry in
+``__init__`` naming its backends would otherwise always be a loop).
 """
 
 from __future__ import annotations
@@ -36,12 +37,13 @@ def _resolve(root: Path, name: str) -> str | None:
     return None
 
 
-def module_imports(root: Path, path: Path) -> set[str]:
-    """The project modules one source file imports (see the module docstring)."""
+def module_imports(root: Path, path: Path, type_only: bool = True) -> set[str]:
+    """The project modules one source file imports (see the module docstring);
+    ``type_only=False``: without those under ``if TYPE_CHECKING:``."""
     tree = _parse(path)
     own = _module_name(root, path) or ""
     is_package = path.name == "__init__.py"
-    skip = _type_checking_nodes(tree)
+    skip = set() if type_only else _type_checking_nodes(tree)
     names: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skip:
@@ -66,11 +68,11 @@ def module_imports(root: Path, path: Path) -> set[str]:
     return {m for m in found if m and m != own}
 
 
-def module_graph(root: Path) -> dict[str, set[str]]:
+def module_graph(root: Path, type_only: bool = True) -> dict[str, set[str]]:
     """module -> the project modules it imports, for every module under src/implicit_bench."""
     graph: dict[str, set[str]] = {}
     for path in sorted((root / "src" / PACKAGE).rglob("*.py")):
-        graph[_module_name(root, path) or PACKAGE] = module_imports(root, path)
+        graph[_module_name(root, path) or PACKAGE] = module_imports(root, path, type_only)
     return graph
 
 

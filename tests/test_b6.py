@@ -249,3 +249,17 @@ def test_disabled_b6_reads_nothing_and_says_so(paper_params, tmp_path):
     assert (tmp_path / "data/b6/disabled").exists()
     plans, _ = build_plan(raw, tmp_path, assume=PAPER_B6)
     assert not any(p.stage.startswith("b6 ") for p in plans)
+
+
+def test_debias_config_outside_debias_configs_is_a_one_line_error(paper_params, tmp_path):
+    from implicit_bench.bench.b6 import run_b6
+    from implicit_bench.errors import ConfigError
+
+    kept = {k: v for k, v in paper_params["debias"]["configs"].items() if k != "rewrite_own"}
+    raw = {
+        **paper_params,
+        "debias": {**paper_params["debias"], "configs": kept},
+        "b6": {**paper_params["b6"], "debias_configs": ["rewrite_own"]},
+    }
+    with pytest.raises(ConfigError, match=r"b6\.debias_configs.*rewrite_own"):
+        run_b6(raw, tmp_path)  # refused before any store or unit set is read

@@ -117,7 +117,7 @@ def test_http_backends_share_one_http_params_model():
 
 
 def test_one_bootstrap_block_with_per_stage_overrides():
-    from implicit_bench.analysis.config import EvaluateParams
+    from implicit_bench.analysis.params import EvaluateParams
     from implicit_bench.audits import stage as audits_stage
     from implicit_bench.audits.diversity_study import DiversityStudyParams
     from implicit_bench.debias import configs as debias_configs
@@ -259,7 +259,7 @@ def test_old_layouts_are_rejected_with_the_new_place():
 
 def test_top_level_primary_order_reaches_every_analysis_section() -> None:
     """One `primary_order` for select, evaluate and the audits; a section's own key wins."""
-    from implicit_bench.analysis.config import EvaluateParams, SelectParams
+    from implicit_bench.analysis.params import EvaluateParams, SelectParams
     from implicit_bench.audits.stage import DiversityParams, JudgeAuditParams, NegationParams
     from implicit_bench.params import section
 

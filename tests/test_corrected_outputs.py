@@ -15,15 +15,15 @@ import pytest
 from test_calibration_real import LABELLED, REPO, _evaluate, _inputs, _table
 
 from implicit_bench._util.files import read_json, write_json
-from implicit_bench.headline.stage import (
+from implicit_bench.report.corrected import corrected_section
+from implicit_bench.report.inputs import ReportParams
+from implicit_bench.report.stage import build_report
+from implicit_bench.summary.stage import (
     BENCHMARK_SOURCE,
     CORRECTED_GROUP,
     headline,
     load_detail_metrics,
 )
-from implicit_bench.report.corrected import corrected_section
-from implicit_bench.report.inputs import ReportParams
-from implicit_bench.report.stage import build_report
 from tests.chromium import Chromium, require_chromium
 from tests.synthetic_project import build_synthetic_project
 

@@ -161,7 +161,7 @@ def test_the_ray_recipe_as_the_issue_ran_it_fails_and_as_documented_works(tmp_pa
 def test_every_profile_and_run_example_is_valid():
     from click.testing import CliRunner
 
-    from implicit_bench.cli.run_model import run_command
+    from implicit_bench.cli.run import run_command
 
     known = {p.stem for p in (REPO_ROOT / "profiles").glob("*.yaml")} | {"default"}
     for doc, cmd in _all_recipes():

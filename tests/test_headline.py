@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from implicit_bench.headline.stage import MAX_VALUES, count_values, headline
 from implicit_bench.protocol.estimate import Estimate
+from implicit_bench.summary.stage import MAX_VALUES, count_values, headline
 
 
 def _iv(v, lo, hi, n=8):
@@ -136,7 +136,7 @@ def test_count_values_counts_leaves(n):
 
 
 def test_headline_puts_judge_corrected_rates_beside_the_judged():
-    from implicit_bench.headline.stage import CORRECTED_GROUP, headline
+    from implicit_bench.summary.stage import CORRECTED_GROUP, headline
 
     est = {"value": 0.9, "ci": [0.85, 0.95], "n": 40, "level": 0.95}
     recovery = {

@@ -84,11 +84,15 @@ def test_every_stage_script_imports_library_code_from_entry_modules_only():
 
 
 def test_every_entry_module_serves_a_stage():
-    """No stage.py without a stage script; entry modules are only named stage.py."""
+    """No stage.py without a stage script; entry modules are only named stage.py (a module of
+    ``cli/`` is named after its command, so ``cli/run.py`` is the ``run`` command)."""
     used = set().union(*(_project_imports(s) for s in (REPO / "stages").glob("*.py")))
     assert sorted(_entry_modules() - used) == []
     old_names = {"run.py", "pipeline.py", "build.py", "site.py"}
-    assert not [p for p in (REPO / "src" / "implicit_bench").rglob("*.py") if p.name in old_names]
+    package = REPO / "src" / "implicit_bench"
+    assert not [
+        p for p in package.rglob("*.py") if p.name in old_names and p.parent != package / "cli"
+    ]
 
 
 def test_tools_live_in_a_package_cli_module_or_a_package_module():
@@ -101,3 +105,37 @@ def test_tools_live_in_a_package_cli_module_or_a_package_module():
         parts = module.split(".")
         assert parts[0] == "implicit_bench", name
         assert len(parts) == 3, f"tool {name}: {module}"
+
+
+def test_no_test_file_is_named_after_a_review_round():
+    """Test files are named after what they test (issue 36), not after the review or issue that
+    asked for them."""
+    import re
+
+    rounds = re.compile(r"hardening|round\d|review|issue\d|_r\d+(_|$)")
+    named = sorted(p.name for p in (REPO / "tests").rglob("test_*.py") if rounds.search(p.stem))
+    assert named == []
+
+
+def test_every_dvc_stage_has_its_script_and_its_row_in_the_entry_module_table():
+    """Stage NAME runs stages/NAME.py (``cli.stages.ALIASES`` the one documented exception), and
+    docs/architecture.md's entry-module table names every stage with the entry module its script
+    imports (issue 36: one name per concept)."""
+    import re
+
+    import yaml
+
+    from implicit_bench.cli.stages import ALIASES
+
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    doc = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc.split("## Entry modules", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (`.+?) \| `(implicit_bench\.[\w.]+)`", section, flags=re.MULTILINE)
+    documented = {n: module for names, module in rows for n in re.findall(r"`(\w+)`", names)}
+    assert set(ALIASES) == {"select"}
+    for name, stage in stages.items():
+        cmd = (stage.get("do") or stage)["cmd"]
+        script = re.search(r"stages/(\w+)\.py", cmd).group(1)
+        assert script == ALIASES.get(name, name), f"stage {name} runs stages/{script}.py"
+        assert name in documented, f"stage {name} is not in docs/architecture.md's table"
+        assert documented[name] in _project_imports(REPO / "stages" / f"{script}.py"), name

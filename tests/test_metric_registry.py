@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 from analysis_fixtures import BLIND_A, rows, units
 
-from implicit_bench.analysis.config import EvaluateParams
 from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.load import load_tables
 from implicit_bench.analysis.metrics import (
@@ -18,6 +17,7 @@ from implicit_bench.analysis.metrics import (
     run_metrics,
     selected_metrics,
 )
+from implicit_bench.analysis.params import EvaluateParams
 from implicit_bench.analysis.stage import evaluate
 from implicit_bench.errors import ConfigError
 from implicit_bench.protocol.estimate import Estimate

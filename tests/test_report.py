@@ -165,7 +165,7 @@ def test_bad_units_table_names_the_field(tmp_path, bad):
 
 
 def test_plot_with_several_text_columns_hides_no_row():
-    from implicit_bench.report.summary import render_plot
+    from implicit_bench.report.summary_page import render_plot
 
     frame = pd.DataFrame(
         {
@@ -232,7 +232,7 @@ def test_human_eval_section_in_summary(tmp_path):
 
 
 def test_bias_type_table_groups_by_own_flag_and_pools_last():
-    from implicit_bench.report.summary import render_table
+    from implicit_bench.report.summary_page import render_table
 
     interval = {"value": 0.5, "ci": [0.4, 0.6], "n": 3, "level": 0.95}
     rows = {
@@ -286,7 +286,7 @@ def test_bias_type_table_groups_by_own_flag_and_pools_last():
 
 
 def test_empty_or_undrawable_plot_csv_never_breaks_the_report():
-    from implicit_bench.report.summary import render_plot
+    from implicit_bench.report.summary_page import render_plot
 
     empty = pd.DataFrame(columns=["first", "second"])
     assert "no rows" in render_plot(
@@ -371,7 +371,7 @@ def test_blind_asked_under_both_orders_keeps_the_hash_order_answer():
 
 
 def test_undefined_metric_is_shown_as_a_dash_not_a_raw_dict():
-    from implicit_bench.report.summary import fmt_metric
+    from implicit_bench.report.summary_page import fmt_metric
 
     undefined = {"value": None, "ci": None, "n": 1, "level": 0.95}
     html = fmt_metric(undefined)
@@ -384,7 +384,7 @@ def test_undefined_metric_is_shown_as_a_dash_not_a_raw_dict():
 
 
 def test_headline_cards_are_percentages_like_the_tables():
-    from implicit_bench.report.summary import headline_cards
+    from implicit_bench.report.summary_page import headline_cards
 
     def est(v, lo, hi):
         return {"value": v, "ci": [lo, hi], "n": 10, "level": 0.95}
@@ -401,7 +401,7 @@ def test_headline_cards_are_percentages_like_the_tables():
 
 
 def test_debias_section_is_a_table_with_the_baseline_first():
-    from implicit_bench.report.summary import render_debias
+    from implicit_bench.report.summary_page import render_debias
 
     d = {
         "unmodified": "unmodified",
@@ -450,7 +450,7 @@ def test_debias_section_is_a_table_with_the_baseline_first():
 def test_plot_titles_wrap_and_legends_sit_beside_the_bars():
     import pandas as pd
 
-    from implicit_bench.report.summary import render_plot
+    from implicit_bench.report.summary_page import render_plot
 
     title = (
         "Hedges' g, stereotype vs anti-stereotype rubric scores, "
@@ -502,7 +502,7 @@ def test_plot_titles_wrap_and_legends_sit_beside_the_bars():
 def test_report_plots_are_a_pure_function_of_their_data() -> None:
     """Two renders of one plot give the same SVG: no date, no random clip-path ids, so two
     fresh clones give the same report hash in dvc.lock."""
-    from implicit_bench.report.summary import _render_plot
+    from implicit_bench.report.summary_page import _render_plot
 
     frame = pd.DataFrame(
         {

@@ -10,7 +10,7 @@ import pytest
 from implicit_bench.report.leaderboard import Run, leaderboard_section
 from implicit_bench.report.markup import show
 from implicit_bench.report.stage import _page
-from implicit_bench.report.summary import fmt_num, render_human_eval
+from implicit_bench.report.summary_page import fmt_num, render_human_eval
 from tests.chromium import Chromium, require_chromium
 
 PAYLOAD = "<img src=x onerror=alert(1)>"

@@ -3,7 +3,7 @@ that says why it has no value reads "n/a" with the reason, never 0.000 [0.000, 0
 
 from __future__ import annotations
 
-from implicit_bench.report.summary import fmt_metric
+from implicit_bench.report.summary_page import fmt_metric
 
 
 def test_degenerate_interval_is_not_a_finding():

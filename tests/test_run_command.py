@@ -10,7 +10,7 @@ import yaml
 from click.testing import CliRunner
 
 from implicit_bench.cli.main import main
-from implicit_bench.cli.run_model import generator_entry, judge_entry
+from implicit_bench.cli.run import generator_entry, judge_entry
 from tests.chat_server import ChatServer
 from tests.conftest import REPO_ROOT
 
@@ -289,7 +289,7 @@ def test_run_starts_dvc_of_its_own_environment_without_path(tmp_path, monkeypatc
     import subprocess
     import sys
 
-    import implicit_bench.cli.run_model as run_model
+    import implicit_bench.cli.run as run_module
 
     _copy(tmp_path, monkeypatch)
     started, real_run = [], subprocess.run
@@ -298,7 +298,7 @@ def test_run_starts_dvc_of_its_own_environment_without_path(tmp_path, monkeypatc
         started.append(cmd)
         return subprocess.CompletedProcess(cmd, 0)
 
-    monkeypatch.setattr(run_model.subprocess, "run", fake_run)
+    monkeypatch.setattr(run_module.subprocess, "run", fake_run)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     result = CliRunner().invoke(
         main, ["run", "--generator", "sim_local", "--judge", "qwen3vl", "--no-preflight"]

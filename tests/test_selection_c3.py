@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from analysis_fixtures import RUBRIC_TYPES, rubric_judgements, units
 
-from implicit_bench.analysis.config import SelectParams
 from implicit_bench.analysis.load import load_tables
+from implicit_bench.analysis.params import SelectParams
 from implicit_bench.analysis.selection import select_units
 from implicit_bench.errors import ConfigError
 

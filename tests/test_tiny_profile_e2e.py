@@ -55,6 +55,10 @@ def run_tiny_profile(
     params["debias"]["configs"] = {
         k: v for k, v in params["debias"]["configs"].items() if k in KEEP_CONFIGS
     }
+    # B.6 re-scores the kept configurations only (b6.debias_configs must name debias.configs)
+    params["b6"]["debias_configs"] = [
+        c for c in params["b6"]["debias_configs"] if c in KEEP_CONFIGS
+    ]
     for dotted, value in (overrides or {}).items():
         *parents, leaf = dotted.split(".")
         node = params

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from implicit_bench._util.yamlsafe import MAX_NODES
 from implicit_bench.cli.main import main as cli_main
-from tests.test_hardening_round2_yaml import BOMB
+from tests.test_yaml_safety import BOMB
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from implicit_bench._util.hashing import derive_seed
+from implicit_bench._util.numbers import finite
 from implicit_bench.protocol.estimate import estimate_json
 
 CACHE_STREAMS = 4
@@ -41,11 +42,6 @@ CACHE_BYTES = 384 * 2**20  # resample matrices kept at most (older unit sets are
 BLOCK_ELEMENTS = 1 << 17  # resample indices counted per ``bincount`` call (about 1 MB of counts)
 EXACT32 = 2**24  # integers below this are exact in float32
 EXACT64 = 2**53  # ... in float64
-
-
-def _num(value: float) -> float | None:
-    value = float(value)
-    return None if not np.isfinite(value) else value
 
 
 @dataclass
@@ -531,7 +527,7 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float | None:
     if len(x) < 2:
         return None
     r = spearman_reps(np.asarray(x, float), np.asarray(y, float), np.arange(len(x))[None, :])[0]
-    return _num(r)
+    return finite(r)
 
 
 def bootstrap_p(reps: np.ndarray, null: float = 0.0) -> float | None:

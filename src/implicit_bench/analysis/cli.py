@@ -13,9 +13,9 @@ from implicit_bench._util.friendly_errors import FriendlyGroup
 
 
 def _run(params_path: str):  # noqa: ANN202 - (EvaluateParams, Tables, EvalContext)
-    from implicit_bench.analysis.config import EvaluateParams
     from implicit_bench.analysis.context import EvalContext
     from implicit_bench.analysis.load import load_tables
+    from implicit_bench.analysis.params import EvaluateParams
     from implicit_bench.params import load_params, section
 
     params = section(
@@ -118,7 +118,7 @@ def label_command(
             )
         filled, left = label_from_judge(CALIBRATION.read(path), tables.judgements, judge)
     else:
-        from implicit_bench.analysis.config import EvaluateParams
+        from implicit_bench.analysis.params import EvaluateParams
         from implicit_bench.params import load_params, section
 
         params = section(

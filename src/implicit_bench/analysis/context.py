@@ -16,8 +16,8 @@ import pandas as pd
 
 from implicit_bench.analysis.blind import LabelCounts, label_counts
 from implicit_bench.analysis.bootstrap import Bootstrap
-from implicit_bench.analysis.config import EvaluateParams
 from implicit_bench.analysis.load import Tables
+from implicit_bench.analysis.params import EvaluateParams
 from implicit_bench.analysis.views import resolve_config, resolve_judges
 from implicit_bench.errors import ConfigError
 from implicit_bench.protocol.schema import BIAS_TYPES

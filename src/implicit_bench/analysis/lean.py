@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench._util.closed_form import bootstrap_p, holm
+from implicit_bench._util.numbers import finite
 from implicit_bench.analysis.bootstrap import Bootstrap, hedges_g, moments, pearson, spearman
 from implicit_bench.analysis.selection import dx_frame
 from implicit_bench.analysis.views import rows
@@ -70,10 +71,12 @@ def _summary(sums: pd.DataFrame, boot: Bootstrap | None, stream: str) -> dict[st
     n_units = len(sums)
     n, total, sq, pos = (np.ascontiguousarray(sums[c].to_numpy(dtype=float)) for c in SUM_COLUMNS)
     mean, sd, d = moments(n.sum(), total.sum(), sq.sum())
-    out: dict[str, Any] = {"n": int(n.sum()), "n_units": n_units, "sd": _f(sd)}
+    out: dict[str, Any] = {"n": int(n.sum()), "n_units": n_units, "sd": finite(sd)}
     if boot is None:
         out.update(
-            lean_s=_f(pos.sum() / n.sum()) if n.sum() else None, mean=_f(mean), cohens_d=_f(d)
+            lean_s=finite(pos.sum() / n.sum()) if n.sum() else None,
+            mean=finite(mean),
+            cohens_d=finite(d),
         )
         return out
     reps = boot.sums(np.column_stack([n, total, sq, pos]), stream)
@@ -85,11 +88,6 @@ def _summary(sums: pd.DataFrame, boot: Bootstrap | None, stream: str) -> dict[st
     out["mean"] = boot.interval(mean, r_mean, stream, n_units)
     out["cohens_d"] = boot.interval(d, r_d, stream, n_units)
     return out
-
-
-def _f(x: Any) -> float | None:
-    x = float(x)
-    return x if np.isfinite(x) else None
 
 
 def pearson_pair(a: pd.DataFrame, b: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench._util.files import atomic_write_text, write_table
+from implicit_bench._util.numbers import percent_points
 from implicit_bench._util.timings import phase
 from implicit_bench.analysis.latex import to_booktabs, with_intervals
 from implicit_bench.protocol.estimate import Estimate
@@ -33,16 +34,12 @@ def clean(obj: Any) -> Any:
     return obj
 
 
-def _pct(x: Any) -> float | None:
-    return None if x is None else 100.0 * x
-
-
 def _iv(entry: dict[str, Any] | None, pct: bool = True) -> tuple[Any, Any, Any]:
     """(value, ci_low, ci_high) of an Estimate's JSON form, in percent when ``pct``."""
     if not entry:
         return None, None, None
     e = Estimate.from_json(entry)
-    conv = _pct if pct else (lambda v: v)
+    conv = percent_points if pct else (lambda v: v)
     return conv(e.value), conv(e.low), conv(e.high)
 
 
@@ -51,7 +48,7 @@ def selection_tables(sel: dict[str, Any]) -> dict[str, pd.DataFrame]:
     retention = pd.DataFrame(sel["retention"])
     for col in ("retention_of_candidates", "retention_of_raw", "retention_of_extracted"):
         if col in retention.columns:
-            retention[col] = retention[col].map(_pct)
+            retention[col] = retention[col].map(percent_points)
     retention = retention.rename(
         columns={
             "retention_of_candidates": "retention_of_candidates_pct",
@@ -71,8 +68,12 @@ def selection_tables(sel: dict[str, Any]) -> dict[str, pd.DataFrame]:
                         "units": group,
                         "mean_dx_selection_seeds": g["mean_dx_selection_seeds"],
                         "mean_dx_held_out_seeds": g["mean_dx_held_out_seeds"],
-                        "positive_pct_selection_seeds": _pct(g["share_positive_selection_seeds"]),
-                        "positive_pct_held_out_seeds": _pct(g["share_positive_held_out_seeds"]),
+                        "positive_pct_selection_seeds": percent_points(
+                            g["share_positive_selection_seeds"]
+                        ),
+                        "positive_pct_held_out_seeds": percent_points(
+                            g["share_positive_held_out_seeds"]
+                        ),
                         "units_held_out_seeds": g["units_held_out_seeds"],
                     }
                 )
@@ -332,7 +333,7 @@ def scale_table(scale: pd.DataFrame) -> pd.DataFrame:
     """Table 16: judge scale use; the three shares as percentages."""
     out = scale.copy()
     for col in ("share_ge4", "share_s_gt_a", "share_tie"):
-        out[col.replace("share_", "pct_")] = out.pop(col).map(_pct)
+        out[col.replace("share_", "pct_")] = out.pop(col).map(percent_points)
     return out
 
 
@@ -355,7 +356,7 @@ def lean_tables(lean: dict[str, Any]) -> dict[str, pd.DataFrame]:
                     "scorer": name,
                     "seed": seed,
                     "n": e["n"],
-                    "lean_s_pct": _pct(e["lean_s"]),
+                    "lean_s_pct": percent_points(e["lean_s"]),
                     "mean_lean": e["mean"],
                     "cohens_d": e["cohens_d"],
                 }

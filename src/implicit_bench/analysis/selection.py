@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.analysis.bootstrap import Bootstrap
-from implicit_bench.analysis.config import SelectParams
 from implicit_bench.analysis.load import Tables
+from implicit_bench.analysis.params import SelectParams
 from implicit_bench.analysis.views import resolve_config, resolve_judges, rows, wide
 from implicit_bench.errors import ConfigError
 from implicit_bench.kg.stats import kg_graph_stats

@@ -17,10 +17,10 @@ from implicit_bench._util.files import write_json
 from implicit_bench._util.heap import keep_freed_memory  # noqa: F401 - re-exported for the stage scripts
 from implicit_bench.analysis import report
 from implicit_bench.analysis.bootstrap import one_blas_thread  # noqa: F401 - re-exported for the stage scripts
-from implicit_bench.analysis.config import EvaluateParams, SelectParams
 from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.load import Tables, image_index_paths, load_tables  # noqa: F401 - re-exported for the stage scripts
 from implicit_bench.analysis.metrics import run_metrics
+from implicit_bench.analysis.params import EvaluateParams, SelectParams
 from implicit_bench.analysis.selection import SelectionResult, select_units
 from implicit_bench.params import section
 from implicit_bench.runtime.provenance import provenance

@@ -18,8 +18,8 @@ from implicit_bench._util.files import write_json
 from implicit_bench._util.heap import keep_freed_memory
 from implicit_bench._util.timings import phase
 from implicit_bench.analysis.bootstrap import one_blas_thread
-from implicit_bench.analysis.config import EvaluateParams, SelectParams
 from implicit_bench.analysis.load import load_tables
+from implicit_bench.analysis.params import EvaluateParams, SelectParams
 from implicit_bench.analysis.stage import (
     evaluate,
     judge_provenance,

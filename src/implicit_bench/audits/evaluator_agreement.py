@@ -30,15 +30,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.numbers import finite
 from implicit_bench.errors import InputError
 
 MODES = ("whole", "pos", "neg")
 REQUIRED = ("image_id", "element_id", "kind", "polarity", "p_pos")
-
-
-def _f(x: Any) -> float | None:
-    x = float(x)
-    return x if math.isfinite(x) else None
 
 
 # ------------------------------------------------------------------------------ statistics
@@ -64,16 +60,16 @@ def binary_agreement(truth: Sequence[int], pred: Sequence[int]) -> dict[str, Any
     kappa = cohen_kappa_score(y, p, labels=[0, 1]) if len(set(y) | set(p)) > 1 else math.nan
     return {
         "n": len(y),
-        "kappa": _f(kappa),
-        "accuracy": _f(accuracy_score(y, p)),
+        "kappa": finite(kappa),
+        "accuracy": finite(accuracy_score(y, p)),
         "tp": int(tp),
         "tn": int(tn),
         "fp": int(fp),
         "fn": int(fn),
-        "precision": _f(prec),
-        "recall": _f(rec),
-        "called_correct": _f(p.mean()),
-        "human_pass": _f(y.mean()),
+        "precision": finite(prec),
+        "recall": finite(rec),
+        "called_correct": finite(p.mean()),
+        "human_pass": finite(y.mean()),
     }
 
 
@@ -135,9 +131,9 @@ def rank_agreement(human: Sequence[float], score: Sequence[float]) -> dict[str, 
     credit = np.where(ds == 0, 0.5, (dh == ds).astype(float))[informative]
     return {
         "n": len(h),
-        "kendall_tau": None if constant else _f(kendalltau(h, s).statistic),
-        "spearman_rho": None if constant else _f(spearmanr(h, s).statistic),
-        "pairwise_accuracy": _f(credit.mean()) if credit.size else None,
+        "kendall_tau": None if constant else finite(kendalltau(h, s).statistic),
+        "spearman_rho": None if constant else finite(spearmanr(h, s).statistic),
+        "pairwise_accuracy": finite(credit.mean()) if credit.size else None,
         "pairs": int(informative.sum()),
     }
 
@@ -150,10 +146,10 @@ def element_agreement(truth: Sequence[int], pred: Sequence[int]) -> dict[str, An
     y, p = np.asarray(truth, dtype=int), np.asarray(pred, dtype=int)
     out = binary_agreement(y, p)
     sat, unsat = y == 1, y == 0
-    out["satisfied_right"] = _f(p[sat].mean()) if sat.any() else None
-    out["unsatisfied_right"] = _f((1 - p[unsat]).mean()) if unsat.any() else None
+    out["satisfied_right"] = finite(p[sat].mean()) if sat.any() else None
+    out["unsatisfied_right"] = finite((1 - p[unsat]).mean()) if unsat.any() else None
     out["balanced_accuracy"] = (
-        _f(balanced_accuracy_score(y, p)) if sat.any() and unsat.any() else None
+        finite(balanced_accuracy_score(y, p)) if sat.any() and unsat.any() else None
     )
     return out
 
@@ -166,7 +162,7 @@ def fleiss(ratings: np.ndarray) -> float | None:
     if len(ratings) == 0:
         return None
     table, _ = aggregate_raters(ratings, n_cat=2)
-    return _f(fleiss_kappa(table, method="fleiss"))
+    return finite(fleiss_kappa(table, method="fleiss"))
 
 
 def leave_one_out_kappa(ratings: np.ndarray) -> dict[str, Any]:
@@ -187,7 +183,11 @@ def leave_one_out_kappa(ratings: np.ndarray) -> dict[str, Any]:
         kappas.append(
             cohen_kappa_score(y, x, labels=[0, 1]) if len(set(y) | set(x)) > 1 else np.nan
         )
-    return {"kappa": _f(np.nanmean(kappas)) if kappas else None, "per_rater": kappas, "ties": ties}
+    return {
+        "kappa": finite(np.nanmean(kappas)) if kappas else None,
+        "per_rater": kappas,
+        "ties": ties,
+    }
 
 
 def inter_annotator(ratings: np.ndarray) -> dict[str, Any]:
@@ -196,7 +196,7 @@ def inter_annotator(ratings: np.ndarray) -> dict[str, Any]:
     return {
         "n": len(r),
         "fleiss_kappa": fleiss(r),
-        "unanimous": _f((r.min(axis=1) == r.max(axis=1)).mean()) if len(r) else None,
+        "unanimous": finite((r.min(axis=1) == r.max(axis=1)).mean()) if len(r) else None,
         "leave_one_out_kappa": loo["kappa"],
         "leave_one_out_ties": loo["ties"],
     }
@@ -211,8 +211,8 @@ def negated_probe(p_pos: Sequence[float], p_neg: Sequence[float]) -> dict[str, A
         return {"n": 0, "flip_rate": None, "complementarity_error": None}
     return {
         "n": len(a),
-        "flip_rate": _f(((a >= 0.5) != (b >= 0.5)).mean()),
-        "complementarity_error": _f(np.abs(a + b - 1).mean()),
+        "flip_rate": finite(((a >= 0.5) != (b >= 0.5)).mean()),
+        "complementarity_error": finite(np.abs(a + b - 1).mean()),
     }
 
 
@@ -385,7 +385,7 @@ def evaluator_audit(frame: pd.DataFrame, boot: Any = None) -> dict[str, Any]:
             **(_probe_intervals(neg_rows, boot) if boot is not None and len(neg_rows) else {}),
             "accuracy": {m: (modes.get(m) or {}).get("accuracy") for m in MODES},
             "called_correct": {m: (modes.get(m) or {}).get("called_correct") for m in MODES},
-            "human_pass": _f(images["human"].mean()) if len(images) else None,
+            "human_pass": finite(images["human"].mean()) if len(images) else None,
         },
         "inter_annotator": {
             "all": inter_annotator(complete),

@@ -26,6 +26,7 @@ import pandas as pd
 from pydantic import Field
 from scipy.stats import spearmanr
 
+from implicit_bench._util.numbers import fixed, percent_text
 from implicit_bench.bench.params import BenchParams, capped_per_bias_type
 from implicit_bench.debias.scoring import config_stats, delta_interval, image_scores
 from implicit_bench.errors import InputError
@@ -241,16 +242,6 @@ def table17(
     return {"rows": rows, "n_units": len(subset_ids)}
 
 
-def _f(value: float | None, digits: int = 3, signed: bool = False) -> str:
-    if value is None:
-        return "-"
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}"
-
-
 def tables_markdown(payload: Mapping[str, Any]) -> str:
     """Tables 15 and 17 as Markdown."""
     t15, t17 = payload["table15"], payload["table17"]
@@ -263,21 +254,23 @@ def tables_markdown(payload: Mapping[str, Any]) -> str:
     ]
     for r in t15["rows"]:
         out.append(
-            f"| {r['config']} | {_f(r['third'])} | {_f(r['first_subset'])} | "
-            f"{_f(r['first_full'])} |"
+            f"| {r['config']} | {fixed(r['third'])} | {fixed(r['first_subset'])} | "
+            f"{fixed(r['first_full'])} |"
         )
     out += [
         "",
-        f"Spearman rho: {_f(t15['rho_subset'], 2)} (vs subset), {_f(t15['rho_full'], 2)} (vs full)",
+        f"Spearman rho: {fixed(t15['rho_subset'], 2)} (vs subset), "
+        f"{fixed(t15['rho_full'], 2)} (vs full)",
         "",
         "## Table 16: scale use on the subset's baseline images (instances every judge scored)",
         "",
         "| judge | anti | neutral | stereotype | mean delta | d | >= 4 (%) | S > A (%) | tie (%) |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         *(
-            f"| {r['judge']} | {_f(r['mean_anti'], 2)} | {_f(r['mean_neutral'], 2)} | "
-            f"{_f(r['mean_stereotype'], 2)} | {_f(r['delta_mean'], 2, True)} | {_f(r['d'], 2)} | "
-            f"{_pct(r['share_ge4'])} | {_pct(r['share_s_gt_a'])} | {_pct(r['share_tie'])} |"
+            f"| {r['judge']} | {fixed(r['mean_anti'], 2)} | {fixed(r['mean_neutral'], 2)} | "
+            f"{fixed(r['mean_stereotype'], 2)} | {fixed(r['delta_mean'], 2, True)} | "
+            f"{fixed(r['d'], 2)} | {percent_text(r['share_ge4'])} | "
+            f"{percent_text(r['share_s_gt_a'])} | {percent_text(r['share_tie'])} |"
             for r in payload.get("table16", [])
         ),
         "",
@@ -297,8 +290,9 @@ def tables_markdown(payload: Mapping[str, Any]) -> str:
 
     for r in t17["rows"]:
         out.append(
-            f"| {r['config']}{' (unmodified)' if r['unmodified'] else ''} | {_f(r['align'], 1)} | "
-            f"{_f(r['bias_third'], 2)} | {_f(r['bias_first'], 2)} | {ds(r, 'third')} | "
+            f"| {r['config']}{' (unmodified)' if r['unmodified'] else ''} | "
+            f"{fixed(r['align'], 1)} | "
+            f"{fixed(r['bias_third'], 2)} | {fixed(r['bias_first'], 2)} | {ds(r, 'third')} | "
             f"{ds(r, 'first')} |"
         )
     return "\n".join(out) + "\n"
@@ -379,6 +373,8 @@ def run_b6(
         write_metrics(root / B6_METRICS, payload, "b6")
         atomic_write_text(root / B6_TABLE, "B.6 not run (b6.enabled is false).\n")
         return payload
+    debias_configs = list((raw.get("debias") or {}).get("configs") or {})
+    check_refs(b6.debias_configs, debias_configs, "b6.debias_configs", "debias.configs")
     units = UNITS.read(root / bench.units, require=("unit_id", "bias_type"))
     stores = [b6.baseline, *b6.generators]
     returned = {s: returned_units(read_index(root / store_dir(raw, b6, s) / s)) for s in stores}

@@ -19,20 +19,14 @@ import math
 from statistics import NormalDist
 from typing import Any
 
+from implicit_bench._util.numbers import real_number
+
 LEVEL = 0.95  # the intervals of metrics/summary.json (bootstrap.level of the run)
 
 
 def interval_keys(summary: dict[str, Any]) -> list[str]:
     """Keys ``X`` of ``summary`` that have ``X_lo`` and ``X_hi``."""
     return [k for k in summary if f"{k}_lo" in summary and f"{k}_hi" in summary]
-
-
-def _num(x: Any) -> float | None:
-    return (
-        float(x)
-        if isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
-        else None
-    )
 
 
 def verdict(
@@ -47,7 +41,7 @@ def verdict(
         return ("undefined" if a != b else "unchanged"), None
     if a == b:
         return "unchanged", 0.0
-    bounds = [_num(v) for v in (*a_ci, *b_ci)]
+    bounds = [real_number(v) for v in (*a_ci, *b_ci)]
     if any(v is None for v in bounds):
         return "no interval", None
     lo_a, hi_a, lo_b, hi_b = bounds  # type: ignore[misc]
@@ -78,7 +72,7 @@ def diff_summaries(
                 (a.get(f"{key}_lo"), a.get(f"{key}_hi")),
                 (b.get(f"{key}_lo"), b.get(f"{key}_hi")),
             )
-            v, z = verdict(_num(va), a_ci, _num(vb), b_ci, level)
+            v, z = verdict(real_number(va), a_ci, real_number(vb), b_ci, level)
         else:
             a_ci = b_ci = (None, None)
             if va == vb and not everything:
@@ -87,11 +81,15 @@ def diff_summaries(
                 ("unchanged", None)
                 if va == vb
                 else (
-                    ("no interval" if _num(va) is not None and _num(vb) is not None else "changed"),
+                    (
+                        "no interval"
+                        if real_number(va) is not None and real_number(vb) is not None
+                        else "changed"
+                    ),
                     None,
                 )
             )
-        na, nb = _num(va), _num(vb)
+        na, nb = real_number(va), real_number(vb)
         out.append(
             {
                 "metric": key,
@@ -128,7 +126,7 @@ def _cell(value: Any, ci: list[Any]) -> str:
     if value is None:
         return "-"
     text = f"{value:.4g}" if isinstance(value, float) else str(value)
-    lo, hi = (_num(x) for x in ci)
+    lo, hi = (real_number(x) for x in ci)
     if lo is not None and hi is not None:
         text += f" [{lo:.4g}, {hi:.4g}]"
     return text

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench._util.booleans import FALSE_WORDS, TRUE_WORDS
+from implicit_bench._util.numbers import fixed
 from implicit_bench.debias.configs import (
     TABLE_27,
     BootstrapParams,
@@ -322,9 +323,8 @@ _ROW_ORDER = {"rewrite": 0, "full_unit": 1, "attributes": 2, "llm_pair": 3, "exp
 
 
 def _fmt(value: float | None, digits: int, signed: bool = False) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+    """Table 7's cells: ``n/a`` where there is no value."""
+    return fixed(value, digits, signed, missing="n/a")
 
 
 def _label(entry: Mapping[str, Any]) -> str:

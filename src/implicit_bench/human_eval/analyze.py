@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench._util.closed_form import fisher_z_test
+from implicit_bench._util.numbers import rounded
 from implicit_bench.errors import InputError
 from implicit_bench.human_eval.bundle import HumanEvalParams
 from implicit_bench.human_eval.form import ANSWER_COLUMNS, KG_ANSWERS
@@ -271,8 +272,8 @@ def screen_raters(
                     "bundle_id": bundle,
                     "rater": rater,
                     "n_ratings": int((~np.isnan(matrix[i])).sum()),
-                    "r_loo_mean": _num(loo[i]),
-                    "r_mean_pairwise": _num(pair[i]),
+                    "r_loo_mean": rounded(loo[i], 6),
+                    "r_mean_pairwise": rounded(pair[i], 6),
                     "kept": bool(not math.isnan(chosen[i]) and chosen[i] >= threshold)
                     if len(raters) > 1 and rule != "none"
                     else True,
@@ -281,10 +282,6 @@ def screen_raters(
     return pd.DataFrame(
         rows, columns=["bundle_id", "rater", "n_ratings", "r_loo_mean", "r_mean_pairwise", "kept"]
     )
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 6)
 
 
 def judge_scores(
@@ -334,9 +331,9 @@ def _inter_rater(ratings: pd.DataFrame, min_pairs: int) -> dict[str, Any]:
         matrix, _ = _matrix(part)
         r, n_pairs = mean_pairwise_r(matrix, min_pairs)
         per_round[str(bundle)] = {
-            "mean_pairwise_r": _num(r),
+            "mean_pairwise_r": rounded(r, 6),
             "n_pairs": n_pairs,
-            "alpha_ordinal": _num(krippendorff_alpha(matrix, "ordinal")),
+            "alpha_ordinal": rounded(krippendorff_alpha(matrix, "ordinal"), 6),
             "n_raters": int(matrix.shape[0]),
         }
     rs = [v["mean_pairwise_r"] for v in per_round.values() if v["mean_pairwise_r"] is not None]
@@ -359,8 +356,8 @@ def _inter_rater(ratings: pd.DataFrame, min_pairs: int) -> dict[str, Any]:
         else math.nan
     )
     return {
-        "mean_pairwise_r": _num(float(np.mean(rs))) if rs else None,
-        "alpha_ordinal": _num(alpha),
+        "mean_pairwise_r": rounded(float(np.mean(rs)), 6) if rs else None,
+        "alpha_ordinal": rounded(alpha, 6),
         "rounds": per_round,
     }
 
@@ -375,7 +372,11 @@ def _versus_judges(images: pd.DataFrame, judges: list[str]) -> dict[str, Any]:
             images.get(f"judge:{judge}", pd.Series(np.nan, index=images.index)).to_numpy(float),
         )
         r, ci, n = pearson_ci(x, y, R_LEVEL)
-        out[judge] = {"r": estimate_json(r, ci, n, R_LEVEL), "mae": _num(mae(x, y)), "n_images": n}
+        out[judge] = {
+            "r": estimate_json(r, ci, n, R_LEVEL),
+            "mae": rounded(mae(x, y), 6),
+            "n_images": n,
+        }
     return out
 
 
@@ -409,7 +410,7 @@ def _flips(images: pd.DataFrame, judges: list[str]) -> dict[str, Any]:
             "flips": flips,
             "cases": cases,
             "ties": ties,
-            "share": _num(flips / cases) if cases else None,
+            "share": rounded(flips / cases, 6) if cases else None,
             "disagree_gt": disagree,
         }
     return out
@@ -495,12 +496,14 @@ def study_report(
         "n_ratings_by_variant": {v: int((ratings["variant"] == v).sum()) for v in VARIANTS},
         "n_kg_answers": n_kg,
         "answers": counts,
-        "kg_validity": {a: _num(kg_counts.get(a, 0) / n_kg) if n_kg else None for a in KG_ANSWERS},
+        "kg_validity": {
+            a: rounded(kg_counts.get(a, 0) / n_kg, 6) if n_kg else None for a in KG_ANSWERS
+        },
         "mean_rating": {
-            v: _num(ratings.loc[ratings["variant"] == v, "rating"].mean()) for v in VARIANTS
+            v: rounded(ratings.loc[ratings["variant"] == v, "rating"].mean(), 6) for v in VARIANTS
         },
         "mean_rating_of_image_means": {
-            v: _num(images.loc[images["variant"] == v, "human_mean"].mean()) for v in VARIANTS
+            v: rounded(images.loc[images["variant"] == v, "human_mean"].mean(), 6) for v in VARIANTS
         },
         "inter_rater": _inter_rater(ratings, params.min_pairs),
         "human_vs_judge": _versus_judges(images, judges),

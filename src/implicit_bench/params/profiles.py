@@ -170,7 +170,7 @@ def apply_profile(
     return compose(name, params_path, profiles_dir)
 
 
-# The keys an `implicit-bench run` overlay sets (run_model.build_overlay) besides catalogue
+# The keys an `implicit-bench run` overlay sets (cli.run.build_overlay) besides catalogue
 # entries: recorded in profiles/default.yaml even before any overlay exists.
 OVERLAY_KEYS: dict[str, set[str]] = {
     "subset": {"max_units", "order", "seed"},
@@ -198,7 +198,7 @@ def touched_keys(profiles_dir: str | Path = "profiles") -> dict[str, set[str] | 
     return touched
 
 
-def _round_trip() -> YAML:
+def round_trip_yaml() -> YAML:
     rt = YAML()  # round-trip mode: comments, key order and quoting survive
     rt.preserve_quotes = True
     rt.width = 4096
@@ -225,7 +225,7 @@ def default_snapshot_text(
             f"{params_path}: holds profile {params['base']['profile']!r}; "
             "run `implicit-bench profile default` first"
         )
-    rt = _round_trip()
+    rt = round_trip_yaml()
     base = rt.load(Path(params_path).read_text(encoding="utf-8"))
     out = CommentedMap()
     for section_name, keys in touched_keys(profiles_dir).items():
@@ -346,7 +346,7 @@ def write_profile(
 ) -> None:
     """Write params.yaml as profile NAME applied to the default, keeping params.yaml's comments."""
     expected = compose(name, params_path, profiles_dir)  # validates the profiles and the result
-    rt = _round_trip()
+    rt = round_trip_yaml()
     text = Path(params_path).read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
     while lines and lines[0].startswith("# `implicit-bench profile "):

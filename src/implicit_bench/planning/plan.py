@@ -1032,15 +1032,13 @@ def _triplets_lookup(params: dict[str, Any], root: Path) -> StagePlan | None:
     from implicit_bench.kg.table import units_from_frame
     from implicit_bench.tables import KG_UNITS, KG_UNITS_PATH, PAIRS
     from implicit_bench.triplets.llm_writer import TripletAnswer, messages_for
-    from implicit_bench.triplets.stage import PAIR_COLUMNS_USED, TripletsParams, _writer_params
+    from implicit_bench.triplets.stage import PAIR_COLUMNS_USED, TripletsParams, writer_params
 
     units_path, pairs_path = root / KG_UNITS_PATH, root / PAIRS_PATH
     if not (units_path.exists() and pairs_path.exists()):
         return None
     try:
-        block = _writer_params(
-            section(params, "triplets", TripletsParams), params.get("llms") or {}
-        )
+        block = writer_params(section(params, "triplets", TripletsParams), params.get("llms") or {})
     except Exception:  # noqa: BLE001 - an invalid triplets block: the stage reports it
         return None
     where = block.pop("_where")

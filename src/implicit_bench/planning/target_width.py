@@ -48,7 +48,7 @@ def source_tables(source: str | None, root: Path) -> tuple[Any, str]:
             )
         units = unit_files[0]
         where = str(folder)
-    from implicit_bench.analysis.config import EvaluateParams
+    from implicit_bench.analysis.params import EvaluateParams
 
     defaults = {k: EvaluateParams.model_fields[k].default for k in LOAD_SETTINGS}
     tables = load_tables(str(units), [str(p) for p in judgements], (), *defaults.values())

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from implicit_bench._util.booleans import FALSE_WORDS, TRUE_WORDS
 from implicit_bench.errors import ConfigError
@@ -29,7 +29,25 @@ from implicit_bench.errors import ConfigError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from implicit_bench.protocol.judge_tasks import AnswerSpec, TaskSpec
+
+class AnswerSpec(Protocol):
+    """What a kind reads of a task's declared answer (``judge_tasks.AnswerSpec`` is one; a
+    structural type, so this module does not import ``judge_tasks``, which imports it)."""
+
+    key: str
+    allowed: list[Any]
+    range: tuple[float, float] | None
+    note: str | None
+
+
+class TaskSpec(Protocol):
+    """What ``check_stored`` reads of a task (``judge_tasks.TaskSpec`` is one)."""
+
+    name: str
+    answer: AnswerSpec
+
+    def stored_values(self) -> Any: ...
+
 
 # A failing row mask and its reason (one text, or one text per row).
 Problem = tuple["pd.Series", "str | pd.Series"]

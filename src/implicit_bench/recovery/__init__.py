@@ -2,5 +2,5 @@
 
 ``stage`` (the ``recovery`` stage: every headline estimate beside its truth), ``truth`` (the
 truth of each estimand over exactly the images its estimator used), ``fastpath`` (whole
-simulated worlds as arrays, no pixels), ``power`` and ``coverage`` (``implicit-bench simulate``).
+simulated worlds as arrays, no pixels), ``power`` and ``coverage`` (``implicit-bench recovery``).
 """

@@ -1,4 +1,5 @@
-"""``implicit-bench simulate``: power and steering-strength studies on the simulated world."""
+"""``implicit-bench recovery``: power and steering-strength studies on the simulated world (the
+planted-truth check's design questions; ``simulate`` is its old, hidden name)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ from implicit_bench.recovery.power import calibration_table, plot, power_table
 from implicit_bench.world.params import WorldParams
 
 
-@click.group("simulate")
-def simulate_group() -> None:
+@click.group("recovery")
+def recovery_group() -> None:
     """Design questions answered with the simulated world (docs/world.md)."""
 
 
-@simulate_group.command("power")
+@recovery_group.command("power")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option(
     "--units",
@@ -125,7 +126,7 @@ def power_command(
     click.echo(f"-> {path}, {path.with_suffix('.png')}")
 
 
-@simulate_group.command("alpha")
+@recovery_group.command("alpha")
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option(
     "--alpha",
@@ -193,3 +194,11 @@ def alpha_command(params_path: str, alphas: tuple[float, ...], out: str) -> None
     for r in rows:
         click.echo(f"  alpha={r['alpha']:.2f} {r['config']}: dS {r['dS']:+.2f}")
     click.echo(f"-> {path}, {path.with_suffix('.png')}")
+
+
+simulate_alias = click.Group(
+    "simulate",
+    commands=recovery_group.commands,
+    help="Old name of `implicit-bench recovery`.",
+    hidden=True,
+)

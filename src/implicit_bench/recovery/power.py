@@ -1,4 +1,4 @@
-"""``implicit-bench simulate power``: interval width and power for a benchmark design.
+"""``implicit-bench recovery power``: interval width and power for a benchmark design.
 
 For each number of units N (and K seeds), simulated worlds are drawn from the ``world:``
 params with the explicit-request success changed so that the planted gap (success of

@@ -123,7 +123,7 @@ def evaluate_bootstrap(raw: dict[str, Any], path: str) -> Any:
     """The evaluate stage's bootstrap: the top-level block under ``evaluate.bootstrap``'s own
     keys, validated by the evaluate params model (as ``stages/evaluate.py`` builds it)."""
     from implicit_bench.analysis.bootstrap import Bootstrap
-    from implicit_bench.analysis.config import EvaluateParams
+    from implicit_bench.analysis.params import EvaluateParams
     from implicit_bench.params import section
 
     return Bootstrap.from_params(

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.numbers import finite
 from implicit_bench.protocol.estimate import Estimate, read_estimate
 from implicit_bench.protocol.schema import blind_order
 from implicit_bench.world import measure
@@ -47,14 +48,14 @@ def entry(
     out: dict[str, Any] = {
         "group": group,
         "estimand": name,
-        "truth": _f(truth),
+        "truth": finite(truth),
         "estimate": est.to_json(),
         "covered": (
             bool(est.ci[0] - 1e-12 <= truth <= est.ci[1] + 1e-12) if ok and not diagnostic else None
         ),
     }
     if truth_rendered is not None:
-        out["truth_rendered"] = _f(truth_rendered)
+        out["truth_rendered"] = finite(truth_rendered)
     if note:
         out["note"] = note
     return out
@@ -83,13 +84,6 @@ def estimate_entry(
         diagnostic,
         est.level or 0.95,
     )
-
-
-def _f(x: Any) -> float | None:
-    if x is None:
-        return None
-    x = float(x)
-    return None if not np.isfinite(x) else x
 
 
 class RowTruth:

@@ -259,7 +259,7 @@ def adopt_from_pool(
         source.close()
 
 
-def _generate_worker(
+def generate_worker(
     config: GeneratorConfig,
 ) -> Callable[[list[RenderRequest]], list[RenderResult]]:
     """Executor worker factory: load the generator once, return its batch method."""
@@ -439,7 +439,7 @@ def render_config(
         run = render_plan(
             store,
             planned,
-            functools.partial(_generate_worker, cfg),
+            functools.partial(generate_worker, cfg),
             generator=generator_name(cfg),
             settings=settings_hash(cfg),
             batch_size=size,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from implicit_bench.report.summary import esc, fmt_metric
+from implicit_bench.report.summary_page import esc, fmt_metric
 
 #: the rates of the block's ``all`` entry, in table order, with their row labels
 RATES = {

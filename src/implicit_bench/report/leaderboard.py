@@ -157,7 +157,7 @@ def pairs_table(run: Run) -> str:
     )
 
 
-def _num(x: Any) -> str:
+def _number_cell(x: Any) -> str:
     return f'<td data-sort="{show(x, missing="")}">{show(x)}</td>'
 
 
@@ -172,7 +172,8 @@ def beside_table(run: Run) -> str:
             f'<th data-sort="{esc(r["config"])}">{esc(r["config"])}</th>'
             f"{_count(r.get('n_units'))}"
             + "".join(
-                _num(r.get(k)) for k in ("requested", "returned", "refused", "missing", "judged")
+                _number_cell(r.get(k))
+                for k in ("requested", "returned", "refused", "missing", "judged")
             )
             + f"{_cell(r.get('bias_score'), False)}{_cell(r.get('alignment'), True)}"
             f'<td class="small">{esc(r.get("note") or "")}</td></tr>'

@@ -22,7 +22,7 @@ from implicit_bench.protocol.estimate import Estimate
 from implicit_bench.report.corrected import corrected_section
 from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
 from implicit_bench.report.leaderboard import Run, leaderboard_section
-from implicit_bench.report.summary import (
+from implicit_bench.report.summary_page import (
     esc,
     headline_cards,
     render_debias,

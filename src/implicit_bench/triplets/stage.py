@@ -46,7 +46,7 @@ class TripletsParams(StrictModel):
     variant_hooks: list[str] = []  # names in triplets.VARIANT_HOOKS, applied in order
 
 
-def _writer_params(params: TripletsParams, llms: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def writer_params(params: TripletsParams, llms: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The writer's params; a named LLM is checked against the catalogue whatever the writer."""
     llm = (
         llm_entry(llms, params.llm, "triplets.llm", params.max_tokens)
@@ -69,7 +69,7 @@ def run_triplets(
     invalid records, metrics)."""
     seed = subset.seed
     write = TRIPLET_WRITERS.resolve(params.writer)
-    results = write(units, pairs, _writer_params(params, llms or {}))
+    results = write(units, pairs, writer_params(params, llms or {}))
     by_id = {u.unit_id: u for u in units}
     unit_rows = units_frame(units).set_index("unit_id")
     counter = InvalidCounter("triplets")

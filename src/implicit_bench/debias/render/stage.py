@@ -65,7 +65,7 @@ def render_debias_config(
     from implicit_bench.generators import GENERATORS, settings_hash
     from implicit_bench.images import ImageKey, ImageStore
     from implicit_bench.render.stage import (
-        _generate_worker,
+        generate_worker,
         plan_items,
         pool_dir,
         render_plan,
@@ -76,7 +76,7 @@ def render_debias_config(
     method.check_generator(name, GENERATORS.resolve(cfg.backend), generator_name, cfg.backend)
     planned = plan_items(units, name, seeds, ["neutral"])
     settings = method.settings(spec.options, settings_hash(cfg), texts)
-    worker = method.worker(spec.options, cfg) or functools.partial(_generate_worker, cfg)
+    worker = method.worker(spec.options, cfg) or functools.partial(generate_worker, cfg)
     payloads = {i.key: texts[i.key.unit_id] for i in planned} if texts else None
     pool = pool_dir(store_dir)
     with ImageStore(store_dir) as store:

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
 
-from implicit_bench.analysis.config import EvaluateParams, SelectParams
+from implicit_bench.analysis.params import EvaluateParams, SelectParams
 from implicit_bench.cli.main import main as cli_main
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.human_eval.bundle import HumanEvalParams, export_bundle

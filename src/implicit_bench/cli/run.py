@@ -476,10 +476,10 @@ def run_command(
     from implicit_bench.cli.check import images_still_to_render
     from implicit_bench.cli.params_check import validate_params
     from implicit_bench.params.profiles import (
-        _round_trip,
         compose,
         deep_merge,
         profile_chain,
+        round_trip_yaml,
         write_profile,
     )
     from implicit_bench.planning.plan import build_plan, format_plan, parse_assume
@@ -537,7 +537,7 @@ def run_command(
         )
     path = Path("profiles") / f"{overlay_name}.yaml"
     buf = io.StringIO()
-    _round_trip().dump(overlay, buf)
+    round_trip_yaml().dump(overlay, buf)
     what = "the default profile" if profile == "default" else f"profiles/{profile}.yaml"
     header = (
         f"# `implicit-bench run` overlay: {what} plus the models of this run.\n"

@@ -593,7 +593,7 @@ def _table_only(name: str, frame: pd.DataFrame, why: str) -> str:
 
 
 # ----- human evaluation -----------------------------------------------------------------------
-def _pct(x: Any) -> str:
+def _percent_cell(x: Any) -> str:
     return "–" if not _is_num(x) else f"{show(x, '.1f', scale=100.0)}%"
 
 
@@ -607,7 +607,7 @@ def render_human_eval(h: dict[str, Any]) -> str:
         (
             "KG validity",
             "% Yes / Unsure / No",
-            f"{_pct(kg.get('yes'))} / {_pct(kg.get('unsure'))} / {_pct(kg.get('no'))}",
+            " / ".join(_percent_cell(kg.get(k)) for k in ("yes", "unsure", "no")),
         ),
         (
             "Image rating (mean, 0-5)",

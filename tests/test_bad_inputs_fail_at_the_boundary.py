@@ -120,7 +120,7 @@ def test_an_extension_that_crashes_does_not_stop_the_others(tmp_path, monkeypatc
     from implicit_bench.analyze import extensions
 
     monkeypatch.setitem(
-        extensions.EXTENSIONS, "aaa_broken", "test_hardening_inputs:broken_extension"
+        extensions.EXTENSIONS, "aaa_broken", "test_bad_inputs_fail_at_the_boundary:broken_extension"
     )
     u = tmp_path / "u.csv"
     units(BLIND_TYPES).to_csv(u, index=False)
@@ -206,7 +206,7 @@ def test_clip_lean_outside_its_range_is_rejected(tmp_path, value, ok):
         ("debias", "implicit_bench.debias.params:DebiasParams", {"seeds": []}, "debias.seeds"),
         (
             "evaluate",
-            "implicit_bench.analysis.config:EvaluateParams",
+            "implicit_bench.analysis.params:EvaluateParams",
             {"seeds": [1, -2]},
             "evaluate.seeds.1",
         ),

@@ -219,7 +219,7 @@ from implicit_bench.analyze.extensions import start_extensions
 tables = load_tables({u!r}, [{j!r}], (), "reject", "report", "hash")
 start_extensions(
     tables, Path({out!r}), {{}},
-    {{"sleepy": "tests.test_hardening_round2_outputs:sleepy_extension"}},
+    {{"sleepy": "tests.test_atomic_outputs:sleepy_extension"}},
 )
 print("started", flush=True)
 time.sleep(60)

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from implicit_bench._util.numbers import percent_points, real_number
 from implicit_bench.protocol.estimate import Estimate, read_estimate
 
 MAX_VALUES = 60
@@ -34,27 +35,23 @@ BENCHMARK_SOURCE = "benchmark.json (calibration table)"
 CORRECTED_RATES = ("default_rate", "success_stereotype", "success_anti", "gap")
 
 
-def _num(x: Any) -> float | None:
-    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) and x == x else None
-
-
-def _pct(x: Any) -> float | None:
-    v = _num(x)
-    return None if v is None else round(100.0 * v, 2)
+def _percent(x: Any) -> float | None:
+    """A headline share in percent points, two decimals (None unless a real number)."""
+    return percent_points(real_number(x), 2)
 
 
 def _value(entry: Any) -> float | None:
     """The point value of an Estimate's JSON form (docs/metrics.md) or of a plain number (a
     statistic reported without an interval); None when absent."""
     if entry is None or isinstance(entry, int | float):
-        return _num(entry)
+        return real_number(entry)
     return Estimate.from_json(entry).value
 
 
 def _interval(entry: Any, name: str, pct: bool = True) -> dict[str, float | None]:
     """``{name, name_lo, name_hi}`` from an Estimate's JSON form (null when absent)."""
     e = read_estimate(entry) or Estimate.of(None)
-    conv = _pct if pct else (lambda v: None if _num(v) is None else round(float(v), 4))
+    conv = _percent if pct else (lambda v: None if real_number(v) is None else round(float(v), 4))
     suffix = "_pct" if pct else ""
     return {
         f"{name}{suffix}": conv(e.value),
@@ -73,8 +70,8 @@ def _strongest_group(bench: dict[str, Any]) -> dict[str, Any]:
     g = groups.get(name, {}) if name else {}
     return {
         "strongest_default_units": g.get("n_units"),
-        "strongest_default_success_stereotype_pct": _pct(_value(g.get("success_stereotype"))),
-        "strongest_default_success_anti_pct": _pct(_value(g.get("success_anti"))),
+        "strongest_default_success_stereotype_pct": _percent(_value(g.get("success_stereotype"))),
+        "strongest_default_success_anti_pct": _percent(_value(g.get("success_anti"))),
     }
 
 
@@ -99,7 +96,7 @@ def _corrected(bench: dict[str, Any], recovery: dict[str, Any]) -> dict[str, Any
         for key in CORRECTED_RATES:
             out.update(_interval(rates.get(key), f"{key}_corrected"))
         cal = block.get("calibration") or {}
-        cond = _num(cal.get("condition_number"))
+        cond = real_number(cal.get("condition_number"))
         return out | {
             "corrected_source": BENCHMARK_SOURCE,
             "corrected_calibration_items": cal.get("items"),
@@ -134,27 +131,27 @@ def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     }
     for key in ("default_rate", "success_stereotype", "success_anti", "gap"):
         out.update(_interval(bench.get(key), key))
-    out["a_to_s_pct"] = _pct(_value(bench.get("a_to_s")))
+    out["a_to_s_pct"] = _percent(_value(bench.get("a_to_s")))
     # judge-corrected beside the judged (docs/correction.md): null without a calibration set
     out.update(_corrected(bench, metrics.get("recovery") or {}))
     out.update(_strongest_group(bench))
     agreement = (bench.get("agreement") or [{}])[0] if bench.get("agreement") else {}
-    out["blind_agreement_pct"] = _pct(_value(agreement.get("agreement")))
+    out["blind_agreement_pct"] = _percent(_value(agreement.get("agreement")))
     pooled = ((lean.get("hedges_g") or {}).get("pooled")) or {}
     gs = [_value(e.get("g")) for e in pooled.values() if isinstance(e, dict)]
     gs = [g for g in gs if g is not None]
     out["hedges_g_max"] = round(max(gs), 4) if gs else None
     slot_a = (audit.get("position_bias") or {}).get(primary) or {}
-    out["position_bias_slot_a_pct"] = _pct(_value(slot_a.get("slot_A_share")))
+    out["position_bias_slot_a_pct"] = _percent(_value(slot_a.get("slot_A_share")))
     neg_all = (((neg.get("by_judge") or {}).get(primary) or {}).get("overall") or {}).get(
         "all"
     ) or {}
     # NegT2IBench's pass rule is the lenient one ("negated ones [pass] when it does not [hold]",
     # and "the image cannot pass by omission"): the headline; strict success stays beside it
-    out["negation_success_pct"] = _pct(
+    out["negation_success_pct"] = _percent(
         _value((neg_all.get("negated_0_1") or {}).get("lenient_success"))
     )
-    out["negation_strict_success_pct"] = _pct(
+    out["negation_strict_success_pct"] = _percent(
         _value((neg_all.get("negated_0_1") or {}).get("strict_success"))
     )
     own_name, own_ds = _best_dS(debias, {"own"})

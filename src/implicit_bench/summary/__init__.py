@@ -1,0 +1,1 @@
+"""The headline summary: the ``summary`` stage (entry: :mod:`implicit_bench.summary.stage`)."""
