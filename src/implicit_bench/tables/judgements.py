@@ -235,9 +235,9 @@ def _category(values: pd.Series, codes: TextCodes | None, kept: np.ndarray) -> p
     """``values.astype("category")``; with the column's codes (``values`` = its ``kept`` rows),
     the categories come from the distinct values present (the same dtype ``astype`` gives)
     and the rows from the codes, without hashing every cell again."""
-    if codes is None:
+    rows = None if codes is None else codes.codes[kept]
+    if rows is None or len(rows) != len(values):
         return values.astype("category")
-    rows = codes.codes[kept]
     present = np.unique(rows[rows >= 0])
     dtype = pd.Series(codes.values[present], dtype=object).astype("category").dtype
     lookup = np.full(len(codes.values) + 1, -1, dtype=np.int64)  # the last: a null cell

@@ -78,7 +78,8 @@ class Checker:
         self.bad = pd.Series(False, index=frame.index)
         self.rows: list[pd.DataFrame] = []
         # text column -> (codes, distinct values): its cells are ``values[codes]`` (-1: null);
-        # set by ``validate`` for the columns it read through ``TextCodes``
+        # set by ``validate`` for the columns it read through ``TextCodes``; they describe the
+        # column as validate left it (a caller that reassigns a text column must drop its entry)
         self.codes: dict[str, TextCodes] = {}
 
     def isin(self, column: str, values: Iterable[Any]) -> pd.Series:
