@@ -225,3 +225,22 @@ def test_an_empty_table_beside_others_is_no_rows_all_empty_is_an_error(tmp_path)
     for paths in ([tmp_path / "empty.csv"], [tmp_path / "empty.csv", tmp_path / "empty2.csv"]):
         with pytest.raises(InputError, match="a header but no data rows"):
             check_judgements(paths, u)
+
+
+def test_rows_of_variants_other_stages_read_are_set_aside_and_counted(tmp_path):
+    """A subject-only (scene check) or direct-arm row is neither analysed nor rejected: it is
+    counted per variant, and the accounting still adds up; an unknown variant is rejected."""
+    (tmp_path / "j.csv").write_text(
+        HEADER + "007,neutral,42,gen,A,rubric,3,true\n"
+        "007,subject,42,gen,A,blind,neither,true\n"
+        "007,subject,1042,gen,A,blind,neither,true\n"
+        "007,direct_neutral,42,gen,A,rubric,2,true\n"
+        "007,no_such_variant,42,gen,A,rubric,2,true\n"
+    )
+    tables = load_tables(_units_csv(tmp_path / "u.csv"), [tmp_path / "j.csv"])
+    assert tables.other_variant_rows == {"direct_neutral": 1, "subject": 2}
+    assert len(tables.judgements) == 1 and len(tables.rejects) == 1
+    assert tables.rejects.iloc[0]["field"] == "variant"
+    entry = tables.accounting()["judgements"]
+    assert entry["other_variants"] == 3 and entry["rows_in"] == 5 and entry["conserved"] == 1
+    assert tables.summary()["other_variant_rows"] == {"direct_neutral": 1, "subject": 2}

@@ -149,6 +149,7 @@ def test_loaders_account_for_every_row(tmp_path_factory, units, rows, fmt, drop_
             + entry["rejected"]
             + entry["duplicates"]
             + entry["secondary_order"]
+            + entry["other_variants"]
         )
     rejects = tables.rejects
     assert rejects["reason"].notna().all() and (rejects["reason"].astype(str).str.len() > 0).all()
@@ -248,6 +249,7 @@ def test_fuzz_catches_what_05b8522_did_not(tmp_path):
         "rejected": 1,
         "duplicates": 0,
         "secondary_order": 0,
+        "other_variants": 0,
         "conserved": 1,
     }
 

@@ -41,12 +41,15 @@ class Tables:
     images: pd.DataFrame | None = None
     files: dict[str, list[str]] = field(default_factory=dict)
     secondary_order_rows: int = 0  # blind rows of a non-primary option order, not analysed
+    # rows of variants other stages read (subject, direct arm), per variant: not analysed
+    other_variant_rows: dict[str, int] = field(default_factory=dict)
     # the validated blind rows of a non-primary option order (the judge order audit reads them)
     secondary: pd.DataFrame | None = None
     rows_in: dict[str, int] = field(default_factory=dict)  # data rows read, per table
 
     def accounting(self) -> dict[str, dict[str, int]]:
-        """Per table: rows read = analysed + rejected + duplicate rows (+ secondary-order rows).
+        """Per table: rows read = analysed + rejected + duplicate rows (+ secondary-order rows,
+        + rows of variants other stages read).
 
         Rows of a duplicated key are listed in ``rejects`` with a "duplicate" reason; they are
         counted here under ``duplicates``, not ``rejected``. ``conserved`` checks the sum.
@@ -65,14 +68,16 @@ class Tables:
                 int(rej["reason"].astype(str).str.startswith("duplicate").sum()) if len(rej) else 0
             )
             secondary = self.secondary_order_rows if table == "judgements" else 0
+            other = sum(self.other_variant_rows.values()) if table == "judgements" else 0
             entry = {
                 "rows_in": rows_in,
                 "analysed": kept[table],
                 "rejected": len(rej) - dup,
                 "duplicates": dup,
                 "secondary_order": secondary,
+                "other_variants": other,
             }
-            entry["conserved"] = int(rows_in == kept[table] + len(rej) + secondary)
+            entry["conserved"] = int(rows_in == kept[table] + len(rej) + secondary + other)
             out[table] = entry
         return out
 
@@ -106,6 +111,7 @@ class Tables:
             "duplicate_rows": int(self.duplicates["n_rows"].sum()) if len(self.duplicates) else 0,
             "duplicate_examples": self.duplicates.head(5).to_dict(orient="records"),
             "secondary_order_rows": self.secondary_order_rows,
+            "other_variant_rows": dict(self.other_variant_rows),
             "image_index_rows": None if self.images is None else int(len(self.images)),
             "accounting": self.accounting(),
         }
@@ -173,6 +179,7 @@ def load_tables(
         images,
         files,
         int(judgements.attrs.get("secondary_order_rows", 0)),
+        dict(judgements.attrs.get("other_variant_rows", {})),
         secondary,
         rows_in,
     )

@@ -29,6 +29,7 @@ from implicit_bench._util.timings import phase
 from implicit_bench.errors import InputError
 from implicit_bench.protocol.judge_tasks import task_registry
 from implicit_bench.protocol.schema import (
+    ALL_VARIANTS,
     CYCLIC_ORDERS,
     JUDGEMENT_KEY,
     NEGATED_VARIANTS,
@@ -42,6 +43,9 @@ from implicit_bench.tables.spec import Checker, TextCodes, blank, parse_bool, re
 
 KEY = list(JUDGEMENT_KEY)
 ANALYSED_VARIANTS: tuple[str, ...] = (*VARIANTS, *NEGATED_VARIANTS)
+# Protocol variants other stages read (the scene check's subject-only template, the direct
+# arm's prompts): set aside and counted, neither analysed nor rejected.
+OTHER_VARIANTS: tuple[str, ...] = tuple(v for v in ALL_VARIANTS if v not in ANALYSED_VARIANTS)
 
 
 def value_checks(chk: Checker, frame: pd.DataFrame) -> None:
@@ -129,7 +133,9 @@ def check_judgements(
     row of its primary order (``primary_order``: ``hash`` = the order the judge stage uses when it
     asks once, ``schema.blind_order``; or ``sa`` / ``as``); the other rows are counted in
     ``judgements.attrs["secondary_order_rows"]``, not analysed. An image asked several times
-    without a row in its primary order is rejected. Rows keep ``file`` and ``row``.
+    without a row in its primary order is rejected. Rows of ``OTHER_VARIANTS`` (read by other
+    stages) are set aside before the checks and counted per variant in
+    ``judgements.attrs["other_variant_rows"]``. Rows keep ``file`` and ``row``.
     """
     paths = list(paths)
     seen: dict[Path, str | Path] = {}
@@ -156,6 +162,11 @@ def check_judgements(
         raise InputError(paths[0], None, None, "judgements: a header but no data rows")
     keep_cols = [*JUDGEMENTS.required, "valid", "model", "order", "file", "row"]
     frame = pd.concat([f.reindex(columns=keep_cols) for f in frames], ignore_index=True)
+    rows_in = int(len(frame))
+    other = frame["variant"].isin(OTHER_VARIANTS).to_numpy(dtype=bool)
+    other_rows = {str(k): int(v) for k, v in frame.loc[other, "variant"].value_counts().items()}
+    if other.any():
+        frame = frame[~other].reset_index(drop=True)
     chk = Checker("judgements", frame, on_bad_row)
     known_units = set(units["unit_id"])
     JUDGEMENTS.validate(
@@ -221,7 +232,8 @@ def check_judgements(
     chk.bad |= multi & ~wanted
     judgements = frame[~chk.bad].drop(columns="_order_key").reset_index(drop=True)
     judgements.attrs["secondary_order_rows"] = n_secondary
-    judgements.attrs["rows_in"] = int(len(frame))
+    judgements.attrs["other_variant_rows"] = dict(sorted(other_rows.items()))
+    judgements.attrs["rows_in"] = rows_in
     secondary = frame[secondary_mask].drop(columns="_order_key").reset_index(drop=True)
     kept = ~chk.bad.to_numpy(dtype=bool)
     for col in ("variant", "config", "judge", "task"):  # few distinct values: fast comparisons
