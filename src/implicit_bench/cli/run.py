@@ -483,6 +483,7 @@ def run_command(
         write_profile,
     )
     from implicit_bench.planning.plan import build_plan, format_plan, parse_assume
+    from implicit_bench.preflight.backends import load_registries
     from implicit_bench.preflight.checks import preflight
 
     overlay_name = f"run-{exp_name}" if exp_name else "run"
@@ -554,6 +555,7 @@ def run_command(
     click.echo(f"wrote {path} (extends {profile})")
     if not no_preflight:
         warnings: list[str] = []
+        load_registries()  # every stage's models
         problems = preflight(params, ".", timeout, images_still_to_render(params), warnings)
         lines = "\n".join(  # no URL prints its password
             [url(f"check: warning: {w}") for w in warnings]

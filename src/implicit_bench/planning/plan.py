@@ -1238,7 +1238,9 @@ def add_costs(
 ) -> None:
     """Hours and money per stage from each model's ``seconds_per_item`` / ``usd_per_item``
     (catalogue keys the user supplies; ``measured``: seconds per item from ``--calibrate``)."""
-    from implicit_bench.runtime.registry import is_http_block
+    from implicit_bench.preflight.backends import is_http, load_registries
+
+    load_registries()
 
     for plan in plans:
         hours = usd = 0.0
@@ -1247,7 +1249,7 @@ def add_costs(
             block = model_block(params, ref)
             seconds = (measured or {}).get(ref, block.get("seconds_per_item"))
             price = block.get("usd_per_item")
-            plan.gpu = plan.gpu and not is_http_block(block)
+            plan.gpu = plan.gpu and not is_http(ref, block)
             if calls == 0:
                 continue
             if seconds is None:
