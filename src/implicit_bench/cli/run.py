@@ -29,7 +29,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from implicit_bench._util.files import atomic_write_text
 from implicit_bench.errors import ConfigError
-from implicit_bench.params import check_name
+from implicit_bench.params import SubsetParams, check_name, section
 from implicit_bench.params.cli_options import FiniteFloat, SeedList
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.tables import (
@@ -534,7 +534,7 @@ def run_command(
         overlay["subset"] = CommentedMap(
             max_units=round_units[0],
             order="random",
-            seed=int((base.get("subset") or {}).get("seed", 42)),
+            seed=section(base, "subset", SubsetParams).seed,
         )
     path = Path("profiles") / f"{overlay_name}.yaml"
     buf = io.StringIO()

@@ -58,7 +58,8 @@ def _names(value: Any) -> list[str]:
 
 def _stage_models(params: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
     """Stage (script stem, one of stage_preflight.MODEL_STAGES) -> {where: backend block} of the
-    models that stage would load."""
+    models that stage would load. Raw params on purpose, not the stages' models: the preflight
+    runs before a stage validates its section, and an invalid one is the stage's to report."""
     cat = {k: params.get(k) or {} for k in ("llms", "generators", "judges")}
     out: dict[str, dict[str, dict[str, Any]]] = {}
 
