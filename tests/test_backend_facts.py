@@ -172,23 +172,13 @@ def _backend_names() -> set[str]:
     return {n for r in _model_registries().values() for n in r.names()}
 
 
-def _annotation_nodes(tree: ast.AST) -> set[int]:
-    """Nodes inside a subscript (``Literal["openai", ...]``, a type, not a list of backends)."""
-    return {
-        id(n) for s in ast.walk(tree) if isinstance(s, ast.Subscript) for n in ast.walk(s.slice)
-    }
-
-
 def test_no_list_of_backend_names_outside_the_registrations():
     names = _backend_names()
     found = []
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC).as_posix()
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        skip = _annotation_nodes(tree)
-        for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
+        for node in ast.walk(tree):  # a Literal["a", "b"] type too (a shared config's backend)
             if isinstance(node, (ast.Set, ast.List, ast.Tuple, ast.Dict)):
                 elts = node.keys if isinstance(node, ast.Dict) else node.elts
                 hits = [e.value for e in elts if isinstance(e, ast.Constant) and e.value in names]
@@ -256,3 +246,22 @@ def test_each_model_stage_script_imports_the_registries_its_preflight_reads():
             check=True,
         )
         assert json.loads(done.stdout.strip().splitlines()[-1]) == [], stage
+
+
+def test_shared_configs_accept_exactly_the_registered_backends():
+    """ClipConfig, FaceConfig and EmbedderConfig name no backend: their registry is the list."""
+    from pydantic import ValidationError
+
+    from implicit_bench.clip import CLIP_BACKENDS, ClipConfig
+    from implicit_bench.embedders import EMBEDDERS, EmbedderConfig
+    from implicit_bench.faces import FaceConfig
+
+    for config, registry, kind in (
+        (ClipConfig, CLIP_BACKENDS, "clip"),
+        (FaceConfig, FACE_BACKENDS, "face"),
+        (EmbedderConfig, EMBEDDERS, "embedder"),
+    ):
+        for name in registry.names():
+            assert config(backend=name).backend == name
+        with pytest.raises(ValidationError, match=f"unknown {kind} backend 'nope'; known: "):
+            config(backend="nope")

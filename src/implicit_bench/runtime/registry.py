@@ -32,6 +32,18 @@ TRANSPORTS: tuple[Transport, ...] = ("http", "local", "none")
 # (``Registry(..., places=...)``): the preflight and ``plan`` find a block's backend facts here
 # without importing any backend package themselves.
 _PLACES: dict[str, Registry[Any]] = {}
+# kind -> the first registry created under it (a config shared by a registry's backends checks
+# its ``backend`` name here: ``registered_name``)
+_KINDS: dict[str, Registry[Any]] = {}
+
+
+def registered_name(kind: str, name: str) -> str:
+    """``name`` if the ``kind`` registry has it (a shared config's ``backend`` validator, so the
+    registrations are the one list of names); a ValueError naming the known ones otherwise."""
+    registry = _KINDS.get(kind)
+    if registry is not None and name not in registry.names():
+        raise ValueError(f"unknown {kind} backend {name!r}; known: {', '.join(registry.names())}")
+    return name
 
 
 def registered_places() -> dict[str, Registry[Any]]:
@@ -60,6 +72,7 @@ class Registry(Generic[T]):
         catalogue such as ``judges``, or one block such as ``clip.model``)."""
         self.kind = kind
         self.model_attr = model_attr  # the backend class's attribute holding its params model
+        _KINDS.setdefault(kind, self)
         for place in places:
             if place in _PLACES:
                 raise ConfigError(f"params place {place!r} already has a registry")
