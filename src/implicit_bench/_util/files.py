@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
@@ -296,9 +297,12 @@ def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _any_text(column: pd.Series, test: Any) -> bool:
-    """Whether ``test`` holds for a text cell of ``column`` (a plain
-    loop: no per-cell pandas call)."""
-    return any(isinstance(v, str) and test(v) for v in column.to_numpy(dtype=object))
+    """Whether ``test`` holds for a text cell of ``column``: tested once per distinct value
+    (``pandas.unique``; a plain loop over the cells when a cell is not hashable)."""
+    values = column.to_numpy(dtype=object)
+    with contextlib.suppress(TypeError):  # e.g. a list in a cell: every cell
+        values = pd.unique(values)
+    return any(isinstance(v, str) and test(v) for v in values)
 
 
 _ESCAPED = "'[" + re.escape("".join(FORMULA_START)) + "]"  # what escape_formula wrote

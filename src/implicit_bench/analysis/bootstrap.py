@@ -269,10 +269,19 @@ class Bootstrap:
     def ratio(
         self, num: np.ndarray, den: np.ndarray, stream: str
     ) -> tuple[dict[str, Any], np.ndarray]:
-        """sum(num) / sum(den) over units (e.g. the share of images labelled s)."""
-        weights = self.weights(len(num), stream)
+        """sum(num) / sum(den) over units (e.g. the share of images labelled s).
+
+        Integer-valued ``num`` and ``den`` (counts) go through ``sums`` (one product, exact, so
+        the replicates equal ``weights @ num`` and ``weights @ den`` bit for bit, without the
+        float64 multiplicities); others get the two float64 products."""
         value = safe_div(num.sum(), den.sum())
-        reps = safe_div(weights @ num, weights @ den)
+        columns = np.column_stack([num, den]).astype(float)
+        if integer_bound(columns) < EXACT64:
+            sums = self.sums(columns, stream)
+            reps = safe_div(sums[:, 0], sums[:, 1])
+        else:
+            weights = self.weights(len(num), stream)
+            reps = safe_div(weights @ num, weights @ den)
         return self.interval(value, reps, stream, len(num)), reps
 
     def difference(
@@ -455,8 +464,56 @@ def rank_rows(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return average.ravel()[cell]
 
 
+SPEARMAN_LEVELS = 64  # the joint-count path of ``spearman_reps`` up to this many (x, y) levels
+SPEARMAN_EXACT_N = 1 << 17  # ... and this many values a row (its sums stay exact integers / 4)
+
+
 def spearman_reps(x: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Spearman rho of each resample (rows of ``idx``) of paired values x, y."""
+    """Spearman rho of each resample (rows of ``idx``) of paired values x, y.
+
+    Values with few distinct (x, y) pairs (per-unit rates of a few seeds) take the joint-count
+    path (``_spearman_by_counts``): the same numbers bit for bit, without a rank per draw."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if idx.shape[1] <= SPEARMAN_EXACT_N and np.isfinite(x).all() and np.isfinite(y).all():
+        fast = _spearman_by_counts(x, y, idx)
+        if fast is not None:
+            return fast
+    return _spearman_by_ranks(x, y, idx)
+
+
+def _spearman_by_counts(x: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray | None:
+    """``_spearman_by_ranks`` from each row's counts of the joint (x level, y level) cells.
+
+    A row's average ranks are half-integers summing to n (n + 1) / 2, so their mean is exactly
+    (n + 1) / 2 and every centred rank, product and sum of ``_spearman_by_ranks`` is a multiple
+    of 1/4 below 2^53 (n <= 2^17): exact in any order of summation. Here each sum is a few
+    count x product terms per cell: the same values, so the same rho. None (use the ranks)
+    with more than ``SPEARMAN_LEVELS`` cells."""
+    lx, cx = np.unique(x, return_inverse=True)
+    ly, cy = np.unique(y, return_inverse=True)
+    n_cells = len(lx) * len(ly)
+    if n_cells > SPEARMAN_LEVELS:
+        return None
+    n_rows, n = idx.shape
+    joint = (cx.reshape(-1) * len(ly) + cy.reshape(-1)).astype(np.int32)
+    counts = multiplicities(joint[idx], n_cells).reshape(n_rows, len(lx), len(ly))
+    centre = (n + 1) / 2
+
+    def centred(c: np.ndarray) -> np.ndarray:  # average rank of each level, minus the mean rank
+        return np.cumsum(c, axis=1) - c + (c + 1) / 2 - centre
+
+    nx, ny = counts.sum(axis=2), counts.sum(axis=1)
+    ax, ay = centred(nx), centred(ny)
+    sxy = (counts * ax[:, :, None] * ay[:, None, :]).sum(axis=(1, 2))
+    sxx = (nx * ax * ax).sum(axis=1)
+    syy = (ny * ay * ay).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        den = np.sqrt(sxx * syy)
+        return np.where(den > 0, sxy / np.where(den > 0, den, 1), np.nan)
+
+
+def _spearman_by_ranks(x: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Spearman rho of each row of ``idx`` from the average ranks of its draws (general)."""
     rx = rank_rows(x, idx)
     ry = rank_rows(y, idx)
     rx -= rx.mean(axis=1, keepdims=True)

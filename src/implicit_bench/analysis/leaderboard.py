@@ -50,10 +50,10 @@ def leaderboard(ctx: EvalContext) -> dict[str, Any]:
     judge = ctx.primary_judge
     j = ctx.judgements
     neutral = j[(j["variant"] == "neutral") & j["task"].isin(["rubric", "alignment"])]
-    configs = sorted(
-        set(j.loc[(j["task"] == "blind") & (j["judge"] == judge), "config"].astype(str))
+    configs = sorted(  # the distinct configurations (each cell's text, looked at once)
+        {str(c) for c in j.loc[(j["task"] == "blind") & (j["judge"] == judge), "config"].unique()}
         if judge
-        else set() | set(neutral["config"].astype(str))
+        else {str(c) for c in neutral["config"].unique()}
     )
     if not configs:
         return {"leaderboard": None}

@@ -18,7 +18,10 @@ def rows(
     seeds: Sequence[int] | None = None,
     units: Sequence[str] | pd.Index | None = None,
 ) -> pd.DataFrame:
-    """Rows of one task (and config / judge / seeds / units when given)."""
+    """Rows of one task (and config / judge / seeds / units when given).
+
+    The unit test runs on the rows the other tests kept (the text column's set lookup is the
+    costly one), so the rows and their order are those of one mask over the whole table."""
     mask = judgements["task"] == task
     if config is not None:
         mask &= judgements["config"] == config
@@ -26,9 +29,10 @@ def rows(
         mask &= judgements["judge"] == judge
     if seeds is not None:
         mask &= judgements["seed"].isin(list(seeds))
+    out = judgements[mask]
     if units is not None:
-        mask &= judgements["unit_id"].isin(set(units))
-    return judgements[mask]
+        out = out[out["unit_id"].isin(set(units))]
+    return out
 
 
 def wide(frame: pd.DataFrame, column: str, variants: Sequence[str] = VARIANTS) -> pd.DataFrame:

@@ -33,7 +33,14 @@ from implicit_bench.errors import InputError
 from implicit_bench.images import read_index
 from implicit_bench.params import BootstrapParams, SafeName, StrictModel, check_refs, section
 from implicit_bench.protocol.schema import VARIANTS
-from implicit_bench.tables import BENCH_IMAGES_DIR, DEBIAS_IMAGES_DIR, IMAGES_DIR, UNITS
+from implicit_bench.tables import (
+    BENCH_IMAGES_DIR,
+    DEBIAS_IMAGES_DIR,
+    DEBIAS_JUDGEMENTS_DIR,
+    IMAGES_DIR,
+    JUDGEMENTS_PATH,
+    UNITS,
+)
 
 B6_DIR = "data/b6"
 B6_METRICS = "metrics/b6.json"
@@ -54,8 +61,8 @@ class B6Params(StrictModel):
     seed: int = 42
     human_eval: bool = True  # the baseline adds the units human_eval's sample draws
     # the first judge's answers on the Table 4 stores (construction and benchmark phase)
-    judgements: list[str] = ["data/judgements/judgements.parquet"]
-    debias_judgements: str = "data/debias/judgements"  # the first judge's, one file per config
+    judgements: list[str] = [JUDGEMENTS_PATH]
+    debias_judgements: str = DEBIAS_JUDGEMENTS_DIR  # the first judge's, one file per config
 
 
 def store_dir(raw: dict[str, Any], b6: B6Params, name: str) -> str:

@@ -38,7 +38,7 @@ from implicit_bench.protocol.schema import (
     primary_order as primary_of,
 )
 from implicit_bench.tables import JUDGEMENTS
-from implicit_bench.tables.spec import Checker, blank, parse_bool, read_frame
+from implicit_bench.tables.spec import Checker, TextCodes, blank, parse_bool, read_frame
 
 KEY = list(JUDGEMENT_KEY)
 ANALYSED_VARIANTS: tuple[str, ...] = (*VARIANTS, *NEGATED_VARIANTS)
@@ -54,14 +54,13 @@ def value_checks(chk: Checker, frame: pd.DataFrame) -> None:
     registry = task_registry()
     names = registry.names()
     chk.check(
-        ~frame["task"].isin(names),
+        ~chk.isin("task", names),
         "task",
         lambda: (
             "unknown task '" + frame["task"].astype(str) + f"'; expected one of {', '.join(names)}"
         ),
     )
-    value = frame["value"]
-    has_value = ~blank(value)
+    has_value = ~chk.blank("value")
     if "valid" not in frame.columns or frame["valid"].isna().all():
         valid = has_value.copy()
     else:
@@ -80,7 +79,7 @@ def value_checks(chk: Checker, frame: pd.DataFrame) -> None:
     for spec in registry:
         if spec.name not in present:
             continue
-        rows = frame["task"] == spec.name
+        rows = chk.isin("task", [spec.name])
         ok = valid & rows
         problems, numbers = spec.kind.check_stored(frame.loc[ok, "value"], spec)
         for failing, reason in problems:
@@ -91,7 +90,7 @@ def value_checks(chk: Checker, frame: pd.DataFrame) -> None:
         if spec.variants is not None:
             shown = " / ".join(spec.variants)
             chk.check(
-                rows & ~frame["variant"].isin(spec.variants),
+                rows & ~chk.isin("variant", spec.variants),
                 "variant",
                 f"{spec.name} rows describe the {shown} image: variant must be "
                 + " or ".join(f"'{v}'" for v in spec.variants),
@@ -166,17 +165,18 @@ def check_judgements(
         allowed={"variant": ANALYSED_VARIANTS},
         extra=(
             lambda c, f: c.check(
-                ~f["unit_id"].isin(known_units), "unit_id", "unit_id not in the units table"
+                ~c.isin("unit_id", known_units), "unit_id", "unit_id not in the units table"
             ),
             value_checks,
         ),
     )
     frame.loc[~frame["valid"], "value"] = None
     # A blind image may be asked under several option orders (rows told apart by ``order``).
-    frame["_order_key"] = frame["order"].where(frame["task"] == "blind", None).fillna("")
+    blind = chk.isin("task", ["blind"])
+    frame["_order_key"] = frame["order"].where(blind, None).fillna("")
     dkey = [*KEY, "_order_key"]
     ok = frame[~chk.bad]
-    dup_mask = ok.duplicated(dkey, keep=False)
+    dup_mask = _key_codes(chk, frame, blind)[~chk.bad].duplicated(keep=False)
     duplicates = pd.DataFrame(columns=[*KEY, "order", "n_rows", "rows"])
     if dup_mask.any():
         dups = ok[dup_mask]
@@ -223,11 +223,42 @@ def check_judgements(
     judgements.attrs["secondary_order_rows"] = n_secondary
     judgements.attrs["rows_in"] = int(len(frame))
     secondary = frame[secondary_mask].drop(columns="_order_key").reset_index(drop=True)
+    kept = ~chk.bad.to_numpy(dtype=bool)
     for col in ("variant", "config", "judge", "task"):  # few distinct values: fast comparisons
-        judgements[col] = judgements[col].astype("category")
+        judgements[col] = _category(judgements[col], chk.codes.get(col), kept)
     if with_secondary:
         return judgements, chk.rejects(), duplicates, secondary
     return judgements, chk.rejects(), duplicates
+
+
+def _category(values: pd.Series, codes: TextCodes | None, kept: np.ndarray) -> pd.Series:
+    """``values.astype("category")``; with the column's codes (``values`` = its ``kept`` rows),
+    the categories come from the distinct values present (the same dtype ``astype`` gives)
+    and the rows from the codes, without hashing every cell again."""
+    rows = None if codes is None else codes.codes[kept]
+    if rows is None or len(rows) != len(values):
+        return values.astype("category")
+    present = np.unique(rows[rows >= 0])
+    dtype = pd.Series(codes.values[present], dtype=object).astype("category").dtype
+    lookup = np.full(len(codes.values) + 1, -1, dtype=np.int64)  # the last: a null cell
+    lookup[present] = dtype.categories.get_indexer(codes.values[present])
+    cat = pd.Categorical.from_codes(lookup[rows], dtype=dtype)
+    return pd.Series(cat, index=values.index, name=values.name)
+
+
+def _key_codes(chk: Checker, frame: pd.DataFrame, blind: pd.Series) -> pd.DataFrame:
+    """The duplicate key (``KEY`` and the blind rows' order) as integer codes, one column each:
+    equal codes where the values are equal (null equal to null), so ``duplicated`` on them marks
+    the rows it marks on the text columns; the text columns' codes come from ``validate``."""
+
+    def codes(column: str) -> np.ndarray:
+        kept = chk.codes.get(column)
+        return kept.codes if kept is not None else pd.factorize(frame[column])[0]
+
+    out = {c: codes(c) if c != "seed" else frame[c].to_numpy() for c in KEY}
+    order = codes("order")  # "" (not blind, or no order) is -1: an order is never blank
+    out["_order_key"] = np.where(blind.to_numpy(dtype=bool), order, -1)
+    return pd.DataFrame(out, index=frame.index)
 
 
 def _secondary_orders(

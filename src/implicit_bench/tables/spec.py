@@ -77,6 +77,25 @@ class Checker:
         self.on_bad_row = on_bad_row
         self.bad = pd.Series(False, index=frame.index)
         self.rows: list[pd.DataFrame] = []
+        # text column -> (codes, distinct values): its cells are ``values[codes]`` (-1: null);
+        # set by ``validate`` for the columns it read through ``TextCodes``; they describe the
+        # column as validate left it (a caller that reassigns a text column must drop its entry)
+        self.codes: dict[str, TextCodes] = {}
+
+    def isin(self, column: str, values: Iterable[Any]) -> pd.Series:
+        """``frame[column].isin(values)``, through the column's codes when ``validate`` kept
+        them (once per distinct value)."""
+        codes = self.codes.get(column)
+        if codes is None:
+            return self.frame[column].isin(values)
+        return pd.Series(codes.isin(values), index=self.frame.index)
+
+    def blank(self, column: str) -> pd.Series:
+        """``blank(frame[column])``, through the column's codes when ``validate`` kept them."""
+        codes = self.codes.get(column)
+        if codes is None:
+            return blank(self.frame[column])
+        return pd.Series(codes.blank(), index=self.frame.index)
 
     def check(self, failing: pd.Series | np.ndarray, field_name: str, reason: Reason) -> None:
         """Reject the rows where ``failing`` holds (and no earlier check failed); ``reason``
@@ -192,6 +211,55 @@ def as_text(series: pd.Series) -> pd.Series:
         )
     out[present] = text.to_numpy(dtype=object)
     return pd.Series(out, index=series.index, dtype=object)
+
+
+class TextCodes(NamedTuple):
+    """A text column as codes into its distinct values (-1: null), each value a str or None.
+
+    What ``validate`` reads the columns of Arrow-backed text (CSV and Parquet reads) through:
+    stripping, null tokens, blanks, allowed values and set lookups run once per distinct value
+    and reach the rows through ``codes``, so they equal the per-cell checks row for row."""
+
+    codes: np.ndarray
+    values: np.ndarray  # object: str or None
+
+    @classmethod
+    def of(cls, series: pd.Series, null_tokens: bool, nullable: bool) -> TextCodes | None:
+        """``as_text`` (and the null-token / blank-to-null rule) per distinct value; None when
+        ``series`` is not Arrow-backed text (the per-cell path then runs)."""
+        if not isinstance(series.dtype, pd.StringDtype):
+            return None
+        codes, uniques = pd.factorize(series)
+        values = pd.Series(uniques).str.strip().to_numpy(dtype=object)
+        if null_tokens:
+            drop = np.array([v.lower() in _NULL_TOKENS for v in values], dtype=bool)
+        elif nullable:
+            drop = np.array([v == "" for v in values], dtype=bool)
+        else:
+            drop = np.zeros(len(values), dtype=bool)
+        values[drop] = None
+        # stripped values may coincide (" a" and "a"): codes of the distinct results
+        final, values = pd.factorize(pd.Series(values, dtype=object))
+        final = np.append(final, -1)  # a null cell (code -1) stays null
+        return cls(final[codes].astype(np.int64), np.asarray(values, dtype=object))
+
+    def series(self, index: pd.Index) -> pd.Series:
+        """The cells (object: str or None), as ``as_text`` and the null rule give them."""
+        out = np.append(self.values, None)[self.codes]
+        return pd.Series(out, index=index, dtype=object)
+
+    def mask(self, per_value: np.ndarray, null: bool) -> np.ndarray:
+        """A row mask from a mask over the distinct values (``null``: the null cells' value)."""
+        return np.append(np.asarray(per_value, dtype=bool), null)[self.codes]
+
+    def blank(self) -> np.ndarray:
+        """``blank`` of the cells: null or the empty string."""
+        return self.mask(np.array([v == "" for v in self.values], dtype=bool), True)
+
+    def isin(self, allowed: Iterable[Any]) -> np.ndarray:
+        """``Series.isin(allowed)`` of the cells (a null cell is not in it)."""
+        wanted = pd.Index(self.values).isin(list(allowed))
+        return self.mask(wanted, False)
 
 
 def blank(series: pd.Series) -> pd.Series:
@@ -350,6 +418,12 @@ class TableSpec:
         allowed = allowed or {}
         present = [c for c in self.columns if c.name in frame.columns]
         for col in present:
+            if col.kind == "text" and col.normalise is None:
+                codes = TextCodes.of(frame[col.name], col.null_tokens, col.nullable)
+                if codes is not None:
+                    chk.codes[col.name] = codes
+                    frame[col.name] = codes.series(frame.index)
+                    continue
             if col.kind == "text":
                 text = as_text(frame[col.name])
                 if col.null_tokens:
@@ -363,7 +437,9 @@ class TableSpec:
                     frame[col.name] = values.map(table.__getitem__, na_action="ignore")
         for col in present:  # pass 1: blank required fields
             if not col.nullable and col.kind == "text":
-                chk.check(blank(frame[col.name]), col.name, "empty")
+                codes = chk.codes.get(col.name)
+                empty = blank(frame[col.name]) if codes is None else codes.blank()
+                chk.check(empty, col.name, "empty")
             elif not col.nullable and col.kind in ("float", "bool", "any"):
                 chk.check(frame[col.name].isna(), col.name, "empty")
         for col in present:  # pass 2: integers, booleans, numbers
@@ -402,8 +478,11 @@ class TableSpec:
                     f"{', '.join(map(str, values_allowed))}"
                 )
                 head, _, tail = reason.partition("{}")
+                codes = chk.codes.get(col.name)
                 chk.check(
-                    values.notna() & ~values.isin(values_allowed),
+                    values.notna() & ~values.isin(values_allowed)
+                    if codes is None
+                    else ~codes.isin(values_allowed) & (codes.codes >= 0),
                     col.name,
                     lambda v=values, h=head, t=tail: h + v.astype(str) + t,
                 )
