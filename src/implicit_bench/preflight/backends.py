@@ -43,7 +43,7 @@ def transport(where: str, block: dict[str, Any]) -> Transport | None:
 def is_http(where: str, block: dict[str, Any]) -> bool:
     """The block calls its model over HTTP: its backend declared ``http``, or it names a
     ``base_url`` (an unknown backend's endpoint is checked all the same)."""
-    return transport(where, block) == "http" or "base_url" in block
+    return registry_of(where).is_http(block)
 
 
 def http_model(where: str, block: dict[str, Any]) -> type[HttpParams]:
