@@ -19,6 +19,7 @@ from implicit_bench.recovery.stage import (
     benchmark_entries,
     calibration_entries,
     debias_entries,
+    direct_arm_entries,
     diversity_entries,
     diversity_study_entries,
     estimate_entry,
@@ -140,6 +141,7 @@ def main(params_path: str, out: str) -> None:
         gens,
         _json("metrics/selection.json").get("other_generators") or {},
     )
+    entries += direct_arm_entries(rt, judgements, _json("metrics/selection.json"), judges)
     entries += diversity_study_entries(
         world, _json("metrics/diversity_study.json"), gens, world_params.faces.error
     )

@@ -16,8 +16,12 @@ import pandas as pd
 from implicit_bench._util.files import write_json
 from implicit_bench._util.heap import keep_freed_memory  # noqa: F401 - re-exported for the stage scripts
 from implicit_bench.analysis import report
-from implicit_bench.analysis.bootstrap import one_blas_thread  # noqa: F401 - re-exported for the stage scripts
+from implicit_bench.analysis.bootstrap import (  # noqa: F401 - one_blas_thread re-exported for the stage scripts
+    Bootstrap,
+    one_blas_thread,
+)
 from implicit_bench.analysis.context import EvalContext
+from implicit_bench.analysis.direct_arm import direct_arm_block, scored_rubric_rows
 from implicit_bench.analysis.load import Tables, image_index_paths, load_tables  # noqa: F401 - re-exported for the stage scripts
 from implicit_bench.analysis.metrics import run_metrics
 from implicit_bench.analysis.params import EvaluateParams, SelectParams
@@ -49,6 +53,12 @@ def run_select(tables: Tables, params: SelectParams) -> SelectionResult:
     if params.extracted and Path(params.extracted).exists():
         extracted = KG_UNITS.read(params.extracted, require=("unit_id", "bias_type"))
     result = select_units(tables, params, pairs, extracted)
+    # App. C.1: the direct arm's contrast rate beside the unit-based arm's (opt-in variants)
+    direct = direct_arm_block(
+        scored_rubric_rows(params.judgements), Bootstrap.from_params(params.bootstrap)
+    )
+    if direct is not None:
+        result.metrics["direct_arm"] = direct
     result.metrics["raw_upstream_from"] = params.pairs if pairs is not None else None
     result.metrics["post_extraction_from"] = params.extracted if extracted is not None else None
     result.metrics["inputs"] = tables.summary()

@@ -32,30 +32,16 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from implicit_bench._util.hashing import derive_seed
-from implicit_bench.params import PositiveInt, StrictModel
 from implicit_bench.tables import PAIRS_PATH, UNITS_PATH
 
-CRITERIA: tuple[str, ...] = ("scene_consistency", "visual_realisability", "source_fidelity")
-DIRECT_COLUMNS: tuple[str, ...] = (
-    "prompt_direct_neutral",
-    "prompt_direct_stereotype",
-    "prompt_direct_anti_stereotype",
+# the direct arm's writer lives with the triplets (the rendered direct arm's hook uses it too)
+from implicit_bench.triplets.direct import (
+    DIRECT_COLUMNS,
+    ConstructionAblationParams,
+    direct_triplets,
 )
 
-
-class ConstructionAblationParams(StrictModel):
-    """params.yaml section ``construction_ablation`` (opt-in; read by the command only)."""
-
-    writer: str | None = None  # llms entry writing the direct arm
-    raters: list[str] = []  # llms entries rating both arms (the paper: two)
-    seed: int = 42
-    max_tokens: PositiveInt = 300
-
-
-class DirectAnswer(BaseModel):
-    neutral: str
-    stereotype_trigger: str
-    anti_stereotype_trigger: str
+CRITERIA: tuple[str, ...] = ("scene_consistency", "visual_realisability", "source_fidelity")
 
 
 Score = Field(ge=1, le=5)
@@ -74,53 +60,6 @@ class RatingAnswer(BaseModel):
 
 def _template(name: str) -> str:
     return resources.files("implicit_bench").joinpath(f"prompts/{name}").read_text("utf-8")
-
-
-def direct_triplets(
-    units: pd.DataFrame, pairs: pd.DataFrame, client: Any, counter: Any = None
-) -> pd.DataFrame:
-    """``units`` with the direct arm's three prompt columns (``pairs``: the PAIRS table, joined
-    on ``source_pair_id``)."""
-    from implicit_bench.llm import chat_json_many
-
-    template = _template("direct_triplet_writer.txt")
-    by_id = pairs.set_index(pairs["pair_id"].astype(str))
-    requests = []
-    for r in units.itertuples(index=False):
-        pair = by_id.loc[str(r.source_pair_id)]
-        requests.append(
-            [
-                {
-                    "role": "user",
-                    "content": template.format(
-                        bias_type=pair["bias_type"],
-                        target=pair.get("target"),
-                        stereotype_sentence=pair["stereotype_sentence"],
-                        anti_stereotype_sentence=pair["anti_stereotype_sentence"],
-                    ),
-                }
-            ]
-        )
-    answers = chat_json_many(client, requests, DirectAnswer, desc="construction: direct arm")
-    cols: dict[str, list[str | None]] = {c: [] for c in DIRECT_COLUMNS}
-    for answer in answers:
-        if counter is not None:
-            counter.add(answer)
-        value = None
-        if answer.valid:
-            value = (
-                answer.value
-                if isinstance(answer.value, DirectAnswer)
-                else DirectAnswer.model_validate(answer.value)
-            )
-        texts = (
-            (value.neutral, value.stereotype_trigger, value.anti_stereotype_trigger)
-            if value
-            else (None, None, None)
-        )
-        for c, t in zip(DIRECT_COLUMNS, texts, strict=True):
-            cols[c].append(t.strip() if t and t.strip() else None)
-    return units.assign(**cols)
 
 
 def ours_first(unit_id: str, seed: int) -> bool:

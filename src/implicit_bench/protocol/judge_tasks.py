@@ -123,9 +123,9 @@ class TaskSpec(StrictModel):
         elif self.cyclic_prompt is not None:
             raise ValueError("cyclic_prompt needs option_order: true")
         if self.variants is not None:
-            from implicit_bench.protocol.schema import NEGATED_VARIANTS, TEMPLATE_VARIANTS, VARIANTS
+            from implicit_bench.protocol.schema import ALL_VARIANTS
 
-            known = (*VARIANTS, *NEGATED_VARIANTS, *TEMPLATE_VARIANTS)
+            known = ALL_VARIANTS
             unknown = [v for v in self.variants if v not in known]
             if unknown or not self.variants:
                 raise ValueError(

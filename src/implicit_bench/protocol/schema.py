@@ -18,8 +18,16 @@ NEGATED_VARIANTS: tuple[str, ...] = ("negated_0_1", "negated_1_1")
 # The subject-only template prompt ("a photo of a {subject}"),
 # HoloFair's ID prompts (docs/audits.md).
 TEMPLATE_VARIANTS: tuple[str, ...] = ("subject",)
+# The direct arm of App. C.1's construction ablation: a triplet written directly from the
+# sentence pair, without the KG unit (triplets hooks direct / direct_llm; docs/audits.md).
+DIRECT_VARIANTS: tuple[str, ...] = ("direct_neutral", "direct_stereotype", "direct_anti_stereotype")
 # Every variant a JUDGEMENTS row may carry (the analysis reads VARIANTS + NEGATED_VARIANTS).
-ALL_VARIANTS: tuple[str, ...] = (*VARIANTS, *NEGATED_VARIANTS, *TEMPLATE_VARIANTS)
+ALL_VARIANTS: tuple[str, ...] = (
+    *VARIANTS,
+    *NEGATED_VARIANTS,
+    *TEMPLATE_VARIANTS,
+    *DIRECT_VARIANTS,
+)
 
 BIAS_TYPES: tuple[str, ...] = (
     "profession",

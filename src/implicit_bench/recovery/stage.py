@@ -443,6 +443,81 @@ def selection_entries(
     return out
 
 
+def contrast_truth(probs: dict[str, np.ndarray], spec) -> np.ndarray:
+    """P(dx > 0) per unit-seed pair under a simulated rubric judge: ``probs`` maps "n", "s",
+    "a" to (m, 3) probabilities of what each of the pair's three images shows; the images'
+    scores are independent given them (measure.scores), dx = |s_n - s_a| - |s_n - s_s|."""
+    k = np.arange(6)
+    n, s, a = np.meshgrid(k, k, k, indexing="ij")
+    positive = (np.abs(n - a) - np.abs(n - s) > 0).astype(float)
+    pmf = {v: measure.scores(p, spec) for v, p in probs.items()}
+    return np.einsum("mi,mj,mk,ijk->m", pmf["n"], pmf["s"], pmf["a"], positive)
+
+
+def direct_arm_entries(
+    rt: RowTruth, judgements: pd.DataFrame, selection: dict[str, Any], judges: dict[str, str]
+) -> list[dict[str, Any]]:
+    """App. C.1: each arm's share of unit-seed pairs with dx > 0 (select's ``direct_arm``) and
+    the direct - ours difference beside their planted truth: the mean of P(dx > 0) over exactly
+    the complete pairs the estimate used (``contrast_truth``)."""
+    from implicit_bench.analysis.direct_arm import ARMS, arm_dx
+
+    block = (selection or {}).get("direct_arm") or {}
+    out: list[dict[str, Any]] = []
+    rubric = judgements[judgements["task"] == "rubric"]
+    score = pd.to_numeric(rubric["value"], errors="coerce").where(rubric["valid"].astype(bool))
+    rubric = rubric.assign(score=score)
+    for config, got in sorted((block.get("configs") or {}).items()):
+        if config not in rt.gens or rt.gens[config] not in rt.by_gen:
+            continue
+        rows = rubric[rubric["config"] == config]
+        dxs = {
+            (j, arm): arm_dx(rows[rows["judge"] == j], variants)
+            for j in got.get("by_judge") or {}
+            for arm, variants in ARMS.items()
+        }
+        if not dxs:
+            continue
+        common = set.intersection(*[set(d["unit_id"]) for d in dxs.values()])
+        for judge, by_arm in sorted((got.get("by_judge") or {}).items()):
+            if judge not in judges:
+                continue
+            spec = rt.judge(judges[judge])
+            truth = {}
+            for arm, variants in ARMS.items():
+                pairs = dxs[(judge, arm)]
+                pairs = pairs[pairs["unit_id"].isin(common)]
+                probs = {
+                    key: rt.probs(pairs.assign(config=config, variant=v).reset_index(drop=True))
+                    for key, v in zip("nsa", variants, strict=True)
+                }
+                truth[arm] = float(contrast_truth(probs, spec).mean()) if len(pairs) else None
+                out.append(
+                    estimate_entry(
+                        "direct arm",
+                        f"contrast rate, {arm} arm, {config} ({judge}, C.1)",
+                        truth[arm],
+                        (by_arm.get(arm) or {}).get("pair_rate"),
+                        note="share of unit-seed pairs with dx > 0; truth: mean P(dx > 0) over "
+                        "the same pairs (docs/world.md)",
+                    )
+                )
+            diff = (
+                truth["direct"] - truth["ours"]
+                if None not in (truth["direct"], truth["ours"])
+                else None
+            )
+            out.append(
+                estimate_entry(
+                    "direct arm",
+                    f"contrast rate, direct - ours, {config} ({judge}, C.1)",
+                    diff,
+                    by_arm.get("difference_pair_rate"),
+                )
+            )
+    return out
+
+
 def other_generator_entries(
     world,
     selected: list[str],

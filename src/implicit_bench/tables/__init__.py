@@ -28,6 +28,7 @@ from implicit_bench.protocol.schema import (
     BIAS_TYPES,
     BLIND_LABELS,
     CYCLIC_ORDERS,
+    DIRECT_VARIANTS,
     JUDGEMENT_KEY,
     NEGATED_VARIANTS,
     ORDERS,
@@ -86,7 +87,7 @@ _PROMPTS = tuple(Column(f"prompt_{v}", "text") for v in VARIANTS)
 # null when the prompt failed its check.
 _EXTRA_PROMPTS = tuple(
     c
-    for v in (*NEGATED_VARIANTS, *TEMPLATE_VARIANTS)
+    for v in (*NEGATED_VARIANTS, *TEMPLATE_VARIANTS, *DIRECT_VARIANTS)
     for c in (_opt(f"prompt_{v}", "text"), _opt(f"prompt_{v}_check"))
 )
 _UNIT_COLUMNS = (

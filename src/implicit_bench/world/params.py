@@ -67,6 +67,20 @@ class SceneTemplateWorld(StrictModel):
     neither: float = Field(0.0, ge=0, le=1)
 
 
+class DirectArmWorld(StrictModel):
+    """IMPLICIT-Bench App. C.1's direct arm (variants ``direct_neutral``, ``direct_stereotype``,
+    ``direct_anti_stereotype``): the triplet written straight from the sentence pair. Its
+    neutral prompt is the unit's neutral drawn with a per-unit log-odds shift of s against a,
+    ~ N(``shift_mean``, ``shift_sd``) (its own stream); its explicit prompts succeed like the
+    unit's, each request's success scaled by ``success_scale`` (the failed share split as the
+    unit's failures are). All defaults: the direct arm is drawn like the unit-based arm (the
+    paper: the contrast appeared as often in both, 20.3% vs 20.1%)."""
+
+    shift_mean: float = 0.0
+    shift_sd: float = Field(0.0, ge=0)
+    success_scale: float = Field(1.0, ge=0, le=1)
+
+
 class ScmWorld(StrictModel):
     """HoloFair's SCM Eval prompts (world/scm.py): ``female_logit``: trigger -> log-odds added
     to the planted P(female) of the units of that trigger (the planted trigger effect)."""
@@ -224,6 +238,7 @@ class WorldParams(StrictModel):
     success: SuccessWorld = SuccessWorld()
     negation: NegationWorld = NegationWorld()
     scene_template: SceneTemplateWorld = SceneTemplateWorld()
+    direct_arm: DirectArmWorld = DirectArmWorld()
     scm: ScmWorld = ScmWorld()
     faces: FacesWorld = FacesWorld()
     steer_sensitivity: float = Field(1.5, ge=0)  # log-odds per unit of projection shift

@@ -21,6 +21,9 @@ VARIANTS: tuple[str, ...] = (
     "negated_0_1",
     "negated_1_1",
     "subject",
+    "direct_neutral",
+    "direct_stereotype",
+    "direct_anti_stereotype",
 )
 GENDERS: tuple[str, ...] = ("female", "male")
 AGE_GROUPS: tuple[str, ...] = ("young", "middle", "elderly")
@@ -50,8 +53,8 @@ def variant_probs(
     (the generator's bias already applied) and their explicit-request success."""
     s = params.success
     base = np.atleast_2d(base)
-    if variant in ("neutral", "subject"):
-        return base
+    if variant in ("neutral", "subject", "direct_neutral"):
+        return base  # subject and direct_neutral: shifted by truth.plant (per-unit draws)
     if variant == "stereotype":
         return np.stack(
             [succ_s, (1 - succ_s) * s.stereo_to_a, (1 - succ_s) * (1 - s.stereo_to_a)], axis=1
@@ -66,6 +69,9 @@ def variant_probs(
         return prime(
             variant_probs(base, succ_s, succ_a, "anti_stereotype", params), params.negation.priming
         )
+    if variant in ("direct_stereotype", "direct_anti_stereotype"):
+        k = params.direct_arm.success_scale
+        return variant_probs(base, succ_s * k, succ_a * k, variant[len("direct_") :], params)
     raise ValueError(f"unknown variant '{variant}'")
 
 

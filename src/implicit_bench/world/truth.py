@@ -40,7 +40,17 @@ def _unit_draws(unit_id: str, bias_type: str, params: WorldParams) -> dict[str, 
     shift = np.random.default_rng(
         derive_seed("world-scene-template", params.seed, str(unit_id))
     ).normal(st.shift_mean, st.shift_sd)
-    return {"base": base, "female": float(female), "ages": ages, "template_shift": float(shift)}
+    da = params.direct_arm
+    direct = np.random.default_rng(
+        derive_seed("world-direct-arm", params.seed, str(unit_id))
+    ).normal(da.shift_mean, da.shift_sd)
+    return {
+        "base": base,
+        "female": float(female),
+        "ages": ages,
+        "template_shift": float(shift),
+        "direct_shift": float(direct),
+    }
 
 
 _PHOTO_OF = re.compile(r"^\s*(?:an?\s+)?(?:photo|picture|image)\s+of\s+", re.IGNORECASE)
@@ -85,6 +95,7 @@ def plant(units: pd.DataFrame, params: WorldParams) -> pd.DataFrame:
     female = np.array([d["female"] for d in draws], dtype=float)
     ages = np.stack([d["ages"] for d in draws]) if ids else np.zeros((0, 3))
     shift = np.array([d["template_shift"] for d in draws], dtype=float)
+    direct = np.array([d["direct_shift"] for d in draws], dtype=float)
     frames = []
     for gen_name, gen in params.generators.items():
         neutral = tilt(base, gen.bias) if ids else base
@@ -93,6 +104,7 @@ def plant(units: pd.DataFrame, params: WorldParams) -> pd.DataFrame:
         probs = {v: variant_probs(neutral, succ_s, succ_a, v, params) for v in VARIANTS}
         if ids:  # App. C.1: the template drawn apart from the scene (world.scene_template)
             probs["subject"] = template_probs(neutral, shift, params.scene_template.neither)
+            probs["direct_neutral"] = tilt(neutral, direct)  # App. C.1's direct arm
         leans = truly_leans(probs) if ids else np.zeros(0, bool)
         cols: dict[str, Any] = {
             "unit_id": const["unit_id"],
@@ -114,6 +126,7 @@ def plant(units: pd.DataFrame, params: WorldParams) -> pd.DataFrame:
             "p_elderly": ages[:, 2],
             "truly_leans": np.asarray(leans, dtype=bool),
             "template_shift": shift,
+            "direct_shift": direct,
         }
         for v in VARIANTS:
             for j, c in enumerate(CLASSES):
@@ -134,7 +147,9 @@ def world_json(params: WorldParams) -> dict[str, Any]:
     # the selection pools (When the Judge Acts) and the evaluation set (NegT2IBench) are read
     # from params by judge_audit, negation and recovery, never by the image backends: left out,
     # so they do not change the world's fingerprint
-    return {
-        "simulated": True,
-        "params": params.model_dump(mode="json", exclude={"selection", "negprobe"}),
-    }
+    dumped = params.model_dump(mode="json", exclude={"selection", "negprobe"})
+    if params.direct_arm == type(params.direct_arm)():
+        # the direct arm at its defaults leaves the world's fingerprint (every stored image and
+        # cached answer) as it was before the arm existed; set, it changes it
+        dumped.pop("direct_arm")
+    return {"simulated": True, "params": dumped}
