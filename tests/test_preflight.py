@@ -5,8 +5,11 @@ from __future__ import annotations
 import socket
 import time
 
+from implicit_bench.preflight.backends import load_registries
 from implicit_bench.preflight.checks import models_in_use, preflight
 from tests.chat_server import ChatServer
+
+load_registries()  # preflight() and the checks read every model registry (the CLI loads them)
 
 
 def _params(

@@ -13,8 +13,11 @@ from click.testing import CliRunner
 from implicit_bench.cli.check import check_command
 from implicit_bench.errors import ConfigError
 from implicit_bench.preflight import checks as preflight_module
+from implicit_bench.preflight.backends import load_registries
 from implicit_bench.preflight.checks import preflight
 from implicit_bench.preflight.stage import TIMEOUT_ENV, env_timeout
+
+load_registries()  # preflight() and the checks read every model registry (the CLI loads them)
 
 
 class _Server:

@@ -15,10 +15,13 @@ from implicit_bench.judges.base import JudgeRequest
 from implicit_bench.judges.stage import judge_backends
 from implicit_bench.llm import build_llm, chat_json_many
 from implicit_bench.preflight import checks as preflight
+from implicit_bench.preflight.backends import load_registries
 from implicit_bench.preflight.checks import ModelUse, check_http, check_parallelism
 from implicit_bench.protocol.judge_tasks import load_task
 from implicit_bench.protocol.records import SourcePair
 from tests import real_servers as rs
+
+load_registries()  # preflight() and the checks read every model registry (the CLI loads them)
 
 pytestmark = pytest.mark.slow
 

@@ -11,10 +11,13 @@ import time
 
 import httpx
 
+from implicit_bench.preflight.backends import load_registries
 from implicit_bench.preflight.checks import PARALLELISM_TRIES, ModelUse, check_parallelism
 from implicit_bench.runtime.httpretry import RetryPolicy, send
 from implicit_bench.runtime.throttle import Throttle
 from tests.chat_server import ChatServer, completion
+
+load_registries()  # preflight() and the checks read every model registry (the CLI loads them)
 
 
 def _use(chat: ChatServer, **extra) -> ModelUse:

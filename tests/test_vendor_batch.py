@@ -469,11 +469,16 @@ def test_every_wait_is_finite_and_bounded_by_the_deadline_and_the_cap(
 
 
 def test_batch_keys_never_change_an_image_or_a_judge_cache_key():
-    from implicit_bench.generators import RUNTIME_KEYS
+    from implicit_bench.generators import GENERATORS
     from implicit_bench.generators.batch import GeneratorBatchParams
     from implicit_bench.judges.openai_vlm import OpenAIJudge, OpenAIJudgeParams
 
-    assert set(GeneratorBatchParams.model_fields) <= RUNTIME_KEYS
+    # every backend taking the batch keys declares them runtime keys (out of the settings hash)
+    configs = [GENERATORS.params_model(name) for name in GENERATORS.names()]
+    batched = [c for c in configs if issubclass(c, GeneratorBatchParams)]
+    assert batched
+    for config in batched:
+        assert set(GeneratorBatchParams.model_fields) <= config.runtime_keys
     plain = OpenAIJudge(OpenAIJudgeParams(model="m"))
     batched = OpenAIJudge(OpenAIJudgeParams(model="m", batch=True, batch_poll_s=5))
     assert plain.identity() == batched.identity() and plain.decoding() == batched.decoding()

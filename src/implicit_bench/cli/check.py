@@ -12,6 +12,7 @@ from implicit_bench._util.redact import url
 from implicit_bench.cli.params_check import validate_params
 from implicit_bench.params import load_params
 from implicit_bench.params.cli_options import FiniteFloat
+from implicit_bench.preflight.backends import load_registries
 from implicit_bench.preflight.checks import models_in_use, preflight
 from implicit_bench.protocol.judge_families import blind_family_check, blind_models_from_params
 from implicit_bench.runtime.cache_location import cache_dir
@@ -52,6 +53,7 @@ def check_command(params_path: str, profile: str | None, timeout: float, no_disk
     cache_dir()  # $IMPLICIT_BENCH_CACHE_DIR or base.cache_dir: a writable directory
     images = None if no_disk else images_still_to_render(params)
     warnings: list[str] = []
+    load_registries()  # every stage's models
     problems = preflight(params, ".", timeout, images, warnings)
     for line in warnings:
         click.echo(url(f"check: warning: {line}"), err=True)

@@ -29,7 +29,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from implicit_bench._util.files import atomic_write_text
 from implicit_bench.errors import ConfigError
-from implicit_bench.params import check_name
+from implicit_bench.params import SubsetParams, check_name, section
 from implicit_bench.params.cli_options import FiniteFloat, SeedList
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.tables import (
@@ -483,6 +483,7 @@ def run_command(
         write_profile,
     )
     from implicit_bench.planning.plan import build_plan, format_plan, parse_assume
+    from implicit_bench.preflight.backends import load_registries
     from implicit_bench.preflight.checks import preflight
 
     overlay_name = f"run-{exp_name}" if exp_name else "run"
@@ -533,7 +534,7 @@ def run_command(
         overlay["subset"] = CommentedMap(
             max_units=round_units[0],
             order="random",
-            seed=int((base.get("subset") or {}).get("seed", 42)),
+            seed=section(base, "subset", SubsetParams).seed,
         )
     path = Path("profiles") / f"{overlay_name}.yaml"
     buf = io.StringIO()
@@ -554,6 +555,7 @@ def run_command(
     click.echo(f"wrote {path} (extends {profile})")
     if not no_preflight:
         warnings: list[str] = []
+        load_registries()  # every stage's models
         problems = preflight(params, ".", timeout, images_still_to_render(params), warnings)
         lines = "\n".join(  # no URL prints its password
             [url(f"check: warning: {w}") for w in warnings]

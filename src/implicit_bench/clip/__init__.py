@@ -13,10 +13,12 @@ from __future__ import annotations
 from implicit_bench.clip.base import ClipBackend, ClipConfig, resolve_device  # noqa: F401 - re-exported
 from implicit_bench.runtime.registry import Registry
 
-CLIP_BACKENDS: Registry[ClipBackend] = Registry("clip")
-CLIP_BACKENDS.register("transformers", "implicit_bench.clip.hf:TransformersClip")
-CLIP_BACKENDS.register("open_clip", "implicit_bench.clip.openclip:OpenClip")
-CLIP_BACKENDS.register("sim", "implicit_bench.clip.sim:SimClip")  # simulated world (docs/world.md)
+CLIP_BACKENDS: Registry[ClipBackend] = Registry("clip", places=("clip.model",))
+CLIP_BACKENDS.register("transformers", "implicit_bench.clip.hf:TransformersClip", "local")
+CLIP_BACKENDS.register("open_clip", "implicit_bench.clip.openclip:OpenClip", "local")
+CLIP_BACKENDS.register(
+    "sim", "implicit_bench.clip.sim:SimClip", "none"
+)  # simulated world (docs/world.md)
 
 
 def create(config: ClipConfig) -> ClipBackend:

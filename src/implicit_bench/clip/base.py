@@ -5,13 +5,15 @@ from __future__ import annotations
 from typing import Literal, Protocol
 
 import numpy as np
+from pydantic import field_validator
 
 from implicit_bench.params import PositiveInt, StrictModel
+from implicit_bench.runtime.registry import registered_name
 from implicit_bench.tables import WORLD_DIR
 
 
 class ClipConfig(StrictModel):
-    backend: Literal["transformers", "open_clip", "sim"] = "transformers"
+    backend: str = "transformers"  # a name registered in clip/__init__.py (CLIP_BACKENDS)
     model: str = "models/tiny/clip"  # hub id, local directory, or open_clip architecture name
     pretrained: str | None = None  # open_clip only: pretrained tag or checkpoint path
     revision: str | None = (
@@ -25,6 +27,11 @@ class ClipConfig(StrictModel):
     # 35); false: batch_size inputs per pass (faster on a GPU; last-bit differences)
     exact: bool = True
     world: str = WORLD_DIR  # sim only: the planted world (docs/world.md)
+
+    @field_validator("backend")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        return registered_name("clip", value)
 
 
 class ClipBackend(Protocol):

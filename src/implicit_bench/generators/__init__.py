@@ -23,55 +23,19 @@ from implicit_bench.generators.base import (
 )
 from implicit_bench.runtime.registry import Registry
 
-GENERATORS: Registry[Generator] = Registry("generator")
-GENERATORS.register("diffusers", "implicit_bench.generators.diffusers_backend:DiffusersGenerator")
+GENERATORS: Registry[Generator] = Registry("generator", model_attr="Config", places=("generators",))
 GENERATORS.register(
-    "openai_images", "implicit_bench.generators.openai_images:OpenAIImagesGenerator"
+    "diffusers", "implicit_bench.generators.diffusers_backend:DiffusersGenerator", "local"
 )
 GENERATORS.register(
-    "gemini", "implicit_bench.generators.gemini:GeminiImagesGenerator"
+    "openai_images", "implicit_bench.generators.openai_images:OpenAIImagesGenerator", "http"
+)
+GENERATORS.register(
+    "gemini", "implicit_bench.generators.gemini:GeminiImagesGenerator", "http"
 )  # Nano Banana 2
 GENERATORS.register(
-    "sim", "implicit_bench.generators.sim:SimGenerator"
+    "sim", "implicit_bench.generators.sim:SimGenerator", "none"
 )  # simulated world (docs/world.md)
-
-# Config keys that change how fast images are made, never which images: left out of the hash.
-RUNTIME_KEYS = frozenset(
-    {
-        "device",
-        "batch_size",
-        "cpu_offload",
-        "threads",
-        "concurrency",
-        "timeout_s",
-        "api_key_env",
-        "base_url",
-        "world",
-        "deadline_s",
-        "backoff_max_s",
-        "max_retries",
-        "backoff_s",
-        "max_response_bytes",
-        "max_answer_chars",
-        "rpm",
-        "tpm",
-        "rate_window_s",
-    }  # every httpretry.HttpParams key
-    # the vendor batch API's keys: how the requests travel, never what they ask
-    | {
-        "batch",
-        "batch_poll_s",
-        "batch_wait_s",
-        "batch_max_polls",
-        "batch_max_requests",
-        "batch_max_bytes",
-        "batch_max_file_bytes",
-        "batch_on_deadline",
-        "batch_cancel_wait_s",
-        "batch_ledger",
-        "batch_concurrency",
-    }
-)
 
 
 def validate_config(
@@ -80,7 +44,7 @@ def validate_config(
     """The backend's pydantic config for ``config`` (unknown keys are an error)."""
     if isinstance(config, GeneratorConfig):
         return config
-    return GENERATORS.validate(config, where, model_attr="Config")[1]
+    return GENERATORS.validate(config, where)[1]
 
 
 def create_generator(config: dict[str, Any] | GeneratorConfig) -> Generator:
@@ -92,7 +56,8 @@ def create_generator(config: dict[str, Any] | GeneratorConfig) -> Generator:
 def settings_hash(config: dict[str, Any] | GeneratorConfig) -> str:
     """Hash of the image-determining settings of a config (runtime keys left out)."""
     cfg = validate_config(config)
-    settings = {k: v for k, v in cfg.model_dump().items() if k not in RUNTIME_KEYS}
+    runtime = type(cfg).runtime_keys  # declared by the backend's own config
+    settings = {k: v for k, v in cfg.model_dump().items() if k not in runtime}
     return stable_hash(settings, length=16)
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel
 
 from implicit_bench.params import PositiveInt, StrictModel
 
@@ -56,8 +58,19 @@ class RenderResult:
         return cls("refused", None, reason)
 
 
+def fields_of(*models: type[BaseModel]) -> frozenset[str]:
+    """The field names of ``models`` (a backend's runtime keys from the models it inherits)."""
+    return frozenset(name for model in models for name in model.model_fields)
+
+
 class GeneratorConfig(StrictModel):
-    """Fields shared by all backends. ``batch_size``: requests per call (one forward pass)."""
+    """Fields shared by all backends. ``batch_size``: requests per call (one forward pass).
+
+    ``runtime_keys``: the config keys that change how fast images are made, never which
+    images; ``settings_hash`` leaves them out. Each backend's config declares its own (this
+    set plus its fields of that kind), so no list of them lives outside the backend."""
+
+    runtime_keys: ClassVar[frozenset[str]] = frozenset({"batch_size"})
 
     backend: str
     batch_size: PositiveInt = 1

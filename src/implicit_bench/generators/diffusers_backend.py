@@ -21,7 +21,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
@@ -32,6 +32,13 @@ DTYPES = ("float32", "float16", "bfloat16")
 
 class DiffusersConfig(GeneratorConfig):
     """Sampler settings are identical for every prompt of a config (all three variants)."""
+
+    # where and how fast the pipeline runs, never what it draws: out of the settings hash
+    runtime_keys: ClassVar[frozenset[str]] = GeneratorConfig.runtime_keys | {
+        "device",
+        "cpu_offload",
+        "threads",
+    }
 
     backend: Literal["diffusers"] = "diffusers"
     model: str  # hub id or local directory

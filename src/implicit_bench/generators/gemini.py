@@ -23,11 +23,16 @@ import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from implicit_bench._util.jsonparse import loads_strict
 from implicit_bench._util.redact import redact
-from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
+from implicit_bench.generators.base import (
+    GeneratorConfig,
+    RenderRequest,
+    RenderResult,
+    fields_of,
+)
 from implicit_bench.generators.batch import GeneratorBatchParams
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt
 from implicit_bench.runtime.httpretry import HttpParams, send
@@ -36,6 +41,12 @@ from implicit_bench.runtime.httpretry import HttpParams, send
 class GeminiImagesConfig(GeneratorConfig, HttpParams, GeneratorBatchParams):
     """``base_url``, ``api_key_env`` and the retry bounds: ``httpretry.HttpParams``;
     ``batch: true``: Gemini's batch mode, inlined (``vendor_batch``; docs/rendering.md)."""
+
+    # how the requests travel (endpoint, retries, quotas, the vendor batch API), never what
+    # they ask: out of the settings hash
+    runtime_keys: ClassVar[frozenset[str]] = (
+        GeneratorConfig.runtime_keys | fields_of(HttpParams, GeneratorBatchParams) | {"concurrency"}
+    )
 
     backend: Literal["gemini"] = "gemini"
     model: str  # e.g. gemini-3.1-flash-image-preview (Nano Banana 2)
@@ -57,6 +68,11 @@ class GeminiImagesConfig(GeneratorConfig, HttpParams, GeneratorBatchParams):
     deadline_s: PositiveFloat = 1200.0
     batch_max_requests: PositiveInt = 50  # the inlined answers of a batch come in one poll
 
+    @classmethod
+    def auth_headers(cls, key: str) -> dict[str, str]:
+        """The key in ``x-goog-api-key`` (never in the URL, so no logged URL holds it)."""
+        return {"x-goog-api-key": key}
+
 
 class GeminiImagesGenerator:
     Config = GeminiImagesConfig
@@ -64,9 +80,7 @@ class GeminiImagesGenerator:
 
     def __init__(self, config: GeminiImagesConfig):
         self.config = config
-        self.client = config.client(
-            f"generator {config.model}", lambda key: {"x-goog-api-key": key}
-        )
+        self.client = config.client(f"generator {config.model}", config.auth_headers)
         self.policy = config.retry_policy()
         self.throttle = config.throttle(config.concurrency)
 

@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from implicit_bench._util.jsonparse import loads_strict
 from implicit_bench._util.redact import redact
@@ -36,6 +36,7 @@ from implicit_bench.generators.base import (
     GeneratorConfig,
     RenderRequest,
     RenderResult,
+    fields_of,
     open_answer_image,
 )
 from implicit_bench.generators.batch import GeneratorBatchParams
@@ -51,6 +52,12 @@ class OpenAIImagesConfig(GeneratorConfig, HttpParams, GeneratorBatchParams):
     """``base_url``, ``api_key_env`` and the retry bounds: ``httpretry.HttpParams`` (longer
     defaults here: an image takes longer than a chat answer); ``batch: true``: the OpenAI
     Batch API (``vendor_batch``; docs/rendering.md, "Vendor batch APIs")."""
+
+    # how the requests travel (endpoint, retries, quotas, the vendor batch API), never what
+    # they ask: out of the settings hash
+    runtime_keys: ClassVar[frozenset[str]] = (
+        GeneratorConfig.runtime_keys | fields_of(HttpParams, GeneratorBatchParams) | {"concurrency"}
+    )
 
     backend: Literal["openai_images"] = "openai_images"
     model: str  # e.g. gpt-image-1
@@ -78,9 +85,7 @@ class OpenAIImagesGenerator:
 
     def __init__(self, config: OpenAIImagesConfig):
         self.config = config
-        self.client = config.client(
-            f"generator {config.model}", lambda key: {"Authorization": f"Bearer {key}"}
-        )
+        self.client = config.client(f"generator {config.model}", config.auth_headers)
         self.policy = config.retry_policy()
         self.throttle = config.throttle(config.concurrency)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import model_validator
@@ -36,6 +36,9 @@ DRAW_VERSION = 2  # bump when the pictures of a planted world change
 
 
 class SimGeneratorConfig(GeneratorConfig):
+    # the world's folder: its content is in the hash through ``world_fingerprint``
+    runtime_keys: ClassVar[frozenset[str]] = GeneratorConfig.runtime_keys | {"world"}
+
     backend: Literal["sim"] = "sim"
     model: str  # sim:<world.generators entry>
     world: str = WORLD_DIR

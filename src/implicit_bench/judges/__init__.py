@@ -13,11 +13,13 @@ from typing import Any
 from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest
 from implicit_bench.runtime.registry import Registry
 
-JUDGE_BACKENDS: Registry[JudgeBackend] = Registry("judge")
-JUDGE_BACKENDS.register("transformers", "implicit_bench.judges.transformers_vlm:TransformersJudge")
-JUDGE_BACKENDS.register("openai", "implicit_bench.judges.openai_vlm:OpenAIJudge")
+JUDGE_BACKENDS: Registry[JudgeBackend] = Registry("judge", places=("judges",))
 JUDGE_BACKENDS.register(
-    "sim", "implicit_bench.judges.sim:SimJudge"
+    "transformers", "implicit_bench.judges.transformers_vlm:TransformersJudge", "local"
+)
+JUDGE_BACKENDS.register("openai", "implicit_bench.judges.openai_vlm:OpenAIJudge", "http")
+JUDGE_BACKENDS.register(
+    "sim", "implicit_bench.judges.sim:SimJudge", "none"
 )  # simulated world (docs/world.md)
 
 

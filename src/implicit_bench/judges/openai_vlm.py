@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 import io
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -31,6 +31,8 @@ from implicit_bench.vendor_batch.base import BatchAnswer, BatchParams
 class OpenAIJudgeParams(JudgeParams, HttpParams, BatchParams):
     """``base_url``, ``api_key_env`` and the retry bounds: ``httpretry.HttpParams``; ``batch``
     and its bounds: ``vendor_batch.base.BatchParams`` (docs/judging.md, "Vendor batch APIs")."""
+
+    chat_completions: ClassVar[bool] = True
 
     backend: Literal["openai"] = "openai"
     temperature: NonNegFloat | None = 0.0  # null: omit (models that accept only their default)
@@ -153,7 +155,7 @@ class OpenAIJudge(JudgeBackend):
         from implicit_bench.vendor_batch.openai import OpenAIBatches
 
         p = self.params
-        client = p.client(f"judge {p.model}", lambda key: {"Authorization": f"Bearer {key}"})
+        client = p.client(f"judge {p.model}", p.auth_headers)
         return OpenAIBatches(
             client, p.retry_policy(), "/v1/chat/completions", p.batch_max_file_bytes
         )

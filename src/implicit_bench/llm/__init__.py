@@ -25,10 +25,10 @@ from implicit_bench.llm.structured import (
 )
 from implicit_bench.runtime.registry import Registry
 
-LLM_BACKENDS: Registry[LLMClient] = Registry("LLM")
-LLM_BACKENDS.register("openai", "implicit_bench.llm.openai:OpenAIClient")
-LLM_BACKENDS.register("transformers", "implicit_bench.llm.transformers:TransformersClient")
-LLM_BACKENDS.register("replay", "implicit_bench.llm.replay:ReplayClient")
+LLM_BACKENDS: Registry[LLMClient] = Registry("LLM", places=("llms",))
+LLM_BACKENDS.register("openai", "implicit_bench.llm.openai:OpenAIClient", "http")
+LLM_BACKENDS.register("transformers", "implicit_bench.llm.transformers:TransformersClient", "local")
+LLM_BACKENDS.register("replay", "implicit_bench.llm.replay:ReplayClient", "none")
 
 
 def build_llm(config: dict[str, Any], where: str = "llm") -> LLMClient:

@@ -24,7 +24,7 @@ import os
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import httpx
 
@@ -39,6 +39,8 @@ from implicit_bench.runtime.throttle import estimate_tokens
 
 class OpenAIParams(LLMParams, HttpParams):
     """``base_url``, ``api_key_env`` and the retry bounds: ``httpretry.HttpParams``."""
+
+    chat_completions: ClassVar[bool] = True
 
     backend: Literal["openai"] = "openai"
     temperature: NonNegFloat | None = 0.0  # null: omit (models that accept only their default)

@@ -23,7 +23,7 @@ from typing import Any
 import click
 import pandas as pd
 
-from implicit_bench.params import check_references, load_params, section
+from implicit_bench.params import SubsetParams, check_references, load_params, section
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.tables import (
     DEBIAS_IMAGES_DIR,
@@ -152,7 +152,7 @@ def _read_plan_units(
     ``columns`` (each read once, checked; ``require``: columns that must be present)."""
     if assume and "candidates" in assume:
         return None, None, int(assume["candidates"]), "--assume candidates"
-    max_units = int((params.get("subset") or {}).get("max_units") or 0)
+    max_units = section(params, "subset", SubsetParams).max_units
     total = _read_json(root / "metrics/triplets.json").get("triplets_total")
     triplets = root / TRIPLETS_PATH
     if triplets.exists():
@@ -613,6 +613,7 @@ def _b6(
     planned image counted)."""
     from implicit_bench.bench.b6 import B6Params, b6_subset, plan_images, returned_units, store_dir
     from implicit_bench.bench.params import BenchParams
+    from implicit_bench.human_eval.bundle import HumanEvalParams
     from implicit_bench.images import read_index
     from implicit_bench.protocol.schema import BIAS_TYPES
 
@@ -637,7 +638,7 @@ def _b6(
         else:
             n_subset = min(n_selected, b6.max_per_bias_type * len(BIAS_TYPES))
             source = "at most the cap x the bias types"
-    human = int((params.get("human_eval") or {}).get("sample_size") or 100) if b6.human_eval else 0
+    human = section(params, "human_eval", HumanEvalParams).sample_size if b6.human_eval else 0
     n_baseline = assume.get("b6_baseline", min(n_selected, n_subset + human))
 
     def seeds_of(name: str) -> list[int]:
@@ -1238,7 +1239,9 @@ def add_costs(
 ) -> None:
     """Hours and money per stage from each model's ``seconds_per_item`` / ``usd_per_item``
     (catalogue keys the user supplies; ``measured``: seconds per item from ``--calibrate``)."""
-    from implicit_bench.runtime.registry import is_http_block
+    from implicit_bench.preflight.backends import is_http, load_registries
+
+    load_registries()
 
     for plan in plans:
         hours = usd = 0.0
@@ -1247,7 +1250,7 @@ def add_costs(
             block = model_block(params, ref)
             seconds = (measured or {}).get(ref, block.get("seconds_per_item"))
             price = block.get("usd_per_item")
-            plan.gpu = plan.gpu and not is_http_block(block)
+            plan.gpu = plan.gpu and not is_http(ref, block)
             if calls == 0:
                 continue
             if seconds is None:

@@ -33,12 +33,14 @@ from typing import Any
 import httpx
 
 from implicit_bench._util.redact import url
-from implicit_bench.runtime.httpretry import DeadlineExceeded, ResponseTooLarge, read_bounded
-from implicit_bench.runtime.registry import is_http_block
+from implicit_bench.preflight.backends import http_model, is_http, transport
+from implicit_bench.runtime.httpretry import (
+    DeadlineExceeded,
+    HttpParams,
+    ResponseTooLarge,
+    read_bounded,
+)
 
-DEFAULT_BASE_URL = {"gemini": "https://generativelanguage.googleapis.com/v1beta"}
-DEFAULT_KEY_ENV = {"gemini": "GEMINI_API_KEY"}
-LOCAL_BACKENDS = {"diffusers", "transformers", "sentence_transformers", "open_clip", "llama_cpp"}
 BYTES_PER_PIXEL = 3.0  # a PNG is at most about its raw RGB size: the disk check's bound per image
 
 
@@ -56,7 +58,8 @@ def _names(value: Any) -> list[str]:
 
 def _stage_models(params: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
     """Stage (script stem, one of stage_preflight.MODEL_STAGES) -> {where: backend block} of the
-    models that stage would load."""
+    models that stage would load. Raw params on purpose, not the stages' models: the preflight
+    runs before a stage validates its section, and an invalid one is the stage's to report."""
     cat = {k: params.get(k) or {} for k in ("llms", "generators", "judges")}
     out: dict[str, dict[str, dict[str, Any]]] = {}
 
@@ -134,16 +137,12 @@ def models_in_use(params: dict[str, Any], stage: str | None = None) -> list[Mode
     ]
 
 
-def _endpoint(block: dict[str, Any]) -> tuple[str, str | None]:
-    backend = str(block.get("backend"))
-    base = str(
-        block.get("base_url") or DEFAULT_BASE_URL.get(backend, "https://api.openai.com/v1")
-    ).rstrip("/")
-    env = (
-        block["api_key_env"]
-        if "api_key_env" in block
-        else DEFAULT_KEY_ENV.get(backend, "OPENAI_API_KEY")
-    )
+def _endpoint(use: ModelUse) -> tuple[str, str | None]:
+    """(endpoint root, key variable) of an HTTP block; what it leaves out, its backend's params
+    model's defaults (``preflight.backends.http_model``)."""
+    block, fields = use.block, http_model(use.where, use.block).model_fields
+    base = str(block.get("base_url") or fields["base_url"].default).rstrip("/")
+    env = block["api_key_env"] if "api_key_env" in block else fields["api_key_env"].default
     return base, env
 
 
@@ -152,14 +151,11 @@ MAX_LISTING_READ_S = 60.0  # per read; the whole listing is bounded by ``timeout
 
 
 def _listing(
-    base: str, backend: str, key: str | None, timeout: float
+    base: str, model: type[HttpParams], key: str | None, timeout: float
 ) -> tuple[int | None, list[str] | str]:
-    """(HTTP status or None, model ids or the error) of the endpoint's model listing."""
-    headers = {}
-    if key:
-        headers = (
-            {"x-goog-api-key": key} if backend == "gemini" else {"Authorization": f"Bearer {key}"}
-        )
+    """(HTTP status or None, model ids or the error) of the endpoint's model listing
+    (``model``: the backend's params model, whose ``auth_headers`` carry the key)."""
+    headers = model.auth_headers(key) if key else {}
     deadline = time.monotonic() + timeout
 
     def check() -> None:
@@ -215,7 +211,7 @@ def check_http(uses: list[ModelUse], timeout: float, probe: bool = True) -> list
     problems: list[str] = []
     ready: list[tuple[ModelUse, str, str | None, str | None]] = []
     for use in uses:
-        base, env = _endpoint(use.block)
+        base, env = _endpoint(use)
         key = os.environ.get(env) if env else None
         if env and not key:
             problems.append(
@@ -225,7 +221,7 @@ def check_http(uses: list[ModelUse], timeout: float, probe: bool = True) -> list
             )
             continue
         ready.append((use, base, env, key))
-    endpoints = {(base, str(use.block.get("backend")), key) for use, base, _, key in ready}
+    endpoints = {(base, http_model(use.where, use.block), key) for use, base, _, key in ready}
     with ThreadPoolExecutor(max_workers=max(1, min(16, len(endpoints)))) as pool:
         listings = dict(
             zip(
@@ -235,10 +231,11 @@ def check_http(uses: list[ModelUse], timeout: float, probe: bool = True) -> list
             )
         )
     for use, base, env, key in ready:
-        status, got = listings[(base, str(use.block.get("backend")), key)]
+        status, got = listings[(base, http_model(use.where, use.block), key)]
         model = str(use.block.get("model", ""))
         shown_base = url(base)  # never its user:password@
-        if got == [] and use.block.get("backend") == "openai":
+        chat = http_model(use.where, use.block).chat_completions
+        if got == [] and chat:
             # an unpinned `transformers serve` lists no model until one was asked for: no
             # listing to check against; `check` asks for one token, a stage's preflight passes
             error = _one_request(base, model, key, timeout) if probe else None
@@ -257,7 +254,7 @@ def check_http(uses: list[ModelUse], timeout: float, probe: bool = True) -> list
             problems.append(
                 f"{use.where}: {shown_base} refused the key in {env or '(no key)'} (HTTP {status})"
             )
-        elif status in (404, 405) and use.block.get("backend") == "openai":
+        elif status in (404, 405) and chat:
             error = _one_request(base, model, key, timeout)
             if error:
                 problems.append(f"{use.where}: {shown_base} has no model listing and {error}")
@@ -301,9 +298,11 @@ def check_parallelism(uses: list[ModelUse], timeout: float) -> list[str]:
     seen: set[tuple[str, str]] = set()
     for use in uses:
         block = use.block
-        if block.get("backend") != "openai" or int(block.get("concurrency") or 4) <= 1:
+        if not http_model(use.where, block).chat_completions:
             continue
-        base, env = _endpoint(block)
+        if int(block.get("concurrency") or 4) <= 1:
+            continue
+        base, env = _endpoint(use)
         model = str(block.get("model", ""))
         if (base, model) in seen or base == "https://api.openai.com/v1":  # a vendor API scales
             continue
@@ -345,7 +344,7 @@ def check_dialects(uses: list[ModelUse], timeout: float) -> list[str]:
     notes: list[str] = []
     for use in uses:
         block = use.block
-        if block.get("backend") != "openai" or not block.get("structured_output"):
+        if not http_model(use.where, block).chat_completions or not block.get("structured_output"):
             continue
         server = block.get("server", "openai")
         if server == "transformers":
@@ -354,7 +353,7 @@ def check_dialects(uses: list[ModelUse], timeout: float) -> list[str]:
             )
         if server != "auto":
             continue
-        base, env = _endpoint(block)
+        base, env = _endpoint(use)
         key = os.environ.get(env) if env else None
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         with httpx.Client() as client:
@@ -398,7 +397,7 @@ def check_local(use: ModelUse, online: bool = True) -> list[str]:
                 else "point model at the directory"
             )
             problems.append(f"{use.where}: local model directory {model} does not exist; {hint}")
-    elif block.get("backend") in LOCAL_BACKENDS and "/" in model:
+    elif transport(use.where, block) == "local" and "/" in model:
         problems += _hub(use, model, block.get("revision"), online)
     device = str(block.get("device") or "")
     if device.startswith("cuda") and not _cuda_available():
@@ -490,16 +489,19 @@ def preflight(
     warnings: list[str] | None = None,
 ) -> list[str]:
     """Every problem, one line each (empty: ready to run). ``warnings``: a list to extend with
-    what does not stop a run (a server answering one request at a time: check_parallelism)."""
+    what does not stop a run (a server answering one request at a time: check_parallelism).
+    Every stage's models: the caller has imported every registry
+    (``preflight.backends.load_registries``; kept out of here so that no stage's DVC deps gain
+    the backend packages of other stages)."""
     uses = models_in_use(params)
-    problems = check_http([u for u in uses if is_http_block(u.block)], timeout)
+    problems = check_http([u for u in uses if is_http(u.where, u.block)], timeout)
     for use in uses:
-        if not is_http_block(use.block):
+        if not is_http(use.where, use.block):
             problems += check_local(use)
     if images_to_render:
         problems += check_disk(params, Path(root), images_to_render)
     if warnings is not None and not problems:  # model calls only for a run that can start
-        http = [u for u in uses if is_http_block(u.block)]
+        http = [u for u in uses if is_http(u.where, u.block)]
         warnings += check_dialects(http, max(timeout, 30.0))
         warnings += check_parallelism(http, max(timeout, 30.0))
     return problems
@@ -508,11 +510,12 @@ def preflight(
 def preflight_stage(stage: str, params: dict[str, Any], timeout: float = 5.0) -> list[str]:
     """The cheap preflight of one stage's models (``stage``: the script stem, e.g. ``judge``):
     keys, endpoints that answer and list the model, local models that resolve; no model call,
-    no model loaded, no hub request."""
+    no model loaded, no hub request. The registries of the stage's models are those its stage
+    script imported (so its DVC deps name no other backend package)."""
     uses = models_in_use(params, stage)
-    problems = check_http([u for u in uses if is_http_block(u.block)], timeout, probe=False)
+    problems = check_http([u for u in uses if is_http(u.where, u.block)], timeout, probe=False)
     for use in uses:
-        if not is_http_block(use.block):
+        if not is_http(use.where, use.block):
             problems += check_local(use, online=False)
     return problems
 

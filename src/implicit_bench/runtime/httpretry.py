@@ -45,7 +45,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
@@ -87,7 +87,13 @@ class RetryPolicy:
 class HttpParams(StrictModel):
     """The HTTP keys every OpenAI-compatible backend block shares (the ``openai`` LLM and judge,
     the ``openai_images`` generator, the ``openai`` embedder): endpoint, key and the bounds of
-    the retry policy. A backend's params model inherits it and may change a default."""
+    the retry policy. A backend's params model inherits it and may change a default.
+
+    ``chat_completions``: the backend speaks OpenAI's ``POST /chat/completions`` (the
+    preflight then may probe the server with a one-token chat request, time two requests at
+    once, and probe its structured-output dialect); ``auth_headers``: where the key goes."""
+
+    chat_completions: ClassVar[bool] = False
 
     base_url: str = "https://api.openai.com/v1"  # the endpoint root
     api_key_env: str | None = (
@@ -107,6 +113,12 @@ class HttpParams(StrictModel):
         None  # estimated tokens per rate_window_s (throttle.estimate_tokens)
     )
     rate_window_s: PositiveFloat = 60.0  # the quotas' period
+
+    @classmethod
+    def auth_headers(cls, key: str) -> dict[str, str]:
+        """The headers carrying the API key: a bearer token (OpenAI-compatible); a backend whose
+        API reads it elsewhere overrides this (the stages' client and the preflight use it)."""
+        return {"Authorization": f"Bearer {key}"}
 
     def retry_policy(self) -> RetryPolicy:
         """The request bounds of :func:`send` from these keys."""
