@@ -99,10 +99,10 @@ def release_estimands(release: Path) -> dict[str, tuple[np.ndarray, tuple[float,
     """Per-unit values of every Table 4 estimand of the release (``analysis.looks``)."""
     import yaml
 
-    from implicit_bench.analysis.params import EvaluateParams
     from implicit_bench.analysis.context import EvalContext
     from implicit_bench.analysis.load import load_tables
     from implicit_bench.analysis.looks import estimands
+    from implicit_bench.analysis.params import EvaluateParams
     from implicit_bench.params import section
 
     with tempfile.TemporaryDirectory() as tmp:
