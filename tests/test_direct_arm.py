@@ -305,3 +305,20 @@ def test_recovery_sets_the_planted_contrast_rate_beside_select(tmp_path):
     assert want["direct"] > want["ours"]
     diff = by_name["contrast rate, direct - ours, c (j, C.1)"]
     assert diff["truth"] == pytest.approx(want["direct"] - want["ours"])
+
+
+def test_scored_rubric_rows_leaves_a_bad_row_out_and_skips_files_without_direct_rows(tmp_path):
+    """A bad row is left out, as the analysis's load rejects it; a file without any direct-arm
+    row is not read at all."""
+    from implicit_bench.analysis.direct_arm import scored_rubric_rows
+
+    header = "unit_id,variant,seed,config,judge,task,value,valid\n"
+    (tmp_path / "with.csv").write_text(
+        header + "u1,direct_neutral,42,gen,A,rubric,3,true\n"
+        "u1,neutral,abc,gen,A,rubric,2,true\n"  # bad seed
+        "u1,neutral,42,gen,A,rubric,2,true\n"
+    )
+    (tmp_path / "without.csv").write_text(header + "u2,neutral,zzz,gen,A,rubric,2,true\n")
+    rows = scored_rubric_rows([str(tmp_path / "with.csv"), str(tmp_path / "without.csv")])
+    assert sorted(rows["variant"].astype(str)) == ["direct_neutral", "neutral"]
+    assert sorted(rows["score"]) == [2.0, 3.0] and set(rows["unit_id"]) == {"u1"}

@@ -116,24 +116,36 @@ def direct_arm_block(
 
 
 def _has_direct(path: str) -> bool:
-    """Whether a judgements file has direct-arm rows (one column read; CSV files: assumed)."""
-    if not str(path).endswith(".parquet"):
+    """Whether a judgements file has direct-arm rows (only its ``variant`` column read; a file
+    that cannot be read so is read whole, and the reader names what is wrong)."""
+    try:
+        if str(path).endswith(".parquet"):
+            variants = pd.read_parquet(path, columns=["variant"])["variant"].astype(str)
+        else:
+            variants = pd.read_csv(path, usecols=["variant"], dtype=str, keep_default_na=False)
+            variants = variants["variant"].str.strip()
+    except (ValueError, KeyError, OSError):
         return True
-    variants = pd.read_parquet(path, columns=["variant"])["variant"]
     return bool(variants.isin(DIRECT_VARIANTS).any())
 
 
 def scored_rubric_rows(paths: Sequence[str]) -> pd.DataFrame:
     """The rubric rows of the judgements files (every variant), ``score`` = the number of a
-    valid answer, NaN otherwise."""
+    valid answer, NaN otherwise. Files without a direct-arm row are not read. A bad row is
+    left out as the analysis's own load rejects it (listed in its rejected rows), not an error.
+    """
     from pathlib import Path
 
-    from implicit_bench.tables.judgements import read_judgements
+    from implicit_bench.tables import JUDGEMENTS
+    from implicit_bench.tables.judgements import value_checks
 
     present = [p for p in paths if Path(p).exists() and _has_direct(p)]
     if not present:
         return pd.DataFrame(columns=["unit_id", "seed", "variant", "config", "judge", "task"])
-    frame = read_judgements(present)
+    frame, _ = JUDGEMENTS.check(
+        present, on_bad_row="reject", sort=False, extra=(value_checks,), allow_empty=True
+    )
+    frame = frame.drop(columns="score")
     frame = frame[frame["task"] == "rubric"]
     score = pd.to_numeric(frame["value"], errors="coerce").where(frame["valid"].astype(bool))
     return frame.assign(score=score)
