@@ -626,14 +626,15 @@ def _b6(
     stores = [b6.baseline, *b6.generators]
     source = "--assume b6_subset"
     n_subset = assume.get("b6_subset")
-    returned: dict[str, set[str]] | None = None
+    subset: pd.DataFrame | None = None  # the rule's ids, when the stores exist
     if n_subset is None:
         dirs = [root / store_dir(params, b6, s) / s / "index.parquet" for s in stores]
         if selected is not None and "bias_type" in selected and all(d.exists() for d in dirs):
             returned = {
                 s: returned_units(read_index(d.parent)) for s, d in zip(stores, dirs, strict=True)
             }
-            n_subset = len(b6_subset(selected, returned, b6.max_per_bias_type, b6.seed))
+            subset = b6_subset(selected, returned, b6.max_per_bias_type, b6.seed)
+            n_subset = len(subset)
             source = "the rule on the unit set and the stores"
         else:
             n_subset = min(n_selected, b6.max_per_bias_type * len(BIAS_TYPES))
@@ -662,7 +663,7 @@ def _b6(
         f"{images['baseline']:,} + generators {images['generators']:,} + debiasing "
         f"{images['debias']:,} images"
     )
-    exact = _b6_exact(params, b6, selected, returned, root) if returned is not None else None
+    exact = _b6_exact(params, b6, selected, subset, root) if subset is not None else None
     if exact is not None:  # the stage's own requests, looked up in the judge cache
         distinct, cached = exact
         note = f"{note}; the stage's requests looked up in the judge cache"
@@ -706,7 +707,7 @@ def _b6_exact(
     params: dict[str, Any],
     b6: Any,
     selected: pd.DataFrame,
-    returned: dict[str, set[str]],
+    subset: pd.DataFrame,
     root: Path,
 ) -> tuple[int, int] | None:
     """(distinct requests, cached) of the b6 stage's two judge runs (the baseline's three
@@ -717,13 +718,11 @@ def _b6_exact(
         BASELINE,
         SUBSET,
         b6_judge_params,
-        b6_subset,
         baseline_units,
         human_eval_ids,
     )
 
     try:
-        subset = b6_subset(selected, returned, b6.max_per_bias_type, b6.seed)
         extra = human_eval_ids(params, b6, root) if b6.human_eval else set()
         frames = {SUBSET: subset, BASELINE: baseline_units(selected, subset, extra)}
         distinct = cached = 0
