@@ -21,6 +21,7 @@ import pandas as pd
 
 from implicit_bench._util.closed_form import chisquare_uniform, share, wilson_interval
 from implicit_bench._util.files import nan_to_none  # noqa: F401 - re-exported (the audit stages import it from here)
+from implicit_bench._util.nested import dig
 from implicit_bench.audits.labels import (
     IMAGE_KEY,
     OrderOf,
@@ -367,9 +368,7 @@ def risk_coverage(report: dict[str, Any], measure: str = "success_a") -> list[di
     def point(
         judge: str, protocol: str, gate: str, threshold: float | None, g: dict[str, Any]
     ) -> None:
-        gated_entry = (g.get("gated_kept") or {}).get(
-            measure
-        )  # a value, or an Estimate when bootstrapped
+        gated_entry = dig(g, "gated_kept", measure)  # a value, or an Estimate when bootstrapped
         gated = _value_of(gated_entry)
         points.append(
             {
@@ -381,21 +380,19 @@ def risk_coverage(report: dict[str, Any], measure: str = "success_a") -> list[di
                 "kept": g.get("kept"),
                 "coverage": g.get("coverage"),
                 f"{measure}_gated_kept": gated_entry,
-                f"{measure}_ungated_kept": _value_of((g.get("ungated_kept") or {}).get(measure)),
-                f"{measure}_ungated_rejected": _value_of(
-                    (g.get("ungated_rejected") or {}).get(measure)
-                ),
-                f"{measure}_random": (g.get("random") or {}).get(measure),
+                f"{measure}_ungated_kept": _value_of(dig(g, "ungated_kept", measure)),
+                f"{measure}_ungated_rejected": _value_of(dig(g, "ungated_rejected", measure)),
+                f"{measure}_random": dig(g, "random", measure),
                 "risk": None if gated is None or measure == "default_rate" else 1 - gated,
             }
         )
 
-    for judge, g in (report.get("unanimity_gate") or {}).items():
+    for judge, g in (dig(report, "unanimity_gate") or {}).items():
         point(judge, "two orders (sa, as)", "unanimity", 1.0, g)
-    for judge, per in (report.get("cyclic_orders") or {}).items():
-        for name, g in (per.get("gates") or {}).items():
+    for judge, per in (dig(report, "cyclic_orders") or {}).items():
+        for name, g in (dig(per, "gates") or {}).items():
             point(judge, "three cyclic orders", name, g.get("threshold"), g)
-    for pair, g in (report.get("cross_judge_gate") or {}).items():
+    for pair, g in (dig(report, "cross_judge_gate") or {}).items():
         point(pair, "two judges", "cross-judge agreement", None, g)
 
     def cover(p: dict[str, Any]) -> float:

@@ -22,6 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from implicit_bench._util.nested import dig
 from implicit_bench._util.yamlsafe import load_yaml_file
 from implicit_bench.protocol.tables import (
     DEBIAS_IMAGES_DIR,
@@ -81,7 +82,7 @@ def versions() -> dict[str, str | None]:
 
 def models(params: dict[str, Any], metrics_dir: Path) -> dict[str, Any]:
     """Every catalogue entry (backend, model, revision) and the provenance the metrics record."""
-    catalogue = {
+    catalogue = {  # an old run's params, read as they are (not validated: a record)
         kind: {
             name: {k: entry.get(k) for k in ("backend", "model", "revision") if k in entry}
             for name, entry in (params.get(kind) or {}).items()
@@ -192,7 +193,7 @@ def benchmark_hash(board: dict[str, Any] | None) -> str | None:
     sha = board.get("benchmark_sha256")
     beside = board.get("beside_release")
     if sha is None and isinstance(beside, dict):
-        sha = (beside.get("benchmark") or {}).get("sha256")
+        sha = dig(beside, "benchmark", "sha256")
     return sha if isinstance(sha, str) and sha else None
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from implicit_bench._util.nested import dig
+
 
 def _ci(est: dict[str, Any] | None) -> tuple[Any, Any, Any]:
     if not est:
@@ -118,7 +120,7 @@ def table30(report: dict[str, Any]) -> pd.DataFrame:
             "directional_only": entry.get("directional_only", False),
         }
         for judge in judges:
-            v, lo, hi = _ci((entry["human_vs_judge"].get(judge) or {}).get("r"))
+            v, lo, hi = _ci(dig(entry["human_vs_judge"], judge, "r"))
             out.update({f"r_{judge}": v, f"r_{judge}_ci_low": lo, f"r_{judge}_ci_high": hi})
         return out
 

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench._util.closed_form import wilson_interval
+from implicit_bench._util.nested import dig
 from implicit_bench.recovery.truth import (
     RowTruth,
     blind_truths,
@@ -65,7 +66,7 @@ def benchmark_entries(
     gap_r = None if None in (ts[1], ta[1]) else ts[1] - ta[1]
     out.append(estimate_entry(sub, "gap", gap, bench.get("gap"), gap_r))
     # default-strength groups: P(group) per unit, then ratio of expectations within a group
-    groups = (bench.get("by_default_strength") or {}).get("groups") or {}
+    groups = dig(bench, "by_default_strength", "groups") or {}
     neutral = frame[frame["variant"] == "neutral"]
     member = strength_group_truth(neutral, 1 - spec.invalid, n_seeds)
     per_unit = frame.groupby(["unit_id", "variant"])[["p_s", "p_a"]].mean().unstack("variant")
@@ -189,7 +190,7 @@ def audit_entries(
     """Slot-A share and order-flip rate of every simulated blind judge (both orders, all images)."""
     out = []
     blind = judgements[(judgements["task"] == "blind") & judgements["order"].isin(["sa", "as"])]
-    for judge, pb in (audit.get("position_bias") or {}).items():
+    for judge, pb in (dig(audit, "position_bias") or {}).items():
         if judge not in judge_models:
             continue
         rows = blind[blind["judge"] == judge].reset_index(drop=True)
@@ -220,7 +221,7 @@ def audit_entries(
                     "an image together)",
                 )
             )
-        flips = (audit.get("order_flips") or {}).get(judge) or {}
+        flips = dig(audit, "order_flips", judge) or {}
         one = rows[rows["order"] == "sa"].reset_index(drop=True)
         probs1 = rt.probs(one)
         ok1 = ~np.isnan(probs1).any(axis=1)
@@ -291,9 +292,7 @@ def negation_entries(
     judge_models: dict[str, str],
 ) -> list[dict[str, Any]]:
     out = []
-    block = (((negation.get("by_judge") or {}).get(judge) or {}).get("overall") or {}).get(
-        "all"
-    ) or {}
+    block = dig(negation, "by_judge", judge, "overall", "all") or {}
     rows = primary_rows(judgements, judge)
     for variant in ("negated_0_1", "negated_1_1"):
         b = block.get(variant)
@@ -329,7 +328,7 @@ def diversity_entries(
     units: pd.DataFrame,
     judge_models: dict[str, str],
 ) -> list[dict[str, Any]]:
-    block = ((diversity.get("blind_labels") or {}).get(judge) or {}).get(config) or {}
+    block = dig(diversity, "blind_labels", judge, config) or {}
     intervals = block.get("intervals") or {}
     if not intervals:
         return []
@@ -371,10 +370,10 @@ def scene_check_entries(
     from implicit_bench.audits.scene_check import expected_scene_check
 
     check = (diversity or {}).get("scene_check") or {}
-    block = ((check.get("by_judge") or {}).get(judge) or {}).get(config) or {}
+    block = dig(check, "by_judge", judge, config) or {}
     planted = set(getattr(getattr(rt, "world", None), "truth", pd.DataFrame()).columns)
     # arms whose variant the world plants (a second scene written by an LLM is not planted)
-    arms = {a: v for a, v in (check.get("arms") or {}).items() if f"{v}_s" in planted}
+    arms = {a: v for a, v in (dig(check, "arms") or {}).items() if f"{v}_s" in planted}
     if not block.get("lean_msd") or not arms:
         return []
     rows = primary_rows(judgements, judge)
@@ -390,7 +389,7 @@ def scene_check_entries(
             "scene check",
             f"identification rate, {arm} (C.1)",
             truth["identification"].get(arm),
-            (block.get("identification") or {}).get(arm, {}).get("identification_rate"),
+            dig(block, "identification", arm, "identification_rate"),
             None,
             diagnostic=True,
             note=note,
@@ -398,7 +397,7 @@ def scene_check_entries(
         for arm in arms
         if arm in truth["identification"]
     ]
-    for name, got in (block.get("lean_msd") or {}).items():
+    for name, got in (dig(block, "lean_msd") or {}).items():
         out.append(
             entry(
                 "scene check",
@@ -467,7 +466,7 @@ def direct_arm_entries(
     rubric = judgements[judgements["task"] == "rubric"]
     score = pd.to_numeric(rubric["value"], errors="coerce").where(rubric["valid"].astype(bool))
     rubric = rubric.assign(score=score)
-    for config, got in sorted((block.get("configs") or {}).items()):
+    for config, got in sorted((dig(block, "configs") or {}).items()):
         if config not in rt.gens or rt.gens[config] not in rt.by_gen:
             continue
         rows = rubric[rubric["config"] == config]
@@ -479,7 +478,7 @@ def direct_arm_entries(
         if not dxs:
             continue
         common = set.intersection(*[set(d["unit_id"]) for d in dxs.values()])
-        for judge, by_arm in sorted((got.get("by_judge") or {}).items()):
+        for judge, by_arm in sorted((dig(got, "by_judge") or {}).items()):
             if judge not in judges:
                 continue
             spec = rt.judge(judges[judge])
@@ -497,7 +496,7 @@ def direct_arm_entries(
                         "direct arm",
                         f"contrast rate, {arm} arm, {config} ({judge}, C.1)",
                         truth[arm],
-                        (by_arm.get(arm) or {}).get("pair_rate"),
+                        dig(by_arm, arm, "pair_rate"),
                         note="share of unit-seed pairs with dx > 0; truth: mean P(dx > 0) over "
                         "the same pairs (docs/world.md)",
                     )
@@ -635,7 +634,7 @@ def diversity_study_entries(
     )
     for a in attributes:
         truth = float(np.mean([deviation_ratio(s[a]) for s in shares]))
-        est = ((scores.get("deviation_ratio") or {}).get("scenes_mean") or {}).get(a)
+        est = dig(scores, "deviation_ratio", "scenes_mean", a)
         out.append(
             entry(
                 "diversity_study",
@@ -648,7 +647,7 @@ def diversity_study_entries(
                 note=note,
             )
         )
-    weights = (scores.get("fair_grpo_reward") or {}).get("weights") or {}
+    weights = dig(scores, "fair_grpo_reward", "weights") or {}
     reward = [
         sum(
             float(weights.get(a, 1.0)) * float(np.sum(s[a] * np.log((1 / len(s[a])) / s[a])))
@@ -661,7 +660,7 @@ def diversity_study_entries(
             "diversity_study",
             "Fair-GRPO group reward, mean over prompts (HoloFair 3.4.1)",
             float(np.mean(reward)),
-            (scores.get("fair_grpo_reward") or {}).get("mean"),
+            dig(scores, "fair_grpo_reward", "mean"),
             None,
             n=len(prompts),
             diagnostic=True,
@@ -781,6 +780,7 @@ CORRECTED_GROUPS = {
 def calibration_entries(
     rt: RowTruth,
     judgements: pd.DataFrame,
+    *,
     config: str,
     judge: str,
     unit_ids: list[str],
@@ -915,16 +915,16 @@ def judge_selection_entries(audit: dict[str, Any], world_params: Any) -> list[di
     if judge not in world_params.selection.judges or world_params.selection.pools == 0:
         return []
     out: list[dict[str, Any]] = []
-    for name, rep in (block.get("protocols") or {}).items():
+    for name, rep in (dig(block, "protocols") or {}).items():
         if name not in PROTOCOLS:
             continue
-        margin = ((rep.get("policies") or {}).get("direct") or {}).get("margin") or 0.0
+        margin = dig(rep, "policies", "direct", "margin") or 0.0
         truth = selection_truth(
             world_params.selection, world_params.seed, judge, PROTOCOLS[name], margin
         )
         group = f"judge selection ({name}; When the Judge Acts)"
         for policy_name, t in truth["policies"].items():
-            pol = (rep.get("policies") or {}).get(policy_name) or {}
+            pol = dig(rep, "policies", policy_name) or {}
             for key, metric in JUDGE_SELECTION_MEASURES.items():
                 worst = key == "worst_group_regret"
                 out.append(
@@ -943,7 +943,7 @@ def judge_selection_entries(audit: dict[str, Any], world_params: Any) -> list[di
                         diagnostic=worst,
                     )
                 )
-        for scorer, sb in (rep.get("content_baselines") or {}).items():
+        for scorer, sb in (dig(rep, "content_baselines") or {}).items():
             if scorer not in world_params.selection.scorers:
                 continue
             from implicit_bench.audits.selection_world import scorer_truth
@@ -978,7 +978,7 @@ def judge_selection_entries(audit: dict[str, Any], world_params: Any) -> list[di
                             group,
                             f"{metric} [cross-model {part}]",
                             ct[part].get(key),
-                            (cross.get(part) or {}).get(metric),
+                            dig(cross, part, metric),
                         )
                     )
         orders = rep.get("orders") or {}
@@ -1017,8 +1017,8 @@ def negprobe_entries(negation: dict[str, Any], world_params: Any) -> list[dict[s
             estimate_entry(
                 group,
                 f"called correct [{mode}]",
-                (truth.get("called_correct") or {}).get(mode),
-                ((block.get("modes") or {}).get(mode) or {}).get("called_correct_interval"),
+                dig(truth, "called_correct", mode),
+                dig(block, "modes", mode, "called_correct_interval"),
             )
         )
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from implicit_bench._util.nested import dig
 from implicit_bench.report.summary_page import esc, fmt_metric
 
 #: the rates of the block's ``all`` entry, in table order, with their row labels
@@ -21,14 +22,14 @@ LEFT_OUT = ("other_config", "unlabelled", "judge_invalid")
 
 def _judged(bench: dict[str, Any], judge: str, key: str) -> Any:
     """The judged rate the corrected one is paired with: ``judges.<judge>.all.<key>``."""
-    return (((bench.get("judges") or {}).get(judge) or {}).get("all") or {}).get(key)
+    return dig(bench, "judges", judge, "all", key)
 
 
 def _counts(cal: dict[str, Any]) -> str:
     per_variant = ", ".join(
-        f"{esc(v)} {n:,}" for v, n in (cal.get("items_per_variant") or {}).items()
+        f"{esc(v)} {n:,}" for v, n in (dig(cal, "items_per_variant") or {}).items()
     )
-    sources = ", ".join(f"{esc(s)} {n:,}" for s, n in (cal.get("by_source") or {}).items())
+    sources = ", ".join(f"{esc(s)} {n:,}" for s, n in (dig(cal, "by_source") or {}).items())
     left = ", ".join(f"{k.replace('_', ' ')} {int(cal.get(k) or 0):,}" for k in LEFT_OUT)
     cond = cal.get("condition_number")
     return (
@@ -59,9 +60,7 @@ def _matrix(cal: dict[str, Any]) -> str:
     head = "<tr><th>reference \\ judge</th>" + "".join(f"<th>{c}</th>" for c in CLASSES) + "</tr>"
     rows = "".join(
         f"<tr><th>{c}</th>"
-        + "".join(
-            f"<td>{fmt_metric((matrix.get(c) or {}).get(j), extras=False)}</td>" for j in CLASSES
-        )
+        + "".join(f"<td>{fmt_metric(dig(matrix, c, j), extras=False)}</td>" for j in CLASSES)
         + "</tr>"
         for c in CLASSES
     )

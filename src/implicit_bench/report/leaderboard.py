@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from implicit_bench._util.nested import dig
 from implicit_bench.protocol.estimate import Estimate
 from implicit_bench.report.markup import esc, is_number, show
 
@@ -123,7 +124,7 @@ def pairs_table(run: Run) -> str:
     rows = []
     for p in pairs:
         pct = p["metric"] != "bias_score"
-        ci = (p.get("difference") or {}).get("ci")
+        ci = dig(p, "difference", "ci")
         if ci is not None and ci[0] == ci[1]:  # every resample: one value; no verdict
             mark = '<td data-sort="0" class="na">no verdict (degenerate interval)</td>'
         elif p["resolved"]:
@@ -183,7 +184,7 @@ def beside_table(run: Run) -> str:
     pairs = []
     for p in board.get("pairs") or []:
         pct = p["metric"] not in ("bias_score", "mean_lean")
-        ci = (p.get("difference") or {}).get("ci")
+        ci = dig(p, "difference", "ci")
         if ci is not None and ci[0] == ci[1]:
             mark = '<td data-sort="0" class="na">no verdict (degenerate interval)</td>'
         elif p.get("resolved"):

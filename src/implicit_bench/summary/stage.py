@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from implicit_bench._util.nested import dig
 from implicit_bench._util.numbers import percent_points, real_number
 from implicit_bench.protocol.estimate import Estimate, read_estimate
 
@@ -63,7 +64,7 @@ def _interval(entry: Any, name: str, pct: bool = True) -> dict[str, float | None
 def _strongest_group(bench: dict[str, Any]) -> dict[str, Any]:
     """Success on explicit prompts in the units whose default is
     strongest (all seeds labelled s)."""
-    groups = ((bench.get("by_default_strength") or {}).get("groups")) or {}
+    groups = dig(bench, "by_default_strength", "groups") or {}
     name = next(
         (g for g in groups if g.split(" of ")[0] == g.split(" of ")[-1] and g != "0 of 0"), None
     )
@@ -77,7 +78,7 @@ def _strongest_group(bench: dict[str, Any]) -> dict[str, Any]:
 
 def _best_dS(debias: dict[str, Any], infos: set[str]) -> tuple[str | None, float | None]:
     best: tuple[str | None, float | None] = (None, None)
-    for name, c in (debias.get("configs") or {}).items():
+    for name, c in (dig(debias, "configs") or {}).items():
         ds = _value(c.get("dS"))
         if c.get("info") in infos and ds is not None and (best[1] is None or ds > best[1]):
             best = (name, round(ds, 2))
@@ -123,8 +124,8 @@ def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     debias = metrics.get("debias") or {}
     primary = bench.get("primary_judge")
     out: dict[str, Any] = {
-        "kg_units": (metrics.get("kg") or {}).get("units_total"),
-        "triplets": (metrics.get("triplets") or {}).get("triplets_total"),
+        "kg_units": dig(metrics, "kg", "units_total"),
+        "triplets": dig(metrics, "triplets", "triplets_total"),
         "units_analysed": bench.get("units"),
         "n_seeds": bench.get("n_seeds"),  # seeds per unit: a seeds experiment shows here
         "primary_judge": primary,
@@ -137,22 +138,18 @@ def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
     out.update(_strongest_group(bench))
     agreement = (bench.get("agreement") or [{}])[0] if bench.get("agreement") else {}
     out["blind_agreement_pct"] = _percent(_value(agreement.get("agreement")))
-    pooled = ((lean.get("hedges_g") or {}).get("pooled")) or {}
+    pooled = dig(lean, "hedges_g", "pooled") or {}
     gs = [_value(e.get("g")) for e in pooled.values() if isinstance(e, dict)]
     gs = [g for g in gs if g is not None]
     out["hedges_g_max"] = round(max(gs), 4) if gs else None
-    slot_a = (audit.get("position_bias") or {}).get(primary) or {}
+    slot_a = dig(audit, "position_bias", primary) or {}
     out["position_bias_slot_a_pct"] = _percent(_value(slot_a.get("slot_A_share")))
-    neg_all = (((neg.get("by_judge") or {}).get(primary) or {}).get("overall") or {}).get(
-        "all"
-    ) or {}
+    neg_all = dig(neg, "by_judge", primary, "overall", "all") or {}
     # NegT2IBench's pass rule is the lenient one ("negated ones [pass] when it does not [hold]",
     # and "the image cannot pass by omission"): the headline; strict success stays beside it
-    out["negation_success_pct"] = _percent(
-        _value((neg_all.get("negated_0_1") or {}).get("lenient_success"))
-    )
+    out["negation_success_pct"] = _percent(_value(dig(neg_all, "negated_0_1", "lenient_success")))
     out["negation_strict_success_pct"] = _percent(
-        _value((neg_all.get("negated_0_1") or {}).get("strict_success"))
+        _value(dig(neg_all, "negated_0_1", "strict_success"))
     )
     own_name, own_ds = _best_dS(debias, {"own"})
     kg_name, kg_ds = _best_dS(debias, {"removed", "full_kg", "retrieved"})
@@ -164,20 +161,16 @@ def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "debias_best_retrieved": kg_name,
         }
     )
-    render = (metrics.get("render") or {}).get("configs") or {}
+    render = dig(metrics, "render", "configs") or {}
     items = sum(int(c.get("items") or 0) for c in render.values())
-    refused = sum(int((c.get("by_status") or {}).get("refused") or 0) for c in render.values())
+    refused = sum(int(dig(c, "by_status", "refused") or 0) for c in render.values())
     out["images"] = items
     out["refusal_pct"] = round(100.0 * refused / items, 2) if items else None
     out["random_init"] = any(
-        bool((m.get("provenance") or {}).get("random_init"))
-        for m in metrics.values()
-        if isinstance(m, dict)
+        bool(dig(m, "provenance", "random_init")) for m in metrics.values() if isinstance(m, dict)
     )
     out["simulated"] = any(
-        bool((m.get("provenance") or {}).get("simulated"))
-        for m in metrics.values()
-        if isinstance(m, dict)
+        bool(dig(m, "provenance", "simulated")) for m in metrics.values() if isinstance(m, dict)
     )
     n = count_values(out)
     if n > MAX_VALUES:

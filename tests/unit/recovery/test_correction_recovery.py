@@ -71,7 +71,16 @@ def test_calibration_entries_read_the_pixels(tmp_path) -> None:
     judgements = pd.DataFrame(rows)
     ids = units["unit_id"].tolist()
     entries, block = calibration_entries(
-        rt, judgements, "cfg", "J", ids, params, 200, 1, str(tmp_path / "images"), selected=ids[:25]
+        rt,
+        judgements,
+        config="cfg",
+        judge="J",
+        unit_ids=ids,
+        params=params,
+        n_boot=200,
+        seed=1,
+        images_dir=str(tmp_path / "images"),
+        selected=ids[:25],
     )
     # the benchmark's (selected) units get their own corrected rates from the same calibration set
     chosen = [
@@ -119,7 +128,15 @@ def test_calibration_entries_read_the_pixels(tmp_path) -> None:
     # no calibration set: no entries
     none = params.model_copy(update={"calibration": CalibrationWorld(images=0)})
     assert calibration_entries(
-        rt, judgements, "cfg", "J", ids, none, 200, 1, str(tmp_path / "images")
+        rt,
+        judgements,
+        config="cfg",
+        judge="J",
+        unit_ids=ids,
+        params=none,
+        n_boot=200,
+        seed=1,
+        images_dir=str(tmp_path / "images"),
     ) == ([], None)
 
 
