@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from implicit_bench.bench.stage import run_b6
-from implicit_bench.params import load_params
+from implicit_bench.params import base_params, load_params
 from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.runtime.runlog import log_run
 
@@ -15,7 +15,7 @@ from implicit_bench.runtime.runlog import log_run
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 def main(params_path: str) -> None:
     raw = load_params(params_path)
-    payload = run_b6(raw, profile=(raw.get("base") or {}).get("profile"))
+    payload = run_b6(raw, profile=base_params(raw, params_path).profile)
     log_run("b6", {"model_calls": payload["model_calls"], "cache_hits": payload["cache_hits"]})
     click.echo(
         f"b6: {payload['n_subset_units']} subset units, {payload['n_baseline_units']} baseline "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from implicit_bench.bench.stage import run_bench_judge
-from implicit_bench.params import load_params
+from implicit_bench.params import base_params, load_params
 from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.runtime.runlog import log_run
 
@@ -15,7 +15,7 @@ from implicit_bench.runtime.runlog import log_run
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 def main(params_path: str) -> None:
     raw = load_params(params_path)
-    result = run_bench_judge(raw, profile=(raw.get("base") or {}).get("profile"))
+    result = run_bench_judge(raw, profile=base_params(raw, params_path).profile)
     log_run("bench_judge", {"model_calls": result.model_calls, "cache_hits": result.cache_hits})
     click.echo(
         f"bench_judge: {result.metrics['rows']} judgements, {result.model_calls} model calls, "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from implicit_bench.bench.stage import run_bench_render
-from implicit_bench.params import load_params
+from implicit_bench.params import base_params, load_params
 from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.runtime.runlog import write_metrics
 
@@ -24,7 +24,7 @@ def main(params_path: str, metrics: str) -> None:
             "units": bench.get("units"),
             "seed_index": bench.get("seed_index") or {},
             "configs": results,
-            "profile": (raw.get("base") or {}).get("profile"),
+            "profile": base_params(raw, params_path).profile,
         },
         "bench_render",
     )

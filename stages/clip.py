@@ -10,7 +10,7 @@ import click
 
 from implicit_bench._util.files import nan_to_none
 from implicit_bench.clip.stage import UNIT_COLUMNS_USED, ClipParams, run_clip
-from implicit_bench.params import load_params, section
+from implicit_bench.params import base_params, load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import CLIP_JUDGEMENTS_PATH, UNITS, UNITS_PATH
 from implicit_bench.protocol.tables.judgements import write_judgements
@@ -29,7 +29,7 @@ def main(params_path: str, units: str, out: str, metrics: str) -> None:
     rows, report = run_clip(params, UNITS.read(units, require=UNIT_COLUMNS_USED))
     write_judgements(rows, out)
     prov = merge_provenance(
-        provenance([("clip", params.model.model)], raw.get("base", {}).get("profile")),
+        provenance([("clip", params.model.model)], base_params(raw, params_path).profile),
         upstream_provenance(["metrics/render.json"]),
     )
     write_metrics(metrics, nan_to_none({**report, "provenance": prov}), "clip")

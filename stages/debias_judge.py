@@ -7,7 +7,7 @@ import click
 
 from implicit_bench.debias.stage import DebiasParams, judge_stage_params
 from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
-from implicit_bench.params import load_params, section
+from implicit_bench.params import base_params, load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import DEBIAS_IMAGES_DIR, DEBIAS_JUDGEMENTS_DIR
 from implicit_bench.runtime.runlog import log_run
@@ -23,7 +23,7 @@ def main(name: str, params_path: str, images_dir: str, out_dir: str) -> None:
     params = section(raw, "debias", DebiasParams, params_path).checked()
     judge = section(raw, "judge", JudgeStageParams, params_path, attach={"judges": "judges"})
     stage_params = judge_stage_params(name, params, judge, images_dir, out_dir)
-    result = run_judge_stage(stage_params, profile=(raw.get("base") or {}).get("profile"))
+    result = run_judge_stage(stage_params, profile=base_params(raw, params_path).profile)
     m = result.metrics
     log_run(
         f"debias_judge@{name}", {"model_calls": result.model_calls, "cache_hits": result.cache_hits}

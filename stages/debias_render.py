@@ -14,7 +14,7 @@ from implicit_bench.debias.render.stage import (
     subset_units,
 )
 from implicit_bench.errors import ConfigError
-from implicit_bench.params import check_refs, load_params, section
+from implicit_bench.params import base_params, check_refs, load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import DEBIAS_IMAGES_DIR, LLM_PAIRS, RETRIEVAL, REWRITES, UNITS
 from implicit_bench.render.stage import RenderParams
@@ -64,7 +64,7 @@ def main(name: str, params_path: str, images_dir: str) -> None:
     summary["units_not_rendered"] = dict(skipped)
     summary["provenance"] = provenance(
         [(f"generator:{params.generator}", getattr(gen_config, "model", None))],
-        (raw.get("base") or {}).get("profile"),
+        base_params(raw, params_path).profile,
     )
     run = summary["run"]
     write_metrics(store / "summary.json", summary, f"debias_render@{name}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
-from implicit_bench.params import load_params, section
+from implicit_bench.params import base_params, load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.runtime.runlog import log_run
 
@@ -15,7 +15,7 @@ from implicit_bench.runtime.runlog import log_run
 def main(params_path: str) -> None:
     raw = load_params(params_path)
     params = section(raw, "judge", JudgeStageParams, params_path, attach={"judges": "judges"})
-    profile = (raw.get("base") or {}).get("profile")
+    profile = base_params(raw, params_path).profile
     result = run_judge_stage(params, profile=profile)
     m = result.metrics
     log_run("judge", {"model_calls": result.model_calls, "cache_hits": result.cache_hits})

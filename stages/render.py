@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.params import load_params, section
+from implicit_bench.params import base_params, load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import IMAGES_DIR, UNITS, UNITS_PATH
 from implicit_bench.render.stage import RenderParams, render_all, render_metrics, unit_columns
@@ -23,7 +23,7 @@ def main(params_path: str, units_path: str, images_dir: str, metrics: str) -> No
     units = UNITS.read(units_path, require=unit_columns(params.variants))
     results = render_all(params, units, images_dir)
     write_metrics(
-        metrics, render_metrics(params, results, (raw.get("base") or {}).get("profile")), "render"
+        metrics, render_metrics(params, results, base_params(raw, params_path).profile), "render"
     )
     for name, res in results.items():
         run = res["run"]

@@ -14,6 +14,7 @@ from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.analysis.stage import SelectParams, load_tables, run_select
 from implicit_bench.params import load_params, section
 from implicit_bench.protocol.tables import SELECTED_UNITS, SELECTED_UNITS_PATH
+from implicit_bench.release.benchmark import BenchmarkParams
 from implicit_bench.runtime.runlog import write_metrics
 
 
@@ -23,7 +24,7 @@ from implicit_bench.runtime.runlog import write_metrics
 @click.option("--metrics", default="metrics/selection.json", show_default=True)
 def main(params_path: str, out: str, metrics: str) -> None:
     raw = load_params(params_path)
-    release = (raw.get("benchmark") or {}).get("path")
+    release = section(raw, "benchmark", BenchmarkParams, params_path).path
     if release:  # a benchmark run on the authors' release: no construction, nothing to select
         SELECTED_UNITS.write(pd.DataFrame(columns=list(SELECTED_UNITS.required)), out)
         write_metrics(

@@ -308,6 +308,7 @@ def analyze(
     if overrides:  # the one top-level block too: the extensions (audits, debias) inherit it
         params["bootstrap"] = {**block(params, "bootstrap", where), **overrides}
     if retrieval:
+        # raw: a params overlay (the debias model validates it where it is read)
         debias = dict(params.get("debias") or {})
         debias["scoring"] = {**(debias.get("scoring") or {}), "retrieval": retrieval}
         params["debias"] = debias

@@ -28,6 +28,7 @@ from scipy.stats import spearmanr
 
 from implicit_bench._util.numbers import fixed, percent_text
 from implicit_bench.bench.params import BenchParams, capped_per_bias_type
+from implicit_bench.debias.params import DebiasParams
 from implicit_bench.debias.scoring import config_stats, delta_interval, image_scores
 from implicit_bench.errors import InputError
 from implicit_bench.images import read_index
@@ -380,7 +381,8 @@ def run_b6(
         write_metrics(root / B6_METRICS, payload, "b6")
         atomic_write_text(root / B6_TABLE, "B.6 not run (b6.enabled is false).\n")
         return payload
-    debias_configs = list((raw.get("debias") or {}).get("configs") or {})
+    debias = section(raw, "debias", DebiasParams, inherit={"bootstrap": "scoring.bootstrap"})
+    debias_configs = list(debias.configs)
     check_refs(b6.debias_configs, debias_configs, "b6.debias_configs", "debias.configs")
     units = UNITS.read(root / bench.units, require=("unit_id", "bias_type"))
     stores = [b6.baseline, *b6.generators]

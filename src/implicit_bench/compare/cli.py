@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from implicit_bench._util.friendly_errors import FriendlyCommand
+from implicit_bench._util.nested import dig
 from implicit_bench._util.yamlsafe import load_yaml_file
 from implicit_bench.compare.diff import LEVEL, diff_summaries, flat_estimates, format_diff
 from implicit_bench.compare.revs import WORKSPACE, experiments, read_json, resolve
@@ -41,7 +42,7 @@ def _summary(root: Path, rev: str) -> dict[str, Any]:
 
 def _level(root: Path, rev: str) -> float:
     bench = read_json(root, rev, BENCHMARK) or {}
-    return float((bench.get("bootstrap") or {}).get("level") or LEVEL)
+    return float(dig(bench, "bootstrap", "level") or LEVEL)
 
 
 @click.command("diff", cls=FriendlyCommand)

@@ -41,7 +41,7 @@ class ConfigSpec(StrictModel):
         if not isinstance(data, dict) or "method" not in data:
             return data
         method = get_method(str(data["method"]))
-        own = dict(data.get("options") or {})
+        own = dict(data.get("options") or {})  # raw: the entry before validation
         own.update({k: v for k, v in data.items() if k not in _OWN_KEYS})
         try:
             options = method.Params.model_validate(own)

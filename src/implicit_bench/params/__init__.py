@@ -92,6 +92,22 @@ class BootstrapParams(StrictModel):
     method: dict[str, Literal["percentile", "bca", "studentized", "basic"]] = {}
 
 
+class BaseParams(StrictModel):
+    """params.yaml section ``base``: the profile's name, the model-call cache directory
+    (docs/experiments.md) and the stage preflight switch. Read with ``base_params(params)``."""
+
+    profile: str | None = None
+    cache_dir: str | None = None  # relative to the params file's directory
+    preflight: bool = True
+
+    @field_validator("cache_dir")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("blank: leave it null for <repository root>/cache")
+        return value
+
+
 class SubsetParams(StrictModel):
     """A seeded subset of units: ``max_units`` of them, 0 = every unit (the one spelling of
     "all"; null is rejected). Used by ``subset`` (triplets) and ``debias.subset``."""
@@ -194,6 +210,11 @@ def section(
         raise ConfigError(
             f"{path}: invalid params: {format_validation_errors(exc, name)}"
         ) from None
+
+
+def base_params(params: dict[str, Any], path: str | Path = DEFAULT_PARAMS) -> BaseParams:
+    """The validated ``base`` section (defaults when absent): ``base_params(raw).profile``."""
+    return section(params, "base", BaseParams, path)
 
 
 def _inherit(section: dict[str, Any], keys: list[str], defaults: dict[str, Any]) -> dict[str, Any]:
@@ -326,6 +347,7 @@ def _at(node: Any, parts: list[str], where: str = "") -> list[tuple[str, Any]]:
 def check_references(params: dict[str, Any], path: str | Path = DEFAULT_PARAMS) -> None:
     """Every name in ``REFERENCES`` is an entry of its catalogue (one-line ``ConfigError``)."""
     known = {kind: catalogue(params, kind, path) for kind in CATALOGUES}
+    # raw: the references are checked before (and apart from) each section's model
     clip_judge = (
         (params.get("clip") or {}).get("judge") if isinstance(params.get("clip"), dict) else None
     )

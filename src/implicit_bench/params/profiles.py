@@ -26,6 +26,12 @@ DEFAULT_FILE = (
 WHOLE_SECTIONS = CATALOGUES  # restored whole from profiles/default.yaml: entries a profile adds go
 
 
+def held_profile(params: dict[str, Any]) -> Any:
+    """``base.profile`` of a params mapping (``default`` when unset)."""
+    # raw: the switch round-trips params.yaml text, and may run on one that no model accepts
+    return (params.get("base") or {}).get("profile", DEFAULT)
+
+
 def _whole(path: tuple[str, ...], value: Any) -> bool:
     """A value a profile replaces whole: a catalogue entry, or any backend block (``backend:``)."""
     return (len(path) == 2 and path[0] in CATALOGUES) or (
@@ -90,7 +96,7 @@ def default_values(
     """The default profile's values of every key a profile may set: params.yaml itself while it
     is the default (``base.profile: default``), else profiles/default.yaml."""
     params = load_params(params_path)
-    if (params.get("base") or {}).get("profile", DEFAULT) == DEFAULT:
+    if held_profile(params) == DEFAULT:
         return params
     path = Path(profiles_dir) / DEFAULT_FILE
     if not path.exists():
@@ -140,7 +146,7 @@ def _check_restorable(
     current: dict[str, Any], defaults: dict[str, Any], profiles_dir: str | Path
 ) -> None:
     """The keys the current profile set must be in profiles/default.yaml, or no switch is exact."""
-    held = (current.get("base") or {}).get("profile", DEFAULT)
+    held = held_profile(current)
     if held == DEFAULT or not (Path(profiles_dir) / f"{held}.yaml").exists():
         return
     for path in profile_chain(held, profiles_dir):
@@ -220,7 +226,7 @@ def default_snapshot_text(
 ) -> str:
     """profiles/default.yaml for the current params.yaml (which must be the default profile)."""
     params = load_params(params_path)
-    if (params.get("base") or {}).get("profile", DEFAULT) != DEFAULT:
+    if held_profile(params) != DEFAULT:
         raise ConfigError(
             f"{params_path}: holds profile {params['base']['profile']!r}; "
             "run `implicit-bench profile default` first"
@@ -353,7 +359,7 @@ def write_profile(
         lines.pop(0)  # the previous switch's header line
     base = rt.load("".join(lines))
     current = load_params(params_path)
-    if (current.get("base") or {}).get("profile", DEFAULT) != DEFAULT:
+    if held_profile(current) != DEFAULT:
         merge_commented(
             base,
             rt.load((Path(profiles_dir) / DEFAULT_FILE).read_text(encoding="utf-8")),

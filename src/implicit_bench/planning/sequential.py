@@ -118,6 +118,7 @@ def next_round_gpu_hours(params: dict[str, Any], max_units: int) -> float:
     """The plan's render and judge GPU-hours still to spend for a round of ``max_units``."""
     from implicit_bench.planning.plan import build_plan
 
+    # raw: a params overlay for one trial (the stages validate it)
     trial = {**params, "subset": {**(params.get("subset") or {}), "max_units": max_units}}
     plans, _ = build_plan(trial)
     return sum(p.hours or 0 for p in plans if p.gpu and p.stage.startswith(("render", "judge")))
@@ -188,6 +189,7 @@ def run_sequential(
 
 def _params_hash(params: dict[str, Any]) -> str:
     """The params of the run, less ``subset.max_units`` (which each round sets)."""
+    # raw: the subset keys as written, echoed in the result
     subset = {k: v for k, v in (params.get("subset") or {}).items() if k != "max_units"}
     fixed = {**params, "subset": subset}
     return hashlib.sha256(json.dumps(fixed, sort_keys=True, default=str).encode()).hexdigest()[:16]

@@ -16,7 +16,9 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench.analysis.design import HEADLINE, Components, components, design, image_values
+from implicit_bench.analysis.params import EvaluateParams
 from implicit_bench.errors import ConfigError
+from implicit_bench.params import section
 from implicit_bench.protocol.tables import JUDGEMENTS_PATH, UNITS_PATH
 
 TABLE_SUFFIXES = (".csv", ".parquet")
@@ -120,7 +122,9 @@ def target_design(
     n_units = int(info["units"])
     shares = tables.units["bias_type"].value_counts(normalize=True)
     sizes = {str(h): max(1, round(n_units * float(w))) for h, w in shares.items()}
-    level = float(((params.get("evaluate") or {}).get("bootstrap") or {}).get("level") or 0.95)
+    # the interval level the evaluate stage uses (its own bootstrap block over the top-level one)
+    evaluate = section(params, "evaluate", EvaluateParams, inherit={"bootstrap": "bootstrap"})
+    level = evaluate.bootstrap.level
     max_seeds = max(1, len(info.get("seeds") or []) or 3)
     best = design(comps, sizes, target, max_seeds, level)
     full_images = sum(sizes.values()) * max_seeds * 3  # every variant, as the full plan renders

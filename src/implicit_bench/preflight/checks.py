@@ -73,6 +73,7 @@ def _stage_models(params: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]
         add("kg", "llms", kg.get("llm"))
     if triplets.get("writer") == "llm":
         add("triplets", "llms", triplets.get("llm"))
+    # raw on purpose below (the docstring): an invalid section is the stage's to report
     if "negated_llm" in _names(triplets.get("variant_hooks")):
         add("triplets", "llms", (params.get("negation_prompts") or {}).get("llm"))
     if "scene_check_llm" in _names(triplets.get("variant_hooks")):

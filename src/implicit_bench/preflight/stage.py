@@ -109,13 +109,14 @@ def run(stage: str, ctx: click.Context) -> None:
     """The preflight of ``stage`` unless skipped: one line per problem on stderr, then exit 1."""
     if ctx.meta.get("implicit_bench.no_preflight") or _env_true(SKIP_ENV):
         return
-    from implicit_bench.params import load_params
+    from implicit_bench.params import base_params, load_params
 
     try:
         params = load_params(ctx.params.get("params_path") or "params.yaml")
+        enabled = base_params(params).preflight
     except Exception:  # noqa: BLE001 - the stage itself reports bad params, in its own words
         return
-    if (params.get("base") or {}).get("preflight", True) is False:
+    if not enabled:
         return
     from implicit_bench._util.redact import url
     from implicit_bench.preflight.checks import preflight_stage

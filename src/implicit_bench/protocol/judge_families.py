@@ -51,7 +51,7 @@ def blind_models_from_params(params: Mapping[str, Any]) -> dict[str, str | None]
     """The blind task's judges (``judge.tasks.blind.judges``; null: every ``judges`` entry; no
     ``blind`` task: none) -> their catalogue model ids."""
     catalogue = params.get("judges") or {}
-    tasks = (params.get("judge") or {}).get("tasks") or {}
+    tasks = (params.get("judge") or {}).get("tasks") or {}  # raw: `check` reads any params file
     if not isinstance(tasks, Mapping) or "blind" not in tasks:
         names: list[str] = []  # the blind question is not asked
     else:

@@ -157,8 +157,8 @@ def alpha_command(params_path: str, alphas: tuple[float, ...], out: str) -> None
     world = section(raw, "world", WorldParams, params_path)
     judges = {
         n: c["model"].split(":", 1)[1]
-        for n, c in (raw.get("judges") or {}).items()
-        if isinstance(c, dict) and c.get("backend") == "sim"
+        for n, c in catalogue(raw, "judges", params_path).items()
+        if c.get("backend") == "sim"
     }
     unmodified = debias.scoring.unmodified
     rows = []

@@ -310,7 +310,7 @@ def relabel(result: dict[str, Any], methods: dict[str, str]) -> dict[str, Any]:
     of Hedges' g and of the corrected rates is computed in every run from the same resamples
     (``fastpath.estimates(compare=True)``), so choosing another method only swaps which row
     carries the plain name. ``relabelled_from`` records the methods of the run itself."""
-    old = dict(result.get("bootstrap_method") or {})
+    old = dict(result.get("bootstrap_method") or {})  # raw: a coverage result record
     rows = dict(result["estimands"])
     out: dict[str, Any] = {}
     for name, r in rows.items():

@@ -582,7 +582,7 @@ def _study_rows(world, generator: str, units: list[str]) -> pd.DataFrame:
 def _scm_trigger_entries(study: dict[str, Any], rows: pd.DataFrame, error: float) -> list:
     """SCM prompts (HoloFair 3.1): per trigger the share of faces read female beside the
     planted share (world.scm.female_logit) as the simulated face judge reads it."""
-    by = ((study or {}).get("scm") or {}).get("by_trigger") or {}
+    by = dig(study, "scm", "by_trigger") or {}
     trig = rows["trigger"] if "trigger" in rows.columns else pd.Series(dtype=object)
     out = []
     for name, got in sorted(by.items()):

@@ -22,6 +22,7 @@ import yaml
 
 from implicit_bench._util.dirswap import check_owned, staged_dir
 from implicit_bench.errors import InputError
+from implicit_bench.params import base_params
 from implicit_bench.protocol.tables import (
     KG_UNITS,
     KG_UNITS_PATH,
@@ -80,7 +81,7 @@ def _lists(frame: pd.DataFrame, path: str = "<table>") -> pd.DataFrame:
 def construction_settings(params: dict[str, Any]) -> dict[str, Any]:
     """The parameters that determine the exported rows: sources, kg, triplets (only the ``llms``
     entries actually used, without anything but backend and model)."""
-    out: dict[str, Any] = {"profile": (params.get("base") or {}).get("profile")}
+    out: dict[str, Any] = {"profile": base_params(params).profile}
     sources = params.get("sources") or {}
     out["sources"] = {k: v for k, v in sources.items() if k != "on_bad_row"}
     llms = params.get("llms") or {}

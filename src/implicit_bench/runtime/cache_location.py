@@ -74,7 +74,7 @@ def _params_cache_dir(workdir: Path) -> Path | None:
         data = load_yaml_file(path) or {}  # the strict loader: an anchor bomb is refused at once
     except (ConfigError, OSError):
         return None  # the stage's own params loading reports a broken params.yaml
-    value = (
+    value = (  # raw: read before a stage validates params.yaml (a bad one is its to report)
         (data.get("base") or {}).get("cache_dir")
         if isinstance(data, dict) and isinstance(data.get("base"), dict)
         else None

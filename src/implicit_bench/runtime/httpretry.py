@@ -310,6 +310,7 @@ def _attempt(
 ) -> httpx.Response:
     remaining = max(deadline - clock(), 0.001)
     timeout = httpx.Timeout(min(policy.timeout_s, remaining))
+    # raw: the requests keyword arguments, not params
     kwargs["headers"] = {**dict(kwargs.get("headers") or {}), "Accept-Encoding": "gzip, deflate"}
     with client.stream(method, url, timeout=timeout, **kwargs) as streamed:
         declared = streamed.headers.get("content-length", "")

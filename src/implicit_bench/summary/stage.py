@@ -134,7 +134,7 @@ def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
         out.update(_interval(bench.get(key), key))
     out["a_to_s_pct"] = _percent(_value(bench.get("a_to_s")))
     # judge-corrected beside the judged (docs/correction.md): null without a calibration set
-    out.update(_corrected(bench, metrics.get("recovery") or {}))
+    out.update(_corrected(bench, dig(metrics, "recovery") or {}))
     out.update(_strongest_group(bench))
     agreement = (bench.get("agreement") or [{}])[0] if bench.get("agreement") else {}
     out["blind_agreement_pct"] = _percent(_value(agreement.get("agreement")))

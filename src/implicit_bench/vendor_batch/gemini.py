@@ -124,6 +124,7 @@ class GeminiBatches:
 def inlined(operation: dict[str, Any]) -> list[dict[str, Any]]:
     """The inlined responses of a batch operation, in either nesting the API uses."""
     response = operation.get("response") if isinstance(operation.get("response"), dict) else {}
+    # raw: the vendor's JSON answer, not params
     for holder in (response, response.get("output") or {}, operation.get("output") or {}):
         if not isinstance(holder, dict):
             continue

@@ -55,7 +55,7 @@ class OpenAIBatches:
         self.download_policy = replace(policy, max_response_bytes=max_file_bytes)
 
     def _call(self, method: str, path: str, policy: RetryPolicy | None = None, **kw: Any) -> Any:
-        kw["headers"] = {**self.headers, **(kw.get("headers") or {})}
+        kw["headers"] = {**self.headers, **(kw.get("headers") or {})}  # raw: requests kwargs
         result = send(self.client, method, path, policy or self.policy, **kw)
         if not result.ok:
             status = result.response.status_code if result.response is not None else None
