@@ -96,12 +96,12 @@ def main() -> None:
 
     result = run_coverage(
         params,
-        args.worlds,
-        args.units,
-        args.seeds,
-        args.boot,
-        ("sim_local", "sim_api"),
-        ("judge_a", ["judge_a", "judge_b"]),
+        n_worlds=args.worlds,
+        n_units=args.units,
+        seeds=args.seeds,
+        n_boot=args.boot,
+        gens=("sim_local", "sim_api"),
+        judges=("judge_a", ["judge_a", "judge_b"]),
         super_units=args.super_units,
         methods=methods,
         jobs=args.jobs,

@@ -43,13 +43,13 @@ def main() -> None:
         world_params = params.model_copy(update={"seed": params.seed + 1000 + w})
         world = simulate(
             world_params,
-            args.units,
-            [42, 1042, 2042],
-            "sim_local",
-            None,
-            "judge_a",
-            ["judge_a"],
-            np.random.default_rng([0, w]),
+            n_units=args.units,
+            seeds=[42, 1042, 2042],
+            generator="sim_local",
+            api_generator=None,
+            blind_judge="judge_a",
+            rubric_judges=["judge_a"],
+            rng=np.random.default_rng([0, w]),
             tag="w",
         )
         j = world.judgements

@@ -272,6 +272,7 @@ def _analysis(
     help="N1,N2,...: unit counts of the order at which to report anytime-valid intervals.",
 )
 def analyze(
+    *,
     units: str,
     judgements: tuple[str, ...],
     out: str,

@@ -40,6 +40,7 @@ def audit_group() -> None:
 @click.option("--margin", type=click.FloatRange(0), default=0.0, show_default=True)
 @click.option("--near-tie-delta", type=click.FloatRange(0), default=0.05, show_default=True)
 def selection_command(
+    *,
     decisions: str | None,
     sim: bool,
     params_path: str,

@@ -71,7 +71,7 @@ def human_eval() -> None:
     "the blind A / B / C question instead of the 0-5 ratings",
 )
 def export_cmd(
-    params_path, out, sample_size, seed, config, image_seed, exclude, bundle_id, sheet
+    *, params_path, out, sample_size, seed, config, image_seed, exclude, bundle_id, sheet
 ) -> None:
     """Write OUT/form.html (self-contained rating form), OUT/manifest.json and OUT/README.txt."""
     from implicit_bench.human_eval.bundle import export_bundle

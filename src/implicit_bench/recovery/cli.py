@@ -69,6 +69,7 @@ def recovery_group() -> None:
     help="JSON table; the plot goes beside it (.png)",
 )
 def power_command(
+    *,
     params_path: str,
     units: tuple[int, ...],
     seeds: int,
@@ -87,7 +88,14 @@ def power_command(
     if calibration:
         n_units = max(units)
         rows = calibration_table(
-            params, sorted(calibration), n_units, seed_list, worlds, n_boot, generator, judge
+            params,
+            sizes=sorted(calibration),
+            n_units=n_units,
+            seeds=seed_list,
+            worlds=worlds,
+            n_boot=n_boot,
+            generator=generator,
+            judge=judge,
         )
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,7 +117,15 @@ def power_command(
         click.echo(f"-> {path}")
         return
     rows = power_table(
-        params, sorted(units), seed_list, gap, worlds, n_boot, generator, judge, [judge]
+        params,
+        units=sorted(units),
+        seeds=seed_list,
+        gap=gap,
+        worlds=worlds,
+        n_boot=n_boot,
+        generator=generator,
+        judge=judge,
+        rubric_judges=[judge],
     )
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)

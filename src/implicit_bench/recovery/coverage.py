@@ -40,13 +40,13 @@ def superpopulation_truth(
     """Estimand truths on one large planted population (the units' distribution)."""
     big = simulate(
         params.model_copy(update={"seed": params.seed + 10**6}),
-        n_units,
-        seeds,
-        gens[0],
-        gens[1],
-        judges[0],
-        judges[1],
-        np.random.default_rng(0),
+        n_units=n_units,
+        seeds=seeds,
+        generator=gens[0],
+        api_generator=gens[1],
+        blind_judge=judges[0],
+        rubric_judges=judges[1],
+        rng=np.random.default_rng(0),
         tag="super",
     )
     return truths(big, params, judges[0], judges[1], len(seeds))
@@ -83,6 +83,7 @@ def targets(name: str) -> list[tuple[str, str]]:
 def world_intervals(
     params: WorldParams,
     w: int,
+    *,
     n_units: int,
     seeds: list[int],
     n_boot: int,
@@ -97,7 +98,15 @@ def world_intervals(
     world_params = params.model_copy(update={"seed": params.seed + 1000 + w})
     rng = np.random.default_rng([seed, w])
     world = simulate(
-        world_params, n_units, seeds, gens[0], gens[1], judges[0], judges[1], rng, tag="w"
+        world_params,
+        n_units=n_units,
+        seeds=seeds,
+        generator=gens[0],
+        api_generator=gens[1],
+        blind_judge=judges[0],
+        rubric_judges=judges[1],
+        rng=rng,
+        tag="w",
     )  # same unit ids in every world (their truth is drawn from the world's seed)
     finite = truths(world, world_params, judges[0], judges[1], len(seeds))
     calibration = calibration_set(
@@ -114,15 +123,17 @@ def world_intervals(
     return finite, est
 
 
-def _world_job(args: tuple[Any, ...]) -> tuple[dict[str, float], dict[str, Any]]:
+def _world_job(job: tuple[WorldParams, int, dict[str, Any]]) -> tuple[dict[str, float], Any]:
     from implicit_bench.analysis.bootstrap import one_blas_thread
 
+    params, w, kwargs = job
     with one_blas_thread():
-        return world_intervals(*args)
+        return world_intervals(params, w, **kwargs)
 
 
 def run_coverage(
     params: WorldParams,
+    *,
     n_worlds: int,
     n_units: int,
     seeds: list[int],
@@ -185,7 +196,19 @@ def run_coverage(
         }
 
     args = [
-        (params, w, n_units, seeds, n_boot, gens, judges, seed, dict(methods or {}))
+        (
+            params,
+            w,
+            {
+                "n_units": n_units,
+                "seeds": seeds,
+                "n_boot": n_boot,
+                "gens": gens,
+                "judges": judges,
+                "seed": seed,
+                "methods": dict(methods or {}),
+            },
+        )
         for w in range(n_worlds)
     ]
     pool = None

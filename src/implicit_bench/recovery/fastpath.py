@@ -81,6 +81,7 @@ def _blind_orders(unit_ids: tuple[str, ...], seeds: tuple[int, ...], variant: st
 
 def simulate(
     params: WorldParams,
+    *,
     n_units: int,
     seeds: list[int],
     generator: str,

@@ -40,6 +40,7 @@ def with_gap(params: WorldParams, gap: float) -> WorldParams:
 
 def power_table(
     params: WorldParams,
+    *,
     units: list[int],
     seeds: list[int],
     gap: float,
@@ -57,13 +58,13 @@ def power_table(
             wp = planted.model_copy(update={"seed": planted.seed + 7919 * w + n})
             world = simulate(
                 wp,
-                n,
-                seeds,
-                generator,
-                None,
-                judge,
-                rubric_judges,
-                np.random.default_rng([n, w]),
+                n_units=n,
+                seeds=seeds,
+                generator=generator,
+                api_generator=None,
+                blind_judge=judge,
+                rubric_judges=rubric_judges,
+                rng=np.random.default_rng([n, w]),
                 tag=f"p{w}",
             )
             est = estimates(world, judge, rubric_judges, len(seeds), Bootstrap(n=n_boot, seed=w))[
@@ -95,6 +96,7 @@ def power_table(
 
 def calibration_table(
     params: WorldParams,
+    *,
     sizes: list[int],
     n_units: int,
     seeds: list[int],
@@ -117,13 +119,13 @@ def calibration_table(
             wp = wp0.model_copy(update={"seed": wp0.seed + 7919 * w + size})
             world = simulate(
                 wp,
-                n_units,
-                seeds,
-                generator,
-                None,
-                judge,
-                [judge],
-                np.random.default_rng([size, w]),
+                n_units=n_units,
+                seeds=seeds,
+                generator=generator,
+                api_generator=None,
+                blind_judge=judge,
+                rubric_judges=[judge],
+                rng=np.random.default_rng([size, w]),
                 tag=f"c{w}",
             )
             cal = calibration_set(world, wp, judge, np.random.default_rng([size, w, 1]))

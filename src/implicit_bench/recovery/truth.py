@@ -35,6 +35,7 @@ def entry(
     truth: float | None,
     estimate: float | None,
     ci: Sequence[float] | None,
+    *,
     truth_rendered: float | None = None,
     note: str | None = None,
     n: int | None = None,
@@ -78,11 +79,11 @@ def estimate_entry(
         truth,
         est.value,
         est.ci,
-        truth_rendered,
-        note,
-        est.n,
-        diagnostic,
-        est.level or 0.95,
+        truth_rendered=truth_rendered,
+        note=note,
+        n=est.n,
+        diagnostic=diagnostic,
+        level=est.level or 0.95,
     )
 
 

@@ -41,7 +41,16 @@ def test_calibration_params_are_checked() -> None:
 
 def test_calibration_set_is_stratified_and_read_from_what_is_shown() -> None:
     params = _params(301)
-    world = simulate(params, 120, SEEDS, "g", None, "j", ["j"], np.random.default_rng(0))
+    world = simulate(
+        params,
+        n_units=120,
+        seeds=SEEDS,
+        generator="g",
+        api_generator=None,
+        blind_judge="j",
+        rubric_judges=["j"],
+        rng=np.random.default_rng(0),
+    )
     cal = calibration_set(world, params, "j", np.random.default_rng(1))
     strata, n = np.unique(cal.stratum, return_counts=True)
     assert dict(zip(strata, n, strict=True)) == {
@@ -63,7 +72,16 @@ def test_calibration_set_is_stratified_and_read_from_what_is_shown() -> None:
 
 def test_fast_path_gives_corrected_beside_judged_and_rendered_truths() -> None:
     params = _params(600)
-    world = simulate(params, 300, SEEDS, "g", None, "j", ["j"], np.random.default_rng(3))
+    world = simulate(
+        params,
+        n_units=300,
+        seeds=SEEDS,
+        generator="g",
+        api_generator=None,
+        blind_judge="j",
+        rubric_judges=["j"],
+        rng=np.random.default_rng(3),
+    )
     cal = calibration_set(world, params, "j", np.random.default_rng(4))
     est = estimates(world, "j", ["j"], 3, Bootstrap(n=200, seed=1), cal)
     truth = truths(world, params, "j", ["j"], 3)
@@ -103,7 +121,16 @@ def test_coverage_targets() -> None:
 
 
 def test_power_by_calibration_size() -> None:
-    rows = calibration_table(_params(0), [90, 600], 120, SEEDS, 1, 100, "g", "j")
+    rows = calibration_table(
+        _params(0),
+        sizes=[90, 600],
+        n_units=120,
+        seeds=SEEDS,
+        worlds=1,
+        n_boot=100,
+        generator="g",
+        judge="j",
+    )
     assert [r["calibration"] for r in rows] == [90, 600]
     assert all(r["usable"] == 1 for r in rows)
     # more calibration images, narrower corrected intervals; always wider than the judged one
@@ -115,7 +142,16 @@ def test_hedges_g_interval_follows_bootstrap_method() -> None:
     from implicit_bench.analysis.lean import hedges_by_type
 
     params = _params(0)
-    world = simulate(params, 120, SEEDS, "g", None, "j", ["j"], np.random.default_rng(8))
+    world = simulate(
+        params,
+        n_units=120,
+        seeds=SEEDS,
+        generator="g",
+        api_generator=None,
+        blind_judge="j",
+        rubric_judges=["j"],
+        rng=np.random.default_rng(8),
+    )
     primary = world.judgements[world.judgements["primary"]]
     out = {
         m: hedges_by_type(

@@ -113,7 +113,14 @@ def test_fast_path_estimates_recover_the_planted_truth():
         },
     )
     world = simulate(
-        params, 3000, [42, 1042, 2042], "g", "api", "j", ["j", "k"], np.random.default_rng(5)
+        params,
+        n_units=3000,
+        seeds=[42, 1042, 2042],
+        generator="g",
+        api_generator="api",
+        blind_judge="j",
+        rubric_judges=["j", "k"],
+        rng=np.random.default_rng(5),
     )
     truth = truths(world, params, "j", ["j", "k"], 3)
     est = estimates(world, "j", ["j", "k"], 3, Bootstrap(n=200, seed=1))
