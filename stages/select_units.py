@@ -14,7 +14,7 @@ from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.analysis.stage import SelectParams, load_tables, run_select
 from implicit_bench.params import load_params, section
 from implicit_bench.protocol.tables import SELECTED_UNITS, SELECTED_UNITS_PATH
-from implicit_bench.release.benchmark import BenchmarkParams
+from implicit_bench.release.stage import BenchmarkParams
 from implicit_bench.runtime.runlog import write_metrics
 
 

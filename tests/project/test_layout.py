@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tests.helpers.paths import REPO_ROOT
@@ -195,3 +196,64 @@ def test_tests_import_helpers_one_way_and_never_another_test():
             if isinstance(node, ast.Name) and node.id == "__file__" and path.name != "paths.py":
                 offenders.append(f"{name}: __file__")
     assert offenders == []
+
+
+# `(x.get("k") or {})` over a raw mapping: params are read through their typed models
+# (`params.section`, `params.base_params`), other stages' metrics JSON through `_util.nested.dig`.
+# The chains left, per file; each says why raw in a comment beside it (docs/architecture.md,
+# "Configuration": "Reading params").
+RAW_CHAIN = re.compile(r'\.get\("[a-z_0-9]+"\) or \{\}\)')
+RAW_CHAINS_ALLOWED = {
+    # not yet moved (other work in progress: the run command and the plan, the cli package,
+    # the analyze extensions)
+    "src/implicit_bench/planning/plan.py": 10,
+    "src/implicit_bench/cli/run.py": 6,
+    "src/implicit_bench/cli/params_check.py": 1,
+    "src/implicit_bench/debias/retrieval_extension.py": 1,
+    # raw on purpose: read before a stage validates its section (the stage reports a bad one)
+    "src/implicit_bench/preflight/checks.py": 4,
+    "src/implicit_bench/runtime/cache_location.py": 1,
+    "src/implicit_bench/params/__init__.py": 2,  # check_references, apart from the models
+    "src/implicit_bench/protocol/judge_families.py": 1,  # `check` on any params file
+    # raw is the contract: params.yaml text round-trips and params overlays
+    "src/implicit_bench/params/profiles.py": 1,
+    "src/implicit_bench/planning/sequential.py": 2,
+    "src/implicit_bench/analyze/cli.py": 2,
+    "src/implicit_bench/debias/configs.py": 1,  # a model's before-validator input
+    # not params: HTTP keyword arguments, a vendor's JSON answer, a result record
+    "src/implicit_bench/runtime/httpretry.py": 1,
+    "src/implicit_bench/vendor_batch/openai.py": 1,
+    "src/implicit_bench/vendor_batch/gemini.py": 1,
+    "src/implicit_bench/recovery/coverage.py": 1,
+}
+
+
+def test_raw_params_chains_do_not_come_back():
+    """No file holds more lines with `(x.get("k") or {})` than RAW_CHAINS_ALLOWED lets it."""
+    found: dict[str, int] = {}
+    for path in [*(REPO_ROOT / "src").rglob("*.py"), *(REPO_ROOT / "stages").glob("*.py")]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        n = sum(1 for line in lines if RAW_CHAIN.search(line))  # lines, as `grep -c` counts
+        if n:
+            found[path.relative_to(REPO_ROOT).as_posix()] = n
+    over = {f: n for f, n in found.items() if n > RAW_CHAINS_ALLOWED.get(f, 0)}
+    assert not over, f"raw params chains (read params through their model, JSON with dig): {over}"
+    assert sum(RAW_CHAINS_ALLOWED.values()) == 36
+
+
+def test_dig_reads_like_the_chain_it_replaces():
+    from implicit_bench._util.nested import dig
+
+    data = {"a": {"b": {"c": 1}}, "n": None, "e": {}}
+    assert dig(data, "a", "b", "c") == 1
+    assert dig(data, "a", "x", "c") is None  # missing level
+    assert dig(data, "n", "x") is None  # null level
+    assert dig(data, "e", "x") is None  # empty level
+    assert dig(None, "a") is None
+    assert dig(data, "a", "b") == {"c": 1}
+    try:
+        dig({"a": [1]}, "a", "b")  # a level that is not a mapping is an error, as in the chain
+    except AttributeError:
+        pass
+    else:
+        raise AssertionError("a list level was read as empty")

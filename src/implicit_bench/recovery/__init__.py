@@ -1,7 +1,7 @@
 """How well the benchmark recovers the simulated world's planted truth (docs/world.md).
 
-``collect`` (the ``recovery`` stage's payload: every headline estimate beside its truth),
-``stage`` (its entries, one function per metrics file), ``truth`` (the
+``stage`` (the ``recovery`` stage, ``run_recovery``: every headline estimate beside its truth,
+one entry function per metrics file), ``truth`` (the
 truth of each estimand over exactly the images its estimator used), ``fastpath`` (whole
 simulated worlds as arrays, no pixels), ``power`` and ``coverage`` (``implicit-bench recovery``).
 """
