@@ -93,13 +93,13 @@ def _bench_steering(tmp: Path, units: int, repeats: int) -> dict[str, float]:
             render_debias_config(
                 name,
                 spec,
-                planned,
-                texts,
-                SEEDS,
-                params.configs["tiny"],
-                params,
-                "tiny",
-                tmp / f"{name}-{rep}",
+                units=planned,
+                texts=texts,
+                seeds=SEEDS,
+                cfg=params.configs["tiny"],
+                render_params=params,
+                generator_name="tiny",
+                store_dir=tmp / f"{name}-{rep}",
             )
             times[name].append(time.perf_counter() - start)
     n_images = units * len(SEEDS)

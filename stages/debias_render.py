@@ -52,13 +52,13 @@ def main(name: str, params_path: str, images_dir: str) -> None:
     summary = render_debias_config(
         name,
         spec,
-        frame,
-        texts,
-        params.seeds,
-        gen_config,
-        render,
-        params.generator,
-        store,
+        units=frame,
+        texts=texts,
+        seeds=params.seeds,
+        cfg=gen_config,
+        render_params=render,
+        generator_name=params.generator,
+        store_dir=store,
     )
     summary["units"] = int(len(subset))
     summary["units_not_rendered"] = dict(skipped)

@@ -82,7 +82,7 @@ def test_benchmark_phase_on_the_release_fixture_to_the_report(tmp_path):
                 "bootstrap": {"n": 50, "seed": 1},
             }
         },
-        (str(index),),
+        refusals=(str(index),),
     )
     board = json.loads((out / "metrics/benchmark.json").read_text())["leaderboard"]
     assert board["benchmark_sha256"] == bench.sha256

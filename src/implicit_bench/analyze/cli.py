@@ -37,6 +37,7 @@ def run_analyze(
     judgements: list[str],
     out: str,
     params: dict[str, Any] | None = None,
+    *,
     refusals: tuple[str, ...] = (),
     selection: str = "none",
     pairs: str | None = None,
@@ -47,7 +48,16 @@ def run_analyze(
     write ``anytime.json`` (``analysis.looks``)."""
     keep_freed_memory()
     with one_blas_thread():
-        return _run_analyze(units, judgements, out, params, refusals, selection, pairs, anytime)
+        return _run_analyze(
+            units,
+            judgements,
+            out,
+            params,
+            refusals=refusals,
+            selection=selection,
+            pairs=pairs,
+            anytime=anytime,
+        )
 
 
 def _run_analyze(
@@ -55,6 +65,7 @@ def _run_analyze(
     judgements: list[str],
     out: str,
     params: dict[str, Any] | None,
+    *,
     refusals: tuple[str, ...],
     selection: str,
     pairs: str | None,
@@ -314,7 +325,16 @@ def analyze(
         debias["scoring"] = {**(debias.get("scoring") or {}), "retrieval": retrieval}
         params["debias"] = debias
     anytime = (order_file, looks) if order_file and looks else None
-    summary = run_analyze(units, list(judgements), out, params, refusals, selection, pairs, anytime)
+    summary = run_analyze(
+        units,
+        list(judgements),
+        out,
+        params,
+        refusals=refusals,
+        selection=selection,
+        pairs=pairs,
+        anytime=anytime,
+    )
     broken = []
     for name, result in summary["extensions"].items():
         if isinstance(result, dict) and "error" in result:

@@ -166,11 +166,11 @@ def diversity_report(
                 boot,
                 sub,
                 scores,
-                cats,
-                scene_variant,
-                template_variant,
-                quantiles,
-                f"diversity/{judge}/{config}",
+                cats=cats,
+                scene_variant=scene_variant,
+                template_variant=template_variant,
+                quantiles=quantiles,
+                stream=f"diversity/{judge}/{config}",
             )
             for name in not_estimable or {}:
                 intervals[name] = None

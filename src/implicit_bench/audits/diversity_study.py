@@ -296,6 +296,7 @@ def study_intervals(
     boot: Any,
     frame: pd.DataFrame,
     scores: dict[str, Any],
+    *,
     attributes: Sequence[str],
     scene_variant: str,
     template_variant: str,

@@ -185,6 +185,7 @@ def two_level_intervals(
     boot: Any,
     frame: pd.DataFrame,
     scores: Mapping[str, Any],
+    *,
     attributes: Mapping[str, tuple[str, Sequence[str]]],
     scene_variant: str,
     template_variant: str,

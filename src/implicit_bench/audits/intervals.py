@@ -126,6 +126,7 @@ def diversity_intervals(
     boot: Any,
     frame: pd.DataFrame,
     scores: dict[str, float],
+    *,
     cats: Sequence[str],
     scene_variant: str,
     template_variant: str,

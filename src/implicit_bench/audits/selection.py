@@ -169,6 +169,7 @@ def policy_report(
     acts: np.ndarray,
     boot: Any = None,
     stream: str = "selection",
+    *,
     margin: float = 0.0,
     sensitivity_margin: float | None = 0.05,
     confidence: float = 0.95,

@@ -197,6 +197,7 @@ def table17(
     third: pd.DataFrame,
     first: pd.DataFrame,
     baseline: str,
+    *,
     configs: list[str],
     judge: str,
     first_judge: str,
@@ -431,7 +432,14 @@ def run_b6(
         )
         payload["table16"] = table16(third, first, b6.baseline, b6.judge, sub_ids)
         payload["table17"] = table17(
-            third, first, b6.baseline, b6.debias_configs, b6.judge, b6.first_judge, sub_ids, boot
+            third,
+            first,
+            b6.baseline,
+            configs=b6.debias_configs,
+            judge=b6.judge,
+            first_judge=b6.first_judge,
+            subset_ids=sub_ids,
+            boot=boot,
         )
     payload["provenance"] = merge_provenance(*blocks) if blocks else {}
     write_metrics(root / B6_METRICS, payload, "b6")

@@ -109,6 +109,7 @@ def attribute_text(attribute: str, template: str) -> str:
 def blind_rows(
     images: pd.DataFrame,
     units: pd.DataFrame,
+    *,
     img_emb: dict[str, np.ndarray],
     txt_emb: dict[str, np.ndarray],
     template: str,

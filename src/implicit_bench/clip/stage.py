@@ -79,7 +79,14 @@ def run_clip(params: ClipParams, units: pd.DataFrame) -> tuple[pd.DataFrame, dic
         sims = variant_sims(ok, emb)
         model_name = params.model.model
         blind = blind_rows(
-            ok, units, emb, txt, params.text_template, params.margin, params.judge, model_name
+            ok,
+            units,
+            img_emb=emb,
+            txt_emb=txt,
+            template=params.text_template,
+            margin=params.margin,
+            judge=params.judge,
+            model=model_name,
         )
         frames += [lean_rows(sims, params.judge, model_name), blind]
         if params.clip_score:
@@ -88,7 +95,14 @@ def run_clip(params: ClipParams, units: pd.DataFrame) -> tuple[pd.DataFrame, dic
             o_emb = other.images(ok["sha256"], store.load_image)
             o_txt = other.texts(texts)
             o_blind = blind_rows(
-                ok, units, o_emb, o_txt, params.text_template, params.margin, name, name
+                ok,
+                units,
+                img_emb=o_emb,
+                txt_emb=o_txt,
+                template=params.text_template,
+                margin=params.margin,
+                judge=name,
+                model=name,
             )
             parts = compared[name]
             for label, frame in (

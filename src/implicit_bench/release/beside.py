@@ -220,7 +220,16 @@ def beside_release(
         if images is not None:
             seeds |= set(images.loc[images["config"] == cfg, "seed"].astype(int))
         seeds = sorted(seeds)
-        row = _row(ours, images, cfg, THIS_RUN, bias_judge, units, seeds, boot)
+        row = _row(
+            ours,
+            images,
+            cfg,
+            source=THIS_RUN,
+            bias_judge=bias_judge,
+            units=units,
+            seeds=seeds,
+            boot=boot,
+        )
         ident = {
             t: _identity(ours, cfg, t, row["judges"][t])
             for t in METRICS.values()
@@ -235,7 +244,16 @@ def beside_release(
         )
         rows.append(row)
     for cfg in rel_configs:
-        row = _row(rel_j, rel_images, cfg, RELEASE, layout.EVAL_JUDGE, units, seeds_rel, boot)
+        row = _row(
+            rel_j,
+            rel_images,
+            cfg,
+            source=RELEASE,
+            bias_judge=layout.EVAL_JUDGE,
+            units=units,
+            seeds=seeds_rel,
+            boot=boot,
+        )
         row["judge_identity"] = release_ids
         row["different_judge"] = []
         row["note"] = "absent images: refused or not returned (the release cannot tell)"
@@ -265,7 +283,16 @@ def beside_release(
                 n, n_keys, est, rep = refusal
                 pairs.append(_pair(a, b, "absent_rate", n, n_keys, est, []))
                 reps.append(rep)
-    lean = _lean_beside(ours, our_configs, bias_judge, release, bench, units, boot, diffs)
+    lean = _lean_beside(
+        ours,
+        our_configs,
+        judge=bias_judge,
+        release=release,
+        bench=bench,
+        units=units,
+        boot=boot,
+        diffs=diffs,
+    )
     for entry, rep in lean:
         pairs.append(entry)
         reps.append(rep)
@@ -288,6 +315,7 @@ def _row(
     j: pd.DataFrame,
     images: pd.DataFrame | None,
     cfg: str,
+    *,
     source: str,
     bias_judge: str | None,
     units: list[str],
@@ -373,6 +401,7 @@ def _refusal_pair(
 def _lean_beside(
     ours: pd.DataFrame,
     configs: list[str],
+    *,
     judge: str | None,
     release: Release,
     bench: BenchmarkUnits,

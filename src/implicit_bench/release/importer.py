@@ -347,6 +347,7 @@ def _value(text: str) -> str | None:
 def _rows(
     unit_ids: pd.Series,
     variant: str,
+    *,
     seeds: pd.Series,
     config: str,
     judge: str,
@@ -387,12 +388,12 @@ def read_scores(release: Release) -> tuple[pd.DataFrame, pd.DataFrame]:
                 _rows(
                     ids,
                     variant,
-                    seeds,
-                    layout.BASE_CONFIG,
-                    judge,
-                    "rubric",
-                    values,
-                    f"release:{SCORES}:{col}",
+                    seeds=seeds,
+                    config=layout.BASE_CONFIG,
+                    judge=judge,
+                    task="rubric",
+                    values=values,
+                    model=f"release:{SCORES}:{col}",
                 )
             )
     sim_s = pd.to_numeric(s["sim_neutral_stereotype"].replace("", np.nan), errors="coerce")
@@ -402,12 +403,12 @@ def read_scores(release: Release) -> tuple[pd.DataFrame, pd.DataFrame]:
         _rows(
             ids,
             "neutral",
-            seeds,
-            layout.BASE_CONFIG,
-            layout.CLIP_JUDGE,
-            "clip_lean",
-            lean,
-            f"release:{SCORES}:sim_neutral_*",
+            seeds=seeds,
+            config=layout.BASE_CONFIG,
+            judge=layout.CLIP_JUDGE,
+            task="clip_lean",
+            values=lean,
+            model=f"release:{SCORES}:sim_neutral_*",
         )
     )
     flagged = (
@@ -471,12 +472,12 @@ def read_eval(release: Release, name: str, exp: int, kind: str, config: str) -> 
     out = _rows(
         frame["case_id"].str.strip(),
         "neutral",
-        _seed(frame["seed"], where),
-        config,
-        layout.EVAL_JUDGE,
-        task,
-        values,
-        f"release:{rel}",
+        seeds=_seed(frame["seed"], where),
+        config=config,
+        judge=layout.EVAL_JUDGE,
+        task=task,
+        values=values,
+        model=f"release:{rel}",
     )
     out.attrs["verbatim_copies"] = int(copies.sum())
     return out

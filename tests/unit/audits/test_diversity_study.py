@@ -162,7 +162,12 @@ def test_intervals_over_units():
     frame.loc[frame["variant"] == "subject", "variant"] = "neutral"  # template = scene prompts
     s = face_diversity_scores(frame, ["gender", "age"], "neutral", "neutral")
     iv = study_intervals(
-        Bootstrap(n=300, seed=3, level=0.95), frame, s, ["gender", "age"], "neutral", "neutral"
+        Bootstrap(n=300, seed=3, level=0.95),
+        frame,
+        s,
+        attributes=["gender", "age"],
+        scene_variant="neutral",
+        template_variant="neutral",
     )
     assert set(iv) == {"CA_0.05", "CA_0.10", "CA_0.20", "CA_mean", "ID", "MGBI"}
     for name in ("ID", "CA_0.10", "MGBI"):
@@ -171,12 +176,24 @@ def test_intervals_over_units():
     # n_boot = 300 drew them: the same Bootstrap redraws the same intervals
     assert (
         study_intervals(
-            Bootstrap(n=300, seed=3, level=0.95), frame, s, ["gender", "age"], "neutral", "neutral"
+            Bootstrap(n=300, seed=3, level=0.95),
+            frame,
+            s,
+            attributes=["gender", "age"],
+            scene_variant="neutral",
+            template_variant="neutral",
         )
         == iv
     )
     # a single prompt: every resample is that prompt, a degenerate interval at the estimate
     one = frame[frame["unit_id"] == "u2"]
     s1 = face_diversity_scores(one, ["gender", "age"], "neutral", "neutral")
-    iv1 = study_intervals(Bootstrap(n=50, seed=1), one, s1, ["gender", "age"], "neutral", "neutral")
+    iv1 = study_intervals(
+        Bootstrap(n=50, seed=1),
+        one,
+        s1,
+        attributes=["gender", "age"],
+        scene_variant="neutral",
+        template_variant="neutral",
+    )
     assert iv1["MGBI"]["ci"] == [pytest.approx(s1["MGBI"]), pytest.approx(s1["MGBI"])]

@@ -144,7 +144,16 @@ def test_table17_alignment_reused_bias_and_paired_ds_by_hand():
         ]
     )
     boot = BootstrapParams(n=2000, seed=7)
-    t = table17(third, first, "base", ["c1"], "j3", "j1", {"u1", "u2"}, boot)
+    t = table17(
+        third,
+        first,
+        "base",
+        configs=["c1"],
+        judge="j3",
+        first_judge="j1",
+        subset_ids={"u1", "u2"},
+        boot=boot,
+    )
     base, c1 = t["rows"]
     assert base["unmodified"] and not c1["unmodified"]
     assert (base["align"], c1["align"]) == (100.0, 50.0)  # the first judge's labels

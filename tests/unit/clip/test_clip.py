@@ -118,14 +118,30 @@ def test_clip_blind_judge_by_hand():
     # i1: sim_s 0.6, sim_a 0.8 -> -0.2 < -0.05 -> a; i2: 0.2 > 0.05
     # -> s; i3: 0.71 - 0.70 = 0.01 -> neither
     img = {"i1": np.array([0.6, 0.8]), "i2": np.array([0.8, 0.6]), "i3": np.array([0.71, 0.70])}
-    rows = blind_rows(images, units, img, txt, "a photo of {attribute}", 0.05, "clip", "m")
+    rows = blind_rows(
+        images,
+        units,
+        img_emb=img,
+        txt_emb=txt,
+        template="a photo of {attribute}",
+        margin=0.05,
+        judge="clip",
+        model="m",
+    )
     assert rows["value"].tolist() == ["a", "s", "neither"]
     assert rows["order"].isna().all() and rows["valid"].all()
     # margin 0: the 0.01 difference reads as s
     assert (
-        blind_rows(images, units, img, txt, "a photo of {attribute}", 0.0, "clip", "m")[
-            "value"
-        ].iloc[2]
+        blind_rows(
+            images,
+            units,
+            img_emb=img,
+            txt_emb=txt,
+            template="a photo of {attribute}",
+            margin=0.0,
+            judge="clip",
+            model="m",
+        )["value"].iloc[2]
         == "s"
     )
 

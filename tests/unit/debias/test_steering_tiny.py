@@ -61,13 +61,13 @@ def _render(tmp_path, tiny_generator_dir, name, alpha):
     summary = render_debias_config(
         name,
         spec,
-        frame,
-        texts,
-        SEEDS,
-        params.configs["tiny"],  # the typed config, validated with the params
-        params,
-        "tiny",
-        tmp_path / name,
+        units=frame,
+        texts=texts,
+        seeds=SEEDS,
+        cfg=params.configs["tiny"],  # the typed config, validated with the params
+        render_params=params,
+        generator_name="tiny",
+        store_dir=tmp_path / name,
     )
     store = ImageStore(tmp_path / name)
     index = store.index()
@@ -105,11 +105,11 @@ def test_steering_needs_a_prompt_encoder(tmp_path):
         render_debias_config(
             "sv_attributes_own",
             spec,
-            frame,
-            texts,
-            SEEDS,
-            params.configs["api"],
-            params,
-            "api",
-            tmp_path / "s",
+            units=frame,
+            texts=texts,
+            seeds=SEEDS,
+            cfg=params.configs["api"],
+            render_params=params,
+            generator_name="api",
+            store_dir=tmp_path / "s",
         )

@@ -69,7 +69,7 @@ def test_analyze_puts_the_release_generators_beside_this_run(tmp_path):
         }
     }
     out = tmp_path / "out"
-    run_analyze(str(units), [str(judgements)], str(out), params, (str(images),))
+    run_analyze(str(units), [str(judgements)], str(out), params, refusals=(str(images),))
     bench = json.loads((out / "metrics/benchmark.json").read_text())
     board = bench["leaderboard"]["beside_release"]
     assert board["benchmark"]["sha256"] == benchmark_units(root).sha256
@@ -160,7 +160,7 @@ def _analyze(tmp_path, name, root, units, judgements, images):
         }
     }
     out = tmp_path / name
-    run_analyze(str(units), [str(judgements)], str(out), params, (str(images),))
+    run_analyze(str(units), [str(judgements)], str(out), params, refusals=(str(images),))
     return out
 
 

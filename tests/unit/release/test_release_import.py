@@ -112,7 +112,7 @@ def _analyze(imported, recipe, tmp_path, **kw):
         [str(imported / f"{f}.csv") for f in files],
         str(out),
         params,
-        refusals,
+        refusals=refusals,
         **kw,
     )
     return out

@@ -187,7 +187,7 @@ def test_imported_release_generators_on_the_leaderboard(tmp_path):
         [str(imported / f"{f}.csv") for f in ("judgements_unmodified", "judgements_generators")],
         str(out),
         params,
-        (str(imported / "images.csv"),),
+        refusals=(str(imported / "images.csv"),),
     )
     bench = json.loads((out / "metrics/benchmark.json").read_text())
     check_leaderboard(bench, out / "metrics/benchmark.json")  # a release joins a report as is

@@ -115,11 +115,11 @@ def run_study(
             boot,
             frame,
             scores,
-            params.attributes,
-            scene_variant,
-            template_variant,
-            params.quantiles,
-            f"diversity_study/{params.generator}",
+            attributes=params.attributes,
+            scene_variant=scene_variant,
+            template_variant=template_variant,
+            quantiles=params.quantiles,
+            stream=f"diversity_study/{params.generator}",
         )
         if len(frame)
         else None
@@ -133,11 +133,11 @@ def run_study(
             boot,
             frame,
             scores,
-            {a: ATTRIBUTES[a] for a in params.attributes},
-            scene_variant,
-            template_variant,
-            params.quantiles,
-            f"diversity_study/{params.generator}",
+            attributes={a: ATTRIBUTES[a] for a in params.attributes},
+            scene_variant=scene_variant,
+            template_variant=template_variant,
+            quantiles=params.quantiles,
+            stream=f"diversity_study/{params.generator}",
         )
     extra: dict[str, Any] = {"prompt_source": params.prompt_source}
     if scm:

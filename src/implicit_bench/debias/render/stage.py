@@ -52,6 +52,7 @@ def plan_inputs(
 def render_debias_config(
     name: str,
     spec: ConfigSpec,
+    *,
     units: pd.DataFrame,
     texts: dict[str, Any],
     seeds: Sequence[int],
