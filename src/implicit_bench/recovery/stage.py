@@ -1044,6 +1044,7 @@ def sims(entries: dict[str, dict[str, Any]]) -> dict[str, str]:
 def run_recovery(raw: dict[str, Any], params_path: str) -> tuple[dict[str, Any], str]:
     """(``metrics/recovery.json`` payload, the one line the stage prints): the ``recovery``
     stage (``stages/recovery.py`` writes what this returns)."""
+    from implicit_bench._util.files import read_json
     from implicit_bench.analysis.params import EvaluateParams, SelectParams
     from implicit_bench.params import catalogue, section
     from implicit_bench.protocol.tables import (
@@ -1108,7 +1109,8 @@ def run_recovery(raw: dict[str, Any], params_path: str) -> tuple[dict[str, Any],
         entries += corrected
     else:
         calibration = None
-    entries += hedges_entries(rt, judgements, _json("metrics/lean.json"), selected, judges, config)
+    lean = read_json("metrics/lean.json")  # required, unlike the optional metrics above
+    entries += hedges_entries(rt, judgements, lean, selected, judges, config)
     select_config = section(raw, "select", SelectParams, params_path).config
     entries += selection_entries(
         world, selected, unit_ids, gens.get(select_config, next(iter(gens.values())))
