@@ -239,21 +239,3 @@ def test_raw_params_chains_do_not_come_back():
     over = {f: n for f, n in found.items() if n > RAW_CHAINS_ALLOWED.get(f, 0)}
     assert not over, f"raw params chains (read params through their model, JSON with dig): {over}"
     assert sum(RAW_CHAINS_ALLOWED.values()) == 36
-
-
-def test_dig_reads_like_the_chain_it_replaces():
-    from implicit_bench._util.nested import dig
-
-    data = {"a": {"b": {"c": 1}}, "n": None, "e": {}}
-    assert dig(data, "a", "b", "c") == 1
-    assert dig(data, "a", "x", "c") is None  # missing level
-    assert dig(data, "n", "x") is None  # null level
-    assert dig(data, "e", "x") is None  # empty level
-    assert dig(None, "a") is None
-    assert dig(data, "a", "b") == {"c": 1}
-    try:
-        dig({"a": [1]}, "a", "b")  # a level that is not a mapping is an error, as in the chain
-    except AttributeError:
-        pass
-    else:
-        raise AssertionError("a list level was read as empty")

@@ -48,3 +48,16 @@ def test_a_real_primary_judge_gives_no_benchmark_entries_and_no_key_error(tmp_pa
         rt, sim_rows, bench_sim, list(units["unit_id"]), {"sim_judge": "j"}, 1
     )
     assert {e["estimand"] for e in entries} >= {"default_rate"}
+
+
+def test_run_recovery_without_a_simulated_world_says_so(tmp_path) -> None:
+    """The stage's entry function (stages/recovery.py only writes what it returns)."""
+    from implicit_bench.recovery.stage import run_recovery
+
+    raw = {"generators": {"g": {"backend": "diffusers", "model": "m"}}, "judges": {}}
+    payload, line = run_recovery(raw, str(tmp_path / "params.yaml"))
+    assert payload == {
+        "simulated": False,
+        "note": "no simulated generator or judge in this profile",
+    }
+    assert line == "recovery: no simulated world in this profile"
