@@ -11,13 +11,13 @@ import pandas as pd
 from implicit_bench.kg.table import units_frame, units_from_frame  # noqa: F401 - re-exported for the stage script
 from implicit_bench.llm import InvalidCounter, llm_entry
 from implicit_bench.params import SubsetParams
+from implicit_bench.protocol.prompt_stats import prompt_stats
 from implicit_bench.protocol.records import KGUnit
 from implicit_bench.protocol.tables import UNIT_COLUMNS
 from implicit_bench.runtime.provenance import provenance
 from implicit_bench.triplets import TRIPLET_WRITERS, VARIANT_HOOKS
 from implicit_bench.triplets.checks import CHECK_COLUMNS, check_triplet
 from implicit_bench.triplets.params import TripletsParams
-from implicit_bench.triplets.prompt_stats import prompt_stats
 from implicit_bench.triplets.subset import stratified_subset
 from implicit_bench.triplets.wellformed import check_table
 
