@@ -24,10 +24,12 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     judgements = validated_judgements(tables)
     if not (judgements["task"] == "blind").any():
         return {"skipped": "no blind judgements"}
-    from implicit_bench.audits.stage import (  # the audits' machinery: only with blind rows
+    from implicit_bench.audits.params import (  # the audits' machinery: only with blind rows
         DiversityParams,
         JudgeAuditParams,
         NegationParams,
+    )
+    from implicit_bench.audits.stage import (
         diversity_metrics,
         judge_audit,
         make_bootstrap,

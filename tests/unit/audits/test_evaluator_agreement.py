@@ -142,7 +142,7 @@ def test_cli_and_negation_params(tmp_path) -> None:
 
     from click.testing import CliRunner
 
-    from implicit_bench.audits.stage import NegationParams
+    from implicit_bench.audits.params import NegationParams
     from implicit_bench.cli.main import main
 
     path = tmp_path / "labels.csv"
@@ -162,7 +162,8 @@ def test_cli_and_negation_params(tmp_path) -> None:
 
 def test_simulated_evaluation_set_and_its_planted_truth() -> None:
     from implicit_bench.analysis.bootstrap import Bootstrap
-    from implicit_bench.audits.stage import NegationParams, evaluator_report
+    from implicit_bench.audits.params import NegationParams
+    from implicit_bench.audits.stage import evaluator_report
     from implicit_bench.recovery.stage import negprobe_entries
     from implicit_bench.world.negprobe import negprobe_truth, planted_labels
     from implicit_bench.world.params import NegProbeWorld, WorldParams

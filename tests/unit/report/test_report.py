@@ -8,7 +8,8 @@ import re
 import pandas as pd
 import pytest
 
-from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
+from implicit_bench.report.inputs import ReportInputs, load_inputs
+from implicit_bench.report.params import ReportParams
 from implicit_bench.report.stage import build_report
 from implicit_bench.report.units_data import build_unit_data, strength_group
 from tests.helpers.synthetic_project import build_synthetic_project
