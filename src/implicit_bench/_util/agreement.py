@@ -1,35 +1,50 @@
-"""Agreement between people who labelled the same calibration images (issue 23): per pair of
-raters, over the images both labelled, the share of equal labels and Cohen's kappa
-(``sklearn.metrics.cohen_kappa_score`` over s, a, neither). Shared by ``human-eval import``
-and the evaluate stage's ``corrected`` block (the calibration table's ``raters`` column)."""
+"""Agreement statistics on labels, below every package that needs them (issue 36): Cohen's
+kappa of confusion counts (vectorised over bootstrap replicates), and per pair of raters the
+share of equal labels and Cohen's kappa (``sklearn.metrics.cohen_kappa_score``). The analyses
+that use them are ``implicit_bench.analysis.agreement`` (judges, deployments, raters); the
+``human-eval import`` report uses ``rater_agreement`` too, hence this module below both."""
 
 from __future__ import annotations
 
 import itertools
-import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from implicit_bench.protocol.schema import BLIND_LABELS
 
-LONG_COLUMNS = ["image", "rater", "label"]
-
-
-def long_from_raters(raters: pd.Series) -> pd.DataFrame:
-    """(image, rater, label) rows from a ``raters`` column of JSON objects (rater -> label);
-    the index of ``raters`` is the image id, blank cells are skipped."""
-    rows = [
-        (image, str(rater), str(label))
-        for image, text in raters.items()
-        if isinstance(text, str) and text.strip()
-        for rater, label in json.loads(text).items()
-    ]
-    return pd.DataFrame(rows, columns=LONG_COLUMNS)
+def kappa_from_counts(counts: np.ndarray, k: int) -> np.ndarray:
+    """Cohen's kappa of flattened k x k confusion counts (rows: last axis k*k); NaN where
+    undefined (no image, or one label only). The hand-written formula, not sklearn's
+    ``cohen_kappa_score``: it takes replicate counts at once (a bootstrap's thousand rows) and
+    keeps sklearn, hence scipy.sparse, off the ``analyze`` path (docs/analysis.md, "Speed")."""
+    m = counts.reshape(*counts.shape[:-1], k, k)
+    n = m.sum(axis=(-1, -2))
+    po = np.asarray(_safe_div(np.trace(m, axis1=-2, axis2=-1), n))
+    pe = np.asarray(_safe_div((m.sum(axis=-1) * m.sum(axis=-2)).sum(axis=-1), n * n))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
 
 
-def rater_agreement(answers: pd.DataFrame) -> dict[str, Any]:
+def cohen_kappa(table: np.ndarray) -> float | None:
+    """Cohen's kappa of one k x k confusion table (rows: first rater); None where undefined."""
+    m = np.asarray(table, dtype=float)
+    value = float(kappa_from_counts(m.reshape(-1), m.shape[0]))
+    return None if math.isnan(value) else value
+
+
+def _safe_div(num: Any, den: Any) -> Any:
+    """``num / den`` where ``den > 0``, NaN elsewhere (as ``analysis.bootstrap.safe_div``)."""
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+    return out if out.ndim else float(out)
+
+
+def rater_agreement(answers: pd.DataFrame, labels: Sequence[str]) -> dict[str, Any]:
     """``answers``: one row per (image, rater) with the rater's ``label``. Returns the images
     with two or more raters and, per rater pair sharing at least one image, ``items``,
     ``agreement`` (share of equal labels) and ``kappa`` (null when undefined: one label only);
@@ -46,7 +61,7 @@ def rater_agreement(answers: pd.DataFrame) -> dict[str, Any]:
         a, b = both[first].tolist(), both[second].tolist()
         kappa = None
         if len(set(a) | set(b)) > 1:
-            value = float(cohen_kappa_score(a, b, labels=list(BLIND_LABELS)))
+            value = float(cohen_kappa_score(a, b, labels=list(labels)))
             kappa = None if math.isnan(value) else round(value, 4)
         pairs.append(
             {
@@ -63,6 +78,6 @@ def rater_agreement(answers: pd.DataFrame) -> dict[str, Any]:
         "images_two_or_more_raters": int((counts >= 2).sum()),
         "pairs": pairs,
         "mean_kappa": round(sum(kappas) / len(kappas), 4) if kappas else None,
-        "note": "Cohen's kappa (sklearn cohen_kappa_score, labels s, a, neither) per rater pair "
-        "over the images both labelled; null where only one label occurs",
+        "note": f"Cohen's kappa (sklearn cohen_kappa_score, labels {', '.join(labels)}) per rater "
+        "pair over the images both labelled; null where only one label occurs",
     }
