@@ -248,7 +248,7 @@ def test_full_kg_pairs_of_table_27():
 
 def test_analyze_extension_writes_debias_json(tmp_path):
     from implicit_bench._util.files import read_json
-    from implicit_bench.debias.analyze import analyze_debias
+    from implicit_bench.analyze.extensions.debias import analyze_debias
 
     retrieval = pd.DataFrame({"unit_id": ["u1", "u2"], "own_hit": [True, False]})
     payload = analyze_debias(
