@@ -23,7 +23,7 @@ import pandas as pd
 from implicit_bench._util.agreement import rater_agreement
 from implicit_bench._util.hashing import derive_seed
 from implicit_bench.errors import InputError
-from implicit_bench.human_eval.analyze import (  # noqa: F401 - read_manifest re-exported
+from implicit_bench.human_eval.answers import (  # noqa: F401 - read_manifest re-exported
     _read_answer_csv,
     manifests_by_id,
     read_manifest,
