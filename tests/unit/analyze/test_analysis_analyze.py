@@ -395,3 +395,93 @@ def test_failing_extension_is_reported_and_others_run(tmp_path, monkeypatch):
     )
     assert (tmp_path / "out" / "metrics" / "ext.json").exists()
     assert (tmp_path / "out" / "metrics" / "benchmark.json").exists()
+
+
+def test_analyze_extension_on_byo_judgements(tmp_path):
+    from tests.helpers.synthetic_tables import synthetic_judgements, synthetic_units
+
+    units = synthetic_units(10)
+    j = synthetic_judgements(units, judges=("judge-a", "judge-b"), tasks=("blind",), seed=3)
+    # judge-a asked under both orders: a second row per image with the other order
+    a = j[j["judge"] == "judge-a"].copy()
+    a["order"] = a["order"].map({"sa": "as", "as": "sa"}) if "order" in a.columns else "as"
+    if "order" not in j.columns:
+        j["order"] = "sa"
+    both = pd.concat([j, a], ignore_index=True)
+    units.to_parquet(tmp_path / "u.parquet")
+    both.to_parquet(tmp_path / "j.parquet")
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "analyze",
+            "--units",
+            str(tmp_path / "u.parquet"),
+            "--judgements",
+            str(tmp_path / "j.parquet"),
+            "--out",
+            str(tmp_path / "out"),
+            "--bootstrap-n",
+            "20",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    audit = _strict_json(tmp_path / "out" / "metrics" / "judge_audit.json")
+    assert audit["judges_with_orders"] == ["judge-a", "judge-b"]
+    flips = audit["order_flips"]["judge-a"]
+    assert flips["images_both_orders"] == int((j["judge"] == "judge-a").sum())
+    assert "judge-a" in _strict_json(tmp_path / "out" / "metrics" / "negation.json")["by_judge"]
+    diversity = _strict_json(tmp_path / "out" / "metrics" / "diversity.json")
+    assert "judge-b" in diversity["blind_labels"]
+    # one writer: the stage's keys (less its provenance), faces null without images
+    assert list(diversity) == [
+        "blind_labels",
+        "bootstrap",
+        "faces",
+        "scene_check",
+        "inputs",
+        "include_neither",
+        "template_variant",
+    ]
+    assert diversity["faces"] is None and diversity["bootstrap"]["n_boot"] == 20
+
+
+def test_analyze_writes_retrieval_figures(tmp_path):
+    from click.testing import CliRunner
+
+    from implicit_bench.analyze.cli import analyze
+
+    units = tmp_path / "units.csv"
+    units.write_text(
+        "unit_id,source,bias_type,head,relation,stereotype,anti_stereotype,prompt_neutral,prompt_stereotype,prompt_anti_stereotype\n"
+        "007,stereoset,gender,nurse,has_gender,woman,man,a nurse,a woman nurse,a man nurse\n"
+        "012,stereoset,gender,mover,has_gender,man,woman,a mover,a man mover,a woman mover\n"
+    )
+    judgements = tmp_path / "j.csv"
+    judgements.write_text(
+        "unit_id,variant,seed,config,judge,task,value\n"
+        "007,neutral,42,gen,vlm,blind,s\n012,neutral,42,gen,vlm,blind,a\n"
+    )
+    retrieval = tmp_path / "r.csv"
+    retrieval.write_text(
+        "unit_id,own_hit,same_head_removed,same_pair_removed\n007,yes,no,no\n012,no,yes,no\n"
+    )
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        analyze,
+        [
+            "--units",
+            str(units),
+            "--judgements",
+            str(judgements),
+            "--out",
+            str(out),
+            "--retrieval",
+            str(retrieval),
+            "--bootstrap-n",
+            "10",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((out / "metrics" / "retrieval.json").read_text())
+    assert metrics["top1_accuracy"] == 0.5 and metrics["removed_same_head"] == 0.5
+    assert metrics["removed_same_pair"] == 0.0 and metrics["units_not_in_units_table"] == 0
