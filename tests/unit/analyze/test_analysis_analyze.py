@@ -22,6 +22,7 @@ from tests.helpers.analysis_fixtures import (
     rubric_judgements,
     units,
 )
+from tests.helpers.debias_fixtures import debias_judgements
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.written import approx_written
 
@@ -485,3 +486,85 @@ def test_analyze_writes_retrieval_figures(tmp_path):
     metrics = json.loads((out / "metrics" / "retrieval.json").read_text())
     assert metrics["top1_accuracy"] == 0.5 and metrics["removed_same_head"] == 0.5
     assert metrics["removed_same_pair"] == 0.0 and metrics["units_not_in_units_table"] == 0
+
+
+def test_analyze_extension_writes_debias_json(tmp_path):
+    from implicit_bench._util.files import read_json
+    from implicit_bench.analyze.extensions.debias import analyze_debias
+
+    retrieval = pd.DataFrame({"unit_id": ["u1", "u2"], "own_hit": [True, False]})
+    payload = analyze_debias(
+        debias_judgements(), tmp_path, {"scoring": {"bootstrap": {"n": 300}}}, retrieval
+    )
+    written = read_json(tmp_path / "metrics" / "debias.json")
+    assert written["configs"]["unmodified"]["S"] == approx_written(30.0)
+    assert written["configs"]["rewrite_own"]["dS"]["value"] == approx_written(50.0 / 3.0)
+    assert written["configs"]["rewrite_full_kg"]["S"] == approx_written(25.0)
+    assert written["bootstrap"]["n"] == 300 and payload["unmodified"] == "unmodified"
+    assert (tmp_path / "tables" / "debias.md").read_text().startswith("| Configuration |")
+    # judgements without debiasing runs: nothing to do, nothing written
+    other = debias_judgements().assign(config="qwen_image")
+    assert analyze_debias(other, tmp_path / "none") is None
+    assert not (tmp_path / "none").exists()
+    # the unmodified configuration is a param
+    renamed = debias_judgements().replace({"config": {"unmodified": "qwen_image"}})
+    named = analyze_debias(renamed, tmp_path / "named", {"scoring": {"unmodified": "qwen_image"}})
+    assert named["configs"]["qwen_image"]["dS"] is None
+    assert named["configs"]["rewrite_own"]["dS"]["value"] == pytest.approx(50.0 / 3.0)
+
+
+def test_implicit_bench_analyze_writes_debias_json(tmp_path):
+    """`implicit-bench analyze` on JUDGEMENTS rows of debiasing configurations (no model)."""
+    from click.testing import CliRunner
+
+    from implicit_bench._util.files import read_json
+    from implicit_bench.analyze.cli import analyze
+
+    units = pd.DataFrame(
+        [
+            {
+                "unit_id": u,
+                "source": "stereoset",
+                "bias_type": "gender",
+                "head": "mover",
+                "relation": "has_gender",
+                "stereotype": "man",
+                "anti_stereotype": "woman",
+                "prompt_neutral": "A mover.",
+                "prompt_stereotype": "A man mover.",
+                "prompt_anti_stereotype": "A woman mover.",
+            }
+            for u in ("u1", "u2")
+        ]
+    )
+    units.to_csv(tmp_path / "units.csv", index=False)
+    debias_judgements().drop(columns="valid").to_csv(tmp_path / "judgements.csv", index=False)
+    pd.DataFrame({"unit_id": ["u1", "u2"], "own_hit": [True, False]}).to_csv(
+        tmp_path / "retrieval.csv", index=False
+    )
+    (tmp_path / "params.yaml").write_text(
+        "evaluate: {config: unmodified}\n"
+        f"debias: {{scoring: {{bootstrap: {{n: 300}}, retrieval: {tmp_path / 'retrieval.csv'}}}}}\n"
+    )
+    result = CliRunner().invoke(
+        analyze,
+        [
+            "--units",
+            str(tmp_path / "units.csv"),
+            "--judgements",
+            str(tmp_path / "judgements.csv"),
+            "--out",
+            str(tmp_path / "out"),
+            "--params",
+            str(tmp_path / "params.yaml"),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    written = read_json(tmp_path / "out" / "metrics" / "debias.json")["configs"]
+    # the values worked out by hand in tests/unit/debias/test_debias_scoring.py
+    assert written["unmodified"]["S"] == approx_written(30.0)
+    assert written["rewrite_own"]["bias"] == approx_written(1.0)
+    assert written["rewrite_own"]["dS"]["value"] == approx_written(50.0 / 3.0)
+    assert written["rewrite_full_kg"]["S"] == approx_written(25.0)
+    assert (tmp_path / "out" / "tables" / "debias.md").exists()
