@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.analysis import report
-from implicit_bench.analysis.agreement import agreement
+from implicit_bench.analysis.agreement.blind_judges import agreement
 from implicit_bench.analysis.blind import (
     by_bias_type,
     label_counts,

@@ -189,8 +189,9 @@ def test_human_eval_section_in_summary(tmp_path):
     import json
 
     from implicit_bench._util.files import write_json
-    from implicit_bench.human_eval.analyze import human_eval_report, load_manifests
+    from implicit_bench.human_eval.answers import load_manifests
     from implicit_bench.human_eval.bundle import HumanEvalParams, export_bundle
+    from implicit_bench.human_eval.study import human_eval_report
 
     build_synthetic_project(tmp_path, n_units=12, debias_configs=())
     params = HumanEvalParams(

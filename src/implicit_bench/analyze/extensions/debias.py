@@ -1,4 +1,4 @@
-"""The debiasing extension of ``implicit-bench analyze``: metrics/debias.json and
+"""The ``implicit-bench analyze`` extension ``debias``: metrics/debias.json and
 tables/debias.md from judgement rows alone (no model), when they hold debiasing runs.
 
 Judgement rows whose ``config`` names a configuration (Table 27 names carry their method,

@@ -5,7 +5,8 @@ validated tables (``load.Tables``: units, judgements of every configuration, rej
 duplicates, image index), the output directory (write ``out_dir/metrics/NAME.json``,
 ``out_dir/tables/...``) and the whole params mapping (``--params`` file, or ``params.yaml``
 sections; validate your own section). Its return value (a small summary) is echoed by
-``analyze``. Register it here with one line, as a lazy ``"module:function"`` string.
+``analyze``. Write it as ``analyze/extensions/NAME.py`` (the library logic it calls stays in
+its own package) and register it here with one line, as a lazy ``"module:function"`` string.
 
 An extension reads only what it is given (never the analysis's own output files): on a
 machine with two or more CPUs ``analyze`` runs the extensions in a forked process while it
@@ -33,11 +34,11 @@ from implicit_bench.runtime.registry import import_target
 Extension = Callable[[Tables, Path, dict[str, Any]], "dict[str, Any] | None"]
 
 EXTENSIONS: dict[str, str] = {
-    # name: "module:function"  (e.g. "debias": "implicit_bench.debias.score:analyze_extension")
-    "debias": "implicit_bench.debias.analyze:analyze_extension",
-    "audits": "implicit_bench.audits.analyze:analyze_extension",  # docs/audits.md
+    # name: "module:function", the module analyze/extensions/NAME.py
+    "debias": "implicit_bench.analyze.extensions.debias:analyze_extension",  # docs/debiasing.md
+    "audits": "implicit_bench.analyze.extensions.audits:analyze_extension",  # docs/audits.md
     # docs/byo-judgements.md
-    "retrieval": "implicit_bench.debias.retrieval_extension:analyze_extension",
+    "retrieval": "implicit_bench.analyze.extensions.retrieval:analyze_extension",
 }
 
 

@@ -1,4 +1,4 @@
-"""The retrieval extension of ``implicit-bench analyze``: ``metrics/retrieval.json`` from a
+"""The ``implicit-bench analyze`` extension ``retrieval``: ``metrics/retrieval.json`` from a
 retrieval table (``--retrieval``, or ``debias.scoring.retrieval`` in ``--params``).
 
 The figures are those of the ``retrieve`` stage (``retrieval.retrieval_metrics``): top-1
