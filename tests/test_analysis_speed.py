@@ -19,7 +19,13 @@ import pytest
 from analysis_fixtures import BLIND_TYPES, blind_judgements, units
 
 from implicit_bench.analysis.blind import LabelCounts, label_counts, label_shares, rates
-from implicit_bench.analysis.bootstrap import Bootstrap, integer_bound, multiplicities, rank_rows
+from implicit_bench.analysis.bootstrap import (
+    Bootstrap,
+    drawn_multiplicities,
+    integer_bound,
+    multiplicities,
+    rank_rows,
+)
 from implicit_bench.kg.stats import connected_components
 from implicit_bench.protocol.schema import BLIND_LABELS, VARIANTS
 from implicit_bench.tables import UNITS
@@ -94,6 +100,40 @@ def test_multiplicities_equal_one_flat_bincount(n_units):
     old_idx = rng.integers(0, max(n_units, 1), size=(1000, n_units), dtype=np.int32)
     assert np.array_equal(boot.indices(n_units, "x"), old_idx)
     assert np.array_equal(boot.weights(n_units, "x"), old_multiplicities(old_idx, n_units))
+
+
+@pytest.mark.parametrize(
+    ("n_units", "n_boot"),
+    [(0, 5), (1, 1000), (3, 7), (170, 1000), (1831, 1000), (1831, 1), (140_000, 7)],
+)
+def test_drawn_multiplicities_equal_the_count_of_the_whole_draw(n_units, n_boot):
+    """Drawn and counted block by block (one row per block above BLOCK_ELEMENTS units): the
+    same multiplicities as counting one whole ``integers`` draw of the same seed."""
+    idx = np.random.default_rng(9).integers(
+        0, max(n_units, 1), size=(n_boot, n_units), dtype=np.int32
+    )
+    for dtype in (np.float32, np.float64):
+        blocked = drawn_multiplicities(np.random.default_rng(9), n_boot, n_units, dtype)
+        assert blocked.dtype == dtype
+        assert np.array_equal(blocked, old_multiplicities(idx, n_units))
+
+
+def test_bootstrap_weights_without_indices_then_indices():
+    """A unit set whose multiplicities were counted block by block (no index matrix kept)
+    hands out the same indices afterwards, and both agree with the whole draw."""
+    boot = Bootstrap(n=300, seed=5)
+    n_units = 211
+    w32 = boot._weights32(n_units, "s")
+    assert "idx" not in boot._cache[("s", n_units)]
+    idx = boot.indices(n_units, "s")
+    whole = np.random.default_rng(boot.stream_seed("s")).integers(
+        0, n_units, size=(300, n_units), dtype=np.int32
+    )
+    assert np.array_equal(idx, whole)
+    assert np.array_equal(w32, old_multiplicities(whole, n_units))
+    fresh = Bootstrap(n=300, seed=5)
+    fresh.indices(n_units, "s")  # counted from the cached indices this time
+    assert np.array_equal(fresh.weights(n_units, "s"), boot.weights(n_units, "s"))
 
 
 def test_multiplicities_by_hand():
