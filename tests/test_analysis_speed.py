@@ -345,6 +345,64 @@ def test_a_failing_analysis_stops_the_extensions(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir() if "extensions-" in p.name] == []
 
 
+def test_no_fork_when_no_extension_has_work(tmp_path, monkeypatch):
+    """Rubric rows only (no blind rows, no debiasing runs, no retrieval table): no extension has
+    work, so no process is forked, and the output and summary are those of the serial run."""
+    import os
+
+    from implicit_bench.analyze import extensions
+    from implicit_bench.analyze.cli import run_analyze
+
+    units_path, judgements_path = _tiny_tables(tmp_path, tasks=("rubric",))
+    params = {"bootstrap": {"n": 40}}
+    monkeypatch.setattr(extensions, "_cpus", lambda: 2)
+
+    def no_fork() -> int:
+        raise AssertionError("forked although no extension has work")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    quiet = run_analyze(units_path, [judgements_path], str(tmp_path / "quiet"), params)
+    monkeypatch.setenv(extensions.JOBS_ENV, "1")
+    serial = run_analyze(units_path, [judgements_path], str(tmp_path / "serial"), params)
+    assert quiet == serial
+    assert quiet["extensions"] == {
+        "audits": {"skipped": "no blind judgements"},
+        "debias": None,
+        "retrieval": None,
+    }
+    assert _files(tmp_path / "quiet") == _files(tmp_path / "serial")
+
+
+def test_work_checks_say_which_extension_has_work(tmp_path):
+    """Each check answers as its extension would: audits with blind rows, debias with rows of
+    the unmodified configuration, retrieval with a table named; an unknown extension (or one
+    replaced in a custom registry) always counts as having work."""
+    from types import SimpleNamespace
+
+    from implicit_bench.analyze.extensions import EXTENSIONS, any_work
+
+    rows = pd.DataFrame({"task": ["rubric", "alignment"], "config": ["gen", "unmodified"]})
+    tables = SimpleNamespace(judgements=rows, secondary=None)
+    only = {name: EXTENSIONS[name] for name in ("audits",)}
+    assert not any_work(tables, {}, only)
+    blind = SimpleNamespace(judgements=rows, secondary=rows.assign(task="blind"))
+    assert any_work(blind, {}, only)
+    debias = {"debias": EXTENSIONS["debias"]}
+    assert any_work(tables, {}, debias)  # "unmodified" rubric / alignment rows
+    assert not any_work(
+        tables.judgements.assign(config="gen").pipe(
+            lambda j: SimpleNamespace(judgements=j, secondary=None)
+        ),
+        {},
+        debias,
+    )
+    retrieval = {"retrieval": EXTENSIONS["retrieval"]}
+    assert not any_work(tables, {}, retrieval)
+    assert any_work(tables, {"debias": {"scoring": {"retrieval": "r.csv"}}}, retrieval)
+    assert any_work(tables, {}, {"audits": "my.module:fn"})  # not ours: no check known
+    assert any_work(tables, {}, {"mine": "my.module:fn"})
+
+
 @pytest.mark.parametrize("first", ["w64", "w32"])
 def test_multiplicities_are_the_same_whichever_precision_is_asked_first(first):
     """Counted lazily in one precision and converted to the other: both equal the flat count."""
