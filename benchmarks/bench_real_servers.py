@@ -1,6 +1,7 @@
 """Valid answers, invalid answers, retries and requests/s of the HTTP backends against real
 servers (issue 38; docs/llm-backends.md, "Servers"): each server started on 127.0.0.1 for the
-run and stopped at its end (tests/real_servers.py), the requests through the stage code paths
+run and stopped at its end (tests/helpers/real_servers.py), the requests through the stage code
+paths
 (``chat_json_many`` with the stage's answer model; the judge backend's ``answer``).
 
     python benchmarks/bench_real_servers.py llama-cpp --requests 12 --concurrency 1
@@ -25,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests import real_servers as rs  # noqa: E402
+from tests.helpers import real_servers as rs  # noqa: E402
 
 BOUNDS = {"constraint_max_chars": 60, "constraint_min_chars": 1, "constraint_max_items": 1}
 

@@ -26,8 +26,8 @@ sys.path.insert(
 
 from implicit_bench.report.inputs import ReportParams  # noqa: E402
 from implicit_bench.report.stage import build_report  # noqa: E402
-from tests.chromium import Chromium  # noqa: E402
-from tests.synthetic_project import build_synthetic_project  # noqa: E402
+from tests.helpers.chromium import Chromium  # noqa: E402
+from tests.helpers.synthetic_project import build_synthetic_project  # noqa: E402
 
 READY = "document.body.dataset.ready === '1'"
 IMAGES = (

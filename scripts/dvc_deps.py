@@ -4,7 +4,7 @@ For every stage (foreach entries together) the ``deps`` list becomes:
 
 1. the stage script;
 2. the project source files of its import closure and the package data they open
-   (tests/dvc_deps.py finds both), a folder standing for all of its files when every one of
+   (tests/helpers/dvc_deps.py finds both), a folder standing for all of its files when every one of
    them is needed, so the list is exact: no missing file, no extra one;
 3. the workspace deps already declared (other stages' outputs, raw data, ``${...}``
    interpolations, with their comments), plus any output the script names that is missing.
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.dvc_deps import PACKAGE, covered, dvc_stages, needs  # noqa: E402
+from tests.helpers.dvc_deps import PACKAGE, covered, dvc_stages, needs  # noqa: E402
 
 CODE_ROOTS = ("src/", "stages/")
 
@@ -83,7 +83,7 @@ def compress(needed: set[str], all_files: list[str]) -> list[str]:
 
 
 def derive(root: Path) -> dict[str, Derived]:
-    """Per top-level stage of dvc.yaml: what its script needs (tests/dvc_deps.py)."""
+    """Per top-level stage of dvc.yaml: what its script needs (tests/helpers/dvc_deps.py)."""
     from implicit_bench._util.yamlsafe import load_yaml_file
 
     params = load_yaml_file(root / "params.yaml")

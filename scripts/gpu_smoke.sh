@@ -3,7 +3,7 @@
 #
 #   scripts/gpu_smoke.sh            # from the repository root, in the project's environment
 #
-# Runs `pytest -m gpu` (tests/test_gpu.py): steering on CUDA against the CPU, Qwen-Image and
+# Runs `pytest -m gpu` (tests/e2e/test_gpu.py): steering on CUDA against the CPU, Qwen-Image and
 # SD3 (bf16 / fp16, batches of 3, steered through the encoder hook), the Qwen3-VL-MoE and
 # Gemma 3 judges (bf16, batches of 4), CLIP through transformers and open_clip (fp16 / bf16),
 # the Qwen3 embedder and the Qwen3-VL rewriter, and `dvc repro` of the tiny profile on CUDA
@@ -21,5 +21,5 @@ PY
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" TOKENIZERS_PARALLELISM=false
 export PATH="$(dirname "$(command -v "$PYTHON")"):$PATH"  # dvc from the same environment
 start=$(date +%s)
-timeout 600 "$PYTHON" -m pytest -q -m gpu -p no:cacheprovider --durations=5 tests/test_gpu.py "$@"
+timeout 600 "$PYTHON" -m pytest -q -m gpu -p no:cacheprovider --durations=5 tests/e2e/test_gpu.py "$@"
 echo "gpu_smoke: passed in $(( $(date +%s) - start )) s"

@@ -4,7 +4,7 @@
 Hydra / OmegaConf and dumps it again (``dvc.utils.hydra.apply_overrides``): flow lists become
 block lists, needless quotes go, long scalars wrap, and a comment after a list that ends a
 section is lost. A file already in that form is a fixed point, so an experiment changes only
-the lines of the value it sets (``tests/test_params_form.py`` checks it). Run this after
+the lines of the value it sets (``tests/project/test_params_form.py`` checks it). Run this after
 editing params.yaml by hand: ``python scripts/params_dvc_form.py``.
 """
 

@@ -12,10 +12,10 @@ from implicit_bench._util.files import nan_to_none
 from implicit_bench.clip.stage import UNIT_COLUMNS_USED, ClipParams, run_clip
 from implicit_bench.params import load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
+from implicit_bench.protocol.tables import CLIP_JUDGEMENTS_PATH, UNITS, UNITS_PATH
+from implicit_bench.protocol.tables.judgements import write_judgements
 from implicit_bench.runtime.provenance import merge_provenance, provenance, upstream_provenance
 from implicit_bench.runtime.runlog import write_metrics
-from implicit_bench.tables import CLIP_JUDGEMENTS_PATH, UNITS, UNITS_PATH
-from implicit_bench.tables.judgements import write_judgements
 
 
 @click.command(cls=ModelStageCommand)

@@ -9,8 +9,8 @@ from implicit_bench.debias.stage import DebiasParams, judge_stage_params
 from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
 from implicit_bench.params import load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
+from implicit_bench.protocol.tables import DEBIAS_IMAGES_DIR, DEBIAS_JUDGEMENTS_DIR
 from implicit_bench.runtime.runlog import log_run
-from implicit_bench.tables import DEBIAS_IMAGES_DIR, DEBIAS_JUDGEMENTS_DIR
 
 
 @click.command(cls=ModelStageCommand)

@@ -16,10 +16,10 @@ from implicit_bench.debias.render.stage import (
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import check_refs, load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
+from implicit_bench.protocol.tables import DEBIAS_IMAGES_DIR, LLM_PAIRS, RETRIEVAL, REWRITES, UNITS
 from implicit_bench.render.stage import RenderParams
 from implicit_bench.runtime.provenance import provenance
 from implicit_bench.runtime.runlog import write_metrics
-from implicit_bench.tables import DEBIAS_IMAGES_DIR, LLM_PAIRS, RETRIEVAL, REWRITES, UNITS
 
 
 @click.command(cls=ModelStageCommand)

@@ -11,10 +11,10 @@ from implicit_bench._util.files import atomic_write_text, read_json
 from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.debias.stage import DebiasParams, score_judgements
 from implicit_bench.params import load_params, section
+from implicit_bench.protocol.tables import DEBIAS_JUDGEMENTS_DIR, RETRIEVAL, RETRIEVAL_PATH
+from implicit_bench.protocol.tables.judgements import read_judgements
 from implicit_bench.runtime.provenance import markdown_banner, merge_provenance
 from implicit_bench.runtime.runlog import write_metrics
-from implicit_bench.tables import DEBIAS_JUDGEMENTS_DIR, RETRIEVAL, RETRIEVAL_PATH
-from implicit_bench.tables.judgements import read_judgements
 
 
 @click.command(cls=FriendlyCommand)

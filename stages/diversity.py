@@ -14,9 +14,9 @@ from implicit_bench.audits.stage import (
     upstream_provenance,
 )
 from implicit_bench.params import load_params, section
+from implicit_bench.protocol.tables import UNITS, UNITS_PATH, existing
+from implicit_bench.protocol.tables.judgements import read_judgements
 from implicit_bench.runtime.runlog import write_metrics
-from implicit_bench.tables import UNITS, UNITS_PATH, existing
-from implicit_bench.tables.judgements import read_judgements
 
 
 @click.command(cls=FriendlyCommand)

@@ -19,8 +19,8 @@ from implicit_bench.analysis.stage import (
 )
 from implicit_bench.errors import InputError
 from implicit_bench.params import load_params
+from implicit_bench.protocol.tables import SELECTED_UNITS
 from implicit_bench.release.stage import add_beside
-from implicit_bench.tables import SELECTED_UNITS
 
 
 @click.command(cls=FriendlyCommand)

@@ -11,6 +11,17 @@ import click
 from implicit_bench._util.files import read_json, write_json
 from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.params import load_params, section
+from implicit_bench.protocol.tables import (
+    IMAGE_INDEX,
+    IMAGE_INDEX_GLOB,
+    IMAGES_DIR,
+    JUDGEMENTS_PATH,
+    SELECTED_UNITS,
+    SELECTED_UNITS_PATH,
+    UNITS,
+    UNITS_PATH,
+)
+from implicit_bench.protocol.tables.judgements import read_judgements
 from implicit_bench.recovery.stage import (
     RowTruth,
     WorldParams,
@@ -37,17 +48,6 @@ from implicit_bench.recovery.stage import (
     summary,
 )
 from implicit_bench.runtime.provenance import provenance
-from implicit_bench.tables import (
-    IMAGE_INDEX,
-    IMAGE_INDEX_GLOB,
-    IMAGES_DIR,
-    JUDGEMENTS_PATH,
-    SELECTED_UNITS,
-    SELECTED_UNITS_PATH,
-    UNITS,
-    UNITS_PATH,
-)
-from implicit_bench.tables.judgements import read_judgements
 
 
 def _json(path: str) -> dict:

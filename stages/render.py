@@ -7,9 +7,9 @@ import click
 
 from implicit_bench.params import load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
+from implicit_bench.protocol.tables import IMAGES_DIR, UNITS, UNITS_PATH
 from implicit_bench.render.stage import RenderParams, render_all, render_metrics, unit_columns
 from implicit_bench.runtime.runlog import write_metrics
-from implicit_bench.tables import IMAGES_DIR, UNITS, UNITS_PATH
 
 
 @click.command(cls=ModelStageCommand)

@@ -7,8 +7,8 @@ import click
 from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, run_retrieval
 from implicit_bench.params import load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
+from implicit_bench.protocol.tables import RETRIEVAL, RETRIEVAL_PATH, UNITS
 from implicit_bench.runtime.runlog import write_metrics
-from implicit_bench.tables import RETRIEVAL, RETRIEVAL_PATH, UNITS
 
 
 @click.command(cls=ModelStageCommand)

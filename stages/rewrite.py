@@ -15,8 +15,7 @@ from implicit_bench.debias.stage import (
 )
 from implicit_bench.params import catalogue, load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
-from implicit_bench.runtime.runlog import write_metrics
-from implicit_bench.tables import (
+from implicit_bench.protocol.tables import (
     LLM_PAIRS,
     LLM_PAIRS_PATH,
     RETRIEVAL_PATH,
@@ -24,6 +23,7 @@ from implicit_bench.tables import (
     REWRITES_PATH,
     UNITS,
 )
+from implicit_bench.runtime.runlog import write_metrics
 
 
 @click.command(cls=ModelStageCommand)

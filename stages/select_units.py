@@ -13,8 +13,8 @@ import pandas as pd
 from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.analysis.stage import SelectParams, load_tables, run_select
 from implicit_bench.params import load_params, section
+from implicit_bench.protocol.tables import SELECTED_UNITS, SELECTED_UNITS_PATH
 from implicit_bench.runtime.runlog import write_metrics
-from implicit_bench.tables import SELECTED_UNITS, SELECTED_UNITS_PATH
 
 
 @click.command(cls=FriendlyCommand)

@@ -8,8 +8,7 @@ import click
 from implicit_bench._util.files import write_jsonl
 from implicit_bench.params import SubsetParams, catalogue, load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
-from implicit_bench.runtime.runlog import write_metrics
-from implicit_bench.tables import (
+from implicit_bench.protocol.tables import (
     KG_UNITS,
     KG_UNITS_PATH,
     PAIRS,
@@ -20,6 +19,7 @@ from implicit_bench.tables import (
     UNITS,
     UNITS_PATH,
 )
+from implicit_bench.runtime.runlog import write_metrics
 from implicit_bench.triplets.stage import (
     PAIR_COLUMNS_USED,
     TripletsParams,

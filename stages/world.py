@@ -13,7 +13,7 @@ import click
 from implicit_bench._util.files import write_json
 from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.params import load_params, section
-from implicit_bench.tables import UNITS, UNITS_PATH, WORLD_TRUTH
+from implicit_bench.protocol.tables import UNITS, UNITS_PATH, WORLD_TRUTH
 from implicit_bench.world.stage import TRUTH_FILE, WORLD_FILE, WorldParams, plant, world_json
 
 

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.paths import REPO_ROOT
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -30,30 +28,12 @@ def tiny_generator_dir(tmp_path_factory) -> Path:
     return build("generator", tmp_path_factory.mktemp("tiny") / "generator", seed=0)
 
 
-def copy_repo(src: Path, dst: Path) -> None:
-    """Copy the files git tracks or would track (not ignored ones) from ``src`` to ``dst``."""
-    files = (
-        subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-            cwd=src,
-            check=True,
-            capture_output=True,
-        )
-        .stdout.decode()
-        .split("\0")
-    )
-    for name in filter(None, files):
-        if (src / name).is_file():
-            (dst / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src / name, dst / name)
-
-
 @pytest.fixture(scope="session")
 def dvc_base(tmp_path_factory) -> Path:
     """The run's one DVC workspace: the repository committed with `dvc repro triplets` run
-    (tests/dvc_workspace.py), built once even on several xdist workers; tests copy it with
+    (tests/helpers/dvc_workspace.py), built once even on several xdist workers; tests copy it with
     ``dvc_workspace.copy_workspace``."""
-    from tests.dvc_workspace import build_base, dvc_available, shared_build
+    from tests.helpers.dvc_workspace import build_base, dvc_available, shared_build
 
     if not dvc_available():
         pytest.skip("dvc not installed")

@@ -2,7 +2,7 @@
 
 ``wilson_interval`` and ``chisquare_uniform`` repeat scipy.stats' arithmetic step for step
 (``binomtest(...).proportion_ci(method="wilson")``, ``chisquare``) on ``scipy.special``, so
-the results are bit-for-bit scipy.stats' (tests/test_audit_stats.py) without importing
+the results are bit-for-bit scipy.stats' (tests/unit/util/test_audit_stats.py) without importing
 scipy.stats (about 0.4 s) on the ``analyze`` path (docs/analysis.md, "Speed").
 """
 

@@ -29,7 +29,7 @@ from implicit_bench.analysis.views import rows
 from implicit_bench.errors import InputError
 from implicit_bench.human_eval.rater_agreement import long_from_raters, rater_agreement
 from implicit_bench.protocol.schema import BLIND_LABELS, VARIANTS
-from implicit_bench.tables import CALIBRATION
+from implicit_bench.protocol.tables import CALIBRATION
 
 KEY = ["config", "unit_id", "variant", "seed"]
 SHEET_COLUMNS = [*KEY, "reference", "source", "image_sha256"]

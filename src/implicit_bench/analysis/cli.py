@@ -60,7 +60,7 @@ def sample_command(params_path: str, images: int, seed: int, out: str | None, fo
 
     from implicit_bench.analysis.calibration import sample_sheet
     from implicit_bench.errors import ConfigError
-    from implicit_bench.tables import CALIBRATION, CALIBRATION_PATH
+    from implicit_bench.protocol.tables import CALIBRATION, CALIBRATION_PATH
 
     params, tables, ctx = _run(params_path)
     target = out or params.calibration or CALIBRATION_PATH
@@ -100,7 +100,7 @@ def label_command(
     """Fill the sheet's reference labels (source reference_judge or human)."""
     from implicit_bench.analysis.calibration import label_from_answers, label_from_judge
     from implicit_bench.errors import ConfigError
-    from implicit_bench.tables import CALIBRATION, CALIBRATION_PATH
+    from implicit_bench.protocol.tables import CALIBRATION, CALIBRATION_PATH
 
     if (judge is None) == (answers is None):
         raise ConfigError("calibration label: give exactly one of --from-judge or --answers")

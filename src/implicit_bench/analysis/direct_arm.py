@@ -136,8 +136,8 @@ def scored_rubric_rows(paths: Sequence[str]) -> pd.DataFrame:
     """
     from pathlib import Path
 
-    from implicit_bench.tables import JUDGEMENTS
-    from implicit_bench.tables.judgements import value_checks
+    from implicit_bench.protocol.tables import JUDGEMENTS
+    from implicit_bench.protocol.tables.judgements import value_checks
 
     present = [p for p in paths if Path(p).exists() and _has_direct(p)]
     if not present:

@@ -1,6 +1,7 @@
 """The analysis's inputs: UNITS, JUDGEMENTS and image-index tables, validated together.
 
-The tables are read through ``implicit_bench.tables`` (the catalogue's specs): every row that
+The tables are read through ``implicit_bench.protocol.tables`` (the catalogue's specs): every row
+that
 does not validate is rejected with the file, its 1-based data row, the field and a reason, and
 counted; with ``on_bad_row="error"`` the first one raises ``errors.InputError`` instead.
 Duplicate judgement keys and blind images asked under several option orders follow
@@ -18,9 +19,9 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.tables import IMAGE_INDEX, UNITS
-from implicit_bench.tables.judgements import check_judgements
-from implicit_bench.tables.spec import REJECT_COLUMNS
+from implicit_bench.protocol.tables import IMAGE_INDEX, UNITS
+from implicit_bench.protocol.tables.judgements import check_judgements
+from implicit_bench.protocol.tables.spec import REJECT_COLUMNS
 
 IMAGE_COLUMNS = ["config", "unit_id", "variant", "seed", "status"]
 

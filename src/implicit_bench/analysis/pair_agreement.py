@@ -159,7 +159,7 @@ def agreement_command(
     from implicit_bench._util.files import write_json
     from implicit_bench.analysis.bootstrap import Bootstrap
     from implicit_bench.analysis.report import clean
-    from implicit_bench.tables.judgements import read_judgements
+    from implicit_bench.protocol.tables.judgements import read_judgements
 
     try:
         sides = []

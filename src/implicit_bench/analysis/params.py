@@ -8,7 +8,7 @@ from pydantic import Field, field_validator
 
 from implicit_bench.params import SEEDS_MAX, BootstrapParams, PositiveInt, Seeds, StrictModel
 from implicit_bench.protocol.schema import BIAS_TYPES, DIAGNOSTIC_BIAS_TYPES, normalise_bias_type
-from implicit_bench.tables import (
+from implicit_bench.protocol.tables import (
     CLIP_JUDGEMENTS_PATH,
     IMAGE_INDEX_GLOB,
     JUDGEMENTS_PATH,

@@ -27,8 +27,8 @@ from implicit_bench.analysis.metrics import run_metrics
 from implicit_bench.analysis.params import EvaluateParams, SelectParams
 from implicit_bench.analysis.selection import SelectionResult, select_units
 from implicit_bench.params import section
+from implicit_bench.protocol.tables import KG_UNITS, PAIRS
 from implicit_bench.runtime.provenance import provenance
-from implicit_bench.tables import KG_UNITS, PAIRS
 
 
 def judge_provenance(tables: Tables) -> dict[str, Any]:

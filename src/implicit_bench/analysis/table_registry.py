@@ -2,7 +2,8 @@
 
 Every table written to ``tables/`` takes its LaTeX caption, ``\\label`` and column headers from here
 (``paper_table(name)``); a table not registered gets a caption built from its title words and is
-reported by ``tests/test_latex_tables.py`` (every table the pipeline writes must be registered).
+reported by ``tests/unit/analysis/test_latex_tables.py`` (every table the pipeline writes must be
+registered).
 Cells are translated too: model catalogue names (``qwen3vl``) become the model's printed name
 (``Qwen3-VL``), booleans ``yes`` / ``no``, and a fraction column listed in ``PaperTable.fractions``
 is printed as a percentage so that one table uses one scale. A column that no data can fill

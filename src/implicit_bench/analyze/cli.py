@@ -29,7 +29,7 @@ from implicit_bench.analysis.stage import (
 from implicit_bench.analyze.extensions import start_extensions
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import block, load_params, section
-from implicit_bench.tables import SELECTED_UNITS
+from implicit_bench.protocol.tables import SELECTED_UNITS
 
 
 def run_analyze(

@@ -32,7 +32,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from implicit_bench._util.hashing import derive_seed
-from implicit_bench.tables import PAIRS_PATH, UNITS_PATH
+from implicit_bench.protocol.tables import PAIRS_PATH, UNITS_PATH
 
 # the direct arm's writer lives with the triplets (the rendered direct arm's hook uses it too)
 from implicit_bench.triplets.direct import (
@@ -169,7 +169,7 @@ def construction_rating_command(
     from implicit_bench.errors import ConfigError
     from implicit_bench.llm import InvalidCounter, build_llm, llm_entry
     from implicit_bench.params import catalogue, load_params, section
-    from implicit_bench.tables import PAIRS, UNITS
+    from implicit_bench.protocol.tables import PAIRS, UNITS
 
     raw = load_params(params_path)
     params = section(raw, "construction_ablation", ConstructionAblationParams, params_path)

@@ -41,7 +41,7 @@ from implicit_bench.audits.diversity import QUANTILES
 from implicit_bench.audits.holofair import attribute_deviation_ratio, prompt_rewards
 from implicit_bench.faces import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceConfig
 from implicit_bench.params import BootstrapParams, PositiveInt, StrictModel
-from implicit_bench.tables import DIVERSITY_IMAGES_DIR, UNITS_PATH
+from implicit_bench.protocol.tables import DIVERSITY_IMAGES_DIR, UNITS_PATH
 
 ATTRIBUTES: dict[str, tuple[str, tuple[str, ...]]] = {  # attribute -> (column, categories)
     "gender": ("gender", GENDERS),

@@ -20,7 +20,7 @@ class c, N_a the group's images with a reading of a, pi_a the target (uniform 1/
 given). An image without a reading of a (no face, or the classifier abstained) gets 0 for a.
 Under-represented classes earn a positive reward, over-represented ones a negative one; the
 group mean of the a-term is sum_c p_c log(pi_c / p_c) = -KL(p || pi), which is 0 exactly when the
-group matches the target (tests/test_holofair.py checks both by hand).
+group matches the target (tests/unit/audits/test_holofair.py checks both by hand).
 """
 
 from __future__ import annotations

@@ -38,8 +38,8 @@ from implicit_bench.faces import FaceConfig
 from implicit_bench.params import BootstrapParams, StrictModel
 from implicit_bench.protocol.judge_families import blind_family_check, blind_models_from_judgements
 from implicit_bench.protocol.schema import CYCLIC_ORDERS
+from implicit_bench.protocol.tables import CLIP_JUDGEMENTS_PATH, IMAGES_DIR, JUDGEMENTS_PATH
 from implicit_bench.runtime.provenance import upstream_provenance  # noqa: F401 - re-exported for the audit stages
-from implicit_bench.tables import CLIP_JUDGEMENTS_PATH, IMAGES_DIR, JUDGEMENTS_PATH
 
 JUDGEMENT_INPUTS = [
     JUDGEMENTS_PATH,

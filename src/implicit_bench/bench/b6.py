@@ -33,7 +33,7 @@ from implicit_bench.errors import InputError
 from implicit_bench.images import read_index
 from implicit_bench.params import BootstrapParams, SafeName, StrictModel, check_refs, section
 from implicit_bench.protocol.schema import VARIANTS
-from implicit_bench.tables import (
+from implicit_bench.protocol.tables import (
     BENCH_IMAGES_DIR,
     DEBIAS_IMAGES_DIR,
     DEBIAS_JUDGEMENTS_DIR,
@@ -360,9 +360,9 @@ def run_b6(
     """Draw the subset, ask the third judge, write Tables 15 and 17; the payload."""
     from implicit_bench._util.files import atomic_write_text
     from implicit_bench.judges.stage import run_judge_stage
+    from implicit_bench.protocol.tables.judgements import read_judgements
     from implicit_bench.runtime.provenance import markdown_banner, merge_provenance
     from implicit_bench.runtime.runlog import write_metrics
-    from implicit_bench.tables.judgements import read_judgements
 
     root = Path(root)
     b6 = section(raw, "b6", B6Params)

@@ -19,7 +19,7 @@ from pydantic import Field, field_validator, model_validator
 from implicit_bench._util.hashing import stable_hash
 from implicit_bench.params import SafeName, Seeds, StrictModel, check_refs
 from implicit_bench.protocol.schema import ALL_VARIANTS, VARIANTS
-from implicit_bench.tables import SELECTED_UNITS_PATH
+from implicit_bench.protocol.tables import SELECTED_UNITS_PATH
 
 SELECTED = "selected"  # the unit-set name of ``bench.units``
 

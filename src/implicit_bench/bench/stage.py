@@ -18,8 +18,13 @@ from implicit_bench.bench.params import BenchParams
 from implicit_bench.images import published_stores, unpublish
 from implicit_bench.judges.stage import JudgeRunResult, JudgeStageParams, run_judge_stage
 from implicit_bench.params import check_refs, section
+from implicit_bench.protocol.tables import (
+    BENCH_IMAGES_DIR,
+    BENCH_JUDGEMENTS_PATH,
+    IMAGES_DIR,
+    UNITS,
+)
 from implicit_bench.render.stage import RenderParams, render_config, unit_columns
-from implicit_bench.tables import BENCH_IMAGES_DIR, BENCH_JUDGEMENTS_PATH, IMAGES_DIR, UNITS
 
 BENCH_JUDGE_METRICS = "metrics/bench_judge.json"
 

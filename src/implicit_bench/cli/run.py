@@ -32,7 +32,7 @@ from implicit_bench.errors import ConfigError
 from implicit_bench.params import SubsetParams, check_name, section
 from implicit_bench.params.cli_options import FiniteFloat, SeedList
 from implicit_bench.protocol.schema import VARIANTS
-from implicit_bench.tables import (
+from implicit_bench.protocol.tables import (
     ALL_IMAGE_INDEX_GLOB,
     BENCH_JUDGEMENTS_PATH,
     CLIP_JUDGEMENTS_PATH,
@@ -199,7 +199,7 @@ def build_overlay(
         overlay["bench"]["seed_index"] = CommentedMap(seed_map())
         # the leaderboard puts the release's Table 4 generators beside the new ones, paired;
         # construction judged nothing, so evaluate reads the benchmark phase's judgements only
-        # and analyses the new generator (found by tests/test_benchmark_run_dvc.py)
+        # and analyses the new generator (found by tests/e2e/test_benchmark_run_dvc.py)
         evaluate = overlay["evaluate"]
         evaluate["judgements"] = [BENCH_JUDGEMENTS_PATH]
         evaluate["config"] = overlay["bench"]["run"][0]

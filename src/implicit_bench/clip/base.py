@@ -8,8 +8,8 @@ import numpy as np
 from pydantic import field_validator
 
 from implicit_bench.params import PositiveInt, StrictModel
+from implicit_bench.protocol.tables import WORLD_DIR
 from implicit_bench.runtime.registry import registered_name
-from implicit_bench.tables import WORLD_DIR
 
 
 class ClipConfig(StrictModel):

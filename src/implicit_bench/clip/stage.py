@@ -19,8 +19,8 @@ from implicit_bench.clip.scores import (
 )
 from implicit_bench.images import ImageStore, published_stores, read_index
 from implicit_bench.params import StrictModel
+from implicit_bench.protocol.tables import IMAGES_DIR
 from implicit_bench.runtime.cache import DiskCache
-from implicit_bench.tables import IMAGES_DIR
 
 
 class ClipParams(StrictModel):

@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from implicit_bench._util.yamlsafe import load_yaml_file
-from implicit_bench.runtime.runlog import RUN_LOG
-from implicit_bench.tables import (
+from implicit_bench.protocol.tables import (
     DEBIAS_IMAGES_DIR,
     DEBIAS_JUDGEMENTS_DIR,
     IMAGE_INDEX_GLOB,
@@ -32,6 +31,7 @@ from implicit_bench.tables import (
     SELECTED_UNITS_PATH,
     UNITS_PATH,
 )
+from implicit_bench.runtime.runlog import RUN_LOG
 
 PACKAGES = (
     "implicit-bench",

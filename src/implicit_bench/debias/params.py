@@ -18,8 +18,8 @@ from implicit_bench.debias.configs import (
 from implicit_bench.debias.retrieval import RetrievalTextParams
 from implicit_bench.embedders import EmbedderConfig
 from implicit_bench.params import PositiveInt, SafeName, Seeds, StrictModel, SubsetParams
+from implicit_bench.protocol.tables import UNITS_PATH
 from implicit_bench.runtime.failures import DEFAULT_MAX_FAILURE_RATE, FailureRate
-from implicit_bench.tables import UNITS_PATH
 
 
 class DebiasParams(StrictModel):

@@ -21,7 +21,7 @@ from implicit_bench._util.booleans import parse_bool_column
 from implicit_bench._util.numerics import similarities
 from implicit_bench.errors import InputError
 from implicit_bench.params import StrictModel
-from implicit_bench.tables import RETRIEVAL
+from implicit_bench.protocol.tables import RETRIEVAL
 
 DOCUMENT_TEMPLATE = "{head} | {relation} | {stereotype} → {anti_stereotype}"
 DOCUMENT_TEMPLATE_NO_RELATION = "{head} | {stereotype} → {anti_stereotype}"

@@ -7,7 +7,7 @@ Stages (see docs/debiasing.md): ``retrieve`` (``debias.retrieve``) -> ``rewrite`
 configuration's method, ``debias.methods``; a sub-package with its own entry module, so the other
 stages do not depend on the render machinery) -> ``debias_judge@<config>`` (``debias.judging``) ->
 ``debias_score`` (``debias.scoring``); the units and the subset: ``debias.units``; paths: the table
-catalogue (``implicit_bench.tables``).
+catalogue (``implicit_bench.protocol.tables``).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from implicit_bench.debias.rewriting import (
 from implicit_bench.debias.scoring import score_judgements
 from implicit_bench.debias.units import KG_COLUMNS, subset_units, unit_for
 from implicit_bench.llm import build_llm
-from implicit_bench.tables import DEBIAS_IMAGES_DIR as IMAGES_DIR
-from implicit_bench.tables import DEBIAS_JUDGEMENTS_DIR as JUDGEMENTS_DIR
-from implicit_bench.tables import LLM_PAIRS_PATH as PAIRS_PATH
-from implicit_bench.tables import RETRIEVAL_PATH, REWRITES_PATH
+from implicit_bench.protocol.tables import DEBIAS_IMAGES_DIR as IMAGES_DIR
+from implicit_bench.protocol.tables import DEBIAS_JUDGEMENTS_DIR as JUDGEMENTS_DIR
+from implicit_bench.protocol.tables import LLM_PAIRS_PATH as PAIRS_PATH
+from implicit_bench.protocol.tables import RETRIEVAL_PATH, REWRITES_PATH
 
 __all__ = [
     "IMAGES_DIR",

@@ -15,7 +15,7 @@ Enc(p_n) + alpha * d with the neutral prompt's attention mask.
 An encoder without a mask (fixed-length encoders) counts every position as a real token.
 Every tensor made here is made on the device of the encodings it is computed from (``new_zeros``
 and friends, never a factory call on the default device): on a GPU the directions, the masks
-and the steered encodings stay on the pipeline's device (tests/test_steering_device.py).
+and the steered encodings stay on the pipeline's device (tests/unit/debias/test_steering_device.py).
 Pooled text embeddings that some pipelines also take (SD3) are left as the neutral prompt's.
 """
 

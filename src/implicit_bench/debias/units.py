@@ -8,7 +8,7 @@ import pandas as pd
 from implicit_bench._util.hashing import derive_seeds
 from implicit_bench.errors import InputError
 from implicit_bench.params import SubsetParams
-from implicit_bench.tables import RETRIEVAL_PATH
+from implicit_bench.protocol.tables import RETRIEVAL_PATH
 
 UNIT_FIELDS = ("unit_id", "head", "relation", "stereotype", "anti_stereotype", "prompt_neutral")
 # The UNITS columns the debiasing stages read (``tables.UNITS.read(path, require=KG_COLUMNS)``):

@@ -8,8 +8,8 @@ from typing import Annotated, Protocol
 from pydantic import Field, field_validator
 
 from implicit_bench.params import StrictModel
+from implicit_bench.protocol.tables import WORLD_DIR
 from implicit_bench.runtime.registry import registered_name
-from implicit_bench.tables import WORLD_DIR
 
 NO_FACE = "no face"
 ABSTAINED = "abstained"  # the classifier's confidence is below FaceConfig.tau (HoloFair 3.3)

@@ -24,7 +24,7 @@ from implicit_bench._util.hashing import derive_seed
 from implicit_bench.errors import InputError
 from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
 from implicit_bench.params import PositiveInt
-from implicit_bench.tables import WORLD_DIR
+from implicit_bench.protocol.tables import WORLD_DIR
 from implicit_bench.world.model import World, fingerprint, load_world, sim_name, unit_direction
 from implicit_bench.world.params import CLASSES
 from implicit_bench.world.picture import Shown, draw

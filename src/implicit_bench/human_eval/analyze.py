@@ -33,8 +33,8 @@ from implicit_bench.human_eval.stats import (
 )
 from implicit_bench.protocol.estimate import estimate_json
 from implicit_bench.protocol.schema import VARIANTS
+from implicit_bench.protocol.tables.judgements import read_judgements
 from implicit_bench.runtime.provenance import provenance
-from implicit_bench.tables.judgements import read_judgements
 
 RATING_ITEMS = ("rating_1", "rating_2", "rating_3")
 

@@ -34,7 +34,7 @@ from implicit_bench.human_eval.bundle import (
 from implicit_bench.protocol.judge_tasks import load_task, task_fields
 from implicit_bench.protocol.prompt_fields import unit_fields
 from implicit_bench.protocol.schema import ORDERS
-from implicit_bench.tables import CALIBRATION, UNITS
+from implicit_bench.protocol.tables import CALIBRATION, UNITS
 
 KIND = "calibration"
 KEY = ("config", "unit_id", "variant", "seed")

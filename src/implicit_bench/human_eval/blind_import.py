@@ -31,7 +31,7 @@ from implicit_bench.human_eval.blind_bundle import KEY, KIND
 from implicit_bench.human_eval.blind_form import BLIND_ANSWER_COLUMNS, CHOICES
 from implicit_bench.human_eval.manifest_schema import check_calibration_manifest
 from implicit_bench.human_eval.rater_agreement import rater_agreement
-from implicit_bench.tables import CALIBRATION
+from implicit_bench.protocol.tables import CALIBRATION
 
 ANSWER_FRAME = ["bundle_id", "rater", "item", *KEY, "image_sha256", "choice", "label"]
 

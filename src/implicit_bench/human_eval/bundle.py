@@ -33,7 +33,7 @@ from implicit_bench.human_eval.form import (
 from implicit_bench.images import ImageStore, published_stores, read_index
 from implicit_bench.params import NonNegInt, PositiveInt, Seed, StrictModel
 from implicit_bench.protocol.schema import VARIANTS
-from implicit_bench.tables import (
+from implicit_bench.protocol.tables import (
     IMAGES_DIR,
     JUDGEMENTS_DIR,
     SELECTED_UNITS,

@@ -171,7 +171,7 @@ def _import_calibration(
         import_calibration,
         load_calibration_manifests,
     )
-    from implicit_bench.tables import CALIBRATION
+    from implicit_bench.protocol.tables import CALIBRATION
 
     if mixed:
         raise click.UsageError("import rating bundles and calibration bundles separately")

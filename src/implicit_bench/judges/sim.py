@@ -23,7 +23,7 @@ import numpy as np
 from implicit_bench._util.hashing import derive_seed
 from implicit_bench.judges.base import JudgeBackend, JudgeParams, JudgeRequest
 from implicit_bench.protocol.judge_tasks import TaskSpec, task_registry
-from implicit_bench.tables import WORLD_DIR
+from implicit_bench.protocol.tables import WORLD_DIR
 from implicit_bench.world.measure import confusion
 from implicit_bench.world.model import load_world, sim_name
 from implicit_bench.world.params import SimJudgeWorld

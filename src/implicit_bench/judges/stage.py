@@ -51,6 +51,8 @@ from implicit_bench.protocol.judge_tasks import (
 )
 from implicit_bench.protocol.prompt_fields import unit_fields
 from implicit_bench.protocol.schema import JUDGEMENT_COLUMNS, JUDGEMENT_EXTRA_COLUMNS
+from implicit_bench.protocol.tables import IMAGES_DIR, JUDGEMENTS_PATH, UNITS, UNITS_PATH
+from implicit_bench.protocol.tables.judgements import write_judgements
 from implicit_bench.runtime.cache import CacheLookup, DiskCache, model_key
 from implicit_bench.runtime.failures import (
     DEFAULT_MAX_FAILURE_RATE,
@@ -58,8 +60,6 @@ from implicit_bench.runtime.failures import (
     check_failure_rate,
 )
 from implicit_bench.runtime.provenance import provenance
-from implicit_bench.tables import IMAGES_DIR, JUDGEMENTS_PATH, UNITS, UNITS_PATH
-from implicit_bench.tables.judgements import write_judgements
 
 OUTPUT_COLUMNS: tuple[str, ...] = (*JUDGEMENT_COLUMNS, *JUDGEMENT_EXTRA_COLUMNS)
 

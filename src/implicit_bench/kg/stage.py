@@ -17,8 +17,8 @@ from implicit_bench.kg.table import units_frame
 from implicit_bench.llm import InvalidCounter, llm_entry
 from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
 from implicit_bench.protocol.records import SourcePair
+from implicit_bench.protocol.tables import PAIRS
 from implicit_bench.runtime.provenance import provenance
-from implicit_bench.tables import PAIRS
 
 
 class KGParams(StrictModel):

@@ -261,13 +261,14 @@ def check_refs(
 
 # Every params key that names a catalogue entry ("*" matches any key). A stage checks the
 # names it uses when it runs; check_references checks them all at once (``implicit-bench
-# profile`` and ``plan``, and tests/test_catalogues.py for the shipped params and profiles).
+# profile`` and ``plan``, and tests/unit/params/test_catalogues.py for the shipped params and
+# profiles).
 # select / evaluate name image stores and judges of the JUDGEMENTS tables (also without a
 # catalogue, in `implicit-bench analyze`): at run time the analysis checks them against the
 # data; here against the catalogues. The CLIP blind judge (``clip.judge``) counts as a judge.
 # (Not listed: the negation stage's optional presence judge, checked against its judgements; a
 # constant here naming that section would make every stage seem to read prompts/negation.txt
-# to tests/dvc_deps.py, which matches prompt stems against the closure's string constants.)
+# to tests/helpers/dvc_deps.py, which matches prompt stems against the closure's string constants.)
 REFERENCES: tuple[tuple[str, str], ...] = (
     ("kg.llm", "llms"),
     ("triplets.llm", "llms"),

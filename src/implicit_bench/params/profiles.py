@@ -211,7 +211,7 @@ DEFAULT_HEADER = (
     "sets (the catalogues whole), so that\n"
     "# `implicit-bench profile NAME` always starts from the default. Written by\n"
     "# `implicit-bench profile --save-default` from "
-    "params.yaml; tests/test_profiles.py checks it.\n"
+    "params.yaml; tests/unit/params/test_profiles.py checks it.\n"
 )
 
 
@@ -385,7 +385,7 @@ def write_profile(
 def _dvc_form(body: str, target: Path, name: str) -> bytes:
     """``body`` re-dumped through DVC's own ``-S`` writer (``dvc.utils.hydra.apply_overrides``,
     setting ``base.profile`` to its value), so params.yaml stays in the form ``dvc exp run -S``
-    writes and an experiment changes only the lines it sets (tests/test_params_form.py).
+    writes and an experiment changes only the lines it sets (tests/project/test_params_form.py).
 
     DVC's writer rewrites its file in place, so it works on a copy in a private temporary
     folder next to ``target``; the caller then replaces ``target`` once, atomically: a kill at

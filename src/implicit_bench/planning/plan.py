@@ -25,7 +25,7 @@ import pandas as pd
 
 from implicit_bench.params import SubsetParams, check_references, load_params, section
 from implicit_bench.protocol.schema import VARIANTS
-from implicit_bench.tables import (
+from implicit_bench.protocol.tables import (
     DEBIAS_IMAGES_DIR,
     DEBIAS_JUDGEMENTS_DIR,
     IMAGES_DIR,
@@ -754,8 +754,8 @@ def _bench_cached(
     from implicit_bench.bench.stage import bench_render_params
     from implicit_bench.generators import settings_hash
     from implicit_bench.images import ImageStore
+    from implicit_bench.protocol.tables import BENCH_IMAGES_DIR
     from implicit_bench.render.stage import done_keys, plan_items, unit_columns
-    from implicit_bench.tables import BENCH_IMAGES_DIR
 
     store_dir = root / BENCH_IMAGES_DIR / name
     if not (store_dir / "journal.jsonl").exists():
@@ -1030,7 +1030,7 @@ def _triplets_lookup(params: dict[str, Any], root: Path) -> StagePlan | None:
     """One triplet per KG unit, the stage's own requests looked up in the LLM cache (None: the
     KG units or pairs table is not built yet, or the LLM does not resolve here)."""
     from implicit_bench.kg.table import units_from_frame
-    from implicit_bench.tables import KG_UNITS, KG_UNITS_PATH, PAIRS
+    from implicit_bench.protocol.tables import KG_UNITS, KG_UNITS_PATH, PAIRS
     from implicit_bench.triplets.llm_writer import TripletAnswer, messages_for
     from implicit_bench.triplets.stage import PAIR_COLUMNS_USED, TripletsParams, writer_params
 
@@ -1101,7 +1101,7 @@ def build_plan(
     ``assume``: unit counts before construction ran (``candidates``, ``selected``)."""
     from implicit_bench.bench.params import BenchParams
     from implicit_bench.debias.units import KG_COLUMNS
-    from implicit_bench.tables import SELECTED_UNITS_PATH
+    from implicit_bench.protocol.tables import SELECTED_UNITS_PATH
 
     root = Path(root)
     bench_mode = _benchmark(params)

@@ -27,7 +27,7 @@ import click
 from implicit_bench._util.files import atomic_write_text
 from implicit_bench.analysis.looks import parse_counts
 from implicit_bench.errors import ConfigError
-from implicit_bench.tables import TRIPLETS_PATH
+from implicit_bench.protocol.tables import TRIPLETS_PATH
 
 STATE_DIR = Path("logs")
 

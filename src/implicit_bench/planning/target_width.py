@@ -17,7 +17,7 @@ import pandas as pd
 
 from implicit_bench.analysis.design import HEADLINE, Components, components, design, image_values
 from implicit_bench.errors import ConfigError
-from implicit_bench.tables import JUDGEMENTS_PATH, UNITS_PATH
+from implicit_bench.protocol.tables import JUDGEMENTS_PATH, UNITS_PATH
 
 TABLE_SUFFIXES = (".csv", ".parquet")
 # read as the analysis reads by default (EvaluateParams): bad rows rejected, duplicates dropped

@@ -1,6 +1,6 @@
 """The protocol's constants: variants, bias types, judge tasks, blind option orders and labels,
 and the column names of the tables that flow between stages (their paths, dtypes and
-validation: ``implicit_bench.tables``).
+validation: ``implicit_bench.protocol.tables``).
 
 The units and judgements tables are also the "bring your own judgements" formats of
 ``implicit-bench analyze`` (see docs/byo-judgements.md). Every module reads these constants

@@ -697,7 +697,7 @@ def expected_composites(
     from implicit_bench.debias.steering import Encoding, direction, steer
     from implicit_bench.debias.units import KG_COLUMNS, subset_units
     from implicit_bench.generators import create_generator
-    from implicit_bench.tables import LLM_PAIRS, RETRIEVAL, REWRITES, UNITS
+    from implicit_bench.protocol.tables import LLM_PAIRS, RETRIEVAL, REWRITES, UNITS
     from implicit_bench.world.sampling import tilt
     from implicit_bench.world.truth import variant_matrix
 

@@ -191,7 +191,7 @@ def write_benchmark_units(
     import json
 
     from implicit_bench._util.files import atomic_write_text
-    from implicit_bench.tables import UNITS
+    from implicit_bench.protocol.tables import UNITS
 
     bench = benchmark_units(path)
     out = Path(out)

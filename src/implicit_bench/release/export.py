@@ -22,7 +22,13 @@ import yaml
 
 from implicit_bench._util.dirswap import check_owned, staged_dir
 from implicit_bench.errors import InputError
-from implicit_bench.tables import KG_UNITS, KG_UNITS_PATH, TRIPLETS, TRIPLETS_PATH, UNITS_PATH
+from implicit_bench.protocol.tables import (
+    KG_UNITS,
+    KG_UNITS_PATH,
+    TRIPLETS,
+    TRIPLETS_PATH,
+    UNITS_PATH,
+)
 
 CONFIGS = ("triplets", "units")
 LIST_COLUMNS = (

@@ -16,9 +16,7 @@ from implicit_bench.errors import InputError
 from implicit_bench.images import ImageStore, read_index
 from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
 from implicit_bench.protocol.schema import VARIANTS
-from implicit_bench.report.checked import check_human_eval, check_leaderboard
-from implicit_bench.runtime.provenance import RANDOM_INIT_WARNING, is_random_init
-from implicit_bench.tables import (
+from implicit_bench.protocol.tables import (
     DEBIAS_IMAGES_DIR,
     DEBIAS_JUDGEMENTS_DIR,
     IMAGES_DIR,
@@ -28,7 +26,9 @@ from implicit_bench.tables import (
     UNITS,
     UNITS_PATH,
 )
-from implicit_bench.tables.judgements import read_judgements
+from implicit_bench.protocol.tables.judgements import read_judgements
+from implicit_bench.report.checked import check_human_eval, check_leaderboard
+from implicit_bench.runtime.provenance import RANDOM_INIT_WARNING, is_random_init
 
 # Order of the metrics files on the summary page (others follow alphabetically).
 METRICS_ORDER = (

@@ -28,7 +28,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from implicit_bench.params import PositiveInt, StrictModel
-from implicit_bench.tables import PAIRS, PAIRS_PATH
+from implicit_bench.protocol.tables import PAIRS, PAIRS_PATH
 
 DIRECT_COLUMNS: tuple[str, ...] = (
     "prompt_direct_neutral",

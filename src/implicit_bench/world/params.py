@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from implicit_bench.params import StrictModel
-from implicit_bench.tables import WORLD_DIR
+from implicit_bench.protocol.tables import WORLD_DIR
 
 CLASSES: tuple[str, ...] = ("s", "a", "neither")
 
