@@ -78,6 +78,13 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     }
 
 
+def has_work(tables: Any, params: dict[str, Any]) -> bool:
+    """Whether ``analyze_extension`` computes anything: the validated judgements or the
+    secondary-order rows hold blind rows (``analyze.extensions.WORK_CHECKS``)."""
+    frames = [tables.judgements, getattr(tables, "secondary", None)]
+    return any(f is not None and len(f) and (f["task"] == "blind").any() for f in frames)
+
+
 def validated_judgements(tables: Any) -> pd.DataFrame:
     """The analysis's validated judgements plus its validated secondary-order blind rows, with
     plain (not categorical) columns, as the audits read a JUDGEMENTS table."""

@@ -29,6 +29,14 @@ def applies(judgements: pd.DataFrame, unmodified: str) -> bool:
     return not rows.empty
 
 
+def has_work(tables: Any, params: dict[str, Any]) -> bool:
+    """Whether ``analyze_extension`` scores anything: the judgements hold rubric or alignment
+    rows of the unmodified configuration (``analyze.extensions.WORK_CHECKS``)."""
+    debias = (params or {}).get("debias") or {}
+    scoring = section({"scoring": debias.get("scoring") or {}}, "scoring", ScoringParams)
+    return applies(tables.judgements, scoring.unmodified)
+
+
 def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dict[str, Any] | None:
     """The ``implicit-bench analyze`` extension (``analyze.extensions.EXTENSIONS["debias"]``):
     scores the validated judgements; ``params["debias"]["scoring"]`` names the unmodified

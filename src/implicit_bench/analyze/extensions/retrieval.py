@@ -22,6 +22,11 @@ def retrieval_path(params: dict[str, Any]) -> str | None:
     return (((params or {}).get("debias") or {}).get("scoring") or {}).get("retrieval")
 
 
+def has_work(tables: Any, params: dict[str, Any]) -> bool:
+    """Whether ``analyze_extension`` writes anything: params name a retrieval table."""
+    return bool(retrieval_path(params))
+
+
 def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dict[str, Any] | None:
     """Write ``out_dir/metrics/retrieval.json``; None when no retrieval table is named."""
     path = retrieval_path(params)
