@@ -34,7 +34,7 @@ TOOLS: dict[str, str] = {
     # hidden; old name of `recovery`
     "simulate": "implicit_bench.recovery.cli:simulate_alias",
     "plan": "implicit_bench.planning.plan:plan_command",
-    "agreement": "implicit_bench.analysis.pair_agreement:agreement_command",
+    "agreement": "implicit_bench.cli.agreement:agreement_command",
     "diff": "implicit_bench.compare.cli:diff_command",
     "exps": "implicit_bench.compare.cli:exps_command",
     "report": "implicit_bench.report.cli:report_command",

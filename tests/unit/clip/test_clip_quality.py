@@ -11,8 +11,9 @@ import pytest
 from PIL import Image
 
 from implicit_bench.clip import ClipConfig
+from implicit_bench.clip.params import ClipParams
 from implicit_bench.clip.quality import backbone_comparison, clip_score_summary, clip_scores
-from implicit_bench.clip.stage import ClipParams, run_clip
+from implicit_bench.clip.stage import run_clip
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore
 from implicit_bench.tiny.stage import build
 

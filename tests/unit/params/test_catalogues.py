@@ -223,8 +223,8 @@ def test_a_dangling_reference_is_one_line_naming_the_key(tmp_path, monkeypatch):
 
 
 def test_old_layouts_are_rejected_with_the_new_place():
-    from implicit_bench.judges.stage import JudgeStageParams
-    from implicit_bench.render.stage import RenderParams
+    from implicit_bench.judges.params import JudgeStageParams
+    from implicit_bench.render.params import RenderParams
 
     with pytest.raises(
         ConfigError, match=r"render.configs moved to the top-level 'generators' catalogue"
@@ -260,7 +260,7 @@ def test_old_layouts_are_rejected_with_the_new_place():
 def test_top_level_primary_order_reaches_every_analysis_section() -> None:
     """One `primary_order` for select, evaluate and the audits; a section's own key wins."""
     from implicit_bench.analysis.params import EvaluateParams, SelectParams
-    from implicit_bench.audits.stage import DiversityParams, JudgeAuditParams, NegationParams
+    from implicit_bench.audits.params import DiversityParams, JudgeAuditParams, NegationParams
     from implicit_bench.params import section
 
     shared = {"bootstrap": "bootstrap", "primary_order": "primary_order"}
