@@ -28,9 +28,9 @@ import click
 from ruamel.yaml.comments import CommentedMap
 
 from implicit_bench._util.files import atomic_write_text
+from implicit_bench.cli.options import FiniteFloat, SeedList
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import SubsetParams, check_name, section
-from implicit_bench.params.cli_options import FiniteFloat, SeedList
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.protocol.tables import (
     ALL_IMAGE_INDEX_GLOB,
@@ -474,7 +474,7 @@ def run_command(
     from implicit_bench._util.redact import url
     from implicit_bench._util.yamlsafe import load_yaml
     from implicit_bench.cli.check import images_still_to_render
-    from implicit_bench.cli.params_check import validate_params
+    from implicit_bench.cli.options import parse_assume
     from implicit_bench.params.profiles import (
         compose,
         deep_merge,
@@ -482,9 +482,10 @@ def run_command(
         round_trip_yaml,
         write_profile,
     )
-    from implicit_bench.planning.plan import build_plan, format_plan, parse_assume
+    from implicit_bench.planning.plan import build_plan, format_plan
     from implicit_bench.preflight.backends import load_registries
     from implicit_bench.preflight.checks import preflight
+    from implicit_bench.preflight.params_check import validate_params
 
     overlay_name = f"run-{exp_name}" if exp_name else "run"
     if exp_name is not None:

@@ -158,7 +158,7 @@ def _analyze_inputs(tmp_path):
 
 
 def test_analyze_rerun_leaves_no_file_of_the_previous_run(tmp_path, monkeypatch):
-    from implicit_bench.analyze.cli import run_analyze
+    from implicit_bench.analyze.core import run_analyze
 
     monkeypatch.setenv("IMPLICIT_BENCH_ANALYZE_JOBS", "1")
     u, both, blind = _analyze_inputs(tmp_path)
@@ -196,7 +196,7 @@ def test_analyze_killed_part_way_leaves_the_previous_run(tmp_path, monkeypatch):
 
 
 def test_analyze_refuses_an_out_folder_with_other_files(tmp_path):
-    from implicit_bench.analyze.cli import run_analyze
+    from implicit_bench.analyze.core import run_analyze
 
     u, both, _ = _analyze_inputs(tmp_path)
     with pytest.raises(InputError, match="holds files it did not write"):

@@ -276,7 +276,7 @@ def test_implicit_bench_analyze_writes_debias_json(tmp_path):
     from click.testing import CliRunner
 
     from implicit_bench._util.files import read_json
-    from implicit_bench.analyze.cli import analyze
+    from implicit_bench.cli.analyze import analyze
 
     units = pd.DataFrame(
         [

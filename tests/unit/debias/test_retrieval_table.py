@@ -87,7 +87,7 @@ def test_read_retrieval_rejects_bad_rows(tmp_path):
 def test_analyze_writes_retrieval_figures(tmp_path):
     from click.testing import CliRunner
 
-    from implicit_bench.analyze.cli import analyze
+    from implicit_bench.cli.analyze import analyze
 
     units = tmp_path / "units.csv"
     units.write_text(

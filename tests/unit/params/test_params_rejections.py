@@ -79,7 +79,7 @@ def test_evaluate_seed_absent_from_the_judgements_is_an_error(tmp_path, monkeypa
 
     import pandas as pd
 
-    from implicit_bench.analyze.cli import run_analyze
+    from implicit_bench.analyze.core import run_analyze
     from tests.helpers.analysis_fixtures import BLIND_TYPES, blind_judgements, units
 
     monkeypatch.setenv("IMPLICIT_BENCH_ANALYZE_JOBS", "1")

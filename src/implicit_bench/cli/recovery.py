@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
+from implicit_bench.cli.options import FiniteFloat
 from implicit_bench.params import BOOTSTRAP_N_MAX, SEEDS_MAX, load_params, section
-from implicit_bench.params.cli_options import FiniteFloat
 from implicit_bench.recovery.power import calibration_table, plot, power_table
 from implicit_bench.world.params import WorldParams
 
