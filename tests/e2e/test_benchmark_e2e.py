@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from implicit_bench.analyze.core import run_analyze
 from implicit_bench.bench.stage import run_bench_judge, run_bench_render
 from implicit_bench.cli.report import report_command
-from implicit_bench.cli.run import generator_entry, judge_entry
+from implicit_bench.planning.overlay import generator_entry, judge_entry
 from implicit_bench.release.benchmark import write_benchmark_units
 from implicit_bench.release.beside import DIFFERENT_JUDGE, RELEASE, THIS_RUN
 from implicit_bench.release.judge_notice import judge_notice

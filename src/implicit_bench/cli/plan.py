@@ -9,11 +9,12 @@ from pathlib import Path
 
 import click
 
+from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.cli.options import parse_assume
 from implicit_bench.planning.plan import build_plan, format_plan, plan_params, recost, totals
 
 
-@click.command("plan")
+@click.command("plan", cls=FriendlyCommand)  # a ConfigError: one line, as click's own
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option(
     "--profile",

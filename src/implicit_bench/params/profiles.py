@@ -168,7 +168,7 @@ def apply_profile(
     return compose(name, params_path, profiles_dir)
 
 
-# The keys an `implicit-bench run` overlay sets (cli.run.build_overlay) besides catalogue
+# The keys an `implicit-bench run` overlay sets (planning.overlay.build_overlay) besides catalogue
 # entries: recorded in profiles/default.yaml even before any overlay exists.
 OVERLAY_KEYS: dict[str, set[str]] = {
     "subset": {"max_units", "order", "seed"},

@@ -1387,6 +1387,12 @@ def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[st
     return measured
 
 
+def images_still_to_render(params: dict[str, Any], root: str | Path = ".") -> dict[str, int]:
+    """generators name -> images the plan renders that are not stored yet (from ``plan``)."""
+    plans, _ = build_plan(params, root)
+    return {p.stage.split(" ", 1)[1]: p.model_calls for p in plans if p.stage.startswith("render ")}
+
+
 def plan_params(
     params_path: str, profile: str | None = None, benchmark_path: str | None = None
 ) -> dict[str, Any]:
@@ -1416,4 +1422,11 @@ def recost(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[str, 
     return measured
 
 
-__all__ = ["StagePlan", "build_plan", "format_plan", "plan_params", "plan_units"]
+__all__ = [
+    "StagePlan",
+    "build_plan",
+    "format_plan",
+    "images_still_to_render",
+    "plan_params",
+    "plan_units",
+]
