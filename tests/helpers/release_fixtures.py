@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from implicit_bench.kg.table import KG_UNIT_COLUMNS
+from implicit_bench.protocol.tables import KG_UNIT_COLUMNS
 
 PROMPTS = (
     "source,id,target,bias_type,bias_axis,head,relation,stereotype_tails,anti_stereotype_tails,"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from implicit_bench.protocol.schema import UNIT_COLUMNS
+from implicit_bench.protocol.tables import UNIT_COLUMNS
 
 UNITS = [
     ("u0", "gender", "nurse", "woman", "man"),

@@ -23,7 +23,7 @@ from implicit_bench.protocol.tables import IMAGE_INDEX, UNITS
 from implicit_bench.protocol.tables.judgements import check_judgements
 from implicit_bench.protocol.tables.spec import REJECT_COLUMNS
 
-IMAGE_COLUMNS = ["config", "unit_id", "variant", "seed", "status"]
+IMAGE_COLUMNS = list(IMAGE_INDEX.required)
 
 
 @dataclass

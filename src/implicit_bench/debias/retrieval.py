@@ -29,17 +29,7 @@ QUERY_TEMPLATE = (
     "Instruct: Given a description, retrieve the matching knowledge graph triple\nQuery: {prompt}"
 )
 
-RETRIEVAL_COLUMNS = (
-    "unit_id",
-    "retrieved_full",
-    "score_full",
-    "own_hit",
-    "own_rank",
-    "retrieved_removed",
-    "score_removed",
-    "same_head_removed",
-    "same_pair_removed",
-)
+RETRIEVAL_COLUMNS = RETRIEVAL.names
 
 
 class RetrievalTextParams(StrictModel):

@@ -24,28 +24,11 @@ from implicit_bench._util.yamlsafe import load_yaml_file
 from implicit_bench.debias.units import unit_for
 from implicit_bench.errors import InputError
 from implicit_bench.llm import InvalidCounter, LLMClient, Messages, chat_json_many
+from implicit_bench.protocol.tables import LLM_PAIR_COLUMNS, REWRITE_COLUMNS
 from implicit_bench.runtime.provenance import provenance
 
 # whether an answer came from the cache is run state: counted (run log), not a column
 PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts" / "debias"
-REWRITE_COLUMNS = (
-    "unit_id",
-    "info",
-    "source_unit_id",
-    "prompt",
-    "valid",
-    "error",
-    "raw",
-    "request_hash",
-)
-PAIR_COLUMNS = (
-    "unit_id",
-    "stereotype_prompt",
-    "anti_stereotype_prompt",
-    "valid",
-    "error",
-    "raw",
-)
 
 if TYPE_CHECKING:
     from implicit_bench.debias.params import DebiasParams
@@ -236,7 +219,7 @@ def run_pairs(
                 "raw": answer.raw,
             }
         )
-    return pd.DataFrame(rows, columns=list(PAIR_COLUMNS)), counter
+    return pd.DataFrame(rows, columns=list(LLM_PAIR_COLUMNS)), counter
 
 
 # ----- the rewrite stage --------------------------------------------------------------------------

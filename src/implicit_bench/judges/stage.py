@@ -50,8 +50,14 @@ from implicit_bench.protocol.judge_tasks import (
     task_registry,
 )
 from implicit_bench.protocol.prompt_fields import unit_fields
-from implicit_bench.protocol.schema import JUDGEMENT_COLUMNS, JUDGEMENT_EXTRA_COLUMNS
-from implicit_bench.protocol.tables import IMAGES_DIR, JUDGEMENTS_PATH, UNITS, UNITS_PATH
+from implicit_bench.protocol.tables import (
+    IMAGES_DIR,
+    JUDGEMENT_COLUMNS,
+    JUDGEMENT_EXTRA_COLUMNS,
+    JUDGEMENTS_PATH,
+    UNITS,
+    UNITS_PATH,
+)
 from implicit_bench.protocol.tables.judgements import write_judgements
 from implicit_bench.runtime.cache import CacheLookup, DiskCache, model_key
 from implicit_bench.runtime.failures import (

@@ -14,32 +14,13 @@ from pydantic import ValidationError
 
 from implicit_bench.errors import InputError
 from implicit_bench.protocol.records import KGUnit
+from implicit_bench.protocol.tables import KG_UNIT_COLUMNS, KG_UNITS
 
 LIST_FIELDS = (
     "stereotype_tails",
     "anti_stereotype_tails",
     "stereotype_evidence",
     "anti_stereotype_evidence",
-)
-KG_UNIT_COLUMNS = (
-    "unit_id",
-    "source_pair_id",
-    "source",
-    "bias_type",
-    "head",
-    "relation",
-    "stereotype",
-    "anti_stereotype",
-    "stereotype_tails",
-    "anti_stereotype_tails",
-    "axis",
-    "target",
-    "construction_mode",
-    "shared_frame",
-    "frame_sensitive",
-    "stereotype_evidence",
-    "anti_stereotype_evidence",
-    "extractor",
 )
 
 
@@ -57,11 +38,7 @@ def units_frame(units: list[KGUnit]) -> pd.DataFrame:
 
 def units_from_frame(frame: pd.DataFrame, path: str | Path = "kg_units") -> list[KGUnit]:
     """Validate a KG units table back into records; a bad row names file, row and field."""
-    missing = [
-        c
-        for c in ("unit_id", "head", "stereotype_tails", "anti_stereotype_tails")
-        if c not in frame.columns
-    ]
+    missing = [c for c in KG_UNITS.required if c not in frame.columns]
     if missing:
         raise InputError(path, None, missing[0], "missing column")
     fields = set(KGUnit.model_fields)

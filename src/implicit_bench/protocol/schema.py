@@ -59,42 +59,9 @@ DIAGNOSTIC_BIAS_TYPES: tuple[str, ...] = (
     "nationality",
 )
 
-# One row per source sentence pair (sources stage).
-PAIR_COLUMNS: tuple[str, ...] = (
-    "pair_id",
-    "source",
-    "split",
-    "bias_type",
-    "target",
-    "context",
-    "stereotype_sentence",
-    "anti_stereotype_sentence",
-)
 
-# One row per unit with its prompt triplet: the UNITS table of `implicit-bench analyze`.
-UNIT_COLUMNS: tuple[str, ...] = (
-    "unit_id",
-    "source",
-    "bias_type",
-    "head",
-    "relation",
-    "stereotype",
-    "anti_stereotype",
-    "prompt_neutral",
-    "prompt_stereotype",
-    "prompt_anti_stereotype",
-)
-
-# One row per judged image: the JUDGEMENTS table of `implicit-bench analyze`.
-JUDGEMENT_COLUMNS: tuple[str, ...] = (
-    "unit_id",
-    "variant",
-    "seed",
-    "config",
-    "judge",
-    "task",
-    "value",
-)
+# Table columns are not listed here: each table's are named once, in its spec
+# (protocol/tables: PAIR_COLUMNS, UNIT_COLUMNS, JUDGEMENT_COLUMNS, ... derive from the specs).
 # The judge tasks are not listed here: every task is one YAML file under prompts/judges/
 # (judge_tasks.task_names(), the registry; docs/architecture.md "Extending").
 # The stored blind value: the attribute chosen (s = stereotype,
@@ -108,17 +75,6 @@ CYCLIC_ORDERS: tuple[str, ...] = ("ans", "nsa", "san")
 CANDIDATE_LABELS: dict[str, str] = {"s": "s", "a": "a", "n": "neither"}
 # The key of a JUDGEMENTS row (a blind image asked under several orders adds ``order``).
 JUDGEMENT_KEY: tuple[str, ...] = ("unit_id", "variant", "seed", "config", "judge", "task")
-# Extra columns the pipeline's judge stage records next to the JUDGEMENT_COLUMNS.
-JUDGEMENT_EXTRA_COLUMNS: tuple[str, ...] = (
-    "model",
-    "prompt_hash",
-    "image_sha256",
-    "raw",
-    "valid",
-    "error",
-    "order",
-    "judge_identity",  # JSON: model, prompt template hash, decoding, image handling
-)
 
 
 def blind_order(unit_id: str, seed: int, variant: str) -> str:

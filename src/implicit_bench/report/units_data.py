@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.protocol.schema import DIAGNOSTIC_BIAS_TYPES, UNIT_COLUMNS, VARIANTS
+from implicit_bench.protocol.schema import DIAGNOSTIC_BIAS_TYPES, VARIANTS
+from implicit_bench.protocol.tables import UNIT_COLUMNS
 from implicit_bench.report.inputs import ReportInputs, ReportParams
 
 SHORT_VARIANT = {"neutral": "n", "stereotype": "s", "anti_stereotype": "a"}

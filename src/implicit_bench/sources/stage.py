@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from implicit_bench.errors import InputError
 from implicit_bench.params import StrictModel
 from implicit_bench.protocol.records import SourcePair
-from implicit_bench.protocol.schema import PAIR_COLUMNS
+from implicit_bench.protocol.tables import PAIR_COLUMNS, PAIR_REJECTS
 
 
 class SourcesParams(StrictModel):
@@ -195,9 +195,7 @@ def build_pairs(params: SourcesParams) -> tuple[pd.DataFrame, pd.DataFrame]:
     if duplicates:
         raise InputError(params.stereoset, None, "pair_id", f"duplicate pair ids: {duplicates[:5]}")
     frame = pd.DataFrame([p.model_dump() for p in pairs], columns=list(PAIR_COLUMNS))
-    reject_frame = pd.DataFrame(
-        [r.as_dict() for r in rejects], columns=["file", "row", "field", "reason", "raw"]
-    )
+    reject_frame = pd.DataFrame([r.as_dict() for r in rejects], columns=list(PAIR_REJECTS.names))
     return frame, reject_frame
 
 

@@ -12,7 +12,7 @@ from implicit_bench.kg.table import units_frame, units_from_frame  # noqa: F401 
 from implicit_bench.llm import InvalidCounter, llm_entry
 from implicit_bench.params import PositiveInt, StrictModel, SubsetParams
 from implicit_bench.protocol.records import KGUnit
-from implicit_bench.protocol.schema import UNIT_COLUMNS
+from implicit_bench.protocol.tables import UNIT_COLUMNS
 from implicit_bench.runtime.provenance import provenance
 from implicit_bench.triplets import TRIPLET_WRITERS, VARIANT_HOOKS
 from implicit_bench.triplets.checks import CHECK_COLUMNS, check_triplet

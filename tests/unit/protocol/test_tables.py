@@ -325,3 +325,30 @@ def test_one_boolean_vocabulary_for_tables_stored_answers_and_debias_scoring():
                 _parse_aligned(word, "j.parquet", 1)
         else:
             assert _parse_aligned(word, "j.parquet", 1) == float(want)
+
+
+def test_each_tables_columns_are_spelled_once_in_its_spec():
+    """Column lists derive from the specs (issue 36): no module under src/ spells a spec's
+    columns (all, required or optional; three or more) as its own tuple or list literal."""
+    import ast
+
+    from implicit_bench.protocol import tables
+
+    lists = set()
+    for spec in tables.TABLES.values():
+        for names in (spec.names, spec.required, spec.optional):
+            if len(names) >= 3:
+                lists.add(tuple(names))
+    copies = []
+    for path in sorted((REPO_ROOT / "src" / "implicit_bench").rglob("*.py")):
+        if "protocol/tables" in path.as_posix():
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            literal = isinstance(node, (ast.Tuple, ast.List)) and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts
+            )
+            if literal and tuple(e.value for e in node.elts) in lists:
+                copies.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno}")
+    assert copies == []
+    assert tables.UNITS.required == tables.UNIT_COLUMNS
+    assert tables.JUDGEMENTS.names == tables.JUDGEMENT_COLUMNS + tables.JUDGEMENT_EXTRA_COLUMNS

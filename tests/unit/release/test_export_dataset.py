@@ -7,7 +7,7 @@ import yaml
 from click.testing import CliRunner
 
 from implicit_bench.cli.main import main
-from implicit_bench.protocol.schema import UNIT_COLUMNS
+from implicit_bench.protocol.tables import UNIT_COLUMNS
 from tests.helpers.release_fixtures import export_frames
 
 datasets = pytest.importorskip("datasets")

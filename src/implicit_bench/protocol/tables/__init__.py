@@ -137,8 +137,18 @@ KG_UNITS = TableSpec(
         _opt("bias_type", "text"),
         _id("head"),
         _opt("relation"),
+        _opt("stereotype"),
+        _opt("anti_stereotype"),
         Column("stereotype_tails", "any"),
         Column("anti_stereotype_tails", "any"),
+        _opt("axis"),
+        _opt("target"),
+        _opt("construction_mode"),
+        _opt("shared_frame"),
+        _opt("frame_sensitive"),
+        _opt("stereotype_evidence"),
+        _opt("anti_stereotype_evidence"),
+        _opt("extractor"),
     ),
     key=("unit_id",),
     doc="one row per KG unit; list fields as JSON lists (kg stage; records.KGUnit)",
@@ -377,6 +387,22 @@ CALIBRATION = TableSpec(
     doc="judge-error calibration set: image key -> reference label (s, a, neither) and its source "
     "(implicit-bench calibration sample / label; evaluate; docs/correction.md)",
 )
+
+
+# ----- column lists: every table's columns are named once, in its spec above -----------------
+#: one row per source sentence pair (sources stage)
+PAIR_COLUMNS: tuple[str, ...] = PAIRS.names
+#: the core UNITS columns (`implicit-bench analyze`'s units); the optional prompt columns follow
+UNIT_COLUMNS: tuple[str, ...] = UNITS.required
+#: the kg stage's table, in its written order (list fields as JSON lists)
+KG_UNIT_COLUMNS: tuple[str, ...] = KG_UNITS.names
+#: a JUDGEMENTS row as `implicit-bench analyze` needs it
+JUDGEMENT_COLUMNS: tuple[str, ...] = JUDGEMENTS.required
+#: what the judge stage records next to them (order: a cyclic or both-orders blind question)
+JUDGEMENT_EXTRA_COLUMNS: tuple[str, ...] = JUDGEMENTS.optional
+#: the rewrite stage's rewrites and LLM sentence pairs
+REWRITE_COLUMNS: tuple[str, ...] = REWRITES.names
+LLM_PAIR_COLUMNS: tuple[str, ...] = LLM_PAIRS.names
 
 TABLES: dict[str, TableSpec] = {
     spec.name: spec

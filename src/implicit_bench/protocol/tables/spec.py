@@ -336,8 +336,17 @@ class TableSpec:
     doc: str = ""
 
     @property
+    def names(self) -> tuple[str, ...]:
+        """Every column, in the spec's order (the order a stage writes them in)."""
+        return tuple(c.name for c in self.columns)
+
+    @property
     def required(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns if c.required)
+
+    @property
+    def optional(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns if not c.required)
 
     # ----- reading --------------------------------------------------------------------------
     def read(
