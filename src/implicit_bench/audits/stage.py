@@ -34,7 +34,7 @@ from implicit_bench.audits.order import (
     unanimity_gate,
 )
 from implicit_bench.audits.scene_check import SceneCheckParams, scene_check
-from implicit_bench.faces import FaceConfig
+from implicit_bench.faces import FaceParams
 from implicit_bench.params import BootstrapParams, StrictModel
 from implicit_bench.protocol.judge_families import blind_family_check, blind_models_from_judgements
 from implicit_bench.protocol.schema import CYCLIC_ORDERS
@@ -344,9 +344,9 @@ def negation_report(
     return nan_to_none(report), plot.rename(columns={"group": "strength"})
 
 
-class FaceParams(StrictModel):
+class FaceAuditParams(StrictModel):
     enabled: bool = True
-    judge: FaceConfig = FaceConfig()
+    judge: FaceParams = FaceParams()
     bias_types: list[str] = ["gender", "age"]
     variant: str = "neutral"
     image_stores: list[str] = []  # data/images/<config>; empty: every store under images_root
@@ -365,7 +365,7 @@ class DiversityParams(StrictModel):
         MIN_SCENE_IMAGES  # CA_q / MGBI need this many images per scene (HoloFair: 20)
     )
     bootstrap: BootstrapParams = BootstrapParams()
-    faces: FaceParams = FaceParams()
+    faces: FaceAuditParams = FaceAuditParams()
     scene_check: SceneCheckParams = SceneCheckParams()  # App. C.1 (audits/scene_check.py)
 
 
@@ -425,7 +425,7 @@ def diversity_metrics(
     }
 
 
-def face_diversity(units: pd.DataFrame, params: FaceParams) -> dict[str, Any]:
+def face_diversity(units: pd.DataFrame, params: FaceAuditParams) -> dict[str, Any]:
     """Gender and age distributions (face judge) of the neutral images of gender and age units."""
     from implicit_bench.faces import create
     from implicit_bench.faces.attributes import face_attributes, face_report, judge_images

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.clip import ClipConfig, create
+from implicit_bench.clip import ClipParams, create
 from implicit_bench.clip.embeddings import CachedEmbedder
 from implicit_bench.clip.quality import backbone_comparison, clip_score_summary, clip_scores
 from implicit_bench.clip.scores import (
@@ -23,8 +23,8 @@ from implicit_bench.protocol.tables import IMAGES_DIR
 from implicit_bench.runtime.cache import DiskCache
 
 
-class ClipParams(StrictModel):
-    model: ClipConfig = ClipConfig()
+class ClipStageParams(StrictModel):
+    model: ClipParams = ClipParams()
     judge: str = "clip"
     text_template: str = "a photo of {attribute}"
     margin: float = 0.0
@@ -36,11 +36,11 @@ class ClipParams(StrictModel):
     # CLIP-Score (HoloFair E.1): cos(image, its own prompt) per config and variant
     clip_score: bool = True
     # second CLIP models set beside `model` (When the Judge Acts T15: ViT-B/32 vs L/14):
-    # name -> ClipConfig; their leans and blind labels are compared, never written as judgements
-    compare_models: dict[str, ClipConfig] = {}
+    # name -> ClipParams; their leans and blind labels are compared, never written as judgements
+    compare_models: dict[str, ClipParams] = {}
 
 
-def store_dirs(params: ClipParams) -> list[Path]:
+def store_dirs(params: ClipStageParams) -> list[Path]:
     if params.image_stores:
         return [Path(p) for p in params.image_stores]
     return published_stores(params.images_root)
@@ -50,7 +50,7 @@ def store_dirs(params: ClipParams) -> list[Path]:
 UNIT_COLUMNS_USED = ("unit_id", "stereotype", "anti_stereotype")
 
 
-def run_clip(params: ClipParams, units: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+def run_clip(params: ClipStageParams, units: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     """JUDGEMENTS rows (clip_lean + blind) and the metrics dict (without provenance)."""
     backend = create(params.model)
     embedder = CachedEmbedder(backend, DiskCache(params.cache))

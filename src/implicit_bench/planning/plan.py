@@ -456,12 +456,12 @@ def _clip_exact(
     params: dict[str, Any], units: PlanUnits, root: Path
 ) -> tuple[int, int, int] | None:
     from implicit_bench.clip import create
-    from implicit_bench.clip.stage import ClipParams
+    from implicit_bench.clip.stage import ClipStageParams
     from implicit_bench.images import published_stores, read_index
     from implicit_bench.runtime.cache import DiskCache, model_key
 
     try:
-        clip = section(params, "clip", ClipParams)
+        clip = section(params, "clip", ClipStageParams)
         identity = create(clip.model).identity()
         stores = [Path(p) for p in clip.image_stores] or published_stores(root / clip.images_root)
     except Exception:  # noqa: BLE001 - a backend not importable here

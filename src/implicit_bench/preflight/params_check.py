@@ -46,7 +46,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
     from implicit_bench.audits.construction_ablation import ConstructionAblationParams
     from implicit_bench.audits.stage import DiversityParams, JudgeAuditParams, NegationParams
     from implicit_bench.audits.study.stage import DiversityStudyParams
-    from implicit_bench.clip.stage import ClipParams
+    from implicit_bench.clip.stage import ClipStageParams
     from implicit_bench.debias.stage import DebiasParams
     from implicit_bench.human_eval.bundle import HumanEvalParams
     from implicit_bench.judges.stage import JudgeStageParams
@@ -74,7 +74,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
         ("render", RenderParams, {"attach": {"generators": "configs"}}),
         ("judge", JudgeStageParams, {"attach": {"judges": "judges"}}),
         ("debias", DebiasParams, {"inherit": {"bootstrap": "scoring.bootstrap"}}),
-        ("clip", ClipParams, {}),
+        ("clip", ClipStageParams, {}),
         ("judge_audit", JudgeAuditParams, {"inherit": ANALYSIS_INHERIT}),
         ("negation", NegationParams, {"inherit": ANALYSIS_INHERIT}),
         ("diversity", DiversityParams, {"inherit": ANALYSIS_INHERIT}),
