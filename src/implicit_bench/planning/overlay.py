@@ -22,7 +22,7 @@ from ruamel.yaml.comments import CommentedMap
 from implicit_bench._util.files import atomic_write_text
 from implicit_bench._util.yamlsafe import load_yaml
 from implicit_bench.errors import ConfigError
-from implicit_bench.params import SubsetParams, check_name, section
+from implicit_bench.params import SubsetParams, catalogue, check_name, section
 from implicit_bench.params.profiles import deep_merge, profile_chain, round_trip_yaml
 from implicit_bench.preflight.params_check import validate_params
 from implicit_bench.protocol.schema import VARIANTS
@@ -149,7 +149,7 @@ def build_overlay(
     overlay["extends"] = profile
     gen_names, new_gens = [], CommentedMap()
     for spec in generators:
-        name, block = generator_entry(spec, params.get("generators") or {}, device, gen_names)
+        name, block = generator_entry(spec, catalogue(params, "generators"), device, gen_names)
         gen_names.append(name)
         if block is not None:
             new_gens[name] = block
@@ -157,7 +157,7 @@ def build_overlay(
     judge_names, new_judges = [], CommentedMap()
     for spec in judges:
         name, block = judge_entry(
-            spec, params.get("judges") or {}, device, api_key_env, [*judge_names, clip_judge or ""]
+            spec, catalogue(params, "judges"), device, api_key_env, [*judge_names, clip_judge or ""]
         )
         judge_names.append(name)
         if block is not None:
@@ -226,7 +226,7 @@ def _bench_overlay(
     if units_file is not None:
         bench["units"] = units_file
     construction = (params.get("render") or {}).get("run")
-    construction = list(params.get("generators") or {}) if construction is None else construction
+    construction = list(catalogue(params, "generators")) if construction is None else construction
     stores: list[str] = []  # a generator construction renders gets a store of its own here
     for name in gen_names:
         stores.append(name if name not in construction else _fresh(f"{name}-bench", stores))

@@ -23,7 +23,13 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench.errors import ConfigError
-from implicit_bench.params import SubsetParams, check_references, load_params, section
+from implicit_bench.params import (
+    SubsetParams,
+    catalogue,
+    check_references,
+    load_params,
+    section,
+)
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.protocol.tables import (
     DEBIAS_IMAGES_DIR,
@@ -574,7 +580,7 @@ def _bench(
                 audit = min(bench.both_orders_units, n_selected) if orders == 1 else 0
                 share = audit / n_selected if n_selected else 0
                 n = n * orders + round(n * share)
-            names = judges if judges is not None else list(params.get("judges") or {})
+            names = judges if judges is not None else list(catalogue(params, "judges"))
             for judge in config_judges(select, config, names):
                 by_judge[judge] = by_judge.get(judge, 0) + n
         for judge, n in by_judge.items():
@@ -988,7 +994,7 @@ def _kg_plan(params: dict[str, Any], root: Path) -> StagePlan:
         pairs = read_pairs(pairs_path)
         pairs = pairs[:max_pairs] if max_pairs else pairs
         try:
-            block = kg_llm_block(section(params, "kg", KGParams), params.get("llms") or {})
+            block = kg_llm_block(section(params, "kg", KGParams), catalogue(params, "llms"))
         except Exception:  # noqa: BLE001 - an invalid kg block: the stage reports it
             block = None
         found = (
@@ -1036,7 +1042,9 @@ def _triplets_lookup(params: dict[str, Any], root: Path) -> StagePlan | None:
     if not (units_path.exists() and pairs_path.exists()):
         return None
     try:
-        block = writer_params(section(params, "triplets", TripletsParams), params.get("llms") or {})
+        block = writer_params(
+            section(params, "triplets", TripletsParams), catalogue(params, "llms")
+        )
     except Exception:  # noqa: BLE001 - an invalid triplets block: the stage reports it
         return None
     where = block.pop("_where")
