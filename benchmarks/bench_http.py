@@ -200,7 +200,8 @@ def _supported(model, key: str) -> bool:
 
 def run_judge(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
     from benchmarks.bench_judge import make_store
-    from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
+    from implicit_bench.judges.params import JudgeStageParams
+    from implicit_bench.judges.stage import run_judge_stage
 
     make_store(root, n)
     judge = {
@@ -239,7 +240,8 @@ def run_llm(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
 def run_images(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
     import pandas as pd
 
-    from implicit_bench.render.stage import RenderParams, render_all
+    from implicit_bench.render.params import RenderParams
+    from implicit_bench.render.stage import render_all
     from implicit_bench.runtime.execution import ExecutorConfig
 
     units = pd.DataFrame(

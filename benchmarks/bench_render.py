@@ -141,7 +141,7 @@ def bench_ray(model_dir: Path, n_units: int, workdir: Path) -> dict:
         "height": 64,
         "batch_size": 8,
     }
-    from implicit_bench.render.stage import RenderParams
+    from implicit_bench.render.params import RenderParams
 
     units = units_table(n_units)
     out = {}

@@ -27,7 +27,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
+from implicit_bench.judges.params import JudgeStageParams
+from implicit_bench.judges.stage import run_judge_stage
 from tests.helpers.chat_server import ChatServer, completion
 from tests.helpers.judge_fixtures import make_inputs
 from tests.helpers.paths import REPO_ROOT

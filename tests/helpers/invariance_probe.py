@@ -23,7 +23,8 @@ def _digest(frame: pd.DataFrame, metrics: dict) -> str:
 
 def clip_hash(work: Path, batch: int, cache: Path, warm_half: bool) -> str:
     from implicit_bench.clip import ClipParams
-    from implicit_bench.clip.stage import ClipStageParams, run_clip
+    from implicit_bench.clip.params import ClipStageParams
+    from implicit_bench.clip.stage import run_clip
 
     units = pd.read_parquet(work / "units.parquet")
 

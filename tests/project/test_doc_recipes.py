@@ -63,11 +63,11 @@ def validate_sections(params: dict[str, Any], sections: set[str]) -> None:
         if "judges" in sections or "judge" in sections:
             judge_params(block, f"judges.{name}")
     if "render" in sections:
-        from implicit_bench.render.stage import RenderParams
+        from implicit_bench.render.params import RenderParams
 
         section(params, "render", RenderParams, attach={"generators": "configs"})
     if "judge" in sections:
-        from implicit_bench.judges.stage import JudgeStageParams
+        from implicit_bench.judges.params import JudgeStageParams
 
         section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
     if "debias" in sections:
@@ -77,17 +77,17 @@ def validate_sections(params: dict[str, Any], sections: set[str]) -> None:
             params, "debias", DebiasParams, inherit={"bootstrap": "scoring.bootstrap"}
         ).checked()
     if "kg" in sections:
-        from implicit_bench.kg.stage import KGParams
+        from implicit_bench.kg.params import KGParams
 
         section(params, "kg", KGParams)
     if "triplets" in sections:
-        from implicit_bench.triplets.stage import TripletsParams
+        from implicit_bench.triplets.params import TripletsParams
 
         section(params, "triplets", TripletsParams)
     if "subset" in sections:
         section(params, "subset", SubsetParams)
     if "clip" in sections:
-        from implicit_bench.clip.stage import ClipStageParams
+        from implicit_bench.clip.params import ClipStageParams
 
         section(params, "clip", ClipStageParams)
 

@@ -135,7 +135,7 @@ def world_inputs(root: Path, params: dict) -> int:
 CHECK_PARAMS = """
 import sys
 from implicit_bench.errors import ConfigError
-from implicit_bench.judges.stage import JudgeStageParams
+from implicit_bench.judges.params import JudgeStageParams
 from implicit_bench.params import load_params, section
 try:
     section(load_params("params.yaml"), "judge", JudgeStageParams, "params.yaml")

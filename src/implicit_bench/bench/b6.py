@@ -19,26 +19,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 from scipy.stats import spearmanr
 
 from implicit_bench._util.numbers import fixed, percent_text
-from implicit_bench.bench.params import BenchParams, capped_per_bias_type
+from implicit_bench.bench.params import B6Params, BenchParams, capped_per_bias_type
 from implicit_bench.debias.scoring import config_stats, delta_interval, image_scores
 from implicit_bench.errors import InputError
 from implicit_bench.images import read_index
-from implicit_bench.params import BootstrapParams, SafeName, StrictModel, check_refs, section
+from implicit_bench.params import BootstrapParams, check_refs, section
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.protocol.tables import (
     BENCH_IMAGES_DIR,
     DEBIAS_IMAGES_DIR,
-    DEBIAS_JUDGEMENTS_DIR,
     IMAGES_DIR,
-    JUDGEMENTS_PATH,
     UNITS,
 )
 
@@ -46,23 +43,6 @@ B6_DIR = "data/b6"
 B6_METRICS = "metrics/b6.json"
 B6_TABLE = "metrics/b6.md"
 SUBSET, BASELINE = "subset", "baseline"
-
-
-class B6Params(StrictModel):
-    """The ``b6`` section."""
-
-    enabled: bool = True  # false: the stage writes empty tables and asks nothing
-    judge: str  # the third judge: a judges entry that played no part in construction
-    first_judge: str  # the judge of Table 4 and Section 5 (rubric answers, alignment labels)
-    baseline: SafeName  # the store re-scored on three variants (Qwen-Image)
-    generators: list[SafeName] = []  # the other Table 4 stores (neutral images)
-    debias_configs: list[SafeName] = []  # own-unit debiasing configurations (data/debias/images)
-    max_per_bias_type: Annotated[int, Field(ge=1)] = 30
-    seed: int = 42
-    human_eval: bool = True  # the baseline adds the units human_eval's sample draws
-    # the first judge's answers on the Table 4 stores (construction and benchmark phase)
-    judgements: list[str] = [JUDGEMENTS_PATH]
-    debias_judgements: str = DEBIAS_JUDGEMENTS_DIR  # the first judge's, one file per config
 
 
 def store_dir(raw: dict[str, Any], b6: B6Params, name: str) -> str:
@@ -331,7 +311,7 @@ def b6_judge_params(
 ) -> Any:
     """The judge stage's params of one part: ``baseline`` (three variants of the baseline) or
     ``subset`` (the other stores' neutral images and the debiasing configurations')."""
-    from implicit_bench.judges.stage import JudgeStageParams
+    from implicit_bench.judges.params import JudgeStageParams
 
     judge = section(raw, "judge", JudgeStageParams, attach={"judges": "judges"})
     check_refs(b6.judge, judge.judges, "b6.judge", "judges")

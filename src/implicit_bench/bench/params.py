@@ -19,7 +19,11 @@ from pydantic import Field, field_validator, model_validator
 from implicit_bench._util.hashing import stable_hash
 from implicit_bench.params import SafeName, Seeds, StrictModel, check_refs
 from implicit_bench.protocol.schema import ALL_VARIANTS, VARIANTS
-from implicit_bench.protocol.tables import SELECTED_UNITS_PATH
+from implicit_bench.protocol.tables import (
+    DEBIAS_JUDGEMENTS_DIR,
+    JUDGEMENTS_PATH,
+    SELECTED_UNITS_PATH,
+)
 
 SELECTED = "selected"  # the unit-set name of ``bench.units``
 
@@ -117,3 +121,20 @@ __all__ = [
     "BenchTask",
     "capped_per_bias_type",
 ]
+
+
+class B6Params(StrictModel):
+    """The ``b6`` section."""
+
+    enabled: bool = True  # false: the stage writes empty tables and asks nothing
+    judge: str  # the third judge: a judges entry that played no part in construction
+    first_judge: str  # the judge of Table 4 and Section 5 (rubric answers, alignment labels)
+    baseline: SafeName  # the store re-scored on three variants (Qwen-Image)
+    generators: list[SafeName] = []  # the other Table 4 stores (neutral images)
+    debias_configs: list[SafeName] = []  # own-unit debiasing configurations (data/debias/images)
+    max_per_bias_type: Annotated[int, Field(ge=1)] = 30
+    seed: int = 42
+    human_eval: bool = True  # the baseline adds the units human_eval's sample draws
+    # the first judge's answers on the Table 4 stores (construction and benchmark phase)
+    judgements: list[str] = [JUDGEMENTS_PATH]
+    debias_judgements: str = DEBIAS_JUDGEMENTS_DIR  # the first judge's, one file per config

@@ -16,7 +16,8 @@ from typing import Any
 from implicit_bench._util.files import write_json
 from implicit_bench.bench.params import BenchParams
 from implicit_bench.images import published_stores, unpublish
-from implicit_bench.judges.stage import JudgeRunResult, JudgeStageParams, run_judge_stage
+from implicit_bench.judges.params import JudgeStageParams
+from implicit_bench.judges.stage import JudgeRunResult, run_judge_stage
 from implicit_bench.params import check_refs, section
 from implicit_bench.protocol.tables import (
     BENCH_IMAGES_DIR,
@@ -24,7 +25,8 @@ from implicit_bench.protocol.tables import (
     IMAGES_DIR,
     UNITS,
 )
-from implicit_bench.render.stage import RenderParams, render_config, unit_columns
+from implicit_bench.render.params import RenderParams
+from implicit_bench.render.stage import render_config, unit_columns
 
 BENCH_JUDGE_METRICS = "metrics/bench_judge.json"
 

@@ -7,8 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.clip import ClipParams, create
+from implicit_bench.clip import create
 from implicit_bench.clip.embeddings import CachedEmbedder
+from implicit_bench.clip.params import ClipStageParams
 from implicit_bench.clip.quality import backbone_comparison, clip_score_summary, clip_scores
 from implicit_bench.clip.scores import (
     attribute_text,
@@ -18,26 +19,7 @@ from implicit_bench.clip.scores import (
     variant_sims,
 )
 from implicit_bench.images import ImageStore, published_stores, read_index
-from implicit_bench.params import StrictModel
-from implicit_bench.protocol.tables import IMAGES_DIR
 from implicit_bench.runtime.cache import DiskCache
-
-
-class ClipStageParams(StrictModel):
-    model: ClipParams = ClipParams()
-    judge: str = "clip"
-    text_template: str = "a photo of {attribute}"
-    margin: float = 0.0
-    image_stores: list[
-        str
-    ] = []  # data/images/<config> directories; empty: every store under images_root
-    images_root: str = IMAGES_DIR
-    cache: str = "cache/clip.sqlite"
-    # CLIP-Score (HoloFair E.1): cos(image, its own prompt) per config and variant
-    clip_score: bool = True
-    # second CLIP models set beside `model` (When the Judge Acts T15: ViT-B/32 vs L/14):
-    # name -> ClipParams; their leans and blind labels are compared, never written as judgements
-    compare_models: dict[str, ClipParams] = {}
 
 
 def store_dirs(params: ClipStageParams) -> list[Path]:

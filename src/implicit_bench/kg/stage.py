@@ -4,29 +4,21 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 from pydantic import ValidationError
 
 from implicit_bench.errors import InputError
-from implicit_bench.kg.minimal_pair import Extraction, MinimalPairParams, extract
+from implicit_bench.kg.minimal_pair import Extraction, extract
 from implicit_bench.kg.normalise import normalise
+from implicit_bench.kg.params import KGParams
 from implicit_bench.kg.stats import kg_graph_stats
 from implicit_bench.kg.table import units_frame
 from implicit_bench.llm import InvalidCounter, llm_entry
-from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
 from implicit_bench.protocol.records import SourcePair
 from implicit_bench.protocol.tables import PAIRS
 from implicit_bench.runtime.provenance import provenance
-
-
-class KGParams(StrictModel):
-    extractor: Literal["minimal_pair", "llm"] = "minimal_pair"
-    max_pairs: NonNegInt = 0  # 0 = all pairs; otherwise the first N (for trying an LLM cheaply)
-    minimal_pair: MinimalPairParams = MinimalPairParams()
-    llm: str | None = None  # an entry of the top-level llms catalogue, used when extractor = llm
-    max_tokens: PositiveInt = 512  # answer length of one extraction call
 
 
 def kg_llm_block(params: KGParams, llms: dict[str, dict[str, Any]]) -> dict[str, Any] | None:

@@ -199,12 +199,8 @@ def _render(
 ) -> tuple[list[StagePlan], dict[str, dict[str, int]]]:
     from implicit_bench.generators import settings_hash
     from implicit_bench.images import ImageStore
-    from implicit_bench.render.stage import (
-        RenderParams,
-        config_signatures,
-        done_keys,
-        plan_items,
-    )
+    from implicit_bench.render.params import RenderParams
+    from implicit_bench.render.stage import config_signatures, done_keys, plan_items
 
     render = section(params, "render", RenderParams, attach={"generators": "configs"})
     plans, per_config = [], {}
@@ -277,7 +273,7 @@ def _judge(
     root: Path,
 ) -> StagePlan:
     from implicit_bench.judges import judge_params
-    from implicit_bench.judges.stage import JudgeStageParams
+    from implicit_bench.judges.params import JudgeStageParams
 
     judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
     for name, cfg in judge.judges.items():  # refuse what the judge stage would refuse
@@ -412,7 +408,8 @@ def _render_plan_keys(
     params: dict[str, Any], units: pd.DataFrame
 ) -> set[tuple[str, str, str, int]] | None:
     """(config, unit, variant, seed) of every image the render plan holds."""
-    from implicit_bench.render.stage import RenderParams, plan_items
+    from implicit_bench.render.params import RenderParams
+    from implicit_bench.render.stage import plan_items
 
     try:
         render = section(params, "render", RenderParams, attach={"generators": "configs"})
@@ -462,7 +459,7 @@ def _clip_exact(
     params: dict[str, Any], units: PlanUnits, root: Path
 ) -> tuple[int, int, int] | None:
     from implicit_bench.clip import create
-    from implicit_bench.clip.stage import ClipStageParams
+    from implicit_bench.clip.params import ClipStageParams
     from implicit_bench.images import published_stores, read_index
     from implicit_bench.runtime.cache import DiskCache, model_key
 
@@ -615,8 +612,8 @@ def _b6(
     the bias types); the baseline's ``b6_baseline`` else the subset plus human_eval's
     sample_size; ``b6_unreturned`` images the other generators never returned (else 0: every
     planned image counted)."""
-    from implicit_bench.bench.b6 import B6Params, b6_subset, plan_images, returned_units, store_dir
-    from implicit_bench.bench.params import BenchParams
+    from implicit_bench.bench.b6 import b6_subset, plan_images, returned_units, store_dir
+    from implicit_bench.bench.params import B6Params, BenchParams
     from implicit_bench.human_eval.bundle import HumanEvalParams
     from implicit_bench.images import read_index
     from implicit_bench.protocol.schema import BIAS_TYPES
@@ -918,7 +915,7 @@ def _debias_judge(
 ) -> StagePlan:
     """Rubric + alignment answers of one debiasing configuration, looked up in the judge cache."""
     from implicit_bench.debias.judging import judge_stage_params
-    from implicit_bench.judges.stage import JudgeStageParams
+    from implicit_bench.judges.params import JudgeStageParams
 
     stage = f"debias_judge@{name}"
     rubric, alignment = debias.scoring.rubric_judge, debias.scoring.alignment_judge
@@ -989,7 +986,8 @@ def _kg_plan(params: dict[str, Any], root: Path) -> StagePlan:
     pairs_path = root / PAIRS_PATH
     if pairs_path.exists() and where is not None:
         from implicit_bench.kg.llm_extractor import ExtractionAnswer, messages_for
-        from implicit_bench.kg.stage import KGParams, kg_llm_block, read_pairs
+        from implicit_bench.kg.params import KGParams
+        from implicit_bench.kg.stage import kg_llm_block, read_pairs
 
         pairs = read_pairs(pairs_path)
         pairs = pairs[:max_pairs] if max_pairs else pairs
@@ -1036,7 +1034,8 @@ def _triplets_lookup(params: dict[str, Any], root: Path) -> StagePlan | None:
     from implicit_bench.kg.table import units_from_frame
     from implicit_bench.protocol.tables import KG_UNITS, KG_UNITS_PATH, PAIRS
     from implicit_bench.triplets.llm_writer import TripletAnswer, messages_for
-    from implicit_bench.triplets.stage import PAIR_COLUMNS_USED, TripletsParams, writer_params
+    from implicit_bench.triplets.params import TripletsParams
+    from implicit_bench.triplets.stage import PAIR_COLUMNS_USED, writer_params
 
     units_path, pairs_path = root / KG_UNITS_PATH, root / PAIRS_PATH
     if not (units_path.exists() and pairs_path.exists()):

@@ -46,18 +46,18 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
     from implicit_bench.audits.construction_ablation import ConstructionAblationParams
     from implicit_bench.audits.stage import DiversityParams, JudgeAuditParams, NegationParams
     from implicit_bench.audits.study.stage import DiversityStudyParams
-    from implicit_bench.clip.stage import ClipStageParams
+    from implicit_bench.clip.params import ClipStageParams
     from implicit_bench.debias.stage import DebiasParams
     from implicit_bench.human_eval.bundle import HumanEvalParams
-    from implicit_bench.judges.stage import JudgeStageParams
-    from implicit_bench.kg.stage import KGParams
+    from implicit_bench.judges.params import JudgeStageParams
+    from implicit_bench.kg.params import KGParams
     from implicit_bench.release.benchmark import BenchmarkParams
-    from implicit_bench.render.stage import RenderParams
+    from implicit_bench.render.params import RenderParams
     from implicit_bench.report.stage import ReportParams
-    from implicit_bench.sources.stage import SourcesParams
+    from implicit_bench.sources.params import SourcesParams
     from implicit_bench.triplets.hooks import NegationPromptParams
+    from implicit_bench.triplets.params import TripletsParams
     from implicit_bench.triplets.scene_check_llm import SceneCheckPromptParams
-    from implicit_bench.triplets.stage import TripletsParams
     from implicit_bench.world.params import WorldParams
 
     return [

@@ -16,17 +16,9 @@ import pandas as pd
 from pydantic import ValidationError
 
 from implicit_bench.errors import InputError
-from implicit_bench.params import StrictModel
 from implicit_bench.protocol.records import SourcePair
 from implicit_bench.protocol.tables import PAIR_COLUMNS, PAIR_REJECTS
-
-
-class SourcesParams(StrictModel):
-    stereoset: str = "data/raw/stereoset/dev.json.gz"
-    stereoset_sha256: str | None = None
-    crows_pairs: str = "data/raw/crows_pairs/crows_pairs_anonymized.csv.gz"
-    crows_pairs_sha256: str | None = None
-    on_bad_row: str = "reject"  # reject: write to the rejects file and go on | error: stop
+from implicit_bench.sources.params import SourcesParams
 
 
 @dataclass

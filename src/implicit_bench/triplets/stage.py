@@ -4,21 +4,21 @@ invalid records, metrics."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 
 from implicit_bench.kg.table import units_frame, units_from_frame  # noqa: F401 - re-exported for the stage script
 from implicit_bench.llm import InvalidCounter, llm_entry
-from implicit_bench.params import PositiveInt, StrictModel, SubsetParams
+from implicit_bench.params import SubsetParams
+from implicit_bench.protocol.prompt_stats import prompt_stats
 from implicit_bench.protocol.records import KGUnit
 from implicit_bench.protocol.tables import UNIT_COLUMNS
 from implicit_bench.runtime.provenance import provenance
 from implicit_bench.triplets import TRIPLET_WRITERS, VARIANT_HOOKS
 from implicit_bench.triplets.checks import CHECK_COLUMNS, check_triplet
-from implicit_bench.triplets.prompt_stats import prompt_stats
+from implicit_bench.triplets.params import TripletsParams
 from implicit_bench.triplets.subset import stratified_subset
-from implicit_bench.triplets.template import TemplateWriterParams
 from implicit_bench.triplets.wellformed import check_table
 
 EXTRA_COLUMNS: tuple[str, ...] = (
@@ -36,14 +36,6 @@ EXTRA_COLUMNS: tuple[str, ...] = (
 TRIPLET_COLUMNS: tuple[str, ...] = (*UNIT_COLUMNS, *EXTRA_COLUMNS, *CHECK_COLUMNS, "check_ok")
 # The PAIRS columns the LLM writer reads (tables.PAIRS.read(path, require=PAIR_COLUMNS_USED)).
 PAIR_COLUMNS_USED: tuple[str, ...] = ("pair_id", "stereotype_sentence", "anti_stereotype_sentence")
-
-
-class TripletsParams(StrictModel):
-    writer: Literal["template", "llm"] = "template"
-    template: TemplateWriterParams = TemplateWriterParams()
-    llm: str | None = None  # an entry of the top-level llms catalogue, used when writer = llm
-    max_tokens: PositiveInt = 160  # answer length of one triplet-writing call
-    variant_hooks: list[str] = []  # names in triplets.VARIANT_HOOKS, applied in order
 
 
 def writer_params(params: TripletsParams, llms: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -103,7 +103,7 @@ def test_study_end_to_end_in_a_simulated_world(tmp_path):
     face judge (the registry's ``sim`` backend), and recompute the scores from the faces read."""
     from implicit_bench._util.files import write_json, write_table
     from implicit_bench.audits.study.stage import read_faces, run_study
-    from implicit_bench.render.stage import RenderParams
+    from implicit_bench.render.params import RenderParams
     from implicit_bench.world.params import WorldParams
     from implicit_bench.world.truth import plant, world_json
 

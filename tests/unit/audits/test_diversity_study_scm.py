@@ -54,7 +54,7 @@ def test_study_on_scm_prompts_in_a_simulated_world(tmp_path):
     from implicit_bench._util.files import write_json, write_table
     from implicit_bench.audits.study.stage import run_study
     from implicit_bench.recovery.stage import _read_shares
-    from implicit_bench.render.stage import RenderParams
+    from implicit_bench.render.params import RenderParams
     from implicit_bench.world.params import WorldParams
     from implicit_bench.world.scm import plant_scm
     from implicit_bench.world.truth import plant, world_json

@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 
 from implicit_bench.bench.b6 import (
-    B6Params,
     b6_judge_params,
     b6_subset,
     baseline_units,
@@ -23,6 +22,7 @@ from implicit_bench.bench.b6 import (
     table17,
     tables_markdown,
 )
+from implicit_bench.bench.params import B6Params
 from implicit_bench.cli.main import main
 from implicit_bench.cli.options import parse_assume
 from implicit_bench.params import BootstrapParams

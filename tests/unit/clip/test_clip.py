@@ -14,8 +14,9 @@ from PIL import Image
 
 from implicit_bench.clip import ClipParams, create
 from implicit_bench.clip.embeddings import CachedEmbedder
+from implicit_bench.clip.params import ClipStageParams
 from implicit_bench.clip.scores import blind_rows, lean_rows, lean_summary, variant_sims
-from implicit_bench.clip.stage import ClipStageParams, run_clip
+from implicit_bench.clip.stage import run_clip
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore
 from implicit_bench.runtime.cache import DiskCache
 from implicit_bench.runtime.provenance import is_random_init

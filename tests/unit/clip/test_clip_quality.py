@@ -11,8 +11,9 @@ import pytest
 from PIL import Image
 
 from implicit_bench.clip import ClipParams
+from implicit_bench.clip.params import ClipStageParams
 from implicit_bench.clip.quality import backbone_comparison, clip_score_summary, clip_scores
-from implicit_bench.clip.stage import ClipStageParams, run_clip
+from implicit_bench.clip.stage import run_clip
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore
 from implicit_bench.tiny.stage import build
 

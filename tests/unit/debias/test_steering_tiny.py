@@ -11,7 +11,7 @@ from implicit_bench.debias.render.stage import plan_inputs, render_debias_config
 from implicit_bench.debias.steering import direction, split_batch
 from implicit_bench.generators import create_generator
 from implicit_bench.images import ImageStore
-from implicit_bench.render.stage import RenderParams
+from implicit_bench.render.params import RenderParams
 from tests.helpers.render_fixtures import tiny_config, units_frame
 
 SEEDS = [42, 1042]

@@ -15,7 +15,8 @@ from PIL import Image
 
 from implicit_bench.generators import RenderRequest, create_generator, validate_config
 from implicit_bench.generators.gemini import GeminiImagesGenerator
-from implicit_bench.render.stage import RenderParams, render_all
+from implicit_bench.render.params import RenderParams
+from implicit_bench.render.stage import render_all
 from implicit_bench.runtime.execution import ExecutorConfig
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.render_fixtures import units_frame

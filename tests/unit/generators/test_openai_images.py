@@ -15,7 +15,8 @@ from PIL import Image
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.generators import RenderRequest, create_generator
-from implicit_bench.render.stage import RenderParams, render_all
+from implicit_bench.render.params import RenderParams
+from implicit_bench.render.stage import render_all
 from implicit_bench.runtime.execution import ExecutorConfig
 from tests.helpers.render_fixtures import units_frame
 

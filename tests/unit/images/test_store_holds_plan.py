@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 
 from implicit_bench.images import ImageKey, ImageStore, read_index
-from implicit_bench.render.stage import RenderParams, render_all
+from implicit_bench.render.params import RenderParams
+from implicit_bench.render.stage import render_all
 from tests.helpers.render_fixtures import tiny_config, units_frame
 
 

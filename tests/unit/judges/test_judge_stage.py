@@ -15,12 +15,8 @@ import pytest
 from implicit_bench.errors import ConfigError
 from implicit_bench.judges import build_judge
 from implicit_bench.judges.base import JudgeRequest
-from implicit_bench.judges.stage import (
-    OUTPUT_COLUMNS,
-    JudgeStageParams,
-    executor_dispatch,
-    run_judge_stage,
-)
+from implicit_bench.judges.params import JudgeStageParams
+from implicit_bench.judges.stage import OUTPUT_COLUMNS, executor_dispatch, run_judge_stage
 from implicit_bench.runtime.provenance import RANDOM_INIT_MARKER
 from implicit_bench.tiny.stage import build as build_tiny
 from tests.helpers.chat_server import ChatServer, completion

@@ -12,7 +12,8 @@ from implicit_bench.errors import InputError
 from implicit_bench.kg.llm_extractor import messages_for
 from implicit_bench.kg.minimal_pair import MinimalPairParams, extract
 from implicit_bench.kg.normalise import normalise
-from implicit_bench.kg.stage import KGParams, read_pairs, run_kg
+from implicit_bench.kg.params import KGParams
+from implicit_bench.kg.stage import read_pairs, run_kg
 from implicit_bench.kg.stats import kg_graph_stats
 from implicit_bench.kg.table import units_frame, units_from_frame
 from tests.helpers.chat_server import ChatServer, completion
@@ -465,7 +466,7 @@ def test_paper_profile_construction_sections_validate(repo_root, tmp_path):
     from implicit_bench.llm import build_llm, llm_entry
     from implicit_bench.params import catalogue, section
     from implicit_bench.params.profiles import apply_profile
-    from implicit_bench.triplets.stage import TripletsParams
+    from implicit_bench.triplets.params import TripletsParams
 
     params = apply_profile("paper", repo_root / "params.yaml", repo_root / "profiles")
     kg = section(params, "kg", KGParams)

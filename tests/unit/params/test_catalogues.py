@@ -223,8 +223,8 @@ def test_a_dangling_reference_is_one_line_naming_the_key(tmp_path, monkeypatch):
 
 
 def test_old_layouts_are_rejected_with_the_new_place():
-    from implicit_bench.judges.stage import JudgeStageParams
-    from implicit_bench.render.stage import RenderParams
+    from implicit_bench.judges.params import JudgeStageParams
+    from implicit_bench.render.params import RenderParams
 
     with pytest.raises(
         ConfigError, match=r"render.configs moved to the top-level 'generators' catalogue"

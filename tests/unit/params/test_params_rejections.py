@@ -12,7 +12,7 @@ from implicit_bench.cli.main import main as cli_main
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.human_eval.bundle import HumanEvalParams, export_bundle
 from implicit_bench.params import BOOTSTRAP_N_MAX, SEEDS_MAX, BootstrapParams
-from implicit_bench.render.stage import RenderParams
+from implicit_bench.render.params import RenderParams
 from tests.helpers.synthetic_project import build_synthetic_project
 
 

@@ -7,7 +7,8 @@ import json
 
 import pandas as pd
 
-from implicit_bench.kg.stage import KGParams, run_kg
+from implicit_bench.kg.params import KGParams
+from implicit_bench.kg.stage import run_kg
 from implicit_bench.planning.plan import _llm_stages
 from implicit_bench.protocol.tables import PAIRS, PAIRS_PATH
 from tests.helpers.chat_server import ChatServer, completion
@@ -71,7 +72,8 @@ def test_triplets_plan_counts_the_cached_llm_answers(tmp_path, monkeypatch):
     from implicit_bench.kg.table import units_frame
     from implicit_bench.params import SubsetParams
     from implicit_bench.protocol.tables import KG_UNITS_PATH
-    from implicit_bench.triplets.stage import TripletsParams, run_triplets
+    from implicit_bench.triplets.params import TripletsParams
+    from implicit_bench.triplets.stage import run_triplets
     from tests.helpers.construction_fixtures import unit
 
     monkeypatch.chdir(tmp_path)

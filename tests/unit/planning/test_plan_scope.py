@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from implicit_bench.images import ImageKey, ImageStore, published_stores, read_index, unpublish
-from implicit_bench.judges.stage import JudgeStageParams, executor_dispatch, run_judge_stage
+from implicit_bench.judges.params import JudgeStageParams
+from implicit_bench.judges.stage import executor_dispatch, run_judge_stage
 from implicit_bench.runtime.runlog import last_run, log_run, split_run_state, write_metrics
 from tests.helpers.chat_server import ChatServer, completion
 from tests.helpers.judge_fixtures import UNITS, make_inputs
@@ -88,6 +89,7 @@ def test_unpublished_store_leaves_the_folder_and_keeps_its_items_in_the_pool(tmp
 
 
 def test_render_all_unpublishes_configs_left_out_of_the_plan(tmp_path, monkeypatch):
+    import implicit_bench.render.params as render_params
     import implicit_bench.render.stage as render
 
     monkeypatch.chdir(tmp_path)  # a store under the working directory: pooled in its cache
@@ -95,7 +97,7 @@ def test_render_all_unpublishes_configs_left_out_of_the_plan(tmp_path, monkeypat
     images = tmp_path / "data/images"
     make_inputs(tmp_path, config="dropped")
     rendered = []
-    monkeypatch.setattr(render, "validate_config", lambda config, where=None: config)
+    monkeypatch.setattr(render_params, "validate_config", lambda config, where=None: config)
     monkeypatch.setattr(render, "render_config", lambda name, *a, **k: rendered.append(name) or {})
     params = render.RenderParams(
         configs={"kept": {"backend": "x"}, "dropped": {"backend": "x"}}, run=["kept"]

@@ -414,7 +414,7 @@ def test_missing_column_is_one_line(tmp_path, monkeypatch):
 def test_config_names_with_path_parts_are_rejected(name):
     from implicit_bench.debias.params import DebiasParams
     from implicit_bench.params import section
-    from implicit_bench.render.stage import RenderParams
+    from implicit_bench.render.params import RenderParams
 
     with pytest.raises(ConfigError, match="safe name"):
         section(

@@ -10,13 +10,8 @@ from implicit_bench.errors import InputError
 from implicit_bench.generators import create_generator, settings_hash
 from implicit_bench.images import ImageKey, ImageStore
 from implicit_bench.protocol.tables import UNITS
-from implicit_bench.render.stage import (
-    RenderParams,
-    plan_items,
-    render_all,
-    render_metrics,
-    unit_columns,
-)
+from implicit_bench.render.params import RenderParams
+from implicit_bench.render.stage import plan_items, render_all, render_metrics, unit_columns
 from implicit_bench.runtime.provenance import is_random_init
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.render_fixtures import tiny_config, units_frame, write_units

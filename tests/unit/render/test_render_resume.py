@@ -112,7 +112,8 @@ def test_sigkill_then_resume_equals_uninterrupted(tiny_generator_dir, tmp_path):
 
 
 def test_corrupt_bytes_are_rendered_again(tiny_generator_dir, tmp_path):
-    from implicit_bench.render.stage import RenderParams, render_all
+    from implicit_bench.render.params import RenderParams
+    from implicit_bench.render.stage import render_all
 
     params = RenderParams(configs={"tiny": tiny_config(tiny_generator_dir)}, seeds=[42])
     units = units_frame()

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from implicit_bench.images import ImageStore
-from implicit_bench.render.stage import RenderParams, render_all
+from implicit_bench.render.params import RenderParams
+from implicit_bench.render.stage import render_all
 from implicit_bench.runtime.execution import ExecutorConfig, WorkItem, ray_address, run_items
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.render_fixtures import tiny_config, units_frame

@@ -9,7 +9,8 @@ import socket
 import pandas as pd
 import pytest
 
-from implicit_bench.judges.stage import JudgeStageParams, executor_dispatch, run_judge_stage
+from implicit_bench.judges.params import JudgeStageParams
+from implicit_bench.judges.stage import executor_dispatch, run_judge_stage
 from implicit_bench.runtime.failures import LLMUnavailableError, check_failure_rate
 from tests.helpers.chat_server import ChatServer, completion
 from tests.helpers.judge_fixtures import make_inputs

@@ -364,7 +364,8 @@ def test_redact_patterns(monkeypatch):
 
 
 def test_an_echoed_authorization_header_never_reaches_the_judgements_table(tmp_path, monkeypatch):
-    from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
+    from implicit_bench.judges.params import JudgeStageParams
+    from implicit_bench.judges.stage import run_judge_stage
     from tests.helpers.judge_fixtures import make_inputs
 
     monkeypatch.setenv("HB_JUDGE_KEY", SECRET)
@@ -438,7 +439,8 @@ def _closed_port_url() -> str:
 
 
 def test_kg_with_the_endpoint_down_fails_with_the_whole_reason(tmp_path):
-    from implicit_bench.kg.stage import KGParams, run_kg
+    from implicit_bench.kg.params import KGParams
+    from implicit_bench.kg.stage import run_kg
     from implicit_bench.llm import LLMUnavailableError
     from tests.helpers.construction_fixtures import crows
 

@@ -125,7 +125,8 @@ def test_llm_answers_are_cached_while_a_slow_request_is_still_in_flight(tmp_path
 
 
 def test_judge_keeps_concurrency_in_flight_across_batches(tmp_path):
-    from implicit_bench.judges.stage import JudgeStageParams, executor_dispatch, run_judge_stage
+    from implicit_bench.judges.params import JudgeStageParams
+    from implicit_bench.judges.stage import executor_dispatch, run_judge_stage
     from tests.helpers.judge_fixtures import make_inputs
 
     make_inputs(tmp_path)

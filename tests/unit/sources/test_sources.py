@@ -7,12 +7,8 @@ import pandas as pd
 import pytest
 
 from implicit_bench.errors import InputError
-from implicit_bench.sources.stage import (
-    SourcesParams,
-    build_pairs,
-    load_crows_pairs,
-    load_stereoset,
-)
+from implicit_bench.sources.params import SourcesParams
+from implicit_bench.sources.stage import build_pairs, load_crows_pairs, load_stereoset
 
 # Paper Table 9, "Raw upstream" column.
 TABLE9_RAW = {

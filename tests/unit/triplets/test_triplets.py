@@ -9,11 +9,12 @@ import pandas as pd
 import pytest
 import yaml
 
+from implicit_bench.protocol.prompt_stats import text_stats
 from implicit_bench.protocol.records import PromptTriplet
 from implicit_bench.triplets.checks import check_triplet
 from implicit_bench.triplets.llm_writer import messages_for
-from implicit_bench.triplets.prompt_stats import text_stats
-from implicit_bench.triplets.stage import TRIPLET_COLUMNS, TripletsParams, run_triplets
+from implicit_bench.triplets.params import TripletsParams
+from implicit_bench.triplets.stage import TRIPLET_COLUMNS, run_triplets
 from implicit_bench.triplets.subset import SubsetParams, stratified_subset
 from implicit_bench.triplets.template import TemplateWriterParams, write_one
 from tests.helpers.chat_server import ChatServer, completion

@@ -160,7 +160,7 @@ def test_profile_switch_keeps_the_aspect_ratio_a_string(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     from implicit_bench.params import load_params, section
-    from implicit_bench.render.stage import RenderParams
+    from implicit_bench.render.params import RenderParams
 
     params = load_params(tmp_path / "params.yaml")
     assert params["generators"]["nano_banana_2"]["aspect_ratio"] == "1:1"

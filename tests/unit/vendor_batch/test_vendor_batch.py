@@ -22,9 +22,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from implicit_bench.judges.stage import JudgeStageParams, executor_dispatch, run_judge_stage
+from implicit_bench.judges.params import JudgeStageParams
+from implicit_bench.judges.stage import executor_dispatch, run_judge_stage
 from implicit_bench.llm.structured import LLMUnavailableError
-from implicit_bench.render.stage import RenderParams, render_all
+from implicit_bench.render.params import RenderParams
+from implicit_bench.render.stage import render_all
 from implicit_bench.runtime.cache import DiskCache
 from implicit_bench.runtime.execution import ExecutorConfig
 from implicit_bench.vendor_batch.base import (

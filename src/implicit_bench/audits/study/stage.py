@@ -28,7 +28,8 @@ def render_study(
     """Render the sample's prompts ``n_images`` times with ``params.generator``; its metrics."""
     from implicit_bench.images import unpublish
     from implicit_bench.params import check_refs
-    from implicit_bench.render.stage import RenderParams, pool_dir, render_config
+    from implicit_bench.render.params import RenderParams
+    from implicit_bench.render.stage import pool_dir, render_config
 
     check_refs(params.generator, render.configs, "diversity_study.generator", "generators")
     study = RenderParams(
