@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from implicit_bench.human_eval.analyze import human_eval_report, load_manifests
+from implicit_bench.human_eval.answers import load_manifests
 from implicit_bench.human_eval.bundle import HumanEvalParams
 from implicit_bench.human_eval.form import ANSWER_COLUMNS
+from implicit_bench.human_eval.study import human_eval_report
 from implicit_bench.protocol.schema import BIAS_TYPES, VARIANTS
 
 

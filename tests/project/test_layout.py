@@ -99,15 +99,9 @@ def test_every_entry_module_serves_a_stage():
     ]
 
 
-# Tools whose command another change of issue 36 moves into cli/ (until it lands).
-TOOLS_MOVING = {"agreement": "implicit_bench.analysis.pair_agreement"}
 # Modules outside cli/ that may import click (docs/architecture.md, "Tools"): the one-line
-# errors of every command, the model stages' command class, and the tools still moving.
-CLICK_OUTSIDE_CLI = {
-    "implicit_bench._util.friendly_errors",
-    "implicit_bench.preflight.stage",
-    *TOOLS_MOVING.values(),
-}
+# errors of every command, and the model stages' command class.
+CLICK_OUTSIDE_CLI = {"implicit_bench._util.friendly_errors", "implicit_bench.preflight.stage"}
 
 
 def test_every_tool_is_a_module_of_cli_named_after_its_command():
@@ -118,9 +112,6 @@ def test_every_tool_is_a_module_of_cli_named_after_its_command():
     assert set(ALIASES) <= set(TOOLS)
     for name, target in TOOLS.items():
         module, _, attr = target.partition(":")
-        if name in TOOLS_MOVING:
-            assert module in (TOOLS_MOVING[name], f"implicit_bench.cli.{name}"), name
-            continue
         command = ALIASES.get(name, name).replace("-", "_")
         command += "_" if command == "import" else ""
         assert module == f"implicit_bench.cli.{command}", f"tool {name}: {module}"

@@ -1,1 +1,2 @@
-"""Private leaf helpers (files, hashing, parsing, redaction); they import only errors."""
+"""Private leaf helpers (files, hashing, parsing, redaction, closed-form and agreement
+statistics); they import only errors."""

@@ -50,12 +50,14 @@ def clean_stale_temps(path: Path) -> None:
     if not path.parent.is_dir():
         return
     prefix = f".{path.name}."
+    with os.scandir(path.parent) as entries:
+        candidates = [e for e in entries if e.name.startswith(prefix) and e.name.endswith(".tmp")]
+    if not candidates:  # the usual case: no pattern compiled (two per written file)
+        return
     name = re.escape(path.name)
     with_pid = re.compile(rf"^\.{name}\.tmp-(\d+)-[a-z0-9_]+\.tmp$")
     without_pid = re.compile(rf"^\.{name}\.[a-z0-9_]{{8}}\.tmp$")
     cutoff = time.time() - 60 * STALE_UNNAMED_TEMP_MINUTES
-    with os.scandir(path.parent) as entries:
-        candidates = [e for e in entries if e.name.startswith(prefix) and e.name.endswith(".tmp")]
     for entry in candidates:
         match = with_pid.match(entry.name)
         try:

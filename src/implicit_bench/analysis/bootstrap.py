@@ -69,22 +69,33 @@ class Bootstrap:
         return derive_seed(self.seed, stream)
 
     def _draw(self, n_units: int, stream: str) -> dict[str, np.ndarray]:
-        """The resamples of one unit set: ``idx`` (unit positions); their multiplicities are
-        counted on first use, as float32 (``w32``, for integer columns; exact below 2^24) or
-        float64 (``w64``), whichever is asked for first, the other converted from it (exact)."""
+        """The cache entry of one unit set, filled on first use: ``idx`` (the resampled unit
+        positions, drawn whole only when a caller asks for them) and the multiplicities as
+        float32 (``w32``, for integer columns; exact below 2^24) or float64 (``w64``),
+        whichever is asked for first, the other converted from it (exact). Without ``idx`` the
+        multiplicities are drawn and counted block by block (``drawn_multiplicities``: the
+        same numbers)."""
         key = (stream, n_units)
         if key not in self._cache:
-            rng = np.random.default_rng(self.stream_seed(stream))
-            idx = rng.integers(0, max(n_units, 1), size=(self.n, n_units), dtype=np.int32)
             if (
                 len(self._cache) >= CACHE_STREAMS
             ):  # the metrics of one unit set are computed together
                 self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = {"idx": idx}
-            self._trim(key)
+            self._cache[key] = {}
         else:  # most recently used last
             self._cache[key] = self._cache.pop(key)
         return self._cache[key]
+
+    def _rng(self, stream: str) -> np.random.Generator:
+        return np.random.default_rng(self.stream_seed(stream))
+
+    def _counted(
+        self, entry: dict[str, np.ndarray], n_units: int, stream: str, dtype: Any
+    ) -> np.ndarray:
+        """The multiplicities of a unit set in ``dtype``, from its cached ``idx`` if drawn."""
+        if "idx" in entry:
+            return multiplicities(entry["idx"], n_units, dtype)
+        return drawn_multiplicities(self._rng(stream), self.n, n_units, dtype)
 
     def _trim(self, keep: tuple[str, int]) -> None:
         """Drop the least recently used unit sets' resamples (never ``keep``'s) while the cache
@@ -98,7 +109,13 @@ class Bootstrap:
 
     def indices(self, n_units: int, stream: str) -> np.ndarray:
         """Resampled unit positions, ``n_boot x n_units``."""
-        return self._draw(n_units, stream)["idx"]
+        entry = self._draw(n_units, stream)
+        if "idx" not in entry:
+            entry["idx"] = self._rng(stream).integers(
+                0, max(n_units, 1), size=(self.n, n_units), dtype=np.int32
+            )
+            self._trim((stream, n_units))
+        return entry["idx"]
 
     def weights(self, n_units: int, stream: str) -> np.ndarray:
         """Unit multiplicities of each resample, ``n_boot x n_units`` (rows sum to n_units)."""
@@ -107,7 +124,7 @@ class Bootstrap:
             entry["w64"] = (
                 entry["w32"].astype(np.float64)
                 if "w32" in entry
-                else multiplicities(entry["idx"], n_units)
+                else self._counted(entry, n_units, stream, np.float64)
             )
             self._trim((stream, n_units))
         return entry["w64"]
@@ -121,7 +138,7 @@ class Bootstrap:
             entry["w32"] = (
                 entry["w64"].astype(np.float32)
                 if "w64" in entry
-                else multiplicities(entry["idx"], n_units, np.float32)
+                else self._counted(entry, n_units, stream, np.float32)
             )
             self._trim((stream, n_units))
         return entry["w32"]
@@ -376,6 +393,31 @@ def multiplicities(idx: np.ndarray, n_units: int, dtype: Any = np.float64) -> np
         flat = (block + offsets[: len(block)]).ravel()
         out[start : start + len(block)] = np.bincount(flat, minlength=len(block) * n_units).reshape(
             len(block), n_units
+        )
+    return out
+
+
+def drawn_multiplicities(
+    rng: np.random.Generator, n_boot: int, n_units: int, dtype: Any = np.float64
+) -> np.ndarray:
+    """``multiplicities(rng.integers(0, n_units, (n_boot, n_units), int32), ...)`` without the
+    whole index matrix: the rows are drawn and counted a block at a time (a block of indices
+    stays in the CPU cache and is reused, no ``n_boot x n_units`` index matrix is paged in).
+
+    The same numbers: numpy draws bounded int32 values one 32-bit output of the bit generator
+    at a time, so consecutive blocks of rows continue the one stream exactly
+    (tests/test_analysis_speed.py checks it against the whole draw)."""
+    out = np.empty((n_boot, n_units), dtype=dtype)
+    if n_units == 0:
+        return out
+    rows = max(1, BLOCK_ELEMENTS // n_units)  # rows x n_units < 2^31: int32 bins suffice
+    offsets = (np.arange(min(rows, n_boot), dtype=np.int32) * np.int32(n_units))[:, None]
+    for start in range(0, n_boot, rows):
+        m = min(rows, n_boot - start)
+        block = rng.integers(0, n_units, size=(m, n_units), dtype=np.int32)
+        block += offsets[:m]  # each row its own bins
+        out[start : start + m] = np.bincount(block.ravel(), minlength=m * n_units).reshape(
+            m, n_units
         )
     return out
 

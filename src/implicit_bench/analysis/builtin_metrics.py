@@ -9,6 +9,7 @@ metric's intervals do not depend on which other metrics ran.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
@@ -17,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.analysis import report
-from implicit_bench.analysis.agreement import agreement
+from implicit_bench.analysis.agreement.blind_judges import agreement
 from implicit_bench.analysis.blind import (
     by_bias_type,
     label_counts,
@@ -73,8 +74,18 @@ def blind_rates(ctx: EvalContext) -> dict[str, Any]:
 
 def by_config(ctx: EvalContext) -> dict[str, Any]:
     """The primary judge's headline rates in every configuration it labelled (same units)."""
+    # the analysed configuration's rates are blind_rates' "all" entry of the primary judge
+    # when it ran (the same counts, units and stream): copied, not drawn and computed again
+    own = (ctx.benchmark.get("judges") or {}).get(ctx.primary_judge) or {}
     rows = (
-        config_rates(ctx.judgements, ctx.primary_judge, ctx.unit_ids, ctx.seeds, ctx.boot)
+        config_rates(
+            ctx.judgements,
+            ctx.primary_judge,
+            ctx.unit_ids,
+            ctx.seeds,
+            ctx.boot,
+            known={ctx.config: own["all"]} if "all" in own else None,
+        )
         if ctx.blind_judges
         else []
     )
@@ -84,16 +95,26 @@ def by_config(ctx: EvalContext) -> dict[str, Any]:
 
 
 def config_rates(
-    j: pd.DataFrame, judge: str, unit_ids: list[str], seeds: Sequence[int] | None, boot: Bootstrap
+    j: pd.DataFrame,
+    judge: str,
+    unit_ids: list[str],
+    seeds: Sequence[int] | None,
+    boot: Bootstrap,
+    known: dict[str, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """The headline rates of every configuration (generator) the judge labelled, same units."""
+    """The headline rates of every configuration (generator) the judge labelled, same units;
+    ``known``: {config: ``blind.rates`` of the judge's counts there, on the same units, seeds
+    and stream ``{config}/{judge}/all``} already computed (deep-copied, not recomputed)."""
     configs = sorted(
         j.loc[(j["task"] == "blind") & (j["judge"] == judge), "config"].astype(str).unique()
     )
     out = []
     for cfg in configs:
-        c = label_counts(j, cfg, judge, unit_ids, seeds)
-        r = rates(c, np.flatnonzero(c.has_labels()), boot, f"{cfg}/{judge}/all")
+        if known and cfg in known:
+            r = copy.deepcopy(known[cfg])
+        else:
+            c = label_counts(j, cfg, judge, unit_ids, seeds)
+            r = rates(c, np.flatnonzero(c.has_labels()), boot, f"{cfg}/{judge}/all")
         out.append({"config": cfg, "judge": judge, **{k: r[k] for k in ("n_units", *HEADLINE)}})
     return out
 

@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.agreement import rater_agreement
 from implicit_bench._util.hashing import derive_seed
+from implicit_bench.analysis.agreement.raters import long_from_raters
 from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.correction import (
     CalibrationSet,
@@ -27,7 +29,6 @@ from implicit_bench.analysis.correction import (
 )
 from implicit_bench.analysis.views import rows
 from implicit_bench.errors import InputError
-from implicit_bench.human_eval.rater_agreement import long_from_raters, rater_agreement
 from implicit_bench.protocol.schema import BLIND_LABELS, VARIANTS
 from implicit_bench.protocol.tables import CALIBRATION
 
@@ -167,7 +168,7 @@ def calibration_items(
     }
     if "raters" in items.columns and items["raters"].notna().any():
         long = long_from_raters(items["raters"].set_axis(items[KEY].astype(str).agg("|".join, 1)))
-        counts["raters"] = rater_agreement(long)
+        counts["raters"] = rater_agreement(long, BLIND_LABELS)
     return cal, counts
 
 

@@ -83,18 +83,55 @@ def with_intervals(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with each interval triple as one ``value [lo, hi]`` text
     column named as the value."""
     triples = interval_columns(frame)
+    values = {col: (lo, hi) for col, lo, hi in triples}
+    drop = [c for _, lo, hi in triples for c in (lo, hi)]
+    if (
+        not frame.columns.is_unique
+        or len(values) < len(triples)
+        or set(drop) & values.keys()
+        or len(frame.columns) == len(set(drop))
+    ):
+        return _with_intervals_general(frame, triples)
+    # the columns built as lists and the frame made once (the general path assigns each
+    # column into an object copy of ``frame``: the same cells and dtypes, tests/unit/analysis/
+    # test_latex_tables.py)
+    kept = frame.columns.drop(drop)
+    data: dict[Any, list[str]] = {}
+    for col in kept:
+        if col in values:
+            lo, hi = values[col]
+            digits = 1 if col.endswith("_pct") or "pct" in col else 2
+            data[col] = [
+                _interval_cell(v, a, b, digits)
+                for v, a, b in zip(frame[col], frame[lo], frame[hi], strict=True)
+            ]
+        else:
+            digits = 1 if "_pct" in col or col.startswith("pct_") else 2
+            data[col] = [_fmt(v, digits) for v in frame[col].astype(object)]
+    out = pd.DataFrame(data, index=frame.index, columns=kept)
+    return out.rename(columns={c: c[:-4] + " (%)" for c in out.columns if c.endswith("_pct")})
+
+
+def _interval_cell(v: Any, a: Any, b: Any, digits: int) -> str:
+    value = _fmt(v, digits)
+    return (
+        value
+        if value == "–" or _fmt(a, digits) == "–"
+        else f"{value} [{_fmt(a, digits)}, {_fmt(b, digits)}]"
+    )
+
+
+def _with_intervals_general(
+    frame: pd.DataFrame, triples: list[tuple[str, str, str]]
+) -> pd.DataFrame:
+    """``with_intervals`` column by column into an object copy of ``frame`` (any columns)."""
     out = frame.copy().astype(object)
     for col, lo, hi in triples:
         digits = 1 if col.endswith("_pct") or "pct" in col else 2
-        cells = []
-        for v, a, b in zip(frame[col], frame[lo], frame[hi], strict=True):
-            value = _fmt(v, digits)
-            cells.append(
-                value
-                if value == "–" or _fmt(a, digits) == "–"
-                else f"{value} [{_fmt(a, digits)}, {_fmt(b, digits)}]"
-            )
-        out[col] = cells
+        out[col] = [
+            _interval_cell(v, a, b, digits)
+            for v, a, b in zip(frame[col], frame[lo], frame[hi], strict=True)
+        ]
     drop = [c for _, lo, hi in triples for c in (lo, hi)]
     out = out.drop(columns=drop)
     for col in out.columns:

@@ -116,7 +116,11 @@ def _row(
     if c is not None and c.has_labels().any():
         if rates is None:
             rates = blind_rates(c, np.flatnonzero(c.has_labels()), ctx.boot, f"{cfg}/{judge}/all")
-        groups = strength_groups(c, c, ctx.k, ctx.boot, f"{cfg}/{judge}/strength/{judge}")
+        own = (ctx.benchmark.get("judges") or {}).get(judge) or {}
+        if cfg == ctx.config and "by_default_strength" in own:
+            groups = own["by_default_strength"]  # blind_rates' (same counts, k and stream): read
+        else:
+            groups = strength_groups(c, c, ctx.k, ctx.boot, f"{cfg}/{judge}/strength/{judge}")
         strongest = groups["groups"][f"{ctx.k} of {ctx.k}"]
         row.update(
             {

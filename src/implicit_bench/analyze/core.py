@@ -183,9 +183,10 @@ def _analysis(
         looks = parse_looks(anytime[1], len(order))
     with phase("evaluate"):
         ev = evaluate(tables, analysed, ev_params)
-        from implicit_bench.release.beside import add_beside
+        if getattr(ev_params, "beside_release", None):  # the release reader only when asked
+            from implicit_bench.release.beside import add_beside
 
-        add_beside(ev, tables, ev_params)  # evaluate.beside_release (docs/import.md)
+            add_beside(ev, tables, ev_params)  # evaluate.beside_release (docs/import.md)
     with phase("write"):
         write_evaluation(out_dir, ev, tables, selection_metrics, judge_provenance(tables))
     if looks is not None:

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.agreement import kappa_from_counts
 from implicit_bench._util.numbers import finite
 from implicit_bench.errors import InputError
 
@@ -73,28 +74,20 @@ def binary_agreement(truth: Sequence[int], pred: Sequence[int]) -> dict[str, Any
     }
 
 
-def kappa_from_counts(tp: np.ndarray, tn: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
-    """Cohen's kappa of 2x2 tables given as count arrays (vectorised over resamples)."""
-    n = tp + tn + fp + fn
-    with np.errstate(invalid="ignore", divide="ignore"):
-        po = (tp + tn) / n
-        pe = ((tp + fp) * (tp + fn) + (tn + fn) * (tn + fp)) / n**2
-        return (po - pe) / (1 - pe)
-
-
 def kappa_interval(
     truth: np.ndarray, pred: np.ndarray, clusters: np.ndarray, boot: Any, stream: str
 ) -> dict[str, Any]:
     """Cohen's kappa with a percentile interval resampling ``clusters`` (images): the four cell
-    counts per cluster, one matrix product per resample set."""
+    counts per cluster (the 2x2 table row by row, rows = truth: tp, fn, fp, tn), one matrix
+    product per resample set; the kappa of counts is ``_util.agreement.kappa_from_counts``."""
     y, p = np.asarray(truth, dtype=int), np.asarray(pred, dtype=int)
     codes, uniq = pd.factorize(pd.Series(clusters).astype(str), sort=True)
     cells = np.zeros((len(uniq), 4))
-    for j, mask in enumerate((y & p, (1 - y) & (1 - p), (1 - y) & p, y & (1 - p))):
+    for j, mask in enumerate((y & p, y & (1 - p), (1 - y) & p, (1 - y) & (1 - p))):
         cells[:, j] = np.bincount(codes, weights=mask.astype(float), minlength=len(uniq))
-    value = float(kappa_from_counts(*cells.sum(axis=0)))
+    value = float(kappa_from_counts(cells.sum(axis=0), 2))
     reps = boot.sums(cells, stream)
-    return boot.interval(value, kappa_from_counts(*reps.T), stream, len(uniq))
+    return boot.interval(value, kappa_from_counts(reps, 2), stream, len(uniq))
 
 
 def mean_interval(

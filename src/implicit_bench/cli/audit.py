@@ -58,11 +58,8 @@ def selection_command(
     if sim == (decisions is not None):
         raise click.UsageError("give a DECISIONS file or --sim, not both or neither")
     if sim:
-        from implicit_bench.audits.stage import (
-            JudgeAuditParams,
-            selection_report,
-            world_block,
-        )
+        from implicit_bench.audits.params import JudgeAuditParams
+        from implicit_bench.audits.stage import selection_report, world_block
         from implicit_bench.params import load_params, section
 
         raw = load_params(params_path)
@@ -100,7 +97,8 @@ def evaluator_command(
 ) -> None:
     """Evaluator against the annotators' majority, three judge modes, negated probe."""
     from implicit_bench._util.files import write_json
-    from implicit_bench.audits.stage import NegationParams, evaluator_report, world_block
+    from implicit_bench.audits.params import NegationParams
+    from implicit_bench.audits.stage import evaluator_report, world_block
     from implicit_bench.params import load_params
 
     if sim == (labels is not None):

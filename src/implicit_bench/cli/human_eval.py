@@ -138,8 +138,9 @@ def import_cmd(params_path, manifests, out, threshold, rule, sheet, answers) -> 
     """Read rater ANSWERS CSVs and write the human-evaluation metrics JSON; for calibration
     bundles, write people's blind labels into the calibration table instead."""
     from implicit_bench._util.files import write_json
-    from implicit_bench.human_eval.analyze import human_eval_report, load_manifests
+    from implicit_bench.human_eval.answers import load_manifests
     from implicit_bench.human_eval.blind_import import read_manifest
+    from implicit_bench.human_eval.study import human_eval_report
 
     kinds = {str(read_manifest(m).get("kind")) for m in manifests}  # a tampered list: unhashable
     if "calibration" in kinds:

@@ -34,7 +34,7 @@ TOOLS: dict[str, str] = {
     "recovery": "implicit_bench.cli.recovery:recovery_group",
     "simulate": "implicit_bench.cli.recovery:simulate_alias",
     "plan": "implicit_bench.cli.plan:plan_command",
-    "agreement": "implicit_bench.analysis.pair_agreement:agreement_command",
+    "agreement": "implicit_bench.cli.agreement:agreement_command",
     "diff": "implicit_bench.cli.diff:diff_command",
     "exps": "implicit_bench.cli.exps:exps_command",
     "report": "implicit_bench.cli.report:report_command",

@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.agreement import rater_agreement
 from implicit_bench._util.hashing import derive_seed
 from implicit_bench.errors import InputError
-from implicit_bench.human_eval.analyze import (  # noqa: F401 - read_manifest re-exported
+from implicit_bench.human_eval.answers import (  # noqa: F401 - read_manifest re-exported
     _read_answer_csv,
     manifests_by_id,
     read_manifest,
@@ -30,7 +31,7 @@ from implicit_bench.human_eval.analyze import (  # noqa: F401 - read_manifest re
 from implicit_bench.human_eval.blind_bundle import KEY, KIND
 from implicit_bench.human_eval.blind_form import BLIND_ANSWER_COLUMNS, CHOICES
 from implicit_bench.human_eval.manifest_schema import check_calibration_manifest
-from implicit_bench.human_eval.rater_agreement import rater_agreement
+from implicit_bench.protocol.schema import BLIND_LABELS
 from implicit_bench.protocol.tables import CALIBRATION
 
 ANSWER_FRAME = ["bundle_id", "rater", "item", *KEY, "image_sha256", "choice", "label"]
@@ -193,6 +194,6 @@ def import_calibration(
         "images_labelled": len(labels),
         "ties": int(labels["tie"].sum()),
         "labels": {k: int(v) for k, v in labels["reference"].value_counts().sort_index().items()},
-        "agreement": rater_agreement(long[["image", "rater", "label"]]),
+        "agreement": rater_agreement(long[["image", "rater", "label"]], BLIND_LABELS),
     }
     return table, path, report

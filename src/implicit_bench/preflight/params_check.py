@@ -44,7 +44,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
     """(section, model, ``section()`` keyword arguments) as the stages read them."""
     from implicit_bench.analysis.params import EvaluateParams, SelectParams
     from implicit_bench.audits.construction_ablation import ConstructionAblationParams
-    from implicit_bench.audits.stage import DiversityParams, JudgeAuditParams, NegationParams
+    from implicit_bench.audits.params import DiversityParams, JudgeAuditParams, NegationParams
     from implicit_bench.audits.study.stage import DiversityStudyParams
     from implicit_bench.clip.params import ClipStageParams
     from implicit_bench.debias.stage import DebiasParams

@@ -1,5 +1,5 @@
 """The release's human study (paper Section 3.4, Appendix D): two Google Form rounds of 50 cases
--> the long-form frames of :func:`implicit_bench.human_eval.analyze.study_report` (docs/import.md).
+-> the long-form frames of :func:`implicit_bench.human_eval.study.study_report` (docs/import.md).
 
 Per round (``data/human_eval/``, ``data/human_eval_round2/``):
 

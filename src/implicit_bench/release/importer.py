@@ -700,8 +700,8 @@ PAPER_SCREENING = {"screen_rule": "mean_pairwise", "screen_threshold": 0.40}
 
 
 def _human_study(release: Release, known: set[str], params: Any) -> dict[str, Any] | None:
-    from implicit_bench.human_eval.analyze import study_report
     from implicit_bench.human_eval.bundle import HumanEvalParams
+    from implicit_bench.human_eval.study import study_report
     from implicit_bench.release.human_study import read_human_study
 
     study = read_human_study(release)

@@ -5,29 +5,22 @@ from __future__ import annotations
 import glob
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import pandas as pd
-from pydantic import Field
 
 from implicit_bench._util.files import read_json, read_table
 from implicit_bench._util.yamlsafe import load_yaml_file
 from implicit_bench.errors import InputError
 from implicit_bench.images import ImageStore, read_index
-from implicit_bench.params import NonNegInt, PositiveInt, StrictModel
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.protocol.tables import (
-    DEBIAS_IMAGES_DIR,
-    DEBIAS_JUDGEMENTS_DIR,
-    IMAGES_DIR,
-    JUDGEMENTS_DIR,
     SELECTED_UNITS,
-    SELECTED_UNITS_PATH,
     UNITS,
-    UNITS_PATH,
 )
 from implicit_bench.protocol.tables.judgements import read_judgements
 from implicit_bench.report.checked import check_human_eval, check_leaderboard
+from implicit_bench.report.params import ReportParams
 from implicit_bench.runtime.provenance import RANDOM_INIT_WARNING, is_random_init
 
 # Order of the metrics files on the summary page (others follow alphabetically).
@@ -51,27 +44,6 @@ METRICS_ORDER = (
 
 #: the metrics files the summary page reads field by field: their structure is checked on load
 METRICS_CHECKS = {"benchmark": check_leaderboard, "human_eval": check_human_eval}
-
-
-class ReportParams(StrictModel):
-    """``report`` section of params.yaml."""
-
-    units: str = UNITS_PATH
-    selected_units: str = SELECTED_UNITS_PATH
-    judgements: list[str] = [f"{JUDGEMENTS_DIR}/*.parquet", f"{DEBIAS_JUDGEMENTS_DIR}/*.parquet"]
-    image_roots: list[str] = [IMAGES_DIR, DEBIAS_IMAGES_DIR]
-    metrics_dir: str = "metrics"
-    plots_dir: str = "plots"
-    dvc_file: str = "dvc.yaml"
-    out: str = "report"
-    # configurations whose three variants form the benchmark images; empty = every store that
-    # holds stereotype or anti-stereotype images. Other stores are shown as debiasing configs.
-    base_configs: list[str] = []
-    thumb_size: PositiveInt = 192
-    thumb_quality: Annotated[int, Field(ge=1, le=100)] = 80
-    units_per_page: PositiveInt = 20
-    chunk_size: PositiveInt = 50
-    rubric_gap: NonNegInt = 3  # two rubric scores of one image this far apart = judges disagree
 
 
 @dataclass

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.report.checked import check_leaderboard
-from implicit_bench.report.inputs import ReportParams
 from implicit_bench.report.leaderboard import Run
+from implicit_bench.report.params import ReportParams
 
 
 def _is_simulated(payload: object, depth: int = 0) -> bool:

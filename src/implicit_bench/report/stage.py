@@ -20,8 +20,9 @@ from implicit_bench._util.dirswap import check_owned, staged_dir
 from implicit_bench._util.files import atomic_write_text, write_json
 from implicit_bench.protocol.estimate import Estimate
 from implicit_bench.report.corrected import corrected_section
-from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
+from implicit_bench.report.inputs import ReportInputs, load_inputs
 from implicit_bench.report.leaderboard import Run, leaderboard_section
+from implicit_bench.report.params import ReportParams
 from implicit_bench.report.summary_page import (
     esc,
     headline_cards,

@@ -17,7 +17,8 @@ import pandas as pd
 
 from implicit_bench.protocol.schema import DIAGNOSTIC_BIAS_TYPES, VARIANTS
 from implicit_bench.protocol.tables import UNIT_COLUMNS
-from implicit_bench.report.inputs import ReportInputs, ReportParams
+from implicit_bench.report.inputs import ReportInputs
+from implicit_bench.report.params import ReportParams
 
 SHORT_VARIANT = {"neutral": "n", "stereotype": "s", "anti_stereotype": "a"}
 # extra UNITS columns shown in the KG panel when present

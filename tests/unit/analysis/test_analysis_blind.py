@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from implicit_bench.analysis.agreement import agreement, cohen_kappa, confusion, paired_labels
+from implicit_bench._util.agreement import cohen_kappa
+from implicit_bench.analysis.agreement.blind_judges import agreement, confusion, paired_labels
 from implicit_bench.analysis.blind import (
     by_bias_type,
     group_names,

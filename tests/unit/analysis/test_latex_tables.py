@@ -131,3 +131,33 @@ def test_booktabs_float_is_stylers_output_byte_for_byte(cells, caption, label, p
         environment="table",
     )
     assert booktabs_float(cells, caption, label, position, align) == expected
+
+
+@pytest.mark.parametrize("rows", [0, 1, 3])
+def test_with_intervals_fast_path_equals_the_column_by_column_path(rows):
+    """The columns built as lists (issue 40) give the cells, dtypes and labels of the general
+    path (each column assigned into an object copy of the frame)."""
+    from implicit_bench.analysis.latex import _with_intervals_general, interval_columns
+
+    base = {
+        "bias_type": ["age", "gender", None],
+        "n": [1831, 12, 5],
+        "rate_pct": [71.5, None, 3.0],
+        "rate_ci_low": [70.1, None, 1.0],
+        "rate_ci_high": [73.0, None, 4.5],
+        "g": [2.38, float("nan"), -0.2],
+        "g_ci_low": [1.77, 0.1, -0.5],
+        "g_ci_high": [3.34, 0.2, 0.1],
+        "share": [0.123456, 1234.0, 0.5],
+        "flag": [True, False, True],
+    }
+    frame = pd.DataFrame({k: v[:rows] for k, v in base.items()})
+    frame["bias_type"] = frame["bias_type"].astype("str")
+    fast = with_intervals(frame)
+    general = _with_intervals_general(frame, interval_columns(frame))
+    pd.testing.assert_frame_equal(fast, general, check_exact=True, check_column_type=True)
+    assert list(fast.dtypes) == list(general.dtypes)
+    if rows:  # (no rows: object columns, no interval triple found)
+        assert list(fast.columns) == ["bias_type", "n", "rate (%)", "g", "share", "flag"]
+    dup = pd.DataFrame([[1, 2]], columns=["a", "a"])  # duplicate names: the general path
+    pd.testing.assert_frame_equal(with_intervals(dup), _with_intervals_general(dup, []))

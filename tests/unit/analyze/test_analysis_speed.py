@@ -18,7 +18,13 @@ import pandas as pd
 import pytest
 
 from implicit_bench.analysis.blind import LabelCounts, label_counts, label_shares, rates
-from implicit_bench.analysis.bootstrap import Bootstrap, integer_bound, multiplicities, rank_rows
+from implicit_bench.analysis.bootstrap import (
+    Bootstrap,
+    drawn_multiplicities,
+    integer_bound,
+    multiplicities,
+    rank_rows,
+)
 from implicit_bench.kg.stats import connected_components
 from implicit_bench.protocol.schema import BLIND_LABELS, VARIANTS
 from implicit_bench.protocol.tables import UNITS
@@ -94,6 +100,40 @@ def test_multiplicities_equal_one_flat_bincount(n_units):
     old_idx = rng.integers(0, max(n_units, 1), size=(1000, n_units), dtype=np.int32)
     assert np.array_equal(boot.indices(n_units, "x"), old_idx)
     assert np.array_equal(boot.weights(n_units, "x"), old_multiplicities(old_idx, n_units))
+
+
+@pytest.mark.parametrize(
+    ("n_units", "n_boot"),
+    [(0, 5), (1, 1000), (3, 7), (170, 1000), (1831, 1000), (1831, 1), (140_000, 7)],
+)
+def test_drawn_multiplicities_equal_the_count_of_the_whole_draw(n_units, n_boot):
+    """Drawn and counted block by block (one row per block above BLOCK_ELEMENTS units): the
+    same multiplicities as counting one whole ``integers`` draw of the same seed."""
+    idx = np.random.default_rng(9).integers(
+        0, max(n_units, 1), size=(n_boot, n_units), dtype=np.int32
+    )
+    for dtype in (np.float32, np.float64):
+        blocked = drawn_multiplicities(np.random.default_rng(9), n_boot, n_units, dtype)
+        assert blocked.dtype == dtype
+        assert np.array_equal(blocked, old_multiplicities(idx, n_units))
+
+
+def test_bootstrap_weights_without_indices_then_indices():
+    """A unit set whose multiplicities were counted block by block (no index matrix kept)
+    hands out the same indices afterwards, and both agree with the whole draw."""
+    boot = Bootstrap(n=300, seed=5)
+    n_units = 211
+    w32 = boot._weights32(n_units, "s")
+    assert "idx" not in boot._cache[("s", n_units)]
+    idx = boot.indices(n_units, "s")
+    whole = np.random.default_rng(boot.stream_seed("s")).integers(
+        0, n_units, size=(300, n_units), dtype=np.int32
+    )
+    assert np.array_equal(idx, whole)
+    assert np.array_equal(w32, old_multiplicities(whole, n_units))
+    fresh = Bootstrap(n=300, seed=5)
+    fresh.indices(n_units, "s")  # counted from the cached indices this time
+    assert np.array_equal(fresh.weights(n_units, "s"), boot.weights(n_units, "s"))
 
 
 def test_multiplicities_by_hand():
@@ -304,6 +344,64 @@ def test_a_failing_analysis_stops_the_extensions(tmp_path, monkeypatch):
         )
     assert not (tmp_path / "out" / "metrics" / "judge_audit.json").exists()
     assert [p.name for p in tmp_path.iterdir() if "extensions-" in p.name] == []
+
+
+def test_no_fork_when_no_extension_has_work(tmp_path, monkeypatch):
+    """Rubric rows only (no blind rows, no debiasing runs, no retrieval table): no extension has
+    work, so no process is forked, and the output and summary are those of the serial run."""
+    import os
+
+    from implicit_bench.analyze import extensions
+    from implicit_bench.analyze.core import run_analyze
+
+    units_path, judgements_path = _tiny_tables(tmp_path, tasks=("rubric",))
+    params = {"bootstrap": {"n": 40}}
+    monkeypatch.setattr(extensions, "_cpus", lambda: 2)
+
+    def no_fork() -> int:
+        raise AssertionError("forked although no extension has work")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    quiet = run_analyze(units_path, [judgements_path], str(tmp_path / "quiet"), params)
+    monkeypatch.setenv(extensions.JOBS_ENV, "1")
+    serial = run_analyze(units_path, [judgements_path], str(tmp_path / "serial"), params)
+    assert quiet == serial
+    assert quiet["extensions"] == {
+        "audits": {"skipped": "no blind judgements"},
+        "debias": None,
+        "retrieval": None,
+    }
+    assert _files(tmp_path / "quiet") == _files(tmp_path / "serial")
+
+
+def test_work_checks_say_which_extension_has_work(tmp_path):
+    """Each check answers as its extension would: audits with blind rows, debias with rows of
+    the unmodified configuration, retrieval with a table named; an unknown extension (or one
+    replaced in a custom registry) always counts as having work."""
+    from types import SimpleNamespace
+
+    from implicit_bench.analyze.extensions import EXTENSIONS, any_work
+
+    rows = pd.DataFrame({"task": ["rubric", "alignment"], "config": ["gen", "unmodified"]})
+    tables = SimpleNamespace(judgements=rows, secondary=None)
+    only = {name: EXTENSIONS[name] for name in ("audits",)}
+    assert not any_work(tables, {}, only)
+    blind = SimpleNamespace(judgements=rows, secondary=rows.assign(task="blind"))
+    assert any_work(blind, {}, only)
+    debias = {"debias": EXTENSIONS["debias"]}
+    assert any_work(tables, {}, debias)  # "unmodified" rubric / alignment rows
+    assert not any_work(
+        tables.judgements.assign(config="gen").pipe(
+            lambda j: SimpleNamespace(judgements=j, secondary=None)
+        ),
+        {},
+        debias,
+    )
+    retrieval = {"retrieval": EXTENSIONS["retrieval"]}
+    assert not any_work(tables, {}, retrieval)
+    assert any_work(tables, {"debias": {"scoring": {"retrieval": "r.csv"}}}, retrieval)
+    assert any_work(tables, {}, {"audits": "my.module:fn"})  # not ours: no check known
+    assert any_work(tables, {}, {"mine": "my.module:fn"})
 
 
 @pytest.mark.parametrize("first", ["w64", "w32"])

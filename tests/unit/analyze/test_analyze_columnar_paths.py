@@ -125,3 +125,27 @@ def test_any_text_per_distinct_value_equals_the_cell_loop():
         column = pd.Series(cells, dtype=object)
         loop = any(isinstance(v, str) and starts(v) for v in cells)
         assert _any_text(column, starts) is loop
+
+
+def test_rates_read_from_blind_rates_equal_the_recomputed_ones(tmp_path):
+    """With blind_rates run first, by_config's analysed-configuration row and the leaderboard's
+    strongest group are read from its entries; run without it (``metrics: [leaderboard]``)
+    they are computed: the same values."""
+    from implicit_bench.analysis.context import EvalContext
+    from implicit_bench.analysis.load import load_tables
+    from implicit_bench.analysis.metrics import run_metrics
+    from implicit_bench.analysis.params import EvaluateParams
+    from tests.helpers.synthetic_tables import synthetic_judgements, synthetic_units
+
+    units = synthetic_units(40)
+    units.to_csv(tmp_path / "units.csv", index=False)
+    synthetic_judgements(units).to_csv(tmp_path / "j.csv", index=False)
+    tables = load_tables(tmp_path / "units.csv", [tmp_path / "j.csv"])
+    params = EvaluateParams(bootstrap={"n": 60, "seed": 3})
+    every = run_metrics(EvalContext.build(tables, tables.units, params))
+    alone = run_metrics(EvalContext.build(tables, tables.units, params), ["leaderboard"])
+    assert "judges" in every.benchmark and "judges" not in alone.benchmark  # the two paths
+    assert every.benchmark["by_config"] == alone.benchmark["by_config"]
+    assert every.benchmark["leaderboard"]["rows"] == alone.benchmark["leaderboard"]["rows"]
+    row = every.benchmark["leaderboard"]["rows"][0]
+    assert row["strongest_units"] and row["success_stereotype"]["value"] is not None

@@ -9,7 +9,7 @@ import pytest
 
 from implicit_bench._util.dirswap import clean_stale, staged_dir, temp_dir_next_to
 from implicit_bench.errors import InputError
-from implicit_bench.report.inputs import ReportParams
+from implicit_bench.report.params import ReportParams
 from implicit_bench.report.stage import build_report
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.synthetic_project import build_synthetic_project

@@ -268,7 +268,8 @@ def test_simulated_world_recovers_planted_truth() -> None:
 
 
 def test_recovery_entries_of_the_selection_audit() -> None:
-    from implicit_bench.audits.stage import SelectionAuditParams, selection_report
+    from implicit_bench.audits.params import SelectionAuditParams
+    from implicit_bench.audits.stage import selection_report
     from implicit_bench.recovery.stage import judge_selection_entries
     from implicit_bench.world.params import SelectionJudgeWorld, SelectionWorld, WorldParams
 

@@ -294,55 +294,6 @@ def test_metrics_are_strict_json(repo, monkeypatch):
         _strict(f"metrics/{name}.json")
 
 
-def test_analyze_extension_on_byo_judgements(tmp_path):
-    from implicit_bench.cli.main import main as cli_main
-    from tests.helpers.synthetic_tables import synthetic_judgements, synthetic_units
-
-    units = synthetic_units(10)
-    j = synthetic_judgements(units, judges=("judge-a", "judge-b"), tasks=("blind",), seed=3)
-    # judge-a asked under both orders: a second row per image with the other order
-    a = j[j["judge"] == "judge-a"].copy()
-    a["order"] = a["order"].map({"sa": "as", "as": "sa"}) if "order" in a.columns else "as"
-    if "order" not in j.columns:
-        j["order"] = "sa"
-    both = pd.concat([j, a], ignore_index=True)
-    units.to_parquet(tmp_path / "u.parquet")
-    both.to_parquet(tmp_path / "j.parquet")
-    res = CliRunner().invoke(
-        cli_main,
-        [
-            "analyze",
-            "--units",
-            str(tmp_path / "u.parquet"),
-            "--judgements",
-            str(tmp_path / "j.parquet"),
-            "--out",
-            str(tmp_path / "out"),
-            "--bootstrap-n",
-            "20",
-        ],
-    )
-    assert res.exit_code == 0, res.output
-    audit = _strict(tmp_path / "out" / "metrics" / "judge_audit.json")
-    assert audit["judges_with_orders"] == ["judge-a", "judge-b"]
-    flips = audit["order_flips"]["judge-a"]
-    assert flips["images_both_orders"] == int((j["judge"] == "judge-a").sum())
-    assert "judge-a" in _strict(tmp_path / "out" / "metrics" / "negation.json")["by_judge"]
-    diversity = _strict(tmp_path / "out" / "metrics" / "diversity.json")
-    assert "judge-b" in diversity["blind_labels"]
-    # one writer: the stage's keys (less its provenance), faces null without images
-    assert list(diversity) == [
-        "blind_labels",
-        "bootstrap",
-        "faces",
-        "scene_check",
-        "inputs",
-        "include_neither",
-        "template_variant",
-    ]
-    assert diversity["faces"] is None and diversity["bootstrap"]["n_boot"] == 20
-
-
 def _mgbi_replicates(prim, units, boot):
     """The MGBI bootstrap replicates behind ``diversity_report``'s interval (same stream)."""
     from implicit_bench.audits.diversity import QUANTILES, categories, diversity_frame

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from implicit_bench._util.agreement import kappa_from_counts
 from implicit_bench.audits.evaluator_agreement import (
     evaluator_audit,
     fleiss,
-    kappa_from_counts,
     leave_one_out_kappa,
     negated_probe,
     rank_agreement,
@@ -115,7 +115,8 @@ def test_kappa_counts_and_bootstrap() -> None:
     p = np.array([1, 0, 0, 1, 1, 0, 1, 0])
     tp, tn = np.sum(y & p), np.sum((1 - y) & (1 - p))
     fp, fn = np.sum((1 - y) & p), np.sum(y & (1 - p))
-    assert kappa_from_counts(tp, tn, fp, fn) == pytest.approx(cohen_kappa_score(y, p))
+    table = np.array([tp, fn, fp, tn], dtype=float)  # 2x2, rows = truth
+    assert kappa_from_counts(table, 2) == pytest.approx(cohen_kappa_score(y, p))
     a = evaluator_audit(frame(), Bootstrap(n=300, seed=1))
     iv = a["modes"]["neg"]["kappa_interval"]
     assert iv["value"] == pytest.approx(0.5) and iv["n"] == 4
@@ -142,7 +143,7 @@ def test_cli_and_negation_params(tmp_path) -> None:
 
     from click.testing import CliRunner
 
-    from implicit_bench.audits.stage import NegationParams
+    from implicit_bench.audits.params import NegationParams
     from implicit_bench.cli.main import main
 
     path = tmp_path / "labels.csv"
@@ -162,7 +163,8 @@ def test_cli_and_negation_params(tmp_path) -> None:
 
 def test_simulated_evaluation_set_and_its_planted_truth() -> None:
     from implicit_bench.analysis.bootstrap import Bootstrap
-    from implicit_bench.audits.stage import NegationParams, evaluator_report
+    from implicit_bench.audits.params import NegationParams
+    from implicit_bench.audits.stage import evaluator_report
     from implicit_bench.recovery.stage import negprobe_entries
     from implicit_bench.world.negprobe import negprobe_truth, planted_labels
     from implicit_bench.world.params import NegProbeWorld, WorldParams

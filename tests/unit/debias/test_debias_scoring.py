@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from implicit_bench.debias.configs import TABLE_27, BootstrapParams, full_kg_pairs
@@ -18,76 +17,11 @@ from implicit_bench.debias.scoring import (
 )
 from implicit_bench.errors import InputError
 from implicit_bench.protocol.estimate import Estimate
-from tests.helpers.written import approx_written
-
-
-def _rows(config, unit, seed, bias, aligned, judge="qwen", variant="neutral"):
-    rows = []
-    if bias is not ...:
-        rows.append(
-            dict(
-                unit_id=unit,
-                variant=variant,
-                seed=seed,
-                config=config,
-                judge=judge,
-                task="rubric",
-                value=None if bias is None else str(bias),
-                valid=bias is not None,
-            )
-        )
-    if aligned is not ...:
-        rows.append(
-            dict(
-                unit_id=unit,
-                variant=variant,
-                seed=seed,
-                config=config,
-                judge=judge,
-                task="alignment",
-                value=None if aligned is None else ("true" if aligned else "false"),
-                valid=aligned is not None,
-            )
-        )
-    return rows
-
-
-def _judgements(extra=()):
-    rows = []
-    # unmodified: (b, Y) -> Y (1 - b/5)
-    #   u1/42: (4, 1) -> 0.2   u1/1042: (2, 1) -> 0.6   u2/42: (5, 0) -> 0   u2/1042: (3, 1) -> 0.4
-    for unit, seed, b, y in [
-        ("u1", 42, 4, True),
-        ("u1", 1042, 2, True),
-        ("u2", 42, 5, False),
-        ("u2", 1042, 3, True),
-    ]:
-        rows += _rows("unmodified", unit, seed, b, y)
-    # rewrite_own: u1/42: (1, 1) -> 0.8   u1/1042: (0, 0) -> 0   u2/42: (2, 1) -> 0.6
-    #   u2/1042: rubric invalid, Y = 1 -> no product
-    for unit, seed, b, y in [
-        ("u1", 42, 1, True),
-        ("u1", 1042, 0, False),
-        ("u2", 42, 2, True),
-        ("u2", 1042, None, True),
-    ]:
-        rows += _rows("rewrite_own", unit, seed, b, y)
-    # rewrite_removed: u1: (3, 1) -> 0.4 twice; u2/42: (4, 1) -> 0.2; u2/1042: (0, 0) -> 0
-    for unit, seed, b, y in [
-        ("u1", 42, 3, True),
-        ("u1", 1042, 3, True),
-        ("u2", 42, 4, True),
-        ("u2", 1042, 0, False),
-    ]:
-        rows += _rows("rewrite_removed", unit, seed, b, y)
-    # explicit-prompt images of the unmodified model are not debiasing images: ignored
-    rows += _rows("unmodified", "u1", 42, 0, True, variant="stereotype")
-    rows += list(extra)
-    return pd.DataFrame(rows)
+from tests.helpers.debias_fixtures import debias_judgements, debias_rows
 
 
 def test_config_stats_by_hand():
-    images = image_scores(_judgements())
+    images = image_scores(debias_judgements())
     base = config_stats(images[images.config == "unmodified"])
     # b = (4+2+5+3)/4 = 3.5; A = 3/4 = 75 %; S = 100 (0.2+0.6+0+0.4)/4 = 30.0
     assert base["bias"] == pytest.approx(3.5)
@@ -128,7 +62,7 @@ def test_delta_interval_draws_the_analysis_bootstraps_resamples():
     (draws with replacement, reproducible), fed through paired_delta."""
     from implicit_bench.analysis.bootstrap import Bootstrap
 
-    images = image_scores(_judgements())
+    images = image_scores(debias_judgements())
     own, base = images[images["config"] == "rewrite_own"], images[images["config"] == "unmodified"]
     boot = BootstrapParams(n=300, seed=7)
     weights = Bootstrap.from_params(boot).weights(2, "debias/rewrite_own")
@@ -144,7 +78,7 @@ def test_delta_interval_draws_the_analysis_bootstraps_resamples():
 
 
 def test_score_configs_delta_and_interval():
-    images = image_scores(_judgements())
+    images = image_scores(debias_judgements())
     out = score_configs(images, "unmodified", BootstrapParams(n=2000, seed=1))
     assert out["unmodified"]["dS"] is None and out["unmodified"]["exp"] == 0
     own = out["rewrite_own"]
@@ -165,7 +99,7 @@ def test_score_configs_delta_and_interval():
 
 
 def test_full_kg_rows_assembled_from_own_and_removed():
-    images = image_scores(_judgements())
+    images = image_scores(debias_judgements())
     out = score_configs(
         images, "unmodified", BootstrapParams(n=200, seed=1), own_hit={"u1": True, "u2": False}
     )
@@ -195,41 +129,41 @@ def test_full_kg_rows_assembled_from_own_and_removed():
 
 
 def test_missing_retrieval_is_an_error():
-    images = image_scores(_judgements())
+    images = image_scores(debias_judgements())
     with pytest.raises(InputError, match="no retrieval result"):
         score_configs(images, "unmodified", BootstrapParams(n=10), own_hit={"u1": True})
 
 
 def test_duplicates_are_an_error_not_averaged():
-    dup = _rows("rewrite_own", "u1", 42, 2, ...)
+    dup = debias_rows("rewrite_own", "u1", 42, 2, ...)
     with pytest.raises(
         InputError, match="duplicate rubric judgement for config=rewrite_own unit=u1 seed=42"
     ):
-        image_scores(_judgements(dup))
+        image_scores(debias_judgements(dup))
 
 
 def test_bad_values_name_the_row():
-    bad = _rows("rewrite_own", "u9", 42, 7, ...)
+    bad = debias_rows("rewrite_own", "u9", 42, 7, ...)
     with pytest.raises(InputError, match=r"row 27, field 'value'.*not a number in 0-5"):
-        image_scores(_judgements(bad))
+        image_scores(debias_judgements(bad))
     # a real value in [0, 5] is a mean of repeated judgements: accepted and counted
-    mean = _rows("rewrite_own", "u9", 42, 2.5, ...)
-    images = image_scores(_judgements(mean))
+    mean = debias_rows("rewrite_own", "u9", 42, 2.5, ...)
+    images = image_scores(debias_judgements(mean))
     stats = config_stats(images[(images.config == "rewrite_own") & (images.unit_id == "u9")])
     assert stats["bias"] == 2.5 and stats["n_fractional_rubric"] == 1
-    bad = _rows("rewrite_own", "u9", 42, ..., True)
+    bad = debias_rows("rewrite_own", "u9", 42, ..., True)
     bad[0]["value"] = "maybe"
     with pytest.raises(InputError, match="not true / false"):
-        image_scores(_judgements(bad))
+        image_scores(debias_judgements(bad))
 
 
 def test_judge_choice():
-    other = _rows("unmodified", "u1", 42, 0, ..., judge="gemma")
+    other = debias_rows("unmodified", "u1", 42, 0, ..., judge="gemma")
     with pytest.raises(InputError, match="several judges"):
-        image_scores(_judgements(other))
-    images = image_scores(_judgements(other), rubric_judge="qwen")
+        image_scores(debias_judgements(other))
+    images = image_scores(debias_judgements(other), rubric_judge="qwen")
     assert config_stats(images[images.config == "unmodified"])["bias"] == pytest.approx(3.5)
-    images = image_scores(_judgements(other), rubric_judge="gemma")
+    images = image_scores(debias_judgements(other), rubric_judge="gemma")
     # only u1/42 has a gemma rubric score (0); the others keep their alignment only
     assert config_stats(images[images.config == "unmodified"])["bias"] == pytest.approx(0.0)
 
@@ -244,85 +178,3 @@ def test_full_kg_pairs_of_table_27():
         "sv_llm_pair_full_kg": ("sv_llm_pair_own", "sv_llm_pair_removed"),
     }
     assert sorted(c.exp for c in TABLE_27.values()) == list(range(12))
-
-
-def test_analyze_extension_writes_debias_json(tmp_path):
-    from implicit_bench._util.files import read_json
-    from implicit_bench.debias.analyze import analyze_debias
-
-    retrieval = pd.DataFrame({"unit_id": ["u1", "u2"], "own_hit": [True, False]})
-    payload = analyze_debias(
-        _judgements(), tmp_path, {"scoring": {"bootstrap": {"n": 300}}}, retrieval
-    )
-    written = read_json(tmp_path / "metrics" / "debias.json")
-    assert written["configs"]["unmodified"]["S"] == approx_written(30.0)
-    assert written["configs"]["rewrite_own"]["dS"]["value"] == approx_written(50.0 / 3.0)
-    assert written["configs"]["rewrite_full_kg"]["S"] == approx_written(25.0)
-    assert written["bootstrap"]["n"] == 300 and payload["unmodified"] == "unmodified"
-    assert (tmp_path / "tables" / "debias.md").read_text().startswith("| Configuration |")
-    # judgements without debiasing runs: nothing to do, nothing written
-    other = _judgements().assign(config="qwen_image")
-    assert analyze_debias(other, tmp_path / "none") is None
-    assert not (tmp_path / "none").exists()
-    # the unmodified configuration is a param
-    renamed = _judgements().replace({"config": {"unmodified": "qwen_image"}})
-    named = analyze_debias(renamed, tmp_path / "named", {"scoring": {"unmodified": "qwen_image"}})
-    assert named["configs"]["qwen_image"]["dS"] is None
-    assert named["configs"]["rewrite_own"]["dS"]["value"] == pytest.approx(50.0 / 3.0)
-
-
-def test_implicit_bench_analyze_writes_debias_json(tmp_path):
-    """`implicit-bench analyze` on JUDGEMENTS rows of debiasing configurations (no model)."""
-    from click.testing import CliRunner
-
-    from implicit_bench._util.files import read_json
-    from implicit_bench.cli.analyze import analyze
-
-    units = pd.DataFrame(
-        [
-            {
-                "unit_id": u,
-                "source": "stereoset",
-                "bias_type": "gender",
-                "head": "mover",
-                "relation": "has_gender",
-                "stereotype": "man",
-                "anti_stereotype": "woman",
-                "prompt_neutral": "A mover.",
-                "prompt_stereotype": "A man mover.",
-                "prompt_anti_stereotype": "A woman mover.",
-            }
-            for u in ("u1", "u2")
-        ]
-    )
-    units.to_csv(tmp_path / "units.csv", index=False)
-    _judgements().drop(columns="valid").to_csv(tmp_path / "judgements.csv", index=False)
-    pd.DataFrame({"unit_id": ["u1", "u2"], "own_hit": [True, False]}).to_csv(
-        tmp_path / "retrieval.csv", index=False
-    )
-    (tmp_path / "params.yaml").write_text(
-        "evaluate: {config: unmodified}\n"
-        f"debias: {{scoring: {{bootstrap: {{n: 300}}, retrieval: {tmp_path / 'retrieval.csv'}}}}}\n"
-    )
-    result = CliRunner().invoke(
-        analyze,
-        [
-            "--units",
-            str(tmp_path / "units.csv"),
-            "--judgements",
-            str(tmp_path / "judgements.csv"),
-            "--out",
-            str(tmp_path / "out"),
-            "--params",
-            str(tmp_path / "params.yaml"),
-        ],
-        catch_exceptions=False,
-    )
-    assert result.exit_code == 0, result.output
-    written = read_json(tmp_path / "out" / "metrics" / "debias.json")["configs"]
-    # the values worked out by hand above
-    assert written["unmodified"]["S"] == approx_written(30.0)
-    assert written["rewrite_own"]["bias"] == approx_written(1.0)
-    assert written["rewrite_own"]["dS"]["value"] == approx_written(50.0 / 3.0)
-    assert written["rewrite_full_kg"]["S"] == approx_written(25.0)
-    assert (tmp_path / "out" / "tables" / "debias.md").exists()

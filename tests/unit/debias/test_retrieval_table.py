@@ -3,8 +3,6 @@ from it in `implicit-bench analyze` (hand-worked values)."""
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import pytest
 
@@ -82,45 +80,3 @@ def test_read_retrieval_rejects_bad_rows(tmp_path):
     assert (
         m["top1_accuracy"] == 0.0 and m["removed_same_head"] is None and m["mean_own_rank"] is None
     )
-
-
-def test_analyze_writes_retrieval_figures(tmp_path):
-    from click.testing import CliRunner
-
-    from implicit_bench.cli.analyze import analyze
-
-    units = tmp_path / "units.csv"
-    units.write_text(
-        "unit_id,source,bias_type,head,relation,stereotype,anti_stereotype,prompt_neutral,prompt_stereotype,prompt_anti_stereotype\n"
-        "007,stereoset,gender,nurse,has_gender,woman,man,a nurse,a woman nurse,a man nurse\n"
-        "012,stereoset,gender,mover,has_gender,man,woman,a mover,a man mover,a woman mover\n"
-    )
-    judgements = tmp_path / "j.csv"
-    judgements.write_text(
-        "unit_id,variant,seed,config,judge,task,value\n"
-        "007,neutral,42,gen,vlm,blind,s\n012,neutral,42,gen,vlm,blind,a\n"
-    )
-    retrieval = tmp_path / "r.csv"
-    retrieval.write_text(
-        "unit_id,own_hit,same_head_removed,same_pair_removed\n007,yes,no,no\n012,no,yes,no\n"
-    )
-    out = tmp_path / "out"
-    result = CliRunner().invoke(
-        analyze,
-        [
-            "--units",
-            str(units),
-            "--judgements",
-            str(judgements),
-            "--out",
-            str(out),
-            "--retrieval",
-            str(retrieval),
-            "--bootstrap-n",
-            "10",
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    metrics = json.loads((out / "metrics" / "retrieval.json").read_text())
-    assert metrics["top1_accuracy"] == 0.5 and metrics["removed_same_head"] == 0.5
-    assert metrics["removed_same_pair"] == 0.0 and metrics["units_not_in_units_table"] == 0

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from implicit_bench.errors import InputError
-from implicit_bench.human_eval.analyze import load_manifests, read_answers
+from implicit_bench.human_eval.answers import load_manifests, read_answers
 from implicit_bench.human_eval.blind_form import BLIND_ANSWER_COLUMNS
 from implicit_bench.human_eval.blind_import import load_calibration_manifests, read_blind_answers
 from implicit_bench.human_eval.form import ANSWER_COLUMNS

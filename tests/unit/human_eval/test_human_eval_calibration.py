@@ -18,6 +18,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from implicit_bench._util.agreement import rater_agreement
 from implicit_bench._util.files import read_json
 from implicit_bench.cli.main import main as cli_main
 from implicit_bench.human_eval.blind_form import BLIND_ANSWER_COLUMNS, question_parts
@@ -26,8 +27,8 @@ from implicit_bench.human_eval.blind_import import (
     import_calibration,
     load_calibration_manifests,
 )
-from implicit_bench.human_eval.rater_agreement import rater_agreement
 from implicit_bench.protocol.judge_tasks import load_task
+from implicit_bench.protocol.schema import BLIND_LABELS
 from implicit_bench.protocol.tables import CALIBRATION
 from implicit_bench.report.corrected import corrected_section
 from tests.helpers.chromium import Chromium, require_chromium
@@ -257,13 +258,13 @@ def test_agreement_and_ties_by_hand():
          for k, lab in enumerate(labs.split())],
         columns=["image", "rater", "label"],
     )  # fmt: skip
-    got = rater_agreement(long)
+    got = rater_agreement(long, BLIND_LABELS)
     assert got["images_two_or_more_raters"] == 4 and got["raters"] == 2
     assert got["pairs"][0]["agreement"] == 0.75
     assert got["pairs"][0]["kappa"] == pytest.approx(7 / 11, abs=1e-4)
     # a pair that only ever says s has no kappa (undefined), not NaN in JSON
     same = pd.DataFrame([("i1", "A", "s"), ("i1", "B", "s")], columns=long.columns)
-    assert rater_agreement(same)["pairs"][0]["kappa"] is None
+    assert rater_agreement(same, BLIND_LABELS)["pairs"][0]["kappa"] is None
     # majority wins; a two-way tie is broken by a seeded draw among the tied labels
     answers = pd.DataFrame(
         [

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from implicit_bench.errors import InputError
-from implicit_bench.human_eval.analyze import human_eval_report, load_manifests, read_answers
+from implicit_bench.human_eval.answers import load_manifests, read_answers
 from implicit_bench.human_eval.bundle import HumanEvalParams, export_bundle
+from implicit_bench.human_eval.study import human_eval_report
 from tests.helpers.chromium import Chromium, require_chromium
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.synthetic_project import build_synthetic_project

@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 
 from implicit_bench.errors import InputError
-from implicit_bench.human_eval.analyze import human_eval_report, load_manifests
+from implicit_bench.human_eval.answers import load_manifests
 from implicit_bench.human_eval.bundle import HumanEvalParams
 from implicit_bench.human_eval.form import ANSWER_COLUMNS
+from implicit_bench.human_eval.study import human_eval_report
 
 
 def _case(case, unit, bias, seed, order):

@@ -11,7 +11,7 @@ import pytest
 
 from implicit_bench.human_eval.bundle import HumanEvalParams, export_bundle
 from implicit_bench.human_eval.form import script_json
-from implicit_bench.report.inputs import ReportParams
+from implicit_bench.report.params import ReportParams
 from implicit_bench.report.stage import build_report
 from tests.helpers.chromium import Chromium, require_chromium
 from tests.helpers.synthetic_project import build_synthetic_project

@@ -260,7 +260,7 @@ def test_old_layouts_are_rejected_with_the_new_place():
 def test_top_level_primary_order_reaches_every_analysis_section() -> None:
     """One `primary_order` for select, evaluate and the audits; a section's own key wins."""
     from implicit_bench.analysis.params import EvaluateParams, SelectParams
-    from implicit_bench.audits.stage import DiversityParams, JudgeAuditParams, NegationParams
+    from implicit_bench.audits.params import DiversityParams, JudgeAuditParams, NegationParams
     from implicit_bench.params import section
 
     shared = {"bootstrap": "bootstrap", "primary_order": "primary_order"}

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from implicit_bench._util.closed_form import fisher_z_test
 from implicit_bench.errors import InputError
-from implicit_bench.human_eval.analyze import study_report
 from implicit_bench.human_eval.bundle import HumanEvalParams
 from implicit_bench.human_eval.stats import krippendorff_alpha
+from implicit_bench.human_eval.study import study_report
 from implicit_bench.release.human_study import read_human_study
 from implicit_bench.release.importer import Release, import_release
 from implicit_bench.release.prompt_labels import read_prompt_labels

@@ -357,7 +357,7 @@ def test_params_with_wrong_types_is_a_clear_error(tmp_path, text):
     "content", [b"", b"bundle_id,rater,case,unit_id,kg_valid,rating_1,rating_2,rating_3,saved_at\n"]
 )
 def test_empty_human_eval_answers_file(tmp_path, content):
-    from implicit_bench.human_eval.analyze import read_answers
+    from implicit_bench.human_eval.answers import read_answers
 
     path = tmp_path / "answers.csv"
     path.write_bytes(content)

@@ -8,7 +8,8 @@ import re
 import pandas as pd
 import pytest
 
-from implicit_bench.report.inputs import ReportInputs, ReportParams, load_inputs
+from implicit_bench.report.inputs import ReportInputs, load_inputs
+from implicit_bench.report.params import ReportParams
 from implicit_bench.report.stage import build_report
 from implicit_bench.report.units_data import build_unit_data, strength_group
 from tests.helpers.synthetic_project import build_synthetic_project
@@ -188,8 +189,9 @@ def test_human_eval_section_in_summary(tmp_path):
     import json
 
     from implicit_bench._util.files import write_json
-    from implicit_bench.human_eval.analyze import human_eval_report, load_manifests
+    from implicit_bench.human_eval.answers import load_manifests
     from implicit_bench.human_eval.bundle import HumanEvalParams, export_bundle
+    from implicit_bench.human_eval.study import human_eval_report
 
     build_synthetic_project(tmp_path, n_units=12, debias_configs=())
     params = HumanEvalParams(

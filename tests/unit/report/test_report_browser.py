@@ -9,7 +9,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from implicit_bench.report.inputs import ReportParams
+from implicit_bench.report.params import ReportParams
 from implicit_bench.report.stage import build_report
 from tests.helpers.chromium import Chromium, require_chromium
 from tests.helpers.paths import REPO_ROOT

@@ -24,10 +24,12 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     judgements = validated_judgements(tables)
     if not (judgements["task"] == "blind").any():
         return {"skipped": "no blind judgements"}
-    from implicit_bench.audits.stage import (  # the audits' machinery: only with blind rows
+    from implicit_bench.audits.params import (  # the audits' machinery: only with blind rows
         DiversityParams,
         JudgeAuditParams,
         NegationParams,
+    )
+    from implicit_bench.audits.stage import (
         diversity_metrics,
         judge_audit,
         make_bootstrap,
@@ -74,6 +76,13 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
         "judges_with_orders": audit["judges_with_orders"],
         "rows_left_out": int(len(rejected)),
     }
+
+
+def has_work(tables: Any, params: dict[str, Any]) -> bool:
+    """Whether ``analyze_extension`` computes anything: the validated judgements or the
+    secondary-order rows hold blind rows (``analyze.extensions.WORK_CHECKS``)."""
+    frames = [tables.judgements, getattr(tables, "secondary", None)]
+    return any(f is not None and len(f) and (f["task"] == "blind").any() for f in frames)
 
 
 def validated_judgements(tables: Any) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""The debiasing extension of ``implicit-bench analyze``: metrics/debias.json and
+"""The ``implicit-bench analyze`` extension ``debias``: metrics/debias.json and
 tables/debias.md from judgement rows alone (no model), when they hold debiasing runs.
 
 Judgement rows whose ``config`` names a configuration (Table 27 names carry their method,
@@ -27,6 +27,14 @@ def applies(judgements: pd.DataFrame, unmodified: str) -> bool:
         (judgements["config"] == unmodified) & judgements["task"].isin(["rubric", "alignment"])
     ]
     return not rows.empty
+
+
+def has_work(tables: Any, params: dict[str, Any]) -> bool:
+    """Whether ``analyze_extension`` scores anything: the judgements hold rubric or alignment
+    rows of the unmodified configuration (``analyze.extensions.WORK_CHECKS``)."""
+    debias = (params or {}).get("debias") or {}
+    scoring = section({"scoring": debias.get("scoring") or {}}, "scoring", ScoringParams)
+    return applies(tables.judgements, scoring.unmodified)
 
 
 def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""The retrieval extension of ``implicit-bench analyze``: ``metrics/retrieval.json`` from a
+"""The ``implicit-bench analyze`` extension ``retrieval``: ``metrics/retrieval.json`` from a
 retrieval table (``--retrieval``, or ``debias.scoring.retrieval`` in ``--params``).
 
 The figures are those of the ``retrieve`` stage (``retrieval.retrieval_metrics``): top-1
@@ -20,6 +20,11 @@ PAPER = {"top1_accuracy": 0.399, "removed_same_head": 0.45, "removed_same_pair":
 def retrieval_path(params: dict[str, Any]) -> str | None:
     """The retrieval table named in params (``debias.scoring.retrieval``), if any."""
     return (((params or {}).get("debias") or {}).get("scoring") or {}).get("retrieval")
+
+
+def has_work(tables: Any, params: dict[str, Any]) -> bool:
+    """Whether ``analyze_extension`` writes anything: params name a retrieval table."""
+    return bool(retrieval_path(params))
 
 
 def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dict[str, Any] | None:

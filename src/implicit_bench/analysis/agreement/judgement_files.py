@@ -3,19 +3,20 @@
 (kappa = 0.94)"): exact agreement and Cohen's kappa (``sklearn.metrics.cohen_kappa_score``),
 each with a percentile interval from a bootstrap over units (every image of a drawn unit kept).
 
-``implicit-bench agreement --first FILE[:JUDGE] --second FILE[:JUDGE]`` (docs/analysis.md).
+``implicit-bench agreement --first FILE[:JUDGE] --second FILE[:JUDGE]`` (the command:
+``cli/agreement.py``; docs/analysis.md).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import click
 import numpy as np
 import pandas as pd
 
-from implicit_bench.analysis.bootstrap import Bootstrap, safe_div
-from implicit_bench.errors import ConfigError, InputError
+from implicit_bench._util.agreement import kappa_from_counts
+from implicit_bench.analysis.bootstrap import Bootstrap
+from implicit_bench.errors import ConfigError
 
 KEY = ["unit_id", "variant", "seed", "config", "task"]
 
@@ -71,16 +72,6 @@ def paired(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
     return a.merge(b, on=key, how="inner").astype({"first": str, "second": str})
 
 
-def kappa_from_counts(counts: np.ndarray, k: int) -> np.ndarray:
-    """Cohen's kappa of flattened k x k confusion counts (rows: last axis k*k)."""
-    m = counts.reshape(*counts.shape[:-1], k, k)
-    n = m.sum(axis=(-1, -2))
-    po = safe_div(np.trace(m, axis1=-2, axis2=-1), n)
-    pe = safe_div((m.sum(axis=-1) * m.sum(axis=-2)).sum(axis=-1), n * n)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
-
-
 def pair_agreement(pairs: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[str, Any]:
     """Agreement share and Cohen's kappa with unit-bootstrap intervals, the confusion table."""
     from sklearn.metrics import cohen_kappa_score
@@ -117,72 +108,22 @@ def pair_agreement(pairs: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[st
     }
 
 
-def _spec(text: str) -> tuple[list[str], str | None]:
-    """FILE[,FILE...][:JUDGE]: the part after the last colon is a judge name unless it looks
-    like a path (contains '/' or '.')."""
-    head, colon, tail = text.rpartition(":")
-    if colon and tail and "/" not in tail and "." not in tail:
-        return head.split(","), tail
-    return text.split(","), None
-
-
-@click.command("agreement")
-@click.option(
-    "--first",
-    "first",
-    required=True,
-    help="judgements FILE[,FILE...][:JUDGE] of the first judge or deployment",
-)
-@click.option(
-    "--second", "second", required=True, help="judgements FILE[,FILE...][:JUDGE] of the second"
-)
-@click.option(
-    "--task",
-    default="blind",
-    show_default=True,
-    help="judge task compared (blind, rubric, alignment, ...)",
-)
-@click.option(
-    "--config",
-    default=None,
-    help="generator configuration (default: every configuration both sides judged)",
-)
-@click.option(
-    "--n-boot", type=int, default=1000, show_default=True, help="bootstrap resamples of units"
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="bootstrap seed")
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="metrics JSON to write")
-def agreement_command(
-    first: str, second: str, task: str, config: str | None, n_boot: int, seed: int, out: str
-) -> None:
-    """Exact agreement (%) and Cohen's kappa, with unit-bootstrap 95% intervals."""
-    from implicit_bench._util.files import write_json
-    from implicit_bench.analysis.bootstrap import Bootstrap
-    from implicit_bench.analysis.report import clean
+def file_agreement(
+    first: tuple[list[str], str | None],
+    second: tuple[list[str], str | None],
+    task: str,
+    config: str | None,
+    n_boot: int,
+    seed: int,
+) -> dict[str, Any]:
+    """Agreement of two sides, each (judgement files, judge or None): ``pair_agreement``'s
+    figures and the bootstrap block."""
     from implicit_bench.protocol.tables.judgements import read_judgements
 
-    try:
-        sides = []
-        for name, text in (("first", first), ("second", second)):
-            paths, judge = _spec(text)
-            sides.append((side(read_judgements(paths), judge, task, config, name), paths))
-        boot = Bootstrap(n_boot, seed, 0.95)
-        result = pair_agreement(paired(sides[0][0], sides[1][0]), boot, f"agreement/{task}")
-    except (ConfigError, InputError) as exc:
-        raise click.ClickException(str(exc)) from None
-    result = {
-        "first": first,
-        "second": second,
-        "task": task,
-        "config": config,
-        **result,
-        "bootstrap": boot.block(),
-    }
-    write_json(out, clean(result))
-    a, k = result["agreement"], result["cohen_kappa"]
-    click.echo(
-        f"agreement: {result['n_images']} images of "
-        f"{result['n_units']} units; agree {100 * a['value']:.1f}% "
-        f"{[round(100 * x, 1) for x in a['ci'] or []]}, kappa {k['value']:.3f} "
-        f"{[round(x, 3) for x in k['ci'] or []]} -> {out}"
-    )
+    sides = [
+        side(read_judgements(paths), judge, task, config, name)
+        for name, (paths, judge) in (("first", first), ("second", second))
+    ]
+    boot = Bootstrap(n_boot, seed, 0.95)
+    result = pair_agreement(paired(sides[0], sides[1]), boot, f"agreement/{task}")
+    return {**result, "bootstrap": boot.block()}

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from implicit_bench.analysis.agreement.judgement_files import pair_agreement, paired, side
 from implicit_bench.analysis.bootstrap import Bootstrap
-from implicit_bench.analysis.pair_agreement import pair_agreement, paired, side
 from implicit_bench.cli.main import main
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.agreement import cohen_kappa
 from implicit_bench.analysis.bootstrap import Bootstrap, spearman, spearman_reps
 from implicit_bench.analysis.views import rows, wide
 from implicit_bench.protocol.estimate import estimate_json
@@ -56,16 +57,6 @@ def confusion(pairs: pd.DataFrame) -> pd.DataFrame:
     return table.reindex(index=list(BLIND_LABELS), columns=list(BLIND_LABELS), fill_value=0).astype(
         int
     )
-
-
-def cohen_kappa(table: pd.DataFrame) -> float | None:
-    m = table.to_numpy(dtype=float)
-    n = m.sum()
-    if n == 0:
-        return None
-    po = np.trace(m) / n
-    pe = float((m.sum(axis=1) * m.sum(axis=0)).sum()) / (n * n)
-    return None if pe == 1 else float((po - pe) / (1 - pe))
 
 
 def agreement(

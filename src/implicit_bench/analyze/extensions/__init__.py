@@ -5,7 +5,8 @@ validated tables (``load.Tables``: units, judgements of every configuration, rej
 duplicates, image index), the output directory (write ``out_dir/metrics/NAME.json``,
 ``out_dir/tables/...``) and the whole params mapping (``--params`` file, or ``params.yaml``
 sections; validate your own section). Its return value (a small summary) is echoed by
-``analyze``. Register it here with one line, as a lazy ``"module:function"`` string.
+``analyze``. Write it as ``analyze/extensions/NAME.py`` (the library logic it calls stays in
+its own package) and register it here with one line, as a lazy ``"module:function"`` string.
 
 An extension reads only what it is given (never the analysis's own output files): on a
 machine with two or more CPUs ``analyze`` runs the extensions in a forked process while it
@@ -33,16 +34,44 @@ from implicit_bench.runtime.registry import import_target
 Extension = Callable[[Tables, Path, dict[str, Any]], "dict[str, Any] | None"]
 
 EXTENSIONS: dict[str, str] = {
-    # name: "module:function"  (e.g. "debias": "implicit_bench.debias.score:analyze_extension")
-    "debias": "implicit_bench.debias.analyze:analyze_extension",
-    "audits": "implicit_bench.audits.analyze:analyze_extension",  # docs/audits.md
+    # name: "module:function", the module analyze/extensions/NAME.py
+    "debias": "implicit_bench.analyze.extensions.debias:analyze_extension",  # docs/debiasing.md
+    "audits": "implicit_bench.analyze.extensions.audits:analyze_extension",  # docs/audits.md
     # docs/byo-judgements.md
-    "retrieval": "implicit_bench.debias.retrieval_extension:analyze_extension",
+    "retrieval": "implicit_bench.analyze.extensions.retrieval:analyze_extension",
+}
+
+
+# name: "module:function" of a cheap check ``fn(tables, params) -> bool``: False when the
+# extension would find nothing to compute (no blind rows, no debiasing runs, no retrieval
+# table). When no extension has work, ``start_extensions`` does not fork: a forked process
+# costs the analysis a page fault on each page it writes afterwards (copy-on-write), about
+# 6% of the CPU time of the release's construction recipe, which none of them uses.
+WORK_CHECKS: dict[str, str] = {
+    "debias": "implicit_bench.debias.analyze:has_work",
+    "audits": "implicit_bench.audits.analyze:has_work",
+    "retrieval": "implicit_bench.debias.retrieval_extension:has_work",
 }
 
 
 def load_extension(ref: str) -> Extension:
     return import_target(ref)
+
+
+def any_work(tables: Tables, params: dict[str, Any], registry: dict[str, str]) -> bool:
+    """Whether any extension of ``registry`` may have something to compute: an extension
+    without a check in ``WORK_CHECKS`` (or whose check fails, e.g. on bad params, which the
+    extension then reports itself) counts as having work."""
+    for name in registry:
+        check = WORK_CHECKS.get(name) if registry[name] == EXTENSIONS.get(name) else None
+        if check is None:
+            return True
+        try:
+            if import_target(check)(tables, params):
+                return True
+        except Exception:  # noqa: BLE001 - the extension itself reports the problem
+            return True
+    return False
 
 
 def run_extensions(
@@ -103,15 +132,18 @@ def start_extensions(
     shares the validated tables without copying them), writing into a staging directory next to
     ``out_dir``; ``result()`` moves the staged files into ``out_dir``, so the output directory
     receives the same files, after the analysis's own, as in a sequential run, and none when the
-    analysis fails (``cancel()``). The child sends the summaries back through a pipe. Otherwise the
-    extensions run in-process when ``result()`` is called.
+    analysis fails (``cancel()``). The child sends the summaries back through a pipe. Otherwise,
+    or when no extension has work (``any_work``), the extensions run in-process when
+    ``result()`` is called.
     """
     out_dir = Path(out_dir)
+    registry = EXTENSIONS if registry is None else registry
     if (
         os.environ.get(JOBS_ENV) == "1"
         or not hasattr(os, "fork")
         or sys.platform != "linux"
         or _cpus() < 2
+        or not any_work(tables, params, registry)  # nothing to overlap: not worth a fork
     ):
         return PendingExtensions(lambda: run_extensions(tables, out_dir, params, registry))
     try:  # the staging directory sits next to out_dir, so its files move in by rename
