@@ -85,9 +85,9 @@ def main() -> None:
         from PIL import Image
         from skimage import data
 
-        from implicit_bench.faces import FaceConfig, create
+        from implicit_bench.faces import FaceParams, create
 
-        judge = create(FaceConfig())
+        judge = create(FaceParams())
         img = Image.fromarray(data.astronaut())
         judge.predict(img)
         t = time.perf_counter()

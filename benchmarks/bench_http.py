@@ -273,11 +273,11 @@ def run_images(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
 
 
 def run_embedder(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
-    from implicit_bench.embedders import EmbedderConfig, build_embedder
+    from implicit_bench.embedders import EmbedderParams, build_embedder
 
-    http = {k: v for k, v in http.items() if _supported(EmbedderConfig, k)}
+    http = {k: v for k, v in http.items() if _supported(EmbedderParams, k)}
     embedder = build_embedder(
-        EmbedderConfig(
+        EmbedderParams(
             backend="openai",
             model="bench",
             base_url=url,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from implicit_bench._util.files import nan_to_none
-from implicit_bench.clip.stage import UNIT_COLUMNS_USED, ClipParams, run_clip
+from implicit_bench.clip.stage import UNIT_COLUMNS_USED, ClipStageParams, run_clip
 from implicit_bench.params import base_params, load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import CLIP_JUDGEMENTS_PATH, UNITS, UNITS_PATH
@@ -25,7 +25,7 @@ from implicit_bench.runtime.runlog import write_metrics
 @click.option("--metrics", default="metrics/clip.json", show_default=True)
 def main(params_path: str, units: str, out: str, metrics: str) -> None:
     raw = load_params(params_path)
-    params = section(raw, "clip", ClipParams, params_path)
+    params = section(raw, "clip", ClipStageParams, params_path)
     rows, report = run_clip(params, UNITS.read(units, require=UNIT_COLUMNS_USED))
     write_judgements(rows, out)
     prov = merge_provenance(

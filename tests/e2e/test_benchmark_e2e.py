@@ -13,13 +13,13 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from implicit_bench.analyze.cli import run_analyze
+from implicit_bench.analyze.core import run_analyze
 from implicit_bench.bench.stage import run_bench_judge, run_bench_render
-from implicit_bench.cli.run import generator_entry, judge_entry
+from implicit_bench.cli.report import report_command
+from implicit_bench.planning.overlay import generator_entry, judge_entry
 from implicit_bench.release.benchmark import write_benchmark_units
 from implicit_bench.release.beside import DIFFERENT_JUDGE, RELEASE, THIS_RUN
 from implicit_bench.release.judge_notice import judge_notice
-from implicit_bench.report.cli import report_command
 from tests.helpers.chat_server import ChatServer
 from tests.helpers.emulated_vlm_server import judge_answer
 from tests.helpers.release_fixtures import _eval, write_release

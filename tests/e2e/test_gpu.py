@@ -134,10 +134,10 @@ def test_judges_answer_a_batch_on_cuda_in_bf16(tiny_dir, kind):
     ],
 )
 def test_clip_backends_on_cuda(tiny_dir, backend, kind, dtype):
-    from implicit_bench.clip import ClipConfig, create
+    from implicit_bench.clip import ClipParams, create
 
     clip = create(
-        ClipConfig(
+        ClipParams(
             backend=backend, model=str(tiny_dir / kind), device="cuda", dtype=dtype, batch_size=2
         )
     )
@@ -150,12 +150,12 @@ def test_clip_backends_on_cuda(tiny_dir, backend, kind, dtype):
 
 
 def test_embedder_and_rewriter_on_cuda(tiny_dir):
-    from implicit_bench.embedders import EmbedderConfig
+    from implicit_bench.embedders import EmbedderParams
     from implicit_bench.embedders.st import SentenceTransformerEmbedder
     from implicit_bench.llm import build_llm
 
     embedder = SentenceTransformerEmbedder(
-        EmbedderConfig(
+        EmbedderParams(
             model=str(tiny_dir / "qwen3_embedding"), device="cuda", dtype="bfloat16", batch_size=3
         )
     )

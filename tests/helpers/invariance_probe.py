@@ -22,15 +22,15 @@ def _digest(frame: pd.DataFrame, metrics: dict) -> str:
 
 
 def clip_hash(work: Path, batch: int, cache: Path, warm_half: bool) -> str:
-    from implicit_bench.clip import ClipConfig
-    from implicit_bench.clip.params import ClipParams
+    from implicit_bench.clip import ClipParams
+    from implicit_bench.clip.params import ClipStageParams
     from implicit_bench.clip.stage import run_clip
 
     units = pd.read_parquet(work / "units.parquet")
 
     def run(use: pd.DataFrame, size: int) -> tuple[pd.DataFrame, dict]:
-        model = ClipConfig(backend="transformers", model=str(work / "clip"), batch_size=size)
-        params = ClipParams(model=model, image_stores=[str(work / "images" / "tiny")])
+        model = ClipParams(backend="transformers", model=str(work / "clip"), batch_size=size)
+        params = ClipStageParams(model=model, image_stores=[str(work / "images" / "tiny")])
         return run_clip(params.model_copy(update={"cache": str(cache)}), use)
 
     if warm_half:
@@ -43,12 +43,12 @@ def clip_hash(work: Path, batch: int, cache: Path, warm_half: bool) -> str:
 def retrieval_hash(work: Path, batch: int, cache: Path, warm_half: bool) -> str:
     from implicit_bench.debias.retrieval import RetrievalTextParams
     from implicit_bench.debias.retrieve import run_retrieval
-    from implicit_bench.embedders import EmbedderConfig
+    from implicit_bench.embedders import EmbedderParams
 
     kg = pd.read_parquet(work / "kg.parquet")
 
     def run(use: pd.DataFrame, size: int) -> tuple[pd.DataFrame, dict]:
-        embedder = EmbedderConfig(batch_size=size, cache=str(cache))
+        embedder = EmbedderParams(batch_size=size, cache=str(cache))
         return run_retrieval(
             use, SimpleNamespace(embedder=embedder, retrieval=RetrievalTextParams())
         )

@@ -15,12 +15,12 @@ from pathlib import Path
 
 from PIL import Image
 
-from implicit_bench.generators.base import GeneratorConfig, RenderResult
+from implicit_bench.generators.base import GeneratorParams, RenderResult
 from implicit_bench.images import ImageKey, ImageRecord
 from tests.helpers.paths import REPO_ROOT
 
 
-class SlowFakeConfig(GeneratorConfig):
+class SlowFakeParams(GeneratorParams):
     backend: str = "slow_fake"
     model: str = "fake"
     delay_s: float = 0.05
@@ -29,10 +29,10 @@ class SlowFakeConfig(GeneratorConfig):
 class SlowFake:
     """Deterministic 8x8 images, one colour per (prompt, seed), a little slow per batch."""
 
-    Config = SlowFakeConfig
+    Params = SlowFakeParams
     BATCH_INVARIANT = True
 
-    def __init__(self, config: SlowFakeConfig):
+    def __init__(self, config: SlowFakeParams):
         self.config = config
 
     @property

@@ -87,9 +87,9 @@ def validate_sections(params: dict[str, Any], sections: set[str]) -> None:
     if "subset" in sections:
         section(params, "subset", SubsetParams)
     if "clip" in sections:
-        from implicit_bench.clip.params import ClipParams
+        from implicit_bench.clip.params import ClipStageParams
 
-        section(params, "clip", ClipParams)
+        section(params, "clip", ClipStageParams)
 
 
 def _check_exp_run(cmd: str, tmp_path: Path) -> str | None:

@@ -36,6 +36,31 @@ KEY = ["config", "unit_id", "variant", "seed"]
 SHEET_COLUMNS = [*KEY, "reference", "source", "image_sha256"]
 
 
+def evaluated_run(params_path: str):  # noqa: ANN202 - (EvaluateParams, Tables, EvalContext)
+    """The ``evaluate`` params of ``params_path``, its tables and their evaluation context
+    (``implicit-bench calibration``)."""
+    from implicit_bench.analysis.load import load_tables
+    from implicit_bench.analysis.params import EvaluateParams
+    from implicit_bench.params import load_params, section
+
+    params = section(
+        load_params(params_path),
+        "evaluate",
+        EvaluateParams,
+        params_path,
+        inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
+    )
+    tables = load_tables(
+        params.units,
+        params.judgements,
+        (),
+        params.on_bad_row,
+        params.on_duplicate,
+        params.primary_order,
+    )
+    return params, tables, EvalContext.build(tables, tables.units, params)
+
+
 def judged_labels(judgements: pd.DataFrame, config: str, judge: str) -> pd.DataFrame:
     """The judge's valid blind labels of ``config``'s core-variant images (one row per image:
     the analysis keeps each image's primary option order), with the key columns."""

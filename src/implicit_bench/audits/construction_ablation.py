@@ -27,12 +27,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import click
 import pandas as pd
 from pydantic import BaseModel, Field
 
 from implicit_bench._util.hashing import derive_seed
-from implicit_bench.protocol.tables import PAIRS_PATH, UNITS_PATH
 
 # the direct arm's writer lives with the triplets (the rendered direct arm's hook uses it too)
 from implicit_bench.triplets.direct import (
@@ -154,17 +152,12 @@ def rating_summary(rows: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-@click.command("construction-rating")
-@click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--units", default=UNITS_PATH, show_default=True)
-@click.option("--pairs", default=PAIRS_PATH, show_default=True)
-@click.option("--out-dir", default="data/construction_ablation", show_default=True)
-@click.option("--metrics", default="metrics/construction_ablation.json", show_default=True)
-def construction_rating_command(
+def construction_rating(
     params_path: str, units: str, pairs: str, out_dir: str, metrics: str
-) -> None:
+) -> tuple[int, int]:
     """App. C.1's construction ablation: write the direct arm, rate both arms blind with the
-    raters; writes OUT_DIR/direct_triplets.parquet, OUT_DIR/ratings.csv and METRICS."""
+    raters; writes ``out_dir``/direct_triplets.parquet, ``out_dir``/ratings.csv and ``metrics``.
+    Returns (units, raters)."""
     from implicit_bench._util.files import nan_to_none
     from implicit_bench.errors import ConfigError
     from implicit_bench.llm import InvalidCounter, build_llm, llm_entry
@@ -202,12 +195,12 @@ def construction_rating_command(
     }
     Path(metrics).parent.mkdir(parents=True, exist_ok=True)
     Path(metrics).write_text(json.dumps(nan_to_none(report), indent=2) + "\n")
-    click.echo(f"construction-rating: {len(table)} units, {len(params.raters)} raters -> {metrics}")
+    return len(table), len(params.raters)
 
 
 __all__ = [
     "ConstructionAblationParams",
-    "construction_rating_command",
+    "construction_rating",
     "direct_triplets",
     "rate",
     "rating_summary",

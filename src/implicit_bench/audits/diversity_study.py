@@ -39,7 +39,7 @@ from implicit_bench._util.closed_form import geometric_mean, normalised_entropy
 from implicit_bench._util.hashing import derive_seed
 from implicit_bench.audits.diversity import QUANTILES
 from implicit_bench.audits.holofair import attribute_deviation_ratio, prompt_rewards
-from implicit_bench.faces import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceConfig
+from implicit_bench.faces import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceParams
 from implicit_bench.params import BootstrapParams, PositiveInt, StrictModel
 from implicit_bench.protocol.tables import DIVERSITY_IMAGES_DIR, UNITS_PATH
 
@@ -136,7 +136,7 @@ class DiversityStudyParams(StrictModel):
     quantiles: list[float] = list(QUANTILES)
     units: str = UNITS_PATH
     images_dir: str = DIVERSITY_IMAGES_DIR
-    judge: FaceConfig = Field(default_factory=FaceConfig)
+    judge: FaceParams = Field(default_factory=FaceParams)
     cache: str = "cache/faces.sqlite"
     bootstrap: BootstrapParams = Field(default_factory=BootstrapParams)  # over the sampled units
     # HoloFair F.2: also the intervals resampling prompts and, within each, its generations
@@ -260,7 +260,7 @@ def face_diversity_scores(
         template_entropy=h_template,
         images_abstained={
             a: int(frame[ATTRIBUTES[a][0]].eq(ABSTAINED).sum()) for a in attributes
-        },  # FaceConfig.tau
+        },  # FaceParams.tau
         deviation_ratio={  # HoloFair C.5's linear baseline, beside the entropies
             "template": {
                 a: attribute_deviation_ratio(templates[ATTRIBUTES[a][0]], ATTRIBUTES[a][1])

@@ -12,7 +12,7 @@ from implicit_bench.audits.diversity import (
     QUANTILES,
 )
 from implicit_bench.audits.scene_check import SceneCheckParams
-from implicit_bench.faces import FaceConfig
+from implicit_bench.faces import FaceParams
 from implicit_bench.params import BootstrapParams, StrictModel
 from implicit_bench.protocol.tables import CLIP_JUDGEMENTS_PATH, IMAGES_DIR, JUDGEMENTS_PATH
 
@@ -64,9 +64,9 @@ class NegationParams(StrictModel):
     bootstrap: BootstrapParams = BootstrapParams()
 
 
-class FaceParams(StrictModel):
+class FaceAuditParams(StrictModel):
     enabled: bool = True
-    judge: FaceConfig = FaceConfig()
+    judge: FaceParams = FaceParams()
     bias_types: list[str] = ["gender", "age"]
     variant: str = "neutral"
     image_stores: list[str] = []  # data/images/<config>; empty: every store under images_root
@@ -85,5 +85,5 @@ class DiversityParams(StrictModel):
         MIN_SCENE_IMAGES  # CA_q / MGBI need this many images per scene (HoloFair: 20)
     )
     bootstrap: BootstrapParams = BootstrapParams()
-    faces: FaceParams = FaceParams()
+    faces: FaceAuditParams = FaceAuditParams()
     scene_check: SceneCheckParams = SceneCheckParams()  # App. C.1 (audits/scene_check.py)

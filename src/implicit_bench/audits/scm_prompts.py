@@ -22,9 +22,7 @@ can read it.
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
-import click
 import numpy as np
 import pandas as pd
 
@@ -173,22 +171,4 @@ def vocabulary(phrases: dict[str, tuple[str, ...]]) -> set[str]:
     return {w for ps in phrases.values() for p in ps for w in p.replace("-", " ").split()}
 
 
-@click.command("scm-prompts")
-@click.option("--split", type=click.Choice(["eval", "train"]), default="eval", show_default=True)
-@click.option("--seed", type=int, default=42, show_default=True)
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help=".csv or .parquet")
-def scm_prompts_command(split: str, seed: int, out: str) -> None:
-    """Write HoloFair's SCM trigger prompts (Eval: 300 neutral + 450 trigger; Train: 10,000,
-    disjoint vocabulary) in the UNITS prompt layout (docs/audits.md)."""
-    frame = scm_prompts(split, seed)
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix == ".parquet":
-        frame.to_parquet(path, index=False)
-    else:
-        frame.to_csv(path, index=False)
-    triggers = frame["trigger"].notna().sum()
-    click.echo(f"scm-prompts: {split}: {len(frame)} prompts ({triggers} with a trigger) -> {out}")
-
-
-__all__ = ["TRIGGERS", "scm_prompts", "scm_prompts_command", "vocabulary"]
+__all__ = ["TRIGGERS", "scm_prompts", "vocabulary"]

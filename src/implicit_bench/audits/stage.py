@@ -32,7 +32,7 @@ from implicit_bench.audits.order import (
 )
 from implicit_bench.audits.params import (
     DiversityParams,
-    FaceParams,
+    FaceAuditParams,
     JudgeAuditParams,  # noqa: F401 - re-exported for stages/judge_audit.py
     NegationParams,
     SelectionAuditParams,
@@ -354,7 +354,7 @@ def diversity_metrics(
     }
 
 
-def face_diversity(units: pd.DataFrame, params: FaceParams) -> dict[str, Any]:
+def face_diversity(units: pd.DataFrame, params: FaceAuditParams) -> dict[str, Any]:
     """Gender and age distributions (face judge) of the neutral images of gender and age units."""
     from implicit_bench.faces import create
     from implicit_bench.faces.attributes import face_attributes, face_report, judge_images

@@ -3,27 +3,16 @@ for the images the plan still renders (docs/experiments.md)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import click
 
 from implicit_bench._util.redact import url
-from implicit_bench.cli.params_check import validate_params
+from implicit_bench.cli.options import FiniteFloat
 from implicit_bench.params import load_params
-from implicit_bench.params.cli_options import FiniteFloat
 from implicit_bench.preflight.backends import load_registries
 from implicit_bench.preflight.checks import models_in_use, preflight
+from implicit_bench.preflight.params_check import validate_params
 from implicit_bench.protocol.judge_families import blind_family_check, blind_models_from_params
 from implicit_bench.runtime.cache_location import cache_dir
-
-
-def images_still_to_render(params: dict[str, Any], root: str | Path = ".") -> dict[str, int]:
-    """generators name -> images the plan renders that are not stored yet (from ``plan``)."""
-    from implicit_bench.planning.plan import build_plan
-
-    plans, _ = build_plan(params, root)
-    return {p.stage.split(" ", 1)[1]: p.model_calls for p in plans if p.stage.startswith("render ")}
 
 
 @click.command("check")
@@ -51,7 +40,12 @@ def check_command(params_path: str, profile: str | None, timeout: float, no_disk
         params = load_params(params_path)
     validate_params(params, params_path)  # every section and catalogue entry, one line
     cache_dir()  # $IMPLICIT_BENCH_CACHE_DIR or base.cache_dir: a writable directory
-    images = None if no_disk else images_still_to_render(params)
+    if no_disk:
+        images = None
+    else:
+        from implicit_bench.planning.plan import images_still_to_render  # lazily: pandas
+
+        images = images_still_to_render(params)
     warnings: list[str] = []
     load_registries()  # every stage's models
     problems = preflight(params, ".", timeout, images, warnings)
@@ -72,4 +66,4 @@ def check_command(params_path: str, profile: str | None, timeout: float, no_disk
     )
 
 
-__all__ = ["check_command", "images_still_to_render"]
+__all__ = ["check_command"]

@@ -1,7 +1,8 @@
 """The ``implicit-bench`` command: pipeline stages and stand-alone tools.
 
 Tools are registered lazily as ``"module:attribute"`` so that ``implicit-bench --help`` does not
-import torch. Add a tool by adding one line to ``TOOLS``.
+import torch. Add a tool: its module ``cli/<name>.py`` (one module per command) and one line in
+``TOOLS``.
 """
 
 from __future__ import annotations
@@ -19,35 +20,35 @@ from implicit_bench._util.friendly_errors import FriendlyGroup, enable_debug
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 TOOLS: dict[str, str] = {
-    # name: "module:click_command"
-    "stage": "implicit_bench.cli.stages:stage",
-    "llm": "implicit_bench.llm.cli:llm",
-    # hidden; old name of `llm export-replay`
-    "llm-export-replay": "implicit_bench.llm.cli:export_replay_alias",
-    "profile": "implicit_bench.params.profiles:profile_command",
-    "image": "implicit_bench.images.cli:image_command",
-    "human-eval": "implicit_bench.human_eval.cli:human_eval",
-    "analyze": "implicit_bench.analyze.cli:analyze",
-    "export-dataset": "implicit_bench.release.export:export_dataset_command",
-    "import": "implicit_bench.release.cli:import_command",
-    "recovery": "implicit_bench.recovery.cli:recovery_group",
-    # hidden; old name of `recovery`
-    "simulate": "implicit_bench.recovery.cli:simulate_alias",
-    "plan": "implicit_bench.planning.plan:plan_command",
+    # name: "implicit_bench.cli.<name, '-' -> '_'>:click_command" (one module per command;
+    # `import` is cli/import_.py: `import` is a Python keyword)
+    "stage": "implicit_bench.cli.stage:stage",
+    "llm": "implicit_bench.cli.llm:llm",
+    "llm-export-replay": "implicit_bench.cli.llm:export_replay_alias",
+    "profile": "implicit_bench.cli.profile:profile_command",
+    "image": "implicit_bench.cli.image:image_command",
+    "human-eval": "implicit_bench.cli.human_eval:human_eval",
+    "analyze": "implicit_bench.cli.analyze:analyze",
+    "export-dataset": "implicit_bench.cli.export_dataset:export_dataset_command",
+    "import": "implicit_bench.cli.import_:import_command",
+    "recovery": "implicit_bench.cli.recovery:recovery_group",
+    "simulate": "implicit_bench.cli.recovery:simulate_alias",
+    "plan": "implicit_bench.cli.plan:plan_command",
     "agreement": "implicit_bench.cli.agreement:agreement_command",
-    "diff": "implicit_bench.compare.cli:diff_command",
-    "exps": "implicit_bench.compare.cli:exps_command",
-    "report": "implicit_bench.report.cli:report_command",
-    "results": "implicit_bench.compare.cli:results_command",
+    "diff": "implicit_bench.cli.diff:diff_command",
+    "exps": "implicit_bench.cli.exps:exps_command",
+    "report": "implicit_bench.cli.report:report_command",
+    "results": "implicit_bench.cli.results:results_command",
     "check": "implicit_bench.cli.check:check_command",
     "run": "implicit_bench.cli.run:run_command",
-    "calibration": "implicit_bench.analysis.cli:calibration",
-    "audit": "implicit_bench.audits.cli:audit_group",
-    "scm-prompts": "implicit_bench.audits.scm_prompts:scm_prompts_command",
-    "construction-rating": (
-        "implicit_bench.audits.construction_ablation:construction_rating_command"
-    ),
+    "calibration": "implicit_bench.cli.calibration:calibration",
+    "audit": "implicit_bench.cli.audit:audit_group",
+    "scm-prompts": "implicit_bench.cli.scm_prompts:scm_prompts_command",
+    "construction-rating": "implicit_bench.cli.construction_rating:construction_rating_command",
 }
+
+#: hidden old names, kept working: old name -> the command whose module holds them
+ALIASES: dict[str, str] = {"llm-export-replay": "llm", "simulate": "recovery"}
 
 
 class LazyGroup(FriendlyGroup):

@@ -17,305 +17,17 @@ Specs:
 
 from __future__ import annotations
 
-import io
-import re
 import subprocess
-from collections.abc import Collection
-from pathlib import Path
-from typing import Any
 
 import click
-from ruamel.yaml.comments import CommentedMap
 
-from implicit_bench._util.files import atomic_write_text
-from implicit_bench.errors import ConfigError
-from implicit_bench.params import SubsetParams, check_name, section
-from implicit_bench.params.cli_options import FiniteFloat, SeedList
-from implicit_bench.protocol.schema import VARIANTS
-from implicit_bench.protocol.tables import (
-    ALL_IMAGE_INDEX_GLOB,
-    BENCH_JUDGEMENTS_PATH,
-    CLIP_JUDGEMENTS_PATH,
-    JUDGEMENTS_PATH,
+from implicit_bench.cli.options import FiniteFloat, SeedList
+from implicit_bench.planning.overlay import (
+    build_overlay,
+    first_round_subset,
+    overlay_name_for,
+    write_overlay,
 )
-
-OPENAI_URL = "https://api.openai.com/v1"
-
-
-def _entry_name(spec: str) -> str:
-    """A catalogue name for a spec: its last path segment, made safe."""
-    tail = spec.rstrip("/").split("@", 1)[0].split(":", 1)[-1].rsplit("/", 1)[-1]
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", tail).strip("._-") or "model"
-    name = name.replace("..", "_")
-    return name if name[0].isalnum() else f"m{name}"
-
-
-def _fresh(name: str, taken: Collection[str]) -> str:
-    """``name``, or ``name-2``, ``name-3``, ... when an entry of that name exists: a new model
-    gets its own entry and never replaces the profile's (``openai:qwen3vl@URL`` next to the
-    profile's ``qwen3vl``, which ``debias.scoring`` keeps using)."""
-    fresh, i = name, 1
-    while fresh in taken:
-        i += 1
-        fresh = f"{name}-{i}"
-    return fresh
-
-
-def generator_entry(
-    spec: str, catalogue: dict[str, Any], device: str, taken: Collection[str] = ()
-) -> tuple[str, dict[str, Any] | None]:
-    """(entry name, new backend block or None for an existing catalogue entry); a new entry's
-    name is none of ``catalogue`` and ``taken`` (the names this run already gave)."""
-    if spec in catalogue:
-        return spec, None
-    used = {*catalogue, *taken}
-    if spec.startswith("openai-images:"):
-        return _fresh(_entry_name(spec), used), {
-            "backend": "openai_images",
-            "model": spec.split(":", 1)[1],
-            "api_key_env": "OPENAI_API_KEY",
-        }
-    if spec.startswith("gemini:"):
-        return _fresh(_entry_name(spec), used), {
-            "backend": "gemini",
-            "model": spec.split(":", 1)[1],
-        }
-    if Path(spec).expanduser().is_dir() or "/" in spec:
-        return _fresh(_entry_name(spec), used), {
-            "backend": "diffusers",
-            "model": spec,
-            "device": device,
-        }
-    raise ConfigError(
-        f"--generator {spec!r}: not a generators entry ({', '.join(sorted(catalogue))}), "
-        "openai-images:MODEL, gemini:MODEL, a local directory or a hub id"
-    )
-
-
-def judge_entry(
-    spec: str,
-    catalogue: dict[str, Any],
-    device: str,
-    api_key_env: str | None,
-    taken: Collection[str] = (),
-) -> tuple[str, dict[str, Any] | None]:
-    """(entry name, new backend block or None for an existing catalogue entry); a new entry's
-    name is none of ``catalogue`` and ``taken`` (the names this run already gave)."""
-    if spec in catalogue:
-        return spec, None
-    used = {*catalogue, *taken}
-    if spec.startswith("openai:"):
-        model, _, base_url = spec.split(":", 1)[1].partition("@")
-        base_url = base_url or OPENAI_URL
-        key = (
-            api_key_env
-            if api_key_env is not None
-            else ("OPENAI_API_KEY" if base_url == OPENAI_URL else None)
-        )
-        return _fresh(_entry_name(model), used), {
-            "backend": "openai",
-            "model": model,
-            "base_url": base_url,
-            "api_key_env": key,
-        }
-    if Path(spec).expanduser().is_dir() or "/" in spec:
-        return _fresh(_entry_name(spec), used), {
-            "backend": "transformers",
-            "model": spec,
-            "device": device,
-        }
-    raise ConfigError(
-        f"--judge {spec!r}: not a judges entry ({', '.join(sorted(catalogue))}), "
-        "openai:MODEL[@BASE_URL], a local directory or a hub id"
-    )
-
-
-def build_overlay(
-    params: dict[str, Any],
-    generators: list[str],
-    judges: list[str],
-    *,
-    profile: str,
-    units: int | None,
-    seeds: list[int] | None,
-    device: str,
-    api_key_env: str | None,
-    table4_only: bool = False,
-    units_file: str | None = None,
-    construction: bool = False,
-    benchmark: str | None = None,
-) -> CommentedMap:
-    """The overlay profile: new catalogue entries and the benchmark phase's generators and
-    judges (``bench``); construction keeps the profile's models. ``table4_only``: the neutral
-    prompts only (the Table 4 row: rubric and alignment); ``units_file``: the fixed unit set;
-    ``construction``: the new models run the whole protocol instead (``--sequential``);
-    ``benchmark``: a copy of the authors' release whose units are the unit set (written to
-    ``release.benchmark.BENCHMARK_UNITS_PATH`` by the caller): construction is skipped."""
-    overlay = CommentedMap()
-    overlay["extends"] = profile
-    gen_names, new_gens = [], CommentedMap()
-    for spec in generators:
-        name, block = generator_entry(spec, params.get("generators") or {}, device, gen_names)
-        gen_names.append(name)
-        if block is not None:
-            new_gens[name] = block
-    clip_judge = (params.get("clip") or {}).get("judge")  # a blind judge outside the catalogue
-    judge_names, new_judges = [], CommentedMap()
-    for spec in judges:
-        name, block = judge_entry(
-            spec, params.get("judges") or {}, device, api_key_env, [*judge_names, clip_judge or ""]
-        )
-        judge_names.append(name)
-        if block is not None:
-            new_judges[name] = block
-    if len(set(gen_names)) != len(gen_names) or len(set(judge_names)) != len(judge_names):
-        raise ConfigError(
-            "two --generator or two --judge specs name the same entry; give each once"
-        )
-    overlay["base"] = CommentedMap(profile="")  # filled in by the caller (the overlay's own name)
-    if new_gens:
-        overlay["generators"] = new_gens
-    if new_judges:
-        overlay["judges"] = new_judges
-    if units is not None:
-        overlay["subset"] = CommentedMap(max_units=units)
-    if construction:
-        _construction_overlay(overlay, params, gen_names, judge_names, seeds, clip_judge)
-        return overlay
-    if benchmark is not None:
-        from implicit_bench.release.benchmark import BENCHMARK_UNITS_PATH, seed_map
-
-        units_file = BENCHMARK_UNITS_PATH
-        overlay["benchmark"] = CommentedMap(path=benchmark)
-        if table4_only:
-            overlay["benchmark"]["variants"] = ["neutral"]
-        # construction skipped: no candidate rendered or judged (the release's units are fixed)
-        overlay["render"] = CommentedMap(run=[])
-        overlay["judge"] = CommentedMap(configs=[])
-        # B.6 re-scores construction stores and debiasing configurations: none here
-        overlay["b6"] = CommentedMap(enabled=False)
-    _bench_overlay(overlay, params, gen_names, judge_names, seeds, table4_only, units_file)
-    if benchmark is not None:
-        overlay["bench"]["seed_index"] = CommentedMap(seed_map())
-        # the leaderboard puts the release's Table 4 generators beside the new ones, paired;
-        # construction judged nothing, so evaluate reads the benchmark phase's judgements only
-        # and analyses the new generator (found by tests/e2e/test_benchmark_run_dvc.py)
-        evaluate = overlay["evaluate"]
-        evaluate["judgements"] = [BENCH_JUDGEMENTS_PATH]
-        evaluate["config"] = overlay["bench"]["run"][0]
-        evaluate["rubric_judges"] = list(judge_names)
-        if table4_only:  # no blind question asked: no blind judge to analyse
-            evaluate["blind_judges"] = None
-        evaluate["beside_release"] = benchmark
-    # debiasing (debias.generator, debias.scoring) and the HoloFair study (diversity_study) keep
-    # the profile's models: steering needs a pipeline with embedding hooks and the study a face
-    # judge for real images; set those keys in the overlay to run them on your model.
-    return overlay
-
-
-def _bench_overlay(
-    overlay: CommentedMap,
-    params: dict[str, Any],
-    gen_names: list[str],
-    judge_names: list[str],
-    seeds: list[int] | None,
-    table4_only: bool,
-    units_file: str | None,
-) -> None:
-    """The benchmark phase only (docs/experiments.md, "Two phases"): the new generators render
-    the fixed unit set (bench.units: the committed selection or ``units_file``); construction
-    (render.run, judge, select) keeps the profile's models, so no candidate is re-rendered."""
-    first_judge = judge_names[0]
-    bench_seeds = list(seeds or (params.get("render") or {}).get("seeds") or [42, 1042, 2042])
-    variants = ["neutral"] if table4_only else list(VARIANTS)
-    bench = CommentedMap()
-    if units_file is not None:
-        bench["units"] = units_file
-    construction = (params.get("render") or {}).get("run")
-    construction = list(params.get("generators") or {}) if construction is None else construction
-    stores: list[str] = []  # a generator construction renders gets a store of its own here
-    for name in gen_names:
-        stores.append(name if name not in construction else _fresh(f"{name}-bench", stores))
-    bench["generators"] = CommentedMap(
-        (store, CommentedMap(generator=name, variants=variants, seeds=bench_seeds))
-        for store, name in zip(stores, gen_names, strict=True)
-    )
-    tasks = CommentedMap()
-    tasks["rubric"] = CommentedMap(judges=list(judge_names), configs=list(stores))
-    if not table4_only:
-        tasks["blind"] = CommentedMap(judges=list(judge_names), configs=list(stores))
-    tasks["alignment"] = CommentedMap(
-        judges=[first_judge], configs=list(stores), variants=["neutral"]
-    )
-    bench["run"] = list(stores)  # only the new generators (a profile's own stay unrendered)
-    bench["tasks"] = tasks
-    overlay["bench"] = bench
-    evaluate = CommentedMap(
-        judgements=[JUDGEMENTS_PATH, CLIP_JUDGEMENTS_PATH, BENCH_JUDGEMENTS_PATH],
-        image_index_glob=ALL_IMAGE_INDEX_GLOB,
-    )
-    if units_file is not None:
-        evaluate["units"] = units_file
-        evaluate["selected_units"] = None
-    if not table4_only:  # every table on the new generator; --tables 4: its Table 4 row only
-        evaluate["config"] = stores[0]
-        evaluate["blind_judges"] = list(judge_names)
-        evaluate["rubric_judges"] = None
-    overlay["evaluate"] = evaluate
-
-
-def _construction_overlay(
-    overlay: CommentedMap,
-    params: dict[str, Any],
-    gen_names: list[str],
-    judge_names: list[str],
-    seeds: list[int] | None,
-    clip_judge: str | None,
-) -> None:
-    """The whole protocol on the new models (``run --sequential``: rounds over the candidate
-    units): they render and judge in construction and select the units."""
-    first_gen, first_judge = gen_names[0], judge_names[0]
-    render = CommentedMap(run=gen_names)
-    if seeds:
-        render["seeds"] = seeds
-    overlay["render"] = render
-    tasks = CommentedMap()
-    for task in (params.get("judge") or {}).get("tasks") or {
-        "rubric": None,
-        "blind": None,
-        "alignment": None,
-    }:
-        tasks[task] = CommentedMap(
-            judges=[first_judge] if task == "alignment" else list(judge_names)
-        )
-    overlay["judge"] = CommentedMap(tasks=tasks, configs=None)
-    overlay["select"] = CommentedMap(config=first_gen, judges=None)
-    overlay["evaluate"] = CommentedMap(
-        config=first_gen,
-        blind_judges=[*judge_names, *([clip_judge] if clip_judge else [])],
-        rubric_judges=None,
-    )
-
-
-def check_exp_name(name: str) -> str:
-    """``name`` if ``dvc exp run --name`` takes it, else a one-line ``ConfigError``: DVC's rules
-    (``dvc.repo.experiments.utils.check_ref_format``: ``refs/exps/../NAME`` a valid git ref
-    name by git's check-ref-format, via dulwich as DVC does, and no ``/``), and no leading
-    ``-`` (DVC's command line would read it as an option)."""
-    from dulwich.refs import check_ref_format
-
-    if (
-        not name
-        or name.startswith("-")
-        or "/" in name
-        or not check_ref_format(f"refs/exps/00/0000/{name}".encode())
-    ):
-        raise ConfigError(
-            f"--name {name!r}: not a DVC experiment name (git check-ref-format rules: no "
-            "'/', '..', '~', '^', ':', '?', '*', '[', '\\', space or '@{'; not starting "
-            "with '-' or '.', not ending with '.' or '.lock')"
-        )
-    return name
 
 
 def _echo_block(title: str, text: str) -> None:
@@ -472,34 +184,13 @@ def run_command(
 ) -> None:
     """Evaluate your model: overlay -> preflight -> plan -> dvc exp run."""
     from implicit_bench._util.redact import url
-    from implicit_bench._util.yamlsafe import load_yaml
-    from implicit_bench.cli.check import images_still_to_render
-    from implicit_bench.cli.params_check import validate_params
-    from implicit_bench.params.profiles import (
-        compose,
-        deep_merge,
-        profile_chain,
-        round_trip_yaml,
-        write_profile,
-    )
-    from implicit_bench.planning.plan import build_plan, format_plan, parse_assume
+    from implicit_bench.cli.options import parse_assume
+    from implicit_bench.params.profiles import compose, write_profile
+    from implicit_bench.planning.plan import build_plan, format_plan, images_still_to_render
     from implicit_bench.preflight.backends import load_registries
     from implicit_bench.preflight.checks import preflight
 
-    overlay_name = f"run-{exp_name}" if exp_name else "run"
-    if exp_name is not None:
-        check_exp_name(exp_name)
-    try:
-        check_name(overlay_name, "--name")
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    if Path("profiles", f"{overlay_name}.yaml").resolve() in {
-        p.resolve() for p in profile_chain(profile)
-    }:  # the overlay would extend itself: refused before it is rewritten
-        raise ConfigError(
-            f"--profile {profile}: it is (or extends) profiles/{overlay_name}.yaml, the overlay "
-            f"this run writes; use another --name or --profile"
-        )
+    overlay_name = overlay_name_for(exp_name, profile)
     if not sequential and (target_width or estimands or resolve or rounds or max_gpu_hours):
         raise click.UsageError(
             "--target-width, --estimand, --resolve, --rounds and --max-gpu-hours go with "
@@ -531,27 +222,8 @@ def run_command(
         everyone = {**base, "subset": {**(base.get("subset") or {}), "max_units": 0}}
         _, whole = build_plan(everyone)
         round_units = parse_rounds(rounds, int(units or whole["units"]))
-        overlay["subset"] = CommentedMap(
-            max_units=round_units[0],
-            order="random",
-            seed=section(base, "subset", SubsetParams).seed,
-        )
-    path = Path("profiles") / f"{overlay_name}.yaml"
-    buf = io.StringIO()
-    round_trip_yaml().dump(overlay, buf)
-    what = "the default profile" if profile == "default" else f"profiles/{profile}.yaml"
-    header = (
-        f"# `implicit-bench run` overlay: {what} plus the models of this run.\n"
-        f"# Apply again with `implicit-bench profile {overlay_name}`; "
-        "back with `implicit-bench profile default`.\n"
-    )
-    # the composed params, validated (every name the overlay uses exists) before anything is
-    # written: compose(overlay_name) of the file about to be written
-    params = deep_merge(
-        base, {k: v for k, v in load_yaml(buf.getvalue()).items() if k != "extends"}
-    )
-    validate_params(params, path)  # every section, as `implicit-bench check` does
-    atomic_write_text(path, header + buf.getvalue())
+        overlay["subset"] = first_round_subset(base, round_units[0])
+    path, params = write_overlay(overlay, base, profile, overlay_name)
     click.echo(f"wrote {path} (extends {profile})")
     if not no_preflight:
         warnings: list[str] = []
@@ -620,4 +292,4 @@ def run_command(
         raise SystemExit(done.returncode)
 
 
-__all__ = ["build_overlay", "generator_entry", "judge_entry", "run_command"]
+__all__ = ["run_command"]

@@ -10,7 +10,7 @@ Backends (one module each, imported lazily):
 
 from __future__ import annotations
 
-from implicit_bench.clip.base import ClipBackend, ClipConfig, resolve_device  # noqa: F401 - re-exported
+from implicit_bench.clip.base import ClipBackend, ClipParams, resolve_device  # noqa: F401 - re-exported
 from implicit_bench.runtime.registry import Registry
 
 CLIP_BACKENDS: Registry[ClipBackend] = Registry("clip", places=("clip.model",))
@@ -21,5 +21,5 @@ CLIP_BACKENDS.register(
 )  # simulated world (docs/world.md)
 
 
-def create(config: ClipConfig) -> ClipBackend:
+def create(config: ClipParams) -> ClipBackend:
     return CLIP_BACKENDS.create(config.backend, config)

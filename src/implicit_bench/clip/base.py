@@ -12,7 +12,7 @@ from implicit_bench.protocol.tables import WORLD_DIR
 from implicit_bench.runtime.registry import registered_name
 
 
-class ClipConfig(StrictModel):
+class ClipParams(StrictModel):
     backend: str = "transformers"  # a name registered in clip/__init__.py (CLIP_BACKENDS)
     model: str = "models/tiny/clip"  # hub id, local directory, or open_clip architecture name
     pretrained: str | None = None  # open_clip only: pretrained tag or checkpoint path

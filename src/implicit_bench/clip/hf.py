@@ -8,7 +8,7 @@ import numpy as np
 
 from implicit_bench._util.hashing import sha256_file, stable_hash
 from implicit_bench._util.numerics import exact_threads
-from implicit_bench.clip.base import ClipConfig, resolve_device
+from implicit_bench.clip.base import ClipParams, resolve_device
 
 
 def model_fingerprint(ref: str, extra: object = None) -> str:
@@ -25,7 +25,7 @@ def model_fingerprint(ref: str, extra: object = None) -> str:
 
 
 class TransformersClip:
-    def __init__(self, config: ClipConfig):
+    def __init__(self, config: ClipParams):
         import torch
         from transformers import AutoProcessor, CLIPModel
 

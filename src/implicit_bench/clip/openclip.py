@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from implicit_bench._util.numerics import exact_threads
-from implicit_bench.clip.base import ClipConfig, resolve_device
+from implicit_bench.clip.base import ClipParams, resolve_device
 from implicit_bench.clip.hf import model_fingerprint
 
 PRECISION = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
@@ -30,7 +30,7 @@ def model_name(ref: str) -> str:
 
 
 class OpenClip:
-    def __init__(self, config: ClipConfig):
+    def __init__(self, config: ClipParams):
         import open_clip
         import torch
 

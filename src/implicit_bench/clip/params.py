@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from implicit_bench.clip import ClipConfig
+from implicit_bench.clip import ClipParams
 from implicit_bench.params import StrictModel
 from implicit_bench.protocol.tables import IMAGES_DIR
 
 
-class ClipParams(StrictModel):
-    model: ClipConfig = ClipConfig()
+class ClipStageParams(StrictModel):
+    model: ClipParams = ClipParams()
     judge: str = "clip"
     text_template: str = "a photo of {attribute}"
     margin: float = 0.0
@@ -20,5 +20,5 @@ class ClipParams(StrictModel):
     # CLIP-Score (HoloFair E.1): cos(image, its own prompt) per config and variant
     clip_score: bool = True
     # second CLIP models set beside `model` (When the Judge Acts T15: ViT-B/32 vs L/14):
-    # name -> ClipConfig; their leans and blind labels are compared, never written as judgements
-    compare_models: dict[str, ClipConfig] = {}
+    # name -> ClipParams; their leans and blind labels are compared, never written as judgements
+    compare_models: dict[str, ClipParams] = {}

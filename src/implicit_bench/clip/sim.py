@@ -14,8 +14,8 @@ import hashlib
 import numpy as np
 
 from implicit_bench._util.hashing import derive_seed
-from implicit_bench.clip.base import ClipConfig
-from implicit_bench.embedders import EmbedderConfig, build_embedder, l2_normalise
+from implicit_bench.clip.base import ClipParams
+from implicit_bench.embedders import EmbedderParams, build_embedder, l2_normalise
 from implicit_bench.world.model import load_world
 from implicit_bench.world.picture import read
 
@@ -27,11 +27,11 @@ def shown_text(attribute: str, head: str) -> str:
 
 
 class SimClip:
-    def __init__(self, config: ClipConfig):
+    def __init__(self, config: ClipParams):
         self.config = config
         self.world = load_world(config.world)
         self.embedder = build_embedder(
-            EmbedderConfig(
+            EmbedderParams(
                 model=self.world.params.embedder, cache=self.world.params.embedding_cache
             )
         )

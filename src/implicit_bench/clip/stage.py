@@ -9,7 +9,7 @@ import pandas as pd
 
 from implicit_bench.clip import create
 from implicit_bench.clip.embeddings import CachedEmbedder
-from implicit_bench.clip.params import ClipParams
+from implicit_bench.clip.params import ClipStageParams
 from implicit_bench.clip.quality import backbone_comparison, clip_score_summary, clip_scores
 from implicit_bench.clip.scores import (
     attribute_text,
@@ -22,7 +22,7 @@ from implicit_bench.images import ImageStore, published_stores, read_index
 from implicit_bench.runtime.cache import DiskCache
 
 
-def store_dirs(params: ClipParams) -> list[Path]:
+def store_dirs(params: ClipStageParams) -> list[Path]:
     if params.image_stores:
         return [Path(p) for p in params.image_stores]
     return published_stores(params.images_root)
@@ -32,7 +32,7 @@ def store_dirs(params: ClipParams) -> list[Path]:
 UNIT_COLUMNS_USED = ("unit_id", "stereotype", "anti_stereotype")
 
 
-def run_clip(params: ClipParams, units: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+def run_clip(params: ClipStageParams, units: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     """JUDGEMENTS rows (clip_lean + blind) and the metrics dict (without provenance)."""
     backend = create(params.model)
     embedder = CachedEmbedder(backend, DiskCache(params.cache))

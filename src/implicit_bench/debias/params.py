@@ -16,7 +16,7 @@ from implicit_bench.debias.configs import (
     check_configs,
 )
 from implicit_bench.debias.retrieval import RetrievalTextParams
-from implicit_bench.embedders import EmbedderConfig
+from implicit_bench.embedders import EmbedderParams
 from implicit_bench.params import PositiveInt, SafeName, Seeds, StrictModel, SubsetParams
 from implicit_bench.protocol.tables import UNITS_PATH
 from implicit_bench.runtime.failures import DEFAULT_MAX_FAILURE_RATE, FailureRate
@@ -39,7 +39,7 @@ class DebiasParams(StrictModel):
     configs: dict[SafeName, ConfigSpec] = Field(
         default_factory=lambda: dict(TABLE_27), validate_default=True
     )
-    embedder: EmbedderConfig = EmbedderConfig()
+    embedder: EmbedderParams = EmbedderParams()
     retrieval: RetrievalTextParams = RetrievalTextParams()
     rewriter: str | None = (
         None  # the top-level ``llms`` entry that rewrites and writes the LLM pairs

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from implicit_bench.embedders.base import MINILM_PACKAGE, Embedder, EmbedderConfig, resolve_model  # noqa: F401 - re-exported
+from implicit_bench.embedders.base import MINILM_PACKAGE, Embedder, EmbedderParams, resolve_model  # noqa: F401 - re-exported
 from implicit_bench.runtime.cache import DiskCache, cached_map, model_key
 from implicit_bench.runtime.registry import Registry
 
@@ -38,7 +38,7 @@ def _decode(text: str) -> np.ndarray:
 class CachedEmbedder:
     """Looks each text up in the cache; embeds the misses in batches; stores them at once."""
 
-    def __init__(self, config: EmbedderConfig, backend: Embedder | None = None):
+    def __init__(self, config: EmbedderParams, backend: Embedder | None = None):
         self.config = config
         self._backend = backend
         self.cache = DiskCache(config.cache)
@@ -97,7 +97,7 @@ class CachedEmbedder:
         return np.stack(got.values)
 
 
-def build_embedder(config: EmbedderConfig) -> CachedEmbedder:
+def build_embedder(config: EmbedderParams) -> CachedEmbedder:
     return CachedEmbedder(config)
 
 

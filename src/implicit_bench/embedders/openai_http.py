@@ -15,14 +15,14 @@ import numpy as np
 
 from implicit_bench._util.jsonparse import loads_strict
 from implicit_bench._util.redact import redact, register_secret_env
-from implicit_bench.embedders.base import EmbedderConfig
+from implicit_bench.embedders.base import EmbedderParams
 from implicit_bench.errors import ConfigError
 from implicit_bench.runtime.httpretry import send
 from implicit_bench.runtime.throttle import estimate_tokens
 
 
 class OpenAIEmbedder:
-    def __init__(self, config: EmbedderConfig):
+    def __init__(self, config: EmbedderParams):
         if not config.base_url:
             raise ConfigError(
                 "embedder backend 'openai' needs base_url (e.g. http://127.0.0.1:8000/v1)"

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from implicit_bench.embedders.base import EmbedderConfig, resolve_model
+from implicit_bench.embedders.base import EmbedderParams, resolve_model
 
 
 class SentenceTransformerEmbedder:
-    def __init__(self, config: EmbedderConfig):
+    def __init__(self, config: EmbedderParams):
         from sentence_transformers import SentenceTransformer
 
         self.name = f"sentence_transformers:{config.model}"

@@ -7,7 +7,7 @@ is "no face": counted, never guessed.
 
 from __future__ import annotations
 
-from implicit_bench.faces.base import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceConfig, FaceJudge  # noqa: F401 - re-exported
+from implicit_bench.faces.base import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceJudge, FaceParams  # noqa: F401 - re-exported
 from implicit_bench.runtime.registry import Registry
 
 FACE_BACKENDS: Registry[FaceJudge] = Registry("face")
@@ -17,5 +17,5 @@ FACE_BACKENDS.register(
 )  # simulated world (docs/world.md)
 
 
-def create(config: FaceConfig) -> FaceJudge:
+def create(config: FaceParams) -> FaceJudge:
     return FACE_BACKENDS.create(config.backend, config)

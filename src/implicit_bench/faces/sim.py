@@ -12,14 +12,14 @@ import hashlib
 import numpy as np
 
 from implicit_bench._util.hashing import derive_seed
-from implicit_bench.faces.base import FaceConfig
+from implicit_bench.faces.base import FaceParams
 from implicit_bench.world.model import load_world
 from implicit_bench.world.picture import read
 from implicit_bench.world.sampling import AGE_GROUPS
 
 
 class SimFaceJudge:
-    def __init__(self, config: FaceConfig):
+    def __init__(self, config: FaceParams):
         self.config = config
         self.world = load_world(config.world)
 

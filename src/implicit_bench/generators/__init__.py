@@ -16,14 +16,14 @@ from typing import Any
 from implicit_bench._util.hashing import stable_hash
 from implicit_bench.generators.base import (
     Generator,
-    GeneratorConfig,
+    GeneratorParams,
     RenderRequest,
     RenderResult,
     png_bytes,
 )
 from implicit_bench.runtime.registry import Registry
 
-GENERATORS: Registry[Generator] = Registry("generator", model_attr="Config", places=("generators",))
+GENERATORS: Registry[Generator] = Registry("generator", places=("generators",))
 GENERATORS.register(
     "diffusers", "implicit_bench.generators.diffusers_backend:DiffusersGenerator", "local"
 )
@@ -39,21 +39,21 @@ GENERATORS.register(
 
 
 def validate_config(
-    config: dict[str, Any] | GeneratorConfig, where: str = "generators"
-) -> GeneratorConfig:
+    config: dict[str, Any] | GeneratorParams, where: str = "generators"
+) -> GeneratorParams:
     """The backend's pydantic config for ``config`` (unknown keys are an error)."""
-    if isinstance(config, GeneratorConfig):
+    if isinstance(config, GeneratorParams):
         return config
     return GENERATORS.validate(config, where)[1]
 
 
-def create_generator(config: dict[str, Any] | GeneratorConfig) -> Generator:
+def create_generator(config: dict[str, Any] | GeneratorParams) -> Generator:
     """Build (load) the generator of ``config``: call once per worker."""
     cfg = validate_config(config)
     return GENERATORS.resolve(cfg.backend)(cfg)
 
 
-def settings_hash(config: dict[str, Any] | GeneratorConfig) -> str:
+def settings_hash(config: dict[str, Any] | GeneratorParams) -> str:
     """Hash of the image-determining settings of a config (runtime keys left out)."""
     cfg = validate_config(config)
     runtime = type(cfg).runtime_keys  # declared by the backend's own config
@@ -64,7 +64,7 @@ def settings_hash(config: dict[str, Any] | GeneratorConfig) -> str:
 __all__ = [
     "GENERATORS",
     "Generator",
-    "GeneratorConfig",
+    "GeneratorParams",
     "RenderRequest",
     "RenderResult",
     "create_generator",

@@ -63,7 +63,7 @@ def fields_of(*models: type[BaseModel]) -> frozenset[str]:
     return frozenset(name for model in models for name in model.model_fields)
 
 
-class GeneratorConfig(StrictModel):
+class GeneratorParams(StrictModel):
     """Fields shared by all backends. ``batch_size``: requests per call (one forward pass).
 
     ``runtime_keys``: the config keys that change how fast images are made, never which
@@ -77,7 +77,7 @@ class GeneratorConfig(StrictModel):
 
 
 class Generator(Protocol):
-    config: GeneratorConfig
+    config: GeneratorParams
 
     @property
     def name(self) -> str:

@@ -24,17 +24,17 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from implicit_bench.errors import ConfigError
-from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
+from implicit_bench.generators.base import GeneratorParams, RenderRequest, RenderResult
 from implicit_bench.params import NonNegFloat, PositiveInt
 
 DTYPES = ("float32", "float16", "bfloat16")
 
 
-class DiffusersConfig(GeneratorConfig):
+class DiffusersParams(GeneratorParams):
     """Sampler settings are identical for every prompt of a config (all three variants)."""
 
     # where and how fast the pipeline runs, never what it draws: out of the settings hash
-    runtime_keys: ClassVar[frozenset[str]] = GeneratorConfig.runtime_keys | {
+    runtime_keys: ClassVar[frozenset[str]] = GeneratorParams.runtime_keys | {
         "device",
         "cpu_offload",
         "threads",
@@ -104,9 +104,9 @@ def _family(pipe: Any) -> str:
 
 
 class DiffusersGenerator:
-    Config = DiffusersConfig
+    Params = DiffusersParams
 
-    def __init__(self, config: DiffusersConfig):
+    def __init__(self, config: DiffusersParams):
         import torch
 
         self.config = config

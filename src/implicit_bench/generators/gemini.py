@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Literal
 from implicit_bench._util.jsonparse import loads_strict
 from implicit_bench._util.redact import redact
 from implicit_bench.generators.base import (
-    GeneratorConfig,
+    GeneratorParams,
     RenderRequest,
     RenderResult,
     fields_of,
@@ -38,14 +38,14 @@ from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, Positiv
 from implicit_bench.runtime.httpretry import HttpParams, send
 
 
-class GeminiImagesConfig(GeneratorConfig, HttpParams, GeneratorBatchParams):
+class GeminiImagesParams(GeneratorParams, HttpParams, GeneratorBatchParams):
     """``base_url``, ``api_key_env`` and the retry bounds: ``httpretry.HttpParams``;
     ``batch: true``: Gemini's batch mode, inlined (``vendor_batch``; docs/rendering.md)."""
 
     # how the requests travel (endpoint, retries, quotas, the vendor batch API), never what
     # they ask: out of the settings hash
     runtime_keys: ClassVar[frozenset[str]] = (
-        GeneratorConfig.runtime_keys | fields_of(HttpParams, GeneratorBatchParams) | {"concurrency"}
+        GeneratorParams.runtime_keys | fields_of(HttpParams, GeneratorBatchParams) | {"concurrency"}
     )
 
     backend: Literal["gemini"] = "gemini"
@@ -75,10 +75,10 @@ class GeminiImagesConfig(GeneratorConfig, HttpParams, GeneratorBatchParams):
 
 
 class GeminiImagesGenerator:
-    Config = GeminiImagesConfig
+    Params = GeminiImagesParams
     BATCH_INVARIANT = True  # each request stands alone: resume sends only the missing items
 
-    def __init__(self, config: GeminiImagesConfig):
+    def __init__(self, config: GeminiImagesParams):
         self.config = config
         self.client = config.client(f"generator {config.model}", config.auth_headers)
         self.policy = config.retry_policy()

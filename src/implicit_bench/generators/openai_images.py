@@ -33,7 +33,7 @@ from implicit_bench._util.jsonparse import loads_strict
 from implicit_bench._util.redact import redact
 from implicit_bench.errors import ConfigError
 from implicit_bench.generators.base import (
-    GeneratorConfig,
+    GeneratorParams,
     RenderRequest,
     RenderResult,
     fields_of,
@@ -48,7 +48,7 @@ REFUSAL_CODES = ("moderation_blocked", "content_policy_violation", "content_filt
 REFUSAL_WORDS = ("safety", "content policy", "moderation", "blocked", "refus", "not allowed")
 
 
-class OpenAIImagesConfig(GeneratorConfig, HttpParams, GeneratorBatchParams):
+class OpenAIImagesParams(GeneratorParams, HttpParams, GeneratorBatchParams):
     """``base_url``, ``api_key_env`` and the retry bounds: ``httpretry.HttpParams`` (longer
     defaults here: an image takes longer than a chat answer); ``batch: true``: the OpenAI
     Batch API (``vendor_batch``; docs/rendering.md, "Vendor batch APIs")."""
@@ -56,7 +56,7 @@ class OpenAIImagesConfig(GeneratorConfig, HttpParams, GeneratorBatchParams):
     # how the requests travel (endpoint, retries, quotas, the vendor batch API), never what
     # they ask: out of the settings hash
     runtime_keys: ClassVar[frozenset[str]] = (
-        GeneratorConfig.runtime_keys | fields_of(HttpParams, GeneratorBatchParams) | {"concurrency"}
+        GeneratorParams.runtime_keys | fields_of(HttpParams, GeneratorBatchParams) | {"concurrency"}
     )
 
     backend: Literal["openai_images"] = "openai_images"
@@ -80,10 +80,10 @@ class OpenAIImagesConfig(GeneratorConfig, HttpParams, GeneratorBatchParams):
 
 
 class OpenAIImagesGenerator:
-    Config = OpenAIImagesConfig
+    Params = OpenAIImagesParams
     BATCH_INVARIANT = True  # each request stands alone: resume sends only the missing items
 
-    def __init__(self, config: OpenAIImagesConfig):
+    def __init__(self, config: OpenAIImagesParams):
         self.config = config
         self.client = config.client(f"generator {config.model}", config.auth_headers)
         self.policy = config.retry_policy()

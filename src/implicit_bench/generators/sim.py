@@ -22,7 +22,7 @@ from pydantic import model_validator
 
 from implicit_bench._util.hashing import derive_seed
 from implicit_bench.errors import InputError
-from implicit_bench.generators.base import GeneratorConfig, RenderRequest, RenderResult
+from implicit_bench.generators.base import GeneratorParams, RenderRequest, RenderResult
 from implicit_bench.params import PositiveInt
 from implicit_bench.protocol.tables import WORLD_DIR
 from implicit_bench.world.model import World, fingerprint, load_world, sim_name, unit_direction
@@ -35,9 +35,9 @@ SHIFTED_VARIANTS = frozenset({"neutral"})
 DRAW_VERSION = 2  # bump when the pictures of a planted world change
 
 
-class SimGeneratorConfig(GeneratorConfig):
+class SimGeneratorParams(GeneratorParams):
     # the world's folder: its content is in the hash through ``world_fingerprint``
-    runtime_keys: ClassVar[frozenset[str]] = GeneratorConfig.runtime_keys | {"world"}
+    runtime_keys: ClassVar[frozenset[str]] = GeneratorParams.runtime_keys | {"world"}
 
     backend: Literal["sim"] = "sim"
     model: str  # sim:<world.generators entry>
@@ -79,10 +79,10 @@ def parse_item_id(item_id: str) -> tuple[str, str, str, int]:
 
 
 class SimGenerator:
-    Config = SimGeneratorConfig
+    Params = SimGeneratorParams
 
-    def __init__(self, config: SimGeneratorConfig):
-        from implicit_bench.embedders import EmbedderConfig, build_embedder
+    def __init__(self, config: SimGeneratorParams):
+        from implicit_bench.embedders import EmbedderParams, build_embedder
 
         self.config = config
         self.world: World = load_world(config.world)
@@ -90,7 +90,7 @@ class SimGenerator:
         self.spec = self.world.params.generators[self.gen_name]
         self.rows = self.world.rows(self.gen_name)
         self.embedder = build_embedder(
-            EmbedderConfig(
+            EmbedderParams(
                 model=self.world.params.embedder, cache=self.world.params.embedding_cache
             )
         )

@@ -16,14 +16,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import click
 import pandas as pd
 
-from implicit_bench.params import SubsetParams, check_references, load_params, section
+from implicit_bench.errors import ConfigError
+from implicit_bench.params import (
+    SubsetParams,
+    catalogue,
+    check_references,
+    load_params,
+    section,
+)
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.protocol.tables import (
     DEBIAS_IMAGES_DIR,
@@ -170,9 +176,7 @@ def _read_plan_units(
     else:
         read = None
     if count is None:
-        raise click.ClickException(
-            "no unit count: set subset.max_units or run the triplets stage once"
-        )
+        raise ConfigError("no unit count: set subset.max_units or run the triplets stage once")
     return read, None, int(count), "subset.max_units / metrics/triplets.json (estimated)"
 
 
@@ -455,12 +459,12 @@ def _clip_exact(
     params: dict[str, Any], units: PlanUnits, root: Path
 ) -> tuple[int, int, int] | None:
     from implicit_bench.clip import create
-    from implicit_bench.clip.params import ClipParams
+    from implicit_bench.clip.params import ClipStageParams
     from implicit_bench.images import published_stores, read_index
     from implicit_bench.runtime.cache import DiskCache, model_key
 
     try:
-        clip = section(params, "clip", ClipParams)
+        clip = section(params, "clip", ClipStageParams)
         identity = create(clip.model).identity()
         stores = [Path(p) for p in clip.image_stores] or published_stores(root / clip.images_root)
     except Exception:  # noqa: BLE001 - a backend not importable here
@@ -573,7 +577,7 @@ def _bench(
                 audit = min(bench.both_orders_units, n_selected) if orders == 1 else 0
                 share = audit / n_selected if n_selected else 0
                 n = n * orders + round(n * share)
-            names = judges if judges is not None else list(params.get("judges") or {})
+            names = judges if judges is not None else list(catalogue(params, "judges"))
             for judge in config_judges(select, config, names):
                 by_judge[judge] = by_judge.get(judge, 0) + n
         for judge, n in by_judge.items():
@@ -988,7 +992,7 @@ def _kg_plan(params: dict[str, Any], root: Path) -> StagePlan:
         pairs = read_pairs(pairs_path)
         pairs = pairs[:max_pairs] if max_pairs else pairs
         try:
-            block = kg_llm_block(section(params, "kg", KGParams), params.get("llms") or {})
+            block = kg_llm_block(section(params, "kg", KGParams), catalogue(params, "llms"))
         except Exception:  # noqa: BLE001 - an invalid kg block: the stage reports it
             block = None
         found = (
@@ -1037,7 +1041,9 @@ def _triplets_lookup(params: dict[str, Any], root: Path) -> StagePlan | None:
     if not (units_path.exists() and pairs_path.exists()):
         return None
     try:
-        block = writer_params(section(params, "triplets", TripletsParams), params.get("llms") or {})
+        block = writer_params(
+            section(params, "triplets", TripletsParams), catalogue(params, "llms")
+        )
     except Exception:  # noqa: BLE001 - an invalid triplets block: the stage reports it
         return None
     where = block.pop("_where")
@@ -1182,7 +1188,7 @@ def _benchmark(
     try:
         bench = benchmark_units(bench_params.path)
     except InputError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise ConfigError(str(exc)) from None
     phase = dict(params.get("bench") or {})
     generators = {}
     for name, entry in (phase.get("generators") or {}).items():
@@ -1204,24 +1210,6 @@ def _benchmark(
 
 
 ASSUME_KEYS = ("candidates", "selected", *B6_ASSUME)
-
-
-def parse_assume(text: str | None) -> dict[str, int]:
-    """``candidates=4705,selected=1831`` -> counts (``plan --assume``); a bad item is a usage
-    error naming it."""
-    out: dict[str, int] = {}
-    for item in (text or "").split(","):
-        if not item.strip():
-            continue
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or key not in ASSUME_KEYS or not value.strip().isdigit():
-            raise click.UsageError(
-                f"--assume {item.strip()!r}: expected KEY=N (N >= 0), KEY one of "
-                f"{', '.join(ASSUME_KEYS)}"
-            )
-        out[key] = int(value)
-    return out
 
 
 def model_block(params: dict[str, Any], ref: str) -> dict[str, Any]:
@@ -1406,69 +1394,17 @@ def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[st
     return measured
 
 
-@click.command("plan")
-@click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option(
-    "--profile",
-    default=None,
-    help="Merge profiles/NAME.yaml over --params first (nothing is written).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
-@click.option(
-    "--benchmark",
-    "benchmark_path",
-    type=click.Path(exists=True),
-    default=None,
-    help="A checkout or .zip of the authors' release: its units are the unit set "
-    "(sets the `benchmark` key; docs/import.md).",
-)
-@click.option(
-    "--assume",
-    default=None,
-    help="Unit counts before construction ran, e.g. candidates=4705,selected=1831 "
-    "(the tables on disk are then not read for those counts); B.6's subset sizes: "
-    "b6_subset=297,b6_baseline=388,b6_unreturned=46.",
-)
-@click.option(
-    "--calibrate",
-    "calibrate_n",
-    type=click.IntRange(1),
-    default=None,
-    help="Measure seconds per item: run N items of each generator and "
-    "judge (real model calls), extrapolate.",
-)
-@click.option(
-    "--target-width",
-    type=float,
-    default=None,
-    help="Half-width W: also print the smallest stratified design whose intervals reach it.",
-)
-@click.option(
-    "--estimand",
-    "estimands",
-    multiple=True,
-    help="With --target-width (repeatable): default_rate, success_stereotype, success_anti, "
-    "gap, bias_score[/CONFIG], alignment[/CONFIG]; default: all those the source has.",
-)
-@click.option(
-    "--variances-from",
-    type=click.Path(exists=True, file_okay=False),
-    default=None,
-    help="With --target-width: a folder of units + judgements tables (e.g. `implicit-bench "
-    "import` of the release); default: this workspace's judgements (a pilot).",
-)
-def plan_command(
-    params_path: str,
-    profile: str | None,
-    as_json: bool,
-    benchmark_path: str | None,
-    assume: str | None,
-    calibrate_n: int | None,
-    target_width: float | None,
-    estimands: tuple[str, ...],
-    variances_from: str | None,
-) -> None:
-    """Per stage: the items to compute, the items already cached, the model calls implied."""
+def images_still_to_render(params: dict[str, Any], root: str | Path = ".") -> dict[str, int]:
+    """generators name -> images the plan renders that are not stored yet (from ``plan``)."""
+    plans, _ = build_plan(params, root)
+    return {p.stage.split(" ", 1)[1]: p.model_calls for p in plans if p.stage.startswith("render ")}
+
+
+def plan_params(
+    params_path: str, profile: str | None = None, benchmark_path: str | None = None
+) -> dict[str, Any]:
+    """The params a plan sizes: ``params_path`` (every catalogue name checked), or with
+    ``profile`` merged over it (nothing written); ``benchmark_path`` sets ``benchmark.path``."""
     if profile is not None:
         from implicit_bench.params.profiles import apply_profile
 
@@ -1480,38 +1416,24 @@ def plan_command(
         bench = params.get("benchmark")
         bench = dict(bench) if isinstance(bench, dict) else {}
         params = {**params, "benchmark": {**bench, "path": benchmark_path}}
-    plans, info = build_plan(params, assume=parse_assume(assume) or None)
-    if calibrate_n:
-        measured = calibrate(params, plans, calibrate_n)
-        for p in plans:
-            p.no_seconds, p.no_price = [], []
-        add_costs(plans, params, measured)
-        info["measured_seconds_per_item"] = {k: round(v, 4) for k, v in measured.items()}
-        if not as_json:
-            click.echo(
-                f"measured seconds per item (--calibrate {calibrate_n}): "
-                + ", ".join(f"{k} {v:.3f}" for k, v in measured.items())
-            )
-    if (estimands or variances_from) and target_width is None:
-        raise click.UsageError("--estimand and --variances-from go with --target-width")
-    design = None
-    if target_width is not None:
-        from implicit_bench.planning.target_width import target_design
-
-        design = target_design(
-            params, plans, info, target_width, estimands, variances_from, Path(".")
-        )
-    if as_json:
-        payload = {**info, "stages": [asdict(p) for p in plans], "totals": totals(plans)}
-        if design is not None:
-            payload["design"] = design
-        click.echo(json.dumps(payload, indent=2))
-    else:
-        click.echo(format_plan(plans, info))
-        if design is not None:
-            from implicit_bench.planning.target_width import format_design
-
-            click.echo(format_design(design))
+    return params
 
 
-__all__ = ["StagePlan", "build_plan", "format_plan", "plan_command", "plan_units"]
+def recost(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[str, float]:
+    """Measure seconds per item on ``n`` items (:func:`calibrate`) and cost ``plans`` with the
+    measured times instead of the params' estimates; returns the measured seconds per item."""
+    measured = calibrate(params, plans, n)
+    for p in plans:
+        p.no_seconds, p.no_price = [], []
+    add_costs(plans, params, measured)
+    return measured
+
+
+__all__ = [
+    "StagePlan",
+    "build_plan",
+    "format_plan",
+    "images_still_to_render",
+    "plan_params",
+    "plan_units",
+]

@@ -22,8 +22,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import click
-
 from implicit_bench._util.files import atomic_write_text
 from implicit_bench.analysis.looks import parse_counts
 from implicit_bench.errors import ConfigError
@@ -59,7 +57,7 @@ def dvc_round(max_units: int) -> None:
     from implicit_bench.runtime.dvc import dvc_command
 
     cmd = dvc_command("exp", "run", "-S", f"subset.max_units={max_units}")
-    click.echo(f"round: dvc {' '.join(cmd[3:])}")
+    print(f"round: dvc {' '.join(cmd[3:])}", flush=True)
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0:
         raise SystemExit(done.returncode)
@@ -150,9 +148,11 @@ def run_sequential(
         if old.get("settings") == settings:
             state = old
             if state.get("stopped"):
-                click.echo(f"sequential: already stopped ({state['stopped']['why']}); {path}")
+                print(
+                    f"sequential: already stopped ({state['stopped']['why']}); {path}", flush=True
+                )
                 return state
-            click.echo(f"sequential: resuming after round {len(state['rounds'])} ({path})")
+            print(f"sequential: resuming after round {len(state['rounds'])} ({path})", flush=True)
     spent = sum(r.get("gpu_hours", 0.0) for r in state["rounds"])
     for index in range(len(state["rounds"]), len(rounds)):
         units = rounds[index]
@@ -180,9 +180,10 @@ def run_sequential(
         if "stopped" in state:
             break
     _save(path, state)
-    click.echo(
+    print(
         f"sequential: stopped after round {state['stopped']['round']} of {len(rounds)} "
-        f"({state['stopped']['why']}); anytime-valid intervals in {path}"
+        f"({state['stopped']['why']}); anytime-valid intervals in {path}",
+        flush=True,
     )
     return state
 

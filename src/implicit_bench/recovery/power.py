@@ -177,3 +177,57 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def alpha_table(
+    raw: dict[str, Any], params_path: str, alphas: tuple[float, ...]
+) -> list[dict[str, Any]]:
+    """The planted dS of each steering configuration at each alpha (``recovery alpha``,
+    SIMULATED): rows {alpha, config, dS} from the world, retrieval and units of a default run."""
+    from implicit_bench.debias.params import DebiasParams
+    from implicit_bench.params import catalogue, section
+    from implicit_bench.recovery.stage import expected_composites
+
+    debias = section(
+        raw, "debias", DebiasParams, params_path
+    ).checked()  # validated once, not per alpha
+    generators = catalogue(raw, "generators", params_path)
+    world = section(raw, "world", WorldParams, params_path)
+    judges = {
+        n: c["model"].split(":", 1)[1]
+        for n, c in catalogue(raw, "judges", params_path).items()
+        if c.get("backend") == "sim"
+    }
+    unmodified = debias.scoring.unmodified
+    rows = []
+    for alpha in alphas:
+        planted = expected_composites(world.out_dir, debias, generators, judges, alpha)
+        base = planted.get(unmodified)
+        for name, s in planted.items():
+            if (
+                name != unmodified
+                and s is not None
+                and base is not None
+                and debias.configs[name].method == "steer"
+            ):
+                rows.append({"alpha": alpha, "config": name, "dS": s - base})
+    return rows
+
+
+def plot_alpha(rows: list[dict[str, Any]], path: Path) -> None:
+    """dS over alpha, one line per steering configuration (PNG at ``path``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    for name in sorted({r["config"] for r in rows}):
+        pts = [(r["alpha"], r["dS"]) for r in rows if r["config"] == name]
+        ax.plot(*zip(*pts, strict=True), marker="o", label=name)
+    ax.axhline(0, c="grey", lw=0.8)
+    ax.set(xlabel="steering strength alpha", ylabel="planted dS", title="SIMULATED: dS over alpha")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

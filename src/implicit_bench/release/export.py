@@ -14,7 +14,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import click
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,13 +22,6 @@ import yaml
 from implicit_bench._util.dirswap import check_owned, staged_dir
 from implicit_bench.errors import InputError
 from implicit_bench.params import base_params
-from implicit_bench.protocol.tables import (
-    KG_UNITS,
-    KG_UNITS_PATH,
-    TRIPLETS,
-    TRIPLETS_PATH,
-    UNITS_PATH,
-)
 
 CONFIGS = ("triplets", "units")
 LIST_COLUMNS = (
@@ -227,30 +219,3 @@ def export_dataset(
         card = dataset_card(frames["triplets"], frames["units"], construction_settings(params))
         (tmp / "README.md").write_text(card, encoding="utf-8")
     return {name: len(frame) for name, frame in frames.items()}
-
-
-@click.command("export-dataset")
-@click.option(
-    "--triplets",
-    default=TRIPLETS_PATH,
-    show_default=True,
-    help=f"prompt triplets ({UNITS_PATH}: only the analysed subset)",
-)
-@click.option("--kg-units", default=KG_UNITS_PATH, show_default=True)
-@click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--out", required=True, help="folder to write (Parquet + README.md dataset card)")
-def export_dataset_command(triplets: str, kg_units: str, params_path: str, out: str) -> None:
-    """Write the units and prompt triplets as a Hugging Face dataset folder (Parquet + card)."""
-    from implicit_bench.params import load_params
-
-    counts = export_dataset(
-        KG_UNITS.read(kg_units),
-        TRIPLETS.read(triplets),
-        out,
-        load_params(params_path),
-        sources=(kg_units, triplets),
-    )
-    click.echo(
-        f"export-dataset: {counts['triplets']} triplets, {counts['units']} units -> {out} "
-        f"(datasets.load_dataset({out!r}, 'triplets'); `huggingface-cli upload` to publish)"
-    )

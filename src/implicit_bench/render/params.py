@@ -9,7 +9,7 @@ from pydantic_core import PydanticCustomError
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.generators import (
-    GeneratorConfig,
+    GeneratorParams,
     validate_config,
 )
 from implicit_bench.params import SafeName, Seeds, StrictModel, UniqueNames, check_refs
@@ -23,7 +23,7 @@ class RenderParams(StrictModel):
     # the top-level generators catalogue (name -> backend config), attached by the stage's loader:
     # section(raw, "render", RenderParams, attach={"generators": "configs"}); each entry is
     # validated once, here, by its backend's own model (stages and workers get the typed config)
-    configs: dict[SafeName, SerializeAsAny[GeneratorConfig]]
+    configs: dict[SafeName, SerializeAsAny[GeneratorParams]]
     run: UniqueNames | None = None  # names of configs to render, each once; None: all
     seeds: Seeds = [42, 1042, 2042]
     variants: Annotated[list[str], Field(min_length=1)] = list(VARIANTS)

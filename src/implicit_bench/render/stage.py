@@ -36,7 +36,7 @@ from implicit_bench._util.hashing import sha256_bytes
 from implicit_bench._util.redact import redact
 from implicit_bench.generators import (
     GENERATORS,
-    GeneratorConfig,
+    GeneratorParams,
     RenderRequest,
     RenderResult,
     create_generator,
@@ -205,13 +205,13 @@ def adopt_from_pool(
 
 
 def generate_worker(
-    config: GeneratorConfig,
+    config: GeneratorParams,
 ) -> Callable[[list[RenderRequest]], list[RenderResult]]:
     """Executor worker factory: load the generator once, return its batch method."""
     return create_generator(config).generate
 
 
-def generator_name(config: GeneratorConfig) -> str:
+def generator_name(config: GeneratorParams) -> str:
     return f"{config.backend}:{getattr(config, 'model', '')}"
 
 
@@ -352,7 +352,7 @@ def summarize(index: pd.DataFrame, planned: Sequence[PlannedItem]) -> dict[str, 
     return {"items": len(frame), "by_status": counts, "refusals_by_bias_type": per_type}
 
 
-def batching(cfg: GeneratorConfig) -> tuple[bool, int, int]:
+def batching(cfg: GeneratorParams) -> tuple[bool, int, int]:
     """How ``render_config`` batches a config: (fixed batches, batch size, streams)."""
     invariant = getattr(GENERATORS.resolve(cfg.backend), "BATCH_INVARIANT", False)
     streams = int(getattr(cfg, "concurrency", 1) or 1) if invariant else 1  # HTTP APIs: streamed
@@ -362,7 +362,7 @@ def batching(cfg: GeneratorConfig) -> tuple[bool, int, int]:
     return not invariant, 1 if streams > 1 else cfg.batch_size, streams
 
 
-def config_signatures(cfg: GeneratorConfig, planned: Sequence[PlannedItem]) -> dict[ImageKey, str]:
+def config_signatures(cfg: GeneratorParams, planned: Sequence[PlannedItem]) -> dict[ImageKey, str]:
     """The batch signatures ``render_config`` gives the planned items of ``cfg``."""
     fixed, size, _ = batching(cfg)
     return batch_signatures(planned, size, fixed)
@@ -370,7 +370,7 @@ def config_signatures(cfg: GeneratorConfig, planned: Sequence[PlannedItem]) -> d
 
 def render_config(
     name: str,
-    cfg: GeneratorConfig,
+    cfg: GeneratorParams,
     units: pd.DataFrame,
     store_dir: str | Path,
     params: RenderParams,

@@ -126,7 +126,7 @@ class Registry(Generic[T]):
 
     def params_model(self, name: str) -> Any:
         """Backend ``name``'s own params model (imports its module; None: it has none, as the
-        embedders sharing one ``EmbedderConfig``)."""
+        embedders sharing one ``EmbedderParams``)."""
         return getattr(self.resolve(name), self.model_attr, None)
 
     def validate(

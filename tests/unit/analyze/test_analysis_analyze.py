@@ -449,7 +449,7 @@ def test_analyze_extension_on_byo_judgements(tmp_path):
 def test_analyze_writes_retrieval_figures(tmp_path):
     from click.testing import CliRunner
 
-    from implicit_bench.analyze.cli import analyze
+    from implicit_bench.cli.analyze import analyze
 
     units = tmp_path / "units.csv"
     units.write_text(
@@ -518,7 +518,7 @@ def test_implicit_bench_analyze_writes_debias_json(tmp_path):
     from click.testing import CliRunner
 
     from implicit_bench._util.files import read_json
-    from implicit_bench.analyze.cli import analyze
+    from implicit_bench.cli.analyze import analyze
 
     units = pd.DataFrame(
         [

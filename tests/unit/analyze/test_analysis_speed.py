@@ -312,7 +312,7 @@ def test_extensions_in_a_forked_process_write_the_same_files(tmp_path, monkeypat
     """With two CPUs the extensions run in a forked child while the analysis runs; the output
     directory and the summary are those of running them afterwards, in-process."""
     from implicit_bench.analyze import extensions
-    from implicit_bench.analyze.cli import run_analyze
+    from implicit_bench.analyze.core import run_analyze
 
     units_path, judgements_path = _tiny_tables(tmp_path)
     params = {"bootstrap": {"n": 40}}
@@ -329,7 +329,7 @@ def test_extensions_in_a_forked_process_write_the_same_files(tmp_path, monkeypat
 def test_a_failing_analysis_stops_the_extensions(tmp_path, monkeypatch):
     """The analysis fails after the extensions started: none of their files reach the output."""
     from implicit_bench.analyze import extensions
-    from implicit_bench.analyze.cli import run_analyze
+    from implicit_bench.analyze.core import run_analyze
     from implicit_bench.errors import ConfigError
 
     units_path, judgements_path = _tiny_tables(tmp_path, tasks=("blind",))
@@ -352,7 +352,7 @@ def test_no_fork_when_no_extension_has_work(tmp_path, monkeypatch):
     import os
 
     from implicit_bench.analyze import extensions
-    from implicit_bench.analyze.cli import run_analyze
+    from implicit_bench.analyze.core import run_analyze
 
     units_path, judgements_path = _tiny_tables(tmp_path, tasks=("rubric",))
     params = {"bootstrap": {"n": 40}}

@@ -158,7 +158,7 @@ def _analyze_inputs(tmp_path):
 
 
 def test_analyze_rerun_leaves_no_file_of_the_previous_run(tmp_path, monkeypatch):
-    from implicit_bench.analyze.cli import run_analyze
+    from implicit_bench.analyze.core import run_analyze
 
     monkeypatch.setenv("IMPLICIT_BENCH_ANALYZE_JOBS", "1")
     u, both, blind = _analyze_inputs(tmp_path)
@@ -173,21 +173,21 @@ def test_analyze_rerun_leaves_no_file_of_the_previous_run(tmp_path, monkeypatch)
 
 
 def test_analyze_killed_part_way_leaves_the_previous_run(tmp_path, monkeypatch):
-    from implicit_bench.analyze import cli
+    from implicit_bench.analyze import core
 
     u, both, blind = _analyze_inputs(tmp_path)
     out = tmp_path / "out"
-    cli.run_analyze(u, [both], str(out), {"evaluate": {"bootstrap": {"n": 20}}})
+    core.run_analyze(u, [both], str(out), {"evaluate": {"bootstrap": {"n": 20}}})
     before = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
     def killed(*args, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(
-        cli, "write_evaluation", killed
+        core, "write_evaluation", killed
     )  # after selection.json, before benchmark.json
     with pytest.raises(KeyboardInterrupt):
-        cli.run_analyze(u, [blind], str(out), {"evaluate": {"bootstrap": {"n": 20}}})
+        core.run_analyze(u, [blind], str(out), {"evaluate": {"bootstrap": {"n": 20}}})
     after = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
     assert (
@@ -196,7 +196,7 @@ def test_analyze_killed_part_way_leaves_the_previous_run(tmp_path, monkeypatch):
 
 
 def test_analyze_refuses_an_out_folder_with_other_files(tmp_path):
-    from implicit_bench.analyze.cli import run_analyze
+    from implicit_bench.analyze.core import run_analyze
 
     u, both, _ = _analyze_inputs(tmp_path)
     with pytest.raises(InputError, match="holds files it did not write"):

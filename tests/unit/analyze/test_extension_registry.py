@@ -32,3 +32,13 @@ def test_no_module_outside_the_folder_defines_an_analyze_extension():
         ):
             outside.append(path.relative_to(REPO_ROOT).as_posix())
     assert outside == []
+
+
+def test_every_work_check_is_its_extensions_module():
+    """A work check (``WORK_CHECKS``) lives beside its extension and imports."""
+    from implicit_bench.analyze.extensions import EXTENSIONS, WORK_CHECKS
+    from implicit_bench.runtime.registry import import_target
+
+    for name, ref in WORK_CHECKS.items():
+        assert ref.split(":")[0] == EXTENSIONS[name].split(":")[0], name
+        assert callable(import_target(ref)), name

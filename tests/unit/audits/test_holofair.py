@@ -16,7 +16,7 @@ from implicit_bench.audits.holofair import (
     fair_grpo_rewards,
     two_level_replicates,
 )
-from implicit_bench.faces import ABSTAINED, NO_FACE, FaceConfig
+from implicit_bench.faces import ABSTAINED, NO_FACE, FaceParams
 from implicit_bench.faces.attributes import distribution, face_attributes
 
 
@@ -76,18 +76,18 @@ def test_fair_grpo_reward_two_attributes_weights_and_no_reading():
 def test_abstention_threshold():
     face = {"gender": "male", "gender_confidence": 80, "age": 45, "age_confidence": 55}
     face["box"] = [0, 0, 9, 9]
-    off = face_attributes([face], FaceConfig())
+    off = face_attributes([face], FaceParams())
     assert (off["gender"], off["age_group"]) == ("male", "middle")
-    tau = face_attributes([face], FaceConfig(tau=0.6))
+    tau = face_attributes([face], FaceParams(tau=0.6))
     assert (tau["gender"], tau["age_group"]) == ("male", ABSTAINED)  # 0.55 < 0.6 <= 0.80
-    both = face_attributes([face], FaceConfig(tau=0.9))
+    both = face_attributes([face], FaceParams(tau=0.9))
     assert both["gender"] == both["age_group"] == ABSTAINED
-    none = face_attributes([], FaceConfig(tau=0.9))
+    none = face_attributes([], FaceParams(tau=0.9))
     assert none["gender"] == NO_FACE
     d = distribution(pd.Series(["male", ABSTAINED, "female", NO_FACE]), ("female", "male"))
     assert d["abstained"] == 1 and d["no_face"] == 1 and d["shares"]["male"] == 0.5
     with pytest.raises(ValueError):
-        FaceConfig(tau=1.5)
+        FaceParams(tau=1.5)
 
 
 def _frame(scene: dict[str, list[tuple[str, str]]], template: list[tuple[str, str]]):

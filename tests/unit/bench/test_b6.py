@@ -24,9 +24,10 @@ from implicit_bench.bench.b6 import (
 )
 from implicit_bench.bench.params import B6Params
 from implicit_bench.cli.main import main
+from implicit_bench.cli.options import parse_assume
 from implicit_bench.params import BootstrapParams
 from implicit_bench.params.profiles import compose
-from implicit_bench.planning.plan import build_plan, parse_assume
+from implicit_bench.planning.plan import build_plan
 from implicit_bench.protocol.schema import BIAS_TYPES
 from tests.helpers.paths import REPO_ROOT
 

@@ -16,8 +16,9 @@ from click.testing import CliRunner
 
 from implicit_bench.bench.params import BenchParams
 from implicit_bench.cli.main import main
+from implicit_bench.cli.options import parse_assume
 from implicit_bench.params.profiles import compose
-from implicit_bench.planning.plan import build_plan, format_plan, parse_assume
+from implicit_bench.planning.plan import build_plan, format_plan
 from tests.helpers.paths import REPO_ROOT
 
 PAPER = {"candidates": 4705, "selected": 1831}

@@ -8,7 +8,7 @@ import yaml
 from click.testing import CliRunner
 
 from implicit_bench.cli.main import main
-from implicit_bench.cli.run import generator_entry, judge_entry
+from implicit_bench.planning.overlay import generator_entry, judge_entry
 from tests.helpers.chat_server import ChatServer
 from tests.helpers.paths import enter_project_copy
 

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from implicit_bench.clip import ClipConfig, create
+from implicit_bench.clip import ClipParams, create
 from implicit_bench.clip.embeddings import CachedEmbedder
-from implicit_bench.clip.params import ClipParams
+from implicit_bench.clip.params import ClipStageParams
 from implicit_bench.clip.scores import blind_rows, lean_rows, lean_summary, variant_sims
 from implicit_bench.clip.stage import run_clip
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore
@@ -38,7 +38,7 @@ def _image(color) -> Image.Image:
 
 def test_tiny_clip_backend_embeds_and_caches(tiny_clip, tmp_path):
     assert is_random_init(tiny_clip)
-    backend = create(ClipConfig(model=str(tiny_clip)))
+    backend = create(ClipParams(model=str(tiny_clip)))
     imgs = backend.embed_images([_image((255, 0, 0)), _image((0, 0, 255)), _image((255, 0, 0))])
     assert imgs.shape == (3, 16)
     np.testing.assert_allclose(np.linalg.norm(imgs, axis=1), 1.0, atol=1e-5)
@@ -166,8 +166,8 @@ def test_run_clip_on_an_image_store(tiny_clip, tmp_path):
     store.finalize()
     store.close()
     units = pd.DataFrame({"unit_id": ["u1"], "stereotype": ["man"], "anti_stereotype": ["woman"]})
-    params = ClipParams(
-        model=ClipConfig(model=str(tiny_clip)),
+    params = ClipStageParams(
+        model=ClipParams(model=str(tiny_clip)),
         images_root=str(tmp_path / "images"),
         cache=str(tmp_path / "clip.sqlite"),
     )

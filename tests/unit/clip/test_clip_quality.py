@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from implicit_bench.clip import ClipConfig
-from implicit_bench.clip.params import ClipParams
+from implicit_bench.clip import ClipParams
+from implicit_bench.clip.params import ClipStageParams
 from implicit_bench.clip.quality import backbone_comparison, clip_score_summary, clip_scores
 from implicit_bench.clip.stage import run_clip
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore
@@ -85,11 +85,11 @@ def test_run_clip_writes_clip_score_and_backbone_sensitivity(tmp_path):
     store.finalize()
     store.close()
     units = pd.DataFrame({"unit_id": ["u1"], "stereotype": ["man"], "anti_stereotype": ["woman"]})
-    params = ClipParams(
-        model=ClipConfig(model=str(first)),
+    params = ClipStageParams(
+        model=ClipParams(model=str(first)),
         images_root=str(tmp_path / "images"),
         cache=str(tmp_path / "clip.sqlite"),
-        compare_models={"same": ClipConfig(model=str(first)), "b": ClipConfig(model=str(second))},
+        compare_models={"same": ClipParams(model=str(first)), "b": ClipParams(model=str(second))},
     )
     rows, metrics = run_clip(params, units)
     assert set(rows["judge"]) == {"clip"}  # the compared models write no judgements

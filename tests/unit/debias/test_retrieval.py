@@ -17,7 +17,7 @@ from implicit_bench.debias.retrieval import (
     retrieve,
     unit_text,
 )
-from implicit_bench.embedders import EmbedderConfig, build_embedder, l2_normalise
+from implicit_bench.embedders import EmbedderParams, build_embedder, l2_normalise
 
 KG = pd.DataFrame(
     [
@@ -81,7 +81,7 @@ def test_retrieve_by_hand():
 
 @pytest.fixture
 def minilm(tmp_path):
-    return build_embedder(EmbedderConfig(cache=str(tmp_path / "emb.sqlite")))
+    return build_embedder(EmbedderParams(cache=str(tmp_path / "emb.sqlite")))
 
 
 def test_minilm_retrieves_the_obvious_unit(minilm):
@@ -106,7 +106,7 @@ def test_minilm_retrieves_the_obvious_unit(minilm):
 def test_embeddings_are_cached(minilm, tmp_path):
     first = minilm.embed(["a doctor", "a nurse", "a doctor"])
     assert minilm.calls == 1 and np.allclose(first[0], first[2])
-    again = build_embedder(EmbedderConfig(cache=str(tmp_path / "emb.sqlite")))
+    again = build_embedder(EmbedderParams(cache=str(tmp_path / "emb.sqlite")))
     second = again.embed(["a nurse", "a doctor"])
     assert again.calls == 0  # nothing re-embedded, not even the model loaded
     assert again._backend is None
@@ -147,7 +147,7 @@ def test_openai_embedder_against_local_server(tmp_path, monkeypatch):
     thread.start()
     monkeypatch.setenv("TEST_EMBED_KEY", "sk-local")
     try:
-        config = EmbedderConfig(
+        config = EmbedderParams(
             backend="openai",
             model="Qwen/Qwen3-Embedding-8B",
             batch_size=2,

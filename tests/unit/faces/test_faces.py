@@ -10,14 +10,14 @@ import pytest
 from PIL import Image
 from skimage import data
 
-from implicit_bench.faces import FaceConfig, create
+from implicit_bench.faces import FaceParams, create
 from implicit_bench.faces.attributes import age_group, face_attributes, face_report, judge_images
 from implicit_bench.runtime.cache import DiskCache
 
 
 @pytest.fixture(scope="module")
 def judge():
-    return create(FaceConfig())
+    return create(FaceParams())
 
 
 def test_face_and_non_face_images(judge, tmp_path):
@@ -34,10 +34,10 @@ def test_face_and_non_face_images(judge, tmp_path):
     cache = DiskCache(tmp_path / "faces.sqlite")
     faces = judge_images(judge, cache, ["astronaut", "coffee"], load)
     assert len(faces["astronaut"]) == 1 and faces["coffee"] == []
-    astronaut = face_attributes(faces["astronaut"], FaceConfig())
+    astronaut = face_attributes(faces["astronaut"], FaceParams())
     assert astronaut["gender"] == "female"  # Eileen Collins
     assert 20 <= astronaut["age"] <= 50
-    assert face_attributes(faces["coffee"], FaceConfig()) == {
+    assert face_attributes(faces["coffee"], FaceParams()) == {
         "faces": 0,
         "gender": "no face",
         "age": None,
@@ -48,7 +48,7 @@ def test_face_and_non_face_images(judge, tmp_path):
 
 
 def test_age_groups_and_largest_face():
-    cfg = FaceConfig()
+    cfg = FaceParams()
     assert [age_group(a, cfg) for a in (29, 30, 59, 60)] == ["young", "middle", "middle", "elderly"]
     faces = [
         {"gender": "male", "age": 70, "box": [0, 0, 9, 9]},

@@ -16,7 +16,7 @@ from PIL import Image
 from implicit_bench.errors import ConfigError
 from implicit_bench.generators import base as generators_base
 from implicit_bench.generators.gemini import max_side, parse_answer
-from implicit_bench.generators.openai_images import OpenAIImagesConfig, OpenAIImagesGenerator
+from implicit_bench.generators.openai_images import OpenAIImagesGenerator, OpenAIImagesParams
 
 
 def _png(width: int, height: int, fmt: str = "PNG") -> str:
@@ -27,7 +27,7 @@ def _png(width: int, height: int, fmt: str = "PNG") -> str:
 
 def _openai(size: str | None = "1024x1024") -> OpenAIImagesGenerator:
     return OpenAIImagesGenerator(
-        OpenAIImagesConfig(model="m", base_url="http://127.0.0.1:9", api_key_env=None, size=size)
+        OpenAIImagesParams(model="m", base_url="http://127.0.0.1:9", api_key_env=None, size=size)
     )
 
 

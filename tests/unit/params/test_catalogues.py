@@ -87,14 +87,14 @@ def test_paper_and_tiny_profiles_use_the_catalogues(repo_root):
 
 
 def test_http_backends_share_one_http_params_model():
-    from implicit_bench.embedders import EmbedderConfig
+    from implicit_bench.embedders import EmbedderParams
     from implicit_bench.generators import settings_hash
-    from implicit_bench.generators.openai_images import OpenAIImagesConfig
+    from implicit_bench.generators.openai_images import OpenAIImagesParams
     from implicit_bench.judges.openai_vlm import OpenAIJudgeParams
     from implicit_bench.llm.openai import OpenAIParams
     from implicit_bench.runtime.httpretry import HttpParams
 
-    for model in (OpenAIParams, OpenAIJudgeParams, OpenAIImagesConfig, EmbedderConfig):
+    for model in (OpenAIParams, OpenAIJudgeParams, OpenAIImagesParams, EmbedderParams):
         assert issubclass(model, HttpParams) and set(HttpParams.model_fields) <= set(
             model.model_fields
         )
@@ -105,10 +105,10 @@ def test_http_backends_share_one_http_params_model():
         120.0,
         30,
     )
-    images = OpenAIImagesConfig(model="m")  # its own defaults: an image takes longer
+    images = OpenAIImagesParams(model="m")  # its own defaults: an image takes longer
     assert (images.timeout_s, images.max_retries, images.deadline_s) == (300.0, 2, 1200.0)
     assert (
-        EmbedderConfig().base_url is None and EmbedderConfig().retry_policy().backoff_max_s == 30.0
+        EmbedderParams().base_url is None and EmbedderParams().retry_policy().backoff_max_s == 30.0
     )
     # the HTTP keys are runtime keys: they never change which image a config makes
     assert settings_hash(images) == settings_hash(
@@ -252,7 +252,7 @@ def test_old_layouts_are_rejected_with_the_new_place():
     )
     # the entry typed by its backend's own model, once
     assert render.configs["a"].model == "sim:a" and render.selected() == ["a"]
-    assert type(render.configs["a"]).__name__ == "SimGeneratorConfig"
+    assert type(render.configs["a"]).__name__ == "SimGeneratorParams"
     with pytest.raises(ConfigError, match=r"render.run = 'b' is not in generators \(known: a\)"):
         render.model_copy(update={"run": ["b"]}).selected()
 

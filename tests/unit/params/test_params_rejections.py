@@ -69,17 +69,17 @@ def test_select_min_seeds_bounded():
 
 
 def test_generator_batch_size_zero_is_refused():
-    from implicit_bench.generators.sim import SimGeneratorConfig
+    from implicit_bench.generators.sim import SimGeneratorParams
 
     with pytest.raises(ValidationError, match="batch_size"):
-        SimGeneratorConfig(model="sim:x", batch_size=0, world_fingerprint="f")
+        SimGeneratorParams(model="sim:x", batch_size=0, world_fingerprint="f")
 
 
 def test_evaluate_seed_absent_from_the_judgements_is_an_error(tmp_path, monkeypatch):
 
     import pandas as pd
 
-    from implicit_bench.analyze.cli import run_analyze
+    from implicit_bench.analyze.core import run_analyze
     from tests.helpers.analysis_fixtures import BLIND_TYPES, blind_judgements, units
 
     monkeypatch.setenv("IMPLICIT_BENCH_ANALYZE_JOBS", "1")

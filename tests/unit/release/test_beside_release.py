@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import pytest
 
-from implicit_bench.analyze.cli import run_analyze
+from implicit_bench.analyze.core import run_analyze
 from implicit_bench.release.benchmark import benchmark_units
 from implicit_bench.release.beside import DIFFERENT_JUDGE, RELEASE, THIS_RUN
 from tests.helpers.release_fixtures import write_release
@@ -167,8 +167,8 @@ def _analyze(tmp_path, name, root, units, judgements, images):
 def test_report_merges_labs_on_one_benchmark_and_refuses_two(tmp_path):
     from click.testing import CliRunner
 
+    from implicit_bench.cli.report import report_command
     from implicit_bench.compare.results import results
-    from implicit_bench.report.cli import report_command
 
     root, units, judgements, images = _inputs(tmp_path)
     lab_a = _analyze(tmp_path, "lab_a", root, units, judgements, images)

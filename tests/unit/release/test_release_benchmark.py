@@ -12,8 +12,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from implicit_bench.cli.plan import plan_command
 from implicit_bench.errors import InputError
-from implicit_bench.planning.plan import build_plan, format_plan, plan_command
+from implicit_bench.planning.plan import build_plan, format_plan
 from implicit_bench.protocol.tables import UNITS
 from implicit_bench.release.benchmark import BENCHMARK_COLUMN, benchmark_units
 from tests.helpers.release_fixtures import PROMPTS, write_generated_release, write_release

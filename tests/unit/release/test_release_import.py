@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from implicit_bench.analyze.cli import run_analyze
+from implicit_bench.analyze.core import run_analyze
+from implicit_bench.cli.import_ import import_command
 from implicit_bench.errors import InputError
 from implicit_bench.params import load_params
-from implicit_bench.release.cli import import_command
 from implicit_bench.release.importer import import_release, write_imported
 from tests.helpers.release_fixtures import write_release
 

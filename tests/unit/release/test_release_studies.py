@@ -176,7 +176,7 @@ def test_prompt_labels_by_hand(release):
 
 
 def test_import_writes_both_studies(release, tmp_path):
-    from implicit_bench.release.cli import import_command
+    from implicit_bench.cli.import_ import import_command
 
     out = tmp_path / "out"
     result = CliRunner().invoke(import_command, [str(release), "--out", str(out)])

@@ -238,31 +238,31 @@ def test_out_of_range_params_are_rejected_at_load(section, model, data, where):
     ("backend_model", "data"),
     [
         (
-            "implicit_bench.generators.diffusers_backend:DiffusersConfig",
+            "implicit_bench.generators.diffusers_backend:DiffusersParams",
             {"model": "m", "steps": -1},
         ),
-        ("implicit_bench.generators.diffusers_backend:DiffusersConfig", {"model": "m", "steps": 0}),
+        ("implicit_bench.generators.diffusers_backend:DiffusersParams", {"model": "m", "steps": 0}),
         (
-            "implicit_bench.generators.diffusers_backend:DiffusersConfig",
+            "implicit_bench.generators.diffusers_backend:DiffusersParams",
             {"model": "m", "batch_size": 0},
         ),
         (
-            "implicit_bench.generators.openai_images:OpenAIImagesConfig",
+            "implicit_bench.generators.openai_images:OpenAIImagesParams",
             {"model": "m", "max_retries": -1},
         ),
         (
-            "implicit_bench.generators.openai_images:OpenAIImagesConfig",
+            "implicit_bench.generators.openai_images:OpenAIImagesParams",
             {"model": "m", "max_attempts": 3},
         ),  # the old key
         (
-            "implicit_bench.generators.openai_images:OpenAIImagesConfig",
+            "implicit_bench.generators.openai_images:OpenAIImagesParams",
             {"model": "m", "timeout_s": float("inf")},
         ),
         ("implicit_bench.llm.openai:OpenAIParams", {"model": "m", "max_retries": -1}),
         ("implicit_bench.llm.openai:OpenAIParams", {"model": "m", "concurrency": 0}),
         ("implicit_bench.llm.openai:OpenAIParams", {"model": "m", "deadline_s": 0}),
         ("implicit_bench.judges.openai_vlm:OpenAIJudgeParams", {"model": "m", "jpeg_quality": 101}),
-        ("implicit_bench.embedders:EmbedderConfig", {"batch_size": 0}),
+        ("implicit_bench.embedders:EmbedderParams", {"batch_size": 0}),
         ("implicit_bench.runtime.execution:ExecutorConfig", {"max_attempts": 0}),
     ],
 )

@@ -129,7 +129,7 @@ def test_changed_setting_rerenders_changed_prompt_rerenders(tiny_generator_dir, 
 def test_each_generator_config_is_validated_once(tiny_generator_dir, tmp_path, monkeypatch):
     """The render section types every generators entry once, at load; the stage, the settings
     hash and the executor's worker receive that object and validate nothing again."""
-    from implicit_bench.generators import GENERATORS, GeneratorConfig
+    from implicit_bench.generators import GENERATORS, GeneratorParams
     from implicit_bench.params import section
 
     calls: list[str] = []
@@ -141,7 +141,7 @@ def test_each_generator_config_is_validated_once(tiny_generator_dir, tmp_path, m
     )
     raw = {"generators": {"tiny": tiny_config(tiny_generator_dir)}, "render": {"seeds": [42]}}
     params = section(raw, "render", RenderParams, attach={"generators": "configs"})
-    assert isinstance(params.configs["tiny"], GeneratorConfig) and calls == ["generators.tiny"]
+    assert isinstance(params.configs["tiny"], GeneratorParams) and calls == ["generators.tiny"]
     results = render_all(params, units_frame().head(1), tmp_path / "images")
     assert results["tiny"]["by_status"]["ok"] == 3 and calls == ["generators.tiny"]
 

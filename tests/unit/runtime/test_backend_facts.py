@@ -164,7 +164,7 @@ def test_generator_runtime_keys_are_fields_their_backend_declares():
 NOT_BACKEND_LISTS = {"compare/results.py", "runtime/dialects.py"}
 # Comparisons with one backend's name outside its package: the recovery check reads the `sim`
 # backend's world (it is about that backend, not a fact the preflight or plan would need).
-NAMED_USES = {"recovery/cli.py", "recovery/stage.py"}
+NAMED_USES = {"recovery/power.py", "recovery/stage.py"}
 
 
 def _backend_names() -> set[str]:
@@ -248,17 +248,17 @@ def test_each_model_stage_script_imports_the_registries_its_preflight_reads():
 
 
 def test_shared_configs_accept_exactly_the_registered_backends():
-    """ClipConfig, FaceConfig and EmbedderConfig name no backend: their registry is the list."""
+    """ClipParams, FaceParams and EmbedderParams name no backend: their registry is the list."""
     from pydantic import ValidationError
 
-    from implicit_bench.clip import CLIP_BACKENDS, ClipConfig
-    from implicit_bench.embedders import EMBEDDERS, EmbedderConfig
-    from implicit_bench.faces import FaceConfig
+    from implicit_bench.clip import CLIP_BACKENDS, ClipParams
+    from implicit_bench.embedders import EMBEDDERS, EmbedderParams
+    from implicit_bench.faces import FaceParams
 
     for config, registry, kind in (
-        (ClipConfig, CLIP_BACKENDS, "clip"),
-        (FaceConfig, FACE_BACKENDS, "face"),
-        (EmbedderConfig, EMBEDDERS, "embedder"),
+        (ClipParams, CLIP_BACKENDS, "clip"),
+        (FaceParams, FACE_BACKENDS, "face"),
+        (EmbedderParams, EMBEDDERS, "embedder"),
     ):
         for name in registry.names():
             assert config(backend=name).backend == name

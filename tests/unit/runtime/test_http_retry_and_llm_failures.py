@@ -175,11 +175,11 @@ def _backend_call(backend: str, url: str, max_attempts: int):
             }
         )
         return lambda: gen.generate([RenderRequest("x", "a photo", 1)])[0].status == "ok"
-    from implicit_bench.embedders import EMBEDDERS, EmbedderConfig
+    from implicit_bench.embedders import EMBEDDERS, EmbedderParams
 
     emb = EMBEDDERS.create(
         "openai",
-        EmbedderConfig(
+        EmbedderParams(
             backend="openai",
             model="m",
             base_url=url,
@@ -238,16 +238,16 @@ def test_a_trickling_server_is_cut_at_the_overall_deadline():
 
 
 def test_deadline_is_a_param_of_every_http_backend():
-    from implicit_bench.embedders import EmbedderConfig
-    from implicit_bench.generators.openai_images import OpenAIImagesConfig
+    from implicit_bench.embedders import EmbedderParams
+    from implicit_bench.generators.openai_images import OpenAIImagesParams
     from implicit_bench.judges.openai_vlm import OpenAIJudgeParams
     from implicit_bench.llm.openai import OpenAIParams
 
     for model in (
         OpenAIParams(backend="openai", model="m"),
         OpenAIJudgeParams(backend="openai", model="m"),
-        OpenAIImagesConfig(model="m"),
-        EmbedderConfig(),
+        OpenAIImagesParams(model="m"),
+        EmbedderParams(),
     ):
         assert model.deadline_s > 0
 
@@ -418,11 +418,11 @@ def test_an_echoed_key_never_reaches_an_image_reason_or_embedder_error(monkeypat
             and SECRET not in result.reason
             and "REDACTED" in result.reason
         )
-        from implicit_bench.embedders import EMBEDDERS, EmbedderConfig
+        from implicit_bench.embedders import EMBEDDERS, EmbedderParams
 
         emb = EMBEDDERS.create(
             "openai",
-            EmbedderConfig(backend="openai", model="m", base_url=server.url, api_key_env="HB_KEY"),
+            EmbedderParams(backend="openai", model="m", base_url=server.url, api_key_env="HB_KEY"),
         )
         with pytest.raises(RuntimeError) as info:
             emb.embed(["a"])

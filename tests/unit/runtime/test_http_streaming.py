@@ -358,12 +358,12 @@ def _embedding_server(vector):
 
 
 def test_nan_embedding_is_rejected_and_never_cached(tmp_path):
-    from implicit_bench.embedders import EmbedderConfig, build_embedder
+    from implicit_bench.embedders import EmbedderParams, build_embedder
 
     with _embedding_server([0.1, float("nan")]) as server:
         # json.dumps writes NaN; the server sends it as a bare NaN token, which Python's json reads
         emb = build_embedder(
-            EmbedderConfig(
+            EmbedderParams(
                 backend="openai",
                 model="m",
                 base_url=server.base_url,
@@ -377,7 +377,7 @@ def test_nan_embedding_is_rejected_and_never_cached(tmp_path):
 
 
 def test_embedder_cache_key_includes_base_url_and_streams(tmp_path):
-    from implicit_bench.embedders import EmbedderConfig, build_embedder
+    from implicit_bench.embedders import EmbedderParams, build_embedder
 
     gauge = Gauge()
 
@@ -406,8 +406,8 @@ def test_embedder_cache_key_includes_base_url_and_streams(tmp_path):
             "batch_size": 2,
             "concurrency": 3,
         }
-        a = build_embedder(EmbedderConfig(base_url=one.base_url, **config))
-        b = build_embedder(EmbedderConfig(base_url=two.base_url, **config))
+        a = build_embedder(EmbedderParams(base_url=one.base_url, **config))
+        b = build_embedder(EmbedderParams(base_url=two.base_url, **config))
         assert a.key("x") != b.key("x")
         vectors = a.embed([f"t{i}" for i in range(12)])
         assert vectors.shape == (12, 2) and np.isfinite(vectors).all()

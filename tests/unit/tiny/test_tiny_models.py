@@ -164,11 +164,11 @@ def test_qwen3vl_rewriter_runs_text_only_in_bf16(tiny_dir):
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
 def test_open_clip_backend_loads_the_local_model(tiny_dir, dtype):
-    from implicit_bench.clip import ClipConfig, create
+    from implicit_bench.clip import ClipParams, create
 
     for ref in (str(tiny_dir / "openclip"), f"local-dir:{tiny_dir / 'openclip'}"):
         clip = create(
-            ClipConfig(backend="open_clip", model=ref, pretrained=None, dtype=dtype, batch_size=2)
+            ClipParams(backend="open_clip", model=ref, pretrained=None, dtype=dtype, batch_size=2)
         )
         images = clip.embed_images(
             [Image.open(io.BytesIO(_png(c))) for c in ((0, 0, 0), (250, 10, 10), (9, 9, 240))]
@@ -181,11 +181,11 @@ def test_open_clip_backend_loads_the_local_model(tiny_dir, dtype):
 
 def test_qwen3_embedder_last_token_pooling_in_bf16(tiny_dir):
     from implicit_bench.debias.retrieval import query_text
-    from implicit_bench.embedders import EmbedderConfig
+    from implicit_bench.embedders import EmbedderParams
     from implicit_bench.embedders.st import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder(
-        EmbedderConfig(
+        EmbedderParams(
             model=str(tiny_dir / "qwen3_embedding"), device="cpu", dtype="bfloat16", batch_size=2
         )
     )

@@ -48,7 +48,7 @@ def test_embedder_error_printed_by_a_command_has_no_userinfo(monkeypatch):
     from click.testing import CliRunner
 
     from implicit_bench._util.friendly_errors import FriendlyCommand
-    from implicit_bench.embedders import EMBEDDERS, EmbedderConfig
+    from implicit_bench.embedders import EMBEDDERS, EmbedderParams
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -60,7 +60,7 @@ def test_embedder_error_printed_by_a_command_has_no_userinfo(monkeypatch):
     @click.command(cls=FriendlyCommand)
     def embed() -> None:
         EMBEDDERS.create(
-            "openai", EmbedderConfig(backend="openai", model="m", base_url=url, api_key_env=None)
+            "openai", EmbedderParams(backend="openai", model="m", base_url=url, api_key_env=None)
         ).embed(["x"])
 
     monkeypatch.delenv("IMPLICIT_BENCH_DEBUG", raising=False)

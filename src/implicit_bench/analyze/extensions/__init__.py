@@ -48,9 +48,9 @@ EXTENSIONS: dict[str, str] = {
 # costs the analysis a page fault on each page it writes afterwards (copy-on-write), about
 # 6% of the CPU time of the release's construction recipe, which none of them uses.
 WORK_CHECKS: dict[str, str] = {
-    "debias": "implicit_bench.debias.analyze:has_work",
-    "audits": "implicit_bench.audits.analyze:has_work",
-    "retrieval": "implicit_bench.debias.retrieval_extension:has_work",
+    "debias": "implicit_bench.analyze.extensions.debias:has_work",
+    "audits": "implicit_bench.analyze.extensions.audits:has_work",
+    "retrieval": "implicit_bench.analyze.extensions.retrieval:has_work",
 }
 
 

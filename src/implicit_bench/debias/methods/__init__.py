@@ -26,7 +26,7 @@ from implicit_bench.runtime.registry import Registry
 if TYPE_CHECKING:
     import pandas as pd
 
-    from implicit_bench.generators import GeneratorConfig
+    from implicit_bench.generators import GeneratorParams
 
 DEFAULT_READS = "debias.seeds"
 # The params key a steering configuration's render reads (tracked by its DVC foreach entry).
@@ -102,7 +102,7 @@ class DebiasMethod:
         """The image settings hash (default: the generator's): a change re-renders on resume."""
         return base
 
-    def worker(self, params: Any, generator_config: GeneratorConfig) -> Callable[[], Any] | None:
+    def worker(self, params: Any, generator_config: GeneratorParams) -> Callable[[], Any] | None:
         """An executor worker factory, or None for the render stage's own worker."""
         return None
 

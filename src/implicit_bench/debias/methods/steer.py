@@ -23,7 +23,7 @@ from implicit_bench.errors import ConfigError
 from implicit_bench.params import StrictModel
 
 if TYPE_CHECKING:
-    from implicit_bench.generators import GeneratorConfig
+    from implicit_bench.generators import GeneratorParams
 
 Signal = Literal["full_unit", "attributes", "llm_pair", "explicit"]
 SIGNALS: tuple[str, ...] = ("full_unit", "attributes", "llm_pair", "explicit")
@@ -94,7 +94,7 @@ class Steer(DebiasMethod):
     def settings(self, params: SteerParams, base: str, payloads: dict[str, Any]) -> str:
         return steering_settings(base, params, payloads)
 
-    def worker(self, params: SteerParams, generator_config: GeneratorConfig) -> Callable[[], Any]:
+    def worker(self, params: SteerParams, generator_config: GeneratorParams) -> Callable[[], Any]:
         return functools.partial(_steer_worker, generator_config, params.signal, params.strength())
 
     def describe(self, params: SteerParams) -> dict[str, Any]:
@@ -117,7 +117,7 @@ def steering_settings(base: str, params: SteerParams, texts: dict[str, tuple[str
 
 
 def _steer_worker(
-    config: GeneratorConfig, signal: str, alpha: float
+    config: GeneratorParams, signal: str, alpha: float
 ) -> Callable[[list[Any]], list[Any]]:
     """Executor worker factory: load the generator once; each batch is encoded with the
     generator's own encoder, steered, and generated from the edited encodings."""

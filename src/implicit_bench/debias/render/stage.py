@@ -26,7 +26,7 @@ from implicit_bench.debias.params import DebiasParams  # noqa: F401 (the stage s
 from implicit_bench.debias.units import KG_COLUMNS, subset_units  # noqa: F401 (the stage script's units subset)
 
 if TYPE_CHECKING:
-    from implicit_bench.generators import GeneratorConfig
+    from implicit_bench.generators import GeneratorParams
 
 
 def _neutral_frame(units: pd.DataFrame, prompts: dict[str, str]) -> pd.DataFrame:
@@ -56,7 +56,7 @@ def render_debias_config(
     units: pd.DataFrame,
     texts: dict[str, Any],
     seeds: Sequence[int],
-    cfg: GeneratorConfig,
+    cfg: GeneratorParams,
     render_params: Any,
     generator_name: str,
     store_dir: str | Path,

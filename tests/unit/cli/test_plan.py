@@ -7,7 +7,8 @@ import json
 
 from click.testing import CliRunner
 
-from implicit_bench.planning.plan import build_plan, format_plan, plan_command
+from implicit_bench.cli.plan import plan_command
+from implicit_bench.planning.plan import build_plan, format_plan
 from tests.helpers.plan_fixtures import PLAN_PARAMS, write_plan_metrics
 
 

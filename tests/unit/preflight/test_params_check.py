@@ -13,10 +13,10 @@ import yaml
 from click.testing import CliRunner
 
 from implicit_bench.cli.main import main
-from implicit_bench.cli.params_check import validate_params
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import load_params
 from implicit_bench.params.profiles import compose
+from implicit_bench.preflight.params_check import validate_params
 from tests.helpers.paths import REPO_ROOT
 
 

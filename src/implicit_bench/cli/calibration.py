@@ -12,30 +12,6 @@ import click
 from implicit_bench._util.friendly_errors import FriendlyGroup
 
 
-def _run(params_path: str):  # noqa: ANN202 - (EvaluateParams, Tables, EvalContext)
-    from implicit_bench.analysis.context import EvalContext
-    from implicit_bench.analysis.load import load_tables
-    from implicit_bench.analysis.params import EvaluateParams
-    from implicit_bench.params import load_params, section
-
-    params = section(
-        load_params(params_path),
-        "evaluate",
-        EvaluateParams,
-        params_path,
-        inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
-    )
-    tables = load_tables(
-        params.units,
-        params.judgements,
-        (),
-        params.on_bad_row,
-        params.on_duplicate,
-        params.primary_order,
-    )
-    return params, tables, EvalContext.build(tables, tables.units, params)
-
-
 @click.group(cls=FriendlyGroup)
 def calibration() -> None:
     """Make the judge-error calibration table of a real run (docs/correction.md)."""
@@ -58,11 +34,11 @@ def sample_command(params_path: str, images: int, seed: int, out: str | None, fo
     answers; write the sheet with blank reference labels (the judge's labels are not in it)."""
     from pathlib import Path
 
-    from implicit_bench.analysis.calibration import sample_sheet
+    from implicit_bench.analysis.calibration import evaluated_run, sample_sheet
     from implicit_bench.errors import ConfigError
     from implicit_bench.protocol.tables import CALIBRATION, CALIBRATION_PATH
 
-    params, tables, ctx = _run(params_path)
+    params, tables, ctx = evaluated_run(params_path)
     target = out or params.calibration or CALIBRATION_PATH
     if Path(target).exists() and not force:
         raise ConfigError(
@@ -98,14 +74,18 @@ def label_command(
     params_path: str, sheet: str | None, judge: str | None, answers: str | None
 ) -> None:
     """Fill the sheet's reference labels (source reference_judge or human)."""
-    from implicit_bench.analysis.calibration import label_from_answers, label_from_judge
+    from implicit_bench.analysis.calibration import (
+        evaluated_run,
+        label_from_answers,
+        label_from_judge,
+    )
     from implicit_bench.errors import ConfigError
     from implicit_bench.protocol.tables import CALIBRATION, CALIBRATION_PATH
 
     if (judge is None) == (answers is None):
         raise ConfigError("calibration label: give exactly one of --from-judge or --answers")
     if judge is not None:
-        params, tables, ctx = _run(params_path)
+        params, tables, ctx = evaluated_run(params_path)
         path = sheet or params.calibration or CALIBRATION_PATH
         if judge == ctx.primary_judge:
             raise ConfigError(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
+from implicit_bench.cli.options import FiniteFloat
 from implicit_bench.params import BOOTSTRAP_N_MAX, SEEDS_MAX, load_params, section
-from implicit_bench.params.cli_options import FiniteFloat
 from implicit_bench.recovery.power import calibration_table, plot, power_table
 from implicit_bench.world.params import WorldParams
 
@@ -161,52 +161,13 @@ def power_command(
 def alpha_command(params_path: str, alphas: tuple[float, ...], out: str) -> None:
     """The planted dS of each steering configuration over alpha (SIMULATED; needs the world,
     retrieval and units of a default run: run after `dvc repro`)."""
-    from implicit_bench.debias.params import DebiasParams
-    from implicit_bench.params import catalogue
-    from implicit_bench.recovery.stage import expected_composites
+    from implicit_bench.recovery.power import alpha_table, plot_alpha
 
-    raw = load_params(params_path)
-    debias = section(
-        raw, "debias", DebiasParams, params_path
-    ).checked()  # validated once, not per alpha
-    generators = catalogue(raw, "generators", params_path)
-    world = section(raw, "world", WorldParams, params_path)
-    judges = {
-        n: c["model"].split(":", 1)[1]
-        for n, c in catalogue(raw, "judges", params_path).items()
-        if c.get("backend") == "sim"
-    }
-    unmodified = debias.scoring.unmodified
-    rows = []
-    for alpha in alphas:
-        planted = expected_composites(world.out_dir, debias, generators, judges, alpha)
-        base = planted.get(unmodified)
-        for name, s in planted.items():
-            if (
-                name != unmodified
-                and s is not None
-                and base is not None
-                and debias.configs[name].method == "steer"
-            ):
-                rows.append({"alpha": alpha, "config": name, "dS": s - base})
+    rows = alpha_table(load_params(params_path), params_path, alphas)
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"simulated": True, "rows": rows}, indent=2) + "\n")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 3.2))
-    for name in sorted({r["config"] for r in rows}):
-        pts = [(r["alpha"], r["dS"]) for r in rows if r["config"] == name]
-        ax.plot(*zip(*pts, strict=True), marker="o", label=name)
-    ax.axhline(0, c="grey", lw=0.8)
-    ax.set(xlabel="steering strength alpha", ylabel="planted dS", title="SIMULATED: dS over alpha")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path.with_suffix(".png"), dpi=120)
-    plt.close(fig)
+    plot_alpha(rows, path.with_suffix(".png"))
     for r in rows:
         click.echo(f"  alpha={r['alpha']:.2f} {r['config']}: dS {r['dS']:+.2f}")
     click.echo(f"-> {path}, {path.with_suffix('.png')}")

@@ -1,6 +1,7 @@
-"""Click option types that refuse what the params models refuse (docs/errors.md, "Command
-options"): a finite number in range, and a comma-separated list of seeds. A bad value is
-click's usage error naming the option (``Error: Invalid value for '--seeds': ...``)."""
+"""Options shared by several commands, parsed to what the params models take (docs/errors.md,
+"Command options"): a finite number in range, a comma-separated list of seeds, ``--assume``'s
+unit counts. A bad value is click's usage error naming the option
+(``Error: Invalid value for '--seeds': ...``)."""
 
 from __future__ import annotations
 
@@ -51,4 +52,24 @@ class SeedList(click.ParamType):
             self.fail(f"{value!r}: {reasons}", param, ctx)
 
 
-__all__ = ["FiniteFloat", "SeedList"]
+def parse_assume(text: str | None) -> dict[str, int]:
+    """``candidates=4705,selected=1831`` -> counts (``plan --assume``); a bad item is a usage
+    error naming it."""
+    from implicit_bench.planning.plan import ASSUME_KEYS  # lazily: the plan imports pandas
+
+    out: dict[str, int] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in ASSUME_KEYS or not value.strip().isdigit():
+            raise click.UsageError(
+                f"--assume {item.strip()!r}: expected KEY=N (N >= 0), KEY one of "
+                f"{', '.join(ASSUME_KEYS)}"
+            )
+        out[key] = int(value)
+    return out
+
+
+__all__ = ["FiniteFloat", "SeedList", "parse_assume"]

@@ -8,10 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import field_validator
-
 from implicit_bench.params import (
     CATALOGUES,
+    BaseParams,
     BootstrapParams,
     StrictModel,
     SubsetParams,
@@ -24,29 +23,13 @@ from implicit_bench.runtime.cache_location import PARAMS_KEY, check_cache_dir
 ANALYSIS_INHERIT = {"bootstrap": "bootstrap", "primary_order": "primary_order"}
 
 
-class BaseParams(StrictModel):
-    """params.yaml section ``base``: the profile's name, the model-call cache directory
-    (docs/experiments.md) and the stage preflight switch."""
-
-    profile: str | None = None
-    cache_dir: str | None = None  # relative to the params file's directory
-    preflight: bool = True
-
-    @field_validator("cache_dir")
-    @classmethod
-    def _not_blank(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip():
-            raise ValueError("blank: leave it null for <repository root>/cache")
-        return value
-
-
 def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
     """(section, model, ``section()`` keyword arguments) as the stages read them."""
     from implicit_bench.analysis.params import EvaluateParams, SelectParams
     from implicit_bench.audits.construction_ablation import ConstructionAblationParams
     from implicit_bench.audits.params import DiversityParams, JudgeAuditParams, NegationParams
     from implicit_bench.audits.study.stage import DiversityStudyParams
-    from implicit_bench.clip.params import ClipParams
+    from implicit_bench.clip.params import ClipStageParams
     from implicit_bench.debias.stage import DebiasParams
     from implicit_bench.human_eval.bundle import HumanEvalParams
     from implicit_bench.judges.params import JudgeStageParams
@@ -74,7 +57,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
         ("render", RenderParams, {"attach": {"generators": "configs"}}),
         ("judge", JudgeStageParams, {"attach": {"judges": "judges"}}),
         ("debias", DebiasParams, {"inherit": {"bootstrap": "scoring.bootstrap"}}),
-        ("clip", ClipParams, {}),
+        ("clip", ClipStageParams, {}),
         ("judge_audit", JudgeAuditParams, {"inherit": ANALYSIS_INHERIT}),
         ("negation", NegationParams, {"inherit": ANALYSIS_INHERIT}),
         ("diversity", DiversityParams, {"inherit": ANALYSIS_INHERIT}),
@@ -108,7 +91,7 @@ def validate_params(
             checked = section(params, name, model, path, **kwargs)
             if name == "debias":
                 checked.checked()
-    cache = (params.get("base") or {}).get("cache_dir")
+    cache = section(params, "base", BaseParams, path).cache_dir
     if cache:  # relative: against the working directory, as the stages read it (cache_location)
         check_cache_dir(Path(root) / str(cache), f"{path}: {PARAMS_KEY}")
 
