@@ -94,7 +94,8 @@ def table29(report: dict[str, Any]) -> pd.DataFrame:
             hv = entry["human_vs_judge"].get(judge, {})
             row[f"mae_{judge}"] = hv.get("mae")
         for judge in judges:
-            row[f"r_{judge}"] = dig(entry["human_vs_judge"], judge, "r", "value")
+            r = entry["human_vs_judge"].get(judge, {}).get("r")  # a judge mapped to 0/[]: an error
+            row[f"r_{judge}"] = dig(r, "value")
         rows.append(row)
     frame = pd.DataFrame(rows)
     key = f"mae_{judges[-1]}" if judges else "n"

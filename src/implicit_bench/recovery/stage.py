@@ -390,7 +390,7 @@ def scene_check_entries(
             "scene check",
             f"identification rate, {arm} (C.1)",
             truth["identification"].get(arm),
-            dig(block, "identification", arm, "identification_rate"),
+            (dig(block, "identification") or {}).get(arm, {}).get("identification_rate"),
             None,
             diagnostic=True,
             note=note,
