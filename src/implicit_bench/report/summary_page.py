@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench.errors import ConfigError
-from implicit_bench.protocol.estimate import Estimate, is_estimate, read_estimate
+from implicit_bench.protocol.estimate import Estimate, is_estimate
 from implicit_bench.protocol.schema import BIAS_TYPES, DIAGNOSTIC_BIAS_TYPES
 from implicit_bench.report.markup import esc, is_number, show
 
@@ -76,9 +76,10 @@ def as_metric(value: Any) -> tuple[float | None, tuple[float, float] | None, dic
 
 
 def _value(entry: Any) -> float | None:
-    """The point value of an Estimate's JSON form (None when absent)."""
-    e = read_estimate(entry)
-    return None if e is None else e.value
+    """The point value of a number or an Estimate's JSON form (None when absent or neither:
+    human_eval.json's ``r`` may be a plain number, report/checked.py)."""
+    parts = as_metric(entry)
+    return None if parts is None else parts[0]
 
 
 def _is_num(x: Any) -> bool:
