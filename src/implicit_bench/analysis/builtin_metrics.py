@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.nested import dig
 from implicit_bench.analysis import report
 from implicit_bench.analysis.agreement.blind_judges import agreement
 from implicit_bench.analysis.blind import (
@@ -76,7 +77,7 @@ def by_config(ctx: EvalContext) -> dict[str, Any]:
     """The primary judge's headline rates in every configuration it labelled (same units)."""
     # the analysed configuration's rates are blind_rates' "all" entry of the primary judge
     # when it ran (the same counts, units and stream): copied, not drawn and computed again
-    own = (ctx.benchmark.get("judges") or {}).get(ctx.primary_judge) or {}
+    own = dig(ctx.benchmark, "judges", ctx.primary_judge) or {}
     rows = (
         config_rates(
             ctx.judgements,

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from implicit_bench._util.nested import dig
 from implicit_bench.analysis.blind import LabelCounts, label_counts, strength_groups
 from implicit_bench.analysis.bootstrap import bootstrap_p, holm, safe_div
 from implicit_bench.analysis.context import EvalContext
@@ -116,7 +117,7 @@ def _row(
     if c is not None and c.has_labels().any():
         if rates is None:
             rates = blind_rates(c, np.flatnonzero(c.has_labels()), ctx.boot, f"{cfg}/{judge}/all")
-        own = (ctx.benchmark.get("judges") or {}).get(judge) or {}
+        own = dig(ctx.benchmark, "judges", judge) or {}
         if cfg == ctx.config and "by_default_strength" in own:
             groups = own["by_default_strength"]  # blind_rates' (same counts, k and stream): read
         else:
