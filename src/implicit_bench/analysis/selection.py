@@ -23,7 +23,7 @@ from implicit_bench.analysis.params import SelectParams
 from implicit_bench.analysis.views import resolve_config, resolve_judges, rows, wide
 from implicit_bench.errors import ConfigError
 from implicit_bench.kg.stats import kg_graph_stats
-from implicit_bench.protocol.prompt_stats import prompt_stats
+from implicit_bench.protocol.prompt_stats import Tokenised, prompt_stats
 from implicit_bench.protocol.schema import BIAS_TYPES, normalise_bias_type
 
 
@@ -126,7 +126,8 @@ def select_units(
     selected = selected.merge(extra, left_on="unit_id", right_index=True, how="left")
     only = {jj: int((pos[:, i] & (pos.sum(axis=1) == 1)).sum()) for i, jj in enumerate(judges)}
     selected_units = units.set_index("unit_id").loc[kept_ids].reset_index()
-    tokens: dict[str, tuple[int, list[str], list[str]]] = {}  # the selected: candidates' too
+    # the selected units' prompts are the candidates' too: split once
+    tokens = Tokenised.of_frame(units)
     metrics: dict[str, Any] = {
         "config": config,
         "judges": judges,

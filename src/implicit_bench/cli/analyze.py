@@ -8,9 +8,18 @@ data as the ``select`` and ``evaluate`` stages, then runs the registered extensi
 
 from __future__ import annotations
 
+import gc
+import os
+
 import click
 
-from implicit_bench.analyze.core import run_analyze
+# One BLAS thread, set before numpy loads: OpenBLAS otherwise starts a thread per CPU at load,
+# ~0.1 s of CPU for matrix products ``analyze`` runs on one thread anyway (``one_blas_thread``;
+# docs/analysis.md, "Speed"). A value the caller set is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from implicit_bench._util import fast_exit  # noqa: E402
+from implicit_bench.analyze.core import run_analyze  # noqa: E402
 from implicit_bench.params import block, load_params
 
 
@@ -123,7 +132,15 @@ def analyze(
         debias["scoring"] = {**(debias.get("scoring") or {}), "retrieval": retrieval}
         params["debias"] = debias
     anytime = (order_file, looks) if order_file and looks else None
-    summary = run_analyze(units, list(judgements), out, params, refusals, selection, pairs, anytime)
+    # the objects alive now (the modules imported) are never garbage: out of the collector's
+    # sight while the analysis runs (docs/analysis.md, "Speed")
+    gc.freeze()
+    try:
+        summary = run_analyze(
+            units, list(judgements), out, params, refusals, selection, pairs, anytime
+        )
+    finally:
+        gc.unfreeze()
     broken = []
     for name, result in summary["extensions"].items():
         if isinstance(result, dict) and "error" in result:
@@ -131,6 +148,7 @@ def analyze(
             if result.get("unexpected"):
                 broken.append(name)
     click.echo(f"analyze: {summary}")
+    fast_exit.request()
     if broken:
         raise click.ClickException(
             f"extension(s) {', '.join(broken)} failed unexpectedly (the main "

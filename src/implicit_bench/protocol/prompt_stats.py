@@ -7,10 +7,16 @@
 - Content TTR: after removing the shipped stop words (assets/stopwords_en.txt, NLTK's 179
   English words) and single-character types: distinct content types / content tokens.
 - "all" pools the three variants.
+
+Vectorised: the distinct prompts are split once (:class:`Tokenised`), each distinct word is
+stripped and lower-cased once, and a set of prompts' figures are array reductions over the
+tokens' type codes (no per-token Python; docs/analysis.md, "Speed").
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -26,60 +32,96 @@ VARIANT_COLUMNS = {
 }
 
 
-def _tokens(prompt: str) -> tuple[int, list[str], list[str]]:
-    """Whitespace token count, types and content types of one prompt."""
-    words = prompt.split()
-    types = [t for t in (w.strip(PUNCT).lower() for w in words) if t]
-    stops = stop_words()
-    return len(words), types, [t for t in types if t not in stops and len(t) > 1]
+class Tokenised:
+    """Distinct prompts split into whitespace tokens, each token's type code (-1: empty after
+    stripping) and whether that type is a content type."""
+
+    def __init__(self, prompts: Sequence[str]) -> None:
+        distinct = list(dict.fromkeys(prompts))
+        self.index = {p: i for i, p in enumerate(distinct)}
+        split = [p.split() for p in distinct]
+        self.n_tokens = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+        word_codes, words = pd.factorize(pd.Series(list(chain.from_iterable(split)), dtype=object))
+        types = [str(w).strip(PUNCT).lower() for w in words]
+        type_codes, uniques = pd.factorize(pd.Series(types, dtype=object))
+        stops = stop_words()
+        content = np.array([bool(t) and t not in stops and len(t) > 1 for t in uniques], bool)
+        empty = np.array([not t for t in types], bool)
+        word_type = np.where(empty, -1, type_codes)
+        self.token_type = word_type[word_codes] if len(word_codes) else np.zeros(0, np.int64)
+        self.token_prompt = np.repeat(np.arange(len(distinct)), self.n_tokens)
+        self.n_types = len(uniques)
+        self.token_content = np.zeros(len(self.token_type), bool)
+        typed = self.token_type >= 0
+        self.token_content[typed] = content[self.token_type[typed]]
+        self.typed = typed
+        self.n_content = np.bincount(
+            self.token_prompt[self.token_content], minlength=len(distinct)
+        )
+
+    @classmethod
+    def of_frame(cls, frame: pd.DataFrame) -> Tokenised:
+        """The prompts of every variant of a frame with the prompt_* columns."""
+        return cls(list(chain.from_iterable(frame_prompts(frame).values())))
+
+    def ids(self, prompts: Sequence[str]) -> np.ndarray | None:
+        """The prompts' positions (None when one was not tokenised here)."""
+        found = [self.index.get(p) for p in prompts]
+        if any(i is None for i in found):
+            return None
+        return np.array(found, dtype=np.int64)
+
+    def _distinct_types(self, present: np.ndarray, mask: np.ndarray) -> int:
+        seen = np.zeros(self.n_types, bool)
+        seen[self.token_type[present[self.token_prompt] & mask]] = True
+        return int(seen.sum())
+
+    def stats(self, ids: np.ndarray) -> dict[str, Any]:
+        """Table 18's figures of the prompts at ``ids`` (repeats count as often as they occur)."""
+        if not len(ids):
+            return {"prompts": 0}
+        lengths = self.n_tokens[ids]
+        present = np.zeros(len(self.n_tokens), bool)
+        present[ids] = True
+        unique = self._distinct_types(present, self.typed)
+        content_unique = self._distinct_types(present, self.token_content)
+        n_content = int(self.n_content[ids].sum())
+        total = int(lengths.sum())
+        p25, p50, p75 = np.percentile(lengths, [25, 50, 75])
+        return {
+            "prompts": len(ids),
+            "mean_tokens": round(float(lengths.mean()), 4),
+            "p25": float(p25),
+            "p50": float(p50),
+            "p75": float(p75),
+            "total_tokens": total,
+            "unique_tokens": unique,
+            "ttr": round(unique / total, 4) if total else None,
+            "content_tokens": n_content,
+            "content_unique": content_unique,
+            "content_ttr": round(content_unique / n_content, 4) if n_content else None,
+        }
 
 
 def text_stats(prompts: list[str]) -> dict[str, Any]:
-    return _stats([_tokens(p) for p in prompts])
+    tokenised = Tokenised(prompts)
+    return tokenised.stats(np.array([tokenised.index[p] for p in prompts], dtype=np.int64))
 
 
-def _stats(tokenised: list[tuple[int, list[str], list[str]]]) -> dict[str, Any]:
-    if not tokenised:
-        return {"prompts": 0}
-    lengths = np.array([n for n, _, _ in tokenised])
-    # counts and distinct sets without flattening every token into one list
-    unique = len(set().union(*(ts for _, ts, _ in tokenised)))
-    n_content = sum(len(cs) for _, _, cs in tokenised)
-    content_unique = len(set().union(*(cs for _, _, cs in tokenised)))
-    total = int(lengths.sum())
-    p25, p50, p75 = np.percentile(lengths, [25, 50, 75])
-    return {
-        "prompts": len(tokenised),
-        "mean_tokens": round(float(lengths.mean()), 4),
-        "p25": float(p25),
-        "p50": float(p50),
-        "p75": float(p75),
-        "total_tokens": total,
-        "unique_tokens": unique,
-        "ttr": round(unique / total, 4) if total else None,
-        "content_tokens": n_content,
-        "content_unique": content_unique,
-        "content_ttr": round(content_unique / n_content, 4) if n_content else None,
-    }
+def frame_prompts(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """Each variant's prompts of a frame with the prompt_* columns, as text."""
+    return {v: frame[c].astype(str).tolist() for v, c in VARIANT_COLUMNS.items()}
 
 
-def prompt_stats(
-    frame: pd.DataFrame, cache: dict[str, tuple[int, list[str], list[str]]] | None = None
-) -> dict[str, Any]:
-    """Table 18 rows for a frame with the prompt_* columns (each distinct prompt tokenised
-    once; ``cache``: prompt -> tokens, shared by calls on overlapping frames, e.g. the
-    candidates and the selected units)."""
-    cache = {} if cache is None else cache
-
-    def tokens(prompt: str) -> tuple[int, list[str], list[str]]:
-        found = cache.get(prompt)
-        if found is None:
-            found = cache[prompt] = _tokens(prompt)
-        return found
-
-    tokenised = {
-        v: [tokens(p) for p in frame[c].astype(str).tolist()] for v, c in VARIANT_COLUMNS.items()
-    }
-    out = {v: _stats(t) for v, t in tokenised.items()}
-    out["all"] = _stats([t for v in VARIANT_COLUMNS for t in tokenised[v]])
+def prompt_stats(frame: pd.DataFrame, tokenised: Tokenised | None = None) -> dict[str, Any]:
+    """Table 18 rows for a frame with the prompt_* columns; ``tokenised``: the prompts split
+    already (shared by calls on overlapping frames, e.g. the candidates and the selected units;
+    built here when it lacks one of the frame's prompts)."""
+    prompts = frame_prompts(frame)
+    every = list(chain.from_iterable(prompts.values()))
+    if tokenised is None or tokenised.ids(every) is None:
+        tokenised = Tokenised(every)
+    ids = {v: tokenised.ids(p) for v, p in prompts.items()}
+    out = {v: tokenised.stats(i) for v, i in ids.items() if i is not None}
+    out["all"] = tokenised.stats(np.concatenate([ids[v] for v in VARIANT_COLUMNS]))
     return out
