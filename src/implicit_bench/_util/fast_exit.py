@@ -5,8 +5,8 @@ and the analysis' frames) that takes about 0.15 s of a 1.5 s run and saves nothi
 are written and closed. A command whose work is done calls :func:`request`; the console script
 (``implicit_bench.cli.main:run``) then, when the command succeeded, runs the ``atexit`` handlers,
 flushes stdout and stderr and ends the process with ``os._exit(0)``. It is not taken while
-another thread or a child process is alive, under a profiler or tracer, nor on any failure; a command run in-process (click's
-``CliRunner``, the tests) never reaches it.
+another thread or a child process is alive, under a profiler or tracer, nor on any failure; a
+command run in-process (click's ``CliRunner``, the tests) never reaches it.
 """
 
 from __future__ import annotations
