@@ -55,9 +55,7 @@ class Tokenised:
         typed = self.token_type >= 0
         self.token_content[typed] = content[self.token_type[typed]]
         self.typed = typed
-        self.n_content = np.bincount(
-            self.token_prompt[self.token_content], minlength=len(distinct)
-        )
+        self.n_content = np.bincount(self.token_prompt[self.token_content], minlength=len(distinct))
 
     @classmethod
     def of_frame(cls, frame: pd.DataFrame) -> Tokenised:
