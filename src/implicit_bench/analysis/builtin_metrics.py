@@ -296,7 +296,9 @@ def benchmark_plots(ctx: EvalContext) -> dict[str, Any]:
 def lean(ctx: EvalContext) -> dict[str, Any]:
     """Tables 12-14: neutral lean per scorer (rubric judges, CLIP), Pearson between scorers,
     Spearman-Brown reliability."""
-    values = scorer_values(ctx.judgements, ctx.config, ctx.rubric_judges, ctx.unit_ids, ctx.seeds)
+    values = scorer_values(
+        ctx.judgements, ctx.config, ctx.rubric_judges, ctx.unit_ids, ctx.seeds, dx=ctx.dx
+    )
     out = lean_statistics(values, ctx.analysed, ctx.boot, ctx.config)
     out["rubric_judges"] = ctx.rubric_judges
     for name, frame in report.lean_tables(out).items():

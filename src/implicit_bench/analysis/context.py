@@ -18,6 +18,7 @@ from implicit_bench.analysis.blind import LabelCounts, label_counts
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.load import Tables
 from implicit_bench.analysis.params import EvaluateParams
+from implicit_bench.analysis.selection import dx_frame
 from implicit_bench.analysis.views import resolve_config, resolve_judges
 from implicit_bench.errors import ConfigError
 from implicit_bench.protocol.schema import BIAS_TYPES
@@ -54,6 +55,7 @@ class EvalContext:
     _counts: dict[tuple[str, str, tuple[int, ...] | None], LabelCounts] = field(
         default_factory=dict, repr=False
     )
+    _dx: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, tables: Tables, analysed: pd.DataFrame, params: EvaluateParams) -> EvalContext:
@@ -153,6 +155,16 @@ class EvalContext:
         if key not in self._counts:
             self._counts[key] = label_counts(self.judgements, config, judge, self.unit_ids, seeds)
         return self._counts[key]
+
+    def dx(self, judge: str, config: str | None = None) -> pd.DataFrame:
+        """``selection.dx_frame`` of ``judge`` on the analysed units and seeds (memoised; the
+        lean tables and the leaderboard read the same frame)."""
+        config = config or self.config
+        if (judge, config) not in self._dx:
+            self._dx[(judge, config)] = dx_frame(
+                self.judgements, config, judge, self.seeds, self.unit_ids
+            )
+        return self._dx[(judge, config)]
 
     # ---- outputs ---------------------------------------------------------------------------
     @property

@@ -29,7 +29,6 @@ from implicit_bench.analysis.blind import LabelCounts, label_counts, strength_gr
 from implicit_bench.analysis.bootstrap import bootstrap_p, holm, safe_div
 from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.lean import hedges_by_type
-from implicit_bench.analysis.selection import dx_frame
 from implicit_bench.analysis.views import rows
 
 # metric -> (numerator, denominator) columns of LabelCounts.columns(); gap is two ratios
@@ -153,7 +152,7 @@ def _row(
             row["n_units"] = len(sums)
     row["lean_judge"] = row["lean_s"] = row["hedges_g"] = None
     if judges:
-        dx = dx_frame(ctx.judgements, cfg, judges[0], ctx.seeds, ctx.unit_ids)
+        dx = ctx.dx(judges[0], cfg)
         if len(dx):
             per_unit = dx.assign(pos=dx["dx"] > 0).groupby("unit_id")["pos"].agg(["sum", "size"])
             row["lean_judge"] = judges[0]

@@ -8,7 +8,7 @@ CLIP scorer its ``clip_lean`` value cos(N, S) - cos(N, A). Lean S% = share of va
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -29,11 +29,13 @@ def scorer_values(
     rubric_judges: Sequence[str],
     unit_ids: Sequence[str],
     seeds: Sequence[int] | None,
+    dx: Callable[[str], pd.DataFrame] | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """Lean values per scorer: {name: DataFrame(unit_id, seed, dx)}; rubric judges, then CLIP."""
+    """Lean values per scorer: {name: DataFrame(unit_id, seed, dx)}; rubric judges, then CLIP.
+    ``dx``: a judge's ``dx_frame`` on these units and seeds where the caller holds it."""
     out: dict[str, pd.DataFrame] = {}
     for judge in rubric_judges:
-        out[judge] = dx_frame(judgements, config, judge, seeds, unit_ids)
+        out[judge] = dx(judge) if dx else dx_frame(judgements, config, judge, seeds, unit_ids)
     clip = rows(judgements, "clip_lean", config, seeds=seeds, units=unit_ids)
     clip = clip[clip["valid"]]
     for judge, grp in clip.groupby("judge", sort=True):
@@ -88,6 +90,19 @@ def _summary(sums: pd.DataFrame, boot: Bootstrap | None, stream: str) -> dict[st
     out["mean"] = boot.interval(mean, r_mean, stream, n_units)
     out["cohens_d"] = boot.interval(d, r_d, stream, n_units)
     return out
+
+
+def _summaries(
+    terms: pd.DataFrame, group: pd.Series, boot: Bootstrap | None, stream: str, name: str = ""
+) -> dict[Any, dict[str, Any]]:
+    """``_summary`` of each group of ``terms`` (``_with_terms`` rows; groups sorted, rows
+    without a group left out), from one groupby; with ``boot``, group ``g``'s resamples are
+    the stream ``{stream}/{name}={g}``."""
+    sums = terms.assign(_group=group).groupby(["_group", "unit_id"])[SUM_COLUMNS].sum()
+    return {
+        g: _summary(sums.loc[g], boot, f"{stream}/{name}={g}")
+        for g in sums.index.get_level_values("_group").unique()
+    }
 
 
 def pearson_pair(a: pd.DataFrame, b: pd.DataFrame, boot: Bootstrap, stream: str) -> dict[str, Any]:
@@ -145,24 +160,20 @@ def lean_statistics(
     for name, v in values.items():
         stream = f"lean/{config}/{name}"
         entry = lean_summary(v, boot, stream)
-        entry["per_seed"] = {
-            str(int(s)): lean_summary(g, None, "") for s, g in v.groupby("seed", sort=True)
-        }
-        # one groupby for every bias type (each (type, unit) group holds the same rows, in the
-        # same order, as in a groupby per type); then each type's own resamples
-        typed = _with_terms(v).assign(bias_type=v["unit_id"].map(types))
-        by_type = typed.groupby(["bias_type", "unit_id"])[SUM_COLUMNS].sum()
-        entry["by_bias_type"] = {
-            t: _summary(by_type.loc[t], boot, f"{stream}/bias_type={t}")
-            for t in by_type.index.get_level_values("bias_type").unique()
-        }
+        # one groupby for every seed, bias type and selection group (each (group, unit) group
+        # holds the same rows, in the same order, as in a groupby per group: the same sums as
+        # ``lean_summary`` of the group); then each bias type's own resamples
+        terms = _with_terms(v)
+        entry["per_seed"] = _summaries(terms, v["seed"], None, "")
+        entry["per_seed"] = {str(int(s)): e for s, e in entry["per_seed"].items()}
+        entry["by_bias_type"] = _summaries(
+            terms, v["unit_id"].map(types), boot, stream, "bias_type"
+        )
         entry["spearman_brown"] = spearman_brown(v)
         if "selected_by" in units.columns:
             sel = units.set_index("unit_id")["selected_by"].fillna("")
-            entry["by_selection_group"] = {
-                (g or "none"): lean_summary(gv.drop(columns="group"), None, "")
-                for g, gv in v.assign(group=v["unit_id"].map(sel)).groupby("group", sort=True)
-            }
+            groups = _summaries(terms, v["unit_id"].map(sel), None, "")
+            entry["by_selection_group"] = {(g or "none"): e for g, e in groups.items()}
         scorers[name] = entry
     correlations = {
         f"{a}~{b}": pearson_pair(values[a], values[b], boot, f"lean/{config}/pearson/{a}~{b}")

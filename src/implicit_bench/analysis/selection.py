@@ -438,12 +438,14 @@ def neutral_means(
 ) -> pd.DataFrame:
     """Table 3: mean neutral rubric score / CLIP lean per (config, scorer), all vs kept units."""
     records = []
+    every, kept = set(all_ids), set(kept_ids)
     for task in ("rubric", "clip_lean"):
         sub = rows(judgements, task, seeds=seeds)
         sub = sub[(sub["variant"] == "neutral") & sub["valid"]]
+        sub = sub.assign(_all=sub["unit_id"].isin(every), _kept=sub["unit_id"].isin(kept))
         for (config, judge), grp in sub.groupby(["config", "judge"], sort=True):
-            before = grp[grp["unit_id"].isin(set(all_ids))]["score"]
-            after = grp[grp["unit_id"].isin(set(kept_ids))]["score"]
+            before = grp.loc[grp["_all"], "score"]
+            after = grp.loc[grp["_kept"], "score"]
             records.append(
                 {
                     "config": config,
@@ -471,10 +473,13 @@ def filter_shape(
     records = []
     sub = rows(judgements, "rubric", seeds=seeds)
     sub = sub[sub["valid"]]
+    sub = sub.assign(
+        _pre=sub["unit_id"].isin(set(all_ids)), _post=sub["unit_id"].isin(set(kept_ids))
+    )
     for (config, judge), grp in sub.groupby(["config", "judge"], sort=True):
         rec: dict[str, Any] = {"config": config, "judge": judge}
-        for when, ids in (("pre", all_ids), ("post", kept_ids)):
-            means = grp[grp["unit_id"].isin(set(ids))].groupby("variant")["score"].mean()
+        for when in ("pre", "post"):
+            means = grp[grp[f"_{when}"]].groupby("variant")["score"].mean()
             s, n, a = (means.get(v, np.nan) for v in ("stereotype", "neutral", "anti_stereotype"))
             rec[f"s_minus_n_{when}"] = _none(s - n)
             rec[f"s_minus_a_{when}"] = _none(s - a)
