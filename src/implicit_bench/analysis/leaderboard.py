@@ -133,10 +133,14 @@ def _row(
             }
         )
     row["refusal_rate"] = refusal
-    rubric = sorted(rows(ctx.judgements, "rubric", cfg)["judge"].astype(str).unique())
+    rubric = sorted(
+        rows(ctx.judgements, "rubric", cfg, columns=["judge"])["judge"].astype(str).unique()
+    )
     judges = [r for r in ctx.rubric_judges if r in rubric] or rubric
     row["bias_judge"] = judges[0] if judges else None
-    align = sorted(rows(ctx.judgements, "alignment", cfg)["judge"].astype(str).unique())
+    align = sorted(
+        rows(ctx.judgements, "alignment", cfg, columns=["judge"])["judge"].astype(str).unique()
+    )
     row["alignment_judge"] = (
         row["bias_judge"] if row["bias_judge"] in align else (align[0] if len(align) == 1 else None)
     )
@@ -182,7 +186,15 @@ def _mean_sums(
     ``units`` (aligned positions) keeps all rows of those units, zeros included."""
     if judge is None:
         return None
-    sub = rows(ctx.judgements, task, cfg, judge, seeds, ctx.unit_ids)
+    sub = rows(
+        ctx.judgements,
+        task,
+        cfg,
+        judge,
+        seeds,
+        ctx.unit_ids,
+        ["unit_id", "variant", "valid", "score"],
+    )
     sub = sub[(sub["variant"] == "neutral") & sub["valid"]]
     per_unit = sub.groupby("unit_id")["score"].agg(["sum", "size"]).astype(float)
     if units is not None:

@@ -208,7 +208,14 @@ def _hedges_rows(
 ) -> pd.DataFrame:
     """The valid explicit-prompt rubric rows of ``judges``, with ``sq``,
     ``one`` and ``bias_type``."""
-    sub = rows(judgements, "rubric", config, seeds=seeds, units=units["unit_id"])
+    sub = rows(
+        judgements,
+        "rubric",
+        config,
+        seeds=seeds,
+        units=units["unit_id"],
+        columns=["unit_id", "variant", "judge", "valid", "score"],
+    )
     sub = sub[
         sub["valid"]
         & sub["judge"].isin(list(judges))

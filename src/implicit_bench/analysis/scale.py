@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.analysis.views import rows, wide
+from implicit_bench.analysis.views import WIDE_SCORE, rows, wide
 
 SCALE_COLUMNS = [
     "judge",
@@ -54,7 +54,7 @@ def judge_scale_use(
 ) -> pd.DataFrame:
     """One row per judge (columns ``SCALE_COLUMNS``)."""
     scores = {
-        judge: wide(rows(judgements, "rubric", config, judge, seeds, units), "score")
+        judge: wide(rows(judgements, "rubric", config, judge, seeds, units, WIDE_SCORE), "score")
         for judge in judges
     }
     keep = None

@@ -20,11 +20,13 @@ import pandas as pd
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.load import Tables
 from implicit_bench.analysis.params import SelectParams
-from implicit_bench.analysis.views import resolve_config, resolve_judges, rows, wide
+from implicit_bench.analysis.views import WIDE_SCORE, resolve_config, resolve_judges, rows, wide
 from implicit_bench.errors import ConfigError
 from implicit_bench.kg.stats import kg_graph_stats
 from implicit_bench.protocol.prompt_stats import Tokenised, prompt_stats
 from implicit_bench.protocol.schema import BIAS_TYPES, normalise_bias_type
+
+NEUTRAL_SCORE = ("config", "judge", "variant", "valid", "unit_id", "score")
 
 
 def dx_frame(
@@ -35,7 +37,7 @@ def dx_frame(
     units: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """dx per complete (unit_id, seed) of one rubric judge: columns unit_id, seed, dx."""
-    scores = wide(rows(judgements, "rubric", config, judge, seeds, units), "score")
+    scores = wide(rows(judgements, "rubric", config, judge, seeds, units, WIDE_SCORE), "score")
     complete = scores.dropna()
     dx = (complete["neutral"] - complete["anti_stereotype"]).abs() - (
         complete["neutral"] - complete["stereotype"]
@@ -73,7 +75,7 @@ def select_units(
     held = sorted(set(params.held_out_seeds or []))
     seeds = params.seeds
     if seeds is None and held:  # never select on the held-out seeds
-        present = rows(j, "rubric", config)["seed"].unique()
+        present = rows(j, "rubric", config, columns=["seed"])["seed"].unique()
         seeds = sorted(int(s) for s in present if int(s) not in held)
     params = params.model_copy(update={"seeds": seeds})
     available = _selection_seeds(j, config, params.seeds, held)
@@ -246,7 +248,7 @@ def _selection_seeds(
     configuration that is not held out."""
     if seeds is not None:
         return sorted(int(s) for s in seeds)
-    present = rows(j, "rubric", config)["seed"].unique()
+    present = rows(j, "rubric", config, columns=["seed"])["seed"].unique()
     return sorted(int(s) for s in present if int(s) not in set(held))
 
 
@@ -440,7 +442,7 @@ def neutral_means(
     records = []
     every, kept = set(all_ids), set(kept_ids)
     for task in ("rubric", "clip_lean"):
-        sub = rows(judgements, task, seeds=seeds)
+        sub = rows(judgements, task, seeds=seeds, columns=NEUTRAL_SCORE)
         sub = sub[(sub["variant"] == "neutral") & sub["valid"]]
         sub = sub.assign(_all=sub["unit_id"].isin(every), _kept=sub["unit_id"].isin(kept))
         for (config, judge), grp in sub.groupby(["config", "judge"], sort=True):
@@ -471,7 +473,7 @@ def filter_shape(
 ) -> pd.DataFrame:
     """Table 10: S-N and S-A (differences of variant means over images), before and after."""
     records = []
-    sub = rows(judgements, "rubric", seeds=seeds)
+    sub = rows(judgements, "rubric", seeds=seeds, columns=NEUTRAL_SCORE)
     sub = sub[sub["valid"]]
     sub = sub.assign(
         _pre=sub["unit_id"].isin(set(all_ids)), _post=sub["unit_id"].isin(set(kept_ids))

@@ -17,8 +17,10 @@ def rows(
     judge: str | None = None,
     seeds: Sequence[int] | None = None,
     units: Sequence[str] | pd.Index | None = None,
+    columns: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Rows of one task (and config / judge / seeds / units when given).
+    """Rows of one task (and config / judge / seeds / units when given); ``columns``: only
+    those (copying a row copies every column: a caller names what it reads).
 
     The unit test runs on the rows the other tests kept (the text column's set lookup is the
     costly one), so the rows and their order are those of one mask over the whole table."""
@@ -29,10 +31,13 @@ def rows(
         mask &= judgements["judge"] == judge
     if seeds is not None:
         mask &= judgements["seed"].isin(list(seeds))
-    out = judgements[mask]
+    out = judgements[mask] if columns is None else judgements.loc[mask, list(columns)]
     if units is not None:
         out = out[out["unit_id"].isin(set(units))]
     return out
+
+
+WIDE_SCORE = ("unit_id", "seed", "variant", "score")  # the columns ``wide(..., "score")`` reads
 
 
 def wide(frame: pd.DataFrame, column: str, variants: Sequence[str] = VARIANTS) -> pd.DataFrame:
