@@ -240,10 +240,20 @@ def _hedges_of_rows(
     same resamples (``g_by_method``; the coverage benchmark compares them)."""
     # one groupby for every type (the rows of a (type, unit, variant) group, in the same order,
     # as a groupby per type), then per type its own resamples and one product (Bootstrap.sums)
-    sums = sub.groupby(["bias_type", "unit_id", "variant"], observed=True)[
-        ["one", "score", "sq"]
-    ].sum()
-    sums = sums.unstack("variant", fill_value=0.0)
+    return _hedges_of_sums(_hedge_sums(sub, ["bias_type", "unit_id"]), boot, stream, methods)
+
+
+def _hedge_sums(sub: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Per ``by`` group: count, sum and sum of squares of the scores, one column per variant."""
+    sums = sub.groupby([*by, "variant"], observed=True)[["one", "score", "sq"]].sum()
+    return sums.unstack("variant", fill_value=0.0)
+
+
+def _hedges_of_sums(
+    sums: pd.DataFrame, boot: Bootstrap, stream: str, methods: Sequence[str] = ()
+) -> dict[str, Any]:
+    """``_hedges_of_rows`` from ``_hedge_sums(rows, ["bias_type", "unit_id"])``; a variant
+    column missing is zeros."""
     out: dict[str, Any] = {}
     for t in sums.index.get_level_values("bias_type").unique():
         block = sums.loc[t]
@@ -285,11 +295,17 @@ def hedges_statistics(
     pooled = _hedges_rows(
         judgements, config, judges, units, seeds
     )  # each judge's rows: a subset, same order
+    # every judge's sums from one groupby: a judge's (type, unit, variant) groups hold the
+    # rows, in the same order, of a groupby of that judge's rows alone
+    per_judge = _hedge_sums(pooled, ["judge", "bias_type", "unit_id"])
+    judged = set(per_judge.index.get_level_values("judge"))
     out: dict[str, Any] = {
         "judges": list(judges),
         "pooled": _hedges_of_rows(pooled, boot, f"hedges/{config}/pooled"),
         "per_judge": {
-            j: _hedges_of_rows(pooled[pooled["judge"] == j], boot, f"hedges/{config}/{j}")
+            j: _hedges_of_sums(per_judge.loc[j], boot, f"hedges/{config}/{j}")
+            if j in judged
+            else _hedges_of_rows(pooled[pooled["judge"] == j], boot, f"hedges/{config}/{j}")
             for j in judges
         },
     }

@@ -63,7 +63,9 @@ def kg_graph_stats(units: pd.DataFrame) -> dict[str, Any]:
         _norm(units["stereotype"]),
         _norm(units["anti_stereotype"]),
     )
-    names, codes = np.unique(np.concatenate([head, stereo, anti]), return_inverse=True)
+    # node ids by hashing, in order of first appearance (every figure is a count: the same
+    # under any numbering of the nodes)
+    codes, names = pd.factorize(np.concatenate([head, stereo, anti]))
     n = len(head)
     h, s, a = codes[:n], codes[n : 2 * n], codes[2 * n :]
     rows, cols = np.concatenate([h, h]), np.concatenate([s, a])

@@ -41,8 +41,12 @@ class Tokenised:
         self.index = {p: i for i, p in enumerate(distinct)}
         split = [p.split() for p in distinct]
         self.n_tokens = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
-        word_codes, words = pd.factorize(pd.Series(list(chain.from_iterable(split)), dtype=object))
-        types = [str(w).strip(PUNCT).lower() for w in words]
+        vocabulary: dict[str, int] = {}  # word -> code, in order of first appearance
+        code = vocabulary.setdefault
+        word_codes = np.array(
+            [code(w, len(vocabulary)) for words in split for w in words], dtype=np.int64
+        )
+        types = [w.strip(PUNCT).lower() for w in vocabulary]
         type_codes, uniques = pd.factorize(pd.Series(types, dtype=object))
         stops = stop_words()
         content = np.array([bool(t) and t not in stops and len(t) > 1 for t in uniques], bool)
