@@ -170,6 +170,18 @@ def _visible(tex: str) -> str:
     return tex.replace("$", "").replace("{", "").replace("}", "")
 
 
+YES_NO = {"true": "yes", "false": "no"}
+
+
+def _printed(value: Any, labelled: bool) -> Any:
+    """A cell as printed: catalogue names (``labelled``: a text column), booleans as yes / no."""
+    if not isinstance(value, str):
+        return value
+    if labelled:
+        value = value_label(value)
+    return YES_NO.get(value, value)
+
+
 def printed_cells(frame: pd.DataFrame, table: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(numbers, cells)`` of ``frame`` as table ``table`` prints them: registry fraction
     columns (and their bounds) scaled to percentages, catalogue names as printed names."""
@@ -185,14 +197,18 @@ def printed_cells(frame: pd.DataFrame, table: str) -> tuple[pd.DataFrame, pd.Dat
     numbers = numbers.drop(columns=[c for c in spec.drop if c in numbers.columns])
     cells = with_intervals(numbers)
     for col in cells.columns:
-        if not pd.api.types.is_numeric_dtype(
+        labelled = not pd.api.types.is_numeric_dtype(
             numbers[col] if col in numbers.columns else cells[col]
-        ):
-            cells[col] = [value_label(v) if isinstance(v, str) else v for v in cells[col]]
-        cells[col] = [
-            {"true": "yes", "false": "no"}.get(v, v) if isinstance(v, str) else v
-            for v in cells[col]
-        ]
+        )
+        if not cells.columns.is_unique:  # a label names several columns: each pass on all
+            if labelled:
+                cells[col] = [value_label(v) if isinstance(v, str) else v for v in cells[col]]
+            cells[col] = [YES_NO.get(v, v) if isinstance(v, str) else v for v in cells[col]]
+            continue
+        values = cells[col].tolist()
+        printed = [_printed(v, labelled) for v in values]
+        if printed != values:  # a column is set only where a cell changes
+            cells[col] = printed
     for col, reason in not_estimable_columns(list(numbers.columns)).items():
         if col in cells.columns:
             cells[col] = "n/a"
