@@ -12,9 +12,10 @@ Numbers are unaffected; on other C libraries it does nothing.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 from functools import cache
+
+from implicit_bench._util.libc import function
 
 M_TRIM_THRESHOLD = -1
 M_TOP_PAD = -2
@@ -27,10 +28,8 @@ def keep_freed_memory() -> bool:
     """Tune glibc's allocator once per process; True when it took effect."""
     if not sys.platform.startswith("linux"):
         return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):  # musl and others: no mallopt
+    mallopt = function("mallopt")
+    if mallopt is None:  # musl and others: no mallopt
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     ok = mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX)
