@@ -112,9 +112,9 @@ def _one_of(values: tuple[str, ...]) -> str:
 
 
 def _number(values: pd.Series) -> pd.Series:
-    import pandas as pd
+    from implicit_bench._util.text_numbers import text_floats
 
-    return pd.to_numeric(values, errors="coerce").astype(float)
+    return text_floats(values)
 
 
 _KINDS: dict[str, AnswerKind] = {}

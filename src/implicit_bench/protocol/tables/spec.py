@@ -23,6 +23,7 @@ import pandas as pd
 
 from implicit_bench._util.booleans import FALSE_WORDS, TRUE_WORDS
 from implicit_bench._util.files import read_table, write_table
+from implicit_bench._util.text_numbers import text_floats
 from implicit_bench.errors import InputError
 
 Kind = Literal["text", "int", "float", "bool", "any"]
@@ -291,7 +292,7 @@ def _bound(value: float) -> str:
 
 def check_int(chk: Checker, raw: pd.Series, name: str, low: float, high: float) -> pd.Series:
     """Integers as int64 in ``[low, high]``, else the row is rejected (-1 kept in its place)."""
-    number = parse_float(raw).astype(float)
+    number = text_floats(raw)
 
     def text() -> pd.Series:
         return raw.map(
