@@ -40,6 +40,7 @@ from implicit_bench.protocol.estimate import estimate_json
 CACHE_STREAMS = 4
 CACHE_BYTES = 384 * 2**20  # resample matrices kept at most (older unit sets are drawn again)
 BLOCK_ELEMENTS = 1 << 17  # resample indices counted per ``bincount`` call (about 1 MB of counts)
+PIPELINE_ELEMENTS = 1 << 22  # a draw this large is drawn a block ahead on a second thread
 EXACT32 = 2**24  # integers below this are exact in float32
 EXACT64 = 2**53  # ... in float64
 
@@ -406,20 +407,58 @@ def drawn_multiplicities(
 
     The same numbers: numpy draws bounded int32 values one 32-bit output of the bit generator
     at a time, so consecutive blocks of rows continue the one stream exactly
-    (tests/test_analysis_speed.py checks it against the whole draw)."""
+    (tests/unit/analyze/test_analysis_speed.py checks it against the whole draw). A draw of
+    ``PIPELINE_ELEMENTS`` or more is drawn a block ahead on a second thread while this one
+    counts (``_blocks``)."""
     out = np.empty((n_boot, n_units), dtype=dtype)
     if n_units == 0:
         return out
     rows = max(1, BLOCK_ELEMENTS // n_units)  # rows x n_units < 2^31: int32 bins suffice
     offsets = (np.arange(min(rows, n_boot), dtype=np.int32) * np.int32(n_units))[:, None]
-    for start in range(0, n_boot, rows):
-        m = min(rows, n_boot - start)
-        block = rng.integers(0, n_units, size=(m, n_units), dtype=np.int32)
+    starts = list(range(0, n_boot, rows))
+
+    def draw(start: int) -> np.ndarray:
+        return rng.integers(0, n_units, size=(min(rows, n_boot - start), n_units), dtype=np.int32)
+
+    ahead = n_boot * n_units >= PIPELINE_ELEMENTS and _cpus() > 1
+    for start, block in zip(starts, _blocks(draw, starts, ahead), strict=True):
+        m = len(block)
         block += offsets[:m]  # each row its own bins
         out[start : start + m] = np.bincount(block.ravel(), minlength=m * n_units).reshape(
             m, n_units
         )
     return out
+
+
+def _blocks(
+    draw: Callable[[int], np.ndarray], starts: list[int], ahead: bool
+) -> Iterator[np.ndarray]:
+    """``draw(start)`` for each start, in order. With ``ahead`` every draw runs on one worker
+    thread, the next one while the caller counts the current block: numpy fills the block
+    without holding the GIL, and the draws stay one after another on one thread, so the stream
+    (and every number) is the one of drawing in turn."""
+    if not ahead or len(starts) < 2:
+        yield from map(draw, starts)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bootstrap-draw") as pool:
+        pending = pool.submit(draw, starts[0])
+        for start in starts[1:]:
+            block = pending.result()
+            pending = pool.submit(draw, start)
+            yield block
+        yield pending.result()
+
+
+def _cpus() -> int:
+    """CPUs this process may run on."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def integer_bound(columns: np.ndarray) -> float:

@@ -118,6 +118,24 @@ def test_drawn_multiplicities_equal_the_count_of_the_whole_draw(n_units, n_boot)
         assert np.array_equal(blocked, old_multiplicities(idx, n_units))
 
 
+@pytest.mark.parametrize(("n_units", "n_boot"), [(1831, 1000), (170, 999), (140_000, 7)])
+def test_drawn_a_block_ahead_on_a_second_thread_the_same_multiplicities(
+    n_units, n_boot, monkeypatch
+):
+    """Every draw pipelined (the threshold at 0): the same numbers as the whole draw, and the
+    worker thread gone afterwards."""
+    import threading
+
+    from implicit_bench.analysis import bootstrap
+
+    monkeypatch.setattr(bootstrap, "PIPELINE_ELEMENTS", 0)
+    monkeypatch.setattr(bootstrap, "_cpus", lambda: 2)
+    idx = np.random.default_rng(4).integers(0, n_units, size=(n_boot, n_units), dtype=np.int32)
+    got = drawn_multiplicities(np.random.default_rng(4), n_boot, n_units, np.float32)
+    assert np.array_equal(got, old_multiplicities(idx, n_units))
+    assert not [t for t in threading.enumerate() if t.name.startswith("bootstrap-draw")]
+
+
 def test_bootstrap_weights_without_indices_then_indices():
     """A unit set whose multiplicities were counted block by block (no index matrix kept)
     hands out the same indices afterwards, and both agree with the whole draw."""
