@@ -164,8 +164,8 @@ def lean_statistics(
         # holds the same rows, in the same order, as in a groupby per group: the same sums as
         # ``lean_summary`` of the group); then each bias type's own resamples
         terms = _with_terms(v)
-        entry["per_seed"] = _summaries(terms, v["seed"], None, "")
-        entry["per_seed"] = {str(int(s)): e for s, e in entry["per_seed"].items()}
+        per_seed = _summaries(terms, v["seed"], None, "")
+        entry["per_seed"] = {str(int(s)): e for s, e in per_seed.items()}
         entry["by_bias_type"] = _summaries(
             terms, v["unit_id"].map(types), boot, stream, "bias_type"
         )

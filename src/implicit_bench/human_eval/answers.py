@@ -16,6 +16,19 @@ from implicit_bench.human_eval.form import ANSWER_COLUMNS, KG_ANSWERS
 from implicit_bench.human_eval.manifest_schema import check_rating_manifest
 
 RATING_ITEMS = ("rating_1", "rating_2", "rating_3")
+# the two frames the answers are read into (also the release's study: release/human_study.py)
+RATING_COLUMNS = (
+    "bundle_id",
+    "rater",
+    "case",
+    "unit_id",
+    "bias_type",
+    "seed",
+    "position",
+    "variant",
+    "rating",
+)
+KG_ANSWER_COLUMNS = ("bundle_id", "rater", "case", "unit_id", "bias_type", "answer")
 
 
 def read_manifest(path: str | Path) -> dict[str, Any]:
@@ -156,21 +169,9 @@ def read_answers(
                 )
     ratings_frame = pd.DataFrame(
         ratings,
-        columns=[
-            "bundle_id",
-            "rater",
-            "case",
-            "unit_id",
-            "bias_type",
-            "seed",
-            "position",
-            "variant",
-            "rating",
-        ],
+        columns=list(RATING_COLUMNS),
     )
-    kg_frame = pd.DataFrame(
-        kg, columns=["bundle_id", "rater", "case", "unit_id", "bias_type", "answer"]
-    )
+    kg_frame = pd.DataFrame(kg, columns=list(KG_ANSWER_COLUMNS))
     return ratings_frame, kg_frame, counts
 
 

@@ -52,13 +52,11 @@ class Tokenised:
         content = np.array([bool(t) and t not in stops and len(t) > 1 for t in uniques], bool)
         empty = np.array([not t for t in types], bool)
         word_type = np.where(empty, -1, type_codes)
-        self.token_type = word_type[word_codes] if len(word_codes) else np.zeros(0, np.int64)
+        self.token_type = word_type[word_codes]
         self.token_prompt = np.repeat(np.arange(len(distinct)), self.n_tokens)
         self.n_types = len(uniques)
-        self.token_content = np.zeros(len(self.token_type), bool)
-        typed = self.token_type >= 0
-        self.token_content[typed] = content[self.token_type[typed]]
-        self.typed = typed
+        self.typed = self.token_type >= 0
+        self.token_content = self.typed & np.append(content, False)[self.token_type]
         self.n_content = np.bincount(self.token_prompt[self.token_content], minlength=len(distinct))
 
     @classmethod
@@ -120,10 +118,10 @@ def prompt_stats(frame: pd.DataFrame, tokenised: Tokenised | None = None) -> dic
     already (shared by calls on overlapping frames, e.g. the candidates and the selected units;
     built here when it lacks one of the frame's prompts)."""
     prompts = frame_prompts(frame)
-    every = list(chain.from_iterable(prompts.values()))
-    if tokenised is None or tokenised.ids(every) is None:
-        tokenised = Tokenised(every)
-    ids = {v: tokenised.ids(p) for v, p in prompts.items()}
-    out = {v: tokenised.stats(i) for v, i in ids.items() if i is not None}
+    ids = {v: tokenised.ids(p) for v, p in prompts.items()} if tokenised else {}
+    if tokenised is None or any(i is None for i in ids.values()):
+        tokenised = Tokenised(list(chain.from_iterable(prompts.values())))
+        ids = {v: tokenised.ids(p) for v, p in prompts.items()}
+    out = {v: tokenised.stats(i) for v, i in ids.items()}
     out["all"] = tokenised.stats(np.concatenate([ids[v] for v in VARIANT_COLUMNS]))
     return out

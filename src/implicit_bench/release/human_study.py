@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.errors import InputError
+from implicit_bench.human_eval.answers import KG_ANSWER_COLUMNS, RATING_COLUMNS
 from implicit_bench.release import layout
 
 ROUNDS: dict[str, str] = {"round1": "data/human_eval", "round2": "data/human_eval_round2"}
@@ -234,21 +235,9 @@ def read_round(
         )
     out_r = pd.DataFrame(
         ratings,
-        columns=[
-            "bundle_id",
-            "rater",
-            "case",
-            "unit_id",
-            "bias_type",
-            "seed",
-            "position",
-            "variant",
-            "rating",
-        ],
+        columns=list(RATING_COLUMNS),
     )
-    out_k = pd.DataFrame(
-        kg, columns=["bundle_id", "rater", "case", "unit_id", "bias_type", "answer"]
-    )
+    out_k = pd.DataFrame(kg, columns=list(KG_ANSWER_COLUMNS))
     out_r.attrs["counts"] = counts
     return out_r, out_k, pd.concat(scores, ignore_index=True)
 
