@@ -22,7 +22,6 @@ from implicit_bench.params import check_refs, section
 from implicit_bench.protocol.tables import (
     BENCH_IMAGES_DIR,
     BENCH_JUDGEMENTS_PATH,
-    IMAGES_DIR,
     UNITS,
 )
 from implicit_bench.render.params import RenderParams
@@ -107,7 +106,7 @@ def bench_judge_params(raw: dict[str, Any]) -> JudgeStageParams:
             "blind_orders": bench.blind_orders,
             "both_orders_units": bench.both_orders_units,
             "units": bench.units,
-            "images_dir": IMAGES_DIR,
+            "images_dir": bench.construction_images,
             "config_dirs": {c: BENCH_IMAGES_DIR for c in configs if c in bench.selected()},
             "only_listed_units": True,
             "out": BENCH_JUDGEMENTS_PATH,

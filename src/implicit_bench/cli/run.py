@@ -30,6 +30,56 @@ from implicit_bench.planning.overlay import (
 )
 
 
+def dvc_targets(stages: str) -> list[str]:
+    """The DVC targets of ``--stages``: stage names (DVC runs what they depend on, nothing
+    else), or none for ``all`` (the whole pipeline)."""
+    names = [s.strip() for s in stages.split(",") if s.strip()]
+    if not names:
+        raise click.BadParameter("name at least one stage, or `all`", param_hint="--stages")
+    if names == ["all"]:
+        return []
+    from implicit_bench.cli.stage import stage_scripts
+
+    known = stage_scripts()
+    # outside a checkout (no ./stages) DVC itself names an unknown target
+    unknown = [n for n in names if known and n.split("@", 1)[0] not in known]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown stage(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}, all",
+            param_hint="--stages",
+        )
+    return names
+
+
+def fixed_unit_set(
+    benchmark: str | None, units_file: str | None, units: int | None, base: dict
+) -> str:
+    """The unit set file of a run on a fixed unit set: the release's units (written from the
+    user's copy), or ``units_file``; with ``--units N``, a pilot of N of them (bench/pilot.py)."""
+    path = units_file
+    if benchmark is not None:
+        from implicit_bench.release.benchmark import BENCHMARK_UNITS_PATH, write_benchmark_units
+
+        written = write_benchmark_units(benchmark)
+        click.echo(
+            f"benchmark: {written.n_units:,} units of {benchmark} (sha256 {written.sha256}) "
+            f"-> {BENCHMARK_UNITS_PATH}"
+        )
+        path = BENCHMARK_UNITS_PATH
+    assert path is not None
+    if not units:  # None or 0: every unit of the set
+        return path
+    from implicit_bench.bench.pilot import write_pilot_units
+    from implicit_bench.params import SubsetParams, section
+
+    pilot = write_pilot_units(path, units, section(base, "subset", SubsetParams).seed)
+    click.echo(
+        f"pilot: {pilot.n_units:,} of {pilot.of_units:,} units of {path} (--units; stratified "
+        f"by bias type in proportion, seed {pilot.seed}) -> {pilot.path}"
+    )
+    return pilot.path
+
+
 def _echo_block(title: str, text: str) -> None:
     click.echo(f"== {title}")
     click.echo(text.rstrip())
@@ -53,7 +103,11 @@ def _echo_block(title: str, text: str) -> None:
     "(repeatable; the first also does alignment).",
 )
 @click.option(
-    "--units", type=click.IntRange(0), default=None, help="subset.max_units (0: every unit)."
+    "--units",
+    type=click.IntRange(0),
+    default=None,
+    help="Units evaluated (0: every unit): a pilot of the fixed unit set (--benchmark, "
+    "--units-file), else subset.max_units of construction.",
 )
 @click.option(
     "--seeds",
@@ -151,6 +205,14 @@ def _echo_block(title: str, text: str) -> None:
     multiple=True,
     help="With --sequential: A,B: stop when the bias-score difference of A and B excludes 0.",
 )
+@click.option(
+    "--stages",
+    "stages",
+    default="evaluate",
+    show_default=True,
+    help="The DVC stages run (with what they need), comma separated, or `all` for the whole "
+    "pipeline (construction audits, debiasing, CLIP, the diversity study, the report).",
+)
 @click.option("--rounds", default=None, help="With --sequential: unit counts N1,N2,...")
 @click.option(
     "--max-gpu-hours",
@@ -179,6 +241,7 @@ def run_command(
     target_width: float | None,
     estimands: tuple[str, ...],
     resolve: tuple[str, ...],
+    stages: str,
     rounds: str | None,
     max_gpu_hours: float | None,
 ) -> None:
@@ -198,18 +261,24 @@ def run_command(
         )
     if sequential and (queue or (target_width is None and not resolve)):
         raise click.UsageError("--sequential needs --target-width or --resolve (and no --queue)")
+    if benchmark is not None and (units_file is not None or sequential):
+        raise click.UsageError("--benchmark goes without --units-file and --sequential")
+    targets = dvc_targets(stages)
     base = compose(profile)
+    unit_set = None
+    if benchmark is not None or units_file is not None:  # a fixed unit set: no construction
+        unit_set = fixed_unit_set(benchmark, units_file, units, base)
     overlay = build_overlay(
         base,
         list(generators),
         list(judges),
         profile=profile,
-        units=units,
+        units=None if unit_set is not None else units,
         seeds=seeds,
         device=device,
         api_key_env=api_key_env,
         table4_only=tables == "4",
-        units_file=units_file,
+        units_file=unit_set,
         construction=sequential,
         benchmark=benchmark,
     )
@@ -237,8 +306,6 @@ def run_command(
         if problems and not dry_run:
             raise SystemExit(1)
     if benchmark is not None:
-        if units_file is not None or sequential:
-            raise click.UsageError("--benchmark goes without --units-file and --sequential")
         from implicit_bench.release.judge_notice import judge_notice
 
         judges_used = {n: params["judges"][n] for n in params["bench"]["tasks"]["rubric"]["judges"]}
@@ -261,16 +328,12 @@ def run_command(
     from implicit_bench.runtime.dvc import dvc_command
 
     cmd = dvc_command(  # DVC of this environment, found before params.yaml is switched
-        "exp", "run", *(["--name", exp_name] if exp_name else []), *(["--queue"] if queue else [])
+        "exp",
+        "run",
+        *(["--name", exp_name] if exp_name else []),
+        *(["--queue"] if queue else []),
+        *targets,
     )
-    if benchmark is not None:
-        from implicit_bench.release.benchmark import write_benchmark_units
-
-        written = write_benchmark_units(benchmark)
-        click.echo(
-            f"benchmark: {written.n_units:,} units of {benchmark} (sha256 {written.sha256}) "
-            f"-> {params['bench']['units']}"
-        )
     write_profile(overlay_name, "params.yaml", "params.yaml")
     if sequential:
         from implicit_bench.params import load_params
@@ -287,6 +350,10 @@ def run_command(
         )
         return
     click.echo(f"params.yaml: profile {overlay_name}; running dvc {' '.join(cmd[3:])}")
+    if targets:
+        click.echo(
+            f"stages: {', '.join(targets)} and what they need (--stages all: the whole pipeline)"
+        )
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0:
         raise SystemExit(done.returncode)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from implicit_bench.params import StrictModel
-from implicit_bench.protocol.tables import WORLD_DIR
+from implicit_bench.protocol.tables import UNITS_PATH, WORLD_DIR
 
 CLASSES: tuple[str, ...] = ("s", "a", "neither")
 
@@ -232,6 +232,9 @@ class NegProbeWorld(StrictModel):
 
 class WorldParams(StrictModel):
     seed: int = 7
+    # the UNITS table whose units the world plants (a unit's truth depends on its id and the
+    # seed only): construction's units, or a fixed unit set (``run --benchmark / --units-file``)
+    units: str = UNITS_PATH
     out_dir: str = WORLD_DIR
     bias_types: dict[str, BiasTypeWorld] = {}
     default_bias_type: BiasTypeWorld = BiasTypeWorld()

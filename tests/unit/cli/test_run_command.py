@@ -274,7 +274,7 @@ def test_check_timeout_nan_is_refused():
 
 def test_run_starts_dvc_of_its_own_environment_without_path(tmp_path, monkeypatch):
     """Without the virtualenv's ``bin`` on PATH, ``run`` still starts DVC: ``python -m dvc``
-    of the interpreter it runs in (issue 38: ``No such file or directory: 'dvc'``)."""
+    of the interpreter it runs in (``No such file or directory: 'dvc'``)."""
     import subprocess
     import sys
 
@@ -293,7 +293,7 @@ def test_run_starts_dvc_of_its_own_environment_without_path(tmp_path, monkeypatc
         main, ["run", "--generator", "sim_local", "--judge", "qwen3vl", "--no-preflight"]
     )
     assert result.exit_code == 0, result.output
-    assert started == [[sys.executable, "-m", "dvc", "exp", "run"]]
+    assert started == [[sys.executable, "-m", "dvc", "exp", "run", "evaluate"]]  # --stages
     assert "running dvc exp run" in result.output
     # that command line runs with nothing on PATH
     version = real_run(
