@@ -51,6 +51,19 @@ def dvc_targets(stages: str) -> list[str]:
     return names
 
 
+#: stages that only their own targets (or --stages all) run: no target of a Table 4 row needs them
+OPTIONAL_STAGES = ("retrieve", "rewrite", "debias_render", "debias_judge", "b6", "diversity_study")
+
+
+def planned(plans: list, targets: list[str]) -> list:
+    """The plan's lines of the stages ``dvc exp run TARGETS`` runs (every line for ``all``)."""
+    if not targets:
+        return plans
+    asked = {t.split("@", 1)[0] for t in targets}
+    skipped = set(OPTIONAL_STAGES) - asked
+    return [p for p in plans if p.stage.split()[0].split("@", 1)[0] not in skipped]
+
+
 def fixed_unit_set(
     benchmark: str | None, units_file: str | None, units: int | None, base: dict
 ) -> str:
@@ -316,7 +329,7 @@ def run_command(
         for line in notes:
             click.echo(f"note: {line}")
     plans, info = build_plan(params, assume=parse_assume(assume) or None)
-    _echo_block("plan", format_plan(plans, info))
+    _echo_block("plan", format_plan(planned(plans, targets), info))
     if sequential:
         click.echo(f"sequential rounds (units): {', '.join(map(str, round_units))}")
     if dry_run:

@@ -187,17 +187,23 @@ def beside_release(
     path: str,
     boot: Bootstrap,
     bias_judge: str | None = None,
+    run_units: list[str] | None = None,
 ) -> dict[str, Any]:
     """This run's generators beside the release's Table 4 generators (rows, paired
     differences with Holm verdicts, lean beside the construction scores).
 
     ``judgements``: this run's JUDGEMENTS with ``score`` and ``valid`` (as analyze loads them);
     ``images``: its image index (None: refusals unknown); ``bias_judge``: the judge whose
-    neutral rubric scores are this run's bias (None: the first judge with rubric rows)."""
+    neutral rubric scores are this run's bias (None: the first judge with rubric rows);
+    ``run_units``: the run's unit set where it is part of the benchmark's (a pilot,
+    ``run --units N``): every row, the release's included, is on those units (like for like)."""
     bench = benchmark_units(path)
     release = Release(path)
     rel_j, rel_images = release_table4(release, bench)
     units = list(bench.units["unit_id"])
+    if run_units is not None:  # a run on part of the benchmark: every row on that part
+        wanted = {str(u) for u in run_units}
+        units = [u for u in units if u in wanted] or units
     unit_set = set(units)
     ours = judgements[judgements["unit_id"].astype(str).isin(unit_set)].copy()
     ours["unit_id"] = ours["unit_id"].astype(str)
@@ -298,7 +304,12 @@ def beside_release(
         reps.append(rep)
     _holm(pairs, reps, boot)
     return {
-        "benchmark": {"path": path, "sha256": bench.sha256, "units": bench.n_units},
+        "benchmark": {
+            "path": path,
+            "sha256": bench.sha256,
+            "units": bench.n_units,
+            "units_compared": len(units),  # fewer than units: a pilot (run --units N)
+        },
         "units_outside_benchmark": outside,
         "bias_judge": bias_judge,
         "release_judge": release_ids,
@@ -531,7 +542,12 @@ def add_beside(ev: Any, tables: Any, params: Any) -> dict[str, Any] | None:
     boot = Bootstrap.from_params(params.bootstrap)
     try:
         beside = beside_release(
-            tables.judgements, tables.images, str(path), boot, board.get("rubric_judge")
+            tables.judgements,
+            tables.images,
+            str(path),
+            boot,
+            board.get("rubric_judge"),
+            run_units=list(tables.units["unit_id"].astype(str)),
         )
     except InputError as exc:
         raise ConfigError(f"evaluate.beside_release: {exc}") from None

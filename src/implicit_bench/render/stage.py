@@ -368,6 +368,17 @@ def config_signatures(cfg: GeneratorParams, planned: Sequence[PlannedItem]) -> d
     return batch_signatures(planned, size, fixed)
 
 
+def check_render_failures(stage: str, index: pd.DataFrame, max_rate: float) -> None:
+    """Exit non-zero (``LLMUnavailableError``, so DVC records nothing) when every planned item
+    of a store failed or more than ``max_rate`` of them did, with the first failure's reason;
+    refusals are answers, not failures. The store keeps what was rendered (resumable)."""
+    from implicit_bench.runtime.failures import check_failure_rate
+
+    failed = index[index["status"] == "failed"]
+    first = None if failed.empty else str(failed["reason"].iloc[0])
+    check_failure_rate(stage, len(failed), len(index), max_rate, first, kind="render")
+
+
 def render_config(
     name: str,
     cfg: GeneratorParams,
@@ -397,6 +408,7 @@ def render_config(
             pool=pool,
         )
         index = store.finalize(keys=[i.key for i in planned], pool=pool)
+    check_render_failures(f"render {name}", index, params.max_failure_rate)
     return {
         "generator": generator_name(cfg),
         "model": getattr(cfg, "model", None),
