@@ -1,0 +1,118 @@
+"""A vendor batch that answers one custom id twice with different answers: an error for that
+request (neither answer stored, the call counted as failed), never silently the last line; the
+same answer twice is one answer (docs/errors.md, "Records of multi-round runs and
+benchmarks"). Against a fake vendor and against the OpenAI batch endpoints of a local server
+(tests/helpers/batch_emulator.py)."""
+
+from __future__ import annotations
+
+import json
+
+from implicit_bench.judges.stage import executor_dispatch, run_judge_stage
+from implicit_bench.runtime.cache import DiskCache
+from implicit_bench.vendor_batch.base import (
+    BatchAnswer,
+    BatchParams,
+    BatchPoll,
+    Ledger,
+    run_batches,
+)
+from tests.helpers.batch_emulator import BatchEmulator
+from tests.helpers.chat_server import ChatServer, completion
+from tests.helpers.judge_fixtures import make_inputs
+from tests.unit.vendor_batch.test_vendor_batch import _params
+
+DISPATCH = executor_dispatch({}, progress=False)
+
+
+class _Twice:
+    """A vendor whose one batch ends at once: r1 answered 200 twice with different bodies, r2
+    twice alike, r3 once, r4 a 500 and then a 200 (two different answers too)."""
+
+    name = "twice"
+    max_bytes = 1 << 20
+
+    def __init__(self):
+        self.submitted: list[list[dict]] = []
+
+    def line(self, custom_id, body):
+        return {"custom_id": custom_id, "body": body}
+
+    def submit(self, lines, tag):
+        self.submitted.append(lines)
+        return "b1"
+
+    def poll(self, batch_id):
+        return BatchPoll("completed", True)
+
+    def results(self, batch_id, poll):
+        yield BatchAnswer("r1", 200, {"score": 1})
+        yield BatchAnswer("r2", 200, {"score": 2})
+        yield BatchAnswer("r3", 200, {"score": 3})
+        yield BatchAnswer("r4", 500, {"error": "overloaded"})
+        yield BatchAnswer("r1", 200, {"score": 5})
+        yield BatchAnswer("r2", 200, {"score": 2})
+        yield BatchAnswer("r4", 200, {"score": 4})
+
+    def cancel(self, batch_id):
+        pass
+
+    def find(self, tag):
+        return None
+
+
+def test_an_id_answered_twice_differently_is_failed_not_the_last(tmp_path):
+    vendor = _Twice()
+    cache = DiskCache(tmp_path / "l.sqlite")
+    got: list[BatchAnswer] = []
+    outcome = run_batches(
+        vendor,
+        ["r1", "r2", "r3", "r4"],
+        lambda c: {"q": c},
+        Ledger(cache, {"vendor": "twice"}),
+        BatchParams(batch=True, batch_poll_s=0.01),
+        got.extend,
+        sleep=lambda s: None,
+    )
+    cache.close()
+    assert [(a.custom_id, a.body) for a in got] == [("r2", {"score": 2}), ("r3", {"score": 3})]
+    assert sorted(outcome.failed) == ["r1", "r4"] and not outcome.retry and not outcome.pending
+    why = outcome.failed["r1"]
+    assert "\n" not in why and why.startswith("vendor batch b1 answered r1 twice")
+    assert "different answers" in why and "neither is kept" in why
+
+
+class _Repeats(BatchEmulator):
+    """The OpenAI batch endpoints, whose first output file answers its first request twice:
+    the second line with another score."""
+
+    repeated = False
+
+    def _finish_openai(self, batch, answered, errors) -> None:
+        super()._finish_openai(batch, answered, errors)
+        if self.repeated:
+            return
+        self.repeated = True
+        file_id = batch["output_file_id"]
+        lines = self.files[file_id].decode().splitlines()
+        first = json.loads(lines[0])
+        first["response"]["body"] = completion('{"score": 0}')
+        self.files[file_id] += (json.dumps(first) + "\n").encode()
+
+
+def test_a_judge_batch_whose_output_answers_an_id_twice(tmp_path):
+    make_inputs(tmp_path)  # 11 ok images: 11 rubric requests
+    emulator = _Repeats()
+    with ChatServer(lambda body, n: (200, completion('{"score": 3}')), batches=emulator) as server:
+        params = _params(server)
+        result = run_judge_stage(params, tmp_path, dispatch=DISPATCH)
+        frame = result.frame
+        twice = frame[frame.error.fillna("").str.contains("twice with different answers")]
+        assert len(twice) == 1 and twice.raw.fillna("").eq("").all()  # neither answer kept
+        assert frame.valid.sum() == 10 and (frame.loc[frame.valid, "value"] == "3").all()
+        assert not any(r["path"] == "/v1/chat/completions" for r in server.requests)
+        # not stored: the next run asks that one request again, in a new batch
+        again = run_judge_stage(params, tmp_path, dispatch=DISPATCH)
+        assert emulator.calls["POST /v1/batches"] == 2
+        assert len(emulator.batches["batch_2"]["requests"]) == 1
+        assert again.frame.valid.sum() == 11
