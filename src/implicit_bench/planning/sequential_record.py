@@ -1,6 +1,6 @@
 """The record of a sequential run (``logs/sequential-NAME.json``) read back, and the params a
 run must keep from round to round (``run --sequential``, docs/experiments.md, "Sequential
-runs"; docs/errors.md, "Records of multi-round runs").
+runs"; docs/errors.md, "Records of multi-round runs and benchmarks").
 
 A record read to resume a run is checked field by field before any of it is used: a file cut
 short, edited by hand or written by something else is one ``InputError`` naming the file and

@@ -7,13 +7,22 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 from implicit_bench.analysis.looks import parse_counts
 from implicit_bench.cli.main import main as cli_main
 from implicit_bench.errors import ConfigError
-from tests.unit.analysis.test_anytime_intervals import _inputs
+from tests.helpers.analysis_fixtures import BLIND_TYPES, blind_judgements, rubric_judgements, units
+
+
+def _inputs(tmp_path):
+    """Four units u1..u4 with blind and rubric judgements (the anytime tests' fixture)."""
+    units(BLIND_TYPES).to_csv(tmp_path / "units.csv", index=False)
+    j = pd.concat([blind_judgements(), rubric_judgements()], ignore_index=True)
+    j.to_parquet(tmp_path / "judgements.parquet")
+    return tmp_path / "units.csv", tmp_path / "judgements.parquet"
 
 
 def _analyze(tmp_path, looks, order=b"u3\nu1\nu4\nu2\n"):

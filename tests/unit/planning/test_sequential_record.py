@@ -13,7 +13,7 @@ import pytest
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.planning import sequential
 from implicit_bench.planning.sequential_record import changed_keys
-from tests.unit.planning.test_sequential_run import ROUNDS, Pipeline, params
+from tests.helpers.sequential_fixtures import ROUNDS, Pipeline, params
 
 RECORD = "logs/sequential-t.json"
 

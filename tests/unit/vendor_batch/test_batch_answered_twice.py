@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from implicit_bench.judges.params import JudgeStageParams
 from implicit_bench.judges.stage import executor_dispatch, run_judge_stage
 from implicit_bench.runtime.cache import DiskCache
 from implicit_bench.vendor_batch.base import (
@@ -20,9 +21,29 @@ from implicit_bench.vendor_batch.base import (
 from tests.helpers.batch_emulator import BatchEmulator
 from tests.helpers.chat_server import ChatServer, completion
 from tests.helpers.judge_fixtures import make_inputs
-from tests.unit.vendor_batch.test_vendor_batch import _params
 
 DISPATCH = executor_dispatch({}, progress=False)
+
+
+def _params(server: ChatServer) -> JudgeStageParams:
+    """One OpenAI-compatible batch judge of the rubric task on ``server``."""
+    judge = {
+        "backend": "openai",
+        "model": "gpt-test",
+        "base_url": server.base_url,
+        "api_key_env": None,
+        "backoff_s": 0.0,
+        "max_retries": 0,
+        "batch": True,
+        "batch_poll_s": 0.02,
+    }
+    return JudgeStageParams(
+        judges={"gpt": judge},
+        tasks={"rubric": None},
+        configs=["base"],
+        progress=False,
+        max_failure_rate=0.5,
+    )
 
 
 class _Twice:
