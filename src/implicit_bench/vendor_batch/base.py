@@ -324,6 +324,8 @@ def run_batches(
                 on_answers(list(final.values()))  # stored by the caller before ids are closed
             if close_when_read:
                 ledger.close(batch_id, ids)
+            elif twice:  # never stored by the caller: the next run submits them again
+                ledger.close(batch_id, list(twice))
             outcome.failed.update(twice)  # an error, not asked again in this run
             outcome.retry.extend(c for c in ids if c not in final and c not in twice)
         if not active:

@@ -61,12 +61,16 @@ class _Twice:
 
     def submit(self, lines, tag):
         self.submitted.append(lines)
-        return "b1"
+        return f"b{len(self.submitted)}"
 
     def poll(self, batch_id):
         return BatchPoll("completed", True)
 
     def results(self, batch_id, poll):
+        if batch_id != "b1":  # a later batch answers each of its requests once
+            for line in self.submitted[int(batch_id[1:]) - 1]:
+                yield BatchAnswer(line["custom_id"], 200, {"score": 9})
+            return
         yield BatchAnswer("r1", 200, {"score": 1})
         yield BatchAnswer("r2", 200, {"score": 2})
         yield BatchAnswer("r3", 200, {"score": 3})
@@ -101,6 +105,36 @@ def test_an_id_answered_twice_differently_is_failed_not_the_last(tmp_path):
     why = outcome.failed["r1"]
     assert "\n" not in why and why.startswith("vendor batch b1 answered r1 twice")
     assert "different answers" in why and "neither is kept" in why
+
+
+def test_a_caller_that_stores_later_gets_the_ids_answered_twice_submitted_again(tmp_path):
+    """``close_when_read=False`` (the render stage): a rerun reads the ended batch again for
+    the ids it did not store, but submits the ids answered twice in a new batch (else it would
+    read the same two answers for ever)."""
+    vendor = _Twice()
+    cache = DiskCache(tmp_path / "l.sqlite")
+    ledger = Ledger(cache, {"vendor": "twice"})
+    got: list[tuple[str, dict]] = []
+
+    def run(ids):
+        return run_batches(
+            vendor,
+            ids,
+            lambda c: {"q": c},
+            ledger,
+            BatchParams(batch=True, batch_poll_s=0.01),
+            lambda answers: got.extend((a.custom_id, a.body) for a in answers),
+            close_when_read=False,
+            sleep=lambda s: None,
+        )
+
+    first = run(["r1", "r2", "r3", "r4"])
+    assert sorted(first.failed) == ["r1", "r4"]
+    again = run(["r1", "r4"])  # what the caller still lacks
+    cache.close()
+    assert not again.failed and again.submitted == ["b2"] and not again.resumed
+    assert [line["custom_id"] for line in vendor.submitted[1]] == ["r1", "r4"]
+    assert got[-2:] == [("r1", {"score": 9}), ("r4", {"score": 9})]
 
 
 class _Repeats(BatchEmulator):
