@@ -43,9 +43,21 @@ def run_of(path: Path, label: str) -> Run:
 def same_benchmark(runs: list[Run]) -> str | None:
     """The one benchmark SHA-256 of ``runs`` (release benchmarks: ``benchmark_sha256`` of the
     leaderboard); runs of different benchmarks (a release benchmark and another, or one and the
-    project's own units) are refused with one line: one leaderboard needs one unit set."""
+    project's own units), or a run whose units and beside-release block name two, are refused
+    with one line: one leaderboard needs one unit set."""
+    from implicit_bench._util.nested import dig
     from implicit_bench.compare.results import benchmark_hash
 
+    for run in runs:  # a board written before the check of evaluate.beside_release
+        board = run.board or {}
+        units, beside = board.get("benchmark_sha256"), dig(board, "beside_release", "benchmark")
+        release = beside.get("sha256") if isinstance(beside, dict) else None
+        if isinstance(units, str) and isinstance(release, str) and units != release:
+            raise ConfigError(
+                f"{run.label}: its units' benchmark SHA-256 {units[:12]} is not the SHA-256 of "
+                f"the release beside it ({release[:12]}; edited after the units were written): "
+                "analyze it again beside the release as it was"
+            )
     # one entry per run, in order: two runs with one label (two folders named out) are two
     hashes = [(run.label, benchmark_hash(run.board)) for run in runs]
     if len({sha for _, sha in hashes}) > 1:
