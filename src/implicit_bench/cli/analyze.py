@@ -110,6 +110,10 @@ def analyze(
     """Compute every analysis metric from UNITS and JUDGEMENTS tables, without any model."""
     if (order_file is None) != (looks is None):
         raise click.UsageError("--order and --looks go together")
+    if looks is not None:  # its syntax before any table is read
+        from implicit_bench.analysis.looks import parse_counts
+
+        parse_counts(looks, "--looks")
     params = load_params(params_path) if params_path else {}
     where = params_path or "analyze"
     ev = block(params, "evaluate", where)
@@ -131,7 +135,8 @@ def analyze(
         debias = dict(params.get("debias") or {})
         debias["scoring"] = {**(debias.get("scoring") or {}), "retrieval": retrieval}
         params["debias"] = debias
-    anytime = (order_file, looks) if order_file and looks else None
+    # `--looks ''` is parsed (and refused), never taken for "no looks"
+    anytime = (order_file, looks) if order_file is not None and looks is not None else None
     # the objects alive now (the modules imported) are never garbage: out of the collector's
     # sight while the analysis runs (docs/analysis.md, "Speed")
     gc.freeze()

@@ -528,6 +528,24 @@ def beside_tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
     }
 
 
+def _same_release(units_sha: Any, path: str) -> None:
+    """Units written from a release (``benchmark_sha256``) go beside that release only as it
+    was then: a copy edited since (one prompt) is refused, not paired on other prompts."""
+    from implicit_bench.errors import ConfigError
+    from implicit_bench.release.benchmark import benchmark_sha256
+
+    if not isinstance(units_sha, str) or not units_sha:
+        return  # the project's own units: no release to match
+    now, _ = benchmark_sha256(Release(path))
+    if now != units_sha:
+        raise ConfigError(
+            f"evaluate.beside_release: {path} changed since the run's units were written from "
+            f"it (units: benchmark SHA-256 {units_sha[:12]}..., the release now: {now[:12]}...): "
+            "restore that copy of the release, or write the units again from this one "
+            "(run --benchmark PATH) and rerun"
+        )
+
+
 def add_beside(ev: Any, tables: Any, params: Any) -> dict[str, Any] | None:
     """``evaluate.beside_release`` set: the board beside the paper added to an evaluation
     (``ev.benchmark["leaderboard"]["beside_release"]`` and its two tables) before it is
@@ -541,6 +559,7 @@ def add_beside(ev: Any, tables: Any, params: Any) -> dict[str, Any] | None:
         return None
     boot = Bootstrap.from_params(params.bootstrap)
     try:
+        _same_release(board.get("benchmark_sha256"), str(path))
         beside = beside_release(
             tables.judgements,
             tables.images,
