@@ -317,3 +317,56 @@ def test_run_without_dvc_installed_is_one_line_and_leaves_params_yaml(tmp_path, 
     assert result.exit_code != 0
     assert "DVC is not installed in this Python environment" in result.output
     assert (tmp_path / "params.yaml").read_text() == before
+
+
+def test_a_fixed_unit_set_needs_no_construction_and_units_makes_a_nested_pilot(
+    tmp_path, monkeypatch
+):
+    """`run --units-file F --units N`: the world plants F's units, evaluate depends on the
+    benchmark phase's files only (evaluate.inputs), the pilot is N units of F, and the plan
+    lists no debiasing stage (the run's DVC target is evaluate)."""
+    from implicit_bench.params.profiles import compose
+    from implicit_bench.protocol.tables import UNITS
+    from tests.helpers.render_fixtures import units_frame
+
+    enter_project_copy(tmp_path, monkeypatch)
+    UNITS.write(units_frame(), tmp_path / "mine.parquet")
+    args = ["run", "--generator", "sim_api", "--judge", "qwen3vl", "--tables", "4"]
+    args += ["--units-file", "mine.parquet", "--dry-run", "--no-preflight"]
+    result = CliRunner().invoke(main, [*args, "--units", "2"])
+    assert result.exit_code == 0, result.output
+    assert "pilot: 2 of 4 units of mine.parquet" in result.output
+    assert "debias_render" not in result.output and "retrieve " not in result.output
+    params = compose("run")
+    pilot = "data/raw/pilot_units.parquet"
+    assert params["world"]["units"] == params["bench"]["units"] == pilot
+    assert params["evaluate"]["units"] == pilot and params["evaluate"]["selected_units"] is None
+    assert params["evaluate"]["judgements"] == ["data/judgements/bench.parquet"]
+    assert params["evaluate"]["inputs"] == {
+        "selection": pilot,
+        "selection_metrics": pilot,
+        "judgements": "data/judgements/bench.parquet",
+        "clip": "data/judgements/bench.parquet",
+        "images": "data/bench_images",
+    }
+    assert params["bench"]["construction_images"] == "data/bench_images"
+    assert params["evaluate"]["config"] == "sim_api-bench"
+    first = set(UNITS.read(tmp_path / pilot)["unit_id"])
+    result = CliRunner().invoke(main, [*args, "--units", "3"])
+    assert result.exit_code == 0, result.output
+    assert first < set(UNITS.read(tmp_path / pilot)["unit_id"])  # a larger pilot holds it
+
+
+def test_an_unknown_stage_is_a_usage_error_before_anything_is_written(tmp_path, monkeypatch):
+    import shutil
+
+    from tests.helpers.paths import REPO_ROOT
+
+    enter_project_copy(tmp_path, monkeypatch)
+    shutil.copy(REPO_ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
+    result = CliRunner().invoke(
+        main, ["run", "--generator", "sim_api", "--judge", "qwen3vl", "--stages", "evaluat"]
+    )
+    assert result.exit_code == 2
+    assert "unknown stage(s) evaluat" in result.output
+    assert not (tmp_path / "profiles/run.yaml").exists()
