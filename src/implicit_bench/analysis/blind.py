@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.analysis.bootstrap import Bootstrap, safe_div
+from implicit_bench._util.closed_form import safe_div
+from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.views import rows
 from implicit_bench.protocol.schema import BLIND_LABELS, VARIANTS
 

@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from implicit_bench._util.closed_form import wilson_interval
+from implicit_bench._util.closed_form import safe_div, wilson_interval
 from implicit_bench._util.hashing import derive_seed
 from implicit_bench.analysis.blind import LabelCounts, group_names
-from implicit_bench.analysis.bootstrap import Bootstrap, safe_div
+from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.protocol.estimate import estimate_json
 from implicit_bench.protocol.schema import BLIND_LABELS
 

@@ -13,8 +13,8 @@ Paired differences (docs/compare.md): for every pair of generators, each metric'
 A - B on the units and seeds both have (``Bootstrap.paired``: each resample draws one set of
 units for both). A two-sided bootstrap p-value per difference (``bootstrap_p``), adjusted by
 Holm over the whole family of differences (every pair x metric); a difference is **resolved**
-when its Holm-adjusted p is below 1 - level and its interval is not degenerate (every resample
-gave one value, e.g. one shared unit: no verdict).
+when its Holm-adjusted p is below 1 - level and its interval is not degenerate
+(``bootstrap.resolve_differences``, the one home of that rule).
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from implicit_bench._util.closed_form import safe_div
 from implicit_bench._util.nested import dig
 from implicit_bench.analysis.blind import LabelCounts, label_counts, strength_groups
-from implicit_bench.analysis.bootstrap import bootstrap_p, holm, safe_div
+from implicit_bench.analysis.bootstrap import resolve_differences
 from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.lean import hedges_by_type
 from implicit_bench.analysis.views import rows
@@ -290,18 +291,7 @@ def paired_differences(
         if refusal is not None:
             seeds, n, result = refusal
             add(a, b, "refusal_rate", seeds, n, result)
-    pvalues = [
-        bootstrap_p(r) if e["difference"]["ci"] is not None else None
-        for e, r in zip(out, reps, strict=True)
-    ]
-    adjusted = holm(pvalues)
-    alpha = 1 - ctx.boot.level
-    for e, p, q in zip(out, pvalues, adjusted, strict=True):
-        e["p"] = p
-        e["p_holm"] = q
-        ci = e["difference"]["ci"]
-        degenerate = ci is not None and ci[0] == ci[1]  # every resample: one value (one unit)
-        e["resolved"] = bool(q is not None and q < alpha and not degenerate)
+    resolve_differences(out, reps, ctx.boot.level)
     return out
 
 

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench._util.closed_form import wilson_interval
+from implicit_bench._util.closed_form import safe_div, wilson_interval
 from implicit_bench.analysis.blind import label_counts, rates, strength_groups
-from implicit_bench.analysis.bootstrap import Bootstrap, safe_div
+from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.correction import (
     CORRECTED,
     CORRECTED_METHODS,
