@@ -31,15 +31,8 @@ from implicit_bench.analysis.bootstrap import resolve_differences
 from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.lean import hedges_by_type
 from implicit_bench.analysis.views import rows
+from implicit_bench.protocol import metric_schema
 
-# metric -> (numerator, denominator) columns of LabelCounts.columns(); gap is two ratios
-RATIOS: dict[str, tuple[Any, Any]] = {
-    "default_rate": (("neutral", "s"), ("valid", "neutral")),
-    "success_stereotype": (("stereotype", "s"), ("valid", "stereotype")),
-    "success_anti": (("anti_stereotype", "a"), ("valid", "anti_stereotype")),
-    "a_to_s": (("anti_stereotype", "s"), ("valid", "anti_stereotype")),
-}
-BLIND_METRICS = ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")
 MEAN_METRICS = {"bias_score": "rubric", "alignment": "alignment"}  # per-image means: metric -> task
 CORRECTION = "holm"
 
@@ -107,7 +100,7 @@ def _row(
         "config": cfg,
         "judge": judge,
         "n_units": None,
-        **dict.fromkeys(("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")),
+        **dict.fromkeys(metric_schema.tabled()),
         "strongest_group": None,
         "strongest_units": None,
         "strongest_success_stereotype": None,
@@ -126,7 +119,7 @@ def _row(
         row.update(
             {
                 "n_units": rates["n_units"],
-                **{key: rates[key] for key in BLIND_METRICS},
+                **{key: rates[key] for key in metric_schema.tabled()},
                 "strongest_group": f"{ctx.k} of {ctx.k}",
                 "strongest_units": strongest["n_units"],
                 "strongest_success_stereotype": strongest["success_stereotype"],
@@ -254,12 +247,14 @@ def paired_differences(
             col, ma = ca.columns()
             _, mb = cb.columns()
             stream = f"leaderboard/pair/{a}~{b}/{judge}"
-            ratios = {name: _ratio(col[num], col[den]) for name, (num, den) in RATIOS.items()}
-            stats = {
-                **ratios,
-                "gap": lambda s, r=ratios: r["success_stereotype"](s) - r["success_anti"](s),
-            }
-            for metric in BLIND_METRICS:
+            stats: dict[str, Any] = {}  # each declared blind rate as a function of the sums
+            for m in metric_schema.blind_rates():
+                if m.ratio is not None:
+                    stats[m.name] = _ratio(col[m.ratio[0]], col[m.ratio[1]])
+                else:
+                    first, second = m.difference  # type: ignore[misc]
+                    stats[m.name] = lambda s, f=stats[first], g=stats[second]: f(s) - g(s)
+            for metric in metric_schema.tabled():
                 add(
                     a,
                     b,
