@@ -205,16 +205,14 @@ def strength_groups(
         out["groups"][name] = {
             "n_units": r["n_units"],
             "n_images": r["n_images"],
-            "success_stereotype": r["success_stereotype"],
-            "success_anti": r["success_anti"],
-            "gap": r["gap"],
-            "a_to_s": r["a_to_s"],
-            "default_rate": r["default_rate"],
+            # the tabled rates, the default rate last (the file's order since it was written)
+            **{key: r[key] for key in (*metric_schema.tabled()[1:], metric_schema.tabled()[0])},
         }
     pos = np.flatnonzero(complete & usable)
     r = rates(labels, pos, boot, f"{stream}/all grouped")
     out["all_grouped"] = {
-        key: r[key] for key in ("n_units", "success_stereotype", "success_anti", "gap", "a_to_s")
+        key: r[key]
+        for key in ("n_units", *metric_schema.tabled()[1:])  # no default rate
     }
     return out
 

@@ -20,29 +20,15 @@ import pandas as pd
 from implicit_bench.errors import ConfigError
 from implicit_bench.protocol import metric_schema
 from implicit_bench.protocol.estimate import Estimate, is_estimate
-from implicit_bench.protocol.schema import BIAS_TYPES, DIAGNOSTIC_BIAS_TYPES
+from implicit_bench.protocol.schema import BIAS_TYPES, BLIND_LABELS, DIAGNOSTIC_BIAS_TYPES
 from implicit_bench.report.markup import esc, is_number, show
 
 PREFERRED_Y = ("rate", "share", "success", "value", "mean", "score", "gap", "lean", "delta", "ds")
 SKIP_KEYS = ("provenance",)
 # fractions shown as percentages (as in tables/*): the headline rates and their per-type rows
 RATE_KEYS = frozenset(
-    {
-        "default_rate",
-        "success_stereotype",
-        "success_anti",
-        "gap",
-        "a_to_s",
-        "share",
-        "s",
-        "a",
-        "neither",
-        "success_s",
-        "success_a",
-        "neutral_anti_rate",
-        "neither_neutral",
-        "both_succeed",
-    }
+    {m.name for m in metric_schema.blind_rates()}
+    | {"share", *BLIND_LABELS, "success_s", "success_a"}
 )
 
 
