@@ -15,7 +15,7 @@ the file is edited as text, block by block.
 
 Usage: ``python scripts/dvc_deps.py`` (write), ``--check`` (exit 1 when dvc.yaml differs),
 ``--reruns`` (per source file: the stage entries that declare it, and those plus downstream).
-docs/architecture.md, "Declared dependencies".
+docs/contracts.md, "Declared dependencies".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every DVC stage declares what its script imports and reads (docs/architecture.md,
+"""Every DVC stage declares what its script imports and reads (docs/contracts.md,
 "Declared dependencies"); the checker itself is tested on a small made-up package."""
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def test_closure_follows_lazy_imports_registry_strings_and_package_inits(tmp_pat
 
 
 def test_a_lazy_import_counts_only_in_a_reached_function(tmp_path):
-    """Issue 35: a registry importing every method module made each stage that validates the
+    """A registry importing every method module made each stage that validates the
     params declare what only another stage's calls of a method import (debias/steering.py)."""
     _write(
         tmp_path,
@@ -305,7 +305,7 @@ def test_editing_the_openai_llm_client_reruns_only_the_stages_importing_it(tmp_p
 
 
 def test_no_declared_dependency_is_an_empty_file():
-    """DVC warns "'PATH' is empty" at every stage that declares an empty file (issue 35: the
+    """DVC warns "'PATH' is empty" at every stage that declares an empty file (the
     empty report/ and human_eval/ package inits warned at eight stages of every repro)."""
     import yaml
 

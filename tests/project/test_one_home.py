@@ -1,6 +1,6 @@
 """Each statistic and rule has one definition under src/: a second ``bootstrap_p``, ``holm``,
-``safe_div``, "resolved" verdict or headline key list fails here (docs/architecture.md, "Where
-things live")."""
+``safe_div``, "resolved" verdict or headline key list fails here (docs/architecture.md, "One
+home per concept")."""
 
 from __future__ import annotations
 

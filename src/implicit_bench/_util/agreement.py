@@ -1,4 +1,4 @@
-"""Agreement statistics on labels, below every package that needs them (issue 36): Cohen's
+"""Agreement statistics on labels, below every package that needs them: Cohen's
 kappa of confusion counts (vectorised over bootstrap replicates), and per pair of raters the
 share of equal labels and Cohen's kappa (``sklearn.metrics.cohen_kappa_score``). The analyses
 that use them are ``implicit_bench.analysis.agreement`` (judges, deployments, raters); the

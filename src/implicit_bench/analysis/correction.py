@@ -1,4 +1,4 @@
-"""Judge-error correction from a calibration set (issue 23; docs/correction.md).
+"""Judge-error correction from a calibration set (docs/correction.md).
 
 A calibration set is a random sample of the run's images, stratified by variant, with a
 reference label (a person's blind answer or a reference judge) beside the judge's stored blind

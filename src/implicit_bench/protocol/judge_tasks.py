@@ -4,7 +4,7 @@ A task is data: one YAML file ``src/implicit_bench/prompts/judges/<name>.yaml``,
 :class:`TaskRegistry` (no list of task names anywhere else), validated on load. Its answer
 kind (``integer``, ``letter``, ``boolean``, ``number``, or a ``"module:Class"`` of one's own)
 comes from :mod:`implicit_bench.protocol.answer_kinds`. Adding a task is its YAML file (and, for a
-new kind of answer, one module): docs/architecture.md, "Extending".
+new kind of answer, one module): docs/extending.md, "Extending".
 
 The parser reads the model's answer strictly, then leniently (docs/judging.md, "Parsing"):
 

@@ -77,7 +77,7 @@ def test_dry_run_writes_the_overlay_and_the_plan_for_a_hub_id_and_an_openai_comp
         }
     }
     assert overlay["judges"]["Qwen3-VL-8B-Instruct"]["base_url"] == server.base_url
-    # the benchmark phase only (issue 32): construction keeps the profile's generators
+    # the benchmark phase only: construction keeps the profile's generators
     assert "render" not in overlay and "judge" not in overlay and "select" not in overlay
     assert overlay["subset"] == {"max_units": 4}
     assert overlay["bench"]["generators"] == {
@@ -274,7 +274,7 @@ def test_check_timeout_nan_is_refused():
 
 def test_run_starts_dvc_of_its_own_environment_without_path(tmp_path, monkeypatch):
     """Without the virtualenv's ``bin`` on PATH, ``run`` still starts DVC: ``python -m dvc``
-    of the interpreter it runs in (issue 38: ``No such file or directory: 'dvc'``)."""
+    of the interpreter it runs in (``No such file or directory: 'dvc'``)."""
     import subprocess
     import sys
 
