@@ -203,6 +203,62 @@ def test_dvc_yaml_deps_are_exactly_the_derived_ones():
     )
 
 
+def test_deps_come_last_in_each_stage():
+    """A stage's hand-written cmd, params and outs sit above its generated deps (a foreach
+    stage's too); blank lines and comments closing a stage stay below; a second pass changes
+    nothing."""
+    from scripts.dvc_deps import deps_last
+
+    text = [
+        "stages:",
+        "  a:",
+        "    cmd: python stages/a.py",
+        "    deps:",
+        "      - stages/a.py",
+        "      # a comment among the deps",
+        "      - src/x.py",
+        "    params:",
+        "      - a",
+        "    outs:",
+        "      - out/a.json",
+        "",
+        "  # the next stage",
+        "  b:",
+        "    foreach: [x, y]",
+        "    do:",
+        "      deps:",
+        "        - stages/b.py",
+        "      cmd: python stages/b.py ${key}",
+        "plots:",
+        "  - out/a.json",
+    ]
+    moved = deps_last(text)
+    assert moved == [
+        "stages:",
+        "  a:",
+        "    cmd: python stages/a.py",
+        "    params:",
+        "      - a",
+        "    outs:",
+        "      - out/a.json",
+        "    deps:",
+        "      - stages/a.py",
+        "      # a comment among the deps",
+        "      - src/x.py",
+        "",
+        "  # the next stage",
+        "  b:",
+        "    foreach: [x, y]",
+        "    do:",
+        "      cmd: python stages/b.py ${key}",
+        "      deps:",
+        "        - stages/b.py",
+        "plots:",
+        "  - out/a.json",
+    ]
+    assert deps_last(moved) == moved
+
+
 def test_workspace_deps_are_outputs_or_raw_files():
     """A dep outside src/ and stages/ is another stage's output (or inside
     one) or a tracked raw file."""
