@@ -370,11 +370,6 @@ def task_names() -> tuple[str, ...]:
     return task_registry().names()
 
 
-def load_blind_cyclic() -> TaskSpec:
-    """The blind prompt of the three cyclic orders (blind.yaml's cyclic_prompt)."""
-    return task_registry().cyclic("blind")
-
-
 def task_fields(task: TaskSpec, fields: dict[str, str], order: str | None = None) -> dict[str, str]:
     """The placeholder values of ``task`` for one unit (and, for an option-order task such as
     blind, one option order)."""
