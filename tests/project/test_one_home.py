@@ -49,22 +49,32 @@ def second_definitions(root: Path) -> list[str]:
 
 
 def verdicts_outside_home(root: Path) -> list[str]:
-    """``file:line`` for each ``x["resolved"] = <rule>`` outside ``resolve_differences``' module
-    (copying an existing mark, ``e["resolved"]``, is not a rule)."""
+    """``file:line`` for each ``x["resolved"] = <rule>`` or ``{"resolved": <rule>}`` outside
+    ``resolve_differences``' module (copying an existing mark, ``e["resolved"]`` or
+    ``e.get("resolved")``, is not a rule, nor is a text such as a column title)."""
+
+    def copied(value: ast.expr) -> bool:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            return True
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            value = value.args[0] if value.func.attr == "get" and value.args else value
+        key = value.slice if isinstance(value, ast.Subscript) else value
+        return isinstance(key, ast.Constant) and key.value == "resolved"
+
     found = []
     for rel, tree in _modules(root):
         if rel == HOMES["resolve_differences"]:
             continue
         for node in ast.walk(tree):
-            if not isinstance(node, ast.Assign):
-                continue
-            for target in node.targets:
-                key = target.slice if isinstance(target, ast.Subscript) else None
-                copied = isinstance(node.value, ast.Subscript) and (
-                    isinstance(node.value.slice, ast.Constant)
-                    and node.value.slice.value == "resolved"
-                )
-                if isinstance(key, ast.Constant) and key.value == "resolved" and not copied:
+            pairs: list[tuple[ast.expr | None, ast.expr]] = []
+            if isinstance(node, ast.Assign):
+                pairs = [
+                    (t.slice, node.value) for t in node.targets if isinstance(t, ast.Subscript)
+                ]
+            elif isinstance(node, ast.Dict):
+                pairs = list(zip(node.keys, node.values, strict=True))
+            for key, value in pairs:
+                if isinstance(key, ast.Constant) and key.value == "resolved" and not copied(value):
                     found.append(f"{rel}:{node.lineno}")
     return found
 
@@ -111,9 +121,10 @@ def test_the_checks_catch_a_second_copy(tmp_path):
     (tmp_path / "copy.py").write_text(
         "def _holm(p):\n    return p\n\n"
         "def my_safe_div(a, b):\n    return a / b\n\n"
-        "def mark(e, q):\n    e['resolved'] = q < 0.05\n    e['x'] = e['resolved']\n\n"
+        "def mark(e, q):\n    e['resolved'] = q < 0.05\n    e['x'] = e['resolved']\n"
+        "    return {'resolved': e.get('resolved'), 'r': {'resolved': q < 0.01}}\n"
         "KEYS = ('default_rate', 'success_anti', 'gap')\n"
     )
     assert second_definitions(tmp_path) == ["copy.py:1 _holm", "copy.py:4 my_safe_div"]
-    assert verdicts_outside_home(tmp_path) == ["copy.py:8"]
+    assert verdicts_outside_home(tmp_path) == ["copy.py:8", "copy.py:10"]
     assert headline_lists(tmp_path, ("default_rate", "success_anti", "gap")) == ["copy.py:11"]
