@@ -91,7 +91,7 @@ def batch_plan(planned: Sequence[PlannedItem], batch_size: int) -> list[list[Pla
     """Batches of at most ``batch_size`` items that never span two (unit, seed) pairs: a
     batch is a function of one unit's prompts at one seed, so adding or removing seeds, units
     or other items of the plan leaves every other item's batch (and its bits) as it was
-    (docs/architecture.md, "Batch- and history-invariant numbers")."""
+    (docs/contracts.md, "Batch- and history-invariant numbers")."""
     size = max(1, int(batch_size))
     batches: list[list[PlannedItem]] = []
     group: list[PlannedItem] = []

@@ -1,6 +1,6 @@
 """The DVC command line that ``implicit-bench run`` starts: DVC of this interpreter's own
 environment (``python -m dvc``), so a run works without the virtualenv's ``bin`` on ``PATH``
-(issue 38: ``No such file or directory: 'dvc'`` after params.yaml was already switched)."""
+(``No such file or directory: 'dvc'`` after params.yaml was already switched)."""
 
 from __future__ import annotations
 

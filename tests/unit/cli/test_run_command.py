@@ -77,7 +77,7 @@ def test_dry_run_writes_the_overlay_and_the_plan_for_a_hub_id_and_an_openai_comp
         }
     }
     assert overlay["judges"]["Qwen3-VL-8B-Instruct"]["base_url"] == server.base_url
-    # the benchmark phase only (issue 32): construction keeps the profile's generators
+    # the benchmark phase only: construction keeps the profile's generators
     assert "render" not in overlay and "judge" not in overlay and "select" not in overlay
     assert overlay["subset"] == {"max_units": 4}
     assert overlay["bench"]["generators"] == {
