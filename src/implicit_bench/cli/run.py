@@ -250,6 +250,14 @@ def _echo_block(title: str, text: str) -> None:
     help="The DVC stages run (with what they need), comma separated, or `all` for the whole "
     "pipeline (construction audits, debiasing, CLIP, the diversity study, the report).",
 )
+@click.option(
+    "--report",
+    "report_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="After the run: the HTML report of this run's outputs only (its leaderboard, beside "
+    "the paper with --benchmark) in this folder.",
+)
 @click.option("--rounds", default=None, help="With --sequential: unit counts N1,N2,...")
 @click.option(
     "--max-gpu-hours",
@@ -279,6 +287,7 @@ def run_command(
     estimands: tuple[str, ...],
     resolve: tuple[str, ...],
     stages: str,
+    report_dir: str | None,
     rounds: str | None,
     max_gpu_hours: float | None,
 ) -> None:
@@ -398,6 +407,11 @@ def run_command(
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0:
         raise SystemExit(done.returncode)
+    if report_dir is not None and not queue:
+        from implicit_bench.report.run_folder import write_run_report
+
+        page = write_run_report(params, report_dir, exp_name or overlay_name)
+        click.echo(f"report: {page}")
 
 
 __all__ = ["run_command"]
