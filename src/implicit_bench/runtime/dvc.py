@@ -22,3 +22,21 @@ def dvc_command(*args: str) -> list[str]:
 
 
 __all__ = ["dvc_command"]
+
+
+def producing_stage(path: str, dvc_file: str = "dvc.yaml") -> str | None:
+    """The dvc.yaml stage that declares ``path`` among its outputs (None: none, or no file)."""
+    from pathlib import Path
+
+    from implicit_bench._util.yamlsafe import load_yaml
+
+    if not Path(dvc_file).is_file():
+        return None
+    document = load_yaml(Path(dvc_file).read_text(encoding="utf-8"))
+    stages = document.get("stages") if isinstance(document, dict) else None
+    for name, stage in (stages or {}).items() if isinstance(stages, dict) else []:
+        for out in stage.get("outs", []) if isinstance(stage, dict) else []:
+            declared = next(iter(out)) if isinstance(out, dict) else str(out)
+            if str(declared) == str(path):
+                return str(name)
+    return None

@@ -368,3 +368,36 @@ def test_an_unknown_stage_is_a_usage_error_before_anything_is_written(tmp_path, 
     assert result.exit_code == 2
     assert "unknown stage(s) evaluat" in result.output
     assert not (tmp_path / "profiles/run.yaml").exists()
+
+
+def test_an_empty_input_table_names_the_stage_that_wrote_it(tmp_path, monkeypatch):
+    """evaluate on a judgements table with a header only names bench_judge, not itself."""
+    import shutil
+
+    import pandas as pd
+
+    from implicit_bench.analysis.stage import evaluate_inputs
+    from implicit_bench.errors import InputError
+    from implicit_bench.params import load_params
+    from implicit_bench.protocol.tables import JUDGEMENTS, UNITS
+    from tests.helpers.paths import REPO_ROOT
+    from tests.helpers.render_fixtures import units_frame
+
+    enter_project_copy(tmp_path, monkeypatch)
+    shutil.copy(REPO_ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
+    UNITS.write(units_frame(), tmp_path / "units.parquet")
+    (tmp_path / "data/judgements").mkdir(parents=True)
+    pd.DataFrame(columns=list(JUDGEMENTS.required)).to_parquet(
+        tmp_path / "data/judgements/bench.parquet", index=False
+    )
+    params = load_params("params.yaml")
+    params["evaluate"] = {
+        **params["evaluate"],
+        "units": "units.parquet",
+        "judgements": ["data/judgements/bench.parquet"],
+        "image_index_glob": None,
+    }
+    with pytest.raises(InputError) as err:
+        evaluate_inputs(params, "params.yaml")
+    assert "no data rows: stage bench_judge wrote no rows" in str(err.value)
+    assert "metrics/bench_judge.json" in str(err.value)
