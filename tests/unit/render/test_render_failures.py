@@ -101,3 +101,13 @@ def test_transient_errors_are_retried_and_deterministic_ones_are_not():
     assert seen == {"bad": 1, "flaky": 3}
     assert outcomes["a"].attempts == 1 and outcomes["a"].error.startswith("deterministic: ")
     assert outcomes["b"].attempts == 3 and outcomes["b"].error.startswith("RuntimeError")
+
+
+def test_no_store_to_render_still_writes_the_output_folder(tiny_generator_dir, tmp_path):
+    """`render.run: []` (a run on a fixed unit set, `--stages all`): DVC finds its output."""
+    import json
+
+    params = _params(tiny_generator_dir).model_copy(update={"run": []})
+    assert render_stage.render_all(params, units_frame(), tmp_path / "images") == {}
+    manifest = tmp_path / "images" / render_stage.STORES_MANIFEST
+    assert json.loads(manifest.read_text()) == {"stores": []}
