@@ -3,9 +3,10 @@
 A workspace's ``metrics/`` also holds other stages' files (committed ones of the default
 profile, earlier experiments'); the report of a run on a fixed unit set must not show them. So
 the outputs that dvc.yaml declares for the stages the run executed (``bench_render``,
-``bench_judge``, ``evaluate``) are copied into ``DIR/run/`` (an ``analyze``-shaped folder:
-``metrics/``, ``plots/``, ``tables/``), and ``DIR/`` gets the report of that folder, as
-``implicit-bench report DIR/run --units ... --judgements ...`` would write it.
+``bench_judge``, ``evaluate``) are copied into ``runs/NAME/`` (an ``analyze``-shaped folder:
+``metrics/``, ``plots/``, ``tables/``; what ``implicit-bench report A B`` merges), and ``DIR/``
+gets the report of that folder, as ``implicit-bench report runs/NAME --units ... --judgements
+...`` would write it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from implicit_bench.protocol.tables import BENCH_IMAGES_DIR
 
 #: the stages whose outputs make a benchmark-phase run's report
 RUN_STAGES = ("bench_render", "bench_judge", "evaluate")
+#: where ``run --report`` keeps each run's own outputs (git-ignored)
+RUNS_DIR = "runs"
 
 
 def stage_outputs(dvc_file: str | Path, stages: tuple[str, ...] = RUN_STAGES) -> list[str]:
@@ -38,12 +41,12 @@ def stage_outputs(dvc_file: str | Path, stages: tuple[str, ...] = RUN_STAGES) ->
 def write_run_report(
     params: dict[str, Any], out: str | Path, label: str, root: str | Path = "."
 ) -> Path:
-    """Copy this run's declared outputs into ``out/run`` and write its report to ``out``."""
+    """Copy this run's declared outputs into ``runs/<label>`` and write its report to ``out``."""
     from implicit_bench.report.runs import params_for
     from implicit_bench.report.stage import build_report
 
     root, out = Path(root), Path(out)
-    folder = out / "run"
+    folder = root / RUNS_DIR / label
     if folder.exists():
         shutil.rmtree(folder)
     for rel in stage_outputs(root / "dvc.yaml"):
@@ -67,4 +70,4 @@ def write_run_report(
     return out / "index.html"
 
 
-__all__ = ["RUN_STAGES", "stage_outputs", "write_run_report"]
+__all__ = ["RUNS_DIR", "RUN_STAGES", "stage_outputs", "write_run_report"]
