@@ -29,7 +29,7 @@ candidate's generator; ``categories`` (P,) each pool's category; ``disagreement`
 annotator disagreement; ``positions`` (P, K, M) the slot of candidate i under order k (-1: not
 shown); ``status`` (P, K) each call's outcome (``exact``, ``recovered``, ``parse_fail``,
 ``runtime_fail``; empty where no call was planned) and ``json_ok`` (P, K) whether its raw text
-was JSON.
+was JSON; ``pool_ids`` (P,) the pools' identifiers (a decisions file's ``pool_id``).
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ class Pools:
     positions: np.ndarray | None = None
     status: np.ndarray | None = None
     json_ok: np.ndarray | None = None
+    pool_ids: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         u = np.asarray(self.utilities, dtype=float)
@@ -481,12 +482,10 @@ def selection_audit(
     sensitivity_margin: float | None = 0.05,
     near_tie_delta: float = 0.05,
     confidence: float = 0.95,
-    breakdowns: bool = True,
 ) -> dict[str, Any]:
     """Every policy (direct order-1 choice, majority vote, 2-of-3 and unanimity gates; the
     gates of K orders with q = count / K), the oracle and random choice, with the gates' rejected
-    prompts, order diagnostics and timing; with ``breakdowns`` the generator, stratum, consensus,
-    near-tie and output-validity tables (audits/selection_breakdown.py)."""
+    prompts, order diagnostics and timing (the breakdowns: audits/selection_breakdown.py)."""
     u = np.asarray(pools.utilities, dtype=float)
     m_max = u.shape[1]
     policies: dict[str, Any] = {}
@@ -530,7 +529,7 @@ def selection_audit(
         )
     oracle = np.nanargmax(np.where(np.isnan(u), -np.inf, u), axis=1)
     policies["oracle"] = policy_report(pools, oracle, np.ones(len(u), bool), boot, stream, **kw)
-    out = {
+    return {
         "pools": len(u),
         "pool_sizes": {str(int(m)): int((pools.sizes == m).sum()) for m in np.unique(pools.sizes)},
         "policies": policies,
@@ -538,11 +537,6 @@ def selection_audit(
         "orders": order_diagnostics(pools, near_tie_delta, confidence),
         "timing": timing(pools),
     }
-    if breakdowns:
-        from implicit_bench.audits.selection_breakdown import selection_breakdowns
-
-        out["breakdowns"] = selection_breakdowns(pools, boot, stream, kw)
-    return out
 
 
 def cross_model_gate(
@@ -560,6 +554,12 @@ def cross_model_gate(
         first.utilities, second.utilities, equal_nan=True
     ):
         raise ValueError("the cross-model gate needs both judges on the same pools")
+    if (
+        first.pool_ids is not None
+        and second.pool_ids is not None
+        and list(first.pool_ids) != list(second.pool_ids)
+    ):
+        raise ValueError("the cross-model gate needs both judges on the same pools (pool_id)")
     m_max = first.utilities.shape[1]
     c1, a1 = policy(first.choices, m_max, "direct")
     c2, a2 = policy(second.choices, m_max, "direct")

@@ -48,7 +48,8 @@ def compact(report: dict[str, Any]) -> dict[str, Any]:
         "random_below_mean_rate": report["random"]["below_mean_rate"],
         "best_rated_share": report["best_rated_share"],
     }
-    for name, block in (report.get("secondary") or {}).items():
+    secondary = report.get("secondary", {})
+    for name, block in secondary.items():
         if name != "bonferroni":
             row[f"delta_{name}"] = block["difference"]
     return row
@@ -291,12 +292,24 @@ def output_validity(pools: Pools) -> dict[str, Any]:
 
 
 def selection_breakdowns(
-    pools: Pools, boot: Any, stream: str, kw: dict[str, Any]
+    pools: Pools,
+    boot: Any = None,
+    stream: str = "selection",
+    margin: float = 0.0,
+    near_tie_delta: float = 0.05,
+    confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """Every breakdown the pools' optional arrays allow (None where an array is missing)."""
+    """Every breakdown the pools' optional arrays allow (None where an array is missing), on
+    the prompt-level resamples of ``stream`` (the selection audit's)."""
     u = np.asarray(pools.utilities, dtype=float)
     direct, d_acts = policy(pools.choices, u.shape[1], "direct")
-    kw = {**kw, "group_weights": {}, "sensitivity_margin": None}
+    kw = {
+        "margin": margin,
+        "confidence": confidence,
+        "near_best_delta": near_tie_delta,
+        "group_weights": {},
+        "sensitivity_margin": None,
+    }
     return {
         "validity": output_validity(pools),
         "generators": generator_shares(pools),

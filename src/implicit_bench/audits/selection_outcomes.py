@@ -80,42 +80,61 @@ def secondary_outcomes(
     n = len(u)
     names = _names(outcomes)
     family = [k for k in ERROR_TYPES if k in outcomes]
-    w = boot.weights(n, stream) if boot is not None and n else None
     level = boot.level if boot is not None else None
     adj = 1 - (1 - level) / len(family) if level is not None and family else None
     regret = np.nanmax(u, axis=1) - _at(u, chosen)
     ones = np.ones((1, n))
+    diffs = {}
+    masks = {"acts": acts}
+    for name in names:
+        x = np.asarray(outcomes[name], dtype=float)
+        diffs[name] = _at(x, chosen) - np.nanmean(x, axis=1)
+        masks[name] = acts & sensitive_pools(x)
+    # every replicate from one product: per mask its weighted count, per (outcome, mask) the
+    # weighted sum of the differences
+    pairs = [(k, "acts") for k in names] + [(k, k) for k in names]
+    reps: dict[tuple[str, str], np.ndarray] = {}
+    if boot is not None and n:
+        w = boot.weights(n, stream)
+        cols = [masks[m].astype(float) for m in masks]
+        cols += [np.where(masks[m], np.nan_to_num(diffs[k]), 0.0) for k, m in pairs]
+        prod = w @ np.column_stack(cols)
+        den = {m: prod[:, j] for j, m in enumerate(masks)}
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for j, (k, m) in enumerate(pairs, start=len(masks)):
+                reps[(k, m)] = np.where(
+                    den[m] > 0, prod[:, j] / np.where(den[m] > 0, den[m], 1), np.nan
+                )
 
-    def est(x: np.ndarray, mask: np.ndarray, tag: str) -> dict[str, Any]:
-        value = float(_mean(ones, x, mask)[0])
-        if w is None:
+    def est(name: str, mask: str, tag: str) -> dict[str, Any]:
+        value = float(_mean(ones, diffs[name], masks[mask])[0])
+        if (name, mask) not in reps:
             return estimate_json(value, None, n, None)
-        return boot.interval(value, _mean(w, x, mask), f"{stream}/{tag}", n)
+        return boot.interval(value, reps[(name, mask)], f"{stream}/{tag}", n)
 
     out: dict[str, Any] = {}
     for name in names:
         x = np.asarray(outcomes[name], dtype=float)
         sel = _at(x, chosen)
         rnd = np.nanmean(x, axis=1)
-        diff = sel - rnd
         block: dict[str, Any] = {
             "lower_is_better": name not in HIGHER_IS_BETTER,
             "pools": int(acts.sum()),
             "selected": float(_mean(ones, sel, acts)[0]),
             "random": float(_mean(ones, rnd, acts)[0]),
-            "difference": est(diff, acts, name),
+            "difference": est(name, "acts", name),
         }
         if name in family:
             value = block["difference"]["value"]
-            ci = _percentile_ci(_mean(w, diff, acts), adj) if w is not None else None
+            ci = _percentile_ci(reps[(name, "acts")], adj) if reps else None
             block["difference_bonferroni"] = estimate_json(value, ci, n, adj if ci else None)
-        sens = acts & sensitive_pools(x)
+        sens = masks[name]
         block["sensitive"] = {
             "pools": int(sens.sum()),
             "regret": float(_mean(ones, regret, sens)[0]),
             "selected": float(_mean(ones, sel, sens)[0]),
             "random": float(_mean(ones, rnd, sens)[0]),
-            "difference": est(diff, sens, f"{name}/sensitive"),
+            "difference": est(name, name, f"{name}/sensitive"),
         }
         out[name] = block
     if family:

@@ -125,6 +125,7 @@ def read_decisions(path: str | Path) -> Pools:
         slots,
         seconds,
         positions=positions,
+        pool_ids=np.array(pools, dtype=object),
         **extras,
     )
 

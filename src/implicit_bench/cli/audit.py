@@ -39,6 +39,19 @@ def audit_group() -> None:
 @click.option("--seed", type=int, default=20261002, show_default=True, help="bootstrap seed")
 @click.option("--margin", type=click.FloatRange(0), default=0.0, show_default=True)
 @click.option("--near-tie-delta", type=click.FloatRange(0), default=0.05, show_default=True)
+@click.option(
+    "--second",
+    type=click.Path(exists=True, dir_okay=False),
+    help="a second judge's decisions file on the same pools: the cross-model gate (§5.3)",
+)
+@click.option(
+    "--ablation",
+    "ablations",
+    multiple=True,
+    metavar="NAME=FILE",
+    help="an ablation's decisions file on the same prompts (§5.5), audited like the main one; "
+    "repeat for several",
+)
 def selection_command(
     *,
     decisions: str | None,
@@ -49,15 +62,32 @@ def selection_command(
     seed: int,
     margin: float,
     near_tie_delta: float,
+    second: str | None,
+    ablations: tuple[str, ...],
 ) -> None:
-    """Regret, gain over random, BMR, gates, order diagnostics of a decisions file (or --sim)."""
+    """Regret, gain over random, BMR, gates, order diagnostics, cultural-error outcomes and
+    breakdowns of a decisions file (or --sim); the cross-model gate and ablations from more
+    files."""
+    from pathlib import Path
+
     from implicit_bench._util.files import nan_to_none, write_json
-    from implicit_bench.audits.selection import selection_audit
-    from implicit_bench.audits.selection_table import read_decisions
+    from implicit_bench.audits.stage import decisions_report
 
     boot = _boot(n_boot, seed)
     if sim == (decisions is not None):
         raise click.UsageError("give a DECISIONS file or --sim, not both or neither")
+    if sim and (second or ablations):
+        raise click.UsageError("--second and --ablation take decisions files, not --sim")
+    named: dict[str, str] = {}
+    for item in ablations:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise click.UsageError(f"--ablation {item!r}: expected NAME=FILE")
+        if not Path(path).is_file():
+            raise click.UsageError(f"--ablation {item!r}: no such file {path}")
+        if name in named:
+            raise click.UsageError(f"--ablation {name}: given twice")
+        named[name] = path
     if sim:
         from implicit_bench.audits.params import JudgeAuditParams
         from implicit_bench.audits.stage import selection_report, world_block
@@ -73,10 +103,15 @@ def selection_command(
         write_json(out, report)
         click.echo(f"audit selection (SIMULATED): {len(report['protocols'])} protocols -> {out}")
         return
-    report = selection_audit(
-        read_decisions(decisions), boot, "selection/main", margin, near_tie_delta=near_tie_delta
-    )
-    report = {"source": decisions, "bootstrap": boot.block("prompts with replacement"), **report}
+    kw = {"margin": margin, "near_tie_delta": near_tie_delta}
+    block = decisions_report(decisions, second, named, boot, kw)
+    # the main audit at the top level (as before), the gate inside it, the ablations beside it
+    report = {
+        "source": decisions,
+        "bootstrap": boot.block("prompts with replacement"),
+        **block["main"],
+        "ablations": block.get("ablations"),
+    }
     write_json(out, nan_to_none(report))
     click.echo(f"audit selection: {report['pools']} pools -> {out}")
 

@@ -944,6 +944,17 @@ def judge_selection_entries(audit: dict[str, Any], world_params: Any) -> list[di
                         diagnostic=worst,
                     )
                 )
+            # the secondary ratings' selected minus matched random (§5.7, Table 7)
+            for key in sorted(k for k in t if k.startswith("delta_")):
+                outcome = key.removeprefix("delta_")
+                out.append(
+                    estimate_entry(
+                        group,
+                        f"{outcome} minus random [{policy_name}]",
+                        t.get(key),
+                        dig(pol, "secondary", outcome, "difference"),
+                    )
+                )
         for scorer, sb in (dig(rep, "content_baselines") or {}).items():
             if scorer not in world_params.selection.scorers:
                 continue

@@ -7,7 +7,7 @@ parameters and ``seed``; the ``world`` stage writes the per-unit draws to
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field, PositiveInt, model_validator
 
 from implicit_bench.params import StrictModel
 from implicit_bench.protocol.tables import WORLD_DIR
@@ -190,6 +190,18 @@ class SelectionScorerWorld(StrictModel):
     content: float = Field(10.0, ge=0)
 
 
+class SelectionOutcomeWorld(StrictModel):
+    """A planted secondary rating of each selection candidate (When the Judge Acts' cultural-error
+    rates, quality, overall satisfaction): P = clip(``intercept`` + ``slope`` x utility + the
+    candidate generator's shift, 0, 1); the rating is Binomial(annotators x ``levels``, P) /
+    (annotators x ``levels``): ``levels`` 1 = one flag per annotator (an error rate), 4 = a 1-5
+    rating rescaled to [0, 1]."""
+
+    intercept: float = Field(0.2, ge=-1, le=2)
+    slope: float = Field(0.0, ge=-2, le=2)
+    levels: PositiveInt = 1
+
+
 class SelectionWorld(StrictModel):
     """Planted image-selection pools (When the Judge Acts): ``pools`` pools (0 = none) of 3 or 4
     candidates (``four_share`` with 4) in ``groups`` groups; candidate quality ~ Beta(quality),
@@ -204,6 +216,19 @@ class SelectionWorld(StrictModel):
     quality: tuple[float, float] = (2.0, 1.0)
     judges: dict[str, SelectionJudgeWorld] = {"sim_selector": SelectionJudgeWorld()}
     scorers: dict[str, SelectionScorerWorld] = {}
+    # secondary ratings per candidate (stereotype, missing_explicit, missing_implicit, quality,
+    # satisfaction); generators: name -> {outcome: shift of its P}, each pool's candidates drawn
+    # without replacement (so at least 4 names, or none); categories: one per pool at random.
+    # Drawn from their own streams: the utilities and the judge's choices stay the same.
+    outcomes: dict[str, SelectionOutcomeWorld] = {}
+    generators: dict[str, dict[str, float]] = {}
+    categories: list[str] = []
+
+    @model_validator(mode="after")
+    def _enough_generators(self) -> SelectionWorld:
+        if self.generators and len(self.generators) < 4:
+            raise ValueError("world.selection.generators: at least 4 (one per candidate of a pool)")
+        return self
 
 
 class NegProbeWorld(StrictModel):

@@ -18,6 +18,7 @@ from implicit_bench.audits.selection_breakdown import (
     generator_shares,
     near_tie_split,
     output_validity,
+    selection_breakdowns,
     stereotype_by_generator,
     strata,
 )
@@ -140,7 +141,9 @@ def test_policy_report_and_audit_carry_the_secondary_outcomes() -> None:
     a = selection_audit(pools(), Bootstrap(n=50, seed=1), "s")
     rej = a["policies"]["unanimity"]["direct_on_rejected"]["secondary"]["stereotype"]
     assert v(rej["difference"]) == pytest.approx((-1 / 3 + 0) / 2)  # P1, P2
-    assert a["breakdowns"]["generators"]["generators"]["a"]["images"] == 3
+    b = selection_breakdowns(pools(), Bootstrap(n=50, seed=1), "s")
+    assert b["generators"]["generators"]["a"]["images"] == 3
+    assert b["validity"]["calls"] == 9 and b["by_category"]["y"]["pools"] == 1
 
 
 def test_generator_shares_and_slots_by_hand() -> None:
@@ -255,3 +258,133 @@ def test_decisions_file_with_the_optional_columns(tmp_path) -> None:
     bad.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError, match="row 2, field 'stereotype'"):
         read_decisions(bad)
+
+
+def _decisions(path, choices, extra: bool = True) -> None:
+    head = "pool_id,candidate_id,utility,group,order,slot,chosen" + (",stereotype" if extra else "")
+    rows = [head]
+    for p in range(3):
+        m = int(np.sum(~np.isnan(U[p])))
+        for k in range(3):
+            for i in range(m):
+                tail = f",{ST[p, i]}" if extra else ""
+                rows.append(
+                    f"p{p},c{i},{U[p, i]},{G[p]},{k + 1},{(i - k) % m},"
+                    f"{int(choices[p, k] == i)}{tail}"
+                )
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_cli_takes_a_second_judge_and_ablations(tmp_path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from implicit_bench.cli.main import main
+
+    main_file, second, abl = tmp_path / "m.csv", tmp_path / "s.csv", tmp_path / "a.csv"
+    _decisions(main_file, C)
+    # the second judge's order-1 picks 1, 0, 2 agree with the first judge's 0, 0, 2 on P2, P3
+    _decisions(second, np.array([[1, 1, 1], [0, 0, 0], [2, 2, 2]]))
+    _decisions(abl, np.array([[2, 2, 2], [0, 0, 0], [0, 0, 0]]))  # an ablation picking the best
+    out = tmp_path / "o.json"
+    args = ["audit", "selection", str(main_file), "--out", str(out), "--n-boot", "50"]
+    args += ["--second", str(second), "--ablation", f"choice_only={abl}"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    got = json.loads(out.read_text())
+    gate = got["cross_model"]
+    assert gate["agreement"] == pytest.approx(2 / 3) and gate["gate"]["acted"] == 2
+    # the gate keeps P2 (stereotype 1/3 - 1/3) and P3 (0 - 1/3): -1/6
+    assert v(gate["gate"]["secondary"]["stereotype"]["difference"]) == pytest.approx(-1 / 6)
+    assert v(got["policies"]["direct"]["secondary"]["stereotype"]["difference"]) == pytest.approx(
+        -2 / 9
+    )
+    assert v(got["ablations"]["choice_only"]["policies"]["direct"]["regret"]) == 0.0
+    bad = CliRunner().invoke(main, [*args[:7], "--ablation", "nofile"])
+    assert bad.exit_code == 2 and "NAME=FILE" in bad.output
+    # a second judge on other pools: one line naming the file
+    other = tmp_path / "o.csv"
+    other.write_text(main_file.read_text().replace("p2,", "p9,"))
+    res = CliRunner().invoke(main, [*args[:7], "--second", str(other)])
+    assert res.exit_code != 0 and "o.csv" in res.output and "same pools" in res.output
+
+
+def test_simulated_world_plants_the_secondary_ratings() -> None:
+    from implicit_bench.audits.selection_world import (
+        PROTOCOLS,
+        planted_pools,
+        selection_truth,
+        simulate_selection,
+    )
+    from implicit_bench.world.params import (
+        SelectionJudgeWorld,
+        SelectionOutcomeWorld,
+        SelectionWorld,
+    )
+
+    plain = SelectionWorld(pools=150, judges={"j": SelectionJudgeWorld(content=5)})
+    world = plain.model_copy(
+        update={
+            "outcomes": {
+                "stereotype": SelectionOutcomeWorld(intercept=0.1, slope=0.1),
+                "missing_explicit": SelectionOutcomeWorld(intercept=0.8, slope=-0.6),
+                "satisfaction": SelectionOutcomeWorld(intercept=0.1, slope=0.8, levels=4),
+            },
+            "generators": {"a": {"stereotype": 0.2}, "b": {}, "c": {}, "d": {}},
+            "categories": ["x", "y"],
+        }
+    )
+    p0, _ = simulate_selection(plain, 3, "j", PROTOCOLS["main"])
+    p1, _ = simulate_selection(world, 3, "j", PROTOCOLS["main"])
+    # the extras come from their own streams: utilities and choices are unchanged
+    assert np.array_equal(p0.choices, p1.choices)
+    assert np.allclose(p0.utilities, p1.utilities, equal_nan=True)
+    assert np.allclose(planted_pools(world, 3)[0], p1.utilities, equal_nan=True)
+    valid = ~np.isnan(p1.utilities)
+    assert set(p1.outcomes) == {"stereotype", "missing_explicit", "satisfaction"}
+    assert np.isfinite(p1.outcomes["stereotype"][valid]).all()
+    # annotators 3, levels 1: rates in thirds; satisfaction in twelfths
+    assert np.allclose(p1.outcomes["stereotype"][valid] * 3 % 1, 0)
+    assert np.allclose(p1.outcomes["satisfaction"][valid] * 12 % 1, 0, atol=1e-9)
+    # each pool's generators distinct; generator a's planted shift shows in its mean rating
+    gens = p1.generators
+    assert all(len(set(row[row != ""])) == int((row != "").sum()) for row in gens)
+    st = p1.outcomes["stereotype"]
+    assert st[gens == "a"].mean() > st[(gens != "a") & valid].mean() + 0.1
+    assert set(p1.categories) == {"x", "y"} and np.isfinite(p1.disagreement).all()
+    # positions: the slot of each shown candidate; status exact / parse_fail
+    assert (np.sort(p1.positions[0, 0][valid[0]]) == np.arange(valid[0].sum())).all()
+    assert set(p1.status.ravel()) <= {"exact", "parse_fail"}
+    audit = selection_audit(p1, Bootstrap(n=1000, seed=4), "t")
+    truth = selection_truth(world, 3, "j", PROTOCOLS["main"])
+    for pol in ("direct", "majority"):
+        for name in ("stereotype", "missing_explicit"):
+            est = audit["policies"][pol]["secondary"][name]["difference"]
+            want = truth["policies"][pol][f"delta_{name}"]
+            assert est["ci"][0] <= want <= est["ci"][1], (pol, name)
+    # a content-driven judge lowers missing explicit expectations (planted slope -0.6)
+    assert truth["policies"]["direct"]["delta_missing_explicit"] < -0.02
+
+
+def test_stage_block_from_decisions_files(tmp_path) -> None:
+    from implicit_bench.audits.params import SelectionAuditParams
+    from implicit_bench.audits.stage import selection_report
+
+    main_file, second = tmp_path / "m.csv", tmp_path / "s.csv"
+    _decisions(main_file, C)
+    _decisions(second, np.array([[1, 1, 1], [0, 0, 0], [2, 2, 2]]), extra=False)
+    params = SelectionAuditParams(
+        source="file",
+        decisions=str(main_file),
+        second_decisions=str(second),
+        ablations={"opaque_labels": str(second)},
+    )
+    block = selection_report(params, None, Bootstrap(n=50, seed=2))
+    assert block["simulated"] is False
+    assert block["main"]["cross_model"]["gate"]["acted"] == 2
+    assert block["main"]["breakdowns"]["near_tie_split"]["best_tied"]["pools"] == 1
+    abl = block["ablations"]["opaque_labels"]
+    assert abl["source"] == str(second) and "breakdowns" not in abl
+    # the second file has no error columns: its audit has none either
+    assert "secondary" not in abl["policies"]["direct"]
