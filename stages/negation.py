@@ -10,6 +10,7 @@ from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.audits.stage import (
     UNIT_COLUMNS_USED,
     NegationParams,
+    corpus_report,
     evaluator_report,
     make_bootstrap,
     negation_report,
@@ -22,13 +23,16 @@ from implicit_bench.protocol.tables import UNITS, UNITS_PATH, existing
 from implicit_bench.protocol.tables.judgements import read_judgements
 from implicit_bench.runtime.runlog import write_metrics
 
+CORPUS_PATH = "data/negation/negt2i_prompts.csv"  # NegT2IBench's prompt corpus (per_cell 0: empty)
+
 
 @click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--units", default=UNITS_PATH, show_default=True)
 @click.option("--metrics", default="metrics/negation.json", show_default=True)
 @click.option("--plot", default="plots/negation_by_strength.csv", show_default=True)
-def main(params_path: str, units: str, metrics: str, plot: str) -> None:
+@click.option("--corpus", "corpus_path", default=CORPUS_PATH, show_default=True)
+def main(params_path: str, units: str, metrics: str, plot: str, corpus_path: str) -> None:
     raw = load_params(params_path)
     params = section(
         raw,
@@ -47,10 +51,15 @@ def main(params_path: str, units: str, metrics: str, plot: str) -> None:
         presence_judge=params.presence_judge,
     )
     # NegT2IBench Tables 2, 5-7, 9-13: the evaluator against the annotators' majority
-    world = world_block(raw, params_path) if params.evaluator_source == "sim" else None
+    sim = params.evaluator_source == "sim" or params.corpus.source == "sim"
+    world = world_block(raw, params_path) if sim else None
     report["evaluator_agreement"] = evaluator_report(
         params, world, make_bootstrap(params.bootstrap)
     )
+    # NegT2IBench Tables 1, 3, 4, 19 and Figures 3, 5, 6: its prompt corpus and a model's
+    # accuracy on it from per-object judgements
+    corpus, report["corpus"] = corpus_report(params, world, make_bootstrap(params.bootstrap))
+    write_table(corpus, corpus_path)
     report.update(
         inputs=read,
         primary_order=params.primary_order,

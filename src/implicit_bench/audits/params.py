@@ -55,6 +55,19 @@ class JudgeAuditParams(StrictModel):
     selection: SelectionAuditParams = SelectionAuditParams()
 
 
+class NegCorpusParams(StrictModel):
+    """NegT2IBench's prompt corpus (audits/negation_corpus.py: ``per_cell`` prompts per category
+    and polarity setting, decks seeded by ``seed``; 0 = no corpus) and a model's accuracy on it
+    (audits/negation_accuracy.py) from per-object judgements: ``source`` ``none``, ``sim`` (the
+    simulated world's images, ``world.negt2i``) or ``file`` (``judgements``: one row per image
+    and element; declare it in the stage's deps)."""
+
+    per_cell: Annotated[int, Field(ge=0)] = 100
+    seed: int = 0
+    source: Literal["none", "sim", "file"] = "none"
+    judgements: str | None = None
+
+
 class NegationParams(StrictModel):
     judgements: list[str] = JUDGEMENT_INPUTS
     primary_order: Literal["hash", "sa", "as"] = "hash"
@@ -66,6 +79,7 @@ class NegationParams(StrictModel):
     # probabilities and annotators' verdicts; declare it in the stage's deps)
     evaluator_source: Literal["none", "sim", "file"] = "none"
     evaluator_labels: str | None = None
+    corpus: NegCorpusParams = NegCorpusParams()
     bootstrap: BootstrapParams = BootstrapParams()
 
 

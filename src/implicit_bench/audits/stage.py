@@ -91,6 +91,51 @@ def evaluator_report(params: NegationParams, world: Any, boot: Any) -> dict[str,
     )
 
 
+def corpus_report(params: NegationParams, world: Any, boot: Any) -> tuple[pd.DataFrame, dict]:
+    """NegT2IBench's corpus (the frame, empty with ``per_cell`` 0) and the ``corpus`` block of
+    metrics/negation.json: its summary and a model's accuracy on it (``accuracy``: None with
+    source ``none``)."""
+    from implicit_bench.audits.negation_accuracy import accuracy_report, read_judgements
+    from implicit_bench.audits.negation_corpus import corpus_summary, elements, write_corpus
+    from implicit_bench.errors import ConfigError
+
+    spec = params.corpus
+    corpus = write_corpus(spec.per_cell, spec.seed)
+    if corpus.empty:
+        return corpus, {"prompts": 0, "accuracy": None}
+    block: dict[str, Any] = {"per_cell": spec.per_cell, "seed": spec.seed}
+    block.update(corpus_summary(corpus))
+    el = elements(corpus)
+    if spec.source == "none":
+        block["accuracy"] = None
+    elif spec.source == "file":
+        if not spec.judgements:
+            raise ConfigError("negation.corpus.judgements: a file is needed with source file")
+        block["accuracy"] = {
+            "simulated": False,
+            "source": spec.judgements,
+            **accuracy_report(read_judgements(spec.judgements, el), el, boot),
+        }
+    else:
+        from implicit_bench.audits.negation_accuracy import validate_judgements
+        from implicit_bench.world.negt2i import accuracy_truth, simulated_judgements
+
+        if world.negt2i.seeds == 0:
+            raise ConfigError("negation.corpus.source sim needs world.negt2i.seeds > 0")
+        judg = validate_judgements(
+            simulated_judgements(el, world.negt2i, world.seed), el, "world.negt2i"
+        )
+        block["accuracy"] = {
+            "simulated": True,
+            "note": "SIMULATED: images and per-object judgements come from the simulated world "
+            "(world.negt2i); no pixels are drawn",
+            "world_seed": world.seed,
+            **accuracy_report(judg, el, boot),
+            "planted": accuracy_truth(corpus, world.negt2i),
+        }
+    return corpus, nan_to_none(block)
+
+
 def selection_report(
     params: SelectionAuditParams, world: Any, boot: Any, confidence: float = 0.95
 ) -> dict[str, Any] | None:

@@ -210,3 +210,111 @@ def test_simulated_images_recover_the_planted_accuracy() -> None:
     ]
     assert sum(covered) >= len(covered) - 2
     assert r["overall"]["ci"][0] <= t["overall"] <= r["overall"]["ci"][1]
+
+
+def test_negation_stage_writes_the_corpus_and_its_accuracy(tmp_path, monkeypatch) -> None:
+    import importlib.util
+
+    import yaml
+    from click.testing import CliRunner
+
+    from tests.helpers.paths import REPO_ROOT
+
+    rows = [
+        dict(config="c", unit_id="u1", variant="neutral", seed=42, judge="J", task="blind",
+             value=v, valid=True, order=o, raw=v)
+        for o, v in (("sa", "s"), ("as", "a"))
+    ]  # fmt: skip
+    (tmp_path / "data" / "judgements").mkdir(parents=True)
+    (tmp_path / "data" / "interim").mkdir(parents=True)
+    pd.DataFrame(rows).to_parquet(tmp_path / "data" / "judgements" / "judgements.parquet")
+    pd.DataFrame({"unit_id": ["u1"], "bias_type": ["gender"]}).to_parquet(
+        tmp_path / "data" / "interim" / "units.parquet"
+    )
+    params = {
+        "negation": {"bootstrap": {"n": 50}, "corpus": {"per_cell": 5, "source": "sim"}},
+        "world": {"seed": 3, "negt2i": {"seeds": 2}},
+    }
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(tmp_path)
+    spec = importlib.util.spec_from_file_location("stage_neg", REPO_ROOT / "stages" / "negation.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    res = CliRunner().invoke(module.main, [], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    corpus = pd.read_csv(tmp_path / "data" / "negation" / "negt2i_prompts.csv")
+    assert len(corpus) == 6 * 8 * 5
+    block = json.loads((tmp_path / "metrics" / "negation.json").read_text())["corpus"]
+    assert block["prompts"] == 240 and block["accuracy"]["simulated"] is True
+    assert block["accuracy"]["images"] == 480 and set(block["accuracy"]["by_setting"]) == {
+        "1:0", "0:1", "2:0", "1:1", "0:2", "2:1", "1:2", "2:2"
+    }  # fmt: skip
+    assert "1:0" in block["accuracy"]["planted"]["by_setting"]
+    # a judgements file: the stage reads it against the same corpus
+    from implicit_bench.world.negt2i import simulated_judgements
+    from implicit_bench.world.params import NegT2IWorld
+
+    judg = simulated_judgements(elements(write_corpus(5, 0)), NegT2IWorld(seeds=1), 1)
+    judg.to_csv(tmp_path / "j.csv", index=False)
+    params["negation"]["corpus"] = {"per_cell": 5, "source": "file", "judgements": "j.csv"}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    res = CliRunner().invoke(module.main, [], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    block = json.loads((tmp_path / "metrics" / "negation.json").read_text())["corpus"]
+    assert block["accuracy"]["simulated"] is False and block["accuracy"]["images"] == 240
+    judg.iloc[:-1].to_csv(tmp_path / "j.csv", index=False)  # the last image loses an element
+    res = CliRunner().invoke(module.main, [])
+    assert res.exit_code != 0 and "j.csv" in res.output and "image_id" in res.output
+
+
+def test_cli_corpus_and_accuracy(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from implicit_bench.cli.main import main
+
+    corpus, els = tmp_path / "c.csv", tmp_path / "e.csv"
+    res = CliRunner().invoke(
+        main,
+        [
+            "audit",
+            "negation-corpus",
+            "--out",
+            str(corpus),
+            "--per-cell",
+            "2",
+            "--elements",
+            str(els),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert len(pd.read_csv(corpus)) == 96 and len(pd.read_csv(els)) > 96
+    el, judg = _mini()
+    # the hand-worked corpus as a file, with its judgements
+    mini = tmp_path / "mini.csv"
+    frame = pd.DataFrame(
+        {"prompt_id": ["A", "B", "C"], "category": ["color", "directional", "directional"],
+         "kind": ["attribute", "relation", "relation"], "setting": ["1:1", "0:1", "1:0"],
+         "positive": [1, 0, 1], "negated": [1, 1, 0], "load": [2, 1, 1], "prompt": ["x"] * 3}
+    )  # fmt: skip
+    objs = el[el["kind"] == "object"].groupby("prompt_id")["object"].apply(list)
+    sts = (
+        el[el["kind"] == "statement"]
+        .groupby("prompt_id")
+        .apply(
+            lambda f: f[["object", "target", "value", "polarity"]].to_dict("records"),
+            include_groups=False,
+        )
+    )
+    frame["objects"] = frame["prompt_id"].map(lambda p: json.dumps(objs[p]))
+    frame["statements"] = frame["prompt_id"].map(lambda p: json.dumps(sts[p]))
+    frame.to_csv(mini, index=False)
+    jpath, out = tmp_path / "j.csv", tmp_path / "acc.json"
+    judg.to_csv(jpath, index=False)
+    args = ["audit", "negation-accuracy", str(jpath), "--corpus", str(mini), "--out", str(out)]
+    res = CliRunner().invoke(main, [*args, "--n-boot", "50"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(out.read_text())
+    assert got["overall"]["value"] == pytest.approx(2 / 6)
+    assert got["failed_statements"]["forbidden_rendered_share"] == pytest.approx(0.25)
+    res = CliRunner().invoke(main, ["audit", "negation-accuracy", "--out", str(out)])
+    assert res.exit_code == 2
