@@ -253,6 +253,12 @@ class NegProbeWorld(StrictModel):
     complement: float = Field(0.6, ge=0, le=1)
     negated_yes: float = Field(0.6, ge=0, le=1)
     whole_accuracy: float = Field(0.75, ge=0, le=1)
+    # the simulated evaluator's cost (a simulated clock): seconds per question lognormal with
+    # median ``seconds_per_question``; peak GPU memory and model load time (Tables 2, 8)
+    seconds_per_question: float = Field(0.105, gt=0)
+    seconds_log_sd: float = Field(0.3, ge=0)
+    gpu_gib: float = Field(16.8, ge=0)
+    load_s: float = Field(12.8, ge=0)
 
 
 class NegT2IWorld(StrictModel):
