@@ -118,7 +118,7 @@ def corpus_report(params: NegationParams, world: Any, boot: Any) -> tuple[pd.Dat
         }
     else:
         from implicit_bench.audits.negation_accuracy import validate_judgements
-        from implicit_bench.world.negt2i import accuracy_truth, simulated_judgements
+        from implicit_bench.audits.negation_world import accuracy_truth, simulated_judgements
 
         if world.negt2i.seeds == 0:
             raise ConfigError("negation.corpus.source sim needs world.negt2i.seeds > 0")

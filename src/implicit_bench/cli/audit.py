@@ -228,9 +228,9 @@ def negation_accuracy_command(
     el = elements(corpus)
     boot = _boot(n_boot, seed)
     if sim:
+        from implicit_bench.audits.negation_world import accuracy_truth, simulated_judgements
         from implicit_bench.audits.stage import world_block
         from implicit_bench.params import load_params
-        from implicit_bench.world.negt2i import accuracy_truth, simulated_judgements
 
         world = world_block(load_params(params_path), params_path)
         if world.negt2i.seeds == 0:

@@ -263,7 +263,7 @@ class NegProbeWorld(StrictModel):
 
 class NegT2IWorld(StrictModel):
     """A simulated text-to-image model's images of NegT2IBench's corpus, judged per object
-    (world/negt2i.py): ``seeds`` images per prompt; each required object present with P
+    (audits/negation_world.py): ``seeds`` images per prompt; each required object present with P
     ``p_object``; a positive statement's condition holds with P ``p_positive``, a negated one's
     (the forbidden condition) with P ``p_forbidden``; a relation statement of a category in
     ``dead_zone`` gets no predicate with that P (before the draw of its condition). 0 seeds =

@@ -186,7 +186,7 @@ def test_bad_judgement_rows() -> None:
 
 
 def test_simulated_images_recover_the_planted_accuracy() -> None:
-    from implicit_bench.world.negt2i import accuracy_truth, simulated_judgements
+    from implicit_bench.audits.negation_world import accuracy_truth, simulated_judgements
     from implicit_bench.world.params import NegT2IWorld
 
     world = NegT2IWorld(seeds=2, dead_zone={"directional": 0.1})
@@ -251,7 +251,7 @@ def test_negation_stage_writes_the_corpus_and_its_accuracy(tmp_path, monkeypatch
     }  # fmt: skip
     assert "1:0" in block["accuracy"]["planted"]["by_setting"]
     # a judgements file: the stage reads it against the same corpus
-    from implicit_bench.world.negt2i import simulated_judgements
+    from implicit_bench.audits.negation_world import simulated_judgements
     from implicit_bench.world.params import NegT2IWorld
 
     judg = simulated_judgements(elements(write_corpus(5, 0)), NegT2IWorld(seeds=1), 1)
