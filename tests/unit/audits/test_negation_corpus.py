@@ -318,3 +318,20 @@ def test_cli_corpus_and_accuracy(tmp_path) -> None:
     assert got["failed_statements"]["forbidden_rendered_share"] == pytest.approx(0.25)
     res = CliRunner().invoke(main, ["audit", "negation-accuracy", "--out", str(out)])
     assert res.exit_code == 2
+
+
+def test_recovery_entries_of_the_corpus_accuracy() -> None:
+    from implicit_bench.audits.negation_world import simulated_judgements
+    from implicit_bench.recovery.stage import negt2i_entries
+    from implicit_bench.world.params import NegT2IWorld, WorldParams
+
+    world = WorldParams(seed=4, negt2i=NegT2IWorld(seeds=3))
+    corpus = write_corpus(30, 2)
+    el = elements(corpus)
+    judg = validate_judgements(simulated_judgements(el, world.negt2i, world.seed), el, "sim")
+    acc = {"simulated": True, **accuracy_report(judg, el, Bootstrap(n=400, seed=3))}
+    entries = negt2i_entries({"corpus": {"per_cell": 30, "seed": 2, "accuracy": acc}}, world)
+    assert len(entries) == 1 + 8 + 4 + 6
+    covered = [e["covered"] for e in entries]
+    assert sum(covered) >= len(covered) - 2
+    assert negt2i_entries({"corpus": {"per_cell": 0, "accuracy": None}}, world) == []
