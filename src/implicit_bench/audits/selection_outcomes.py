@@ -194,3 +194,32 @@ def outcome_definitions(
         out["satisfaction_regret"] = float(np.mean(regret[acts])) if any_ else None
         out["random_satisfaction_regret"] = float(np.mean(rnd[acts])) if any_ else None
     return out
+
+
+PLOT_COLUMNS = ("outcome", "series", "difference", "ci_low", "ci_high")
+
+
+def error_plot_rows(selection: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Figure 7's bars: the direct policy's error differences on the main protocol (or file), one
+    row per error type and interval kind (pointwise 95%, Bonferroni across the error types)."""
+    if not selection:
+        return []
+    main = selection["main"] if "main" in selection else selection["protocols"].get("main")
+    secondary = (main or {}).get("policies", {}).get("direct", {}).get("secondary") or {}
+    rows = []
+    for name in ERROR_TYPES:
+        if name not in secondary:
+            continue
+        for series, key in (("pointwise", "difference"), ("Bonferroni", "difference_bonferroni")):
+            est = secondary[name].get(key) or {}
+            ci = est.get("ci") or [None, None]
+            rows.append(
+                {
+                    "outcome": name.replace("_", " "),
+                    "series": series,
+                    "difference": est.get("value"),
+                    "ci_low": ci[0],
+                    "ci_high": ci[1],
+                }
+            )
+    return rows

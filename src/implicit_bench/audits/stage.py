@@ -136,6 +136,13 @@ def corpus_report(params: NegationParams, world: Any, boot: Any) -> tuple[pd.Dat
     return corpus, nan_to_none(block)
 
 
+def selection_error_plot(selection: dict[str, Any] | None) -> pd.DataFrame:
+    """plots/selection_errors.csv: When the Judge Acts' Figure 7 from the selection block."""
+    from implicit_bench.audits.selection_outcomes import PLOT_COLUMNS, error_plot_rows
+
+    return pd.DataFrame(error_plot_rows(selection), columns=list(PLOT_COLUMNS))
+
+
 def selection_report(
     params: SelectionAuditParams, world: Any, boot: Any, confidence: float = 0.95
 ) -> dict[str, Any] | None:

@@ -388,3 +388,46 @@ def test_stage_block_from_decisions_files(tmp_path) -> None:
     assert abl["source"] == str(second) and "breakdowns" not in abl
     # the second file has no error columns: its audit has none either
     assert "secondary" not in abl["policies"]["direct"]
+
+
+def test_judge_audit_stage_writes_figure_7(tmp_path, monkeypatch) -> None:
+    import importlib.util
+
+    import pandas as pd
+    import yaml
+    from click.testing import CliRunner
+
+    from tests.helpers.paths import REPO_ROOT
+
+    rows = [
+        dict(config="c", unit_id="u1", variant="neutral", seed=42, judge="J", task="blind",
+             value=x, valid=True, order=o, raw=x)
+        for o, x in (("sa", "s"), ("as", "a"))
+    ]  # fmt: skip
+    (tmp_path / "data" / "judgements").mkdir(parents=True)
+    pd.DataFrame(rows).to_parquet(tmp_path / "data" / "judgements" / "judgements.parquet")
+    outcomes = {k: {"intercept": 0.3, "slope": -0.2} for k in ("stereotype", "missing_explicit")}
+    params = {
+        "judge_audit": {
+            "bootstrap": {"n": 100},
+            "selection": {"source": "sim", "protocols": ["main"]},
+        },
+        "world": {"seed": 3, "selection": {"pools": 30, "outcomes": outcomes}},
+    }
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(tmp_path)
+    spec = importlib.util.spec_from_file_location(
+        "stage_ja2", REPO_ROOT / "stages" / "judge_audit.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    res = CliRunner().invoke(module.main, [], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    plot = pd.read_csv(tmp_path / "plots" / "selection_errors.csv")
+    assert plot["outcome"].tolist() == ["stereotype"] * 2 + ["missing explicit"] * 2
+    assert plot["series"].tolist() == ["pointwise", "Bonferroni"] * 2
+    sel = __import__("json").loads((tmp_path / "metrics" / "judge_audit.json").read_text())
+    st = sel["selection"]["protocols"]["main"]["policies"]["direct"]["secondary"]["stereotype"]
+    assert plot["difference"][0] == pytest.approx(st["difference"]["value"])
+    assert plot["ci_low"][1] == pytest.approx(st["difference_bonferroni"]["ci"][0])
+    assert sel["selection"]["protocols"]["main"]["breakdowns"]["validity"]["calls"] == 90
