@@ -181,12 +181,16 @@ def _optional(
     if "status" in frame.columns:
         st = frame["status"].astype(str).str.strip().str.lower()
         _fail(path, frame, ~st.isin(STATUSES), "status", f"not one of {', '.join(STATUSES)}")
+        spread = st.groupby([frame["pool_id"], frame["order"]]).transform("nunique")
+        _fail(path, frame, spread > 1, "status", "differs between rows of one call")
         status = np.full((len(index), k_max), "", dtype=object)
         status[p_idx, k_idx] = st.loc[calls.index].to_numpy()
         out["status"] = status
     if "json" in frame.columns:
         js = frame["json"].map(lambda v: BOOLS.get(str(v).strip().lower()))
         _fail(path, frame, js.isna(), "json", "not true / false")
+        spread = js.astype(str).groupby([frame["pool_id"], frame["order"]]).transform("nunique")
+        _fail(path, frame, spread > 1, "json", "differs between rows of one call")
         ok = np.full((len(index), k_max), None, dtype=object)
         ok[p_idx, k_idx] = js.loc[calls.index].to_numpy()
         out["json_ok"] = ok

@@ -254,6 +254,10 @@ def test_decisions_file_with_the_optional_columns(tmp_path) -> None:
     bad.write_text("\n".join([head, rows[1].replace(",exact,", ",maybe,")]) + "\n")
     with pytest.raises(InputError, match="row 1, field 'status'"):
         read_decisions(bad)
+    # rows 1-3 are one call (p0, order 1): its status must agree
+    bad.write_text("\n".join([head, rows[1], rows[2].replace(",exact,", ",recovered,")]) + "\n")
+    with pytest.raises(InputError, match="row 1, field 'status': differs between rows"):
+        read_decisions(bad)
     lines = rows[:2] + [rows[2].replace(f",{ST[0, 1]},", ",1.5,")]
     bad.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError, match="row 2, field 'stereotype'"):
