@@ -10,6 +10,7 @@ from implicit_bench.audits.stage import (
     UPSTREAM_METRICS,
     JudgeAuditParams,
     judge_audit_section,
+    selection_error_plot,
     upstream_provenance,
 )
 from implicit_bench.params import load_params, section
@@ -22,7 +23,8 @@ from implicit_bench.runtime.runlog import write_metrics
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--metrics", default="metrics/judge_audit.json", show_default=True)
 @click.option("--plot", default="plots/position_bias.csv", show_default=True)
-def main(params_path: str, metrics: str, plot: str) -> None:
+@click.option("--errors-plot", default="plots/selection_errors.csv", show_default=True)
+def main(params_path: str, metrics: str, plot: str, errors_plot: str) -> None:
     raw = load_params(params_path)
     params = section(
         raw,
@@ -38,6 +40,8 @@ def main(params_path: str, metrics: str, plot: str) -> None:
     )
     write_metrics(metrics, report, "judge_audit")
     write_table(plot_rows, plot)
+    # When the Judge Acts' Figure 7: the direct policy's cultural-error differences
+    write_table(selection_error_plot(report["selection"]), errors_plot)
     click.echo(f"judge_audit: {len(report['judges'])} judges -> {metrics}")
 
 

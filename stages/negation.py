@@ -19,13 +19,16 @@ from implicit_bench.protocol.tables import UNITS, UNITS_PATH, existing
 from implicit_bench.protocol.tables.judgements import read_judgements
 from implicit_bench.runtime.runlog import write_metrics
 
+CORPUS_PATH = "data/negation/negt2i_prompts.csv"  # NegT2IBench's prompt corpus (per_cell 0: empty)
+
 
 @click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--units", default=UNITS_PATH, show_default=True)
 @click.option("--metrics", default="metrics/negation.json", show_default=True)
 @click.option("--plot", default="plots/negation_by_strength.csv", show_default=True)
-def main(params_path: str, units: str, metrics: str, plot: str) -> None:
+@click.option("--corpus", "corpus_path", default=CORPUS_PATH, show_default=True)
+def main(params_path: str, units: str, metrics: str, plot: str, corpus_path: str) -> None:
     raw = load_params(params_path)
     params = section(
         raw,
@@ -36,7 +39,7 @@ def main(params_path: str, units: str, metrics: str, plot: str) -> None:
     )
     read = existing(params.judgements, "judgements")
     judgements = read_judgements(read)
-    report, plot_rows = negation_section(
+    report, plot_rows, corpus = negation_section(
         judgements,
         UNITS.read(units, require=UNIT_COLUMNS_USED),
         params,
@@ -47,6 +50,7 @@ def main(params_path: str, units: str, metrics: str, plot: str) -> None:
     )
     write_metrics(metrics, report, "negation")
     write_table(plot_rows, plot)
+    write_table(corpus, corpus_path)  # NegT2IBench's prompt corpus
     click.echo(f"negation: {len(report['by_judge'])} judges -> {metrics}")
 
 

@@ -50,7 +50,7 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     audit, position = judge_audit_section(judgements, audit_p, params, "params.yaml", paths, prov)
     write_json(out / "metrics" / "judge_audit.json", audit)
     write_table(position, out / "plots" / "position_bias.csv")
-    negation, by_strength = negation_section(
+    negation, by_strength, _corpus = negation_section(
         judgements, units, neg_p, params, "params.yaml", paths, prov
     )
     write_json(out / "metrics" / "negation.json", negation)
