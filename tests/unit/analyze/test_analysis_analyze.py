@@ -434,7 +434,13 @@ def test_analyze_extension_on_byo_judgements(tmp_path):
     assert "judge-a" in negation["by_judge"]
     # composed by the stages' functions (audits.stage): the stages' closing keys, in order
     assert list(audit)[-4:] == ["selection", "inputs", "primary_order", "provenance"]
-    assert list(negation)[-4:] == ["evaluator_agreement", "inputs", "primary_order", "provenance"]
+    assert list(negation)[-5:] == [
+        "evaluator_agreement",
+        "corpus",
+        "inputs",
+        "primary_order",
+        "provenance",
+    ]
     diversity = _strict_json(tmp_path / "out" / "metrics" / "diversity.json")
     assert "judge-b" in diversity["blind_labels"]
     # one writer: the stage's keys (less its provenance), faces null without images
