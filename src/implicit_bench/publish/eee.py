@@ -361,6 +361,14 @@ def record(
                     "benchmark_sha256": run.benchmark_sha256 or "",
                     "config": cfg,
                     "n_units": row.get("n_units"),
+                    # estimands the run has but could not define (no valid label): no score to
+                    # publish, kept so that a reader sees them as undefined, not as not measured
+                    "undefined": {
+                        k: row[k]
+                        for k in METRICS
+                        if isinstance(row.get(k), dict) and row[k].get("value") is None
+                    }
+                    or None,
                     "run_commit": run.commit,
                     "run_dirty": run.dirty,
                 }

@@ -23,6 +23,7 @@ import pandas as pd
 from implicit_bench._util.nested import dig
 from implicit_bench.analysis.bootstrap import Bootstrap, bootstrap_p, holm, safe_div
 from implicit_bench.errors import InputError
+from implicit_bench.protocol.estimate import Estimate
 from implicit_bench.publish import schema
 from implicit_bench.publish.eee import LIBRARY, estimate_of
 from implicit_bench.publish.metrics import METRICS, PAIRED
@@ -77,6 +78,8 @@ def _row(rec: dict[str, Any]) -> dict[str, Any]:
         "model_id": rec["model_info"]["id"],
         "n_units": int(n) if n not in (None, "") else None,
     }
+    undefined = json.loads(details.get("undefined") or "{}")
+    row.update({k: Estimate.from_json(v).to_json() for k, v in undefined.items() if k in METRICS})
     for result in rec["evaluation_results"]:
         key = result.get("evaluation_result_id")
         if key in METRICS:

@@ -61,6 +61,25 @@ def _analysed(run: RunDir, units: pd.DataFrame) -> pd.DataFrame | None:
     return units if want is None or len(units) == want else None
 
 
+EXTRAS = ("image_sha256", "raw", "judge_identity")
+
+
+def _with_extras(rows: pd.DataFrame) -> pd.DataFrame:
+    """The optional columns the analysis's loader does not keep (image hash, raw answer,
+    judge identity), joined back from each file by its 1-based data row."""
+    from implicit_bench._util.files import read_table
+
+    parts = []
+    for file, sub in rows.groupby("file", sort=False):
+        table = read_table(file, dtype=dict.fromkeys(EXTRAS, str))
+        sub = sub.copy()
+        for name in EXTRAS:
+            values = table[name] if name in table.columns else pd.Series(None, index=table.index)
+            sub[name] = values.to_numpy(object)[sub["row"].to_numpy(int) - 1]
+        parts.append(sub)
+    return pd.concat(parts, ignore_index=True)
+
+
 def instance_rows(run: RunDir) -> Instances:
     """The per-image rows of every leaderboard generator (see the module docstring)."""
     from implicit_bench.analysis.load import load_tables
@@ -108,7 +127,7 @@ def instance_rows(run: RunDir) -> Instances:
             frames.append(sub.assign(metric=metric, score=np.where(valid, score, 0.0), valid=valid))
     if not frames:
         return Instances(None, "no instance file: no judgement of a leaderboard judge")
-    rows = pd.concat(frames, ignore_index=True)
+    rows = _with_extras(pd.concat(frames, ignore_index=True))
     prompts = units.set_index(units["unit_id"].astype(str))
     keys = rows["unit_id"].astype(str)
     column = "prompt_" + rows["variant"].astype(str)
@@ -118,9 +137,6 @@ def instance_rows(run: RunDir) -> Instances:
     ]
     for name in ("stereotype", "anti_stereotype", "bias_type"):
         rows[name] = keys.map(prompts[name].astype(str)) if name in prompts.columns else ""
-    for name in ("image_sha256", "raw", "judge_identity", "value"):
-        if name not in rows.columns:
-            rows[name] = None
     files = ", ".join(Path(p).name for p in judgement_files)
     return Instances(
         rows[list(COLUMNS)].sort_values(["config", "metric", "unit_id", "variant", "seed"]),
