@@ -145,9 +145,7 @@ def _pilot(tmp_path: Path, name: str, config: str, rows, release: Path) -> Path:
             for u, variant, s, task, v, img in out
         ]
     ).to_csv(judgements, index=False)
-    params = {
-        "evaluate": {"config": config, "rubric_judges": ["myjudge"], "bootstrap": {"n": 200}}
-    }
+    params = {"evaluate": {"config": config, "rubric_judges": ["myjudge"], "bootstrap": {"n": 200}}}
     run_analyze(str(units), [str(judgements)], str(tmp_path / name), params)
     return tmp_path / name
 
@@ -163,9 +161,9 @@ def test_benchmark_pilot_records_carry_instances_and_pair_on_shared_keys(tmp_pat
     (path, rec) = _records(tmp_path / "eee_ours")[0]
     assert schema.problems(rec) == []
     assert rec["source_metadata"]["additional_details"]["benchmark_sha256"] == sha
-    assert rec["evaluation_results"][0]["source_data"]["additional_details"][
-        "benchmark_sha256"
-    ] == sha
+    assert (
+        rec["evaluation_results"][0]["source_data"]["additional_details"]["benchmark_sha256"] == sha
+    )
     assert rec["source_metadata"]["additional_details"]["simulated"] == "false"
     samples = path.with_name(path.stem + "_samples.jsonl")
     lines = [json.loads(x) for x in samples.read_text().splitlines()]
@@ -258,9 +256,10 @@ def test_a_record_that_is_not_ours_or_not_valid_is_one_line(tmp_path):
 
 def test_vendored_schemas_are_the_published_files_with_their_licence():
     folder = REPO_ROOT / "src/implicit_bench/publish/schemas"
-    assert "MIT License" in (folder / "LICENSE").read_text() and "EvalEval" in (
-        folder / "LICENSE"
-    ).read_text()
+    assert (
+        "MIT License" in (folder / "LICENSE").read_text()
+        and "EvalEval" in (folder / "LICENSE").read_text()
+    )
     import hashlib
 
     # sha256 of the two files in the every-eval-ever 0.3.0 wheel (schemas/README.md)
