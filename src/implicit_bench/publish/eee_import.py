@@ -48,9 +48,12 @@ def is_eee(path: Path) -> bool:
 
 
 def record_files(path: Path) -> list[Path]:
+    """A file as it is; a folder's records: under its ``data/`` (the datastore layout that
+    ``export eee`` writes) when it has one, else every ``*.json`` below it."""
     if path.is_file():
         return [path]
-    return sorted(p for p in path.rglob("*.json") if p.is_file())
+    base = path / "data" if (path / "data").is_dir() else path
+    return sorted(p for p in base.rglob("*.json") if p.is_file())
 
 
 def _read(path: Path) -> dict[str, Any]:
