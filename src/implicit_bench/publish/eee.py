@@ -382,7 +382,7 @@ def record(
                 {
                     "git_commit": tool_commit(),
                     "bootstrap": run.benchmark.get("bootstrap"),
-                    "paired_on": (run.board or {}).get("paired_on"),
+                    "paired_on": run.board.get("paired_on"),
                 }
             ),
         },

@@ -69,7 +69,7 @@ def load_run(root: str | Path) -> RunDir:
     report checks it) and params; one line naming the file when something is missing."""
     root = Path(root)
     bench = run_of(root, root.name).benchmark or {}
-    if not (bench.get("leaderboard") or {}).get("rows"):
+    if not dig(bench, "leaderboard", "rows"):
         raise InputError(
             root / "metrics" / "benchmark.json",
             None,
