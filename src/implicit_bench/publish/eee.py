@@ -3,8 +3,10 @@
 One aggregate record per generator (leaderboard row) and, where the run's judgement tables are
 there, its per-image instance file, laid out as the EEE datastore lays them out:
 ``DIR/data/implicit-bench/<developer>/<model>/<uuid>.json`` and ``<uuid>_samples.jsonl``. Every
-record is validated against the vendored published schema before it is written and passes
-through ``publish.scrub`` (no keys, endpoints or machine paths). docs/publishing.md says what
+record is validated against the vendored published schema before it is written, and so is the
+first instance line of each kind (``_kind``: lines of one kind differ only in values of fixed
+types; the tests validate every line); every text passes through ``publish.scrub`` (no keys,
+endpoints or machine paths). docs/publishing.md says what
 each field holds.
 """
 
@@ -395,8 +397,13 @@ def _instance(rec: dict[str, Any], r: Any, level: dict[str, Metric]) -> dict[str
     metric = level[r.metric]
     valid = bool(r.valid)
     score = float(r.score)
-    correct = valid and (score == 0 if metric.lower_is_better else score >= 1)
-    prompt = scrub_text(str(r.prompt or ""))
+    # the image went the benchmark's way: a label the estimand counts as good, a neutral image
+    # scored 0 (no stereotype); a stereotype / anti-stereotype image's score (it feeds the
+    # lean) has no right answer: false
+    correct = valid and (
+        False if metric.key == "lean_s" else score == 0 if metric.lower_is_better else score >= 1
+    )
+    prompt = str(r.prompt or "")
     reference = [f"stereotype: {r.stereotype}", f"anti-stereotype: {r.anti_stereotype}"]
     image = str(r.image_sha256) if isinstance(r.image_sha256, str) and r.image_sha256 else None
     value = "" if r.value is None or (isinstance(r.value, float) and pd.isna(r.value)) else r.value
@@ -441,6 +448,40 @@ def _instance(rec: dict[str, Any], r: Any, level: dict[str, Metric]) -> dict[str
     }
 
 
+TEXT_COLUMNS = (
+    "config",
+    "unit_id",
+    "variant",
+    "judge",
+    "task",
+    "value",
+    "prompt",
+    "stereotype",
+    "anti_stereotype",
+    "bias_type",
+    "image_sha256",
+    "raw",
+)
+
+
+def scrubbed(rows: pd.DataFrame) -> pd.DataFrame:
+    """The instance rows with every text cell scrubbed (``publish.scrub``), each distinct
+    text once (prompts, ids and answers repeat across seeds, tasks and metrics)."""
+    out = rows.copy()
+    for name in TEXT_COLUMNS:
+        values = out[name].astype(object)
+        text = values.map(lambda v: isinstance(v, str)).astype(bool)
+        clean = {v: scrub_text(v) for v in values[text].unique()}
+        out[name] = values.where(~text, values.map(clean))
+    return out
+
+
+def _kind(inst: dict[str, Any]) -> tuple[Any, ...]:
+    """What can change a line's validity: its result id, whether it is an error line, which
+    optional metadata it has (every value is built by ``_instance`` with fixed types)."""
+    return (inst["evaluation_result_id"], inst["error"] is None, tuple(sorted(inst["metadata"])))
+
+
 def export_eee(
     run_dir: str | Path, out: str | Path, options: Options
 ) -> tuple[list[Exported], str]:
@@ -462,12 +503,13 @@ def export_eee(
         samples = None
         n = 0
         if mine is not None and len(mine):
-            lines = [
-                json.dumps(scrub(_instance(rec, r, METRICS)), ensure_ascii=False)
-                for r in mine.itertuples(index=False)
-            ]
-            for i, line in enumerate(lines, start=1):
-                schema.check(json.loads(line), folder / f"{name}_samples.jsonl", schema.INSTANCE, i)
+            built = [_instance(rec, r, METRICS) for r in scrubbed(mine).itertuples(index=False)]
+            seen: set[tuple[Any, ...]] = set()
+            for i, one in enumerate(built, start=1):  # each kind of line (see _kind), once
+                if _kind(one) not in seen:
+                    seen.add(_kind(one))
+                    schema.check(one, folder / f"{name}_samples.jsonl", schema.INSTANCE, i)
+            lines = [json.dumps(one, ensure_ascii=False) for one in built]
             text = "".join(line + "\n" for line in lines)
             samples = folder / f"{name}_samples.jsonl"
             atomic_write_text(samples, text)

@@ -6,7 +6,8 @@ implicit-bench (``eval_library.name``) and all records of a source must name one
 SHA-256; the report then refuses sources of another benchmark (``report.runs.same_benchmark``).
 Each record becomes one leaderboard row with its intervals as recorded
 (``eee.estimate_of``). Where a record points to its instance file, the file is read (its
-checksum checked) for the paired differences on shared (unit, seed) keys (``paired_rows``).
+checksum checked; the whole schema on the first line of each kind, the fields the pairing reads
+on every line) for the paired differences on shared (unit, seed) keys (``paired_rows``).
 """
 
 from __future__ import annotations
@@ -105,6 +106,7 @@ def _instances(path: Path, rec: dict[str, Any]) -> pd.DataFrame | None:
     if detail.get("checksum") and hashlib.sha256(text).hexdigest() != detail["checksum"]:
         raise InputError(file, None, None, "sha256 differs from the record's checksum")
     rows = []
+    kinds: set[tuple[Any, ...]] = set()
     for i, line in enumerate(text.decode("utf-8").splitlines(), start=1):
         if not line.strip():
             continue
@@ -112,22 +114,48 @@ def _instances(path: Path, rec: dict[str, Any]) -> pd.DataFrame | None:
             inst = json.loads(line)
         except ValueError as exc:
             raise InputError(file, i, None, f"not valid JSON: {exc}") from None
-        schema.check(inst, file, schema.INSTANCE, i)
-        meta = inst.get("metadata") or {}
-        if inst.get("evaluation_id") != rec["evaluation_id"]:
-            raise InputError(file, i, "evaluation_id", "differs from the record's")
-        rows.append(
-            (
-                rec["model_info"]["name"],
-                meta.get("judge"),
-                inst.get("evaluation_result_id"),
-                meta.get("unit_id"),
-                int(meta.get("seed", -1)),
-                float(inst["evaluation"]["score"]),
-                meta.get("valid") == "true",
-            )
-        )
+        kind = _kind(inst)
+        if kind not in kinds:  # the whole schema on each kind of line; below, on every line,
+            kinds.add(kind)  # the fields this reader uses
+            schema.check(inst, file, schema.INSTANCE, i)
+        rows.append(_used(inst, rec, file, i))
     return pd.DataFrame(rows, columns=list(INSTANCE_COLUMNS))
+
+
+def _kind(inst: Any) -> tuple[Any, ...]:
+    if not isinstance(inst, dict):
+        return ("not an object",)
+    meta = inst.get("metadata")
+    return (
+        tuple(sorted(inst)),
+        inst.get("evaluation_result_id"),
+        tuple(sorted(meta)) if isinstance(meta, dict) else type(meta).__name__,
+    )
+
+
+def _used(inst: dict[str, Any], rec: dict[str, Any], file: Path, line: int) -> tuple[Any, ...]:
+    """The fields the pairing reads, checked on every line (one line naming the field)."""
+    if inst.get("evaluation_id") != rec["evaluation_id"]:
+        raise InputError(file, line, "evaluation_id", "differs from the record's")
+    meta = inst.get("metadata") or {}
+    score = (inst.get("evaluation") or {}).get("score")
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        raise InputError(file, line, "evaluation.score", f"not a number: {score!r}"[:120])
+    seed = str(meta.get("seed", ""))
+    if not seed.lstrip("-").isdigit():
+        raise InputError(file, line, "metadata.seed", f"not an integer: {seed!r}"[:120])
+    for key in ("unit_id", "judge", "valid"):
+        if not isinstance(meta.get(key), str):
+            raise InputError(file, line, f"metadata.{key}", "missing")
+    return (
+        rec["model_info"]["name"],
+        meta["judge"],
+        inst.get("evaluation_result_id"),
+        meta["unit_id"],
+        int(seed),
+        float(score),
+        meta["valid"] == "true",
+    )
 
 
 def load_source(path: Path, label: str) -> Source:

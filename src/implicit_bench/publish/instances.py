@@ -64,6 +64,18 @@ def _analysed(run: RunDir, units: pd.DataFrame) -> pd.DataFrame | None:
 EXTRAS = ("image_sha256", "raw", "judge_identity")
 
 
+def _header(file: str) -> set[str]:
+    """The column names of a judgement table (Parquet: from its schema, without reading it)."""
+    from implicit_bench._util.files import read_table
+
+    try:
+        import pyarrow.parquet as pq
+
+        return set(pq.ParquetFile(file).schema_arrow.names)
+    except Exception:  # noqa: BLE001 - not Parquet: read it as its extension says
+        return set(read_table(file).columns)
+
+
 def _with_extras(rows: pd.DataFrame) -> pd.DataFrame:
     """The optional columns the analysis's loader does not keep (image hash, raw answer,
     judge identity), joined back from each file by its 1-based data row."""
@@ -71,7 +83,8 @@ def _with_extras(rows: pd.DataFrame) -> pd.DataFrame:
 
     parts = []
     for file, sub in rows.groupby("file", sort=False):
-        table = read_table(file, dtype=dict.fromkeys(EXTRAS, str))
+        present = [c for c in EXTRAS if c in _header(file)]
+        table = read_table(file, dtype=dict.fromkeys(present, str))  # a hash stays text
         sub = sub.copy()
         for name in EXTRAS:
             values = table[name] if name in table.columns else pd.Series(None, index=table.index)

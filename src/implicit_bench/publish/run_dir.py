@@ -109,10 +109,12 @@ def tool_commit() -> str | None:
 
 
 def input_files(run: RunDir, kind: str) -> list[Path]:
-    """The tables of ``kind`` (units, judgements, images) the metrics name, resolved against
-    the run folder (relative paths: a repository's outputs)."""
+    """The tables of ``kind`` (units, judgements, images) the metrics name: a relative path
+    against the run folder (a repository's outputs), else as given (an ``analyze`` run names
+    its inputs as its command line did, relative to where it ran)."""
     out = []
     for name in dig(run.benchmark, "inputs", "files", kind) or []:
         path = Path(str(name))
-        out.append(path if path.is_absolute() else run.root / path)
+        inside = run.root / path
+        out.append(path if path.is_absolute() or not inside.exists() else inside)
     return out

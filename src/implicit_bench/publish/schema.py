@@ -53,6 +53,8 @@ def _path(parts: Any) -> str:
 
 def check(record: Any, where: str | Path, name: str = AGGREGATE, line: int | None = None) -> None:
     """Raise an ``InputError`` naming ``where`` (and the line) at the first schema error."""
+    if _validator(name).is_valid(record):  # the common case, without collecting errors
+        return
     error = next(iter(sorted(_validator(name).iter_errors(record), key=_order)), None)
     if error is not None:
         field = _path(error.absolute_path) or None

@@ -183,6 +183,8 @@ def test_benchmark_pilot_records_carry_instances_and_pair_on_shared_keys(tmp_pat
     assert first["input"]["raw"] == "a nurse at work"
     assert first["metadata"]["image_sha256"] == "9" * 64
     assert first["metadata"]["judge_answer"] == "3"
+    lean = [x for x in lines if x["evaluation_result_id"] == "lean_s"]
+    assert len(lean) == 8 and not any(x["evaluation"]["is_correct"] for x in lean)
     blind = {x["sample_id"]: x for x in lines if x["evaluation_result_id"] == "default_rate"}
     assert blind["a1/neutral/42"]["evaluation"] == {"score": 1.0, "is_correct": False}
     assert blind["007/neutral/1042"]["evaluation"] == {"score": 0.0, "is_correct": True}
@@ -271,3 +273,29 @@ def test_vendored_schemas_are_the_published_files_with_their_licence():
     )
     # the schema itself is what checks: a record without its results is refused
     assert any("evaluation_results" in p for p in schema.problems({"schema_version": "0.3.0"}))
+
+
+def test_an_altered_instance_file_is_one_line(tmp_path):
+    """A samples file whose bytes differ from the record's checksum is refused; with the
+    checksum updated, a line whose score is not a number names the line and the field."""
+    import hashlib
+
+    release = write_release(tmp_path / "IMPLICIT-Bench")
+    ours = _pilot(tmp_path, "ours", "new", OURS, release)
+    export_eee(ours, tmp_path / "eee", Options())
+    path, rec = _records(tmp_path / "eee")[0]
+    samples = path.with_name(path.stem + "_samples.jsonl")
+    lines = samples.read_text().splitlines()
+    last = json.loads(lines[-1])
+    last["evaluation"]["score"] = "high"
+    lines[-1] = json.dumps(last)
+    text = "".join(line + "\n" for line in lines)
+    samples.write_text(text)
+    res = CliRunner().invoke(cli_main, ["report", str(ours), str(path), "--out", str(tmp_path)])
+    assert res.exit_code != 0 and "sha256 differs from the record's checksum" in res.output
+    rec["detailed_evaluation_results"]["checksum"] = hashlib.sha256(text.encode()).hexdigest()
+    path.write_text(json.dumps(rec))
+    res = CliRunner().invoke(cli_main, ["report", str(ours), str(path), "--out", str(tmp_path)])
+    lines_out = res.output.strip().splitlines()
+    assert res.exit_code != 0 and len(lines_out) == 1
+    assert f"row {len(lines)}, field 'evaluation.score'" in lines_out[0]
