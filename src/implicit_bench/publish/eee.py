@@ -36,7 +36,9 @@ from implicit_bench.publish.scrub import scrub, scrub_text
 LIBRARY = "implicit-bench"
 BENCHMARK = "IMPLICIT-Bench"
 COLLECTION = "implicit-bench"  # the datastore folder: data/<collection>/<developer>/<model>/
-API_BACKENDS = ("openai-images", "gemini", "openai")
+#: vendors' APIs (externally managed, closed weights); ``openai`` only without a ``base_url``
+#: (with one it is any OpenAI-compatible server, perhaps your own vLLM: unknown)
+API_BACKENDS = ("openai_images", "gemini", "openai")
 SIMULATED_NOTE = (
     "SIMULATED: computed from simulated generators and judges (the default profile's planted "
     "world); the numbers test the benchmark's estimators and say nothing about any real model"
@@ -89,7 +91,9 @@ def _entry(params: dict[str, Any], kind: str, name: str) -> dict[str, Any]:
 
 
 def _local(model: str, root: Path) -> bool:
-    return model.startswith(("/", "~", ".", "\\")) or (root / model).exists()
+    """A local directory as the preflight reads one (``models/...``, ``./...``, ``/...``,
+    ``~/...``), or any path that exists under the run folder."""
+    return model.startswith(("/", "~", ".", "\\", "models/")) or (root / model).exists()
 
 
 def model_id(name: str, entry: dict[str, Any], root: Path, given: str | None = None) -> str:
@@ -116,7 +120,7 @@ def _model_info(
 ) -> dict[str, Any]:
     backend = str(entry.get("backend") or "unknown")
     mid = model_id(name, entry, root, given)
-    api = backend in API_BACKENDS
+    api = backend in API_BACKENDS and not (backend == "openai" and entry.get("base_url"))
     local = backend in ("diffusers", "transformers")
     details = {
         "deployment_type": "externally_managed" if api else "self_deployed" if local else "unknown",
