@@ -118,3 +118,27 @@ def test_hf_eval_results_entries(planted, tmp_path):
         ],
     )
     assert res.exit_code != 0 and "sim_api, sim_local" in res.output
+
+
+def test_model_ids_name_models_never_paths_or_endpoints(tmp_path):
+    from implicit_bench.publish.eee import _model_info, model_id
+
+    hub = "stabilityai/stable-diffusion-3-medium-diffusers"
+    assert model_id("sd3", {"backend": "diffusers", "model": hub}, tmp_path) == hub
+    tiny = {"backend": "diffusers", "model": "models/tiny/generator"}
+    assert model_id("tiny", tiny, tmp_path) == "local/generator"
+    assert model_id("g", {"backend": "openai_images", "model": "gpt-image-2"}, tmp_path) == (
+        "openai_images/gpt-image-2"
+    )
+    assert model_id("s", {"backend": "sim", "model": "sim:sim_api"}, tmp_path) == "simulated/s"
+    assert model_id("x", {}, tmp_path, given="org/x") == "org/x"
+    api = _model_info("j", {"backend": "openai", "model": "gpt-5"}, tmp_path, False)
+    served = _model_info(
+        "j",
+        {"backend": "openai", "model": "Qwen/Qwen3-VL", "base_url": "http://h/v1"},
+        tmp_path,
+        False,
+    )
+    assert api["additional_details"]["deployment_type"] == "externally_managed"
+    assert served["additional_details"]["deployment_type"] == "unknown"
+    assert served["id"] == "Qwen/Qwen3-VL" and "http" not in str(served)
