@@ -138,7 +138,7 @@ def _used(inst: dict[str, Any], rec: dict[str, Any], file: Path, line: int) -> t
     if inst.get("evaluation_id") != rec["evaluation_id"]:
         raise InputError(file, line, "evaluation_id", "differs from the record's")
     meta = inst.get("metadata") or {}
-    score = (inst.get("evaluation") or {}).get("score")
+    score = dig(inst, "evaluation", "score")
     if isinstance(score, bool) or not isinstance(score, int | float):
         raise InputError(file, line, "evaluation.score", f"not a number: {score!r}"[:120])
     seed = str(meta.get("seed", ""))
