@@ -137,8 +137,9 @@ def _used(inst: dict[str, Any], rec: dict[str, Any], file: Path, line: int) -> t
     """The fields the pairing reads, checked on every line (one line naming the field)."""
     if inst.get("evaluation_id") != rec["evaluation_id"]:
         raise InputError(file, line, "evaluation_id", "differs from the record's")
-    meta = inst.get("metadata") or {}
-    score = dig(inst, "evaluation", "score")
+    meta = inst.get("metadata") if isinstance(inst.get("metadata"), dict) else {}
+    evaluation = inst.get("evaluation")
+    score = evaluation.get("score") if isinstance(evaluation, dict) else None
     if isinstance(score, bool) or not isinstance(score, int | float):
         raise InputError(file, line, "evaluation.score", f"not a number: {score!r}"[:120])
     seed = str(meta.get("seed", ""))
