@@ -30,6 +30,7 @@ TOOLS: dict[str, str] = {
     "human-eval": "implicit_bench.cli.human_eval:human_eval",
     "analyze": "implicit_bench.cli.analyze:analyze",
     "export-dataset": "implicit_bench.cli.export_dataset:export_dataset_command",
+    "export": "implicit_bench.cli.export:export_group",
     "import": "implicit_bench.cli.import_:import_command",
     "recovery": "implicit_bench.cli.recovery:recovery_group",
     "simulate": "implicit_bench.cli.recovery:simulate_alias",

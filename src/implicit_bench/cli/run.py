@@ -260,6 +260,13 @@ def _echo_block(title: str, text: str) -> None:
 )
 @click.option("--rounds", default=None, help="With --sequential: unit counts N1,N2,...")
 @click.option(
+    "--export-eee",
+    "export_eee_dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="After the run: its Every Eval Ever records (`implicit-bench export eee . --out DIR`).",
+)
+@click.option(
     "--max-gpu-hours",
     type=FiniteFloat(0, 1e9),
     default=None,
@@ -290,8 +297,15 @@ def run_command(
     report_dir: str | None,
     rounds: str | None,
     max_gpu_hours: float | None,
+    export_eee_dir: str | None,
 ) -> None:
     """Evaluate your model: overlay -> preflight -> plan -> dvc exp run."""
+    if export_eee_dir and queue:
+        raise click.BadParameter(
+            "the records are written when the run has finished here: not with --queue "
+            "(run `implicit-bench export eee . --out DIR` after the queue)",
+            param_hint="--export-eee",
+        )
     from implicit_bench._util.redact import url
     from implicit_bench.cli.options import parse_assume
     from implicit_bench.params.profiles import compose, write_profile
@@ -398,6 +412,7 @@ def run_command(
             max_gpu_hours,
             exp_name,
         )
+        _export_eee(export_eee_dir)
         return
     click.echo(f"params.yaml: profile {overlay_name}; running dvc {' '.join(cmd[3:])}")
     if targets:
@@ -412,6 +427,17 @@ def run_command(
 
         page = write_run_report(params, report_dir, exp_name or overlay_name)
         click.echo(f"report: {page}")
+    _export_eee(export_eee_dir)
+
+
+def _export_eee(out: str | None) -> None:
+    """``--export-eee``: the finished run's records, as ``implicit-bench export eee``."""
+    if not out:
+        return
+    from implicit_bench.publish.eee import Options, export_eee
+
+    written, reason = export_eee(".", out, Options())
+    click.echo(f"export eee: {len(written)} records -> {out} (schema valid); instances: {reason}")
 
 
 __all__ = ["run_command"]

@@ -401,3 +401,28 @@ def test_an_empty_input_table_names_the_stage_that_wrote_it(tmp_path, monkeypatc
         evaluate_inputs(params, "params.yaml")
     assert "no data rows: stage bench_judge wrote no rows" in str(err.value)
     assert "metrics/bench_judge.json" in str(err.value)
+
+
+def test_run_exports_eee_records_when_asked(tmp_path, monkeypatch):
+    """``run --export-eee DIR``: after the experiment, the records of the workspace's outputs
+    (here the committed default-profile metrics: DVC is not started)."""
+    import json
+    import subprocess
+
+    import implicit_bench.cli.run as run_module
+
+    enter_project_copy(tmp_path, monkeypatch)
+    real = subprocess.run
+
+    def fake_run(cmd, *args, **kwargs):  # DVC is not started; git answers as it is
+        return subprocess.CompletedProcess(cmd, 0) if "dvc" in cmd else real(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(run_module.subprocess, "run", fake_run)
+    args = ["run", "--generator", "sim_local", "--judge", "qwen3vl", "--no-preflight"]
+    result = CliRunner().invoke(main, [*args, "--export-eee", "eee"])
+    assert result.exit_code == 0, result.output
+    assert "export eee: 2 records -> eee (schema valid)" in result.output
+    records = sorted((tmp_path / "eee").rglob("*.json"))
+    assert len(records) == 2 and json.loads(records[0].read_text())["model_info"]["name"]
+    result = CliRunner().invoke(main, [*args, "--queue", "--export-eee", "eee"])
+    assert result.exit_code != 0 and "not with --queue" in result.output
