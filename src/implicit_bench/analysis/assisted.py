@@ -105,11 +105,11 @@ def refit_points(n_draws: int) -> list[int]:
     return points
 
 
-def _fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _fit(x: np.ndarray, y: np.ndarray, ridge: float = RIDGE) -> tuple[np.ndarray, np.ndarray]:
     """Ridge least squares per leading row (``x``: ``... x t x q``; ``y``: ``... x t``):
     coefficients ``... x q`` and residual sums of squares ``...``."""
     q = x.shape[-1]
-    penalty = RIDGE * np.eye(q)
+    penalty = ridge * np.eye(q)
     penalty[0, 0] = 0.0  # the intercept is not shrunk
     gram = np.einsum("...ti,...tj->...ij", x, x) + penalty
     beta = np.linalg.solve(gram, np.einsum("...ti,...t->...i", x, y)[..., None])[..., 0]
@@ -291,12 +291,12 @@ def _regression_estimate(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The regression (difference) estimator of the population mean from the ``t`` draws of
     each row (fitted on all of them), its fixed-n normal half-width with the finite population
-    correction and the residual SD (clipped to [0, 1])."""
+    correction and the residual SD (predictions clipped to [0, 1])."""
     n, q = design.shape
     t = y.shape[1]
     q_used = q if t > q + 1 else 1
     x_seen = design[drawn][..., :q_used]
-    beta, _ = _fit(x_seen, y)
+    beta, _ = _fit(x_seen, y, 1e-9)  # the regression estimator: least squares
     f_all = np.clip(design[:, :q_used] @ beta.T, 0.0, 1.0).T
     resid = y - np.take_along_axis(f_all, drawn, axis=1)
     estimate = np.clip(f_all.mean(axis=1) + resid.mean(axis=1), 0.0, 1.0)
