@@ -43,7 +43,9 @@ def test_refit_points_and_bets_by_hand():
     by_hand = [np.sqrt(2 * np.log(40) / (s2[i] * (i + 1) * np.log(i + 2))) for i in range(3)]
     assert np.allclose(bets(s2, 10, ALPHA, "plugin", None), by_hand)
     # target 0.05: 0.05 * N / (N - i + 1) / s2 with N = 10
-    assert np.allclose(bets(s2, 10, ALPHA, "target", 0.05), [0.2, 0.05 * 10 / 9 / 0.25, 0.05 * 10 / 8 / 0.1])
+    assert np.allclose(
+        bets(s2, 10, ALPHA, "target", 0.05), [0.2, 0.05 * 10 / 9 / 0.25, 0.05 * 10 / 8 / 0.1]
+    )
     with pytest.raises(ValueError, match="half-width"):
         bets(s2, 10, ALPHA, "target", None)
 
@@ -172,3 +174,67 @@ def test_bad_inputs_are_refused():
         assisted_sequence(np.zeros(3), np.arange(3), design, [2, 2], ALPHA)
     with pytest.raises(ValueError, match="bet rule"):
         assisted_sequence(np.zeros(3), np.arange(3), design, [2], ALPHA, "kelly")
+
+
+# ---- analyze --order --looks --covariates ----------------------------------------------------
+
+
+def _analyze_with(tmp_path, *extra: str):
+    import json
+
+    import pandas as pd
+    from click.testing import CliRunner
+
+    from implicit_bench.cli.main import main as cli_main
+    from tests.helpers.analysis_fixtures import (
+        BLIND_TYPES,
+        blind_judgements,
+        rows,
+        rubric_judgements,
+        units,
+    )
+
+    units(BLIND_TYPES).to_csv(tmp_path / "units.csv", index=False)
+    j = pd.concat([blind_judgements(), rubric_judgements()], ignore_index=True)
+    j.to_parquet(tmp_path / "judgements.parquet")
+    cov = tmp_path / "earlier"
+    cov.mkdir(exist_ok=True)
+    units(BLIND_TYPES).to_csv(cov / "units.csv", index=False)
+    ref = {
+        u: {"N": [s, s, s], "S": [s, s, s], "A": [s, s, s]}
+        for u, s in {"u1": 2, "u2": 3, "u3": 1, "u4": 4}.items()
+    }
+    pd.DataFrame(rows("ref", "A", "rubric", ref)).to_csv(cov / "judgements.csv", index=False)
+    (tmp_path / "order.txt").write_text("u3\nu1\nu4\nu2\n")
+    args = ["analyze", "--units", str(tmp_path / "units.csv"), "--judgements"]
+    args += [str(tmp_path / "judgements.parquet"), "--out", str(tmp_path / "out")]
+    args += ["--bootstrap-n", "20", "--order", str(tmp_path / "order.txt"), "--looks", "1,2,4"]
+    res = CliRunner().invoke(cli_main, [*args, *[a.replace("COV", str(cov)) for a in extra]])
+    report = None
+    if res.exit_code == 0:
+        report = json.loads((tmp_path / "out" / "anytime.json").read_text())
+    return res, report
+
+
+def test_analyze_reports_the_covariates_used_and_the_width_ratio(tmp_path):
+    res, report = _analyze_with(tmp_path, "--covariates", "COV", "--target-width", "0.5")
+    assert res.exit_code == 0, res.output
+    assert report["covariates"].endswith("earlier")
+    assert report["bets"] == {"rule": "target", "target_half_width": 0.5}
+    bias = report["estimands"]["bias_score/gen"]
+    assert bias["covariates"] == ["ref"]  # the earlier run's configuration
+    assert report["estimands"]["default_rate"]["covariates"] == []  # headline rates: none
+    # the whole population: both intervals collapse to the population value
+    value = bias["population_value"]
+    assert bias["looks"][-1]["anytime"] == [value, value]
+    assert bias["looks"][-1]["estimate"] == value
+    for look in bias["looks"]:
+        assert set(look) >= {"anytime", "fixed_n", "width_ratio", "estimate", "n"}
+
+
+def test_analyze_covariates_errors(tmp_path):
+    res, _ = _analyze_with(tmp_path, "--covariates", "release")
+    assert res.exit_code != 0 and "--covariates release: no release in the params" in res.output
+    assert "Traceback" not in res.output
+    res, _ = _analyze_with(tmp_path, "--covariates", "/no/such")
+    assert res.exit_code != 0 and "--covariates /no/such: no such file or folder" in res.output
