@@ -153,6 +153,13 @@ def _echo_block(title: str, text: str) -> None:
 )
 @click.option("--rounds", default=None, help="With --sequential: unit counts N1,N2,...")
 @click.option(
+    "--covariates",
+    default=None,
+    help="With --sequential: per-unit values known before the run that the sequences use: "
+    "release, a release checkout / .zip, a folder of units + judgements tables (an earlier "
+    "run), or none (default: release when the params name one, else none).",
+)
+@click.option(
     "--max-gpu-hours",
     type=FiniteFloat(0, 1e9),
     default=None,
@@ -181,6 +188,7 @@ def run_command(
     resolve: tuple[str, ...],
     rounds: str | None,
     max_gpu_hours: float | None,
+    covariates: str | None,
 ) -> None:
     """Evaluate your model: overlay -> preflight -> plan -> dvc exp run."""
     from implicit_bench._util.redact import url
@@ -191,10 +199,12 @@ def run_command(
     from implicit_bench.preflight.checks import preflight
 
     overlay_name = overlay_name_for(exp_name, profile)
-    if not sequential and (target_width or estimands or resolve or rounds or max_gpu_hours):
+    if not sequential and (
+        target_width or estimands or resolve or rounds or max_gpu_hours or covariates
+    ):
         raise click.UsageError(
-            "--target-width, --estimand, --resolve, --rounds and --max-gpu-hours go with "
-            "--sequential"
+            "--target-width, --estimand, --resolve, --rounds, --max-gpu-hours and --covariates "
+            "go with --sequential"
         )
     if sequential and (queue or (target_width is None and not resolve)):
         raise click.UsageError("--sequential needs --target-width or --resolve (and no --queue)")
@@ -284,6 +294,7 @@ def run_command(
             parse_pairs(resolve),
             max_gpu_hours,
             exp_name,
+            **({"covariates": covariates} if covariates else {}),  # default: run_sequential's
         )
         return
     click.echo(f"params.yaml: profile {overlay_name}; running dvc {' '.join(cmd[3:])}")
