@@ -76,6 +76,7 @@ def sequences(
     orders: np.ndarray,
     step: int,
     target: float | None,
+    methods: tuple[str, ...] = ("plain", "assisted_plugin", "assisted_target"),
 ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray, float, list[int]]:
     """Per method, the ends (on the value's own scale) at every look over the orders, the units
     rendered at each look, the population value and the looks (in units with a value)."""
@@ -91,21 +92,29 @@ def sequences(
     looks = looks_of(n, step)
     x = pop[drawn]
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    lo, hi = confidence_sequence(x, n, looks, ALPHA)
-    out["plain"] = (lo, hi)
+    if "plain" in methods:
+        out["plain"] = confidence_sequence(x, n, looks, ALPHA)
     design = design_matrix(covariates, n)
-    run = assisted_sequence(x, drawn, design, looks, ALPHA, "plugin", estimates=False)
-    out["assisted_plugin"] = (run.lo, run.hi)
-    if target is not None:
-        w = target / (top - low)
-        run = assisted_sequence(x, drawn, design, looks, ALPHA, "target", w, estimates=False)
-        out["assisted_target"] = (run.lo, run.hi)
+    if "assisted_plugin" in methods:
+        run = assisted_sequence(x, drawn, design, looks, ALPHA, "plugin", estimates=False)
+        out["assisted_plugin"] = (run.lo, run.hi)
+    w = None if target is None else target / (top - low)
+    for method, rule_design in (
+        ("assisted_target", design),
+        ("target_without_covariates", design_matrix(None, n)),
+    ):
+        if target is not None and method in methods:
+            run = assisted_sequence(
+                x, drawn, rule_design, looks, ALPHA, "target", w, estimates=False
+            )
+            out[method] = (run.lo, run.hi)
     scaled = {k: (low + (top - low) * a, low + (top - low) * b) for k, (a, b) in out.items()}
     units_at = units_at_draw[:, np.asarray(looks) - 1]
     return scaled, units_at, float(values[defined].mean()), looks
 
 
 def release(args: argparse.Namespace) -> dict:
+    methods = tuple(args.methods.split(","))
     values = _release_values(args)
     generators = sorted(n.split("/", 1)[1] for n in values if n.startswith("bias_score/"))
     generators = [g for g in generators if "-" not in g]
@@ -118,19 +127,21 @@ def release(args: argparse.Namespace) -> dict:
         for metric, target in TARGETS.items():
             y, scale = values[f"{metric}/{new}"]
             cov = np.column_stack([values[f"{metric}/{g}"][0] for g in others])
-            entry["estimands"][f"{metric}/{new}"] = _score(y, scale, cov, orders, args.step, target)
+            entry["estimands"][f"{metric}/{new}"] = _score(
+                y, scale, cov, orders, args.step, target, methods
+            )
             for ref in others:
-                if metric != "bias_score":
+                if metric != "bias_score" or not {"plain", "assisted_plugin"} & set(methods):
                     continue
                 y_ref = values[f"{metric}/{ref}"][0]
                 top = scale[1]
                 diff = y - y_ref  # NaN where either lacks a value
                 entry["estimands"][f"{metric}/{new}-{ref}"] = _score(
-                    diff, (-top, top), cov, orders, args.step, None
+                    diff, (-top, top), cov, orders, args.step, None, methods
                 )
         out["new"][new] = entry
         print(f"{new}: done", file=sys.stderr, flush=True)
-    out["summary"] = _summary(out["new"])
+    out["summary"] = _summary(out["new"], methods)
     return out
 
 
@@ -159,9 +170,10 @@ def _score(
     orders: np.ndarray,
     step: int,
     target: float | None,
+    methods: tuple[str, ...],
 ) -> dict:
     start = time.perf_counter()
-    ends, units_at, truth, _ = sequences(y, scale, cov, orders, step, target)
+    ends, units_at, truth, _ = sequences(y, scale, cov, orders, step, target, methods)
     result: dict = {"population_units": int((~np.isnan(y)).sum()), "value": round(truth, 6)}
     for method, (lo, hi) in ends.items():
         row: dict = {"covered_at_every_look": covered(lo, hi, truth)}
@@ -176,11 +188,11 @@ def _score(
     return result
 
 
-def _summary(per_new: dict) -> dict:
+def _summary(per_new: dict, methods: tuple[str, ...]) -> dict:
     """Median over the generators of the images to a ±0.10 bias score, per method, and the
     smallest coverage anywhere."""
     out: dict = {}
-    for method in ("plain", "assisted_plugin", "assisted_target"):
+    for method in methods:
         images = [
             e["estimands"][f"bias_score/{g}"][method]["stop_for_half_width_0.1"]["median_images"]
             for g, e in per_new.items()
@@ -263,6 +275,12 @@ def main() -> None:
     parser.add_argument("--step", type=int, default=50, help="units between looks")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--release", type=Path, help="a checkout of ydai94/IMPLICIT-Bench")
+    parser.add_argument(
+        "--methods",
+        default="plain,assisted_plugin,assisted_target",
+        help="release: comma-separated, of plain, assisted_plugin, assisted_target, "
+        "target_without_covariates",
+    )
     parser.add_argument(
         "--values-cache", type=Path, help="an .npz of the release's per-unit values (reused)"
     )
