@@ -271,7 +271,7 @@ def _end(
     running interval is already empty) is returned as it is."""
 
     def kept(m: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore"):  # only past the logical bounds: not kept
+        with np.errstate(invalid="ignore", divide="ignore"):  # only past the range: see above
             return np.log1p(a - m[:, None] * b).sum(axis=1) < threshold
 
     outer, inner = (floor, ceiling) if lower else (ceiling, floor)
