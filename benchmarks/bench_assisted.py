@@ -121,10 +121,12 @@ def release(args: argparse.Namespace) -> dict:
     rng = np.random.default_rng(args.seed)
     orders = np.argsort(rng.random((args.orders, N_UNITS)), axis=1)
     out: dict = {"orders": args.orders, "units": N_UNITS, "looks_every": args.step, "new": {}}
-    for new in generators:
+    for new in [g for g in generators if args.new in (None, g)]:
         others = [g for g in generators if g != new]
         entry: dict = {"covariates": others, "estimands": {}}
         for metric, target in TARGETS.items():
+            if args.metric not in (None, metric):
+                continue
             y, scale = values[f"{metric}/{new}"]
             cov = np.column_stack([values[f"{metric}/{g}"][0] for g in others])
             entry["estimands"][f"{metric}/{new}"] = _score(
@@ -141,7 +143,8 @@ def release(args: argparse.Namespace) -> dict:
                 )
         out["new"][new] = entry
         print(f"{new}: done", file=sys.stderr, flush=True)
-    out["summary"] = _summary(out["new"], methods)
+    if args.new is None and args.metric is None:
+        out["summary"] = _summary(out["new"], methods)
     return out
 
 
@@ -281,6 +284,8 @@ def main() -> None:
         help="release: comma-separated, of plain, assisted_plugin, assisted_target, "
         "target_without_covariates",
     )
+    parser.add_argument("--new", help="release: only this generator as the new model")
+    parser.add_argument("--metric", choices=sorted(TARGETS), help="release: only this score")
     parser.add_argument(
         "--values-cache", type=Path, help="an .npz of the release's per-unit values (reused)"
     )
