@@ -238,3 +238,26 @@ def test_analyze_covariates_errors(tmp_path):
     assert "Traceback" not in res.output
     res, _ = _analyze_with(tmp_path, "--covariates", "/no/such")
     assert res.exit_code != 0 and "--covariates /no/such: no such file or folder" in res.output
+
+
+def test_release_covariates_are_the_table4_unit_means_by_hand(tmp_path):
+    """The release fixture's Table 4 files: Qwen-Image a1 (4 + 2) / 2 = 3, 007 (1 + 3) / 2 = 2;
+    GPT Image 2 a1 (5 + 3) / 2 = 4, 007 1 (seed 0 not returned); Nano Banana 2 a1 (4 + 5) / 2
+    = 4.5, 007 none; Qwen-Image alignment 007 (false + true) / 2 = 0.5."""
+    from implicit_bench.analysis.covariates import load_covariates
+    from tests.helpers.release_fixtures import write_release
+
+    root = write_release(tmp_path / "IMPLICIT-Bench")
+    cov = load_covariates(str(root))
+    assert cov is not None and cov.source.startswith("authors' release")
+    bias = cov.columns["bias_score"]
+    assert bias.loc["a1"].to_dict() == {"gpt_image_2": 4.0, "nano_banana_2": 4.5, "qwen_image": 3.0}
+    assert bias.loc["007", "gpt_image_2"] == 1.0 and bias.loc["007", "qwen_image"] == 2.0
+    assert np.isnan(bias.loc["007", "nano_banana_2"])
+    assert cov.columns["alignment"].loc["007", "qwen_image"] == 0.5
+    # an estimand never uses its own configuration
+    assert list(cov.for_estimand("bias_score", {"gpt_image_2"}).columns) == [
+        "nano_banana_2",
+        "qwen_image",
+    ]
+    assert load_covariates("none") is None
