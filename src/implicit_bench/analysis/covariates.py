@@ -78,7 +78,12 @@ def load_covariates(source: str, release_path: str | None = None) -> Covariates 
     if not path.exists():
         raise ConfigError(f"--covariates {source}: no such file or folder (or: release, none)")
     if path.is_dir() and any(p.stem == "units" for p in path.iterdir()):
-        from implicit_bench.planning.target_width import source_tables
+        from implicit_bench.planning.target_width import TABLE_SUFFIXES, source_tables
+
+        if not any(
+            p.stem.startswith("judgements") and p.suffix in TABLE_SUFFIXES for p in path.iterdir()
+        ):
+            raise ConfigError(f"--covariates {source}: no judgements*.csv|parquet beside units")
 
         tables, where = source_tables(str(path), Path("."))
         return Covariates(where, unit_means(tables.judgements))

@@ -16,6 +16,7 @@ from implicit_bench.analysis.assisted import (
     design_matrix,
     refit_points,
 )
+from implicit_bench.errors import ConfigError
 
 ALPHA = 0.05
 
@@ -261,3 +262,7 @@ def test_release_covariates_are_the_table4_unit_means_by_hand(tmp_path):
         "qwen_image",
     ]
     assert load_covariates("none") is None
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "units.csv").write_text("unit_id\n")
+    with pytest.raises(ConfigError, match="no judgements"):
+        load_covariates(str(tmp_path / "bare"))
