@@ -1,15 +1,6 @@
-"""Covariates of the anytime-valid sequences: what is known about every unit before a run.
-
-``--covariates`` names a source of per-unit values known for the whole unit set before the
-new model renders anything (docs/analysis.md, "Covariate-assisted sequences"):
-
-- ``release``: the authors' release of the workspace (``benchmark`` or
-  ``evaluate.beside_release`` in the params): its four Table 4 generators' neutral rubric and
-  alignment judgements (``release.beside.release_table4``);
-- a path: a checkout or .zip of the release (as ``release``), or a folder of units and
-  judgements tables (``units.csv|parquet``, ``judgements*.csv|parquet``: an `implicit-bench
-  import` output, or a user's earlier run);
-- ``none``: no covariates (the plain sequences).
+"""Covariates of the anytime-valid sequences: what is known about every unit before a run
+(read from a source by ``analyze.covariates``; docs/analysis.md, "Covariate-assisted
+sequences").
 
 Per Table 4 metric (``bias_score``: mean neutral rubric score of the configuration's first
 rubric judge, by name; ``alignment``: share of neutral images judged aligned) one column per
@@ -19,11 +10,8 @@ configuration of the source, the per-unit mean over the unit's valid images (NaN
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
-
-from implicit_bench.errors import ConfigError
 
 METRIC_TASKS = {"bias_score": "rubric", "alignment": "alignment"}
 
@@ -61,45 +49,3 @@ def unit_means(judgements: pd.DataFrame) -> dict[str, pd.DataFrame]:
         means.columns = [str(c) for c in means.columns]
         out[metric] = means
     return out
-
-
-def load_covariates(source: str, release_path: str | None = None) -> Covariates | None:
-    """The covariates of ``source`` (``release``, a path or ``none``)."""
-    if source == "none":
-        return None
-    if source == "release":
-        if not release_path:
-            raise ConfigError(
-                "--covariates release: no release in the params (set `benchmark` or "
-                "`evaluate.beside_release`), or pass --covariates PATH"
-            )
-        return _from_release(release_path)
-    path = Path(source)
-    if not path.exists():
-        raise ConfigError(f"--covariates {source}: no such file or folder (or: release, none)")
-    if path.is_dir() and any(p.stem == "units" for p in path.iterdir()):
-        from implicit_bench.planning.target_width import TABLE_SUFFIXES, source_tables
-
-        if not any(
-            p.stem.startswith("judgements") and p.suffix in TABLE_SUFFIXES for p in path.iterdir()
-        ):
-            raise ConfigError(f"--covariates {source}: no judgements*.csv|parquet beside units")
-
-        tables, where = source_tables(str(path), Path("."))
-        return Covariates(where, unit_means(tables.judgements))
-    return _from_release(str(path))
-
-
-def _from_release(path: str) -> Covariates:
-    from implicit_bench.errors import InputError
-    from implicit_bench.release.benchmark import benchmark_units
-    from implicit_bench.release.beside import release_table4
-    from implicit_bench.release.importer import Release
-
-    try:
-        judgements, _ = release_table4(Release(path), benchmark_units(path))
-    except InputError as exc:
-        raise ConfigError(f"--covariates {path}: {exc}") from None
-    if judgements.empty:
-        raise ConfigError(f"--covariates {path}: the release holds no Table 4 judgements")
-    return Covariates(f"authors' release ({path})", unit_means(judgements))

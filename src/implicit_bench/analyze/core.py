@@ -188,8 +188,8 @@ def _analysis(
         raise ConfigError("analyze --selection needs rubric judgements")
     looks = None
     if anytime is not None:  # checked before the evaluation: a bad order costs nothing
-        from implicit_bench.analysis.covariates import load_covariates
         from implicit_bench.analysis.looks import parse_looks, read_order
+        from implicit_bench.analyze.covariates import load_covariates
 
         order = read_order(anytime[0], set(analysed["unit_id"].astype(str)))
         looks = parse_looks(anytime[1], len(order))

@@ -65,9 +65,11 @@ def dvc_round(max_units: int) -> None:
 
 def release_path(params: dict[str, Any]) -> str | None:
     """The authors' release the params name (``benchmark.path``, ``evaluate.beside_release``)."""
+    from implicit_bench._util.nested import dig
+
     bench = params.get("benchmark")
     path = bench.get("path") if isinstance(bench, dict) else None
-    return path or (params.get("evaluate") or {}).get("beside_release")
+    return path or dig(params, "evaluate", "beside_release")
 
 
 def look(
@@ -81,9 +83,9 @@ def look(
     import pandas as pd
 
     from implicit_bench.analysis.context import EvalContext
-    from implicit_bench.analysis.covariates import load_covariates
     from implicit_bench.analysis.looks import anytime_report
     from implicit_bench.analysis.stage import evaluate_inputs
+    from implicit_bench.analyze.covariates import load_covariates
     from implicit_bench.triplets.subset import random_order
 
     subset = params.get("subset") or {}
