@@ -34,9 +34,13 @@ variance and the bets grow with it.
   mean by ``w a_i``; the sequence then reaches ``w`` after about ``2 log(2/alpha) s2 / w^2``
   draws, against ``z^2 s2 / w^2`` for a fixed-n interval). ``s2_i``: the residual variance of
   the latest fit, ``(1/4 + RSS) / (1 + draws - columns)`` (1/4 before any fit).
-- **Caps** keep every factor at least ``1 - THETA`` for any value the unseen units can take:
-  ``l+_i <= THETA / (1 - F_i + max f)``, ``l-_i <= THETA / (1 - min f + F_i)`` (max, min over
-  every unit: a superset of the unseen ones).
+- **Caps** keep every factor at least ``1 - THETA`` for any value the unseen units can take
+  and every candidate still evaluated: ``l+_i <= THETA / (c_i(hi) + max f)``,
+  ``l-_i <= THETA / (1 - min f - c_i(lo))`` (max, min over every unit: a superset of the
+  unseen ones; ``[lo, hi]``: the running interval at the last refit point before draw ``i``,
+  which holds every candidate evaluated later; a denominator below ``CAP_FLOOR`` counts as
+  ``CAP_FLOOR``, a smaller cap). A candidate outside it was excluded already, so the process
+  of the true mean is a nonnegative martingale up to its first exclusion.
 - The interval is intersected with the values the unseen units can still give
   (``[S_t, S_t + N - t] / N``: at ``t = N`` it is the population mean, the finite-population
   correction at the end) and with every earlier look's interval.
