@@ -25,9 +25,13 @@ from implicit_bench.release.stage import add_beside
 
 @click.command(cls=FriendlyCommand)
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
-@click.option("--selection-metrics", default="metrics/selection.json", show_default=True)
+@click.option(
+    "--selection-metrics",
+    default=None,
+    help="Selection metrics (default: evaluate.inputs.selection_metrics; read with a selection).",
+)
 @click.option("--out", default=".", show_default=True, help="Root of metrics/, tables/, plots/.")
-def main(params_path: str, selection_metrics: str, out: str) -> None:
+def main(params_path: str, selection_metrics: str | None, out: str) -> None:
     params, tables = evaluate_inputs(load_params(params_path), params_path)
     analysed = tables.units
     if params.selected_units:
@@ -42,7 +46,13 @@ def main(params_path: str, selection_metrics: str, out: str) -> None:
             )
         extra = ["unit_id", "selected_by"] if "selected_by" in selected.columns else ["unit_id"]
         analysed = tables.units.merge(selected[extra], on="unit_id")
-    sel = read_json(selection_metrics) if Path(selection_metrics).exists() else None
+    # Tables 3, 9, 10 describe a selection: read only where a selection is analysed
+    selection_metrics = selection_metrics or params.inputs.selection_metrics
+    sel = (
+        read_json(selection_metrics)
+        if params.selected_units and Path(selection_metrics).exists()
+        else None
+    )
     keep_freed_memory()  # the bootstrap's matrices reuse freed heap (implicit_bench._util.heap)
     with (
         one_blas_thread()

@@ -7,13 +7,11 @@ import click
 from implicit_bench._util.files import write_table
 from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.audits.stage import (
+    UPSTREAM_METRICS,
     JudgeAuditParams,
-    judge_audit,
-    make_bootstrap,
-    order_function,
-    selection_report,
+    judge_audit_section,
+    selection_error_plot,
     upstream_provenance,
-    world_block,
 )
 from implicit_bench.params import load_params, section
 from implicit_bench.protocol.tables import existing
@@ -25,7 +23,8 @@ from implicit_bench.runtime.runlog import write_metrics
 @click.option("--params", "params_path", default="params.yaml", show_default=True)
 @click.option("--metrics", default="metrics/judge_audit.json", show_default=True)
 @click.option("--plot", default="plots/position_bias.csv", show_default=True)
-def main(params_path: str, metrics: str, plot: str) -> None:
+@click.option("--errors-plot", default="plots/selection_errors.csv", show_default=True)
+def main(params_path: str, metrics: str, plot: str, errors_plot: str) -> None:
     raw = load_params(params_path)
     params = section(
         raw,
@@ -36,23 +35,13 @@ def main(params_path: str, metrics: str, plot: str) -> None:
     )
     read = existing(params.judgements, "judgements")
     judgements = read_judgements(read)
-    report, plot_rows = judge_audit(
-        judgements,
-        order_function(params.primary_order),
-        params.confidence,
-        boot=make_bootstrap(params.bootstrap),
-    )
-    world = world_block(raw, params_path) if params.selection.source == "sim" else None
-    report["selection"] = selection_report(
-        params.selection, world, make_bootstrap(params.bootstrap), params.confidence
-    )
-    report["inputs"] = read
-    report["primary_order"] = params.primary_order
-    report["provenance"] = upstream_provenance(
-        ["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]
+    report, plot_rows = judge_audit_section(
+        judgements, params, raw, params_path, read, upstream_provenance(UPSTREAM_METRICS)
     )
     write_metrics(metrics, report, "judge_audit")
     write_table(plot_rows, plot)
+    # When the Judge Acts' Figure 7: the direct policy's cultural-error differences
+    write_table(selection_error_plot(report["selection"]), errors_plot)
     click.echo(f"judge_audit: {len(report['judges'])} judges -> {metrics}")
 
 

@@ -24,6 +24,7 @@ reached yet are assumed to have one (exact once the run is complete).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -66,10 +67,11 @@ class Estimand:
 
 def read_order(path: str | Path, unit_ids: set[str]) -> list[str]:
     """The unit ids of FILE in order (one per line, row = line number; blank lines skipped),
-    each an analysed unit, none twice."""
+    each an analysed unit, none twice. A UTF-8 byte order mark (as Windows editors write) is
+    not part of the first id."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(path, None, None, f"cannot read the order file ({exc})") from None
     order: list[str] = []
@@ -90,13 +92,13 @@ def read_order(path: str | Path, unit_ids: set[str]) -> list[str]:
 
 
 def parse_counts(text: str, option: str) -> list[int]:
-    """``N1,N2,...``: positive, increasing unit counts (``--looks``, ``run --rounds``)."""
-    try:
-        counts = [int(part) for part in text.split(",")]
-    except ValueError:
-        raise ConfigError(
-            f"{option}: '{text}' is not a comma-separated list of unit counts"
-        ) from None
+    """``N1,N2,...``: positive, increasing unit counts (``--looks``, ``run --rounds``). Spaces
+    around a count are allowed (``' 20'`` is 20); an empty text or part, and anything but
+    ASCII digits (``1_000``, ``+20``, ``２０``, which ``int`` would take), are refused."""
+    parts = [part.strip() for part in text.split(",")]
+    if not all(re.fullmatch(r"[0-9]+", part) for part in parts):
+        raise ConfigError(f"{option}: '{text}' is not a comma-separated list of unit counts")
+    counts = [int(part) for part in parts]
     if counts != sorted(set(counts)) or counts[0] < 1:
         raise ConfigError(f"{option} {text}: unit counts must be positive and increase")
     return counts

@@ -11,10 +11,12 @@ from implicit_bench.protocol.schema import BIAS_TYPES, DIAGNOSTIC_BIAS_TYPES, no
 from implicit_bench.protocol.tables import (
     CLIP_JUDGEMENTS_PATH,
     IMAGE_INDEX_GLOB,
+    IMAGES_DIR,
     JUDGEMENTS_PATH,
     KG_UNITS_PATH,
     PAIRS_PATH,
     SELECTED_UNITS_PATH,
+    SELECTION_METRICS_PATH,
     UNITS_PATH,
 )
 
@@ -72,8 +74,23 @@ class GroupingParams(StrictModel):
     seeds: Seeds | None = None  # None: the analysed seeds
 
 
+class EvaluateInputs(StrictModel):
+    """The construction outputs the ``evaluate`` stage depends on besides ``units`` (dvc.yaml
+    names them as its deps: DVC cannot take a list param as deps). A run on a fixed unit set
+    (``implicit-bench run --benchmark`` / ``--units-file``) points each at a file of its own
+    benchmark phase, so its evaluation does not depend on construction (docs/experiments.md,
+    "Run only what the job needs")."""
+
+    selection: str = SELECTED_UNITS_PATH
+    selection_metrics: str = SELECTION_METRICS_PATH  # read only where selected_units is set
+    judgements: str = JUDGEMENTS_PATH
+    clip: str = CLIP_JUDGEMENTS_PATH
+    images: str = IMAGES_DIR
+
+
 class EvaluateParams(InputParams):
     units: str = UNITS_PATH
+    inputs: EvaluateInputs = Field(default_factory=EvaluateInputs)
     selected_units: str | None = SELECTED_UNITS_PATH  # None: every unit
     judgements: list[str] = Field(
         default_factory=lambda: [JUDGEMENTS_PATH, CLIP_JUDGEMENTS_PATH]

@@ -8,7 +8,10 @@ objects are positive), ``setting`` (P:N, e.g. "1:1"), ``category``; the evaluato
 red?", which it passes with "no"), ``p_neg`` to a negated statement asked in negated form ("is
 it not red?", passed with "yes"; null elsewhere) and ``p_whole`` to the whole prompt (per image,
 the same on every row of it); ``rater_*`` columns: each annotator's verdict that the element is
-satisfied (1 / 0; blank = not rated).
+satisfied (1 / 0; blank = not rated). Optional cost columns (Tables 2, 8), from the evaluator's
+own run: ``seconds`` (its wall time on the image in the per-element mode, the same on every row
+of the image), ``gpu_gib`` (its peak GPU memory, e.g. ``torch.cuda.max_memory_allocated`` / 2^30)
+and ``load_s`` (model load time, excluded from s/img), the last two the same on every row.
 
 Modes (Table 2, 6, 10): ``whole`` (the image passes when p_whole >= 0.5), ``pos`` (per element,
 every question positive) and ``neg`` (per element, negated statements asked negated); an image
@@ -259,10 +262,43 @@ def validate_labels(frame: pd.DataFrame, path: str) -> pd.DataFrame:
     fail(frame.duplicated(["image_id", "element_id"]), "element_id", "duplicate in its image")
     spread = frame.groupby("image_id")["p_whole"].transform("nunique")
     fail(spread > 1, "p_whole", "differs between rows of one image")
+    for col, per in (("seconds", "image_id"), ("gpu_gib", None), ("load_s", None)):
+        if col not in frame.columns:
+            continue
+        num = pd.to_numeric(frame[col], errors="coerce")
+        fail(num.isna() | (num < 0) | ~np.isfinite(num), col, "not a number >= 0")
+        spread = num.groupby(frame[per]).transform("nunique") if per else num.nunique()
+        fail(
+            pd.Series(spread > 1, index=frame.index),
+            col,
+            "differs between rows of " + ("one image" if per else "the file"),
+        )
+        frame[col] = num
     for col in ("setting", "category"):
         if col not in frame.columns:
             frame[col] = None
     return frame.astype({"image_id": str, "element_id": str})
+
+
+def evaluator_cost(frame: pd.DataFrame) -> dict[str, Any] | None:
+    """Tables 2 and 8: seconds per image (mean over timed images), seconds per question (their
+    total over the questions they carry: one per element in the per-element mode), questions
+    per image, peak GPU memory (GiB) and load seconds; None without a ``seconds`` column."""
+    if "seconds" not in frame.columns:
+        return None
+    per_image = frame.groupby("image_id").agg(
+        seconds=("seconds", "first"), q=("element_id", "size")
+    )
+    total_q = int(per_image["q"].sum())
+    return {
+        "images_timed": len(per_image),
+        "s_per_image": finite(per_image["seconds"].mean()),
+        "s_per_question": finite(per_image["seconds"].sum() / total_q) if total_q else None,
+        "questions_per_image": finite(per_image["q"].mean()),
+        "gpu_gib": finite(frame["gpu_gib"].max()) if "gpu_gib" in frame.columns else None,
+        "load_s": finite(frame["load_s"].iloc[0]) if "load_s" in frame.columns else None,
+        "note": "s/img excludes model load; s/Q = s/img over the per-element questions (Table 8)",
+    }
 
 
 def element_pass_prob(frame: pd.DataFrame, mode: str) -> pd.Series:
@@ -371,6 +407,7 @@ def evaluator_audit(frame: pd.DataFrame, boot: Any = None) -> dict[str, Any]:
         "images": len(images),
         "elements": len(frame),
         "annotators": len(raters),
+        "cost": evaluator_cost(frame),
         "modes": modes,
         "element_level": elements,
         "negated_probe": {

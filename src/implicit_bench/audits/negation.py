@@ -109,7 +109,8 @@ SETTINGS: dict[str, tuple[str, tuple[str, ...]]] = {
 NOT_WRITABLE: dict[str, str] = {
     setting: "needs a second statement: a unit has one subject and one "
     "attribute axis (s, a); NegT2IBench puts "
-    "each further attribute statement on another object, which needs per-object judgements"
+    "each further attribute statement on another object, which needs per-object judgements: "
+    "scored on NegT2IBench's own corpus instead (metrics/negation.json: corpus)"
     for setting in ("2:0", "0:2", "2:1", "1:2", "2:2")
 }
 # the failure causes computable from a blind label and a presence judgement (docs/audits.md);

@@ -27,7 +27,8 @@ class SelectionAuditParams(StrictModel):
     """When the Judge Acts' selection audit (audits/selection.py): ``source`` ``none``, ``sim``
     (the simulated world's planted pools, ``world.selection``, answered by its selection judge
     ``judge`` under each protocol of ``protocols``: the main one and the §5.5 ablations) or
-    ``file`` (``decisions``: a decisions file, audits/selection_table.py)."""
+    ``file`` (``decisions``: a decisions file, audits/selection_table.py; ``second_decisions``
+    and ``ablations``: more decisions files on the same pools)."""
 
     source: Literal["none", "sim", "file"] = "none"
     judge: str = "sim_selector"
@@ -37,6 +38,10 @@ class SelectionAuditParams(StrictModel):
         SELECTION_PROTOCOLS
     )
     decisions: str | None = None
+    # with source file: the second judge's decisions on the same pools (the cross-model gate,
+    # §5.3) and the §5.5 ablations' decisions files, name -> file (declare them in the deps)
+    second_decisions: str | None = None
+    ablations: dict[str, str] = {}
     margin: Annotated[float, Field(ge=0)] = 0.0  # below-mean event: h < mean - margin
     sensitivity_margin: Annotated[float, Field(ge=0)] | None = 0.05  # App. O, Table 6
     near_tie_delta: Annotated[float, Field(ge=0)] = 0.05  # T17: candidates within delta of best
@@ -50,6 +55,19 @@ class JudgeAuditParams(StrictModel):
     selection: SelectionAuditParams = SelectionAuditParams()
 
 
+class NegCorpusParams(StrictModel):
+    """NegT2IBench's prompt corpus (audits/negation_corpus.py: ``per_cell`` prompts per category
+    and polarity setting, decks seeded by ``seed``; 0 = no corpus) and a model's accuracy on it
+    (audits/negation_accuracy.py) from per-object judgements: ``source`` ``none``, ``sim`` (the
+    simulated world's images, ``world.negt2i``) or ``file`` (``judgements``: one row per image
+    and element; declare it in the stage's deps)."""
+
+    per_cell: Annotated[int, Field(ge=0)] = 100
+    seed: int = 0
+    source: Literal["none", "sim", "file"] = "none"
+    judgements: str | None = None
+
+
 class NegationParams(StrictModel):
     judgements: list[str] = JUDGEMENT_INPUTS
     primary_order: Literal["hash", "sa", "as"] = "hash"
@@ -61,6 +79,7 @@ class NegationParams(StrictModel):
     # probabilities and annotators' verdicts; declare it in the stage's deps)
     evaluator_source: Literal["none", "sim", "file"] = "none"
     evaluator_labels: str | None = None
+    corpus: NegCorpusParams = NegCorpusParams()
     bootstrap: BootstrapParams = BootstrapParams()
 
 

@@ -20,6 +20,16 @@ Arrays: ``utilities`` (P, M) with NaN beyond m_p; ``choices`` (P, K) candidate i
 under order k (-1: no valid answer, an abstention); ``slots`` (P, K) the presentation slot of
 that choice (0 = A); ``seconds`` (P, K) the call's wall time. Candidate index = canonical
 identifier order, so the majority's ties break to the lowest index (§4.4).
+
+Optional, for the secondary outcomes and breakdowns (audits/selection_outcomes.py,
+audits/selection_breakdown.py): ``outcomes`` {name: (P, M)} per-candidate secondary ratings in
+[0, 1] (the cultural-error rates ``stereotype``, ``missing_explicit``, ``missing_implicit``, lower
+is better; ``quality``, ``satisfaction``, higher is better); ``generators`` (P, M) each
+candidate's generator; ``categories`` (P,) each pool's category; ``disagreement`` (P,) the pool's
+annotator disagreement; ``positions`` (P, K, M) the slot of candidate i under order k (-1: not
+shown); ``status`` (P, K) each call's outcome (``exact``, ``recovered``, ``parse_fail``,
+``runtime_fail``; empty where no call was planned) and ``json_ok`` (P, K) whether its raw text
+was JSON; ``pool_ids`` (P,) the pools' identifiers (a decisions file's ``pool_id``).
 """
 
 from __future__ import annotations
@@ -48,6 +58,14 @@ class Pools:
     groups: np.ndarray
     slots: np.ndarray | None = None
     seconds: np.ndarray | None = None
+    outcomes: dict[str, np.ndarray] | None = None
+    generators: np.ndarray | None = None
+    categories: np.ndarray | None = None
+    disagreement: np.ndarray | None = None
+    positions: np.ndarray | None = None
+    status: np.ndarray | None = None
+    json_ok: np.ndarray | None = None
+    pool_ids: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         u = np.asarray(self.utilities, dtype=float)
@@ -174,11 +192,16 @@ def policy_report(
     sensitivity_margin: float | None = 0.05,
     confidence: float = 0.95,
     group_weights: dict[str, np.ndarray] | None = None,
+    near_best_delta: float = 0.05,
 ) -> dict[str, Any]:
     """The outcomes of one policy on the pools it acts on, beside random choice on the same
     pools, with prompt-level bootstrap intervals recomputed per resample (``boot``: the analysis
     ``Bootstrap``; None: point values only). ``group_weights``: a dict the stratified resamples
-    of the groups are kept in between calls on the same pools (the same draws either way)."""
+    of the groups are kept in between calls on the same pools (the same draws either way).
+    With ``pools.outcomes``: the secondary outcomes (selection_outcomes.secondary_outcomes);
+    always: Table 6's outcome definitions (``near_best_delta``, the sensitivity margin)."""
+    from implicit_bench.audits.selection_outcomes import outcome_definitions, secondary_outcomes
+
     u = np.asarray(pools.utilities, dtype=float)
     groups = np.asarray(pools.groups, dtype=object)
     n = len(u)
@@ -269,6 +292,16 @@ def policy_report(
         w_rep, d_rep = worst_and_disparity(reps_g)
         worst_est = boot.interval(float(worst[0]), w_rep, f"{stream}/worst_group", n)
         disp_est = boot.interval(float(disp[0]), d_rep, f"{stream}/disparity", n)
+    if pools.outcomes:
+        report["secondary"] = secondary_outcomes(u, pools.outcomes, chosen, acts, boot, stream)
+    report["outcome_definitions"] = outcome_definitions(
+        u,
+        chosen,
+        acts,
+        near_best_delta,
+        0.05 if sensitivity_margin is None else sensitivity_margin,
+        (pools.outcomes or {}).get("satisfaction"),
+    )
     report["worst_group_regret"] = worst_est
     report["worst_group"] = (
         None if np.all(np.isnan(per_group)) else labels[int(np.nanargmax(per_group))]
@@ -452,7 +485,7 @@ def selection_audit(
 ) -> dict[str, Any]:
     """Every policy (direct order-1 choice, majority vote, 2-of-3 and unanimity gates; the
     gates of K orders with q = count / K), the oracle and random choice, with the gates' rejected
-    prompts, order diagnostics and timing."""
+    prompts, order diagnostics and timing (the breakdowns: audits/selection_breakdown.py)."""
     u = np.asarray(pools.utilities, dtype=float)
     m_max = u.shape[1]
     policies: dict[str, Any] = {}
@@ -461,6 +494,7 @@ def selection_audit(
         "sensitivity_margin": sensitivity_margin,
         "confidence": confidence,
         "group_weights": {},
+        "near_best_delta": near_tie_delta,
     }
     direct_choice, direct_acts = policy(pools.choices, m_max, "direct")
     for name in ("direct", *GATES):
@@ -520,6 +554,12 @@ def cross_model_gate(
         first.utilities, second.utilities, equal_nan=True
     ):
         raise ValueError("the cross-model gate needs both judges on the same pools")
+    if (
+        first.pool_ids is not None
+        and second.pool_ids is not None
+        and list(first.pool_ids) != list(second.pool_ids)
+    ):
+        raise ValueError("the cross-model gate needs both judges on the same pools (pool_id)")
     m_max = first.utilities.shape[1]
     c1, a1 = policy(first.choices, m_max, "direct")
     c2, a2 = policy(second.choices, m_max, "direct")

@@ -59,13 +59,53 @@ def planted_pools(world: SelectionWorld, seed: int) -> tuple[np.ndarray, np.ndar
     u = np.full((world.pools, 4), np.nan)
     groups = np.empty(world.pools, dtype=object)
     for p in range(world.pools):
-        rng = np.random.default_rng(derive_seed(seed, f"selection/pool/{p}"))
-        m = 4 if rng.random() < world.four_share else 3
-        q = rng.beta(*world.quality, size=m)
-        ratings = rng.binomial(2, q[:, None], size=(m, world.annotators)) / 2
-        u[p, :m] = ratings.mean(axis=1)
+        ratings = _ratings(world, seed, p)
+        u[p, : len(ratings)] = ratings.mean(axis=1)
         groups[p] = f"group_{p % world.groups}"
     return u, groups
+
+
+def _ratings(world: SelectionWorld, seed: int, p: int) -> np.ndarray:
+    """Pool p's individual alignment ratings (m, annotators) in {0, 0.5, 1}."""
+    rng = np.random.default_rng(derive_seed(seed, f"selection/pool/{p}"))
+    m = 4 if rng.random() < world.four_share else 3
+    q = rng.beta(*world.quality, size=m)
+    return rng.binomial(2, q[:, None], size=(m, world.annotators)) / 2
+
+
+def planted_extras(world: SelectionWorld, seed: int) -> dict[str, Any]:
+    """The planted secondary ratings, generators, categories and annotator disagreement of the
+    pools (``Pools``' optional arrays), from streams of their own (``selection/extras/<p>``), so
+    the utilities and the judge's choices do not change with them. Disagreement: the mean over
+    candidates of the sample variance (ddof 1) of their individual alignment ratings (App. I;
+    NaN with one annotator)."""
+    u, _ = planted_pools(world, seed)
+    n, m_max = u.shape
+    names = sorted(world.generators)
+    out: dict[str, Any] = {
+        "outcomes": {k: np.full((n, m_max), np.nan) for k in world.outcomes} or None,
+        "generators": np.full((n, m_max), "", dtype=object) if names else None,
+        "categories": np.empty(n, dtype=object) if world.categories else None,
+        "disagreement": np.full(n, np.nan),
+    }
+    for p in range(n):
+        ratings = _ratings(world, seed, p)
+        m = len(ratings)
+        if world.annotators > 1:
+            out["disagreement"][p] = float(np.mean(np.var(ratings, axis=1, ddof=1)))
+        rng = np.random.default_rng(derive_seed(seed, f"selection/extras/{p}"))
+        gens = [names[i] for i in rng.permutation(len(names))[:m]] if names else []
+        if names:
+            out["generators"][p, :m] = gens
+        if world.categories:
+            out["categories"][p] = world.categories[int(rng.integers(len(world.categories)))]
+        for name in sorted(world.outcomes):
+            spec = world.outcomes[name]
+            shift = np.array([world.generators[g].get(name, 0.0) for g in gens]) if gens else 0.0
+            prob = np.clip(spec.intercept + spec.slope * u[p, :m] + shift, 0.0, 1.0)
+            trials = world.annotators * spec.levels
+            out["outcomes"][name][p, :m] = rng.binomial(trials, prob) / trials
+    return out
 
 
 def _subset(protocol: Protocol, u: np.ndarray) -> np.ndarray:
@@ -122,6 +162,9 @@ def simulate_selection(
     choices = np.full((len(u), k_max), -1, dtype=np.int64)
     slots = np.full((len(u), k_max), -1, dtype=np.int64)
     seconds = np.full((len(u), k_max), np.nan)
+    positions = np.full((len(u), k_max, u.shape[1]), -1, dtype=np.int64)
+    status = np.full((len(u), k_max), "", dtype=object)
+    json_ok = np.full((len(u), k_max), None, dtype=object)
     invalid = 0
     for row, (p, m) in enumerate(zip(ids, sizes, strict=True)):
         h = u[row, :m]
@@ -136,7 +179,10 @@ def simulate_selection(
             seconds[row, k] = judge.seconds_median * float(
                 np.exp(judge.seconds_log_sd * rng.standard_normal())
             )
+            positions[row, k, shown] = np.arange(int(m))
             chosen = parse_answer(text, labels, protocol.contract)
+            json_ok[row, k] = text.lstrip().startswith("{")
+            status[row, k] = "parse_fail" if chosen is None else "exact"
             if chosen is None:
                 invalid += 1
                 continue
@@ -144,7 +190,24 @@ def simulate_selection(
             slots[row, k] = slot
             choices[row, k] = shown[slot]
     calls = int(np.isfinite(seconds).sum())
-    return Pools(u, choices, groups, slots, seconds), {"calls": calls, "invalid": invalid}
+    extras = planted_extras(world, seed)
+    pools = Pools(
+        u,
+        choices,
+        groups,
+        slots,
+        seconds,
+        outcomes=None
+        if extras["outcomes"] is None
+        else {k: x[keep] for k, x in extras["outcomes"].items()},
+        generators=None if extras["generators"] is None else extras["generators"][keep],
+        categories=None if extras["categories"] is None else extras["categories"][keep],
+        disagreement=extras["disagreement"][keep],
+        positions=positions,
+        status=status,
+        json_ok=json_ok,
+    )
+    return pools, {"calls": calls, "invalid": invalid}
 
 
 def selection_truth(
@@ -153,7 +216,8 @@ def selection_truth(
     """Expected value of each audited quantity on the planted pools under the judge's planted
     choice probabilities: per policy (ratio of expectations over the pools it acts on) regret,
     gain, below-mean rate, best-rated share, coverage, worst-group regret (the plug-in max of the
-    group truths); the first-slot share over calls and the flip rate."""
+    group truths); the first-slot share over calls and the flip rate; with planted secondary
+    ratings, each one's selected minus pool mean (``delta_<name>``) on the same terms."""
     judge = world.judges[judge_name]
     u_all, g_all = planted_pools(world, seed)
     keep = _subset(protocol, u_all)
@@ -161,7 +225,9 @@ def selection_truth(
     sizes = np.sum(~np.isnan(u), axis=1)
     valid = 1 - judge.invalid
     names = ("direct", *GATES)
-    acc = {n: {"w": np.zeros(len(u)), **{k: np.zeros(len(u)) for k in _KEYS}} for n in names}
+    extra = {k: x[keep] for k, x in (planted_extras(world, seed)["outcomes"] or {}).items()}
+    keys = (*_KEYS, *(f"delta_{k}" for k in sorted(extra)))
+    acc = {n: {"w": np.zeros(len(u)), **{k: np.zeros(len(u)) for k in keys}} for n in names}
     first = flip = 0.0
     calls = 0.0
     for row, m in enumerate(sizes):
@@ -183,6 +249,9 @@ def selection_truth(
             acc[name]["w"][row] = w.sum()
             for key in _KEYS:
                 acc[name][key][row] = float(np.sum(w * np.nan_to_num(out[key])))
+            for key, x in extra.items():
+                d = x[row, :m] - x[row, :m].mean()
+                acc[name][f"delta_{key}"][row] = float(np.sum(w * d[np.maximum(chosen, 0)]))
     result: dict[str, Any] = {
         "first_slot_share": first / calls if calls else None,
         "flip_rate": flip / len(u) if len(u) else None,
@@ -192,7 +261,7 @@ def selection_truth(
     for name in names:
         a = acc[name]
         total = a["w"].sum()
-        block = {k: float(a[k].sum() / total) if total > 0 else None for k in _KEYS}
+        block = {k: float(a[k].sum() / total) if total > 0 else None for k in keys}
         block["coverage"] = float(total / len(u)) if len(u) else None
         per_group = [
             a["regret"][gkey == g].sum() / a["w"][gkey == g].sum()

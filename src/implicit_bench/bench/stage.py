@@ -22,11 +22,10 @@ from implicit_bench.params import check_refs, section
 from implicit_bench.protocol.tables import (
     BENCH_IMAGES_DIR,
     BENCH_JUDGEMENTS_PATH,
-    IMAGES_DIR,
     UNITS,
 )
 from implicit_bench.render.params import RenderParams
-from implicit_bench.render.stage import render_config, unit_columns
+from implicit_bench.render.stage import STORES_MANIFEST, render_config, unit_columns
 
 BENCH_JUDGE_METRICS = "metrics/bench_judge.json"
 
@@ -47,9 +46,6 @@ def bench_render_params(raw: dict[str, Any], name: str) -> RenderParams:
             "executors": {name: render.executor_for(gen)},
         }
     )
-
-
-STORES_MANIFEST = "stores.json"
 
 
 def run_bench_render(
@@ -107,7 +103,7 @@ def bench_judge_params(raw: dict[str, Any]) -> JudgeStageParams:
             "blind_orders": bench.blind_orders,
             "both_orders_units": bench.both_orders_units,
             "units": bench.units,
-            "images_dir": IMAGES_DIR,
+            "images_dir": bench.construction_images,
             "config_dirs": {c: BENCH_IMAGES_DIR for c in configs if c in bench.selected()},
             "only_listed_units": True,
             "out": BENCH_JUDGEMENTS_PATH,

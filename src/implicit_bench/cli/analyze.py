@@ -127,6 +127,10 @@ def analyze(
     """Compute every analysis metric from UNITS and JUDGEMENTS tables, without any model."""
     if (order_file is None) != (looks is None):
         raise click.UsageError("--order and --looks go together")
+    if looks is not None:  # its syntax before any table is read
+        from implicit_bench.analysis.looks import parse_counts
+
+        parse_counts(looks, "--looks")
     params = load_params(params_path) if params_path else {}
     where = params_path or "analyze"
     ev = block(params, "evaluate", where)
@@ -150,7 +154,12 @@ def analyze(
         params["debias"] = debias
     if order_file is None and (covariates != "none" or target_width is not None):
         raise click.UsageError("--covariates and --target-width go with --order and --looks")
-    anytime = (order_file, looks, covariates, target_width) if order_file and looks else None
+    # `--looks ''` is parsed (and refused), never taken for "no looks"
+    anytime = (
+        (order_file, looks, covariates, target_width)
+        if order_file is not None and looks is not None
+        else None
+    )
     # the objects alive now (the modules imported) are never garbage: out of the collector's
     # sight while the analysis runs (docs/analysis.md, "Speed")
     gc.freeze()

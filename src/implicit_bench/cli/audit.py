@@ -39,6 +39,19 @@ def audit_group() -> None:
 @click.option("--seed", type=int, default=20261002, show_default=True, help="bootstrap seed")
 @click.option("--margin", type=click.FloatRange(0), default=0.0, show_default=True)
 @click.option("--near-tie-delta", type=click.FloatRange(0), default=0.05, show_default=True)
+@click.option(
+    "--second",
+    type=click.Path(exists=True, dir_okay=False),
+    help="a second judge's decisions file on the same pools: the cross-model gate (§5.3)",
+)
+@click.option(
+    "--ablation",
+    "ablations",
+    multiple=True,
+    metavar="NAME=FILE",
+    help="an ablation's decisions file on the same prompts (§5.5), audited like the main one; "
+    "repeat for several",
+)
 def selection_command(
     *,
     decisions: str | None,
@@ -49,15 +62,32 @@ def selection_command(
     seed: int,
     margin: float,
     near_tie_delta: float,
+    second: str | None,
+    ablations: tuple[str, ...],
 ) -> None:
-    """Regret, gain over random, BMR, gates, order diagnostics of a decisions file (or --sim)."""
+    """Regret, gain over random, BMR, gates, order diagnostics, cultural-error outcomes and
+    breakdowns of a decisions file (or --sim); the cross-model gate and ablations from more
+    files."""
+    from pathlib import Path
+
     from implicit_bench._util.files import nan_to_none, write_json
-    from implicit_bench.audits.selection import selection_audit
-    from implicit_bench.audits.selection_table import read_decisions
+    from implicit_bench.audits.stage import decisions_report
 
     boot = _boot(n_boot, seed)
     if sim == (decisions is not None):
         raise click.UsageError("give a DECISIONS file or --sim, not both or neither")
+    if sim and (second or ablations):
+        raise click.UsageError("--second and --ablation take decisions files, not --sim")
+    named: dict[str, str] = {}
+    for item in ablations:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise click.UsageError(f"--ablation {item!r}: expected NAME=FILE")
+        if not Path(path).is_file():
+            raise click.UsageError(f"--ablation {item!r}: no such file {path}")
+        if name in named:
+            raise click.UsageError(f"--ablation {name}: given twice")
+        named[name] = path
     if sim:
         from implicit_bench.audits.params import JudgeAuditParams
         from implicit_bench.audits.stage import selection_report, world_block
@@ -73,10 +103,15 @@ def selection_command(
         write_json(out, report)
         click.echo(f"audit selection (SIMULATED): {len(report['protocols'])} protocols -> {out}")
         return
-    report = selection_audit(
-        read_decisions(decisions), boot, "selection/main", margin, near_tie_delta=near_tie_delta
-    )
-    report = {"source": decisions, "bootstrap": boot.block("prompts with replacement"), **report}
+    kw = {"margin": margin, "near_tie_delta": near_tie_delta}
+    block = decisions_report(decisions, second, named, boot, kw)
+    # the main audit at the top level (as before), the gate inside it, the ablations beside it
+    report = {
+        "source": decisions,
+        "bootstrap": boot.block("prompts with replacement"),
+        **block["main"],
+        "ablations": block.get("ablations"),
+    }
     write_json(out, nan_to_none(report))
     click.echo(f"audit selection: {report['pools']} pools -> {out}")
 
@@ -114,3 +149,104 @@ def evaluator_command(
     report = {"bootstrap": boot.block("images with replacement"), **report}
     write_json(out, report)
     click.echo(f"audit evaluator: {report['images']} images -> {out}")
+
+
+@audit_group.command("negation-corpus", cls=FriendlyCommand)
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="CSV / Parquet")
+@click.option("--per-cell", type=click.IntRange(1), default=100, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="the decks' seed")
+@click.option(
+    "--elements",
+    "elements_out",
+    type=click.Path(dir_okay=False),
+    help="also write one row per required object and statement (what a judge answers)",
+)
+def negation_corpus_command(out: str, per_cell: int, seed: int, elements_out: str | None) -> None:
+    """NegT2IBench's prompt corpus: 6 categories x 8 polarity settings x PER_CELL prompts."""
+    from implicit_bench._util.files import write_table
+    from implicit_bench.audits.negation_corpus import elements, write_corpus
+
+    corpus = write_corpus(per_cell, seed)
+    write_table(corpus, out)
+    if elements_out:
+        write_table(elements(corpus), elements_out)
+    click.echo(f"audit negation-corpus: {len(corpus)} prompts -> {out}")
+
+
+@audit_group.command("negation-accuracy", cls=FriendlyCommand)
+@click.argument("judgements", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--sim",
+    is_flag=True,
+    help="judge the simulated world's images of the corpus (world.negt2i of --params), as the "
+    "negation stage does with corpus.source sim, instead of a JUDGEMENTS file",
+)
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option(
+    "--corpus",
+    "corpus_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="the corpus the judgements refer to (from negation-corpus); default: written afresh "
+    "from --per-cell and --corpus-seed",
+)
+@click.option("--per-cell", type=click.IntRange(1), default=100, show_default=True)
+@click.option("--corpus-seed", type=int, default=0, show_default=True)
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSON to write")
+@click.option("--n-boot", type=click.IntRange(1, 100_000), default=1000, show_default=True)
+@click.option("--seed", type=int, default=42, show_default=True, help="bootstrap seed")
+def negation_accuracy_command(
+    *,
+    judgements: str | None,
+    sim: bool,
+    params_path: str,
+    corpus_path: str | None,
+    per_cell: int,
+    corpus_seed: int,
+    out: str,
+    n_boot: int,
+    seed: int,
+) -> None:
+    """A model's NegT2IBench accuracy by setting, load and category from per-object judgements."""
+    from implicit_bench._util.files import nan_to_none, read_table, write_json
+    from implicit_bench.audits.negation_accuracy import (
+        accuracy_report,
+        read_judgements,
+        validate_judgements,
+    )
+    from implicit_bench.audits.negation_corpus import COLUMNS, elements, write_corpus
+    from implicit_bench.errors import InputError
+
+    if sim == (judgements is not None):
+        raise click.UsageError("give a JUDGEMENTS file or --sim, not both or neither")
+    if corpus_path:
+        corpus = read_table(corpus_path)
+        missing = [c for c in COLUMNS if c not in corpus.columns]
+        if missing:
+            raise InputError(corpus_path, None, missing[0], "column missing from the corpus")
+    else:
+        corpus = write_corpus(per_cell, corpus_seed)
+    el = elements(corpus)
+    boot = _boot(n_boot, seed)
+    if sim:
+        from implicit_bench.audits.negation_world import accuracy_truth, simulated_judgements
+        from implicit_bench.audits.stage import world_block
+        from implicit_bench.params import load_params
+
+        world = world_block(load_params(params_path), params_path)
+        if world.negt2i.seeds == 0:
+            raise click.UsageError(f"{params_path}: world.negt2i.seeds is 0 (no images)")
+        judg = validate_judgements(
+            simulated_judgements(el, world.negt2i, world.seed), el, "world.negt2i"
+        )
+        report = {
+            "simulated": True,
+            "note": "SIMULATED: images and per-object judgements from world.negt2i",
+            **accuracy_report(judg, el, boot),
+            "planted": accuracy_truth(corpus, world.negt2i),
+        }
+    else:
+        report = {"simulated": False, "source": judgements}
+        report.update(accuracy_report(read_judgements(judgements, el), el, boot))
+    report = {"bootstrap": boot.block("prompts with replacement"), **report}
+    write_json(out, nan_to_none(report))
+    click.echo(f"audit negation-accuracy: {report['images']} images -> {out}")

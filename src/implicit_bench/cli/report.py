@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from implicit_bench._util.friendly_errors import FriendlyCommand
-from implicit_bench.report.runs import params_for, run_of, same_benchmark
+from implicit_bench.report.runs import labels_of, params_for, run_of, same_benchmark
 
 
 @click.command("report", cls=FriendlyCommand)
@@ -31,7 +31,8 @@ from implicit_bench.report.runs import params_for, run_of, same_benchmark
     "--label",
     "labels",
     multiple=True,
-    help="Source label of each DIR, in order (default: the directory name).",
+    help="Source label of each DIR, in order (default: the directory name, with its parents "
+    "when two DIRs share one).",
 )
 @click.option(
     "--units",
@@ -60,7 +61,7 @@ def report_command(
         raise click.BadParameter(
             f"{len(labels)} labels for {len(dirs)} directories", param_hint="--label"
         )
-    names = [*labels, *(d.resolve().name for d in dirs[len(labels) :])]
+    names = labels_of(dirs, labels)
     others = [run_of(d, name) for d, name in zip(dirs[1:], names[1:], strict=True)]
     first = run_of(dirs[0], names[0])  # the first DIR must hold a benchmark too
     same_benchmark([first, *others])

@@ -18,6 +18,7 @@ Specs:
 from __future__ import annotations
 
 import subprocess
+import tempfile
 
 import click
 
@@ -28,6 +29,92 @@ from implicit_bench.planning.overlay import (
     overlay_name_for,
     write_overlay,
 )
+
+
+def dvc_stage_names(dvc_file: str = "dvc.yaml") -> set[str]:
+    """The stage names of ``dvc_file`` (a ``foreach`` stage by its base name); none without it."""
+    from pathlib import Path
+
+    from implicit_bench._util.yamlsafe import load_yaml
+
+    path = Path(dvc_file)
+    if not path.is_file():
+        return set()
+    document = load_yaml(path.read_text(encoding="utf-8"))
+    stages = document.get("stages") if isinstance(document, dict) else None
+    return set(stages) if isinstance(stages, dict) else set()
+
+
+def dvc_targets(stages: str) -> list[str]:
+    """The DVC targets of ``--stages``: stage names (DVC runs what they depend on, nothing
+    else), or none for ``all`` (the whole pipeline)."""
+    names = [s.strip() for s in stages.split(",") if s.strip()]
+    if not names:
+        raise click.BadParameter("name at least one stage, or `all`", param_hint="--stages")
+    if names == ["all"]:
+        return []
+    known = dvc_stage_names()
+    # outside a checkout (no ./dvc.yaml) DVC itself names an unknown target
+    unknown = [n for n in names if known and n.split("@", 1)[0] not in known]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown stage(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}, all",
+            param_hint="--stages",
+        )
+    return names
+
+
+#: stages that only their own targets (or --stages all) run: no target of a Table 4 row needs them
+OPTIONAL_STAGES = ("retrieve", "rewrite", "debias_render", "debias_judge", "b6", "diversity_study")
+
+
+def planned(plans: list, targets: list[str]) -> list:
+    """The plan's lines of the stages ``dvc exp run TARGETS`` runs (every line for ``all``)."""
+    if not targets:
+        return plans
+    asked = {t.split("@", 1)[0] for t in targets}
+    skipped = set(OPTIONAL_STAGES) - asked
+    return [p for p in plans if p.stage.split()[0].split("@", 1)[0] not in skipped]
+
+
+def fixed_unit_set(
+    benchmark: str | None,
+    units_file: str | None,
+    units: int | None,
+    base: dict,
+    scratch: str | None = None,
+) -> tuple[str, str]:
+    """(the path params name, the file written) of a run on a fixed unit set: the release's
+    units (written from the user's copy), or ``units_file``; with ``--units N``, a pilot of N of
+    them (bench/pilot.py). ``scratch``: a dry run writes there, so that its plan counts the set
+    and the workspace keeps no units it did not run."""
+    from pathlib import Path
+
+    def where(path: str) -> str:
+        return str(Path(scratch) / Path(path).name) if scratch else path
+
+    named = written = units_file
+    if benchmark is not None:
+        from implicit_bench.release.benchmark import BENCHMARK_UNITS_PATH, write_benchmark_units
+
+        named, written = BENCHMARK_UNITS_PATH, where(BENCHMARK_UNITS_PATH)
+        bench = write_benchmark_units(benchmark, written)
+        click.echo(
+            f"benchmark: {bench.n_units:,} units of {benchmark} (sha256 {bench.sha256}) -> {named}"
+        )
+    assert named is not None and written is not None
+    if not units:  # None or 0: every unit of the set
+        return named, written
+    from implicit_bench.bench.pilot import PILOT_UNITS_PATH, write_pilot_units
+    from implicit_bench.params import SubsetParams, section
+
+    seed = section(base, "subset", SubsetParams).seed
+    pilot = write_pilot_units(written, units, seed, where(PILOT_UNITS_PATH))
+    click.echo(
+        f"pilot: {pilot.n_units:,} of {pilot.of_units:,} units of {named} (--units; stratified "
+        f"by bias type in proportion, seed {seed}) -> {PILOT_UNITS_PATH}"
+    )
+    return PILOT_UNITS_PATH, pilot.path
 
 
 def _echo_block(title: str, text: str) -> None:
@@ -53,7 +140,11 @@ def _echo_block(title: str, text: str) -> None:
     "(repeatable; the first also does alignment).",
 )
 @click.option(
-    "--units", type=click.IntRange(0), default=None, help="subset.max_units (0: every unit)."
+    "--units",
+    type=click.IntRange(0),
+    default=None,
+    help="Units evaluated (0: every unit): a pilot of the fixed unit set (--benchmark, "
+    "--units-file), else subset.max_units of construction.",
 )
 @click.option(
     "--seeds",
@@ -151,6 +242,22 @@ def _echo_block(title: str, text: str) -> None:
     multiple=True,
     help="With --sequential: A,B: stop when the bias-score difference of A and B excludes 0.",
 )
+@click.option(
+    "--stages",
+    "stages",
+    default="evaluate",
+    show_default=True,
+    help="The DVC stages run (with what they need), comma separated, or `all` for the whole "
+    "pipeline (construction audits, debiasing, CLIP, the diversity study, the report).",
+)
+@click.option(
+    "--report",
+    "report_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="After the run: the HTML report of this run's outputs only (its leaderboard, beside "
+    "the paper with --benchmark) in this folder.",
+)
 @click.option("--rounds", default=None, help="With --sequential: unit counts N1,N2,...")
 @click.option(
     "--covariates",
@@ -186,6 +293,8 @@ def run_command(
     target_width: float | None,
     estimands: tuple[str, ...],
     resolve: tuple[str, ...],
+    stages: str,
+    report_dir: str | None,
     rounds: str | None,
     max_gpu_hours: float | None,
     covariates: str | None,
@@ -208,18 +317,25 @@ def run_command(
         )
     if sequential and (queue or (target_width is None and not resolve)):
         raise click.UsageError("--sequential needs --target-width or --resolve (and no --queue)")
+    if benchmark is not None and (units_file is not None or sequential):
+        raise click.UsageError("--benchmark goes without --units-file and --sequential")
+    targets = dvc_targets(stages)
     base = compose(profile)
+    unit_set = unit_set_file = None
+    if benchmark is not None or units_file is not None:  # a fixed unit set: no construction
+        scratch = tempfile.mkdtemp(prefix="implicit-bench-dry-run-") if dry_run else None
+        unit_set, unit_set_file = fixed_unit_set(benchmark, units_file, units, base, scratch)
     overlay = build_overlay(
         base,
         list(generators),
         list(judges),
         profile=profile,
-        units=units,
+        units=None if unit_set is not None else units,
         seeds=seeds,
         device=device,
         api_key_env=api_key_env,
         table4_only=tables == "4",
-        units_file=units_file,
+        units_file=unit_set,
         construction=sequential,
         benchmark=benchmark,
     )
@@ -247,8 +363,6 @@ def run_command(
         if problems and not dry_run:
             raise SystemExit(1)
     if benchmark is not None:
-        if units_file is not None or sequential:
-            raise click.UsageError("--benchmark goes without --units-file and --sequential")
         from implicit_bench.release.judge_notice import judge_notice
 
         judges_used = {n: params["judges"][n] for n in params["bench"]["tasks"]["rubric"]["judges"]}
@@ -258,8 +372,11 @@ def run_command(
             notes = [f"the judges were not compared with the release's Table 4 judge ({exc})"]
         for line in notes:
             click.echo(f"note: {line}")
-    plans, info = build_plan(params, assume=parse_assume(assume) or None)
-    _echo_block("plan", format_plan(plans, info))
+    plan_params = params  # a dry run plans the unit set it wrote aside
+    if unit_set_file is not None and unit_set_file != unit_set:
+        plan_params = {**params, "bench": {**params["bench"], "units": unit_set_file}}
+    plans, info = build_plan(plan_params, assume=parse_assume(assume) or None)
+    _echo_block("plan", format_plan(planned(plans, targets), info))
     if sequential:
         click.echo(f"sequential rounds (units): {', '.join(map(str, round_units))}")
     if dry_run:
@@ -271,16 +388,12 @@ def run_command(
     from implicit_bench.runtime.dvc import dvc_command
 
     cmd = dvc_command(  # DVC of this environment, found before params.yaml is switched
-        "exp", "run", *(["--name", exp_name] if exp_name else []), *(["--queue"] if queue else [])
+        "exp",
+        "run",
+        *(["--name", exp_name] if exp_name else []),
+        *(["--queue"] if queue else []),
+        *targets,
     )
-    if benchmark is not None:
-        from implicit_bench.release.benchmark import write_benchmark_units
-
-        written = write_benchmark_units(benchmark)
-        click.echo(
-            f"benchmark: {written.n_units:,} units of {benchmark} (sha256 {written.sha256}) "
-            f"-> {params['bench']['units']}"
-        )
     write_profile(overlay_name, "params.yaml", "params.yaml")
     if sequential:
         from implicit_bench.params import load_params
@@ -298,9 +411,18 @@ def run_command(
         )
         return
     click.echo(f"params.yaml: profile {overlay_name}; running dvc {' '.join(cmd[3:])}")
+    if targets:
+        click.echo(
+            f"stages: {', '.join(targets)} and what they need (--stages all: the whole pipeline)"
+        )
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0:
         raise SystemExit(done.returncode)
+    if report_dir is not None and not queue:
+        from implicit_bench.report.run_folder import write_run_report
+
+        page = write_run_report(params, report_dir, exp_name or overlay_name)
+        click.echo(f"report: {page}")
 
 
 __all__ = ["run_command"]

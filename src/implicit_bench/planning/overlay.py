@@ -28,6 +28,8 @@ from implicit_bench.preflight.params_check import validate_params
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.protocol.tables import (
     ALL_IMAGE_INDEX_GLOB,
+    BENCH_IMAGE_INDEX_GLOB,
+    BENCH_IMAGES_DIR,
     BENCH_JUDGEMENTS_PATH,
     CLIP_JUDGEMENTS_PATH,
     JUDGEMENTS_PATH,
@@ -179,7 +181,7 @@ def build_overlay(
     if benchmark is not None:
         from implicit_bench.release.benchmark import BENCHMARK_UNITS_PATH, seed_map
 
-        units_file = BENCHMARK_UNITS_PATH
+        units_file = units_file or BENCHMARK_UNITS_PATH  # the release's units, or a pilot of them
         overlay["benchmark"] = CommentedMap(path=benchmark)
         if table4_only:
             overlay["benchmark"]["variants"] = ["neutral"]
@@ -189,18 +191,14 @@ def build_overlay(
         # B.6 re-scores construction stores and debiasing configurations: none here
         overlay["b6"] = CommentedMap(enabled=False)
     _bench_overlay(overlay, params, gen_names, judge_names, seeds, table4_only, units_file)
+    if units_file is not None:
+        fixed_unit_set_overlay(overlay, units_file, judge_names, table4_only)
     if benchmark is not None:
         overlay["bench"]["seed_index"] = CommentedMap(seed_map())
         # the leaderboard puts the release's Table 4 generators beside the new ones, paired;
         # construction judged nothing, so evaluate reads the benchmark phase's judgements only
         # and analyses the new generator (found by tests/e2e/test_benchmark_run_dvc.py)
-        evaluate = overlay["evaluate"]
-        evaluate["judgements"] = [BENCH_JUDGEMENTS_PATH]
-        evaluate["config"] = overlay["bench"]["run"][0]
-        evaluate["rubric_judges"] = list(judge_names)
-        if table4_only:  # no blind question asked: no blind judge to analyse
-            evaluate["blind_judges"] = None
-        evaluate["beside_release"] = benchmark
+        overlay["evaluate"]["beside_release"] = benchmark
     # debiasing (debias.generator, debias.scoring) and the HoloFair study (diversity_study) keep
     # the profile's models: steering needs a pipeline with embedding hooks and the study a face
     # judge for real images; set those keys in the overlay to run them on your model.
@@ -256,6 +254,38 @@ def _bench_overlay(
         evaluate["blind_judges"] = list(judge_names)
         evaluate["rubric_judges"] = None
     overlay["evaluate"] = evaluate
+
+
+def fixed_unit_set_overlay(
+    overlay: CommentedMap, units_file: str, judge_names: list[str], table4_only: bool
+) -> None:
+    """A run on a fixed unit set (``--benchmark``, ``--units-file``) needs no construction: the
+    world plants that set's units, the benchmark phase names no construction store, and
+    evaluate reads the benchmark phase's judgements only, with every construction input it
+    depends on (``evaluate.inputs``) pointed at the run's own files (docs/experiments.md,
+    "Run only what the job needs")."""
+    overlay["world"] = CommentedMap(units=units_file)
+    bench = overlay["bench"]
+    stores = list(bench["run"])
+    bench["construction_images"] = BENCH_IMAGES_DIR
+    for task in bench["tasks"].values():  # only the run's own stores are judged
+        task["configs"] = [c for c in task["configs"] if c in stores]
+    evaluate = overlay["evaluate"]
+    evaluate["units"] = units_file
+    evaluate["selected_units"] = None
+    evaluate["judgements"] = [BENCH_JUDGEMENTS_PATH]
+    evaluate["image_index_glob"] = BENCH_IMAGE_INDEX_GLOB
+    evaluate["config"] = stores[0]
+    evaluate["rubric_judges"] = list(judge_names)
+    if table4_only:  # no blind question asked: no blind judge to analyse
+        evaluate["blind_judges"] = None
+    evaluate["inputs"] = CommentedMap(
+        selection=units_file,
+        selection_metrics=units_file,  # not read: no selection is analysed
+        judgements=BENCH_JUDGEMENTS_PATH,
+        clip=BENCH_JUDGEMENTS_PATH,
+        images=BENCH_IMAGES_DIR,
+    )
 
 
 def _construction_overlay(

@@ -1116,6 +1116,10 @@ def build_plan(
         plans: list[StagePlan] = []
         per_config: dict[str, dict[str, int]] = {}
         selected, n_selected, selected_from = units, n_units, source
+        pilot, n_pilot, pilot_from = bench_units(params, root, None, n_units)
+        if pilot is not None and n_pilot < n_units:  # run --units N: a pilot of the release
+            selected, n_selected = pilot, n_pilot
+            selected_from = f"{pilot_from}: a pilot of {n_units:,} units ({source})"
         read, shared = None, False
     else:
         debias_path = _debias_units_path(params, root)

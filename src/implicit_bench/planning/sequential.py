@@ -25,6 +25,7 @@ from typing import Any
 from implicit_bench._util.files import atomic_write_text
 from implicit_bench.analysis.looks import parse_counts
 from implicit_bench.errors import ConfigError
+from implicit_bench.planning.sequential_record import changed_keys, check_resumable, load_record
 from implicit_bench.protocol.tables import TRIPLETS_PATH
 
 STATE_DIR = Path("logs")
@@ -152,9 +153,14 @@ def run_sequential(
 ) -> dict[str, Any]:
     """Rounds until the targets hold, the budget ends or the rounds run out (resumable).
     ``covariates``: ``release``, a path or ``none`` (default: ``release`` when the params name
-    one, else ``none``); the bets are tuned to ``target`` when it is set."""
+    one, else ``none``); the bets are tuned to ``target`` when it is set.
+
+    Every round runs on the params the run started with: params that change between rounds
+    are refused before the next round is spent (one record, one set of settings); a start
+    with other settings than its record's starts again at round 1 (docs/errors.md)."""
+    start = params_of()
     if covariates is None:
-        covariates = "release" if release_path(params_of()) else "none"
+        covariates = "release" if release_path(start) else "none"
     settings = {
         "rounds": rounds,
         "target_half_width": target,
@@ -162,13 +168,21 @@ def run_sequential(
         "resolve": [list(p) for p in pairs],
         "max_gpu_hours": max_gpu_hours,
         "covariates": covariates,
-        "params": _params_hash(params_of()),
+        "params": _params_hash(start),
     }
     path = STATE_DIR / f"sequential-{exp_name or 'run'}.json"
     state: dict[str, Any] = {"anytime_valid": True, "settings": settings, "rounds": []}
     if path.exists():
-        old = json.loads(path.read_text(encoding="utf-8"))
-        if old.get("settings") == settings:
+        old = load_record(path)  # checked field by field: a tampered file is one line
+        if old["settings"] != settings:
+            differ = [k for k in settings if old["settings"].get(k) != settings[k]]
+            print(
+                f"sequential: {path} was written with other settings ({', '.join(differ)}): "
+                "starting again at round 1",
+                flush=True,
+            )
+        else:
+            check_resumable(old, rounds, path)
             state = old
             if state.get("stopped"):
                 print(
@@ -179,7 +193,7 @@ def run_sequential(
     spent = sum(r.get("gpu_hours", 0.0) for r in state["rounds"])
     for index in range(len(state["rounds"]), len(rounds)):
         units = rounds[index]
-        params = params_of()
+        params = _unchanged(start, params_of(), path, f"before round {index + 1}")
         hours = next_round_gpu_hours(params, units) if max_gpu_hours is not None else 0.0
         if max_gpu_hours is not None and spent + hours > max_gpu_hours:
             why = f"budget: round {index + 1} needs {hours:.2f} GPU-h, {spent:.2f} spent"
@@ -187,10 +201,17 @@ def run_sequential(
             break
         run_round(units)
         spent += hours
-        report = look(params_of(), rounds[: index + 1], covariates, target)
+        params = _unchanged(start, params_of(), path, f"during round {index + 1}")
+        report = look(params, rounds[: index + 1], covariates, target)
         held = targets_hold(report, target, names, pairs)
         state["rounds"].append(
-            {"round": index + 1, "units": units, "gpu_hours": round(hours, 3), "targets": held}
+            {
+                "round": index + 1,
+                "units": units,
+                "gpu_hours": round(hours, 3),
+                "targets": held,
+                "params": settings["params"],  # the settings this round ran on
+            }
         )
         state["last_report"] = report
         if index == len(rounds) - 1:
@@ -209,6 +230,20 @@ def run_sequential(
         flush=True,
     )
     return state
+
+
+def _unchanged(start: dict[str, Any], now: dict[str, Any], path: Path, when: str) -> dict[str, Any]:
+    """``now``, the params read before or after a round, when they are the run's ``start``
+    params (less ``subset.max_units``); else a ``ConfigError`` naming the keys changed."""
+    if _params_hash(now) == _params_hash(start):
+        return now
+    keys = [k for k in changed_keys(start, now) if k != "subset.max_units"]
+    raise ConfigError(
+        f"params changed {when} of the sequential run "
+        f"({', '.join(keys[:8])}{', ...' if len(keys) > 8 else ''}): one run's rounds share one "
+        f"set of settings; restore them to go on ({path} resumes), or start again with the new "
+        "ones (a start with other settings begins at round 1)"
+    )
 
 
 def _params_hash(params: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ import pandas as pd
 
 from implicit_bench._util.closed_form import wilson_interval
 from implicit_bench._util.nested import dig
+from implicit_bench.protocol.schema import BLIND_LABELS, VARIANTS
 from implicit_bench.recovery.truth import (
     RowTruth,
     blind_truths,
@@ -818,7 +819,7 @@ def calibration_entries(
     store = ImageStore(Path(images_dir) / config)
     rng = np.random.default_rng(derive_seed("calibration", params.seed, config, judge))
     rater = np.asarray(params.calibration.rater_confusion())
-    core = ("neutral", "stereotype", "anti_stereotype")
+    core = VARIANTS
     pool = rows[rows["valid"].astype(bool) & rows["value"].notna()]
     ref, jud, stratum = [], [], []
     for i, variant in enumerate(core):
@@ -840,7 +841,7 @@ def calibration_entries(
                 else 2
             )
             ref.append(int(perceive_many(np.array([cls]), rater, rng.random(1))[0]))
-            jud.append(("s", "a", "neither").index(str(r.value)))
+            jud.append(BLIND_LABELS.index(str(r.value)))
             stratum.append(variant)
     boot = Bootstrap(n=n_boot, seed=seed)
     corr = Correction(
@@ -944,6 +945,17 @@ def judge_selection_entries(audit: dict[str, Any], world_params: Any) -> list[di
                         diagnostic=worst,
                     )
                 )
+            # the secondary ratings' selected minus matched random (§5.7, Table 7)
+            for key in sorted(k for k in t if k.startswith("delta_")):
+                outcome = key.removeprefix("delta_")
+                out.append(
+                    estimate_entry(
+                        group,
+                        f"{outcome} minus random [{policy_name}]",
+                        t.get(key),
+                        dig(pol, "secondary", outcome, "difference"),
+                    )
+                )
         for scorer, sb in (dig(rep, "content_baselines") or {}).items():
             if scorer not in world_params.selection.scorers:
                 continue
@@ -991,6 +1003,28 @@ def judge_selection_entries(audit: dict[str, Any], world_params: Any) -> list[di
         out.append(
             estimate_entry(group, "order-flip rate", truth["flip_rate"], orders.get("flip_rate"))
         )
+    return out
+
+
+def negt2i_entries(negation: dict[str, Any], world_params: Any) -> list[dict[str, Any]]:
+    """A model's accuracy on NegT2IBench's corpus (metrics/negation.json: corpus.accuracy) beside
+    world.negt2i's planted accuracy, recomputed here from the corpus's own parameters: overall,
+    by polarity setting, by statement load and by category."""
+    from implicit_bench.audits.negation_corpus import write_corpus
+    from implicit_bench.audits.negation_world import accuracy_truth
+
+    block = negation.get("corpus") or {}
+    acc = block.get("accuracy") or {}
+    if not acc.get("simulated") or world_params.negt2i.seeds == 0 or not block.get("per_cell"):
+        return []
+    truth = accuracy_truth(write_corpus(block["per_cell"], block["seed"]), world_params.negt2i)
+    group = "corpus accuracy (NegT2IBench; world.negt2i)"
+    out = [estimate_entry(group, "accuracy [overall]", truth["overall"], acc.get("overall"))]
+    for key in ("by_setting", "by_load", "by_category"):
+        for name, value in truth[key].items():
+            out.append(
+                estimate_entry(group, f"accuracy [{key[3:]} {name}]", value, dig(acc, key, name))
+            )
     return out
 
 
@@ -1128,6 +1162,7 @@ def run_recovery(raw: dict[str, Any], params_path: str) -> tuple[dict[str, Any],
     entries += judge_selection_entries(audit, world_params)
     negation = _json("metrics/negation.json")
     entries += negprobe_entries(negation, world_params)
+    entries += negt2i_entries(negation, world_params)
     if primary in judges:
         diversity = _json("metrics/diversity.json")
         entries += negation_entries(rt, judgements, negation, primary, judges)

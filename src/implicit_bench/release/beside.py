@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.analysis.bootstrap import Bootstrap, bootstrap_p, holm, safe_div
+from implicit_bench._util.closed_form import safe_div
+from implicit_bench.analysis.bootstrap import Bootstrap, resolve_differences
 from implicit_bench.analysis.selection import dx_frame
 from implicit_bench.protocol.judge_identity import differences, judge_identity, parse_identity
 from implicit_bench.release import layout
@@ -187,17 +188,23 @@ def beside_release(
     path: str,
     boot: Bootstrap,
     bias_judge: str | None = None,
+    run_units: list[str] | None = None,
 ) -> dict[str, Any]:
     """This run's generators beside the release's Table 4 generators (rows, paired
     differences with Holm verdicts, lean beside the construction scores).
 
     ``judgements``: this run's JUDGEMENTS with ``score`` and ``valid`` (as analyze loads them);
     ``images``: its image index (None: refusals unknown); ``bias_judge``: the judge whose
-    neutral rubric scores are this run's bias (None: the first judge with rubric rows)."""
+    neutral rubric scores are this run's bias (None: the first judge with rubric rows);
+    ``run_units``: the run's unit set where it is part of the benchmark's (a pilot,
+    ``run --units N``): every row, the release's included, is on those units (like for like)."""
     bench = benchmark_units(path)
     release = Release(path)
     rel_j, rel_images = release_table4(release, bench)
     units = list(bench.units["unit_id"])
+    if run_units is not None:  # a run on part of the benchmark: every row on that part
+        wanted = {str(u) for u in run_units}
+        units = [u for u in units if u in wanted] or units
     unit_set = set(units)
     ours = judgements[judgements["unit_id"].astype(str).isin(unit_set)].copy()
     ours["unit_id"] = ours["unit_id"].astype(str)
@@ -296,9 +303,14 @@ def beside_release(
     for entry, rep in lean:
         pairs.append(entry)
         reps.append(rep)
-    _holm(pairs, reps, boot)
+    resolve_differences(pairs, reps, boot.level)
     return {
-        "benchmark": {"path": path, "sha256": bench.sha256, "units": bench.n_units},
+        "benchmark": {
+            "path": path,
+            "sha256": bench.sha256,
+            "units": bench.n_units,
+            "units_compared": len(units),  # fewer than units: a pilot (run --units N)
+        },
         "units_outside_benchmark": outside,
         "bias_judge": bias_judge,
         "release_judge": release_ids,
@@ -452,20 +464,6 @@ def _lean_beside(
     return out
 
 
-def _holm(pairs: list[dict[str, Any]], reps: list[np.ndarray], boot: Bootstrap) -> None:
-    pvalues = [
-        bootstrap_p(r) if e["difference"]["ci"] is not None else None
-        for e, r in zip(pairs, reps, strict=True)
-    ]
-    adjusted = holm(pvalues)
-    alpha = 1 - boot.level
-    for e, p, q in zip(pairs, pvalues, adjusted, strict=True):
-        ci = e["difference"]["ci"]
-        degenerate = ci is not None and ci[0] == ci[1]
-        e["p"], e["p_holm"] = p, q
-        e["resolved"] = bool(q is not None and q < alpha and not degenerate)
-
-
 def beside_tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
     """``leaderboard_beside_release`` (one row per generator, labelled with its source and
     judge note) and ``leaderboard_beside_release_pairs``."""
@@ -517,6 +515,24 @@ def beside_tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
     }
 
 
+def _same_release(units_sha: Any, path: str) -> None:
+    """Units written from a release (``benchmark_sha256``) go beside that release only as it
+    was then: a copy edited since (one prompt) is refused, not paired on other prompts."""
+    from implicit_bench.errors import ConfigError
+    from implicit_bench.release.benchmark import benchmark_sha256
+
+    if not isinstance(units_sha, str) or not units_sha:
+        return  # the project's own units: no release to match
+    now, _ = benchmark_sha256(Release(path))
+    if now != units_sha:
+        raise ConfigError(
+            f"evaluate.beside_release: {path} changed since the run's units were written from "
+            f"it (units: benchmark SHA-256 {units_sha[:12]}..., the release now: {now[:12]}...): "
+            "restore that copy of the release, or write the units again from this one "
+            "(run --benchmark PATH) and rerun"
+        )
+
+
 def add_beside(ev: Any, tables: Any, params: Any) -> dict[str, Any] | None:
     """``evaluate.beside_release`` set: the board beside the paper added to an evaluation
     (``ev.benchmark["leaderboard"]["beside_release"]`` and its two tables) before it is
@@ -530,8 +546,14 @@ def add_beside(ev: Any, tables: Any, params: Any) -> dict[str, Any] | None:
         return None
     boot = Bootstrap.from_params(params.bootstrap)
     try:
+        _same_release(board.get("benchmark_sha256"), str(path))
         beside = beside_release(
-            tables.judgements, tables.images, str(path), boot, board.get("rubric_judge")
+            tables.judgements,
+            tables.images,
+            str(path),
+            boot,
+            board.get("rubric_judge"),
+            run_units=list(tables.units["unit_id"].astype(str)),
         )
     except InputError as exc:
         raise ConfigError(f"evaluate.beside_release: {exc}") from None

@@ -14,6 +14,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 import shlex
 import zipfile
 import zlib
@@ -185,6 +186,7 @@ class Release:
                 None,
                 "a Git LFS pointer, not the file: fetch it with git lfs pull",
             )
+        _check_utf8(data, self.where(rel))
         try:
             frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
         except pd.errors.ParserError as exc:
@@ -216,6 +218,48 @@ class Release:
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
+
+
+def _check_utf8(data: bytes, where: str) -> None:
+    """A release CSV is UTF-8 text: the first byte that is not is an ``InputError`` naming its
+    data row (1-based; the header: no row), its column and its byte offset in the file."""
+    try:
+        data.decode("utf-8")
+        return
+    except UnicodeDecodeError as exc:
+        offset = exc.start
+    # the bad bytes become lone surrogates (U+DC80..U+DCFF), found again in the parsed cells
+    text = data.decode("utf-8", errors="surrogateescape").removeprefix("\ufeff")
+    row: int | None = None
+    column: str | None = None
+    header: list[str] = []
+    place = ""
+    try:
+        for number, cells in enumerate(csv.reader(io.StringIO(text, newline=""))):
+            hit = next((i for i, c in enumerate(cells) if _has_surrogate(c)), None)
+            if number == 0:
+                header = cells
+                place = "in the header, " if hit is not None else ""
+            elif hit is not None:
+                row, column = number, header[hit] if hit < len(header) else None
+            if hit is not None:
+                break
+    except csv.Error:  # a CSV broken before the byte: the offset still says where
+        pass
+    raise InputError(
+        where,
+        row,
+        column,
+        f"not UTF-8 text ({place}byte 0x{data[offset]:02x} at byte offset {offset}); "
+        "save it as UTF-8",
+    )
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def _has_surrogate(cell: str) -> bool:
+    return _SURROGATE.search(cell) is not None
 
 
 def _ragged_row(data: bytes) -> tuple[int, int, int] | None:
@@ -302,6 +346,8 @@ def read_units(release: Release) -> pd.DataFrame:
     )
     p = release.table(PROMPTS, cols)
     where = release.where(PROMPTS)
+    if p.empty:  # a benchmark of no unit would plan, render and score nothing (exit 0)
+        raise InputError(where, None, None, "a header and no row: the release holds no unit")
     dup = p["id"].duplicated()
     if dup.any():
         raise InputError(

@@ -15,6 +15,7 @@ from implicit_bench.generators import (
 from implicit_bench.params import SafeName, Seeds, StrictModel, UniqueNames, check_refs
 from implicit_bench.protocol.schema import ALL_VARIANTS, VARIANTS
 from implicit_bench.runtime.execution import ExecutorConfig
+from implicit_bench.runtime.failures import DEFAULT_MAX_FAILURE_RATE, FailureRate
 
 
 class RenderParams(StrictModel):
@@ -56,6 +57,9 @@ class RenderParams(StrictModel):
 
     verify: bool = True  # re-hash stored bytes when resuming (a mismatch is re-rendered)
     retry_failed: bool = True  # try items that failed in an earlier run again
+    # the share of a store's planned items that may fail before the stage exits non-zero (every
+    # render stage: construction, benchmark phase, debiasing, diversity study; docs/errors.md)
+    max_failure_rate: FailureRate = DEFAULT_MAX_FAILURE_RATE
     executor: ExecutorConfig = ExecutorConfig()
     executors: dict[SafeName, ExecutorConfig] = {}  # per-config override of ``executor``
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from implicit_bench._util.files import write_json
 from implicit_bench._util.hashing import sha256_bytes
 from implicit_bench._util.redact import redact
 from implicit_bench.generators import (
@@ -91,7 +92,7 @@ def batch_plan(planned: Sequence[PlannedItem], batch_size: int) -> list[list[Pla
     """Batches of at most ``batch_size`` items that never span two (unit, seed) pairs: a
     batch is a function of one unit's prompts at one seed, so adding or removing seeds, units
     or other items of the plan leaves every other item's batch (and its bits) as it was
-    (docs/architecture.md, "Batch- and history-invariant numbers")."""
+    (docs/contracts.md, "Batch- and history-invariant numbers")."""
     size = max(1, int(batch_size))
     batches: list[list[PlannedItem]] = []
     group: list[PlannedItem] = []
@@ -368,6 +369,17 @@ def config_signatures(cfg: GeneratorParams, planned: Sequence[PlannedItem]) -> d
     return batch_signatures(planned, size, fixed)
 
 
+def check_render_failures(stage: str, index: pd.DataFrame, max_rate: float) -> None:
+    """Exit non-zero (``LLMUnavailableError``, so DVC records nothing) when every planned item
+    of a store failed or more than ``max_rate`` of them did, with the first failure's reason;
+    refusals are answers, not failures. The store keeps what was rendered (resumable)."""
+    from implicit_bench.runtime.failures import check_failure_rate
+
+    failed = index[index["status"] == "failed"]
+    first = None if failed.empty else str(failed["reason"].iloc[0])
+    check_failure_rate(stage, len(failed), len(index), max_rate, first, kind="render")
+
+
 def render_config(
     name: str,
     cfg: GeneratorParams,
@@ -397,6 +409,7 @@ def render_config(
             pool=pool,
         )
         index = store.finalize(keys=[i.key for i in planned], pool=pool)
+    check_render_failures(f"render {name}", index, params.max_failure_rate)
     return {
         "generator": generator_name(cfg),
         "model": getattr(cfg, "model", None),
@@ -405,6 +418,10 @@ def render_config(
         **summarize(index, planned),
         "run": run,
     }
+
+
+#: the file an image folder with no store holds (DVC keeps no empty folder as an output)
+STORES_MANIFEST = "stores.json"
 
 
 def render_all(
@@ -420,6 +437,9 @@ def render_all(
     for store_dir in sorted(root.iterdir()) if root.is_dir() else []:
         if store_dir.is_dir() and store_dir.name not in selected:
             unpublish(store_dir, pool_dir(store_dir))
+    if not selected:  # `render.run: []` (a run on a fixed unit set): the output still exists
+        root.mkdir(parents=True, exist_ok=True)
+        write_json(root / STORES_MANIFEST, {"stores": []})
     return {
         name: render_config(name, params.configs[name], units, Path(images_dir) / name, params)
         for name in selected

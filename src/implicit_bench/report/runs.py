@@ -5,6 +5,7 @@ check that several runs share one benchmark, and the report params of a run dire
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from implicit_bench.errors import ConfigError, InputError
@@ -42,17 +43,49 @@ def run_of(path: Path, label: str) -> Run:
 def same_benchmark(runs: list[Run]) -> str | None:
     """The one benchmark SHA-256 of ``runs`` (release benchmarks: ``benchmark_sha256`` of the
     leaderboard); runs of different benchmarks (a release benchmark and another, or one and the
-    project's own units) are refused with one line: one leaderboard needs one unit set."""
+    project's own units), or a run whose units and beside-release block name two, are refused
+    with one line: one leaderboard needs one unit set."""
+    from implicit_bench._util.nested import dig
     from implicit_bench.compare.results import benchmark_hash
 
-    hashes = {run.label: benchmark_hash(run.board) for run in runs}
-    if len(set(hashes.values())) > 1:
-        shown = ", ".join(f"{k}: {(v or 'own units')[:12]}" for k, v in hashes.items())
+    for run in runs:  # a board written before the check of evaluate.beside_release
+        board = run.board or {}
+        units, beside = board.get("benchmark_sha256"), dig(board, "beside_release", "benchmark")
+        release = beside.get("sha256") if isinstance(beside, dict) else None
+        if isinstance(units, str) and isinstance(release, str) and units != release:
+            raise ConfigError(
+                f"{run.label}: its units' benchmark SHA-256 {units[:12]} is not the SHA-256 of "
+                f"the release beside it ({release[:12]}; edited after the units were written): "
+                "analyze it again beside the release as it was"
+            )
+    # one entry per run, in order: two runs with one label (two folders named out) are two
+    hashes = [(run.label, benchmark_hash(run.board)) for run in runs]
+    if len({sha for _, sha in hashes}) > 1:
+        shown = ", ".join(f"{label}: {(sha or 'own units')[:12]}" for label, sha in hashes)
         raise ConfigError(
             f"the runs are on different benchmarks ({shown}): one leaderboard merges runs of "
             "one benchmark only"
         )
-    return next(iter(hashes.values()), None)
+    return hashes[0][1] if hashes else None
+
+
+def labels_of(dirs: Sequence[Path], given: Sequence[str]) -> list[str]:
+    """Each DIR's source label: ``--label`` in order, else the folder's name, lengthened by
+    its parents until no two runs share one (``x/out`` and ``y/out``, not ``out`` twice);
+    a ``--label`` given twice is refused (two sources one could not tell apart)."""
+    twice = sorted({label for label in given if list(given).count(label) > 1})
+    if twice:
+        raise ConfigError(f"--label {twice[0]}: given to two directories; give each its own")
+    parts = [d.resolve().parts for d in dirs[len(given) :]]
+    depth = [1] * len(parts)
+    while True:
+        labels = [*given, *(Path(*p[-n:]).as_posix() for p, n in zip(parts, depth, strict=True))]
+        clash = [i for i, p in enumerate(parts) if labels.count(labels[len(given) + i]) > 1]
+        longer = [i for i in clash if depth[i] < len(parts[i])]
+        if not longer:
+            return labels
+        for i in longer:
+            depth[i] += 1
 
 
 def params_for(

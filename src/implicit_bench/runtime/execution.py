@@ -148,11 +148,38 @@ def _progress(total: int, desc: str, enabled: bool) -> Any:
     return tqdm(total=total, desc=desc, disable=not enabled, mininterval=2.0, smoothing=0.1)
 
 
+#: the prefix of a recorded error that trying again cannot mend (``is_deterministic``)
+DETERMINISTIC = "deterministic: "
+
+
+def is_deterministic(exc: BaseException) -> bool:
+    """An error the same request meets again: bad input or config (``InputError``,
+    ``ConfigError``) or an HTTP answer in 4xx that is not a retryable status (408, 409, 429):
+    the item is failed at once instead of tried ``max_attempts`` times."""
+    from implicit_bench.errors import ConfigError, InputError
+
+    if isinstance(exc, InputError | ConfigError):
+        return True
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    if isinstance(status, int) and 400 <= status < 500:
+        from implicit_bench.runtime.httpretry import is_retryable
+
+        return not is_retryable(status)
+    return False
+
+
 def _call(worker: Worker, payload: Any) -> tuple[Any, str | None]:
     try:
         return worker(payload), None
     except Exception as exc:  # noqa: BLE001 - every worker failure is recorded, not raised
-        return None, describe_error(exc)
+        error = describe_error(exc)
+        return None, DETERMINISTIC + error if is_deterministic(exc) else error
+
+
+def _final(error: str | None, attempt: int, config: ExecutorConfig) -> bool:
+    """No further attempt: success, a deterministic error, or the attempts used up."""
+    return error is None or error.startswith(DETERMINISTIC) or attempt >= config.max_attempts
 
 
 def _run_local(
@@ -171,7 +198,7 @@ def _run_local(
         while True:
             attempt += 1
             value, error = _call(worker, item.payload)
-            if error is None or attempt >= config.max_attempts:
+            if _final(error, attempt, config):
                 return Outcome(item, value, error, attempt)
             if config.retry_backoff_s:
                 time.sleep(config.retry_backoff_s * attempt)
@@ -279,7 +306,7 @@ def _run_ray(
                         None,
                         redact(f"worker crashed: {type(exc).__name__}: {str(exc)[:500]}"),
                     )
-                if error is None or attempt >= config.max_attempts:
+                if _final(error, attempt, config):
                     finish(Outcome(item, value, error, attempt))
                 else:
                     if config.retry_backoff_s:

@@ -6,6 +6,12 @@ types gives every type 2 and two types a third, in sorted order). Within a bias 
 whose triplet passed every check come first; ties are ordered by ``derive_seed(seed, unit_id)``
 (independent of row order). ``max_units = 0`` takes every unit.
 
+``order: proportional`` (a pilot of a fixed unit set: ``run --benchmark REL --units N``) keeps
+each bias type's share of the whole set: within a type units are ranked by
+``derive_seed(seed, unit_id)``, the k-th of a type of n sits at (k + 1/2) / n on one scale, and
+the first ``max_units`` on that scale are taken (systematic proportional allocation). Like the
+other orders it is one fixed order whose prefixes nest: growing N keeps every unit taken.
+
 ``order: random`` (``run --sequential``) ranks all units by ``derive_seed(seed, unit_id)``
 alone: a uniformly random order, fixed by the seed, whose prefixes are the rounds (each round
 holds the previous one), the order the anytime-valid intervals assume (docs/analysis.md).
@@ -36,6 +42,14 @@ def stratified_subset(
         keep = set(random_order(frame["unit_id"].astype(str).tolist(), seed)[:max_units])
         chosen = frame[frame["unit_id"].astype(str).isin(keep)]
         return chosen.sort_values("unit_id").reset_index(drop=True)
+    if order == "proportional":
+        keys = frame.assign(_key=derive_seeds(seed, frame["unit_id"].astype(str).tolist()))
+        keys = keys.sort_values(["bias_type", "_key"])
+        rank = keys.groupby("bias_type").cumcount()
+        size = keys.groupby("bias_type")["unit_id"].transform("size")
+        keys["_scale"] = (rank + 0.5) / size
+        chosen = keys.sort_values(["_scale", "_key"]).head(max_units)
+        return chosen.drop(columns=["_key", "_scale"]).sort_values("unit_id").reset_index(drop=True)
     ranked = frame.assign(
         _failed=~frame["check_ok"].astype(bool) if "check_ok" in frame else False,
         _key=derive_seeds(seed, frame["unit_id"].astype(str).tolist()),

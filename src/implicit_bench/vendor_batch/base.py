@@ -26,7 +26,8 @@ judge's
    refused as a whole (OpenAI ``failed``: the request file did not validate; Gemini
    ``BATCH_STATE_FAILED``) is not retried item by item: the same requests would fail alike
    (or cost the full price for every one); its ids are returned in ``failed`` with the
-   vendor's reason and closed, so the next run submits them again.
+   vendor's reason and closed, so the next run submits them again. An id the batch
+   answered twice with different answers is in ``failed`` too: neither answer is stored.
 
 At the deadline an open batch is either kept (``batch_on_deadline: keep``: its ids stay open,
 the next run polls it again; they are returned in ``pending``) or cancelled (``cancel``: the
@@ -314,7 +315,7 @@ def run_batches(
                 ledger.close(batch_id, ids)
                 continue
             try:
-                final = _final_answers(vendor, batch_id, poll, active[batch_id])
+                final, twice = _final_answers(vendor, batch_id, poll, active[batch_id])
             except VendorError as exc:  # an output file not downloaded: tried next sweep
                 errors[batch_id] = str(exc)
                 continue
@@ -323,7 +324,10 @@ def run_batches(
                 on_answers(list(final.values()))  # stored by the caller before ids are closed
             if close_when_read:
                 ledger.close(batch_id, ids)
-            outcome.retry.extend(c for c in ids if c not in final)
+            elif twice:  # never stored by the caller: the next run submits them again
+                ledger.close(batch_id, list(twice))
+            outcome.failed.update(twice)  # an error, not asked again in this run
+            outcome.retry.extend(c for c in ids if c not in final and c not in twice)
         if not active:
             break
         out_of_time = sweeps >= params.batch_max_polls or clock() + params.batch_poll_s > deadline
@@ -352,12 +356,26 @@ def run_batches(
 
 def _final_answers(
     vendor: Vendor, batch_id: str, poll: BatchPoll, ids: list[str]
-) -> dict[str, BatchAnswer]:
-    """The final answers (2xx or a non-retryable status) an ended batch holds for ``ids``."""
+) -> tuple[dict[str, BatchAnswer], dict[str, str]]:
+    """The final answers (2xx or a non-retryable status) an ended batch holds for ``ids``, and
+    the ids it answered twice with different answers (id -> why): neither answer of such an
+    id is kept, since nothing says which is the vendor's (the same answer twice is one)."""
     mine = set(ids)
     final: dict[str, BatchAnswer] = {}
+    other: dict[str, BatchAnswer] = {}  # the answers not final (errors: small)
+    twice: dict[str, str] = {}
     if poll.state != "not found":
         for answer in vendor.results(batch_id, poll):
-            if answer.custom_id in mine and answer.final:
-                final[answer.custom_id] = answer
-    return final
+            cid = answer.custom_id
+            if cid not in mine:
+                continue
+            before = final.get(cid) or other.get(cid)
+            if before is not None and before != answer:
+                twice[cid] = redact(
+                    f"vendor batch {batch_id} answered {cid} twice with different answers "
+                    f"({before.describe()[:80]} / {answer.describe()[:80]}): neither is kept"
+                )
+            (final if answer.final else other)[cid] = answer
+    for cid in twice:
+        final.pop(cid, None)
+    return final, twice

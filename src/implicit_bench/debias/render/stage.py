@@ -66,6 +66,7 @@ def render_debias_config(
     from implicit_bench.generators import GENERATORS, settings_hash
     from implicit_bench.images import ImageKey, ImageStore
     from implicit_bench.render.stage import (
+        check_render_failures,
         generate_worker,
         plan_items,
         pool_dir,
@@ -98,6 +99,7 @@ def render_debias_config(
         )
         keys: list[ImageKey] = [i.key for i in planned]
         index = store.finalize(keys=keys, pool=pool)
+    check_render_failures(f"debias_render {name}", index, render_params.max_failure_rate)
     return {
         "config": name,
         "method": spec.method,

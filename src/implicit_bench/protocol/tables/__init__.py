@@ -13,7 +13,7 @@ A bad row raises ``errors.InputError(path, row, field, reason)`` (one line: file
 row, field). JUDGEMENTS rows are read and written through ``tables.judgements``
 (``read_judgements`` / ``write_judgements`` / ``check_judgements``), which add the per-task
 value checks of the judge-task registry; this module does not import the registry, so a stage
-that never reads judgements does not depend on the task files. Docs: docs/architecture.md, "Tables".
+that never reads judgements does not depend on the task files. Docs: docs/contracts.md, "Tables".
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ JUDGEMENTS_DIR = "data/judgements"
 JUDGEMENTS_PATH = "data/judgements/judgements.parquet"
 CLIP_JUDGEMENTS_PATH = "data/judgements/clip.parquet"
 SELECTED_UNITS_PATH = "data/processed/selected_units.parquet"
+SELECTION_METRICS_PATH = "metrics/selection.json"
 RETRIEVAL_PATH = "data/processed/retrieval.parquet"
 REWRITES_PATH = "data/processed/rewrites.parquet"
 LLM_PAIRS_PATH = "data/processed/llm_pairs.parquet"
@@ -63,6 +64,7 @@ DIVERSITY_IMAGES_DIR = "data/diversity/images"
 # the benchmark phase (bench_render, bench_judge; docs/experiments.md, "Two phases")
 BENCH_IMAGES_DIR = "data/bench_images"
 BENCH_JUDGEMENTS_PATH = "data/judgements/bench.parquet"
+BENCH_IMAGE_INDEX_GLOB = "data/bench_images/*/index.parquet"
 #: every image index the analysis reads: construction (data/images) and benchmark phase stores
 ALL_IMAGE_INDEX_GLOB = "data/*images/*/index.parquet"
 CALIBRATION_PATH = (
