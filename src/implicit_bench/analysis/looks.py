@@ -33,18 +33,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.analysis.anytime import BET_CAP, confidence_sequence
+from implicit_bench.analysis.assisted import THETA, assisted_sequence, design_matrix
 from implicit_bench.analysis.context import EvalContext
+from implicit_bench.analysis.covariates import Covariates
 from implicit_bench.analysis.views import rows
 from implicit_bench.errors import ConfigError, InputError
 
 METHOD = (
-    "hedged betting confidence sequence for the mean of a finite population sampled without "
-    "replacement in a uniformly random order (Waudby-Smith & Ramdas 2020), predictable "
-    f"plug-in bets capped at {BET_CAP}, intersected over the looks and with the values the "
-    "unseen units can still give"
+    "betting confidence sequence for the mean of a finite population sampled without "
+    "replacement in a uniformly random order (Waudby-Smith & Ramdas 2020) on the residuals of "
+    "a predictable regression on the covariates (coefficients fitted on the units seen before "
+    "each draw; an intercept only without covariates), variance-adaptive bets (plug-in, or "
+    "tuned to --target-width), each draw losing at most "
+    f"{THETA} of the capital, intersected over the looks and with the values the unseen units "
+    "can still give (analysis.assisted)"
 )
-FIXED_N = "normal interval with the finite population correction (valid for one fixed n only)"
+FIXED_N = (
+    "normal interval of the regression (difference) estimator with the finite population "
+    "correction (the sample mean without covariates; valid for one fixed n only)"
+)
 DIGITS = 10
 
 
@@ -184,12 +191,14 @@ def anytime_report(
     looks: list[int],
     order_file: str,
     reached: int | None = None,
+    covariates: Covariates | None = None,
+    target: float | None = None,
 ) -> dict[str, Any]:
-    """``anytime.json``: per estimand and look, the estimate, both intervals and n
-    (``reached``: the units of the order judged so far; default: the leading units with
-    judgements)."""
-    from scipy.special import ndtri
-
+    """``anytime.json``: per estimand and look, the estimate, both intervals, their width
+    ratio and n (``reached``: the units of the order judged so far; default: the leading units
+    with judgements; ``covariates``: known for every unit, used by the Table 4 scores and
+    their paired differences; ``target``: a half-width fixed in advance, on each estimand's
+    own scale, the bets are tuned to)."""
     alpha = round(1 - ctx.boot.level, 12)
     reached = present_prefix(ctx, order) if reached is None else reached
     if looks[-1] > reached:
@@ -198,7 +207,6 @@ def anytime_report(
             f"--looks {looks[-1]}: the judgements reach only the first {reached} units of "
             f"{order_file} (unit '{missing}' at position {reached + 1} has none)"
         )
-    z = float(ndtri(1 - alpha / 2))
     report: dict[str, Any] = {
         "anytime_valid": True,
         "method": METHOD,
@@ -208,24 +216,55 @@ def anytime_report(
         "config": ctx.config,
         "primary_judge": ctx.primary_judge,
         "looks": looks,
+        "covariates": covariates.source if covariates is not None else None,
+        "bets": (
+            {"rule": "target", "target_half_width": target}
+            if target is not None
+            else {"rule": "plugin"}
+        ),
         "estimands": {},
     }
     for est in estimands(ctx, order):
-        report["estimands"][est.name] = _estimand_looks(est, looks, reached, alpha, z)
+        cov = _estimand_covariates(est, order, covariates)
+        report["estimands"][est.name] = _estimand_looks(est, looks, reached, alpha, cov, target)
     return report
 
 
+def _estimand_covariates(
+    est: Estimand, order: list[str], covariates: Covariates | None
+) -> pd.DataFrame | None:
+    """The covariate columns of a Table 4 score or paired difference, aligned on the order
+    (the estimand's own configurations left out); None for the headline rates."""
+    if covariates is None or est.group == "headline":
+        return None
+    metric, _, configs = est.name.partition("/")
+    own = set(configs.split("-")) if est.group == "paired" else {configs}
+    frame = covariates.for_estimand(metric, own)
+    return None if frame is None else frame.reindex(order)
+
+
 def _estimand_looks(
-    est: Estimand, looks: list[int], reached: int, alpha: float, z: float
+    est: Estimand,
+    looks: list[int],
+    reached: int,
+    alpha: float,
+    covariates: pd.DataFrame | None = None,
+    target: float | None = None,
 ) -> dict[str, Any]:
     lo_scale, hi_scale = est.scale
     width = hi_scale - lo_scale
     defined = ~np.isnan(est.values)
     seen_undefined = int((~defined[:reached]).sum())
     population = len(est.values) - seen_undefined
+    # the population: the units seen with a value and every unit not seen yet (assumed to
+    # have one); the drawn units are its first rows, in order
+    keep = defined.copy()
+    keep[reached:] = True
     x = (est.values[defined] - lo_scale) / width  # the defined values in order, in [0, 1]
     draws = np.cumsum(defined)  # defined units among the first n
     counts = [int(draws[n - 1]) for n in looks]
+    cov = None if covariates is None else covariates.to_numpy(float)[keep]
+    design = design_matrix(cov, population)
     entry: dict[str, Any] = {
         "group": est.group,
         "scale": [lo_scale, hi_scale],
@@ -233,13 +272,21 @@ def _estimand_looks(
         "population_value": (
             _r(np.mean(est.values[defined])) if reached == len(est.values) and x.size else None
         ),
+        "covariates": [] if covariates is None else [str(c) for c in covariates.columns],
         "looks": [],
     }
     distinct = sorted({t for t in counts if t > 0})
     ends = {}
     if distinct:
-        lo, hi = confidence_sequence(np.clip(x[: distinct[-1]], 0, 1), population, distinct, alpha)
-        ends = {t: (lo[k], hi[k]) for k, t in enumerate(distinct)}
+        t_max = distinct[-1]
+        rule, w = ("target", target / width) if target is not None else ("plugin", None)
+        run = assisted_sequence(
+            np.clip(x[:t_max], 0, 1), np.arange(t_max), design, distinct, alpha, rule, w
+        )
+        ends = {
+            t: (run.lo[k], run.hi[k], run.estimate[k], run.fixed_half[k])
+            for k, t in enumerate(distinct)
+        }
     for n, t in zip(looks, counts, strict=True):
         row: dict[str, Any] = {
             "look": n,
@@ -247,22 +294,21 @@ def _estimand_looks(
             "estimate": None,
             "anytime": None,
             "fixed_n": None,
+            "width_ratio": None,
         }
         if t:
-            sample = x[:t]
-            row["estimate"] = _r(lo_scale + width * sample.mean())
-            lo, hi = ends[t]
+            lo, hi, estimate, half = ends[t]
+            row["estimate"] = _r(lo_scale + width * estimate)
             row["anytime"] = (
                 [_r(lo_scale + width * lo), _r(lo_scale + width * hi)] if lo <= hi else None
             )
             row["anytime_empty"] = bool(lo > hi)  # probability at most alpha over the looks
-            if t >= 2:
-                fpc = np.sqrt((population - t) / (population - 1)) if population > 1 else 0.0
-                half = z * sample.std(ddof=1) / np.sqrt(t) * fpc
-                mean = sample.mean()
+            if t >= 2 and np.isfinite(half):
                 row["fixed_n"] = [
-                    _r(lo_scale + width * max(0.0, mean - half)),
-                    _r(lo_scale + width * min(1.0, mean + half)),
+                    _r(lo_scale + width * max(0.0, estimate - half)),
+                    _r(lo_scale + width * min(1.0, estimate + half)),
                 ]
+                if half > 0 and lo <= hi:  # anytime-valid width / fixed-n width
+                    row["width_ratio"] = round(float((hi - lo) / (2 * half)), 4)
         entry["looks"].append(row)
     return entry

@@ -39,11 +39,12 @@ def run_analyze(
     refusals: tuple[str, ...] = (),
     selection: str = "none",
     pairs: str | None = None,
-    anytime: tuple[str, str] | None = None,
+    anytime: tuple[Any, ...] | None = None,
 ) -> dict[str, Any]:
     """Load, validate, select (reported; applied unless ``selection == "none"``), evaluate,
-    write, run extensions. Returns a short summary. ``anytime`` = (order file, looks): also
-    write ``anytime.json`` (``analysis.looks``)."""
+    write, run extensions. Returns a short summary. ``anytime`` = (order file, looks[,
+    covariates source, target half-width]): also write ``anytime.json`` (``analysis.looks``;
+    covariates ``release``, a path or ``none``: ``analysis.covariates``)."""
     keep_freed_memory()
     with one_blas_thread():
         return _run_analyze(
@@ -67,7 +68,7 @@ def _run_analyze(
     refusals: tuple[str, ...],
     selection: str,
     pairs: str | None,
-    anytime: tuple[str, str] | None = None,
+    anytime: tuple[Any, ...] | None = None,
 ) -> dict[str, Any]:
     params = dict(params or {})
     sel_raw = {
@@ -149,7 +150,7 @@ def _analysis(
     sel_params: SelectParams,
     ev_params: EvaluateParams,
     selection: str,
-    anytime: tuple[str, str] | None = None,
+    anytime: tuple[Any, ...] | None = None,
 ) -> dict[str, Any]:
     """Select (reported; applied unless ``selection == "none"``), evaluate and write (and the
     anytime-valid intervals of ``anytime`` = (order file, looks))."""
@@ -188,9 +189,13 @@ def _analysis(
     looks = None
     if anytime is not None:  # checked before the evaluation: a bad order costs nothing
         from implicit_bench.analysis.looks import parse_looks, read_order
+        from implicit_bench.analyze.covariates import load_covariates
 
         order = read_order(anytime[0], set(analysed["unit_id"].astype(str)))
         looks = parse_looks(anytime[1], len(order))
+        source = anytime[2] if len(anytime) > 2 else "none"
+        covariates = load_covariates(source, getattr(ev_params, "beside_release", None))
+        target = anytime[3] if len(anytime) > 3 else None
     with phase("evaluate"):
         ev = evaluate(tables, analysed, ev_params)
         if getattr(ev_params, "beside_release", None):  # the release reader only when asked
@@ -205,7 +210,9 @@ def _analysis(
 
         with phase("anytime"):
             ctx = EvalContext.build(tables, analysed, ev_params)
-            report = anytime_report(ctx, order, looks, Path(anytime[0]).name)
+            report = anytime_report(
+                ctx, order, looks, Path(anytime[0]).name, covariates=covariates, target=target
+            )
             write_json(out_dir / ANYTIME_FILE, report)
         summary["anytime_looks"] = looks
     summary["analysed_units"] = len(analysed)

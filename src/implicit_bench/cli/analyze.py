@@ -91,6 +91,21 @@ from implicit_bench.params import block, load_params
     default=None,
     help="N1,N2,...: unit counts of the order at which to report anytime-valid intervals.",
 )
+@click.option(
+    "--covariates",
+    default="none",
+    show_default=True,
+    help="With --order: per-unit values known before the run that the sequences use: "
+    "release (the params' evaluate.beside_release), a release checkout / .zip, a folder of "
+    "units + judgements tables (an earlier run, an `implicit-bench import`), or none.",
+)
+@click.option(
+    "--target-width",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="With --order: the half-width (each estimand's own scale) fixed in advance that the "
+    "sequences' bets are tuned to (default: plug-in bets).",
+)
 def analyze(
     units: str,
     judgements: tuple[str, ...],
@@ -106,6 +121,8 @@ def analyze(
     bootstrap_seed: int | None,
     order_file: str | None,
     looks: str | None,
+    covariates: str,
+    target_width: float | None,
 ) -> None:
     """Compute every analysis metric from UNITS and JUDGEMENTS tables, without any model."""
     if (order_file is None) != (looks is None):
@@ -135,8 +152,14 @@ def analyze(
         debias = dict(params.get("debias") or {})
         debias["scoring"] = {**(debias.get("scoring") or {}), "retrieval": retrieval}
         params["debias"] = debias
+    if order_file is None and (covariates != "none" or target_width is not None):
+        raise click.UsageError("--covariates and --target-width go with --order and --looks")
     # `--looks ''` is parsed (and refused), never taken for "no looks"
-    anytime = (order_file, looks) if order_file is not None and looks is not None else None
+    anytime = (
+        (order_file, looks, covariates, target_width)
+        if order_file is not None and looks is not None
+        else None
+    )
     # the objects alive now (the modules imported) are never garbage: out of the collector's
     # sight while the analysis runs (docs/analysis.md, "Speed")
     gc.freeze()

@@ -267,6 +267,13 @@ def _echo_block(title: str, text: str) -> None:
     help="After the run: its Every Eval Ever records (`implicit-bench export eee . --out DIR`).",
 )
 @click.option(
+    "--covariates",
+    default=None,
+    help="With --sequential: per-unit values known before the run that the sequences use: "
+    "release, a release checkout / .zip, a folder of units + judgements tables (an earlier "
+    "run), or none (default: release when the params name one, else none).",
+)
+@click.option(
     "--max-gpu-hours",
     type=FiniteFloat(0, 1e9),
     default=None,
@@ -298,6 +305,7 @@ def run_command(
     rounds: str | None,
     max_gpu_hours: float | None,
     export_eee_dir: str | None,
+    covariates: str | None,
 ) -> None:
     """Evaluate your model: overlay -> preflight -> plan -> dvc exp run."""
     if export_eee_dir and queue:
@@ -314,10 +322,12 @@ def run_command(
     from implicit_bench.preflight.checks import preflight
 
     overlay_name = overlay_name_for(exp_name, profile)
-    if not sequential and (target_width or estimands or resolve or rounds or max_gpu_hours):
+    if not sequential and (
+        target_width or estimands or resolve or rounds or max_gpu_hours or covariates
+    ):
         raise click.UsageError(
-            "--target-width, --estimand, --resolve, --rounds and --max-gpu-hours go with "
-            "--sequential"
+            "--target-width, --estimand, --resolve, --rounds, --max-gpu-hours and --covariates "
+            "go with --sequential"
         )
     if sequential and (queue or (target_width is None and not resolve)):
         raise click.UsageError("--sequential needs --target-width or --resolve (and no --queue)")
@@ -411,6 +421,7 @@ def run_command(
             parse_pairs(resolve),
             max_gpu_hours,
             exp_name,
+            **({"covariates": covariates} if covariates else {}),  # default: run_sequential's
         )
         _export_eee(export_eee_dir)
         return

@@ -64,13 +64,29 @@ def dvc_round(max_units: int) -> None:
         raise SystemExit(done.returncode)
 
 
-def look(params: dict[str, Any], looks: list[int]) -> dict[str, Any]:
-    """The anytime-valid intervals at ``looks`` from the workspace's tables."""
+def release_path(params: dict[str, Any]) -> str | None:
+    """The authors' release the params name (``benchmark.path``, ``evaluate.beside_release``)."""
+    from implicit_bench._util.nested import dig
+
+    bench = params.get("benchmark")
+    path = bench.get("path") if isinstance(bench, dict) else None
+    return path or dig(params, "evaluate", "beside_release")
+
+
+def look(
+    params: dict[str, Any],
+    looks: list[int],
+    covariates: str = "none",
+    target: float | None = None,
+) -> dict[str, Any]:
+    """The anytime-valid intervals at ``looks`` from the workspace's tables (``covariates``:
+    ``analysis.covariates``; ``target``: the half-width the bets are tuned to)."""
     import pandas as pd
 
     from implicit_bench.analysis.context import EvalContext
     from implicit_bench.analysis.looks import anytime_report
     from implicit_bench.analysis.stage import evaluate_inputs
+    from implicit_bench.analyze.covariates import load_covariates
     from implicit_bench.triplets.subset import random_order
 
     subset = params.get("subset") or {}
@@ -81,7 +97,8 @@ def look(params: dict[str, Any], looks: list[int]) -> dict[str, Any]:
     judged = set(tables.units["unit_id"].astype(str))
     reached = next((i for i, u in enumerate(order) if u not in judged), len(order))
     where = f"subset order (random, seed {subset.get('seed', 42)})"
-    return anytime_report(ctx, order, looks, where, reached)
+    known = load_covariates(covariates, release_path(params))
+    return anytime_report(ctx, order, looks, where, reached, covariates=known, target=target)
 
 
 def targets_hold(
@@ -132,19 +149,25 @@ def run_sequential(
     max_gpu_hours: float | None,
     exp_name: str | None,
     run_round: Callable[[int], None] = dvc_round,
+    covariates: str | None = None,
 ) -> dict[str, Any]:
     """Rounds until the targets hold, the budget ends or the rounds run out (resumable).
+    ``covariates``: ``release``, a path or ``none`` (default: ``release`` when the params name
+    one, else ``none``); the bets are tuned to ``target`` when it is set.
 
     Every round runs on the params the run started with: params that change between rounds
     are refused before the next round is spent (one record, one set of settings); a start
     with other settings than its record's starts again at round 1 (docs/errors.md)."""
     start = params_of()
+    if covariates is None:
+        covariates = "release" if release_path(start) else "none"
     settings = {
         "rounds": rounds,
         "target_half_width": target,
         "estimands": names,
         "resolve": [list(p) for p in pairs],
         "max_gpu_hours": max_gpu_hours,
+        "covariates": covariates,
         "params": _params_hash(start),
     }
     path = STATE_DIR / f"sequential-{exp_name or 'run'}.json"
@@ -179,7 +202,7 @@ def run_sequential(
         run_round(units)
         spent += hours
         params = _unchanged(start, params_of(), path, f"during round {index + 1}")
-        report = look(params, rounds[: index + 1])
+        report = look(params, rounds[: index + 1], covariates, target)
         held = targets_hold(report, target, names, pairs)
         state["rounds"].append(
             {

@@ -130,6 +130,7 @@ def target_design(
     level = evaluate.bootstrap.level
     max_seeds = max(1, len(info.get("seeds") or []) or 3)
     best = design(comps, sizes, target, max_seeds, level)
+    sequential = sequential_sizes(tables.judgements, target, level, n_units)
     full_images = sum(sizes.values()) * max_seeds * 3  # every variant, as the full plan renders
     scale = best.images_per_generator / full_images  # the design renders only what it needs
     cost = {"full": _cost(plans, 1.0), "design": _cost(plans, scale)}
@@ -144,8 +145,67 @@ def target_design(
         "images_per_generator_needed": best.images_per_generator,
         "images_per_generator_full": best.full_images_per_generator,
         "candidates": best.candidates,
+        "sequential": sequential,
         "cost": cost,
     }
+
+
+def sequential_sizes(
+    judgements: pd.DataFrame, target: float, level: float, n_units: int
+) -> dict[str, Any]:
+    """Units a sequential run needs for a Table 4 score to reach ``target`` (half-width, the
+    score's own scale), with and without covariates: each configuration of the source in turn
+    plays the new model, the others are its covariates (R² of the least-squares fit of its
+    per-unit means on theirs, a missing-value indicator per column). Approximations
+    (docs/experiments.md, "A design to a target width"): fixed-n ``n0 = z^2 s2 / w^2``, the
+    target-tuned anytime-valid sequence ``n0 = 2 log(2 / alpha) s2 / w^2``, each with the
+    finite population correction ``n = n0 / (1 + n0 / N)``; ``s2`` the residual variance. The
+    largest over the configurations is the plan for a new model."""
+    import numpy as np
+    from scipy.special import ndtri
+
+    from implicit_bench.analysis.covariates import unit_means
+
+    alpha = 1 - level
+    z2 = float(ndtri(1 - alpha / 2)) ** 2
+    anytime = 2 * np.log(2 / alpha)
+    out: dict[str, Any] = {}
+    for metric, frame in unit_means(judgements).items():
+        per_config = {}
+        for config in frame.columns:
+            y = frame[config].to_numpy(float)
+            keep = ~np.isnan(y)
+            if keep.sum() < 3:
+                continue
+            others = frame.drop(columns=[config]).to_numpy(float)[keep]
+            cols = [np.ones(int(keep.sum()))]
+            for col in others.T:
+                missing = np.isnan(col)
+                if missing.all():
+                    continue
+                cols.append(np.where(missing, np.nanmean(col), col))
+                if missing.any():
+                    cols.append(missing.astype(float))
+            x = np.column_stack(cols)
+            beta = np.linalg.lstsq(x, y[keep], rcond=None)[0]
+            var = float(y[keep].var())
+            r2 = 1 - float((y[keep] - x @ beta).var()) / var if var > 0 else 0.0
+
+            def units(factor: float, s2: float) -> int:
+                n0 = factor * s2 / target**2
+                return int(min(n_units, np.ceil(n0 / (1 + n0 / n_units))))
+
+            per_config[config] = {
+                "r2": round(r2, 3),
+                "covariates": [c for c in frame.columns if c != config],
+                "units_fixed_n": units(z2, var),
+                "units_anytime": units(anytime, var),
+                "units_anytime_with_covariates": units(anytime, var * (1 - r2)),
+            }
+        if per_config:
+            worst = max(per_config, key=lambda c: per_config[c]["units_anytime_with_covariates"])
+            out[metric] = {"plan": per_config[worst], "as_new_model": per_config}
+    return out
 
 
 def _cost(plans: list[Any], scale: float) -> dict[str, float]:
@@ -182,6 +242,14 @@ def format_design(d: dict[str, Any]) -> str:
             )
         else:
             lines.append(f"    {c['seeds']} seed(s): not reached with every unit")
+    for metric, seq in d.get("sequential", {}).items():
+        p = seq["plan"]
+        lines.append(
+            f"  sequential {metric} to ±{d['target_half_width']}: {p['units_anytime']:,} units "
+            f"anytime-valid, {p['units_anytime_with_covariates']:,} with covariates "
+            f"(R² {p['r2']:.2f} on {', '.join(p['covariates']) or 'none'}; fixed-n "
+            f"{p['units_fixed_n']:,})"
+        )
     full, ours = d["cost"]["full"], d["cost"]["design"]
     lines.append(
         f"  render + judge: {ours['model_calls']:,} model calls, {ours['gpu_hours']:,.2f} GPU-h, "

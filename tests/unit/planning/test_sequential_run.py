@@ -17,7 +17,7 @@ from implicit_bench.errors import ConfigError
 from implicit_bench.planning import sequential
 from implicit_bench.triplets.subset import random_order, stratified_subset
 from tests.helpers.sequential_fixtures import ROUNDS, Pipeline, params
-from tests.helpers.synthetic_tables import synthetic_units
+from tests.helpers.synthetic_tables import synthetic_judgements, synthetic_units
 
 
 @pytest.fixture
@@ -150,3 +150,30 @@ def test_run_sequential_switches_params_yaml_to_the_random_order(tmp_path, monke
     res = CliRunner().invoke(cli_main, ["profile", "default"])
     assert res.exit_code == 0, res.output
     assert "order: stratified" in (tmp_path / "params.yaml").read_text()
+
+
+def test_covariates_of_an_earlier_run_are_used_and_recorded(workspace):
+    """An earlier run's tables (every unit, configuration ``ref``) as covariates: the rounds'
+    Table 4 scores use them, the bets are tuned to the target, and the state says so."""
+    pipeline = Pipeline(workspace)
+    earlier = workspace / "earlier"
+    earlier.mkdir()
+    pipeline.units.to_csv(earlier / "units.csv", index=False)
+    ref = synthetic_judgements(pipeline.units, judges=("judge-a",), config="ref", seed=3)
+    ref.to_csv(earlier / "judgements.csv", index=False)
+    state = sequential.run_sequential(
+        params, ROUNDS, 0.5, [], [], None, "c", run_round=pipeline, covariates=str(earlier)
+    )
+    assert state["settings"]["covariates"] == str(earlier)
+    report = state["last_report"]
+    assert report["covariates"] == str(earlier)
+    assert report["bets"] == {"rule": "target", "target_half_width": 0.5}
+    assert report["estimands"]["bias_score/gen"]["covariates"] == ["ref"]
+    assert "width_ratio" in report["estimands"]["bias_score/gen"]["looks"][-1]
+    assert state["stopped"]["round"] <= len(ROUNDS)
+
+
+def test_covariates_default_to_none_without_a_release(workspace):
+    state = _run(Pipeline(workspace), target=0.5)
+    assert state["settings"]["covariates"] == "none"
+    assert state["last_report"]["covariates"] is None

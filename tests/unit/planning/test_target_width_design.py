@@ -104,3 +104,35 @@ def test_plan_target_width_errors_are_one_line(tmp_path, monkeypatch):
     )
     assert res.exit_code == 1 and "--estimand x: one of" in res.output
     assert "Traceback" not in res.output
+
+
+def test_sequential_sizes_by_hand():
+    """Configurations a and b score the four units 0, 1, 2, 3 alike: variance 1.25, R² 1.
+    Target 0.5 at level 0.95 on 100 units: fixed-n n0 = 1.96^2 1.25 / 0.25 = 19.21 -> 19.21 /
+    1.1921 = 16.1 -> 17 units; anytime n0 = 2 log(40) 1.25 / 0.25 = 36.89 -> 36.89 / 1.3689 =
+    26.9 -> 27; with the other configuration as covariate the residual variance is 0 -> 0."""
+    import pandas as pd
+
+    from implicit_bench.planning.target_width import sequential_sizes
+
+    rows = [
+        {
+            "unit_id": f"u{i}",
+            "variant": "neutral",
+            "task": "rubric",
+            "config": c,
+            "judge": "j",
+            "valid": True,
+            "score": float(i),
+        }
+        for c in ("a", "b")
+        for i in range(4)
+    ]
+    out = sequential_sizes(pd.DataFrame(rows), 0.5, 0.95, 100)["bias_score"]
+    a = out["as_new_model"]["a"]
+    assert a["r2"] == 1.0 and a["covariates"] == ["b"]
+    assert (a["units_fixed_n"], a["units_anytime"], a["units_anytime_with_covariates"]) == (
+        17,
+        27,
+        0,
+    )

@@ -1,0 +1,303 @@
+"""Benchmark: covariate-assisted anytime-valid sequences (``analysis.assisted``) against the
+plain sequences (``analysis.anytime``): coverage at every look and the units a sequential run
+needs to reach a target.
+
+Two parts (figures in benchmarks/README.md, "Covariate-assisted sequences"):
+
+- ``release``: the authors' released Table 4 judgements (``--release CHECKOUT``, imported
+  untimed with ``implicit-bench import``). Each of the four generators in turn plays the new
+  model and the other three are its covariates (their per-unit bias scores for its bias
+  score, their alignment shares for its alignment). Over ``--orders`` uniformly random orders
+  of the 1,831 units, looks every ``--step`` units: the share of orders whose sequence covers
+  the full-release value at every look, and the units (and neutral images, 3 seeds each) when
+  a ±0.10 bias score, a ±0.03 alignment and the resolution of each pair with a reference
+  generator (its difference's interval excluding 0) are first reached; for the plain
+  sequence of today, the assisted sequence with plug-in bets and with bets tuned to the
+  target, against the full 5,493 images.
+- ``planted``: a planted population of 1,831 units (a per-unit mean of three 0-5 scores)
+  with covariates of every strength (none, useless noise, R² 0.25, 0.5, 0.9, a perfect one and
+  adversarial ones: heavy-tailed outliers, a covariate predictive on a few units only, one
+  whose slope flips sign between units); over ``--orders`` random orders, coverage of the
+  planted mean at every look and the units to a ±0.10 half-width.
+
+    python benchmarks/bench_assisted.py release --release CHECKOUT [--orders 200]
+    python benchmarks/bench_assisted.py planted [--orders 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from implicit_bench.analysis.anytime import confidence_sequence  # noqa: E402
+from implicit_bench.analysis.assisted import assisted_sequence, design_matrix  # noqa: E402
+
+N_UNITS = 1831
+SEEDS = 3
+ALPHA = 0.05
+TARGETS = {"bias_score": 0.10, "alignment": 0.03}  # half-widths on each score's own scale
+
+
+def looks_of(n: int, step: int) -> list[int]:
+    return sorted({*range(step, n, step), n})
+
+
+def covered(lo: np.ndarray, hi: np.ndarray, truth: float) -> float:
+    return float(((lo <= truth + 1e-9) & (truth <= hi + 1e-9)).all(axis=1).mean())
+
+
+def first_reached(reached: np.ndarray, units_at: np.ndarray) -> dict[str, float]:
+    """Units (and neutral images) rendered at the first look where ``reached`` holds (the
+    last look when never)."""
+    hit = reached.any(axis=1)
+    first = np.where(hit, reached.argmax(axis=1), reached.shape[1] - 1)
+    units = units_at[np.arange(len(first)), first]
+    return {
+        "median_units": float(np.median(units)),
+        "p90_units": float(np.percentile(units, 90)),
+        "median_images": float(np.median(units)) * SEEDS,
+        "median_share_of_images": round(float(np.median(units)) / N_UNITS, 3),
+    }
+
+
+def sequences(
+    values: np.ndarray,
+    scale: tuple[float, float],
+    covariates: np.ndarray | None,
+    orders: np.ndarray,
+    step: int,
+    target: float | None,
+    methods: tuple[str, ...] = ("plain", "assisted_plugin", "assisted_target"),
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray, float, list[int]]:
+    """Per method, the ends (on the value's own scale) at every look over the orders, the units
+    rendered at each look, the population value and the looks (in units with a value)."""
+    low, top = scale
+    defined = ~np.isnan(values)
+    if covariates is not None:
+        covariates = covariates[defined]
+    pop = (values[defined] - low) / (top - low)
+    rows = np.cumsum(defined) - 1  # a unit's row among the units with a value
+    drawn = np.array([rows[o[defined[o]]] for o in orders])
+    units_at_draw = np.array([np.flatnonzero(defined[o]) + 1 for o in orders])
+    n = int(defined.sum())
+    looks = looks_of(n, step)
+    x = pop[drawn]
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    if "plain" in methods:
+        out["plain"] = confidence_sequence(x, n, looks, ALPHA)
+    design = design_matrix(covariates, n)
+    if "assisted_plugin" in methods:
+        run = assisted_sequence(x, drawn, design, looks, ALPHA, "plugin", estimates=False)
+        out["assisted_plugin"] = (run.lo, run.hi)
+    w = None if target is None else target / (top - low)
+    for method, rule_design in (
+        ("assisted_target", design),
+        ("target_without_covariates", design_matrix(None, n)),
+    ):
+        if target is not None and method in methods:
+            run = assisted_sequence(
+                x, drawn, rule_design, looks, ALPHA, "target", w, estimates=False
+            )
+            out[method] = (run.lo, run.hi)
+    scaled = {k: (low + (top - low) * a, low + (top - low) * b) for k, (a, b) in out.items()}
+    units_at = units_at_draw[:, np.asarray(looks) - 1]
+    return scaled, units_at, float(values[defined].mean()), looks
+
+
+def release(args: argparse.Namespace) -> dict:
+    methods = tuple(args.methods.split(","))
+    values = _release_values(args)
+    generators = sorted(n.split("/", 1)[1] for n in values if n.startswith("bias_score/"))
+    generators = [g for g in generators if "-" not in g]
+    rng = np.random.default_rng(args.seed)
+    orders = np.argsort(rng.random((args.orders, N_UNITS)), axis=1)
+    out: dict = {"orders": args.orders, "units": N_UNITS, "looks_every": args.step, "new": {}}
+    for new in [g for g in generators if args.new in (None, g)]:
+        others = [g for g in generators if g != new]
+        entry: dict = {"covariates": others, "estimands": {}}
+        for metric, target in TARGETS.items():
+            if args.metric not in (None, metric):
+                continue
+            y, scale = values[f"{metric}/{new}"]
+            cov = np.column_stack([values[f"{metric}/{g}"][0] for g in others])
+            entry["estimands"][f"{metric}/{new}"] = _score(
+                y, scale, cov, orders, args.step, target, methods
+            )
+            for ref in others:
+                if metric != "bias_score" or not {"plain", "assisted_plugin"} & set(methods):
+                    continue
+                y_ref = values[f"{metric}/{ref}"][0]
+                top = scale[1]
+                diff = y - y_ref  # NaN where either lacks a value
+                entry["estimands"][f"{metric}/{new}-{ref}"] = _score(
+                    diff, (-top, top), cov, orders, args.step, None, methods
+                )
+        out["new"][new] = entry
+        print(f"{new}: done", file=sys.stderr, flush=True)
+    if args.new is None and args.metric is None:
+        out["summary"] = _summary(out["new"], methods)
+    return out
+
+
+def _release_values(args: argparse.Namespace) -> dict:
+    """Per-unit values of every Table 4 estimand (``bench_anytime.release_estimands``), read
+    from ``--values-cache`` when it exists, else imported and written there."""
+    from bench_anytime import release_estimands
+
+    cache = args.values_cache
+    if cache is not None and cache.exists():
+        with np.load(cache) as npz:
+            names = json.loads(str(npz["names"]))
+            return {n: (npz[f"v{i}"], tuple(npz[f"s{i}"])) for i, n in enumerate(names)}
+    values = release_estimands(args.release.resolve())
+    if cache is not None:
+        arrays = {f"v{i}": v for i, (v, _) in enumerate(values.values())}
+        arrays |= {f"s{i}": np.asarray(s) for i, (_, s) in enumerate(values.values())}
+        np.savez(cache, names=json.dumps(list(values)), **arrays)
+    return values
+
+
+def _score(
+    y: np.ndarray,
+    scale: tuple[float, float],
+    cov: np.ndarray,
+    orders: np.ndarray,
+    step: int,
+    target: float | None,
+    methods: tuple[str, ...],
+) -> dict:
+    start = time.perf_counter()
+    ends, units_at, truth, _ = sequences(y, scale, cov, orders, step, target, methods)
+    result: dict = {"population_units": int((~np.isnan(y)).sum()), "value": round(truth, 6)}
+    for method, (lo, hi) in ends.items():
+        row: dict = {"covered_at_every_look": covered(lo, hi, truth)}
+        if target is not None:
+            row[f"stop_for_half_width_{target:g}"] = first_reached(
+                (hi - lo) / 2 <= target, units_at
+            )
+        else:
+            row["stop_when_resolved"] = first_reached((lo > 0) | (hi < 0), units_at)
+        result[method] = row
+    result["seconds"] = round(time.perf_counter() - start, 1)
+    return result
+
+
+def _summary(per_new: dict, methods: tuple[str, ...]) -> dict:
+    """Median over the generators of the images to a ±0.10 bias score, per method, and the
+    smallest coverage anywhere."""
+    out: dict = {}
+    for method in methods:
+        images = [
+            e["estimands"][f"bias_score/{g}"][method]["stop_for_half_width_0.1"]["median_images"]
+            for g, e in per_new.items()
+        ]
+        out[method] = {
+            "bias_0.1_images_per_generator": images,
+            "median_images": float(np.median(images)),
+            "median_share_of_5493": round(float(np.median(images)) / (N_UNITS * SEEDS), 3),
+        }
+    cover = [
+        row["covered_at_every_look"]
+        for e in per_new.values()
+        for est in e["estimands"].values()
+        for k, row in est.items()
+        if isinstance(row, dict)
+    ]
+    out["min_coverage"] = min(cover)
+    return out
+
+
+def planted(args: argparse.Namespace) -> dict:
+    """Coverage (and units to ±0.10) on planted populations with covariates of every strength:
+    one population per case, ``--orders`` uniformly random orders of it."""
+    rng = np.random.default_rng(args.seed)
+    looks = looks_of(N_UNITS, args.step)
+    out: dict = {"orders": args.orders, "units": N_UNITS, "looks_every": args.step, "cases": {}}
+    latent = rng.normal(size=N_UNITS)
+    unit_mean = np.clip(3.2 + 1.0 * latent, 0, 5)
+    scores = np.clip(np.rint(rng.normal(unit_mean[:, None], 1.0, (N_UNITS, SEEDS))), 0, 5)
+    y = scores.mean(axis=1) / 5  # per unit: mean 0-5 score of 3 seeds, on [0, 1]
+    truth = float(y.mean())
+    noise = rng.normal(size=(N_UNITS, 3))
+    cases = {
+        "none": None,
+        "useless (3 noise columns)": noise,
+        "R2 0.25": np.sqrt(0.25) * latent + np.sqrt(0.75) * noise[:, 0],
+        "R2 0.5": np.sqrt(0.5) * latent + np.sqrt(0.5) * noise[:, 0],
+        "R2 0.9": np.sqrt(0.9) * latent + np.sqrt(0.1) * noise[:, 0],
+        "perfect (the value itself)": y,
+        "adversarial: heavy-tailed outliers": np.where(
+            rng.random(N_UNITS) < 0.01, 1e3 * rng.standard_cauchy(N_UNITS), latent
+        ),
+        "adversarial: predictive on 2% of units only": np.where(
+            rng.random(N_UNITS) < 0.02, latent, noise[:, 1]
+        ),
+        "adversarial: sign flips half way (x = +-latent by unit id)": np.where(
+            np.arange(N_UNITS) % 2 == 0, latent, -latent
+        ),
+    }
+    orders = np.argsort(rng.random((args.orders, N_UNITS)), axis=1)
+    x = y[orders]
+    units_at = np.broadcast_to(np.asarray(looks), (args.orders, len(looks)))
+    lo, hi = confidence_sequence(x, N_UNITS, looks, ALPHA)
+    out["plain (today)"] = {
+        "covered_at_every_look": covered(lo, hi, truth),
+        "stop_for_half_width_0.1": first_reached(5 * (hi - lo) / 2 <= 0.10, units_at),
+    }
+    for name, cov in cases.items():
+        start = time.perf_counter()
+        design = design_matrix(None if cov is None else cov.reshape(N_UNITS, -1), N_UNITS)
+        entry: dict = {}
+        for rule, target in (("plugin", None), ("target", 0.10 / 5)):
+            run = assisted_sequence(x, orders, design, looks, ALPHA, rule, target, estimates=False)
+            entry[rule] = {
+                "covered_at_every_look": covered(run.lo, run.hi, truth),
+                "stop_for_half_width_0.1": first_reached(
+                    5 * (run.hi - run.lo) / 2 <= 0.10, units_at
+                ),
+            }
+        entry["seconds"] = round(time.perf_counter() - start, 1)
+        out["cases"][name] = entry
+        print(f"{name}: done", file=sys.stderr, flush=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("part", choices=["planted", "release"])
+    parser.add_argument("--orders", type=int, default=200)
+    parser.add_argument("--step", type=int, default=50, help="units between looks")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--release", type=Path, help="a checkout of ydai94/IMPLICIT-Bench")
+    parser.add_argument(
+        "--methods",
+        default="plain,assisted_plugin,assisted_target",
+        help="release: comma-separated, of plain, assisted_plugin, assisted_target, "
+        "target_without_covariates",
+    )
+    parser.add_argument("--new", help="release: only this generator as the new model")
+    parser.add_argument("--metric", choices=sorted(TARGETS), help="release: only this score")
+    parser.add_argument(
+        "--values-cache", type=Path, help="an .npz of the release's per-unit values (reused)"
+    )
+    args = parser.parse_args()
+    if args.part == "release" and args.release is None:
+        parser.error("release needs --release CHECKOUT")
+    start = time.perf_counter()
+    result = planted(args) if args.part == "planted" else release(args)
+    result["alpha"] = ALPHA
+    result["seconds"] = round(time.perf_counter() - start, 1)
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
