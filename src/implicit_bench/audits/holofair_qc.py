@@ -17,7 +17,7 @@ Three rules, in HoloFair's order (each rule sees the images the previous ones ke
    (``vote.backend``): ``sim`` (default, SIMULATED) reads the face judge's label and misreads
    it with each voter's ``errors[k]`` chance (another category, equally likely), with a
    confidence drawn uniformly from [``confidence_low``, 1], all from a hash of (image, voter,
-   attribute).
+   attribute); an image without a label (no face, abstained) goes to human review.
 
 Counts: per rule, the images it saw, kept and discarded (with the reason), and the same
 rule applied to every image on its own (``independent``). ``apply: true`` makes the study score
@@ -106,7 +106,7 @@ def sim_votes(
     for k, error in enumerate(params.errors):
         rng = np.random.default_rng(derive_seed("holofair-vote", params.seed, sha, k, attribute))
         answer = label
-        if rng.random() < error or label not in cats:
+        if rng.random() < error:
             others = [c for c in cats if c != label]
             answer = others[int(rng.integers(len(others)))]
         labels.append(answer)
@@ -122,6 +122,8 @@ def vote_frame(
     for name, (column, cats) in attributes.items():
         out[name] = [
             vote_outcome(*sim_votes(sha, name, lab, cats, params), params.min_mean_confidence)
+            if lab in cats
+            else REVIEW  # no face (or abstained): nothing to vote on
             for sha, lab in zip(frame["sha256"], frame[column], strict=True)
         ]
     return pd.DataFrame(out, index=frame.index)

@@ -94,8 +94,9 @@ def test_quality_control_counts_per_rule_by_hand():
     # voters that never misread: a and e unanimous
     assert rules["vote"]["by_attribute"]["gender"] == {UNANIMOUS: 2, MAJORITY: 0, REVIEW: 0}
     assert block["kept"] == 2 and passed.tolist() == [True, False, False, False, True]
-    # each rule alone over the five images
+    # each rule alone over the five images; c has no face: nothing to vote on
     assert block["independent"]["one_face"] == {"seen": 5, "kept": 3, "discarded": 2}
+    assert block["independent"]["vote"] == {"seen": 5, "kept": 4, "discarded": 1}
     assert block["simulated_voters"] is True
 
 
