@@ -9,7 +9,7 @@ import click
 
 from implicit_bench._util.files import nan_to_none, write_json
 from implicit_bench.audits.study.stage import DiversityStudyParams, run_study
-from implicit_bench.clip.params import ClipStageParams
+from implicit_bench.clip.stage import ClipStageParams
 from implicit_bench.params import load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import UNITS

@@ -25,7 +25,7 @@ from implicit_bench.bench.b6_agreement import (
     judge_agreement,
     rank_agreement,
 )
-from tests.unit.human_eval.test_human_eval_import import study  # noqa: F401 (a fixture)
+from tests.helpers.human_eval_fixtures import hand_worked_study
 
 
 def _row(judge, unit, variant, value, seed=42, config="base", valid=True):
@@ -137,10 +137,10 @@ def test_judge_agreement_block_and_missing_human_ratings():
     assert human["available"] is False and "b6.human_answers" in human["reason"]
 
 
-def test_each_judge_against_the_human_mean_from_rating_bundles(study):  # noqa: F811
+def test_each_judge_against_the_human_mean_from_rating_bundles(tmp_path):
     """The human-evaluation import's hand-worked bundle (three raters, six images): the third
     judge, scoring as j1 does, gets j1's r = 41 / sqrt(2000) with the per-image human mean."""
-    root, paths, params = study
+    root, paths, params = hand_worked_study(tmp_path)
     first = pd.read_parquet(root / "j/judgements.parquet")
     third = first[(first["judge"] == "j1") & first["valid"]].assign(judge="j3")
     human = human_vs_judges(
