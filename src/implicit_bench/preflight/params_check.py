@@ -27,6 +27,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
     """(section, model, ``section()`` keyword arguments) as the stages read them."""
     from implicit_bench.analysis.params import EvaluateParams, SelectParams
     from implicit_bench.audits.construction_ablation import ConstructionAblationParams
+    from implicit_bench.audits.cue_labels import CueLabelPromptParams
     from implicit_bench.audits.params import DiversityParams, JudgeAuditParams, NegationParams
     from implicit_bench.audits.study.stage import DiversityStudyParams
     from implicit_bench.clip.params import ClipStageParams
@@ -53,6 +54,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
         ("benchmark", BenchmarkParams, {}),
         ("negation_prompts", NegationPromptParams, {}),
         ("scene_check_prompts", SceneCheckPromptParams, {}),
+        ("cue_labels", CueLabelPromptParams, {}),
         ("world", WorldParams, {}),
         ("render", RenderParams, {"attach": {"generators": "configs"}}),
         ("judge", JudgeStageParams, {"attach": {"judges": "judges"}}),
