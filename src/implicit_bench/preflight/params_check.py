@@ -27,7 +27,6 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
     """(section, model, ``section()`` keyword arguments) as the stages read them."""
     from implicit_bench.analysis.params import EvaluateParams, SelectParams
     from implicit_bench.audits.construction_ablation import ConstructionAblationParams
-    from implicit_bench.audits.cue_labels import CueLabelPromptParams
     from implicit_bench.audits.params import DiversityParams, JudgeAuditParams, NegationParams
     from implicit_bench.audits.study.stage import DiversityStudyParams
     from implicit_bench.clip.params import ClipStageParams
@@ -39,6 +38,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
     from implicit_bench.render.params import RenderParams
     from implicit_bench.report.stage import ReportParams
     from implicit_bench.sources.params import SourcesParams
+    from implicit_bench.triplets.cue_labels_llm import CueLabelPromptParams
     from implicit_bench.triplets.hooks import NegationPromptParams
     from implicit_bench.triplets.params import TripletsParams
     from implicit_bench.triplets.scene_check_llm import SceneCheckPromptParams

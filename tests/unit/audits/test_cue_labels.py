@@ -8,15 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from implicit_bench.audits.cue_labels import (
-    CueLabelPromptParams,
-    CueParams,
-    cue_labels,
-    cue_requests,
-    cue_shares,
-    lean_by_cue,
-    llm_cue_labels,
-)
+from implicit_bench.audits.cue_labels import CueParams, cue_labels, cue_shares, lean_by_cue
 from implicit_bench.audits.scene_check import SceneCheckParams, scene_check
 
 ARMS = {"original_scene": "neutral", "template": "subject"}
@@ -115,6 +107,11 @@ def test_scene_check_with_the_hooks_cue_columns():
 def test_llm_labelling_hook_through_a_local_server(tmp_path):
     from implicit_bench.llm import InvalidCounter, build_llm
     from implicit_bench.triplets import VARIANT_HOOKS
+    from implicit_bench.triplets.cue_labels_llm import (
+        CueLabelPromptParams,
+        cue_requests,
+        llm_cue_labels,
+    )
     from tests.helpers.chat_server import ChatServer, completion
 
     units = pd.DataFrame(
