@@ -207,6 +207,22 @@ ITEMS: list[tuple[str, str, str]] = [
     ("C.4 vote rule", "diversity_study.json", "quality/rules/vote"),
     ("C.4 images kept", "diversity_study.json", "quality/kept"),
     ("race", "diversity_study.json", "race"),
+    ("C.1 cue share by text source", "diversity.json", "scene_check/cues/share"),
+    (
+        "C.1 no-cue MSD (qwen3vl, sim_local)",
+        "diversity.json",
+        "scene_check/by_judge/qwen3vl/sim_local/cues/no_cue_msd",
+    ),
+    (
+        "C.1 lean by cue direction (qwen3vl, sim_local)",
+        "diversity.json",
+        "scene_check/by_judge/qwen3vl/sim_local/cues/lean_by_cue",
+    ),
+    ("CLIP margin, calibrated", "clip.json", "margin_calibration/calibrated"),
+    ("CLIP margin, configured", "clip.json", "margin_calibration/configured"),
+    ("C.3 held-out over every unit", "selection.json", "held_out_every_unit"),
+    ("B.3 prompt labels, matching", "prompt_labels.json", "protocols/matching/fleiss_kappa"),
+    ("B.3 prompt labels, independent", "prompt_labels.json", "protocols/independent/fleiss_kappa"),
     (
         "leave-one-out kappa",
         "negation.json",
