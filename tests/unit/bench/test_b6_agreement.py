@@ -166,3 +166,20 @@ def test_agreement_markdown_lists_each_pair_and_the_missing_human_ratings():
     text = "\n".join(agreement_markdown(payload))
     assert "| j1~j3 | 0.90 | - (1 types) | - (1 types) |" in text
     assert "Judge vs humans: not available (no human ratings" in text
+
+
+def test_rubric_agreement_of_a_configurations_judges_as_evaluate_reports_it():
+    """``evaluate``'s metrics/lean.json ``judge_agreement``: the same statistics on one
+    configuration's rubric judges (rows with a ``score`` column, another config ignored)."""
+    from implicit_bench.analysis.judge_agreement import rubric_agreement
+
+    j1 = {"A": (3, 4), "B": (4, 5), "C": (2, 3), "D": (0, 2)}
+    j2 = {"A": (3, 4), "B": (0, 2), "C": (2, 3), "D": (4, 5)}
+    frame = pd.DataFrame(_dx_rows("j1", j1) + _dx_rows("j2", j2))
+    frame = frame.assign(score=frame["value"].astype(float))
+    other = frame.assign(config="other", score=0.0)
+    units = pd.DataFrame({"unit_id": frame["unit_id"].unique()})
+    units = units.assign(bias_type=units["unit_id"].str[0])
+    block = rubric_agreement(pd.concat([frame, other]), "base", ["j1", "j2"], units)
+    assert block["judges"] == ["j1", "j2"] and block["n_images"] == 24
+    assert block["spearman_dx"]["j1~j2"]["rho"] == pytest.approx(-0.8)
