@@ -8,8 +8,7 @@ from pathlib import Path
 import click
 
 from implicit_bench._util.files import nan_to_none, write_json
-from implicit_bench.audits.study.stage import DiversityStudyParams, run_study
-from implicit_bench.clip.stage import ClipStageParams
+from implicit_bench.audits.study.stage import ClipStageParams, DiversityStudyParams, run_study
 from implicit_bench.params import load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import UNITS

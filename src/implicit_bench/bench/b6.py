@@ -29,7 +29,6 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from implicit_bench._util.numbers import fixed, percent_text
-from implicit_bench.bench.b6_agreement import human_vs_judges, judge_agreement
 from implicit_bench.bench.params import B6Params, BenchParams, capped_per_bias_type
 from implicit_bench.debias.params import DebiasParams
 from implicit_bench.debias.scoring import config_stats, delta_interval, image_scores
@@ -377,6 +376,7 @@ def run_b6(
 ) -> dict[str, Any]:
     """Draw the subset, ask the third judge, write Tables 15 and 17; the payload."""
     from implicit_bench._util.files import atomic_write_text
+    from implicit_bench.bench.b6_agreement import human_vs_judges, judge_agreement
     from implicit_bench.human_eval.bundle import HumanEvalParams
     from implicit_bench.judges.stage import run_judge_stage
     from implicit_bench.protocol.tables.judgements import read_judgements

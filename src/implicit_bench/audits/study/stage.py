@@ -20,6 +20,7 @@ from implicit_bench.audits.diversity_study import (
     scm_study_units,
     study_intervals,
 )
+from implicit_bench.clip.params import ClipStageParams  # noqa: F401 - re-exported for the stage
 
 
 def render_study(
