@@ -21,6 +21,7 @@ from implicit_bench.audits.diversity_study import (
     study_intervals,
 )
 from implicit_bench.clip.params import ClipStageParams  # noqa: F401 - re-exported for the stage
+from implicit_bench.faces.attributes import race_note
 
 
 def render_study(
@@ -216,7 +217,7 @@ def run_study(
         },
         "face_judge": params.judge.backend,
         "quality": quality,
-        "race": race_note(params.judge.backend),
+        "race": race_note(params.judge.backend),  # faces.attributes
         "abstention_tau": params.judge.tau,
         "attributes": list(params.attributes),
         "render": {k: rendered[k] for k in ("generator", "items", "by_status") if k in rendered},
@@ -225,14 +226,4 @@ def run_study(
         # HoloFair F.2: prompts (units) and, within each, its generations resampled
         "intervals_prompts_and_generations": two_level,
         "bootstrap": boot.block("sampled units with replacement"),
-    }
-
-
-def race_note(backend: str) -> dict[str, Any]:
-    """Race is one of HoloFair's three attributes; no face judge here reads it."""
-    return {
-        "available": False,
-        "reason": f"the face judge '{backend}' reads gender and age only (no race classifier "
-        "offline), so ID, CA_q and MGBI here are over gender and age, not HoloFair's three "
-        "attributes",
     }
