@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from implicit_bench._util.files import nan_to_none, write_json
-from implicit_bench.audits.study.stage import DiversityStudyParams, run_study
+from implicit_bench.audits.study.stage import ClipStageParams, DiversityStudyParams, run_study
 from implicit_bench.params import load_params, section
 from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import UNITS
@@ -34,7 +34,9 @@ def main(params_path: str, metrics: str) -> None:
         click.echo(f"diversity_study: disabled (diversity_study.enabled) -> {metrics}")
         return
     render = section(raw, "render", RenderParams, params_path, attach={"generators": "configs"})
-    report = run_study(UNITS.read(study.units, require=("unit_id", "bias_type")), study, render)
+    clip = section(raw, "clip", ClipStageParams, params_path)
+    units = UNITS.read(study.units, require=("unit_id", "bias_type"))
+    report = run_study(units, study, render, clip=clip)
     report.update(enabled=True, provenance=upstream_provenance(["metrics/render.json"]))
     report = nan_to_none(report)  # undefined scores (no face read) are null, never NaN
     write_json(metrics, report)

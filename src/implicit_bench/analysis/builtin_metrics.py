@@ -31,6 +31,7 @@ from implicit_bench.analysis.blind import recoverability as recoverable
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.generators import generator_table, refusals_by_bias_type
+from implicit_bench.analysis.judge_agreement import rubric_agreement
 from implicit_bench.analysis.lean import hedges_statistics, lean_statistics, scorer_values
 from implicit_bench.analysis.scale import judge_scale_use
 from implicit_bench.protocol import metric_schema
@@ -308,6 +309,13 @@ def lean(ctx: EvalContext) -> dict[str, Any]:
     )
     out = lean_statistics(values, ctx.analysed, ctx.boot, ctx.config)
     out["rubric_judges"] = ctx.rubric_judges
+    if len(ctx.rubric_judges) >= 2:  # B.6's correlations between the rubric judges
+        out["judge_agreement"] = rubric_agreement(
+            ctx.judgements[ctx.judgements["unit_id"].isin(set(ctx.unit_ids))],
+            ctx.config,
+            ctx.rubric_judges,
+            ctx.analysed,
+        )
     for name, frame in report.lean_tables(out).items():
         ctx.table(name, frame)
     return out

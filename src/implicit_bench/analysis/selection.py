@@ -167,6 +167,8 @@ def select_units(
     if held:
         boot = Bootstrap.from_params(params.bootstrap)
         metrics["held_out"] = held_out(j, config, judges, per_unit, held, boot, sample)
+        if sample is not None and params.held_out_every_unit:
+            metrics["held_out_every_unit"] = held_out(j, config, judges, per_unit, held, boot)
     metrics["other_generators"] = other_generator_lean(j, config, per_unit, params.other_configs)
     return SelectionResult(selected, per_unit.reset_index(), metrics)
 

@@ -39,6 +39,7 @@ from implicit_bench._util.closed_form import geometric_mean, normalised_entropy
 from implicit_bench._util.hashing import derive_seed
 from implicit_bench.audits.diversity import QUANTILES
 from implicit_bench.audits.holofair import attribute_deviation_ratio, prompt_rewards
+from implicit_bench.audits.holofair_qc import QualityParams
 from implicit_bench.faces import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceParams
 from implicit_bench.params import BootstrapParams, PositiveInt, StrictModel
 from implicit_bench.protocol.tables import DIVERSITY_IMAGES_DIR, UNITS_PATH
@@ -144,6 +145,8 @@ class DiversityStudyParams(StrictModel):
     resample_generations: bool = True
     # the Fair-GRPO reward's attribute weights w_a (HoloFair E.3: 1 each; audits/holofair.py)
     reward_weights: dict[Literal["gender", "age"], float] = {"gender": 1.0, "age": 1.0}
+    # HoloFair C.4's quality-control rules on the study's images (audits/holofair_qc.py)
+    quality: QualityParams = Field(default_factory=QualityParams)
 
     def seeds(self) -> list[int]:
         return [self.seed_base + self.seed_step * k for k in range(self.n_images)]

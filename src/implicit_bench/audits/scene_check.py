@@ -26,7 +26,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 
+from implicit_bench.audits.cue_labels import CueParams, cue_labels, cue_shares, lean_by_cue
 from implicit_bench.params import PositiveInt, StrictModel
 
 SIGN = {"s": 1.0, "a": -1.0, "neither": 0.0}
@@ -46,6 +48,8 @@ class SceneCheckParams(StrictModel):
     drawable_column: str = "head_drawable"
     shuffles: PositiveInt = 1000
     seed: int = 42
+    # C.1's cue analysis: cue labels of each arm's neutral text (audits/cue_labels.py)
+    cues: CueParams = Field(default_factory=CueParams)
 
 
 def _msd(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> tuple[float, int]:
@@ -110,6 +114,14 @@ def scene_check(
         "arms": dict(params.arms),
         "by_judge": {},
     }
+    labels = None
+    if params.cues.enabled:
+        labels = cue_labels(units[units["unit_id"].isin(drawable)], params.arms, params.cues)
+        out["cues"] = {
+            "labeller": params.cues.labeller,
+            "simulated": params.cues.labeller == "sim",
+            "share": cue_shares(labels),
+        }
     rng = np.random.default_rng(params.seed)
     for (judge, config), g in frame.groupby(["judge", "config"], sort=True):
         signs: dict[str, dict[str, np.ndarray]] = {}
@@ -131,11 +143,20 @@ def scene_check(
                     msd[f"{arm}_vs_{params.template_arm}"] = scene_vs_template(
                         signs[arm], template, params.shuffles, rng
                     )
-        out["by_judge"].setdefault(str(judge), {})[str(config)] = {
+        entry = {
             "identification": rates,
             "lean_msd": msd,
             "missing_arms": [a for a in params.arms if a not in signs],
         }
+        scene = signs.get(params.scene_arm)
+        if labels is not None and params.scene_arm in labels and scene and template:
+            cue = labels[params.scene_arm].to_dict()
+            no_cue = {u: v for u, v in scene.items() if cue.get(u) == "none"}
+            entry["cues"] = {
+                "no_cue_msd": scene_vs_template(no_cue, template, params.shuffles, rng),
+                "lean_by_cue": lean_by_cue(scene, template, cue),
+            }
+        out["by_judge"].setdefault(str(judge), {})[str(config)] = entry
     return out
 
 

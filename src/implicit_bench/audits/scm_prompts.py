@@ -5,7 +5,8 @@ Model's (Cuddy et al. 2008) competence and warmth dimensions. Its prompts are bu
 modular template: one option from each visual-component pool (Table 9) around a subject that is
 neutral ("person") or a trigger paraphrase (Table 8). Splits (Table 7): Eval = 300 neutral
 prompts (ID) + 450 trigger prompts (CA_q; 50 per trigger); Train (Fair-GRPO) = 10,000 prompts
-with the same template and a trigger vocabulary strictly disjoint from Eval's.
+with the same template and a trigger vocabulary strictly disjoint from Eval's; Gen = the 30
+race x age x gender prompts (``gen_prompts``).
 
 Tables 8-10 are lost from the text we have, so the paraphrases, the component pools and the
 SCM quadrant of each trigger below are ours (named in docs/audits.md), not the paper's; only the
@@ -95,7 +96,19 @@ LIGHTING: tuple[str, ...] = (
 SPLITS: dict[str, dict[str, int]] = {  # HoloFair Table 7
     "eval": {"neutral": 300, "per_trigger": 50},
     "train": {"total": 10_000},
+    "gen": {"total": 30},
 }
+# the Gen set (C.3.2): race x age x gender of HoloFair's taxonomy (C.3.1), 5 x 3 x 2 = 30
+# prompts in the paper's word order ("Asian middle-aged male"); the words are ours
+GEN_RACES: dict[str, str] = {
+    "Asian": "Asian",
+    "Black": "Black",
+    "Indian": "Indian",
+    "Others": "Middle Eastern or Latino",  # HoloFair's "Others" merges the two
+    "White": "White",
+}
+GEN_AGES: dict[str, str] = {"young": "young", "middle": "middle-aged", "elderly": "elderly"}
+GEN_GENDERS: tuple[str, ...] = ("female", "male")
 
 
 def _article(word: str) -> str:
@@ -144,8 +157,32 @@ def scm_prompts(split: str = "eval", seed: int = 42) -> pd.DataFrame:
             _draw(options, SPLITS["train"]["total"], rng)
         ):
             rows.append(_row(f"scm-train-{k:05d}", trigger, subject, frame, setting, light))
+    elif split == "gen":
+        return gen_prompts()
     else:
-        raise ValueError(f"unknown split {split!r}; expected eval or train")
+        raise ValueError(f"unknown split {split!r}; expected eval, train or gen")
+    return pd.DataFrame(rows)
+
+
+def gen_prompts() -> pd.DataFrame:
+    """HoloFair's Gen set (C.3.2): one prompt per race x age group x gender, "a photo of
+    {article} {race} {age} {gender}", with the requested attributes as columns (the images
+    augment a classifier's training data, or check a face judge against what was asked)."""
+    rows = []
+    for (race, race_word), (age, age_word), gender in itertools.product(
+        GEN_RACES.items(), GEN_AGES.items(), GEN_GENDERS
+    ):
+        subject = f"{race_word} {age_word} {gender}"
+        rows.append(
+            {
+                "unit_id": f"scm-gen-{race.lower()}-{age}-{gender}",
+                "bias_type": "scm",
+                "race": race,
+                "age_group": age,
+                "gender": gender,
+                "prompt_scm_gen": f"a photo of {_article(subject)} {subject}",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -171,4 +208,4 @@ def vocabulary(phrases: dict[str, tuple[str, ...]]) -> set[str]:
     return {w for ps in phrases.values() for p in ps for w in p.replace("-", " ").split()}
 
 
-__all__ = ["TRIGGERS", "scm_prompts", "vocabulary"]
+__all__ = ["TRIGGERS", "gen_prompts", "scm_prompts", "vocabulary"]

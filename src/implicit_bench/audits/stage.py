@@ -446,7 +446,12 @@ def diversity_metrics(
 def face_diversity(units: pd.DataFrame, params: FaceAuditParams) -> dict[str, Any]:
     """Gender and age distributions (face judge) of the neutral images of gender and age units."""
     from implicit_bench.faces import create
-    from implicit_bench.faces.attributes import face_attributes, face_report, judge_images
+    from implicit_bench.faces.attributes import (
+        face_attributes,
+        face_report,
+        judge_images,
+        race_note,
+    )
     from implicit_bench.images import ImageStore, published_stores, read_index
     from implicit_bench.runtime.cache import DiskCache
 
@@ -498,6 +503,7 @@ def face_diversity(units: pd.DataFrame, params: FaceAuditParams) -> dict[str, An
             "images": len(frame),
             "multi_face_images": int((frame["faces"] > 1).sum()) if len(frame) else 0,
             "by_config": face_report(frame),
+            "race": race_note(params.judge.backend),
         }
     )
 

@@ -12,7 +12,10 @@ the subset ids. Two tables follow (docs/experiments.md, "B.6"):
   subset and on the whole unit set), and Spearman's rho of the rankings;
 - Table 17: the baseline's neutral images (the unmodified row) and each debiasing configuration
   on the subset: alignment A (the first judge's labels, reused), bias under both judges, composite
-  S under both and dS vs the unmodified row with a paired bootstrap interval over units.
+  S under both and dS vs the unmodified row with a paired bootstrap interval over units;
+- beside them (``bench.b6_agreement``): per-image Pearson r between the judges, per-type
+  Spearman rho on dx's effect size and on Hedges' g (``agreement``), and each judge's r with
+  the human mean where rating bundles are given (``human_vs_judge``).
 """
 
 from __future__ import annotations
@@ -284,7 +287,39 @@ def tables_markdown(payload: Mapping[str, Any]) -> str:
             f"{fixed(r['bias_third'], 2)} | {fixed(r['bias_first'], 2)} | {ds(r, 'third')} | "
             f"{ds(r, 'first')} |"
         )
-    return "\n".join(out) + "\n"
+    return "\n".join(out + agreement_markdown(payload)) + "\n"
+
+
+def agreement_markdown(payload: Mapping[str, Any]) -> list[str]:
+    """The judge correlations: per-image Pearson r, per-type Spearman rho on dx's d and on
+    Hedges' g, and each judge's r with the human mean."""
+    agree = payload.get("agreement")
+    if not agree:
+        return []
+    out = [
+        "",
+        f"## Judge agreement on the subset's baseline images ({agree['n_images']} images every "
+        "judge scored)",
+        "",
+        "| judges | image Pearson r | rho on dx (d per type) | rho on Hedges' g per type |",
+        "| --- | --- | --- | --- |",
+    ]
+    for pair, e in agree["image_pearson"].items():
+        dx, g = agree["spearman_dx"][pair], agree["spearman_g"][pair]
+        out.append(
+            f"| {pair} | {fixed(e['r'], 2)} | {fixed(dx['rho'], 2)} ({dx['n_types']} types) | "
+            f"{fixed(g['rho'], 2)} ({g['n_types']} types) |"
+        )
+    human = payload.get("human_vs_judge", {})
+    if human.get("available"):
+        out += ["", "Judge vs the per-image human mean (Pearson r):", ""]
+        out += [
+            f"- {j}: {fixed(e['r']['value'], 2)} ({e['n_images']} images)"
+            for j, e in human["by_judge"].items()
+        ]
+    else:
+        out += ["", f"Judge vs humans: not available ({human.get('reason', 'no ratings')})."]
+    return out
 
 
 # ----- the plan --------------------------------------------------------------------------------
@@ -341,6 +376,8 @@ def run_b6(
 ) -> dict[str, Any]:
     """Draw the subset, ask the third judge, write Tables 15 and 17; the payload."""
     from implicit_bench._util.files import atomic_write_text
+    from implicit_bench.bench.b6_agreement import human_vs_judges, judge_agreement
+    from implicit_bench.human_eval.bundle import HumanEvalParams
     from implicit_bench.judges.stage import run_judge_stage
     from implicit_bench.protocol.tables.judgements import read_judgements
     from implicit_bench.runtime.provenance import markdown_banner, merge_provenance
@@ -421,6 +458,14 @@ def run_b6(
             subset_ids=sub_ids,
             boot=boot,
         )
+        payload["agreement"] = judge_agreement(third, first, b6.baseline, b6.judge, sub_ids, units)
+    payload["human_vs_judge"] = human_vs_judges(
+        third if len(third) else pd.DataFrame(columns=first.columns),
+        first,
+        [str(root / p) for p in b6.human_manifests],
+        [str(root / p) for p in b6.human_answers],
+        section(raw, "human_eval", HumanEvalParams),
+    )
     payload["provenance"] = merge_provenance(*blocks) if blocks else {}
     write_metrics(root / B6_METRICS, payload, "b6")
     text = tables_markdown(payload) if "table15" in payload else "B.6: no image re-scored.\n"

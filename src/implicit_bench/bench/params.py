@@ -142,3 +142,7 @@ class B6Params(StrictModel):
     # the first judge's answers on the Table 4 stores (construction and benchmark phase)
     judgements: list[str] = [JUDGEMENTS_PATH]
     debias_judgements: str = DEBIAS_JUDGEMENTS_DIR  # the first judge's, one file per config
+    # rating bundles (human-eval export manifests + answer CSVs) for each judge's r with the
+    # human mean (the paper: InternVL3 r = 0.46); empty: reported as unavailable
+    human_manifests: list[str] = []
+    human_answers: list[str] = []

@@ -45,6 +45,7 @@ TOOLS: dict[str, str] = {
     "calibration": "implicit_bench.cli.calibration:calibration",
     "audit": "implicit_bench.cli.audit:audit_group",
     "scm-prompts": "implicit_bench.cli.scm_prompts:scm_prompts_command",
+    "prompt-labels": "implicit_bench.cli.prompt_labels:prompt_labels_command",
     "construction-rating": "implicit_bench.cli.construction_rating:construction_rating_command",
 }
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from implicit_bench.clip import ClipParams
+from implicit_bench.clip.margin import MarginCalibration
 from implicit_bench.params import StrictModel
 from implicit_bench.protocol.tables import IMAGES_DIR
 
@@ -22,3 +25,5 @@ class ClipStageParams(StrictModel):
     # second CLIP models set beside `model` (When the Judge Acts T15: ViT-B/32 vs L/14):
     # name -> ClipParams; their leans and blind labels are compared, never written as judgements
     compare_models: dict[str, ClipParams] = {}
+    # the blind judge's margin calibrated on a labelled set (clip/margin.py; null labels: off)
+    margin_calibration: MarginCalibration = Field(default_factory=MarginCalibration)

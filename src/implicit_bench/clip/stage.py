@@ -42,6 +42,7 @@ def run_clip(params: ClipStageParams, units: pd.DataFrame) -> tuple[pd.DataFrame
     }
     unit_ids = set(units["unit_id"].astype(str))
     frames, per_config, images_seen = [], {}, 0
+    config_dirs: dict[str, Path] = {}
     quality: list[pd.DataFrame] = []
     compared: dict[str, dict[str, list[pd.DataFrame]]] = {n: {} for n in others}
     for root in store_dirs(params):
@@ -49,6 +50,7 @@ def run_clip(params: ClipStageParams, units: pd.DataFrame) -> tuple[pd.DataFrame
         index = read_index(root)  # the render plan's items only
         ok = index[(index["status"] == "ok") & index["unit_id"].astype(str).isin(unit_ids)].copy()
         ok["unit_id"] = ok["unit_id"].astype(str)
+        config_dirs.update({str(c): root for c in ok["config"].unique()})
         images_seen += len(ok)
         emb = embedder.images(ok["sha256"], store.load_image)
         used = units[units["unit_id"].astype(str).isin(set(ok["unit_id"]))]
@@ -108,6 +110,11 @@ def run_clip(params: ClipStageParams, units: pd.DataFrame) -> tuple[pd.DataFrame
             params.model.model,
         )
     )
+    from implicit_bench.clip.margin import margin_calibration
+
+    calibration, rows = margin_calibration(
+        rows, params.margin_calibration, params.margin, units, config_dirs
+    )
     blind = rows[rows["task"] == "blind"]
     metrics = {
         "images": images_seen,
@@ -115,6 +122,7 @@ def run_clip(params: ClipStageParams, units: pd.DataFrame) -> tuple[pd.DataFrame
         "lean_by_config": per_config,
         "blind_labels": {str(k): int(v) for k, v in blind["value"].value_counts().items()},
         "margin": params.margin,
+        "margin_calibration": calibration,
         "text_template": params.text_template,
     }
     if params.clip_score:

@@ -100,3 +100,13 @@ def face_report(frame: pd.DataFrame) -> dict[str, Any]:
             for name, rows in sets.items()
         }
     return out
+
+
+def race_note(backend: str) -> dict[str, Any]:
+    """Race, HoloFair's third attribute: no face judge here reads it, so reports say so."""
+    return {
+        "available": False,
+        "reason": f"the face judge '{backend}' reads gender and age only (no race classifier "
+        "offline), so ID, CA_q and MGBI here are over gender and age, not HoloFair's three "
+        "attributes",
+    }

@@ -74,10 +74,14 @@ def _stage_models(params: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]
     if triplets.get("writer") == "llm":
         add("triplets", "llms", triplets.get("llm"))
     # raw on purpose below (the docstring): an invalid section is the stage's to report
-    if "negated_llm" in _names(triplets.get("variant_hooks")):
-        add("triplets", "llms", (params.get("negation_prompts") or {}).get("llm"))
-    if "scene_check_llm" in _names(triplets.get("variant_hooks")):
-        add("triplets", "llms", (params.get("scene_check_prompts") or {}).get("llm"))
+    hooks = _names(triplets.get("variant_hooks"))
+    for hook, name in (
+        ("negated_llm", "negation_prompts"),
+        ("scene_check_llm", "scene_check_prompts"),
+        ("cue_labels_llm", "cue_labels"),
+    ):
+        if hook in hooks:
+            add("triplets", "llms", (params.get(name) or {}).get("llm"))
     render = params.get("render") or {}
     add(
         "render",

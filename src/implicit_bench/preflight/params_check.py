@@ -38,6 +38,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
     from implicit_bench.render.params import RenderParams
     from implicit_bench.report.stage import ReportParams
     from implicit_bench.sources.params import SourcesParams
+    from implicit_bench.triplets.cue_labels_llm import CueLabelPromptParams
     from implicit_bench.triplets.hooks import NegationPromptParams
     from implicit_bench.triplets.params import TripletsParams
     from implicit_bench.triplets.scene_check_llm import SceneCheckPromptParams
@@ -53,6 +54,7 @@ def _sections() -> list[tuple[str, type[StrictModel], dict[str, Any]]]:
         ("benchmark", BenchmarkParams, {}),
         ("negation_prompts", NegationPromptParams, {}),
         ("scene_check_prompts", SceneCheckPromptParams, {}),
+        ("cue_labels", CueLabelPromptParams, {}),
         ("world", WorldParams, {}),
         ("render", RenderParams, {"attach": {"generators": "configs"}}),
         ("judge", JudgeStageParams, {"attach": {"judges": "judges"}}),

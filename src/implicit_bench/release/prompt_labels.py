@@ -143,7 +143,9 @@ def protocol_report(labels: pd.DataFrame) -> dict[str, Any]:
     """Accuracies, Fleiss' kappa (all, leave-one-out), pairwise Cohen's kappa and flips."""
     from sklearn.metrics import cohen_kappa_score
 
-    models = [m for m in MODELS if m in set(labels["model"])]
+    present = set(labels["model"])
+    # the release's four in the paper's order, then any other labeller (a run's own) by name
+    models = [m for m in MODELS if m in present] + sorted(present - set(MODELS))
     accuracy = {}
     for model in models:
         part = labels[labels["model"] == model]

@@ -28,6 +28,10 @@ VARIANT_HOOKS.register("negated_llm", "implicit_bench.triplets.hooks:negated_llm
 VARIANT_HOOKS.register(
     "scene_check_llm", "implicit_bench.triplets.scene_check_llm:scene_check_llm_hook"
 )
+# App. C.1's cue labels of the scene check's neutral texts (after scene_check_llm)
+VARIANT_HOOKS.register(
+    "cue_labels_llm", "implicit_bench.triplets.cue_labels_llm:cue_labels_llm_hook"
+)
 # App. C.1's direct arm (triplets from the sentence pair, no unit): docs/audits.md
 VARIANT_HOOKS.register("direct", "implicit_bench.triplets.direct:direct_hook")
 VARIANT_HOOKS.register("direct_llm", "implicit_bench.triplets.direct:direct_llm_hook")

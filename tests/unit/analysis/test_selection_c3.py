@@ -68,10 +68,21 @@ def test_held_out_seeds_on_a_random_sample(tables):
     assert a["kept"]["mean_dx_held_out_seeds"] == pytest.approx({"u1": -4.0, "u2": 1.0}[kept_unit])
     assert a["rejected"]["mean_dx_held_out_seeds"] == pytest.approx(-3.0)
     assert a["rejected"]["units_held_out_seeds"] == 1
+    # beside the sample, every unit (held_out_every_unit, on by default): A on 2042 gives kept
+    # u1 -4 and u2 1 (mean -1.5), rejected u3 -3
+    every = m["held_out_every_unit"]
+    assert "sample" not in every
+    assert every["judges"]["A"]["kept"]["units_held_out_seeds"] == 2
+    assert every["judges"]["A"]["kept"]["mean_dx_held_out_seeds"] == pytest.approx(-1.5)
+    assert every["judges"]["A"]["kept"]["share_positive_held_out_seeds"] == 0.5
+    assert every["judges"]["A"]["rejected"]["mean_dx_held_out_seeds"] == pytest.approx(-3.0)
+    off = params.model_copy(update={"held_out_every_unit": False})
+    assert "held_out_every_unit" not in select_units(tables, off).metrics
     # the whole population when no sample is asked
     full = select_units(tables, params.model_copy(update={"held_out_sample": None})).metrics
     assert "sample" not in full["held_out"]
     assert full["held_out"]["judges"]["A"]["kept"]["units_selection_seeds"] == 2
+    assert "held_out_every_unit" not in full  # held_out is every unit already
 
 
 def test_recovery_sets_the_planted_lean_beside_other_generators():

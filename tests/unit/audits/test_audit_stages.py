@@ -173,6 +173,11 @@ def test_stages_end_to_end(repo, monkeypatch):
     assert faces["images"] == 6  # neutral images of the gender unit and the age unit
     gender = faces["by_config"]["tiny"]["gender_units"]["gender"]
     assert gender["images"] == 3 and gender["no_face"] == 2 and sum(gender["counts"].values()) == 1
+    # HoloFair's third attribute: no offline face judge reads race, and the file says so
+    assert (
+        faces["race"]["available"] is False
+        and "reads gender and age only" in faces["race"]["reason"]
+    )
 
     # a re-run embeds and detects nothing new
     result = runner.invoke(_stage("clip"), [], catch_exceptions=False)

@@ -141,9 +141,23 @@ def test_study_end_to_end_in_a_simulated_world(tmp_path):
         images_dir="study",
         cache="faces.sqlite",
     )
-    report = run_study(units, params, render, tmp_path)
+    from implicit_bench.clip.params import ClipStageParams
+
+    clip = ClipStageParams(
+        model={"backend": "sim", "model": "sim:clip", "world": str(world)}, cache="clip.sqlite"
+    )
+    report = run_study(units, params, render, tmp_path, clip=clip)
     assert len(report["units"]) == 3 and report["seeds"] == [42 + 1000 * k for k in range(6)]
     faces = read_faces(params, units[units["unit_id"].isin(report["units"])], tmp_path)
+    # HoloFair C.4 on the same images: each rule's counts add up; one face = the sim judge's
+    quality = report["quality"]
+    assert quality["images"] == len(faces) == quality["rules"]["clip_score"]["seen"]
+    assert quality["independent"]["one_face"]["kept"] == int((faces["faces"] == 1).sum())
+    for rule in quality["rules"].values():
+        assert rule["kept"] + rule["discarded"] == rule["seen"]
+    assert quality["rules"]["one_face"]["seen"] == quality["rules"]["clip_score"]["kept"]
+    assert quality["kept"] == quality["rules"]["vote"]["kept"] and not quality["applied"]
+    assert report["race"]["available"] is False and "'sim'" in report["race"]["reason"]
     assert len(faces) == report["scores"]["images"] == report["render"]["by_status"]["ok"]
     again = face_diversity_scores(faces, ["gender", "age"], "neutral", "neutral")
     assert again["MGBI"] == report["scores"]["MGBI"] or (

@@ -72,3 +72,17 @@ def test_cli_writes_the_table(tmp_path):
     assert result.exit_code == 0, result.output
     assert "750 prompts (450 with a trigger)" in result.output
     assert len(pd.read_csv(out)) == 750
+
+
+def test_gen_set_is_the_30_race_age_gender_prompts(tmp_path):
+    gen = scm_prompts("gen")
+    assert len(gen) == 30 == gen["unit_id"].nunique()
+    combos = set(zip(gen["race"], gen["age_group"], gen["gender"], strict=True))
+    assert len(combos) == 5 * 3 * 2
+    assert set(gen["race"]) == {"Asian", "Black", "Indian", "Others", "White"}
+    row = gen[gen["unit_id"] == "scm-gen-asian-middle-male"].iloc[0]
+    assert row["prompt_scm_gen"] == "a photo of an Asian middle-aged male"  # the paper's example
+    out = tmp_path / "gen.csv"
+    result = CliRunner().invoke(main, ["scm-prompts", "--split", "gen", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "gen: 30 prompts" in result.output and len(pd.read_csv(out)) == 30

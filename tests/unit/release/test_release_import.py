@@ -128,6 +128,12 @@ def test_benchmark_recipe_lean_and_selection(imported, tmp_path):
     assert lean["gemma4"]["n"] == 3 and lean["gemma4"]["mean"]["value"] == pytest.approx(1.0)
     # CLIP lean = 0.1, -0.25, 0, 0.25
     assert lean["clip"]["mean"]["value"] == pytest.approx(0.025)
+    # B.6's judge correlations between the release's two rubric judges (analysis.judge_agreement,
+    # worked by hand in tests/unit/bench/test_b6_agreement.py)
+    agree = json.loads((out / "metrics" / "lean.json").read_text())["judge_agreement"]
+    assert agree["judges"] == ["gemma4", "qwen3vl"]
+    assert set(agree["image_pearson"]) == {"gemma4~qwen3vl"}
+    assert agree["image_pearson"]["gemma4~qwen3vl"]["n_images"] == agree["n_images"] > 0
     sel = json.loads((out / "metrics" / "selection.json").read_text())
     # unit means over complete seeds: qwen a1 1.0, 007 -1.5; gemma a1 0.0 (1 seed), 007 1.5
     assert sel["units_kept_union"] == 2 and sel["units_kept_intersection"] == 0

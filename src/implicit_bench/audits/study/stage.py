@@ -20,6 +20,8 @@ from implicit_bench.audits.diversity_study import (
     scm_study_units,
     study_intervals,
 )
+from implicit_bench.clip.params import ClipStageParams  # noqa: F401 - re-exported for the stage
+from implicit_bench.faces.attributes import race_note
 
 
 def render_study(
@@ -84,19 +86,71 @@ def read_faces(
         [face_attributes(faces[sha], params.judge) for sha in index["sha256"]],
         columns=["faces", "gender", "age", "age_group"],
     )
+    # each face's detector confidence (0-1) where the judge reports one (HoloFair C.4)
+    attrs["detector_confidences"] = [
+        [f.get("detection_confidence") for f in faces[sha]] for sha in index["sha256"]
+    ]
     return pd.concat(
-        [index[["unit_id", "variant", "seed", "sha256"]].reset_index(drop=True), attrs], axis=1
+        [
+            index[["unit_id", "variant", "seed", "sha256", "prompt"]].reset_index(drop=True),
+            attrs,
+        ],
+        axis=1,
     )
 
 
+def study_clip_scores(
+    frame: pd.DataFrame, params: DiversityStudyParams, clip: Any, root: str | Path = "."
+) -> pd.Series:
+    """CLIP-Score (cos of image and prompt embeddings, ``clip.quality.clip_scores``) of each
+    study image with the ``clip`` section's model and cache."""
+    from implicit_bench.clip import create
+    from implicit_bench.clip.embeddings import CachedEmbedder
+    from implicit_bench.clip.quality import clip_scores
+    from implicit_bench.images import ImageStore
+    from implicit_bench.runtime.cache import DiskCache
+
+    if not len(frame):
+        return pd.Series(dtype=float)
+    embedder = CachedEmbedder(create(clip.model), DiskCache(Path(root) / clip.cache))
+    store = ImageStore(Path(root) / params.images_dir / params.generator)
+    try:
+        img = embedder.images(frame["sha256"], store.load_image)
+    finally:
+        store.close()
+    txt = embedder.texts(frame["prompt"].astype(str))
+    scored = clip_scores(frame.assign(config=params.generator), img, txt)
+    return pd.Series(scored["cos"].to_numpy(float), index=frame.index)
+
+
 def run_study(
-    units: pd.DataFrame, params: DiversityStudyParams, render: Any, root: str | Path = "."
+    units: pd.DataFrame,
+    params: DiversityStudyParams,
+    render: Any,
+    root: str | Path = ".",
+    clip: Any = None,
 ) -> dict[str, Any]:
-    """metrics/diversity_study.json content: render, read faces, score."""
+    """metrics/diversity_study.json content: render, read faces, quality control (``clip``:
+    the ``clip`` section, for the CLIP-Score rule; None: that rule is not run), score."""
     scm = params.prompt_source == "scm"
     sample = scm_study_units(params.scm) if scm else sample_units(units, params.sample)
     rendered = render_study(sample, params, render, root)
     frame = read_faces(params, sample, root)
+    quality = None
+    if params.quality.enabled:
+        from implicit_bench.audits.diversity_study import ATTRIBUTES
+        from implicit_bench.audits.holofair_qc import quality_control
+
+        quality, passed = quality_control(
+            frame,
+            None if clip is None else study_clip_scores(frame, params, clip, root),
+            {a: ATTRIBUTES[a] for a in params.attributes},
+            params.quality,
+            params.judge.backend,
+        )
+        quality["clip_model"] = None if clip is None else clip.model.model
+        if params.quality.apply:
+            frame = frame[passed].reset_index(drop=True)
     if scm:
         frame = scm_frame_variants(frame, sample)
     scene_variant, template_variant = params.score_variants()
@@ -162,6 +216,8 @@ def run_study(
             str(k): int(v) for k, v in sample["bias_type"].value_counts().sort_index().items()
         },
         "face_judge": params.judge.backend,
+        "quality": quality,
+        "race": race_note(params.judge.backend),  # faces.attributes
         "abstention_tau": params.judge.tau,
         "attributes": list(params.attributes),
         "render": {k: rendered[k] for k in ("generator", "items", "by_status") if k in rendered},

@@ -1,7 +1,7 @@
-"""Print the default-profile value of every issue 39 item from a run's metrics folder: the
-"value" column of docs/issue39-table.md.
+"""Print the default-profile value of every item of the paper coverage table from a run's
+metrics folder: the "default profile" column of docs/paper-coverage.md.
 
-Usage: ``python scripts/issue39_values.py [METRICS_DIR]`` (default ``metrics``), after a
+Usage: ``python scripts/paper_coverage_values.py [METRICS_DIR]`` (default ``metrics``), after a
 ``dvc repro``. An item whose output is not in the folder prints ``absent``.
 """
 
@@ -198,6 +198,31 @@ ITEMS: list[tuple[str, str, str]] = [
         "evaluator_agreement/element_level/neg/negated/balanced_accuracy",
     ),
     ("Fleiss kappa", "negation.json", "evaluator_agreement/inter_annotator/all/fleiss_kappa"),
+    ("B.6 image Pearson r", "b6.json", "agreement/image_pearson"),
+    ("B.6 Spearman rho on dx's d per type", "b6.json", "agreement/spearman_dx"),
+    ("B.6 Spearman rho on Hedges' g per type", "b6.json", "agreement/spearman_g"),
+    ("B.6 judges vs humans", "b6.json", "human_vs_judge"),
+    ("C.4 CLIP-Score rule", "diversity_study.json", "quality/rules/clip_score"),
+    ("C.4 one-face rule", "diversity_study.json", "quality/rules/one_face"),
+    ("C.4 vote rule", "diversity_study.json", "quality/rules/vote"),
+    ("C.4 images kept", "diversity_study.json", "quality/kept"),
+    ("race", "diversity_study.json", "race"),
+    ("C.1 cue share by text source", "diversity.json", "scene_check/cues/share"),
+    (
+        "C.1 no-cue MSD (qwen3vl, sim_local)",
+        "diversity.json",
+        "scene_check/by_judge/qwen3vl/sim_local/cues/no_cue_msd",
+    ),
+    (
+        "C.1 lean by cue direction (qwen3vl, sim_local)",
+        "diversity.json",
+        "scene_check/by_judge/qwen3vl/sim_local/cues/lean_by_cue",
+    ),
+    ("CLIP margin, calibrated", "clip.json", "margin_calibration/calibrated"),
+    ("CLIP margin, configured", "clip.json", "margin_calibration/configured"),
+    ("C.3 held-out over every unit", "selection.json", "held_out_every_unit"),
+    ("B.3 prompt labels, matching", "prompt_labels.json", "protocols/matching/fleiss_kappa"),
+    ("B.3 prompt labels, independent", "prompt_labels.json", "protocols/independent/fleiss_kappa"),
     (
         "leave-one-out kappa",
         "negation.json",
