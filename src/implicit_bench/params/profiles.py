@@ -182,7 +182,20 @@ OVERLAY_KEYS: dict[str, set[str]] = {
     "render": {"run", "seeds"},
     "judge": {"tasks", "configs"},
     "select": {"config", "judges"},
-    "evaluate": {"config", "blind_judges", "rubric_judges"},
+    "world": {"units"},
+    "b6": {"enabled"},
+    "bench": {"units", "construction_images", "seed_index", "generators", "run", "tasks"},
+    "evaluate": {
+        "config",
+        "blind_judges",
+        "rubric_judges",
+        "units",
+        "selected_units",
+        "judgements",
+        "image_index_glob",
+        "inputs",
+        "beside_release",
+    },
 }
 
 
