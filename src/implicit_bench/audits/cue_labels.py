@@ -39,9 +39,11 @@ CUES = ("none", "stereotype", "anti_stereotype")
 
 
 class CueParams(StrictModel):
-    """``diversity.scene_check.cues``."""
+    """``diversity.scene_check.cues``. Off unless params turn it on (the default profile does):
+    with the simulated labeller an ``analyze`` of one's own judgements would otherwise carry a
+    SIMULATED block and be labelled simulated."""
 
-    enabled: bool = True
+    enabled: bool = False
     labeller: Literal["sim", "columns"] = "sim"
     sim_no_cue: dict[str, float] = {"original_scene": 0.37, "template": 0.98, "second_scene": 0.75}
     sim_stereotype_share: float = Field(0.5, ge=0.0, le=1.0)

@@ -150,6 +150,14 @@ def _number_cell(x: Any) -> str:
     return f'<td data-sort="{show(x, missing="")}">{show(x)}</td>'
 
 
+def _compared(bench: dict[str, Any]) -> str:
+    """ ", every row on the pilot's N of them" where a run covered part of the benchmark."""
+    compared, units = bench.get("units_compared"), bench.get("units")
+    if isinstance(compared, int) and isinstance(units, int) and compared < units:
+        return f", every row on this run's {compared:,} of them (a pilot)"
+    return ""
+
+
 def beside_table(run: Run) -> str:
     """One run's generators beside the authors' release (``leaderboard.beside_release``):
     rows labelled with their source and judge note, then the paired differences."""
@@ -190,7 +198,8 @@ def beside_table(run: Run) -> str:
     return (
         f'<h3 id="beside-release">Beside the paper: {_source(run)} and the authors\' release</h3>'
         f'<p class="small">Benchmark sha256 {esc(str(bench.get("sha256") or "?"))}, '
-        f"{show(bench.get('units'))} units. Neutral images requested, returned, refused and "
+        f"{show(bench.get('units'))} units{_compared(bench)}. Neutral images requested, "
+        "returned, refused and "
         "missing are counted apart (the release cannot tell a refusal from an image not "
         "returned: its absent images are counted as refused). Differences A - B on the units "
         "and seeds both sides judged; p Holm-adjusted over all differences below.</p>"

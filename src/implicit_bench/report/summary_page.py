@@ -273,6 +273,15 @@ def headline_cards(benchmark: dict[str, Any] | None) -> str:
         and (not isinstance(v, list) or len(v) <= 12)
     ]
     cards = [f'<p class="small" id="headline-context">{" · ".join(context)}</p>'] if context else []
+    table4_row = "blind_judges" in benchmark and not benchmark["blind_judges"]
+    if table4_row and all(as_metric(benchmark.get(k)) is None for k in metric_schema.headline()):
+        # a Table 4 row (run --tables 4) asks no blind question
+        none = (
+            '<p class="na" id="headline-none">No blind question was asked (a Table 4 row: '
+            "<code>--tables 4</code>), so the default rate, the success rates and the gap are "
+            "not measured; the row's bias score and alignment are in the leaderboard below.</p>"
+        )
+        return "".join([*cards, none])
     for key in metric_schema.headline():
         title = metric_schema.metric(key).title
         if key not in benchmark:

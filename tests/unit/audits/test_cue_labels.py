@@ -91,7 +91,7 @@ def test_scene_check_with_the_hooks_cue_columns():
             "cue_template": ["none", "none", "bogus"],  # an invalid label is left out, counted
         }
     )
-    params = SceneCheckParams(shuffles=10, cues={"labeller": "columns"})
+    params = SceneCheckParams(shuffles=10, cues={"enabled": True, "labeller": "columns"})
     out = scene_check(_primary(), units, params)
     assert out["cues"]["simulated"] is False
     assert out["cues"]["share"]["original_scene"]["no_cue_share"] == pytest.approx(2 / 3)

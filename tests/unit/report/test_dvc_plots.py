@@ -68,6 +68,14 @@ FIXTURES = {
         ],
         columns=["judge", "order", "slot", "series", "count", "share"],
     ),
+    "selection_errors.csv": pd.DataFrame(
+        [
+            (o, s, d, d - w, d + w)
+            for o, d in (("stereotype", 0.012), ("missing explicit", -0.092))
+            for s, w in (("pointwise", 0.02), ("Bonferroni", 0.027))
+        ],
+        columns=["outcome", "series", "difference", "ci_low", "ci_high"],
+    ),
     "negation_by_strength.csv": pd.DataFrame(
         [
             (j, v, g, 10, x, x + 0.1, 1 - x, f"{j}: {v}")
@@ -348,8 +356,11 @@ _BARS_JS = """
     if (!scale) {
       try { scale = view.scale('child_x'); } catch (e) {}
     }
+    // a bar's value: the end farther from zero (a negative bar reaches left of the axis)
+    const far = b => [scale.invert(b.x), scale.invert(b.x + b.width)]
+      .reduce((a, c) => Math.abs(c) > Math.abs(a) ? c : a);
     out[id] = {bars: bars.map(b => ({facet: b.facet, datum: b.datum,
-                                     value: scale ? scale.invert(b.x + b.width) : null})),
+                                     value: scale ? far(b) : null})),
                domain: scale ? scale.domain() : null};
   }
   return JSON.stringify(out);
@@ -403,7 +414,7 @@ def test_dvc_plots_diff_separates_revisions_in_chromium(plots_diff_page):
             assert bar["value"] == pytest.approx(expected, abs=1e-6 + 1e-6 * abs(expected)), (
                 file,
                 bar,
-            )  # the pixels, not stacked
+            )  # the pixels, not stacked (a negative bar: its left end)
         # the axis ends near the largest bar, not at the sum of two revisions' bars
         top = float(frame[x].max()) + SHIFT
         assert plot["domain"][1] < 1.5 * top, (file, plot["domain"])
