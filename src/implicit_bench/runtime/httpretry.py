@@ -58,8 +58,9 @@ from datetime import UTC, datetime
 from typing import Any, BinaryIO, ClassVar
 
 import httpx
+from pydantic import field_validator
 
-from implicit_bench._util.redact import redact, register_secret_env
+from implicit_bench._util.redact import has_userinfo, redact, register_secret_env
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt, StrictModel
 from implicit_bench.runtime.throttle import Throttle, WaitTooLong
@@ -124,6 +125,20 @@ class HttpParams(StrictModel):
         None  # estimated tokens per rate_window_s (throttle.estimate_tokens)
     )
     rate_window_s: PositiveFloat = 60.0  # the quotas' period
+
+    @field_validator("base_url", check_fields=False)
+    @classmethod
+    def _no_credentials(cls, value: Any) -> Any:
+        """A ``user:password@`` in ``base_url`` is refused: params are written to dvc.lock, to
+        git and to ``profiles/run.yaml``, so credentials live in environment variables named
+        by ``api_key_env``, never in params (docs/errors.md, "Secrets")."""
+        if isinstance(value, str) and has_userinfo(value):
+            raise ValueError(
+                "holds a user name or password (user:password@); params are written to "
+                "dvc.lock, git and profiles/run.yaml, so put the credential in an environment "
+                "variable and name it in api_key_env (sent in the Authorization header)"
+            )
+        return value
 
     @classmethod
     def auth_headers(cls, key: str) -> dict[str, str]:
