@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from implicit_bench._util.friendly_errors import FriendlyCommand
+from implicit_bench.report.confine import Scope
 from implicit_bench.report.runs import params_for, run_of, same_benchmark
 
 
@@ -65,6 +66,8 @@ def report_command(
     first = run_of(dirs[0], names[0])  # the first DIR must hold a benchmark too
     same_benchmark([first, *others])
     params, root = params_for(dirs[0], out, units, judgements)
-    summary = build_report(params, root, others=others, label=names[0])
+    # nothing outside DIR is read (its params.yaml's paths, links out), save the files named
+    scope = Scope.of(dirs[0], [*(units and [units] or []), *judgements])
+    summary = build_report(params, root, others=others, label=names[0], scope=scope)
     sources = ", ".join(names)
     click.echo(f"report: {sources} -> {out}/index.html ({summary['n_units']} units in the browser)")
