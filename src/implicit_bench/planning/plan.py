@@ -15,7 +15,7 @@ not known in advance: every planned image counts as judged.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -214,20 +214,24 @@ def _render(
             cached = 0
             if (store_dir / "journal.jsonl").exists():
                 cfg = render.configs[name]
-                planned = plan_items(units.frame(), name, render.seeds, render.variants)
                 store = ImageStore(store_dir)
                 try:
-                    signatures = config_signatures(cfg, planned)
-                    cached = len(
-                        done_keys(
-                            store,
-                            planned,
-                            settings_hash(cfg),
-                            False,
-                            render.retry_failed,
-                            signatures,
+                    intact = store.done_keys(verify=False)
+                    settings = settings_hash(cfg)
+                    for frame in _unit_chunks(units.path, render.variants):
+                        planned = plan_items(frame, name, render.seeds, render.variants)
+                        signatures = config_signatures(cfg, planned)
+                        cached += len(
+                            done_keys(
+                                store,
+                                planned,
+                                settings,
+                                False,
+                                render.retry_failed,
+                                signatures,
+                                intact,
+                            )
                         )
-                    )
                 finally:
                     store.close()
         plans.append(
@@ -241,6 +245,24 @@ def _render(
             )
         )
     return plans, per_config
+
+
+CHUNK_UNITS = 50_000  # units planned at a time where a store is looked up (bounded memory)
+
+
+def _unit_chunks(path: Path, variants: Sequence[str]) -> Iterator[pd.DataFrame]:
+    """The units table's id, bias type and prompt columns of ``variants``, ``CHUNK_UNITS``
+    rows at a time (read once, checked, as Arrow; a chunk at a time in pandas): the render
+    plan of 10^6 units never holds every planned item at once (it held 9 million, 4.3 GB).
+    An extra variant whose prompt column the table lacks plans no item, as a blank one."""
+    prompts = [f"prompt_{v}" for v in variants]
+    table = columnar.read_columns(UNITS, path, ("unit_id", "bias_type", *prompts), ("unit_id",))
+    for start in range(0, table.num_rows, CHUNK_UNITS):
+        frame = table.slice(start, CHUNK_UNITS).to_pandas()
+        for column in prompts:
+            if column not in frame.columns:
+                frame[column] = None
+        yield frame
 
 
 def _judge_formula(judge: Any, per_config: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
