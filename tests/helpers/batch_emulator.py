@@ -12,6 +12,8 @@ A batch stays running while ``hold`` is set (``polls_seen`` counts the polls), t
 the next poll: ``completed`` / ``BATCH_STATE_SUCCEEDED``, or ``expired`` when ``expire_after``
 is set (only that many lines answered, the others ``batch_expired`` errors). ``fault(id)``
 may turn one line into an error-only line (``"error"``), drop it (``"drop"``) or leave it.
+``create_delay_s``: a batch create registers the batch at once but answers that much later (a
+slow ``POST /batches``: the client may give up on a batch that exists and is billed).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import email.parser
 import json
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -34,7 +37,9 @@ class BatchEmulator:
         expire_after: int | None = None,
         fault: Callable[[str], str | None] | None = None,
         refuse: bool = False,
+        create_delay_s: float = 0.0,
     ):
+        self.create_delay_s = create_delay_s
         self.refuse = refuse  # the next batch fails validation as a whole
         self.hold = threading.Event()
         if hold:
@@ -60,7 +65,13 @@ class BatchEmulator:
         if not self.owns(path):
             return None
         with self._lock:
-            return self._route(method, path.split("?")[0], headers, raw, server)
+            result = self._route(method, path.split("?")[0], headers, raw, server)
+        creates = method == "POST" and (
+            path.split("?")[0] == "/v1/batches" or ":batchGenerateContent" in path
+        )
+        if creates and self.create_delay_s:
+            time.sleep(self.create_delay_s)  # created already; the answer comes late
+        return result
 
     # ----- routing -------------------------------------------------------------------------
     def _route(self, method: str, path: str, headers: dict[str, str], raw: bytes, server: Any):

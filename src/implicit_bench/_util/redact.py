@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 MASK = "[REDACTED]"
 _SECRET_ENV = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
@@ -60,6 +61,11 @@ def strip_userinfo(text: str) -> str:
     return _USERINFO.sub(lambda m: m.group(1) + MASK + "@", text)
 
 
+def has_userinfo(text: str) -> bool:
+    """Whether ``text`` holds a URL with a ``user[:password]@`` part."""
+    return _USERINFO.search(text) is not None
+
+
 def url(text: object) -> str:
     """A URL (or a line holding URLs) as it may be printed: ``user:password@`` replaced by
     ``[REDACTED]@``. Every printed URL goes through it (the preflight lines of ``check``, of
@@ -77,3 +83,26 @@ def redact(text: str | None) -> str | None:
     for pattern in _PATTERNS:
         text = pattern.sub(lambda m: m.group(1) + MASK if m.group(2) != MASK else m.group(0), text)
     return text
+
+
+def tree(value: Any) -> Any:
+    """``value`` (params, a results document: dicts, lists, scalars) with every string
+    :func:`redact`-ed and every key kept: the one writer of params that leave the process
+    (``implicit-bench results`` writes an old run's params.yaml through it)."""
+    if isinstance(value, dict):
+        return {k: tree(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [tree(v) for v in value]
+    if isinstance(value, str):
+        return redact(value)
+    return value
+
+
+def userinfo_keys(value: Any, prefix: str = "") -> list[str]:
+    """The dotted keys of ``value`` (params) whose string holds a URL with ``user:password@``:
+    a params file the tool writes must hold none (docs/errors.md, "Secrets")."""
+    if isinstance(value, dict):
+        return [k for key, v in value.items() for k in userinfo_keys(v, f"{prefix}{key}.")]
+    if isinstance(value, list | tuple):
+        return [k for i, v in enumerate(value) for k in userinfo_keys(v, f"{prefix}{i}.")]
+    return [prefix.rstrip(".")] if isinstance(value, str) and has_userinfo(value) else []

@@ -55,6 +55,14 @@ def profile_command(
         shown = yaml.safe_dump(composed, sort_keys=False, allow_unicode=True)
         click.echo(url(shown))  # a base_url's user:password@ is never printed
         return
+    from implicit_bench._util.redact import userinfo_keys
+    from implicit_bench.errors import ConfigError
+
+    if found := userinfo_keys(composed):  # params go to git and dvc.lock: no credential there
+        raise ConfigError(
+            f"profile {name}: {', '.join(found)} holds a URL with a user name or password; "
+            "put the credential in an environment variable named by api_key_env (nothing written)"
+        )
     target = out or params_path
     write_profile(name, params_path, target)
     click.echo(f"profile {name}: wrote {target}; run `dvc repro` (or `dvc exp run`) next")

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from implicit_bench._util.friendly_errors import FriendlyCommand
+from implicit_bench.report.confine import Scope
 from implicit_bench.report.runs import labels_of, params_for, run_of, same_benchmark
 
 
@@ -83,7 +84,9 @@ def report_command(
     if pairs is not None:
         others.append(pairs)
     params, root = params_for(dirs[0], out, units, judgements)
-    summary = build_report(params, root, others=others, label=names[0])
+    # nothing outside DIR is read (its params.yaml's paths, links out), save the files named
+    scope = Scope.of(dirs[0], [*(units and [units] or []), *judgements])
+    summary = build_report(params, root, others=others, label=names[0], scope=scope)
     sources = ", ".join(names)
     paired = f"; {len(pairs.board['pairs'])} paired differences on shared keys" if pairs else ""
     click.echo(

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from implicit_bench._util.nested import dig
+from implicit_bench._util.redact import tree as redact_tree
 from implicit_bench._util.yamlsafe import load_yaml_file
 from implicit_bench.protocol.tables import (
     DEBIAS_IMAGES_DIR,
@@ -165,25 +166,29 @@ def results(root: str | Path = ".") -> dict[str, Any]:
         else None
     )
     status = _git(root, "status", "--porcelain", "--untracked-files=no")
-    return {
-        # the benchmark the units came from (SHA-256 of the release's benchmark file; null: the
-        # project's own construction): `implicit-bench report` merges runs of one benchmark only
-        "benchmark_sha256": benchmark_hash(board),
-        "simulated": bool(summary and summary.get("simulated")),
-        "random_init": bool(summary and summary.get("random_init")),
-        "results": summary,
-        "leaderboard": board,
-        "git": {
-            "commit": _git(root, "rev-parse", "HEAD"),
-            "branch": _git(root, "rev-parse", "--abbrev-ref", "HEAD"),
-            "dirty": None if status is None else bool(status),
-        },
-        "params": params,
-        "versions": versions(),
-        "models": models(params or {}, root / "metrics"),
-        "run_log": run_log(root / RUN_LOG),
-        "samples": samples(root),
-    }
+    # every string redacted (an old run's params may hold a user:password@ URL, its metrics an
+    # error text): secrets stay out of every file the tool writes, not only off the screen
+    return redact_tree(
+        {
+            # the benchmark the units came from (SHA-256 of the release's benchmark file; null: the
+            # project's own construction): `implicit-bench report` merges runs of one benchmark only
+            "benchmark_sha256": benchmark_hash(board),
+            "simulated": bool(summary and summary.get("simulated")),
+            "random_init": bool(summary and summary.get("random_init")),
+            "results": summary,
+            "leaderboard": board,
+            "git": {
+                "commit": _git(root, "rev-parse", "HEAD"),
+                "branch": _git(root, "rev-parse", "--abbrev-ref", "HEAD"),
+                "dirty": None if status is None else bool(status),
+            },
+            "params": params,
+            "versions": versions(),
+            "models": models(params or {}, root / "metrics"),
+            "run_log": run_log(root / RUN_LOG),
+            "samples": samples(root),
+        }
+    )
 
 
 def benchmark_hash(board: dict[str, Any] | None) -> str | None:

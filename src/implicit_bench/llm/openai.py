@@ -124,6 +124,8 @@ class OpenAIClient(LLMClient):
                     self._headers(),
                     self.params.timeout_s,
                     self.params.max_tokens_field,
+                    deadline_s=self.params.deadline_s,  # every form together, not each
+                    max_response_bytes=self.params.max_response_bytes,
                 )
             dialect = None if self._dialect in UNCONSTRAINED else self._dialect
             if not self._announced:

@@ -15,7 +15,7 @@ not known in advance: every planned image counts as judged.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -214,20 +214,24 @@ def _render(
             cached = 0
             if (store_dir / "journal.jsonl").exists():
                 cfg = render.configs[name]
-                planned = plan_items(units.frame(), name, render.seeds, render.variants)
                 store = ImageStore(store_dir)
                 try:
-                    signatures = config_signatures(cfg, planned)
-                    cached = len(
-                        done_keys(
-                            store,
-                            planned,
-                            settings_hash(cfg),
-                            False,
-                            render.retry_failed,
-                            signatures,
+                    intact = store.done_keys(verify=False)
+                    settings = settings_hash(cfg)
+                    for frame in _unit_chunks(units.path, render.variants):
+                        planned = plan_items(frame, name, render.seeds, render.variants)
+                        signatures = config_signatures(cfg, planned)
+                        cached += len(
+                            done_keys(
+                                store,
+                                planned,
+                                settings,
+                                False,
+                                render.retry_failed,
+                                signatures,
+                                intact,
+                            )
                         )
-                    )
                 finally:
                     store.close()
         plans.append(
@@ -241,6 +245,24 @@ def _render(
             )
         )
     return plans, per_config
+
+
+CHUNK_UNITS = 50_000  # units planned at a time where a store is looked up (bounded memory)
+
+
+def _unit_chunks(path: Path, variants: Sequence[str]) -> Iterator[pd.DataFrame]:
+    """The units table's id, bias type and prompt columns of ``variants``, ``CHUNK_UNITS``
+    rows at a time (read once, checked, as Arrow; a chunk at a time in pandas): the render
+    plan of 10^6 units never holds every planned item at once (it held 9 million, 4.3 GB).
+    An extra variant whose prompt column the table lacks plans no item, as a blank one."""
+    prompts = [f"prompt_{v}" for v in variants]
+    table = columnar.read_columns(UNITS, path, ("unit_id", "bias_type", *prompts), ("unit_id",))
+    for start in range(0, table.num_rows, CHUNK_UNITS):
+        frame = table.slice(start, CHUNK_UNITS).to_pandas()
+        for column in prompts:
+            if column not in frame.columns:
+                frame[column] = None
+        yield frame
 
 
 def _judge_formula(judge: Any, per_config: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
@@ -361,10 +383,7 @@ def _judge_exact(
     try:
         _, identities = judge_backends(judge.judges)
         configs = store_configs(judge, root)  # no store: nothing published to look up
-        by_id = {
-            str(r["unit_id"]): {**r, "unit_id": str(r["unit_id"])}
-            for r in units.frame().to_dict("records")
-        }
+        by_id = unit_rows(units)
         planned, image_counts, _ = plan_judgements(judge, by_id, identities, root)
     except Exception:  # noqa: BLE001 - stores not rendered yet or a judge not resolvable offline
         return None
@@ -374,7 +393,7 @@ def _judge_exact(
     wanted = (
         planned_keys()
         if planned_keys is not None
-        else _render_plan_keys(params, units.frame())
+        else _render_plan_keys(params, by_id)
         if params
         else None
     )
@@ -404,22 +423,91 @@ def _judge_exact(
     return JudgeLookup(len(first), len(found), missing_by_judge, covered, refused)
 
 
+class UnitRows(Mapping[str, dict[str, Any]]):
+    """unit id -> its row of a Parquet units table, built on demand from one checked Arrow
+    read: the judge plan looks up the units of published images only (a dict per unit of
+    10^6 units, and their pandas frame, took gigabytes)."""
+
+    def __init__(self, path: Path):
+        import pyarrow.parquet as pq
+
+        names = pq.ParquetFile(path).schema_arrow.names
+        self.table = columnar.read_columns(UNITS, path, names, ("unit_id",))
+        self.columns = set(self.table.column_names)
+        ids = self.table.column("unit_id").to_pylist()
+        self._at = {str(u): i for i, u in enumerate(ids)}
+
+    def __getitem__(self, unit_id: str) -> dict[str, Any]:
+        row = self.table.slice(self._at[unit_id], 1).to_pylist()[0]
+        return {**row, "unit_id": unit_id}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+
+class _FrameRows(dict):
+    """unit id -> row of a (small) units frame, with the frame's ``columns``."""
+
+    def __init__(self, frame: pd.DataFrame):
+        super().__init__(
+            (str(r["unit_id"]), {**r, "unit_id": str(r["unit_id"])})
+            for r in frame.to_dict("records")
+        )
+        self.columns = set(frame.columns)
+
+
+def unit_rows(units: Any) -> Mapping[str, dict[str, Any]]:
+    """The rows ``plan_judgements`` looks units up in: on demand for a Parquet table on disk
+    (:class:`UnitRows`), else the frame's rows."""
+    path = getattr(units, "path", None)
+    if path is not None and Path(path).suffix.lower() in (".parquet", ".pq"):
+        return UnitRows(Path(path))
+    return _FrameRows(units.frame())
+
+
+class RenderPlanKeys:
+    """Whether ``(config, unit, variant, seed)`` is an image of the render plan, answered from
+    the plan's configs, seeds and variants and the units' rows, never by listing every key
+    (10^6 units x 3 variants x 3 seeds x 2 configs was a set of 18 million tuples)."""
+
+    def __init__(self, render: Any, rows: Mapping[str, dict[str, Any]]):
+        self.configs = set(render.selected())
+        self.seeds = {int(s) for s in render.seeds}
+        self.variants = set(render.variants)
+        self.rows = rows
+
+    def __contains__(self, key: object) -> bool:
+        config, unit_id, variant, seed = key  # type: ignore[misc]
+        if (
+            config not in self.configs
+            or int(seed) not in self.seeds
+            or variant not in self.variants
+            or unit_id not in self.rows
+        ):
+            return False
+        if variant in VARIANTS:
+            return True
+        prompt = self.rows[unit_id].get(f"prompt_{variant}")
+        return prompt is not None and not pd.isna(prompt) and bool(str(prompt).strip())
+
+
 def _render_plan_keys(
-    params: dict[str, Any], units: pd.DataFrame
-) -> set[tuple[str, str, str, int]] | None:
-    """(config, unit, variant, seed) of every image the render plan holds."""
+    params: dict[str, Any], rows: Mapping[str, dict[str, Any]]
+) -> RenderPlanKeys | None:
+    """The images the render plan holds, as a membership test (None: a units table without
+    some variant's prompt column, or render params that do not resolve: no filter)."""
     from implicit_bench.render.params import RenderParams
-    from implicit_bench.render.stage import plan_items
 
     try:
         render = section(params, "render", RenderParams, attach={"generators": "configs"})
-        return {
-            (k.config, str(k.unit_id), k.variant, int(k.seed))
-            for name in render.selected()
-            for k in (i.key for i in plan_items(units, name, render.seeds, render.variants))
-        }
-    except Exception:  # noqa: BLE001 - a units table without some prompt column: no filter
+    except Exception:  # noqa: BLE001 - the render row reports an invalid block
         return None
+    if any(f"prompt_{v}" not in getattr(rows, "columns", ()) for v in render.variants):
+        return None
+    return RenderPlanKeys(render, rows)
 
 
 def _clip(
@@ -469,10 +557,10 @@ def _clip_exact(
         stores = [Path(p) for p in clip.image_stores] or published_stores(root / clip.images_root)
     except Exception:  # noqa: BLE001 - a backend not importable here
         return None
-    wanted, unit_ids = None, set()
+    wanted, unit_ids = None, {}
     if stores:  # the units' rows only for published stores
-        wanted = _render_plan_keys(params, units.frame())
-        unit_ids = set(units.frame()["unit_id"].astype(str))
+        unit_ids = unit_rows(units)
+        wanted = _render_plan_keys(params, unit_ids)
     shas, covered = [], 0
     for store_dir in stores:
         index = read_index(store_dir)

@@ -35,10 +35,13 @@ import httpx
 from implicit_bench._util.redact import url
 from implicit_bench.preflight.backends import http_model, is_http, transport
 from implicit_bench.runtime.httpretry import (
+    CallResult,
     DeadlineExceeded,
     HttpParams,
     ResponseTooLarge,
+    RetryPolicy,
     read_bounded,
+    send,
 )
 
 BYTES_PER_PIXEL = 3.0  # a PNG is at most about its raw RGB size: the disk check's bound per image
@@ -193,18 +196,39 @@ def _listing(
     return 200, [i.removeprefix("models/") for i in ids]
 
 
-def _one_request(base: str, model: str, key: str | None, timeout: float) -> str | None:
-    """Where an endpoint has no listing: one chat request of one token (None: it answered)."""
+def _max_bytes(use: ModelUse) -> int:
+    """The entry's ``max_response_bytes`` (its backend's default where it sets none)."""
+    value = use.block.get("max_response_bytes")
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return int(http_model(use.where, use.block).model_fields["max_response_bytes"].default)
+
+
+def _chat(
+    base: str, body: dict[str, Any], key: str | None, timeout: float, max_bytes: int
+) -> CallResult:
+    """One chat request of a check, never retried, under the one transport's bounds: ``timeout``
+    per read and for the whole answer (a server trickling a byte at a time is cut there), at
+    most ``max_bytes`` of answer (streamed, never read whole)."""
     headers = {"Authorization": f"Bearer {key}"} if key else {}
+    policy = RetryPolicy(
+        max_attempts=1, timeout_s=timeout, deadline_s=timeout, max_response_bytes=max_bytes
+    )
+    with httpx.Client() as client:
+        return send(client, "POST", f"{base}/chat/completions", policy, json=body, headers=headers)
+
+
+def _one_request(
+    base: str, model: str, key: str | None, timeout: float, max_bytes: int = 64 << 20
+) -> str | None:
+    """Where an endpoint has no listing: one chat request of one token (None: it answered)."""
     body = {"model": model, "messages": [{"role": "user", "content": "ok"}], "max_tokens": 1}
-    try:
-        response = httpx.post(
-            f"{base}/chat/completions", json=body, headers=headers, timeout=timeout
-        )
-    except httpx.HTTPError as exc:
-        return f"did not answer a one-token request ({type(exc).__name__})"
-    if response.status_code >= 400:
-        return f"answered HTTP {response.status_code} to a one-token request for model {model!r}"
+    result = _chat(base, body, key, timeout, max_bytes)
+    if result.response is None:
+        return f"did not answer a one-token request ({url(result.error or '')[:160]})"
+    if result.response.status_code >= 400:
+        status = result.response.status_code
+        return f"answered HTTP {status} to a one-token request for model {model!r}"
     return None
 
 
@@ -243,7 +267,7 @@ def check_http(uses: list[ModelUse], timeout: float, probe: bool = True) -> list
         if got == [] and chat:
             # an unpinned `transformers serve` lists no model until one was asked for: no
             # listing to check against; `check` asks for one token, a stage's preflight passes
-            error = _one_request(base, model, key, timeout) if probe else None
+            error = _one_request(base, model, key, timeout, _max_bytes(use)) if probe else None
             if error:
                 problems.append(f"{use.where}: {shown_base} lists no model and {error}")
         elif isinstance(got, list):
@@ -260,7 +284,7 @@ def check_http(uses: list[ModelUse], timeout: float, probe: bool = True) -> list
                 f"{use.where}: {shown_base} refused the key in {env or '(no key)'} (HTTP {status})"
             )
         elif status in (404, 405) and chat:
-            error = _one_request(base, model, key, timeout)
+            error = _one_request(base, model, key, timeout, _max_bytes(use))
             if error:
                 problems.append(f"{use.where}: {shown_base} has no model listing and {error}")
         else:
@@ -274,9 +298,10 @@ SERIAL_RATIO = 1.6  # two requests at once taking this many times one alone: one
 PARALLELISM_TRIES = 3  # timings of one request alone and of two at once; the fastest counts
 
 
-def _timed_request(base: str, model: str, key: str | None, timeout: float) -> float | None:
-    """Seconds one short chat request took (None: it failed)."""
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+def _timed_request(
+    base: str, model: str, key: str | None, timeout: float, max_bytes: int = 64 << 20
+) -> float | None:
+    """Seconds one short chat request took (None: it failed, or took over ``timeout``)."""
     body = {
         "model": model,
         "messages": [{"role": "user", "content": PARALLEL_PROMPT}],
@@ -284,13 +309,8 @@ def _timed_request(base: str, model: str, key: str | None, timeout: float) -> fl
         "temperature": 0,
     }
     start = time.monotonic()
-    try:
-        response = httpx.post(
-            f"{base}/chat/completions", json=body, headers=headers, timeout=timeout
-        )
-    except httpx.HTTPError:
-        return None
-    return time.monotonic() - start if response.status_code < 400 else None
+    result = _chat(base, body, key, timeout, max_bytes)
+    return time.monotonic() - start if result.ok else None
 
 
 def check_parallelism(uses: list[ModelUse], timeout: float) -> list[str]:
@@ -313,16 +333,24 @@ def check_parallelism(uses: list[ModelUse], timeout: float) -> list[str]:
             continue
         seen.add((base, model))
         key = os.environ.get(env) if env else None
-        _timed_request(base, model, key, timeout)  # warm-up: a lazy server loads its model
+        limit = _max_bytes(use)
+        _timed_request(base, model, key, timeout, limit)  # warm-up: a lazy server loads its model
         # the fastest of PARALLELISM_TRIES timings of each: a busy machine only adds time, so the
         # minimum is the server's own figure (one noisy sample flips a single ratio)
         alones, boths = [], []
         for _ in range(PARALLELISM_TRIES):
-            alones.append(_timed_request(base, model, key, timeout))
+            alones.append(_timed_request(base, model, key, timeout, limit))
             start = time.monotonic()
             with ThreadPoolExecutor(max_workers=2) as pool:
                 pair = list(
-                    pool.map(_timed_request, [base] * 2, [model] * 2, [key] * 2, [timeout] * 2)
+                    pool.map(
+                        _timed_request,
+                        [base] * 2,
+                        [model] * 2,
+                        [key] * 2,
+                        [timeout] * 2,
+                        [limit] * 2,
+                    )
                 )
             boths.append(None if None in pair else time.monotonic() - start)
         if None in alones or None in boths:
@@ -369,6 +397,8 @@ def check_dialects(uses: list[ModelUse], timeout: float) -> list[str]:
                 headers,
                 timeout,
                 str(block.get("max_tokens_field") or "max_tokens"),
+                deadline_s=timeout,  # ``--timeout`` once: every form of the probe together
+                max_response_bytes=_max_bytes(use),
             )
         what = f"honours the {found} form" if found else "cannot constrain answers to the schema"
         notes.append(f"{use.where}: server: auto: {url(base)} {what} ({'; '.join(tried)})")
@@ -507,7 +537,7 @@ def preflight(
         problems += check_disk(params, Path(root), images_to_render)
     if warnings is not None and not problems:  # model calls only for a run that can start
         http = [u for u in uses if is_http(u.where, u.block)]
-        warnings += check_dialects(http, max(timeout, 30.0))
+        warnings += check_dialects(http, timeout)  # --timeout in all for each entry's probe
         warnings += check_parallelism(http, max(timeout, 30.0))
     return problems
 

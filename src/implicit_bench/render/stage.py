@@ -167,9 +167,12 @@ def done_keys(
     verify: bool,
     retry_failed: bool,
     signatures: dict[ImageKey, str] | None = None,
+    intact: set[ImageKey] | None = None,
 ) -> set[ImageKey]:
-    """Planned keys whose stored result is intact and current (see module docstring)."""
-    intact = store.done_keys(verify=verify)
+    """Planned keys whose stored result is intact and current (see module docstring).
+    ``intact``: ``store.done_keys(verify)`` computed once by a caller that asks chunk by
+    chunk (``plan``)."""
+    intact = store.done_keys(verify=verify) if intact is None else intact
     signatures = signatures or {}
     return {
         item.key

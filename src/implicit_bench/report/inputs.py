@@ -20,6 +20,7 @@ from implicit_bench.protocol.tables import (
 )
 from implicit_bench.protocol.tables.judgements import read_judgements
 from implicit_bench.report.checked import check_human_eval, check_leaderboard
+from implicit_bench.report.confine import Scope, check_all
 from implicit_bench.report.params import ReportParams
 from implicit_bench.runtime.provenance import RANDOM_INIT_WARNING, is_random_init
 
@@ -62,39 +63,50 @@ class ReportInputs:
     random_sources: list[str] = field(default_factory=list)  # what came from random models
 
 
-def load_inputs(params: ReportParams, root: str | Path = ".") -> ReportInputs:
+def load_inputs(
+    params: ReportParams, root: str | Path = ".", scope: Scope | None = None
+) -> ReportInputs:
+    """Everything the report shows. ``scope``: the folder ``implicit-bench report DIR`` was
+    given; every file read must resolve inside it (``report.confine``)."""
     root = Path(root)
     inputs = ReportInputs()
-    _load_units(inputs, params, root)
-    _load_judgements(inputs, params, root)
-    _load_stores(inputs, params, root)
-    _load_metrics(inputs, params, root)
-    _load_plots(inputs, params, root)
+    _load_units(inputs, params, root, scope)
+    _load_judgements(inputs, params, root, scope)
+    _load_stores(inputs, params, root, scope)
+    _load_metrics(inputs, params, root, scope)
+    _load_plots(inputs, params, root, scope)
     _detect_random(inputs)
     return inputs
 
 
-def _load_units(inputs: ReportInputs, params: ReportParams, root: Path) -> None:
+def _load_units(
+    inputs: ReportInputs, params: ReportParams, root: Path, scope: Scope | None = None
+) -> None:
     path = root / params.units
     if not path.exists():
         inputs.available["units"] = f"not available ({params.units})"
         return
+    check_all(scope, [path], "report.units")
     units = UNITS.read(path)
     inputs.units = units
     inputs.available["units"] = f"ok: {len(units)} units ({params.units})"
     sel = root / params.selected_units
     if sel.exists():
+        check_all(scope, [sel], "report.selected_units")
         inputs.selected = set(SELECTED_UNITS.read(sel)["unit_id"])
         inputs.available["selection"] = f"ok: {len(inputs.selected)} selected units"
     else:
         inputs.available["selection"] = f"not available ({params.selected_units})"
 
 
-def _load_judgements(inputs: ReportInputs, params: ReportParams, root: Path) -> None:
+def _load_judgements(
+    inputs: ReportInputs, params: ReportParams, root: Path, scope: Scope | None = None
+) -> None:
     files = sorted({f for pattern in params.judgements for f in glob.glob(str(root / pattern))})
     if not files:
         inputs.available["judgements"] = f"not available ({', '.join(params.judgements)})"
         return
+    check_all(scope, map(Path, files), "report.judgements")
     frames = []
     for f in files:
         frame = read_judgements(f)
@@ -143,15 +155,20 @@ def primary_blind_rows(judgements: pd.DataFrame) -> pd.Series:
     return primary
 
 
-def _load_stores(inputs: ReportInputs, params: ReportParams, root: Path) -> None:
+def _load_stores(
+    inputs: ReportInputs, params: ReportParams, root: Path, scope: Scope | None = None
+) -> None:
     indexes = []
     for image_root in params.image_roots:
         base = root / image_root
         if not base.is_dir():
             continue
+        check_all(scope, [base], "report.image_roots")
         for store_dir in sorted(p for p in base.iterdir() if p.is_dir()):
             if not (store_dir / "index.parquet").exists():
                 continue  # not published: not in the current plan
+            if scope is not None:  # index, journal and shards: none a link out
+                scope.check_tree(store_dir, "report.image_roots")
             store = ImageStore(store_dir)
             index = read_index(store_dir)  # the plan's items only, not every stored item
             if index.empty:
@@ -186,7 +203,9 @@ def _metrics_rank(name: str) -> tuple[int, str]:
     return (METRICS_ORDER.index(name) if name in METRICS_ORDER else len(METRICS_ORDER), name)
 
 
-def _load_metrics(inputs: ReportInputs, params: ReportParams, root: Path) -> None:
+def _load_metrics(
+    inputs: ReportInputs, params: ReportParams, root: Path, scope: Scope | None = None
+) -> None:
     base = root / params.metrics_dir
     # summary.json is derived from the files shown here by a stage that runs after or beside
     # the report (docs/metrics.md): leaving it out keeps the report a function of its declared deps
@@ -198,6 +217,7 @@ def _load_metrics(inputs: ReportInputs, params: ReportParams, root: Path) -> Non
         if base.is_dir()
         else []
     )
+    check_all(scope, files, "report.metrics_dir")
     for path in files:
         try:
             inputs.metrics[path.stem] = read_json(path)
@@ -213,10 +233,16 @@ def _load_metrics(inputs: ReportInputs, params: ReportParams, root: Path) -> Non
     )
 
 
-def _load_plots(inputs: ReportInputs, params: ReportParams, root: Path) -> None:
+def _load_plots(
+    inputs: ReportInputs, params: ReportParams, root: Path, scope: Scope | None = None
+) -> None:
     base = root / params.plots_dir
-    for path in sorted(base.glob("*.csv")) if base.is_dir() else []:
+    files = sorted(base.glob("*.csv")) if base.is_dir() else []
+    check_all(scope, files, "report.plots_dir")
+    for path in files:
         inputs.plots[path.name] = read_table(path)
+    if (root / params.dvc_file).exists():
+        check_all(scope, [root / params.dvc_file], "report.dvc_file")
     inputs.plot_specs = plot_specs(root / params.dvc_file)
     inputs.available["plots"] = (
         f"ok: {len(inputs.plots)} CSV file(s)"

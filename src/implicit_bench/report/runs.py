@@ -10,6 +10,7 @@ from pathlib import Path
 
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.report.checked import check_leaderboard
+from implicit_bench.report.confine import Scope
 from implicit_bench.report.leaderboard import Run
 from implicit_bench.report.params import ReportParams
 
@@ -23,8 +24,11 @@ def _is_simulated(payload: object, depth: int = 0) -> bool:
 
 
 def run_of(path: Path, label: str) -> Run:
-    """A run's leaderboard source from its ``metrics/benchmark.json``."""
+    """A run's leaderboard source from its ``metrics/benchmark.json`` (which must resolve
+    inside ``path``: a link out is refused unread, its content never echoed)."""
     file = path / "metrics" / "benchmark.json"
+    if file.exists():
+        Scope.of(path).check(file, "metrics/benchmark.json")
     if not file.exists():
         raise InputError(
             file,
@@ -95,6 +99,8 @@ def params_for(
     layout of an analyze output directory (absolute paths; the unit browser needs ``--units``)."""
     if (path / "dvc.yaml").exists() and (path / "params.yaml").exists():
         from implicit_bench.params import load_params, section
+
+        Scope.of(path).check(path / "params.yaml", "params.yaml")
 
         params = section(
             load_params(path / "params.yaml"), "report", ReportParams, str(path / "params.yaml")

@@ -20,6 +20,7 @@ from implicit_bench._util.dirswap import check_owned, staged_dir
 from implicit_bench._util.files import atomic_write_text, write_json
 from implicit_bench.protocol.estimate import Estimate
 from implicit_bench.protocol.schema import BLIND_LABELS
+from implicit_bench.report.confine import Scope
 from implicit_bench.report.corrected import corrected_section
 from implicit_bench.report.inputs import ReportInputs, load_inputs
 from implicit_bench.report.leaderboard import Run, leaderboard_section
@@ -285,13 +286,15 @@ def build_report(
     root: str | Path = ".",
     others: list[Run] | None = None,
     label: str = "this run",
+    scope: Scope | None = None,
 ) -> dict[str, Any]:
     """Build the site under ``root / params.out``; return a small summary of what was built.
-    ``others`` join the leaderboard beside this run (``label``): ``implicit-bench report``."""
+    ``others`` join the leaderboard beside this run (``label``): ``implicit-bench report``;
+    ``scope``: the folder it was given, out of which nothing is read (``report.confine``)."""
     t0 = time.perf_counter()
     root = Path(root)
     target = root / params.out
-    inputs = load_inputs(params, root)
+    inputs = load_inputs(params, root, scope)
     check_owned(target, REPORT_FILES, "the report")
     with staged_dir(target) as out:
         summary = _build_into(out, target, inputs, params, t0, others, label)

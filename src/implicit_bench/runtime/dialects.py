@@ -13,10 +13,14 @@ form whose answer is the probe schema's JSON object is the one the server honour
 
 from __future__ import annotations
 
-import json
+import time
+from collections.abc import Callable
 from typing import Any, Literal
 
 import httpx
+
+from implicit_bench._util.jsonparse import loads_strict
+from implicit_bench.runtime.httpretry import RetryPolicy, send
 
 Server = Literal["openai", "vllm", "sglang", "llama_cpp", "transformers", "tgi", "auto"]
 SERVERS: tuple[str, ...] = ("openai", "vllm", "sglang", "llama_cpp", "transformers", "tgi", "auto")
@@ -57,10 +61,12 @@ def schema_fields(server: str, named: dict[str, Any]) -> dict[str, Any]:
 
 
 def _probe_answer(response: httpx.Response) -> bool:
-    """Whether a probe answer is the probe schema's object (the server constrained it)."""
+    """Whether a probe answer is the probe schema's object (the server constrained it). Both
+    the body and its text are read with ``jsonparse.loads_strict`` (nesting too deep is a
+    ValueError, not a RecursionError)."""
     try:
-        text = response.json()["choices"][0]["message"]["content"]
-        value = json.loads(text)
+        text = loads_strict(response.content)["choices"][0]["message"]["content"]
+        value = loads_strict(text) if isinstance(text, str) else None
     except (ValueError, KeyError, IndexError, TypeError):
         return False
     return (
@@ -77,11 +83,25 @@ def probe(
     headers: dict[str, str],
     timeout: float,
     max_tokens_field: str = "max_tokens",
+    *,
+    deadline_s: float | None = None,
+    max_response_bytes: int = 64 << 20,
+    clock: Callable[[], float] = time.monotonic,
 ) -> tuple[str | None, list[str]]:
     """(the first form of :data:`PROBE_ORDER` the server honoured, or None; one note per form
-    tried). One request per form, no retry; a form the server rejects or ignores is skipped."""
-    notes = []
+    tried). One request per form, no retry; a form the server rejects or ignores is skipped.
+
+    Every bound holds: ``timeout`` per read, ``deadline_s`` (default ``timeout``) for all the
+    forms together (a server trickling a byte at a time cannot hold it longer), each answer
+    at most ``max_response_bytes`` (streamed and cut, never read whole), and its JSON nested
+    no deeper than Python's parser takes (a deeper answer is an ignored form)."""
+    notes: list[str] = []
+    deadline = clock() + (timeout if deadline_s is None else deadline_s)
     for server in PROBE_ORDER:
+        left = deadline - clock()
+        if left <= 0:
+            notes.append(f"{server}: not tried (deadline of {deadline_s or timeout:g} s)")
+            continue
         body = {
             "model": model,
             "messages": [{"role": "user", "content": PROBE_PROMPT}],
@@ -89,12 +109,17 @@ def probe(
             "temperature": 0,
             **schema_fields(server, PROBE_SCHEMA),
         }
-        try:
-            response = client.post(url, json=body, headers=headers, timeout=timeout)
-        except httpx.HTTPError as exc:
-            notes.append(f"{server}: {type(exc).__name__}")
-            continue
-        if response.status_code >= 400:
+        policy = RetryPolicy(
+            max_attempts=1,
+            timeout_s=min(timeout, left),
+            deadline_s=left,
+            max_response_bytes=max_response_bytes,
+        )
+        result = send(client, "POST", url, policy, clock=clock, json=body, headers=headers)
+        response = result.response
+        if response is None:
+            notes.append(f"{server}: {result.error}")
+        elif response.status_code >= 400:
             notes.append(f"{server}: HTTP {response.status_code}")
         elif _probe_answer(response):
             notes.append(f"{server}: honoured")

@@ -28,6 +28,16 @@
   request at once, unsent. A ``Retry-After`` is read as at most ``MAX_RETRY_AFTER_S`` (a day),
   so every wait is finite, >= 0 and bounded by ``backoff_max_s`` and the deadline.
 
+A request that is not idempotent (``idempotent=False``: a vendor batch create, which may be
+billed) is sent again only when the server surely did not act on it: the connection was never
+made (``ConnectError``, ``ConnectTimeout``) or it answered 408 / 429. Any other failure (a
+read timeout, a dropped connection, a 5xx, the deadline) may have come after the server acted:
+the result is marked ``uncertain`` and the caller looks the request up before anything is sent
+again (docs/errors.md, "A request that may have been paid for").
+
+``sink``: a binary file the body is written to, chunk by chunk, instead of memory (a vendor
+batch's output file: read back line by line, never whole); it is emptied before every attempt.
+
 It returns a :class:`CallResult`: the last response and, unless it is a 2xx, why the call
 failed, with secrets redacted (``redact.redact``). It never raises for HTTP or transport
 failures, so each backend decides what a failure means (an invalid answer, a failed image,
@@ -45,17 +55,19 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
 import httpx
+from pydantic import field_validator
 
-from implicit_bench._util.redact import redact, register_secret_env
+from implicit_bench._util.redact import has_userinfo, redact, register_secret_env
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import NonNegFloat, NonNegInt, PositiveFloat, PositiveInt, StrictModel
 from implicit_bench.runtime.throttle import Throttle, WaitTooLong
 
 _sleep = time.sleep  # module level, so tests can record the waits
 RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+NOT_ACTED_ON = frozenset({408, 429})  # the server says it did not act: safe to send again
 _DROP_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
 MAX_RETRY_AFTER_S = 86_400.0  # a longer Retry-After (10**9 s, year 9999) counts as one day
 
@@ -114,6 +126,20 @@ class HttpParams(StrictModel):
     )
     rate_window_s: PositiveFloat = 60.0  # the quotas' period
 
+    @field_validator("base_url", check_fields=False)
+    @classmethod
+    def _no_credentials(cls, value: Any) -> Any:
+        """A ``user:password@`` in ``base_url`` is refused: params are written to dvc.lock, to
+        git and to ``profiles/run.yaml``, so credentials live in environment variables named
+        by ``api_key_env``, never in params (docs/errors.md, "Secrets")."""
+        if isinstance(value, str) and has_userinfo(value):
+            raise ValueError(
+                "holds a user name or password (user:password@); params are written to "
+                "dvc.lock, git and profiles/run.yaml, so put the credential in an environment "
+                "variable and name it in api_key_env (sent in the Authorization header)"
+            )
+        return value
+
     @classmethod
     def auth_headers(cls, key: str) -> dict[str, str]:
         """The headers carrying the API key: a bearer token (OpenAI-compatible); a backend whose
@@ -161,6 +187,8 @@ class CallResult:
     attempts: int
     error: str | None = None
     rejected: bool = False  # the body names what of the request the server does not take
+    uncertain: bool = False  # not idempotent, failed after it may have reached the server
+    too_large: bool = False  # the body passed max_response_bytes (the same request would too)
 
     @property
     def ok(self) -> bool:
@@ -259,11 +287,16 @@ def _decoder(encoding: str) -> Any:
 
 
 def read_bounded(
-    chunks: Any, encoding: str, limit: int, check: Callable[[], None] = lambda: None
+    chunks: Any,
+    encoding: str,
+    limit: int,
+    check: Callable[[], None] = lambda: None,
+    sink: BinaryIO | None = None,
 ) -> bytes:
     """The decoded body of raw ``chunks``; :class:`ResponseTooLarge` past ``limit`` bytes, as
     sent or decoded (each decompression step asks for at most the bytes left, so a bomb
-    never expands in memory). ``check()`` runs after every chunk (the deadline)."""
+    never expands in memory). ``check()`` runs after every chunk (the deadline). With
+    ``sink`` the decoded chunks are written there and ``b""`` is returned."""
     decoder = _decoder(encoding)
     out: list[bytes] = []
     raw = size = 0
@@ -275,7 +308,10 @@ def read_bounded(
             raise ResponseTooLarge(
                 f"answer larger than max_response_bytes={limit} once decompressed"
             )
-        out.append(data)
+        if sink is None:
+            out.append(data)
+        else:
+            sink.write(data)
 
     for chunk in chunks:
         raw += len(chunk)
@@ -306,8 +342,12 @@ def _attempt(
     deadline: float,
     policy: RetryPolicy,
     clock: Callable[[], float],
+    sink: BinaryIO | None = None,
     **kwargs: Any,
 ) -> httpx.Response:
+    if sink is not None:  # a retry starts the body afresh
+        sink.seek(0)
+        sink.truncate()
     remaining = max(deadline - clock(), 0.001)
     timeout = httpx.Timeout(min(policy.timeout_s, remaining))
     # raw: the requests keyword arguments, not params
@@ -330,6 +370,7 @@ def _attempt(
             streamed.headers.get("content-encoding", ""),
             policy.max_response_bytes,
             check,
+            sink,
         )
         headers = [
             (k, v) for k, v in streamed.headers.multi_items() if k.lower() not in _DROP_HEADERS
@@ -349,12 +390,17 @@ def send(
     clock: Callable[[], float] = time.monotonic,
     throttle: Throttle | None = None,
     tokens: float = 0.0,
+    idempotent: bool = True,
+    sink: BinaryIO | None = None,
     **kwargs: Any,
 ) -> CallResult:
     """One request under ``policy`` (see the module docstring); ``kwargs`` go to httpx.
 
     ``throttle``: the backend's flow control (every attempt holds a slot; ``tokens`` is the
-    request's estimated token count for a ``tpm`` quota)."""
+    request's estimated token count for a ``tpm`` quota). ``idempotent=False``: sent again
+    only when it surely did not reach the server; else the result is ``uncertain``.
+    ``sink``: the body goes to this binary file, not to memory."""
+    kwargs["sink"] = sink
     deadline = clock() + policy.deadline_s
     last_error = "no attempt made"
     response: httpx.Response | None = None
@@ -387,18 +433,26 @@ def send(
             )
         except DeadlineExceeded as exc:
             return CallResult(
-                None, attempt, redact(f"deadline exceeded after {attempt} attempt(s): {exc}")
+                None,
+                attempt,
+                redact(f"deadline exceeded after {attempt} attempt(s): {exc}"),
+                uncertain=not idempotent,
             )
         except ResponseTooLarge as exc:
-            return CallResult(None, attempt, redact(f"{exc} (not retried)"))
+            return CallResult(None, attempt, redact(f"{exc} (not retried)"), too_large=True)
         except (httpx.TransportError, httpx.DecodingError) as exc:
             last_error = redact(
                 f"transport error: {type(exc).__name__}: {' '.join(str(exc).split())}"
             )
+            if not idempotent and not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+                return CallResult(None, attempt, last_error, uncertain=True)
         else:
             if 200 <= response.status_code < 300:
                 return CallResult(response, attempt)
             last_error = describe(response)
+            if not idempotent and response.status_code not in NOT_ACTED_ON:
+                uncertain = is_retryable(response.status_code)  # a 5xx: it may have acted
+                return CallResult(response, attempt, last_error, uncertain=uncertain)
             if not is_retryable(response.status_code):
                 return CallResult(response, attempt, last_error, rejects_request(response))
             if rejects_request(response):

@@ -114,11 +114,34 @@ class BatchPoll:
 
 class VendorError(Exception):
     """A batch request that failed under the retry policy (message redacted; ``status``: the
-    final HTTP status, None when no answer came)."""
+    final HTTP status, None when no answer came). ``uncertain``: a create that failed after
+    it may have reached the vendor (a timeout, a dropped connection, a 5xx): the batch may
+    exist and be billed. ``too_large``: an answer over its byte bound (the same request would
+    be again)."""
 
-    def __init__(self, message: str, status: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        status: int | None = None,
+        *,
+        uncertain: bool = False,
+        too_large: bool = False,
+    ):
         super().__init__(message)
         self.status = status
+        self.uncertain = uncertain
+        self.too_large = too_large
+
+    @classmethod
+    def of(cls, message: str, result: Any) -> VendorError:
+        """The error of a failed :class:`~implicit_bench.runtime.httpretry.CallResult`."""
+        status = result.response.status_code if result.response is not None else None
+        return cls(
+            redact(message) or "",
+            status,
+            uncertain=result.uncertain,
+            too_large=result.too_large,
+        )
 
 
 class Vendor(Protocol):
@@ -281,9 +304,13 @@ def run_batches(
             ledger.intend(tag)
             batch_id = vendor.submit([line for _, line in chunk], tag)
         except VendorError as exc:
-            for cid in ids:
-                outcome.failed[cid] = f"batch not submitted: {exc}"
-            continue
+            if not exc.uncertain:  # refused or never sent: nothing was created
+                for cid in ids:
+                    outcome.failed[cid] = f"batch not submitted: {exc}"
+                continue
+            batch_id = _look_up(vendor, tag, ids, exc, outcome)
+            if batch_id is None:
+                continue
         ledger.record(batch_id, ids, tag)  # before any poll: a killed run resumes this batch
         active[batch_id] = ids
         outcome.submitted.append(batch_id)
@@ -299,6 +326,10 @@ def run_batches(
             try:
                 poll = vendor.poll(batch_id)
             except VendorError as exc:
+                if exc.too_large:  # the same answer would be as large at every poll
+                    why = _too_large(batch_id, exc)
+                    outcome.pending.update(dict.fromkeys(active.pop(batch_id), why))
+                    continue
                 if exc.status is not None and exc.status != 404 and not is_retryable(exc.status):
                     why = f"vendor batch {batch_id} not polled ({exc}): the next run resumes it"
                     outcome.pending.update(dict.fromkeys(active.pop(batch_id), redact(why)))
@@ -317,6 +348,10 @@ def run_batches(
             try:
                 final, twice = _final_answers(vendor, batch_id, poll, active[batch_id])
             except VendorError as exc:  # an output file not downloaded: tried next sweep
+                if exc.too_large:  # ... unless it is over its bound: it will not shrink
+                    why = _too_large(batch_id, exc)
+                    outcome.pending.update(dict.fromkeys(active.pop(batch_id), why))
+                    continue
                 errors[batch_id] = str(exc)
                 continue
             ids = active.pop(batch_id)
@@ -352,6 +387,41 @@ def run_batches(
             break
         sleep(max(0.0, min(params.batch_poll_s, deadline - clock())))
     return outcome
+
+
+def _too_large(batch_id: str, exc: VendorError) -> str:
+    """Why a batch whose answers are over ``batch_max_file_bytes`` is left open: downloaded
+    once per run, never again at every poll, never resubmitted (its answers were paid for)."""
+    return (
+        redact(
+            f"vendor batch {batch_id} ended, its answers are not read ({exc}): raise "
+            "batch_max_file_bytes and run again (the batch is kept, never resubmitted)"
+        )
+        or ""
+    )
+
+
+def _look_up(
+    vendor: Vendor, tag: str, ids: list[str], exc: VendorError, outcome: BatchOutcome
+) -> str | None:
+    """After a create that may have reached the vendor (``exc.uncertain``): the batch of
+    ``tag`` at the vendor, or None. It is never sent again blind: when the vendor lists no
+    batch of that tag (or the listing fails) the ids are left ``pending`` with the intent
+    still open, and the next run looks the tag up again before it sends anything."""
+    try:
+        found = vendor.find(tag)
+    except VendorError as lookup:
+        found, why = None, f"looking it up failed too ({lookup})"
+    else:
+        why = f"the vendor lists no batch tagged {tag} yet"
+    if found is not None:
+        return found
+    reason = redact(
+        f"batch create may have reached the vendor ({exc}); {why}: not sent again, the next "
+        "run looks it up by its tag before sending it"
+    )
+    outcome.pending.update(dict.fromkeys(ids, reason))
+    return None
 
 
 def _final_answers(

@@ -42,8 +42,7 @@ class GeminiBatches:
     def _call(self, method: str, path: str, policy: RetryPolicy | None = None, **kw: Any) -> Any:
         result = send(self.client, method, path, policy or self.policy, **kw)
         if not result.ok:
-            status = result.response.status_code if result.response is not None else None
-            raise VendorError(redact(f"{method} {path}: {result.error}"), status)
+            raise VendorError.of(f"{method} {path}: {result.error}", result)
         try:
             payload = loads_strict(result.response.content)
         except ValueError:
@@ -64,7 +63,9 @@ class GeminiBatches:
                 "input_config": {"requests": {"requests": lines}},
             }
         }
-        answer = self._call("POST", f"/models/{self.model}:batchGenerateContent", json=body)
+        answer = self._call(  # billed: a create that timed out is looked up, not re-sent
+            "POST", f"/models/{self.model}:batchGenerateContent", idempotent=False, json=body
+        )
         name = answer.get("name")
         if not isinstance(name, str) or not name.startswith("batches/"):
             raise VendorError(f"batch create answered no batches/ name: {str(answer)[:200]}")

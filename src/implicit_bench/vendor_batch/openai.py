@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 import secrets
+import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import Any, BinaryIO
 
 import httpx
 
@@ -58,8 +59,7 @@ class OpenAIBatches:
         kw["headers"] = {**self.headers, **(kw.get("headers") or {})}  # raw: requests kwargs
         result = send(self.client, method, path, policy or self.policy, **kw)
         if not result.ok:
-            status = result.response.status_code if result.response is not None else None
-            raise VendorError(redact(f"{method} {path}: {result.error}"), status)
+            raise VendorError.of(f"{method} {path}: {result.error}", result)
         return result.response
 
     def _json(self, response: httpx.Response) -> dict[str, Any]:
@@ -93,6 +93,7 @@ class OpenAIBatches:
             self._call(
                 "POST",
                 "/batches",
+                idempotent=False,  # a batch is billed: a create that timed out is looked up
                 json={
                     "input_file_id": file_id,
                     "endpoint": self.endpoint,
@@ -123,13 +124,15 @@ class OpenAIBatches:
             file_id = info.get(key)
             if not isinstance(file_id, str) or not file_id:
                 continue
-            content = self._call(
-                "GET", f"/files/{file_id}/content", policy=self.download_policy
-            ).content
-            for raw in content.splitlines():
-                answer = parse_line(raw)
-                if answer is not None:
-                    yield answer
+            with tempfile.TemporaryFile() as body:  # on disk, read back line by line
+                self._call(
+                    "GET", f"/files/{file_id}/content", policy=self.download_policy, sink=body
+                )
+                body.seek(0)
+                for raw in lines(body, self.policy.max_response_bytes):
+                    answer = parse_line(raw)
+                    if answer is not None:
+                        yield answer
 
     def cancel(self, batch_id: str) -> None:
         self._call("POST", f"/batches/{batch_id}/cancel")
@@ -150,6 +153,19 @@ class OpenAIBatches:
                 return None
             after = str(data[-1].get("id")) if isinstance(data[-1], dict) else None
         return None
+
+
+def lines(body: BinaryIO, max_line_bytes: int) -> Iterator[bytes]:
+    """The lines of an output / error file, one at a time. A line longer than
+    ``max_line_bytes`` (the bound of one synchronous answer, ``max_response_bytes``) is
+    skipped to its end, never held whole: its request is unanswered (asked again item by
+    item)."""
+    while raw := body.readline(max_line_bytes + 1):
+        if len(raw) <= max_line_bytes or raw.endswith(b"\n"):
+            yield raw
+            continue
+        while (rest := body.readline(max_line_bytes + 1)) and not rest.endswith(b"\n"):
+            pass  # the rest of the long line
 
 
 def parse_line(raw: bytes) -> BatchAnswer | None:

@@ -1,6 +1,8 @@
-"""No printed URL shows its password: ``base_url: http://svc:PASSWORD@host/v1`` in
-a judge, generator or llm entry is ``http://[REDACTED]@host/v1`` in ``implicit-bench check``,
-in each model stage's preflight line, in ``run --dry-run`` and in ``profile NAME --dry-run``."""
+"""No printed URL shows its password: ``base_url: http://svc:PASSWORD@host/v1`` in a judge,
+generator or llm entry is refused (params are written to dvc.lock and git: credentials live in
+environment variables) with one line naming the key that never shows the password, in
+``implicit-bench check``, in a model stage, in ``run --dry-run`` (before anything is written);
+``profile NAME --dry-run`` shows it as ``http://[REDACTED]@host/v1``."""
 
 from __future__ import annotations
 
@@ -52,8 +54,8 @@ def test_check_prints_no_password_of_a_base_url(tmp_path, monkeypatch, kind, cas
         (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
         result = CliRunner().invoke(main, ["check", "--no-disk", "--timeout", "3"])
     assert result.exit_code == 1, result.output
-    assert f"check: {kind}.api:" in result.output
-    _assert_redacted(result.output)
+    assert f"{kind}.api.base_url: Value error, holds a user name or password" in result.output
+    assert PASSWORD not in result.output and "svc:" not in result.output
 
 
 def test_a_model_stage_preflight_line_prints_no_password(tmp_path, monkeypatch):
@@ -66,6 +68,12 @@ def test_a_model_stage_preflight_line_prints_no_password(tmp_path, monkeypatch):
     assert result.exit_code == 1
     assert "judge: preflight: judges.api:" in result.output and "does not serve" in result.output
     _assert_redacted(result.output)
+    with ChatServer(models=["judge-model"]) as server:  # past the preflight: the params refused
+        write_judge_params(tmp_path, _with_userinfo(server.base_url), key_env=None)
+        result = CliRunner().invoke(judge_stage(), [])
+    assert result.exit_code == 1
+    assert "judges.api.base_url" in result.output and "user name or password" in result.output
+    assert PASSWORD not in result.output and "svc:" not in result.output
 
 
 def test_run_dry_run_prints_no_password(tmp_path, monkeypatch):
@@ -76,9 +84,11 @@ def test_run_dry_run_prints_no_password(tmp_path, monkeypatch):
         ["run", "--generator", "sim_local", "--judge", f"openai:m@{base}", "--units", "2"]
         + ["--dry-run", "--timeout", "3"],
     )
-    assert result.exit_code == 0, result.output
-    assert "== preflight" in result.output and "cannot be reached" in result.output
-    _assert_redacted(result.output)
+    assert result.exit_code == 1, result.output
+    assert "base_url" in result.output and "user name or password" in result.output
+    assert PASSWORD not in result.output and "svc:" not in result.output
+    run_yaml = tmp_path / "profiles" / "run.yaml"
+    assert not run_yaml.exists() or PASSWORD not in run_yaml.read_text()
 
 
 def test_profile_dry_run_prints_no_password(tmp_path, monkeypatch):

@@ -180,3 +180,165 @@ def test_plan_of_many_units_keeps_no_python_object_per_unit(tmp_path):
         tracemalloc.stop()
     assert by["retrieve"].items == 2 * n
     assert peak / n < 250, f"{peak / n:.0f} bytes per unit"
+
+
+def _store_of(root, params: dict, units: pd.DataFrame) -> int:  # noqa: ANN001
+    """Refused records in the image store of ``render.run[0]`` for every planned item of
+    ``units``, written as the render stage writes them (settings and batch signature): the
+    count the plan must find cached."""
+    from implicit_bench.generators import settings_hash
+    from implicit_bench.images import ImageRecord, ImageStore
+    from implicit_bench.params import section
+    from implicit_bench.render.params import RenderParams
+    from implicit_bench.render.stage import config_signatures, plan_items
+
+    render = section(params, "render", RenderParams, attach={"generators": "configs"})
+    name = render.run[0]
+    cfg = render.configs[name]
+    planned = plan_items(units, name, render.seeds, render.variants)
+    signatures = config_signatures(cfg, planned)
+    extra = {"settings": settings_hash(cfg)}
+    rows = [
+        (
+            ImageRecord(
+                i.key,
+                "m",
+                i.prompt,
+                "refused",
+                "no",
+                extra={**extra, "batch": signatures.get(i.key)},
+            ),
+            None,
+        )
+        for i in planned
+    ]
+    with ImageStore(root / "data/images" / name) as store:
+        store.acquire_writer()
+        store.put_many(rows)
+    return len(rows)
+
+
+def test_the_render_plan_counts_a_store_chunk_by_chunk_as_the_stage_does(tmp_path, monkeypatch):
+    """With an image store to look up, the render plan is built a chunk of units at a time
+    (``plan.CHUNK_UNITS``): the cached count is the stage's, whatever the chunk size; an extra
+    variant whose prompt column the table lacks plans no item (it was a ``KeyError``)."""
+    import implicit_bench.planning.plan as plan
+
+    n = 300
+    write_units_parquet(tmp_path / UNITS_PATH, n)
+    units = UNITS.read(tmp_path / UNITS_PATH)
+    params = {**PARAMS, "render": {**PARAMS["render"], "seeds": [42, 1042]}}
+    params["generators"] = {"g": {"backend": "diffusers", "model": "m", "batch_size": 3}}
+    stored = _store_of(tmp_path, params, units.iloc[::7])  # every 7th unit rendered
+    assert stored == len(units.iloc[::7]) * 2 * 2
+    counts = set()
+    for chunk in (7, 64, 50_000):
+        monkeypatch.setattr(plan, "CHUNK_UNITS", chunk)
+        by = {p.stage: p for p in build_plan(params, tmp_path)[0]}
+        counts.add((by["render g"].items, by["render g"].cached))
+    assert counts == {(n * 2 * 2, stored)}
+    extra = {
+        **params,
+        "render": {**params["render"], "variants": [*params["render"]["variants"], "negated_0_1"]},
+    }
+    by = {p.stage: p for p in build_plan(extra, tmp_path)[0]}
+    assert by["render g"].cached == stored
+
+
+def test_the_render_plan_with_a_store_keeps_no_planned_item_per_unit(tmp_path, monkeypatch):
+    """Python-side memory of the plan with a store to look up: the planned items of one chunk
+    at a time, not of every unit (10^6 units x 3 variants x 3 seeds held 4.3 GB of items and
+    ended in ``MemoryError`` under a 6 GB cap)."""
+    import implicit_bench.planning.plan as plan
+
+    n = 40_000
+    write_units_parquet(tmp_path / UNITS_PATH, n)
+    _store_of(tmp_path, PARAMS, UNITS.read(tmp_path / UNITS_PATH).head(10))
+    monkeypatch.setattr(plan, "CHUNK_UNITS", 2_000)
+    tracemalloc.start()
+    try:
+        by = _by_stage(tmp_path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert by["render g"].cached == 10 * 2 and by["render g"].items == n * 2
+    assert peak / n < 400, f"{peak / n:.0f} bytes per unit"
+
+
+def test_the_judge_plan_looks_units_up_on_demand_with_the_same_counts(tmp_path):
+    """With a published store, the judge plan's exact lookup reads the units' rows on demand
+    and tests render-plan membership without listing every key: its counts are those of the
+    row dicts and the full key set it used (computed here as it computed them), and images of
+    units outside the plan are left out alike."""
+    import io
+
+    from PIL import Image
+
+    from implicit_bench.generators import settings_hash
+    from implicit_bench.images import ImageRecord, ImageStore
+    from implicit_bench.judges import judge_params
+    from implicit_bench.judges.params import JudgeStageParams
+    from implicit_bench.judges.stage import judge_backends, plan_judgements
+    from implicit_bench.params import section
+    from implicit_bench.planning.plan import RenderPlanKeys, UnitRows
+    from implicit_bench.render.params import RenderParams
+    from implicit_bench.render.stage import config_signatures, plan_items
+
+    n = 40
+    write_units_parquet(tmp_path / UNITS_PATH, n)
+    units = UNITS.read(tmp_path / UNITS_PATH)
+    params = {
+        **PARAMS,
+        "judges": {
+            "j": {
+                "backend": "openai",
+                "model": "m",
+                "base_url": "http://127.0.0.1:9/v1",
+                "api_key_env": None,
+            }
+        },
+    }
+    render = section(params, "render", RenderParams, attach={"generators": "configs"})
+    cfg = render.configs["g"]
+    # the store holds 10 units at the plan's seed and at a seed the plan does not have
+    planned = plan_items(units.head(10), "g", [*render.seeds, 1042], render.variants)
+    signatures = config_signatures(cfg, planned)
+    buffer = io.BytesIO()
+    Image.new("RGB", (4, 4)).save(buffer, format="PNG")
+    rows = []
+    for i, item in enumerate(planned):
+        extra = {"settings": settings_hash(cfg), "batch": signatures.get(item.key)}
+        status = "refused" if i % 5 == 0 else "ok"
+        png = buffer.getvalue()[:-1] + bytes([i % 250]) if status == "ok" else None
+        record = ImageRecord(item.key, "m", item.prompt, status, None, extra=extra)
+        rows.append((record, png))
+    with ImageStore(tmp_path / "data/images/g") as store:
+        store.put_many(rows)
+        store.finalize()
+    by = _by_stage_of(params, tmp_path)
+    # as it was computed: a dict per unit and the set of every planned key
+    judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
+    for name, block in judge.judges.items():
+        judge_params(block, f"judges.{name}")
+    _, identities = judge_backends(judge.judges)
+    by_id = {str(r["unit_id"]): dict(r) for r in units.to_dict("records")}
+    every, _, _ = plan_judgements(judge, by_id, identities, tmp_path)
+    keys = {
+        (i.key.config, i.key.unit_id, i.key.variant, i.key.seed)
+        for i in plan_items(units, "g", render.seeds, render.variants)
+    }
+    want = {p.key for p in every if (p.config, p.unit_id, p.variant, int(p.seed)) in keys}
+    pending = n * 2 - 10 * 2  # planned images not in the index yet, each counted
+    assert len(want) == 16  # 10 units x 2 variants at the plan's seed, 4 of them refused
+    assert by["judge"].items == len(want) + pending and by["judge"].cached == 0
+    assert "4 refused" in by["judge"].note
+    # the membership test agrees with the key set on every stored and planned key
+    lookup = RenderPlanKeys(render, UnitRows(tmp_path / UNITS_PATH))
+    for item in planned:
+        key = (item.key.config, item.key.unit_id, item.key.variant, item.key.seed)
+        assert (key in lookup) == (key in keys)
+
+
+def _by_stage_of(params: dict, root) -> dict:  # noqa: ANN001
+    plans, _ = build_plan(params, root)
+    return {p.stage: p for p in plans}

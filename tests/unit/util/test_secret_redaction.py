@@ -73,15 +73,16 @@ def test_embedder_error_printed_by_a_command_has_no_userinfo(monkeypatch):
 
 
 def test_llm_description_for_metrics_has_no_userinfo():
+    """A ``user:password@`` in ``base_url`` is refused when params are read (one line, no
+    password); a client built past that check still describes itself without it."""
+    from implicit_bench.errors import ConfigError
     from implicit_bench.llm import build_llm
+    from implicit_bench.llm.openai import OpenAIClient, OpenAIParams
 
-    client = build_llm(
-        {
-            "backend": "openai",
-            "model": "m",
-            "base_url": "http://u:pw-123@h/v1",
-            "api_key_env": None,
-            "cache": None,
-        }
-    )
+    block = {"backend": "openai", "model": "m", "base_url": "http://u:pw-123@h/v1"}
+    with pytest.raises(ConfigError, match="user name or password") as info:
+        build_llm({**block, "api_key_env": None, "cache": None})
+    assert "pw-123" not in str(info.value)
+    fields = OpenAIParams(model="m", api_key_env=None).model_dump()
+    client = OpenAIClient(OpenAIParams.model_construct(**{**fields, **block}))
     assert client.describe()["base_url"] == f"http://{MASK}@h/v1"
