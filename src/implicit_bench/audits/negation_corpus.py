@@ -210,7 +210,7 @@ def corpus_summary(corpus: pd.DataFrame) -> dict[str, Any]:
     out: dict[str, Any] = {
         "prompts": int(len(corpus)),
         "categories": sorted(corpus["category"].unique().tolist()) if len(corpus) else [],
-        "per_cell": {f"{c}/{s}": int(v) for (c, s), v in cells.items()},
+        "cells": {f"{c}/{s}": int(v) for (c, s), v in cells.items()},
         "object_classes": len(COCO_CLASSES),
         "by_category": {},
     }

@@ -335,3 +335,13 @@ def test_recovery_entries_of_the_corpus_accuracy() -> None:
     covered = [e["covered"] for e in entries]
     assert sum(covered) >= len(covered) - 2
     assert negt2i_entries({"corpus": {"per_cell": 0, "accuracy": None}}, world) == []
+
+
+def test_the_corpus_block_keeps_its_settings_beside_its_cell_counts():
+    """metrics/negation.json: corpus.per_cell is the setting recovery rebuilds the corpus from;
+    the prompts per category / setting are corpus.cells."""
+    from implicit_bench.audits.negation_corpus import corpus_summary, write_corpus
+
+    summary = corpus_summary(write_corpus(2, 0))
+    assert "per_cell" not in summary
+    assert summary["cells"]["color/1:0"] == 2 and len(summary["cells"]) == 48
