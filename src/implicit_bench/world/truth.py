@@ -146,8 +146,9 @@ def world_json(params: WorldParams) -> dict[str, Any]:
     """The model behaviours the simulated backends read (``data/world/world.json``)."""
     # the selection pools (When the Judge Acts) and the evaluation set (NegT2IBench) are read
     # from params by judge_audit, negation and recovery, never by the image backends: left out,
-    # so they do not change the world's fingerprint
-    dumped = params.model_dump(mode="json", exclude={"selection", "negprobe", "negt2i"})
+    # so they do not change the world's fingerprint; so is ``units`` (which units are planted:
+    # a unit's truth does not depend on it, and a pilot growing to the whole set keeps its images)
+    dumped = params.model_dump(mode="json", exclude={"selection", "negprobe", "negt2i", "units"})
     if params.direct_arm == type(params.direct_arm)():
         # the direct arm at its defaults leaves the world's fingerprint (every stored image and
         # cached answer) as it was before the arm existed; set, it changes it
