@@ -17,6 +17,7 @@ Specs:
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import tempfile
 
@@ -356,6 +357,9 @@ def run_command(
     overlay["base"]["profile"] = overlay_name
     round_units: list[int] = []
     if sequential:
+        from implicit_bench.planning.sequential import check_estimands
+
+        check_estimands(list(estimands), list(overlay["render"]["run"]))  # nothing written yet
         from implicit_bench.planning.sequential import parse_pairs, parse_rounds
 
         parse_pairs(resolve)
@@ -411,7 +415,7 @@ def run_command(
     write_profile(overlay_name, "params.yaml", "params.yaml")
     if sequential:
         from implicit_bench.params import load_params
-        from implicit_bench.planning.sequential import parse_pairs, run_sequential
+        from implicit_bench.planning.sequential import dvc_round, parse_pairs, run_sequential
 
         run_sequential(
             lambda: load_params("params.yaml"),
@@ -422,6 +426,7 @@ def run_command(
             max_gpu_hours,
             exp_name,
             **({"covariates": covariates} if covariates else {}),  # default: run_sequential's
+            run_round=functools.partial(dvc_round, targets=targets),
         )
         _export_eee(export_eee_dir)
         return

@@ -314,6 +314,8 @@ def _construction_overlay(
         )
     overlay["judge"] = CommentedMap(tasks=tasks, configs=None)
     overlay["select"] = CommentedMap(config=first_gen, judges=None)
+    # B.6 re-scores the profile's Table 4 stores, which these rounds do not render
+    overlay["b6"] = CommentedMap(enabled=False)
     overlay["evaluate"] = CommentedMap(
         config=first_gen,
         blind_judges=[*judge_names, *([clip_judge] if clip_judge else [])],

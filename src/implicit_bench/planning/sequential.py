@@ -51,17 +51,42 @@ def parse_pairs(pairs: tuple[str, ...]) -> list[tuple[str, str]]:
     return out
 
 
-def dvc_round(max_units: int) -> None:
-    """Run the pipeline on the first ``max_units`` units of the order (``dvc exp run``)."""
+#: the DVC targets of a round (``run --stages``): evaluate and what it needs
+ROUND_TARGETS: list[str] = ["evaluate"]
+
+
+def dvc_round(max_units: int, targets: list[str] | None = None) -> None:
+    """Run the pipeline on the first ``max_units`` units of the order (``dvc exp run``): the
+    stages ``targets`` need (default ``ROUND_TARGETS``; empty: the whole pipeline)."""
     # unnamed: a round run again (new targets, a resumed kill) must not clash with an earlier
     # experiment of the same name; logs/sequential-NAME.json names the rounds
     from implicit_bench.runtime.dvc import dvc_command
 
-    cmd = dvc_command("exp", "run", "-S", f"subset.max_units={max_units}")
+    targets = ROUND_TARGETS if targets is None else targets
+    cmd = dvc_command("exp", "run", "-S", f"subset.max_units={max_units}", *targets)
     print(f"round: dvc {' '.join(cmd[3:])}", flush=True)
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0:
         raise SystemExit(done.returncode)
+
+
+HEADLINE_ESTIMANDS = ("default_rate", "success_stereotype", "success_anti", "gap")
+GENERATOR_ESTIMANDS = ("bias_score", "alignment")
+
+
+def check_estimands(names: list[str], configs: list[str]) -> None:
+    """A one-line ``ConfigError`` for an ``--estimand`` no round can report, before anything is
+    written or run: a headline rate, ``bias_score|alignment/CONFIG`` or ``.../A-B`` of the
+    run's generators (``analysis.looks.estimands`` names them so)."""
+    pairs = {f"{a}-{b}" for a in configs for b in configs if a != b}
+    known = [*HEADLINE_ESTIMANDS]
+    known += [f"{m}/{c}" for m in GENERATOR_ESTIMANDS for c in [*configs, *sorted(pairs)]]
+    for name in names:
+        if name not in known:
+            raise ConfigError(
+                f"--estimand {name}: not an estimand of this run; known: "
+                f"{', '.join(known[: 4 + 2 * len(configs)])} (and METRIC/A-B of two generators)"
+            )
 
 
 def release_path(params: dict[str, Any]) -> str | None:

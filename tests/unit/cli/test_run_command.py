@@ -426,3 +426,36 @@ def test_run_exports_eee_records_when_asked(tmp_path, monkeypatch):
     assert len(records) == 2 and json.loads(records[0].read_text())["model_info"]["name"]
     result = CliRunner().invoke(main, [*args, "--queue", "--export-eee", "eee"])
     assert result.exit_code != 0 and "not with --queue" in result.output
+
+
+def test_an_unknown_estimand_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    enter_project_copy(tmp_path, monkeypatch)
+    args = ["run", "--generator", "sim_local", "--judge", "qwen3vl", "--sequential"]
+    result = CliRunner().invoke(main, [*args, "--target-width", "0.1", "--estimand", "bias"])
+    assert result.exit_code != 0
+    assert "--estimand bias: not an estimand of this run" in result.output
+    assert "bias_score/sim_local" in result.output
+    assert not (tmp_path / "profiles/run.yaml").exists()
+
+
+def test_sequential_rounds_render_only_their_generators_and_skip_b6(tmp_path, monkeypatch):
+    """`run --sequential --generator sim_local`: B.6 would re-score sim_api, which the rounds
+    do not render; it is off, so round 1 does not fail on a store it never made."""
+    from implicit_bench.params.profiles import compose
+    from implicit_bench.planning.overlay import build_overlay
+    from implicit_bench.planning.sequential import check_estimands
+
+    enter_project_copy(tmp_path, monkeypatch)
+    overlay = build_overlay(
+        compose("default"),
+        ["sim_local"],
+        ["qwen3vl"],
+        profile="default",
+        units=None,
+        seeds=None,
+        device="cpu",
+        api_key_env=None,
+        construction=True,
+    )
+    assert overlay["render"]["run"] == ["sim_local"] and overlay["b6"]["enabled"] is False
+    check_estimands(["gap", "bias_score/sim_local", "alignment/sim_local"], ["sim_local"])

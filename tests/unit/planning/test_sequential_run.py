@@ -139,14 +139,22 @@ def test_run_sequential_switches_params_yaml_to_the_random_order(tmp_path, monke
     monkeypatch.setattr(
         sequential,
         "run_sequential",
-        lambda params_of, rounds, *a: seen.update(rounds=rounds, subset=params_of()["subset"]),
+        lambda params_of, rounds, *a, **kw: seen.update(
+            rounds=rounds,
+            subset=params_of()["subset"],
+            targets=kw["run_round"].keywords["targets"],
+        ),
     )
     args = ["run", "--generator", "sim_local", "--judge", "qwen3vl", "--no-preflight"]
     res = CliRunner().invoke(
         cli_main, [*args, "--sequential", "--target-width", "0.2", "--rounds", "12,24"]
     )
     assert res.exit_code == 0, res.output
-    assert seen == {"rounds": [12, 24], "subset": {"max_units": 12, "seed": 42, "order": "random"}}
+    assert seen == {
+        "rounds": [12, 24],
+        "subset": {"max_units": 12, "seed": 42, "order": "random"},
+        "targets": ["evaluate"],  # each round: evaluate and what it needs (run --stages)
+    }
     res = CliRunner().invoke(cli_main, ["profile", "default"])
     assert res.exit_code == 0, res.output
     assert "order: stratified" in (tmp_path / "params.yaml").read_text()
