@@ -32,20 +32,6 @@ from implicit_bench.planning.overlay import (
 )
 
 
-def dvc_stage_names(dvc_file: str = "dvc.yaml") -> set[str]:
-    """The stage names of ``dvc_file`` (a ``foreach`` stage by its base name); none without it."""
-    from pathlib import Path
-
-    from implicit_bench._util.yamlsafe import load_yaml
-
-    path = Path(dvc_file)
-    if not path.is_file():
-        return set()
-    document = load_yaml(path.read_text(encoding="utf-8"))
-    stages = document.get("stages") if isinstance(document, dict) else None
-    return set(stages) if isinstance(stages, dict) else set()
-
-
 def dvc_targets(stages: str) -> list[str]:
     """The DVC targets of ``--stages``: stage names (DVC runs what they depend on, nothing
     else), or none for ``all`` (the whole pipeline)."""
@@ -54,7 +40,9 @@ def dvc_targets(stages: str) -> list[str]:
         raise click.BadParameter("name at least one stage, or `all`", param_hint="--stages")
     if names == ["all"]:
         return []
-    known = dvc_stage_names()
+    from implicit_bench.runtime.dvc import dvc_stages
+
+    known = set(dvc_stages())
     # outside a checkout (no ./dvc.yaml) DVC itself names an unknown target
     unknown = [n for n in names if known and n.split("@", 1)[0] not in known]
     if unknown:

@@ -15,8 +15,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from implicit_bench._util.yamlsafe import load_yaml
 from implicit_bench.protocol.tables import BENCH_IMAGES_DIR
+from implicit_bench.runtime.dvc import dvc_stages, stage_outs
 
 #: the stages whose outputs make a benchmark-phase run's report
 RUN_STAGES = ("bench_render", "bench_judge", "evaluate")
@@ -26,16 +26,13 @@ RUNS_DIR = "runs"
 
 def stage_outputs(dvc_file: str | Path, stages: tuple[str, ...] = RUN_STAGES) -> list[str]:
     """The ``metrics/``, ``plots/`` and ``tables`` outputs dvc.yaml declares for ``stages``."""
-    document = load_yaml(Path(dvc_file).read_text(encoding="utf-8"))
-    declared = document.get("stages") if isinstance(document, dict) else None
-    found: list[str] = []
-    for name in stages:
-        stage = declared.get(name) if isinstance(declared, dict) else None
-        for out in stage.get("outs", []) if isinstance(stage, dict) else []:
-            path = next(iter(out)) if isinstance(out, dict) else str(out)
-            if path.split("/", 1)[0] in ("metrics", "plots", "tables"):
-                found.append(path)
-    return found
+    declared = dvc_stages(dvc_file)
+    return [
+        path
+        for name in stages
+        for path in stage_outs(declared.get(name, {}))
+        if path.split("/", 1)[0] in ("metrics", "plots", "tables")
+    ]
 
 
 def write_run_report(
