@@ -70,16 +70,17 @@ def dvc_round(max_units: int, targets: list[str] | None = None) -> None:
         raise SystemExit(done.returncode)
 
 
-HEADLINE_ESTIMANDS = ("default_rate", "success_stereotype", "success_anti", "gap")
-GENERATOR_ESTIMANDS = ("bias_score", "alignment")
+GENERATOR_ESTIMANDS = ("bias_score", "alignment")  # per generator (analysis.looks)
 
 
 def check_estimands(names: list[str], configs: list[str]) -> None:
     """A one-line ``ConfigError`` for an ``--estimand`` no round can report, before anything is
     written or run: a headline rate, ``bias_score|alignment/CONFIG`` or ``.../A-B`` of the
     run's generators (``analysis.looks.estimands`` names them so)."""
+    from implicit_bench.protocol import metric_schema
+
     pairs = {f"{a}-{b}" for a in configs for b in configs if a != b}
-    known = [*HEADLINE_ESTIMANDS]
+    known = list(metric_schema.headline())  # the headline rates (analysis.looks)
     known += [f"{m}/{c}" for m in GENERATOR_ESTIMANDS for c in [*configs, *sorted(pairs)]]
     for name in names:
         if name not in known:

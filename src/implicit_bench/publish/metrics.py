@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from implicit_bench.protocol import metric_schema
 from implicit_bench.report.leaderboard import COLUMNS
 
 
@@ -188,4 +189,4 @@ INSTANCE_METRICS: dict[tuple[str, str], tuple[str, str | None]] = {
 }
 #: metrics whose value is the per-unit ratio sum(score) / count of the instance rows: the ones
 #: `implicit-bench report` pairs on shared (unit, seed) keys of two instance files
-PAIRED = ("default_rate", "success_stereotype", "success_anti", "bias_score", "alignment")
+PAIRED = (*(k for k in metric_schema.headline() if k != "gap"), "bias_score", "alignment")
