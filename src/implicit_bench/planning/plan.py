@@ -1119,7 +1119,7 @@ def build_plan(
         pilot, n_pilot, pilot_from = bench_units(params, root, None, n_units)
         if pilot is not None and n_pilot < n_units:  # run --units N: a pilot of the release
             selected, n_selected = pilot, n_pilot
-            selected_from = f"{pilot_from}: a pilot of {n_units:,} units ({source})
+            selected_from = f"{pilot_from}: a pilot of {n_units:,} units ({source})"
         read, shared = None, False
     else:
         debias_path = _debias_units_path(params, root)
