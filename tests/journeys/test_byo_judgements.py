@@ -76,13 +76,13 @@ def test_two_labs_merged(tmp_path):
     journey.type(BYO, cwd=lab_b)
     done = journey.type("implicit-bench report lab-a/out lab-b/out --out site", cwd=tmp_path)
     journey.record()
-    assert "report: lab-a, lab-b -> site/index.html" in done.stdout, done.stdout
+    assert "report: lab-a/out, lab-b/out -> site/index.html" in done.stdout, done.stdout
     html = (tmp_path / "site/index.html").read_text(encoding="utf-8")
     assert 'id="leaderboard"' in html
     assert '<th data-sort="my-model">my-model</th>' in html
     assert '<th data-sort="their-model">their-model</th>' in html
-    assert '<td data-sort="lab-a">lab-a</td>' in html
-    assert '<td data-sort="lab-b">lab-b</td>' in html
+    assert '<td data-sort="lab-a/out">lab-a/out</td>' in html
+    assert '<td data-sort="lab-b/out">lab-b/out</td>' in html
     b = json.loads((lab_b / "out/metrics/benchmark.json").read_text())
     assert _value(b, "default_rate") == 40.0  # m1 1 + r1 1 of 5 valid
     dr = b["leaderboard"]["rows"][0]["default_rate"]
