@@ -21,6 +21,16 @@ METRICS_DIFF = "dvc metrics diff"
 THREE_SEEDS = "dvc exp run -S 'render.seeds=[42,1042,2042]'"
 PLAN_PAPER = "implicit-bench plan --profile paper"
 DVC_REPRO = "dvc repro"
+PILOT_100 = (
+    "implicit-bench run --benchmark REL --generator sim_api --judge qwen3vl --tables 4 "
+    "--units 100 --name pilot"
+)
+RESET_PARAMS = "git checkout params.yaml"
+PILOT_200 = (
+    "implicit-bench run --benchmark REL --generator sim_api --judge qwen3vl --tables 4 "
+    "--units 200 --name pilot200"
+)
+REPORT_SITE = "implicit-bench report . --out site"
 BYO = "implicit-bench analyze --units units.csv --judgements judgements.csv --out out"
 
 # command -> the journey test that types it
@@ -33,6 +43,10 @@ JOURNEYS: dict[str, str] = {
     PLAN_PAPER: "tests/journeys/test_quick_start.py::test_seed_experiments",
     DVC_REPRO: "tests/journeys/test_quick_start.py::test_quick_start (make repro runs it)",
     BYO: "tests/journeys/test_byo_judgements.py::test_byo_judgements",
+    PILOT_100: "tests/journeys/test_beside_paper.py::test_beside_the_paper",
+    RESET_PARAMS: "tests/journeys/test_beside_paper.py::test_beside_the_paper",
+    PILOT_200: "tests/journeys/test_beside_paper.py::test_beside_the_paper",
+    REPORT_SITE: "tests/journeys/test_beside_paper.py::test_beside_the_paper",
 }
 
 # command -> why no journey types it
