@@ -30,6 +30,11 @@ PILOT_200 = (
     "implicit-bench run --benchmark REL --generator sim_api --judge qwen3vl --tables 4 "
     "--units 200 --name pilot200"
 )
+# a user's broken local model directory (test_render_failure.py; not a docs recipe)
+BROKEN_MODEL = (
+    "implicit-bench run --benchmark REL --generator ./my-model --judge qwen3vl --tables 4 "
+    "--units 20 --name broken"
+)
 REPORT_SITE = "implicit-bench report . --out site"
 BYO = "implicit-bench analyze --units units.csv --judgements judgements.csv --out out"
 
