@@ -8,7 +8,7 @@ from tests.helpers.journeys import TIMES
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ANN001, ARG001
-    if not TIMES.exists() or "journey" not in (config.getoption("markexpr") or ""):
+    if not TIMES.exists() or (config.getoption("markexpr") or "").strip() != "journey":
         return
     times = json.loads(TIMES.read_text())
     terminalreporter.section("journey wall times (tests/artifacts/journeys.json)")
