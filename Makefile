@@ -41,7 +41,7 @@ lint: setup
 	$(BIN)/ruff check src stages tests benchmarks scripts
 	$(BIN)/ruff format --check src stages tests benchmarks scripts
 
-# dvc.yaml deps from each stage's import closure (docs/architecture.md, "Declared dependencies")
+# dvc.yaml deps from each stage's import closure (docs/contracts.md, "Declared dependencies")
 dvc-deps: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python scripts/dvc_deps.py
 

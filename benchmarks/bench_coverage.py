@@ -20,10 +20,16 @@ from pathlib import Path
 
 import yaml
 
-from implicit_bench.recovery.coverage import markdown, method_markdown, relabel, run_coverage
-from implicit_bench.world.params import WorldParams
-
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from benchmarks.coverage_study import (  # noqa: E402
+    markdown,
+    method_markdown,
+    relabel,
+    run_coverage,
+)
+from implicit_bench.world.params import WorldParams  # noqa: E402
 
 
 def main() -> None:

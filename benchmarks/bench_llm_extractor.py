@@ -5,7 +5,7 @@ N pairs, a seeded sample stratified by source (half StereoSet dev, half CrowS-Pa
 bias type (equal shares within a source), go through ``kg.stage.run_kg`` with
 ``extractor: llm`` (F.2, then the same normalisation as a run) and, for comparison, with the
 offline ``minimal_pair`` extractor. The units of both are written into prompts by the offline
-template writer and checked by ``triplets.wellformed`` (the reader's check of issue 25). The
+template writer and checked by ``triplets.wellformed`` (the reader's check of written prompts). The
 ``minimal_pair`` units of the first ``--f3-units`` pairs also go through ``run_triplets`` with
 ``writer: llm`` (F.3, as a run with the default extractor uses it), checked the same way.
 

@@ -1,4 +1,4 @@
-"""Benchmark: ``implicit-bench plan`` on a workspace of N units (issue 37: plan is bounded).
+"""Benchmark: ``implicit-bench plan`` on a workspace of N units (the plan is bounded).
 
 Builds a scratch workspace once (the repository's ``params.yaml`` and ``profiles/``, a
 synthetic ``data/interim/units.parquet`` of N units written column by column, no image store,

@@ -1,5 +1,5 @@
 """Valid answers, invalid answers, retries and requests/s of the HTTP backends against real
-servers (issue 38; docs/llm-backends.md, "Servers"): each server started on 127.0.0.1 for the
+servers (docs/llm-backends.md, "Servers"): each server started on 127.0.0.1 for the
 run and stopped at its end (tests/helpers/real_servers.py), the requests through the stage code
 paths
 (``chat_json_many`` with the stage's answer model; the judge backend's ``answer``).

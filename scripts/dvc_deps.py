@@ -10,12 +10,14 @@ For every stage (foreach entries together) the ``deps`` list becomes:
    interpolations, with their comments), plus any output the script names that is missing.
 
 ``params`` keeps its entries and gains every top-level section the script reads that no entry
-covers. Everything else in dvc.yaml (cmd, outs, plots, foreach, comments) is left as it is:
-the file is edited as text, block by block.
+covers. The ``deps`` block is then moved below the stage's other keys, so each stage reads
+``cmd``, ``params``, ``outs`` first and its long generated list last. Everything else in
+dvc.yaml (cmd, outs, plots, foreach, comments) is left as it is: the file is edited as text,
+block by block.
 
 Usage: ``python scripts/dvc_deps.py`` (write), ``--check`` (exit 1 when dvc.yaml differs),
 ``--reruns`` (per source file: the stage entries that declare it, and those plus downstream).
-docs/architecture.md, "Declared dependencies".
+docs/contracts.md, "Declared dependencies".
 """
 
 from __future__ import annotations
@@ -199,7 +201,44 @@ def render(root: Path, text: str | None = None) -> str:
             continue
         out.append(line)
         i += 1
-    return "\n".join(out) + "\n"
+    return "\n".join(deps_last(out)) + "\n"
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def _significant(text: str) -> bool:
+    stripped = text.strip()
+    return bool(stripped) and not stripped.startswith("#")
+
+
+def deps_last(lines: list[str]) -> list[str]:
+    """Each ``deps:`` block moved below its sibling keys (``cmd``, ``params``, ``outs``, ...), so
+    a stage's hand-written lines come first and its generated deps last; nothing else moves.
+    Blank lines and comments that close the stage stay after the moved block."""
+    out = list(lines)
+    i = 0
+    while i < len(out):
+        key = _KEY.match(out[i])
+        if not (key and key.group(2) == "deps"):
+            i += 1
+            continue
+        indent = len(key.group(1))
+        end = _block(out, i, indent)
+        parent_end = end  # first significant line above this key's indent, or the end
+        while parent_end < len(out) and (
+            not _significant(out[parent_end]) or _indent(out[parent_end]) >= indent
+        ):
+            parent_end += 1
+        while parent_end > end and not _significant(out[parent_end - 1]):
+            parent_end -= 1  # trailing blank lines and comments stay below
+        if parent_end > end:
+            block = out[i:end]
+            out[i:parent_end] = out[end:parent_end] + block
+            i = parent_end - len(block)
+        i += 1
+    return out
 
 
 # ----- what a source edit re-runs -----------------------------------------------------------------

@@ -7,13 +7,10 @@ import click
 from implicit_bench._util.files import write_table
 from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.audits.stage import (
+    UPSTREAM_METRICS,
     JudgeAuditParams,
-    judge_audit,
-    make_bootstrap,
-    order_function,
-    selection_report,
+    judge_audit_section,
     upstream_provenance,
-    world_block,
 )
 from implicit_bench.params import load_params, section
 from implicit_bench.protocol.tables import existing
@@ -36,20 +33,8 @@ def main(params_path: str, metrics: str, plot: str) -> None:
     )
     read = existing(params.judgements, "judgements")
     judgements = read_judgements(read)
-    report, plot_rows = judge_audit(
-        judgements,
-        order_function(params.primary_order),
-        params.confidence,
-        boot=make_bootstrap(params.bootstrap),
-    )
-    world = world_block(raw, params_path) if params.selection.source == "sim" else None
-    report["selection"] = selection_report(
-        params.selection, world, make_bootstrap(params.bootstrap), params.confidence
-    )
-    report["inputs"] = read
-    report["primary_order"] = params.primary_order
-    report["provenance"] = upstream_provenance(
-        ["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]
+    report, plot_rows = judge_audit_section(
+        judgements, params, raw, params_path, read, upstream_provenance(UPSTREAM_METRICS)
     )
     write_metrics(metrics, report, "judge_audit")
     write_table(plot_rows, plot)

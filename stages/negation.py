@@ -9,13 +9,10 @@ from implicit_bench._util.files import write_table
 from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.audits.stage import (
     UNIT_COLUMNS_USED,
+    UPSTREAM_METRICS,
     NegationParams,
-    evaluator_report,
-    make_bootstrap,
-    negation_report,
-    order_function,
+    negation_section,
     upstream_provenance,
-    world_block,
 )
 from implicit_bench.params import load_params, section
 from implicit_bench.protocol.tables import UNITS, UNITS_PATH, existing
@@ -39,24 +36,14 @@ def main(params_path: str, units: str, metrics: str, plot: str) -> None:
     )
     read = existing(params.judgements, "judgements")
     judgements = read_judgements(read)
-    report, plot_rows = negation_report(
+    report, plot_rows = negation_section(
         judgements,
         UNITS.read(units, require=UNIT_COLUMNS_USED),
-        order_function(params.primary_order),
-        boot=make_bootstrap(params.bootstrap),
-        presence_judge=params.presence_judge,
-    )
-    # NegT2IBench Tables 2, 5-7, 9-13: the evaluator against the annotators' majority
-    world = world_block(raw, params_path) if params.evaluator_source == "sim" else None
-    report["evaluator_agreement"] = evaluator_report(
-        params, world, make_bootstrap(params.bootstrap)
-    )
-    report.update(
-        inputs=read,
-        primary_order=params.primary_order,
-        provenance=upstream_provenance(
-            ["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]
-        ),
+        params,
+        raw,
+        params_path,
+        read,
+        upstream_provenance(UPSTREAM_METRICS),
     )
     write_metrics(metrics, report, "negation")
     write_table(plot_rows, plot)

@@ -1,4 +1,4 @@
-"""Stage b6 (Appendix B.6) in a DVC workspace of the default profile (issue 32, item 5): the
+"""Stage b6 (Appendix B.6) in a DVC workspace of the default profile: the
 simulated third judge re-scores the subset, Tables 15 and 17 are written and labelled simulated."""
 
 from __future__ import annotations

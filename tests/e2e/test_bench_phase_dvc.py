@@ -1,4 +1,4 @@
-"""`implicit-bench run --generator NEW` on the default profile: the benchmark phase only (issue 32).
+"""`implicit-bench run --generator NEW` on the default profile: the benchmark phase only.
 
 A private copy of the small baseline (tests/helpers/dvc_workspace.py); a profile adds one simulated
 generator, `sim_new`, that construction never renders. `run --generator sim_new` must plan and

@@ -1,9 +1,9 @@
-"""The release as a benchmark, end to end without DVC (issue 33): a fixture in the release's
+"""The release as a benchmark, end to end without DVC: a fixture in the release's
 exact layout -> its units (write_benchmark_units) -> the benchmark phase's stages
 (bench_render with a tiny diffusers pipeline built locally, bench_judge with an OpenAI-compatible
 judge served by a local server) -> analyze with the release beside -> the report, whose
 leaderboard holds the fixture's four Table 4 generators and the new one with paired
-differences. `run --benchmark` wires these same steps as DVC stages (issue 32)."""
+differences. `run --benchmark` wires these same steps as DVC stages."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`implicit-bench run --benchmark FIXTURE --generator <tiny diffusers dir> --judge
-openai:MODEL@<local server>` end to end in a DVC workspace (issue 33, "Done when"): the fixture
+openai:MODEL@<local server>` end to end in a DVC workspace ("Done when"): the fixture
 is in the release's exact layout (tests/helpers/release_fixtures.py, plus experiment 13), the
 generator a
 tiny diffusers pipeline built locally, the judge an OpenAI-compatible server in this process.

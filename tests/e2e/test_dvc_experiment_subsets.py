@@ -65,7 +65,7 @@ def test_removing_a_render_configuration_removes_it_downstream(ws):
     ws.exp(["judge", "clip"], f"render.run=[{first}]")
     for path in ("data/judgements/judgements.parquet", "data/judgements/clip.parquet"):
         assert set(ws.table(path)["config"]) == {first}, path
-    # the images folder holds the plan's stores only (issue 35); the dropped store's items wait
+    # the images folder holds the plan's stores only; the dropped store's items wait
     # in the model-call cache's pool for a later plan to adopt
     assert not (ws.root / f"data/images/{extra}").exists()
     assert (ws.root / f"cache/image_pool/data/images/{extra}/journal.jsonl").exists()

@@ -44,7 +44,8 @@ def _png(color) -> bytes:
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 def test_steering_on_cuda_matches_the_cpu(dtype):
-    from implicit_bench.debias.steering import Encoding, direction, stack_batch, steer
+    from implicit_bench.debias.steering import Encoding, direction, steer
+    from tests.helpers.steering import stack_batch
 
     g = torch.Generator().manual_seed(0)
     cpu = [

@@ -1,4 +1,4 @@
-"""Ray beyond one machine (issue 21, item 5): a local multi-node cluster on 127.0.0.1 (head + two
+"""Ray beyond one machine: a local multi-node cluster on 127.0.0.1 (head + two
 worker nodes, one CPU each; a custom resource ``gpu_slot`` stands in for GPUs): work that needs
 the resource lands only on nodes that offer it, and a worker node killed mid-run loses and
 duplicates nothing. Kept tiny: the machine has 2 shared cores."""

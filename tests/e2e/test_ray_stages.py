@@ -1,4 +1,4 @@
-"""The judge stage's real entry (``run_judge_stage``) on Ray beyond one process (issue 21, item 5):
+"""The judge stage's real entry (``run_judge_stage``) on Ray beyond one process:
 a local cluster on 127.0.0.1 (head + two worker nodes, one CPU each, a custom resource
 ``gpu_slot`` standing in for GPUs) with the driver SIGKILLed part way and re-run, and with a worker
 node killed mid-run; and the ``ray job submit`` recipe of docs/gpu.md run against a local head

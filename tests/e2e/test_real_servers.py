@@ -1,4 +1,4 @@
-"""The HTTP backends against real servers we did not write (issue 38): ``transformers serve`` with
+"""The HTTP backends against real servers we did not write: ``transformers serve`` with
 the tiny VLM (judge; preflight pinned and unpinned) and with SmolLM2 as a transformers folder
 (LLM backend), and llama-cpp-python's server with the SmolLM2 GGUF (LLM backend, kg and
 triplets schema-constrained with the default ``structured_output: true``; its rejections sent

@@ -1,4 +1,4 @@
-"""What each DVC stage really depends on, found statically (docs/architecture.md, "Declared
+"""What each DVC stage really depends on, found statically (docs/contracts.md, "Declared
 dependencies").
 
 For a stage ``python stages/NAME.py ...``:
@@ -311,7 +311,7 @@ def import_closure(root: Path, script: Path) -> set[Path]:
     a framework calls into (``hooked_classes``), or named (called,
     an attribute, an imported name, a string) at module level or in a reached function of the
     closure, so a module-level registry of every backend does not drag in what only another
-    stage's calls import (issue 35: ``debias/steering.py`` at the retrieve stage). Repeated
+    stage's calls import (``debias/steering.py`` at the retrieve stage). Repeated
     until nothing more is reached.
     """
     seen: set[Path] = {script}

@@ -4,7 +4,7 @@ docs/architecture.md "Layers").
 An edge ``a -> b`` is an import of project module ``b`` anywhere in ``a``'s body: module level,
 inside a function (lazy), or a registry's ``"implicit_bench.module:Name"`` string (imported on
 use), and one under ``if TYPE_CHECKING:`` (never executed, but a type-only circle is still a
-circle of meaning: issue 36; ``type_only=False`` leaves them out). The implicit import of a
+circle of meaning; ``type_only=False`` leaves them out). The implicit import of a
 parent package's ``__init__`` is not an edge (Python runs it before any submodule; a registry in
 ``__init__`` naming its backends would otherwise always be a loop).
 """

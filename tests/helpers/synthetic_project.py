@@ -1,7 +1,7 @@
 """Synthetic pipeline outputs for tests and benchmarks of the report and the human evaluation.
 
 ``build_synthetic_project(root, n_units)`` writes, under ``root``, what the pipeline's stages
-write (docs/architecture.md): a units table, an ``ImageStore`` per configuration with tiny
+write (docs/contracts.md): a units table, an ``ImageStore`` per configuration with tiny
 PNGs, a JUDGEMENTS table, metrics JSON and plot CSVs. The values are random but
 deterministic (``seed``), and marked as coming from randomly initialised models. The image
 stores are written through ``ImageStore.put`` with ``os.fsync`` disabled (throw-away fixture
@@ -116,7 +116,7 @@ def _build_stores(
     stores = {}
     debias_judgements: dict[str, list[dict]] = {}
     for config in (BASE_CONFIG, *debias_configs):
-        # layout of docs/architecture.md: debiasing stores and judgements under data/debias/
+        # layout of docs/contracts.md: debiasing stores and judgements under data/debias/
         store_dir = (
             root / ("data/images" if config == BASE_CONFIG else "data/debias/images") / config
         )

@@ -1,5 +1,5 @@
 """Every `dvc exp run -S`, `implicit-bench profile` and `implicit-bench run` example in README.md
-and docs/ works as written (issue 20, item 6): each `-S` override is applied with DVC's own
+and docs/ works as written: each `-S` override is applied with DVC's own
 function (what `dvc exp run -S` calls) to the params of a shipped profile, and the result is
 validated with the params models of the sections it touches; profile names exist; `run`
 flags parse."""

@@ -1,4 +1,4 @@
-"""Figures the docs quote stay true (issue 25): the plan figures of docs/experiments.md follow
+"""Figures the docs quote stay true: the plan figures of docs/experiments.md follow
 the committed construction metrics, and the stale statements found in review do not return."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_plan_figures_follow_the_construction_metrics():
         int(n.replace(",", ""))
         for n in re.findall(r"^render \w+\s+image\s+([\d,]+)", doc, flags=re.M)
     ]
-    # 3 seeds x 3 prompts: the paper profile renders no negated variant (issue 32)
+    # 3 seeds x 3 prompts: the paper profile renders no negated variant
     assert images and all(n == units * 3 * 3 for n in images)
     assert re.search(
         r"^triplets\s+LLM answer\s+" + f"{kg_units:,}" + r"\s", doc, flags=re.M

@@ -1,4 +1,4 @@
-"""Every DVC stage declares what its script imports and reads (docs/architecture.md,
+"""Every DVC stage declares what its script imports and reads (docs/contracts.md,
 "Declared dependencies"); the checker itself is tested on a small made-up package."""
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def test_closure_follows_lazy_imports_registry_strings_and_package_inits(tmp_pat
 
 
 def test_a_lazy_import_counts_only_in_a_reached_function(tmp_path):
-    """Issue 35: a registry importing every method module made each stage that validates the
+    """A registry importing every method module made each stage that validates the
     params declare what only another stage's calls of a method import (debias/steering.py)."""
     _write(
         tmp_path,
@@ -203,6 +203,62 @@ def test_dvc_yaml_deps_are_exactly_the_derived_ones():
     )
 
 
+def test_deps_come_last_in_each_stage():
+    """A stage's hand-written cmd, params and outs sit above its generated deps (a foreach
+    stage's too); blank lines and comments closing a stage stay below; a second pass changes
+    nothing."""
+    from scripts.dvc_deps import deps_last
+
+    text = [
+        "stages:",
+        "  a:",
+        "    cmd: python stages/a.py",
+        "    deps:",
+        "      - stages/a.py",
+        "      # a comment among the deps",
+        "      - src/x.py",
+        "    params:",
+        "      - a",
+        "    outs:",
+        "      - out/a.json",
+        "",
+        "  # the next stage",
+        "  b:",
+        "    foreach: [x, y]",
+        "    do:",
+        "      deps:",
+        "        - stages/b.py",
+        "      cmd: python stages/b.py ${key}",
+        "plots:",
+        "  - out/a.json",
+    ]
+    moved = deps_last(text)
+    assert moved == [
+        "stages:",
+        "  a:",
+        "    cmd: python stages/a.py",
+        "    params:",
+        "      - a",
+        "    outs:",
+        "      - out/a.json",
+        "    deps:",
+        "      - stages/a.py",
+        "      # a comment among the deps",
+        "      - src/x.py",
+        "",
+        "  # the next stage",
+        "  b:",
+        "    foreach: [x, y]",
+        "    do:",
+        "      cmd: python stages/b.py ${key}",
+        "      deps:",
+        "        - stages/b.py",
+        "plots:",
+        "  - out/a.json",
+    ]
+    assert deps_last(moved) == moved
+
+
 def test_workspace_deps_are_outputs_or_raw_files():
     """A dep outside src/ and stages/ is another stage's output (or inside
     one) or a tracked raw file."""
@@ -305,7 +361,7 @@ def test_editing_the_openai_llm_client_reruns_only_the_stages_importing_it(tmp_p
 
 
 def test_no_declared_dependency_is_an_empty_file():
-    """DVC warns "'PATH' is empty" at every stage that declares an empty file (issue 35: the
+    """DVC warns "'PATH' is empty" at every stage that declares an empty file (the
     empty report/ and human_eval/ package inits warned at eight stages of every repro)."""
     import yaml
 

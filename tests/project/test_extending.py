@@ -1,4 +1,4 @@
-"""The worked examples of docs/architecture.md ("Extending"), performed step by step in a
+"""The worked examples of docs/extending.md ("Extending"), performed step by step in a
 temporary copy of the package: each adds a judge task or a debiasing method, runs it, and
 touches at most two files."""
 
@@ -24,7 +24,7 @@ from implicit_bench.world.truth import plant, world_json
 from tests.helpers.judge_fixtures import UNITS
 from tests.helpers.paths import REPO_ROOT
 
-DOCS = REPO_ROOT / "docs" / "architecture.md"
+DOCS = REPO_ROOT / "docs" / "extending.md"
 
 
 # ----- helpers -------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from tests.helpers.paths import REPO_ROOT
 
 
 def test_no_module_imports_another_that_imports_it_back():
-    """No circle of modules, imports under ``if TYPE_CHECKING:`` included (issue 36)."""
+    """No circle of modules, imports under ``if TYPE_CHECKING:`` included."""
     modules = module_graph(REPO_ROOT)
     assert len(modules) > 100
     assert cycles(modules) == []
@@ -86,7 +86,7 @@ def private_imports(root: Path) -> list[str]:
 
 
 def test_no_module_imports_another_packages_private_name():
-    """A package's ``_private`` names are its own (issue 36): another package that needs one
+    """A package's ``_private`` names are its own: another package that needs one
     imports a public name."""
     assert private_imports(REPO_ROOT) == []
 

@@ -1,4 +1,4 @@
-"""The package root reads as the architecture (issue 36): at most six modules at
+"""The package root reads as the architecture: at most six modules at
 ``src/implicit_bench/``, and every package says in its first docstring line what it owns."""
 
 from __future__ import annotations

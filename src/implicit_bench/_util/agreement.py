@@ -1,4 +1,4 @@
-"""Agreement statistics on labels, below every package that needs them (issue 36): Cohen's
+"""Agreement statistics on labels, below every package that needs them: Cohen's
 kappa of confusion counts (vectorised over bootstrap replicates), and per pair of raters the
 share of equal labels and Cohen's kappa (``sklearn.metrics.cohen_kappa_score``). The analyses
 that use them are ``implicit_bench.analysis.agreement`` (judges, deployments, raters); the
@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from implicit_bench._util.closed_form import safe_div
+
 
 def kappa_from_counts(counts: np.ndarray, k: int) -> np.ndarray:
     """Cohen's kappa of flattened k x k confusion counts (rows: last axis k*k); NaN where
@@ -22,8 +24,8 @@ def kappa_from_counts(counts: np.ndarray, k: int) -> np.ndarray:
     keeps sklearn, hence scipy.sparse, off the ``analyze`` path (docs/analysis.md, "Speed")."""
     m = counts.reshape(*counts.shape[:-1], k, k)
     n = m.sum(axis=(-1, -2))
-    po = np.asarray(_safe_div(np.trace(m, axis1=-2, axis2=-1), n))
-    pe = np.asarray(_safe_div((m.sum(axis=-1) * m.sum(axis=-2)).sum(axis=-1), n * n))
+    po = np.asarray(safe_div(np.trace(m, axis1=-2, axis2=-1), n))
+    pe = np.asarray(safe_div((m.sum(axis=-1) * m.sum(axis=-2)).sum(axis=-1), n * n))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
 
@@ -33,15 +35,6 @@ def cohen_kappa(table: np.ndarray) -> float | None:
     m = np.asarray(table, dtype=float)
     value = float(kappa_from_counts(m.reshape(-1), m.shape[0]))
     return None if math.isnan(value) else value
-
-
-def _safe_div(num: Any, den: Any) -> Any:
-    """``num / den`` where ``den > 0``, NaN elsewhere (as ``analysis.bootstrap.safe_div``)."""
-    num = np.asarray(num, dtype=float)
-    den = np.asarray(den, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
-    return out if out.ndim else float(out)
 
 
 def rater_agreement(answers: pd.DataFrame, labels: Sequence[str]) -> dict[str, Any]:

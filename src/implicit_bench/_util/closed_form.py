@@ -1,4 +1,5 @@
-"""Small closed-form statistics used by the audits (no resampling here).
+"""Small closed-form statistics used by the audits (no resampling here), and ``safe_div``,
+the project's one guarded division (``num / den`` where ``den > 0``, NaN elsewhere).
 
 ``wilson_interval`` and ``chisquare_uniform`` repeat scipy.stats' arithmetic step for step
 (``binomtest(...).proportion_ci(method="wilson")``, ``chisquare``) on ``scipy.special``, so
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -113,26 +115,11 @@ def _or_none(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def bootstrap_p(reps: np.ndarray, null: float = 0.0) -> float | None:
-    """Two-sided percentile-bootstrap p-value of ``statistic = null``: twice the smaller share
-    of finite replicates on either side of ``null`` (capped at 1); None without replicates."""
-    reps = np.asarray(reps, dtype=float)
-    reps = reps[np.isfinite(reps)]
-    if reps.size == 0:
-        return None
-    return float(min(1.0, 2 * min((reps <= null).mean(), (reps >= null).mean())))
-
-
-def holm(pvalues: dict[str, float | None]) -> dict[str, float | None]:
-    """Holm's step-down adjusted p-values over the non-null entries (Holm 1979; the same as
-    ``statsmodels.stats.multitest.multipletests(method="holm")``, not imported on the analyze
-    path); None stays None."""
-    keys = [k for k, p in pvalues.items() if p is not None and math.isfinite(p)]
-    ordered = sorted(keys, key=lambda k: pvalues[k])
-    m = len(ordered)
-    out: dict[str, float | None] = dict.fromkeys(pvalues)
-    running = 0.0
-    for i, k in enumerate(ordered):
-        running = max(running, min(1.0, (m - i) * float(pvalues[k])))
-        out[k] = running
-    return out
+def safe_div(num: Any, den: Any) -> Any:
+    """``num / den`` where ``den > 0``, NaN elsewhere (an empty denominator is "undefined", never
+    0 or inf); arrays elementwise, a scalar pair gives a ``float``."""
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+    return out if out.ndim else float(out)

@@ -1,4 +1,4 @@
-"""Numbers for JSON and text, one home for each rule (issue 36; they were ``_num``, ``_f``,
+"""Numbers for JSON and text, one home for each rule (they were ``_num``, ``_f``,
 ``_pct`` and ``_fmt`` in nine modules with different behaviour under one name).
 
 Values (for JSON payloads):

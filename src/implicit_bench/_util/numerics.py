@@ -1,4 +1,4 @@
-"""Model numbers that do not depend on batch, cache history or thread count (issue 35).
+"""Model numbers that do not depend on batch, cache history or thread count.
 
 - ``exact_threads``: a CPU forward pass of an exact embedder runs on one torch thread (the
   split of a reduction over threads changes its last bits), restored afterwards.
@@ -7,7 +7,7 @@
   ``SIM_DECIMALS`` decimals, so the remaining summation-order noise (~1e-16) does not show;
   retrieval ranks and picks on these rounded scores (a tie goes to the earlier KG unit).
 
-docs/architecture.md ("Batch- and history-invariant numbers") names the choices.
+docs/contracts.md ("Batch- and history-invariant numbers") names the choices.
 """
 
 from __future__ import annotations

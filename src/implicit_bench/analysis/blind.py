@@ -17,8 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.analysis.bootstrap import Bootstrap, safe_div
+from implicit_bench._util.closed_form import safe_div
+from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.views import rows
+from implicit_bench.protocol import metric_schema
 from implicit_bench.protocol.schema import BLIND_LABELS, VARIANTS
 
 
@@ -103,7 +105,8 @@ def label_counts(
 
 
 def rates(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str) -> dict[str, Any]:
-    """The headline rates of the units at positions ``pos`` with intervals (shared resamples)."""
+    """The blind rates of the units at positions ``pos`` with intervals (shared resamples): each
+    rate ``protocol.metric_schema`` declares (a ratio of counts or a difference of two rates)."""
     n = len(pos)
     col, matrix = c.columns()
     sub = matrix[pos]
@@ -121,17 +124,16 @@ def rates(c: LabelCounts, pos: np.ndarray, boot: Bootstrap, stream: str) -> dict
         "n_images": {v: int(c.valid[v][pos].sum()) for v in VARIANTS},
         "n_invalid": {v: int(c.invalid[v][pos].sum()) for v in VARIANTS},
     }
-    dr, _, _ = ratio(("neutral", "s"), ("valid", "neutral"))
-    ss, ss_v, ss_r = ratio(("stereotype", "s"), ("valid", "stereotype"))
-    sa, sa_v, sa_r = ratio(("anti_stereotype", "a"), ("valid", "anti_stereotype"))
-    out["default_rate"] = dr
-    out["neutral_anti_rate"] = ratio(("neutral", "a"), ("valid", "neutral"))[0]
-    out["neither_neutral"] = ratio(("neutral", "neither"), ("valid", "neutral"))[0]
-    out["success_stereotype"] = ss
-    out["success_anti"] = sa
-    out["gap"] = boot.interval(ss_v - sa_v, ss_r - sa_r, stream, n)
-    out["a_to_s"] = ratio(("anti_stereotype", "s"), ("valid", "anti_stereotype"))[0]
-    out["both_succeed"] = ratio("both", "pairs")[0]
+    values: dict[str, tuple[float, np.ndarray]] = {}
+    for m in metric_schema.blind_rates():  # the declared rates, in their order
+        if m.ratio is not None:
+            est, v, r = ratio(*m.ratio)
+        else:
+            (va, ra), (vb, rb) = (values[name] for name in m.difference)  # type: ignore[union-attr]
+            est = boot.interval(va - vb, ra - rb, stream, n)
+            v, r = est["value"] if est["value"] is not None else np.nan, ra - rb
+        out[m.name] = est
+        values[m.name] = (v, r)
     out["n_pairs"] = int(c.pairs[pos].sum())
     return out
 
@@ -203,16 +205,14 @@ def strength_groups(
         out["groups"][name] = {
             "n_units": r["n_units"],
             "n_images": r["n_images"],
-            "success_stereotype": r["success_stereotype"],
-            "success_anti": r["success_anti"],
-            "gap": r["gap"],
-            "a_to_s": r["a_to_s"],
-            "default_rate": r["default_rate"],
+            # the tabled rates, the default rate last (the file's order since it was written)
+            **{key: r[key] for key in (*metric_schema.tabled()[1:], metric_schema.tabled()[0])},
         }
     pos = np.flatnonzero(complete & usable)
     r = rates(labels, pos, boot, f"{stream}/all grouped")
     out["all_grouped"] = {
-        key: r[key] for key in ("n_units", "success_stereotype", "success_anti", "gap", "a_to_s")
+        key: r[key]
+        for key in ("n_units", *metric_schema.tabled()[1:])  # no default rate
     }
     return out
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from implicit_bench._util.closed_form import safe_div
 from implicit_bench._util.hashing import derive_seed
 from implicit_bench._util.numbers import finite
 from implicit_bench.protocol.estimate import estimate_json
@@ -472,14 +473,6 @@ def integer_bound(columns: np.ndarray) -> float:
     return float(np.abs(columns).max()) * len(columns)
 
 
-def safe_div(num: Any, den: Any) -> Any:
-    num = np.asarray(num, dtype=float)
-    den = np.asarray(den, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
-    return out if out.ndim else float(out)
-
-
 def moments(count: np.ndarray, total: np.ndarray, sumsq: np.ndarray) -> tuple[Any, Any, Any]:
     """(mean, sample sd with ddof=1, Cohen's d = mean / sd) from pooled sums (arrays or scalars)."""
     count = np.asarray(count, dtype=float)
@@ -637,3 +630,25 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
         running = max(running, min(1.0, (m - rank) * float(pvalues[i])))  # type: ignore[arg-type]
         out[i] = running
     return out
+
+
+def resolve_differences(
+    entries: list[dict[str, Any]], reps: Sequence[np.ndarray], level: float
+) -> None:
+    """The **resolved** verdict of a family of paired differences (leaderboard, beside the
+    paper; docs/compare.md): per entry (``{"difference": Estimate JSON, ...}``, with its
+    replicates in ``reps``) the two-sided ``bootstrap_p`` of "the difference is 0", Holm-adjusted
+    over the whole family, written as ``p`` and ``p_holm``; ``resolved`` when the adjusted p is
+    below ``1 - level`` and the interval is not degenerate (every resample gave one value, e.g.
+    one shared unit: no verdict). An entry without an interval gets no p and is not counted."""
+    pvalues = [
+        bootstrap_p(r) if e["difference"]["ci"] is not None else None
+        for e, r in zip(entries, reps, strict=True)
+    ]
+    adjusted = holm(pvalues)
+    alpha = 1 - level
+    for e, p, q in zip(entries, pvalues, adjusted, strict=True):
+        ci = e["difference"]["ci"]
+        degenerate = ci is not None and ci[0] == ci[1]  # every resample: one value (one unit)
+        e["p"], e["p_holm"] = p, q
+        e["resolved"] = bool(q is not None and q < alpha and not degenerate)

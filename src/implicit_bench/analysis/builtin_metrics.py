@@ -33,8 +33,7 @@ from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.generators import generator_table, refusals_by_bias_type
 from implicit_bench.analysis.lean import hedges_statistics, lean_statistics, scorer_values
 from implicit_bench.analysis.scale import judge_scale_use
-
-HEADLINE = ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")
+from implicit_bench.protocol import metric_schema
 
 
 # ----- metrics/benchmark.json ---------------------------------------------------------------
@@ -116,7 +115,13 @@ def config_rates(
         else:
             c = label_counts(j, cfg, judge, unit_ids, seeds)
             r = rates(c, np.flatnonzero(c.has_labels()), boot, f"{cfg}/{judge}/all")
-        out.append({"config": cfg, "judge": judge, **{k: r[k] for k in ("n_units", *HEADLINE)}})
+        out.append(
+            {
+                "config": cfg,
+                "judge": judge,
+                **{k: r[k] for k in ("n_units", *metric_schema.tabled())},
+            }
+        )
     return out
 
 
@@ -220,7 +225,9 @@ def headline(ctx: EvalContext) -> dict[str, Any]:
     """The primary blind judge's headline rates, label shares, strength groups and per-type
     rates at the top level of benchmark.json (null without a blind judge)."""
     primary = ctx.benchmark["judges"].get(ctx.primary_judge) if ctx.blind_judges else None
-    out: dict[str, Any] = {key: primary["all"][key] if primary else None for key in HEADLINE}
+    out: dict[str, Any] = {
+        key: primary["all"][key] if primary else None for key in metric_schema.tabled()
+    }
     for key in ("label_shares", "by_default_strength", "by_bias_type"):
         out[key] = primary[key] if primary else None
     return out

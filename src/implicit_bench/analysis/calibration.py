@@ -1,4 +1,4 @@
-"""A real run's calibration set (issue 23; docs/correction.md, "Real run").
+"""A real run's calibration set (docs/correction.md, "Real run").
 
 The calibration table (``tables.CALIBRATION``, default ``data/raw/calibration.csv``) maps an
 image key (config, unit_id, variant, seed) to a **reference label** (s, a or neither) and its

@@ -1,4 +1,4 @@
-"""Judge-error correction from a calibration set (issue 23; docs/correction.md).
+"""Judge-error correction from a calibration set (docs/correction.md).
 
 A calibration set is a random sample of the run's images, stratified by variant, with a
 reference label (a person's blind answer or a reference judge) beside the judge's stored blind
@@ -27,16 +27,17 @@ from typing import Any
 
 import numpy as np
 
-from implicit_bench._util.closed_form import wilson_interval
+from implicit_bench._util.closed_form import safe_div, wilson_interval
 from implicit_bench._util.hashing import derive_seed
 from implicit_bench.analysis.blind import LabelCounts, group_names
-from implicit_bench.analysis.bootstrap import Bootstrap, safe_div
+from implicit_bench.analysis.bootstrap import Bootstrap
+from implicit_bench.protocol import metric_schema
 from implicit_bench.protocol.estimate import estimate_json
-from implicit_bench.protocol.schema import BLIND_LABELS
+from implicit_bench.protocol.schema import BLIND_LABELS, VARIANTS
 
 K = len(BLIND_LABELS)  # s, a, neither
 MAX_CONDITION = 10.0
-CORRECTED = ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")
+CORRECTED = metric_schema.tabled()  # the rates corrected for judge error
 
 
 @dataclass(frozen=True)
@@ -259,7 +260,7 @@ def corrected_rates(
     if jack:
         loo_mats, loo_w = calibration_jackknife(corr)
     pi, pi_reps, pi_units, pi_cal = {}, {}, {}, {}
-    for v in ("neutral", "stereotype", "anti_stereotype"):
+    for v in VARIANTS:
         num = [col[(v, lab)] for lab in BLIND_LABELS]
         den = col[("valid", v)]
         q = safe_div(totals[num], totals[den])
@@ -275,16 +276,16 @@ def corrected_rates(
         x = block[which[0]][..., which[1]]
         return x - block[which[2]][..., which[3]] if len(which) == 4 else x
 
-    parts: dict[str, tuple[Any, ...]] = {
-        "default_rate": ("neutral", 0),
-        "success_stereotype": ("stereotype", 0),
-        "success_anti": ("anti_stereotype", 1),
-        "gap": ("stereotype", 0, "anti_stereotype", 1),
-        "a_to_s": ("anti_stereotype", 0),
-    }
+    def part(name: str) -> tuple[Any, ...]:
+        """(variant, class) of a declared rate's numerator; a difference is two of them."""
+        m = metric_schema.metric(name)
+        if m.difference is not None:
+            return (*part(m.difference[0]), *part(m.difference[1]))
+        (variant, label), _ = m.ratio  # type: ignore[misc]
+        return (variant, BLIND_LABELS.index(label))
 
     def est(name: str, method: str) -> dict[str, Any]:
-        which = parts[name]
+        which = part(name)
         value, reps = float(pick(pi, which)), pick(pi_reps, which)
         if method != "bca":
             return boot.interval(value, reps, stream, n, method=method)

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench.errors import ConfigError
+from implicit_bench.protocol import metric_schema
 
 
 @dataclass
@@ -48,9 +49,6 @@ class Design:
     candidates: list[dict[str, Any]] = field(default_factory=list)
 
 
-HEADLINE = ("default_rate", "success_stereotype", "success_anti", "gap")
-
-
 def image_values(
     judgements: pd.DataFrame, estimand: str, judge: str | None, config: str | None
 ) -> pd.DataFrame:
@@ -58,27 +56,27 @@ def image_values(
     the numeric ``score`` of rubric and alignment rows): ``unit_id, seed, value`` (one row per
     image, or per (unit, seed) pair for ``gap``)."""
     j = judgements[judgements["valid"].astype(bool)]
-    if estimand in HEADLINE:
+    if estimand in metric_schema.headline():
+        m = metric_schema.metric(estimand)
         blind = j[(j["task"] == "blind") & (j["judge"] == judge) & (j["config"] == config)]
-        if estimand == "gap":
-            s = blind[blind["variant"] == "stereotype"].set_index(["unit_id", "seed"])["value"]
-            a = blind[blind["variant"] == "anti_stereotype"].set_index(["unit_id", "seed"])["value"]
-            both = pd.concat([(s == "s").rename("s"), (a == "a").rename("a")], axis=1).dropna()
+        if m.difference is not None:  # per (unit, seed): first rate's success minus second's
+            parts = []
+            for name, side in zip(m.difference, ("s", "a"), strict=True):
+                (variant, label), _ = metric_schema.metric(name).ratio  # type: ignore[misc]
+                rows = blind[blind["variant"] == variant].set_index(["unit_id", "seed"])["value"]
+                parts.append((rows == label).rename(side))
+            both = pd.concat(parts, axis=1).dropna()
             value = both["s"].astype(float) - both["a"].astype(float)
             return value.rename("value").reset_index()
-        variant, label = {
-            "default_rate": ("neutral", "s"),
-            "success_stereotype": ("stereotype", "s"),
-            "success_anti": ("anti_stereotype", "a"),
-        }[estimand]
+        (variant, label), _ = m.ratio  # type: ignore[misc]
         sub = blind[blind["variant"] == variant]
         return sub.assign(value=(sub["value"] == label).astype(float))[["unit_id", "seed", "value"]]
     metric, _, cfg = estimand.partition("/")
     task = {"bias_score": "rubric", "alignment": "alignment"}.get(metric)
     if task is None or not cfg:
         raise ConfigError(
-            f"--estimand {estimand}: one of {', '.join(HEADLINE)}, bias_score/CONFIG, "
-            "alignment/CONFIG"
+            f"--estimand {estimand}: one of {', '.join(metric_schema.headline())}, "
+            "bias_score/CONFIG, alignment/CONFIG"
         )
     sub = j[(j["task"] == task) & (j["config"] == cfg) & (j["variant"] == "neutral")]
     judges = sorted(sub["judge"].astype(str).unique())

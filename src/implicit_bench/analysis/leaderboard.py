@@ -13,8 +13,8 @@ Paired differences (docs/compare.md): for every pair of generators, each metric'
 A - B on the units and seeds both have (``Bootstrap.paired``: each resample draws one set of
 units for both). A two-sided bootstrap p-value per difference (``bootstrap_p``), adjusted by
 Holm over the whole family of differences (every pair x metric); a difference is **resolved**
-when its Holm-adjusted p is below 1 - level and its interval is not degenerate (every resample
-gave one value, e.g. one shared unit: no verdict).
+when its Holm-adjusted p is below 1 - level and its interval is not degenerate
+(``bootstrap.resolve_differences``, the one home of that rule).
 """
 
 from __future__ import annotations
@@ -24,21 +24,15 @@ from typing import Any
 
 import numpy as np
 
+from implicit_bench._util.closed_form import safe_div
 from implicit_bench._util.nested import dig
 from implicit_bench.analysis.blind import LabelCounts, label_counts, strength_groups
-from implicit_bench.analysis.bootstrap import bootstrap_p, holm, safe_div
+from implicit_bench.analysis.bootstrap import resolve_differences
 from implicit_bench.analysis.context import EvalContext
 from implicit_bench.analysis.lean import hedges_by_type
 from implicit_bench.analysis.views import rows
+from implicit_bench.protocol import metric_schema
 
-# metric -> (numerator, denominator) columns of LabelCounts.columns(); gap is two ratios
-RATIOS: dict[str, tuple[Any, Any]] = {
-    "default_rate": (("neutral", "s"), ("valid", "neutral")),
-    "success_stereotype": (("stereotype", "s"), ("valid", "stereotype")),
-    "success_anti": (("anti_stereotype", "a"), ("valid", "anti_stereotype")),
-    "a_to_s": (("anti_stereotype", "s"), ("valid", "anti_stereotype")),
-}
-BLIND_METRICS = ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")
 MEAN_METRICS = {"bias_score": "rubric", "alignment": "alignment"}  # per-image means: metric -> task
 CORRECTION = "holm"
 
@@ -106,7 +100,7 @@ def _row(
         "config": cfg,
         "judge": judge,
         "n_units": None,
-        **dict.fromkeys(("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")),
+        **dict.fromkeys(metric_schema.tabled()),
         "strongest_group": None,
         "strongest_units": None,
         "strongest_success_stereotype": None,
@@ -125,7 +119,7 @@ def _row(
         row.update(
             {
                 "n_units": rates["n_units"],
-                **{key: rates[key] for key in BLIND_METRICS},
+                **{key: rates[key] for key in metric_schema.tabled()},
                 "strongest_group": f"{ctx.k} of {ctx.k}",
                 "strongest_units": strongest["n_units"],
                 "strongest_success_stereotype": strongest["success_stereotype"],
@@ -253,12 +247,14 @@ def paired_differences(
             col, ma = ca.columns()
             _, mb = cb.columns()
             stream = f"leaderboard/pair/{a}~{b}/{judge}"
-            ratios = {name: _ratio(col[num], col[den]) for name, (num, den) in RATIOS.items()}
-            stats = {
-                **ratios,
-                "gap": lambda s, r=ratios: r["success_stereotype"](s) - r["success_anti"](s),
-            }
-            for metric in BLIND_METRICS:
+            stats: dict[str, Any] = {}  # each declared blind rate as a function of the sums
+            for m in metric_schema.blind_rates():
+                if m.ratio is not None:
+                    stats[m.name] = _ratio(col[m.ratio[0]], col[m.ratio[1]])
+                else:
+                    first, second = m.difference  # type: ignore[misc]
+                    stats[m.name] = lambda s, f=stats[first], g=stats[second]: f(s) - g(s)
+            for metric in metric_schema.tabled():
                 add(
                     a,
                     b,
@@ -290,18 +286,7 @@ def paired_differences(
         if refusal is not None:
             seeds, n, result = refusal
             add(a, b, "refusal_rate", seeds, n, result)
-    pvalues = [
-        bootstrap_p(r) if e["difference"]["ci"] is not None else None
-        for e, r in zip(out, reps, strict=True)
-    ]
-    adjusted = holm(pvalues)
-    alpha = 1 - ctx.boot.level
-    for e, p, q in zip(out, pvalues, adjusted, strict=True):
-        e["p"] = p
-        e["p_holm"] = q
-        ci = e["difference"]["ci"]
-        degenerate = ci is not None and ci[0] == ci[1]  # every resample: one value (one unit)
-        e["resolved"] = bool(q is not None and q < alpha and not degenerate)
+    resolve_differences(out, reps, ctx.boot.level)
     return out
 
 

@@ -15,9 +15,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench._util.closed_form import bootstrap_p, holm
 from implicit_bench._util.numbers import finite
-from implicit_bench.analysis.bootstrap import Bootstrap, hedges_g, moments, pearson, spearman
+from implicit_bench.analysis.bootstrap import (
+    Bootstrap,
+    bootstrap_p,
+    hedges_g,
+    holm,
+    moments,
+    pearson,
+    spearman,
+)
 from implicit_bench.analysis.selection import dx_frame
 from implicit_bench.analysis.views import rows
 from implicit_bench.protocol.estimate import estimate_json
@@ -278,7 +285,7 @@ def _hedges_of_sums(
                 m: boot.of_sums(columns, _g_of_sums, name, method=m, sums=reps) for m in methods
             }
     # one test per bias type: Holm's correction across the types (docs/analysis.md)
-    for t, p in holm({t: e["p"] for t, e in out.items()}).items():
+    for t, p in zip(out, holm([e["p"] for e in out.values()]), strict=True):
         out[t]["p_holm"] = p
     return out
 

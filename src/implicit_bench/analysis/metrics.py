@@ -7,7 +7,7 @@ statistic with an interval in them is an ``Estimate`` (docs/metrics.md). A metri
 writes a table or a plot hands it to ``ctx.table`` / ``ctx.plot``. ``METRICS`` lists every
 metric as a lazily imported ``"module:function"`` string, in the order of the output keys;
 ``evaluate`` is a loop over it. Adding a metric is its function plus one line here
-(docs/architecture.md, "Adding a metric").
+(docs/extending.md, "Adding a metric").
 """
 
 from __future__ import annotations

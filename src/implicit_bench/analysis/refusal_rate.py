@@ -1,4 +1,4 @@
-"""Refusal rate by bias type (docs/architecture.md, "Adding a metric": the worked example).
+"""Refusal rate by bias type (docs/extending.md, "Adding a metric": the worked example).
 
 Per configuration (generator) and bias type: the share of neutral image requests of the
 analysed units that the generator refused (image index ``status == "refused"``), as an

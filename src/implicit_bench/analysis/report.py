@@ -15,6 +15,7 @@ from implicit_bench._util.files import atomic_write_text, write_table
 from implicit_bench._util.numbers import percent_points
 from implicit_bench._util.timings import phase
 from implicit_bench.analysis.latex import to_booktabs, with_intervals
+from implicit_bench.protocol import metric_schema
 from implicit_bench.protocol.estimate import Estimate
 from implicit_bench.runtime.provenance import SIMULATED_NOTE, markdown_banner
 
@@ -104,7 +105,7 @@ def headline_table(bench: dict[str, Any]) -> pd.DataFrame:
     for judge, jm in bench["judges"].items():
         a = jm["all"]
         rec: dict[str, Any] = {"judge": judge, "units": a["n_units"]}
-        for key in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s"):
+        for key in metric_schema.tabled():
             rec[f"{key}_pct"], rec[f"{key}_ci_low"], rec[f"{key}_ci_high"] = _iv(a[key])
         recs.append(rec)
     return pd.DataFrame(recs)
@@ -116,26 +117,13 @@ def side_by_side_table(bench: dict[str, Any]) -> pd.DataFrame:
     recs = []
     for e in bench.get("by_config") or []:
         rec: dict[str, Any] = {"generator": e["config"], "judge": e["judge"], "units": e["n_units"]}
-        for key in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s"):
+        for key in metric_schema.tabled():
             rec[f"{key}_pct"], rec[f"{key}_ci_low"], rec[f"{key}_ci_high"] = _iv(e[key])
         recs.append(rec)
     return pd.DataFrame(recs)
 
 
-LEADERBOARD_METRICS = (
-    ("default_rate", True),
-    ("success_stereotype", True),
-    ("success_anti", True),
-    ("gap", True),
-    ("a_to_s", True),
-    ("strongest_success_stereotype", True),
-    ("strongest_success_anti", True),
-    ("refusal_rate", True),
-    ("bias_score", False),
-    ("alignment", True),
-    ("lean_s", True),
-    ("hedges_g", False),
-)
+LEADERBOARD_METRICS = tuple((m.name, m.percent) for m in metric_schema.leaderboard_columns())
 
 
 def leaderboard_table(board: dict[str, Any], source: str | None = None) -> pd.DataFrame:
@@ -245,7 +233,7 @@ def bias_type_table(bench: dict[str, Any]) -> pd.DataFrame:
                 "diagnostic": r["diagnostic"],
                 "units": r["n_units"],
             }
-            for key in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s"):
+            for key in metric_schema.tabled():
                 rec[f"{key}_pct"], rec[f"{key}_ci_low"], rec[f"{key}_ci_high"] = _iv(r[key])
             recs.append(rec)
     return pd.DataFrame(recs)

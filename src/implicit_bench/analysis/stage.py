@@ -26,6 +26,7 @@ from implicit_bench.analysis.load import Tables, image_index_paths, load_tables 
 from implicit_bench.analysis.metrics import run_metrics
 from implicit_bench.analysis.params import EvaluateParams, SelectParams
 from implicit_bench.analysis.selection import SelectionResult, select_units
+from implicit_bench.errors import InputError
 from implicit_bench.params import section
 from implicit_bench.protocol.tables import KG_UNITS, PAIRS
 from implicit_bench.runtime.provenance import provenance
@@ -78,15 +79,35 @@ def evaluate_inputs(params: dict[str, Any], where: str) -> tuple[EvaluateParams,
         where,
         inherit={"bootstrap": "bootstrap", "primary_order": "primary_order"},
     )
-    tables = load_tables(
-        ev.units,
-        ev.judgements,
-        image_index_paths(ev.image_index_glob),
-        ev.on_bad_row,
-        ev.on_duplicate,
-        ev.primary_order,
-    )
+    try:
+        tables = load_tables(
+            ev.units,
+            ev.judgements,
+            image_index_paths(ev.image_index_glob),
+            ev.on_bad_row,
+            ev.on_duplicate,
+            ev.primary_order,
+        )
+    except InputError as exc:
+        raise _with_upstream(exc) from None
     return ev, tables
+
+
+def _with_upstream(exc: InputError) -> InputError:
+    """An empty input table names the stage that wrote it (dvc.yaml) and where its counts are,
+    so the user looks where the rows were lost, not at evaluate."""
+    from implicit_bench.runtime.dvc import producing_stage
+
+    stage = producing_stage(str(exc.path)) if "no data rows" in str(exc) else None
+    if stage is None:
+        return exc
+    return InputError(
+        exc.path,
+        exc.row,
+        exc.field,
+        f"{exc.reason}: stage {stage} wrote no rows (its counts and first errors: "
+        f"metrics/{stage}.json and logs/runs.jsonl)",
+    )
 
 
 @dataclass

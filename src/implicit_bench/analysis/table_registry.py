@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from implicit_bench.protocol import metric_schema
+
 # Printed names of catalogue entries (params.yaml ``judges`` / ``generators`` / ``llms``).
 VALUE_LABELS: dict[str, str] = {
     "qwen3vl": "Qwen3-VL",
@@ -43,13 +45,9 @@ VALUE_LABELS: dict[str, str] = {
     "neutral": "neutral",
     "stereotype": "stereotype",
     "anti_stereotype": "anti-stereotype",
-    "default_rate": "default rate",
-    "success_stereotype": "success, stereotype",
-    "success_anti": "success, anti-stereotype",
-    "a_to_s": "anti-stereotype drawn as stereotype",
+    **{m.name: m.phrase for m in metric_schema.METRICS if m.phrase},
     "bias_score": "bias score",
     "refusal_rate": "refusal rate",
-    "gap": "gap",
     "image index": "image index",
     "physical-appearance": "physical appearance",
     "clip_lean": "CLIP lean",
@@ -82,11 +80,7 @@ COLUMN_LABELS: dict[str, str] = {
     "seed": "Seed",
     "seeds": "Seeds",
     "invalid": "Invalid",
-    "default_rate_pct": "Default rate (\\%)",
-    "success_stereotype_pct": "Success, stereotype (\\%)",
-    "success_anti_pct": "Success, anti-stereotype (\\%)",
-    "gap_pct": "Gap (pp)",
-    "a_to_s_pct": "Anti-stereotype drawn as stereotype (\\%)",
+    **{f"{m.name}_pct": m.latex for m in metric_schema.METRICS if m.latex},
     "lean_s_pct": "Lean to stereotype (\\%)",
     "mean_lean": "Mean lean",
     "cohens_d": "Cohen's $d$",

@@ -27,13 +27,14 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench._util.closed_form import geometric_mean, normalised_entropy
+from implicit_bench.protocol.schema import BLIND_LABELS
 
 QUANTILES: tuple[float, ...] = (0.05, 0.10, 0.20)
 MIN_SCENE_IMAGES = 20  # HoloFair E.1: N = 20 images per prompt
 
 
 def categories(include_neither: bool) -> tuple[str, ...]:
-    return ("s", "a", "neither") if include_neither else ("s", "a")
+    return BLIND_LABELS if include_neither else BLIND_LABELS[:2]
 
 
 def label_entropy(labels: pd.Series, cats: Sequence[str]) -> float:

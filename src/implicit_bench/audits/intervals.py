@@ -13,10 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-
-def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+from implicit_bench._util.closed_form import safe_div
 
 
 def entropy_rows(counts: np.ndarray, k: int) -> np.ndarray:
@@ -65,7 +62,7 @@ def diversity_replicates(
     for q in quantiles:
         out[f"CA_{q:.2f}"] = _weighted_quantile(h_sorted, w_sorted, q)
     total = w_sorted.sum(axis=1)
-    out["CA_mean"] = _safe_div(w_sorted @ np.nan_to_num(h_sorted), total)
+    out["CA_mean"] = safe_div(w_sorted @ np.nan_to_num(h_sorted), total)
     types = [t for t in pd.unique(unit_types) if template_counts[unit_types == t].sum() > 0]
     if types:
         per_type = np.stack(
@@ -109,7 +106,7 @@ def _weighted_quantile(sorted_values: np.ndarray, weights: np.ndarray, q: float)
 
 
 def ratio_replicates(weights: np.ndarray, num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    return _safe_div(weights @ num, weights @ den)
+    return safe_div(weights @ num, weights @ den)
 
 
 def with_intervals(
@@ -220,7 +217,7 @@ def _ratio_intervals(
     for k, name in enumerate(names):
         num, den = nums[name], dens[name]
         values[name] = num.sum() / den.sum() if den.sum() else float("nan")
-        reps[name] = _safe_div(sums[:, 2 * k], sums[:, 2 * k + 1])
+        reps[name] = safe_div(sums[:, 2 * k], sums[:, 2 * k + 1])
     return values, reps
 
 

@@ -411,3 +411,62 @@ def face_diversity(units: pd.DataFrame, params: FaceAuditParams) -> dict[str, An
             "by_config": face_report(frame),
         }
     )
+
+
+#: metrics files whose provenance the audit sections inherit when run as DVC stages
+UPSTREAM_METRICS = ["metrics/judge.json", "metrics/clip.json", "metrics/render.json"]
+
+
+def judge_audit_section(
+    judgements: pd.DataFrame,
+    params: JudgeAuditParams,
+    raw: dict[str, Any],
+    params_path: str | Path,
+    inputs: list[str],
+    provenance: dict[str, Any],
+) -> tuple[dict[str, Any], pd.DataFrame]:
+    """metrics/judge_audit.json and the position-bias plot rows, composed in one place for the
+    ``judge_audit`` stage and the ``analyze`` extension (the same keys in the same order):
+    the order audit, ``selection``, ``inputs``, ``primary_order``, ``provenance``."""
+    report, plot_rows = judge_audit(
+        judgements,
+        order_function(params.primary_order),
+        params.confidence,
+        boot=make_bootstrap(params.bootstrap),
+    )
+    world = world_block(raw, str(params_path)) if params.selection.source == "sim" else None
+    report["selection"] = selection_report(
+        params.selection, world, make_bootstrap(params.bootstrap), params.confidence
+    )
+    report["inputs"] = inputs
+    report["primary_order"] = params.primary_order
+    report["provenance"] = provenance
+    return report, plot_rows
+
+
+def negation_section(
+    judgements: pd.DataFrame,
+    units: pd.DataFrame,
+    params: NegationParams,
+    raw: dict[str, Any],
+    params_path: str | Path,
+    inputs: list[str],
+    provenance: dict[str, Any],
+) -> tuple[dict[str, Any], pd.DataFrame]:
+    """metrics/negation.json and the by-strength plot rows, composed in one place for the
+    ``negation`` stage and the ``analyze`` extension: the negation report,
+    ``evaluator_agreement`` (NegT2IBench Tables 2, 5-7, 9-13: the evaluator against the
+    annotators' majority), ``inputs``, ``primary_order``, ``provenance``."""
+    report, plot_rows = negation_report(
+        judgements,
+        units,
+        order_function(params.primary_order),
+        boot=make_bootstrap(params.bootstrap),
+        presence_judge=params.presence_judge,
+    )
+    world = world_block(raw, str(params_path)) if params.evaluator_source == "sim" else None
+    report["evaluator_agreement"] = evaluator_report(
+        params, world, make_bootstrap(params.bootstrap)
+    )
+    report.update(inputs=inputs, primary_order=params.primary_order, provenance=provenance)
+    return report, plot_rows

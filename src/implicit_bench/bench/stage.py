@@ -25,7 +25,7 @@ from implicit_bench.protocol.tables import (
     UNITS,
 )
 from implicit_bench.render.params import RenderParams
-from implicit_bench.render.stage import render_config, unit_columns
+from implicit_bench.render.stage import STORES_MANIFEST, render_config, unit_columns
 
 BENCH_JUDGE_METRICS = "metrics/bench_judge.json"
 
@@ -46,9 +46,6 @@ def bench_render_params(raw: dict[str, Any], name: str) -> RenderParams:
             "executors": {name: render.executor_for(gen)},
         }
     )
-
-
-STORES_MANIFEST = "stores.json"
 
 
 def run_bench_render(

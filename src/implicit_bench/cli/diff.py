@@ -39,7 +39,7 @@ def diff_command(
     rev_a: str, rev_b: str, repo: str, everything: bool, details: tuple[str, ...], as_json: bool
 ) -> None:
     """Change of each headline metric (metrics/summary.json) from REV_A (default HEAD) to REV_B
-    (default: the workspace), both intervals and a verdict: resolved / within noise.
+    (default: the workspace), both intervals and a verdict: beyond noise / within noise.
 
     A revision is anything git understands or a DVC experiment's name (dvc exp list).
     --detail adds the changed interval estimates of a detail file (metrics/debias.json: dS of

@@ -1,5 +1,5 @@
 """``implicit-bench export-dataset``: the units and prompt triplets as a Hugging Face dataset
-folder (docs/release.md)."""
+folder (docs/export-dataset.md)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ Specs:
 from __future__ import annotations
 
 import subprocess
+import tempfile
 
 import click
 
@@ -30,6 +31,20 @@ from implicit_bench.planning.overlay import (
 )
 
 
+def dvc_stage_names(dvc_file: str = "dvc.yaml") -> set[str]:
+    """The stage names of ``dvc_file`` (a ``foreach`` stage by its base name); none without it."""
+    from pathlib import Path
+
+    from implicit_bench._util.yamlsafe import load_yaml
+
+    path = Path(dvc_file)
+    if not path.is_file():
+        return set()
+    document = load_yaml(path.read_text(encoding="utf-8"))
+    stages = document.get("stages") if isinstance(document, dict) else None
+    return set(stages) if isinstance(stages, dict) else set()
+
+
 def dvc_targets(stages: str) -> list[str]:
     """The DVC targets of ``--stages``: stage names (DVC runs what they depend on, nothing
     else), or none for ``all`` (the whole pipeline)."""
@@ -38,10 +53,8 @@ def dvc_targets(stages: str) -> list[str]:
         raise click.BadParameter("name at least one stage, or `all`", param_hint="--stages")
     if names == ["all"]:
         return []
-    from implicit_bench.cli.stage import stage_scripts
-
-    known = stage_scripts()
-    # outside a checkout (no ./stages) DVC itself names an unknown target
+    known = dvc_stage_names()
+    # outside a checkout (no ./dvc.yaml) DVC itself names an unknown target
     unknown = [n for n in names if known and n.split("@", 1)[0] not in known]
     if unknown:
         raise click.BadParameter(
@@ -65,32 +78,43 @@ def planned(plans: list, targets: list[str]) -> list:
 
 
 def fixed_unit_set(
-    benchmark: str | None, units_file: str | None, units: int | None, base: dict
-) -> str:
-    """The unit set file of a run on a fixed unit set: the release's units (written from the
-    user's copy), or ``units_file``; with ``--units N``, a pilot of N of them (bench/pilot.py)."""
-    path = units_file
+    benchmark: str | None,
+    units_file: str | None,
+    units: int | None,
+    base: dict,
+    scratch: str | None = None,
+) -> tuple[str, str]:
+    """(the path params name, the file written) of a run on a fixed unit set: the release's
+    units (written from the user's copy), or ``units_file``; with ``--units N``, a pilot of N of
+    them (bench/pilot.py). ``scratch``: a dry run writes there, so that its plan counts the set
+    and the workspace keeps no units it did not run."""
+    from pathlib import Path
+
+    def where(path: str) -> str:
+        return str(Path(scratch) / Path(path).name) if scratch else path
+
+    named = written = units_file
     if benchmark is not None:
         from implicit_bench.release.benchmark import BENCHMARK_UNITS_PATH, write_benchmark_units
 
-        written = write_benchmark_units(benchmark)
+        named, written = BENCHMARK_UNITS_PATH, where(BENCHMARK_UNITS_PATH)
+        bench = write_benchmark_units(benchmark, written)
         click.echo(
-            f"benchmark: {written.n_units:,} units of {benchmark} (sha256 {written.sha256}) "
-            f"-> {BENCHMARK_UNITS_PATH}"
+            f"benchmark: {bench.n_units:,} units of {benchmark} (sha256 {bench.sha256}) -> {named}"
         )
-        path = BENCHMARK_UNITS_PATH
-    assert path is not None
+    assert named is not None and written is not None
     if not units:  # None or 0: every unit of the set
-        return path
-    from implicit_bench.bench.pilot import write_pilot_units
+        return named, written
+    from implicit_bench.bench.pilot import PILOT_UNITS_PATH, write_pilot_units
     from implicit_bench.params import SubsetParams, section
 
-    pilot = write_pilot_units(path, units, section(base, "subset", SubsetParams).seed)
+    seed = section(base, "subset", SubsetParams).seed
+    pilot = write_pilot_units(written, units, seed, where(PILOT_UNITS_PATH))
     click.echo(
-        f"pilot: {pilot.n_units:,} of {pilot.of_units:,} units of {path} (--units; stratified "
-        f"by bias type in proportion, seed {pilot.seed}) -> {pilot.path}"
+        f"pilot: {pilot.n_units:,} of {pilot.of_units:,} units of {named} (--units; stratified "
+        f"by bias type in proportion, seed {seed}) -> {PILOT_UNITS_PATH}"
     )
-    return pilot.path
+    return PILOT_UNITS_PATH, pilot.path
 
 
 def _echo_block(title: str, text: str) -> None:
@@ -226,6 +250,14 @@ def _echo_block(title: str, text: str) -> None:
     help="The DVC stages run (with what they need), comma separated, or `all` for the whole "
     "pipeline (construction audits, debiasing, CLIP, the diversity study, the report).",
 )
+@click.option(
+    "--report",
+    "report_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="After the run: the HTML report of this run's outputs only (its leaderboard, beside "
+    "the paper with --benchmark) in this folder.",
+)
 @click.option("--rounds", default=None, help="With --sequential: unit counts N1,N2,...")
 @click.option(
     "--max-gpu-hours",
@@ -255,6 +287,7 @@ def run_command(
     estimands: tuple[str, ...],
     resolve: tuple[str, ...],
     stages: str,
+    report_dir: str | None,
     rounds: str | None,
     max_gpu_hours: float | None,
 ) -> None:
@@ -278,9 +311,10 @@ def run_command(
         raise click.UsageError("--benchmark goes without --units-file and --sequential")
     targets = dvc_targets(stages)
     base = compose(profile)
-    unit_set = None
+    unit_set = unit_set_file = None
     if benchmark is not None or units_file is not None:  # a fixed unit set: no construction
-        unit_set = fixed_unit_set(benchmark, units_file, units, base)
+        scratch = tempfile.mkdtemp(prefix="implicit-bench-dry-run-") if dry_run else None
+        unit_set, unit_set_file = fixed_unit_set(benchmark, units_file, units, base, scratch)
     overlay = build_overlay(
         base,
         list(generators),
@@ -328,7 +362,10 @@ def run_command(
             notes = [f"the judges were not compared with the release's Table 4 judge ({exc})"]
         for line in notes:
             click.echo(f"note: {line}")
-    plans, info = build_plan(params, assume=parse_assume(assume) or None)
+    plan_params = params  # a dry run plans the unit set it wrote aside
+    if unit_set_file is not None and unit_set_file != unit_set:
+        plan_params = {**params, "bench": {**params["bench"], "units": unit_set_file}}
+    plans, info = build_plan(plan_params, assume=parse_assume(assume) or None)
     _echo_block("plan", format_plan(planned(plans, targets), info))
     if sequential:
         click.echo(f"sequential rounds (units): {', '.join(map(str, round_units))}")
@@ -370,6 +407,11 @@ def run_command(
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0:
         raise SystemExit(done.returncode)
+    if report_dir is not None and not queue:
+        from implicit_bench.report.run_folder import write_run_report
+
+        page = write_run_report(params, report_dir, exp_name or overlay_name)
+        click.echo(f"report: {page}")
 
 
 __all__ = ["run_command"]

@@ -16,10 +16,11 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench._util.numerics import similarity
+from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.protocol.tables import JUDGEMENT_COLUMNS, JUDGEMENT_EXTRA_COLUMNS
 from implicit_bench.triplets.negated import with_article
 
-TRIPLET = ("neutral", "stereotype", "anti_stereotype")
+TRIPLET = VARIANTS
 OUT_COLUMNS = (*JUDGEMENT_COLUMNS, *JUDGEMENT_EXTRA_COLUMNS)
 
 

@@ -4,8 +4,11 @@ intervals and a verdict.
 The headline is ``metrics/summary.json`` (docs/metrics.md): a value ``X`` with an interval has
 ``X_lo`` / ``X_hi`` beside it. The verdict of a change with both intervals treats the two runs
 as independent estimates: each interval's half-width / z gives a standard error, and the change
-is **resolved** when ``|change| > z x sqrt(se_a^2 + se_b^2)`` (z of the intervals' level; the
-normal approximation of the bootstrap intervals), **within noise** otherwise. Two runs on the
+is **beyond noise** when ``|change| > z x sqrt(se_a^2 + se_b^2)`` (z of the intervals' level;
+the normal approximation of the bootstrap intervals), **within noise** otherwise. This is not
+the leaderboard's **resolved** (a paired bootstrap p, Holm-adjusted, within one run:
+``analysis.bootstrap.resolve_differences``); the two rules answer different questions and so
+carry different names. Two runs on the
 same units are positively correlated, so the independent test is conservative; the paired test
 is the leaderboard's, within one run (docs/compare.md). A value without an interval gets no
 verdict (``no interval``), nor does one whose interval on either side is degenerate
@@ -47,12 +50,12 @@ def verdict(
     lo_a, hi_a, lo_b, hi_b = bounds  # type: ignore[misc]
     if lo_a == hi_a or lo_b == hi_b:
         # every bootstrap resample gave one value: no standard error, no verdict (a change
-        # between two such values is not "resolved": nothing says how much it could vary)
+        # between two such values is not "beyond noise": nothing says how much it could vary)
         return "degenerate interval", None
     z = NormalDist().inv_cdf(0.5 + level / 2)
     se = math.hypot((hi_a - lo_a) / (2 * z), (hi_b - lo_b) / (2 * z))  # type: ignore[operator]
     score = (b - a) / se
-    return ("resolved" if abs(score) > z else "within noise"), score
+    return ("beyond noise" if abs(score) > z else "within noise"), score
 
 
 def diff_summaries(

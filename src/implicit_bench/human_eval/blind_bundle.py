@@ -1,4 +1,4 @@
-"""Calibration bundles (issue 23): the images of a calibration sheet (``implicit-bench
+"""Calibration bundles: the images of a calibration sheet (``implicit-bench
 calibration sample``) with the blind judge's A / B / C question, for people to label.
 
 Each sheet row becomes one item: the image (from the image stores, checked against the sheet's

@@ -1,4 +1,4 @@
-"""The blind-question form of a calibration bundle (issue 23; docs/human-eval.md, "Calibration
+"""The blind-question form of a calibration bundle (docs/human-eval.md, "Calibration
 bundle"): per item one image and the blind judge's A / B / C question (Appendix F.5, the
 ``blind`` task's wording) with the options in the item's recorded order. The rater is never
 told which option is the stereotype. Answers are kept in the browser (localStorage) and saved

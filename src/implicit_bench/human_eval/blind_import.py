@@ -1,4 +1,4 @@
-"""Import people's answers to a calibration bundle (issue 23) into the calibration table.
+"""Import people's answers to a calibration bundle into the calibration table.
 
 Each answer row (bundle, rater, item, choice A / B / C) is checked against its manifest and
 mapped to a label (s, a or neither) through the item's recorded option order. An image's

@@ -7,7 +7,7 @@ read. The task is the registered one whose answer key the prompt asks for
 preference for slot A when it perceives neither, a rate of malformed answers, rubric noise,
 alignment errors. The perception of an image is one draw per (judge, image, task), shared by
 both blind option orders; the slot-A preference and malformed answers are drawn per call (per
-prompt). A task the world plants nothing for (a new one, docs/architecture.md "Extending")
+prompt). A task the world plants nothing for (a new one, docs/extending.md "Extending")
 gets one of its allowed answers drawn from a hash of (judge, image, task).
 """
 

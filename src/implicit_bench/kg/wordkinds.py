@@ -176,7 +176,7 @@ CLAUSE_WORDS = frozenset(
 
 @cache
 def _reviewed(name: str) -> frozenset[str]:
-    """One ``[name]`` list of ``assets/word_lists.txt`` (reviewed lists, issue 25)."""
+    """One ``[name]`` list of ``assets/word_lists.txt`` (reviewed lists)."""
     text = resources.files("implicit_bench.assets").joinpath("word_lists.txt").read_text("utf-8")
     out: dict[str, list[str]] = {}
     current = ""

@@ -181,7 +181,7 @@ def section(
     section unless the section sets it itself. ``attach`` maps a top-level catalogue to a key of the
     section's model (``{"generators": "configs"}``): the key holds the catalogue's entries, and a
     section that sets it itself is an error (that layout moved to the catalogue). Declare both in
-    the stage's DVC params (docs/architecture.md, "Configuration").
+    the stage's DVC params (docs/contracts.md, "Configuration").
     """
     raw = params.get(name, {})
     if raw is not None and not isinstance(raw, dict):
@@ -201,7 +201,7 @@ def section(
         if key in raw:
             raise ConfigError(
                 f"{path}: {name}.{key} moved to the top-level '{top}' "
-                "catalogue (docs/architecture.md, Configuration)"
+                "catalogue (docs/contracts.md, Configuration)"
             )
         raw[key] = catalogue(params, top, path)
     try:

@@ -15,10 +15,11 @@ from typing import Any
 
 import pandas as pd
 
-from implicit_bench.analysis.design import HEADLINE, Components, components, design, image_values
+from implicit_bench.analysis.design import Components, components, design, image_values
 from implicit_bench.analysis.params import EvaluateParams
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import section
+from implicit_bench.protocol import metric_schema
 from implicit_bench.protocol.tables import JUDGEMENTS_PATH, UNITS_PATH
 
 TABLE_SUFFIXES = (".csv", ".parquet")
@@ -60,7 +61,7 @@ def source_tables(source: str | None, root: Path) -> tuple[Any, str]:
 def default_estimands(judgements: pd.DataFrame) -> list[str]:
     """The headline rates (when blind labels exist) and Table 4's two scores."""
     tasks = set(judgements["task"].astype(str))
-    names = list(HEADLINE) if "blind" in tasks else []
+    names = list(metric_schema.headline()) if "blind" in tasks else []
     return names + [
         m for m, t in (("bias_score", "rubric"), ("alignment", "alignment")) if t in tasks
     ]
@@ -102,7 +103,9 @@ def estimand_components(
             notes[name] = f"largest per bias type of {', '.join(configs)}"
         else:
             comps[name] = components(image_values(j, name, judge, config), types, name)
-            notes[name] = f"judge {judge}, config {config}" if name in HEADLINE else ""
+            notes[name] = (
+                f"judge {judge}, config {config}" if name in metric_schema.headline() else ""
+            )
     return comps, notes
 
 

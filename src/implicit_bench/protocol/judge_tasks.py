@@ -4,7 +4,7 @@ A task is data: one YAML file ``src/implicit_bench/prompts/judges/<name>.yaml``,
 :class:`TaskRegistry` (no list of task names anywhere else), validated on load. Its answer
 kind (``integer``, ``letter``, ``boolean``, ``number``, or a ``"module:Class"`` of one's own)
 comes from :mod:`implicit_bench.protocol.answer_kinds`. Adding a task is its YAML file (and, for a
-new kind of answer, one module): docs/architecture.md, "Extending".
+new kind of answer, one module): docs/extending.md, "Extending".
 
 The parser reads the model's answer strictly, then leniently (docs/judging.md, "Parsing"):
 
@@ -368,11 +368,6 @@ def task_names() -> tuple[str, ...]:
     """Every registered task: one per YAML file in prompts/judges/ (what
     JUDGE_TASKS listed by hand)."""
     return task_registry().names()
-
-
-def load_blind_cyclic() -> TaskSpec:
-    """The blind prompt of the three cyclic orders (blind.yaml's cyclic_prompt)."""
-    return task_registry().cyclic("blind")
 
 
 def task_fields(task: TaskSpec, fields: dict[str, str], order: str | None = None) -> dict[str, str]:

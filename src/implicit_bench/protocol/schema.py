@@ -63,7 +63,7 @@ DIAGNOSTIC_BIAS_TYPES: tuple[str, ...] = (
 # Table columns are not listed here: each table's are named once, in its spec
 # (protocol/tables: PAIR_COLUMNS, UNIT_COLUMNS, JUDGEMENT_COLUMNS, ... derive from the specs).
 # The judge tasks are not listed here: every task is one YAML file under prompts/judges/
-# (judge_tasks.task_names(), the registry; docs/architecture.md "Extending").
+# (judge_tasks.task_names(), the registry; docs/extending.md "Extending").
 # The stored blind value: the attribute chosen (s = stereotype,
 # a = anti-stereotype), never a letter.
 BLIND_LABELS: tuple[str, ...] = ("s", "a", "neither")

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench._util.closed_form import wilson_interval
+from implicit_bench._util.closed_form import safe_div, wilson_interval
 from implicit_bench.analysis.blind import label_counts, rates, strength_groups
-from implicit_bench.analysis.bootstrap import Bootstrap, safe_div
+from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.correction import (
     CORRECTED,
     CORRECTED_METHODS,
@@ -28,14 +28,15 @@ from implicit_bench.analysis.correction import (
     corrected_strength_groups,
 )
 from implicit_bench.analysis.lean import hedges_by_type
+from implicit_bench.protocol import metric_schema
 from implicit_bench.protocol.estimate import estimate_json
-from implicit_bench.protocol.schema import BLIND_LABELS, blind_order
+from implicit_bench.protocol.schema import BLIND_LABELS, VARIANTS, blind_order
 from implicit_bench.world import measure
 from implicit_bench.world.params import WorldParams
 from implicit_bench.world.sampling import N_UNIFORMS, outcomes, perceive_many, rubric_scores
 from implicit_bench.world.truth import plant, variant_matrix
 
-CORE = ("neutral", "stereotype", "anti_stereotype")
+CORE = VARIANTS
 CONFIG = "sim"
 
 
@@ -309,7 +310,7 @@ def estimates(
     counts = label_counts(primary, CONFIG, blind_judge, unit_ids)
     pos = np.arange(len(unit_ids))
     r = rates(counts, pos, boot, "fast")
-    out = {k: r[k] for k in ("default_rate", "success_stereotype", "success_anti", "gap", "a_to_s")}
+    out = {k: r[k] for k in metric_schema.tabled()}
     groups = strength_groups(counts, counts, n_seeds, boot, "fast/strength")["groups"]
     for name, block in groups.items():
         out[f"success_anti [{name}]"] = block["success_anti"]

@@ -12,6 +12,7 @@ import pandas as pd
 
 from implicit_bench._util.closed_form import wilson_interval
 from implicit_bench._util.nested import dig
+from implicit_bench.protocol.schema import BLIND_LABELS, VARIANTS
 from implicit_bench.recovery.truth import (
     RowTruth,
     blind_truths,
@@ -818,7 +819,7 @@ def calibration_entries(
     store = ImageStore(Path(images_dir) / config)
     rng = np.random.default_rng(derive_seed("calibration", params.seed, config, judge))
     rater = np.asarray(params.calibration.rater_confusion())
-    core = ("neutral", "stereotype", "anti_stereotype")
+    core = VARIANTS
     pool = rows[rows["valid"].astype(bool) & rows["value"].notna()]
     ref, jud, stratum = [], [], []
     for i, variant in enumerate(core):
@@ -840,7 +841,7 @@ def calibration_entries(
                 else 2
             )
             ref.append(int(perceive_many(np.array([cls]), rater, rng.random(1))[0]))
-            jud.append(("s", "a", "neither").index(str(r.value)))
+            jud.append(BLIND_LABELS.index(str(r.value)))
             stratum.append(variant)
     boot = Bootstrap(n=n_boot, seed=seed)
     corr = Correction(

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from implicit_bench.errors import InputError
 from implicit_bench.params import section
-from implicit_bench.protocol.schema import BIAS_TYPES, normalise_bias_type
+from implicit_bench.protocol.schema import BIAS_TYPES, VARIANTS, normalise_bias_type
 from implicit_bench.release import layout
 from implicit_bench.release.importer import PROMPTS, Release, read_units
 
@@ -131,7 +131,7 @@ def _release_column(col: str) -> str:
 
 # ----- the `benchmark` params key (profile key; `plan --benchmark PATH`, `run --benchmark PATH`)
 #: the variants the release has prompts for; the Table 4 row renders the neutral ones only
-RELEASE_VARIANTS: tuple[str, ...] = ("neutral", "stereotype", "anti_stereotype")
+RELEASE_VARIANTS: tuple[str, ...] = VARIANTS
 TABLE4_VARIANTS: tuple[str, ...] = ("neutral",)
 
 

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from implicit_bench.analysis.bootstrap import Bootstrap, bootstrap_p, holm, safe_div
+from implicit_bench._util.closed_form import safe_div
+from implicit_bench.analysis.bootstrap import Bootstrap, resolve_differences
 from implicit_bench.analysis.selection import dx_frame
 from implicit_bench.protocol.judge_identity import differences, judge_identity, parse_identity
 from implicit_bench.release import layout
@@ -302,7 +303,7 @@ def beside_release(
     for entry, rep in lean:
         pairs.append(entry)
         reps.append(rep)
-    _holm(pairs, reps, boot)
+    resolve_differences(pairs, reps, boot.level)
     return {
         "benchmark": {
             "path": path,
@@ -461,20 +462,6 @@ def _lean_beside(
             )
             out.append((entry, rep))
     return out
-
-
-def _holm(pairs: list[dict[str, Any]], reps: list[np.ndarray], boot: Bootstrap) -> None:
-    pvalues = [
-        bootstrap_p(r) if e["difference"]["ci"] is not None else None
-        for e, r in zip(pairs, reps, strict=True)
-    ]
-    adjusted = holm(pvalues)
-    alpha = 1 - boot.level
-    for e, p, q in zip(pairs, pvalues, adjusted, strict=True):
-        ci = e["difference"]["ci"]
-        degenerate = ci is not None and ci[0] == ci[1]
-        e["p"], e["p_holm"] = p, q
-        e["resolved"] = bool(q is not None and q < alpha and not degenerate)
 
 
 def beside_tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:

@@ -24,6 +24,7 @@ import pandas as pd
 from implicit_bench._util.closed_form import wilson_interval
 from implicit_bench.errors import InputError
 from implicit_bench.protocol.estimate import estimate_json
+from implicit_bench.protocol.schema import VARIANTS
 
 FILES = {"matching": "data/labeled_matching.csv", "independent": "data/labeled_independent.csv"}
 MODELS: dict[str, str] = {
@@ -51,7 +52,6 @@ LABELS = {
     "anti-stereotype": "anti_stereotype",
     "anti_stereotype": "anti_stereotype",
 }
-VARIANTS = ("neutral", "stereotype", "anti_stereotype")
 # ``{model}_correct`` of the matching file as the release writes it (pandas writes a column
 # with blanks as floats, and a bool column as True / False)
 CORRECT = ("", "0", "1", "0.0", "1.0", "true", "false")

@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from implicit_bench._util.files import write_json
 from implicit_bench._util.hashing import sha256_bytes
 from implicit_bench._util.redact import redact
 from implicit_bench.generators import (
@@ -91,7 +92,7 @@ def batch_plan(planned: Sequence[PlannedItem], batch_size: int) -> list[list[Pla
     """Batches of at most ``batch_size`` items that never span two (unit, seed) pairs: a
     batch is a function of one unit's prompts at one seed, so adding or removing seeds, units
     or other items of the plan leaves every other item's batch (and its bits) as it was
-    (docs/architecture.md, "Batch- and history-invariant numbers")."""
+    (docs/contracts.md, "Batch- and history-invariant numbers")."""
     size = max(1, int(batch_size))
     batches: list[list[PlannedItem]] = []
     group: list[PlannedItem] = []
@@ -419,6 +420,10 @@ def render_config(
     }
 
 
+#: the file an image folder with no store holds (DVC keeps no empty folder as an output)
+STORES_MANIFEST = "stores.json"
+
+
 def render_all(
     params: RenderParams, units: pd.DataFrame, images_dir: str | Path
 ) -> dict[str, dict[str, Any]]:
@@ -432,6 +437,9 @@ def render_all(
     for store_dir in sorted(root.iterdir()) if root.is_dir() else []:
         if store_dir.is_dir() and store_dir.name not in selected:
             unpublish(store_dir, pool_dir(store_dir))
+    if not selected:  # `render.run: []` (a run on a fixed unit set): the output still exists
+        root.mkdir(parents=True, exist_ok=True)
+        write_json(root / STORES_MANIFEST, {"stores": []})
     return {
         name: render_config(name, params.configs[name], units, Path(images_dir) / name, params)
         for name in selected

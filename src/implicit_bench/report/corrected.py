@@ -6,17 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from implicit_bench._util.nested import dig
+from implicit_bench.protocol import metric_schema
+from implicit_bench.protocol.schema import BLIND_LABELS
 from implicit_bench.report.summary_page import esc, fmt_metric
 
 #: the rates of the block's ``all`` entry, in table order, with their row labels
-RATES = {
-    "default_rate": "default rate",
-    "success_stereotype": "success, stereotype prompts",
-    "success_anti": "success, anti-stereotype prompts",
-    "gap": "gap",
-    "a_to_s": "a→s (anti-stereotype shown as s)",
-}
-CLASSES = ("s", "a", "neither")
+CLASSES = BLIND_LABELS
 LEFT_OUT = ("other_config", "unlabelled", "judge_invalid")
 
 
@@ -92,7 +87,7 @@ def corrected_section(bench: dict[str, Any] | None) -> str:
         f'<tr data-rate="{k}"><th>{esc(label)}</th>'
         f"<td>{fmt_metric(_judged(bench or {}, judge, k), pct=True)}</td>"
         f"<td>{fmt_metric(fixed.get(k), pct=True)}</td></tr>"
-        for k, label in RATES.items()
+        for k, label in ((k, metric_schema.metric(k).corrected) for k in metric_schema.tabled())
     )
     return (
         "<h2>Corrected for judge error</h2>"

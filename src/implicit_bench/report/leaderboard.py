@@ -13,24 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from implicit_bench._util.nested import dig
+from implicit_bench.protocol import metric_schema
 from implicit_bench.protocol.estimate import Estimate
 from implicit_bench.report.markup import esc, is_number, show
 
 #: (key, header, percent) of the leaderboard columns
-COLUMNS = (
-    ("default_rate", "default rate (%)", True),
-    ("success_stereotype", "success S (%)", True),
-    ("success_anti", "success A (%)", True),
-    ("gap", "gap S-A (%)", True),
-    ("a_to_s", "A->S (%)", True),
-    ("strongest_success_stereotype", "strongest group: success S (%)", True),
-    ("strongest_success_anti", "strongest group: success A (%)", True),
-    ("refusal_rate", "refusals (%)", True),
-    ("bias_score", "bias score (0-5)", False),
-    ("alignment", "alignment (%)", True),
-    ("lean_s", "lean S (%)", True),
-    ("hedges_g", "Hedges' g", False),
-)
+COLUMNS = tuple((m.name, m.board, m.percent) for m in metric_schema.leaderboard_columns())
 
 
 @dataclass

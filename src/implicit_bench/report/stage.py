@@ -19,6 +19,7 @@ from typing import Any
 from implicit_bench._util.dirswap import check_owned, staged_dir
 from implicit_bench._util.files import atomic_write_text, write_json
 from implicit_bench.protocol.estimate import Estimate
+from implicit_bench.protocol.schema import BLIND_LABELS
 from implicit_bench.report.corrected import corrected_section
 from implicit_bench.report.inputs import ReportInputs, load_inputs
 from implicit_bench.report.leaderboard import Run, leaderboard_section
@@ -170,7 +171,7 @@ def calibration_note(block: dict[str, Any] | None) -> str:
     cond = block.get("condition_number")
     diag = ", ".join(
         f"{c}->{c} {((block.get('matrix') or {}).get(c) or {}).get(c, {}).get('value') or 0:.3f}"
-        for c in ("s", "a", "neither")
+        for c in BLIND_LABELS
     )
     warn = f" <strong>{esc(block['warning'])}</strong>" if block.get("warning") else ""
     return (

@@ -18,37 +18,17 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench.errors import ConfigError
+from implicit_bench.protocol import metric_schema
 from implicit_bench.protocol.estimate import Estimate, is_estimate
-from implicit_bench.protocol.schema import BIAS_TYPES, DIAGNOSTIC_BIAS_TYPES
+from implicit_bench.protocol.schema import BIAS_TYPES, BLIND_LABELS, DIAGNOSTIC_BIAS_TYPES
 from implicit_bench.report.markup import esc, is_number, show
 
 PREFERRED_Y = ("rate", "share", "success", "value", "mean", "score", "gap", "lean", "delta", "ds")
-HEADLINE_KEYS = ("default_rate", "success_stereotype", "success_anti", "gap")
-HEADLINE_LABELS = {
-    "default_rate": "Default rate (neutral images read as s)",
-    "success_stereotype": "Success of stereotype prompts",
-    "success_anti": "Success of anti-stereotype prompts",
-    "gap": "Gap (success s - success a)",
-}
 SKIP_KEYS = ("provenance",)
 # fractions shown as percentages (as in tables/*): the headline rates and their per-type rows
 RATE_KEYS = frozenset(
-    {
-        "default_rate",
-        "success_stereotype",
-        "success_anti",
-        "gap",
-        "a_to_s",
-        "share",
-        "s",
-        "a",
-        "neither",
-        "success_s",
-        "success_a",
-        "neutral_anti_rate",
-        "neither_neutral",
-        "both_succeed",
-    }
+    {m.name for m in metric_schema.blind_rates()}
+    | {"share", *BLIND_LABELS, "success_s", "success_a"}
 )
 
 
@@ -293,11 +273,11 @@ def headline_cards(benchmark: dict[str, Any] | None) -> str:
         and (not isinstance(v, list) or len(v) <= 12)
     ]
     cards = [f'<p class="small" id="headline-context">{" · ".join(context)}</p>'] if context else []
-    for key in HEADLINE_KEYS:
+    for key in metric_schema.headline():
+        title = metric_schema.metric(key).title
         if key not in benchmark:
             cards.append(
-                f'<div class="card"><h3>{esc(HEADLINE_LABELS[key])}</h3>'
-                '<p class="na">not available</p></div>'
+                f'<div class="card"><h3>{esc(title)}</h3><p class="na">not available</p></div>'
             )
             continue
         value = benchmark[key]
@@ -310,7 +290,7 @@ def headline_cards(benchmark: dict[str, Any] | None) -> str:
             )
         else:
             inner = f"<p>{esc(value)}</p>"
-        cards.append(f'<div class="card"><h3>{esc(HEADLINE_LABELS[key])}</h3>{inner}</div>')
+        cards.append(f'<div class="card"><h3>{esc(title)}</h3>{inner}</div>')
     intro = cards.pop(0) if context else ""
     return f'{intro}<div class="cards">{"".join(cards)}</div>'
 

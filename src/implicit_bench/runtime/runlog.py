@@ -85,19 +85,3 @@ def write_metrics(
     figures = {**taken, **extra}
     log_run(stage, figures)
     return figures
-
-
-def last_run(stage: str, path: str | Path | None = None) -> dict[str, Any] | None:
-    """The last run-log line of ``stage`` (None when it never ran)."""
-    target = Path(path) if path is not None else run_log_path()
-    if not target.exists():
-        return None
-    found = None
-    for line in target.read_text(encoding="utf-8").splitlines():
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if entry.get("stage") == stage:
-            found = entry
-    return found

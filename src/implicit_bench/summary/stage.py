@@ -14,6 +14,7 @@ from typing import Any
 
 from implicit_bench._util.nested import dig
 from implicit_bench._util.numbers import percent_points, real_number
+from implicit_bench.protocol import metric_schema
 from implicit_bench.protocol.estimate import Estimate, read_estimate
 
 MAX_VALUES = 60
@@ -33,7 +34,6 @@ SOURCES = (
 CORRECTED_GROUP = "benchmark corrected for judge error (selected units, primary blind judge)"
 #: ``corrected_source`` when the corrected rates come from benchmark.json's ``corrected`` block
 BENCHMARK_SOURCE = "benchmark.json (calibration table)"
-CORRECTED_RATES = ("default_rate", "success_stereotype", "success_anti", "gap")
 
 
 def _percent(x: Any) -> float | None:
@@ -94,7 +94,7 @@ def _corrected(bench: dict[str, Any], recovery: dict[str, Any]) -> dict[str, Any
     if isinstance(block, dict):
         rates = block.get("all") or {}
         out: dict[str, Any] = {}
-        for key in CORRECTED_RATES:
+        for key in metric_schema.headline():
             out.update(_interval(rates.get(key), f"{key}_corrected"))
         cal = block.get("calibration") or {}
         cond = real_number(cal.get("condition_number"))
@@ -110,7 +110,7 @@ def _corrected(bench: dict[str, Any], recovery: dict[str, Any]) -> dict[str, Any
         if isinstance(e, dict) and e.get("group") == CORRECTED_GROUP
     }
     out = {}
-    for key in CORRECTED_RATES:
+    for key in metric_schema.headline():
         out.update(_interval(corrected.get(f"{key} (corrected)"), f"{key}_corrected"))
     return out
 
@@ -130,7 +130,7 @@ def headline(metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "n_seeds": bench.get("n_seeds"),  # seeds per unit: a seeds experiment shows here
         "primary_judge": primary,
     }
-    for key in ("default_rate", "success_stereotype", "success_anti", "gap"):
+    for key in metric_schema.headline():
         out.update(_interval(bench.get(key), key))
     out["a_to_s_pct"] = _percent(_value(bench.get("a_to_s")))
     # judge-corrected beside the judged (docs/correction.md): null without a calibration set

@@ -5,7 +5,7 @@ signature ``write(units, pairs, params) -> list[WriteResult]``; checks, statisti
 subset are writer-independent, so a new writer or an extra-variant hook (e.g. negated prompts)
 plugs in without touching them.
 
-Extra variants (e.g. the negated prompts of issue 6) are *variant hooks*: a function
+Extra variants (e.g. the negated prompts) are *variant hooks*: a function
 ``hook(table: pd.DataFrame) -> pd.DataFrame`` that adds columns (``prompt_negated_0_1``...) to
 the triplets table, registered in ``VARIANT_HOOKS`` and switched on by listing its name in
 ``triplets.variant_hooks``; the stage applies them in order after the checks, before the

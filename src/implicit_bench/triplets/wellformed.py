@@ -1,4 +1,4 @@
-"""The reader's check of written prompts (issue 25; docs/kg.md, "Targets").
+"""The reader's check of written prompts (docs/kg.md, "Targets").
 
 A triplet is well-formed when none of its three prompts shows a fault a reader would reject:
 

@@ -10,9 +10,10 @@ from statistics import NormalDist
 
 import numpy as np
 
+from implicit_bench.protocol.schema import BLIND_LABELS
 from implicit_bench.world.params import CLASSES, SimJudgeWorld
 
-BLIND = ("s", "a", "neither")
+BLIND = BLIND_LABELS
 
 
 def confusion(spec: SimJudgeWorld) -> np.ndarray:

@@ -10,9 +10,10 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from implicit_bench.params import StrictModel
+from implicit_bench.protocol.schema import BLIND_LABELS
 from implicit_bench.protocol.tables import UNITS_PATH, WORLD_DIR
 
-CLASSES: tuple[str, ...] = ("s", "a", "neither")
+CLASSES: tuple[str, ...] = BLIND_LABELS  # the blind classes, in protocol order
 
 
 class BiasTypeWorld(StrictModel):

@@ -135,7 +135,7 @@ def test_booktabs_float_is_stylers_output_byte_for_byte(cells, caption, label, p
 
 @pytest.mark.parametrize("rows", [0, 1, 3])
 def test_with_intervals_fast_path_equals_the_column_by_column_path(rows):
-    """The columns built as lists (issue 40) give the cells, dtypes and labels of the general
+    """The columns built as lists give the cells, dtypes and labels of the general
     path (each column assigned into an object copy of the frame)."""
     from implicit_bench.analysis.latex import _with_intervals_general, interval_columns
 

@@ -1,5 +1,5 @@
 """The metric registry: evaluate() as a loop, selection by params, and the documented worked
-example "Adding a metric" (docs/architecture.md) performed step by step."""
+example "Adding a metric" (docs/extending.md) performed step by step."""
 
 from __future__ import annotations
 
@@ -74,8 +74,8 @@ def _check_refusal_rate(rate: dict) -> None:
 
 
 def _documented_steps() -> tuple[str, str]:
-    """The two code blocks of docs/architecture.md, "Adding a metric": module, registry line."""
-    text = (REPO_ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    """The two code blocks of docs/extending.md, "Adding a metric": module, registry line."""
+    text = (REPO_ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
     section = text[text.index("### Adding a metric") :]
     section = section[: section.index("\n## ", 1)] if "\n## " in section[1:] else section
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)

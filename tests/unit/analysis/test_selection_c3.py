@@ -1,4 +1,4 @@
-"""App. C.3 (issue 39): Table 23 on a random sample of kept and rejected units, and kept vs
+"""App. C.3: Table 23 on a random sample of kept and rejected units, and kept vs
 rejected lean on a generator not used for selection; the fixture of
 tests/unit/analysis/test_analysis_selection.py (its docstring works the dx values by hand)."""
 

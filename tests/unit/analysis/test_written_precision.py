@@ -1,5 +1,5 @@
 """Numbers in metrics / tables / plots files are written to 6 significant digits; Parquet and
-other files keep full precision (issue 35: tables printed 16 digits, float noise showed)."""
+other files keep full precision (tables printed 16 digits, float noise showed)."""
 
 from __future__ import annotations
 

@@ -430,7 +430,11 @@ def test_analyze_extension_on_byo_judgements(tmp_path):
     assert audit["judges_with_orders"] == ["judge-a", "judge-b"]
     flips = audit["order_flips"]["judge-a"]
     assert flips["images_both_orders"] == int((j["judge"] == "judge-a").sum())
-    assert "judge-a" in _strict_json(tmp_path / "out" / "metrics" / "negation.json")["by_judge"]
+    negation = _strict_json(tmp_path / "out" / "metrics" / "negation.json")
+    assert "judge-a" in negation["by_judge"]
+    # composed by the stages' functions (audits.stage): the stages' closing keys, in order
+    assert list(audit)[-4:] == ["selection", "inputs", "primary_order", "provenance"]
+    assert list(negation)[-4:] == ["evaluator_agreement", "inputs", "primary_order", "provenance"]
     diversity = _strict_json(tmp_path / "out" / "metrics" / "diversity.json")
     assert "judge-b" in diversity["blind_labels"]
     # one writer: the stage's keys (less its provenance), faces null without images

@@ -1,4 +1,4 @@
-"""Issue 40's third pass: each fast path gives what the general path beside it gives, bit for
+"""Each fast path gives what the general path beside it gives, bit for
 bit: text columns checked per distinct value (``TextCodes``), the duplicate key and category
 columns from their codes, a ratio of counts through one product, Spearman replicates from
 joint level counts, the unit lookup of ``views.rows`` on the kept rows."""

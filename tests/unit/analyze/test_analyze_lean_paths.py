@@ -1,4 +1,4 @@
-"""Issue 40's shortcuts give what the general paths gave: text stripped per distinct value,
+"""The analysis's shortcuts give what the general paths gave: text stripped per distinct value,
 the formula-unescape prefix test, answer-kind reasons built for failing cells only, and the
 CLI's pydantic-plugin setting left to the caller when set."""
 

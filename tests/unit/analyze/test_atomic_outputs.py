@@ -1,4 +1,4 @@
-"""Issue 27, data loss: a command owns only the files it writes, and multi-file outputs are
+"""A command owns only the files it writes, and multi-file outputs are
 replaced atomically (a temporary folder swapped in), so a kill leaves the old or the new one."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``analyze`` extensions live in one folder (issue 36; docs/analysis.md, "Extending
+"""The ``analyze`` extensions live in one folder (docs/analysis.md, "Extending
 analyze"): one module per registered name, nothing registered from elsewhere."""
 
 from __future__ import annotations

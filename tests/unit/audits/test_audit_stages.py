@@ -18,9 +18,9 @@ from skimage import data
 from implicit_bench._util.files import read_json, read_table
 from implicit_bench.images import ImageKey, ImageRecord, ImageStore
 from implicit_bench.protocol.estimate import is_estimate
-from implicit_bench.runtime.runlog import last_run
 from implicit_bench.tiny.stage import build
 from tests.helpers.paths import REPO_ROOT
+from tests.helpers.run_log import last_run
 
 VARIANTS = ("neutral", "stereotype", "anti_stereotype", "negated_0_1", "negated_1_1", "subject")
 SEEDS = (42, 1042, 2042)

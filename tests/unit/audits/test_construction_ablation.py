@@ -1,4 +1,4 @@
-"""IMPLICIT-Bench App. C.1's construction ablation (issue 39): the direct arm written from the
+"""IMPLICIT-Bench App. C.1's construction ablation: the direct arm written from the
 sentence pair, two raters' blind 1-5 ratings, ours - direct per rater and criterion."""
 
 from __future__ import annotations

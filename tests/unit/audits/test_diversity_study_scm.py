@@ -1,4 +1,4 @@
-"""HoloFair's SCM Eval prompts as the diversity study's prompt source (issue 39): the study
+"""HoloFair's SCM Eval prompts as the diversity study's prompt source: the study
 renders them with the simulated generator, which plants each SCM unit on demand from its id
 with the trigger's planted effect on P(female) (world.scm.female_logit), and reads them with the
 simulated face judge; the share read female per trigger is checked against the planted one."""

@@ -1,4 +1,4 @@
-"""HoloFair items beside MGBI (issue 39): the Deviation Ratio (C.5), the Fair-GRPO reward
+"""HoloFair items beside MGBI: the Deviation Ratio (C.5), the Fair-GRPO reward
 (3.4.1, E.3), the abstention threshold tau (3.3) and the bootstrap over prompts and
 generations (F.2), on hand-worked values."""
 

@@ -1,4 +1,4 @@
-"""IMPLICIT-Bench App. C.1 scene check (issue 39): identification rate per arm and the mean
+"""IMPLICIT-Bench App. C.1 scene check: identification rate per arm and the mean
 squared difference of scene vs template lean against within-unit shuffled labels, by hand."""
 
 from __future__ import annotations

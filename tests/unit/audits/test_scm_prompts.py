@@ -1,4 +1,4 @@
-"""HoloFair's SCM trigger set as a prompt source (issue 39): the nine triggers, the Eval split
+"""HoloFair's SCM trigger set as a prompt source: the nine triggers, the Eval split
 (300 neutral + 450 trigger prompts), the Train split (10,000) with a disjoint vocabulary."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Appendix B.6 (issue 32, item 5): the subset rule, Tables 15 and 17 against values worked out
+"""Appendix B.6: the subset rule, Tables 15 and 17 against values worked out
 by hand, the third judge's params, and the paper profile's plan (9,683 images).
 
 Hand-worked values: Table 15's rho from rank differences (1 - 6 sum d^2 / (n (n^2 - 1)));

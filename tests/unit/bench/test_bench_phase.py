@@ -1,4 +1,4 @@
-"""The two phases of the protocol (issue 32): the paper profile's plan at the paper's counts, the
+"""The two phases of the protocol: the paper profile's plan at the paper's counts, the
 benchmark phase's params and unit set, `run --tables 4`, the order audit's subset.
 
 Every expected count is worked out by hand from the paper (Sections 3.3, 3.5, A.1, E.2):
@@ -185,7 +185,7 @@ def test_run_benchmark_uses_the_release_units_and_skips_construction(tmp_path, m
     assert overlay["evaluate"]["units"] == "data/raw/benchmark_units.parquet"
     assert overlay["bench"]["seed_index"] == {42: 0, 1042: 1, 2042: 2}
     assert overlay["benchmark"] == {"path": str(release), "variants": ["neutral"]}
-    assert overlay["evaluate"]["beside_release"] == str(release)  # issue 33: beside the paper
+    assert overlay["evaluate"]["beside_release"] == str(release)  # beside the paper
     # construction judged nothing: evaluate reads the benchmark phase's judgements of "tiny"
     assert overlay["evaluate"]["judgements"] == ["data/judgements/bench.parquet"]
     assert overlay["evaluate"]["config"] == "tiny" and overlay["evaluate"]["blind_judges"] is None

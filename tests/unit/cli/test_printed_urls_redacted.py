@@ -1,4 +1,4 @@
-"""No printed URL shows its password (issue 37): ``base_url: http://svc:PASSWORD@host/v1`` in
+"""No printed URL shows its password: ``base_url: http://svc:PASSWORD@host/v1`` in
 a judge, generator or llm entry is ``http://[REDACTED]@host/v1`` in ``implicit-bench check``,
 in each model stage's preflight line, in ``run --dry-run`` and in ``profile NAME --dry-run``."""
 

@@ -77,7 +77,7 @@ def test_dry_run_writes_the_overlay_and_the_plan_for_a_hub_id_and_an_openai_comp
         }
     }
     assert overlay["judges"]["Qwen3-VL-8B-Instruct"]["base_url"] == server.base_url
-    # the benchmark phase only (issue 32): construction keeps the profile's generators
+    # the benchmark phase only: construction keeps the profile's generators
     assert "render" not in overlay and "judge" not in overlay and "select" not in overlay
     assert overlay["subset"] == {"max_units": 4}
     assert overlay["bench"]["generators"] == {
@@ -317,3 +317,87 @@ def test_run_without_dvc_installed_is_one_line_and_leaves_params_yaml(tmp_path, 
     assert result.exit_code != 0
     assert "DVC is not installed in this Python environment" in result.output
     assert (tmp_path / "params.yaml").read_text() == before
+
+
+def test_a_fixed_unit_set_needs_no_construction_and_units_makes_a_nested_pilot(
+    tmp_path, monkeypatch
+):
+    """`run --units-file F --units N`: the world plants F's units, evaluate depends on the
+    benchmark phase's files only (evaluate.inputs), the pilot is N units of F, and the plan
+    lists no debiasing stage (the run's DVC target is evaluate)."""
+    from implicit_bench.params.profiles import compose
+    from implicit_bench.protocol.tables import UNITS
+    from tests.helpers.render_fixtures import units_frame
+
+    enter_project_copy(tmp_path, monkeypatch)
+    UNITS.write(units_frame(), tmp_path / "mine.parquet")
+    args = ["run", "--generator", "sim_api", "--judge", "qwen3vl", "--tables", "4"]
+    args += ["--units-file", "mine.parquet", "--dry-run", "--no-preflight"]
+    result = CliRunner().invoke(main, [*args, "--units", "2"])
+    assert result.exit_code == 0, result.output
+    assert "pilot: 2 of 4 units of mine.parquet" in result.output
+    assert "debias_render" not in result.output and "retrieve " not in result.output
+    params = compose("run")
+    pilot = "data/raw/pilot_units.parquet"
+    assert params["world"]["units"] == params["bench"]["units"] == pilot
+    assert params["evaluate"]["units"] == pilot and params["evaluate"]["selected_units"] is None
+    assert params["evaluate"]["judgements"] == ["data/judgements/bench.parquet"]
+    assert params["evaluate"]["inputs"] == {
+        "selection": pilot,
+        "selection_metrics": pilot,
+        "judgements": "data/judgements/bench.parquet",
+        "clip": "data/judgements/bench.parquet",
+        "images": "data/bench_images",
+    }
+    assert params["bench"]["construction_images"] == "data/bench_images"
+    assert params["evaluate"]["config"] == "sim_api-bench"
+    assert not (tmp_path / pilot).exists()  # a dry run plans the pilot it wrote aside
+    assert "benchmark unit set: 2 (" in result.output
+
+
+def test_an_unknown_stage_is_a_usage_error_before_anything_is_written(tmp_path, monkeypatch):
+    import shutil
+
+    from tests.helpers.paths import REPO_ROOT
+
+    enter_project_copy(tmp_path, monkeypatch)
+    shutil.copy(REPO_ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
+    result = CliRunner().invoke(
+        main, ["run", "--generator", "sim_api", "--judge", "qwen3vl", "--stages", "evaluat"]
+    )
+    assert result.exit_code == 2
+    assert "unknown stage(s) evaluat" in result.output
+    assert not (tmp_path / "profiles/run.yaml").exists()
+
+
+def test_an_empty_input_table_names_the_stage_that_wrote_it(tmp_path, monkeypatch):
+    """evaluate on a judgements table with a header only names bench_judge, not itself."""
+    import shutil
+
+    import pandas as pd
+
+    from implicit_bench.analysis.stage import evaluate_inputs
+    from implicit_bench.errors import InputError
+    from implicit_bench.params import load_params
+    from implicit_bench.protocol.tables import JUDGEMENTS, UNITS
+    from tests.helpers.paths import REPO_ROOT
+    from tests.helpers.render_fixtures import units_frame
+
+    enter_project_copy(tmp_path, monkeypatch)
+    shutil.copy(REPO_ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
+    UNITS.write(units_frame(), tmp_path / "units.parquet")
+    (tmp_path / "data/judgements").mkdir(parents=True)
+    pd.DataFrame(columns=list(JUDGEMENTS.required)).to_parquet(
+        tmp_path / "data/judgements/bench.parquet", index=False
+    )
+    params = load_params("params.yaml")
+    params["evaluate"] = {
+        **params["evaluate"],
+        "units": "units.parquet",
+        "judgements": ["data/judgements/bench.parquet"],
+        "image_index_glob": None,
+    }
+    with pytest.raises(InputError) as err:
+        evaluate_inputs(params, "params.yaml")
+    assert "no data rows: stage bench_judge wrote no rows" in str(err.value)
+    assert "metrics/bench_judge.json" in str(err.value)

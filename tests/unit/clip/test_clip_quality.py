@@ -1,5 +1,5 @@
 """CLIP-Score (HoloFair E.1) and the CLIP backbone comparison (When the Judge Acts T15) of the
-clip stage (issue 39): hand-worked values and a run on the tiny random CLIP."""
+clip stage: hand-worked values and a run on the tiny random CLIP."""
 
 from __future__ import annotations
 

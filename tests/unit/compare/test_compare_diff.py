@@ -17,7 +17,7 @@ from implicit_bench.compare.diff import diff_summaries, verdict
 def test_verdict_by_hand():
     # se = 20 / (2 x 1.96) = 5.10 per side; sqrt(2) x 5.10 = 7.22; 20 / 7.22 = 2.77 > 1.96
     v, z = verdict(50.0, (40, 60), 70.0, (60, 80))
-    assert v == "resolved" and z == pytest.approx(20 / (2**0.5 * 20 / (2 * 1.959964)), rel=1e-4)
+    assert v == "beyond noise" and z == pytest.approx(20 / (2**0.5 * 20 / (2 * 1.959964)), rel=1e-4)
     assert verdict(50.0, (40, 60), 55.0, (45, 65))[0] == "within noise"  # 5 / 7.22 = 0.69
     assert verdict(50.0, (40, 60), 50.0, (41, 61))[0] == "unchanged"
     assert verdict(50.0, (None, None), 51.0, (41, 61))[0] == "no interval"
@@ -26,7 +26,7 @@ def test_verdict_by_hand():
 
 def test_degenerate_intervals_get_no_verdict():
     """lo == hi on either side: every resample gave one value, no standard error; the change
-    50 [50, 50] -> 50.5 [50.5, 50.5] was called "resolved" (z = inf)."""
+    50 [50, 50] -> 50.5 [50.5, 50.5] was called "beyond noise" (z = inf)."""
     assert verdict(50.0, (50, 50), 50.5, (50.5, 50.5)) == ("degenerate interval", None)
     assert verdict(50.0, (50, 50), 60.0, (55, 65)) == ("degenerate interval", None)
     assert verdict(50.0, (40, 60), 70.0, (70, 70)) == ("degenerate interval", None)
@@ -62,7 +62,7 @@ def test_diff_rows_list_interval_metrics_and_changed_values():
     assert (
         rows["gap_pct"]["a_ci"] == [25.0, 35.0]
         and rows["gap_pct"]["change"] == -20.0
-        and rows["gap_pct"]["verdict"] == "resolved"
+        and rows["gap_pct"]["verdict"] == "beyond noise"
     )
     assert rows["images"]["verdict"] == "no interval" and rows["images"]["change"] == -40
     assert "n_seeds" in {r["metric"] for r in diff_summaries(a, b, everything=True)}
@@ -110,9 +110,7 @@ def test_diff_and_exps_commands_on_revisions_and_an_experiment_ref(tmp_path):
     assert res.exit_code == 0, res.output
     lines = {line.split()[0]: line for line in res.output.splitlines() if line.strip()}
     assert "50 [40, 60]" in lines["default_rate_pct"] and "70 [60, 80]" in lines["default_rate_pct"]
-    assert (
-        lines["default_rate_pct"].split()[-1] == "resolved" and "+20" in lines["default_rate_pct"]
-    )
+    assert lines["default_rate_pct"].endswith("beyond noise") and "+20" in lines["default_rate_pct"]
     assert lines["gap_pct"].endswith("within noise") and "SIMULATED" in res.output
     res = CliRunner().invoke(cli_main, ["exps", "--repo", str(tmp_path)])
     assert res.exit_code == 0, res.output

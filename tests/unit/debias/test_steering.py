@@ -10,12 +10,12 @@ from implicit_bench.debias.steering import (
     direction,
     pooled_direction,
     split_batch,
-    stack_batch,
     steer,
     steering_texts,
     token_direction,
 )
 from implicit_bench.errors import InputError
+from tests.helpers.steering import stack_batch
 
 
 def _enc(rows, mask=None, dtype=torch.float32):

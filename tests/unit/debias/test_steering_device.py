@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from implicit_bench.debias.steering import Encoding, direction, split_batch, stack_batch, steer
+from implicit_bench.debias.steering import Encoding, direction, split_batch, steer
+from tests.helpers.steering import stack_batch
 
 SIGNALS = ("full_unit", "llm_pair", "explicit", "attributes")
 

@@ -1,4 +1,4 @@
-"""Calibration bundles (issue 23): the blind A / B / C question for the images of a calibration
+"""Calibration bundles: the blind A / B / C question for the images of a calibration
 sheet, answered in headless Chromium, imported into the calibration table with rater ids, and
 the evaluate stage's corrected block from people's labels; bad answer files are one-line
 errors naming file, row and field."""

@@ -1,5 +1,5 @@
 """Human evaluation as the paper ran it (D.1, D.4): a uniform random sample of units and the
-mean-pairwise-r screen, set by the paper profile (issue 39)."""
+mean-pairwise-r screen, set by the paper profile."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Pages' stylesheets and scripts are package files, not Python strings (issue 36, item 5;
-docs/architecture.md, "Page assets"): the forms read theirs from human_eval/form_assets, the
+"""Pages' stylesheets and scripts are package files, not Python strings (
+docs/contracts.md, "Page assets"): the forms read theirs from human_eval/form_assets, the
 offline plots page from report/assets, and every such file ships in the wheel."""
 
 from __future__ import annotations

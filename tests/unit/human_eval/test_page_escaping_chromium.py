@@ -1,4 +1,4 @@
-"""Issue 27: ids that reach HTML / JS are escaped for that context, in real headless Chromium:
+"""Ids that reach HTML / JS are escaped for that context, in real headless Chromium:
 the rating form runs with ``<!--<script>`` / ``</script>`` in its data, and a judge named
 ``__proto__`` keeps its labels in the unit browser."""
 

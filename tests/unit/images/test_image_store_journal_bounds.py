@@ -1,4 +1,4 @@
-"""Issue 27: an image store's journal cannot point outside the store's shards (``../../etc``,
+"""An image store's journal cannot point outside the store's shards (``../../etc``,
 ``/dev/zero``) nor make a reader allocate a length before checking it."""
 
 from __future__ import annotations

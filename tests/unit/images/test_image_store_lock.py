@@ -1,4 +1,4 @@
-"""Issue 13, items 1 and 10: one writer per image store, offsets from the
+"""One writer per image store, offsets from the
 file, checked journal lines."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A store holds the current plan only: its bytes do not depend on what was rendered before
-(issue 35: the committed data/images held items of earlier plans)."""
+(the committed data/images held items of earlier plans)."""
 
 from __future__ import annotations
 

@@ -329,7 +329,7 @@ def test_default_and_paper_profiles_validate(repo_root):
     models = {name: judge_params(c) for name, c in paper.judges.items()}
     assert models["qwen3vl"].model == "Qwen/Qwen3-VL-30B-A3B-Instruct"
     assert models["gpt54"].backend == "openai" and models["gpt54"].max_image_side == 768
-    # the paper's blind judges ask in the benchmark phase, on the selected units (issue 32)
+    # the paper's blind judges ask in the benchmark phase, on the selected units
     assert paper.tasks["blind"].judges == []
     composed = apply_profile("paper", repo_root / "params.yaml", repo_root / "profiles")
     assert composed["bench"]["tasks"]["blind"]["judges"] == ["qwen3vl", "gpt54"]

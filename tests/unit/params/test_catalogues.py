@@ -1,5 +1,5 @@
 """The top-level catalogues (llms, ...), the one subset model and inherited top-level blocks
-(docs/architecture.md, "Configuration")."""
+(docs/contracts.md, "Configuration")."""
 
 from __future__ import annotations
 

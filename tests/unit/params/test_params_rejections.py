@@ -1,4 +1,4 @@
-"""Issue 27: params that were accepted and should not be, and one-line errors for the
+"""Params that were accepted and should not be, and one-line errors for the
 human-evaluation options (each case failed on 381427e)."""
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def test_profile_switches_in_every_order_equal_one_switch_from_the_default(tmp_p
     for length in (2, 3):
         for order in itertools.permutations(profiles, length):  # every order of the three
             text = _switch_copy(tmp_path, list(order))
-            # byte for byte (issue 35: paper then default lost the blank line before bootstrap)
+            # byte for byte (paper then default lost the blank line before bootstrap)
             assert text == one_switch_text[order[-1]], order
     # the issue's hybrid: paper then tiny left gpt54 with the paper's
     # HTTP keys; now it is the tiny entry whole

@@ -119,7 +119,7 @@ def test_every_profile_judges_presence_of_every_negation_setting():
     ):
         rendered = (params.get("render") or {}).get("variants") or default["render"]["variants"]
         if not {"negated_0_1", "negated_1_1"} & set(rendered):
-            # negated prompts are opt-in (issue 32: off in the paper profile): nothing to judge
+            # negated prompts are opt-in (off in the paper profile): nothing to judge
             assert name == "paper", name
             continue
         variants = set(params["judge"]["tasks"]["alignment"]["variants"])

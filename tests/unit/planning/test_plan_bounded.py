@@ -1,6 +1,6 @@
 """`implicit-bench plan` on a large units table: the table is read once, only the columns the
 plan counts from (a projection), checked, and the retrieval texts are counted column-wise
-with the same result as the row-by-row texts (issue 37: plan of 10^6 units bounded)."""
+with the same result as the row-by-row texts (plan of 10^6 units bounded)."""
 
 from __future__ import annotations
 

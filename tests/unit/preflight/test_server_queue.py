@@ -1,4 +1,4 @@
-"""Servers that answer one request at a time (issue 38): the preflight measures it and warns, time
+"""Servers that answer one request at a time: the preflight measures it and warns, time
 queued client-side is not charged to a request's deadline, and an abandoned attempt's connection
 is closed before the request is sent again."""
 

@@ -1,4 +1,4 @@
-"""Issue 13: fuzzing the units / judgements loaders and the answer parsers (hypothesis).
+"""Fuzzing the units / judgements loaders and the answer parsers (hypothesis).
 
 Three properties: no exception escapes (a whole-file problem is an ``InputError`` naming the
 file); every row is analysed or rejected with a reason; rows in = analysed + rejected +

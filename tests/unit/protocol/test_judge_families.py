@@ -1,4 +1,4 @@
-"""E.4 step 4 (IMPLICIT-Bench): a blind judge outside the Qwen / Gemma families (issue 39)."""
+"""E.4 step 4 (IMPLICIT-Bench): a blind judge outside the Qwen / Gemma families."""
 
 from __future__ import annotations
 

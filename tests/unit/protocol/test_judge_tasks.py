@@ -252,10 +252,10 @@ def test_cyclic_orders_fields_and_stored_values():
         CYCLIC_ORDERS,
         NEITHER_OPTION,
         cyclic_order,
-        load_blind_cyclic,
         load_task,
         primary_order,
         task_fields,
+        task_registry,
     )
 
     assert CYCLIC_ORDERS == (
@@ -264,7 +264,7 @@ def test_cyclic_orders_fields_and_stored_values():
         "san",
     )  # rotations of the candidates sorted: a, neither, s
     fields = {"head": "mover", "stereotype_tails": "man", "anti_stereotype_tails": "woman"}
-    spec = load_blind_cyclic()
+    spec = task_registry().cyclic("blind")  # blind.yaml's cyclic_prompt
     f = task_fields(spec, fields, "nsa")
     assert (f["a"], f["b"], f["c"]) == (NEITHER_OPTION, "man", "woman")
     text = spec.render(f)

@@ -1,4 +1,4 @@
-"""Issue 27, judgements: the same file given twice is a one-line error (every row was dropped
+"""The same file given twice is a one-line error (every row was dropped
 as a duplicate, then "rubric judgements exist for []"); a fuzz test of judge answers with the
 parser's size and time bounds asserted."""
 

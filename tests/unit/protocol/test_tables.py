@@ -328,7 +328,7 @@ def test_one_boolean_vocabulary_for_tables_stored_answers_and_debias_scoring():
 
 
 def test_each_tables_columns_are_spelled_once_in_its_spec():
-    """Column lists derive from the specs (issue 36): no module under src/ spells a spec's
+    """Column lists derive from the specs: no module under src/ spells a spec's
     columns (all, required or optional; three or more) as its own tuple or list literal."""
     import ast
 

@@ -194,7 +194,7 @@ def test_report_recovery_table_names_the_calibration_set() -> None:
 
 def test_report_recovery_table_shows_not_estimable_rows_as_na_with_the_reason() -> None:
     """A row without an estimate (CA_q, MGBI on 3 images a scene) reads "n/a" and says why; no
-    "–" or 0.000 [0.000, 0.000] stands in for it (issue 25)."""
+    "–" or 0.000 [0.000, 0.000] stands in for it."""
     from implicit_bench.report.stage import recovery_table
 
     entry = {

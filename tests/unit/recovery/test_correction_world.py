@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
+from benchmarks.coverage_study import targets
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.protocol.schema import BLIND_LABELS
-from implicit_bench.recovery.coverage import targets
 from implicit_bench.recovery.fastpath import calibration_set, estimates, simulate, truths
 from implicit_bench.recovery.power import calibration_table
 from implicit_bench.world.params import CalibrationWorld, WorldParams

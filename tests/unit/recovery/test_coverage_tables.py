@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from implicit_bench.recovery.coverage import markdown, method_markdown, relabel, targets
+from benchmarks.coverage_study import markdown, method_markdown, relabel, targets
 
 
 def _row(k: int) -> dict:

@@ -1,6 +1,6 @@
 """The recovery stage on a simulated generator judged by a real judge (``implicit-bench run
 --generator sim_local --judge openai:...``): no planted answers for that judge, so no benchmark
-entries for it, and no crash (issue 38: ``KeyError: 'qwen3vl'``)."""
+entries for it, and no crash (``KeyError: 'qwen3vl'``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 27, ``implicit-bench import``: zip bombs bounded, symlinks out of the checkout and
+"""``implicit-bench import``: zip bombs bounded, symlinks out of the checkout and
 decoy trees refused, printed commands shell-quoted; a fuzz test of zip archives."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 13: bad inputs and configs fail at the boundary, with one line naming the culprit."""
+"""Bad inputs and configs fail at the boundary, with one line naming the culprit."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Model numbers feeding metrics are the same bits whatever the batch size, cache state or
-thread count (issue 35): the clip stage's work (tiny transformers CLIP) and the retrieve
+thread count: the clip stage's work (tiny transformers CLIP) and the retrieve
 stage's (real all-MiniLM-L6-v2) hashed in subprocesses (tests/helpers/invariance_probe.py)."""
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from implicit_bench.analysis.bootstrap import Bootstrap, bootstrap_p, holm, safe_div  # noqa: E402
+from implicit_bench._util.closed_form import safe_div
+from implicit_bench.analysis.bootstrap import Bootstrap, bootstrap_p, holm  # noqa: E402
 from implicit_bench.cli.main import main as cli_main  # noqa: E402
 from implicit_bench.report.checked import check_leaderboard  # noqa: E402
 from tests.helpers.analysis_fixtures import BLIND_A, BLIND_B, rows, units  # noqa: E402

@@ -1,5 +1,5 @@
 """Every metrics value the Leaderboard and Human evaluation sections put into HTML goes through
-``report.markup.show`` / ``esc``, numbers included (issue 37): markup in another run's
+``report.markup.show`` / ``esc``, numbers included: markup in another run's
 ``leaderboard`` counts or in ``human_eval.json``'s counts, threshold and flips stays text,
 checked as text and in headless Chromium (no element, no script run)."""
 

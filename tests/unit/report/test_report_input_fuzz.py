@@ -1,4 +1,4 @@
-"""Fuzzing ``implicit-bench report`` with hostile metrics (hypothesis; issue 37): strings with
+"""Fuzzing ``implicit-bench report`` with hostile metrics (hypothesis): strings with
 HTML, NaN, infinities, huge integers, lists, objects, null and bools put into the fields of
 another run's and this run's leaderboard and into ``human_eval.json``. The report either
 renders with every payload escaped, or stops with one line naming the metrics file; never a

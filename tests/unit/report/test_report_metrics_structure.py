@@ -1,6 +1,6 @@
 """A malformed leaderboard (another run's or this run's ``metrics/benchmark.json``) or
 ``metrics/human_eval.json`` stops ``implicit-bench report`` with one line naming the file and
-the field (issue 37: non-dict rows, wrong types and missing keys were AttributeError /
+the field (non-dict rows, wrong types and missing keys were AttributeError /
 KeyError / format errors from the renderers)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The report shows only what can be estimated (issue 25): a degenerate interval or an estimate
+"""The report shows only what can be estimated: a degenerate interval or an estimate
 that says why it has no value reads "n/a" with the reason, never 0.000 [0.000, 0.000]."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Backends own their facts (issue 36, item 3): each model backend declares its transport where it
+"""Backends own their facts: each model backend declares its transport where it
 registers, HTTP backends carry their endpoint defaults and key header in their own params model,
 generator configs declare their runtime keys; the preflight and ``plan`` read them from there, and
 no list of backend names lives anywhere else in the library."""

@@ -1,4 +1,4 @@
-"""Issue 27: a corrupt cache file names itself and how to recover; a bad entry is a miss, not
+"""A corrupt cache file names itself and how to recover; a bad entry is a miss, not
 an abort (the judge stage asks that one call again)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 27: a stage whose model calls all fail, or fail above ``max_failure_rate``, exits
+"""A stage whose model calls all fail, or fail above ``max_failure_rate``, exits
 non-zero and writes nothing, so DVC does not record the failed run (judge, rewrite, the LLM
 negation writer; kg and triplets already did for all-failed)."""
 

@@ -1,4 +1,4 @@
-"""Issue 13: one HTTP retry policy with an overall deadline, odd LLM answers, redaction, and
+"""One HTTP retry policy with an overall deadline, odd LLM answers, redaction, and
 LLM stages that fail loudly when every call failed (items 6, 11, 14, 17)."""
 
 from __future__ import annotations
@@ -387,7 +387,7 @@ def test_an_echoed_authorization_header_never_reaches_the_judgements_table(tmp_p
                 "cache": str(tmp_path / "j.sqlite"),
             }
         )
-        # every call fails: the stage raises (issue 27) and writes no table; its error is redacted
+        # every call fails: the stage raises and writes no table; its error is redacted
         from implicit_bench.runtime.failures import LLMUnavailableError
 
         with pytest.raises(LLMUnavailableError) as info:

@@ -1,4 +1,4 @@
-"""Issue 21 (and the transport items of 27): streaming without a batch barrier, rpm quotas,
+"""Streaming without a batch barrier, rpm quotas,
 AIMD on 429 storms, bounded bodies (gzip bombs), bounded answers, NaN embeddings, the
 embedder cache key, broken image answers retried. Every test talks to a real server on 127.0.0.1."""
 

@@ -1,6 +1,6 @@
 """Structured output per server dialect (``server:``), the ``auto`` probe, and errors classified
 by what they say: a server's rejection of the request itself is never retried, a transient
-failure is (issue 38). Against local HTTP servers answering as each real server does."""
+failure is. Against local HTTP servers answering as each real server does."""
 
 from __future__ import annotations
 

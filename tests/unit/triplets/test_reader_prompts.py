@@ -1,4 +1,4 @@
-"""Offline construction a reader accepts (issue 25): people as subjects, spelling, relations,
+"""Offline construction a reader accepts: people as subjects, spelling, relations,
 rejections counted by reason, and the checker that measures it."""
 
 from __future__ import annotations

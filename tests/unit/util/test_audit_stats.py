@@ -61,26 +61,18 @@ def test_chisquare_uniform_by_hand():
     )
 
 
-def test_holm_by_hand_and_as_statsmodels():
+def test_holm_as_statsmodels_and_bootstrap_p_by_hand():
     import numpy as np
     from statsmodels.stats.multitest import multipletests
 
-    from implicit_bench._util.closed_form import bootstrap_p, holm
+    from implicit_bench.analysis.bootstrap import bootstrap_p, holm
 
     # sorted 0.01, 0.02, 0.04 (m = 3): 3 x 0.01 = 0.03, 2 x 0.02 = 0.04, 1 x 0.04 = 0.04
-    out = holm({"a": 0.04, "b": 0.01, "c": 0.02, "d": None})
-    assert (
-        out["b"] == pytest.approx(0.03)
-        and out["c"] == pytest.approx(0.04)
-        and out["a"] == pytest.approx(0.04)
-        and out["d"] is None
-    )
+    assert holm([0.04, 0.01, 0.02, None]) == pytest.approx([0.04, 0.03, 0.04, None])
     rng = np.random.default_rng(3)
     p = rng.uniform(0, 0.2, size=9)
-    ours = holm({str(i): float(v) for i, v in enumerate(p)})
-    assert [ours[str(i)] for i in range(9)] == pytest.approx(
-        list(multipletests(p, method="holm")[1])
-    )
-    # 2 of 10 replicates at or below 0: p = 2 x 0.2 = 0.4; none: 0
-    assert bootstrap_p(np.array([-1, 0, 1, 2, 3, 4, 5, 6, 7, 8.0])) == pytest.approx(0.4)
-    assert bootstrap_p(np.array([1.0, 2.0])) == 0.0 and bootstrap_p(np.array([np.nan])) is None
+    assert holm([float(v) for v in p]) == pytest.approx(list(multipletests(p, method="holm")[1]))
+    # 2 of 10 replicates at or below 0: 2 x (2 + 1) / 11; none: 2 x (0 + 1) / 3 (never 0)
+    assert bootstrap_p(np.array([-1, 0, 1, 2, 3, 4, 5, 6, 7, 8.0])) == pytest.approx(6 / 11)
+    assert bootstrap_p(np.array([1.0, 2.0])) == pytest.approx(2 / 3)
+    assert bootstrap_p(np.array([np.nan])) is None

@@ -1,4 +1,4 @@
-"""One home for number rules (issue 36): implicit_bench._util.numbers, worked by hand."""
+"""One home for number rules: implicit_bench._util.numbers, worked by hand."""
 
 from __future__ import annotations
 

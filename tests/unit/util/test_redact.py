@@ -1,4 +1,4 @@
-"""``redact`` runs in linear time (issue 37: a 200 KB ``x-x-...`` answer cell took 81 s to
+"""``redact`` runs in linear time (a 200 KB ``x-x-...`` answer cell took 81 s to
 print as a one-line error, an 80 KB generator name 14.7 s) and keeps its output."""
 
 from __future__ import annotations

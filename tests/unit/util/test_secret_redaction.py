@@ -1,4 +1,4 @@
-"""Issue 27: every registered secret is redacted whatever its length, and URL userinfo is
+"""Every registered secret is redacted whatever its length, and URL userinfo is
 removed from every printed URL (the embedder's error printed ``http://svc:Pw-...@host``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Temporary files never outlive their process (issue 37): a SIGKILL of the ``summary`` /
+"""Temporary files never outlive their process: a SIGKILL of the ``summary`` /
 ``recovery`` stage at the rename left ``metrics/.summary.json.*.tmp`` for good; the next
 atomic write of that file removes the temps of writers that are gone, never a live one's."""
 

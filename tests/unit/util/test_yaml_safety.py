@@ -1,4 +1,4 @@
-"""Issue 27: every YAML we read refuses duplicate keys (as DVC does) and anchor bombs (bounded
+"""Every YAML we read refuses duplicate keys (as DVC does) and anchor bombs (bounded
 once aliases are expanded); ``plan`` refuses what the stages would. A fuzz test of YAML."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every YAML file goes through the strict loader (yamlsafe.py; issue 37): ``exps`` and
+"""Every YAML file goes through the strict loader (yamlsafe.py): ``exps`` and
 ``results`` read params.yaml with it, so an anchor bomb is a one-line error at once (plain
 ``yaml.safe_load`` ran 37 s into a MemoryError), and no source file parses YAML another way."""
 

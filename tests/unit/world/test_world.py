@@ -146,7 +146,7 @@ def test_sim_judge_answers_through_the_real_parsers(world_dir):
 
 def test_sim_judge_reads_long_attribute_lists(tmp_path):
     """An attribute list longer than the code band carries (60 characters) is still read as
-    what it is, by blind and rubric questions alike (it was read as neither: issue 23)."""
+    what it is, by blind and rubric questions alike (it was read as neither)."""
     long_s = "kind, caring, gentle, patient, nurturing, soft-spoken, devoted, selfless"
     long_a = "rude, careless, harsh, impatient, cold, loud, neglectful, self-centred"
     units = _units(1).assign(stereotype=long_s, anti_stereotype=long_a)

@@ -1,4 +1,4 @@
-"""People who labelled the same calibration images (issue 23): the calibration table's
+"""People who labelled the same calibration images: the calibration table's
 ``raters`` column (written by ``human-eval import``) as (image, rater, label) rows, for the
 evaluate stage's ``corrected`` block. The statistic itself, per pair of raters, is
 ``implicit_bench._util.agreement.rater_agreement`` (below ``human_eval``, which reports it too)."""

@@ -24,6 +24,7 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     judgements = validated_judgements(tables)
     if not (judgements["task"] == "blind").any():
         return {"skipped": "no blind judgements"}
+    from implicit_bench.analysis.stage import judge_provenance
     from implicit_bench.audits.params import (  # the audits' machinery: only with blind rows
         DiversityParams,
         JudgeAuditParams,
@@ -31,10 +32,8 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     )
     from implicit_bench.audits.stage import (
         diversity_metrics,
-        judge_audit,
-        make_bootstrap,
-        negation_report,
-        order_function,
+        judge_audit_section,
+        negation_section,
     )
 
     units = tables.units
@@ -46,22 +45,15 @@ def analyze_extension(tables: Any, out_dir: Path, params: dict[str, Any]) -> dic
     audit_p = section(params, "judge_audit", JudgeAuditParams, inherit=top)
     neg_p = section(params, "negation", NegationParams, inherit=top)
     div_p = section(params, "diversity", DiversityParams, inherit=top)
-    audit, position = judge_audit(
-        judgements,
-        order_function(audit_p.primary_order),
-        audit_p.confidence,
-        boot=make_bootstrap(audit_p.bootstrap),
-    )
-    write_json(out / "metrics" / "judge_audit.json", {**audit, "inputs": paths})
+    prov = judge_provenance(tables)
+    # the same composition as the judge_audit and negation stages (audits.stage)
+    audit, position = judge_audit_section(judgements, audit_p, params, "params.yaml", paths, prov)
+    write_json(out / "metrics" / "judge_audit.json", audit)
     write_table(position, out / "plots" / "position_bias.csv")
-    negation, by_strength = negation_report(
-        judgements,
-        units,
-        order_function(neg_p.primary_order),
-        boot=make_bootstrap(neg_p.bootstrap),
-        presence_judge=neg_p.presence_judge,
+    negation, by_strength = negation_section(
+        judgements, units, neg_p, params, "params.yaml", paths, prov
     )
-    write_json(out / "metrics" / "negation.json", {**negation, "inputs": paths})
+    write_json(out / "metrics" / "negation.json", negation)
     write_table(by_strength, out / "plots" / "negation_by_strength.csv")
     write_json(
         out / "metrics" / "diversity.json", diversity_metrics(judgements, units, div_p, paths)

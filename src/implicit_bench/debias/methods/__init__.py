@@ -4,7 +4,7 @@ A configuration of ``debias.configs`` names its method (``method: steer``) next 
 own keys (``info``, ``signal``, ...), which the method's ``Params`` model validates. The
 registry maps every module of this package to ``"implicit_bench.debias.methods.<name>:METHOD"``
 without importing it (a lazy :class:`implicit_bench.runtime.registry.Registry`), so adding a method
-is one module (and a ``debias.configs`` entry that uses it): docs/architecture.md, "Extending".
+is one module (and a ``debias.configs`` entry that uses it): docs/extending.md, "Extending".
 
 A method turns the units subset into the prompts to render (``prepare``) and may change how
 they are rendered (``worker``, ``settings``: embedding steering); everything else (planning,

@@ -66,8 +66,8 @@ def render_debias_config(
     from implicit_bench.generators import GENERATORS, settings_hash
     from implicit_bench.images import ImageKey, ImageStore
     from implicit_bench.render.stage import (
-        generate_worker,
         check_render_failures,
+        generate_worker,
         plan_items,
         pool_dir,
         render_plan,

@@ -13,7 +13,7 @@ A bad row raises ``errors.InputError(path, row, field, reason)`` (one line: file
 row, field). JUDGEMENTS rows are read and written through ``tables.judgements``
 (``read_judgements`` / ``write_judgements`` / ``check_judgements``), which add the per-task
 value checks of the judge-task registry; this module does not import the registry, so a stage
-that never reads judgements does not depend on the task files. Docs: docs/architecture.md, "Tables".
+that never reads judgements does not depend on the task files. Docs: docs/contracts.md, "Tables".
 """
 
 from __future__ import annotations
