@@ -28,6 +28,16 @@ pytestmark = pytest.mark.journey
 TRACKED = ("dvc.lock", "metrics", "tables", "plots")
 
 
+def _row(diff: str, metric: str) -> list[str]:
+    """The values after ``metric`` in `dvc metrics diff`'s table (Path, Metric, HEAD, workspace,
+    Change)."""
+    for line in diff.splitlines():
+        words = line.split()
+        if metric in words:
+            return words[words.index(metric) + 1 :]
+    raise AssertionError(f"{metric} not in dvc metrics diff:\n{diff}")
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """A fresh clone after `make repro` (.venv: the environment in use, nothing installed)."""
@@ -74,9 +84,8 @@ def test_seed_experiments(built):
     assert after["n_seeds"] == 2
     assert after["images"] < before["images"]
     diff = journey.type(METRICS_DIFF).stdout
-    rows = {ln.split()[0]: ln.split()[1:] for ln in diff.splitlines()[1:] if ln.strip()}
-    assert rows["n_seeds"][:3] == ["3", "2", "-1"], diff
-    assert rows["images"][:2] == [str(before["images"]), str(after["images"])], diff
+    assert _row(diff, "n_seeds")[:3] == ["3", "2", "-1"], diff
+    assert _row(diff, "images")[:2] == [str(before["images"]), str(after["images"])], diff
     back = journey.type(THREE_SEEDS, timeout=3600)
     log = back.stdout + back.stderr
     back_to = json.loads((clone / "metrics/summary.json").read_text())
