@@ -93,6 +93,7 @@ class Journey:
         took = time.perf_counter() - start
         self.seconds += took
         self.steps.append({"command": command, "rc": done.returncode, "seconds": round(took, 1)})
+        self.record()  # after each step: a journey that fails still leaves its times
         if check:
             assert done.returncode == 0, (
                 f"{command}: exit {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
@@ -117,4 +118,4 @@ def record(name: str, seconds: float, steps: list[dict[str, object]] | None = No
         sum(v["seconds"] for k, v in times.items() if not k.startswith("_")), 1
     )
     TIMES.write_text(json.dumps(times, indent=2) + "\n")
-    print(f"journey {name}: {seconds:.1f} s")
+    print(f"journey {name}: {seconds:.1f} s ({len(steps or [])} steps)")

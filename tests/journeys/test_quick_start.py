@@ -90,11 +90,15 @@ def test_seed_experiments(built):
     log = back.stdout + back.stderr
     back_to = json.loads((clone / "metrics/summary.json").read_text())
     assert back_to == before  # the committed baseline's headline again
-    # "renders nothing, asks no judge": every image from the store, every answer from the cache
-    rendered = re.findall(r"render \S+: .*?, (\d+) rendered now\)", log)
-    assert rendered and set(rendered) == {"0"}, log[-3000:]
-    calls = re.findall(r"^judge: .*?, (\d+) model calls,", log, re.M)
-    assert calls and set(calls) == {"0"}, log[-3000:]
+    # "renders nothing, asks no judge": a render or judge stage that runs (DVC may restore it
+    # from its run cache instead) takes every image from the store, every answer from the cache
+    ran = stages_run(log)
+    if "render" in ran:
+        rendered = re.findall(r"render \S+: .*?, (\d+) rendered now\)", log)
+        assert rendered and set(rendered) == {"0"}, log[-3000:]
+    if "judge" in ran:
+        calls = re.findall(r"^judge: .*?, (\d+) model calls,", log, re.M)
+        assert calls and set(calls) == {"0"}, log[-3000:]
     plan = journey.type(PLAN_PAPER).stdout
     journey.record()
     assert "total model calls" in plan
