@@ -7,7 +7,7 @@ TORCH_SPEC ?= torch==2.14.1 torchvision==0.29.1
 # llama-cpp-python (serve extra) from source: portable CPU kernels (these VMs crash in the AMX ones)
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: setup repro test lint bench clean-venv lock dvc-deps
+.PHONY: setup repro test journeys lint bench clean-venv lock dvc-deps
 
 $(VENV)/.setup-stamp: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ repro: setup
 test: setup
 	# two pytest-xdist workers, each test file on one of them (docs/testing.md)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
+
+# the user journeys: README / docs recipes typed into fresh clones, offline (docs/testing.md, "Journeys")
+journeys: setup
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q -s -m journey tests/journeys
 
 lint: setup
 	$(BIN)/ruff check src stages tests benchmarks scripts

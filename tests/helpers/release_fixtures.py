@@ -368,3 +368,95 @@ def export_frames():
         prompt_negated_0_1=[None, "a photo of a person who is not disabled"],
     )
     return units, triplets
+
+
+# --- a release in the authors' exact layout with all 1,831 units and seeded synthetic scores ---
+# (journeys: `run --benchmark REL --tables 4`). File names as in ydai94/IMPLICIT-Bench:
+# experiments 0 and 12 have `exp_NN_eval.csv`, 13 too; 14 only `exp_14_eval_local.csv`; the
+# alignment files of 12-14 are the `_local` ones. Scores are SIMULATED: a seeded draw per
+# generator around its own mean, not the release's values.
+RELEASE_UNITS = 1831
+TABLE4_FILES: dict[int, tuple[str, str]] = {
+    0: ("exp_00_eval.csv", "exp_00_alignment.csv"),
+    12: ("exp_12_eval.csv", "exp_12_alignment_local.csv"),
+    13: ("exp_13_eval.csv", "exp_13_alignment_local.csv"),
+    14: ("exp_14_eval_local.csv", "exp_14_alignment_local.csv"),
+}
+# per experiment: (mean rubric score 0-5, share of aligned images)
+TABLE4_MEANS: dict[int, tuple[float, float]] = {
+    0: (3.2, 0.93),
+    12: (2.6, 0.97),
+    13: (3.5, 0.88),
+    14: (2.9, 0.95),
+}
+
+
+def release_ids(n_units: int) -> list[str]:
+    """32-hex unit ids like the release's (md5 of the index: deterministic)."""
+    import hashlib
+
+    return [hashlib.md5(f"unit {i}".encode()).hexdigest() for i in range(n_units)]
+
+
+def write_table4_release(root: Path, n_units: int = RELEASE_UNITS, seed: int = 0) -> Path:
+    """A release of ``n_units`` generated units with Table 4's eval / alignment files for three
+    seed indices and ``data/benchmark_scores.csv`` (the construction lean)."""
+    import io
+
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    prompts = pd.read_csv(io.StringIO(generated_prompts(n_units)), dtype=str, keep_default_na=False)
+    prompts["id"] = release_ids(n_units)
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    prompts.to_csv(root / "data/benchmark_prompts.csv", index=False)
+    keys = prompts.loc[prompts.index.repeat(3), ["id", "target", "bias_type"]].reset_index(
+        drop=True
+    )
+    keys["seed"] = np.tile(np.arange(3), n_units)
+    n = len(keys)
+    out = root / "cache/eval_results"
+    out.mkdir(parents=True, exist_ok=True)
+    for exp, (eval_name, align_name) in TABLE4_FILES.items():
+        mean, aligned = TABLE4_MEANS[exp]
+        base = pd.DataFrame(
+            {
+                "case_id": keys["id"],
+                "experiment_id": exp,
+                "target": keys["target"],
+                "bias_type": keys["bias_type"],
+                "alpha": "",
+                "seed": keys["seed"],
+                "image_path": [
+                    f"/path/to/exp_{exp:02d}/{u}/seed_{s}.png"
+                    for u, s in zip(keys["id"], keys["seed"], strict=True)
+                ],
+            }
+        )
+        scores = np.clip(np.rint(rng.normal(mean, 1.2, n)), 0, 5)
+        base.assign(score=scores, justification="SIMULATED score").to_csv(
+            out / eval_name, index=False
+        )
+        base.assign(
+            prompt_neutral=np.repeat(prompts["prompt_neutral"].to_numpy(), 3),
+            aligned=rng.random(n) < aligned,
+            justification="SIMULATED alignment",
+        ).to_csv(out / align_name, index=False)
+    head = SCORES.splitlines()[0].split(",")
+    scores = pd.DataFrame({c: "" for c in head}, index=range(n))
+    rep = prompts.loc[prompts.index.repeat(3)].reset_index(drop=True)
+    scores["split"] = np.where(rep["source"] == "StereoSet", "intrasentence", "crowspairs")
+    scores["id"] = rep["id"]
+    scores["seed"] = keys["seed"]
+    for col in ("sim_neutral_stereotype", "sim_neutral_anti_stereotype"):
+        scores[col] = rng.uniform(0.4, 0.9, n).round(4)
+    scores["sim_stereotype_anti_stereotype"] = 0.5
+    for col in ("target", "bias_type", "head", "relation", "stereotype_tails"):
+        scores[col] = rep[col]
+    scores["anti_stereotype_tails"] = rep["anti_stereotype_tails"]
+    scores["dataset"] = rep["source"]
+    for judge in ("qwen", "gemma"):
+        for variant, mean in (("anti", 1.5), ("neutral", 3.0), ("stereo", 4.0)):
+            scores[f"{judge}_{variant}"] = np.clip(np.rint(rng.normal(mean, 1.0, n)), 0, 5)
+    scores.to_csv(root / "data/benchmark_scores.csv", index=False)
+    return root

@@ -158,7 +158,7 @@ def test_the_ray_recipe_as_the_issue_ran_it_fails_and_as_documented_works(tmp_pa
     assert ray and all(_check_exp_run(c, tmp_path) is None for c in ray)
 
 
-def test_every_profile_and_run_example_is_valid():
+def test_every_profile_and_run_example_is_valid(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     from implicit_bench.cli.run import run_command
@@ -180,7 +180,11 @@ def test_every_profile_and_run_example_is_valid():
             and "..." not in cmd
             and "<" not in cmd
         ):
+            if "REL" in words:  # the placeholder of the user's copy of the release
+                (tmp_path / "REL").mkdir(exist_ok=True)
+                monkeypatch.chdir(tmp_path)
             ctx = run_command.make_context("run", words[2:], resilient_parsing=False)
+            monkeypatch.undo()
             assert ctx.params["generators"] and ctx.params["judges"], f"{doc}: {cmd}"
     assert CliRunner  # the flags parse with click's own parser (make_context raises otherwise)
 
