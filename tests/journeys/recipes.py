@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-DOCS = ("README.md", "docs/experiments.md", "docs/byo-judgements.md")
+DOCS = ("README.md", "docs/experiments.md", "docs/byo-judgements.md", "docs/publishing.md")
 
 QUICK_START = "make repro"
 BASELINE = "dvc repro && git add -A && git commit -m baseline"
@@ -23,19 +23,25 @@ PLAN_PAPER = "implicit-bench plan --profile paper"
 DVC_REPRO = "dvc repro"
 PILOT_100 = (
     "implicit-bench run --benchmark REL --generator sim_api --judge qwen3vl --tables 4 "
-    "--units 100 --name pilot"
+    "--units 100 --name pilot --report site-pilot"
 )
-RESET_PARAMS = "git checkout params.yaml"
 PILOT_200 = (
     "implicit-bench run --benchmark REL --generator sim_api --judge qwen3vl --tables 4 "
-    "--units 200 --name pilot200"
+    "--units 200 --name pilot200 --report site-pilot200"
 )
 # a user's broken local model directory (test_render_failure.py; not a docs recipe)
 BROKEN_MODEL = (
     "implicit-bench run --benchmark REL --generator ./my-model --judge qwen3vl --tables 4 "
     "--units 20 --name broken"
 )
-REPORT_SITE = "implicit-bench report . --out site"
+EXPORT_EEE = 'implicit-bench export eee . --out published/eee --organization "My Lab"'
+EXPORT_HF = (
+    "implicit-bench export hf-eval-results . --model-id my-org/my-model --out published/card"
+)
+REPORT_EEE = (
+    'implicit-bench report . published/eee --label "this run" --label "My Lab (EEE)" '
+    "--out published/site"
+)
 BYO = "implicit-bench analyze --units units.csv --judgements judgements.csv --out out"
 
 # command -> the journey test that types it
@@ -49,13 +55,26 @@ JOURNEYS: dict[str, str] = {
     DVC_REPRO: "tests/journeys/test_quick_start.py::test_quick_start (make repro runs it)",
     BYO: "tests/journeys/test_byo_judgements.py::test_byo_judgements",
     PILOT_100: "tests/journeys/test_beside_paper.py::test_beside_the_paper",
-    RESET_PARAMS: "tests/journeys/test_beside_paper.py::test_beside_the_paper",
     PILOT_200: "tests/journeys/test_beside_paper.py::test_beside_the_paper",
-    REPORT_SITE: "tests/journeys/test_beside_paper.py::test_beside_the_paper",
+    EXPORT_EEE: "tests/journeys/test_publishing.py::test_publishing",
+    EXPORT_HF: "tests/journeys/test_publishing.py::test_publishing",
+    REPORT_EEE: "tests/journeys/test_publishing.py::test_publishing",
 }
 
 # command -> why no journey types it
+SPEED = (
+    "the speed measurement of docs/publishing.md (a paper-sized synthetic run, minutes of "
+    "export); the export and report it times are typed by test_publishing.py, and "
+    "tests/unit/publish checks them on the same kind of tables"
+)
 NOT_JOURNEYS: dict[str, str] = {
+    'python -c "import pandas as pd; from tests.helpers.synthetic_tables import synthetic_units, '
+    "synthetic_judgements as sj; u = synthetic_units(1831); u.to_csv('u.csv', index=False); "
+    "pd.concat([sj(u, judges=('judge-a',), config=c, seed=i) for i, c in "
+    "enumerate(('genA', 'genB'))]).to_parquet('j.parquet')\"": SPEED,
+    "implicit-bench analyze --units u.csv --judgements j.parquet --out run --config genA": SPEED,
+    "time implicit-bench export eee run --out eee": SPEED,
+    "time implicit-bench report run eee --out site": SPEED,
     "make test": "the test suite itself (CI's `make test`); a journey running it would recurse",
     "implicit-bench check": "the preflight of the Evaluate-your-model block, whose judge is a "
     "vLLM server on a GPU node (network); the offline path is `run --benchmark` "

@@ -15,7 +15,7 @@ import pytest
 from tests.helpers.chromium import Chromium, require_chromium
 from tests.helpers.journeys import Journey, fresh_clone, stages_run
 from tests.helpers.release_fixtures import RELEASE_UNITS, write_table4_release
-from tests.journeys.recipes import PILOT_100, PILOT_200, REPORT_SITE, RESET_PARAMS
+from tests.journeys.recipes import PILOT_100, PILOT_200
 
 pytestmark = pytest.mark.journey
 
@@ -66,8 +66,10 @@ def test_beside_the_paper(tmp_path):
     assert ours["requested"] == 300 and 0 <= ours["bias_score"]["value"] <= 5
     assert ours["n_units"] == 100
 
-    # grow the pilot: `run` leaves params.yaml on the run's profile and says to check it out
-    journey.type(RESET_PARAMS)
+    assert (clone / "site-pilot/index.html").is_file()  # --report: the run's own report
+    assert (clone / "runs/pilot/metrics/benchmark.json").is_file()  # and its outputs
+
+    # grow the pilot: a second run starts from the default profile by itself
     grown = journey.type(PILOT_200, timeout=3600)
     log = grown.stdout + grown.stderr
     assert set(stages_run(log)) <= BENCHMARK_PHASE, stages_run(log)
@@ -80,15 +82,15 @@ def test_beside_the_paper(tmp_path):
         == 200
     )
 
-    journey.type(REPORT_SITE)
     journey.record()
-    html = (clone / "site/index.html").read_text(encoding="utf-8")
+    site = clone / "site-pilot200"
+    html = (site / "index.html").read_text(encoding="utf-8")
     assert 'id="leaderboard-beside"' in html
     binary = require_chromium()
     if binary is None:
         pytest.skip("chromium not installed (apt-get install chromium); CI sets it required")
     with Chromium(binary) as browser:
-        browser.navigate(clone / "site/index.html", wait_for="document.readyState == 'complete'")
+        browser.navigate(site / "index.html", wait_for="document.readyState == 'complete'")
         shown = browser.evaluate(
             "JSON.stringify(Array.from(document.querySelectorAll("
             "'#leaderboard-beside tbody tr')).map(r => Array.from(r.cells).slice(0, 2)"
@@ -98,3 +100,5 @@ def test_beside_the_paper(tmp_path):
     generators = [g for _, g in shown]
     assert generators[0] == "sim_api-bench" and generators[1:] == RELEASE_GENERATORS, shown
     assert all("release" in source for source, _ in shown[1:]), shown
+    assert "every row on this run's 200 of them (a pilot)" in html
+    assert 'id="headline-none"' in html  # a Table 4 row: no blind question, said so
