@@ -21,7 +21,6 @@ from implicit_bench.params import SafeName, Seeds, StrictModel, check_refs
 from implicit_bench.protocol.schema import ALL_VARIANTS, VARIANTS
 from implicit_bench.protocol.tables import (
     DEBIAS_JUDGEMENTS_DIR,
-    IMAGES_DIR,
     JUDGEMENTS_PATH,
     SELECTED_UNITS_PATH,
 )
@@ -77,9 +76,6 @@ class BenchParams(StrictModel):
     """The ``bench`` section."""
 
     units: str = SELECTED_UNITS_PATH  # the fixed unit set: any UNITS-format table
-    # the folder of the construction stores a task may name (a DVC dep of bench_judge); a run
-    # on a fixed unit set names none and points it at its own stores (data/bench_images)
-    construction_images: str = IMAGES_DIR
     # render seed -> the unit set's own seed index (the authors' release: 42 -> 0, ...); recorded
     seed_index: dict[int, int] = {}
     subsets: dict[SafeName, BenchSubset] = {}  # name -> a rule over bench.units

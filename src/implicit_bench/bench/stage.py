@@ -103,7 +103,7 @@ def bench_judge_params(raw: dict[str, Any]) -> JudgeStageParams:
             "blind_orders": bench.blind_orders,
             "both_orders_units": bench.both_orders_units,
             "units": bench.units,
-            "images_dir": bench.construction_images,
+            "images_dir": judge.images_dir,  # a fixed unit set: data/bench_images (overlay)
             "config_dirs": {c: BENCH_IMAGES_DIR for c in configs if c in bench.selected()},
             "only_listed_units": True,
             "out": BENCH_JUDGEMENTS_PATH,

@@ -180,11 +180,11 @@ OVERLAY_KEYS: dict[str, set[str]] = {
     "subset": {"max_units", "order", "seed"},
     "benchmark": {"path", "variants"},
     "render": {"run", "seeds"},
-    "judge": {"tasks", "configs"},
+    "judge": {"tasks", "configs", "images_dir"},
     "select": {"config", "judges"},
     "world": {"units"},
     "b6": {"enabled"},
-    "bench": {"units", "construction_images", "seed_index", "generators", "run", "tasks"},
+    "bench": {"units", "seed_index", "generators", "run", "tasks"},
     "evaluate": {
         "config",
         "blind_judges",

@@ -267,7 +267,8 @@ def fixed_unit_set_overlay(
     overlay["world"] = CommentedMap(units=units_file)
     bench = overlay["bench"]
     stores = list(bench["run"])
-    bench["construction_images"] = BENCH_IMAGES_DIR
+    # the construction stores a task may name: none (a dep of bench_judge, judge.images_dir)
+    overlay.setdefault("judge", CommentedMap())["images_dir"] = BENCH_IMAGES_DIR
     for task in bench["tasks"].values():  # only the run's own stores are judged
         task["configs"] = [c for c in task["configs"] if c in stores]
     evaluate = overlay["evaluate"]

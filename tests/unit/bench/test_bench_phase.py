@@ -180,7 +180,9 @@ def test_run_benchmark_uses_the_release_units_and_skips_construction(tmp_path, m
     )
     assert result.exit_code == 0, result.output
     overlay = yaml.safe_load((work / "profiles/run.yaml").read_text())
-    assert overlay["render"] == {"run": []} and overlay["judge"] == {"configs": []}
+    assert overlay["render"] == {"run": []}
+    # construction judges nothing; bench_judge names no construction store (its dep is its own)
+    assert overlay["judge"] == {"configs": [], "images_dir": "data/bench_images"}
     assert overlay["bench"]["units"] == "data/raw/benchmark_units.parquet"
     assert overlay["evaluate"]["units"] == "data/raw/benchmark_units.parquet"
     assert overlay["bench"]["seed_index"] == {42: 0, 1042: 1, 2042: 2}

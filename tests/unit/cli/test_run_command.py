@@ -349,7 +349,7 @@ def test_a_fixed_unit_set_needs_no_construction_and_units_makes_a_nested_pilot(
         "clip": "data/judgements/bench.parquet",
         "images": "data/bench_images",
     }
-    assert params["bench"]["construction_images"] == "data/bench_images"
+    assert params["judge"]["images_dir"] == "data/bench_images"
     assert params["evaluate"]["config"] == "sim_api-bench"
     assert not (tmp_path / pilot).exists()  # a dry run plans the pilot it wrote aside
     assert "benchmark unit set: 2 (" in result.output
