@@ -13,9 +13,9 @@ import re
 import pytest
 
 from tests.helpers.chromium import Chromium, require_chromium
+from tests.helpers.journey_recipes import PILOT_100, PILOT_200
 from tests.helpers.journeys import Journey, fresh_clone, stages_run
 from tests.helpers.release_fixtures import RELEASE_UNITS, write_table4_release
-from tests.journeys.recipes import PILOT_100, PILOT_200
 
 pytestmark = pytest.mark.journey
 

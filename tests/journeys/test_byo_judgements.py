@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.helpers.journey_recipes import BYO, csv_block
 from tests.helpers.journeys import Journey, fresh_clone
 from tests.helpers.paths import REPO_ROOT
-from tests.journeys.recipes import BYO, csv_block
 
 pytestmark = pytest.mark.journey
 

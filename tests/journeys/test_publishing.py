@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 import yaml
 
+from tests.helpers.journey_recipes import EXPORT_EEE, EXPORT_HF, REPORT_EEE
 from tests.helpers.journeys import Journey, fresh_clone
-from tests.journeys.recipes import EXPORT_EEE, EXPORT_HF, REPORT_EEE
 
 pytestmark = pytest.mark.journey
 

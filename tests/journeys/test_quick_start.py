@@ -14,8 +14,7 @@ import subprocess
 
 import pytest
 
-from tests.helpers.journeys import Journey, fresh_clone, link_venv, stages_run
-from tests.journeys.recipes import (
+from tests.helpers.journey_recipes import (
     BASELINE,
     METRICS_DIFF,
     PLAN_PAPER,
@@ -23,6 +22,7 @@ from tests.journeys.recipes import (
     THREE_SEEDS,
     TWO_SEEDS,
 )
+from tests.helpers.journeys import Journey, fresh_clone, link_venv, stages_run
 
 pytestmark = pytest.mark.journey
 TRACKED = ("dvc.lock", "metrics", "tables", "plots")

@@ -11,9 +11,9 @@ import subprocess
 import pytest
 import yaml
 
+from tests.helpers.journey_recipes import BROKEN_MODEL
 from tests.helpers.journeys import Journey, fresh_clone, stages_run
 from tests.helpers.release_fixtures import write_table4_release
-from tests.journeys.recipes import BROKEN_MODEL
 
 pytestmark = pytest.mark.journey
 

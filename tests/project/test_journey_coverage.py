@@ -1,12 +1,12 @@
 """The README's and the docs' recipes and the journeys are kept in step: every command of a
 ```bash block of README.md, docs/experiments.md and docs/byo-judgements.md is typed by a
-journey (tests/journeys/recipes.py: JOURNEYS) or named with the reason no journey runs it
+journey (tests/helpers/journey_recipes.py: JOURNEYS) or named with the reason no journey runs it
 (NOT_JOURNEYS); neither list names a command the docs no longer hold."""
 
 from __future__ import annotations
 
+from tests.helpers.journey_recipes import JOURNEYS, NOT_JOURNEYS, commands, doc_commands
 from tests.helpers.paths import REPO_ROOT
-from tests.journeys.recipes import JOURNEYS, NOT_JOURNEYS, commands, doc_commands
 
 
 def test_every_bash_command_has_a_journey_or_a_reason():

@@ -172,9 +172,9 @@ def test_every_dvc_stage_has_its_script_and_its_row_in_the_entry_module_table():
 
 # tests/ mirrors the package (docs/testing.md, "Layout"): unit tests of package P under
 # tests/unit/P/ (`_util` -> tests/unit/util/), whole-pipeline runs under tests/e2e/, checks of
-# the repository itself (layout, docs, dependencies) under tests/project/, shared code in
-# tests/helpers/.
-TEST_FOLDERS = {"e2e", "project"}
+# the repository itself (layout, docs, dependencies) under tests/project/, the docs' recipes
+# typed into fresh clones under tests/journeys/, shared code in tests/helpers/.
+TEST_FOLDERS = {"e2e", "project", "journeys"}
 
 
 def _test_files() -> list[Path]:

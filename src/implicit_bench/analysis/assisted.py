@@ -55,7 +55,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtri
 
 THETA = 0.75  # the largest share of the capital one draw may lose
 CAP_FLOOR = 0.05  # a cap's denominator at least this (a smaller cap: still valid)
@@ -221,6 +220,8 @@ def assisted_sequence(
     est, half, sd = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
     lo_run, hi_run = np.zeros(b), np.ones(b)  # intersected over every look and checkpoint
     lo_cap, hi_cap = lo_run, hi_run  # the running interval at the last checkpoint: the caps'
+    from scipy.special import ndtri  # scipy only when a sequence is computed (analyze --looks)
+
     zq = float(ndtri(1 - alpha / 2))
     checkpoints = set(refit_points(t_all))
     capped = 0  # draws whose bets are capped so far

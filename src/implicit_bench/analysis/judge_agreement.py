@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import pearsonr, spearmanr
 
 from implicit_bench._util.numbers import finite
 from implicit_bench.analysis.bootstrap import hedges_g
@@ -61,7 +60,22 @@ def _pair_keys(judges: Sequence[str]) -> list[tuple[str, str]]:
     return sorted(pairs, key=lambda p: (judges[-1] not in p, p))
 
 
-def image_pearson(scores: pd.DataFrame, judges: Sequence[str]) -> dict[str, Any]:
+def _correlation(x: Sequence[float], y: Sequence[float], method: str, with_p: bool) -> Any:
+    """(statistic, p) of Pearson or Spearman: scipy.stats with a p-value (B.6's stage), else
+    pandas' own coefficient and no p (``evaluate`` / ``analyze`` import no scipy.stats: its
+    start-up costs more than their whole analysis; docs/analysis.md, "Speed")."""
+    if with_p:
+        from scipy.stats import pearsonr, spearmanr
+
+        res = (pearsonr if method == "pearson" else spearmanr)(x, y)
+        return finite(res.statistic), finite(res.pvalue)
+    pair = pd.DataFrame({"x": np.asarray(x, float), "y": np.asarray(y, float)})
+    return finite(pair.corr(method=method).iloc[0, 1]), None
+
+
+def image_pearson(
+    scores: pd.DataFrame, judges: Sequence[str], with_p: bool = True
+) -> dict[str, Any]:
     """Per pair ``a~b``: Pearson r (and p) over the images both scored, n_images."""
     table = scores.pivot_table(index=IMAGE, columns="judge", values="score", aggfunc="first")
     out: dict[str, Any] = {}
@@ -71,12 +85,8 @@ def image_pearson(scores: pd.DataFrame, judges: Sequence[str]) -> dict[str, Any]
         if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
             out[f"{a}~{b}"] = {"r": None, "p": None, "n_images": int(len(x))}
             continue
-        res = pearsonr(x, y)
-        out[f"{a}~{b}"] = {
-            "r": finite(res.statistic),
-            "p": finite(res.pvalue),
-            "n_images": int(len(x)),
-        }
+        r, p = _correlation(x, y, "pearson", with_p)
+        out[f"{a}~{b}"] = {"r": r, "p": p, "n_images": int(len(x))}
     return out
 
 
@@ -121,7 +131,7 @@ def g_by_type(
 
 
 def rank_agreement(
-    values: dict[str, dict[str, float | None]], judges: Sequence[str]
+    values: dict[str, dict[str, float | None]], judges: Sequence[str], with_p: bool = True
 ) -> dict[str, Any]:
     """Per pair ``a~b``: Spearman rho (and p) of the per-type values both judges have."""
     out: dict[str, Any] = {}
@@ -130,8 +140,10 @@ def rank_agreement(
         common = sorted(t for t in va if va[t] is not None and vb.get(t) is not None)
         entry: dict[str, Any] = {"rho": None, "p": None, "n_types": len(common)}
         if len(common) >= MIN_TYPES:
-            res = spearmanr([va[t] for t in common], [vb[t] for t in common])
-            entry.update(rho=finite(res.statistic), p=finite(res.pvalue))
+            rho, p = _correlation(
+                [va[t] for t in common], [vb[t] for t in common], "spearman", with_p
+            )
+            entry.update(rho=rho, p=p)
         out[f"{a}~{b}"] = entry
     return out
 
@@ -147,11 +159,15 @@ def rubric_agreement(
         & judgements["judge"].isin(list(judges))
     ]
     scores, found = common_scores(rub, set(units["unit_id"].astype(str)))
-    return agreement_block(scores, found, config, units)
+    return agreement_block(scores, found, config, units, with_p=False)
 
 
 def agreement_block(
-    scores: pd.DataFrame, judges: list[str], config: str, units: pd.DataFrame
+    scores: pd.DataFrame,
+    judges: list[str],
+    config: str,
+    units: pd.DataFrame,
+    with_p: bool = True,
 ) -> dict[str, Any]:
     """Image Pearson r, per-type dx d and Hedges' g with their Spearman rho (``common_scores``)."""
     types = units.assign(unit_id=units["unit_id"].astype(str)).set_index("unit_id")["bias_type"]
@@ -161,11 +177,11 @@ def agreement_block(
     return {
         "judges": judges,
         "n_images": int(len(scores.drop_duplicates(IMAGE))),
-        "image_pearson": image_pearson(scores, judges),
+        "image_pearson": image_pearson(scores, judges, with_p),
         "dx_by_type": dx,
-        "spearman_dx": rank_agreement(dx_d, judges),
+        "spearman_dx": rank_agreement(dx_d, judges, with_p),
         "g_by_type": g,
-        "spearman_g": rank_agreement(g, judges),
+        "spearman_g": rank_agreement(g, judges, with_p),
     }
 
 

@@ -153,12 +153,14 @@ DETERMINISTIC = "deterministic: "
 
 
 def is_deterministic(exc: BaseException) -> bool:
-    """An error the same request meets again: bad input or config (``InputError``,
-    ``ConfigError``) or an HTTP answer in 4xx that is not a retryable status (408, 409, 429):
-    the item is failed at once instead of tried ``max_attempts`` times."""
+    """An error the same request meets again: a field of its input refused (an ``InputError``
+    naming the field, e.g. a unit the world does not know), a ``ConfigError``, or an HTTP answer
+    in 4xx that is not a retryable status (408, 409, 429): the item is failed at once instead of
+    tried ``max_attempts`` times. An ``InputError`` about a whole file (a cache whose write lock
+    another process holds) may pass on its own: retried."""
     from implicit_bench.errors import ConfigError, InputError
 
-    if isinstance(exc, InputError | ConfigError):
+    if isinstance(exc, ConfigError) or (isinstance(exc, InputError) and exc.field is not None):
         return True
     response = getattr(exc, "response", None)
     status = getattr(response, "status_code", None)

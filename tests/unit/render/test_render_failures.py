@@ -103,6 +103,14 @@ def test_transient_errors_are_retried_and_deterministic_ones_are_not():
     assert outcomes["b"].attempts == 3 and outcomes["b"].error.startswith("RuntimeError")
 
 
+def test_a_file_level_input_error_is_retried():
+    """A cache locked by another process (an InputError about the whole file) may pass."""
+    from implicit_bench.runtime.execution import is_deterministic
+
+    assert not is_deterministic(InputError("cache.sqlite", None, None, "database is locked"))
+    assert is_deterministic(InputError("render request", "x/u/neutral/42", "unit_id", "unknown"))
+
+
 def test_no_store_to_render_still_writes_the_output_folder(tiny_generator_dir, tmp_path):
     """`render.run: []` (a run on a fixed unit set, `--stages all`): DVC finds its output."""
     import json

@@ -161,10 +161,14 @@ def test_generator_runtime_keys_are_fields_their_backend_declares():
 
 
 # Literals of these names that are not backend names: pip packages, server dialects.
-NOT_BACKEND_LISTS = {"compare/results.py", "runtime/dialects.py"}
+NOT_BACKEND_LISTS = {"compare/results.py", "runtime/dialects.py", "publish/eee.py"}
 # Comparisons with one backend's name outside its package: the recovery check reads the `sim`
 # backend's world (it is about that backend, not a fact the preflight or plan would need).
 NAMED_USES = {"recovery/power.py", "recovery/stage.py"}
+# Not model registry facts, named the same: the HoloFair vote hook's own selector
+# (`diversity_study.quality.vote.backend: sim`), and Every Eval Ever's deployment vocabulary
+# (a vendor API, a self-deployed server, a simulated model) that publish/eee.py maps backends to.
+NAMED_USES |= {"audits/holofair_qc.py", "publish/eee.py"}
 
 
 def _backend_names() -> set[str]:

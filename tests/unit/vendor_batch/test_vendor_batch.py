@@ -247,8 +247,9 @@ def test_kill_between_create_and_record_finds_the_batch_by_its_tag(tmp_path, mon
     with ChatServer(_gemini_answer, batches=emulator) as server:
         config = _gemini(server, tmp_path)
         _killed_once_after_create(monkeypatch)
-        _, killed = _render({"nb": config}, tmp_path)  # the executor records the chunk failed
-        assert killed["nb"]["by_status"]["failed"] == 12
+        # the executor records the chunk failed; every item failed: the render stage exits 1
+        with pytest.raises(LLMUnavailableError, match="render nb: all 12 render calls failed"):
+            _render({"nb": config}, tmp_path)
         _, results = _render({"nb": config}, tmp_path)
         assert emulator.calls["POST batchGenerateContent"] == 1  # found by its display name
         assert results["nb"]["by_status"] == {"ok": 11, "refused": 1, "failed": 0}
@@ -360,10 +361,11 @@ def test_gemini_batch_inlined_answers_refusal_expiry_and_resume(tmp_path):
     emulator = BatchEmulator(hold=True)
     with ChatServer(_gemini_answer, batches=emulator) as server:
         config = _gemini(server, tmp_path, batch_wait_s=0.2, batch_max_requests=6)
-        _, first = _render({"nb": config}, tmp_path)
-        # two batches of 6 submitted, still running at the deadline: failed, kept open
+        # two batches of 6 submitted, still running at the deadline: failed, kept open (every
+        # item failed: the render stage exits 1, and the next run resumes the batches)
+        with pytest.raises(LLMUnavailableError, match="render nb: all 12 render calls failed"):
+            _render({"nb": config}, tmp_path)
         assert emulator.calls["POST batchGenerateContent"] == 2
-        assert first["nb"]["by_status"] == {"ok": 0, "refused": 0, "failed": 12}
         sent = emulator.batches["batches/g1"]["requests"][0][1]
         assert sent["generationConfig"]["seed"] == 42
         assert sent["generationConfig"]["imageConfig"]["imageSize"] == "1K"
