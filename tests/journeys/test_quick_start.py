@@ -57,7 +57,9 @@ def test_quick_start(built):
     out = done.stdout + done.stderr
     assert "pip install" not in out  # the environment in use: no set-up ran
     ran = stages_run(out)
-    assert {"sources", "kg", "triplets", "render", "judge", "evaluate"} <= set(ran), ran
+    # every stage whose outputs DVC caches runs (a clone has none of them); a stage whose outputs
+    # are all in git (evaluate, summary) is up to date when its inputs reproduce byte for byte
+    assert {"sources", "kg", "triplets", "render", "judge"} <= set(ran), ran
     changed = subprocess.run(
         ["git", "status", "--porcelain", "--", *TRACKED],
         cwd=clone,
