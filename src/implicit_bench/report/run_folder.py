@@ -11,10 +11,12 @@ gets the report of that folder, as ``implicit-bench report runs/NAME --units ...
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
 
+from implicit_bench._util.dirswap import check_owned, staged_dir
 from implicit_bench.protocol.tables import BENCH_IMAGES_DIR
 from implicit_bench.runtime.dvc import dvc_stages, stage_outs
 
@@ -44,15 +46,18 @@ def write_run_report(
 
     root, out = Path(root), Path(out)
     folder = root / RUNS_DIR / label
-    if folder.exists():
-        shutil.rmtree(folder)
-    for rel in stage_outputs(root / "dvc.yaml"):
-        source = root / rel
-        if source.is_dir():
-            shutil.copytree(source, folder / rel)
-        elif source.is_file():
-            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, folder / rel)
+    outputs = stage_outputs(root / "dvc.yaml")
+    # replaced whole and atomically; a folder holding files the run did not write is refused
+    check_owned(folder, [f"{re.escape(rel)}(/.*)?" for rel in outputs], "run --report")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with staged_dir(folder) as staged:
+        for rel in outputs:
+            source = root / rel
+            if source.is_dir():
+                shutil.copytree(source, staged / rel)
+            elif source.is_file():
+                (staged / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, staged / rel)
     evaluate = params.get("evaluate") or {}
     units = str(root / evaluate.get("units", ""))
     judgements = tuple(str(root / j) for j in evaluate.get("judgements") or [])

@@ -22,3 +22,21 @@ def test_the_stage_that_writes_a_file_is_found_in_dvc_yaml(tmp_path, monkeypatch
     assert producing_stage("no/such/file", str(dvc)) is None
     assert dvc_stages(tmp_path / "absent.yaml") == {}
     assert {"bench_render", "bench_judge", "evaluate", "debias_render"} <= set(dvc_stages(dvc))
+
+
+def test_the_run_folder_refuses_files_it_did_not_write(tmp_path):
+    """runs/NAME is replaced whole (staged, then swapped in); a user's file there is refused."""
+    import shutil
+
+    import pytest
+
+    from implicit_bench.errors import InputError
+    from implicit_bench.report.run_folder import RUNS_DIR, write_run_report
+
+    shutil.copy(REPO_ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
+    mine = tmp_path / RUNS_DIR / "pilot" / "notes.txt"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("keep me")
+    with pytest.raises(InputError, match="notes.txt"):
+        write_run_report({}, tmp_path / "site", "pilot", root=tmp_path)
+    assert mine.read_text() == "keep me"
