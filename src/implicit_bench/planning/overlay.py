@@ -246,9 +246,6 @@ def _bench_overlay(
         judgements=[JUDGEMENTS_PATH, CLIP_JUDGEMENTS_PATH, BENCH_JUDGEMENTS_PATH],
         image_index_glob=ALL_IMAGE_INDEX_GLOB,
     )
-    if units_file is not None:
-        evaluate["units"] = units_file
-        evaluate["selected_units"] = None
     if not table4_only:  # every table on the new generator; --tables 4: its Table 4 row only
         evaluate["config"] = stores[0]
         evaluate["blind_judges"] = list(judge_names)
