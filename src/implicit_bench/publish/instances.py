@@ -48,11 +48,12 @@ class Instances:
     reason: str  # why there are no rows, or where they came from
 
 
-def _analysed(run: RunDir, units: pd.DataFrame) -> pd.DataFrame | None:
+def _analysed(run: RunDir, units: pd.DataFrame, base: Path) -> pd.DataFrame | None:
     """The analysed units: the selection when the run made one, else every unit; None when
-    neither matches the unit count the metrics report."""
+    neither matches the unit count the metrics report. The selection is looked for where the
+    units table was found (``base``: the run folder, or the folder the run named it from)."""
     want = run.benchmark.get("units")
-    for path in (run.root / SELECTED_UNITS_PATH, run.root / "selected_units.parquet"):
+    for path in (base / SELECTED_UNITS_PATH, run.root / "selected_units.parquet"):
         if path.exists():
             ids = set(pd.read_parquet(path, columns=["unit_id"])["unit_id"].astype(str))
             kept = units[units["unit_id"].astype(str).isin(ids)]
@@ -108,7 +109,8 @@ def instance_rows(run: RunDir) -> Instances:
     tables = load_tables(
         units_files[0], judgement_files, image_files, "reject", "drop", order or "hash"
     )
-    units = _analysed(run, tables.units)
+    base = run.root if units_files[0].is_relative_to(run.root) else Path()
+    units = _analysed(run, tables.units, base)
     if units is None:
         return Instances(None, "no instance file: the analysed unit set could not be matched")
     j = tables.judgements

@@ -27,6 +27,13 @@ from tests.helpers.paths import REPO_ROOT
 from tests.helpers.release_fixtures import write_release
 
 
+@pytest.fixture(autouse=True)
+def _away_from_the_checkout(tmp_path, monkeypatch):
+    """Run from an empty folder: a table a run names relative to where it ran is then looked
+    for there, not in this checkout (whose data/ exists after a ``dvc repro``)."""
+    monkeypatch.chdir(tmp_path)
+
+
 def _default_run(root: Path) -> Path:
     """A run folder of the default profile: the committed metrics/ and params.yaml."""
     root.mkdir(parents=True)
