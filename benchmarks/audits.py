@@ -85,7 +85,7 @@ def main() -> None:
         from PIL import Image
         from skimage import data
 
-        from implicit_bench.faces import FaceParams, create
+        from implicit_bench.backends.faces import FaceParams, create
 
         judge = create(FaceParams())
         img = Image.fromarray(data.astronaut())

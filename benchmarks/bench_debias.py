@@ -26,11 +26,11 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from implicit_bench.backends.tiny.stage import build  # noqa: E402
 from implicit_bench.debias.configs import TABLE_27, BootstrapParams, bind_defaults  # noqa: E402
 from implicit_bench.debias.render.stage import plan_inputs, render_debias_config  # noqa: E402
 from implicit_bench.debias.scoring import image_scores, score_configs  # noqa: E402
 from implicit_bench.render.stage import RenderParams  # noqa: E402
-from implicit_bench.tiny.stage import build  # noqa: E402
 
 SEEDS = [42, 1042, 2042]
 

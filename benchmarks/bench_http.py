@@ -200,8 +200,8 @@ def _supported(model, key: str) -> bool:
 
 def run_judge(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
     from benchmarks.bench_judge import make_store
-    from implicit_bench.judges.params import JudgeStageParams
-    from implicit_bench.judges.stage import run_judge_stage
+    from implicit_bench.backends.judges.params import JudgeStageParams
+    from implicit_bench.backends.judges.stage import run_judge_stage
 
     make_store(root, n)
     judge = {
@@ -220,7 +220,7 @@ def run_judge(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
 
 
 def run_llm(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
-    from implicit_bench.llm import build_llm
+    from implicit_bench.backends.llm import build_llm
 
     client = build_llm(
         {
@@ -273,7 +273,7 @@ def run_images(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
 
 
 def run_embedder(url: str, n: int, http: dict, root: Path) -> tuple[int, int]:
-    from implicit_bench.embedders import EmbedderParams, build_embedder
+    from implicit_bench.backends.embedders import EmbedderParams, build_embedder
 
     http = {k: v for k, v in http.items() if _supported(EmbedderParams, k)}
     embedder = build_embedder(
@@ -405,8 +405,8 @@ def cpu(args) -> None:
     import numpy as np
     from PIL import Image
 
-    from implicit_bench.judges import build_judge
-    from implicit_bench.judges.base import JudgeRequest
+    from implicit_bench.backends.judges import build_judge
+    from implicit_bench.backends.judges.base import JudgeRequest
 
     rng = np.random.default_rng(0)
     buf = io.BytesIO()

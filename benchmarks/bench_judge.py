@@ -22,16 +22,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pandas as pd  # noqa: E402
 
-from implicit_bench.images import ImageKey, ImageRecord, ImageStore  # noqa: E402
-from implicit_bench.judges import build_judge  # noqa: E402
-from implicit_bench.judges.base import JudgeRequest  # noqa: E402
-from implicit_bench.judges.stage import (  # noqa: E402
+from implicit_bench.backends.judges import build_judge  # noqa: E402
+from implicit_bench.backends.judges.base import JudgeRequest  # noqa: E402
+from implicit_bench.backends.judges.stage import (  # noqa: E402
     JudgeStageParams,
     plan_judgements,
     run_judge_stage,
     units_by_id,
 )
 from implicit_bench.protocol.tables import UNITS as UNITS_TABLE  # noqa: E402
+from implicit_bench.render.images import ImageKey, ImageRecord, ImageStore  # noqa: E402
 from implicit_bench.runtime.cache import DiskCache  # noqa: E402
 from tests.helpers.judge_fixtures import UNITS, png  # noqa: E402
 
@@ -103,9 +103,9 @@ def bookkeeping(n_images: int) -> None:
 
 
 def throughput(n_requests: int) -> None:
+    from implicit_bench.backends.tiny.stage import build
     from implicit_bench.protocol.judge_tasks import load_task, task_fields
     from implicit_bench.protocol.prompt_fields import unit_fields
-    from implicit_bench.tiny.stage import build
 
     model_dir = Path(tempfile.mkdtemp(prefix="bench_vlm_"))
     try:

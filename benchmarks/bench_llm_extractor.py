@@ -40,18 +40,18 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from implicit_bench.kg import llm_extractor  # noqa: E402
-from implicit_bench.kg.params import KGParams
-from implicit_bench.kg.stage import run_kg  # noqa: E402
-from implicit_bench.kg.table import units_from_frame  # noqa: E402
-from implicit_bench.llm import build_llm, chat_json_many  # noqa: E402
+from implicit_bench.backends.llm import build_llm, chat_json_many  # noqa: E402
+from implicit_bench.construction.kg import llm_extractor  # noqa: E402
+from implicit_bench.construction.kg.params import KGParams
+from implicit_bench.construction.kg.stage import run_kg  # noqa: E402
+from implicit_bench.construction.kg.table import units_from_frame  # noqa: E402
+from implicit_bench.construction.sources.stage import load_crows_pairs, load_stereoset  # noqa: E402
+from implicit_bench.construction.triplets import llm_writer  # noqa: E402
+from implicit_bench.construction.triplets.params import TripletsParams
+from implicit_bench.construction.triplets.stage import run_triplets  # noqa: E402
+from implicit_bench.construction.triplets.wellformed import check_table, prompt_faults  # noqa: E402
 from implicit_bench.params import SubsetParams  # noqa: E402
 from implicit_bench.protocol.records import SourcePair  # noqa: E402
-from implicit_bench.sources.stage import load_crows_pairs, load_stereoset  # noqa: E402
-from implicit_bench.triplets import llm_writer  # noqa: E402
-from implicit_bench.triplets.params import TripletsParams
-from implicit_bench.triplets.stage import run_triplets  # noqa: E402
-from implicit_bench.triplets.wellformed import check_table, prompt_faults  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOLLM2 = {

@@ -39,8 +39,8 @@ PARAMS = {
 
 
 def main(root: Path, n_units: int) -> None:
-    from implicit_bench.images import ImageStore
     from implicit_bench.planning.plan import build_plan
+    from implicit_bench.render.images import ImageStore
     from tests.helpers.synthetic_tables import write_units_parquet
 
     if not (root / "data/interim/units.parquet").exists():

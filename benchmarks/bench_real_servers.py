@@ -32,7 +32,7 @@ BOUNDS = {"constraint_max_chars": 60, "constraint_min_chars": 1, "constraint_max
 
 
 def _count_attempts() -> list[int]:
-    import implicit_bench.llm.openai as openai_llm
+    import implicit_bench.backends.llm.openai as openai_llm
 
     attempts: list[int] = []
     real = openai_llm.send
@@ -62,8 +62,8 @@ def _smollm2_folder(root: Path) -> str:
 
 
 def _triplet_requests(n: int) -> list:
+    from implicit_bench.construction.triplets.llm_writer import messages_for
     from implicit_bench.protocol.records import KGUnit
-    from implicit_bench.triplets.llm_writer import messages_for
 
     heads = ["nurse", "engineer", "teacher", "pilot", "chef", "farmer", "lawyer", "dancer"]
     sides = [("woman", "man"), ("young person", "old person"), ("Asian person", "White person")]
@@ -85,8 +85,8 @@ def _triplet_requests(n: int) -> list:
 
 
 def _llm_run(base: str, model: str, server: str, args) -> dict:
-    from implicit_bench.llm import build_llm, chat_json_many
-    from implicit_bench.triplets.llm_writer import TripletAnswer
+    from implicit_bench.backends.llm import build_llm, chat_json_many
+    from implicit_bench.construction.triplets.llm_writer import TripletAnswer
 
     client = build_llm(
         {
@@ -128,10 +128,10 @@ def _figures(answers, attempts, took, dialect) -> dict:
 def _vlm_run(base: str, model: str, args) -> dict:
     from PIL import Image
 
-    from implicit_bench.generators import png_bytes
-    from implicit_bench.judges.base import JudgeRequest
-    from implicit_bench.judges.stage import judge_backends
-    from implicit_bench.llm.structured import StructuredAnswer
+    from implicit_bench.backends.generators import png_bytes
+    from implicit_bench.backends.judges.base import JudgeRequest
+    from implicit_bench.backends.judges.stage import judge_backends
+    from implicit_bench.backends.llm.structured import StructuredAnswer
     from implicit_bench.protocol.judge_tasks import load_task
 
     backends, _ = judge_backends(
@@ -189,7 +189,7 @@ def main() -> None:
             model = _smollm2_folder(root)
             cmd = rs.transformers_serve_cmd(model, port)
         else:
-            from implicit_bench.tiny.stage import build
+            from implicit_bench.backends.tiny.stage import build
 
             model = str(build("vlm", root / "vlm", 0))
             cmd = rs.transformers_serve_cmd(model, port)

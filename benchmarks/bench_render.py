@@ -22,8 +22,8 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from implicit_bench.generators import RenderRequest, RenderResult, create_generator  # noqa: E402
-from implicit_bench.images import ImageStore  # noqa: E402
+from implicit_bench.backends.generators import RenderRequest, RenderResult, create_generator  # noqa: E402
+from implicit_bench.render.images import ImageStore  # noqa: E402
 from implicit_bench.render.stage import plan_items, render_plan  # noqa: E402
 from implicit_bench.runtime.execution import ExecutorConfig  # noqa: E402
 
@@ -186,7 +186,7 @@ def bench_ray(model_dir: Path, n_units: int, workdir: Path) -> dict:
 @click.option("--quick", is_flag=True, help="Small sizes: a smoke run.")
 @click.option("--skip-ray", is_flag=True)
 def main(quick: bool, skip_ray: bool) -> None:
-    from implicit_bench.tiny.stage import build
+    from implicit_bench.backends.tiny.stage import build
 
     results = {}
     with tempfile.TemporaryDirectory() as tmp:

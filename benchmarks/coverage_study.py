@@ -20,14 +20,14 @@ import numpy as np
 from implicit_bench._util.closed_form import wilson_interval
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.protocol.estimate import Estimate, estimate_json
-from implicit_bench.recovery.fastpath import (
+from implicit_bench.world.params import WorldParams
+from implicit_bench.world.recovery.fastpath import (
     METHODS,
     calibration_set,
     estimates,
     simulate,
     truths,
 )
-from implicit_bench.world.params import WorldParams
 
 
 def superpopulation_truth(

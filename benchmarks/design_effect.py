@@ -19,8 +19,8 @@ import numpy as np
 import yaml
 
 from implicit_bench.analysis.blind import label_counts
-from implicit_bench.recovery.fastpath import CONFIG, simulate
 from implicit_bench.world.params import WorldParams
+from implicit_bench.world.recovery.fastpath import CONFIG, simulate
 
 HERE = Path(__file__).resolve().parent
 RATES = {

@@ -7,7 +7,7 @@ import click
 
 from implicit_bench.bench.stage import run_bench_judge
 from implicit_bench.params import base_params, load_params
-from implicit_bench.preflight.stage import ModelStageCommand
+from implicit_bench.runtime.preflight.stage import ModelStageCommand
 from implicit_bench.runtime.runlog import log_run
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import click
 
 from implicit_bench._util.files import nan_to_none
-from implicit_bench.clip.stage import UNIT_COLUMNS_USED, ClipStageParams, run_clip
+from implicit_bench.backends.clip.stage import UNIT_COLUMNS_USED, ClipStageParams, run_clip
 from implicit_bench.params import base_params, load_params, section
-from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import CLIP_JUDGEMENTS_PATH, UNITS, UNITS_PATH
 from implicit_bench.protocol.tables.judgements import write_judgements
+from implicit_bench.runtime.preflight.stage import ModelStageCommand
 from implicit_bench.runtime.provenance import merge_provenance, provenance, upstream_provenance
 from implicit_bench.runtime.runlog import write_metrics
 

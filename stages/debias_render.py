@@ -15,9 +15,9 @@ from implicit_bench.debias.render.stage import (
 )
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import base_params, check_refs, load_params, section
-from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import DEBIAS_IMAGES_DIR, LLM_PAIRS, RETRIEVAL, REWRITES, UNITS
 from implicit_bench.render.stage import RenderParams
+from implicit_bench.runtime.preflight.stage import ModelStageCommand
 from implicit_bench.runtime.provenance import provenance
 from implicit_bench.runtime.runlog import write_metrics
 

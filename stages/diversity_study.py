@@ -10,9 +10,9 @@ import click
 from implicit_bench._util.files import nan_to_none, write_json
 from implicit_bench.audits.study.stage import ClipStageParams, DiversityStudyParams, run_study
 from implicit_bench.params import load_params, section
-from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import UNITS
 from implicit_bench.render.stage import RenderParams
+from implicit_bench.runtime.preflight.stage import ModelStageCommand
 from implicit_bench.runtime.provenance import upstream_provenance
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.judges.stage import JudgeStageParams, run_judge_stage
+from implicit_bench.backends.judges.stage import JudgeStageParams, run_judge_stage
 from implicit_bench.params import base_params, load_params, section
-from implicit_bench.preflight.stage import ModelStageCommand
+from implicit_bench.runtime.preflight.stage import ModelStageCommand
 from implicit_bench.runtime.runlog import log_run
 
 

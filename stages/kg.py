@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from implicit_bench._util.files import write_jsonl
-from implicit_bench.kg.stage import KGParams, read_pairs, run_kg
+from implicit_bench.construction.kg.stage import KGParams, read_pairs, run_kg
 from implicit_bench.params import catalogue, load_params, section
-from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import KG_INVALID_PATH, KG_UNITS, KG_UNITS_PATH, PAIRS_PATH
+from implicit_bench.runtime.preflight.stage import ModelStageCommand
 from implicit_bench.runtime.runlog import write_metrics
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from implicit_bench._util.friendly_errors import FriendlyCommand
+from implicit_bench.backends.tiny.stage import build
 from implicit_bench.params import StrictModel, load_params, section
-from implicit_bench.tiny.stage import build
 
 
 class ModelsParams(StrictModel):

@@ -8,7 +8,7 @@ import click
 from implicit_bench._util.files import write_json
 from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.params import load_params
-from implicit_bench.recovery.stage import run_recovery
+from implicit_bench.world.recovery.stage import run_recovery
 
 
 @click.command(cls=FriendlyCommand)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import click
 
 from implicit_bench.params import base_params, load_params, section
-from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import IMAGES_DIR, UNITS, UNITS_PATH
 from implicit_bench.render.stage import RenderParams, render_all, render_metrics, unit_columns
+from implicit_bench.runtime.preflight.stage import ModelStageCommand
 from implicit_bench.runtime.runlog import write_metrics
 
 

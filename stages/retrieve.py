@@ -6,8 +6,8 @@ import click
 
 from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, run_retrieval
 from implicit_bench.params import load_params, section
-from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import RETRIEVAL, RETRIEVAL_PATH, UNITS
+from implicit_bench.runtime.preflight.stage import ModelStageCommand
 from implicit_bench.runtime.runlog import write_metrics
 
 

@@ -14,7 +14,6 @@ from implicit_bench.debias.stage import (
     subset_units,
 )
 from implicit_bench.params import catalogue, load_params, section
-from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import (
     LLM_PAIRS,
     LLM_PAIRS_PATH,
@@ -23,6 +22,7 @@ from implicit_bench.protocol.tables import (
     REWRITES_PATH,
     UNITS,
 )
+from implicit_bench.runtime.preflight.stage import ModelStageCommand
 from implicit_bench.runtime.runlog import write_metrics
 
 

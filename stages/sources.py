@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from implicit_bench._util.friendly_errors import FriendlyCommand
+from implicit_bench.construction.sources.stage import SourcesParams, build_pairs, pair_metrics
 from implicit_bench.params import load_params, section
 from implicit_bench.protocol.tables import PAIR_REJECTS, PAIR_REJECTS_PATH, PAIRS, PAIRS_PATH
 from implicit_bench.runtime.runlog import write_metrics
-from implicit_bench.sources.stage import SourcesParams, build_pairs, pair_metrics
 
 
 @click.command(cls=FriendlyCommand)

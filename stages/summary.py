@@ -7,7 +7,7 @@ import click
 
 from implicit_bench._util.files import write_json
 from implicit_bench._util.friendly_errors import FriendlyCommand
-from implicit_bench.summary.stage import headline, load_detail_metrics
+from implicit_bench.report.summary.stage import headline, load_detail_metrics
 
 
 @click.command(cls=FriendlyCommand)

@@ -6,8 +6,13 @@ from __future__ import annotations
 import click
 
 from implicit_bench._util.files import write_jsonl
+from implicit_bench.construction.triplets.stage import (
+    PAIR_COLUMNS_USED,
+    TripletsParams,
+    run_triplets,
+    units_from_frame,
+)
 from implicit_bench.params import SubsetParams, catalogue, load_params, section
-from implicit_bench.preflight.stage import ModelStageCommand
 from implicit_bench.protocol.tables import (
     KG_UNITS,
     KG_UNITS_PATH,
@@ -19,13 +24,8 @@ from implicit_bench.protocol.tables import (
     UNITS,
     UNITS_PATH,
 )
+from implicit_bench.runtime.preflight.stage import ModelStageCommand
 from implicit_bench.runtime.runlog import write_metrics
-from implicit_bench.triplets.stage import (
-    PAIR_COLUMNS_USED,
-    TripletsParams,
-    run_triplets,
-    units_from_frame,
-)
 
 
 @click.command(cls=ModelStageCommand)

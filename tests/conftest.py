@@ -23,7 +23,7 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def tiny_generator_dir(tmp_path_factory) -> Path:
     """The tiny random text-to-image pipeline, built once under a fixed seed."""
-    from implicit_bench.tiny.stage import build
+    from implicit_bench.backends.tiny.stage import build
 
     return build("generator", tmp_path_factory.mktemp("tiny") / "generator", seed=0)
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from implicit_bench.analyze.core import run_analyze
+from implicit_bench.analysis.byo.core import run_analyze
 from implicit_bench.bench.stage import run_bench_judge, run_bench_render
 from implicit_bench.cli.report import report_command
 from implicit_bench.planning.overlay import generator_entry, judge_entry
@@ -29,7 +29,7 @@ MODEL = "Qwen/Qwen3-VL-8B-Instruct"
 
 
 def test_benchmark_phase_on_the_release_fixture_to_the_report(tmp_path):
-    from implicit_bench.tiny.generator import build
+    from implicit_bench.backends.tiny.generator import build
 
     root = write_release(tmp_path / "IMPLICIT-Bench")
     # experiment 13 (SD3, Table 4) beside the fixture's 0, 12 and 14: the release's four rows

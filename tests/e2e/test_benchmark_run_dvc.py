@@ -27,7 +27,7 @@ def ws(dvc_base, tmp_path_factory) -> Workspace:
 
 
 def test_run_benchmark_release_fixture_to_the_report(ws, tmp_path):
-    from implicit_bench.tiny.generator import build
+    from implicit_bench.backends.tiny.generator import build
 
     release = write_release(tmp_path / "IMPLICIT-Bench")
     (release / "cache/eval_results/exp_13_eval.csv").write_text(

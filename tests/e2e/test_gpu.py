@@ -28,7 +28,7 @@ PAPER_DTYPES = {"qwen_image": "bfloat16", "sd3": "float16"}  # profiles/paper.ya
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
-    from implicit_bench.tiny.stage import build
+    from implicit_bench.backends.tiny.stage import build
 
     root = tmp_path_factory.mktemp("tiny_gpu")
     for kind in ("qwen_image", "sd3", "qwen3vl", "gemma3", "clip", "openclip", "qwen3_embedding"):
@@ -66,8 +66,8 @@ def test_steering_on_cuda_matches_the_cpu(dtype):
 
 @pytest.mark.parametrize("kind", ["qwen_image", "sd3"])
 def test_generators_steer_a_batch_on_cuda_in_the_paper_dtype(tiny_dir, kind):
+    from implicit_bench.backends.generators import RenderRequest, create_generator
     from implicit_bench.debias.methods.steer import _steer_worker
-    from implicit_bench.generators import RenderRequest, create_generator
 
     config = {
         "backend": "diffusers",
@@ -105,8 +105,11 @@ def test_generators_steer_a_batch_on_cuda_in_the_paper_dtype(tiny_dir, kind):
 
 @pytest.mark.parametrize("kind", ["qwen3vl", "gemma3"])
 def test_judges_answer_a_batch_on_cuda_in_bf16(tiny_dir, kind):
-    from implicit_bench.judges.base import JudgeRequest
-    from implicit_bench.judges.transformers_vlm import TransformersJudge, TransformersJudgeParams
+    from implicit_bench.backends.judges.base import JudgeRequest
+    from implicit_bench.backends.judges.transformers_vlm import (
+        TransformersJudge,
+        TransformersJudgeParams,
+    )
 
     judge = TransformersJudge(
         TransformersJudgeParams(
@@ -135,7 +138,7 @@ def test_judges_answer_a_batch_on_cuda_in_bf16(tiny_dir, kind):
     ],
 )
 def test_clip_backends_on_cuda(tiny_dir, backend, kind, dtype):
-    from implicit_bench.clip import ClipParams, create
+    from implicit_bench.backends.clip import ClipParams, create
 
     clip = create(
         ClipParams(
@@ -151,9 +154,9 @@ def test_clip_backends_on_cuda(tiny_dir, backend, kind, dtype):
 
 
 def test_embedder_and_rewriter_on_cuda(tiny_dir):
-    from implicit_bench.embedders import EmbedderParams
-    from implicit_bench.embedders.st import SentenceTransformerEmbedder
-    from implicit_bench.llm import build_llm
+    from implicit_bench.backends.embedders import EmbedderParams
+    from implicit_bench.backends.embedders.st import SentenceTransformerEmbedder
+    from implicit_bench.backends.llm import build_llm
 
     embedder = SentenceTransformerEmbedder(
         EmbedderParams(

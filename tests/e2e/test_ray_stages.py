@@ -27,8 +27,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from implicit_bench.judges.params import JudgeStageParams
-from implicit_bench.judges.stage import run_judge_stage
+from implicit_bench.backends.judges.params import JudgeStageParams
+from implicit_bench.backends.judges.stage import run_judge_stage
 from tests.helpers.chat_server import ChatServer, completion
 from tests.helpers.judge_fixtures import make_inputs
 from tests.helpers.paths import REPO_ROOT
@@ -125,7 +125,7 @@ def test_driver_sigkilled_and_rerun_resumes_from_the_cache(cluster, tmp_path):
     with ChatServer(_slow(started, after=6)) as server:
         params = _params(server, _executor(c))
         script = (
-            "from pathlib import Path; from implicit_bench.judges.stage import *; "
+            "from pathlib import Path; from implicit_bench.backends.judges.stage import *; "
             f"p = JudgeStageParams.model_validate_json({params.model_dump_json()!r}); "
             f"run_judge_stage(p, Path({str(tmp_path)!r}))"
         )
@@ -287,7 +287,8 @@ def test_ray_job_submit_recipe_against_a_local_head(tmp_path):
                 server, {"kind": "ray", "address": "auto", "workers": 1, "num_cpus": 0}
             )
             script = (
-                "import os; from pathlib import Path; from implicit_bench.judges.stage import *; "
+                "import os; from pathlib import Path;"
+                " from implicit_bench.backends.judges.stage import *; "
                 f"p = JudgeStageParams.model_validate_json({params.model_dump_json()!r}); "
                 f"r = run_judge_stage(p, Path({str(tmp_path)!r})); "
                 "import implicit_bench; print('JOB', r.model_calls, implicit_bench.__file__)"

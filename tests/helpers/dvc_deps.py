@@ -37,7 +37,9 @@ from pathlib import Path
 
 PACKAGE = "implicit_bench"
 REGISTRY_STRING = re.compile(r"^(implicit_bench(?:\.\w+)+):\w+$")
-PACKAGE_PREFIX = re.compile(r"^(implicit_bench(?:\.\w+)*)\.$")  # f"implicit_bench.tiny.{kind}"
+PACKAGE_PREFIX = re.compile(
+    r"^(implicit_bench(?:\.\w+)*)\.$"
+)  # f"implicit_bench.backends.tiny.{kind}"
 WORKSPACE_ROOTS = ("data/", "metrics/", "models/", "plots/", "tables/", "report/")
 
 

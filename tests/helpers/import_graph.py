@@ -12,7 +12,7 @@ parent package's ``__init__`` is not an edge (Python runs it before any submodul
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from tests.helpers.dvc_deps import PACKAGE, REGISTRY_STRING, _module_name, _parse, module_file
@@ -76,17 +76,26 @@ def module_graph(root: Path, type_only: bool = True) -> dict[str, set[str]]:
     return graph
 
 
-def package_of(module: str) -> str:
-    """``implicit_bench.x.y`` -> ``implicit_bench.x`` (a top-level module is its own package)."""
-    return ".".join(module.split(".")[:2])
+def package_of(module: str, units: Collection[str] = ()) -> str:
+    """``implicit_bench.x.y`` -> ``implicit_bench.x`` (a top-level module is its own package),
+    or the longest of ``units`` (sub-packages that are layers of their own, such as
+    ``implicit_bench.backends.judges``) that the module is in."""
+    parts = module.split(".")
+    for n in range(len(parts), 2, -1):
+        if ".".join(parts[:n]) in units:
+            return ".".join(parts[:n])
+    return ".".join(parts[:2])
 
 
-def package_graph(modules: dict[str, set[str]]) -> dict[str, dict[str, list[str]]]:
-    """package -> imported package -> the module edges behind it."""
-    graph: dict[str, dict[str, list[str]]] = {package_of(m): {} for m in modules}
+def package_graph(
+    modules: dict[str, set[str]], units: Collection[str] = ()
+) -> dict[str, dict[str, list[str]]]:
+    """package -> imported package -> the module edges behind it (``units``: see
+    :func:`package_of`)."""
+    graph: dict[str, dict[str, list[str]]] = {package_of(m, units): {} for m in modules}
     for a, targets in modules.items():
         for b in targets:
-            pa, pb = package_of(a), package_of(b)
+            pa, pb = package_of(a, units), package_of(b, units)
             if pa != pb:
                 graph[pa].setdefault(pb, []).append(f"{a} -> {b}")
     return graph

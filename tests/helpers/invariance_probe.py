@@ -22,9 +22,9 @@ def _digest(frame: pd.DataFrame, metrics: dict) -> str:
 
 
 def clip_hash(work: Path, batch: int, cache: Path, warm_half: bool) -> str:
-    from implicit_bench.clip import ClipParams
-    from implicit_bench.clip.params import ClipStageParams
-    from implicit_bench.clip.stage import run_clip
+    from implicit_bench.backends.clip import ClipParams
+    from implicit_bench.backends.clip.params import ClipStageParams
+    from implicit_bench.backends.clip.stage import run_clip
 
     units = pd.read_parquet(work / "units.parquet")
 
@@ -41,9 +41,9 @@ def clip_hash(work: Path, batch: int, cache: Path, warm_half: bool) -> str:
 
 
 def retrieval_hash(work: Path, batch: int, cache: Path, warm_half: bool) -> str:
+    from implicit_bench.backends.embedders import EmbedderParams
     from implicit_bench.debias.retrieval import RetrievalTextParams
     from implicit_bench.debias.retrieve import run_retrieval
-    from implicit_bench.embedders import EmbedderParams
 
     kg = pd.read_parquet(work / "kg.parquet")
 

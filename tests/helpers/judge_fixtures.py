@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from implicit_bench.images import ImageKey, ImageRecord, ImageStore
+from implicit_bench.render.images import ImageKey, ImageRecord, ImageStore
 
 UNITS = [
     {

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from implicit_bench.construction.triplets.subset import random_order
 from implicit_bench.protocol.tables import JUDGEMENTS_PATH, TRIPLETS_PATH, UNITS_PATH
-from implicit_bench.triplets.subset import random_order
 from tests.helpers.synthetic_tables import synthetic_judgements, synthetic_units
 
 N_UNITS = 240

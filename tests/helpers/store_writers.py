@@ -15,8 +15,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from implicit_bench.generators.base import GeneratorParams, RenderResult
-from implicit_bench.images import ImageKey, ImageRecord
+from implicit_bench.backends.generators.base import GeneratorParams, RenderResult
+from implicit_bench.render.images import ImageKey, ImageRecord
 from tests.helpers.paths import REPO_ROOT
 
 
@@ -54,7 +54,7 @@ class SlowFake:
 
 
 def main(workdir: str) -> None:
-    from implicit_bench.generators import GENERATORS
+    from implicit_bench.backends.generators import GENERATORS
 
     GENERATORS.register("slow_fake", "tests.helpers.store_writers:SlowFake")
     root = Path(workdir)

@@ -20,8 +20,8 @@ from PIL import Image
 
 from implicit_bench._util.files import write_json, write_table
 from implicit_bench._util.hashing import derive_seed
-from implicit_bench.images import ImageKey, ImageRecord, ImageStore
 from implicit_bench.protocol.schema import BIAS_TYPES, VARIANTS
+from implicit_bench.render.images import ImageKey, ImageRecord, ImageStore
 from implicit_bench.runtime.provenance import RANDOM_INIT_WARNING
 
 SEEDS = (42, 1042, 2042)

@@ -39,7 +39,7 @@ def build_tiny_qwen_image(out_dir: Path, seed: int = 0) -> Path:
     )
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2Tokenizer
 
-    from implicit_bench.tiny.generator import _bytes_to_unicode
+    from implicit_bench.backends.tiny.generator import _bytes_to_unicode
 
     torch.manual_seed(seed)
     transformer = QwenImageTransformer2DModel(
@@ -117,7 +117,7 @@ def build_tiny_sd3(out_dir: Path, seed: int = 0) -> Path:
     )
     from transformers import CLIPTextConfig, CLIPTextModelWithProjection, CLIPTokenizer
 
-    from implicit_bench.tiny.generator import tokenizer_vocab
+    from implicit_bench.backends.tiny.generator import tokenizer_vocab
 
     vocab = tokenizer_vocab()
     torch.manual_seed(seed)

@@ -51,8 +51,8 @@ def _overrides(cmd: str) -> list[str] | None:
 
 def validate_sections(params: dict[str, Any], sections: set[str]) -> None:
     """Validate ``sections`` (and the catalogue entries they use) with the stages' params models."""
-    from implicit_bench.generators import validate_config
-    from implicit_bench.judges import judge_params
+    from implicit_bench.backends.generators import validate_config
+    from implicit_bench.backends.judges import judge_params
     from implicit_bench.params import SubsetParams, check_references, section
 
     check_references(params)
@@ -67,7 +67,7 @@ def validate_sections(params: dict[str, Any], sections: set[str]) -> None:
 
         section(params, "render", RenderParams, attach={"generators": "configs"})
     if "judge" in sections:
-        from implicit_bench.judges.params import JudgeStageParams
+        from implicit_bench.backends.judges.params import JudgeStageParams
 
         section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
     if "debias" in sections:
@@ -77,17 +77,17 @@ def validate_sections(params: dict[str, Any], sections: set[str]) -> None:
             params, "debias", DebiasParams, inherit={"bootstrap": "scoring.bootstrap"}
         ).checked()
     if "kg" in sections:
-        from implicit_bench.kg.params import KGParams
+        from implicit_bench.construction.kg.params import KGParams
 
         section(params, "kg", KGParams)
     if "triplets" in sections:
-        from implicit_bench.triplets.params import TripletsParams
+        from implicit_bench.construction.triplets.params import TripletsParams
 
         section(params, "triplets", TripletsParams)
     if "subset" in sections:
         section(params, "subset", SubsetParams)
     if "clip" in sections:
-        from implicit_bench.clip.params import ClipStageParams
+        from implicit_bench.backends.clip.params import ClipStageParams
 
         section(params, "clip", ClipStageParams)
 

@@ -343,7 +343,7 @@ def test_editing_the_openai_llm_client_reruns_only_the_stages_importing_it(tmp_p
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(out, encoding="utf-8")
     subprocess.run([*dvc, "commit", "-f", "-q"], cwd=tmp_path, check=True, capture_output=True)
-    client = tmp_path / "src/implicit_bench/llm/openai.py"
+    client = tmp_path / "src/implicit_bench/backends/llm/openai.py"
     client.write_text(client.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
     status = json.loads(
         subprocess.run(

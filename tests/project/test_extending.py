@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from implicit_bench._util.files import write_json, write_table
-from implicit_bench.generators import png_bytes
-from implicit_bench.images import ImageKey, ImageRecord, ImageStore
+from implicit_bench.backends.generators import png_bytes
+from implicit_bench.render.images import ImageKey, ImageRecord, ImageStore
 from implicit_bench.world.params import WorldParams
 from implicit_bench.world.picture import Shown, draw
 from implicit_bench.world.truth import plant, world_json
@@ -135,7 +135,7 @@ def world_inputs(root: Path, params: dict) -> int:
 CHECK_PARAMS = """
 import sys
 from implicit_bench.errors import ConfigError
-from implicit_bench.judges.params import JudgeStageParams
+from implicit_bench.backends.judges.params import JudgeStageParams
 from implicit_bench.params import load_params, section
 try:
     section(load_params("params.yaml"), "judge", JudgeStageParams, "params.yaml")

@@ -52,7 +52,7 @@ SHARED = {
     "implicit_bench.runtime.provenance",
     "implicit_bench.protocol.schema",
     "implicit_bench.protocol.tables",
-    "implicit_bench.preflight.stage",
+    "implicit_bench.runtime.preflight.stage",
 }
 
 
@@ -103,7 +103,10 @@ def test_every_entry_module_serves_a_stage():
 
 # Modules outside cli/ that may import click (docs/contracts.md, "Tools"): the one-line
 # errors of every command, and the model stages' command class.
-CLICK_OUTSIDE_CLI = {"implicit_bench._util.friendly_errors", "implicit_bench.preflight.stage"}
+CLICK_OUTSIDE_CLI = {
+    "implicit_bench._util.friendly_errors",
+    "implicit_bench.runtime.preflight.stage",
+}
 
 
 def test_every_tool_is_a_module_of_cli_named_after_its_command():
@@ -170,10 +173,11 @@ def test_every_dvc_stage_has_its_script_and_its_row_in_the_entry_module_table():
         assert documented[name] in _project_imports(REPO_ROOT / "stages" / f"{script}.py"), name
 
 
-# tests/ mirrors the package (docs/testing.md, "Layout"): unit tests of package P under
-# tests/unit/P/ (`_util` -> tests/unit/util/), whole-pipeline runs under tests/e2e/, checks of
-# the repository itself (layout, docs, dependencies) under tests/project/, the docs' recipes
-# typed into fresh clones under tests/journeys/, shared code in tests/helpers/.
+# tests/ mirrors the package (docs/testing.md, "Layout"): unit tests of package P (or P.Q)
+# under tests/unit/P/ (tests/unit/P/Q/; `_util` -> tests/unit/util/), whole-pipeline runs
+# under tests/e2e/, checks of the repository itself (layout, docs, dependencies) under
+# tests/project/, the docs' recipes typed into fresh clones under tests/journeys/, shared code
+# in tests/helpers/.
 TEST_FOLDERS = {"e2e", "project", "journeys"}
 
 
@@ -182,16 +186,18 @@ def _test_files() -> list[Path]:
 
 
 def test_tests_mirror_the_packages():
+    """Unit tests of package ``a.b`` live under ``tests/unit/a/b/`` (a sub-package too)."""
+    src = REPO_ROOT / "src" / "implicit_bench"
     packages = {
-        p.name.lstrip("_")
-        for p in (REPO_ROOT / "src" / "implicit_bench").iterdir()
-        if (p / "__init__.py").is_file()
+        tuple(part.lstrip("_") for part in init.parent.relative_to(src).parts)
+        for init in src.rglob("__init__.py")
+        if init.parent != src
     }
     misplaced = []
     for path in _test_files():
         parts = path.relative_to(REPO_ROOT / "tests").parts
         ok = (len(parts) == 2 and parts[0] in TEST_FOLDERS) or (
-            len(parts) == 3 and parts[0] == "unit" and parts[1] in packages
+            parts[0] == "unit" and tuple(parts[1:-1]) in packages
         )
         if not ok:
             misplaced.append(str(path.relative_to(REPO_ROOT)))
@@ -236,9 +242,9 @@ RAW_CHAINS_ALLOWED = {
     "src/implicit_bench/planning/overlay.py": 4,
     "src/implicit_bench/cli/run.py": 1,
     "src/implicit_bench/cli/analyze.py": 2,  # a params overlay (--retrieval)
-    "src/implicit_bench/analyze/extensions/retrieval.py": 1,
+    "src/implicit_bench/analysis/byo/extensions/retrieval.py": 1,
     # raw on purpose: read before a stage validates its section (the stage reports a bad one)
-    "src/implicit_bench/preflight/checks.py": 4,
+    "src/implicit_bench/runtime/preflight/checks.py": 4,
     "src/implicit_bench/runtime/cache_location.py": 1,
     "src/implicit_bench/params/__init__.py": 2,  # check_references, apart from the models
     "src/implicit_bench/protocol/judge_families.py": 1,  # `check` on any params file
@@ -248,8 +254,8 @@ RAW_CHAINS_ALLOWED = {
     "src/implicit_bench/debias/configs.py": 1,  # a model's before-validator input
     # not params: HTTP keyword arguments, a vendor's JSON answer, a result record
     "src/implicit_bench/runtime/httpretry.py": 1,
-    "src/implicit_bench/vendor_batch/openai.py": 1,
-    "src/implicit_bench/vendor_batch/gemini.py": 1,
+    "src/implicit_bench/backends/vendor_batch/openai.py": 1,
+    "src/implicit_bench/backends/vendor_batch/gemini.py": 1,
 }
 
 

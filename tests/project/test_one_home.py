@@ -23,7 +23,7 @@ SCHEMA = "protocol/metric_schema.py"
 HEADLINE_EXCEPTIONS = {
     "analysis/design.py": "the prompt variants each estimand's image values come from",
     "analysis/looks.py": "per-unit shares of the anytime intervals, from raw label arrays",
-    "recovery/stage.py": "the simulated world's true value of each estimand (its planted truth)",
+    "world/recovery/stage.py": "each estimand's true value in the simulated world",
 }
 
 

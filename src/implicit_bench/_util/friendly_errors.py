@@ -48,7 +48,8 @@ def _invoke(invoke: Any, ctx: click.Context) -> Any:
 
 class FriendlyCommand(click.Command):
     """A click command whose errors are one line (see the module docstring). A stage script that
-    calls models uses its subclass :class:`~implicit_bench.preflight.stage.ModelStageCommand`."""
+    calls models uses its subclass
+    :class:`~implicit_bench.runtime.preflight.stage.ModelStageCommand`."""
 
     def invoke(self, ctx: click.Context) -> Any:
         return _invoke(self.run_callback, ctx)

@@ -408,7 +408,7 @@ def drawn_multiplicities(
 
     The same numbers: numpy draws bounded int32 values one 32-bit output of the bit generator
     at a time, so consecutive blocks of rows continue the one stream exactly
-    (tests/unit/analyze/test_analysis_speed.py checks it against the whole draw). A draw of
+    (tests/unit/analysis/byo/test_analysis_speed.py checks it against the whole draw). A draw of
     ``PIPELINE_ELEMENTS`` or more is drawn a block ahead on a second thread while this one
     counts (``_blocks``)."""
     out = np.empty((n_boot, n_units), dtype=dtype)

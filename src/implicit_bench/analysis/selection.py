@@ -21,8 +21,8 @@ from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.load import Tables
 from implicit_bench.analysis.params import SelectParams
 from implicit_bench.analysis.views import WIDE_SCORE, resolve_config, resolve_judges, rows, wide
+from implicit_bench.construction.kg.stats import kg_graph_stats
 from implicit_bench.errors import ConfigError
-from implicit_bench.kg.stats import kg_graph_stats
 from implicit_bench.protocol.prompt_stats import Tokenised, prompt_stats
 from implicit_bench.protocol.schema import BIAS_TYPES, normalise_bias_type
 

@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field
 from implicit_bench._util.hashing import derive_seed
 
 # the direct arm's writer lives with the triplets (the rendered direct arm's hook uses it too)
-from implicit_bench.triplets.direct import (
+from implicit_bench.construction.triplets.direct import (
     DIRECT_COLUMNS,
     ConstructionAblationParams,
     direct_triplets,
@@ -70,7 +70,7 @@ def rate(
 ) -> pd.DataFrame:
     """Long rows (unit_id, rater, arm, criterion, score) of one rater; units without both arms
     or with an invalid answer give no rows (counted by ``counter``)."""
-    from implicit_bench.llm import chat_json_many
+    from implicit_bench.backends.llm import chat_json_many
 
     template = _template("construction_rater.txt")
     by_id = pairs.set_index(pairs["pair_id"].astype(str))
@@ -159,8 +159,8 @@ def construction_rating(
     raters; writes ``out_dir``/direct_triplets.parquet, ``out_dir``/ratings.csv and ``metrics``.
     Returns (units, raters)."""
     from implicit_bench._util.files import nan_to_none
+    from implicit_bench.backends.llm import InvalidCounter, build_llm, llm_entry
     from implicit_bench.errors import ConfigError
-    from implicit_bench.llm import InvalidCounter, build_llm, llm_entry
     from implicit_bench.params import catalogue, load_params, section
     from implicit_bench.protocol.tables import PAIRS, UNITS
 

@@ -40,7 +40,7 @@ from implicit_bench._util.hashing import derive_seed
 from implicit_bench.audits.diversity import QUANTILES
 from implicit_bench.audits.holofair import attribute_deviation_ratio, prompt_rewards
 from implicit_bench.audits.holofair_qc import QualityParams
-from implicit_bench.faces import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceParams
+from implicit_bench.backends.faces import ABSTAINED, AGE_GROUPS, GENDERS, NO_FACE, FaceParams
 from implicit_bench.params import BootstrapParams, PositiveInt, StrictModel
 from implicit_bench.protocol.tables import DIVERSITY_IMAGES_DIR, UNITS_PATH
 

@@ -12,7 +12,7 @@ from implicit_bench.audits.diversity import (
     QUANTILES,
 )
 from implicit_bench.audits.scene_check import SceneCheckParams
-from implicit_bench.faces import FaceParams
+from implicit_bench.backends.faces import FaceParams
 from implicit_bench.params import BootstrapParams, StrictModel
 from implicit_bench.protocol.tables import CLIP_JUDGEMENTS_PATH, IMAGES_DIR, JUDGEMENTS_PATH
 

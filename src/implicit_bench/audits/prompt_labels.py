@@ -98,7 +98,7 @@ def llm_labels(
     units: pd.DataFrame, labeller: str, protocol: str, client: Any, params: PromptLabelParams
 ) -> tuple[pd.DataFrame, int]:
     """An LLM's labels (long form) and the number of invalid answers."""
-    from implicit_bench.llm import chat_json_many
+    from implicit_bench.backends.llm import chat_json_many
 
     rows, invalid = [], 0
     if protocol == "matching":
@@ -161,7 +161,7 @@ def label_report(labels: dict[str, pd.DataFrame], invalid: dict[str, dict[str, i
 
 def run_prompt_labels(params: PromptLabelParams, llms: dict[str, Any]) -> dict[str, Any]:
     """Label the run's triplets with every labeller under every protocol; the report."""
-    from implicit_bench.llm import build_llm, llm_entry
+    from implicit_bench.backends.llm import build_llm, llm_entry
     from implicit_bench.protocol.tables import UNITS
 
     units = UNITS.read(

@@ -138,7 +138,7 @@ def corpus_report(params: NegationParams, world: Any, boot: Any) -> tuple[pd.Dat
 
 def selection_error_plot(selection: dict[str, Any] | None) -> pd.DataFrame:
     """plots/selection_errors.csv: When the Judge Acts' Figure 7 from the selection block."""
-    from implicit_bench.audits.selection_outcomes import PLOT_COLUMNS, error_plot_rows
+    from implicit_bench.audits.image_pick_outcomes import PLOT_COLUMNS, error_plot_rows
 
     return pd.DataFrame(error_plot_rows(selection), columns=list(PLOT_COLUMNS))
 
@@ -148,8 +148,8 @@ def selection_report(
 ) -> dict[str, Any] | None:
     """The ``selection`` block of metrics/judge_audit.json (None when ``source`` is ``none``).
     ``world``: the ``WorldParams`` (source ``sim``)."""
-    from implicit_bench.audits.selection import selection_audit
-    from implicit_bench.audits.selection_breakdown import selection_breakdowns
+    from implicit_bench.audits.image_pick import selection_audit
+    from implicit_bench.audits.image_pick_breakdown import selection_breakdowns
 
     kw = {
         "margin": params.margin,
@@ -167,7 +167,7 @@ def selection_report(
         return nan_to_none(
             decisions_report(params.decisions, params.second_decisions, params.ablations, boot, kw)
         )
-    from implicit_bench.audits.selection_world import PROTOCOLS, simulate_selection
+    from implicit_bench.audits.image_pick_world import PROTOCOLS, simulate_selection
     from implicit_bench.errors import ConfigError
 
     missing = [j for j in (params.judge, params.second_judge) if j is not None]
@@ -202,8 +202,8 @@ def selection_report(
         }
         block["parse"] = counts
         if world.selection.scorers and name == "main":
-            from implicit_bench.audits.selection import scorer_report
-            from implicit_bench.audits.selection_world import scorer_choices
+            from implicit_bench.audits.image_pick import scorer_report
+            from implicit_bench.audits.image_pick_world import scorer_choices
 
             # When the Judge Acts §5.4, Table 15: a content-only similarity scorer (the CLIP
             # baseline), one entry per backbone, side by side against the judge
@@ -218,7 +218,7 @@ def selection_report(
                 for scorer in sorted(world.selection.scorers)
             }
         if params.second_judge is not None and name == "main":
-            from implicit_bench.audits.selection import cross_model_gate
+            from implicit_bench.audits.image_pick import cross_model_gate
 
             second, second_counts = simulate_selection(
                 world.selection, world.seed, params.second_judge, protocol
@@ -242,9 +242,9 @@ def decisions_report(
     """The selection audit of decisions files: the main judge's (with its breakdowns), the
     cross-model gate against a second judge's file on the same pools, and each ablation's file
     audited like the main one (When the Judge Acts §5.3, §5.5)."""
-    from implicit_bench.audits.selection import cross_model_gate, selection_audit
-    from implicit_bench.audits.selection_breakdown import selection_breakdowns
-    from implicit_bench.audits.selection_table import read_decisions
+    from implicit_bench.audits.image_pick import cross_model_gate, selection_audit
+    from implicit_bench.audits.image_pick_breakdown import selection_breakdowns
+    from implicit_bench.audits.image_pick_table import read_decisions
     from implicit_bench.errors import InputError
 
     pools = read_decisions(decisions)
@@ -445,14 +445,14 @@ def diversity_metrics(
 
 def face_diversity(units: pd.DataFrame, params: FaceAuditParams) -> dict[str, Any]:
     """Gender and age distributions (face judge) of the neutral images of gender and age units."""
-    from implicit_bench.faces import create
-    from implicit_bench.faces.attributes import (
+    from implicit_bench.backends.faces import create
+    from implicit_bench.backends.faces.attributes import (
         face_attributes,
         face_report,
         judge_images,
         race_note,
     )
-    from implicit_bench.images import ImageStore, published_stores, read_index
+    from implicit_bench.render.images import ImageStore, published_stores, read_index
     from implicit_bench.runtime.cache import DiskCache
 
     roots = [Path(p) for p in params.image_stores] or published_stores(params.images_root)

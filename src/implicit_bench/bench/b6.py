@@ -33,7 +33,6 @@ from implicit_bench.bench.params import B6Params, BenchParams, capped_per_bias_t
 from implicit_bench.debias.params import DebiasParams
 from implicit_bench.debias.scoring import config_stats, delta_interval, image_scores
 from implicit_bench.errors import InputError
-from implicit_bench.images import read_index
 from implicit_bench.params import BootstrapParams, check_refs, section
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.protocol.tables import (
@@ -42,6 +41,7 @@ from implicit_bench.protocol.tables import (
     IMAGES_DIR,
     UNITS,
 )
+from implicit_bench.render.images import read_index
 
 B6_DIR = "data/b6"
 B6_METRICS = "metrics/b6.json"
@@ -348,7 +348,7 @@ def b6_judge_params(
 ) -> Any:
     """The judge stage's params of one part: ``baseline`` (three variants of the baseline) or
     ``subset`` (the other stores' neutral images and the debiasing configurations')."""
-    from implicit_bench.judges.params import JudgeStageParams
+    from implicit_bench.backends.judges.params import JudgeStageParams
 
     judge = section(raw, "judge", JudgeStageParams, attach={"judges": "judges"})
     check_refs(b6.judge, judge.judges, "b6.judge", "judges")
@@ -376,9 +376,9 @@ def run_b6(
 ) -> dict[str, Any]:
     """Draw the subset, ask the third judge, write Tables 15 and 17; the payload."""
     from implicit_bench._util.files import atomic_write_text
+    from implicit_bench.backends.judges.stage import run_judge_stage
     from implicit_bench.bench.b6_agreement import human_vs_judges, judge_agreement
     from implicit_bench.human_eval.bundle import HumanEvalParams
-    from implicit_bench.judges.stage import run_judge_stage
     from implicit_bench.protocol.tables.judgements import read_judgements
     from implicit_bench.runtime.provenance import markdown_banner, merge_provenance
     from implicit_bench.runtime.runlog import write_metrics

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from implicit_bench._util.files import atomic_write_text
+from implicit_bench.construction.triplets.subset import stratified_subset
 from implicit_bench.errors import ConfigError
 from implicit_bench.protocol.tables import UNITS
-from implicit_bench.triplets.subset import stratified_subset
 
 #: where ``run --units N`` writes the pilot of a fixed unit set (an input file, like the
 #: release's units: written by ``run``, read by the stages through ``bench.units``)

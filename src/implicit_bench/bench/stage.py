@@ -14,16 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from implicit_bench._util.files import write_json
+from implicit_bench.backends.judges.params import JudgeStageParams
+from implicit_bench.backends.judges.stage import JudgeRunResult, run_judge_stage
 from implicit_bench.bench.params import BenchParams
-from implicit_bench.images import published_stores, unpublish
-from implicit_bench.judges.params import JudgeStageParams
-from implicit_bench.judges.stage import JudgeRunResult, run_judge_stage
 from implicit_bench.params import check_refs, section
 from implicit_bench.protocol.tables import (
     BENCH_IMAGES_DIR,
     BENCH_JUDGEMENTS_PATH,
     UNITS,
 )
+from implicit_bench.render.images import published_stores, unpublish
 from implicit_bench.render.params import RenderParams
 from implicit_bench.render.stage import STORES_MANIFEST, render_config, unit_columns
 

@@ -50,7 +50,7 @@ def agreement_command(
     """Exact agreement (%) and Cohen's kappa, with unit-bootstrap 95% intervals."""
     from implicit_bench._util.files import write_json
     from implicit_bench.analysis.agreement.judgement_files import file_agreement
-    from implicit_bench.analysis.report import clean
+    from implicit_bench.analysis.paper_tables import clean
 
     try:
         figures = file_agreement(_spec(first), _spec(second), task, config, n_boot, seed)

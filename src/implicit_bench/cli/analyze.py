@@ -3,7 +3,7 @@
 No model is loaded: the command reads a UNITS table and one or more JUDGEMENTS tables (CSV or
 Parquet; formats in docs/byo-judgements.md) and writes the same metrics JSON, tables and plot
 data as the ``select`` and ``evaluate`` stages, then runs the registered extensions
-(``implicit_bench.analyze.core.run_analyze``).
+(``implicit_bench.analysis.byo.core.run_analyze``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import click
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from implicit_bench._util import fast_exit  # noqa: E402
-from implicit_bench.analyze.core import run_analyze  # noqa: E402
+from implicit_bench.analysis.byo.core import run_analyze  # noqa: E402
 from implicit_bench.params import block, load_params
 
 

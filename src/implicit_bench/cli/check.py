@@ -8,11 +8,11 @@ import click
 from implicit_bench._util.redact import url
 from implicit_bench.cli.options import FiniteFloat
 from implicit_bench.params import load_params
-from implicit_bench.preflight.backends import load_registries
-from implicit_bench.preflight.checks import models_in_use, preflight
-from implicit_bench.preflight.params_check import validate_params
 from implicit_bench.protocol.judge_families import blind_family_check, blind_models_from_params
 from implicit_bench.runtime.cache_location import cache_dir
+from implicit_bench.runtime.preflight.backends import load_registries
+from implicit_bench.runtime.preflight.checks import models_in_use, preflight
+from implicit_bench.runtime.preflight.params_check import validate_params
 
 
 @click.command("check")

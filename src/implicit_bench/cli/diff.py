@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 
 from implicit_bench._util.friendly_errors import FriendlyCommand
-from implicit_bench.compare.diff import diff_summaries, flat_estimates, format_diff
-from implicit_bench.compare.headline import SUMMARY, level_at, summary_at
-from implicit_bench.compare.revs import WORKSPACE, read_json
+from implicit_bench.report.compare.diff import diff_summaries, flat_estimates, format_diff
+from implicit_bench.report.compare.headline import SUMMARY, level_at, summary_at
+from implicit_bench.report.compare.revs import WORKSPACE, read_json
 
 
 @click.command("diff", cls=FriendlyCommand)

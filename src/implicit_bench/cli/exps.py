@@ -7,14 +7,14 @@ from pathlib import Path
 import click
 
 from implicit_bench._util.friendly_errors import FriendlyCommand
-from implicit_bench.compare.headline import (
+from implicit_bench.report.compare.headline import (
     EXPS_COLUMNS,
     SUMMARY,
     cell,
     changed_params,
     params_at,
 )
-from implicit_bench.compare.revs import WORKSPACE, experiments, read_json
+from implicit_bench.report.compare.revs import WORKSPACE, experiments, read_json
 
 
 @click.command("exps", cls=FriendlyCommand)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.images.store import ImageKey, ImageStore
+from implicit_bench.render.images.store import ImageKey, ImageStore
 
 
 @click.group("image")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from implicit_bench.llm.base import DEFAULT_CACHE
+from implicit_bench.backends.llm.base import DEFAULT_CACHE
 
 
 @click.group("llm")
@@ -17,7 +17,7 @@ def llm() -> None:
 @click.option("--out", required=True, help="replay JSONL to write")
 def export_replay_command(cache_path: str, out: str) -> None:
     """Export every cached LLM answer as {request_hash, text, backend, model} lines."""
-    from implicit_bench.llm.replay import export_replay
+    from implicit_bench.backends.llm.replay import export_replay
 
     n = export_replay(cache_path, out)
     click.echo(f"{n} answers -> {out}")

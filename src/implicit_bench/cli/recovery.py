@@ -10,8 +10,8 @@ import click
 
 from implicit_bench.cli.options import FiniteFloat
 from implicit_bench.params import BOOTSTRAP_N_MAX, SEEDS_MAX, load_params, section
-from implicit_bench.recovery.power import calibration_table, plot, power_table
 from implicit_bench.world.params import WorldParams
+from implicit_bench.world.recovery.power import calibration_table, plot, power_table
 
 
 @click.group("recovery")
@@ -161,7 +161,7 @@ def power_command(
 def alpha_command(params_path: str, alphas: tuple[float, ...], out: str) -> None:
     """The planted dS of each steering configuration over alpha (SIMULATED; needs the world,
     retrieval and units of a default run: run after `dvc repro`)."""
-    from implicit_bench.recovery.power import alpha_table, plot_alpha
+    from implicit_bench.world.recovery.power import alpha_table, plot_alpha
 
     rows = alpha_table(load_params(params_path), params_path, alphas)
     path = Path(out)

@@ -28,7 +28,7 @@ def results_command(repo: str, out: str | None) -> None:
     versions, git commit, the run log's timings and model calls, and where the per-sample
     records (judgements with raw answers, image indexes) are."""
     from implicit_bench._util.files import write_json
-    from implicit_bench.compare.results import default_path, results
+    from implicit_bench.report.compare.results import default_path, results
 
     doc = results(repo)
     path = Path(out) if out else Path(repo) / default_path(doc)

@@ -307,8 +307,8 @@ def run_command(
     from implicit_bench.cli.options import parse_assume
     from implicit_bench.params.profiles import compose, write_profile
     from implicit_bench.planning.plan import build_plan, format_plan, images_still_to_render
-    from implicit_bench.preflight.backends import load_registries
-    from implicit_bench.preflight.checks import preflight
+    from implicit_bench.runtime.preflight.backends import load_registries
+    from implicit_bench.runtime.preflight.checks import preflight
 
     overlay_name = overlay_name_for(exp_name, profile)
     if not sequential and (

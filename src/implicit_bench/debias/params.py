@@ -8,6 +8,7 @@ from typing import Annotated
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from implicit_bench.backends.embedders import EmbedderParams
 from implicit_bench.debias.configs import (
     TABLE_27,
     ConfigSpec,
@@ -16,7 +17,6 @@ from implicit_bench.debias.configs import (
     check_configs,
 )
 from implicit_bench.debias.retrieval import RetrievalTextParams
-from implicit_bench.embedders import EmbedderParams
 from implicit_bench.params import PositiveInt, SafeName, Seeds, StrictModel, SubsetParams
 from implicit_bench.protocol.tables import UNITS_PATH
 from implicit_bench.runtime.failures import DEFAULT_MAX_FAILURE_RATE, FailureRate

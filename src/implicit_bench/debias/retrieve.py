@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from implicit_bench.backends.embedders import build_embedder, l2_normalise
 from implicit_bench.debias.retrieval import query_text, retrieval_metrics, retrieve, unit_text
-from implicit_bench.embedders import build_embedder, l2_normalise
 from implicit_bench.runtime.provenance import provenance
 
 if TYPE_CHECKING:

@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from implicit_bench._util.hashing import stable_hash
 from implicit_bench._util.yamlsafe import load_yaml_file
+from implicit_bench.backends.llm import InvalidCounter, LLMClient, Messages, chat_json_many
 from implicit_bench.debias.units import unit_for
 from implicit_bench.errors import InputError
-from implicit_bench.llm import InvalidCounter, LLMClient, Messages, chat_json_many
 from implicit_bench.protocol.tables import LLM_PAIR_COLUMNS, REWRITE_COLUMNS
 from implicit_bench.runtime.provenance import provenance
 
@@ -248,7 +248,7 @@ def rewriter_block(
 ) -> tuple[str, dict[str, Any]]:
     """(where, params block) of the rewriter LLM in the top-level ``llms`` catalogue (its
     answer lengths are the use site's ``rewrite_max_tokens`` / ``pair_max_tokens``)."""
-    from implicit_bench.llm import llm_entry
+    from implicit_bench.backends.llm import llm_entry
 
     return f"llms.{params.rewriter}", resolve_llm_block(
         llm_entry(llms, params.rewriter, "debias.rewriter")

@@ -12,6 +12,7 @@ catalogue (``implicit_bench.protocol.tables``).
 
 from __future__ import annotations
 
+from implicit_bench.backends.llm import build_llm
 from implicit_bench.debias.judging import judge_stage_params
 from implicit_bench.debias.params import DebiasParams
 from implicit_bench.debias.retrieval import own_hits, read_retrieval
@@ -24,7 +25,6 @@ from implicit_bench.debias.rewriting import (
 )
 from implicit_bench.debias.scoring import score_judgements
 from implicit_bench.debias.units import KG_COLUMNS, subset_units, unit_for
-from implicit_bench.llm import build_llm
 from implicit_bench.protocol.tables import DEBIAS_IMAGES_DIR as IMAGES_DIR
 from implicit_bench.protocol.tables import DEBIAS_JUDGEMENTS_DIR as JUDGEMENTS_DIR
 from implicit_bench.protocol.tables import LLM_PAIRS_PATH as PAIRS_PATH

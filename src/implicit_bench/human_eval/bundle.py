@@ -30,7 +30,6 @@ from implicit_bench.human_eval.form import (
     SCALE_ANCHORS,
     render_form,
 )
-from implicit_bench.images import ImageStore, published_stores, read_index
 from implicit_bench.params import NonNegInt, PositiveInt, Seed, StrictModel
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.protocol.tables import (
@@ -41,6 +40,7 @@ from implicit_bench.protocol.tables import (
     UNITS,
     UNITS_PATH,
 )
+from implicit_bench.render.images import ImageStore, published_stores, read_index
 
 
 class HumanEvalParams(StrictModel):

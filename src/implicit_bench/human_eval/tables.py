@@ -1,6 +1,6 @@
 """Tables 28, 29, 30, D.2 and the rater screening from a human-study report
 (:func:`implicit_bench.human_eval.study.study_report`); written by
-:func:`implicit_bench.analysis.report.write_tables` (CSV, Markdown, LaTeX)."""
+:func:`implicit_bench.analysis.paper_tables.write_tables` (CSV, Markdown, LaTeX)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,6 @@ from implicit_bench._util.yamlsafe import load_yaml
 from implicit_bench.errors import ConfigError
 from implicit_bench.params import SubsetParams, catalogue, check_name, section
 from implicit_bench.params.profiles import deep_merge, profile_chain, round_trip_yaml
-from implicit_bench.preflight.params_check import validate_params
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.protocol.tables import (
     ALL_IMAGE_INDEX_GLOB,
@@ -34,6 +33,7 @@ from implicit_bench.protocol.tables import (
     CLIP_JUDGEMENTS_PATH,
     JUDGEMENTS_PATH,
 )
+from implicit_bench.runtime.preflight.params_check import validate_params
 
 OPENAI_URL = "https://api.openai.com/v1"
 

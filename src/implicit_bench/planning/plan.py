@@ -197,8 +197,8 @@ def _images_per_config(
 def _render(
     params: dict[str, Any], units: PlanUnits | None, n_units: int, root: Path
 ) -> tuple[list[StagePlan], dict[str, dict[str, int]]]:
-    from implicit_bench.generators import settings_hash
-    from implicit_bench.images import ImageStore
+    from implicit_bench.backends.generators import settings_hash
+    from implicit_bench.render.images import ImageStore
     from implicit_bench.render.params import RenderParams
     from implicit_bench.render.stage import config_signatures, done_keys, plan_items
 
@@ -268,7 +268,7 @@ def _unit_chunks(path: Path, variants: Sequence[str]) -> Iterator[pd.DataFrame]:
 def _judge_formula(judge: Any, per_config: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     """config -> judge -> requests, counting every planned image (refusals not known); the
     judge stage's own selection (``task_selection``) and orders (``orders_per_image``)."""
-    from implicit_bench.judges.stage import config_judges, orders_per_image, task_selection
+    from implicit_bench.backends.judges.stage import config_judges, orders_per_image, task_selection
     from implicit_bench.protocol.judge_tasks import load_task
 
     configs = judge.configs if judge.configs is not None else list(per_config)
@@ -294,8 +294,8 @@ def _judge(
     per_config: dict[str, dict[str, int]],
     root: Path,
 ) -> StagePlan:
-    from implicit_bench.judges import judge_params
-    from implicit_bench.judges.params import JudgeStageParams
+    from implicit_bench.backends.judges import judge_params
+    from implicit_bench.backends.judges.params import JudgeStageParams
 
     judge = section(params, "judge", JudgeStageParams, attach={"judges": "judges"})
     for name, cfg in judge.judges.items():  # refuse what the judge stage would refuse
@@ -377,7 +377,7 @@ def _judge_exact(
 ) -> JudgeLookup | None:
     """``JudgeLookup`` for the images the stores' indexes publish (None: not resolvable yet).
     The units' rows are read only once a judge resolves and a store exists."""
-    from implicit_bench.judges.stage import judge_backends, plan_judgements, store_configs
+    from implicit_bench.backends.judges.stage import judge_backends, plan_judgements, store_configs
     from implicit_bench.runtime.cache import DiskCache
 
     try:
@@ -387,7 +387,7 @@ def _judge_exact(
         planned, image_counts, _ = plan_judgements(judge, by_id, identities, root)
     except Exception:  # noqa: BLE001 - stores not rendered yet or a judge not resolvable offline
         return None
-    from implicit_bench.images import read_index
+    from implicit_bench.render.images import read_index
 
     covered, refused = {}, 0
     wanted = (
@@ -546,9 +546,9 @@ def _clip(
 def _clip_exact(
     params: dict[str, Any], units: PlanUnits, root: Path
 ) -> tuple[int, int, int] | None:
-    from implicit_bench.clip import create
-    from implicit_bench.clip.params import ClipStageParams
-    from implicit_bench.images import published_stores, read_index
+    from implicit_bench.backends.clip import create
+    from implicit_bench.backends.clip.params import ClipStageParams
+    from implicit_bench.render.images import published_stores, read_index
     from implicit_bench.runtime.cache import DiskCache, model_key
 
     try:
@@ -612,8 +612,8 @@ def _bench(
     """``bench_render`` per bench generator (its variants x seeds over its unit set) and
     ``bench_judge`` (bench.tasks over those stores and the construction stores' images of the
     unit set; refusals unknown, every planned image counted)."""
+    from implicit_bench.backends.judges.stage import config_judges
     from implicit_bench.bench.params import SELECTED, BenchParams
-    from implicit_bench.judges.stage import config_judges
     from implicit_bench.protocol.judge_tasks import load_task
 
     bench = section(params, "bench", BenchParams)
@@ -703,8 +703,8 @@ def _b6(
     from implicit_bench.bench.b6 import b6_subset, plan_images, returned_units, store_dir
     from implicit_bench.bench.params import B6Params, BenchParams
     from implicit_bench.human_eval.bundle import HumanEvalParams
-    from implicit_bench.images import read_index
     from implicit_bench.protocol.schema import BIAS_TYPES
+    from implicit_bench.render.images import read_index
 
     if "b6" not in params:
         return []
@@ -840,10 +840,10 @@ def _bench_cached(
     """Images of a bench generator already stored and current (None: the unit set not built)."""
     if selected is None:
         return None
+    from implicit_bench.backends.generators import settings_hash
     from implicit_bench.bench.stage import bench_render_params
-    from implicit_bench.generators import settings_hash
-    from implicit_bench.images import ImageStore
     from implicit_bench.protocol.tables import BENCH_IMAGES_DIR
+    from implicit_bench.render.images import ImageStore
     from implicit_bench.render.stage import done_keys, plan_items, unit_columns
 
     store_dir = root / BENCH_IMAGES_DIR / name
@@ -878,8 +878,8 @@ def _debias(
 ) -> list[StagePlan]:
     """``units``: the plan's units table when it is also the debias stage's (read once);
     ``assumed``: ``n_units`` was given (``plan --assume``); the tables on disk are not read."""
+    from implicit_bench.backends.embedders import CachedEmbedder
     from implicit_bench.debias.stage import KG_COLUMNS, DebiasParams, needed_llm_work, subset_units
-    from implicit_bench.embedders import CachedEmbedder
 
     if "debias" not in params:
         return []
@@ -950,7 +950,7 @@ def _debias(
         if kg is not None:
             cached = 0
             if (store_dir / "journal.jsonl").exists():
-                from implicit_bench.images import ImageStore
+                from implicit_bench.render.images import ImageStore
 
                 wanted = {(u, s) for u in subset()["unit_id"] for s in seeds}
                 store = ImageStore(store_dir)
@@ -1002,8 +1002,8 @@ def _debias_judge(
     root: Path,
 ) -> StagePlan:
     """Rubric + alignment answers of one debiasing configuration, looked up in the judge cache."""
+    from implicit_bench.backends.judges.params import JudgeStageParams
     from implicit_bench.debias.judging import judge_stage_params
-    from implicit_bench.judges.params import JudgeStageParams
 
     stage = f"debias_judge@{name}"
     rubric, alignment = debias.scoring.rubric_judge, debias.scoring.alignment_judge
@@ -1044,8 +1044,8 @@ def llm_cache_lookup(
     """(distinct requests, how many the LLM's disk cache answers) under the stage's own keys
     (``LLMClient.key``; ``schema``: the answer model of ``chat_json_many``). No model is loaded
     (clients load lazily) and no cache file is created. None: the block does not resolve here."""
-    from implicit_bench.llm import build_llm
-    from implicit_bench.llm.structured import answer_schema
+    from implicit_bench.backends.llm import build_llm
+    from implicit_bench.backends.llm.structured import answer_schema
     from implicit_bench.runtime.cache import DiskCache
     from implicit_bench.runtime.cache_location import resolve as resolve_cache_path
 
@@ -1073,9 +1073,9 @@ def _kg_plan(params: dict[str, Any], root: Path) -> StagePlan:
     max_pairs = int(kg.get("max_pairs") or 0)
     pairs_path = root / PAIRS_PATH
     if pairs_path.exists() and where is not None:
-        from implicit_bench.kg.llm_extractor import ExtractionAnswer, messages_for
-        from implicit_bench.kg.params import KGParams
-        from implicit_bench.kg.stage import kg_llm_block, read_pairs
+        from implicit_bench.construction.kg.llm_extractor import ExtractionAnswer, messages_for
+        from implicit_bench.construction.kg.params import KGParams
+        from implicit_bench.construction.kg.stage import kg_llm_block, read_pairs
 
         pairs = read_pairs(pairs_path)
         pairs = pairs[:max_pairs] if max_pairs else pairs
@@ -1119,11 +1119,11 @@ def _kg_plan(params: dict[str, Any], root: Path) -> StagePlan:
 def _triplets_lookup(params: dict[str, Any], root: Path) -> StagePlan | None:
     """One triplet per KG unit, the stage's own requests looked up in the LLM cache (None: the
     KG units or pairs table is not built yet, or the LLM does not resolve here)."""
-    from implicit_bench.kg.table import units_from_frame
+    from implicit_bench.construction.kg.table import units_from_frame
+    from implicit_bench.construction.triplets.llm_writer import TripletAnswer, messages_for
+    from implicit_bench.construction.triplets.params import TripletsParams
+    from implicit_bench.construction.triplets.stage import PAIR_COLUMNS_USED, writer_params
     from implicit_bench.protocol.tables import KG_UNITS, KG_UNITS_PATH, PAIRS
-    from implicit_bench.triplets.llm_writer import TripletAnswer, messages_for
-    from implicit_bench.triplets.params import TripletsParams
-    from implicit_bench.triplets.stage import PAIR_COLUMNS_USED, writer_params
 
     units_path, pairs_path = root / KG_UNITS_PATH, root / PAIRS_PATH
     if not (units_path.exists() and pairs_path.exists()):
@@ -1317,7 +1317,7 @@ def add_costs(
 ) -> None:
     """Hours and money per stage from each model's ``seconds_per_item`` / ``usd_per_item``
     (catalogue keys the user supplies; ``measured``: seconds per item from ``--calibrate``)."""
-    from implicit_bench.preflight.backends import is_http, load_registries
+    from implicit_bench.runtime.preflight.backends import is_http, load_registries
 
     load_registries()
 
@@ -1448,10 +1448,10 @@ def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[st
     (the model load is not counted). Makes real model calls; caches nothing."""
     import time
 
-    from implicit_bench.generators import create_generator
-    from implicit_bench.generators.base import RenderRequest
-    from implicit_bench.judges import build_judge
-    from implicit_bench.judges.base import JudgeRequest
+    from implicit_bench.backends.generators import create_generator
+    from implicit_bench.backends.generators.base import RenderRequest
+    from implicit_bench.backends.judges import build_judge
+    from implicit_bench.backends.judges.base import JudgeRequest
 
     wanted = {ref for p in plans for ref, calls in p.calls_by_model.items() if calls}
     measured: dict[str, float] = {}
@@ -1472,7 +1472,7 @@ def calibrate(params: dict[str, Any], plans: list[StagePlan], n: int) -> dict[st
     if image is None:
         from PIL import Image
 
-        from implicit_bench.generators.base import png_bytes
+        from implicit_bench.backends.generators.base import png_bytes
 
         image = png_bytes(Image.new("RGB", (512, 512), (128, 128, 128)))
     question = 'Describe the person. Respond with a JSON object only: {"score": <0-5>}'

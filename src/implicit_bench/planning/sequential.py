@@ -109,11 +109,11 @@ def look(
     ``analysis.covariates``; ``target``: the half-width the bets are tuned to)."""
     import pandas as pd
 
+    from implicit_bench.analysis.byo.covariates import load_covariates
     from implicit_bench.analysis.context import EvalContext
     from implicit_bench.analysis.looks import anytime_report
     from implicit_bench.analysis.stage import evaluate_inputs
-    from implicit_bench.analyze.covariates import load_covariates
-    from implicit_bench.triplets.subset import random_order
+    from implicit_bench.construction.triplets.subset import random_order
 
     subset = params.get("subset") or {}
     triplets = pd.read_parquet(TRIPLETS_PATH, columns=["unit_id"])

@@ -12,8 +12,8 @@ from typing import Any
 
 from implicit_bench._util.nested import dig
 from implicit_bench._util.yamlsafe import load_yaml_file
-from implicit_bench.compare.results import benchmark_hash
 from implicit_bench.errors import InputError
+from implicit_bench.report.compare.results import benchmark_hash
 from implicit_bench.report.runs import run_of
 
 

@@ -826,7 +826,7 @@ def write_imported(imported: Imported, out: str | Path) -> dict[str, str]:
 def _write_studies(imported: Imported, out: Path, put: Any) -> dict[str, str]:
     """The human study (long-form ratings, KG answers, judge scores, ``human_eval.json``,
     tables) and the prompt labels (``prompt_labels.json``, tables)."""
-    from implicit_bench.analysis.report import clean, write_tables
+    from implicit_bench.analysis.paper_tables import clean, write_tables
 
     paths: dict[str, str] = {}
     if imported.human_study is not None:

@@ -15,7 +15,7 @@ def judge_notice(judges: dict[str, Any], path: str, task: str = "rubric") -> lis
     """One line per judge (catalogue name -> backend block) that differs from the release's
     Table 4 judge for ``task``: what ``run --benchmark`` prints before it starts. Builds each
     backend to read its identity; loads no model."""
-    from implicit_bench.judges.stage import judge_backends
+    from implicit_bench.backends.judges.stage import judge_backends
     from implicit_bench.protocol.judge_tasks import load_task
 
     theirs = release_judge(Release(path), task)

@@ -7,11 +7,11 @@ from typing import Annotated, Any
 from pydantic import Field, SerializeAsAny, field_validator
 from pydantic_core import PydanticCustomError
 
-from implicit_bench.errors import ConfigError
-from implicit_bench.generators import (
+from implicit_bench.backends.generators import (
     GeneratorParams,
     validate_config,
 )
+from implicit_bench.errors import ConfigError
 from implicit_bench.params import SafeName, Seeds, StrictModel, UniqueNames, check_refs
 from implicit_bench.protocol.schema import ALL_VARIANTS, VARIANTS
 from implicit_bench.runtime.execution import ExecutorConfig

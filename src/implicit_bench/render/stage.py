@@ -35,7 +35,7 @@ import pandas as pd
 from implicit_bench._util.files import write_json
 from implicit_bench._util.hashing import sha256_bytes
 from implicit_bench._util.redact import redact
-from implicit_bench.generators import (
+from implicit_bench.backends.generators import (
     GENERATORS,
     GeneratorParams,
     RenderRequest,
@@ -43,8 +43,8 @@ from implicit_bench.generators import (
     create_generator,
     settings_hash,
 )
-from implicit_bench.images import ImageKey, ImageRecord, ImageStore, unpublish
 from implicit_bench.protocol.schema import VARIANTS
+from implicit_bench.render.images import ImageKey, ImageRecord, ImageStore, unpublish
 from implicit_bench.render.params import RenderParams
 from implicit_bench.runtime.execution import ExecutorConfig, Outcome, RunStats, WorkItem, run_items
 

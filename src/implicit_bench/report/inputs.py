@@ -12,13 +12,13 @@ import pandas as pd
 from implicit_bench._util.files import read_json, read_table
 from implicit_bench._util.yamlsafe import load_yaml_file
 from implicit_bench.errors import InputError
-from implicit_bench.images import ImageStore, read_index
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.protocol.tables import (
     SELECTED_UNITS,
     UNITS,
 )
 from implicit_bench.protocol.tables.judgements import read_judgements
+from implicit_bench.render.images import ImageStore, read_index
 from implicit_bench.report.checked import check_human_eval, check_leaderboard
 from implicit_bench.report.confine import Scope, check_all
 from implicit_bench.report.params import ReportParams

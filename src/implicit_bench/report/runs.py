@@ -50,7 +50,7 @@ def same_benchmark(runs: list[Run]) -> str | None:
     project's own units), or a run whose units and beside-release block name two, are refused
     with one line: one leaderboard needs one unit set."""
     from implicit_bench._util.nested import dig
-    from implicit_bench.compare.results import benchmark_hash
+    from implicit_bench.report.compare.results import benchmark_hash
 
     for run in runs:  # a board written before the check of evaluate.beside_release
         board = run.board or {}

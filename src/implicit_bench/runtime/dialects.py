@@ -42,7 +42,8 @@ PROBE_PROMPT = "Say hello in one word."  # asks for no JSON: only a constraint g
 
 def schema_fields(server: str, named: dict[str, Any]) -> dict[str, Any]:
     """The request fields that carry ``named`` (``{"name", "schema"}``, as
-    :func:`implicit_bench.llm.structured.answer_schema` builds it) to ``server``; ``{}`` where
+    :func:`implicit_bench.backends.llm.structured.answer_schema` builds it) to ``server``; ``{}``
+    where
     the server cannot constrain."""
     schema = named.get("schema", named)
     if server in ("openai", "sglang"):

@@ -6,5 +6,5 @@ path and the fast path), ``picture`` (procedural pictures read back from their p
 ``measure`` (what the simulated judges report in expectation), ``stage`` (the ``world``
 stage's entry). The ``sim`` backends live with their registries (``generators.sim``,
 ``judges.sim``, ``clip.sim``, ``faces.sim``); checking the benchmark against the truth lives
-in :mod:`implicit_bench.recovery`. See docs/world.md.
+in :mod:`implicit_bench.world.recovery`. See docs/world.md.
 """

@@ -245,7 +245,7 @@ def test_release_covariates_are_the_table4_unit_means_by_hand(tmp_path):
     """The release fixture's Table 4 files: Qwen-Image a1 (4 + 2) / 2 = 3, 007 (1 + 3) / 2 = 2;
     GPT Image 2 a1 (5 + 3) / 2 = 4, 007 1 (seed 0 not returned); Nano Banana 2 a1 (4 + 5) / 2
     = 4.5, 007 none; Qwen-Image alignment 007 (false + true) / 2 = 0.5."""
-    from implicit_bench.analyze.covariates import load_covariates
+    from implicit_bench.analysis.byo.covariates import load_covariates
     from tests.helpers.release_fixtures import write_release
 
     root = write_release(tmp_path / "IMPLICIT-Bench")

@@ -10,9 +10,9 @@ import pytest
 
 from implicit_bench.analysis.bootstrap import Bootstrap
 from implicit_bench.analysis.direct_arm import contrast_rates, direct_arm_block
-from implicit_bench.recovery.stage import contrast_truth
-from implicit_bench.triplets.direct import add_direct_prompts, deterministic_direct
+from implicit_bench.construction.triplets.direct import add_direct_prompts, deterministic_direct
 from implicit_bench.world.params import SimJudgeWorld, WorldParams
+from implicit_bench.world.recovery.stage import contrast_truth
 from implicit_bench.world.sampling import perceive_many, rubric_scores, tilt
 from implicit_bench.world.truth import plant, world_json
 
@@ -217,7 +217,7 @@ def test_direct_llm_hook_through_a_local_server(tmp_path):
     server); an invalid answer nulls the unit's three prompts, with its check reason."""
     import json
 
-    from implicit_bench.triplets import VARIANT_HOOKS
+    from implicit_bench.construction.triplets import VARIANT_HOOKS
     from tests.helpers.chat_server import ChatServer, completion
 
     def answer(body, n):
@@ -260,8 +260,8 @@ def test_direct_llm_hook_through_a_local_server(tmp_path):
 def test_recovery_sets_the_planted_contrast_rate_beside_select(tmp_path):
     """recovery.stage.direct_arm_entries: per arm, the mean P(dx > 0) over exactly the complete
     pairs select used (a unit with an invalid direct score on its only seed leaves both arms)."""
-    from implicit_bench.recovery.stage import RowTruth, direct_arm_entries
     from implicit_bench.world.model import World
+    from implicit_bench.world.recovery.stage import RowTruth, direct_arm_entries
     from implicit_bench.world.truth import variant_matrix
 
     params = WorldParams(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from implicit_bench.analysis.report import write_tables
+from implicit_bench.analysis.paper_tables import write_tables
 from implicit_bench.analysis.table_registry import REGISTRY
 from tests.helpers.paths import REPO_ROOT
 

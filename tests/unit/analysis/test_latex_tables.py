@@ -8,7 +8,7 @@ import pytest
 from implicit_bench.analysis.bootstrap import Bootstrap  # noqa: E402
 from implicit_bench.analysis.builtin_metrics import config_rates  # noqa: E402
 from implicit_bench.analysis.latex import interval_columns, to_booktabs, with_intervals  # noqa: E402
-from implicit_bench.analysis.report import side_by_side_table, write_tables  # noqa: E402
+from implicit_bench.analysis.paper_tables import side_by_side_table, write_tables  # noqa: E402
 from tests.helpers.analysis_fixtures import BLIND_A, BLIND_B, rows  # noqa: E402
 
 

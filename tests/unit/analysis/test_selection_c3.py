@@ -86,7 +86,7 @@ def test_held_out_seeds_on_a_random_sample(tables):
 
 
 def test_recovery_sets_the_planted_lean_beside_other_generators():
-    from implicit_bench.recovery.stage import other_generator_entries
+    from implicit_bench.world.recovery.stage import other_generator_entries
 
     class World:
         def rows(self, generator):

@@ -16,7 +16,7 @@ from implicit_bench._util.files import (
     write_json,
     write_table,
 )
-from implicit_bench.analysis.report import write_plots, write_tables
+from implicit_bench.analysis.paper_tables import write_plots, write_tables
 
 
 def test_significant_by_hand():

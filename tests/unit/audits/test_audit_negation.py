@@ -15,8 +15,7 @@ from implicit_bench.audits.negation import (
     subject_presence,
     with_presence,
 )
-from implicit_bench.errors import InputError
-from implicit_bench.triplets.negated import (
+from implicit_bench.construction.triplets.negated import (
     NegatedPrompts,
     add_negated_prompts,
     check_negated,
@@ -24,6 +23,7 @@ from implicit_bench.triplets.negated import (
     deterministic_subject,
     with_article,
 )
+from implicit_bench.errors import InputError
 from tests.helpers.audit_fixtures import NEGATION_UNITS, primary
 
 
@@ -399,8 +399,8 @@ def test_subject_presence_from_alignment_rows():
 
 
 def test_llm_writer_through_a_local_server(tmp_path):
-    from implicit_bench.llm import InvalidCounter, build_llm
-    from implicit_bench.triplets.negated_llm import llm_negated
+    from implicit_bench.backends.llm import InvalidCounter, build_llm
+    from implicit_bench.construction.triplets.negated_llm import llm_negated
     from tests.helpers.chat_server import ChatServer, completion
 
     def answer(body, n):
@@ -441,7 +441,7 @@ def test_llm_writer_through_a_local_server(tmp_path):
 
 
 def test_extend_units_adds_the_prompt_columns():
-    from implicit_bench.triplets.hooks import NegationPromptParams, extend_units
+    from implicit_bench.construction.triplets.hooks import NegationPromptParams, extend_units
 
     units = pd.DataFrame(
         {
@@ -468,8 +468,8 @@ def test_extend_units_adds_the_prompt_columns():
 
 
 def test_multi_tail_attributes():
-    from implicit_bench.triplets.hooks import NegationPromptParams, extend_units
-    from implicit_bench.triplets.negated import tails
+    from implicit_bench.construction.triplets.hooks import NegationPromptParams, extend_units
+    from implicit_bench.construction.triplets.negated import tails
 
     assert tails('["man", "he"]', "man, he") == ["man", "he"]
     assert tails(None, "man") == ["man"]

@@ -11,7 +11,7 @@ import pytest
 
 from implicit_bench._util.closed_form import wilson_interval
 from implicit_bench.analysis.bootstrap import Bootstrap
-from implicit_bench.audits.selection import (
+from implicit_bench.audits.image_pick import (
     Pools,
     near_ties,
     order_diagnostics,
@@ -21,7 +21,7 @@ from implicit_bench.audits.selection import (
     selection_audit,
     timing,
 )
-from implicit_bench.audits.selection_protocol import (
+from implicit_bench.audits.image_pick_protocol import (
     Protocol,
     candidate_labels,
     order_of,
@@ -216,7 +216,7 @@ def test_protocol_orders_labels_and_parsers() -> None:
 
 
 def test_decisions_file(tmp_path) -> None:
-    from implicit_bench.audits.selection_table import read_decisions
+    from implicit_bench.audits.image_pick_table import read_decisions
 
     rows = ["pool_id,candidate_id,utility,group,order,slot,chosen,seconds"]
     for p, (h, ch, _sl, sec) in enumerate(zip(U, C, S, SEC, strict=True)):
@@ -242,7 +242,11 @@ def test_decisions_file(tmp_path) -> None:
 
 
 def test_simulated_world_recovers_planted_truth() -> None:
-    from implicit_bench.audits.selection_world import PROTOCOLS, selection_truth, simulate_selection
+    from implicit_bench.audits.image_pick_world import (
+        PROTOCOLS,
+        selection_truth,
+        simulate_selection,
+    )
     from implicit_bench.world.params import SelectionJudgeWorld, SelectionWorld
 
     world = SelectionWorld(
@@ -270,8 +274,8 @@ def test_simulated_world_recovers_planted_truth() -> None:
 def test_recovery_entries_of_the_selection_audit() -> None:
     from implicit_bench.audits.params import SelectionAuditParams
     from implicit_bench.audits.stage import selection_report
-    from implicit_bench.recovery.stage import judge_selection_entries
     from implicit_bench.world.params import SelectionJudgeWorld, SelectionWorld, WorldParams
+    from implicit_bench.world.recovery.stage import judge_selection_entries
 
     world = WorldParams(
         selection=SelectionWorld(
@@ -371,7 +375,7 @@ def test_judge_audit_stage_writes_the_selection_block(tmp_path, monkeypatch) -> 
 
 
 def test_cross_model_gate_by_hand() -> None:
-    from implicit_bench.audits.selection import cross_model_gate
+    from implicit_bench.audits.image_pick import cross_model_gate
 
     # a second judge's order-1 picks 1, 0, 2: it agrees with the first judge (0, 0, 2) on P2, P3
     second = Pools(U, np.array([[1, 1, 1], [0, 0, 0], [2, 2, 2]]), G)
@@ -387,8 +391,8 @@ def test_cross_model_gate_by_hand() -> None:
 
 
 def test_content_scorer_against_the_judge_by_hand() -> None:
-    from implicit_bench.audits.selection import scorer_report
-    from implicit_bench.audits.selection_world import scorer_choices, scorer_truth
+    from implicit_bench.audits.image_pick import scorer_report
+    from implicit_bench.audits.image_pick_world import scorer_choices, scorer_truth
     from implicit_bench.world.params import SelectionJudgeWorld, SelectionScorerWorld
     from implicit_bench.world.params import SelectionWorld as SW
 
@@ -404,7 +408,7 @@ def test_content_scorer_against_the_judge_by_hand() -> None:
         judges={"j": SelectionJudgeWorld()},
         scorers={"sharp": SelectionScorerWorld(content=1e4)},
     )
-    from implicit_bench.audits.selection_world import planted_pools
+    from implicit_bench.audits.image_pick_world import planted_pools
 
     u, _ = planted_pools(world, 1)
     picks = scorer_choices(world, 1, "sharp")

@@ -16,9 +16,9 @@ from PIL import Image
 from skimage import data
 
 from implicit_bench._util.files import read_json, read_table
-from implicit_bench.images import ImageKey, ImageRecord, ImageStore
+from implicit_bench.backends.tiny.stage import build
 from implicit_bench.protocol.estimate import is_estimate
-from implicit_bench.tiny.stage import build
+from implicit_bench.render.images import ImageKey, ImageRecord, ImageStore
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.run_log import last_run
 

@@ -56,7 +56,7 @@ UNITS = pd.DataFrame(
 
 
 def test_direct_arm_and_ratings_through_a_local_server(tmp_path):
-    from implicit_bench.llm import InvalidCounter, build_llm
+    from implicit_bench.backends.llm import InvalidCounter, build_llm
     from tests.helpers.chat_server import ChatServer, completion
 
     def answer(body, n):

@@ -105,9 +105,9 @@ def test_scene_check_with_the_hooks_cue_columns():
 
 
 def test_llm_labelling_hook_through_a_local_server(tmp_path):
-    from implicit_bench.llm import InvalidCounter, build_llm
-    from implicit_bench.triplets import VARIANT_HOOKS
-    from implicit_bench.triplets.cue_labels_llm import (
+    from implicit_bench.backends.llm import InvalidCounter, build_llm
+    from implicit_bench.construction.triplets import VARIANT_HOOKS
+    from implicit_bench.construction.triplets.cue_labels_llm import (
         CueLabelPromptParams,
         cue_requests,
         llm_cue_labels,

@@ -141,7 +141,7 @@ def test_study_end_to_end_in_a_simulated_world(tmp_path):
         images_dir="study",
         cache="faces.sqlite",
     )
-    from implicit_bench.clip.params import ClipStageParams
+    from implicit_bench.backends.clip.params import ClipStageParams
 
     clip = ClipStageParams(
         model={"backend": "sim", "model": "sim:clip", "world": str(world)}, cache="clip.sqlite"

@@ -53,9 +53,9 @@ def test_plant_scm_shifts_p_female_by_the_trigger():
 def test_study_on_scm_prompts_in_a_simulated_world(tmp_path):
     from implicit_bench._util.files import write_json, write_table
     from implicit_bench.audits.study.stage import run_study
-    from implicit_bench.recovery.stage import _read_shares
     from implicit_bench.render.params import RenderParams
     from implicit_bench.world.params import WorldParams
+    from implicit_bench.world.recovery.stage import _read_shares
     from implicit_bench.world.scm import plant_scm
     from implicit_bench.world.truth import plant, world_json
 
@@ -117,8 +117,8 @@ def test_study_on_scm_prompts_in_a_simulated_world(tmp_path):
         assert by[trigger]["female_share"] == pytest.approx(planted, abs=0.15), trigger
     assert by["gentle"]["female_share"] > 0.8 > 0.2 > by["aggressive"]["female_share"]
     # recovery: the planted shares per trigger beside the study's (world planted on demand)
-    from implicit_bench.recovery.stage import diversity_study_entries
     from implicit_bench.world.model import load_world
+    from implicit_bench.world.recovery.stage import diversity_study_entries
 
     entries = diversity_study_entries(load_world(str(world)), report, {"simg": "g"}, error)
     scm = {e["estimand"]: e for e in entries if "SCM" in e["estimand"]}

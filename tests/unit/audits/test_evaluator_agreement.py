@@ -165,9 +165,9 @@ def test_simulated_evaluation_set_and_its_planted_truth() -> None:
     from implicit_bench.analysis.bootstrap import Bootstrap
     from implicit_bench.audits.params import NegationParams
     from implicit_bench.audits.stage import evaluator_report
-    from implicit_bench.recovery.stage import negprobe_entries
     from implicit_bench.world.negprobe import negprobe_truth, planted_labels
     from implicit_bench.world.params import NegProbeWorld, WorldParams
+    from implicit_bench.world.recovery.stage import negprobe_entries
 
     # a perfect, complementary evaluator: every negated answer flips, no complementarity error,
     # and the per-element modes pass exactly the images whose elements all hold

@@ -16,8 +16,8 @@ from implicit_bench.audits.holofair import (
     fair_grpo_rewards,
     two_level_replicates,
 )
-from implicit_bench.faces import ABSTAINED, NO_FACE, FaceParams
-from implicit_bench.faces.attributes import distribution, face_attributes
+from implicit_bench.backends.faces import ABSTAINED, NO_FACE, FaceParams
+from implicit_bench.backends.faces.attributes import distribution, face_attributes
 
 
 def test_deviation_ratio_by_hand():
@@ -154,7 +154,7 @@ def test_two_level_bootstrap_resamples_generations():
 
 
 def test_recovery_sets_planted_face_shares_beside_the_study():
-    from implicit_bench.recovery.stage import diversity_study_entries
+    from implicit_bench.world.recovery.stage import diversity_study_entries
 
     class World:
         def rows(self, generator):

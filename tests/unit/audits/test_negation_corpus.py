@@ -322,8 +322,8 @@ def test_cli_corpus_and_accuracy(tmp_path) -> None:
 
 def test_recovery_entries_of_the_corpus_accuracy() -> None:
     from implicit_bench.audits.negation_world import simulated_judgements
-    from implicit_bench.recovery.stage import negt2i_entries
     from implicit_bench.world.params import NegT2IWorld, WorldParams
+    from implicit_bench.world.recovery.stage import negt2i_entries
 
     world = WorldParams(seed=4, negt2i=NegT2IWorld(seeds=3))
     corpus = write_corpus(30, 2)

@@ -66,7 +66,7 @@ def test_simulated_labellers_are_right_with_their_class_accuracy():
 
 
 def test_llm_labellers_through_a_local_server(tmp_path):
-    from implicit_bench.llm import build_llm
+    from implicit_bench.backends.llm import build_llm
     from tests.helpers.chat_server import ChatServer, completion
 
     name = {"N": "neutral", "S": "stereotype", "A": "anti_stereotype"}

@@ -58,9 +58,9 @@ def test_without_a_drawable_column_every_unit_counts():
 
 
 def test_scene_prompts_through_a_local_server(tmp_path):
-    from implicit_bench.llm import InvalidCounter, build_llm
-    from implicit_bench.triplets import VARIANT_HOOKS
-    from implicit_bench.triplets.scene_check_llm import llm_scene_prompts
+    from implicit_bench.backends.llm import InvalidCounter, build_llm
+    from implicit_bench.construction.triplets import VARIANT_HOOKS
+    from implicit_bench.construction.triplets.scene_check_llm import llm_scene_prompts
     from tests.helpers.chat_server import ChatServer, completion
 
     def answer(body, n):
@@ -133,7 +133,7 @@ def test_expected_scene_check_by_hand():
 def test_recovery_entries_of_the_scene_check(monkeypatch):
     import numpy as np
 
-    from implicit_bench.recovery import stage as recovery
+    from implicit_bench.world.recovery import stage as recovery
 
     class World:
         truth = pd.DataFrame(columns=["neutral_s", "subject_s"])

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from implicit_bench.analysis.bootstrap import Bootstrap
-from implicit_bench.audits.selection import Pools, policy, policy_report, selection_audit
-from implicit_bench.audits.selection_breakdown import (
+from implicit_bench.audits.image_pick import Pools, policy, policy_report, selection_audit
+from implicit_bench.audits.image_pick_breakdown import (
     consensus_split,
     generator_by_slot,
     generator_shares,
@@ -22,7 +22,7 @@ from implicit_bench.audits.selection_breakdown import (
     stereotype_by_generator,
     strata,
 )
-from implicit_bench.audits.selection_outcomes import outcome_definitions, secondary_outcomes
+from implicit_bench.audits.image_pick_outcomes import outcome_definitions, secondary_outcomes
 
 NAN = math.nan
 # the selection audit's hand-worked pools (tests/unit/audits/test_audit_selection.py):
@@ -221,7 +221,7 @@ def test_output_validity_by_hand() -> None:
 
 
 def test_decisions_file_with_the_optional_columns(tmp_path) -> None:
-    from implicit_bench.audits.selection_table import read_decisions
+    from implicit_bench.audits.image_pick_table import read_decisions
     from implicit_bench.errors import InputError
 
     head = (
@@ -315,7 +315,7 @@ def test_cli_takes_a_second_judge_and_ablations(tmp_path) -> None:
 
 
 def test_simulated_world_plants_the_secondary_ratings() -> None:
-    from implicit_bench.audits.selection_world import (
+    from implicit_bench.audits.image_pick_world import (
         PROTOCOLS,
         planted_pools,
         selection_truth,

@@ -124,8 +124,8 @@ def test_a_named_subset_keeps_at_most_n_units_per_bias_type():
 
 
 def test_the_order_audit_asks_both_orders_for_the_stated_units_only():
-    from implicit_bench.judges.params import JudgeStageParams
-    from implicit_bench.judges.stage import audit_units
+    from implicit_bench.backends.judges.params import JudgeStageParams
+    from implicit_bench.backends.judges.stage import audit_units
 
     base = {"judges": {}, "tasks": {}, "blind_orders": "hash"}
     ids = [f"u{i}" for i in range(10)]

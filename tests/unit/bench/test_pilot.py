@@ -8,8 +8,8 @@ import json
 import pandas as pd
 
 from implicit_bench.bench.pilot import write_pilot_units
+from implicit_bench.construction.triplets.subset import stratified_subset
 from implicit_bench.protocol.tables import UNITS
-from implicit_bench.triplets.subset import stratified_subset
 
 
 def _units(sizes: dict[str, int]) -> pd.DataFrame:

@@ -81,7 +81,7 @@ def test_hours_and_money_from_catalogue_keys_hand_worked(tmp_path):
 
 
 def test_cost_keys_change_no_identity():
-    from implicit_bench.generators import settings_hash
+    from implicit_bench.backends.generators import settings_hash
 
     plain = {"backend": "diffusers", "model": "m"}
     assert settings_hash({**plain, "seconds_per_item": 48, "usd_per_item": 0.01}) == settings_hash(

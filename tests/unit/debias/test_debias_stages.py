@@ -12,9 +12,9 @@ import yaml
 from click.testing import CliRunner
 
 from implicit_bench._util.files import read_json, read_table
+from implicit_bench.backends.llm import request_hash
 from implicit_bench.debias.rewriting import pair_messages, rewrite_messages
-from implicit_bench.images import ImageStore
-from implicit_bench.llm import request_hash
+from implicit_bench.render.images import ImageStore
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.render_fixtures import tiny_config, units_frame
 
@@ -63,7 +63,7 @@ def _run(name, *args):
 
 @pytest.fixture(scope="module")
 def tiny_vlm(tmp_path_factory):
-    from implicit_bench.tiny.stage import build
+    from implicit_bench.backends.tiny.stage import build
 
     return build("vlm", tmp_path_factory.mktemp("models") / "vlm", seed=0)
 

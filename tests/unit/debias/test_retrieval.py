@@ -11,13 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from implicit_bench.backends.embedders import EmbedderParams, build_embedder, l2_normalise
 from implicit_bench.debias.retrieval import (
     query_text,
     retrieval_metrics,
     retrieve,
     unit_text,
 )
-from implicit_bench.embedders import EmbedderParams, build_embedder, l2_normalise
 
 KG = pd.DataFrame(
     [

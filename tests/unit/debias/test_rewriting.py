@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from implicit_bench.backends.llm import build_llm, request_hash
 from implicit_bench.debias.rewriting import (
     RewriteRequest,
     clean_rewrite,
@@ -15,7 +16,6 @@ from implicit_bench.debias.rewriting import (
     run_pairs,
     run_rewrites,
 )
-from implicit_bench.llm import build_llm, request_hash
 
 MOVER = {
     "unit_id": "u1",

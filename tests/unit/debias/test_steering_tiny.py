@@ -6,11 +6,11 @@ import pandas as pd
 import pytest
 import torch
 
+from implicit_bench.backends.generators import create_generator
 from implicit_bench.debias.configs import TABLE_27, bind_defaults
 from implicit_bench.debias.render.stage import plan_inputs, render_debias_config
 from implicit_bench.debias.steering import direction, split_batch
-from implicit_bench.generators import create_generator
-from implicit_bench.images import ImageStore
+from implicit_bench.render.images import ImageStore
 from implicit_bench.render.params import RenderParams
 from tests.helpers.render_fixtures import tiny_config, units_frame
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from implicit_bench.backends.judges.params import JudgeStageParams
 from implicit_bench.debias.configs import TABLE_27, ConfigSpec
 from implicit_bench.debias.methods import METHODS, get_method
 from implicit_bench.errors import ConfigError
-from implicit_bench.judges.params import JudgeStageParams
 from implicit_bench.protocol.answer_kinds import AnswerKind, get_kind, kind_names
 from implicit_bench.protocol.judge_tasks import TaskRegistry, builtin_folder, load_task, task_names
 

@@ -36,7 +36,7 @@ def test_catalogue_names_are_safe_and_entries_are_mappings():
 
 
 def test_max_tokens_is_a_use_site_setting():
-    from implicit_bench.llm import llm_entry
+    from implicit_bench.backends.llm import llm_entry
 
     llms = {"m": {"backend": "replay", "path": "x"}}
     assert llm_entry(llms, "m", "kg.llm", 64) == {
@@ -58,13 +58,13 @@ def test_one_subset_model_zero_is_all_and_null_is_rejected():
         from implicit_bench.debias.params import DebiasParams
 
         section({"debias": {"subset": {"max_units": None}}}, "debias", DebiasParams)
-    from implicit_bench.triplets import subset
+    from implicit_bench.construction.triplets import subset
 
     assert subset.SubsetParams is SubsetParams  # one model, re-exported where the subset is drawn
 
 
 def test_paper_and_tiny_profiles_use_the_catalogues(repo_root):
-    from implicit_bench.llm import build_llm, llm_entry
+    from implicit_bench.backends.llm import build_llm, llm_entry
     from implicit_bench.params.profiles import apply_profile
 
     default = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
@@ -87,11 +87,11 @@ def test_paper_and_tiny_profiles_use_the_catalogues(repo_root):
 
 
 def test_http_backends_share_one_http_params_model():
-    from implicit_bench.embedders import EmbedderParams
-    from implicit_bench.generators import settings_hash
-    from implicit_bench.generators.openai_images import OpenAIImagesParams
-    from implicit_bench.judges.openai_vlm import OpenAIJudgeParams
-    from implicit_bench.llm.openai import OpenAIParams
+    from implicit_bench.backends.embedders import EmbedderParams
+    from implicit_bench.backends.generators import settings_hash
+    from implicit_bench.backends.generators.openai_images import OpenAIImagesParams
+    from implicit_bench.backends.judges.openai_vlm import OpenAIJudgeParams
+    from implicit_bench.backends.llm.openai import OpenAIParams
     from implicit_bench.runtime.httpretry import HttpParams
 
     for model in (OpenAIParams, OpenAIJudgeParams, OpenAIImagesParams, EmbedderParams):
@@ -223,7 +223,7 @@ def test_a_dangling_reference_is_one_line_naming_the_key(tmp_path, monkeypatch):
 
 
 def test_old_layouts_are_rejected_with_the_new_place():
-    from implicit_bench.judges.params import JudgeStageParams
+    from implicit_bench.backends.judges.params import JudgeStageParams
     from implicit_bench.render.params import RenderParams
 
     with pytest.raises(

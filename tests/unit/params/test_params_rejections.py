@@ -69,7 +69,7 @@ def test_select_min_seeds_bounded():
 
 
 def test_generator_batch_size_zero_is_refused():
-    from implicit_bench.generators.sim import SimGeneratorParams
+    from implicit_bench.backends.generators.sim import SimGeneratorParams
 
     with pytest.raises(ValidationError, match="batch_size"):
         SimGeneratorParams(model="sim:x", batch_size=0, world_fingerprint="f")
@@ -79,7 +79,7 @@ def test_evaluate_seed_absent_from_the_judgements_is_an_error(tmp_path, monkeypa
 
     import pandas as pd
 
-    from implicit_bench.analyze.core import run_analyze
+    from implicit_bench.analysis.byo.core import run_analyze
     from tests.helpers.analysis_fixtures import BLIND_TYPES, blind_judgements, units
 
     monkeypatch.setenv("IMPLICIT_BENCH_ANALYZE_JOBS", "1")

@@ -186,9 +186,9 @@ def _store_of(root, params: dict, units: pd.DataFrame) -> int:  # noqa: ANN001
     """Refused records in the image store of ``render.run[0]`` for every planned item of
     ``units``, written as the render stage writes them (settings and batch signature): the
     count the plan must find cached."""
-    from implicit_bench.generators import settings_hash
-    from implicit_bench.images import ImageRecord, ImageStore
+    from implicit_bench.backends.generators import settings_hash
     from implicit_bench.params import section
+    from implicit_bench.render.images import ImageRecord, ImageStore
     from implicit_bench.render.params import RenderParams
     from implicit_bench.render.stage import config_signatures, plan_items
 
@@ -274,13 +274,13 @@ def test_the_judge_plan_looks_units_up_on_demand_with_the_same_counts(tmp_path):
 
     from PIL import Image
 
-    from implicit_bench.generators import settings_hash
-    from implicit_bench.images import ImageRecord, ImageStore
-    from implicit_bench.judges import judge_params
-    from implicit_bench.judges.params import JudgeStageParams
-    from implicit_bench.judges.stage import judge_backends, plan_judgements
+    from implicit_bench.backends.generators import settings_hash
+    from implicit_bench.backends.judges import judge_params
+    from implicit_bench.backends.judges.params import JudgeStageParams
+    from implicit_bench.backends.judges.stage import judge_backends, plan_judgements
     from implicit_bench.params import section
     from implicit_bench.planning.plan import RenderPlanKeys, UnitRows
+    from implicit_bench.render.images import ImageRecord, ImageStore
     from implicit_bench.render.params import RenderParams
     from implicit_bench.render.stage import config_signatures, plan_items
 

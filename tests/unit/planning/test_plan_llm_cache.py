@@ -7,8 +7,8 @@ import json
 
 import pandas as pd
 
-from implicit_bench.kg.params import KGParams
-from implicit_bench.kg.stage import run_kg
+from implicit_bench.construction.kg.params import KGParams
+from implicit_bench.construction.kg.stage import run_kg
 from implicit_bench.planning.plan import _llm_stages
 from implicit_bench.protocol.tables import PAIRS, PAIRS_PATH
 from tests.helpers.chat_server import ChatServer, completion
@@ -69,11 +69,11 @@ def test_kg_plan_without_the_pairs_table_is_the_estimate(tmp_path):
 
 
 def test_triplets_plan_counts_the_cached_llm_answers(tmp_path, monkeypatch):
-    from implicit_bench.kg.table import units_frame
+    from implicit_bench.construction.kg.table import units_frame
+    from implicit_bench.construction.triplets.params import TripletsParams
+    from implicit_bench.construction.triplets.stage import run_triplets
     from implicit_bench.params import SubsetParams
     from implicit_bench.protocol.tables import KG_UNITS_PATH
-    from implicit_bench.triplets.params import TripletsParams
-    from implicit_bench.triplets.stage import run_triplets
     from tests.helpers.construction_fixtures import unit
 
     monkeypatch.chdir(tmp_path)

@@ -9,9 +9,15 @@ import json
 import pandas as pd
 import pytest
 
-from implicit_bench.images import ImageKey, ImageStore, published_stores, read_index, unpublish
-from implicit_bench.judges.params import JudgeStageParams
-from implicit_bench.judges.stage import executor_dispatch, run_judge_stage
+from implicit_bench.backends.judges.params import JudgeStageParams
+from implicit_bench.backends.judges.stage import executor_dispatch, run_judge_stage
+from implicit_bench.render.images import (
+    ImageKey,
+    ImageStore,
+    published_stores,
+    read_index,
+    unpublish,
+)
 from implicit_bench.runtime.runlog import log_run, split_run_state, write_metrics
 from tests.helpers.chat_server import ChatServer, completion
 from tests.helpers.judge_fixtures import UNITS, make_inputs

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from implicit_bench.cli.main import main as cli_main
+from implicit_bench.construction.triplets.subset import random_order, stratified_subset
 from implicit_bench.errors import ConfigError
 from implicit_bench.planning import sequential
-from implicit_bench.triplets.subset import random_order, stratified_subset
 from tests.helpers.sequential_fixtures import ROUNDS, Pipeline, params
 from tests.helpers.synthetic_tables import synthetic_judgements, synthetic_units
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from implicit_bench.judges.stage import PlannedJudgement, assemble
+from implicit_bench.backends.judges.stage import PlannedJudgement, assemble
 from implicit_bench.protocol.judge_identity import differences, judge_identity, template_sha256
 from implicit_bench.protocol.judge_tasks import load_task
 

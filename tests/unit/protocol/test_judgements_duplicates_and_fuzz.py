@@ -35,7 +35,7 @@ def _inputs(tmp_path):
 
 
 def test_same_judgements_file_twice_is_an_error(tmp_path, monkeypatch):
-    from implicit_bench.analyze.core import run_analyze
+    from implicit_bench.analysis.byo.core import run_analyze
 
     u, j = _inputs(tmp_path)
     monkeypatch.chdir(tmp_path)

@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 
 from implicit_bench.analysis.load import load_tables
+from implicit_bench.analysis.paper_tables import headline_table
 from implicit_bench.analysis.params import EvaluateParams
-from implicit_bench.analysis.report import headline_table
 from implicit_bench.analysis.stage import evaluate
 from implicit_bench.protocol import metric_schema
 from implicit_bench.protocol.estimate import Estimate
+from implicit_bench.report.summary.stage import headline
 from implicit_bench.report.summary_page import headline_cards
-from implicit_bench.summary.stage import headline
 from tests.helpers.analysis_fixtures import BLIND_A, rows, units
 
 TYPES = {"u1": "gender", "u2": "gender", "u3": "race"}

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from implicit_bench.analyze.core import run_analyze
+from implicit_bench.analysis.byo.core import run_analyze
 from implicit_bench.cli.main import main as cli_main
 from implicit_bench.publish import schema
 from implicit_bench.publish.eee import Options, export_eee

@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import pytest
 
-from implicit_bench.analyze.core import run_analyze
+from implicit_bench.analysis.byo.core import run_analyze
 from implicit_bench.release.benchmark import benchmark_units
 from implicit_bench.release.beside import DIFFERENT_JUDGE, RELEASE, THIS_RUN
 from tests.helpers.release_fixtures import write_release
@@ -168,7 +168,7 @@ def test_report_merges_labs_on_one_benchmark_and_refuses_two(tmp_path):
     from click.testing import CliRunner
 
     from implicit_bench.cli.report import report_command
-    from implicit_bench.compare.results import results
+    from implicit_bench.report.compare.results import results
 
     root, units, judgements, images = _inputs(tmp_path)
     lab_a = _analyze(tmp_path, "lab_a", root, units, judgements, images)

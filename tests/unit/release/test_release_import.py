@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from implicit_bench.analyze.core import run_analyze
+from implicit_bench.analysis.byo.core import run_analyze
 from implicit_bench.cli.import_ import import_command
 from implicit_bench.errors import InputError
 from implicit_bench.params import load_params

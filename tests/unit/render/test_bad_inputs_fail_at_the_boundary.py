@@ -116,7 +116,7 @@ def test_bad_seed_in_judgements_is_rejected_and_every_extension_runs(tmp_path, s
 
 
 def test_an_extension_that_crashes_does_not_stop_the_others(tmp_path, monkeypatch):
-    from implicit_bench.analyze import extensions
+    from implicit_bench.analysis.byo import extensions
 
     monkeypatch.setitem(
         extensions.EXTENSIONS, "aaa_broken", "test_bad_inputs_fail_at_the_boundary:broken_extension"
@@ -197,11 +197,11 @@ def test_clip_lean_outside_its_range_is_rejected(tmp_path, value, ok):
         ),
         (
             "subset",
-            "implicit_bench.triplets.subset:SubsetParams",
+            "implicit_bench.construction.triplets.subset:SubsetParams",
             {"max_units": -5},
             "subset.max_units",
         ),
-        ("kg", "implicit_bench.kg.stage:KGParams", {"max_pairs": -1}, "kg.max_pairs"),
+        ("kg", "implicit_bench.construction.kg.stage:KGParams", {"max_pairs": -1}, "kg.max_pairs"),
         ("debias", "implicit_bench.debias.params:DebiasParams", {"seeds": []}, "debias.seeds"),
         (
             "evaluate",
@@ -238,31 +238,37 @@ def test_out_of_range_params_are_rejected_at_load(section, model, data, where):
     ("backend_model", "data"),
     [
         (
-            "implicit_bench.generators.diffusers_backend:DiffusersParams",
+            "implicit_bench.backends.generators.diffusers_backend:DiffusersParams",
             {"model": "m", "steps": -1},
         ),
-        ("implicit_bench.generators.diffusers_backend:DiffusersParams", {"model": "m", "steps": 0}),
         (
-            "implicit_bench.generators.diffusers_backend:DiffusersParams",
+            "implicit_bench.backends.generators.diffusers_backend:DiffusersParams",
+            {"model": "m", "steps": 0},
+        ),
+        (
+            "implicit_bench.backends.generators.diffusers_backend:DiffusersParams",
             {"model": "m", "batch_size": 0},
         ),
         (
-            "implicit_bench.generators.openai_images:OpenAIImagesParams",
+            "implicit_bench.backends.generators.openai_images:OpenAIImagesParams",
             {"model": "m", "max_retries": -1},
         ),
         (
-            "implicit_bench.generators.openai_images:OpenAIImagesParams",
+            "implicit_bench.backends.generators.openai_images:OpenAIImagesParams",
             {"model": "m", "max_attempts": 3},
         ),  # the old key
         (
-            "implicit_bench.generators.openai_images:OpenAIImagesParams",
+            "implicit_bench.backends.generators.openai_images:OpenAIImagesParams",
             {"model": "m", "timeout_s": float("inf")},
         ),
-        ("implicit_bench.llm.openai:OpenAIParams", {"model": "m", "max_retries": -1}),
-        ("implicit_bench.llm.openai:OpenAIParams", {"model": "m", "concurrency": 0}),
-        ("implicit_bench.llm.openai:OpenAIParams", {"model": "m", "deadline_s": 0}),
-        ("implicit_bench.judges.openai_vlm:OpenAIJudgeParams", {"model": "m", "jpeg_quality": 101}),
-        ("implicit_bench.embedders:EmbedderParams", {"batch_size": 0}),
+        ("implicit_bench.backends.llm.openai:OpenAIParams", {"model": "m", "max_retries": -1}),
+        ("implicit_bench.backends.llm.openai:OpenAIParams", {"model": "m", "concurrency": 0}),
+        ("implicit_bench.backends.llm.openai:OpenAIParams", {"model": "m", "deadline_s": 0}),
+        (
+            "implicit_bench.backends.judges.openai_vlm:OpenAIJudgeParams",
+            {"model": "m", "jpeg_quality": 101},
+        ),
+        ("implicit_bench.backends.embedders:EmbedderParams", {"batch_size": 0}),
         ("implicit_bench.runtime.execution:ExecutorConfig", {"max_attempts": 0}),
     ],
 )
@@ -275,7 +281,7 @@ def test_out_of_range_backend_settings_are_rejected(backend_model, data):
 
 
 def test_documented_all_spelling_of_max_units_still_works():
-    from implicit_bench.triplets.subset import SubsetParams
+    from implicit_bench.construction.triplets.subset import SubsetParams
 
     assert SubsetParams.model_validate({"max_units": 0}).max_units == 0
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from implicit_bench.images import ImageKey, ImageRecord, ImageStore
+from implicit_bench.render.images import ImageKey, ImageRecord, ImageStore
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.render_fixtures import units_frame
 
@@ -23,7 +23,7 @@ HEADS = ["nurse", "neighbour", "family at dinner", "engineer", "pilot", "cook", 
 
 def _workspace(root: Path) -> Path:
     """Units, one image store of random pictures (3 variants x 2 seeds), a tiny CLIP, a KG."""
-    from implicit_bench.tiny.stage import build
+    from implicit_bench.backends.tiny.stage import build
 
     base = units_frame()
     units = pd.concat(

@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 from PIL import Image
 
+from implicit_bench.backends.generators import create_generator, settings_hash
 from implicit_bench.errors import InputError
-from implicit_bench.generators import create_generator, settings_hash
-from implicit_bench.images import ImageKey, ImageStore
 from implicit_bench.protocol.tables import UNITS
+from implicit_bench.render.images import ImageKey, ImageStore
 from implicit_bench.render.params import RenderParams
 from implicit_bench.render.stage import plan_items, render_all, render_metrics, unit_columns
 from implicit_bench.runtime.provenance import is_random_init
@@ -29,7 +29,7 @@ def test_tiny_pipeline_loads_through_from_pretrained_and_is_marked(tiny_generato
 
 
 def test_tiny_build_is_deterministic_under_its_seed(tiny_generator_dir, tmp_path):
-    from implicit_bench.tiny.stage import build
+    from implicit_bench.backends.tiny.stage import build
 
     again = build("generator", tmp_path / "again", seed=0)
     for part in ("unet", "vae", "text_encoder"):
@@ -129,7 +129,7 @@ def test_changed_setting_rerenders_changed_prompt_rerenders(tiny_generator_dir, 
 def test_each_generator_config_is_validated_once(tiny_generator_dir, tmp_path, monkeypatch):
     """The render section types every generators entry once, at load; the stage, the settings
     hash and the executor's worker receive that object and validate nothing again."""
-    from implicit_bench.generators import GENERATORS, GeneratorParams
+    from implicit_bench.backends.generators import GENERATORS, GeneratorParams
     from implicit_bench.params import section
 
     calls: list[str] = []

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from implicit_bench.backends.generators import validate_config
+from implicit_bench.backends.generators.base import RenderResult
 from implicit_bench.errors import InputError
-from implicit_bench.generators import validate_config
-from implicit_bench.generators.base import RenderResult
 from implicit_bench.render import stage as render_stage
 from implicit_bench.render.params import RenderParams
 from implicit_bench.runtime.execution import ExecutorConfig, WorkItem, run_items

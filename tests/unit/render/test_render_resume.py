@@ -14,7 +14,7 @@ import pandas as pd
 import yaml
 from click.testing import CliRunner
 
-from implicit_bench.images import ImageStore
+from implicit_bench.render.images import ImageStore
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.render_fixtures import tiny_config, units_frame
 

@@ -17,7 +17,7 @@ from implicit_bench._util.files import read_json, write_json
 from implicit_bench.report.corrected import corrected_section
 from implicit_bench.report.params import ReportParams
 from implicit_bench.report.stage import build_report
-from implicit_bench.summary.stage import (
+from implicit_bench.report.summary.stage import (
     BENCHMARK_SOURCE,
     CORRECTED_GROUP,
     headline,

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from implicit_bench.analysis.report import hedges_plot, plot_frames
+from implicit_bench.analysis.paper_tables import hedges_plot, plot_frames
 from implicit_bench.report.plots_page import TEMPLATE_PATH, offline_template
 from tests.helpers.chromium import Chromium, require_chromium
 from tests.helpers.paths import REPO_ROOT

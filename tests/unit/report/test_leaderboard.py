@@ -172,7 +172,7 @@ def test_planted_difference_is_resolved_and_a_copy_is_not(tmp_path):
 
 def test_imported_release_generators_on_the_leaderboard(tmp_path):
     """The release's Table 4 generators (rubric scores, no blind labels) get leaderboard rows."""
-    from implicit_bench.analyze.core import run_analyze
+    from implicit_bench.analysis.byo.core import run_analyze
     from implicit_bench.cli.import_ import import_command
     from implicit_bench.params import load_params
     from tests.helpers.release_fixtures import write_release

@@ -12,19 +12,24 @@ from typing import Any
 
 import pytest
 
+from implicit_bench.backends.faces import FACE_BACKENDS
+from implicit_bench.backends.generators import GENERATORS, settings_hash
 from implicit_bench.errors import ConfigError
-from implicit_bench.faces import FACE_BACKENDS
-from implicit_bench.generators import GENERATORS, settings_hash
-from implicit_bench.preflight.backends import http_model, is_http, load_registries, transport
-from implicit_bench.preflight.checks import (
+from implicit_bench.runtime.httpretry import HttpParams
+from implicit_bench.runtime.preflight.backends import (
+    http_model,
+    is_http,
+    load_registries,
+    transport,
+)
+from implicit_bench.runtime.preflight.checks import (
     ModelUse,
     _endpoint,
     check_local,
     models_in_use,
     preflight,
 )
-from implicit_bench.preflight.stage import MODEL_STAGES
-from implicit_bench.runtime.httpretry import HttpParams
+from implicit_bench.runtime.preflight.stage import MODEL_STAGES
 from implicit_bench.runtime.registry import TRANSPORTS, Registry, registered_places
 from tests.helpers.chat_server import ChatServer
 from tests.helpers.paths import REPO_ROOT
@@ -161,10 +166,10 @@ def test_generator_runtime_keys_are_fields_their_backend_declares():
 
 
 # Literals of these names that are not backend names: pip packages, server dialects.
-NOT_BACKEND_LISTS = {"compare/results.py", "runtime/dialects.py", "publish/eee.py"}
+NOT_BACKEND_LISTS = {"report/compare/results.py", "runtime/dialects.py", "publish/eee.py"}
 # Comparisons with one backend's name outside its package: the recovery check reads the `sim`
 # backend's world (it is about that backend, not a fact the preflight or plan would need).
-NAMED_USES = {"recovery/power.py", "recovery/stage.py"}
+NAMED_USES = {"world/recovery/power.py", "world/recovery/stage.py"}
 # Not model registry facts, named the same: the HoloFair vote hook's own selector
 # (`diversity_study.quality.vote.backend: sim`), and Every Eval Ever's deployment vocabulary
 # (a vendor API, a self-deployed server, a simulated model) that publish/eee.py maps backends to.
@@ -255,9 +260,9 @@ def test_shared_configs_accept_exactly_the_registered_backends():
     """ClipParams, FaceParams and EmbedderParams name no backend: their registry is the list."""
     from pydantic import ValidationError
 
-    from implicit_bench.clip import CLIP_BACKENDS, ClipParams
-    from implicit_bench.embedders import EMBEDDERS, EmbedderParams
-    from implicit_bench.faces import FaceParams
+    from implicit_bench.backends.clip import CLIP_BACKENDS, ClipParams
+    from implicit_bench.backends.embedders import EMBEDDERS, EmbedderParams
+    from implicit_bench.backends.faces import FaceParams
 
     for config, registry, kind in (
         (ClipParams, CLIP_BACKENDS, "clip"),

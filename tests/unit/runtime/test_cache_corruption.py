@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from implicit_bench.backends.judges.params import JudgeStageParams
+from implicit_bench.backends.judges.stage import executor_dispatch, run_judge_stage
 from implicit_bench.errors import InputError
-from implicit_bench.judges.params import JudgeStageParams
-from implicit_bench.judges.stage import executor_dispatch, run_judge_stage
 from implicit_bench.runtime.cache import CacheLookup, DiskCache
 from tests.helpers.chat_server import ChatServer, completion
 from tests.helpers.judge_fixtures import make_inputs

@@ -8,7 +8,7 @@ import os
 import pandas as pd
 import pytest
 
-from implicit_bench.images import ImageStore
+from implicit_bench.render.images import ImageStore
 from implicit_bench.render.params import RenderParams
 from implicit_bench.render.stage import render_all
 from implicit_bench.runtime.execution import ExecutorConfig, WorkItem, ray_address, run_items

@@ -9,8 +9,8 @@ import socket
 import pandas as pd
 import pytest
 
-from implicit_bench.judges.params import JudgeStageParams
-from implicit_bench.judges.stage import executor_dispatch, run_judge_stage
+from implicit_bench.backends.judges.params import JudgeStageParams
+from implicit_bench.backends.judges.stage import executor_dispatch, run_judge_stage
 from implicit_bench.runtime.failures import LLMUnavailableError, check_failure_rate
 from tests.helpers.chat_server import ChatServer, completion
 from tests.helpers.judge_fixtures import make_inputs
@@ -64,7 +64,7 @@ def test_judge_stage_command_exits_1_with_the_server_down(tmp_path, monkeypatch,
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("IMPLICIT_BENCH_DEBUG", raising=False)
     # the server goes down after the stage's preflight (that case:
-    # tests/unit/preflight/test_stage_preflight.py)
+    # tests/unit/runtime/preflight/test_stage_preflight.py)
     monkeypatch.setenv("IMPLICIT_BENCH_NO_PREFLIGHT", "1")
     (tmp_path / "params.yaml").write_text(
         yaml.safe_dump(
@@ -117,9 +117,9 @@ def test_check_failure_rate_by_hand():
 
 
 def test_rewrite_with_the_llm_down_exits_non_zero(tmp_path):
+    from implicit_bench.backends.llm import build_llm
     from implicit_bench.debias.rewriting import run_rewriting
     from implicit_bench.debias.stage import DebiasParams
-    from implicit_bench.llm import build_llm
 
     kg = pd.DataFrame(
         [
@@ -149,7 +149,7 @@ def test_rewrite_with_the_llm_down_exits_non_zero(tmp_path):
 
 
 def test_negation_writer_with_the_llm_down_exits_non_zero():
-    from implicit_bench.triplets.hooks import NegationPromptParams, extend_units
+    from implicit_bench.construction.triplets.hooks import NegationPromptParams, extend_units
 
     units = pd.DataFrame(
         {

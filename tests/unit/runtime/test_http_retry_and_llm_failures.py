@@ -145,7 +145,7 @@ def test_every_backend_retries_only_retryable_statuses_and_honours_retry_after(
 
 def _backend_call(backend: str, url: str, max_attempts: int):
     if backend == "llm":
-        from implicit_bench.llm import build_llm
+        from implicit_bench.backends.llm import build_llm
 
         client = build_llm(
             {
@@ -161,7 +161,7 @@ def _backend_call(backend: str, url: str, max_attempts: int):
         )
         return lambda: client.chat([{"role": "user", "content": "hi"}]).ok
     if backend == "images":
-        from implicit_bench.generators import RenderRequest, create_generator
+        from implicit_bench.backends.generators import RenderRequest, create_generator
 
         gen = create_generator(
             {
@@ -175,7 +175,7 @@ def _backend_call(backend: str, url: str, max_attempts: int):
             }
         )
         return lambda: gen.generate([RenderRequest("x", "a photo", 1)])[0].status == "ok"
-    from implicit_bench.embedders import EMBEDDERS, EmbedderParams
+    from implicit_bench.backends.embedders import EMBEDDERS, EmbedderParams
 
     emb = EMBEDDERS.create(
         "openai",
@@ -238,10 +238,10 @@ def test_a_trickling_server_is_cut_at_the_overall_deadline():
 
 
 def test_deadline_is_a_param_of_every_http_backend():
-    from implicit_bench.embedders import EmbedderParams
-    from implicit_bench.generators.openai_images import OpenAIImagesParams
-    from implicit_bench.judges.openai_vlm import OpenAIJudgeParams
-    from implicit_bench.llm.openai import OpenAIParams
+    from implicit_bench.backends.embedders import EmbedderParams
+    from implicit_bench.backends.generators.openai_images import OpenAIImagesParams
+    from implicit_bench.backends.judges.openai_vlm import OpenAIJudgeParams
+    from implicit_bench.backends.llm.openai import OpenAIParams
 
     for model in (
         OpenAIParams(backend="openai", model="m"),
@@ -283,7 +283,7 @@ def test_deadline_is_a_param_of_every_http_backend():
     ],
 )
 def test_odd_llm_answers_are_handled_and_never_cached(tmp_path, payload, text, ok):
-    from implicit_bench.llm import build_llm
+    from implicit_bench.backends.llm import build_llm
 
     with ChatServer(lambda body, n: (200, payload)) as server:
         config = {
@@ -303,7 +303,7 @@ def test_odd_llm_answers_are_handled_and_never_cached(tmp_path, payload, text, o
 
 
 def test_retry_after_nan_does_not_crash(waits):
-    from implicit_bench.llm import build_llm
+    from implicit_bench.backends.llm import build_llm
 
     script = [(503, {"error": "x"}, {"Retry-After": "nan"}), (200, completion("ok"), None)]
     with Server(script) as server:
@@ -323,7 +323,7 @@ def test_retry_after_nan_does_not_crash(waits):
 
 
 def test_a_poisoned_cache_entry_is_asked_again(tmp_path):
-    from implicit_bench.llm import build_llm
+    from implicit_bench.backends.llm import build_llm
     from implicit_bench.runtime.cache import DiskCache
 
     with ChatServer(lambda body, n: (200, completion("fresh"))) as server:
@@ -364,8 +364,8 @@ def test_redact_patterns(monkeypatch):
 
 
 def test_an_echoed_authorization_header_never_reaches_the_judgements_table(tmp_path, monkeypatch):
-    from implicit_bench.judges.params import JudgeStageParams
-    from implicit_bench.judges.stage import run_judge_stage
+    from implicit_bench.backends.judges.params import JudgeStageParams
+    from implicit_bench.backends.judges.stage import run_judge_stage
     from tests.helpers.judge_fixtures import make_inputs
 
     monkeypatch.setenv("HB_JUDGE_KEY", SECRET)
@@ -402,7 +402,7 @@ def test_an_echoed_authorization_header_never_reaches_the_judgements_table(tmp_p
 def test_an_echoed_key_never_reaches_an_image_reason_or_embedder_error(monkeypatch):
     monkeypatch.setenv("HB_KEY", SECRET)
     with Server([_echo_auth]) as server:
-        from implicit_bench.generators import RenderRequest, create_generator
+        from implicit_bench.backends.generators import RenderRequest, create_generator
 
         gen = create_generator(
             {
@@ -418,7 +418,7 @@ def test_an_echoed_key_never_reaches_an_image_reason_or_embedder_error(monkeypat
             and SECRET not in result.reason
             and "REDACTED" in result.reason
         )
-        from implicit_bench.embedders import EMBEDDERS, EmbedderParams
+        from implicit_bench.backends.embedders import EMBEDDERS, EmbedderParams
 
         emb = EMBEDDERS.create(
             "openai",
@@ -439,9 +439,9 @@ def _closed_port_url() -> str:
 
 
 def test_kg_with_the_endpoint_down_fails_with_the_whole_reason(tmp_path):
-    from implicit_bench.kg.params import KGParams
-    from implicit_bench.kg.stage import run_kg
-    from implicit_bench.llm import LLMUnavailableError
+    from implicit_bench.backends.llm import LLMUnavailableError
+    from implicit_bench.construction.kg.params import KGParams
+    from implicit_bench.construction.kg.stage import run_kg
     from tests.helpers.construction_fixtures import crows
 
     params = KGParams(extractor="llm", llm="t")
@@ -471,7 +471,7 @@ def test_triplets_stage_with_the_endpoint_down_exits_non_zero(tmp_path, monkeypa
     import yaml
     from click.testing import CliRunner
 
-    from implicit_bench.kg.table import units_frame
+    from implicit_bench.construction.kg.table import units_frame
     from tests.helpers.construction_fixtures import unit
 
     monkeypatch.chdir(tmp_path)
@@ -501,7 +501,7 @@ def test_triplets_stage_with_the_endpoint_down_exits_non_zero(tmp_path, monkeypa
     )
     stage = runpy.run_path(str(repo_root / "stages" / "triplets.py"))["main"]
     # --no-preflight: the endpoint goes down after the preflight
-    # (that case: tests/unit/preflight/test_stage_preflight.py)
+    # (that case: tests/unit/runtime/preflight/test_stage_preflight.py)
     result = CliRunner().invoke(
         stage, ["--units", "kg.parquet", "--pairs", "pairs.parquet", "--no-preflight"]
     )
@@ -514,7 +514,7 @@ def test_triplets_stage_with_the_endpoint_down_exits_non_zero(tmp_path, monkeypa
 
 
 def test_invalid_reasons_are_categories_with_full_examples():
-    from implicit_bench.llm.structured import InvalidCounter, StructuredAnswer
+    from implicit_bench.backends.llm.structured import InvalidCounter, StructuredAnswer
 
     counter = InvalidCounter("kg")
     error = "gave up after 2 attempts; last: HTTP 503: upstream: busy"

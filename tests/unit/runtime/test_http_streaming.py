@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from implicit_bench._util.streaming import stream_map
-from implicit_bench.llm import build_llm
+from implicit_bench.backends.llm import build_llm
 from implicit_bench.runtime.cache import DiskCache
 from implicit_bench.runtime.httpretry import RetryPolicy, read_bounded, send
 from implicit_bench.runtime.throttle import HEADROOM, Throttle, estimate_tokens
@@ -125,8 +125,8 @@ def test_llm_answers_are_cached_while_a_slow_request_is_still_in_flight(tmp_path
 
 
 def test_judge_keeps_concurrency_in_flight_across_batches(tmp_path):
-    from implicit_bench.judges.params import JudgeStageParams
-    from implicit_bench.judges.stage import executor_dispatch, run_judge_stage
+    from implicit_bench.backends.judges.params import JudgeStageParams
+    from implicit_bench.backends.judges.stage import executor_dispatch, run_judge_stage
     from tests.helpers.judge_fixtures import make_inputs
 
     make_inputs(tmp_path)
@@ -358,7 +358,7 @@ def _embedding_server(vector):
 
 
 def test_nan_embedding_is_rejected_and_never_cached(tmp_path):
-    from implicit_bench.embedders import EmbedderParams, build_embedder
+    from implicit_bench.backends.embedders import EmbedderParams, build_embedder
 
     with _embedding_server([0.1, float("nan")]) as server:
         # json.dumps writes NaN; the server sends it as a bare NaN token, which Python's json reads
@@ -377,7 +377,7 @@ def test_nan_embedding_is_rejected_and_never_cached(tmp_path):
 
 
 def test_embedder_cache_key_includes_base_url_and_streams(tmp_path):
-    from implicit_bench.embedders import EmbedderParams, build_embedder
+    from implicit_bench.backends.embedders import EmbedderParams, build_embedder
 
     gauge = Gauge()
 
@@ -419,7 +419,7 @@ def test_embedder_cache_key_includes_base_url_and_streams(tmp_path):
 # ----- image answers
 # ----------------------------------------------------------------------------------------
 def test_broken_image_answers_are_retried_failures_not_refusals():
-    from implicit_bench.generators import RenderRequest, create_generator
+    from implicit_bench.backends.generators import RenderRequest, create_generator
 
     buf = io.BytesIO()
     Image.new("RGB", (1024, 1024), (9, 9, 9)).save(buf, format="PNG")  # the requested size

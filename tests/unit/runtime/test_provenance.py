@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from implicit_bench.analysis.report import write_tables
+from implicit_bench.analysis.paper_tables import write_tables
 from implicit_bench.runtime.provenance import mark_random_init, markdown_banner, provenance
 
 

@@ -10,10 +10,10 @@ import pytest
 from PIL import Image
 from pydantic import BaseModel
 
-from implicit_bench.generators import png_bytes
-from implicit_bench.judges.base import JudgeRequest
-from implicit_bench.judges.stage import judge_backends
-from implicit_bench.llm import build_llm, chat_json_many
+from implicit_bench.backends.generators import png_bytes
+from implicit_bench.backends.judges.base import JudgeRequest
+from implicit_bench.backends.judges.stage import judge_backends
+from implicit_bench.backends.llm import build_llm, chat_json_many
 from tests.helpers.chat_server import ChatServer, completion, llama_cpp_like
 
 

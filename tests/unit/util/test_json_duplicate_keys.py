@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from implicit_bench._util.jsonparse import DuplicateKeyError, loads_strict, parse_json_answer
-from implicit_bench.llm.openai import _content
+from implicit_bench.backends.llm.openai import _content
 
 
 class Score(BaseModel):

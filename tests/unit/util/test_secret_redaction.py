@@ -48,7 +48,7 @@ def test_embedder_error_printed_by_a_command_has_no_userinfo(monkeypatch):
     from click.testing import CliRunner
 
     from implicit_bench._util.friendly_errors import FriendlyCommand
-    from implicit_bench.embedders import EMBEDDERS, EmbedderParams
+    from implicit_bench.backends.embedders import EMBEDDERS, EmbedderParams
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -75,9 +75,9 @@ def test_embedder_error_printed_by_a_command_has_no_userinfo(monkeypatch):
 def test_llm_description_for_metrics_has_no_userinfo():
     """A ``user:password@`` in ``base_url`` is refused when params are read (one line, no
     password); a client built past that check still describes itself without it."""
+    from implicit_bench.backends.llm import build_llm
+    from implicit_bench.backends.llm.openai import OpenAIClient, OpenAIParams
     from implicit_bench.errors import ConfigError
-    from implicit_bench.llm import build_llm
-    from implicit_bench.llm.openai import OpenAIClient, OpenAIParams
 
     block = {"backend": "openai", "model": "m", "base_url": "http://u:pw-123@h/v1"}
     with pytest.raises(ConfigError, match="user name or password") as info:

@@ -21,11 +21,11 @@ URL = f"http://svc:{PASSWORD}@127.0.0.1:9/v1"
 
 
 def _models():
-    from implicit_bench.embedders.base import EmbedderParams
-    from implicit_bench.generators.gemini import GeminiImagesParams
-    from implicit_bench.generators.openai_images import OpenAIImagesParams
-    from implicit_bench.judges.openai_vlm import OpenAIJudgeParams
-    from implicit_bench.llm.openai import OpenAIParams
+    from implicit_bench.backends.embedders.base import EmbedderParams
+    from implicit_bench.backends.generators.gemini import GeminiImagesParams
+    from implicit_bench.backends.generators.openai_images import OpenAIImagesParams
+    from implicit_bench.backends.judges.openai_vlm import OpenAIJudgeParams
+    from implicit_bench.backends.llm.openai import OpenAIParams
 
     return [OpenAIParams, OpenAIJudgeParams, OpenAIImagesParams, GeminiImagesParams, EmbedderParams]
 

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from implicit_bench._util.files import write_json, write_table
-from implicit_bench.generators import RenderRequest, create_generator, png_bytes
-from implicit_bench.judges import build_judge
-from implicit_bench.judges.base import JudgeRequest
+from implicit_bench.backends.generators import RenderRequest, create_generator, png_bytes
+from implicit_bench.backends.judges import build_judge
+from implicit_bench.backends.judges.base import JudgeRequest
 from implicit_bench.protocol.judge_tasks import load_task, task_fields
 from implicit_bench.protocol.prompt_fields import unit_fields
 from implicit_bench.protocol.schema import blind_order
@@ -192,7 +192,7 @@ def test_sim_judge_reads_long_attribute_lists(tmp_path):
 
 
 def test_malformed_answers_are_invalid():
-    from implicit_bench.judges.sim import MALFORMED, UNREADABLE
+    from implicit_bench.backends.judges.sim import MALFORMED, UNREADABLE
 
     for task, key in (("blind", "choice"), ("rubric", "score"), ("alignment", "aligned")):
         spec = load_task(task)

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from implicit_bench.analysis.bootstrap import Bootstrap
-from implicit_bench.recovery.fastpath import estimates, simulate, truths
-from implicit_bench.recovery.power import with_gap
-from implicit_bench.recovery.truth import entry, strength_group_truth
 from implicit_bench.world import measure
 from implicit_bench.world.params import SimJudgeWorld, WorldParams
+from implicit_bench.world.recovery.fastpath import estimates, simulate, truths
+from implicit_bench.world.recovery.power import with_gap
+from implicit_bench.world.recovery.truth import entry, strength_group_truth
 from implicit_bench.world.sampling import perceive_many, rubric_scores
 
 JUDGE = SimJudgeWorld(
@@ -158,8 +158,8 @@ def test_recovery_truth_of_judgement_rows(tmp_path):
 
     from implicit_bench._util.files import write_json, write_table
     from implicit_bench.protocol.schema import blind_order
-    from implicit_bench.recovery.truth import RowTruth, blind_truths, primary_rows
     from implicit_bench.world.model import load_world
+    from implicit_bench.world.recovery.truth import RowTruth, blind_truths, primary_rows
     from implicit_bench.world.truth import plant, world_json
 
     params = WorldParams(generators={"g": {"bias": 0.0}}, judges={"j": JUDGE})
@@ -208,7 +208,7 @@ def test_recovery_truth_of_judgement_rows(tmp_path):
 def test_recovery_draws_the_evaluate_stages_bootstrap():
     """One way to build a Bootstrap from params: the top-level block under evaluate's own keys
     (level too, which the hand merge dropped)."""
-    from implicit_bench.recovery.stage import evaluate_bootstrap
+    from implicit_bench.world.recovery.stage import evaluate_bootstrap
 
     raw = {
         "bootstrap": {"n": 500, "seed": 3, "level": 0.9},

@@ -20,16 +20,16 @@ from implicit_bench.audits.diversity_study import (
     scm_study_units,
     study_intervals,
 )
-from implicit_bench.clip.params import ClipStageParams  # noqa: F401 - re-exported for the stage
-from implicit_bench.faces.attributes import race_note
+from implicit_bench.backends.clip.params import ClipStageParams  # noqa: F401 - re-exported for the stage
+from implicit_bench.backends.faces.attributes import race_note
 
 
 def render_study(
     units: pd.DataFrame, params: DiversityStudyParams, render: Any, root: str | Path = "."
 ) -> dict[str, Any]:
     """Render the sample's prompts ``n_images`` times with ``params.generator``; its metrics."""
-    from implicit_bench.images import unpublish
     from implicit_bench.params import check_refs
+    from implicit_bench.render.images import unpublish
     from implicit_bench.render.params import RenderParams
     from implicit_bench.render.stage import pool_dir, render_config
 
@@ -61,9 +61,9 @@ def read_faces(
 ) -> pd.DataFrame:
     """One row per ok study image of the sampled units: unit_id, variant, seed,
     faces, gender, age_group."""
-    from implicit_bench.faces import create
-    from implicit_bench.faces.attributes import face_attributes, judge_images
-    from implicit_bench.images import ImageStore, read_index
+    from implicit_bench.backends.faces import create
+    from implicit_bench.backends.faces.attributes import face_attributes, judge_images
+    from implicit_bench.render.images import ImageStore, read_index
     from implicit_bench.runtime.cache import DiskCache
 
     store_dir = Path(root) / params.images_dir / params.generator
@@ -104,10 +104,10 @@ def study_clip_scores(
 ) -> pd.Series:
     """CLIP-Score (cos of image and prompt embeddings, ``clip.quality.clip_scores``) of each
     study image with the ``clip`` section's model and cache."""
-    from implicit_bench.clip import create
-    from implicit_bench.clip.embeddings import CachedEmbedder
-    from implicit_bench.clip.quality import clip_scores
-    from implicit_bench.images import ImageStore
+    from implicit_bench.backends.clip import create
+    from implicit_bench.backends.clip.embeddings import CachedEmbedder
+    from implicit_bench.backends.clip.quality import clip_scores
+    from implicit_bench.render.images import ImageStore
     from implicit_bench.runtime.cache import DiskCache
 
     if not len(frame):

@@ -26,7 +26,7 @@ from implicit_bench.runtime.registry import Registry
 if TYPE_CHECKING:
     import pandas as pd
 
-    from implicit_bench.generators import GeneratorParams
+    from implicit_bench.backends.generators import GeneratorParams
 
 DEFAULT_READS = "debias.seeds"
 # The params key a steering configuration's render reads (tracked by its DVC foreach entry).

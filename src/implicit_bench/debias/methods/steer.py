@@ -23,7 +23,7 @@ from implicit_bench.errors import ConfigError
 from implicit_bench.params import StrictModel
 
 if TYPE_CHECKING:
-    from implicit_bench.generators import GeneratorParams
+    from implicit_bench.backends.generators import GeneratorParams
 
 Signal = Literal["full_unit", "attributes", "llm_pair", "explicit"]
 SIGNALS: tuple[str, ...] = ("full_unit", "attributes", "llm_pair", "explicit")
@@ -123,8 +123,8 @@ def _steer_worker(
     generator's own encoder, steered, and generated from the edited encodings."""
     import torch
 
+    from implicit_bench.backends.generators import RenderResult, create_generator
     from implicit_bench.debias.steering import direction, split_batch, steer
-    from implicit_bench.generators import RenderResult, create_generator
 
     generator = create_generator(config)
 

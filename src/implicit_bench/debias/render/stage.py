@@ -26,7 +26,7 @@ from implicit_bench.debias.params import DebiasParams  # noqa: F401 (the stage s
 from implicit_bench.debias.units import KG_COLUMNS, subset_units  # noqa: F401 (the stage script's units subset)
 
 if TYPE_CHECKING:
-    from implicit_bench.generators import GeneratorParams
+    from implicit_bench.backends.generators import GeneratorParams
 
 
 def _neutral_frame(units: pd.DataFrame, prompts: dict[str, str]) -> pd.DataFrame:
@@ -63,8 +63,8 @@ def render_debias_config(
 ) -> dict[str, Any]:
     """Render one configuration into ``store_dir`` with the render stage's planner, batching,
     executor and resume rules; return its summary."""
-    from implicit_bench.generators import GENERATORS, settings_hash
-    from implicit_bench.images import ImageKey, ImageStore
+    from implicit_bench.backends.generators import GENERATORS, settings_hash
+    from implicit_bench.render.images import ImageKey, ImageStore
     from implicit_bench.render.stage import (
         check_render_failures,
         generate_worker,

@@ -1,0 +1,2 @@
+"""Tiny randomly initialised models: the ``models`` stage (entry:
+:mod:`implicit_bench.backends.tiny.stage`)."""

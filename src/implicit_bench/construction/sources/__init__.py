@@ -1,0 +1,2 @@
+"""Bias-pair sources: the ``sources`` stage (entry:
+:mod:`implicit_bench.construction.sources.stage`)."""

@@ -1,0 +1,2 @@
+"""The headline summary: the ``summary`` stage (entry:
+:mod:`implicit_bench.report.summary.stage`)."""

@@ -1,1 +1,0 @@
-"""Bias-pair sources: the ``sources`` stage (entry: :mod:`implicit_bench.sources.stage`)."""

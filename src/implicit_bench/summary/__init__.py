@@ -1,1 +1,0 @@
-"""The headline summary: the ``summary`` stage (entry: :mod:`implicit_bench.summary.stage`)."""

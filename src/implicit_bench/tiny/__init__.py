@@ -1,2 +1,0 @@
-"""Tiny randomly initialised models: the ``models`` stage (entry:
-:mod:`implicit_bench.tiny.stage`)."""
