@@ -53,6 +53,18 @@ class World:
             )
         return rows.set_index("unit_id", drop=False)
 
+    def embedder(self):
+        """The text embedder the simulated generators and CLIP condition on, computed in float64
+        and stored as float32: the same bits on every CPU (a float32 forward pass differs in
+        the last bits between AVX-512 and AVX2 kernels, which moved the committed outputs'
+        last digits from one machine to another; docs/world.md)."""
+        from implicit_bench.backends.embedders import EmbedderParams, build_embedder
+
+        config = EmbedderParams(
+            model=self.params.embedder, cache=self.params.embedding_cache, dtype="float64"
+        )
+        return build_embedder(config)
+
 
 @cache
 def load_world(world_dir: str) -> World:

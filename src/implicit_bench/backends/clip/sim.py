@@ -15,7 +15,7 @@ import numpy as np
 
 from implicit_bench._util.hashing import derive_seed
 from implicit_bench.backends.clip.base import ClipParams
-from implicit_bench.backends.embedders import EmbedderParams, build_embedder, l2_normalise
+from implicit_bench.backends.embedders import l2_normalise
 from implicit_bench.world.model import load_world
 from implicit_bench.world.picture import read
 
@@ -30,11 +30,7 @@ class SimClip:
     def __init__(self, config: ClipParams):
         self.config = config
         self.world = load_world(config.world)
-        self.embedder = build_embedder(
-            EmbedderParams(
-                model=self.world.params.embedder, cache=self.world.params.embedding_cache
-            )
-        )
+        self.embedder = self.world.embedder()
 
     def identity(self) -> dict:
         return {"backend": "sim", "model": self.config.model, "world": self.world.fingerprint}

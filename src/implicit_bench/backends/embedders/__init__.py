@@ -62,6 +62,8 @@ class CachedEmbedder:
         # The model reference as written in params (a hub id, a directory, or the packaged
         # MiniLM), not a machine-specific resolved path.
         rev = {"revision": self.config.revision} if self.config.revision else {}
+        if self.config.dtype:  # another precision gives other bits (None: the model's own)
+            rev["dtype"] = self.config.dtype
         if EMBEDDERS.transport(self.config.backend) == "http" and self.config.base_url:
             rev["base_url"] = self.config.base_url.rstrip("/")
         return model_key(

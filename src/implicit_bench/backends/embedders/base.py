@@ -36,7 +36,9 @@ class EmbedderParams(HttpParams):
     # false: batch_size texts per forward pass (faster on a GPU; last-bit differences).
     exact: bool = True
     device: str | None = None  # sentence_transformers: cpu, cuda, ... (None: automatic)
-    dtype: str | None = None  # sentence_transformers: float16 / bfloat16 for large models
+    # sentence_transformers: float16 / bfloat16 for large models; float64 for the same bits on
+    # every CPU (stored as float32; part of the cache key when set)
+    dtype: str | None = None
     max_seq_length: PositiveInt | None = None
     base_url: str | None = None  # openai: e.g. http://127.0.0.1:8000/v1
     api_key_env: str | None = None  # openai: name of the env var holding the key

@@ -82,18 +82,13 @@ class SimGenerator:
     Params = SimGeneratorParams
 
     def __init__(self, config: SimGeneratorParams):
-        from implicit_bench.backends.embedders import EmbedderParams, build_embedder
 
         self.config = config
         self.world: World = load_world(config.world)
         self.gen_name = sim_name(config.model)
         self.spec = self.world.params.generators[self.gen_name]
         self.rows = self.world.rows(self.gen_name)
-        self.embedder = build_embedder(
-            EmbedderParams(
-                model=self.world.params.embedder, cache=self.world.params.embedding_cache
-            )
-        )
+        self.embedder = self.world.embedder()
         self._dirs: dict[str, tuple[np.ndarray, float]] = {}
         self._probs = {
             uid: row for uid, row in zip(self.rows.index, self.rows.to_dict("records"), strict=True)
