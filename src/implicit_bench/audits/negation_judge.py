@@ -35,7 +35,7 @@ import pandas as pd
 
 from implicit_bench._util.jsonparse import parse_json_answer
 from implicit_bench.audits.negation_corpus import CATEGORIES, article
-from implicit_bench.backends.judges.base import JudgeBackend, JudgeRequest
+from implicit_bench.backends.judges.base import JudgeBackend, JudgeRequest, peak_gpu_gib
 
 ANSWERS = ("yes", "no", "unclear")
 ANSWER_SCHEMA: dict[str, Any] = {
@@ -103,17 +103,6 @@ class JudgeCost:
             "gpu_gib": self.gpu_gib,
             "load_s": self.load_s,
         }
-
-
-def peak_gpu_gib() -> float | None:
-    """torch's peak CUDA memory in GiB, or None where torch is absent or never used CUDA."""
-    try:
-        import torch
-    except ImportError:
-        return None
-    if not torch.cuda.is_available() or not torch.cuda.is_initialized():
-        return None
-    return float(torch.cuda.max_memory_allocated()) / 2**30
 
 
 def judge_corpus_images(

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from implicit_bench._util.friendly_errors import FriendlyCommand, FriendlyGroup
@@ -68,7 +70,6 @@ def selection_command(
     """Regret, gain over random, BMR, gates, order diagnostics, cultural-error outcomes and
     breakdowns of a decisions file (or --sim); the cross-model gate and ablations from more
     files."""
-    from pathlib import Path
 
     from implicit_bench._util.files import nan_to_none, write_json
     from implicit_bench.audits.stage import decisions_report
@@ -292,7 +293,6 @@ def negation_judge_command(
     negation-accuracy and negation.corpus.source file read. The judge's own timings (s/img,
     s/Q, load s, GPU GiB: Tables 2, 8) are printed and logged to the untracked run log only."""
     import json
-    from pathlib import Path
 
     from implicit_bench._util.files import nan_to_none, read_table, write_json, write_table
     from implicit_bench.audits.negation_accuracy import accuracy_report, validate_judgements
@@ -343,3 +343,35 @@ def negation_judge_command(
         }
         write_json(accuracy_out, nan_to_none(report))
         click.echo(f"audit negation-judge: Table 3 -> {accuracy_out}")
+
+
+@audit_group.command("judge-cost", cls=FriendlyCommand)
+@click.option(
+    "--log",
+    "log_path",
+    type=click.Path(dir_okay=False),
+    help="the run log (default: IMPLICIT_BENCH_RUN_LOG or logs/runs.jsonl)",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    help="also write the figures as JSON (keep it out of metrics/: they are wall clock)",
+)
+def judge_cost_command(*, log_path: str | None, out: str | None) -> None:
+    """NegT2IBench Tables 2 and 8's evaluator cost columns (s/img, s/Q, questions per image,
+    load s, GPU GiB) per judge, from the judges' own timings in the untracked run log (the
+    judge stages and audit negation-judge write them there)."""
+    from implicit_bench._util.files import write_json
+    from implicit_bench.audits.judge_cost import cost_table, judge_costs, read_run_log
+    from implicit_bench.runtime.runlog import run_log_path
+
+    path = log_path or run_log_path()
+    if not Path(path).exists():
+        raise click.UsageError(f"{path}: no run log (run a judge stage first)")
+    costs = judge_costs(read_run_log(path))
+    if not costs:
+        raise click.UsageError(f"{path}: no judge timings logged (every answer from the cache?)")
+    click.echo(cost_table(costs))
+    click.echo("wall-clock figures of this machine's runs: not written to metrics/")
+    if out:
+        write_json(out, costs)
