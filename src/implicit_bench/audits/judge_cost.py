@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from implicit_bench._util.nested import dig
+
 COLUMNS = ("s_per_image", "s_per_question", "questions_per_image", "load_s", "gpu_gib")
 JUDGE_STAGES = ("judge", "bench_judge")
 HOOK_STAGE = "audit negation-judge"
@@ -43,10 +45,11 @@ def judge_costs(entries: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         stage = entry.get("stage")
         found: dict[str, dict[str, Any]] = {}
         if stage in JUDGE_STAGES:
-            for judge, t in (entry.get("judge_timings") or {}).items():
+            timings = dig(entry, "judge_timings")
+            for judge, t in timings.items() if isinstance(timings, dict) else ():
                 if isinstance(t, dict) and t.get("requests"):
                     found[str(judge)] = t
-        elif stage == HOOK_STAGE and (entry.get("cost") or {}).get("images_timed"):
+        elif stage == HOOK_STAGE and dig(entry, "cost", "images_timed"):
             found[str(entry.get("judge"))] = {
                 **entry["cost"],
                 "requests": entry.get("questions"),
