@@ -158,3 +158,14 @@ def test_study_on_the_gen_set_in_a_simulated_world(tmp_path):
     # the pooled Gen images are balanced by design: ID near 1; each prompt near one reading
     assert scores["ID"] > 0.9
     assert scores["CA_mean"] < scores["ID"]
+    # recovery: the planted shares beside the study's (the Gen units planted on demand)
+    from implicit_bench.world.model import load_world
+    from implicit_bench.world.recovery.stage import diversity_study_entries
+
+    entries = diversity_study_entries(load_world(str(world)), report, {"simg": "g"}, error)
+    gen_entries = {e["estimand"]: e for e in entries if e["estimand"].startswith("Gen set")}
+    gender = gen_entries["Gen set: gender read as the prompt asks (HoloFair C.3.2)"]
+    age = gen_entries["Gen set: age read as the prompt asks (HoloFair C.3.2)"]
+    assert gender["truth"] == pytest.approx(0.86)  # 0.9 x 0.95 + 0.1 x 0.05, every prompt
+    assert age["truth"] == pytest.approx(0.8575)  # 0.9 x 0.95 + 0.1 x 0.05 / 2
+    assert gender["estimate"]["value"] == g["share_read_as_asked"]
