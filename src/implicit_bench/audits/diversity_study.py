@@ -68,7 +68,6 @@ class ScmSource(StrictModel):
 
 
 SCM_TEMPLATE, SCM_SCENE = "scm_neutral", "scm_trigger"  # the study frame's variant labels
-GEN_TEMPLATE, GEN_SCENE = "gen_pooled", "gen_prompt"  # the Gen set's: pooled, and per prompt
 
 
 def scm_study_units(source: ScmSource) -> pd.DataFrame:
@@ -105,15 +104,6 @@ def gen_study_units() -> pd.DataFrame:
             "asked_gender": frame["gender"],
             "prompt_neutral": frame["prompt_scm_gen"],
         }
-    )
-
-
-def gen_frame_variants(frame: pd.DataFrame) -> pd.DataFrame:
-    """The Gen set's images twice for scoring: every image in the pooled ID set
-    (``gen_pooled``: the balanced set the Gen prompts are meant to make) and each prompt's
-    images as one CA scene (``gen_prompt``: a prompt that is followed has D near 0)."""
-    return pd.concat(
-        [frame.assign(variant=GEN_TEMPLATE), frame.assign(variant=GEN_SCENE)], ignore_index=True
     )
 
 
@@ -224,8 +214,8 @@ class DiversityStudyParams(StrictModel):
         """(scene, template) variant labels of the scored frame."""
         if self.prompt_source == "scm":
             return SCM_SCENE, SCM_TEMPLATE
-        if self.prompt_source == "gen":
-            return GEN_SCENE, GEN_TEMPLATE
+        if self.prompt_source == "gen":  # every image pooled for ID, each prompt one CA scene
+            return "neutral", "neutral"
         return self.scene_variant, self.template_variant
 
 

@@ -8,11 +8,8 @@ import pandas as pd
 import pytest
 
 from implicit_bench.audits.diversity_study import (
-    GEN_SCENE,
-    GEN_TEMPLATE,
     DiversityStudyParams,
     gen_agreement,
-    gen_frame_variants,
     gen_study_units,
 )
 
@@ -67,10 +64,8 @@ def test_gen_units_roles_and_frame():
     assert units["prompt_neutral"].str.startswith("a photo of ").all()
     params = DiversityStudyParams(prompt_source="gen")
     assert params.variants() == ["neutral"]
-    assert params.score_variants() == (GEN_SCENE, GEN_TEMPLATE)
-    frame = pd.DataFrame({"unit_id": ["x", "y"], "variant": "neutral"})
-    doubled = gen_frame_variants(frame)
-    assert doubled["variant"].tolist() == [GEN_TEMPLATE, GEN_TEMPLATE, GEN_SCENE, GEN_SCENE]
+    # every image pooled for ID and each prompt one CA scene: both roles on the one variant
+    assert params.score_variants() == ("neutral", "neutral")
 
 
 def test_plant_gen_follows_the_request():
@@ -155,6 +150,7 @@ def test_study_on_the_gen_set_in_a_simulated_world(tmp_path):
     )
     scores = report["scores"]
     assert len(scores["per_prompt"]) == 30  # each Gen prompt one CA scene
+    assert report["quality"]["rules"]["one_face"]["seen"] == 600  # each image once
     # the pooled Gen images are balanced by design: ID near 1; each prompt near one reading
     assert scores["ID"] > 0.9
     assert scores["CA_mean"] < scores["ID"]

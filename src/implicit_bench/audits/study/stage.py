@@ -15,7 +15,6 @@ from implicit_bench.audits.diversity_study import (
     DiversityStudyParams,  # noqa: F401 - re-exported for the stage script
     face_diversity_scores,
     gen_agreement,
-    gen_frame_variants,
     gen_study_units,
     sample_units,
     scm_by_trigger,
@@ -163,8 +162,6 @@ def run_study(
     agreement = gen_agreement(frame, sample) if gen else None
     if scm:
         frame = scm_frame_variants(frame, sample)
-    elif gen:
-        frame = gen_frame_variants(frame)
     scene_variant, template_variant = params.score_variants()
     scores = face_diversity_scores(
         frame,
