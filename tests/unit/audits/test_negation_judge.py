@@ -166,3 +166,11 @@ def test_table3_by_setting_and_load_from_a_judge_server(tmp_path, monkeypatch):
     assert log[-1]["stage"] == "audit negation-judge"
     assert log[-1]["cost"]["questions_per_image"] == pytest.approx(questions / 11)
     assert re.search(r'"images_timed": 11', result.output)
+    # the negation stage's route (negation.corpus.source: file) reads the same file alike
+    from implicit_bench.analysis.bootstrap import Bootstrap
+    from implicit_bench.audits.negation_accuracy import accuracy_report, read_judgements
+
+    again = accuracy_report(
+        read_judgements(str(tmp_path / "judgements.csv"), el), el, Bootstrap(n=50, seed=42)
+    )
+    assert {s: v["value"] for s, v in again["by_setting"].items()} == by_setting
