@@ -16,14 +16,17 @@ first word); ``holds`` is 1 for yes, 0 for no, empty for a relation's unclear. A
 object answered otherwise, an attribute answered unclear, or any answer unparsed or failed is
 left out whole (an image cannot be scored with an element missing) and counted.
 
-Cost (NegT2IBench Tables 2 and 8): the judge's own wall time per image (its questions asked
-together, in batches of the backend's ``batch_size``), seconds per question, load seconds and
-peak GPU memory where torch has used CUDA. These depend on the clock, so they go to the
+Answers are cached as the judge stage caches its own (``runtime/cache.model_key``: the judge's
+identity, the question, the image's sha256, the decoding), so a re-run asks only what is new.
+Cost (NegT2IBench Tables 2 and 8): the judge's own wall time per image on the questions it
+asked (together, in batches of the backend's ``batch_size``), seconds per question, load
+seconds and peak GPU memory where torch has used CUDA. These depend on the clock, so they go to the
 command's output and the untracked run log, never into the judgements file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from collections.abc import Callable
@@ -36,6 +39,7 @@ import pandas as pd
 from implicit_bench._util.jsonparse import parse_json_answer
 from implicit_bench.audits.negation_corpus import CATEGORIES, article
 from implicit_bench.backends.judges.base import JudgeBackend, JudgeRequest, peak_gpu_gib
+from implicit_bench.runtime.cache import DiskCache, model_key
 
 ANSWERS = ("yes", "no", "unclear")
 ANSWER_SCHEMA: dict[str, Any] = {
@@ -110,48 +114,92 @@ def judge_corpus_images(
     elements: pd.DataFrame,
     backend: JudgeBackend,
     load_image: Callable[[str], bytes],
+    cache: DiskCache | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any], JudgeCost]:
     """Ask ``backend`` every element of each image (``images``: ``image_id``, ``prompt_id``,
     ``path``); the judgements table (``image_id``, ``prompt_id``, ``element_id``, ``holds``,
-    ``answer``), the counts, and the judge's timings."""
+    ``answer``), the counts, and the judge's timings. ``cache``: answers kept by (judge
+    identity, question, image sha256, decoding), as the judge stage keys them; only the
+    questions it lacks are asked (and timed), the model loaded at the first of them."""
     by_prompt = {p: f for p, f in elements.groupby("prompt_id", sort=False)}
     unknown = sorted(set(images["prompt_id"].astype(str)) - set(by_prompt))
     if unknown:
         raise ValueError(f"image prompt_id not in the corpus: {unknown[:3]}")
     cost = JudgeCost()
-    start = time.perf_counter()
-    backend.load()
-    cost.load_s = time.perf_counter() - start
     rows: list[dict[str, Any]] = []
     left_out: dict[str, int] = {"unparsed": 0, "unusable": 0, "failed": 0}
-    size = backend.params.batch_size
+    asked = {"questions": 0, "cached": 0}
+    loaded = False
     try:
         for rec in images.itertuples(index=False):
             els = by_prompt[str(rec.prompt_id)].to_dict("records")
             data = load_image(str(rec.path))
             requests = [JudgeRequest(element_question(e), data, ANSWER_SCHEMA) for e in els]
-            start = time.perf_counter()
-            answers: list[tuple[str, str | None]] = []
-            for i in range(0, len(requests), size):
-                answers += backend.answer(requests[i : i + size])
-            cost.seconds.append(time.perf_counter() - start)
-            cost.questions.append(len(requests))
-            out, reason = _image_rows(rec, els, answers)
+            keys = [_cache_key(backend, r.prompt, data) for r in requests]
+            found = {  # an entry that is not an answer's text is a miss
+                k: v
+                for k, v in (cache.get_many(keys) if cache is not None else {}).items()
+                if isinstance(v, dict) and isinstance(v.get("text"), str)
+            }
+            todo = [i for i, k in enumerate(keys) if k not in found]
+            if todo and not loaded:
+                start = time.perf_counter()
+                backend.load()
+                cost.load_s, loaded = time.perf_counter() - start, True
+            fresh = _ask(backend, [requests[i] for i in todo], cost)
+            answers = {i: (found[k]["text"], None) for i, k in enumerate(keys) if k in found}
+            answers.update(dict(zip(todo, fresh, strict=True)))
+            if cache is not None:
+                done = zip(todo, fresh, strict=True)
+                cache.put_many((keys[i], {"text": text}) for i, (text, err) in done if err is None)
+            asked["questions"] += len(todo)
+            asked["cached"] += len(keys) - len(todo)
+            out, reason = _image_rows(rec, els, [answers[i] for i in range(len(keys))])
             if reason:
                 left_out[reason] += 1
             else:
                 rows += out
     finally:
         cost.gpu_gib = peak_gpu_gib()
-        backend.close()
+        if loaded:
+            backend.close()
     frame = pd.DataFrame(rows, columns=["image_id", "prompt_id", "element_id", "holds", "answer"])
     counts = {
         "images": int(len(images)),
         "images_judged": int(frame["image_id"].nunique()) if len(frame) else 0,
         "images_left_out": left_out,
-        "questions": int(sum(cost.questions)),
+        "questions": asked["questions"],
+        "answers_from_cache": asked["cached"],
     }
     return frame, counts, cost
+
+
+def _cache_key(backend: JudgeBackend, question: str, image: bytes) -> str:
+    return model_key(
+        "judge",
+        backend.identity(),
+        task="negt2i_element",
+        prompt=question,
+        image_sha256=hashlib.sha256(image).hexdigest(),
+        decoding=backend.decoding(),
+    )
+
+
+def _ask(
+    backend: JudgeBackend, requests: list[JudgeRequest], cost: JudgeCost
+) -> list[tuple[str, str | None]]:
+    """The backend's answers to one image's uncached questions, in batches of its
+    ``batch_size``; the image's wall time and questions go to ``cost``."""
+    if not requests:
+        return []
+    size = backend.params.batch_size
+    start = time.perf_counter()
+    answers: list[tuple[str, str | None]] = []
+    for i in range(0, len(requests), size):
+        answers += backend.answer(requests[i : i + size])
+    cost.seconds.append(time.perf_counter() - start)
+    cost.questions.append(len(requests))
+    return answers
 
 
 def _image_rows(

@@ -273,6 +273,13 @@ def negation_accuracy_command(
     type=click.Path(dir_okay=False),
     help="also write Table 3 from the judgements (as negation-accuracy) to this JSON",
 )
+@click.option(
+    "--cache",
+    "cache_path",
+    default="cache/negation_judge.sqlite",
+    show_default=True,
+    help="answers kept by judge, question and image (cache/NAME: the repository's cache folder)",
+)
 @click.option("--n-boot", type=click.IntRange(1, 100_000), default=1000, show_default=True)
 @click.option("--seed", type=int, default=42, show_default=True, help="bootstrap seed")
 def negation_judge_command(
@@ -285,6 +292,7 @@ def negation_judge_command(
     corpus_seed: int,
     out: str,
     accuracy_out: str | None,
+    cache_path: str,
     n_boot: int,
     seed: int,
 ) -> None:
@@ -301,6 +309,7 @@ def negation_judge_command(
     from implicit_bench.backends.judges import build_judge
     from implicit_bench.errors import ConfigError, InputError
     from implicit_bench.params import load_params
+    from implicit_bench.runtime.cache import DiskCache
     from implicit_bench.runtime.runlog import log_run
 
     catalogue = load_params(params_path).get("judges") or {}
@@ -322,15 +331,24 @@ def negation_judge_command(
         corpus = write_corpus(per_cell, corpus_seed)
     el = elements(corpus)
     root = Path(images).resolve().parent
-    frame, counts, cost = judge_corpus_images(table, el, judge, lambda p: (root / p).read_bytes())
+    cache = DiskCache(cache_path)
+    try:
+        frame, counts, cost = judge_corpus_images(
+            table, el, judge, lambda p: (root / p).read_bytes(), cache
+        )
+    finally:
+        cache.close()
     validate_judgements(frame, el, out)
     write_table(frame, out)
     summary = {"judge": judge_name, "model": judge.model, **counts}
     log_run("audit negation-judge", {**summary, "cost": cost.summary()})
-    click.echo(f"audit negation-judge: {counts['images_judged']} of {counts['images']} images, "
-               f"{counts['questions']} questions -> {out}")  # fmt: skip
-    click.echo("judge cost (wall clock, not written to any output file): " + json.dumps(
-        cost.summary()))  # fmt: skip
+    click.echo(
+        f"audit negation-judge: {counts['images_judged']} of {counts['images']} images, "
+        f"{counts['questions']} questions asked, {counts['answers_from_cache']} answers from "
+        f"the cache -> {out}"
+    )
+    summary_cost = json.dumps(cost.summary())
+    click.echo(f"judge cost (wall clock, not written to any output file): {summary_cost}")
     if accuracy_out:
         boot = _boot(n_boot, seed)
         report = {

@@ -119,16 +119,20 @@ def test_table3_by_setting_and_load_from_a_judge_server(tmp_path, monkeypatch):
             "batch_size": 4,
         }
         (tmp_path / "params.yaml").write_text(yaml.safe_dump({"judges": {"vqa": judge}}))
-        result = CliRunner().invoke(
-            main,
-            [
-                "audit", "negation-judge", "images.csv", "--judge", "vqa", "--per-cell", "1",
-                "--out", "judgements.csv", "--accuracy", "acc.json", "--n-boot", "50",
-            ],
-        )  # fmt: skip
+        args = [
+            "audit", "negation-judge", "images.csv", "--judge", "vqa", "--per-cell", "1",
+            "--out", "judgements.csv", "--accuracy", "acc.json", "--n-boot", "50",
+            "--cache", str(tmp_path / "answers.sqlite"),
+        ]  # fmt: skip
+        result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, result.output
         questions = sum(int((el["prompt_id"] == p).sum()) for _, p, _, _ in plan)
         assert server.hits == questions
+        first = (tmp_path / "judgements.csv").read_text()
+        rerun = CliRunner().invoke(main, args)  # every answer from the cache: nothing asked
+        assert rerun.exit_code == 0, rerun.output
+        assert server.hits == questions and (tmp_path / "judgements.csv").read_text() == first
+        assert f"0 questions asked, {questions} answers from the cache" in rerun.output
     acc = json.loads((tmp_path / "acc.json").read_text())
     assert acc["judging"]["images"] == 11 and acc["judging"]["images_judged"] == 10
     assert acc["judging"]["images_left_out"] == {"unparsed": 1, "unusable": 0, "failed": 0}
@@ -163,9 +167,11 @@ def test_table3_by_setting_and_load_from_a_judge_server(tmp_path, monkeypatch):
     assert "s_per_question" in result.output
     assert "seconds" not in judged.columns and "s_per_image" not in json.dumps(acc)
     log = [json.loads(x) for x in (tmp_path / "runs.jsonl").read_text().splitlines()]
-    assert log[-1]["stage"] == "audit negation-judge"
-    assert log[-1]["cost"]["questions_per_image"] == pytest.approx(questions / 11)
+    assert [e["stage"] for e in log] == ["audit negation-judge"] * 2
+    assert log[0]["cost"]["questions_per_image"] == pytest.approx(questions / 11)
+    assert log[1]["cost"]["images_timed"] == 0  # the re-run timed nothing
     assert re.search(r'"images_timed": 11', result.output)
+    assert acc["judging"]["answers_from_cache"] == questions  # acc.json: the re-run's
     # the negation stage's route (negation.corpus.source: file) reads the same file alike
     from implicit_bench.analysis.bootstrap import Bootstrap
     from implicit_bench.audits.negation_accuracy import accuracy_report, read_judgements
