@@ -160,6 +160,10 @@ def test_held_out_seeds_rendered_for_the_sample_alone_say_so(tmp_path):
     }
     assert m["held_out"]["rendered"] == "sample"
     assert "held_out_every_unit" not in m
+    from implicit_bench.analysis.paper_tables import selection_tables
+
+    table = selection_tables(m)["table23_held_out_seeds"]
+    assert set(table["rendered_for"]) == {"sample"}  # the table says it too
     # A on 2042: u1 -4, u2 1, u3 -3 (the fixture's hand-worked values)
     a = m["held_out"]["judges"]["A"]
     assert a["kept"]["mean_dx_held_out_seeds"] == pytest.approx(
