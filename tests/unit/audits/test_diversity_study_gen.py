@@ -165,3 +165,15 @@ def test_study_on_the_gen_set_in_a_simulated_world(tmp_path):
     assert gender["truth"] == pytest.approx(0.86)  # 0.9 x 0.95 + 0.1 x 0.05, every prompt
     assert age["truth"] == pytest.approx(0.8575)  # 0.9 x 0.95 + 0.1 x 0.05 / 2
     assert gender["estimate"]["value"] == g["share_read_as_asked"]
+
+
+def test_gen_follow_leaves_the_world_fingerprint_at_its_default():
+    """world.json (the simulated world's fingerprint: every stored image and cached answer) is
+    as before the Gen set existed while gen_follow keeps its default; set, it changes."""
+    from implicit_bench.world.params import WorldParams
+    from implicit_bench.world.truth import world_json
+
+    default = world_json(WorldParams(generators={"g": {}}))
+    assert "gen_follow" not in default["params"]["scm"]
+    moved = world_json(WorldParams(generators={"g": {}}, scm={"gen_follow": 0.7}))
+    assert moved["params"]["scm"]["gen_follow"] == 0.7
