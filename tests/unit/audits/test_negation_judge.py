@@ -180,3 +180,30 @@ def test_table3_by_setting_and_load_from_a_judge_server(tmp_path, monkeypatch):
         read_judgements(str(tmp_path / "judgements.csv"), el), el, Bootstrap(n=50, seed=42)
     )
     assert {s: v["value"] for s, v in again["by_setting"].items()} == by_setting
+
+
+def test_a_judge_whose_every_answer_is_unparsed_leaves_every_image_out(tmp_path, monkeypatch):
+    """Nothing judged: the judgements file is empty and Table 3 has no image, not an error."""
+    corpus = write_corpus(1, 0)
+    pid = corpus["prompt_id"].iloc[0]
+    (tmp_path / "0.png").write_bytes(_png(1))
+    pd.DataFrame([{"image_id": "x", "prompt_id": pid, "path": "0.png"}]).to_csv(
+        tmp_path / "images.csv", index=False
+    )
+    monkeypatch.setenv("IB_NEG_KEY", "k")
+    monkeypatch.setenv("IMPLICIT_BENCH_RUN_LOG", str(tmp_path / "runs.jsonl"))
+    monkeypatch.chdir(tmp_path)
+    with ChatServer(lambda body, n: (200, completion("a red square"))) as server:
+        judge = {"backend": "openai", "model": "m", "base_url": server.base_url,
+                 "api_key_env": "IB_NEG_KEY", "max_image_side": None, "max_retries": 1}  # fmt: skip
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump({"judges": {"vqa": judge}}))
+        result = CliRunner().invoke(
+            main,
+            ["audit", "negation-judge", "images.csv", "--judge", "vqa", "--per-cell", "1",
+             "--out", "j.csv", "--accuracy", "acc.json", "--cache", str(tmp_path / "c.sqlite")],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    acc = json.loads((tmp_path / "acc.json").read_text())
+    assert acc["images"] == 0 and acc["judging"]["images_left_out"]["unparsed"] == 1
+    assert acc["overall"]["value"] is None and acc["by_setting"] == {}
+    assert pd.read_csv(tmp_path / "j.csv").empty
