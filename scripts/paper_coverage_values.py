@@ -221,6 +221,8 @@ ITEMS: list[tuple[str, str, str]] = [
     ("CLIP margin, calibrated", "clip.json", "margin_calibration/calibrated"),
     ("CLIP margin, configured", "clip.json", "margin_calibration/configured"),
     ("C.3 held-out over every unit", "selection.json", "held_out_every_unit"),
+    ("C.3 held-out seeds rendered for", "selection.json", "held_out_rendered"),
+    ("HoloFair Gen set, face judge vs asked", "diversity_study.json", "gen/attributes"),
     ("B.3 prompt labels, matching", "prompt_labels.json", "protocols/matching/fleiss_kappa"),
     ("B.3 prompt labels, independent", "prompt_labels.json", "protocols/independent/fleiss_kappa"),
     (

@@ -16,7 +16,14 @@ from implicit_bench.runtime.runlog import log_run
 def main(params_path: str) -> None:
     raw = load_params(params_path)
     result = run_bench_judge(raw, profile=base_params(raw, params_path).profile)
-    log_run("bench_judge", {"model_calls": result.model_calls, "cache_hits": result.cache_hits})
+    log_run(  # each judge's own timings: the run log only (audit judge-cost reads them)
+        "bench_judge",
+        {
+            "model_calls": result.model_calls,
+            "cache_hits": result.cache_hits,
+            "judge_timings": result.timings,
+        },
+    )
     click.echo(
         f"bench_judge: {result.metrics['rows']} judgements, {result.model_calls} model calls, "
         f"{result.cache_hits} answers from the cache"

@@ -18,7 +18,15 @@ def main(params_path: str) -> None:
     profile = base_params(raw, params_path).profile
     result = run_judge_stage(params, profile=profile)
     m = result.metrics
-    log_run("judge", {"model_calls": result.model_calls, "cache_hits": result.cache_hits})
+    # each judge's own timings (s/img, s/Q, load s, GPU GiB): the run log only, never metrics/
+    log_run(
+        "judge",
+        {
+            "model_calls": result.model_calls,
+            "cache_hits": result.cache_hits,
+            "judge_timings": result.timings,
+        },
+    )
     click.echo(
         f"judge: {m['rows']} judgements ({m['invalid']} invalid), "
         f"{result.model_calls} model calls, {result.cache_hits} answers from the cache "

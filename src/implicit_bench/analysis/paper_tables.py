@@ -92,7 +92,9 @@ def selection_tables(sel: dict[str, Any]) -> dict[str, pd.DataFrame]:
                     "ci_high": hi,
                 }
             )
-        tables["table23_held_out_seeds"] = pd.DataFrame(recs)
+        # which units the held-out seeds were rendered for (selection.json held_out_rendered)
+        rendered = sel["held_out"].get("rendered")
+        tables["table23_held_out_seeds"] = pd.DataFrame(recs).assign(rendered_for=rendered)
     return tables | {
         "table03_neutral_mean": pd.DataFrame(sel["neutral_mean"]),
         "table09_retention": retention,

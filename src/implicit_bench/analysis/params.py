@@ -59,7 +59,7 @@ class SelectParams(InputParams):
     # Table 23's sample (C.3: 300 kept + 300 rejected at random, a smaller group whole; the
     # ids in selection.json held_out_sample, Table 23 on them); null: every unit
     held_out_sample: HeldOutSample | None = Field(default_factory=lambda: HeldOutSample())
-    # with a sample and held-out seeds: Table 23 also over every unit (held_out_every_unit)
+    # with a sample and held-out seeds rendered beyond it: Table 23 also over every unit
     held_out_every_unit: bool = True
     # C.3: kept vs rejected lean on generators not used for selection (SD3: 50.4% vs 17.5%);
     # null: every other configuration with rubric judgements, []: none

@@ -166,9 +166,14 @@ def select_units(
         metrics["held_out_sample"] = held_out_sample_block(per_unit, sample, params, held)
     if held:
         boot = Bootstrap.from_params(params.bootstrap)
+        rendered = held_out_rendered(j, config, unit_ids, held, sample)
+        metrics["held_out_rendered"] = rendered
         metrics["held_out"] = held_out(j, config, judges, per_unit, held, boot, sample)
-        if sample is not None and params.held_out_every_unit:
+        metrics["held_out"]["rendered"] = rendered["rendered"]
+        beyond = rendered["units_rendered"] > rendered["sample_units_rendered"]
+        if sample is not None and params.held_out_every_unit and beyond:
             metrics["held_out_every_unit"] = held_out(j, config, judges, per_unit, held, boot)
+            metrics["held_out_every_unit"]["rendered"] = rendered["rendered"]
     metrics["other_generators"] = other_generator_lean(j, config, per_unit, params.other_configs)
     return SelectionResult(selected, per_unit.reset_index(), metrics)
 
@@ -183,6 +188,39 @@ def held_out_sample(kept: pd.Series, sample: Any) -> list[str]:
         ids = sorted(str(u) for u in kept.index[mask.to_numpy(dtype=bool)])
         out += rng.choice(ids, size=min(want, len(ids)), replace=False).tolist() if ids else []
     return out
+
+
+def held_out_rendered(
+    judgements: pd.DataFrame,
+    config: str,
+    unit_ids: Sequence[str],
+    held: Sequence[int],
+    sample: Sequence[str] | None,
+) -> dict[str, Any]:
+    """Which units the held-out seeds were rendered for: a unit counts when ``config`` has a
+    rubric judgement of it on a held-out seed. ``rendered``: ``every_unit`` (every candidate),
+    ``sample`` (exactly the C.3 sample), ``part`` (some other set) or ``none``; Table 23 is
+    computed on whatever was rendered (a unit without a complete held-out seed has no dx)."""
+    present = rows(judgements, "rubric", config, seeds=list(held), columns=["unit_id"])
+    candidates = {str(u) for u in unit_ids}
+    done = {str(u) for u in present["unit_id"].unique()} & candidates
+    chosen = set(sample) if sample is not None else None
+    if not done:
+        which = "none"
+    elif done == candidates:
+        which = "every_unit"
+    elif chosen is not None and done == chosen:
+        which = "sample"
+    else:
+        which = "part"
+    return {
+        "seeds": list(held),
+        "rendered": which,
+        "units_rendered": len(done),
+        "units_candidates": len(candidates),
+        "sample_units": None if chosen is None else len(chosen),
+        "sample_units_rendered": len(done & chosen) if chosen is not None else len(done),
+    }
 
 
 def held_out_sample_block(

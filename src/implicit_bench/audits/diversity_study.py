@@ -89,6 +89,58 @@ def scm_study_units(source: ScmSource) -> pd.DataFrame:
     ]
 
 
+def gen_study_units() -> pd.DataFrame:
+    """HoloFair's Gen set (C.3.2) as the study's prompts: 30 units whose neutral prompt asks
+    one race x age group x gender (``asked_*`` columns: what the prompt asks)."""
+    from implicit_bench.audits.scm_prompts import gen_prompts
+
+    frame = gen_prompts()
+    return pd.DataFrame(
+        {
+            "unit_id": frame["unit_id"],
+            "bias_type": frame["bias_type"],
+            "asked_race": frame["race"],
+            "asked_age_group": frame["age_group"],
+            "asked_gender": frame["gender"],
+            "prompt_neutral": frame["prompt_scm_gen"],
+        }
+    )
+
+
+def gen_agreement(frame: pd.DataFrame, units: pd.DataFrame) -> dict[str, Any]:
+    """The face judge's reading of the Gen images against what each prompt asked (HoloFair
+    C.3.2: Gen images train or check the attribute classifier). Per attribute: images read
+    (a face, not abstained), how many read as asked and the share, the confusion asked -> read;
+    and the share read as asked per asked race (race itself is not read: no race classifier)."""
+    asked = units.set_index("unit_id")
+    f = frame.assign(unit_id=frame["unit_id"].astype(str))
+    out: dict[str, Any] = {"prompts": int(len(units)), "images": int(len(f)), "attributes": {}}
+    for attribute, (column, cats) in ATTRIBUTES.items():
+        want = f["unit_id"].map(asked[f"asked_{column}"])
+        read = f[column].isin(cats)
+        match = read & (f[column] == want)
+        confusion = {
+            str(a): {str(c): int(((want == a) & (f[column] == c)).sum()) for c in cats}
+            for a in cats
+        }
+        by_race = {}
+        for race in sorted(asked["asked_race"].unique()):
+            mask = read & f["unit_id"].map(asked["asked_race"]).eq(race)
+            by_race[str(race)] = _share_of(match[mask].sum(), mask.sum())
+        out["attributes"][attribute] = {
+            "images_read": int(read.sum()),
+            "read_as_asked": int(match.sum()),
+            "share_read_as_asked": _share_of(match.sum(), read.sum()),
+            "confusion": confusion,
+            "share_read_as_asked_by_race": by_race,
+        }
+    return out
+
+
+def _share_of(num: Any, den: Any) -> float | None:
+    return float(num) / float(den) if den else None
+
+
 def scm_frame_variants(frame: pd.DataFrame, units: pd.DataFrame) -> pd.DataFrame:
     """Relabel a study frame of SCM units: neutral prompts' images -> ``scm_neutral`` (the ID
     pool), trigger prompts' -> ``scm_trigger`` (one CA scene per prompt)."""
@@ -131,7 +183,9 @@ class DiversityStudyParams(StrictModel):
     )
     # units: neutral prompts of a sample of units (scene_variant / template_variant);
     # scm: HoloFair's SCM Eval prompts (``scm``; neutral prompts -> ID, trigger prompts -> CA)
-    prompt_source: Literal["units", "scm"] = "units"
+    # gen: HoloFair's Gen set (C.3.2: 30 race x age x gender prompts; the face judge against
+    # what each asks, ``gen``; scores over the pooled images (ID) and per prompt (CA))
+    prompt_source: Literal["units", "scm", "gen"] = "units"
     scm: ScmSource = Field(default_factory=ScmSource)
     attributes: list[Literal["gender", "age"]] = ["gender", "age"]
     quantiles: list[float] = list(QUANTILES)
@@ -152,7 +206,7 @@ class DiversityStudyParams(StrictModel):
         return [self.seed_base + self.seed_step * k for k in range(self.n_images)]
 
     def variants(self) -> list[str]:
-        if self.prompt_source == "scm":  # one prompt per SCM unit, as its neutral prompt
+        if self.prompt_source in ("scm", "gen"):  # one prompt per unit, as its neutral prompt
             return ["neutral"]
         return list(dict.fromkeys([self.scene_variant, self.template_variant]))
 
@@ -160,6 +214,8 @@ class DiversityStudyParams(StrictModel):
         """(scene, template) variant labels of the scored frame."""
         if self.prompt_source == "scm":
             return SCM_SCENE, SCM_TEMPLATE
+        if self.prompt_source == "gen":  # every image pooled for ID, each prompt one CA scene
+            return "neutral", "neutral"
         return self.scene_variant, self.template_variant
 
 

@@ -134,7 +134,23 @@ def accuracy_report(
     judgements: pd.DataFrame, elements: pd.DataFrame, boot: Any = None
 ) -> dict[str, Any]:
     """Table 3 (by setting, load, category, overall), the 1:0 minus 0:1 gap, Figure 3's failed
-    statements by cause, Table 19's dead-zone passes."""
+    statements by cause, Table 19's dead-zone passes. No judged image: the same keys, empty."""
+    if judgements.empty:
+        return {
+            "images": 0,
+            "prompts": 0,
+            "overall": estimate_json(None, None, 0, None),
+            "by_setting": {},
+            "by_load": {},
+            "by_category": {},
+            "failed_statements": {
+                "total": 0,
+                "forbidden_rendered_share": None,
+                "by_setting": {},
+                "by_category": {},
+            },
+            "dead_zone_passes": {},
+        }
     images, st = score(judgements, elements)
     prompts = sorted(images["prompt_id"].unique())
     pidx = images["prompt_id"].map({p: i for i, p in enumerate(prompts)}).to_numpy()

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from implicit_bench._util.friendly_errors import FriendlyCommand, FriendlyGroup
@@ -68,7 +70,6 @@ def selection_command(
     """Regret, gain over random, BMR, gates, order diagnostics, cultural-error outcomes and
     breakdowns of a decisions file (or --sim); the cross-model gate and ablations from more
     files."""
-    from pathlib import Path
 
     from implicit_bench._util.files import nan_to_none, write_json
     from implicit_bench.audits.stage import decisions_report
@@ -250,3 +251,145 @@ def negation_accuracy_command(
     report = {"bootstrap": boot.block("prompts with replacement"), **report}
     write_json(out, nan_to_none(report))
     click.echo(f"audit negation-accuracy: {report['images']} images -> {out}")
+
+
+@audit_group.command("negation-judge", cls=FriendlyCommand)
+@click.argument("images", type=click.Path(exists=True, dir_okay=False))
+@click.option("--judge", "judge_name", required=True, help="a judges catalogue entry of --params")
+@click.option("--params", "params_path", default="params.yaml", show_default=True)
+@click.option(
+    "--corpus",
+    "corpus_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="the corpus the images were rendered from (negation-corpus); default: written afresh "
+    "from --per-cell and --corpus-seed",
+)
+@click.option("--per-cell", type=click.IntRange(1), default=100, show_default=True)
+@click.option("--corpus-seed", type=int, default=0, show_default=True)
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="judgements to write")
+@click.option(
+    "--accuracy",
+    "accuracy_out",
+    type=click.Path(dir_okay=False),
+    help="also write Table 3 from the judgements (as negation-accuracy) to this JSON",
+)
+@click.option(
+    "--cache",
+    "cache_path",
+    default="cache/negation_judge.sqlite",
+    show_default=True,
+    help="answers kept by judge, question and image (cache/NAME: the repository's cache folder)",
+)
+@click.option("--n-boot", type=click.IntRange(1, 100_000), default=1000, show_default=True)
+@click.option("--seed", type=int, default=42, show_default=True, help="bootstrap seed")
+def negation_judge_command(
+    *,
+    images: str,
+    judge_name: str,
+    params_path: str,
+    corpus_path: str | None,
+    per_cell: int,
+    corpus_seed: int,
+    out: str,
+    accuracy_out: str | None,
+    cache_path: str,
+    n_boot: int,
+    seed: int,
+) -> None:
+    """Judge NegT2IBench corpus images per element with a judges entry (IMAGES: image_id,
+    prompt_id, path relative to IMAGES' folder): the per-object judgements file that
+    negation-accuracy and negation.corpus.source file read. The judge's own timings (s/img,
+    s/Q, load s, GPU GiB: Tables 2, 8) are printed and logged to the untracked run log only."""
+    import json
+
+    from implicit_bench._util.files import nan_to_none, read_table, write_json, write_table
+    from implicit_bench.audits.negation_accuracy import accuracy_report, validate_judgements
+    from implicit_bench.audits.negation_corpus import COLUMNS, elements, write_corpus
+    from implicit_bench.audits.negation_judge import judge_corpus_images
+    from implicit_bench.backends.judges import build_judge
+    from implicit_bench.errors import ConfigError, InputError
+    from implicit_bench.params import load_params
+    from implicit_bench.runtime.cache import DiskCache
+    from implicit_bench.runtime.runlog import log_run
+
+    catalogue = load_params(params_path).get("judges") or {}
+    if judge_name not in catalogue:
+        raise ConfigError(
+            f"{params_path}: judges has no entry '{judge_name}' (known: {sorted(catalogue)})"
+        )
+    judge = build_judge(dict(catalogue[judge_name]), where=f"judges.{judge_name}")
+    table = read_table(images).astype({"image_id": str, "prompt_id": str})
+    for col in ("image_id", "prompt_id", "path"):
+        if col not in table.columns:
+            raise InputError(images, None, col, "column missing from the images table")
+    if corpus_path:
+        corpus = read_table(corpus_path)
+        missing = [c for c in COLUMNS if c not in corpus.columns]
+        if missing:
+            raise InputError(corpus_path, None, missing[0], "column missing from the corpus")
+    else:
+        corpus = write_corpus(per_cell, corpus_seed)
+    el = elements(corpus)
+    root = Path(images).resolve().parent
+    cache = DiskCache(cache_path)
+    try:
+        frame, counts, cost = judge_corpus_images(
+            table, el, judge, lambda p: (root / p).read_bytes(), cache
+        )
+    finally:
+        cache.close()
+    validate_judgements(frame, el, out)
+    write_table(frame, out)
+    summary = {"judge": judge_name, "model": judge.model, **counts}
+    log_run("audit negation-judge", {**summary, "cost": cost.summary()})
+    click.echo(
+        f"audit negation-judge: {counts['images_judged']} of {counts['images']} images, "
+        f"{counts['questions']} questions asked, {counts['answers_from_cache']} answers from "
+        f"the cache -> {out}"
+    )
+    summary_cost = json.dumps(cost.summary())
+    click.echo(f"judge cost (wall clock, not written to any output file): {summary_cost}")
+    if accuracy_out:
+        boot = _boot(n_boot, seed)
+        report = {
+            "bootstrap": boot.block("prompts with replacement"),
+            "simulated": False,
+            "source": out,
+            "judge": judge_name,
+            "judging": counts,
+            **accuracy_report(validate_judgements(frame, el, out), el, boot),
+        }
+        write_json(accuracy_out, nan_to_none(report))
+        click.echo(f"audit negation-judge: Table 3 -> {accuracy_out}")
+
+
+@audit_group.command("judge-cost", cls=FriendlyCommand)
+@click.option(
+    "--log",
+    "log_path",
+    type=click.Path(dir_okay=False),
+    help="the run log (default: IMPLICIT_BENCH_RUN_LOG or logs/runs.jsonl)",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    help="also write the figures as JSON (keep it out of metrics/: they are wall clock)",
+)
+def judge_cost_command(*, log_path: str | None, out: str | None) -> None:
+    """NegT2IBench Tables 2 and 8's evaluator cost columns (s/img, s/Q, questions per image,
+    load s, GPU GiB) per judge, from the judges' own timings in the untracked run log (the
+    judge stages and audit negation-judge write them there)."""
+    from implicit_bench._util.files import write_json
+    from implicit_bench.audits.judge_cost import cost_table, judge_costs, read_run_log
+    from implicit_bench.runtime.runlog import run_log_path
+
+    path = log_path or run_log_path()
+    if not Path(path).exists():
+        raise click.UsageError(f"{path}: no run log (run a judge stage first)")
+    costs = judge_costs(read_run_log(path))
+    if not costs:
+        raise click.UsageError(f"{path}: no judge timings logged (every answer from the cache?)")
+    click.echo(cost_table(costs))
+    click.echo("wall-clock figures of this machine's runs: not written to metrics/")
+    if out:
+        write_json(out, costs)

@@ -83,10 +83,14 @@ class DirectArmWorld(StrictModel):
 
 
 class ScmWorld(StrictModel):
-    """HoloFair's SCM Eval prompts (world/scm.py): ``female_logit``: trigger -> log-odds added
-    to the planted P(female) of the units of that trigger (the planted trigger effect)."""
+    """HoloFair's SCM prompts (world/scm.py): ``female_logit``: trigger -> log-odds added
+    to the planted P(female) of the Eval units of that trigger (the planted trigger effect);
+    ``gen_follow``: how often a Gen-set image shows the gender and age group its prompt asks."""
 
     female_logit: dict[str, float] = {}
+    # the Gen set (C.3.2, world/scm.py ``plant_gen``): P(an image shows the gender asked) and
+    # P(it shows the age group asked; the other two share the rest equally)
+    gen_follow: float = Field(0.9, ge=0, le=1)
 
 
 class FacesWorld(StrictModel):

@@ -153,4 +153,7 @@ def world_json(params: WorldParams) -> dict[str, Any]:
         # the direct arm at its defaults leaves the world's fingerprint (every stored image and
         # cached answer) as it was before the arm existed; set, it changes it
         dumped.pop("direct_arm")
+    if params.scm.gen_follow == type(params.scm)().gen_follow:
+        # the Gen set's follow rate at its default: the fingerprint stays as before it existed
+        dumped["scm"].pop("gen_follow")
     return {"simulated": True, "params": dumped}

@@ -124,3 +124,81 @@ def test_the_held_out_sample_is_on_by_default_with_the_papers_sizes(tables):
     assert block["rejected_ids"] == ["u3"]
     off = SelectParams(config="gen", other_configs=[], held_out_sample=None)
     assert "held_out_sample" not in select_units(tables, off).metrics
+
+
+def _drop_held_out(tmp_path, keep_units):
+    """The fixture's tables with the held-out seed 2042 judged only for ``keep_units`` (as if
+    only those units had been rendered on it)."""
+    units(RUBRIC_TYPES).to_csv(tmp_path / "units.csv", index=False)
+    j = rubric_judgements()
+    j = j[(j["seed"] != 2042) | j["unit_id"].isin(keep_units)]
+    j.to_parquet(tmp_path / "partial.parquet")
+    return load_tables(tmp_path / "units.csv", [tmp_path / "partial.parquet"])
+
+
+def test_held_out_seeds_rendered_for_the_sample_alone_say_so(tmp_path):
+    """Held-out seed 2042 rendered for the sample only: Table 23 on the sample, no every-unit
+    block (it would be the sample again), and the output says 'sample'."""
+    rng = np.random.default_rng(3)
+    kept_pick = rng.choice(["u1", "u2"], size=1, replace=False).tolist()
+    sample = sorted([*kept_pick, "u3"])
+    params = SelectParams(
+        config="gen",
+        held_out_seeds=[2042],
+        held_out_sample={"kept": 1, "rejected": 5, "seed": 3},
+        bootstrap={"n": 20},
+        other_configs=[],
+    )
+    m = select_units(_drop_held_out(tmp_path, sample), params).metrics
+    assert m["held_out_rendered"] == {
+        "seeds": [2042],
+        "rendered": "sample",
+        "units_rendered": 2,
+        "units_candidates": 3,
+        "sample_units": 2,
+        "sample_units_rendered": 2,
+    }
+    assert m["held_out"]["rendered"] == "sample"
+    assert "held_out_every_unit" not in m
+    from implicit_bench.analysis.paper_tables import selection_tables
+
+    table = selection_tables(m)["table23_held_out_seeds"]
+    assert set(table["rendered_for"]) == {"sample"}  # the table says it too
+    # A on 2042: u1 -4, u2 1, u3 -3 (the fixture's hand-worked values)
+    a = m["held_out"]["judges"]["A"]
+    assert a["kept"]["mean_dx_held_out_seeds"] == pytest.approx(
+        {"u1": -4.0, "u2": 1.0}[kept_pick[0]]
+    )
+    assert a["rejected"]["mean_dx_held_out_seeds"] == pytest.approx(-3.0)
+
+
+def test_held_out_seeds_rendered_for_every_unit_part_or_none(tmp_path, tables):
+    params = SelectParams(
+        config="gen",
+        held_out_seeds=[2042],
+        held_out_sample={"kept": 1, "rejected": 5, "seed": 3},
+        bootstrap={"n": 20},
+        other_configs=[],
+    )
+    every = select_units(tables, params).metrics
+    assert every["held_out_rendered"]["rendered"] == "every_unit"
+    assert every["held_out_rendered"]["units_rendered"] == 3
+    assert every["held_out_every_unit"]["rendered"] == "every_unit"
+    # no sample asked: Table 23 over every unit, every unit rendered
+    whole = select_units(tables, params.model_copy(update={"held_out_sample": None})).metrics
+    assert whole["held_out_rendered"]["sample_units"] is None
+    assert whole["held_out"]["rendered"] == "every_unit"
+    # only u1 and u2 (both kept) rendered on 2042 with no sample: a part; the statistic is on
+    # them: kept mean (-4 + 1) / 2, no rejected unit with a held-out dx
+    part = select_units(
+        _drop_held_out(tmp_path, ["u1", "u2"]), params.model_copy(update={"held_out_sample": None})
+    ).metrics
+    assert part["held_out_rendered"]["rendered"] == "part"
+    assert part["held_out_rendered"]["units_rendered"] == 2
+    a = part["held_out"]["judges"]["A"]
+    assert a["kept"]["mean_dx_held_out_seeds"] == pytest.approx(-1.5)
+    assert a["rejected"]["units_held_out_seeds"] == 0
+    none = select_units(_drop_held_out(tmp_path, []), params).metrics
+    assert none["held_out_rendered"]["rendered"] == "none"
+    assert none["held_out_rendered"]["units_rendered"] == 0
+    assert "held_out_every_unit" not in none

@@ -143,3 +143,21 @@ def test_no_way_back_without_the_default_snapshot_is_one_line(tmp_path, monkeypa
     (tmp_path / "profiles").mkdir()
     result = CliRunner().invoke(main, ["profile", "default"])
     assert result.exit_code == 1 and "no way back to the default" in result.output
+
+
+def test_held_out_profile_renders_the_held_out_seeds_for_every_unit(tmp_path, monkeypatch):
+    """App. C.3: the held_out profile adds the held-out seeds to the construction render (every
+    unit drawn on them), tells select which they are, and keeps evaluate on the selection
+    seeds; switching back to the default restores params.yaml byte for byte."""
+    from tests.helpers.paths import REPO_ROOT
+
+    monkeypatch.chdir(tmp_path)
+    params = yaml.safe_load(_switch_copy(tmp_path, ["held_out"]))
+    held = params["select"]["held_out_seeds"]
+    assert held == [3042, 4042, 5042]
+    assert params["render"]["seeds"] == [42, 1042, 2042, *held]
+    assert params["evaluate"]["seeds"] == [42, 1042, 2042]
+    assert not set(held) & set(params["evaluate"]["seeds"])
+    assert params["base"]["profile"] == "held_out"
+    back = _switch_copy(tmp_path, ["held_out", "default"])
+    assert back == (REPO_ROOT / "params.yaml").read_text(encoding="utf-8")

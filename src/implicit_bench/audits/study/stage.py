@@ -14,6 +14,8 @@ import pandas as pd
 from implicit_bench.audits.diversity_study import (
     DiversityStudyParams,  # noqa: F401 - re-exported for the stage script
     face_diversity_scores,
+    gen_agreement,
+    gen_study_units,
     sample_units,
     scm_by_trigger,
     scm_frame_variants,
@@ -133,7 +135,13 @@ def run_study(
     """metrics/diversity_study.json content: render, read faces, quality control (``clip``:
     the ``clip`` section, for the CLIP-Score rule; None: that rule is not run), score."""
     scm = params.prompt_source == "scm"
-    sample = scm_study_units(params.scm) if scm else sample_units(units, params.sample)
+    gen = params.prompt_source == "gen"
+    if scm:
+        sample = scm_study_units(params.scm)
+    elif gen:
+        sample = gen_study_units()
+    else:
+        sample = sample_units(units, params.sample)
     rendered = render_study(sample, params, render, root)
     frame = read_faces(params, sample, root)
     quality = None
@@ -151,6 +159,7 @@ def run_study(
         quality["clip_model"] = None if clip is None else clip.model.model
         if params.quality.apply:
             frame = frame[passed].reset_index(drop=True)
+    agreement = gen_agreement(frame, sample) if gen else None
     if scm:
         frame = scm_frame_variants(frame, sample)
     scene_variant, template_variant = params.score_variants()
@@ -205,6 +214,12 @@ def run_study(
             },
             "roles": "neutral prompts pooled for ID, each trigger prompt one CA scene",
             "by_trigger": scm_by_trigger(frame, sample, scores),
+        }
+    if gen:
+        extra["gen"] = {
+            **(agreement or {}),
+            "split": "gen",
+            "roles": "every image pooled for ID, each prompt's images one CA scene",
         }
     return {
         **extra,

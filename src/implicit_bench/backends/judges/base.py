@@ -67,6 +67,19 @@ class JudgeBackend(ABC):
         """Answer a batch; a request that failed gives ``("", reason)`` (not cached)."""
 
 
+def peak_gpu_gib() -> float | None:
+    """torch's peak CUDA memory of this process in GiB (NegT2IBench Tables 2, 8), or None where
+    torch is absent or never used CUDA (an HTTP judge, a CPU run). Wall-clock-like: never in a
+    tracked output."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return None
+    return float(torch.cuda.max_memory_allocated()) / 2**30
+
+
 def local_fingerprint(model_ref: str) -> str | None:
     """A content fingerprint of a local model directory (None for hub ids).
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from implicit_bench._util.files import write_json
 from implicit_bench._util.hashing import stable_hash
 from implicit_bench._util.redact import redact
 from implicit_bench.backends.judges import judge_from_params, judge_params
-from implicit_bench.backends.judges.base import JudgeBackend, JudgeRequest
+from implicit_bench.backends.judges.base import JudgeBackend, JudgeRequest, peak_gpu_gib
 from implicit_bench.backends.judges.params import JudgeStageParams, TaskSelect
 from implicit_bench.errors import ConfigError, InputError
 from implicit_bench.params import check_refs
@@ -118,6 +119,8 @@ class JudgeRunResult:
     model_calls: int = 0
     cache_hits: int = 0
     errors: dict[str, str] = field(default_factory=dict)
+    # each judge's own timings of this run (judge_timing; wall clock: the run log only)
+    timings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 # ----- planning ----------------------------------------------------------------------------
@@ -369,6 +372,39 @@ def make_judge_worker(backend: JudgeBackend) -> Callable[[Any], Any]:
     return worker.run  # a bound method: executors call ``__self__.close()`` at the end
 
 
+def _timed_worker(backend: JudgeBackend, loads: list[float]) -> Callable[[Any], Any]:
+    """``make_judge_worker`` with its load time appended to ``loads`` (seen only where the worker
+    is made in this process: the local executor; a Ray actor's copy of the list is its own)."""
+    start = time.perf_counter()
+    worker = make_judge_worker(backend)
+    loads.append(time.perf_counter() - start)
+    return worker
+
+
+def judge_timing(
+    seconds: float, calls: list[JudgeCall], loads: list[float], gpu_gib: float | None
+) -> dict[str, Any]:
+    """A judge's cost columns (NegT2IBench Tables 2, 8) from its own run: ``seconds`` the wall
+    time of its dispatch (worker loads included), ``calls`` the requests it answered. s/img and
+    s/Q exclude the loads measured in this process; with several requests in flight they are
+    throughput figures (wall time over requests), not one request's latency."""
+    images = len({c.image_sha256 for c in calls})
+    load = sum(loads)
+    answering = max(seconds - load, 0.0)
+    return {
+        "requests": len(calls),
+        "images": images,
+        "seconds": seconds,
+        "answering_s": answering,
+        "s_per_image": answering / images if images else None,
+        "s_per_question": answering / len(calls) if calls else None,
+        "questions_per_image": len(calls) / images if images else None,
+        "load_s": load / len(loads) if loads else None,
+        "workers_loaded_here": len(loads),
+        "gpu_gib": gpu_gib,
+    }
+
+
 BatchResult = list[tuple[str, str, str | None]]
 # dispatch(name, make_worker, batches, on_result): runs every batch once through a worker
 # made by ``make_worker`` and calls ``on_result(batch, results, error)`` in this process.
@@ -416,6 +452,7 @@ def answer_missing(
     cache: DiskCache,
     dispatch: Dispatch | None = None,
     vendor_batches: dict[str, dict[str, Any]] | None = None,
+    timings: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], int]:
     """Cached answers of all planned keys (asking the judges for the missing ones).
 
@@ -425,7 +462,8 @@ def answer_missing(
     (:mod:`implicit_bench.backends.judges.batch`) in a thread of its own, so its wait for the vendor
     overlaps the other judges' work; what it did is put in ``vendor_batches`` (judge -> batch
     ids submitted and resumed, polls, requests retried item by item, requests still running).
-    Returns ``(answers by key, errors by key, requests sent)``.
+    ``timings`` (when given) gets each dispatched judge's ``judge_timing`` (wall clock: for the
+    run log, never a tracked output). Returns ``(answers by key, errors by key, requests sent)``.
     """
     if dispatch is None:
         dispatch = executor_dispatch({}, progress=False)
@@ -502,13 +540,17 @@ def answer_missing(
         calls = list(todo.values())
         batches = [calls[i : i + size] for i in range(0, len(calls), size)]
         extra = {"concurrency": streams} if streams > 1 else {}
+        loads: list[float] = []
+        start = time.perf_counter()
         dispatch(
             judge,
-            partial(make_judge_worker, backends[judge]),
+            partial(_timed_worker, backends[judge], loads),
             batches,
             on_result,
             **extra,
         )
+        if timings is not None:
+            timings[judge] = judge_timing(time.perf_counter() - start, calls, loads, peak_gpu_gib())
     for thread in threads:
         thread.join()
     if failures:
@@ -646,8 +688,9 @@ def run_judge_stage(
     cache = DiskCache(root / params.cache)
     batches: dict[str, dict[str, Any]] = {}
     try:
+        timings: dict[str, dict[str, Any]] = {}
         answers, errors, calls = answer_missing(
-            planned, backends, cache, dispatch, vendor_batches=batches
+            planned, backends, cache, dispatch, vendor_batches=batches, timings=timings
         )
     finally:
         cache.close()
@@ -681,7 +724,7 @@ def run_judge_stage(
     write_judgements(frame, root / params.out)
     write_json(root / params.metrics, metrics)
     hits = len(set(p.key for p in planned)) - calls
-    return JudgeRunResult(frame, metrics, calls, max(hits, 0), errors)
+    return JudgeRunResult(frame, metrics, calls, max(hits, 0), errors, timings)
 
 
 __all__ = [

@@ -611,6 +611,42 @@ def _scm_trigger_entries(study: dict[str, Any], rows: pd.DataFrame, error: float
     return out
 
 
+def _gen_entries(study: dict[str, Any], rows: pd.DataFrame, error: float) -> list:
+    """The Gen set (HoloFair C.3.2): per attribute the share of images the face judge reads as
+    the prompt asked beside the planted share (world.scm.gen_follow as the judge reads it),
+    averaged over the study's Gen prompts (each drawn ``n_images`` times)."""
+    from implicit_bench.world.scm import gen_request, is_gen_unit
+
+    attributes = dig(study, "gen", "attributes") or {}
+    ids = [str(u) for u in study.get("units") or [] if is_gen_unit(str(u))]
+    out = []
+    for attribute, index_of in (
+        ("gender", lambda a: ("female", "male").index(a["gender"])),
+        ("age", lambda a: ("young", "middle", "elderly").index(a["age_group"])),
+    ):
+        got = attributes.get(attribute)
+        if not ids or not got:
+            continue
+        truth = float(
+            np.mean(
+                [_read_shares(rows.loc[u], error)[attribute][index_of(gen_request(u))] for u in ids]
+            )
+        )
+        out.append(
+            entry(
+                "diversity_study",
+                f"Gen set: {attribute} read as the prompt asks (HoloFair C.3.2)",
+                truth,
+                got.get("share_read_as_asked"),
+                None,
+                n=got.get("images_read"),
+                diagnostic=True,
+                note="truth: world.scm.gen_follow as the simulated face judge reads it",
+            )
+        )
+    return out
+
+
 def diversity_study_entries(
     world, study: dict[str, Any], gens: dict[str, str], error: float
 ) -> list[dict[str, Any]]:
@@ -629,7 +665,7 @@ def diversity_study_entries(
     attributes = [a for a in ("gender", "age") if f"DR_{a}" in prompts[0]]
     if not attributes:  # a study written before the Deviation Ratio existed
         return []
-    out = _scm_trigger_entries(study, rows, error)
+    out = _scm_trigger_entries(study, rows, error) + _gen_entries(study, rows, error)
     note = (
         "plug-in estimate from the study's images per prompt (biased away from uniform); "
         "truth: the planted face shares as the simulated face judge reads them (docs/world.md)"

@@ -8,7 +8,7 @@ import ast
 from implicit_bench.analysis.byo.extensions import EXTENSIONS, load_extension
 from tests.helpers.paths import REPO_ROOT
 
-FOLDER = REPO_ROOT / "src" / "implicit_bench" / "analyze" / "extensions"
+FOLDER = REPO_ROOT / "src" / "implicit_bench" / "analysis" / "byo" / "extensions"
 
 
 def test_every_extension_is_its_folders_module_named_as_registered():
