@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench._util.nested import dig
-from implicit_bench.analysis import report
+from implicit_bench.analysis import paper_tables as report
 from implicit_bench.analysis.agreement.blind_judges import agreement
 from implicit_bench.analysis.blind import (
     by_bias_type,

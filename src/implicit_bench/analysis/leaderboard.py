@@ -39,7 +39,7 @@ CORRECTION = "holm"
 
 def leaderboard(ctx: EvalContext) -> dict[str, Any]:
     """``benchmark.json: leaderboard`` and ``tables/leaderboard``, ``tables/leaderboard_pairs``."""
-    from implicit_bench.analysis import report
+    from implicit_bench.analysis import paper_tables as report
 
     judge = ctx.primary_judge
     j = ctx.judgements
