@@ -1,6 +1,6 @@
 # CPU image of implicit-bench: the default offline pipeline (`dvc repro`), the tests and the tools.
 #   docker build -t implicit-bench .
-#   docker run --rm -v "$PWD:/work" -w /work implicit-bench dvc repro
+#   docker run --rm -v "$PWD:/repo" -w /repo implicit-bench dvc repro
 # The GPU image is Dockerfile.cuda (docs/environment.md).
 FROM python:3.11-slim
 
@@ -23,5 +23,5 @@ RUN pip install --index-url "$TORCH_INDEX" \
 COPY src ./src
 RUN pip install --no-deps -e .
 
-WORKDIR /work
+WORKDIR /repo
 CMD ["implicit-bench", "--help"]

@@ -13,7 +13,6 @@ from implicit_bench.analysis.stage import (
     evaluate,
     evaluate_inputs,
     judge_provenance,
-    keep_freed_memory,
     one_blas_thread,
     write_evaluation,
 )
@@ -53,7 +52,6 @@ def main(params_path: str, selection_metrics: str | None, out: str) -> None:
         if params.selected_units and Path(selection_metrics).exists()
         else None
     )
-    keep_freed_memory()  # the bootstrap's matrices reuse freed heap (implicit_bench._util.heap)
     with (
         one_blas_thread()
     ):  # small matrix products: threads cost more than they save (docs/analysis.md)

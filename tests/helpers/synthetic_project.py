@@ -225,12 +225,16 @@ def _write_metrics(
             "default_rate": _interval(rng, float(rng.uniform(0.2, 0.6))),
             "gap": _interval(rng, float(rng.uniform(0.0, 0.3))),
         }
+    # benchmark.json's shape (protocol.benchmark_file): each judge's rates under judges.<j>.all,
+    # the primary judge's at the top level
+    rates = {"default_rate": 0.5, "success_stereotype": 0.72, "success_anti": 0.48, "gap": 0.24}
+    judges = {j: {"all": {k: _interval(rng, v) for k, v in rates.items()}} for j in JUDGES}
     benchmark = {
         "provenance": prov,
-        "default_rate": {j: _interval(rng, 0.5) for j in JUDGES},
-        "success_stereotype": {j: _interval(rng, 0.72) for j in JUDGES},
-        "success_anti": {j: _interval(rng, 0.48) for j in JUDGES},
-        "gap": {j: _interval(rng, 0.24) for j in JUDGES},
+        "primary_judge": JUDGES[0],
+        "blind_judges": list(JUDGES),
+        "judges": judges,
+        **judges[JUDGES[0]]["all"],
         "by_default_strength": {
             g: {"success_stereotype": _interval(rng, 0.8), "success_anti": _interval(rng, 0.5)}
             for g in ("0", "1-2", "3")

@@ -13,23 +13,36 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import ctypes.util
 import os
 import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
+from functools import cache
 from pathlib import Path
+from typing import Any
 
-from implicit_bench._util.libc import function
 from implicit_bench.errors import InputError
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
 
+@cache
+def _renameat2() -> Any:
+    """The C library's ``renameat2`` (``errno`` kept for ``ctypes.get_errno``); None where the
+    library or the function is missing."""
+    name = ctypes.util.find_library("c")
+    try:
+        return getattr(ctypes.CDLL(name, use_errno=True), "renameat2", None) if name else None
+    except OSError:
+        return None
+
+
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two paths atomically (Linux renameat2); False when the call is not available."""
-    fn = function("renameat2")
+    fn = _renameat2()
     if fn is None:
         return False
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]

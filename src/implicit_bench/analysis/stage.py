@@ -14,7 +14,6 @@ from typing import Any
 import pandas as pd
 
 from implicit_bench._util.files import write_json
-from implicit_bench._util.heap import keep_freed_memory  # noqa: F401 - re-exported for the stage scripts
 from implicit_bench.analysis import paper_tables
 from implicit_bench.analysis.bootstrap import (  # noqa: F401 - one_blas_thread re-exported for the stage scripts
     Bootstrap,

@@ -8,7 +8,6 @@ data as the ``select`` and ``evaluate`` stages, then runs the registered extensi
 
 from __future__ import annotations
 
-import gc
 import os
 
 import click
@@ -18,7 +17,6 @@ import click
 # docs/analysis.md, "Speed"). A value the caller set is kept.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from implicit_bench._util import fast_exit  # noqa: E402
 from implicit_bench.analysis.byo.core import run_analyze  # noqa: E402
 from implicit_bench.params import block, load_params
 
@@ -160,15 +158,7 @@ def analyze(
         if order_file is not None and looks is not None
         else None
     )
-    # the objects alive now (the modules imported) are never garbage: out of the collector's
-    # sight while the analysis runs (docs/analysis.md, "Speed")
-    gc.freeze()
-    try:
-        summary = run_analyze(
-            units, list(judgements), out, params, refusals, selection, pairs, anytime
-        )
-    finally:
-        gc.unfreeze()
+    summary = run_analyze(units, list(judgements), out, params, refusals, selection, pairs, anytime)
     broken = []
     for name, result in summary["extensions"].items():
         if isinstance(result, dict) and "error" in result:
@@ -176,7 +166,6 @@ def analyze(
             if result.get("unexpected"):
                 broken.append(name)
     click.echo(f"analyze: {summary}")
-    fast_exit.request()
     if broken:
         raise click.ClickException(
             f"extension(s) {', '.join(broken)} failed unexpectedly (the main "

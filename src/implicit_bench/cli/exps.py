@@ -9,12 +9,12 @@ import click
 from implicit_bench._util.friendly_errors import FriendlyCommand
 from implicit_bench.report.compare.headline import (
     EXPS_COLUMNS,
-    SUMMARY,
     cell,
     changed_params,
     params_at,
+    summary_if_any,
 )
-from implicit_bench.report.compare.revs import WORKSPACE, experiments, read_json
+from implicit_bench.report.compare.revs import WORKSPACE, experiments
 
 
 @click.command("exps", cls=FriendlyCommand)
@@ -40,7 +40,7 @@ def exps_command(repo: str, baseline: str) -> None:
     header = ["Experiment", "changed params", *EXPS_COLUMNS]
     lines = []
     for rev in revs:
-        summary = read_json(root, rev, SUMMARY)
+        summary = summary_if_any(root, rev)
         if summary is None:
             continue
         changed = ", ".join(changed_params(base_params, params_at(root, rev))) or "-"

@@ -79,15 +79,8 @@ def main() -> None:
 
 
 def run() -> None:
-    """The console script: :func:`main`, then, where the command asked for it and succeeded, an
-    exit without the interpreter's teardown (``implicit_bench._util.fast_exit``)."""
-    from implicit_bench._util import fast_exit
-
-    try:
-        main()
-    except SystemExit as done:
-        fast_exit.exit_now(done.code if isinstance(done.code, int) or done.code is None else 1)
-        raise
+    """The console script (pyproject's ``implicit-bench``): :func:`main`."""
+    main()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from typing import Any
 from implicit_bench._util.nested import dig
 from implicit_bench._util.yamlsafe import load_yaml_file
 from implicit_bench.errors import InputError
+from implicit_bench.protocol.summary_file import SummaryFile
 from implicit_bench.report.compare.results import benchmark_hash
 from implicit_bench.report.runs import run_of
 
@@ -77,6 +78,7 @@ def load_run(root: str | Path) -> RunDir:
             "no generator rows to publish (an evaluate or analyze run with judgements)",
         )
     summary = _json(root / "metrics" / "summary.json")
+    flags = SummaryFile.from_json(summary, root / "metrics" / "summary.json")
     params = load_yaml_file(root / "params.yaml") if (root / "params.yaml").exists() else {}
     prov = bench.get("provenance") or {}
     in_git = _git(root, "rev-parse", "--show-toplevel")
@@ -88,8 +90,8 @@ def load_run(root: str | Path) -> RunDir:
         summary=summary,
         lean=_json(root / "metrics" / "lean.json"),
         params=params if isinstance(params, dict) else {},
-        simulated=bool(summary.get("simulated") or prov.get("simulated")),
-        random_init=bool(summary.get("random_init") or prov.get("random_init")),
+        simulated=bool(flags.simulated or prov.get("simulated")),
+        random_init=bool(flags.random_init or prov.get("random_init")),
         commit=_git(root, "rev-parse", "HEAD") if same_repo else None,
         dirty=None if status is None else bool(status),
     )

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from implicit_bench._util.nested import dig
 from implicit_bench.protocol import metric_schema
+from implicit_bench.protocol.benchmark_file import BenchmarkFile, Calibration
 from implicit_bench.protocol.schema import BLIND_LABELS
 from implicit_bench.report.summary_page import esc, fmt_metric
 
@@ -15,31 +14,25 @@ CLASSES = BLIND_LABELS
 LEFT_OUT = ("other_config", "unlabelled", "judge_invalid")
 
 
-def _judged(bench: dict[str, Any], judge: str, key: str) -> Any:
-    """The judged rate the corrected one is paired with: ``judges.<judge>.all.<key>``."""
-    return dig(bench, "judges", judge, "all", key)
-
-
-def _counts(cal: dict[str, Any]) -> str:
-    per_variant = ", ".join(
-        f"{esc(v)} {n:,}" for v, n in (dig(cal, "items_per_variant") or {}).items()
-    )
-    sources = ", ".join(f"{esc(s)} {n:,}" for s, n in (dig(cal, "by_source") or {}).items())
-    left = ", ".join(f"{k.replace('_', ' ')} {int(cal.get(k) or 0):,}" for k in LEFT_OUT)
-    cond = cal.get("condition_number")
+def _counts(cal: Calibration) -> str:
+    per_variant = ", ".join(f"{esc(v)} {n:,}" for v, n in (cal.items_per_variant or {}).items())
+    sources = ", ".join(f"{esc(s)} {n:,}" for s, n in (cal.by_source or {}).items())
+    left = ", ".join(f"{k.replace('_', ' ')} {int(getattr(cal, k) or 0):,}" for k in LEFT_OUT)
+    cond = cal.condition_number
+    most = "–" if "max_condition" not in cal.model_fields_set else cal.max_condition
     return (
-        f'<span id="calibration-items">{int(cal.get("items") or 0):,}</span> calibration images '
+        f'<span id="calibration-items">{int(cal.items or 0):,}</span> calibration images '
         f"({per_variant or 'none'}; labelled by {sources or 'nobody'}) "
-        f"of {int(cal.get('rows') or 0):,} rows; "
+        f"of {int(cal.rows or 0):,} rows; "
         f"left out: {left}. Condition number of the misclassification matrix "
-        f"{'–' if cond is None else f'{cond:.2f}'} (at most {cal.get('max_condition', '–')})."
+        f"{'–' if cond is None else f'{cond:.2f}'} (at most {most})."
     )
 
 
-def _raters(cal: dict[str, Any]) -> str:
+def _raters(cal: Calibration) -> str:
     """The people's agreement (``human-eval import``'s ``raters`` column), or ""."""
-    agree = cal.get("raters")
-    if not isinstance(agree, dict):
+    agree = cal.raters
+    if agree is None:
         return ""
     kappa, pairs = agree.get("mean_kappa"), len(agree.get("pairs") or [])
     return (
@@ -50,8 +43,8 @@ def _raters(cal: dict[str, Any]) -> str:
     )
 
 
-def _matrix(cal: dict[str, Any]) -> str:
-    matrix = cal.get("matrix") or {}
+def _matrix(cal: Calibration) -> str:
+    matrix = cal.matrix or {}
     head = "<tr><th>reference \\ judge</th>" + "".join(f"<th>{c}</th>" for c in CLASSES) + "</tr>"
     rows = "".join(
         f"<tr><th>{c}</th>"
@@ -67,16 +60,16 @@ def _matrix(cal: dict[str, Any]) -> str:
     )
 
 
-def corrected_section(bench: dict[str, Any] | None) -> str:
+def corrected_section(bench: BenchmarkFile | None) -> str:
     """The section, or "" when benchmark.json has no ``corrected`` block (the page then stays
     byte-identical to one built before the block existed)."""
-    block = (bench or {}).get("corrected")
-    if not isinstance(block, dict):
+    block = bench.corrected if bench is not None else None
+    if bench is None or block is None:
         return ""
-    judge = str(block.get("judge", ""))
-    cal = block.get("calibration") or {}
-    fixed = block.get("all") or {}
-    warning = block.get("warning")
+    judge = block.judge or ""
+    cal = block.calibration
+    fixed = block.all
+    warning = block.warning
     warn = (
         f'<div class="warn" id="corrected-warning">No corrected figure: {esc(warning)}</div>'
         if warning
@@ -85,7 +78,7 @@ def corrected_section(bench: dict[str, Any] | None) -> str:
     head = "<tr><th>rate</th><th>judged</th><th>corrected for judge error</th></tr>"
     rows = "".join(
         f'<tr data-rate="{k}"><th>{esc(label)}</th>'
-        f"<td>{fmt_metric(_judged(bench or {}, judge, k), pct=True)}</td>"
+        f"<td>{fmt_metric(bench.judged(judge, k), pct=True)}</td>"
         f"<td>{fmt_metric(fixed.get(k), pct=True)}</td></tr>"
         for k, label in ((k, metric_schema.metric(k).corrected) for k in metric_schema.tabled())
     )
@@ -94,9 +87,9 @@ def corrected_section(bench: dict[str, Any] | None) -> str:
         '<p class="small" id="corrected-source">Source: '
         "metrics/benchmark.json <code>corrected</code> "
         "(calibration table "
-        f"<code>{esc(block.get('calibration_table', ''))}</code>; "
+        f"<code>{esc(block.calibration_table or '')}</code>; "
         f"judge {esc(judge)}, "
-        f"configuration {esc(block.get('config', ''))}; "
+        f"configuration {esc(block.config or '')}; "
         "docs/correction.md). The judged rates are the judge's "
         f"labels; the corrected ones undo its misclassification measured on the calibration images "
         "(three-class Rogan-Gladen; intervals from a joint bootstrap "

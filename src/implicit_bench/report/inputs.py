@@ -12,6 +12,7 @@ import pandas as pd
 from implicit_bench._util.files import read_json, read_table
 from implicit_bench._util.yamlsafe import load_yaml_file
 from implicit_bench.errors import InputError
+from implicit_bench.protocol.benchmark_file import BenchmarkFile
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.protocol.tables import (
     SELECTED_UNITS,
@@ -19,7 +20,7 @@ from implicit_bench.protocol.tables import (
 )
 from implicit_bench.protocol.tables.judgements import read_judgements
 from implicit_bench.render.images import ImageStore, read_index
-from implicit_bench.report.checked import check_human_eval, check_leaderboard
+from implicit_bench.report.checked import check_human_eval
 from implicit_bench.report.confine import Scope, check_all
 from implicit_bench.report.params import ReportParams
 from implicit_bench.runtime.provenance import RANDOM_INIT_WARNING, is_random_init
@@ -44,7 +45,8 @@ METRICS_ORDER = (
 )
 
 #: the metrics files the summary page reads field by field: their structure is checked on load
-METRICS_CHECKS = {"benchmark": check_leaderboard, "human_eval": check_human_eval}
+#: (benchmark.json's contract, ``protocol.benchmark_file``, gives ``ReportInputs.benchmark``)
+METRICS_CHECKS = {"human_eval": check_human_eval}
 
 
 @dataclass
@@ -57,6 +59,7 @@ class ReportInputs:
     base_configs: list[str] = field(default_factory=list)
     debias_configs: list[str] = field(default_factory=list)
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    benchmark: BenchmarkFile | None = None  # metrics/benchmark.json, typed
     plots: dict[str, pd.DataFrame] = field(default_factory=dict)
     plot_specs: dict[str, dict[str, Any]] = field(default_factory=dict)
     available: dict[str, str] = field(default_factory=dict)  # input -> "ok ..." | "not available"
@@ -223,6 +226,8 @@ def _load_metrics(
             inputs.metrics[path.stem] = read_json(path)
         except ValueError as exc:
             raise InputError(path, None, None, f"not valid JSON: {exc}") from None
+        if path.stem == "benchmark":
+            inputs.benchmark = BenchmarkFile.from_json(inputs.metrics["benchmark"], path)
         check = METRICS_CHECKS.get(path.stem)
         if check is not None:
             check(inputs.metrics[path.stem], path)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from implicit_bench.errors import ConfigError, InputError
-from implicit_bench.report.checked import check_leaderboard
+from implicit_bench.protocol.benchmark_file import BenchmarkFile
 from implicit_bench.report.confine import Scope
 from implicit_bench.report.leaderboard import Run
 from implicit_bench.report.params import ReportParams
@@ -40,7 +40,7 @@ def run_of(path: Path, label: str) -> Run:
         bench = json.loads(file.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise InputError(file, None, None, f"not valid JSON: {exc}") from None
-    check_leaderboard(bench, file)
+    BenchmarkFile.from_json(bench, file)  # the contract the Leaderboard section reads
     return Run(label, bench, _is_simulated(bench))
 
 

@@ -214,16 +214,16 @@ def summary_page(
         "with their images and judgements.</p>"
     )
     parts.append("<h2>Headline metrics</h2>")
-    parts.append(headline_cards(inputs.metrics.get("benchmark")))
-    parts.append(corrected_section(inputs.metrics.get("benchmark")))
+    parts.append(headline_cards(inputs.benchmark))
+    parts.append(corrected_section(inputs.benchmark))
     this = Run(label, inputs.metrics.get("benchmark"), bool(simulated_sources(inputs)))
     parts.append(leaderboard_section([this, *(others or [])]))
     if inputs.metrics.get("recovery", {}).get("simulated"):
         parts.append("<h2>Truth beside estimates (simulated world)</h2>")
         parts.append(recovery_table(inputs.metrics.get("recovery")))
-    bench = inputs.metrics.get("benchmark") or {}
+    by_type = inputs.benchmark.by_bias_type if inputs.benchmark else None
     parts.append("<h2>Per bias type</h2>")
-    if isinstance(bench.get("by_bias_type"), dict):
+    if by_type is not None:
         parts.append(
             '<p class="small">The four diagnostic types '
             "(socioeconomic, disability, sexual orientation, "
@@ -231,7 +231,7 @@ def summary_page(
             "their contrasts, so a low default rate "
             "there does not show that the model avoids the stereotype (paper Section 4.2).</p>"
         )
-        parts.append(render_table(bench["by_bias_type"], focus=True))
+        parts.append(render_table(by_type, focus=True))
     else:
         parts.append('<p class="na">not available (metrics/benchmark.json: by_bias_type)</p>')
     parts.append("<h2>Debiasing</h2>")

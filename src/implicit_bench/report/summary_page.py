@@ -19,6 +19,7 @@ import pandas as pd
 
 from implicit_bench.errors import ConfigError
 from implicit_bench.protocol import metric_schema
+from implicit_bench.protocol.benchmark_file import BenchmarkFile
 from implicit_bench.protocol.estimate import Estimate, is_estimate
 from implicit_bench.protocol.schema import BIAS_TYPES, BLIND_LABELS, DIAGNOSTIC_BIAS_TYPES
 from implicit_bench.report.markup import esc, is_number, show
@@ -259,8 +260,10 @@ CONTEXT_KEYS = (
 )
 
 
-def headline_cards(benchmark: dict[str, Any] | None) -> str:
-    if not benchmark:
+def headline_cards(benchmark: BenchmarkFile | None) -> str:
+    """The run's context line and one card per headline metric (``metric_schema.headline()``);
+    each card's value is the Estimate the contract guarantees (``protocol.benchmark_file``)."""
+    if benchmark is None or not benchmark.model_fields_set:
         return (
             '<p class="na">Benchmark metrics: not available '
             "(metrics/benchmark.json; run the <code>evaluate</code> stage).</p>"
@@ -268,13 +271,13 @@ def headline_cards(benchmark: dict[str, Any] | None) -> str:
     context = [
         f"{esc(k)}: <b>{esc(', '.join(map(str, v)) if isinstance(v, list) else v)}</b>"
         for k in CONTEXT_KEYS
-        if isinstance((v := benchmark.get(k)), str | int | list)
+        if isinstance((v := getattr(benchmark, k, None)), str | int | list)
         and not isinstance(v, bool)
         and (not isinstance(v, list) or len(v) <= 12)
     ]
     cards = [f'<p class="small" id="headline-context">{" · ".join(context)}</p>'] if context else []
-    table4_row = "blind_judges" in benchmark and not benchmark["blind_judges"]
-    if table4_row and all(as_metric(benchmark.get(k)) is None for k in metric_schema.headline()):
+    table4_row = benchmark.has("blind_judges") and not benchmark.blind_judges
+    if table4_row and all(benchmark.rate(k) is None for k in metric_schema.headline()):
         # a Table 4 row (run --tables 4) asks no blind question
         none = (
             '<p class="na" id="headline-none">No blind question was asked (a Table 4 row: '
@@ -284,21 +287,13 @@ def headline_cards(benchmark: dict[str, Any] | None) -> str:
         return "".join([*cards, none])
     for key in metric_schema.headline():
         title = metric_schema.metric(key).title
-        if key not in benchmark:
+        if not benchmark.has(key):
             cards.append(
                 f'<div class="card"><h3>{esc(title)}</h3><p class="na">not available</p></div>'
             )
             continue
-        value = benchmark[key]
-        if as_metric(value) is not None:
-            inner = f"<p>{fmt_metric(value, pct=True)}</p>"
-        elif isinstance(value, dict):
-            inner = "".join(
-                f'<div class="kv"><span class="k">{esc(k)}</span> {fmt_metric(v, pct=True)}</div>'
-                for k, v in _leaves(value).items()
-            )
-        else:
-            inner = f"<p>{esc(value)}</p>"
+        value = benchmark.rate(key)  # an Estimate's JSON form or null
+        inner = f"<p>{esc(value)}</p>" if value is None else f"<p>{fmt_metric(value, pct=True)}</p>"
         cards.append(f'<div class="card"><h3>{esc(title)}</h3>{inner}</div>')
     intro = cards.pop(0) if context else ""
     return f'{intro}<div class="cards">{"".join(cards)}</div>'

@@ -27,6 +27,7 @@ from implicit_bench.human_eval.blind_import import (
     import_calibration,
     load_calibration_manifests,
 )
+from implicit_bench.protocol.benchmark_file import BenchmarkFile
 from implicit_bench.protocol.judge_tasks import load_task
 from implicit_bench.protocol.schema import BLIND_LABELS
 from implicit_bench.protocol.tables import CALIBRATION
@@ -240,7 +241,7 @@ def test_form_in_chromium_then_import_then_corrected_block(workspace, tmp_path):
             share = counts.loc[ref, lab] / counts.loc[ref].sum()
             assert cal["matrix"][ref][lab]["value"] == pytest.approx(share)
     # the report's "Corrected for judge error" section names the people's agreement
-    html = corrected_section(bench)
+    html = corrected_section(BenchmarkFile.from_json(bench, "metrics/benchmark.json"))
     assert "Labelled by 2 people; 4 images with two or more raters" in html
     assert "mean Cohen's kappa 0.50 over 1 pair of raters" in html
     judged_all = bench["judges"]["judge-a"]["all"]

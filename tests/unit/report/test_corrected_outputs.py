@@ -14,6 +14,8 @@ import sys
 import pytest
 
 from implicit_bench._util.files import read_json, write_json
+from implicit_bench.protocol.benchmark_file import BenchmarkFile
+from implicit_bench.protocol.summary_file import SummaryFile
 from implicit_bench.report.corrected import corrected_section
 from implicit_bench.report.params import ReportParams
 from implicit_bench.report.stage import build_report
@@ -67,6 +69,7 @@ def _summary(d) -> dict:
         env={"PYTHONPATH": str(REPO_ROOT / "src"), "PATH": "/usr/bin:/bin"},
     )
     assert proc.returncode == 0, proc.stderr
+    SummaryFile.read(d / "metrics/summary.json")  # the written file keeps its contract
     return read_json(d / "metrics/summary.json")
 
 
@@ -124,8 +127,7 @@ def test_unusable_matrix_gives_warning_and_nulls_in_summary(runs):
 
 
 def test_report_section_hand_checked(runs):
-    bench = read_json(runs["on"] / "metrics/benchmark.json")
-    html = corrected_section(bench)
+    html = corrected_section(BenchmarkFile.read(runs["on"] / "metrics/benchmark.json"))
     assert (
         'id="corrected"' in html
         and "calibration.csv" in html
@@ -137,7 +139,7 @@ def test_report_section_hand_checked(runs):
         and "judge invalid 1" in html
     )
     assert (
-        corrected_section(read_json(runs["off"] / "metrics/benchmark.json")) == ""
+        corrected_section(BenchmarkFile.read(runs["off"] / "metrics/benchmark.json")) == ""
     )  # page unchanged
     assert corrected_section(None) == ""
 

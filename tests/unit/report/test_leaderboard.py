@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from implicit_bench._util.closed_form import safe_div
 from implicit_bench.analysis.bootstrap import Bootstrap, bootstrap_p, holm  # noqa: E402
 from implicit_bench.cli.main import main as cli_main  # noqa: E402
-from implicit_bench.report.checked import check_leaderboard  # noqa: E402
+from implicit_bench.protocol.benchmark_file import BenchmarkFile  # noqa: E402
 from tests.helpers.analysis_fixtures import BLIND_A, BLIND_B, rows, units  # noqa: E402
 from tests.helpers.synthetic_tables import synthetic_judgements, synthetic_units  # noqa: E402
 from tests.helpers.written import approx_written
@@ -77,7 +77,7 @@ def _analyze(tmp_path: Path, u: pd.DataFrame, j: pd.DataFrame, *extra: str, n: i
     )
     assert res.exit_code == 0, res.output
     bench = json.loads((out / "metrics/benchmark.json").read_text())
-    check_leaderboard(bench, out / "metrics/benchmark.json")  # what the report will accept
+    BenchmarkFile.from_json(bench, out / "metrics/benchmark.json")  # what the report will accept
     return bench
 
 
@@ -191,7 +191,7 @@ def test_imported_release_generators_on_the_leaderboard(tmp_path):
         refusals=(str(imported / "images.csv"),),
     )
     bench = json.loads((out / "metrics/benchmark.json").read_text())
-    check_leaderboard(bench, out / "metrics/benchmark.json")  # a release joins a report as is
+    BenchmarkFile.from_json(bench, out / "metrics/benchmark.json")  # a release joins as is
     board = bench["leaderboard"]
     rows_ = {r["config"]: r for r in board["rows"]}
     # Table 4 by hand (tests/unit/release/test_release_import.py): mean neutral rubric score per

@@ -386,6 +386,7 @@ def test_undefined_metric_is_shown_as_a_dash_not_a_raw_dict():
 
 
 def test_headline_cards_are_percentages_like_the_tables():
+    from implicit_bench.protocol.benchmark_file import BenchmarkFile
     from implicit_bench.report.summary_page import headline_cards
 
     def est(v, lo, hi):
@@ -397,7 +398,7 @@ def test_headline_cards_are_percentages_like_the_tables():
         "success_anti": est(0.54, 0.4, 0.7),
         "gap": est(0.43, 0.3, 0.55),
     }
-    html = headline_cards(bench)
+    html = headline_cards(BenchmarkFile.from_json(bench, "metrics/benchmark.json"))
     assert '<span class="v">52.0%</span> <span class="ci">[40.1, 60.3]</span>' in html
     assert '<span class="v">43.0%</span>' in html and "0.520" not in html
 

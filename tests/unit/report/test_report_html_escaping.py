@@ -19,7 +19,7 @@ EST = {"value": 0.5, "ci": [0.4, 0.6], "n": 3, "level": 0.95}
 
 def hostile_board_section() -> str:
     """The Leaderboard section of a run whose rows and pairs carry markup as unit counts (the
-    renderer alone: ``checked.check_leaderboard`` refuses such a file before rendering)."""
+    renderer alone: ``BenchmarkFile.from_json`` refuses such a file before rendering)."""
     row = {"config": "g", "n_units": PAYLOAD, "default_rate": EST}
     pair = {
         "a": "g",

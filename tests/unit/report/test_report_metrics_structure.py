@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from implicit_bench.cli.main import main as cli_main
-from implicit_bench.report.checked import check_human_eval, check_leaderboard
+from implicit_bench.protocol.benchmark_file import BenchmarkFile
+from implicit_bench.report.checked import check_human_eval
 
 EST = {"value": 0.5, "ci": [0.4, 0.6], "n": 3, "level": 0.95}
 ROW = {"config": "g", "n_units": 3, "default_rate": EST}
@@ -65,11 +66,11 @@ def test_this_runs_malformed_human_eval_is_one_line_naming_file_and_field(tmp_pa
 
 def test_a_benchmark_that_is_not_an_object_is_named():
     with pytest.raises(ValueError, match=r"b\.json: not a JSON object \(list\)"):
-        check_leaderboard([1], "b.json")
+        BenchmarkFile.from_json([1], "b.json")
 
 
 def test_well_formed_leaderboard_and_human_eval_pass():
-    check_leaderboard({"leaderboard": {"rows": [ROW], "pairs": [PAIR], "alpha": 0.05}}, "b")
+    BenchmarkFile.from_json({"leaderboard": {"rows": [ROW], "pairs": [PAIR], "alpha": 0.05}}, "b")
     check_human_eval(
         {
             "n_raters": 4,

@@ -14,7 +14,6 @@ from typing import Any
 
 from implicit_bench._util.dirswap import check_owned, staged_dir
 from implicit_bench._util.files import write_json
-from implicit_bench._util.heap import keep_freed_memory
 from implicit_bench._util.timings import phase
 from implicit_bench.analysis.bootstrap import one_blas_thread
 from implicit_bench.analysis.byo.extensions import start_extensions
@@ -45,7 +44,6 @@ def run_analyze(
     write, run extensions. Returns a short summary. ``anytime`` = (order file, looks[,
     covariates source, target half-width]): also write ``anytime.json`` (``analysis.looks``;
     covariates ``release``, a path or ``none``: ``analysis.covariates``)."""
-    keep_freed_memory()
     with one_blas_thread():
         return _run_analyze(
             units,

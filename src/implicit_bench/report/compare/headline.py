@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from implicit_bench._util.nested import dig
 from implicit_bench._util.yamlsafe import load_yaml_file
 from implicit_bench.errors import ConfigError
+from implicit_bench.protocol.benchmark_file import BenchmarkFile
+from implicit_bench.protocol.summary_file import SummaryFile
 from implicit_bench.report.compare.diff import LEVEL
 from implicit_bench.report.compare.revs import WORKSPACE, read_json, resolve
 
@@ -29,9 +30,22 @@ EXPS_COLUMNS = (
 )
 
 
+def _where(rev: str, path: str) -> str:
+    return f"{path} in the workspace" if rev == WORKSPACE else f"{path} at {rev}"
+
+
+def summary_if_any(root: Path, rev: str) -> dict[str, Any] | None:
+    """``metrics/summary.json`` at ``rev``, checked against its contract
+    (``protocol.summary_file``); None when it is not there."""
+    data = read_json(root, rev, SUMMARY)
+    if data is not None:
+        SummaryFile.from_json(data, _where(rev, SUMMARY))
+    return data
+
+
 def summary_at(root: Path, rev: str) -> dict[str, Any]:
     """``metrics/summary.json`` at ``rev`` (a ConfigError when it is not there)."""
-    data = read_json(root, rev, SUMMARY)
+    data = summary_if_any(root, rev)
     if data is None:
         raise ConfigError(
             f"{SUMMARY}: not found at {rev} (run dvc repro and commit, or name another revision)"
@@ -41,8 +55,11 @@ def summary_at(root: Path, rev: str) -> dict[str, Any]:
 
 def level_at(root: Path, rev: str) -> float:
     """The bootstrap interval level of ``metrics/benchmark.json`` at ``rev``."""
-    bench = read_json(root, rev, BENCHMARK) or {}
-    return float(dig(bench, "bootstrap", "level") or LEVEL)
+    data = read_json(root, rev, BENCHMARK)
+    if data is None:
+        return LEVEL
+    boot = BenchmarkFile.from_json(data, _where(rev, BENCHMARK)).bootstrap
+    return float((boot.level if boot else None) or LEVEL)
 
 
 def flat_params(obj: Any, prefix: str = "") -> dict[str, Any]:

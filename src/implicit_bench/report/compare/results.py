@@ -25,6 +25,8 @@ from typing import Any
 from implicit_bench._util.nested import dig
 from implicit_bench._util.redact import tree as redact_tree
 from implicit_bench._util.yamlsafe import load_yaml_file
+from implicit_bench.protocol.benchmark_file import BenchmarkFile
+from implicit_bench.protocol.summary_file import SummaryFile
 from implicit_bench.protocol.tables import (
     DEBIAS_IMAGES_DIR,
     DEBIAS_JUDGEMENTS_DIR,
@@ -159,12 +161,12 @@ def results(root: str | Path = ".") -> dict[str, Any]:
     summary = (
         json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else None
     )
+    typed = None if summary is None else SummaryFile.from_json(summary, summary_path)
     bench_path = root / "metrics" / "benchmark.json"
-    board = (
-        json.loads(bench_path.read_text(encoding="utf-8")).get("leaderboard")
-        if bench_path.exists()
-        else None
-    )
+    bench = json.loads(bench_path.read_text(encoding="utf-8")) if bench_path.exists() else None
+    if bench is not None:
+        BenchmarkFile.from_json(bench, bench_path)  # the leaderboard as the report reads it
+    board = bench.get("leaderboard") if bench is not None else None
     status = _git(root, "status", "--porcelain", "--untracked-files=no")
     # every string redacted (an old run's params may hold a user:password@ URL, its metrics an
     # error text): secrets stay out of every file the tool writes, not only off the screen
@@ -173,8 +175,8 @@ def results(root: str | Path = ".") -> dict[str, Any]:
             # the benchmark the units came from (SHA-256 of the release's benchmark file; null: the
             # project's own construction): `implicit-bench report` merges runs of one benchmark only
             "benchmark_sha256": benchmark_hash(board),
-            "simulated": bool(summary and summary.get("simulated")),
-            "random_init": bool(summary and summary.get("random_init")),
+            "simulated": bool(typed and typed.simulated),
+            "random_init": bool(typed and typed.random_init),
             "results": summary,
             "leaderboard": board,
             "git": {

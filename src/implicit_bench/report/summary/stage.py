@@ -4,6 +4,7 @@ DVC declares only this file as ``metrics:``; the detail files (``metrics/benchma
 the other stage metrics) are plain ``outs`` (docs/metrics.md). Every value is a number, a bool
 or a short string; percentages end in ``_pct`` (0-100, like the tables), interval bounds in
 ``_lo`` / ``_hi``; a value that a run does not define is null. ``MAX_VALUES`` bounds the size.
+The file's contract (what its readers may rely on) is ``protocol.summary_file``.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from implicit_bench._util.nested import dig
 from implicit_bench._util.numbers import percent_points, real_number
 from implicit_bench.protocol import metric_schema
 from implicit_bench.protocol.estimate import Estimate, read_estimate
+from implicit_bench.protocol.summary_file import MAX_VALUES
 
-MAX_VALUES = 60
 #: detail metrics files the summary reads (missing ones give nulls)
 SOURCES = (
     "kg",

@@ -439,18 +439,6 @@ def test_multiplicities_are_the_same_whichever_precision_is_asked_first(first):
     assert np.array_equal(sums, expected @ columns)
 
 
-def test_keep_freed_memory_changes_no_result():
-    """The allocator tuning is idempotent, reports whether it took effect, and leaves numbers as
-    they were (the resample sums of a fresh bootstrap are bit-identical before and after)."""
-    from implicit_bench._util.heap import keep_freed_memory
-
-    columns = np.random.default_rng(0).integers(0, 5, size=(200, 3)).astype(float)
-    before = Bootstrap(n=100, seed=1).sums(columns, "x")
-    took = keep_freed_memory()
-    assert isinstance(took, bool) and keep_freed_memory() is took
-    assert np.array_equal(Bootstrap(n=100, seed=1).sums(columns, "x"), before)
-
-
 def test_timings_file_gets_one_line_per_process(tmp_path):
     """IMPLICIT_BENCH_TIMINGS=FILE: a process that ran phases appends one JSON line naming them."""
     out = tmp_path / "t.jsonl"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from implicit_bench.protocol.estimate import Estimate
-from implicit_bench.report.summary.stage import MAX_VALUES, count_values, headline
+from implicit_bench.protocol.summary_file import MAX_VALUES, SummaryFile
+from implicit_bench.report.summary.stage import count_values, headline
 
 
 def _iv(v, lo, hi, n=8):
@@ -102,6 +103,8 @@ def test_headline_picks_percentages_intervals_and_best_configs():
         and (s["kg_units"], s["triplets"], s["units_analysed"]) == (10, 9, 8)
     )
     assert count_values(s) <= MAX_VALUES
+    typed = SummaryFile.from_json(s, "metrics/summary.json")  # what the writer writes parses
+    assert typed.interval("gap_pct") == (40.0, 20.0, 60.0) and typed.images == 40
 
 
 def test_a_statistic_without_interval_may_be_a_plain_number():
@@ -118,6 +121,7 @@ def test_headline_of_an_empty_run_is_all_nulls_not_an_error():
     s = headline({})
     assert s["default_rate_pct"] is None and s["images"] == 0 and s["refusal_pct"] is None
     assert count_values(s) <= MAX_VALUES
+    assert SummaryFile.from_json(s, "metrics/summary.json").units_analysed is None
 
 
 def test_only_summary_is_a_dvc_metric():
