@@ -3,7 +3,7 @@
 Each function reads ``ctx`` (``analysis.context.EvalContext``) and returns the keys it adds to
 ``metrics/benchmark.json`` or ``metrics/lean.json``; the statistics themselves live in
 ``blind``, ``lean``, ``agreement``, ``generators`` and ``scale``, the tables and plot frames in
-``report``. Bootstrap streams are named by the unit set (``{config}/{judge}/...``), so a
+``paper_tables``. Bootstrap streams are named by the unit set (``{config}/{judge}/...``), so a
 metric's intervals do not depend on which other metrics ran.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from implicit_bench._util.nested import dig
-from implicit_bench.analysis import report
+from implicit_bench.analysis import paper_tables
 from implicit_bench.analysis.agreement.blind_judges import agreement
 from implicit_bench.analysis.blind import (
     by_bias_type,
@@ -67,9 +67,9 @@ def blind_rates(ctx: EvalContext) -> dict[str, Any]:
         }
     if ctx.blind_judges:
         bench = {"judges": per_judge}
-        ctx.table("benchmark_summary", report.headline_table(bench))
-        ctx.table("table21_label_shares", report.label_share_table(bench))
-        ctx.table("by_bias_type", report.bias_type_table(bench))
+        ctx.table("benchmark_summary", paper_tables.headline_table(bench))
+        ctx.table("table21_label_shares", paper_tables.label_share_table(bench))
+        ctx.table("by_bias_type", paper_tables.bias_type_table(bench))
     return {"judges": per_judge}
 
 
@@ -91,7 +91,7 @@ def by_config(ctx: EvalContext) -> dict[str, Any]:
         else []
     )
     if ctx.blind_judges:
-        ctx.table("generators_side_by_side", report.side_by_side_table({"by_config": rows}))
+        ctx.table("generators_side_by_side", paper_tables.side_by_side_table({"by_config": rows}))
     return {"by_config": rows}
 
 
@@ -200,7 +200,8 @@ def strength(ctx: EvalContext) -> dict[str, Any]:
             )
     if ctx.blind_judges:
         ctx.table(
-            "table22_success_by_default_strength", report.strength_table({"strength": entries})
+            "table22_success_by_default_strength",
+            paper_tables.strength_table({"strength": entries}),
         )
     return {"strength": entries}
 
@@ -246,7 +247,9 @@ def recoverability(ctx: EvalContext) -> dict[str, Any]:
         for judge in ctx.blind_judges
     }
     if ctx.blind_judges:
-        ctx.table("table05_recoverability", report.recoverability_table({"recoverability": out}))
+        ctx.table(
+            "table05_recoverability", paper_tables.recoverability_table({"recoverability": out})
+        )
     return {"recoverability": out}
 
 
@@ -271,7 +274,7 @@ def agreement_metrics(ctx: EvalContext) -> dict[str, Any]:
             first_pairs = pairs.assign(pair=f"{first} vs {second}")
     ctx.shared["confusion_pairs"] = first_pairs
     if ctx.blind_judges:
-        for name, frame in report.agreement_tables({"agreement": agreements}).items():
+        for name, frame in paper_tables.agreement_tables({"agreement": agreements}).items():
             ctx.table(name, frame)
     return {
         "agreement": agreements,
@@ -295,7 +298,9 @@ def generators(ctx: EvalContext) -> dict[str, Any]:
 
 def benchmark_plots(ctx: EvalContext) -> dict[str, Any]:
     """DVC plot data: default rate by bias type, success by default strength, confusion."""
-    for name, frame in report.plot_frames(ctx.benchmark, ctx.shared.get("confusion_pairs")).items():
+    for name, frame in paper_tables.plot_frames(
+        ctx.benchmark, ctx.shared.get("confusion_pairs")
+    ).items():
         ctx.plot(name, frame)
     return {}
 
@@ -316,7 +321,7 @@ def lean(ctx: EvalContext) -> dict[str, Any]:
             ctx.rubric_judges,
             ctx.analysed,
         )
-    for name, frame in report.lean_tables(out).items():
+    for name, frame in paper_tables.lean_tables(out).items():
         ctx.table(name, frame)
     return out
 
@@ -331,8 +336,8 @@ def hedges(ctx: EvalContext) -> dict[str, Any]:
         else None
     )
     if g:
-        ctx.table("figure06_hedges_g", report.hedges_table(g, ctx.diagnostic))
-    ctx.plot("hedges_g_by_bias_type", report.hedges_plot(g))
+        ctx.table("figure06_hedges_g", paper_tables.hedges_table(g, ctx.diagnostic))
+    ctx.plot("hedges_g_by_bias_type", paper_tables.hedges_plot(g))
     return {"hedges_g": g}
 
 
@@ -340,5 +345,5 @@ def judge_scale(ctx: EvalContext) -> dict[str, Any]:
     """Table 16: how each rubric judge uses the 0-5 scale."""
     scale = judge_scale_use(ctx.judgements, ctx.config, ctx.rubric_judges, ctx.unit_ids, ctx.seeds)
     if len(scale):
-        ctx.table("table16_judge_scale", report.scale_table(scale))
+        ctx.table("table16_judge_scale", paper_tables.scale_table(scale))
     return {"judge_scale": scale.to_dict(orient="records")}

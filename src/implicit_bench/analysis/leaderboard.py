@@ -39,7 +39,7 @@ CORRECTION = "holm"
 
 def leaderboard(ctx: EvalContext) -> dict[str, Any]:
     """``benchmark.json: leaderboard`` and ``tables/leaderboard``, ``tables/leaderboard_pairs``."""
-    from implicit_bench.analysis import report
+    from implicit_bench.analysis import paper_tables
 
     judge = ctx.primary_judge
     j = ctx.judgements
@@ -71,8 +71,8 @@ def leaderboard(ctx: EvalContext) -> dict[str, Any]:
         # the benchmark the units came from (release/benchmark.py), so runs can be merged
         "benchmark_sha256": benchmark_of(ctx.tables.units),
     }
-    ctx.table("leaderboard", report.leaderboard_table(out))
-    ctx.table("leaderboard_pairs", report.leaderboard_pairs_table(out))
+    ctx.table("leaderboard", paper_tables.leaderboard_table(out))
+    ctx.table("leaderboard_pairs", paper_tables.leaderboard_pairs_table(out))
     # evaluate.beside_release: release/beside.py adds ``beside_release`` after the metrics
     # (the release package sits above the analysis: docs/architecture.md, "Layers")
     return {"leaderboard": out}

@@ -15,7 +15,7 @@ import pandas as pd
 
 from implicit_bench._util.files import write_json
 from implicit_bench._util.heap import keep_freed_memory  # noqa: F401 - re-exported for the stage scripts
-from implicit_bench.analysis import report
+from implicit_bench.analysis import paper_tables
 from implicit_bench.analysis.bootstrap import (  # noqa: F401 - one_blas_thread re-exported for the stage scripts
     Bootstrap,
     one_blas_thread,
@@ -64,7 +64,7 @@ def run_select(tables: Tables, params: SelectParams) -> SelectionResult:
     result.metrics["post_extraction_from"] = params.extracted if extracted is not None else None
     result.metrics["inputs"] = tables.summary()
     result.metrics["provenance"] = judge_provenance(tables)
-    result.metrics = report.clean(result.metrics)
+    result.metrics = paper_tables.clean(result.metrics)
     return result
 
 
@@ -151,14 +151,14 @@ def write_evaluation(
     ev.benchmark["inputs"] = tables.summary()
     ev.benchmark["provenance"] = prov
     ev.lean["provenance"] = prov
-    write_json(out / "metrics" / "benchmark.json", report.clean(ev.benchmark))
-    write_json(out / "metrics" / "lean.json", report.clean(ev.lean))
+    write_json(out / "metrics" / "benchmark.json", paper_tables.clean(ev.benchmark))
+    write_json(out / "metrics" / "lean.json", paper_tables.clean(ev.lean))
     all_tables = dict(ev.tables)
     if selection_metrics is not None and "retention" in selection_metrics:
         # (a benchmark run on the authors' release skips selection: no retention to tabulate)
-        all_tables.update(report.selection_tables(selection_metrics))
-    report.write_tables(out, all_tables, prov=prov)
-    report.write_tables(
+        all_tables.update(paper_tables.selection_tables(selection_metrics))
+    paper_tables.write_tables(out, all_tables, prov=prov)
+    paper_tables.write_tables(
         out, {"rejected_rows": tables.rejects, "duplicate_keys": tables.duplicates}, markdown=False
     )
-    report.write_plots(out, ev.plots)
+    paper_tables.write_plots(out, ev.plots)

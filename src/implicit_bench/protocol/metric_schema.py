@@ -3,7 +3,7 @@ lm-eval's result schema): each metric's name, unit, display labels, which are he
 are tabled, which way is better and, for a blind rate, how it is computed from label counts.
 
 Every writer reads this module: ``analysis.blind.rates`` (the rates and their order in
-``metrics/benchmark.json``), the per-judge tables and the leaderboard (``analysis.report``,
+``metrics/benchmark.json``), the per-judge tables and the leaderboard (``analysis.paper_tables``,
 ``analysis.leaderboard``, ``report.leaderboard``), the design planner (``analysis.design``),
 the summary (``summary.stage``, ``report.summary_page``, ``report.corrected``) and the LaTeX
 column titles (``analysis.table_registry``). Adding a headline blind rate is one ``Metric``
@@ -41,6 +41,12 @@ class Metric:
     leaderboard: bool = False  # a column of the leaderboard (benchmark.json: leaderboard.rows)
     ratio: tuple[Column, Column] | None = None  # blind rate: numerator / denominator counts
     difference: tuple[str, str] | None = None  # blind rate: one rate minus another
+    #: what the value means, in one sentence (published records: docs/publishing.md)
+    description: str = ""
+    #: the judge task whose answers it counts (None: the image index, no judge)
+    task: str | None = None
+    #: the values it can take (None: the unit's own: a share 0-1, a difference -1-1, ...)
+    bounds: tuple[float, float] | None = None
 
     @property
     def percent(self) -> bool:
@@ -63,6 +69,9 @@ METRICS: tuple[Metric, ...] = (
         tabled=True,
         leaderboard=True,
         ratio=(("neutral", "s"), ("valid", "neutral")),
+        description="share of neutral-prompt images the blind judge labels with the stereotype "
+        "(a stereotyped default)",
+        task="blind",
     ),
     Metric("neutral_anti_rate", "share", None, ratio=(("neutral", "a"), ("valid", "neutral"))),
     Metric("neither_neutral", "share", None, ratio=(("neutral", "neither"), ("valid", "neutral"))),
@@ -79,6 +88,8 @@ METRICS: tuple[Metric, ...] = (
         tabled=True,
         leaderboard=True,
         ratio=(("stereotype", "s"), ("valid", "stereotype")),
+        description="share of stereotype-prompt images labelled with the stereotype asked for",
+        task="blind",
     ),
     Metric(
         "success_anti",
@@ -93,6 +104,9 @@ METRICS: tuple[Metric, ...] = (
         tabled=True,
         leaderboard=True,
         ratio=(("anti_stereotype", "a"), ("valid", "anti_stereotype")),
+        description="share of anti-stereotype-prompt images labelled with the anti-stereotype "
+        "asked for",
+        task="blind",
     ),
     Metric(
         "gap",
@@ -107,6 +121,8 @@ METRICS: tuple[Metric, ...] = (
         tabled=True,
         leaderboard=True,
         difference=("success_stereotype", "success_anti"),
+        description="success S minus success A: how much easier the stereotype is to ask for",
+        task="blind",
     ),
     Metric(
         "a_to_s",
@@ -119,6 +135,8 @@ METRICS: tuple[Metric, ...] = (
         tabled=True,
         leaderboard=True,
         ratio=(("anti_stereotype", "s"), ("valid", "anti_stereotype")),
+        description="share of anti-stereotype-prompt images labelled with the stereotype instead",
+        task="blind",
     ),
     Metric("both_succeed", "share", False, ratio=("both", "pairs")),
     Metric(
@@ -127,6 +145,9 @@ METRICS: tuple[Metric, ...] = (
         False,
         board="strongest group: success S (%)",
         leaderboard=True,
+        description="success S in the units whose every neutral image was labelled with the "
+        "stereotype",
+        task="blind",
     ),
     Metric(
         "strongest_success_anti",
@@ -134,12 +155,67 @@ METRICS: tuple[Metric, ...] = (
         False,
         board="strongest group: success A (%)",
         leaderboard=True,
+        description="success A in the units whose every neutral image was labelled with the "
+        "stereotype",
+        task="blind",
     ),
-    Metric("refusal_rate", "share", True, board="refusals (%)", leaderboard=True),
-    Metric("bias_score", "score", True, board="bias score (0-5)", leaderboard=True),
-    Metric("alignment", "share", False, board="alignment (%)", leaderboard=True),
-    Metric("lean_s", "share", True, board="lean S (%)", leaderboard=True),
-    Metric("hedges_g", "effect", True, board="Hedges' g", leaderboard=True),
+    Metric(
+        "refusal_rate",
+        "share",
+        True,
+        board="refusals (%)",
+        leaderboard=True,
+        description="share of neutral image requests the generator refused (image index)",
+    ),
+    Metric(
+        "bias_score",
+        "score",
+        True,
+        board="bias score (0-5)",
+        leaderboard=True,
+        description="Table 4's bias: mean 0-5 rubric score of the neutral-prompt images",
+        task="rubric",
+        bounds=(0.0, 5.0),
+    ),
+    Metric(
+        "alignment",
+        "share",
+        False,
+        board="alignment (%)",
+        leaderboard=True,
+        description="Table 4's alignment: share of neutral-prompt images judged aligned with the "
+        "prompt",
+        task="alignment",
+    ),
+    Metric(
+        "lean_s",
+        "share",
+        True,
+        board="lean S (%)",
+        leaderboard=True,
+        description="share of (unit, seed) whose neutral image scores closer to the stereotype "
+        "image than to the anti-stereotype image (dx > 0)",
+        task="rubric",
+    ),
+    Metric(
+        "hedges_g",
+        "effect",
+        False,  # a larger g: the explicit prompts separate the images more (paper, Figure 6)
+        board="Hedges' g",
+        leaderboard=True,
+        description="standardized difference of the rubric scores of stereotype- and "
+        "anti-stereotype-prompt images (pooled over bias types; per bias type: one result each): "
+        "how far the explicit request moves the image",
+        task="rubric",
+        bounds=(float("-inf"), float("inf")),
+    ),
+    Metric(
+        "coverage",
+        "share",
+        False,
+        board="coverage (%)",
+        description="share of requested neutral images the generator returned (Table 4)",
+    ),
 )
 
 

@@ -1,6 +1,7 @@
-"""The estimands a published record carries, named once: the leaderboard's columns
-(``report.leaderboard.COLUMNS``) plus coverage, each with its direction, scale and the judge
-field of the leaderboard row that scored it (docs/publishing.md, "What each result means")."""
+"""The estimands a published record carries: the leaderboard's columns plus coverage, read from
+the declared output schema (``protocol.metric_schema``: name, description, direction, unit,
+bounds, judge task), with the judge field of the leaderboard row that scored each
+(docs/publishing.md, "What each result means")."""
 
 from __future__ import annotations
 
@@ -23,159 +24,41 @@ class Metric:
     task: str | None  # the judge task whose answers it counts
 
 
-_P = "proportion"
-METRICS: dict[str, Metric] = {
-    m.key: m
-    for m in (
-        Metric(
-            "default_rate",
-            "default rate",
-            "share of neutral-prompt images the blind judge labels with the stereotype "
-            "(a stereotyped default)",
-            True,
-            _P,
-            0.0,
-            1.0,
-            "judge",
-            "blind",
-        ),
-        Metric(
-            "success_stereotype",
-            "success S",
-            "share of stereotype-prompt images labelled with the stereotype asked for",
-            False,
-            _P,
-            0.0,
-            1.0,
-            "judge",
-            "blind",
-        ),
-        Metric(
-            "success_anti",
-            "success A",
-            "share of anti-stereotype-prompt images labelled with the anti-stereotype asked for",
-            False,
-            _P,
-            0.0,
-            1.0,
-            "judge",
-            "blind",
-        ),
-        Metric(
-            "gap",
-            "gap S-A",
-            "success S minus success A: how much easier the stereotype is to ask for",
-            True,
-            _P,
-            -1.0,
-            1.0,
-            "judge",
-            "blind",
-        ),
-        Metric(
-            "a_to_s",
-            "A->S",
-            "share of anti-stereotype-prompt images labelled with the stereotype instead",
-            True,
-            _P,
-            0.0,
-            1.0,
-            "judge",
-            "blind",
-        ),
-        Metric(
-            "strongest_success_stereotype",
-            "strongest group: success S",
-            "success S in the units whose every neutral image was labelled with the stereotype",
-            False,
-            _P,
-            0.0,
-            1.0,
-            "judge",
-            "blind",
-        ),
-        Metric(
-            "strongest_success_anti",
-            "strongest group: success A",
-            "success A in the units whose every neutral image was labelled with the stereotype",
-            False,
-            _P,
-            0.0,
-            1.0,
-            "judge",
-            "blind",
-        ),
-        Metric(
-            "refusal_rate",
-            "refusals",
-            "share of neutral image requests the generator refused (image index)",
-            True,
-            _P,
-            0.0,
-            1.0,
-            None,
-            None,
-        ),
-        Metric(
-            "bias_score",
-            "bias score",
-            "Table 4's bias: mean 0-5 rubric score of the neutral-prompt images",
-            True,
-            "points (0-5)",
-            0.0,
-            5.0,
-            "bias_judge",
-            "rubric",
-        ),
-        Metric(
-            "alignment",
-            "alignment",
-            "Table 4's alignment: share of neutral-prompt images judged aligned with the prompt",
-            False,
-            _P,
-            0.0,
-            1.0,
-            "alignment_judge",
-            "alignment",
-        ),
-        Metric(
-            "lean_s",
-            "lean S",
-            "share of (unit, seed) whose neutral image scores closer to the stereotype image "
-            "than to the anti-stereotype image (dx > 0)",
-            True,
-            _P,
-            0.0,
-            1.0,
-            "lean_judge",
-            "rubric",
-        ),
-        Metric(
-            "hedges_g",
-            "Hedges' g",
-            "standardized difference of the rubric scores of stereotype- and "
-            "anti-stereotype-prompt images (pooled over bias types; per bias type: one result "
-            "each): how far the explicit request moves the image",
-            False,
-            "standardized mean difference",
-            "-Infinity",
-            "Infinity",
-            "bias_judge",
-            "rubric",
-        ),
-        Metric(
-            "coverage",
-            "coverage",
-            "share of requested neutral images the generator returned (Table 4)",
-            False,
-            _P,
-            0.0,
-            1.0,
-            None,
-            None,
-        ),
-    )
+#: how a published record names the schema's units
+UNIT_NAMES = {
+    "share": "proportion",
+    "pp": "proportion",
+    "score": "points (0-5)",
+    "effect": "standardized mean difference",
 }
+#: the leaderboard row's field naming the judge of each task (lean S: its own rubric judge)
+JUDGE_FIELDS = {"blind": "judge", "rubric": "bias_judge", "alignment": "alignment_judge"}
+OWN_JUDGE_FIELD = {"lean_s": "lean_judge"}
+PUBLISHED = (*(m.name for m in metric_schema.leaderboard_columns()), "coverage")
+
+
+def _bound(value: float) -> float | str:
+    """A bound as the EEE schema writes it: a number, or ``"-Infinity"`` / ``"Infinity"``."""
+    return value if abs(value) != float("inf") else ("-Infinity" if value < 0 else "Infinity")
+
+
+def _published(m: metric_schema.Metric) -> Metric:
+    """The declared metric (protocol.metric_schema) as a published record's estimand."""
+    low, high = m.bounds or ((-1.0, 1.0) if m.unit == "pp" else (0.0, 1.0))
+    return Metric(
+        key=m.name,
+        name=m.board.removesuffix(" (%)").removesuffix(" (0-5)"),
+        description=m.description,
+        lower_is_better=bool(m.lower_is_better),
+        unit=UNIT_NAMES[m.unit],
+        low=_bound(low),
+        high=_bound(high),
+        judge_field=OWN_JUDGE_FIELD.get(m.name, JUDGE_FIELDS.get(m.task or "")),
+        task=m.task,
+    )
+
+
+METRICS: dict[str, Metric] = {name: _published(metric_schema.metric(name)) for name in PUBLISHED}
 assert set(METRICS) >= {key for key, _, _ in COLUMNS}, "a leaderboard column without a metric"
 #: the instance-level scores: (task, variant) -> (metric, the answer that scores 1)
 INSTANCE_METRICS: dict[tuple[str, str], tuple[str, str | None]] = {
