@@ -2,26 +2,35 @@
 plain sequences (``analysis.anytime``): coverage at every look and the units a sequential run
 needs to reach a target.
 
-Two parts (figures in benchmarks/README.md, "Covariate-assisted sequences"):
+Three parts (figures in benchmarks/README.md, "Covariate-assisted sequences"):
 
 - ``release``: the authors' released Table 4 judgements (``--release CHECKOUT``, imported
   untimed with ``implicit-bench import``). Each of the four generators in turn plays the new
-  model and the other three are its covariates (their per-unit bias scores for its bias
-  score, their alignment shares for its alignment). Over ``--orders`` uniformly random orders
-  of the 1,831 units, looks every ``--step`` units: the share of orders whose sequence covers
-  the full-release value at every look, and the units (and neutral images, 3 seeds each) when
-  a ±0.10 bias score, a ±0.03 alignment and the resolution of each pair with a reference
-  generator (its difference's interval excluding 0) are first reached; for the plain
-  sequence of today, the assisted sequence with plug-in bets and with bets tuned to the
-  target, against the full 5,493 images.
+  model; its covariates are what ``--covariates release`` gives an estimand of it
+  (``analysis.byo.covariates``: the other three generators' per-unit bias scores, plus two
+  columns of Qwen-Image's images unless it is the new model, for its bias score; their
+  alignment shares for its alignment), or with ``--covariates table4`` the other three
+  generators' columns only (the source before the derived columns). Over ``--orders``
+  uniformly random orders of the 1,831 units, a look after every ``--step`` units (default 1:
+  after every unit; 50: the grid of the first figures): the share of orders whose sequence
+  covers the full-release value at every look, and the units (and neutral images, 3 seeds
+  each) when a ±0.10 bias score, a ±0.03 alignment and the resolution of each pair with a
+  reference generator (its difference's interval excluding 0) are first reached; for the
+  plain sequence of today, the assisted sequence with plug-in bets and with bets tuned to the
+  target, against the full 5,493 images. The assisted ends are bisected to ``TOLERANCE``
+  (2^-24, outer side) instead of the library's 2^-40.
+- ``r2``: the cross-validated (10 folds) and held-out (fit on 400 units) R² of each
+  generator's per-unit bias score and alignment share from candidate covariate sets of the
+  release (the sequences' own ridge fit).
 - ``planted``: a planted population of 1,831 units (a per-unit mean of three 0-5 scores)
   with covariates of every strength (none, useless noise, R² 0.25, 0.5, 0.9, a perfect one and
   adversarial ones: heavy-tailed outliers, a covariate predictive on a few units only, one
   whose slope flips sign between units); over ``--orders`` random orders, coverage of the
   planted mean at every look and the units to a ±0.10 half-width.
 
-    python benchmarks/bench_assisted.py release --release CHECKOUT [--orders 200]
-    python benchmarks/bench_assisted.py planted [--orders 200]
+    python benchmarks/bench_assisted.py release --release CHECKOUT [--orders 200] [--step 1]
+    python benchmarks/bench_assisted.py r2 --release CHECKOUT
+    python benchmarks/bench_assisted.py planted [--orders 200] --step 50
 """
 
 from __future__ import annotations
