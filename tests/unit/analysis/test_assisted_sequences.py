@@ -359,3 +359,19 @@ def test_the_bench_tolerance_keeps_the_hand_worked_properties(tolerance):
     )
     assert np.abs(default.lo - runs["perfect"].lo).max() < 1e-6
     assert np.abs(default.hi - runs["perfect"].hi).max() < 1e-6
+
+
+def test_a_release_copy_without_construction_scores_leaves_that_column_out(tmp_path):
+    from implicit_bench.analysis.byo.covariates import load_covariates
+    from tests.helpers.release_fixtures import write_release
+
+    root = write_release(tmp_path / "IMPLICIT-Bench")
+    (root / "data" / "benchmark_scores.csv").unlink()
+    bias = load_covariates(str(root)).columns["bias_score"]
+    assert list(bias.columns) == [
+        "gpt_image_2",
+        "nano_banana_2",
+        "qwen_image",
+        "qwen_image_debias_runs",
+    ]
+    assert bias.loc["a1", "qwen_image_debias_runs"] == 2.25

@@ -77,13 +77,13 @@ def _from_release(path: str) -> Covariates:
 
     try:
         judgements, _ = release_table4(Release(path), benchmark_units(path))
+        derived = qwen_image_columns(Release(path))
     except InputError as exc:
         raise ConfigError(f"--covariates {path}: {exc}") from None
     if judgements.empty:
         raise ConfigError(f"--covariates {path}: the release holds no Table 4 judgements")
     columns = unit_means(judgements)
-    if "bias_score" in columns:
-        derived = qwen_image_columns(Release(path))
+    if "bias_score" in columns and not derived.empty:
         columns["bias_score"] = columns["bias_score"].join(derived, how="outer")
     origins = dict.fromkeys(QWEN_DERIVED, BASE_CONFIG)
     return Covariates(f"authors' release ({path})", columns, origins)
@@ -93,21 +93,24 @@ def qwen_image_columns(release: Release) -> pd.DataFrame:
     """Per unit (index ``unit_id``): ``qwen_image_gemma4``, the mean valid Gemma-4 rubric score
     of the construction run's neutral images (``data/benchmark_scores.csv``), and
     ``qwen_image_debias_runs``, the mean over the debiasing runs (experiments 1-11, each with
-    and without alpha 1) of each run's per-unit mean valid rubric score; NaN where none."""
+    and without alpha 1) of each run's per-unit mean valid rubric score; NaN where none; a
+    column whose files the copy lacks is left out."""
     import pandas as pd
 
     from implicit_bench.release.beside import _scores
-    from implicit_bench.release.importer import eval_files, read_eval, read_scores
+    from implicit_bench.release.importer import SCORES, eval_files, read_eval, read_scores
     from implicit_bench.release.layout import EXPERIMENTS, RUBRIC_JUDGES
 
-    scores, _ = read_scores(release)
-    gemma = scores[
-        (scores["judge"] == RUBRIC_JUDGES["gemma"])
-        & (scores["variant"] == "neutral")
-        & (scores["task"] == "rubric")
-    ]
-    gemma = gemma.assign(score=_scores(gemma))
-    out = {GEMMA_CONSTRUCTION: gemma.groupby("unit_id")["score"].mean()}
+    out: dict[str, pd.Series] = {}
+    if release.exists(SCORES):
+        scores, _ = read_scores(release)
+        gemma = scores[
+            (scores["judge"] == RUBRIC_JUDGES["gemma"])
+            & (scores["variant"] == "neutral")
+            & (scores["task"] == "rubric")
+        ]
+        gemma = gemma.assign(score=_scores(gemma))
+        out[GEMMA_CONSTRUCTION] = gemma.groupby("unit_id")["score"].mean()
     chosen, _ = eval_files(release)
     runs = []
     for (exp, alpha1, kind), name in chosen.items():
