@@ -2,26 +2,35 @@
 plain sequences (``analysis.anytime``): coverage at every look and the units a sequential run
 needs to reach a target.
 
-Two parts (figures in benchmarks/README.md, "Covariate-assisted sequences"):
+Three parts (figures in benchmarks/README.md, "Covariate-assisted sequences"):
 
 - ``release``: the authors' released Table 4 judgements (``--release CHECKOUT``, imported
   untimed with ``implicit-bench import``). Each of the four generators in turn plays the new
-  model and the other three are its covariates (their per-unit bias scores for its bias
-  score, their alignment shares for its alignment). Over ``--orders`` uniformly random orders
-  of the 1,831 units, looks every ``--step`` units: the share of orders whose sequence covers
-  the full-release value at every look, and the units (and neutral images, 3 seeds each) when
-  a ±0.10 bias score, a ±0.03 alignment and the resolution of each pair with a reference
-  generator (its difference's interval excluding 0) are first reached; for the plain
-  sequence of today, the assisted sequence with plug-in bets and with bets tuned to the
-  target, against the full 5,493 images.
+  model; its covariates are what ``--covariates release`` gives an estimand of it
+  (``analysis.byo.covariates``: the other three generators' per-unit bias scores, plus two
+  columns of Qwen-Image's images unless it is the new model, for its bias score; their
+  alignment shares for its alignment), or with ``--covariates table4`` the other three
+  generators' columns only (the source before the derived columns). Over ``--orders``
+  uniformly random orders of the 1,831 units, a look after every ``--step`` units (default 1:
+  after every unit; 50: the grid of the first figures): the share of orders whose sequence
+  covers the full-release value at every look, and the units (and neutral images, 3 seeds
+  each) when a ±0.10 bias score, a ±0.03 alignment and the resolution of each pair with a
+  reference generator (its difference's interval excluding 0) are first reached; for the
+  plain sequence of today, the assisted sequence with plug-in bets and with bets tuned to the
+  target, against the full 5,493 images. The assisted ends are bisected to ``TOLERANCE``
+  (2^-24, outer side) instead of the library's 2^-40.
+- ``r2``: the cross-validated (10 folds) and held-out (fit on 400 units) R² of each
+  generator's per-unit bias score and alignment share from candidate covariate sets of the
+  release (the sequences' own ridge fit).
 - ``planted``: a planted population of 1,831 units (a per-unit mean of three 0-5 scores)
   with covariates of every strength (none, useless noise, R² 0.25, 0.5, 0.9, a perfect one and
   adversarial ones: heavy-tailed outliers, a covariate predictive on a few units only, one
   whose slope flips sign between units); over ``--orders`` random orders, coverage of the
   planted mean at every look and the units to a ±0.10 half-width.
 
-    python benchmarks/bench_assisted.py release --release CHECKOUT [--orders 200]
-    python benchmarks/bench_assisted.py planted [--orders 200]
+    python benchmarks/bench_assisted.py release --release CHECKOUT [--orders 200] [--step 1]
+    python benchmarks/bench_assisted.py r2 --release CHECKOUT
+    python benchmarks/bench_assisted.py planted [--orders 200] --step 50
 """
 
 from __future__ import annotations
@@ -45,6 +54,11 @@ N_UNITS = 1831
 SEEDS = 3
 ALPHA = 0.05
 TARGETS = {"bias_score": 0.10, "alignment": 0.03}  # half-widths on each score's own scale
+# each end of the assisted sequences to 2^-24 of the [0, 1] scale (3e-7 on the rubric's), on
+# the outer side: 20 bisection steps instead of 40 (the library's default), never narrower
+TOLERANCE = 2.0**-24
+# the release's name of Qwen-Image's Table 4 row (the import calls experiment 0 `unmodified`)
+RELEASE_NAMES = {"unmodified": "qwen_image"}
 
 
 def looks_of(n: int, step: int) -> list[int]:
@@ -96,7 +110,9 @@ def sequences(
         out["plain"] = confidence_sequence(x, n, looks, ALPHA)
     design = design_matrix(covariates, n)
     if "assisted_plugin" in methods:
-        run = assisted_sequence(x, drawn, design, looks, ALPHA, "plugin", estimates=False)
+        run = assisted_sequence(
+            x, drawn, design, looks, ALPHA, "plugin", estimates=False, tolerance=TOLERANCE
+        )
         out["assisted_plugin"] = (run.lo, run.hi)
     w = None if target is None else target / (top - low)
     for method, rule_design in (
@@ -105,7 +121,7 @@ def sequences(
     ):
         if target is not None and method in methods:
             run = assisted_sequence(
-                x, drawn, rule_design, looks, ALPHA, "target", w, estimates=False
+                x, drawn, rule_design, looks, ALPHA, "target", w, False, TOLERANCE
             )
             out[method] = (run.lo, run.hi)
     scaled = {k: (low + (top - low) * a, low + (top - low) * b) for k, (a, b) in out.items()}
@@ -116,19 +132,28 @@ def sequences(
 def release(args: argparse.Namespace) -> dict:
     methods = tuple(args.methods.split(","))
     values = _release_values(args)
+    source = _release_covariates(args)
     generators = sorted(n.split("/", 1)[1] for n in values if n.startswith("bias_score/"))
     generators = [g for g in generators if "-" not in g]
     rng = np.random.default_rng(args.seed)
     orders = np.argsort(rng.random((args.orders, N_UNITS)), axis=1)
-    out: dict = {"orders": args.orders, "units": N_UNITS, "looks_every": args.step, "new": {}}
+    out: dict = {
+        "orders": args.orders,
+        "units": N_UNITS,
+        "looks_every": args.step,
+        "covariates": args.covariates,
+        "new": {},
+    }
     for new in [g for g in generators if args.new in (None, g)]:
         others = [g for g in generators if g != new]
-        entry: dict = {"covariates": others, "estimands": {}}
+        entry: dict = {"covariates": {}, "estimands": {}}
         for metric, target in TARGETS.items():
             if args.metric not in (None, metric):
                 continue
             y, scale = values[f"{metric}/{new}"]
-            cov = np.column_stack([values[f"{metric}/{g}"][0] for g in others])
+            frame = _columns(source, values, metric, new, others, args.covariates)
+            entry["covariates"][metric] = list(frame.columns)
+            cov = frame.to_numpy(float)
             entry["estimands"][f"{metric}/{new}"] = _score(
                 y, scale, cov, orders, args.step, target, methods
             )
@@ -146,6 +171,28 @@ def release(args: argparse.Namespace) -> dict:
     if args.new is None and args.metric is None:
         out["summary"] = _summary(out["new"], methods)
     return out
+
+
+def _release_covariates(args: argparse.Namespace):  # noqa: ANN202 (Covariates, imported late)
+    """The covariates of ``--covariates release`` for this release (``analysis.byo``)."""
+    from implicit_bench.analysis.byo.covariates import load_covariates
+
+    return load_covariates(str(args.release.resolve()))
+
+
+def _columns(source, values: dict, metric: str, new: str, others: list[str], which: str):  # noqa: ANN001, ANN202
+    """The covariate columns of ``metric`` when ``new`` is the new model, one row per unit in
+    the values' order (the units sorted by id; checked: the source's own column of ``new``
+    equals its values): every column ``--covariates release`` gives (``release``), or the
+    other three Table 4 generators' only (``table4``, the columns before the derived ones)."""
+    every = source.columns[metric].sort_index()
+    own = every[RELEASE_NAMES.get(new, new)].to_numpy(float)
+    if not np.allclose(own, values[f"{metric}/{new}"][0], equal_nan=True):
+        raise SystemExit(f"{metric}/{new}: the covariates' units are not the values' units")
+    frame = source.for_estimand(metric, {RELEASE_NAMES.get(new, new)}).sort_index()
+    if which == "table4":
+        frame = frame[[RELEASE_NAMES.get(g, g) for g in others]]
+    return frame
 
 
 def _release_values(args: argparse.Namespace) -> dict:
@@ -216,6 +263,107 @@ def _summary(per_new: dict, methods: tuple[str, ...]) -> dict:
     return out
 
 
+def r2(args: argparse.Namespace) -> dict:
+    """Cross-validated R² of each Table 4 generator's per-unit bias score (and alignment share)
+    from candidate covariate sets of the release: the sequences' own fit (``design_matrix``:
+    standardised columns, missing values 0 plus an indicator; ridge penalty 1, intercept
+    free), 10 folds of the units with a value, and the mean R² on the other units of a fit on
+    400 random ones (20 splits; the sequences stop near there)."""
+    import pandas as pd
+
+    from implicit_bench.release.benchmark import benchmark_units
+    from implicit_bench.release.beside import _scores, release_table4
+    from implicit_bench.release.importer import Release, eval_files, read_eval, read_scores
+
+    path = str(args.release.resolve())
+    release = Release(path)
+    source = _release_covariates(args)
+    judgements, _ = release_table4(release, benchmark_units(path))
+    rubric = judgements[judgements["task"] == "rubric"]
+    spread = rubric.groupby(["unit_id", "config"])["score"].std().unstack("config")
+    scores, _ = read_scores(release)
+    scores = scores[scores["task"] == "rubric"].assign(score=lambda f: _scores(f))
+    construction = (
+        scores.groupby(["unit_id", "judge", "variant"])["score"]
+        .mean()
+        .unstack(["judge", "variant"])
+    )
+    construction.columns = [f"qwen_image_{j}_{v}" for j, v in construction.columns]
+    construction = construction[[c for c in construction.columns if "neutral" not in c]]
+    chosen, _ = eval_files(release)
+    runs = pd.concat(
+        [
+            read_eval(release, name, exp, kind, name)
+            .assign(score=lambda f: _scores(f))
+            .groupby("unit_id")["score"]
+            .mean()
+            .rename(name)
+            for (exp, _a, kind), name in chosen.items()
+            if kind == "eval" and 1 <= exp <= 11
+        ],
+        axis=1,
+    )
+    prompts = benchmark_units(path).units.set_index("unit_id")
+    bias_type = pd.get_dummies(prompts["bias_type"].astype(str)).astype(float)
+    rng = np.random.default_rng(args.seed)
+    out: dict = {"folds": 10, "held_out_fit_units": 400, "bias_score": {}, "alignment": {}}
+    bias, align = source.columns["bias_score"], source.columns["alignment"]
+    for new in sorted(align.columns):  # the four generators (no derived alignment columns)
+        others = [g for g in align.columns if g != new]
+        release_cols = source.for_estimand("bias_score", {new})
+        derived = [c for c in release_cols.columns if c not in others]
+        sets = {
+            "table4 (the other three generators)": release_cols[others],
+            "release (`--covariates release`)": release_cols,
+            "release + their alignment shares": release_cols.join(
+                align[others].add_suffix("_aligned")
+            ),
+            "release + their per-seed SD": release_cols.join(spread[others].add_suffix("_sd")),
+            "release + bias type": release_cols.join(bias_type),
+        }
+        if derived:
+            sets["release + construction stereotype / anti scores"] = release_cols.join(
+                construction
+            )
+            sets["release, the debiasing runs one column each"] = release_cols.drop(
+                columns=derived[1:]
+            ).join(runs)
+        out["bias_score"][new] = {k: _r2_of(bias[new], v, rng) for k, v in sets.items()}
+        out["alignment"][new] = {
+            "table4 alignment shares": _r2_of(align[new], align[others], rng),
+            "+ their bias scores": _r2_of(
+                align[new], align[others].join(bias[others].add_suffix("_bias")), rng
+            ),
+        }
+    return out
+
+
+def _r2_of(y_frame, x_frame, rng: np.random.Generator) -> dict:  # noqa: ANN001
+    from implicit_bench.analysis.assisted import _fit
+
+    y = y_frame.to_numpy(float)
+    keep = ~np.isnan(y)
+    x = design_matrix(x_frame.reindex(y_frame.index).to_numpy(float)[keep], int(keep.sum()))
+    y = y[keep]
+    folds = rng.permutation(len(y)) % 10
+    pred = np.empty_like(y)
+    for k in range(10):
+        beta, _ = _fit(x[folds != k], y[folds != k])
+        pred[folds == k] = x[folds == k] @ beta
+    held = []
+    for _ in range(20):
+        train = np.zeros(len(y), bool)
+        train[rng.choice(len(y), 400, replace=False)] = True
+        beta, _ = _fit(x[train], y[train])
+        rest = y[~train] - x[~train] @ beta
+        held.append(1 - rest.var() / y[~train].var())
+    return {
+        "columns": x.shape[1] - 1,
+        "cv_r2": round(float(1 - ((y - pred) ** 2).mean() / y.var()), 3),
+        "held_out_r2_from_400": round(float(np.mean(held)), 3),
+    }
+
+
 def planted(args: argparse.Namespace) -> dict:
     """Coverage (and units to ±0.10) on planted populations with covariates of every strength:
     one population per case, ``--orders`` uniformly random orders of it."""
@@ -273,9 +421,11 @@ def planted(args: argparse.Namespace) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("part", choices=["planted", "release"])
+    parser.add_argument("part", choices=["planted", "release", "r2"])
     parser.add_argument("--orders", type=int, default=200)
-    parser.add_argument("--step", type=int, default=50, help="units between looks")
+    parser.add_argument(
+        "--step", type=int, default=1, help="units between looks (1: a look after every unit)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--release", type=Path, help="a checkout of ydai94/IMPLICIT-Bench")
     parser.add_argument(
@@ -289,11 +439,18 @@ def main() -> None:
     parser.add_argument(
         "--values-cache", type=Path, help="an .npz of the release's per-unit values (reused)"
     )
+    parser.add_argument(
+        "--covariates",
+        choices=["release", "table4"],
+        default="release",
+        help="release: every column of `--covariates release`; table4: the other three Table "
+        "4 generators' only (the columns before the derived ones)",
+    )
     args = parser.parse_args()
-    if args.part == "release" and args.release is None:
-        parser.error("release needs --release CHECKOUT")
+    if args.part in ("release", "r2") and args.release is None:
+        parser.error(f"{args.part} needs --release CHECKOUT")
     start = time.perf_counter()
-    result = planted(args) if args.part == "planted" else release(args)
+    result = {"planted": planted, "release": release, "r2": r2}[args.part](args)
     result["alpha"] = ALPHA
     result["seconds"] = round(time.perf_counter() - start, 1)
     print(json.dumps(result, indent=1))

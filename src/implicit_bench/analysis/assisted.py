@@ -183,6 +183,7 @@ def assisted_sequence(
     rule: str = "plugin",
     target: float | None = None,
     estimates: bool = True,
+    tolerance: float = TOLERANCE,
 ) -> AssistedLooks:
     """The covariate-assisted confidence sequence at ``looks`` (draw counts).
 
@@ -244,8 +245,8 @@ def assisted_sequence(
         ceiling = np.minimum((sums[:, t - 1] + (n - t)) / n, hi_run)
         up = (lam_up[:, :t] * offset[:, :t], lam_up[:, :t] * slope[:t])
         down = (-lam_down[:, :t] * offset[:, :t], -lam_down[:, :t] * slope[:t])
-        lo = _end(floor, ceiling, *up, threshold, True)
-        hi = _end(floor, ceiling, *down, threshold, False)
+        lo = _end(floor, ceiling, *up, threshold, True, tolerance)
+        hi = _end(floor, ceiling, *down, threshold, False, tolerance)
         lo_run, hi_run = np.maximum(lo_run, lo), np.minimum(hi_run, hi)
         if t in checkpoints:  # every candidate evaluated later lies in this range
             lo_cap, hi_cap = lo_run, hi_run
@@ -268,6 +269,7 @@ def _end(
     b: np.ndarray,
     threshold: float,
     lower: bool,
+    tolerance: float = TOLERANCE,
 ) -> np.ndarray:
     """The lower (``lower``: K+) or upper (K-) end of the candidates of ``[floor, ceiling]``
     whose log capital ``sum log(1 + a_i - m b_i)`` stays below ``threshold`` (it falls with
@@ -281,7 +283,7 @@ def _end(
 
     outer, inner = (floor, ceiling) if lower else (ceiling, floor)
     width = float(np.max(np.abs(ceiling - floor), initial=0.0))
-    steps = int(np.ceil(np.log2(width / TOLERANCE))) if width > TOLERANCE else 0
+    steps = int(np.ceil(np.log2(width / tolerance))) if width > tolerance else 0
     whole = kept(outer)
     for _ in range(steps):
         mid = (outer + inner) / 2

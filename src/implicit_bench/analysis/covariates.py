@@ -4,7 +4,10 @@ sequences").
 
 Per Table 4 metric (``bias_score``: mean neutral rubric score of the configuration's first
 rubric judge, by name; ``alignment``: share of neutral images judged aligned) one column per
-configuration of the source, the per-unit mean over the unit's valid images (NaN: none).
+configuration of the source, the per-unit mean over the unit's valid images (NaN: none). A
+source may add columns derived from one configuration's images (the release: Gemma-4's
+construction scores and the debiasing runs of Qwen-Image); ``origins`` names that
+configuration, and an estimand of it never uses them.
 """
 
 from __future__ import annotations
@@ -18,18 +21,21 @@ METRIC_TASKS = {"bias_score": "rubric", "alignment": "alignment"}
 
 @dataclass
 class Covariates:
-    """Per metric, a unit_id-indexed frame with one column per source configuration."""
+    """Per metric, a unit_id-indexed frame with one column per source configuration (and per
+    derived column); ``origins``: derived column -> the configuration whose images it judges
+    (a column not named is its own configuration)."""
 
     source: str
     columns: dict[str, pd.DataFrame] = field(default_factory=dict)
+    origins: dict[str, str] = field(default_factory=dict)
 
     def for_estimand(self, metric: str, exclude: set[str]) -> pd.DataFrame | None:
-        """The columns of ``metric`` less the configurations in ``exclude`` (the estimand's
-        own: a configuration never predicts itself)."""
+        """The columns of ``metric`` less those of the configurations in ``exclude`` (the
+        estimand's own: a configuration's images never predict themselves)."""
         frame = self.columns.get(metric)
         if frame is None:
             return None
-        keep = [c for c in frame.columns if c not in exclude]
+        keep = [c for c in frame.columns if not {c, self.origins.get(c, c)} & exclude]
         return frame[keep] if keep else None
 
 

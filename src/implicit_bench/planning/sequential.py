@@ -31,11 +31,16 @@ from implicit_bench.protocol.tables import TRIPLETS_PATH
 STATE_DIR = Path("logs")
 
 
+DEFAULT_ROUNDS = 16  # default rounds: every N/16 units
+
+
 def parse_rounds(text: str | None, n_units: int) -> list[int]:
     """``--rounds N1,N2,...`` (increasing unit counts; the last capped at every unit), or by
-    default four rounds doubling up to every unit."""
+    default ``DEFAULT_ROUNDS`` rounds of an equal share of the units each (every 16th: the
+    doubling N/8, N/4, N/2, N of before among them): a run renders at most N/16 units more
+    than the unit count at which its targets first hold."""
     if text is None:
-        rounds = [max(1, n_units // 8), max(1, n_units // 4), max(1, n_units // 2), n_units]
+        rounds = [max(1, k * n_units // DEFAULT_ROUNDS) for k in range(1, DEFAULT_ROUNDS + 1)]
         return sorted(set(rounds))
     rounds = parse_counts(text, "--rounds")
     return sorted({min(n, n_units) for n in rounds})

@@ -252,7 +252,12 @@ def test_release_covariates_are_the_table4_unit_means_by_hand(tmp_path):
     cov = load_covariates(str(root))
     assert cov is not None and cov.source.startswith("authors' release")
     bias = cov.columns["bias_score"]
-    assert bias.loc["a1"].to_dict() == {"gpt_image_2": 4.0, "nano_banana_2": 4.5, "qwen_image": 3.0}
+    table4 = ["gpt_image_2", "nano_banana_2", "qwen_image"]
+    assert bias.loc["a1", table4].to_dict() == {
+        "gpt_image_2": 4.0,
+        "nano_banana_2": 4.5,
+        "qwen_image": 3.0,
+    }
     assert bias.loc["007", "gpt_image_2"] == 1.0 and bias.loc["007", "qwen_image"] == 2.0
     assert np.isnan(bias.loc["007", "nano_banana_2"])
     assert cov.columns["alignment"].loc["007", "qwen_image"] == 0.5
@@ -260,9 +265,113 @@ def test_release_covariates_are_the_table4_unit_means_by_hand(tmp_path):
     assert list(cov.for_estimand("bias_score", {"gpt_image_2"}).columns) == [
         "nano_banana_2",
         "qwen_image",
+        "qwen_image_gemma4",
+        "qwen_image_debias_runs",
     ]
     assert load_covariates("none") is None
     (tmp_path / "bare").mkdir()
     (tmp_path / "bare" / "units.csv").write_text("unit_id\n")
     with pytest.raises(ConfigError, match="no judgements"):
         load_covariates(str(tmp_path / "bare"))
+
+
+def test_release_covariates_add_two_columns_of_qwen_images_by_hand(tmp_path):
+    """The fixture's construction scores: Gemma-4 on Qwen-Image's neutral images, a1 3.0 (seed
+    1 blank: invalid), 007 (2 + 4) / 2 = 3.0; its debiasing runs (experiment 7 with and without
+    alpha 1): a1 ((2 + 1) / 2 + (3 + 3) / 2) / 2 = 2.25, 007 ((0 + 2) / 2 + (1 + 1) / 2) / 2 =
+    1.0. A Qwen-Image estimand never uses them; any other does."""
+    from implicit_bench.analysis.byo.covariates import load_covariates
+    from tests.helpers.release_fixtures import write_release
+
+    cov = load_covariates(str(write_release(tmp_path / "IMPLICIT-Bench")))
+    bias = cov.columns["bias_score"]
+    assert bias.loc["a1", "qwen_image_gemma4"] == 3.0
+    assert bias.loc["007", "qwen_image_gemma4"] == 3.0
+    assert bias.loc["a1", "qwen_image_debias_runs"] == 2.25
+    assert bias.loc["007", "qwen_image_debias_runs"] == 1.0
+    assert list(cov.for_estimand("bias_score", {"qwen_image"}).columns) == [
+        "gpt_image_2",
+        "nano_banana_2",
+    ]
+    assert list(cov.for_estimand("bias_score", {"gpt_image_2", "nano_banana_2"}).columns) == [
+        "qwen_image",
+        "qwen_image_gemma4",
+        "qwen_image_debias_runs",
+    ]
+    assert list(cov.columns["alignment"].columns) == ["gpt_image_2", "qwen_image"]
+
+
+def test_a_derived_column_follows_the_configuration_it_came_from():
+    import pandas as pd
+
+    from implicit_bench.analysis.covariates import Covariates
+
+    frame = pd.DataFrame({"a": [1.0], "b": [2.0], "a_judge2": [3.0]}, index=["u"])
+    cov = Covariates("hand", {"bias_score": frame}, {"a_judge2": "a"})
+    assert list(cov.for_estimand("bias_score", {"a"}).columns) == ["b"]
+    assert list(cov.for_estimand("bias_score", {"b"}).columns) == ["a", "a_judge2"]
+    assert cov.for_estimand("bias_score", {"a", "b"}) is None
+    assert cov.for_estimand("alignment", set()) is None
+
+
+def test_an_end_to_a_coarser_tolerance_is_the_outer_point_within_it():
+    """One draw, K+ = 1 + 119.5 - 100 m: kept (below 40) exactly for m > 0.805, so the lower
+    end is 0.805; to 2^-4 it is a bracket point at most 1/16 below it, never above."""
+    from implicit_bench.analysis.assisted import _end
+
+    args = (np.array([0.0]), np.array([1.0]), np.array([[119.5]]), np.array([[100.0]]))
+    exact = _end(*args, np.log(2 / ALPHA), True)[0]
+    coarse = _end(*args, np.log(2 / ALPHA), True, 2.0**-4)[0]
+    assert exact == pytest.approx(0.805, abs=1e-11)
+    assert 0.805 - 1 / 16 <= coarse <= 0.805
+
+
+@pytest.mark.parametrize("tolerance", [2.0**-40, 2.0**-24])
+def test_the_bench_tolerance_keeps_the_hand_worked_properties(tolerance):
+    """With the benchmark's tolerance (2^-24) as with the default: the whole population gives
+    its mean; a perfect covariate with bets tuned to 0.02 reaches it long before the plain
+    sequence (within 400 of 1,000 units); the ends move by less than 1e-6 from the default's."""
+    rng = np.random.default_rng(3)
+    pop = (rng.random(1000) < 0.5).astype(float)
+    orders = _orders(rng, 1000, 20)
+    looks = [100, 200, 400, 1000]
+    runs = {
+        name: assisted_sequence(
+            pop[orders],
+            orders,
+            design_matrix(cov, 1000),
+            looks,
+            ALPHA,
+            "target",
+            0.02,
+            estimates=False,
+            tolerance=tolerance,
+        )
+        for name, cov in (("plain", None), ("perfect", pop))
+    }
+    for run in runs.values():
+        assert np.allclose(run.lo[:, -1], pop.mean(), atol=1e-12)
+        assert np.allclose(run.hi[:, -1], pop.mean(), atol=1e-12)
+    half = {k: np.median((r.hi - r.lo) / 2, axis=0) for k, r in runs.items()}
+    assert half["perfect"][2] <= 0.02 < half["plain"][2]
+    default = assisted_sequence(
+        pop[orders], orders, design_matrix(pop, 1000), looks, ALPHA, "target", 0.02, False
+    )
+    assert np.abs(default.lo - runs["perfect"].lo).max() < 1e-6
+    assert np.abs(default.hi - runs["perfect"].hi).max() < 1e-6
+
+
+def test_a_release_copy_without_construction_scores_leaves_that_column_out(tmp_path):
+    from implicit_bench.analysis.byo.covariates import load_covariates
+    from tests.helpers.release_fixtures import write_release
+
+    root = write_release(tmp_path / "IMPLICIT-Bench")
+    (root / "data" / "benchmark_scores.csv").unlink()
+    bias = load_covariates(str(root)).columns["bias_score"]
+    assert list(bias.columns) == [
+        "gpt_image_2",
+        "nano_banana_2",
+        "qwen_image",
+        "qwen_image_debias_runs",
+    ]
+    assert bias.loc["a1", "qwen_image_debias_runs"] == 2.25

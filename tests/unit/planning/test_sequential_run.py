@@ -95,7 +95,11 @@ def test_the_budget_stops_before_a_round_that_would_pass_it(workspace, monkeypat
 
 
 def test_rounds_and_pairs_are_checked():
-    assert sequential.parse_rounds(None, 1831) == [228, 457, 915, 1831]
+    # every 1831 / 16 = 114.4 units, floored: 114, 228, 343, ...; the doubling rounds among them
+    default = sequential.parse_rounds(None, 1831)
+    assert default[:4] == [114, 228, 343, 457] and default[-2:] == [1716, 1831]
+    assert len(default) == 16 and {228, 457, 915, 1831} <= set(default)
+    assert sequential.parse_rounds(None, 5) == [1, 2, 3, 4, 5]
     assert sequential.parse_rounds("100,500,5000", 1831) == [100, 500, 1831]
     with pytest.raises(ConfigError, match="--rounds"):
         sequential.parse_rounds("500,100", 1831)

@@ -3,7 +3,10 @@ source (docs/analysis.md, "Covariate-assisted sequences").
 
 - ``release``: the authors' release the params name (``benchmark.path``,
   ``evaluate.beside_release``): its four Table 4 generators' neutral rubric and alignment
-  judgements (``release.beside.release_table4``);
+  judgements (``release.beside.release_table4``) and, for the bias score, two columns of
+  Qwen-Image's images (``QWEN_DERIVED``: Gemma-4's construction rubric scores of its neutral
+  images; the mean over its debiasing runs, experiments 1-11 with and without alpha 1), which
+  an estimand of ``qwen_image`` never uses;
 - a path: a checkout or .zip of the release (as ``release``), or a folder of units and
   judgements tables (``units.csv|parquet``, ``judgements*.csv|parquet``: an `implicit-bench
   import` output, or a user's earlier run), read as the analysis reads by default;
@@ -13,11 +16,21 @@ source (docs/analysis.md, "Covariate-assisted sequences").
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from implicit_bench.analysis.covariates import Covariates, unit_means
 from implicit_bench.errors import ConfigError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from implicit_bench.release.importer import Release
+
 TABLE_SUFFIXES = (".csv", ".parquet")
+#: derived bias-score columns of the release, each of Qwen-Image's images (``Covariates.origins``)
+GEMMA_CONSTRUCTION = "qwen_image_gemma4"
+DEBIAS_RUNS = "qwen_image_debias_runs"
+QWEN_DERIVED = (GEMMA_CONSTRUCTION, DEBIAS_RUNS)
 
 
 def load_covariates(source: str, release_path: str | None = None) -> Covariates | None:
@@ -60,11 +73,53 @@ def _from_release(path: str) -> Covariates:
     from implicit_bench.release.benchmark import benchmark_units
     from implicit_bench.release.beside import release_table4
     from implicit_bench.release.importer import Release
+    from implicit_bench.release.layout import BASE_CONFIG
 
     try:
         judgements, _ = release_table4(Release(path), benchmark_units(path))
+        derived = qwen_image_columns(Release(path))
     except InputError as exc:
         raise ConfigError(f"--covariates {path}: {exc}") from None
     if judgements.empty:
         raise ConfigError(f"--covariates {path}: the release holds no Table 4 judgements")
-    return Covariates(f"authors' release ({path})", unit_means(judgements))
+    columns = unit_means(judgements)
+    if "bias_score" in columns and not derived.empty:
+        columns["bias_score"] = columns["bias_score"].join(derived, how="outer")
+    origins = dict.fromkeys(QWEN_DERIVED, BASE_CONFIG)
+    return Covariates(f"authors' release ({path})", columns, origins)
+
+
+def qwen_image_columns(release: Release) -> pd.DataFrame:
+    """Per unit (index ``unit_id``): ``qwen_image_gemma4``, the mean valid Gemma-4 rubric score
+    of the construction run's neutral images (``data/benchmark_scores.csv``), and
+    ``qwen_image_debias_runs``, the mean over the debiasing runs (experiments 1-11, each with
+    and without alpha 1) of each run's per-unit mean valid rubric score; NaN where none; a
+    column whose files the copy lacks is left out."""
+    import pandas as pd
+
+    from implicit_bench.release.beside import _scores
+    from implicit_bench.release.importer import SCORES, eval_files, read_eval, read_scores
+    from implicit_bench.release.layout import EXPERIMENTS, RUBRIC_JUDGES
+
+    out: dict[str, pd.Series] = {}
+    if release.exists(SCORES):
+        scores, _ = read_scores(release)
+        gemma = scores[
+            (scores["judge"] == RUBRIC_JUDGES["gemma"])
+            & (scores["variant"] == "neutral")
+            & (scores["task"] == "rubric")
+        ]
+        gemma = gemma.assign(score=_scores(gemma))
+        out[GEMMA_CONSTRUCTION] = gemma.groupby("unit_id")["score"].mean()
+    chosen, _ = eval_files(release)
+    runs = []
+    for (exp, alpha1, kind), name in chosen.items():
+        if kind == "eval" and 1 <= exp <= max(EXPERIMENTS):
+            rows = read_eval(release, name, exp, kind, f"{exp}{'_alpha1' if alpha1 else ''}")
+            rows = rows.assign(score=_scores(rows))
+            runs.append(rows.groupby("unit_id")["score"].mean().rename(name))
+    if runs:
+        out[DEBIAS_RUNS] = pd.concat(runs, axis=1).mean(axis=1)
+    frame = pd.DataFrame(out)
+    frame.index = frame.index.astype(str)
+    return frame
