@@ -22,12 +22,12 @@ METRIC_TASKS = {"bias_score": "rubric", "alignment": "alignment"}
 @dataclass
 class Covariates:
     """Per metric, a unit_id-indexed frame with one column per source configuration (and per
-    derived column); ``origins``: derived column -> the configuration whose images it judges
-    (a column not named is its own configuration)."""
+    derived column); ``origins``: derived column -> the names of the configuration whose images
+    it judges (a column not named is its own configuration)."""
 
     source: str
     columns: dict[str, pd.DataFrame] = field(default_factory=dict)
-    origins: dict[str, str] = field(default_factory=dict)
+    origins: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def for_estimand(self, metric: str, exclude: set[str]) -> pd.DataFrame | None:
         """The columns of ``metric`` less those of the configurations in ``exclude`` (the
@@ -35,7 +35,7 @@ class Covariates:
         frame = self.columns.get(metric)
         if frame is None:
             return None
-        keep = [c for c in frame.columns if not {c, self.origins.get(c, c)} & exclude]
+        keep = [c for c in frame.columns if not {c, *self.origins.get(c, ())} & exclude]
         return frame[keep] if keep else None
 
 

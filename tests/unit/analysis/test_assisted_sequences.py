@@ -293,6 +293,12 @@ def test_release_covariates_add_two_columns_of_qwen_images_by_hand(tmp_path):
         "gpt_image_2",
         "nano_banana_2",
     ]
+    # an import of the debiasing runs names Qwen-Image `unmodified` (experiment 0)
+    assert list(cov.for_estimand("bias_score", {"unmodified"}).columns) == [
+        "gpt_image_2",
+        "nano_banana_2",
+        "qwen_image",
+    ]
     assert list(cov.for_estimand("bias_score", {"gpt_image_2", "nano_banana_2"}).columns) == [
         "qwen_image",
         "qwen_image_gemma4",
@@ -307,8 +313,9 @@ def test_a_derived_column_follows_the_configuration_it_came_from():
     from implicit_bench.analysis.covariates import Covariates
 
     frame = pd.DataFrame({"a": [1.0], "b": [2.0], "a_judge2": [3.0]}, index=["u"])
-    cov = Covariates("hand", {"bias_score": frame}, {"a_judge2": "a"})
+    cov = Covariates("hand", {"bias_score": frame}, {"a_judge2": ("a", "a_other_name")})
     assert list(cov.for_estimand("bias_score", {"a"}).columns) == ["b"]
+    assert list(cov.for_estimand("bias_score", {"a_other_name"}).columns) == ["a", "b"]
     assert list(cov.for_estimand("bias_score", {"b"}).columns) == ["a", "a_judge2"]
     assert cov.for_estimand("bias_score", {"a", "b"}) is None
     assert cov.for_estimand("alignment", set()) is None

@@ -73,7 +73,7 @@ def _from_release(path: str) -> Covariates:
     from implicit_bench.release.benchmark import benchmark_units
     from implicit_bench.release.beside import release_table4
     from implicit_bench.release.importer import Release
-    from implicit_bench.release.layout import BASE_CONFIG
+    from implicit_bench.release.layout import BASE_CONFIG, EXPERIMENTS
 
     try:
         judgements, _ = release_table4(Release(path), benchmark_units(path))
@@ -85,7 +85,8 @@ def _from_release(path: str) -> Covariates:
     columns = unit_means(judgements)
     if "bias_score" in columns and not derived.empty:
         columns["bias_score"] = columns["bias_score"].join(derived, how="outer")
-    origins = dict.fromkeys(QWEN_DERIVED, BASE_CONFIG)
+    # Qwen-Image is `qwen_image` in Table 4 and `unmodified` (experiment 0) in the debiasing runs
+    origins = dict.fromkeys(QWEN_DERIVED, (BASE_CONFIG, EXPERIMENTS[0]))
     return Covariates(f"authors' release ({path})", columns, origins)
 
 
