@@ -272,7 +272,7 @@ def r2(args: argparse.Namespace) -> dict:
     import pandas as pd
 
     from implicit_bench.release.benchmark import benchmark_units
-    from implicit_bench.release.beside import _scores, release_table4
+    from implicit_bench.release.beside import judged_scores, release_table4
     from implicit_bench.release.importer import Release, eval_files, read_eval, read_scores
 
     path = str(args.release.resolve())
@@ -282,7 +282,7 @@ def r2(args: argparse.Namespace) -> dict:
     rubric = judgements[judgements["task"] == "rubric"]
     spread = rubric.groupby(["unit_id", "config"])["score"].std().unstack("config")
     scores, _ = read_scores(release)
-    scores = scores[scores["task"] == "rubric"].assign(score=lambda f: _scores(f))
+    scores = scores[scores["task"] == "rubric"].assign(score=lambda f: judged_scores(f))
     construction = (
         scores.groupby(["unit_id", "judge", "variant"])["score"]
         .mean()
@@ -294,7 +294,7 @@ def r2(args: argparse.Namespace) -> dict:
     runs = pd.concat(
         [
             read_eval(release, name, exp, kind, name)
-            .assign(score=lambda f: _scores(f))
+            .assign(score=lambda f: judged_scores(f))
             .groupby("unit_id")["score"]
             .mean()
             .rename(name)

@@ -87,13 +87,13 @@ def release_table4(release: Release, bench: BenchmarkUnits) -> tuple[pd.DataFram
         empty = pd.DataFrame(columns=["unit_id", "variant", "seed", "config", "judge", "task"])
         return empty.assign(value=None, valid=False, score=np.nan), empty
     j = pd.concat(frames, ignore_index=True)
-    j = j.assign(score=_scores(j))
+    j = j.assign(score=judged_scores(j))
     configs = [c for c in TABLE4.values() if c in set(j["config"])]
     images = image_index(bench.units, j, configs, sorted(bench.seeds))
     return j, images
 
 
-def _scores(j: pd.DataFrame) -> pd.Series:
+def judged_scores(j: pd.DataFrame) -> pd.Series:
     """rubric -> the number, alignment -> 1 / 0, invalid -> NaN."""
     rubric = pd.to_numeric(j["value"].where(j["task"] == "rubric"), errors="coerce")
     aligned = j["value"].astype(str).str.lower().map({"true": 1.0, "false": 0.0})

@@ -98,7 +98,7 @@ def qwen_image_columns(release: Release) -> pd.DataFrame:
     column whose files the copy lacks is left out."""
     import pandas as pd
 
-    from implicit_bench.release.beside import _scores
+    from implicit_bench.release.beside import judged_scores
     from implicit_bench.release.importer import SCORES, eval_files, read_eval, read_scores
     from implicit_bench.release.layout import EXPERIMENTS, RUBRIC_JUDGES
 
@@ -110,14 +110,14 @@ def qwen_image_columns(release: Release) -> pd.DataFrame:
             & (scores["variant"] == "neutral")
             & (scores["task"] == "rubric")
         ]
-        gemma = gemma.assign(score=_scores(gemma))
+        gemma = gemma.assign(score=judged_scores(gemma))
         out[GEMMA_CONSTRUCTION] = gemma.groupby("unit_id")["score"].mean()
     chosen, _ = eval_files(release)
     runs = []
     for (exp, alpha1, kind), name in chosen.items():
         if kind == "eval" and 1 <= exp <= max(EXPERIMENTS):
             rows = read_eval(release, name, exp, kind, f"{exp}{'_alpha1' if alpha1 else ''}")
-            rows = rows.assign(score=_scores(rows))
+            rows = rows.assign(score=judged_scores(rows))
             runs.append(rows.groupby("unit_id")["score"].mean().rename(name))
     if runs:
         out[DEBIAS_RUNS] = pd.concat(runs, axis=1).mean(axis=1)
