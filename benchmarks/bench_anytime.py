@@ -95,8 +95,11 @@ def planted(args: argparse.Namespace) -> dict:
     return out
 
 
-def release_estimands(release: Path) -> dict[str, tuple[np.ndarray, tuple[float, float]]]:
-    """Per-unit values of every Table 4 estimand of the release (``analysis.looks``)."""
+def release_estimands(
+    release: Path, draw: str = "unit"
+) -> dict[str, tuple[np.ndarray, tuple[float, float]]]:
+    """Per-unit values of every Table 4 estimand of the release (``analysis.looks``); with
+    ``draw="image"`` per image instead, in the order units sorted by id, then seeds."""
     import yaml
 
     from implicit_bench.analysis.context import EvalContext
@@ -140,6 +143,9 @@ def release_estimands(release: Path) -> dict[str, tuple[np.ndarray, tuple[float,
         )
     ctx = EvalContext.build(tables, tables.units, params)
     ids = list(ctx.unit_ids)
+    if draw == "image":
+        seeds = sorted(int(s) for s in tables.judgements["seed"].unique())
+        ids = [(u, s) for u in sorted(ids) for s in seeds]
     return {e.name: (e.values, e.scale) for e in estimands(ctx, ids)}
 
 

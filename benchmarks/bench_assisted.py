@@ -69,17 +69,26 @@ def covered(lo: np.ndarray, hi: np.ndarray, truth: float) -> float:
     return float(((lo <= truth + 1e-9) & (truth <= hi + 1e-9)).all(axis=1).mean())
 
 
-def first_reached(reached: np.ndarray, units_at: np.ndarray) -> dict[str, float]:
+def first_reached(
+    reached: np.ndarray, units_at: np.ndarray, draw: str = "unit"
+) -> dict[str, float]:
     """Units (and neutral images) rendered at the first look where ``reached`` holds (the
-    last look when never)."""
+    last look when never); ``units_at``: the draws rendered at each look (images when
+    ``draw`` is ``image``)."""
     hit = reached.any(axis=1)
     first = np.where(hit, reached.argmax(axis=1), reached.shape[1] - 1)
-    units = units_at[np.arange(len(first)), first]
+    drawn = units_at[np.arange(len(first)), first]
+    if draw == "image":
+        return {
+            "median_images": float(np.median(drawn)),
+            "p90_images": float(np.percentile(drawn, 90)),
+            "median_share_of_images": round(float(np.median(drawn)) / (N_UNITS * SEEDS), 3),
+        }
     return {
-        "median_units": float(np.median(units)),
-        "p90_units": float(np.percentile(units, 90)),
-        "median_images": float(np.median(units)) * SEEDS,
-        "median_share_of_images": round(float(np.median(units)) / N_UNITS, 3),
+        "median_units": float(np.median(drawn)),
+        "p90_units": float(np.percentile(drawn, 90)),
+        "median_images": float(np.median(drawn)) * SEEDS,
+        "median_share_of_images": round(float(np.median(drawn)) / N_UNITS, 3),
     }
 
 
@@ -132,14 +141,18 @@ def sequences(
 def release(args: argparse.Namespace) -> dict:
     methods = tuple(args.methods.split(","))
     values = _release_values(args)
+    drawn_values = _release_values(args, "image") if args.draw == "image" else values
     source = _release_covariates(args)
     generators = sorted(n.split("/", 1)[1] for n in values if n.startswith("bias_score/"))
     generators = [g for g in generators if "-" not in g]
     rng = np.random.default_rng(args.seed)
-    orders = np.argsort(rng.random((args.orders, N_UNITS)), axis=1)
+    n_draws = N_UNITS * (SEEDS if args.draw == "image" else 1)
+    orders = np.argsort(rng.random((args.orders, n_draws)), axis=1)
     out: dict = {
         "orders": args.orders,
+        "draw": args.draw,
         "units": N_UNITS,
+        "draws": n_draws,
         "looks_every": args.step,
         "covariates": args.covariates,
         "new": {},
@@ -150,25 +163,27 @@ def release(args: argparse.Namespace) -> dict:
         for metric, target in TARGETS.items():
             if args.metric not in (None, metric):
                 continue
-            y, scale = values[f"{metric}/{new}"]
+            y, scale = drawn_values[f"{metric}/{new}"]
             frame = _columns(source, values, metric, new, others, args.covariates)
             entry["covariates"][metric] = list(frame.columns)
             cov = frame.to_numpy(float)
+            if args.draw == "image":  # an image's covariates are its unit's (units x seeds)
+                cov = np.repeat(cov, SEEDS, axis=0)
             entry["estimands"][f"{metric}/{new}"] = _score(
-                y, scale, cov, orders, args.step, target, methods
+                y, scale, cov, orders, args.step, target, methods, args.draw
             )
             for ref in others:
                 if metric != "bias_score" or not {"plain", "assisted_plugin"} & set(methods):
                     continue
-                y_ref = values[f"{metric}/{ref}"][0]
+                y_ref = drawn_values[f"{metric}/{ref}"][0]
                 top = scale[1]
                 diff = y - y_ref  # NaN where either lacks a value
                 entry["estimands"][f"{metric}/{new}-{ref}"] = _score(
-                    diff, (-top, top), cov, orders, args.step, None, methods
+                    diff, (-top, top), cov, orders, args.step, None, methods, args.draw
                 )
         out["new"][new] = entry
         print(f"{new}: done", file=sys.stderr, flush=True)
-    if args.new is None and args.metric is None:
+    if args.new is None and args.metric in (None, "bias_score"):
         out["summary"] = _summary(out["new"], methods)
     return out
 
@@ -195,17 +210,20 @@ def _columns(source, values: dict, metric: str, new: str, others: list[str], whi
     return frame
 
 
-def _release_values(args: argparse.Namespace) -> dict:
-    """Per-unit values of every Table 4 estimand (``bench_anytime.release_estimands``), read
-    from ``--values-cache`` when it exists, else imported and written there."""
+def _release_values(args: argparse.Namespace, draw: str = "unit") -> dict:
+    """Per-unit (or per-image) values of every Table 4 estimand
+    (``bench_anytime.release_estimands``), read from ``--values-cache`` (``NAME-images.npz``
+    for images) when it exists, else imported and written there."""
     from bench_anytime import release_estimands
 
     cache = args.values_cache
+    if cache is not None and draw == "image":
+        cache = cache.with_name(f"{cache.stem}-images{cache.suffix}")
     if cache is not None and cache.exists():
         with np.load(cache) as npz:
             names = json.loads(str(npz["names"]))
             return {n: (npz[f"v{i}"], tuple(npz[f"s{i}"])) for i, n in enumerate(names)}
-    values = release_estimands(args.release.resolve())
+    values = release_estimands(args.release.resolve(), draw)
     if cache is not None:
         arrays = {f"v{i}": v for i, (v, _) in enumerate(values.values())}
         arrays |= {f"s{i}": np.asarray(s) for i, (_, s) in enumerate(values.values())}
@@ -221,18 +239,19 @@ def _score(
     step: int,
     target: float | None,
     methods: tuple[str, ...],
+    draw: str = "unit",
 ) -> dict:
     start = time.perf_counter()
     ends, units_at, truth, _ = sequences(y, scale, cov, orders, step, target, methods)
-    result: dict = {"population_units": int((~np.isnan(y)).sum()), "value": round(truth, 6)}
+    result: dict = {f"population_{draw}s": int((~np.isnan(y)).sum()), "value": round(truth, 6)}
     for method, (lo, hi) in ends.items():
         row: dict = {"covered_at_every_look": covered(lo, hi, truth)}
         if target is not None:
             row[f"stop_for_half_width_{target:g}"] = first_reached(
-                (hi - lo) / 2 <= target, units_at
+                (hi - lo) / 2 <= target, units_at, draw
             )
         else:
-            row["stop_when_resolved"] = first_reached((lo > 0) | (hi < 0), units_at)
+            row["stop_when_resolved"] = first_reached((lo > 0) | (hi < 0), units_at, draw)
         result[method] = row
     result["seconds"] = round(time.perf_counter() - start, 1)
     return result
@@ -263,6 +282,27 @@ def _summary(per_new: dict, methods: tuple[str, ...]) -> dict:
     return out
 
 
+def _variance_components(rubric) -> dict:  # noqa: ANN001 (a DataFrame, pandas imported late)
+    """Per generator, the variance of its valid neutral rubric scores within a unit (over
+    seeds) and between units (of the unit means, less the within part over the seeds per
+    unit), and what they make of the variance of a mean per image rendered: drawing units
+    with every seed (``3 between + within``) against drawing images (``between + within``)."""
+    out = {}
+    neutral = rubric[(rubric["variant"] == "neutral") & rubric["valid"]]
+    for config, frame in neutral.groupby("config"):
+        per_unit = frame.groupby("unit_id")["score"]
+        within = float(per_unit.var(ddof=1).mean())
+        seeds = float(per_unit.size().mean())
+        between = float(per_unit.mean().var(ddof=1)) - within / seeds
+        out[str(config)] = {
+            "within_unit": round(within, 3),
+            "between_units": round(between, 3),
+            "seeds_per_unit": round(seeds, 2),
+            "units_over_images": round((SEEDS * between + within) / (between + within), 2),
+        }
+    return out
+
+
 def r2(args: argparse.Namespace) -> dict:
     """Cross-validated R² of each Table 4 generator's per-unit bias score (and alignment share)
     from candidate covariate sets of the release: the sequences' own fit (``design_matrix``:
@@ -281,6 +321,7 @@ def r2(args: argparse.Namespace) -> dict:
     judgements, _ = release_table4(release, benchmark_units(path))
     rubric = judgements[judgements["task"] == "rubric"]
     spread = rubric.groupby(["unit_id", "config"])["score"].std().unstack("config")
+    components = _variance_components(rubric)
     scores, _ = read_scores(release)
     scores = scores[scores["task"] == "rubric"].assign(score=lambda f: judged_scores(f))
     construction = (
@@ -306,7 +347,13 @@ def r2(args: argparse.Namespace) -> dict:
     prompts = benchmark_units(path).units.set_index("unit_id")
     bias_type = pd.get_dummies(prompts["bias_type"].astype(str)).astype(float)
     rng = np.random.default_rng(args.seed)
-    out: dict = {"folds": 10, "held_out_fit_units": 400, "bias_score": {}, "alignment": {}}
+    out: dict = {
+        "folds": 10,
+        "held_out_fit_units": 400,
+        "variance_components": components,
+        "bias_score": {},
+        "alignment": {},
+    }
     bias, align = source.columns["bias_score"], source.columns["alignment"]
     for new in sorted(align.columns):  # the four generators (no derived alignment columns)
         others = [g for g in align.columns if g != new]
@@ -435,6 +482,13 @@ def main() -> None:
         "target_without_covariates",
     )
     parser.add_argument("--new", help="release: only this generator as the new model")
+    parser.add_argument(
+        "--draw",
+        choices=["unit", "image"],
+        default="unit",
+        help="release: draw units (every seed of each) or images (one seed of one unit; "
+        "Table 4's mean over images)",
+    )
     parser.add_argument("--metric", choices=sorted(TARGETS), help="release: only this score")
     parser.add_argument(
         "--values-cache", type=Path, help="an .npz of the release's per-unit values (reused)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pandas as pd
 
@@ -102,3 +103,28 @@ def sleepy_extension(tables, out_dir, params):
     (out_dir.parent / "child.pid").write_text(str(os.getpid()))
     time.sleep(60)
     return {}
+
+
+def order_inputs(folder: Path) -> tuple[Path, Path]:
+    """units.csv and judgements.parquet (blind and rubric, every seed) in ``folder``."""
+    import pandas as pd
+
+    folder.mkdir(parents=True, exist_ok=True)
+    units(BLIND_TYPES).to_csv(folder / "units.csv", index=False)
+    j = pd.concat([blind_judgements(), rubric_judgements()], ignore_index=True)
+    j.to_parquet(folder / "judgements.parquet")
+    return folder / "units.csv", folder / "judgements.parquet"
+
+
+def analyze_in_order(folder: Path, order: str | bytes, looks: str, *extra: str):  # noqa: ANN201
+    """``implicit-bench analyze --order`` on the fixtures in ``folder`` (``order``: the order
+    file's text or bytes; output in ``folder/out``); click's result."""
+    from click.testing import CliRunner
+
+    from implicit_bench.cli.main import main as cli_main
+
+    u, j = order_inputs(folder)
+    (folder / "order.txt").write_bytes(order.encode() if isinstance(order, str) else order)
+    args = ["analyze", "--units", str(u), "--judgements", str(j), "--out", str(folder / "out")]
+    args += ["--bootstrap-n", "20", "--order", str(folder / "order.txt"), "--looks", looks]
+    return CliRunner().invoke(cli_main, [*args, *extra])

@@ -24,6 +24,7 @@ MOVED: dict[str, str] = {
     "preflight": "runtime.preflight",
     "images": "render.images",
     "recovery": "world.recovery",
+    "report.checked": "protocol.human_eval_file",
 }
 ROOT = "implicit_bench."
 

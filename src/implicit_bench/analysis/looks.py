@@ -20,6 +20,16 @@ Estimands are means over units of a per-unit value (the mean over the unit's val
 An estimand's population is the order's units with a value: a unit whose images have no valid
 answer (all refused or invalid) is left out once it has been seen; units the run has not
 reached yet are assumed to have one (exact once the run is complete).
+
+**Image orders.** An order file of ``unit_id,seed`` lines draws images (one seed of one unit)
+instead of units: every estimand is then a mean over the order's images of a per-image value
+(the image's valid rubric score, whether its alignment answer is true, the blind label of its
+seed's A/B/C answer for the headline rates; a paired difference on the (unit, seed) both
+generators rendered), which for Table 4's scores is the table's own definition (a mean over
+every judged neutral image). The three seeds of a unit resemble each other far more than two
+units do, so a uniformly random order of images reaches a width with fewer images than an
+order of units with every seed rendered (benchmarks/README.md, "Covariate-assisted
+sequences"). A unit's covariates are each of its images' covariates.
 """
 
 from __future__ import annotations
@@ -65,27 +75,63 @@ class Estimand:
     group: str  # headline | generator | paired
 
 
-def read_order(path: str | Path, unit_ids: set[str]) -> list[str]:
-    """The unit ids of FILE in order (one per line, row = line number; blank lines skipped),
-    each an analysed unit, none twice. A UTF-8 byte order mark (as Windows editors write) is
-    not part of the first id."""
+Draw = str | tuple[str, int]  # a unit id, or an image: (unit id, seed)
+Order = list[str] | list[tuple[str, int]]
+
+
+def is_image_order(order: Order) -> bool:
+    """Whether the order draws images (``(unit, seed)``) rather than units."""
+    return bool(order) and isinstance(order[0], tuple)
+
+
+def order_units(order: Order) -> list[str]:
+    """The unit of each draw, in order (a unit order is its own)."""
+    return [d[0] for d in order] if is_image_order(order) else list(order)  # type: ignore[index,arg-type]
+
+
+def describe_draw(draw: Draw) -> str:
+    return f"image '{draw[0]}' seed {draw[1]}" if isinstance(draw, tuple) else f"unit '{draw}'"
+
+
+def _parse_draw(line: str, path: Path, number: int) -> Draw:
+    """``unit_id`` or ``unit_id,seed`` (a comma or a tab between them)."""
+    parts = [p.strip() for p in re.split(r"[,\t]", line)]
+    if len(parts) == 1:
+        return parts[0]
+    if len(parts) != 2 or not re.fullmatch(r"-?[0-9]+", parts[1]):
+        raise InputError(path, number, "seed", f"'{line}' is not 'unit_id' or 'unit_id,seed'")
+    return parts[0], int(parts[1])
+
+
+def read_order(path: str | Path, unit_ids: set[str]) -> Order:
+    """The draws of FILE in order (one per line, row = line number; blank lines skipped): unit
+    ids, or ``unit_id,seed`` images; every line of one form, each unit an analysed unit, no
+    draw twice. A UTF-8 byte order mark (as Windows editors write) is not part of the first
+    id."""
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(path, None, None, f"cannot read the order file ({exc})") from None
-    order: list[str] = []
-    seen: dict[str, int] = {}
+    order: list = []
+    seen: dict[Draw, int] = {}
     for number, line in enumerate(lines, start=1):
-        unit = line.strip()
-        if not unit:
+        if not line.strip():
             continue
+        draw = _parse_draw(line.strip(), path, number)
+        if order and isinstance(draw, tuple) != isinstance(order[0], tuple):
+            first = "images (unit_id,seed)" if isinstance(order[0], tuple) else "unit ids"
+            why = f"the rows above are {first}; this one is not"
+            raise InputError(path, number, "unit_id", why)
+        unit = draw[0] if isinstance(draw, tuple) else draw
         if unit not in unit_ids:
             raise InputError(path, number, "unit_id", f"unit '{unit}' is not an analysed unit")
-        if unit in seen:
-            raise InputError(path, number, "unit_id", f"unit '{unit}' already on row {seen[unit]}")
-        seen[unit] = number
-        order.append(unit)
+        if draw in seen:
+            raise InputError(
+                path, number, "unit_id", f"{describe_draw(draw)} already on row {seen[draw]}"
+            )
+        seen[draw] = number
+        order.append(draw)
     if not order:
         raise InputError(path, None, None, "the order file names no unit")
     return order
@@ -126,12 +172,44 @@ def _share(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
         )
 
 
-def estimands(ctx: EvalContext, order: list[str]) -> list[Estimand]:
-    """The headline rates, each generator's Table 4 scores and their paired differences."""
+def estimands(ctx: EvalContext, order: Order) -> list[Estimand]:
+    """The headline rates, each generator's Table 4 scores and their paired differences, per
+    draw of the order (a unit, or an image of an image order)."""
+    if not is_image_order(order):
+        return _unit_estimands(ctx, order)  # type: ignore[arg-type]
+    units = sorted(set(order_units(order)))
+    where = {u: k for k, u in enumerate(units)}
+    per_seed = {
+        seed: {e.name: e for e in _unit_estimands(ctx, units, [seed])}
+        for seed in sorted({s for _, s in order})  # type: ignore[misc]
+    }
+    names: dict[str, Estimand] = {}
+    for found in per_seed.values():
+        for name, est in found.items():
+            names.setdefault(name, est)
+    out = []
+    for name, first in names.items():
+        values = np.array(
+            [
+                per_seed[seed][name].values[where[unit]] if name in per_seed[seed] else np.nan
+                for unit, seed in order  # type: ignore[misc]
+            ],
+            dtype=float,
+        )
+        out.append(Estimand(name, values, first.scale, first.group))
+    return out
+
+
+def _unit_estimands(
+    ctx: EvalContext, order: list[str], seeds: list[int] | None = None
+) -> list[Estimand]:
+    """Per unit of ``order``: the mean over its valid images of ``seeds`` (default: the
+    analysed seeds)."""
+    seeds = ctx.seeds if seeds is None else seeds
     out: list[Estimand] = []
     judge = ctx.primary_judge
     if judge is not None:
-        c = ctx.counts(judge)
+        c = ctx.counts(judge, seeds=seeds)
         at = pd.Index(c.unit_ids).get_indexer(order)
         label, valid = c.label, c.valid
         rates = {
@@ -145,14 +223,14 @@ def estimands(ctx: EvalContext, order: list[str]) -> list[Estimand]:
             values = np.where(at >= 0, per_unit[np.maximum(at, 0)], np.nan)  # unseen: no value
             out.append(Estimand(name, values, scale, "headline"))
     j = ctx.judgements
-    rubric = rows(j, "rubric", seeds=ctx.seeds)
+    rubric = rows(j, "rubric", seeds=seeds)
     configs = sorted(rubric.loc[rubric["variant"] == "neutral", "config"].astype(str).unique())
     scores: dict[str, dict[str, np.ndarray]] = {}
     for cfg in configs:
         present = sorted(rubric.loc[rubric["config"] == cfg, "judge"].astype(str).unique())
         bias_judge = next((r for r in ctx.rubric_judges if r in present), present[0])
         per = {"bias_score": _unit_means(rows(rubric, "rubric", cfg, bias_judge), order)}
-        aligned = rows(j, "alignment", cfg, seeds=ctx.seeds)
+        aligned = rows(j, "alignment", cfg, seeds=seeds)
         align_judges = sorted(aligned["judge"].astype(str).unique())
         align_judge = bias_judge if bias_judge in align_judges else None
         if align_judge is None and len(align_judges) == 1:
@@ -172,11 +250,16 @@ def estimands(ctx: EvalContext, order: list[str]) -> list[Estimand]:
     return out
 
 
-def present_prefix(ctx: EvalContext, order: list[str]) -> int:
-    """How many leading units of the order have judgements (the run's progress)."""
-    have = set(ctx.judgements["unit_id"].astype(str))
-    for position, unit in enumerate(order):
-        if unit not in have:
+def present_prefix(ctx: EvalContext, order: Order) -> int:
+    """How many leading draws of the order have judgements (the run's progress): units with
+    any judgement row, or images ((unit, seed)) with one."""
+    j = ctx.judgements
+    if is_image_order(order):
+        have: set = set(zip(j["unit_id"].astype(str), j["seed"].astype(int), strict=True))
+    else:
+        have = set(j["unit_id"].astype(str))
+    for position, draw in enumerate(order):
+        if draw not in have:
             return position
     return len(order)
 
@@ -187,7 +270,7 @@ def _r(value: float) -> float:
 
 def anytime_report(
     ctx: EvalContext,
-    order: list[str],
+    order: Order,
     looks: list[int],
     order_file: str,
     reached: int | None = None,
@@ -195,24 +278,30 @@ def anytime_report(
     target: float | None = None,
 ) -> dict[str, Any]:
     """``anytime.json``: per estimand and look, the estimate, both intervals, their width
-    ratio and n (``reached``: the units of the order judged so far; default: the leading units
+    ratio and n (``reached``: the draws of the order judged so far; default: the leading draws
     with judgements; ``covariates``: known for every unit, used by the Table 4 scores and
     their paired differences; ``target``: a half-width fixed in advance, on each estimand's
     own scale, the bets are tuned to)."""
     alpha = round(1 - ctx.boot.level, 12)
     reached = present_prefix(ctx, order) if reached is None else reached
     if looks[-1] > reached:
-        missing = order[reached]
+        kind = "images" if is_image_order(order) else "units"
         raise ConfigError(
-            f"--looks {looks[-1]}: the judgements reach only the first {reached} units of "
-            f"{order_file} (unit '{missing}' at position {reached + 1} has none)"
+            f"--looks {looks[-1]}: the judgements reach only the first {reached} {kind} of "
+            f"{order_file} ({describe_draw(order[reached])} at position {reached + 1} has none)"
         )
     report: dict[str, Any] = {
         "anytime_valid": True,
         "method": METHOD,
         "fixed_n_method": FIXED_N,
         "level": ctx.boot.level,
-        "order": {"file": order_file, "units": len(order), "judged": reached},
+        # units / judged: the order's draws (units, or images of an image order)
+        "order": {
+            "file": order_file,
+            "draw": "image" if is_image_order(order) else "unit",
+            "units": len(order),
+            "judged": reached,
+        },
         "config": ctx.config,
         "primary_judge": ctx.primary_judge,
         "looks": looks,
@@ -231,16 +320,17 @@ def anytime_report(
 
 
 def _estimand_covariates(
-    est: Estimand, order: list[str], covariates: Covariates | None
+    est: Estimand, order: Order, covariates: Covariates | None
 ) -> pd.DataFrame | None:
-    """The covariate columns of a Table 4 score or paired difference, aligned on the order
-    (the estimand's own configurations left out); None for the headline rates."""
+    """The covariate columns of a Table 4 score or paired difference, one row per draw of the
+    order (an image gets its unit's; the estimand's own configurations left out); None for the
+    headline rates."""
     if covariates is None or est.group == "headline":
         return None
     metric, _, configs = est.name.partition("/")
     own = set(configs.split("-")) if est.group == "paired" else {configs}
     frame = covariates.for_estimand(metric, own)
-    return None if frame is None else frame.reindex(order)
+    return None if frame is None else frame.reindex(order_units(order))
 
 
 def _estimand_looks(

@@ -82,12 +82,14 @@ from implicit_bench.params import block, load_params
     "order_file",
     default=None,
     type=click.Path(exists=True, dir_okay=False),
-    help="Unit ids one per line, in rendering order: write anytime.json (with --looks).",
+    help="Unit ids one per line, in rendering order, or images as 'unit_id,seed' lines: "
+    "write anytime.json (with --looks).",
 )
 @click.option(
     "--looks",
     default=None,
-    help="N1,N2,...: unit counts of the order at which to report anytime-valid intervals.",
+    help="N1,N2,...: draw counts (units, or images of an image order) of the order at which "
+    "to report anytime-valid intervals.",
 )
 @click.option(
     "--covariates",

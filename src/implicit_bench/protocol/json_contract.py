@@ -1,8 +1,8 @@
 """The pieces of a typed JSON-file contract (``protocol.benchmark_file``,
-``protocol.summary_file``, ``report.checked``): strict scalar types, an Estimate's JSON form,
-models that allow unknown keys (a producer may add keys without breaking a reader) and one
-``parse`` that turns the first validation error into a one-line ``InputError`` naming the file
-and the field (``leaderboard.rows[2].n_units``; docs/errors.md)."""
+``protocol.summary_file``, ``protocol.human_eval_file``): strict scalar types, an Estimate's
+JSON form, models that allow unknown keys (a producer may add keys without breaking a reader)
+and one ``parse`` that turns the first validation error into a one-line ``InputError`` naming
+the file and the field (``leaderboard.rows[2].n_units``; docs/errors.md)."""
 
 from __future__ import annotations
 

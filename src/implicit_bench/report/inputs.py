@@ -13,6 +13,7 @@ from implicit_bench._util.files import read_json, read_table
 from implicit_bench._util.yamlsafe import load_yaml_file
 from implicit_bench.errors import InputError
 from implicit_bench.protocol.benchmark_file import BenchmarkFile
+from implicit_bench.protocol.human_eval_file import check_human_eval
 from implicit_bench.protocol.schema import VARIANTS
 from implicit_bench.protocol.tables import (
     SELECTED_UNITS,
@@ -20,7 +21,6 @@ from implicit_bench.protocol.tables import (
 )
 from implicit_bench.protocol.tables.judgements import read_judgements
 from implicit_bench.render.images import ImageStore, read_index
-from implicit_bench.report.checked import check_human_eval
 from implicit_bench.report.confine import Scope, check_all
 from implicit_bench.report.params import ReportParams
 from implicit_bench.runtime.provenance import RANDOM_INIT_WARNING, is_random_init

@@ -58,7 +58,7 @@ def as_metric(value: Any) -> tuple[float | None, tuple[float, float] | None, dic
 
 def _value(entry: Any) -> float | None:
     """The point value of a number or an Estimate's JSON form (None when absent or neither:
-    human_eval.json's ``r`` may be a plain number, report/checked.py)."""
+    human_eval.json's ``r`` may be a plain number, protocol/human_eval_file.py)."""
     parts = as_metric(entry)
     return None if parts is None else parts[0]
 

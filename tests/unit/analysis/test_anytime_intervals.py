@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from click.testing import CliRunner
 from scipy.optimize import brentq
 
 from implicit_bench.analysis.anytime import bets, confidence_sequence
 from implicit_bench.cli.main import main as cli_main
-from tests.helpers.analysis_fixtures import BLIND_TYPES, blind_judgements, rubric_judgements, units
+from tests.helpers.analysis_fixtures import (
+    BLIND_TYPES,
+    analyze_in_order,
+    order_inputs,
+    units,
+)
 
 ALPHA = 0.05
 
@@ -100,19 +103,8 @@ def test_bad_inputs_are_refused():
 # ---- analyze --order --looks ---------------------------------------------------------------
 
 
-def _inputs(tmp_path: Path) -> tuple[Path, Path]:
-    units(BLIND_TYPES).to_csv(tmp_path / "units.csv", index=False)
-    j = pd.concat([blind_judgements(), rubric_judgements()], ignore_index=True)
-    j.to_parquet(tmp_path / "judgements.parquet")
-    return tmp_path / "units.csv", tmp_path / "judgements.parquet"
-
-
-def _analyze(tmp_path: Path, order: str, looks: str, *extra: str):
-    u, j = _inputs(tmp_path)
-    (tmp_path / "order.txt").write_text(order)
-    args = ["analyze", "--units", str(u), "--judgements", str(j), "--out", str(tmp_path / "out")]
-    args += ["--bootstrap-n", "20", "--order", str(tmp_path / "order.txt"), "--looks", looks]
-    return CliRunner().invoke(cli_main, [*args, *extra])
+_inputs = order_inputs
+_analyze = analyze_in_order
 
 
 def test_analyze_writes_anytime_json_worked_by_hand(tmp_path):
@@ -120,7 +112,7 @@ def test_analyze_writes_anytime_json_worked_by_hand(tmp_path):
     assert res.exit_code == 0, res.output
     report = json.loads((tmp_path / "out" / "anytime.json").read_text())
     assert report["anytime_valid"] is True and report["looks"] == [1, 2, 4]
-    assert report["order"] == {"file": "order.txt", "units": 4, "judged": 4}
+    assert report["order"] == {"file": "order.txt", "draw": "unit", "units": 4, "judged": 4}
     # default rate of judge A per unit (neutral images labelled s among valid labels):
     # u3 0, u1 3/3, u4 2/2 (one invalid), u2 1/3 -> population mean 7/12
     rate = report["estimands"]["default_rate"]

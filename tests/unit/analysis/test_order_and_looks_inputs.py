@@ -55,6 +55,6 @@ def test_an_order_file_with_a_byte_order_mark_is_read(tmp_path):
     res = _analyze(tmp_path, "1,4", order="u3\r\nu1\r\nu4\r\nu2\r\n".encode("utf-8-sig"))
     assert res.exit_code == 0, res.output
     report = json.loads((tmp_path / "out" / "anytime.json").read_text())
-    assert report["order"] == {"file": "order.txt", "units": 4, "judged": 4}
+    assert report["order"] == {"file": "order.txt", "draw": "unit", "units": 4, "judged": 4}
     first = report["estimands"]["default_rate"]["looks"][0]
     assert first["estimate"] == 0.0  # u3 first, read without the mark: its rate is 0

@@ -16,10 +16,10 @@ from implicit_bench.errors import InputError
 from implicit_bench.human_eval.bundle import HumanEvalParams
 from implicit_bench.human_eval.stats import krippendorff_alpha
 from implicit_bench.human_eval.study import study_report
+from implicit_bench.protocol.human_eval_file import check_human_eval
 from implicit_bench.release.human_study import read_human_study
 from implicit_bench.release.importer import Release, import_release
 from implicit_bench.release.prompt_labels import read_prompt_labels
-from implicit_bench.report.checked import check_human_eval
 from tests.helpers.release_fixtures import HUMAN_FILES, write_release, write_studies
 
 

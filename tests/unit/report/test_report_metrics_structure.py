@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from implicit_bench.cli.main import main as cli_main
 from implicit_bench.protocol.benchmark_file import BenchmarkFile
-from implicit_bench.report.checked import check_human_eval
+from implicit_bench.protocol.human_eval_file import check_human_eval
 
 EST = {"value": 0.5, "ci": [0.4, 0.6], "n": 3, "level": 0.95}
 ROW = {"config": "g", "n_units": 3, "default_rate": EST}

@@ -1,5 +1,6 @@
-"""Structure check of ``metrics/human_eval.json``, which the report renders field by field
-(``metrics/benchmark.json``'s contract is ``protocol.benchmark_file``). A field of the wrong
+"""The contract of ``metrics/human_eval.json`` (written by ``human_eval.stage`` and
+``implicit-bench import``; the report renders it field by field), beside
+``protocol.benchmark_file`` and ``protocol.summary_file``. A field of the wrong
 type is an ``InputError`` naming the file and the field (``inter_rater.alpha_ordinal``), one
 line, instead of an ``AttributeError`` / ``KeyError`` in a renderer (docs/errors.md). Unknown
 keys are allowed: a producer may add keys without breaking the report."""
