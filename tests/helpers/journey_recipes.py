@@ -43,6 +43,10 @@ REPORT_EEE = (
     "--out published/site"
 )
 BYO = "implicit-bench analyze --units units.csv --judgements judgements.csv --out out"
+SEQUENTIAL = (
+    "implicit-bench run --generator sim_local --judge qwen3vl --sequential --target-width 0.3 "
+    "--rounds 60,120,240 --name seq"
+)
 
 # command -> the journey test that types it
 JOURNEYS: dict[str, str] = {
@@ -54,6 +58,7 @@ JOURNEYS: dict[str, str] = {
     PLAN_PAPER: "tests/journeys/test_quick_start.py::test_seed_experiments",
     DVC_REPRO: "tests/journeys/test_quick_start.py::test_quick_start (make repro runs it)",
     BYO: "tests/journeys/test_byo_judgements.py::test_byo_judgements",
+    SEQUENTIAL: "tests/journeys/test_quick_start.py::test_sequential_run",
     PILOT_100: "tests/journeys/test_beside_paper.py::test_beside_the_paper",
     PILOT_200: "tests/journeys/test_beside_paper.py::test_beside_the_paper",
     EXPORT_EEE: "tests/journeys/test_publishing.py::test_publishing",

@@ -1,5 +1,6 @@
 """Journeys 5 and 6: the Quick start (`make repro`) in a fresh clone, then the README's
-Experiments block (a `dvc exp run -S` seed sweep with `dvc metrics diff`) in that same clone.
+Experiments block (a `dvc exp run -S` seed sweep with `dvc metrics diff`) and a sequential run
+(docs/experiments.md, "Sequential runs") in that same clone.
 
 The Quick start is CI's fresh-clone reproduction check (what .ci/repro_check does): after
 `make repro` the clone's dvc.lock, metrics/, tables/ and plots/ are the committed ones and DVC
@@ -19,6 +20,7 @@ from tests.helpers.journey_recipes import (
     METRICS_DIFF,
     PLAN_PAPER,
     QUICK_START,
+    SEQUENTIAL,
     THREE_SEEDS,
     TWO_SEEDS,
 )
@@ -104,3 +106,23 @@ def test_seed_experiments(built):
     plan = journey.type(PLAN_PAPER).stdout
     journey.record()
     assert "total model calls" in plan
+
+
+def test_sequential_run(built):
+    """`run --sequential` for real: each round a `dvc exp run` of the first N units of the
+    random order, the anytime-valid intervals after it, a stop when every target holds."""
+    clone, _ = built
+    journey = Journey("sequential_run", clone)
+    done = journey.type(SEQUENTIAL, timeout=3600)
+    journey.record()
+    out = done.stdout + done.stderr
+    assert "round: dvc exp run -S subset.max_units=60 evaluate" in out, out[-3000:]
+    record = json.loads((clone / "logs/sequential-seq.json").read_text())
+    assert record["anytime_valid"] is True and record["settings"]["rounds"] == [60, 120, 240]
+    # as docs/experiments.md says: round 1 leaves the bias score wider than 0.3, round 2 stops
+    assert [r["units"] for r in record["rounds"]] == [60, 120]
+    assert record["stopped"] == {"round": 2, "why": "every target holds"}
+    first, last = (r["targets"] for r in record["rounds"])
+    assert not first["bias_score/sim_local"]["holds"]
+    assert all(t["holds"] for t in last.values()) and "alignment/sim_local" in last
+    assert "stopped after round 2 of 3 (every target holds)" in out
