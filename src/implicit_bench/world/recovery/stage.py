@@ -1142,8 +1142,13 @@ def run_recovery(raw: dict[str, Any], params_path: str) -> tuple[dict[str, Any],
     units = UNITS.read(UNITS_PATH)
     selected = SELECTED_UNITS.read(SELECTED_UNITS_PATH)["unit_id"].tolist()
     bench, audit = _json("metrics/benchmark.json"), _json("metrics/judge_audit.json")
-    primary = bench.get("primary_judge")
-    config = bench.get("config")
+    if bench:  # the typed contract: a malformed file is one line naming it and the field
+        from implicit_bench.protocol.benchmark_file import BenchmarkFile
+
+        typed = BenchmarkFile.from_json(bench, "metrics/benchmark.json")
+        primary, config = typed.primary_judge, typed.config
+    else:
+        primary = config = None
     if config not in gens:  # e.g. `implicit-bench run` on your own model: no planted truth
         note = f"the evaluated configuration {config!r} is not a simulated generator"
         return (
