@@ -112,7 +112,7 @@ def test_fuzz_judge_answers(parts, task):
 
 @contextmanager
 def _hang_guard(seconds: int):
-    """Fail instead of hanging: a linear parse of a million characters takes milliseconds, the
+    """Fail instead of hanging: a linear parse of a million characters takes seconds at most, the
     quadratic ones these inputs once hit took hours. Not a speed target (benchmarks/)."""
 
     def _stop(signum, frame):  # noqa: ANN001, ARG001
