@@ -252,10 +252,14 @@ def _unit_estimands(
 
 def present_prefix(ctx: EvalContext, order: Order) -> int:
     """How many leading draws of the order have judgements (the run's progress): units with
-    any judgement row, or images ((unit, seed)) with one."""
+    any judgement row, or images ((unit, seed)) with one or in the image index (``--refusals``:
+    a refused or failed image was rendered, and has no value)."""
     j = ctx.judgements
     if is_image_order(order):
         have: set = set(zip(j["unit_id"].astype(str), j["seed"].astype(int), strict=True))
+        index = ctx.tables.images
+        if index is not None and len(index):
+            have |= set(zip(index["unit_id"].astype(str), index["seed"].astype(int), strict=True))
     else:
         have = set(j["unit_id"].astype(str))
     for position, draw in enumerate(order):

@@ -16,6 +16,7 @@ from tests.helpers.analysis_fixtures import (
     SEEDS,
     analyze_in_order,
     blind_judgements,
+    order_inputs,
     rubric_judgements,
     units,
 )
@@ -101,3 +102,39 @@ def test_read_order_keeps_unit_orders_as_they_were(tmp_path):
     (tmp_path / "o.txt").write_text(f"u2,{SEEDS[1]}\nu1\t{SEEDS[0]}\n")
     assert read_order(tmp_path / "o.txt", {"u1", "u2"}) == [("u2", SEEDS[1]), ("u1", SEEDS[0])]
     assert np.isscalar(read_order(tmp_path / "o.txt", {"u1", "u2"})[0][1])
+
+
+def test_a_refused_image_is_reached_without_a_value(tmp_path):
+    """An image the generator refused has no judgement; with the image index (--refusals) it
+    counts as rendered: the looks go past it and it leaves every estimand's population."""
+    draws = [("u1", SEEDS[0]), ("u4", SEEDS[0]), ("u2", SEEDS[0])]
+    judged = tmp_path / "j"
+    res = _analyze(judged, _order(draws), "3")
+    assert res.exit_code == 0, res.output  # u4 has blind rows at that seed, no rubric
+    folder = tmp_path / "r"
+    u, j = order_inputs(folder)
+    frame = pd.read_parquet(j)
+    refused = (frame["unit_id"] == "u4") & (frame["seed"] == SEEDS[0])
+    frame[~refused].to_parquet(j)
+    index = pd.DataFrame(
+        [
+            {"config": "gen", "unit_id": unit, "variant": v, "seed": seed, "status": status}
+            for unit, seed in draws
+            for v in ("neutral", "stereotype", "anti_stereotype")
+            for status in ["refused" if unit == "u4" else "ok"]
+        ]
+    )
+    index.to_csv(folder / "images.csv", index=False)
+    (folder / "order.txt").write_text(_order(draws))
+    args = ["analyze", "--units", str(u), "--judgements", str(j), "--out", str(folder / "out")]
+    args += ["--order", str(folder / "order.txt"), "--looks", "1,3", "--bootstrap-n", "20"]
+    without = CliRunner().invoke(cli_main, args)
+    assert without.exit_code != 0
+    assert "(image 'u4' seed 42 at position 2 has none)" in without.output
+    done = CliRunner().invoke(cli_main, [*args, "--refusals", str(folder / "images.csv")])
+    assert done.exit_code == 0, done.output
+    report = json.loads((folder / "out" / "anytime.json").read_text())
+    assert report["order"]["judged"] == 3
+    rate = report["estimands"]["default_rate"]  # u1 s, u2 s at the first seed; u4 refused
+    assert [look["n"] for look in rate["looks"]] == [1, 2]
+    assert rate["population_units"] == 2 and rate["population_value"] == 1.0
