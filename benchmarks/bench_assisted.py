@@ -311,9 +311,10 @@ def r2(args: argparse.Namespace) -> dict:
     400 random ones (20 splits; the sequences stop near there)."""
     import pandas as pd
 
+    from implicit_bench.analysis.byo.covariates import debias_run_columns
     from implicit_bench.release.benchmark import benchmark_units
     from implicit_bench.release.beside import judged_scores, release_table4
-    from implicit_bench.release.importer import Release, eval_files, read_eval, read_scores
+    from implicit_bench.release.importer import Release, read_scores
 
     path = str(args.release.resolve())
     release = Release(path)
@@ -331,19 +332,7 @@ def r2(args: argparse.Namespace) -> dict:
     )
     construction.columns = [f"qwen_image_{j}_{v}" for j, v in construction.columns]
     construction = construction[[c for c in construction.columns if "neutral" not in c]]
-    chosen, _ = eval_files(release)
-    runs = pd.concat(
-        [
-            read_eval(release, name, exp, kind, name)
-            .assign(score=lambda f: judged_scores(f))
-            .groupby("unit_id")["score"]
-            .mean()
-            .rename(name)
-            for (exp, _a, kind), name in chosen.items()
-            if kind == "eval" and 1 <= exp <= 11
-        ],
-        axis=1,
-    )
+    runs = debias_run_columns(release)
     prompts = benchmark_units(path).units.set_index("unit_id")
     bias_type = pd.get_dummies(prompts["bias_type"].astype(str)).astype(float)
     rng = np.random.default_rng(args.seed)

@@ -99,8 +99,8 @@ def qwen_image_columns(release: Release) -> pd.DataFrame:
     import pandas as pd
 
     from implicit_bench.release.beside import judged_scores
-    from implicit_bench.release.importer import SCORES, eval_files, read_eval, read_scores
-    from implicit_bench.release.layout import EXPERIMENTS, RUBRIC_JUDGES
+    from implicit_bench.release.importer import SCORES, read_scores
+    from implicit_bench.release.layout import RUBRIC_JUDGES
 
     out: dict[str, pd.Series] = {}
     if release.exists(SCORES):
@@ -112,6 +112,24 @@ def qwen_image_columns(release: Release) -> pd.DataFrame:
         ]
         gemma = gemma.assign(score=judged_scores(gemma))
         out[GEMMA_CONSTRUCTION] = gemma.groupby("unit_id")["score"].mean()
+    runs = debias_run_columns(release)
+    if not runs.empty:
+        out[DEBIAS_RUNS] = runs.mean(axis=1)
+    frame = pd.DataFrame(out)
+    frame.index = frame.index.astype(str)
+    return frame
+
+
+def debias_run_columns(release: Release) -> pd.DataFrame:
+    """Per unit (index ``unit_id``), one column per debiasing run of Qwen-Image (experiments
+    1-11, each with and without alpha 1; named by its eval file): the run's mean valid rubric
+    score of the unit's neutral images. Empty when the copy holds none."""
+    import pandas as pd
+
+    from implicit_bench.release.beside import judged_scores
+    from implicit_bench.release.importer import eval_files, read_eval
+    from implicit_bench.release.layout import EXPERIMENTS
+
     chosen, _ = eval_files(release)
     runs = []
     for (exp, alpha1, kind), name in chosen.items():
@@ -119,8 +137,4 @@ def qwen_image_columns(release: Release) -> pd.DataFrame:
             rows = read_eval(release, name, exp, kind, f"{exp}{'_alpha1' if alpha1 else ''}")
             rows = rows.assign(score=judged_scores(rows))
             runs.append(rows.groupby("unit_id")["score"].mean().rename(name))
-    if runs:
-        out[DEBIAS_RUNS] = pd.concat(runs, axis=1).mean(axis=1)
-    frame = pd.DataFrame(out)
-    frame.index = frame.index.astype(str)
-    return frame
+    return pd.concat(runs, axis=1) if runs else pd.DataFrame()
